@@ -1,0 +1,532 @@
+"""Regular expression → deterministic finite automaton (DFA) over characters.
+
+This is the automaton fsmviz draws. Reading the output one character at a time, the DFA
+is always in exactly one state; a character either moves it along an edge or is
+impossible. The output matches the whole pattern when it ends in an accepting state.
+
+How it is built, in three classic steps:
+
+1. **Positions (Glushkov's construction).** Every character class written in the pattern,
+   after expanding repeats like ``[0-9]{3}`` into three copies, is a *position*. For each
+   position we know which positions may follow it, which may come first, and which may
+   come last. No ε-transitions, no NFA states beyond the positions themselves.
+2. **Subsets.** A DFA state is the set of positions the text read so far could have just
+   matched. From a state, a character class leads to the positions that follow and accept
+   it. Sets are Python ints used as bitsets, so following a class is a single ``&``.
+3. **Minimisation.** States that accept the same futures are merged (Moore's partition
+   refinement), and states from which no match is reachable are dropped: every state
+   that is drawn can still finish.
+
+Characters are grouped into *classes* that the pattern never tells apart: for
+``[0-9]+\\.[0-9]+`` the classes are ``0-9`` and ``.`` (plus "everything else", which has no
+edge). Edges are labelled with classes, which keeps the DFA small and the drawing readable.
+
+Construction runs under a budget: patterns whose DFA would explode — ``(a|b)*a(a|b){20}``
+must remember the last 21 characters, ``a{100000}`` has 100,000 positions — are refused
+with a ``RegexError`` within a fraction of a second instead of running for minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from interegular.patterns import (
+    _DOT,
+    _EMPTY,
+    Pattern,
+    REFlags,
+    _CharGroup,
+    _Concatenation,
+    _NonCapturing,
+    _Repeated,
+)
+
+from .syntax import RegexError, parse
+
+__all__ = ["CharClass", "Dfa", "Edge", "compile_regex", "MAX_POSITIONS", "MAX_STATES"]
+
+MAX_POSITIONS = 5_000
+"""Character positions after expanding bounded repeats (``a{100000}`` has 100,000)."""
+MAX_STATES = 5_000
+"""DFA states before minimisation."""
+MAX_SECONDS = 1.0
+"""Wall-clock budget for building one DFA."""
+
+UNICODE_MAX = 0x10FFFF
+SURROGATES = (0xD800, 0xDFFF)  # not characters: never valid in UTF-8 text
+
+
+@dataclass(frozen=True)
+class CharClass:
+    """Characters the pattern never tells apart.
+
+    ``chars`` are characters written in the pattern. When ``others`` is true the class also
+    holds every character the pattern does not mention at all (as in ``[^"]`` or ``.``).
+    """
+
+    chars: frozenset[str]
+    others: bool = False
+
+    def __contains__(self, char: str) -> bool:
+        return char in self.chars
+
+    def ranges(self, mentioned: frozenset[str]) -> tuple[tuple[int, int], ...]:
+        """Sorted, disjoint inclusive code-point ranges of this class (no surrogates)."""
+        points = sorted(ord(c) for c in self.chars)
+        if self.others:
+            excluded = sorted({ord(c) for c in mentioned} - set(points))
+            return _complement(excluded)
+        return _runs(points)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """All classes that lead from ``source`` to ``target``, merged for drawing."""
+
+    source: int
+    target: int
+    label: str
+    classes: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Dfa:
+    """A minimal DFA over characters. States are ``0 .. num_states-1``; 0 is initial.
+
+    ``transitions[s]`` maps a class index (into ``classes``) to the next state. A class
+    that is absent leads nowhere: that character is impossible in state ``s``.
+    """
+
+    pattern: str
+    num_states: int
+    accepting: frozenset[int]
+    classes: tuple[CharClass, ...]
+    transitions: tuple[Mapping[int, int], ...]
+    mentioned: frozenset[str] = field(repr=False)
+    initial: int = 0
+
+    @property
+    def states(self) -> range:
+        return range(self.num_states)
+
+    def is_accepting(self, state: int) -> bool:
+        return state in self.accepting
+
+    def class_of(self, char: str) -> int | None:
+        """Index of the class holding ``char``, or None if no edge ever reads it."""
+        return self._class_lookup.get(char, self._others_class) if char else None
+
+    @cached_property
+    def _class_lookup(self) -> dict[str, int]:
+        return {c: k for k, cls in enumerate(self.classes) for c in cls.chars}
+
+    @cached_property
+    def _others_class(self) -> int | None:
+        return next((k for k, cls in enumerate(self.classes) if cls.others), None)
+
+    def step(self, state: int, char: str) -> int | None:
+        """The state after reading ``char``, or None if it is impossible here."""
+        k = self.class_of(char)
+        return None if k is None else self.transitions[state].get(k)
+
+    def run(self, text: str) -> int | None:
+        """The state after reading ``text`` from the start, or None."""
+        state: int | None = self.initial
+        for char in text:
+            if state is None:
+                return None
+            state = self.step(state, char)
+        return state
+
+    def accepts(self, text: str) -> bool:
+        state = self.run(text)
+        return state is not None and state in self.accepting
+
+    def edges(self) -> list[Edge]:
+        """One edge per (source, target) with a readable label such as ``0-9`` or ``not "``."""
+        out: list[Edge] = []
+        for source in self.states:
+            by_target: dict[int, list[int]] = {}
+            for k, target in self.transitions[source].items():
+                by_target.setdefault(target, []).append(k)
+            for target, ks in sorted(by_target.items()):
+                chars = frozenset().union(*(self.classes[k].chars for k in ks))
+                others = any(self.classes[k].others for k in ks)
+                out.append(Edge(source, target, _label(chars, others, self.mentioned), tuple(ks)))
+        return out
+
+    def class_label(self, k: int) -> str:
+        cls = self.classes[k]
+        return _label(cls.chars, cls.others, self.mentioned)
+
+    def distances(self) -> list[int]:
+        """Fewest characters from each state to an accepting state (0 when accepting)."""
+        reverse: dict[int, set[int]] = {s: set() for s in self.states}
+        for s in self.states:
+            for t in self.transitions[s].values():
+                reverse[t].add(s)
+        dist = [-1] * self.num_states
+        frontier = sorted(self.accepting)
+        for s in frontier:
+            dist[s] = 0
+        while frontier:
+            nxt = []
+            for t in frontier:
+                for s in reverse[t]:
+                    if dist[s] < 0:
+                        dist[s] = dist[t] + 1
+                        nxt.append(s)
+            frontier = nxt
+        return dist
+
+
+def compile_regex(pattern: str) -> Dfa:
+    """Compile ``pattern`` into its minimal character DFA, or raise ``RegexError``."""
+    core, tree = parse(pattern)
+    _check_size(tree, core)
+    positions = _Positions(core)
+    nullable, first, last = positions.walk(tree, REFlags(0))
+    classes, class_masks, mentioned = positions.alphabet()
+    accepting, transitions = _subsets(
+        nullable, first, last, positions.follow, class_masks, core, time.perf_counter()
+    )
+    accepting, transitions = _prune_dead(accepting, transitions)
+    accepting, transitions = _minimise(accepting, transitions, len(classes))
+    return Dfa(
+        pattern=core,
+        num_states=len(transitions),
+        accepting=frozenset(accepting),
+        classes=tuple(classes),
+        transitions=tuple(transitions),
+        mentioned=mentioned,
+    )
+
+
+# --- 1. positions -------------------------------------------------------------------------
+
+_CharSet = tuple[frozenset[str], bool]  # (characters, negated)
+
+
+def _expanded_size(node: object) -> int:
+    """Number of positions ``node`` expands to, computed without expanding it."""
+    if isinstance(node, _Repeated):
+        times = node.max if node.max is not None else max(node.min, 1)
+        return _expanded_size(node.base) * times
+    if isinstance(node, Pattern):
+        return sum(_expanded_size(o) for o in node.options)
+    if isinstance(node, _Concatenation):
+        return sum(_expanded_size(p) for p in node.parts)
+    if node is _EMPTY:
+        return 0
+    return 1
+
+
+def _check_size(tree: Pattern, pattern: str) -> None:
+    size = _expanded_size(tree)
+    if size > MAX_POSITIONS:
+        raise RegexError(
+            f"the pattern is too large: its repeats expand to {size:,} character positions "
+            f"(the limit is {MAX_POSITIONS:,})",
+            None,
+            "use smaller repeat counts, or + and * instead of large {n,m}",
+        )
+
+
+class _Positions:
+    """Glushkov positions of a pattern: their character sets and who may follow whom."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.sets: list[_CharSet] = []
+        self.follow: list[int] = []  # position -> bitset of positions that may come next
+
+    def walk(self, node: object, flags: REFlags) -> tuple[bool, int, int]:
+        """(nullable, first positions, last positions) of ``node``; records ``follow``."""
+        if isinstance(node, Pattern):
+            flags = (flags | node.added_flags) & ~node.removed_flags
+            nullable, first, last = False, 0, 0
+            for option in node.options:
+                n, f, la = self.walk(option, flags)
+                nullable, first, last = nullable or n, first | f, last | la
+            return nullable, first, last
+        if isinstance(node, _Concatenation):
+            result = (True, 0, 0)
+            for part in node.parts:
+                if isinstance(part, _NonCapturing):
+                    raise RegexError("lookarounds are not supported", None, "remove them")
+                result = self._concat(result, self.walk(part, flags))
+            return result
+        if isinstance(node, _Repeated):
+            return self._repeat(node, flags)
+        if node is _EMPTY:
+            return True, 0, 0
+        if node is _DOT:
+            charset: _CharSet = (frozenset() if flags & REFlags.S else frozenset("\n"), True)
+            return self._position(charset)
+        if isinstance(node, _CharGroup):
+            chars = node.chars
+            if flags & REFlags.I:
+                chars = frozenset(
+                    {*chars, *(c.lower() for c in chars), *(c.upper() for c in chars)}
+                )
+            return self._position((frozenset(chars), node.negated))
+        raise RegexError(f"unsupported construct {type(node).__name__}", None, None)
+
+    def _position(self, charset: _CharSet) -> tuple[bool, int, int]:
+        p = len(self.sets)
+        self.sets.append(charset)
+        self.follow.append(0)
+        bit = 1 << p
+        return False, bit, bit
+
+    def _link(self, lasts: int, firsts: int) -> None:
+        for p in _bits(lasts):
+            self.follow[p] |= firsts
+
+    def _concat(self, a: tuple[bool, int, int], b: tuple[bool, int, int]) -> tuple[bool, int, int]:
+        (na, fa, la), (nb, fb, lb) = a, b
+        self._link(la, fb)
+        return na and nb, fa | (fb if na else 0), lb | (la if nb else 0)
+
+    def _repeat(self, node: _Repeated, flags: REFlags) -> tuple[bool, int, int]:
+        """``base{min,max}`` as min copies, then max-min nested optional copies
+        ``(b(b(b)?)?)?`` (linear in follow links), or a looping copy when unbounded."""
+        result = (True, 0, 0)
+        copy = result
+        for _ in range(node.min):
+            copy = self.walk(node.base, flags)
+            result = self._concat(result, copy)
+        if node.max is None:
+            if node.min == 0:  # b* : one copy that may follow itself, and may be skipped
+                _, f, la = self.walk(node.base, flags)
+                self._link(la, f)
+                return self._concat(result, (True, f, la))
+            _, f, la = copy  # b{2,} = b b+ : the last mandatory copy may follow itself
+            self._link(la, f)
+            return result
+        tail: tuple[bool, int, int] = (True, 0, 0)
+        copies = [self.walk(node.base, flags) for _ in range(node.max - node.min)]
+        for copy in reversed(copies):
+            n, f, la = self._concat(copy, tail)
+            tail = (True, f, la)
+        return self._concat(result, tail)
+
+    def alphabet(self) -> tuple[list[CharClass], list[int], frozenset[str]]:
+        """Split characters into classes the pattern never tells apart, and for each class
+        the bitset of positions that accept it."""
+        distinct = sorted(set(self.sets), key=lambda cs: (sorted(cs[0]), cs[1]))
+        index = {cs: i for i, cs in enumerate(distinct)}
+        set_positions = [0] * len(distinct)
+        for p, cs in enumerate(self.sets):
+            set_positions[index[cs]] |= 1 << p
+        mentioned = frozenset().union(*(cs[0] for cs in distinct)) if distinct else frozenset()
+
+        def signature(char: str | None) -> frozenset[int]:
+            if char is None:  # a character the pattern never mentions
+                return frozenset(i for i, (_, negated) in enumerate(distinct) if negated)
+            return frozenset(
+                i for i, (chars, negated) in enumerate(distinct) if (char in chars) != negated
+            )
+
+        groups: dict[frozenset[int], set[str]] = {}
+        for char in sorted(mentioned):
+            groups.setdefault(signature(char), set()).add(char)
+        others = signature(None)
+        classes: list[CharClass] = []
+        masks: list[int] = []
+        for sig in sorted(set(groups) | {others}, key=lambda s: min(groups.get(s, {"\U0010ffff"}))):
+            if not sig:
+                continue  # no position accepts these characters: they never move the DFA
+            mask = 0
+            for i in sig:
+                mask |= set_positions[i]
+            classes.append(CharClass(frozenset(groups.get(sig, ())), sig == others))
+            masks.append(mask)
+        return classes, masks, mentioned
+
+
+def _bits(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+# --- 2. subsets ---------------------------------------------------------------------------
+
+
+def _subsets(
+    nullable: bool,
+    first: int,
+    last: int,
+    follow: list[int],
+    class_masks: list[int],
+    pattern: str,
+    started: float,
+) -> tuple[set[int], list[dict[int, int]]]:
+    """Determinise: a state is the set of positions just matched (0 = the start)."""
+    ids: dict[int, int] = {0: 0}
+    order = [0]
+    accepting: set[int] = {0} if nullable else set()
+    transitions: list[dict[int, int]] = []
+    i = 0
+    while i < len(order):
+        subset = order[i]
+        reachable = first if subset == 0 else 0
+        for p in _bits(subset):
+            reachable |= follow[p]
+        row: dict[int, int] = {}
+        if reachable:
+            for k, mask in enumerate(class_masks):
+                target = reachable & mask
+                if not target:
+                    continue
+                j = ids.get(target)
+                if j is None:
+                    j = ids[target] = len(order)
+                    order.append(target)
+                    if target & last:
+                        accepting.add(j)
+                    if len(order) > MAX_STATES or time.perf_counter() - started > MAX_SECONDS:
+                        raise _too_large(pattern)
+                row[k] = j
+        transitions.append(row)
+        i += 1
+    return accepting, transitions
+
+
+def _too_large(pattern: str) -> RegexError:
+    return RegexError(
+        f"the pattern is too large: its DFA needs more than {MAX_STATES:,} states, "
+        "typically because it must remember many characters at once, as (a|b)*a(a|b){20} does",
+        None,
+        "make the ambiguous part unambiguous or bounded, e.g. anchor what follows a repeat",
+    )
+
+
+# --- 3. pruning and minimisation ----------------------------------------------------------
+
+
+def _prune_dead(
+    accepting: set[int], transitions: list[dict[int, int]]
+) -> tuple[set[int], list[dict[int, int]]]:
+    """Drop states from which no accepting state is reachable (keeping state 0)."""
+    reverse: list[list[int]] = [[] for _ in transitions]
+    for s, row in enumerate(transitions):
+        for t in row.values():
+            reverse[t].append(s)
+    live = set(accepting)
+    stack = list(accepting)
+    while stack:
+        for s in reverse[stack.pop()]:
+            if s not in live:
+                live.add(s)
+                stack.append(s)
+    live.add(0)
+    keep = sorted(live)
+    renumber = {s: i for i, s in enumerate(keep)}
+    pruned = [{k: renumber[t] for k, t in transitions[s].items() if t in live} for s in keep]
+    return {renumber[s] for s in accepting}, pruned
+
+
+def _minimise(
+    accepting: set[int], transitions: list[dict[int, int]], num_classes: int
+) -> tuple[set[int], list[dict[int, int]]]:
+    """Merge equivalent states (Moore), then number states breadth-first from the start."""
+    block = [1 if s in accepting else 0 for s in range(len(transitions))]
+    while True:
+        signatures = {}
+        new_block = []
+        for s, row in enumerate(transitions):
+            sig = (block[s], tuple(block[row[k]] if k in row else -1 for k in range(num_classes)))
+            new_block.append(signatures.setdefault(sig, len(signatures)))
+        if len(signatures) == len(set(block)):
+            break
+        block = new_block
+    # Breadth-first numbering from the start state keeps drawings stable and readable.
+    order = {block[0]: 0}
+    queue = [0]
+    representative = {}
+    for s in range(len(transitions)):
+        representative.setdefault(block[s], s)
+    rows: list[dict[int, int]] = []
+    while len(rows) < len(queue):
+        s = representative[block[queue[len(rows)]]]
+        row = {}
+        for k in sorted(transitions[s]):
+            b = block[transitions[s][k]]
+            if b not in order:
+                order[b] = len(queue)
+                queue.append(representative[b])
+            row[k] = order[b]
+        rows.append(row)
+    accepting_blocks = {order[block[s]] for s in accepting if block[s] in order}
+    return accepting_blocks, rows
+
+
+# --- labels and ranges --------------------------------------------------------------------
+
+
+def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
+    """Sorted code points → inclusive ranges of consecutive ones."""
+    out: list[tuple[int, int]] = []
+    for p in points:
+        if out and out[-1][1] == p - 1:
+            out[-1] = (out[-1][0], p)
+        else:
+            out.append((p, p))
+    return tuple(out)
+
+
+def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
+    """All Unicode scalar values except ``excluded`` (sorted) and the surrogates."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for p in [*excluded, UNICODE_MAX + 1]:
+        if p > start:
+            out.append((start, p - 1))
+        start = p + 1
+    lo, hi = SURROGATES
+    clipped: list[tuple[int, int]] = []
+    for a, b in out:
+        if b < lo or a > hi:
+            clipped.append((a, b))
+        else:
+            if a < lo:
+                clipped.append((a, lo - 1))
+            if b > hi:
+                clipped.append((hi + 1, b))
+    return tuple(clipped)
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\v": "\\v", " ": "␣", "\\": "\\\\"}
+
+
+def show_char(char: str) -> str:
+    """A character as it should appear in a label: ``\\n``, ``␣`` for space, ``\\x04``."""
+    if char in _NAMED:
+        return _NAMED[char]
+    if not char.isprintable():
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return char
+
+
+def _show_set(chars: frozenset[str]) -> str:
+    parts = []
+    for a, b in _runs(sorted(ord(c) for c in chars)):
+        if b - a >= 2:
+            parts.append(f"{show_char(chr(a))}-{show_char(chr(b))}")
+        else:
+            parts.extend(show_char(chr(p)) for p in range(a, b + 1))
+    return " ".join(parts) if any(len(p) > 1 for p in parts) else "".join(parts)
+
+
+def _label(chars: frozenset[str], others: bool, mentioned: frozenset[str]) -> str:
+    if not others:
+        return _show_set(chars)
+    excluded = mentioned - chars
+    return f"not {_show_set(excluded)}" if excluded else "any"
