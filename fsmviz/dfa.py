@@ -117,7 +117,9 @@ class Dfa:
 
     def class_of(self, char: str) -> int | None:
         """Index of the class holding ``char``, or None if no edge ever reads it."""
-        return self._class_lookup.get(char, self._others_class) if char else None
+        if char in self.mentioned:
+            return self._class_lookup.get(char)
+        return self._others_class
 
     @cached_property
     def _class_lookup(self) -> dict[str, int]:

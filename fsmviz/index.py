@@ -1,0 +1,262 @@
+"""The token index: for each DFA state, which tokens may come next and where they lead.
+
+This is what turns a regex into a mask over a model's vocabulary. The seeds' naive method
+tries every token at every step (``regex.fullmatch(pattern, prefix + token, partial=True)``,
+50,000 partial matches per generated token). Outlines' insight is that the answer depends
+only on the DFA state the prefix ended in, not on the prefix itself, so it can be computed
+once per state:
+
+    allowed(state) = { token : walking the token's bytes from `state` never falls off the DFA }
+
+and the state after the token is where that walk ends. A token may also end in the middle
+of a multi-byte character; the walk then ends in one of the byte DFA's intermediate states,
+which simply becomes another state of the index.
+
+**How it is computed fast.** All tokens are walked at once through the vocabulary's byte
+trie (``fsmviz.trie``): a breadth-first walk over pairs (trie node, DFA state), one trie
+level per round, every round a few numpy gathers over all live pairs. A branch the DFA
+rejects dies with its whole subtree. Rows are computed lazily, a batch of states at a
+time, so the first token's mask is ready long before the whole index would be.
+
+**Never a dead end.** A token is allowed only if acceptance stays reachable afterwards *with
+this vocabulary's tokens*. The byte DFA already drops states that cannot reach acceptance
+at all. When some byte the pattern needs has no single-byte token (SmolLM2 has none for
+``\\x04``), a state could be live in bytes yet unreachable in tokens; only then is the whole
+index computed up front and such states removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from threading import Lock
+
+import numpy as np
+
+from .bytedfa import ByteDfa, to_bytes
+from .cache import BoundedCache
+from .dfa import Dfa, compile_regex
+from .trie import VocabTrie, trie_of
+from .vocab import Vocabulary
+
+__all__ = ["TokenIndex", "build_index"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One state's outgoing tokens (sorted ids, EOS excluded) and the state each leads to."""
+
+    tokens: np.ndarray
+    targets: np.ndarray
+
+    def target_of(self, token_id: int) -> int | None:
+        i = int(np.searchsorted(self.tokens, token_id))
+        if i < len(self.tokens) and self.tokens[i] == token_id:
+            return int(self.targets[i])
+        return None
+
+
+@dataclass(eq=False)
+class TokenIndex:
+    """Token-level view of a pattern over one vocabulary. States are byte-DFA states:
+    ``0 .. dfa.num_states-1`` are the drawn DFA's states, larger ones sit inside a
+    multi-byte character. Thread-safe: rows are filled in under a lock."""
+
+    dfa: Dfa
+    byte_dfa: ByteDfa
+    vocab: Vocabulary
+    trie: VocabTrie = field(repr=False)
+    _rows: dict[int, Row] = field(default_factory=dict, repr=False)
+    _lock: Lock = field(default_factory=Lock, repr=False)
+    _states: tuple[int, ...] | None = field(default=None, repr=False)
+
+    initial_state: int = 0
+
+    def __post_init__(self) -> None:
+        if not _byte_liveness_is_token_liveness(self.byte_dfa, self.trie):
+            self._prune_token_dead_states()
+
+    # --- the contract -------------------------------------------------------------------
+
+    def allowed_tokens(self, state: int) -> np.ndarray:
+        """Token ids allowed in ``state`` (sorted); EOS is among them exactly when the
+        state accepts."""
+        tokens = self.row(state).tokens
+        if self.is_accepting(state):
+            eos = self.vocab.eos_token_id
+            tokens = np.insert(tokens, int(np.searchsorted(tokens, eos)), eos)
+        return tokens
+
+    def next_state(self, state: int, token_id: int) -> int | None:
+        """The state after ``token_id``, or None if it is not allowed. EOS keeps an
+        accepting state where it is."""
+        if token_id == self.vocab.eos_token_id:
+            return state if self.is_accepting(state) else None
+        return self.row(state).target_of(token_id)
+
+    def is_accepting(self, state: int) -> bool:
+        return bool(self.byte_dfa.accepting[state])
+
+    @property
+    def states(self) -> tuple[int, ...]:
+        """Every state a generation can reach from the initial state (computes them all)."""
+        if self._states is None:
+            self._states = self._close()
+        return self._states
+
+    # --- beyond the contract ------------------------------------------------------------
+
+    def row(self, state: int) -> Row:
+        """The outgoing tokens of ``state``, computed on first use."""
+        row = self._rows.get(state)
+        if row is None:
+            self._compute([state])
+            row = self._rows[state]
+        return row
+
+    def allowed_count(self, state: int) -> int:
+        return len(self.row(state).tokens) + int(self.is_accepting(state))
+
+    def mask(self, state: int) -> np.ndarray:
+        """Boolean mask over the vocabulary: True where the token is allowed."""
+        mask = np.zeros(len(self.vocab), dtype=bool)
+        mask[self.allowed_tokens(state)] = True
+        return mask
+
+    def is_char_state(self, state: int) -> bool:
+        """Whether ``state`` is a state of the drawn DFA (not inside a character)."""
+        return state < self.byte_dfa.num_char_states
+
+    # --- construction -------------------------------------------------------------------
+
+    def _compute(self, states: list[int]) -> None:
+        with self._lock:
+            todo = sorted({s for s in states if s not in self._rows})
+            if todo:
+                self._rows.update(_walk(self.trie, self.byte_dfa.table, np.array(todo)))
+
+    def _close(self) -> tuple[int, ...]:
+        """Breadth-first closure from the initial state, computing rows in batches. The
+        first batch takes all character states at once: nearly always all reachable."""
+        self._compute(list(range(self.byte_dfa.num_char_states)))
+        seen = {self.initial_state}
+        frontier = [self.initial_state]
+        while frontier:
+            self._compute(frontier)
+            found = set()
+            for state in frontier:
+                found.update(np.unique(self._rows[state].targets).tolist())
+            frontier = sorted(found - seen)
+            seen.update(frontier)
+        return tuple(sorted(seen))
+
+    def _prune_token_dead_states(self) -> None:
+        """Remove tokens leading to states that no sequence of tokens can finish."""
+        reachable = self._close()
+        predecessors: dict[int, set[int]] = {}
+        for state in reachable:
+            for target in np.unique(self._rows[state].targets).tolist():
+                predecessors.setdefault(target, set()).add(state)
+        live = {s for s in reachable if self.is_accepting(s)}
+        stack = list(live)
+        while stack:
+            for state in predecessors.get(stack.pop(), ()):
+                if state not in live:
+                    live.add(state)
+                    stack.append(state)
+        live_mask = np.zeros(self.byte_dfa.num_states, dtype=bool)
+        live_mask[list(live)] = True
+        for state in reachable:
+            row = self._rows[state]
+            keep = live_mask[row.targets]
+            self._rows[state] = Row(row.tokens[keep], row.targets[keep])
+        self._states = None
+        self._states = self._close()
+
+
+def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:
+    """True when every state that can reach acceptance byte by byte can also do so with
+    single-byte tokens, so no state is live in bytes but dead in tokens."""
+    used = (byte_dfa.table >= 0).any(axis=0)
+    if not (used & ~trie.single_byte_tokens).any():
+        return True
+    restricted = byte_dfa.live_states(usable_bytes=trie.single_byte_tokens)
+    return bool((restricted == byte_dfa.live_states()).all())
+
+
+def _walk(trie: VocabTrie, table: np.ndarray, starts: np.ndarray) -> dict[int, Row]:
+    """Walk every token from every start state at once; return each start's row.
+
+    The frontier is three parallel arrays: a trie node, the DFA state reached by reading
+    the bytes on the path to that node, and which start state the walk began in. Each
+    round moves every pair to all children of its node, looks the child's byte up in the
+    DFA table, and keeps the pairs that did not fall off. Tokens ending at a kept node are
+    allowed from that start, and lead to the state reached.
+    """
+    flat = table.reshape(-1)
+    first_child, num_children, byte, has_token = (
+        trie.first_child,
+        trie.num_children,
+        trie.byte,
+        trie.has_token,
+    )
+    nodes = np.zeros(len(starts), dtype=np.int32)
+    states = starts.astype(np.int32)
+    origins = np.arange(len(starts), dtype=np.int32)
+    found_origin, found_node, found_state = [], [], []
+    while nodes.size:
+        counts = num_children[nodes]
+        ends = np.cumsum(counts, dtype=np.int32)
+        total = int(ends[-1])
+        if total == 0:
+            break
+        # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1.
+        children = np.repeat(first_child[nodes] - (ends - counts), counts)
+        children += np.arange(total, dtype=np.int32)
+        reached = np.repeat(states << 8, counts)
+        reached += byte[children]
+        reached = flat[reached]
+        alive = reached >= 0
+        nodes, states = children[alive], reached[alive]
+        origins = np.repeat(origins, counts)[alive]
+        hit = has_token[nodes]
+        found_origin.append(origins[hit])
+        found_node.append(nodes[hit])
+        found_state.append(states[hit])
+    origin = np.concatenate(found_origin) if found_origin else np.zeros(0, np.int32)
+    node = np.concatenate(found_node) if found_node else np.zeros(0, np.int32)
+    state = np.concatenate(found_state) if found_state else np.zeros(0, np.int32)
+    # A node can carry several tokens (same bytes, different ids): expand through the CSR.
+    per_node = trie.token_start[node + 1] - trie.token_start[node]
+    if (per_node != 1).any():
+        origin, state = np.repeat(origin, per_node), np.repeat(state, per_node)
+        first = np.repeat(trie.token_start[node] - np.cumsum(per_node) + per_node, per_node)
+        tokens = trie.token_ids[first + np.arange(int(per_node.sum()))]
+    else:
+        tokens = trie.token_ids[trie.token_start[node]]
+    # Group by start state, tokens ascending: one sort of a packed (origin, token) key.
+    stride = int(trie.token_ids.max(initial=0)) + 1
+    key = origin.astype(np.int64) * stride + tokens
+    order = np.argsort(key)
+    tokens, state = tokens[order], state[order]
+    bounds = np.searchsorted(key[order], np.arange(len(starts) + 1) * stride)
+    return {
+        int(start): Row(tokens[bounds[i] : bounds[i + 1]], state[bounds[i] : bounds[i + 1]])
+        for i, start in enumerate(starts)
+    }
+
+
+_INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)
+
+
+def build_index(pattern_or_dfa: str | Dfa, vocab: Vocabulary) -> TokenIndex:
+    """The token index of a pattern (or an already compiled DFA) over ``vocab``. Cached by
+    (pattern, vocabulary fingerprint); rows are filled in lazily as states are visited.
+    Raises ``RegexError`` for patterns that cannot be used."""
+    dfa = pattern_or_dfa if isinstance(pattern_or_dfa, Dfa) else None
+    pattern = dfa.pattern if dfa is not None else pattern_or_dfa
+
+    def build() -> TokenIndex:
+        compiled = dfa if dfa is not None else compile_regex(pattern)
+        return TokenIndex(compiled, to_bytes(compiled), vocab, trie_of(vocab))
+
+    return _INDEXES.get_or_build((pattern, vocab.fingerprint), build)
