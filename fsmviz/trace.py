@@ -1,0 +1,79 @@
+"""What a constrained generation records: one ``Step`` per token, and the finished ``Trace``.
+
+Every number the app draws comes from these records, so they say plainly what happened at
+each step: the DFA state before and after, how many tokens the DFA allowed, how much of the
+model's own probability those tokens held (the *valid mass*), what the model would have
+picked without the constraint, and which token was taken.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Literal, NamedTuple
+
+__all__ = ["Candidate", "Step", "StopReason", "Trace"]
+
+StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end"]
+
+
+class Candidate(NamedTuple):
+    """One of the model's top unconstrained choices at a step."""
+
+    text: str
+    prob: float
+    allowed: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One generated token.
+
+    ``valid_mass`` is the model's unconstrained probability of all allowed tokens together
+    (after temperature): near 1 the constraint agrees with the model, near 0 it is forcing
+    text the model did not want. ``forced`` steps were written without asking the model,
+    because the pattern left exactly one possible continuation.
+    """
+
+    token_id: int
+    text: str
+    state_before: int
+    state_after: int
+    allowed_count: int
+    valid_mass: float
+    top: tuple[Candidate, ...]
+    forced: bool = False
+    index: int = 0
+    prob: float = 0.0
+    """The model's unconstrained probability of the token that was taken."""
+    token_bytes: bytes = b""
+    is_eos: bool = False
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A finished generation. ``matched`` is whether ``text`` fully matches the pattern."""
+
+    text: str
+    steps: tuple[Step, ...]
+    stop_reason: StopReason
+    matched: bool
+    pattern: str | None = None
+    prompt: str = ""
+    options: dict[str, object] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        return len(self.steps) / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-ready data (bytes as lists of ints)."""
+        data = asdict(self)
+        for step in data["steps"]:
+            step["token_bytes"] = list(step["token_bytes"])
+            step["top"] = [{"text": c[0], "prob": c[1], "allowed": c[2]} for c in step["top"]]
+        return data
+
+    def to_json(self, **kwargs: object) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
