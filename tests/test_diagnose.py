@@ -1,0 +1,507 @@
+"""Tests for fsmviz.diagnose, the stall doctor: one test per finding kind on concrete
+patterns, toy vocabularies where they make the point clearer, hand-built traces for the
+dynamic kinds, and seed 002's email story on the real model.
+
+Tests marked ``slow`` load the real 49,152-token SmolLM2 vocabulary or the real model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+import time
+from collections.abc import Sequence
+
+import pytest
+import regex
+
+from fsmviz import Vocabulary, build_index, compile_regex
+from fsmviz.diagnose import KINDS, Finding, diagnose, example_prefixes, token_distances
+from fsmviz.trace import Candidate, Step, Trace
+
+# The seed regexes and the email prompt (copied from tests/cases/seed_regexes.json).
+EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
+EMAIL_PROMPT = "My name is Jerome Swannack, I work at coolcompany.com and my email address is"
+SEED_REGEXES = {
+    "float": r"([0-9]+)?\.[0-9]+",
+    "moby_choice": r"(ishmael|moby dick)",
+    "url": r"(https:\/\/www\.|http:\/\/www\.|https:\/\/|http:\/\/)[a-zA-Z]{2,20}\.(com|ai|org|edu)",
+    "email": EMAIL,
+    "protein": r"\d+\.\d+g",
+    "three_letters_digit": r"[a-z]{3}[0-9]",
+    "pi_digits": r"[0-9]+\.[0-9]+",
+    "pink_floyd_json": (
+        r"\[\n([^\S\r\n]{2}\{\n[^\S\r\n]{4}\"title\":[^\S\r\n]\"[^\"]+\"(,\n[^\S\r\n]{4}"
+        r"\"album\":[^\S\r\n]\"[^\"]+\")?,\n[^\S\r\n]{4}\"year\":[^\S\r\n][(12][0-9]{3}(,\n"
+        r"[^\S\r\n]{4}\"us-chart-max\":[^\S\r\n][0-9]{1,3})?(,\n[^\S\r\n]{4}\"uk-chart-max\":"
+        r"[^\S\r\n][0-9]{1,3})?\n[^\S\r\n]{2}\})(,\n[^\S\r\n]{2}\{\n[^\S\r\n]{4}\"title\":"
+        r"[^\S\r\n]\"[^\"]+\"(,\n[^\S\r\n]{4}\"album\":[^\S\r\n]\"[^\"]+\")?,\n[^\S\r\n]{4}"
+        r"\"year\":[^\S\r\n][(12][0-9]{3}(,\n[^\S\r\n]{4}\"us-chart-max\":[^\S\r\n][0-9]{1,3})?"
+        r"(,\n[^\S\r\n]{4}\"uk-chart-max\":[^\S\r\n][0-9]{1,3})?\n[^\S\r\n]{2}\})*\n\]"
+    ),
+    "date": r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])",
+    "paper_float": r"([0-9]*)?\.?[0-9]*",
+    "counting_123": r"(123)+",
+    "hot_cold_hotel": r"(hot|cold|hotel)",
+}
+CLEAN = ["[0-9]{4}", "[a-z]{3}[0-9]", "(ishmael|moby dick)", SEED_REGEXES["date"]]
+
+# Every printable ASCII character as its own token, plus a few longer ones: a vocabulary
+# that can spell anything ASCII, so only the pattern itself is being judged.
+ASCII = Vocabulary.from_strings(
+    [*string.printable, ".I", "com", "gmail", "ian", "swannack", " I", "<eos>"], "<eos>"
+)
+EOS_TEXT = "<eos>"
+
+
+@pytest.fixture(scope="module")
+def real_vocab() -> Vocabulary:
+    return Vocabulary.bundled()
+
+
+def kinds(findings: Sequence[Finding]) -> list[str]:
+    return [f.kind for f in findings]
+
+
+def only(findings: Sequence[Finding], kind: str) -> list[Finding]:
+    return [f for f in findings if f.kind == kind]
+
+
+def assert_suggestions_compile(findings: Sequence[Finding]) -> None:
+    for finding in findings:
+        if finding.suggestion is not None:
+            compile_regex(finding.suggestion)  # raises RegexError if not
+
+
+def matches(pattern: str, text: str) -> bool:
+    return regex.fullmatch(pattern, text, flags=regex.ASCII) is not None
+
+
+# --- the record and the contract -----------------------------------------------------------
+
+
+def test_finding_is_a_frozen_record_with_the_contract_fields():
+    finding = Finding("loop", "warning", "went round", states=(5, 6), steps=(3, 4))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        finding.kind = "other"  # type: ignore[misc]
+    assert finding.suggestion is None
+    assert finding.to_dict()["states"] == (5, 6)
+    for f in diagnose(EMAIL, ASCII):
+        assert f.kind in KINDS
+        assert f.severity in ("error", "warning", "info")
+        assert isinstance(f.message, str) and f.message
+        assert all(isinstance(s, int) for s in f.states)
+
+
+def test_findings_are_sorted_errors_first():
+    findings = diagnose(r"[0-9]{10}[a-z]*", ASCII, max_tokens=5)
+    ranks = [("error", "warning", "info").index(f.severity) for f in findings]
+    assert ranks == sorted(ranks)
+    assert findings[0].kind == "budget" and findings[0].severity == "error"
+
+
+@pytest.mark.parametrize("pattern", CLEAN)
+def test_clean_patterns_raise_no_warnings(pattern):
+    findings = diagnose(pattern, ASCII, max_tokens=64)
+    assert [f for f in findings if f.severity != "info"] == []
+
+
+# --- static findings -----------------------------------------------------------------------
+
+
+def test_a_pattern_that_does_not_compile_is_one_error_finding():
+    findings = diagnose("a(b", ASCII)
+    assert len(findings) == 1
+    (finding,) = findings
+    assert finding.kind == "regex_error" and finding.severity == "error"
+    assert "missing )" in finding.message and "position 3" in finding.message
+    lookahead = diagnose(r"(?=\d)\w+", ASCII)
+    assert kinds(lookahead) == ["regex_error"] and "lookahead" in lookahead[0].message
+
+
+def test_empty_language():
+    (finding,) = diagnose(r"[^\s\S]", ASCII)
+    assert finding.kind == "empty_language" and finding.severity == "error"
+
+
+def test_accepts_empty_string():
+    (warning,) = only(diagnose(r"([0-9]*)?\.?[0-9]*", ASCII), "accepts_empty")
+    assert warning.severity == "warning" and warning.states == (0,)
+    assert "empty" in warning.message and "`.`" in warning.message  # "." alone also matches
+    (error,) = diagnose("a{0}", ASCII)
+    assert error.kind == "accepts_empty" and error.severity == "error"
+
+
+def test_dead_end_when_the_vocabulary_cannot_spell_a_needed_character():
+    no_c = Vocabulary.from_strings(["a", "b", "ab", "bd"])
+    findings = diagnose("abc", no_c)
+    (dead,) = only(findings, "dead_end")
+    assert dead.severity == "error"
+    assert "`c`" in dead.message and "After `ab` (state 2)" in dead.message
+    assert 2 in dead.states and dead.fragment == "c" and dead.span == (2, 3)
+
+
+def test_unreachable_char_when_another_way_remains():
+    no_c = Vocabulary.from_strings(["a", "b", "d"])
+    findings = diagnose("a[bc]d", no_c)
+    assert "dead_end" not in kinds(findings)
+    (blocked,) = only(findings, "unreachable_char")
+    assert blocked.severity == "warning"
+    assert "`c`" in blocked.message and "state 1" in blocked.message
+    assert blocked.fragment == "[bc]" and blocked.states[0] == 1
+
+
+def test_a_token_that_spells_two_characters_at_once_still_counts():
+    # "c" has no token of its own, but "cd" writes it and finishes the match.
+    vocab = Vocabulary.from_strings(["a", "b", "cd", "d"])
+    assert not only(diagnose("a[bc]d", vocab), "unreachable_char")
+    # Without "d" on its own, "ab" can never be finished: the edge on d is lost.
+    (lost,) = only(
+        diagnose("a[bc]d", Vocabulary.from_strings(["a", "b", "cd"])), "unreachable_char"
+    )
+    assert "After `ab` (state 2)" in lost.message and "`d`" in lost.message
+
+
+@pytest.mark.slow
+def test_dead_end_on_the_real_vocabulary_names_x04(real_vocab):
+    findings = diagnose("a\x04b", real_vocab)
+    (dead,) = only(findings, "dead_end")
+    assert dead.severity == "error"
+    assert "`\\x04` (U+0004)" in dead.message and "state 1" in dead.message
+    assert "SmolLM2" in dead.message
+
+
+@pytest.mark.slow
+def test_unreachable_char_on_the_real_vocabulary(real_vocab):
+    (blocked,) = only(diagnose("x[a\x04]y", real_vocab), "unreachable_char")
+    assert blocked.severity == "warning" and "`\\x04` (U+0004)" in blocked.message
+    # Wide classes such as [^"] also hold \x04 and U+40000-U+BFFFF: only worth an info.
+    wide = only(diagnose('"[^"]*"', real_vocab), "unreachable_char")
+    assert [f.severity for f in wide] == ["info"]
+    assert "U+40000–U+BFFFF" in wide[0].message
+
+
+def test_unbounded_repeats_of_the_email_pattern_are_named_and_bounded():
+    findings = only(diagnose(EMAIL, ASCII), "unbounded_repeat")
+    assert [f.fragment for f in findings] == [
+        "[a-zA-Z0-9_.+-]+",
+        "[a-zA-Z0-9-]+",
+        "[a-zA-Z0-9-.]+",
+    ]
+    assert [f.states for f in findings] == [(1,), (3,), (5, 6)]
+    tail = findings[2]
+    assert tail.severity == "warning"
+    assert "after `a@a.a` (state 5)" in tail.message.lower()
+    assert tail.span == (EMAIL.index("[a-zA-Z0-9-.]+"), EMAIL.index("[a-zA-Z0-9-.]+") + 14)
+    assert_suggestions_compile(findings)
+    # The bounded tail still takes real addresses, but no longer .I.I.I after a match.
+    fixed = tail.suggestion
+    assert fixed == r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-]{1,32}[a-zA-Z0-9]"
+    assert matches(fixed, "ian.swannack@gmail.com")
+    assert not matches(fixed, "ian.swannack@gmail.com.au.I.I.I")
+    assert findings[0].suggestion.startswith("[a-zA-Z0-9_.+-]{1,32}@")
+
+
+def test_flexible_whitespace_is_bounded_to_a_single_space():
+    pattern = r'\{[ \n]*"a"[ \n]*\}'
+    findings = only(diagnose(pattern, ASCII), "unbounded_repeat")
+    assert len(findings) == 2
+    assert all("whitespace" in f.message for f in findings)
+    assert findings[0].suggestion == r'\{[ ]?"a"[ \n]*\}'
+    assert_suggestions_compile(findings)
+
+
+def test_unbounded_group_and_nested_loops():
+    (group,) = only(diagnose("(123)+", ASCII), "unbounded_repeat")
+    assert group.fragment == "(123)+" and group.suggestion == "(123){1,8}"
+    assert group.states == (1, 2, 3) and "`123123123`" in group.message
+    # The JSON seed: one big loop over the objects, and the strings nested in it.
+    json_findings = only(diagnose(SEED_REGEXES["pink_floyd_json"], ASCII), "unbounded_repeat")
+    fragments = [f.fragment for f in json_findings]
+    assert fragments[0].startswith("(,\\n") and fragments[0].endswith(")*")
+    assert fragments[1:] == ['[^\\"]+', '[^\\"]+']
+    assert "{1,64}" in json_findings[1].suggestion
+
+
+def test_budget_counts_tokens_not_characters():
+    pattern = "[0-9]{10}"
+    index = build_index(pattern, ASCII)
+    distances = token_distances(index)
+    assert distances[index.initial_state] == 10
+    assert all(distances[s] == 0 for s in index.states if index.is_accepting(s))
+    digits = Vocabulary.from_strings([*string.digits, "12345"])
+    assert token_distances(build_index(pattern, digits))[0] == 2  # "12345" twice
+    (error,) = only(diagnose(pattern, ASCII, max_tokens=5), "budget")
+    assert error.severity == "error" and "10 tokens" in error.message and "5" in error.message
+    (tight,) = only(diagnose(pattern, ASCII, max_tokens=12), "budget")
+    assert tight.severity == "warning"
+    assert not only(diagnose(pattern, ASCII, max_tokens=64), "budget")
+    assert not only(diagnose(pattern, ASCII), "budget")  # no max_tokens, no verdict
+
+
+def test_budget_notes_long_bounded_matches():
+    (note,) = only(diagnose("[0-9]{2,40}", ASCII, max_tokens=20), "budget")
+    assert note.severity == "info" and "2 to 40 tokens" in note.message
+
+
+def test_prefix_alternatives_may_stop_early():
+    (hotel,) = only(diagnose("(hot|cold|hotel)", ASCII), "prefix_alternative")
+    assert hotel.severity == "warning"
+    assert "`hot`" in hotel.message and "`hotel`" in hotel.message
+    assert hotel.fragment == "hot|cold|hotel" and hotel.suggestion == "(hotel|cold|hot)"
+    assert compile_regex("(hot|cold|hotel)").is_accepting(hotel.states[0])
+    (ab,) = only(diagnose("a|ab", ASCII), "prefix_alternative")
+    assert ab.suggestion == "ab|a" and ab.states == (1,)
+    assert not only(diagnose("(ishmael|moby dick)", ASCII), "prefix_alternative")
+
+
+def test_optional_tail_is_an_early_stop_note():
+    (tail,) = only(diagnose(r"[0-9]{1,3}(\.[0-9]{1,2})?", ASCII), "optional_tail")
+    assert tail.severity == "info" and tail.fragment == r"(\.[0-9]{1,2})?"
+    assert "`0`" in tail.message
+
+
+def test_ascii_classes():
+    findings = only(diagnose(r"\w+ \d", ASCII), "ascii_class")
+    assert {f.fragment for f in findings} == {"\\w", "\\d"}
+    word = next(f for f in findings if f.fragment == "\\w")
+    assert word.severity == "info" and "José" in word.message
+    assert word.suggestion is not None and matches(word.suggestion, "José 1")
+    assert not matches(r"\w+ \d", "José 1") or True  # Python's re is Unicode by default
+
+
+def test_unescaped_dot():
+    (dot,) = only(diagnose(r"\w+@gmail.com", ASCII), "unescaped_dot")
+    assert dot.severity == "warning" and "`gmailXcom`" in dot.message
+    assert dot.suggestion == r"\w+@gmail\.com" and dot.span == (9, 10)
+    assert not only(diagnose(r"[0-9]+\.[0-9]+", ASCII), "unescaped_dot")
+    assert not only(diagnose(r"a.*b", ASCII), "unescaped_dot")
+
+
+def test_lazy_quantifier():
+    (lazy,) = only(diagnose("[a-z]+?x", ASCII), "lazy_quantifier")
+    assert lazy.severity == "info" and lazy.suggestion == "[a-z]+x"
+
+
+def test_example_prefixes_are_shortest_and_readable():
+    dfa = compile_regex(EMAIL)
+    prefixes = example_prefixes(dfa)
+    assert prefixes[:5] == ["", "a", "a@", "a@a", "a@a."]
+    assert all(dfa.run(p) == s for s, p in enumerate(prefixes))
+
+
+@pytest.mark.slow
+def test_every_suggestion_for_the_seed_regexes_compiles(real_vocab):
+    for pattern in SEED_REGEXES.values():
+        findings = diagnose(pattern, real_vocab, max_tokens=64)
+        assert_suggestions_compile(findings)
+        assert not [f for f in findings if f.severity == "error"], pattern
+
+
+@pytest.mark.slow
+def test_static_diagnosis_is_fast_on_the_real_vocabulary(real_vocab):
+    timings = {}
+    for name, pattern in SEED_REGEXES.items():
+        assert build_index(pattern, real_vocab).states  # the index is cached: warm it
+        start = time.perf_counter()
+        diagnose(pattern, real_vocab, max_tokens=64)
+        timings[name] = time.perf_counter() - start
+    print("\n".join(f"{name:20s} {t * 1000:7.1f} ms" for name, t in timings.items()))
+    assert max(timings.values()) < 0.5, timings  # typically well under 50 ms
+
+
+# --- dynamic findings: hand-built traces -----------------------------------------------------
+
+
+def make_trace(
+    pattern: str,
+    vocab: Vocabulary,
+    pieces: Sequence[tuple[str | None, float, Sequence[tuple[str, float, bool]]]],
+    stop_reason: str,
+    **options: object,
+) -> Trace:
+    """A trace as the generator would record it: each piece is (token text or None for
+    EOS, valid mass, top candidates as (text, prob, allowed))."""
+    index = build_index(pattern, vocab)
+    ids = {vocab.token_bytes(i).decode(): i for i in range(len(vocab)) if vocab.token_bytes(i)}
+    state, steps, text = index.initial_state, [], ""
+    for number, (piece, mass, top) in enumerate(pieces):
+        token = vocab.eos_token_id if piece is None else ids[piece]
+        after = index.next_state(state, token)
+        assert after is not None, (piece, state)
+        steps.append(
+            Step(
+                token_id=token,
+                text=piece or "",
+                state_before=state,
+                state_after=after,
+                allowed_count=index.allowed_count(state),
+                valid_mass=mass,
+                top=tuple(Candidate(*c) for c in top),
+                index=number,
+                prob=top[0][1] if top else 0.0,
+                token_bytes=(piece or "").encode(),
+                is_eos=piece is None,
+            )
+        )
+        state, text = after, text + (piece or "")
+    return Trace(
+        text,
+        tuple(steps),
+        stop_reason,
+        matches(pattern, text),
+        pattern,
+        "",
+        dict(options),  # type: ignore[arg-type]
+    )
+
+
+def email_story(stop_reason: str = "max_tokens", laps: int = 6) -> Trace:
+    """Seed 002: the model ends its sentence with `.`, the pattern reads a new domain label."""
+    happy = [("x", 0.6, True)]
+    pieces = [
+        ("ian", 0.9, happy),
+        (".", 0.8, happy),
+        ("swannack", 0.9, happy),
+        ("@", 0.9, happy),
+        ("gmail", 0.95, happy),
+        (".", 0.97, happy),
+        ("com", 0.97, happy),
+        (".", 0.7, [(".", 0.7, True), ("\n", 0.2, False)]),
+        # Now in state 5: the model wants to stop, the pattern needs another character.
+        ("I", 0.01, [(EOS_TEXT, 0.6, False), ("\n", 0.2, False), (" I", 0.1, False)]),
+    ]
+    for _ in range(laps):
+        pieces.append((".", 0.9, [(".", 0.9, True), ("\n", 0.05, False)]))
+        pieces.append(("I", 0.03, [(" am", 0.4, False), ("'m", 0.3, False), ("I", 0.03, True)]))
+    pieces.append((".", 0.9, [(".", 0.9, True)]))
+    return make_trace(EMAIL, ASCII, pieces, stop_reason, max_tokens=len(pieces), safe_end=False)
+
+
+def test_valid_mass_collapse_names_steps_states_and_what_the_model_wanted():
+    trace = email_story()
+    collapses = only(diagnose(EMAIL, ASCII, trace), "valid_mass_collapse")
+    first = collapses[0]
+    assert first.severity == "warning" and first.steps == (8,)
+    assert set(first.states) == {5, 6}
+    assert f"`{EOS_TEXT}` (60%)" in first.message and "wanted to end here" in first.message
+    assert "1 more character" in first.message and "step 8" in first.message
+    assert first.suggestion == r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-]{1,32}[a-zA-Z0-9]"
+    # Each later `I` collapses too (3%): one finding per run of consecutive low steps.
+    assert all(f.steps for f in collapses) and len(collapses) == 6
+    # A higher threshold catches more, a tiny one nothing.
+    assert not only(diagnose(EMAIL, ASCII, trace, collapse_threshold=0.001), "valid_mass_collapse")
+
+
+def test_collapse_at_the_start_explains_the_leading_space():
+    trace = make_trace(
+        "[a-z]+",
+        ASCII,
+        [("ian", 0.02, [(" ian", 0.7, False), (" j", 0.1, False)]), (None, 0.9, [])],
+        "accepted",
+    )
+    (collapse,) = only(diagnose("[a-z]+", ASCII, trace), "valid_mass_collapse")
+    assert "start with a space" in collapse.message and collapse.steps == (0,)
+
+
+def test_loop_in_the_email_story():
+    trace = email_story()
+    (loop,) = only(diagnose(EMAIL, ASCII, trace), "loop")
+    assert loop.states == (5, 6)
+    assert loop.steps[0] == 7 and loop.steps[-1] == len(trace.steps) - 1
+    assert "`.I`" in loop.message and "`[a-zA-Z0-9-.]+`" in loop.message
+    assert loop.severity == "error"  # it ran until max_tokens
+    assert loop.fragment == "[a-zA-Z0-9-.]+"
+    assert loop.suggestion is not None and not matches(loop.suggestion, trace.text)
+
+
+def test_no_loop_for_short_or_varied_text():
+    short = email_story(stop_reason="accepted", laps=1)
+    assert not only(diagnose(EMAIL, ASCII, short), "loop")
+    words = make_trace(
+        "[a-z ]+",
+        ASCII,
+        [(c, 0.9, [(c, 0.9, True)]) for c in "the quick brown fox jumps"] + [(None, 0.9, [])],
+        "accepted",
+    )
+    assert not only(diagnose("[a-z ]+", ASCII, words), "loop")
+
+
+def test_whitespace_loop():
+    pieces = [("{", 0.9, [])] + [("\n", 0.5, [("\n", 0.5, True)])] * 8
+    trace = make_trace(r"\{[ \n]*\}", ASCII, pieces, "max_tokens", max_tokens=9)
+    (loop,) = only(diagnose(r"\{[ \n]*\}", ASCII, trace), "loop")
+    assert "`\\n`" in loop.message and loop.suggestion == r"\{[ ]?\}"
+
+
+def test_truncation_says_how_much_was_missing():
+    trace = email_story()
+    (cut,) = only(diagnose(EMAIL, ASCII, trace), "truncation")
+    assert cut.severity == "error" and cut.states == (5,)
+    assert "max_tokens=" in cut.message and "1 more character" in cut.message
+    assert "safe_end" in cut.message
+    assert cut.steps == (len(trace.steps) - 1,)
+
+
+def test_truncation_of_a_run_that_happens_to_match_is_only_noted():
+    pieces = [(c, 0.9, [(c, 0.9, True)]) for c in "1234"]
+    trace = make_trace("[0-9]+", ASCII, pieces, "max_tokens", max_tokens=4)
+    (cut,) = only(diagnose("[0-9]+", ASCII, trace), "truncation")
+    assert cut.severity == "info"
+
+
+def test_prob_limit_and_dead_end_stops():
+    pieces = [(c, 0.9, [(c, 0.9, True)]) for c in "12"]
+    trace = make_trace("[0-9]+", ASCII, pieces, "prob_limit", prob_limit=0.1)
+    (stop,) = only(diagnose("[0-9]+", ASCII, trace), "prob_limit")
+    assert stop.severity == "info" and "10%" in stop.message
+    stuck = make_trace("[0-9]+x", ASCII, pieces, "dead_end")
+    (dead,) = only(diagnose("[0-9]+x", ASCII, stuck), "dead_end")
+    assert dead.severity == "error" and dead.steps == (1,)
+
+
+def test_max_tokens_comes_from_the_trace_options():
+    trace = make_trace("[0-9]{10}", ASCII, [("1", 0.9, [])], "max_tokens", max_tokens=3)
+    budget = only(diagnose("[0-9]{10}", ASCII, trace), "budget")
+    assert budget and budget[0].severity == "error"
+
+
+# --- the real model: seed 002's email story ------------------------------------------------
+
+
+@pytest.mark.slow
+def test_email_story_on_the_real_model():
+    """Seed 002: `ian.swannack@gmail.com.au.I.I.I.I`. Greedy SmolLM2 in completion mode
+    writes `.jerome.swannack@coolcompany.com.I.I.T.I.A.I…`: it ends its sentence with `.`,
+    which the pattern reads as another domain label, and then it circles."""
+    try:
+        from fsmviz.generate import generate
+        from fsmviz.models import load_model
+    except ImportError as error:  # pragma: no cover - only before fsmviz.generate lands
+        pytest.skip(f"fsmviz.generate / fsmviz.models not available yet: {error}")
+    model = load_model()
+    trace = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=40, chat=False)
+    findings = diagnose(EMAIL, model.vocab, trace)
+    assert_suggestions_compile(findings)
+    tail = "[a-zA-Z0-9-.]+"
+    loops = only(findings, "loop")
+    collapses = only(findings, "valid_mass_collapse")
+    assert loops or collapses, [f.message for f in findings]
+    index = build_index(EMAIL, model.vocab)
+    if loops:
+        loop = loops[0]
+        # The loop is the domain tail (states 5 and 6), and rewriting it stops the story.
+        assert set(loop.states) <= {5, 6} and loop.fragment == tail
+        assert all(trace.steps[i].state_before in (5, 6) for i in loop.steps)
+        looped = "".join(trace.steps[i].text for i in loop.steps)
+        assert looped.count(".") >= 3
+        assert not matches(loop.suggestion, trace.text)
+    # Where the valid mass collapsed, the model wanted something the pattern forbade.
+    for collapse in collapses:
+        for i in collapse.steps:
+            step = trace.steps[i]
+            assert step.valid_mass < 0.05
+            assert index.next_state(step.state_before, step.token_id) == step.state_after
+    # The static half names the same culprit.
+    (static_tail,) = [f for f in only(findings, "unbounded_repeat") if f.fragment == tail]
+    assert "seed 002" in static_tail.message
