@@ -20,6 +20,13 @@ either the pattern, the vocabulary, or the run itself:
 ``diagnose(pattern, vocab, trace=None)`` returns ``Finding`` records, errors first. Static
 findings need only the pattern and the vocabulary; a ``Trace`` adds the dynamic ones.
 
+Where the pitfalls come from: seed 002 (summed valid mass, the ``.I.I.I`` email, digits
+without end), seed 001 (truncation at the token limit and the safe end), seed 003 (``hot``
+vs ``hotel`` needs an end marker), and the trackers: endless whitespace in JSON (outlines
+#484, #839; xgrammar #345, #412; llama.cpp bounds it as ``[ \\t]{0,20}`` in #7866), ASCII
+``\\d \\w \\s`` in interegular/outlines, and the leading-space problem that token healing
+addresses (outlines #161).
+
 **Naming regex fragments.** DFA states do not remember which part of the pattern made them.
 A small lexer finds the quantified atoms and alternations in the pattern text with their
 positions; to learn which of them a DFA cycle belongs to, we build a witness string that
@@ -851,7 +858,7 @@ class _Doctor:
         if loop.node is None:
             return None
         fragment = self.text(loop.node)
-        rewritten = self.bounded(loop.node, loop.accepting)
+        rewritten = self.bounded(loop.node, self.dot_reopens(loop))
         if rewritten is None:
             return None
         claimed = {id(other.node) for other in self.loops if other is not loop and other.node}
@@ -863,7 +870,7 @@ class _Doctor:
         pattern = self.rewrite_all(copies, rewritten[0])
         return (pattern, rewritten[0], rewritten[1]) if pattern else None
 
-    def bounded(self, node: _Node, accepting_loop: bool) -> tuple[str, str] | None:
+    def bounded(self, node: _Node, reopens: bool) -> tuple[str, str] | None:
         """A bounded rewrite of an unbounded repeat: (new fragment, why), or None."""
         base_node = node.children[0]
         base = self.pattern[node.start : node.quant_start]
@@ -886,7 +893,7 @@ class _Doctor:
                     limit = 12
                 else:
                     limit = 32
-                if accepting_loop and not others and "." in chars and len(chars) > 1:
+                if reopens and not others and "." in chars and len(chars) > 1:
                     dropped = _drop_member(base, ".")
                     if dropped is not None:
                         base = dropped
@@ -1069,25 +1076,37 @@ class _Doctor:
                 )
             )
             return found
+        grouped: dict[tuple[tuple[tuple[int, int], ...], bool], list[_Blocked]] = {}
         for b in explicit:
-            atom = self.atom_for(c for lo, hi in b.ranges for c in range(lo, hi + 1))
-            target = dfa.transitions[b.state][b.k]
-            single = len(b.ranges) == 1 and b.ranges[0][0] == b.ranges[0][1]
-            consequence = (
-                f" The edge to state {target} can never be taken"
-                if b.whole_edge
-                else f" {'It' if single else 'They'} can never be written there"
-            )
-            if target in lost:
-                consequence += f", and state {target} is never reached"
+            grouped.setdefault((b.ranges, b.whole_edge), []).append(b)
+        for (ranges, whole), group in grouped.items():
+            first = group[0]
+            atom = self.atom_for(c for lo, hi in ranges for c in range(lo, hi + 1))
+            targets = sorted({dfa.transitions[g.state][g.k] for g in group})
+            single = len(ranges) == 1 and ranges[0][0] == ranges[0][1]
+            if whole:
+                edges = "edge" if len(group) == 1 else "edges"
+                consequence = f" The {edges} to {_states_text(targets)} can never be taken"
+            else:
+                consequence = f" {'It' if single else 'They'} can never be written there"
+            never = [t for t in targets if t in lost]
+            if never:
+                consequence += f", and {_states_text(never)} {'is' if len(never) == 1 else 'are'}"
+                consequence += " never reached"
             fragment = f" (from `{_frag(self.text(atom))}`)" if atom else ""
+            where = (
+                _cap(self.where(first.state))
+                if len(group) == 1
+                else f"In {_states_text(sorted({g.state for g in group}))}"
+            )
             found.append(
                 Finding(
                     "unreachable_char",
                     "warning",
-                    f"{_cap(self.where(b.state))} the pattern allows {chars_text(b)}"
-                    f"{fragment}, but no token of {name} can write it.{consequence}.",
-                    states=(b.state, target),
+                    f"{where} the pattern allows "
+                    f"{chars_text(first)}{fragment}, but no token of {name} can write "
+                    f"{'it' if single else 'them'}.{consequence}.",
+                    states=tuple(dict.fromkeys([*(g.state for g in group), *targets])),
                     fragment=self.text(atom) if atom else None,
                     span=(atom.start, atom.end) if atom else None,
                 )
@@ -1122,6 +1141,18 @@ class _Doctor:
         chars = frozenset().union(*(dfa.classes[k].chars for k in ks))
         return chars, any(dfa.classes[k].others for k in ks)
 
+    def dot_reopens(self, loop: _Loop) -> bool:
+        """Whether, inside an accepting loop, a `.` leads to a state that is not a match:
+        the model that means `.` as the end of its sentence must then write more."""
+        dfa = self.dfa
+        if not loop.accepting:
+            return False
+        for s in loop.states:
+            t = dfa.step(s, ".")
+            if t is not None and t in loop.states and not dfa.is_accepting(t):
+                return True
+        return False
+
     def unbounded(self) -> list[Finding]:
         found = []
         for loop in self.loops:
@@ -1145,7 +1176,7 @@ class _Doctor:
                 )
             elif others and node is not None and node.children[0].kind == "atom":
                 flavour = " It takes almost any character, so nothing in the text forces an end."
-            elif loop.accepting and "." in chars and len(chars) > 1:
+            elif self.dot_reopens(loop) and len(chars) > 1:
                 flavour = (
                     " Because `.` is in the loop, a model that ends its sentence with `.` "
                     "is forced to go on (seed 002: `ian.swannack@gmail.com.au.I.I.I`)."
