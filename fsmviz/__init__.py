@@ -7,20 +7,36 @@ Read the engine top-down, in the order data flows:
 3. ``bytedfa`` the same DFA one UTF-8 byte at a time (what tokens are made of)
 4. ``vocab``   a tokenizer's vocabulary as raw bytes; ``trie`` the same as a byte trie
 5. ``index``   state -> {allowed token -> next state}, over the whole vocabulary
+6. ``models``  a real model (bundled offline, or from the hub); ``generate`` the masked,
+   recorded step loop (``trace`` holds its records); ``processor`` the same mask for
+   transformers' own ``generate``
 """
 
 from .dfa import CharClass, Dfa, Edge, compile_regex
+from .generate import GenerationOptions, Stream, generate, stream
 from .index import TokenIndex, build_index
+from .models import Model, ModelLoadError, load_model
 from .syntax import RegexError
+from .trace import Candidate, Step, Trace
 from .vocab import Vocabulary
 
 __all__ = [
+    "Candidate",
     "CharClass",
     "Dfa",
     "Edge",
+    "GenerationOptions",
+    "Model",
+    "ModelLoadError",
     "RegexError",
+    "Step",
+    "Stream",
     "TokenIndex",
+    "Trace",
     "Vocabulary",
     "build_index",
     "compile_regex",
+    "generate",
+    "load_model",
+    "stream",
 ]

@@ -17,7 +17,7 @@ Layout of the cache (``$FSMVIZ_CACHE`` or ``~/.cache/fsmviz``)::
 
     smollm2-135m-instruct/
         tokenizer/      <- bundled_tokenizer_dir()
-        model/          <- reserved for bundled_model_dir() (not implemented here)
+        model/          <- bundled_model_dir(): float32 safetensors + tokenizer
 """
 
 from __future__ import annotations
@@ -159,5 +159,32 @@ def bundled_tokenizer_dir() -> Path:
     return convert_once(target, save, _TOKENIZER_MARKERS)
 
 
-# bundled_model_dir() -> Path belongs here: it will convert the GGUF weights once into
-# bundled_cache_dir() / "model" with convert_once(), in the same way as the tokenizer.
+_MODEL_MARKERS = ("config.json", "model.safetensors", "tokenizer.json")
+
+
+def bundled_model_dir() -> Path:
+    """Return a Hugging Face model folder (weights and tokenizer) for the bundled model.
+
+    The first call dequantizes the GGUF weights to float32 (about 10 s) and saves them as an
+    ordinary safetensors checkpoint; later loads take well under a second. The quantization
+    settings read from the GGUF are dropped before saving: the saved weights are plain floats.
+    """
+    target = bundled_cache_dir() / "model"
+    if _is_complete(target, _MODEL_MARKERS):
+        return target
+    tokenizer_dir = bundled_tokenizer_dir()
+
+    def save(tmp: Path) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf_folder()), gguf_file=GGUF_FILE, dtype=torch.float32
+        )
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(str(tmp))
+        AutoTokenizer.from_pretrained(str(tokenizer_dir)).save_pretrained(str(tmp))
+
+    return convert_once(target, save, _MODEL_MARKERS)

@@ -38,7 +38,10 @@ from .dfa import Dfa, compile_regex
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
-__all__ = ["TokenIndex", "build_index"]
+__all__ = ["TokenIndex", "build_index", "UNREACHABLE"]
+
+UNREACHABLE = 2**62
+"""Distance of a state from which acceptance cannot be reached."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class TokenIndex:
     _rows: dict[int, Row] = field(default_factory=dict, repr=False)
     _lock: Lock = field(default_factory=Lock, repr=False)
     _states: tuple[int, ...] | None = field(default=None, repr=False)
+    _distances: np.ndarray | None = field(default=None, repr=False)
 
     initial_state: int = 0
 
@@ -121,6 +125,30 @@ class TokenIndex:
         mask = np.zeros(len(self.vocab), dtype=bool)
         mask[self.allowed_tokens(state)] = True
         return mask
+
+    def token_distances(self) -> np.ndarray:
+        """Fewest tokens from each state to an accepting state (0 when accepting; a huge
+        number when unreachable). What a safe end needs: with ``n`` tokens left, only
+        tokens leading to a state at distance ``<= n - 1`` can still finish in time."""
+        if self._distances is None:
+            states = self.states
+            predecessors: dict[int, set[int]] = {}
+            for state in states:
+                for target in np.unique(self._rows[state].targets).tolist():
+                    predecessors.setdefault(target, set()).add(state)
+            distances = np.full(self.byte_dfa.num_states, UNREACHABLE, dtype=np.int64)
+            frontier = [s for s in states if self.is_accepting(s)]
+            distances[frontier] = 0
+            while frontier:
+                following = []
+                for target in frontier:
+                    for state in predecessors.get(target, ()):
+                        if distances[state] == UNREACHABLE:
+                            distances[state] = distances[target] + 1
+                            following.append(state)
+                frontier = following
+            self._distances = distances
+        return self._distances
 
     def is_char_state(self, state: int) -> bool:
         """Whether ``state`` is a state of the drawn DFA (not inside a character)."""

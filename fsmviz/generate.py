@@ -1,0 +1,387 @@
+"""Constrained generation, one token at a time, recording everything.
+
+The loop is the textbook one with a mask in the middle:
+
+1. run the model on the tokens not yet seen (the prompt first, then each new token),
+   reusing the KV cache so every step costs one token's worth of compute;
+2. turn the last logits into the model's own distribution (after temperature) and
+   measure it against the DFA: the *valid mass* is the probability of all allowed tokens;
+3. mask every token the DFA forbids (``-inf``) and sample from what is left;
+4. move the DFA along the chosen token's bytes; yield a ``Step``.
+
+Three refinements make it end well and run fast:
+
+* **EOS only in accepting states**, and the run stops as ``accepted`` once the state
+  accepts and nothing else may follow.
+* **Safe end** (seed 001). The index knows the fewest tokens from each state to
+  acceptance. When the budget gets tight, only tokens that can still finish in time stay
+  allowed, so the output fully matches whenever the shortest completion fits in
+  ``max_tokens``. Other engines return invalid text on truncation.
+* **Fast-forward** (seed 002). When the pattern leaves exactly one way to continue — the
+  constant ``{"title": "`` of a JSON template — the text is appended without sampling,
+  and all its tokens go through the model in a single forward pass. Those steps are
+  marked ``forced``; their statistics still come from the model's logits.
+
+``stream`` keeps all per-call state (KV cache, random generator, DFA state) in the call,
+so one loaded ``Model`` can serve concurrent callers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import regex
+import torch
+
+from .index import TokenIndex, build_index
+from .models import Model
+from .trace import Candidate, Step, StopReason, Trace
+
+__all__ = ["GenerationOptions", "Stream", "generate", "stream", "MAX_TOKENS_LIMIT"]
+
+MAX_TOKENS_LIMIT = 1024
+TOP_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """The knobs of one generation, checked on construction."""
+
+    max_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    chat: bool = True
+    prob_limit: float | None = None
+    fast_forward: bool = True
+    safe_end: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
+            raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}")
+        if not 0.0 <= self.temperature <= 10.0:
+            raise ValueError("temperature must be between 0 (greedy) and 10")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError("top_p must be in (0, 1]")
+        if self.prob_limit is not None and not 0.0 <= self.prob_limit <= 1.0:
+            raise ValueError("prob_limit must be between 0 and 1")
+
+
+def generate(model: Model, pattern: str | None, prompt: str, **options: object) -> Trace:
+    """Run ``stream`` to the end and return the finished ``Trace``."""
+    run = stream(model, pattern, prompt, **options)
+    for _ in run:
+        pass
+    return run.trace()
+
+
+def stream(model: Model, pattern: str | None, prompt: str, **options: object) -> Stream:
+    """Generate token by token, yielding a ``Step`` for each as soon as it exists.
+    ``pattern=None`` runs the same loop unconstrained. Raises ``RegexError`` for a bad
+    pattern and ``ValueError`` for bad options, before any work is done."""
+    opts = GenerationOptions(**options)  # type: ignore[arg-type]
+    index = build_index(pattern, model.vocab) if pattern is not None else None
+    return Stream(_Run(model, index, opts), pattern, prompt)
+
+
+class Stream(Iterator[Step]):
+    """The steps of one generation as they come; ``stop_reason`` and ``trace()`` once
+    it is exhausted."""
+
+    def __init__(self, run: _Run, pattern: str | None, prompt: str):
+        self.pattern = pattern
+        self.prompt = prompt
+        self.steps: list[Step] = []
+        self._run = run
+        self._started = time.perf_counter()
+        self._seconds = 0.0
+        self._steps = run.steps(encode_prompt(run.model, prompt, run.opts.chat))
+
+    def __next__(self) -> Step:
+        try:
+            step = next(self._steps)
+        except StopIteration:
+            self._seconds = self._seconds or time.perf_counter() - self._started
+            raise
+        self.steps.append(step)
+        return step
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """Why the generation stopped, or None while it runs."""
+        return self._run.stop_reason
+
+    @property
+    def text(self) -> bytes:
+        return b"".join(step.token_bytes for step in self.steps)
+
+    def trace(self) -> Trace:
+        """The finished generation (call after the stream is exhausted)."""
+        text = self.text.decode("utf-8", errors="replace")
+        matched = self.pattern is not None and regex.fullmatch(self.pattern, text) is not None
+        return Trace(
+            text=text,
+            steps=tuple(self.steps),
+            stop_reason=self.stop_reason or "max_tokens",
+            matched=matched,
+            pattern=self.pattern,
+            prompt=self.prompt,
+            options=asdict(self._run.opts),
+            seconds=self._seconds or time.perf_counter() - self._started,
+        )
+
+
+def encode_prompt(model: Model, prompt: str, chat: bool) -> list[int]:
+    """Prompt token ids: through the chat template when ``chat`` (and the model has one)."""
+    tokenizer = model.tokenizer
+    if chat and getattr(tokenizer, "chat_template", None):
+        ids = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
+        )
+        if not isinstance(ids, list):  # a BatchEncoding in newer transformers
+            ids = ids["input_ids"]
+    else:
+        ids = tokenizer(prompt, add_special_tokens=True)["input_ids"]
+    if not ids:  # an empty raw prompt: start from a boundary token
+        start = tokenizer.bos_token_id
+        ids = [start if start is not None else model.vocab.eos_token_id]
+    return list(ids)
+
+
+class _Run:
+    """One generation: everything here belongs to this call only."""
+
+    def __init__(self, model: Model, index: TokenIndex | None, opts: GenerationOptions):
+        self.model = model
+        self.index = index
+        self.opts = opts
+        self.size = model.logits_size
+        self.eos = model.vocab.eos_token_id
+        self.masks: dict[int, torch.Tensor] = {}
+        self.cache = None
+        self.stop_reason: StopReason | None = None
+        device = model.device if model.device.type == "cuda" else torch.device("cpu")
+        self.generator = torch.Generator(device=device).manual_seed(opts.seed)
+
+    # --- the loop -------------------------------------------------------------------------
+
+    def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
+        state = self.index.initial_state if self.index else 0
+        pending = prompt_ids
+        done = 0
+        while True:
+            forced = self._forced(state, self.opts.max_tokens - done) if self.index else []
+            logits = self._forward(pending + [t for t, _ in forced], len(forced) + 1)
+            for j, (token, after) in enumerate(forced):
+                done += 1
+                step = self._step(done - 1, logits[j], state, token, after, forced=True)
+                state = after
+                if self._finished(state):
+                    self.stop_reason = "accepted"
+                elif done == self.opts.max_tokens:
+                    self.stop_reason = "max_tokens"
+                yield step
+                if self.stop_reason:
+                    return
+            if done >= self.opts.max_tokens:
+                self.stop_reason = "max_tokens"
+                return
+            allowed = self._allowed(state)
+            if allowed is None:
+                self.stop_reason = "dead_end"  # no token can follow, and no match so far
+                return
+            probs = self._distribution(logits[-1])
+            valid_mass = _mass(probs, allowed)
+            limit = self.opts.prob_limit
+            if limit is not None and self._accepting(state) and valid_mass < limit:
+                self.stop_reason = "prob_limit"
+                return
+            token = self._sample(logits[-1], self._safe(allowed, state, done))
+            after = self.index.next_state(state, token) if self.index else 0
+            done += 1
+            step = self._step(done - 1, logits[-1], state, token, after, probs=probs)
+            state = after
+            if token == self.eos or self._finished(state):
+                self.stop_reason = "accepted"
+            elif done == self.opts.max_tokens:
+                self.stop_reason = "max_tokens"
+            yield step
+            if self.stop_reason:
+                return
+            pending = [token]
+
+    # --- pieces ---------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def _forward(self, ids: list[int], last: int) -> torch.Tensor:
+        """Feed ``ids`` through the model (extending the KV cache); logits of the last
+        ``last`` positions, as float32 on the model's device."""
+        input_ids = torch.tensor([ids], device=self.model.device)
+        out = self.model.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
+        self.cache = out.past_key_values
+        return out.logits[0, -last:].float()
+
+    def _distribution(self, logits: torch.Tensor) -> torch.Tensor:
+        """The model's unconstrained distribution after temperature (greedy shows T=1)."""
+        t = self.opts.temperature
+        return torch.softmax(logits / t if t > 0 else logits, dim=-1)
+
+    def _accepting(self, state: int) -> bool:
+        return self.index.is_accepting(state) if self.index else True
+
+    def _finished(self, state: int) -> bool:
+        """Accepting, and no token may follow: the match is complete."""
+        return (
+            bool(self.index) and self._accepting(state) and len(self.index.row(state).tokens) == 0
+        )
+
+    def _allowed(self, state: int) -> torch.Tensor | None:
+        """Boolean mask of DFA-allowed tokens (cached per state), None at a dead end."""
+        if self.index is None:
+            mask = self.masks.get(-1)
+            if mask is None:
+                mask = self.masks[-1] = torch.ones(
+                    self.size, dtype=torch.bool, device=self.model.device
+                )
+            return mask
+        mask = self.masks.get(state)
+        if mask is None:
+            ids = self.index.allowed_tokens(state)
+            if len(ids) == 0:
+                return None
+            mask = torch.zeros(self.size, dtype=torch.bool)
+            mask[torch.from_numpy(ids.astype(np.int64))] = True
+            mask = self.masks[state] = mask.to(self.model.device)
+        return mask
+
+    def _safe(self, allowed: torch.Tensor, state: int, done: int) -> torch.Tensor:
+        """Restrict ``allowed`` to tokens that can still reach acceptance within budget."""
+        if self.index is None or not self.opts.safe_end:
+            return allowed
+        left = self.opts.max_tokens - done  # tokens we may still emit, this one included
+        distances = self.index.token_distances()
+        if distances[state] > left:
+            return allowed  # even the shortest completion does not fit: nothing to save
+        row = self.index.row(state)
+        fits = distances[row.targets] <= left - 1
+        if fits.all():
+            return allowed
+        mask = torch.zeros(self.size, dtype=torch.bool)
+        mask[torch.from_numpy(row.tokens[fits].astype(np.int64))] = True
+        if self._accepting(state):
+            mask[self.eos] = True
+        return mask.to(self.model.device)
+
+    def _sample(self, logits: torch.Tensor, mask: torch.Tensor) -> int:
+        masked = logits.masked_fill(~mask, float("-inf"))
+        if self.opts.temperature == 0:
+            return int(torch.argmax(masked))
+        probs = torch.softmax(masked / self.opts.temperature, dim=-1)
+        if self.opts.top_p < 1.0:
+            sorted_probs, order = torch.sort(probs, descending=True)
+            keep = torch.cumsum(sorted_probs, 0) - sorted_probs < self.opts.top_p
+            probs = torch.zeros_like(probs).scatter_(0, order[keep], sorted_probs[keep])
+        # Inverse-CDF sampling: one uniform draw from the seeded generator.
+        cumulative = torch.cumsum(probs.to(self.generator.device), dim=0)
+        u = torch.rand(1, generator=self.generator, device=self.generator.device)
+        index = torch.searchsorted(cumulative, u * cumulative[-1], right=True)
+        return int(index.clamp_(max=len(cumulative) - 1))
+
+    def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
+        """The tokens of the only possible continuation from ``state`` (fast-forward), as
+        (token, state after) pairs; empty when the model has a choice to make. With a safe
+        end, the chain stops before a token that would leave too few tokens to finish."""
+        if not self.opts.fast_forward or budget <= 0:
+            return []
+        text = _forced_text(self.index, state)
+        ids = self.model.tokenizer.encode(text, add_special_tokens=False) if text else []
+        chain: list[tuple[int, int]] = []
+
+        def fits(after: int) -> bool:
+            if not self.opts.safe_end:
+                return True
+            distances = self.index.token_distances()
+            left = budget - len(chain) - 1  # tokens left after this one
+            return distances[after] <= left or distances[state] > left + 1
+
+        for token in ids[:budget]:
+            after = self.index.next_state(state, token)
+            if after is None or not fits(after):
+                return chain
+            chain.append((token, after))
+            state = after
+        while len(chain) < budget and not self._accepting(state):
+            row = self.index.row(state)  # a single allowed token is forced too (toy vocabs)
+            if len(row.tokens) != 1:
+                break
+            chain.append((int(row.tokens[0]), int(row.targets[0])))
+            state = int(row.targets[0])
+        return chain
+
+    def _step(
+        self,
+        number: int,
+        logits: torch.Tensor,
+        state: int,
+        token: int,
+        after: int,
+        forced: bool = False,
+        probs: torch.Tensor | None = None,
+    ) -> Step:
+        if probs is None:
+            probs = self._distribution(logits)
+        allowed = self._allowed(state)
+        allowed_mask = allowed if allowed is not None else torch.zeros_like(probs, dtype=torch.bool)
+        top_p, top_ids = torch.topk(probs, TOP_CANDIDATES)
+        vocab = self.model.vocab
+        top = tuple(
+            Candidate(_text(vocab, i), float(p), bool(allowed_mask[i]))
+            for p, i in zip(top_p.tolist(), top_ids.tolist(), strict=True)
+        )
+        return Step(
+            token_id=token,
+            text="" if token == self.eos else _text(vocab, token),
+            state_before=state,
+            state_after=after,
+            allowed_count=int(allowed_mask.sum()),
+            valid_mass=_mass(probs, allowed_mask),
+            top=top,
+            forced=forced,
+            index=number,
+            prob=float(probs[token]),
+            token_bytes=b"" if token == self.eos else _bytes(vocab, token),
+            is_eos=token == self.eos,
+        )
+
+
+def _mass(probs: torch.Tensor, mask: torch.Tensor) -> float:
+    """Total probability of the masked-in tokens, summed in float64 and kept in [0, 1]."""
+    return min(1.0, float(probs[mask].sum(dtype=torch.float64)))
+
+
+def _text(vocab, token: int) -> str:
+    return vocab.token_text(token) if token < len(vocab) else f"<{token}>"
+
+
+def _bytes(vocab, token: int) -> bytes:
+    return vocab.token_bytes(token) if token < len(vocab) else b""
+
+
+def _forced_text(index: TokenIndex, state: int) -> str:
+    """The constant text ahead of ``state``: follow the DFA while exactly one character is
+    possible and the text so far is not yet a match."""
+    if not index.is_char_state(state):
+        return ""
+    dfa = index.dfa
+    chars = []
+    while not dfa.is_accepting(state) and len(dfa.transitions[state]) == 1:
+        ((k, target),) = dfa.transitions[state].items()
+        cls = dfa.classes[k]
+        if cls.others or len(cls.chars) != 1:
+            break
+        chars.append(next(iter(cls.chars)))
+        state = target
+    return "".join(chars)
