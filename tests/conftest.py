@@ -1,0 +1,39 @@
+"""Shared test set-up: offline environment, the bundled vocabulary, the seed cases."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Test the working tree's fsmviz, also when pytest is run as `.venv/bin/pytest` (which,
+# unlike `python -m pytest`, does not put the current folder on sys.path).
+_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+# Tests never touch the network and never phone home. Set before anything imports
+# transformers, huggingface_hub or gradio (conftest is imported first).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from oracle import load_seed_cases  # noqa: E402  (tests/ is on sys.path under pytest)
+
+
+@pytest.fixture(scope="session")
+def seed_cases() -> dict[str, Any]:
+    """tests/cases/seed_regexes.json: a copy of ../shared/cases, so that CI has it too."""
+    return load_seed_cases()
+
+
+@pytest.fixture(scope="session")
+def bundled_vocab():
+    """The real 49,152-token SmolLM2 vocabulary, loaded once per test session."""
+    from fsmviz import Vocabulary
+
+    return Vocabulary.bundled()
