@@ -347,33 +347,14 @@ def oracle_allowed(pattern: str, vocab, prefix: bytes) -> set[int]:
     and ``len``). See the module docstring for the definition.
     """
     eos = vocab.eos_token_id
-    token_bytes = vocab_token_bytes(vocab)
-    allowed: set[int] = set()
-    split = split_utf8(prefix)
-    if split is None:
-        return allowed  # nothing can follow a prefix that is already broken
-    compiled = compile_oracle(pattern)
-    prefix_text, prefix_tail = split
-
-    for token_id, tok in enumerate(token_bytes):
-        if token_id == eos:
-            if not prefix_tail and full_match_bytes(pattern, prefix):
-                allowed.add(token_id)
-            continue
-        if not tok:
-            continue  # special tokens other than EOS are never written
-        if not prefix_tail:
-            # Fast path: the common case of a prefix and a token that are both whole text.
-            try:
-                text = prefix_text + tok.decode("utf-8")
-            except UnicodeDecodeError:
-                if prefix_is_viable(pattern, prefix + tok):
-                    allowed.add(token_id)
-                continue
-            if compiled.fullmatch(text, partial=True) is not None:
-                allowed.add(token_id)
-        elif prefix_is_viable(pattern, prefix + tok):
-            allowed.add(token_id)
+    allowed = {
+        token_id
+        for token_id, tok in enumerate(vocab_token_bytes(vocab))
+        # Special tokens (b"") other than EOS are never written.
+        if token_id != eos and tok and prefix_is_viable(pattern, prefix + tok)
+    }
+    if eos_allowed(pattern, prefix):
+        allowed.add(eos)
     return allowed
 
 
