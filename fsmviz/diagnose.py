@@ -42,6 +42,7 @@ between calls is in bounded caches.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter, deque
@@ -307,10 +308,10 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-FULL_CHECK_POSITIONS = 160
-"""Suggestions up to this many character positions are compiled into a DFA before they are
-offered; larger ones (whose DFA can take a second to build) are checked for syntax and size
-only. The tests compile every suggestion fully."""
+FULL_CHECK_POSITIONS = 600
+"""Suggestions up to this many character positions are compiled into their DFA before they
+are offered. Larger ones (a bounded repeat of a whole JSON object, whose DFA takes a second
+to build) are only parsed and measured; the tests compile every seed suggestion fully."""
 
 
 @lru_cache(maxsize=512)
@@ -815,7 +816,25 @@ class _Doctor:
 
         if self.char_sccs:
             visit(set(dfa.states), True)
-        return sorted(out, key=lambda loop: (len(self.prefixes[loop.entry]), loop.entry))
+        out.sort(key=lambda loop: (len(self.prefixes[loop.entry]), loop.entry))
+        # One loop per repeat of the pattern: a repeat inside {2} or copied by minimisation
+        # can make several DFA loops; they are one thing to fix.
+        merged: list[_Loop] = []
+        by_node: dict[int, int] = {}
+        for loop in out:
+            if loop.node is None or id(loop.node) not in by_node:
+                if loop.node is not None:
+                    by_node[id(loop.node)] = len(merged)
+                merged.append(loop)
+                continue
+            i = by_node[id(loop.node)]
+            first = merged[i]
+            merged[i] = dataclasses.replace(
+                first,
+                states=tuple(sorted({*first.states, *loop.states})),
+                accepting=first.accepting or loop.accepting,
+            )
+        return merged
 
     def loop_for(self, states: Iterable[int]) -> _Loop | None:
         """The innermost loop holding all of ``states``."""
@@ -851,27 +870,40 @@ class _Doctor:
                         best = (end - start, node)
         return best[1] if best is not None else None
 
+    @cached_property
+    def bounded_fixes(self) -> dict[int, tuple[str, str, str] | None]:
+        return {id(loop): self._bounded_fix(loop) for loop in self.loops}
+
     def bounded_fix(self, loop: _Loop) -> tuple[str, str, str] | None:
-        """(rewritten pattern, bounded fragment, why) for a loop's repeat, or None. Copies
-        of the same repeat text that no other loop claims are bounded too: patterns like
-        the JSON seed repeat their structure, and the DFA shares one loop between them."""
+        """(rewritten pattern, bounded fragment, why) for a loop's repeat, or None."""
+        return self.bounded_fixes.get(id(loop))
+
+    def _bounded_fix(self, loop: _Loop) -> tuple[str, str, str] | None:
+        """Copies of the same repeat text that no other loop claims are bounded too:
+        patterns like the JSON seed repeat their structure, and the DFA shares one loop
+        between them. When the rewrite does not compile (a bound inside an ambiguous part
+        makes the DFA count in many places at once), smaller bounds are tried."""
         if loop.node is None:
             return None
         fragment = self.text(loop.node)
-        rewritten = self.bounded(loop.node, self.dot_reopens(loop))
-        if rewritten is None:
-            return None
         claimed = {id(other.node) for other in self.loops if other is not loop and other.node}
         copies = [
             n
             for n in self.unbounded_repeats
             if n is loop.node or (self.text(n) == fragment and id(n) not in claimed)
         ]
-        pattern = self.rewrite_all(copies, rewritten[0])
-        return (pattern, rewritten[0], rewritten[1]) if pattern else None
+        reopens = self.dot_reopens(loop)
+        for shrink in (1, 2, 4, 8):
+            rewritten = self.bounded(loop.node, reopens, shrink)
+            pattern = self.rewrite_all(copies, rewritten[0])
+            if pattern:
+                return pattern, rewritten[0], rewritten[1]
+        return None
 
-    def bounded(self, node: _Node, reopens: bool) -> tuple[str, str] | None:
-        """A bounded rewrite of an unbounded repeat: (new fragment, why), or None."""
+    def bounded(self, node: _Node, reopens: bool, shrink: int = 1) -> tuple[str, str]:
+        """A bounded rewrite of an unbounded repeat: (new fragment, why). The bound is a
+        plausible length for the kind of text (12 digits, 32 letters, 8 repetitions of a
+        group, one space), divided by ``shrink``."""
         base_node = node.children[0]
         base = self.pattern[node.start : node.quant_start]
         lo = node.lo
@@ -887,12 +919,8 @@ class _Doctor:
                     why = "at most one, instead of any number"
                 hi = max(lo, 1)
             else:
-                if others:
-                    limit = 64
-                elif chars <= set("0123456789"):
-                    limit = 12
-                else:
-                    limit = 32
+                limit = 12 if not others and chars <= set("0123456789") else 32
+                limit = max(2, limit // shrink)
                 if reopens and not others and "." in chars and len(chars) > 1:
                     dropped = _drop_member(base, ".")
                     if dropped is not None:
@@ -904,7 +932,8 @@ class _Doctor:
                 hi = lo + limit if lo >= limit else limit
                 why += f"at most {hi} characters"
         else:
-            hi = lo + 8 if lo >= 8 else 8
+            limit = max(2, 8 // shrink)
+            hi = lo + limit if lo >= limit else limit
             why = f"at most {hi} repetitions"
         if (lo, hi) == (0, 1):
             quantifier = "?"
