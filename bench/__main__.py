@@ -1,12 +1,13 @@
 """Run every benchmark and print the targets table last."""
 
-from bench import index_bench
+from bench import generate_bench, index_bench
 from bench.table import print_table
 
 
 def main() -> None:
     targets = []
     targets += index_bench.main()
+    targets += generate_bench.main()
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 

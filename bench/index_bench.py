@@ -84,10 +84,11 @@ def main() -> list[tuple[str, ...]]:
         ["regex", "fsmviz", "outlines-core", "ratio", "states", "first mask", "naive step"],
         rows,
     )
+    mean, worst, first = geomean(ratios), max(ratios), max(firsts)
     return [
-        check("index build ratio, geometric mean", geomean(ratios), "<= 0.5", geomean(ratios) <= 0.5),
-        check("index build ratio, worst regex", max(ratios), "<= 1.5", max(ratios) <= 1.5),
-        check("first allowed set, worst", max(firsts) * 1e3, "<= 5 ms", max(firsts) <= 0.005, " ms"),
+        check("index build ratio, geometric mean", mean, "<= 0.5", mean <= 0.5),
+        check("index build ratio, worst regex", worst, "<= 1.5", worst <= 1.5),
+        check("first allowed set, worst", first * 1e3, "<= 5 ms", first <= 0.005, " ms"),
     ]
 
 

@@ -25,10 +25,16 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[objec
     cells = [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
     print(f"\n{title}")
-    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    print(_line(header, widths))
     print("  ".join("-" * w for w in widths))
     for row in cells:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        print(_line(row, widths))
+
+
+def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """First column left-aligned, the rest right-aligned."""
+    pairs = enumerate(zip(cells, widths, strict=True))
+    return "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in pairs)
 
 
 def check(name: str, value: float, target: str, ok: bool, unit: str = "") -> tuple[str, ...]:

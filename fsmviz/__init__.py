@@ -10,9 +10,12 @@ Read the engine top-down, in the order data flows:
 6. ``models``  a real model (bundled offline, or from the hub); ``generate`` the masked,
    recorded step loop (``trace`` holds its records); ``processor`` the same mask for
    transformers' own ``generate``
+7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates;
+   ``render`` draws the DFA with graphviz
 """
 
 from .dfa import CharClass, Dfa, Edge, compile_regex
+from .diagnose import Finding, diagnose
 from .generate import GenerationOptions, Stream, generate, stream
 from .index import TokenIndex, build_index
 from .models import Model, ModelLoadError, load_model
@@ -25,6 +28,7 @@ __all__ = [
     "CharClass",
     "Dfa",
     "Edge",
+    "Finding",
     "GenerationOptions",
     "Model",
     "ModelLoadError",
@@ -36,6 +40,7 @@ __all__ = [
     "Vocabulary",
     "build_index",
     "compile_regex",
+    "diagnose",
     "generate",
     "load_model",
     "stream",

@@ -154,16 +154,18 @@ def _is_escaped(pattern: str, index: int) -> bool:
 
 
 def _check_syntax(pattern: str) -> None:
-    """Let the ``regex`` module judge the syntax: it gives precise positions."""
+    """Judge the syntax with Python's own ``re`` (precise positions and messages). What only
+    the ``regex`` module accepts (``\\p{L}``, possessive ``a++``) passes on to ``_normalize``,
+    which refuses it with a hint."""
     try:
-        regex.compile(pattern)
-    except regex.error as error:
-        message = str(error.msg if hasattr(error, "msg") else error)
-        raise RegexError(
-            f"invalid regular expression: {message}",
-            getattr(error, "pos", None),
-            _syntax_hint(message),
-        ) from None
+        re.compile(pattern)
+    except re.error as error:
+        try:
+            regex.compile(pattern)
+        except regex.error:
+            raise RegexError(
+                f"invalid regular expression: {error.msg}", error.pos, _syntax_hint(error.msg)
+            ) from None
 
 
 def _syntax_hint(message: str) -> str | None:

@@ -138,9 +138,7 @@ def avoid_regex_bugs(pattern: str) -> str:
             x = ord(excluded)
             ranges = [(0, x - 1), (x + 1, 0x10FFFF)]
             out.append(
-                "["
-                + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges if lo <= hi)
-                + "]"
+                "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges if lo <= hi) + "]"
             )
         i = end + 1
     return "".join(out)
@@ -412,8 +410,8 @@ def check_state_against_oracle(index, vocab, pattern: str, state, prefix: bytes)
     """
     got = engine_allowed(index, state)
     expected = oracle_allowed(pattern, vocab, prefix)
-    assert got == expected, (
-        f"pattern {pattern!r}, prefix {prefix!r}: " + describe_difference(vocab, got, expected)
+    assert got == expected, f"pattern {pattern!r}, prefix {prefix!r}: " + describe_difference(
+        vocab, got, expected
     )
     accepting = bool(index.is_accepting(state))
     assert accepting == full_match_bytes(pattern, prefix), (

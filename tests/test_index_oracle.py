@@ -320,7 +320,7 @@ def greedy_spelling(vocab: Vocabulary, data: bytes) -> list[int]:
                 pos += size
                 break
         else:
-            raise AssertionError(f"no token spells {data[pos:pos + 1]!r}")
+            raise AssertionError(f"no token spells {data[pos : pos + 1]!r}")
     return ids
 
 

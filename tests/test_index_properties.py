@@ -95,17 +95,25 @@ def _covers(members, ch: str) -> bool:
 def regex_trees(alphabet: Sequence[str]) -> st.SearchStrategy:
     chars = st.sampled_from(alphabet)
     ordered = sorted(alphabet, key=ord)
-    ranges = st.tuples(
-        st.integers(0, len(ordered) - 2), st.integers(1, len(ordered) - 1)
-    ).filter(lambda lh: lh[0] < lh[1]).map(lambda lh: (ordered[lh[0]], ordered[lh[1]]))
+    ranges = (
+        st.tuples(st.integers(0, len(ordered) - 2), st.integers(1, len(ordered) - 1))
+        .filter(lambda lh: lh[0] < lh[1])
+        .map(lambda lh: (ordered[lh[0]], ordered[lh[1]]))
+    )
     members = st.lists(st.one_of(chars, chars, ranges), min_size=1, max_size=3)
-    classes = st.tuples(st.booleans(), members).filter(
-        # A negated class must still contain a character of the alphabet.
-        lambda nm: not nm[0] or not all(_covers(nm[1], c) for c in alphabet)
-    ).map(lambda nm: ("class", nm[0], nm[1]))
+    classes = (
+        st.tuples(st.booleans(), members)
+        .filter(
+            # A negated class must still contain a character of the alphabet.
+            lambda nm: not nm[0] or not all(_covers(nm[1], c) for c in alphabet)
+        )
+        .map(lambda nm: ("class", nm[0], nm[1]))
+    )
     bounds = st.integers(0, 2).flatmap(
-        lambda m: st.sampled_from([f"{{{m}}}", f"{{{m},}}"])
-        | st.integers(m, 3).map(lambda n: f"{{{m},{n}}}")
+        lambda m: (
+            st.sampled_from([f"{{{m}}}", f"{{{m},}}"])
+            | st.integers(m, 3).map(lambda n: f"{{{m},{n}}}")
+        )
     )
     quantifiers = st.sampled_from(["?", "*", "+"]) | bounds
     leaves = st.one_of(
@@ -238,9 +246,7 @@ def test_non_ascii_patterns_with_tokens_that_split_characters(pattern, pieces, c
     pieces=split_tokens(NON_ASCII_ALPHABET),
     choices=walks,
 )
-def test_split_tokens_without_fillers_stay_within_oracle_and_live(
-    pattern, pieces, choices
-) -> None:
+def test_split_tokens_without_fillers_stay_within_oracle_and_live(pattern, pieces, choices) -> None:
     """Without the filler bytes the index may refuse more than the oracle (a piece of 日
     whose other piece is missing), but never allows what the oracle refuses, and every
     token it allows leads to a state that still allows something."""

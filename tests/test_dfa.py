@@ -1,0 +1,120 @@
+"""The character DFA and its byte view, held against `regex` and against interegular."""
+
+from __future__ import annotations
+
+import interegular
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fsmviz import RegexError, compile_regex
+from fsmviz.bytedfa import to_bytes
+
+ALPHABET = ["a", "b", "0", "7", ".", "@", '"', " ", "\n", "é", "日", "本", "😀", "\x04", "Z"]
+
+
+def fullmatch(pattern: str, text: str) -> bool:
+    return regex.fullmatch(pattern, text, flags=regex.ASCII) is not None
+
+
+def test_seed_dfas_are_minimal_like_interegulars(seed_cases):
+    """Same language, same number of states as interegular's own reduced FSM."""
+    for name, pattern in seed_cases["regexes"].items():
+        ours = compile_regex(pattern)
+        theirs = interegular.parse_pattern(pattern).to_fsm().reduce()
+        assert ours.num_states == len(theirs.states), name
+        assert len(ours.accepting) == len(theirs.finals), name
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.data())
+def test_dfa_and_byte_dfa_agree_with_regex(seed_cases, data):
+    patterns = [*seed_cases["regexes"].values(), "(日本|東京)[0-9]{2}", "(😀|🎉)+", "[^\"]+",
+                ".{2,3}", "(?i)ab|c", "[一-龥]+x?", "a|ab", "\\x04?b"]  # fmt: skip
+    pattern = data.draw(st.sampled_from(patterns))
+    dfa = compile_regex(pattern)
+    byte_dfa = to_bytes(dfa)
+    for _ in range(40):
+        text = data.draw(st.text(alphabet=st.sampled_from([*ALPHABET, "1", "-"]), max_size=8))
+        expected = fullmatch(pattern, text)
+        assert dfa.accepts(text) == expected, (pattern, text)
+        state = byte_dfa.run(text.encode())
+        assert (state is not None and bool(byte_dfa.accepting[state])) == expected, (pattern, text)
+
+
+def test_invalid_utf8_never_gets_through():
+    byte_dfa = to_bytes(compile_regex("(?s).+"))
+    for bad in [b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+                b"\xf5\x80\x80\x80", b"\xff", b"\x80", b"\xe6\x97"]:  # fmt: skip
+        state = byte_dfa.run(bad)
+        assert state is None or not byte_dfa.accepting[state], bad
+    for good in ["\x00", "\x7f", "\u0080", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff",
+                 "\U00010000", "\U0010ffff"]:  # fmt: skip
+        state = byte_dfa.run(good.encode())
+        assert state is not None and byte_dfa.accepting[state], repr(good)
+
+
+def test_labels_are_readable():
+    labels = {e.label for e in compile_regex(r"[0-9]+\.[0-9]+").edges()}
+    assert labels == {"0-9", "."}
+    assert {e.label for e in compile_regex('"[^"]+"').edges()} == {'"', 'not "'}
+    assert {e.label for e in compile_regex("a.b").edges()} == {"a", "not \\n", "b"}
+    assert {e.label for e in compile_regex("[ \\t]x").edges()} == {"\\t ␣", "x"}
+    assert "\\x04" in {e.label for e in compile_regex("\\x04").edges()}
+
+
+def test_anchors_at_the_ends_are_dropped():
+    for pattern in ["^[0-9]+$", "\\A[0-9]+\\Z", "^[0-9]+", "[0-9]+$"]:
+        dfa = compile_regex(pattern)
+        assert dfa.pattern == "[0-9]+" and dfa.accepts("42") and not dfa.accepts("")
+    assert compile_regex("a\\$").accepts("a$")  # an escaped dollar is a character
+
+
+def test_unicode_escapes_and_literal_bracket():
+    assert compile_regex("\\u65e5\\u672c").accepts("日本")
+    assert compile_regex("[]a]+").accepts("]a]")
+    assert compile_regex("[^]a]").accepts("b") and not compile_regex("[^]a]").accepts("]")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "position", "words"),
+    [
+        ("(?=a)b", 0, "lookahead"),
+        ("ab(?<!a)", 2, "lookbehind"),
+        ("(a)\\1", 3, "backreference"),
+        ("\\bword", 0, "word boundary"),
+        ("a^b", 1, "anchors"),
+        ("ab$c", 2, "anchors"),
+        ("[abc", 0, "unterminated character set"),
+        ("(ab", 0, "missing )"),
+        ("a**", 2, "multiple repeat"),
+        ("x{2}+", 4, "possessive"),
+        ("\\p{L}+", 0, "Unicode properties"),
+        ("(?x)a b", 0, "flag"),
+        ("[z-a]", 1, "bad character range"),
+    ],
+)
+def test_refusals_say_what_where_and_what_instead(pattern, position, words):
+    with pytest.raises(RegexError) as caught:
+        compile_regex(pattern)
+    error = caught.value
+    assert words in error.message
+    assert error.position == position
+    assert error.hint
+    assert "^" in error.pointer(pattern).splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(a|b)*a(a|b){20}", "a{100000}", "((a{10}){10}){100}", "(.{0,50}x){2}[ab]{30}"]
+)
+def test_explosive_patterns_are_refused_as_too_large(pattern):
+    with pytest.raises(RegexError, match="too large"):
+        compile_regex(pattern)
+
+
+def test_distances_to_acceptance():
+    dfa = compile_regex("abc|d")
+    assert dfa.distances()[dfa.initial] == 1
+    assert dfa.distances()[dfa.run("ab")] == 1
+    assert all(dfa.distances()[s] == 0 for s in dfa.accepting)
