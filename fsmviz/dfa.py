@@ -164,6 +164,18 @@ class Dfa:
         cls = self.classes[k]
         return _label(cls.chars, cls.others, self.mentioned)
 
+    def to_dict(self) -> dict[str, object]:
+        """States and labelled transitions as plain data (for the ``/dfa`` API)."""
+        return {
+            "pattern": self.pattern,
+            "states": list(self.states),
+            "initial": self.initial,
+            "accepting": sorted(self.accepting),
+            "transitions": [
+                {"from": e.source, "to": e.target, "label": e.label} for e in self.edges()
+            ],
+        }
+
     def distances(self) -> list[int]:
         """Fewest characters from each state to an accepting state (0 when accepting)."""
         reverse: dict[int, set[int]] = {s: set() for s in self.states}

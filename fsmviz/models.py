@@ -12,6 +12,7 @@ random generator, DFA state) in the call, so one model can serve many callers at
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,7 +23,7 @@ from .bundled import BUNDLED_MODEL_NAME, bundled_model_dir
 from .cache import BoundedCache
 from .vocab import Vocabulary
 
-__all__ = ["Model", "ModelLoadError", "load_model", "on_gpu", "pick_device"]
+__all__ = ["BackgroundModel", "Model", "ModelLoadError", "load_model", "on_gpu", "pick_device"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,6 +93,59 @@ def _load(name: str | None, device: torch.device) -> Model:
         ),
         device=device,
     )
+
+
+class BackgroundModel:
+    """Loads a model in a background thread so a server can start at once and say
+    "loading" meanwhile (the first start converts the bundled model, ~20 s)."""
+
+    def __init__(self, name: str | None = None, device: str | None = None):
+        self.name = name
+        self._done = threading.Event()
+        self._model: Model | None = None
+        self._error: Exception | None = None
+        threading.Thread(target=self._load, args=(name, device), daemon=True).start()
+
+    def _load(self, name: str | None, device: str | None) -> None:
+        try:
+            self._model = load_model(name, device)
+        except Exception as error:  # reported to every caller, never raised in the thread
+            self._error = error if isinstance(error, ModelLoadError) else ModelLoadError(str(error))
+        finally:
+            self._done.set()
+
+    @property
+    def status(self) -> str:
+        if not self._done.is_set():
+            bundled = self.name is None
+            what = BUNDLED_MODEL_NAME if bundled else self.name
+            extra = " (the first start converts the bundled model once, ~20 s)" if bundled else ""
+            return f"Loading {what}…{extra}"
+        if self._error is not None:
+            return f"The model could not be loaded: {self._error}"
+        assert self._model is not None
+        return f"Model: {self._model.name} on {self._model.device.type}"
+
+    @property
+    def ready(self) -> bool:
+        return self._done.is_set() and self._error is None
+
+    def get(self, timeout: float | None = None) -> Model:
+        """The model, waiting up to ``timeout`` seconds; raises ``ModelLoadError``."""
+        if not self._done.wait(timeout):
+            raise ModelLoadError(self.status)
+        if self._error is not None:
+            raise self._error
+        assert self._model is not None
+        return self._model
+
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary, available before the model when it is the bundled one."""
+        if self._model is not None:
+            return self._model.vocab
+        if self.name is None:
+            return Vocabulary.bundled()
+        return self.get().vocab
 
 
 def on_gpu(fn: F) -> F:

@@ -8,11 +8,16 @@ picked without the constraint, and which token was taken.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Literal, NamedTuple
 
 __all__ = ["Candidate", "Step", "StopReason", "Trace"]
+
+CSV_COLUMNS = ("step", "token_id", "text", "state_before", "state_after", "allowed_count",
+               "valid_mass", "prob", "forced", "top")  # fmt: skip
 
 StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end"]
 
@@ -77,3 +82,18 @@ class Trace:
 
     def to_json(self, **kwargs: object) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
+
+    def to_csv(self) -> str:
+        """One row per step, for spreadsheets."""
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(CSV_COLUMNS)
+        for s in self.steps:
+            top = "; ".join(
+                f"{c.text!r} {c.prob:.4f} {'ok' if c.allowed else 'blocked'}" for c in s.top
+            )
+            writer.writerow(
+                [s.index, s.token_id, s.text, s.state_before, s.state_after, s.allowed_count,
+                 f"{s.valid_mass:.6f}", f"{s.prob:.6f}", s.forced, top]
+            )  # fmt: skip
+        return out.getvalue()

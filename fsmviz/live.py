@@ -1,0 +1,204 @@
+"""What the page shows, frame by frame, while a generation streams.
+
+The app's handlers only forward these frames to Gradio. A run streams the constrained
+generation first (DFA lit at the current state, tokens appearing, table growing), then
+the unconstrained *shadow* run for the same prompt and seed: what the model wanted. The
+chart is redrawn at most every half second (a plotly redraw costs the browser ~0.7 s)
+and once at the end; the doctor looks at the finished trace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import plotly.graph_objects as go
+
+from .charts import valid_mass_figure
+from .dfa import Dfa, compile_regex
+from .diagnose import Finding, diagnose
+from .generate import GenerationOptions, stream
+from .models import Model
+from .render import RenderError, highlight, to_svg
+from .syntax import RegexError
+from .trace import Step, Trace
+from .views import error_html, esc, findings_html, output_html, steps_html
+from .vocab import Vocabulary
+
+__all__ = ["DRAW_LIMIT", "Frame", "PatternView", "live_run", "pattern_view", "path_view"]
+
+DRAW_LIMIT = 300
+"""DFAs with more states are described, not drawn: a layout that large is unreadable."""
+CHART_EVERY = 0.5
+
+
+@dataclass(frozen=True)
+class PatternView:
+    """A pattern as the page shows it before any run: drawing, findings, error."""
+
+    pattern: str
+    dfa: Dfa | None
+    svg: str
+    findings: tuple[Finding, ...]
+    error: str
+
+    def dfa_html(
+        self, steps: Sequence[Step] = (), upto: int | None = None, marked: Sequence[int] = ()
+    ) -> str:
+        return dfa_html(self, steps, upto, marked)
+
+
+def pattern_view(pattern: str, vocab: Vocabulary, trace: Trace | None = None) -> PatternView:
+    """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception."""
+    try:
+        dfa = compile_regex(pattern)
+    except RegexError as error:
+        return PatternView(pattern, None, "", (), error_html(error, pattern))
+    findings = tuple(diagnose(pattern, vocab, trace))
+    if dfa.num_states > DRAW_LIMIT:
+        return PatternView(pattern, dfa, "", findings, "")
+    try:
+        svg = to_svg(dfa, title=pattern)
+    except RenderError as error:
+        return PatternView(pattern, dfa, "", findings, error_html(error))
+    return PatternView(pattern, dfa, svg, findings, "")
+
+
+def path_view(steps: Sequence[Step], upto: int | None, num_char_states: int):
+    """(current state, visited states, taken edges) after step ``upto`` (all steps if None).
+    States inside a multi-byte character are not drawn; the path skips over them."""
+    chosen = steps if upto is None else steps[: upto + 1]
+    visited, edges = {0}, set()
+    current = 0
+    for step in chosen:
+        if step.state_after < num_char_states:
+            if step.state_before < num_char_states:
+                edges.add((step.state_before, step.state_after))
+            current = step.state_after
+            visited.add(current)
+    return current, visited, edges
+
+
+def dfa_html(
+    view: PatternView,
+    steps: Sequence[Step] = (),
+    upto: int | None = None,
+    marked: Sequence[int] = (),
+) -> str:
+    if view.dfa is None:
+        return '<p class="empty">No automaton: fix the pattern above.</p>'
+    dfa = view.dfa
+    summary = f"{dfa.num_states} states, {len(dfa.accepting)} accepting (double circles)"
+    if not view.svg:
+        return (
+            f'<div class="dfa-view"><p class="dfa-bar">{summary}</p><p class="empty">'
+            f"Too large to draw readably (more than {DRAW_LIMIT} states); the table and "
+            "the chart still show every step.</p></div>"
+        )
+    current, visited, edges = path_view(steps, upto, dfa.num_states)
+    svg = highlight(view.svg, current=current, visited=visited, marked=marked, path_edges=edges)
+    zoom = "".join(
+        f'<button type="button" data-zoom="{z}" title="{t}">{label}</button>'
+        for z, label, t in (("out", "−", "zoom out"), ("fit", "fit", "fit"), ("in", "+", "zoom in"))
+    )
+    return (
+        f'<div class="dfa-view" data-states="{dfa.num_states}">'
+        f'<div class="dfa-bar">{summary} · current state {current}'
+        f'<span class="zoom">{zoom}</span></div><div class="dfa-scroll">{svg}</div></div>'
+    )
+
+
+@dataclass
+class Frame:
+    """One update of the page. ``chart`` is None when it did not change."""
+
+    dfa: str
+    output: str
+    shadow: str
+    steps: str
+    chart: go.Figure | None
+    diagnosis: str
+    error: str
+    status: str
+    trace: Trace | None = None
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+
+
+def live_run(
+    model: Model, view: PatternView, prompt: str, options: GenerationOptions
+) -> Iterator[Frame]:
+    """Stream the constrained run, then the shadow run, as page frames."""
+    findings_now = findings_html(view.findings)
+    if view.dfa is None:
+        yield Frame(
+            dfa_html(view),
+            "",
+            "",
+            steps_html([]),
+            None,
+            findings_now,
+            view.error,
+            "Fix the pattern first.",
+        )
+        return
+    kwargs = {k: getattr(options, k) for k in GenerationOptions.__dataclass_fields__}
+    run = stream(model, view.pattern, prompt, **kwargs)
+    steps: list[Step] = []
+    last_chart = 0.0
+    for step in run:
+        steps.append(step)
+        now = time.perf_counter()
+        chart = None
+        if now - last_chart > CHART_EVERY:
+            chart, last_chart = valid_mass_figure(steps), now
+        yield Frame(
+            view.dfa_html(steps),
+            output_html(steps),
+            "",
+            steps_html(steps),
+            chart,
+            findings_now,
+            "",
+            f"Generating… {len(steps)} tokens",
+        )
+    trace = run.trace()
+    findings = tuple(diagnose(view.pattern, model.vocab, trace))
+    done = _status(trace)
+    final = Frame(
+        view.dfa_html(steps),
+        output_html(steps, final=True),
+        "",
+        steps_html(steps),
+        valid_mass_figure(steps),
+        findings_html(findings),
+        "",
+        done,
+        trace,
+        findings,
+    )
+    yield final
+    shadow_steps: list[Step] = []
+    for step in stream(model, None, prompt, **kwargs):
+        shadow_steps.append(step)
+        final.shadow = output_html(shadow_steps)
+        final.chart = None
+        final.status = f"{done} Now the unconstrained shadow run… {len(shadow_steps)} tokens"
+        yield final
+    final.shadow = output_html(shadow_steps, final=True)
+    final.status = done
+    yield final
+
+
+def _status(trace: Trace) -> str:
+    verdict = "matches the pattern" if trace.matched else "does NOT match the pattern"
+    why = {
+        "accepted": "the pattern was complete",
+        "max_tokens": "the token budget ran out",
+        "prob_limit": "the valid mass fell below the limit",
+        "dead_end": "no token could continue",
+    }[trace.stop_reason]
+    return esc(
+        f"Done: {len(trace.steps)} tokens in {trace.seconds:.1f} s "
+        f"({trace.tokens_per_second:.1f}/s); stopped because {why}; the output {verdict}."
+    )
