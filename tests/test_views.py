@@ -1,0 +1,107 @@
+"""The page's HTML pieces: exact output text, escaping, and the live frames of a run."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from fsmviz import Candidate, Step, Vocabulary, compile_regex
+from fsmviz.charts import valid_mass_figure
+from fsmviz.generate import GenerationOptions
+from fsmviz.live import live_run, path_view, pattern_view
+from fsmviz.syntax import RegexError
+from fsmviz.views import error_html, findings_html, output_html, pieces, steps_html
+
+HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\"&'<>", "\x04\u202e"]
+
+
+def step(i: int, data: bytes, mass: float = 0.5, forced: bool = False) -> Step:
+    top = (Candidate("<b>", 0.4, False), Candidate('"&', 0.1, True))
+    text = data.decode("utf-8", errors="backslashreplace")
+    return Step(i, text, 0, 1, 3, mass, top, forced, i, 0.1, data)
+
+
+def text_content(markup: str) -> str:
+    """What a browser's textContent would give (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def test_output_text_content_is_exactly_the_generated_text():
+    # "日" split across two tokens, a newline, and hostile token text.
+    data = [b"\xe6\x97", b"\xa5", b"\n<img src=x onerror=alert(1)>", b" &amp;", b'"']
+    steps = [step(i, d) for i, d in enumerate(data)]
+    expected = b"".join(data).decode()
+    assert "".join(pieces(steps)) == expected
+    markup = output_html(steps, final=True)
+    assert text_content(markup) == expected
+    assert "<img" not in markup and "&lt;img" in markup
+
+
+def test_steps_table_and_findings_escape_everything():
+    for payload in HOSTILE:
+        steps = [step(0, payload.encode())]
+        table, output = steps_html(steps, selected=0), output_html(steps)
+        for markup in (table, output):
+            assert "<img" not in markup and "<script" not in markup
+            assert "<b>" not in markup  # a top candidate's text, escaped
+        assert "\x04" not in table  # control characters are shown as \x04 in the table
+    from fsmviz.diagnose import Finding
+
+    finding = Finding("loop", "warning", HOSTILE[0], (1,), HOSTILE[1])
+    markup = findings_html([finding], selected=0)
+    assert "<img" not in markup and "<script" not in markup and "&lt;script&gt;" in markup
+
+
+def test_steps_table_has_one_row_per_step_and_marks_selection():
+    steps = [step(i, b"a", forced=i == 1) for i in range(4)]
+    markup = steps_html(steps, selected=2)
+    assert markup.count("<tr data-step=") == 4
+    assert '<tr data-step="2" class="selected">' in markup
+    assert '<tr data-step="1" class="forced">' in markup
+
+
+def test_error_box_points_at_the_position():
+    pattern = "ab(?=c)<script>"
+    markup = error_html(RegexError("lookahead is not supported", 2, "fold it in"), pattern)
+    assert "<script>" not in markup
+    caret_line = text_content(markup).split("\n")[1]
+    assert caret_line.index("^") == 2
+
+
+def test_path_view_skips_states_inside_a_character():
+    # 0 -(e6 97)-> 9 (inside 日) -(a5)-> 1 -("本")-> 2, with 3 drawn states
+    steps = [Step(0, "", 0, 9, 1, 1, (), index=0), Step(1, "", 9, 1, 1, 1, (), index=1),
+             Step(2, "", 1, 2, 1, 1, (), index=2)]  # fmt: skip
+    current, visited, edges = path_view(steps, None, 3)
+    assert current == 2 and visited == {0, 1, 2} and edges == {(1, 2)}
+    assert path_view(steps, 0, 3)[0] == 0
+
+
+def test_chart_has_a_point_per_step():
+    steps = [step(i, b"a", mass=m) for i, m in enumerate([0.9, 0.01, 0.5])]
+    figure = valid_mass_figure(steps, log=True, selected=1, marked=[1])
+    assert list(figure.data[0].x) == [0, 1, 2]
+    assert figure.layout.yaxis.type == "log"
+    assert len(figure.data) == 3  # valid mass, allowed count, the marked finding
+
+
+def test_a_bad_pattern_gives_an_error_view_not_an_exception():
+    view = pattern_view("(?=a)b", Vocabulary.from_strings(["a", "b"]))
+    assert view.dfa is None and "lookahead" in view.error
+
+
+@pytest.mark.slow
+def test_live_frames_of_a_real_run():
+    from fsmviz import load_model
+
+    model = load_model()
+    view = pattern_view("[0-9]{2}", model.vocab)
+    frames = list(live_run(model, view, "Two digits:", GenerationOptions(max_tokens=4)))
+    final = next(f for f in frames if f.trace is not None)
+    assert final.trace.matched
+    assert text_content(final.output) == final.trace.text
+    assert 'class="node state s' in final.dfa and "current" in final.dfa
+    assert frames[-1].shadow and "Done" in frames[-1].status
+    assert compile_regex("[0-9]{2}").accepts(final.trace.text)
