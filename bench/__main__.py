@@ -1,6 +1,6 @@
 """Run every benchmark and print the targets table last."""
 
-from bench import generate_bench, index_bench
+from bench import app_bench, generate_bench, index_bench
 from bench.table import print_table
 
 
@@ -8,6 +8,7 @@ def main() -> None:
     targets = []
     targets += index_bench.main()
     targets += generate_bench.main()
+    targets += app_bench.main()
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 
