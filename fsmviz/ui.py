@@ -18,7 +18,7 @@ import gradio as gr
 from .charts import valid_mass_figure
 from .generate import MAX_TOKENS_LIMIT, GenerationOptions, generate
 from .live import live_run, pattern_view
-from .models import BackgroundModel, ModelLoadError
+from .models import BackgroundModel, ModelLoadError, on_gpu
 from .render import to_dot
 from .syntax import RegexError
 from .trace import Trace
@@ -65,6 +65,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
         view = pattern_view(pattern, models.vocabulary())
         return view.dfa_html(), findings_html(view.findings), view.error
 
+    @on_gpu  # on a ZeroGPU Space, the GPU is attached while a run streams
     def on_run(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit) -> Iterator:
         try:
             if len(prompt) > MAX_PROMPT:
@@ -286,6 +287,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             api_visibility="private",
         )
 
+        @on_gpu
         def trace_api(
             regex: str, prompt: str, max_tokens: int = 64, temperature: float = 0.0, seed: int = 0
         ) -> dict[str, Any]:
