@@ -1,0 +1,104 @@
+"""The stall doctor: why a regex-guided generation loops, truncates or stalls, in plain words.
+
+Constrained generation fails in a handful of recurring ways, and each leaves a trace in
+either the pattern, the vocabulary, or the run itself:
+
+* **The vocabulary cannot spell it.** The DFA allows a character that no token of this
+  vocabulary can write (SmolLM2 has no token containing ``\\x04``). If every route to a match
+  needs such a character, no generation can ever finish (``dead_end``).
+* **The pattern never has to end.** A cycle in the DFA (``[a-zA-Z0-9-.]+``, flexible
+  whitespace ``[ \\n]*``) lets a model that does not choose to stop ride it forever. Seed 002's
+  ``ian.swannack@gmail.com.au.I.I.I.I`` is exactly this: the model meant ``.`` as the end of
+  its sentence, the pattern read it as another domain label (``unbounded_repeat``, ``loop``).
+* **The output stops too early**, at the shorter option of ``hot|hotel`` (``prefix_alternative``).
+* **The budget is too small**: the fewest tokens from the start to a match exceed
+  ``max_tokens`` (``budget``), or a run was cut off before it matched (``truncation``).
+* **The model is being dragged.** The *valid mass*, the model's own probability of all
+  allowed tokens, collapses: the pattern forces text the model did not want
+  (``valid_mass_collapse``).
+
+``diagnose(pattern, vocab, trace=None)`` returns ``Finding`` records, errors first. Static
+findings need only the pattern and the vocabulary; a ``Trace`` adds the dynamic ones.
+
+Where the pitfalls come from: seed 002 (summed valid mass, the ``.I.I.I`` email, digits
+without end), seed 001 (truncation at the token limit and the safe end), seed 003 (``hot``
+vs ``hotel`` needs an end marker), and the trackers: endless whitespace in JSON (outlines
+#484, #839; xgrammar #345, #412; llama.cpp bounds it as ``[ \\t]{0,20}`` in #7866), ASCII
+``\\d \\w \\s`` in interegular/outlines, and the leading-space problem that token healing
+addresses (outlines #161).
+
+Read the modules in this order: ``finding`` (the record), ``case`` (the facts shared by all
+findings), ``static`` (with ``spelling``, ``stops`` and ``style``) and ``dynamic`` (the
+findings), then what they build on: ``examples`` (readable texts for states),
+``fragments`` (the pattern's text in pieces), ``loops`` (cycles named by the pattern's
+repeats), ``rewrites`` (checked suggestions) and ``text`` (wording).
+
+Everything here is a pure function of (pattern, vocabulary, trace); the only state kept
+between calls is in bounded caches.
+"""
+
+from __future__ import annotations
+
+from ..index import UNREACHABLE, TokenIndex, build_index
+from ..syntax import RegexError
+from ..trace import Trace
+from ..vocab import Vocabulary
+from .case import Case
+from .dynamic import dynamic_findings
+from .examples import example_prefixes
+from .finding import KINDS, RANK, Finding, Severity
+from .static import regex_error, static_findings
+
+__all__ = [
+    "KINDS",
+    "Finding",
+    "Severity",
+    "diagnose",
+    "example_prefixes",
+    "token_distances",
+]
+
+
+def diagnose(
+    pattern: str,
+    vocab: Vocabulary,
+    trace: Trace | None = None,
+    *,
+    max_tokens: int | None = None,
+    collapse_threshold: float = 0.05,
+) -> list[Finding]:
+    """Why ``pattern`` may stall with ``vocab`` (and, given a ``trace``, why that run did).
+
+    Never raises for a bad pattern: it becomes a single ``regex_error`` finding. When
+    ``max_tokens`` is not given it is taken from ``trace.options`` if present. The trace
+    must come from this pattern and vocabulary (its states are the index's states);
+    ``ValueError`` otherwise. ``collapse_threshold`` is the valid mass below which a step
+    counts as a collapse.
+    """
+    try:
+        index = build_index(pattern, vocab)
+    except RegexError as error:
+        return [regex_error(pattern, error)]
+    if trace is not None:
+        known = index.byte_dfa.num_states
+        if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
+            raise ValueError("the trace's states do not belong to this pattern's index")
+    if max_tokens is None and trace is not None:
+        value = trace.options.get("max_tokens") if trace.options else None
+        max_tokens = int(value) if isinstance(value, (int, float)) else None
+    case = Case(pattern, index, vocab)
+    found: list[Finding] = []
+    if trace is not None:
+        found += dynamic_findings(case, trace, collapse_threshold, max_tokens)
+    found += static_findings(case, max_tokens)
+    return sorted(found, key=lambda f: RANK[f.severity])
+
+
+def token_distances(index: TokenIndex) -> dict[int, int]:
+    """Fewest tokens from each state of ``index`` to an accepting state (0 when accepting).
+
+    States from which no match can be reached with this vocabulary are absent. A view of
+    ``TokenIndex.token_distances()`` (which computes all rows, once per index).
+    """
+    distances = index.token_distances()
+    return {s: int(distances[s]) for s in index.states if distances[s] != UNREACHABLE}

@@ -1,0 +1,123 @@
+"""One case for the doctor: a pattern with its token index and vocabulary, and the facts
+that several findings draw on (example texts, the pattern's pieces, its loops and their
+fixes, the cycles of the token graph), each computed once and only when first needed."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from functools import cached_property
+
+import numpy as np
+
+from ..index import UNREACHABLE, TokenIndex
+from ..vocab import Vocabulary
+from .examples import completion, example_prefixes
+from .finding import Finding
+from .fragments import Node, parse_pieces
+from .loops import Fix, Loop, bounded_fix, cycle_ids, find_loops, loop_for, sccs
+from .text import after
+
+
+class Case:
+    """Everything the findings need about one (pattern, vocabulary), computed lazily."""
+
+    def __init__(self, pattern: str, index: TokenIndex, vocab: Vocabulary):
+        self.pattern = pattern
+        self.index = index
+        self.dfa = index.dfa
+        self.vocab = vocab
+
+    # --- the character DFA: example texts ------------------------------------------------
+
+    @cached_property
+    def prefixes(self) -> list[str]:
+        return example_prefixes(self.dfa)
+
+    @cached_property
+    def char_distances(self) -> list[int]:
+        return self.dfa.distances()
+
+    def completion(self, state: int) -> str:
+        """A shortest readable text from ``state`` to a match."""
+        return completion(self.dfa, self.char_distances, state)
+
+    def where(self, state: int) -> str:
+        """``after `a@a.` (state 4)``."""
+        if state >= self.dfa.num_states:
+            return f"inside a multi-byte character (state {state})"
+        return f"{after(self.prefixes[state])} (state {state})"
+
+    @cached_property
+    def char_cycles(self) -> dict[int, int]:
+        """Each DFA state on a cycle -> an id of its strongly connected component."""
+        transitions = self.dfa.transitions
+
+        def successors(state: int) -> Iterable[int]:
+            return transitions[state].values()
+
+        return cycle_ids(sccs(self.dfa.states, successors), successors)
+
+    # --- the pattern's text ---------------------------------------------------------------
+
+    @cached_property
+    def nodes(self) -> list[Node]:
+        """Every piece of the pattern text (``fragments``), outermost first."""
+        return parse_pieces(self.pattern)
+
+    def text(self, node: Node) -> str:
+        return self.pattern[node.start : node.end]
+
+    def locate(self, finding: Finding, node: Node | None) -> Finding:
+        """``finding`` with ``node`` as its fragment and span (unchanged without a node)."""
+        if node is None:
+            return finding
+        return dataclasses.replace(finding, fragment=self.text(node), span=(node.start, node.end))
+
+    # --- loops -----------------------------------------------------------------------------
+
+    @cached_property
+    def repeats(self) -> list[Node]:
+        """The pattern's unbounded repeats."""
+        return [n for n in self.nodes if n.kind == "repeat" and n.hi is None]
+
+    @cached_property
+    def loops(self) -> list[Loop]:
+        return find_loops(self.pattern, self.dfa, self.repeats, self.prefixes, self.char_distances)
+
+    @cached_property
+    def fixes(self) -> dict[Loop, Fix | None]:
+        return {
+            loop: bounded_fix(self.pattern, self.dfa, loop, self.loops, self.repeats)
+            for loop in self.loops
+        }
+
+    def loop_for(self, states: Iterable[int]) -> Loop | None:
+        """The innermost loop holding all of ``states``."""
+        return loop_for(self.loops, states)
+
+    # --- the token graph ----------------------------------------------------------------
+
+    @cached_property
+    def token_successors(self) -> dict[int, list[int]]:
+        index = self.index
+        return {s: np.unique(index.row(s).targets).tolist() for s in index.states}
+
+    @cached_property
+    def token_sccs(self) -> list[list[int]]:
+        """Strongly connected components of the token graph, in reverse topological order."""
+        return sccs(self.index.states, self.token_successors.__getitem__)
+
+    @cached_property
+    def token_cycles(self) -> dict[int, int]:
+        """Each index state on a cycle -> an id of its strongly connected component."""
+        return cycle_ids(self.token_sccs, self.token_successors.__getitem__)
+
+    def tokens_needed(self, state: int) -> int | None:
+        """Fewest tokens from ``state`` to a match; None when there is none."""
+        distance = int(self.index.token_distances()[state])
+        return None if distance == UNREACHABLE else distance
+
+    @cached_property
+    def eos_text(self) -> str:
+        return self.vocab.token_text(self.vocab.eos_token_id)

@@ -1,0 +1,346 @@
+"""Findings from a run: what the trace of one generation shows went wrong.
+
+Three things are read off the recorded steps. Where the *valid mass* (the model's own
+probability of all allowed tokens) collapsed, the pattern forced text the model did not
+want: what did it want instead, and why was that forbidden (``valid_mass_collapse``)?
+Where the run circled one cycle of the token graph writing the same few things, it was
+riding an unbounded repeat (``loop``, seed 002's ``.I.I.I``). And how did it end: cut off by
+``max_tokens`` (``truncation``), stopped by ``prob_limit``, or stuck (``dead_end``)?
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from ..trace import Candidate, Step, Trace
+from .case import Case
+from .finding import Finding
+from .text import frag, percent, plural, show, states_text
+
+
+def dynamic_findings(
+    case: Case, trace: Trace, threshold: float, max_tokens: int | None
+) -> list[Finding]:
+    steps = list(trace.steps)
+    loops = _loops(case, trace, steps)
+    return _collapses(case, steps, threshold) + loops + _ending(case, trace, max_tokens, loops)
+
+
+def _step_text(step: Step) -> str:
+    if step.is_eos:
+        return ""
+    if step.token_bytes:
+        return step.token_bytes.decode("utf-8", errors="replace")
+    return step.text
+
+
+def _step_number(step: Step, position: int) -> int:
+    return step.index if step.index else position
+
+
+def _drawn(case: Case, states: Sequence[int]) -> list[int]:
+    """Those of ``states`` that are states of the drawn DFA (not inside a character)."""
+    return [s for s in states if 0 <= s < case.dfa.num_states]
+
+
+# --- valid mass collapses -------------------------------------------------------------------
+
+
+def _collapses(case: Case, steps: list[Step], threshold: float) -> list[Finding]:
+    """One warning per run of consecutive steps below ``threshold`` (the first five runs),
+    and a note listing the rest."""
+    runs: list[list[int]] = []
+    for i, s in enumerate(steps):
+        if not s.is_eos and not math.isnan(s.valid_mass) and s.valid_mass < threshold:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+    found = [_collapse(case, steps, run) for run in runs[:5]]
+    rest = runs[5:]
+    if rest:
+        numbers = [_step_number(steps[i], i) for r in rest for i in r]
+        found.append(
+            Finding(
+                "valid_mass_collapse",
+                "info",
+                f"The valid mass also fell below {percent(threshold)} at "
+                f"{plural(len(numbers), 'more step')}: {', '.join(map(str, numbers[:12]))}"
+                f"{'…' if len(numbers) > 12 else ''}.",
+                steps=tuple(numbers),
+            )
+        )
+    return found
+
+
+def _collapse(case: Case, steps: list[Step], run: list[int]) -> Finding:
+    worst = min(run, key=lambda i: steps[i].valid_mass)
+    step = steps[worst]
+    numbers = [_step_number(steps[i], i) for i in run]
+    blocked = [c for c in step.top if not c.allowed][:3]
+    wanted = ", ".join(f"`{show(c.text, 20)}` ({percent(c.prob)})" for c in blocked)
+    wrote = f"`{show(_step_text(step), 20)}`" if _step_text(step) else "the end of text"
+    when = f"At step {numbers[0]}"
+    if len(run) > 1:
+        when = f"At steps {numbers[0]}–{numbers[-1]} (worst: step {numbers[run.index(worst)]})"
+    before = "".join(_step_text(s) for s in steps[:worst])
+    place = f"after `{show(before)}`" if before else "at the start"
+    message = (
+        f"{when} the allowed tokens held only {percent(step.valid_mass)} of the "
+        f"model's probability ({place}, state {step.state_before}"
+        f"{', forced' if step.forced else ''})."
+    )
+    if wanted:
+        message += f" It wanted {wanted}, which the pattern forbids there; it wrote {wrote}."
+    else:
+        message += f" It wrote {wrote}."
+    message += _why_blocked(case, step, blocked, worst)
+    states = dict.fromkeys(
+        _drawn(case, [s for i in run for s in (steps[i].state_before, steps[i].state_after)])
+    )
+    loop = case.loop_for([step.state_before])
+    fix = case.fixes[loop] if loop is not None else None
+    finding = Finding(
+        "valid_mass_collapse",
+        "warning",
+        message,
+        states=tuple(states),
+        suggestion=fix.pattern if fix else None,
+        steps=tuple(numbers),
+    )
+    return case.locate(finding, loop.node if fix and loop else None)
+
+
+def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int) -> str:
+    """Why the model's favourites were forbidden: it wanted to end before a match, or its
+    first token starts with a space the pattern does not allow."""
+    state = step.state_before
+    notes = []
+    if any(c.text == case.eos_text for c in blocked) and not case.index.is_accepting(state):
+        if state < case.dfa.num_states:
+            rest = case.completion(state)
+            notes.append(
+                f" The model wanted to end here, but the pattern needs at least "
+                f"{plural(len(rest), 'more character')} (e.g. `{show(rest)}`)."
+            )
+        else:
+            notes.append(" The model wanted to end here, but the pattern is not complete.")
+    starts_with_space = any(c.text.startswith(" ") for c in blocked)
+    if i == 0 and starts_with_space and case.dfa.step(case.dfa.initial, " ") is None:
+        notes.append(
+            " Its favourite tokens start with a space, as words do after a prompt, "
+            "but the pattern cannot start with one: use chat mode, or allow `[ ]?` "
+            "at the start and strip it."
+        )
+    return "".join(notes)
+
+
+# --- loops in the run -----------------------------------------------------------------------
+
+
+def _loops(case: Case, trace: Trace, steps: list[Step]) -> list[Finding]:
+    """Stretches of the run that go round one cycle of the token graph again and again,
+    writing little but the same few things (seed 002's ``.I.I.I``)."""
+    cycles = case.token_cycles
+
+    def inside(step: Step, comp: int) -> bool:
+        return (
+            not step.is_eos
+            and cycles.get(step.state_before) == comp
+            and cycles.get(step.state_after) == comp
+        )
+
+    found = []
+    i = 0
+    while i < len(steps):
+        comp = cycles.get(steps[i].state_before)
+        if comp is None or not inside(steps[i], comp):
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(steps) and inside(steps[j + 1], comp):
+            j += 1
+        finding = _loop(case, trace, steps, i, j)
+        if finding is not None:
+            found.append(finding)
+        i = j + 1
+    return found
+
+
+def _loop(case: Case, trace: Trace, steps: list[Step], first: int, last: int) -> Finding | None:
+    """The finding for steps ``first..last`` inside one cycle, if they circle: at least
+    four laps, at most half of them different."""
+    # A lap starts each time the run comes back to the state it visits most.
+    befores = [steps[k].state_before for k in range(first, last + 1)]
+    anchor = Counter(befores).most_common(1)[0][0]
+    starts = [k for k in range(first, last + 1) if steps[k].state_before == anchor]
+    laps = [
+        "".join(_step_text(steps[k]) for k in range(a, b))
+        for a, b in zip(starts, starts[1:], strict=False)
+    ]
+    counts = Counter(laps)
+    if len(laps) < 4 or len(counts) > len(laps) // 2:
+        return None  # too short, or varied text: the model is writing, not circling
+    ks = list(range(starts[0], last + 1))
+    text = "".join(_step_text(steps[k]) for k in ks)
+    periodic = _periodic_stretch(text)
+    if periodic is not None and periodic[1] >= 2 * len(periodic[2]) + 2:
+        repeated = f"; `{show(periodic[2])}` comes {periodic[1] // len(periodic[2])} times in a row"
+    else:
+        unit, times = counts.most_common(1)[0]
+        repeated = f"; `{show(unit)}` alone makes {times} of the laps"
+    numbers = tuple(_step_number(steps[k], k) for k in ks)
+    states = tuple(
+        sorted(
+            set(
+                _drawn(case, [s for k in ks for s in (steps[k].state_before, steps[k].state_after)])
+            )
+        )
+    )
+    could_stop = [k for k in ks if case.index.is_accepting(steps[k].state_before)]
+    seen = [p for p in (_eos_prob(case, steps[k]) for k in could_stop) if p is not None]
+    if not could_stop:
+        ending = "The end of text is never allowed inside this loop."
+    elif seen:
+        ending = (
+            "In the states where it could have stopped, the model gave the end of text "
+            f"at most {percent(max(seen))}."
+        )
+    else:
+        ending = (
+            "In the states where it could have stopped, the end of text was never among "
+            "the model's top choices."
+        )
+    loop = case.loop_for(states) or case.loop_for(states[:1])
+    node = loop.node if loop is not None else None
+    fix = case.fixes[loop] if loop is not None else None
+    through = (
+        f" The pattern allows this through `{frag(case.text(node))}`, which has no upper bound."
+        if node is not None
+        else ""
+    )
+    cut = trace.stop_reason == "max_tokens" and last == len(steps) - 1
+    finding = Finding(
+        "loop",
+        "error" if cut else "warning",
+        f"Steps {numbers[0]}–{numbers[-1]} went round {states_text(states)} "
+        f"{len(laps)} times with little variety ({plural(len(counts), 'different lap')}), "
+        f"writing `{show(text)}`{repeated}. {ending}{through}"
+        + (" The loop ran until max_tokens." if cut else ""),
+        states=states,
+        suggestion=fix.pattern if fix else None,
+        steps=numbers,
+    )
+    return case.locate(finding, node)
+
+
+def _eos_prob(case: Case, step: Step) -> float | None:
+    """The model's probability of ending at ``step``, if it was among its top choices."""
+    return next((c.prob for c in step.top if c.text == case.eos_text), None)
+
+
+def _periodic_stretch(text: str, max_unit: int = 16) -> tuple[int, int, str] | None:
+    """The longest stretch of ``text`` that repeats one short unit: (start, length, unit),
+    the length a whole number of units; None when nothing repeats three times."""
+    best: tuple[int, int, str] | None = None
+    n = len(text)
+    for p in range(1, min(max_unit, n // 3) + 1):
+        k = 0
+        while k + p < n:
+            if text[k] != text[k + p]:
+                k += 1
+                continue
+            j = k
+            while j + p < n and text[j] == text[j + p]:
+                j += 1
+            length = (j - k + p) // p * p
+            if length >= 3 * p and (best is None or length > best[1]):
+                best = (k, length, text[k : k + p])
+            k = j + 1
+    return best
+
+
+# --- how the run ended ----------------------------------------------------------------------
+
+
+def _ending(
+    case: Case, trace: Trace, max_tokens: int | None, loops: list[Finding]
+) -> list[Finding]:
+    """Why the run stopped where it did, when that is worth saying."""
+    steps = trace.steps
+    final = steps[-1].state_after if steps else case.index.initial_state
+    text = trace.text
+    states = (final,) if final < case.dfa.num_states else ()
+    last_step = (len(steps) - 1,) if steps else ()
+    loop_fix = next((f.suggestion for f in loops if f.suggestion), None)
+    if trace.stop_reason == "max_tokens":
+        limit = max_tokens if max_tokens is not None else len(steps)
+        if trace.matched:
+            return [
+                Finding(
+                    "truncation",
+                    "info",
+                    f"The run stopped at max_tokens={limit}. The text happens to match, "
+                    "but the model had not chosen to end it.",
+                    suggestion=loop_fix,
+                    states=states,
+                    steps=last_step,
+                )
+            ]
+        need_tokens = case.tokens_needed(final)
+        if final < case.dfa.num_states:
+            rest = case.completion(final)
+            tokens = f", {plural(need_tokens, 'token')}" if need_tokens is not None else ""
+            missing = (
+                f"it still needed at least {plural(len(rest), 'more character')} "
+                f"(e.g. `{show(rest)}`{tokens})"
+            )
+        elif need_tokens is not None:
+            missing = f"it still needed at least {plural(need_tokens, 'more token')}"
+        else:
+            missing = "it stopped inside a character"
+        safe = trace.options.get("safe_end") if trace.options else None
+        advice = " Raise max_tokens"
+        if safe is False:
+            advice += ", turn safe_end on (it steers towards a match when tokens run out)"
+        if loop_fix:
+            advice += ", or bound the loop as suggested"
+        return [
+            Finding(
+                "truncation",
+                "error",
+                f"The run hit max_tokens={limit} without a complete match: after "
+                f"`{show(text)}` (state {final}) {missing}.{advice}.",
+                suggestion=loop_fix,
+                states=states,
+                steps=last_step,
+            )
+        ]
+    if trace.stop_reason == "prob_limit":
+        limit = trace.options.get("prob_limit") if trace.options else None
+        shown = f" ({percent(float(limit))})" if isinstance(limit, (int, float)) else ""
+        return [
+            Finding(
+                "prob_limit",
+                "info",
+                f"The run stopped after step {len(steps) - 1} because the allowed tokens' "
+                f"share of the model's probability fell below prob_limit{shown}; the text "
+                f"`{show(text)}` was already a complete match.",
+                states=states,
+                steps=last_step,
+            )
+        ]
+    if trace.stop_reason == "dead_end":
+        return [
+            Finding(
+                "dead_end",
+                "error",
+                f"The run got stuck {case.where(final)}: no token could follow "
+                f"`{show(text)}` and it was not a complete match.",
+                states=states,
+                steps=last_step,
+            )
+        ]
+    return []

@@ -1,0 +1,60 @@
+"""The record the doctor writes: one ``Finding`` per thing worth knowing, and every kind.
+
+A finding says in plain words what is wrong (or merely worth knowing), how bad it is, and
+what to light up: states of the drawn DFA, steps of the trace, the piece of the pattern
+concerned, and, when one exists, a rewritten pattern that avoids the problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+"""Sort key for severities: errors first."""
+
+KINDS: dict[str, str] = {
+    "regex_error": "the pattern cannot be compiled",
+    "empty_language": "no text at all matches the pattern",
+    "accepts_empty": "the pattern matches the empty string, so the model may stop at once",
+    "dead_end": "no sequence of this vocabulary's tokens can finish a match",
+    "unreachable_char": "the pattern allows characters that no token can write",
+    "unbounded_repeat": "a repeat without an upper bound that a model can ride forever",
+    "budget": "the fewest tokens to a match compared with max_tokens",
+    "prefix_alternative": "one alternative is a prefix of another (hot|hotel): the output may "
+    "stop at the shorter one",
+    "optional_tail": "the match is already complete before an optional part",
+    "ascii_class": "\\d \\w \\s mean ASCII only here, unlike Python's re",
+    "unescaped_dot": "a bare . between literal characters matches any character",
+    "lazy_quantifier": "a lazy quantifier (+? *?) does not make the model stop earlier",
+    "valid_mass_collapse": "steps where the allowed tokens held almost none of the model's "
+    "probability",
+    "loop": "the output circled the same DFA cycle, repeating itself",
+    "truncation": "the run hit max_tokens before the text matched",
+    "prob_limit": "the run was stopped because the valid mass fell below prob_limit",
+}
+"""Every finding kind, with a one-line description (for legends and documentation)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis.
+
+    ``states`` are states of the drawn DFA to light; ``steps`` are step indices of the trace
+    (``Step.index``, from 0) to light on the chart. ``suggestion`` is a complete rewritten
+    pattern that compiles, when one exists. ``fragment``/``span`` name the part of the
+    pattern concerned, as written, and where it is (``pattern[span[0]:span[1]]``).
+    """
+
+    kind: str
+    severity: Severity
+    message: str
+    states: tuple[int, ...] = ()
+    suggestion: str | None = None
+    steps: tuple[int, ...] = ()
+    fragment: str | None = None
+    span: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)

@@ -1,0 +1,113 @@
+"""Early stops: a match that is already complete where the writer meant it to go on.
+
+With ``(hot|cold|hotel)`` the text ``hot`` is a complete match, so a model may stop there
+instead of writing ``hotel`` (``prefix_alternative``, seed 003); with ``[0-9]{1,3}(\\.[0-9]
+{1,2})?`` it may stop before the optional decimals (``optional_tail``). For each accepting
+state we take its example text and a longer match through each way out of it, and ask the
+``regex`` module which alternation chose differently for the two, or which optional part
+only the longer one used.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from .case import Case
+from .examples import readable_edges, representative
+from .finding import Finding
+from .fragments import Node, fullmatch, instrument
+from .rewrites import longest_first, rewrite
+from .text import cap, frag, show
+
+# (state, short match, longer match, the short one's option, the longer one's option)
+_Hit = tuple[int, str, str, str, str]
+
+
+def early_stops(case: Case) -> list[Finding]:
+    dfa = case.dfa
+    candidates: dict[int, list[tuple[str, str]]] = {}
+    for s in sorted(dfa.accepting):
+        comp = case.char_cycles.get(s)
+        short = case.prefixes[s]
+        if not short:
+            continue  # the empty match is accepts_empty's business
+        for k, t in readable_edges(dfa, s):
+            if comp is not None and case.char_cycles.get(t) == comp:
+                continue  # more of the same loop: that is unbounded_repeat's business
+            longer = short + representative(dfa, k) + case.completion(t)
+            candidates.setdefault(s, []).append((short, longer))
+    if not candidates:
+        return []
+    alts = [n for n in case.nodes if n.kind == "alt"]
+    optionals = [n for n in case.nodes if n.kind == "repeat" and n.lo == 0 and n.hi]
+    spans = [
+        (o.start, o.end, f"fsmvizA{a}o{j}")
+        for a, alt in enumerate(alts)
+        for j, o in enumerate(alt.children)
+    ]
+    spans += [(n.start, n.end, f"fsmvizQ{q}") for q, n in enumerate(optionals)]
+    instrumented = instrument(case.pattern, spans) if spans else case.pattern
+    groups: dict[tuple[str, int], list[_Hit]] = {}
+    for s, pairs in candidates.items():
+        for short, longer in pairs:
+            m_short, m_long = fullmatch(instrumented, short), fullmatch(instrumented, longer)
+            if m_short is None or m_long is None:
+                continue
+            hit = _explain(case, alts, len(optionals), m_short, m_long)
+            if hit is not None:
+                what, i, options = hit
+                groups.setdefault((what, i), []).append((s, short, longer, *options))
+                break
+    found = []
+    for (what, i), hits in groups.items():
+        states = tuple(sorted({h[0] for h in hits}))
+        s, short, longer, shorter_option, longer_option = hits[0]
+        if what == "alt":
+            node = alts[i]
+            finding = Finding(
+                "prefix_alternative",
+                "warning",
+                f"In `{frag(case.text(node))}` the option `{frag(shorter_option)}` "
+                f"matches the start of `{frag(longer_option)}`: `{show(short)}` "
+                f"(state {s}) is already a complete match, so the model may stop "
+                f"there instead of writing `{show(longer)}`. Put something after the "
+                "choice that marks its end (seed 003 adds an end marker), and list "
+                "the longer option first for engines that take the first alternative "
+                "that matches.",
+                states=states,
+                suggestion=rewrite(case.pattern, [(node, longest_first(case.pattern, node))]),
+            )
+        else:
+            node = optionals[i]
+            finding = Finding(
+                "optional_tail",
+                "info",
+                f"{cap(case.where(s))} the text `{show(short)}` is already a "
+                f"complete match, so the model may stop before the optional "
+                f"`{frag(case.text(node))}` (as in `{show(longer)}`).",
+                states=states,
+            )
+        found.append(case.locate(finding, node))
+    return found
+
+
+def _explain(
+    case: Case, alts: list[Node], optionals: int, m_short: regex.Match, m_long: regex.Match
+) -> tuple[str, int, tuple[str, str]] | None:
+    """Which alternation (different options chosen) or optional part (empty in the short
+    match, used in the longer one) lets the match stop at the short text: ("alt", which,
+    (short option, longer option)) or ("opt", which, ("", ""))."""
+    for a, alt in enumerate(alts):
+        chosen = []
+        for m in (m_short, m_long):
+            picked = [j for j in range(len(alt.children)) if m.spans(f"fsmvizA{a}o{j}")]
+            chosen.append(picked[-1] if picked else None)
+        j0, j1 = chosen
+        if j0 is not None and j1 is not None and j0 != j1:
+            return "alt", a, (case.text(alt.children[j0]), case.text(alt.children[j1]))
+    for q in range(optionals):
+        in_short = any(e > b for b, e in m_short.spans(f"fsmvizQ{q}"))
+        in_long = any(e > b for b, e in m_long.spans(f"fsmvizQ{q}"))
+        if in_long and not in_short:
+            return "opt", q, ("", "")
+    return None

@@ -1,0 +1,96 @@
+"""Wording: how text, characters and numbers appear in a finding's message.
+
+Two kinds of text get quoted. The model's output (``show``) is escaped and, when long, cut
+to its end, which is where the action is. The pattern (``frag``) is quoted as written,
+backslashes kept, and long pieces are shortened in the middle. Characters that are not
+plain ASCII are named by code point (``\\x04`` (U+0004)), and counts come with their noun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def escape_char(char: str) -> str:
+    """``\\n``, ``\\\\``, ``\\x04``, ``\\u2028``; printable characters as they are."""
+    if char in _NAMED:
+        return _NAMED[char]
+    if not char.isprintable():
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return char
+
+
+def show(text: str, limit: int = 40) -> str:
+    """Text as it appears in a message: control characters escaped, long text cut short
+    (keeping its end, which is where the action is)."""
+    shown = "".join(escape_char(c) for c in text)
+    if len(shown) > limit:
+        shown = "…" + shown[-(limit - 1) :]
+    return shown
+
+
+def frag(pattern_text: str, limit: int = 60) -> str:
+    """A piece of the pattern as it appears in a message: as written (backslashes kept),
+    invisible characters escaped, long pieces shortened in the middle."""
+    shown = "".join(c if c.isprintable() else escape_char(c) for c in pattern_text)
+    if len(shown) > limit:
+        half = (limit - 1) // 2
+        shown = shown[:half] + "…" + shown[-half:]
+    return shown
+
+
+def char_name(char: str) -> str:
+    """``c``, ``é`` (U+00E9), ``\\x04`` (U+0004), a space (U+0020)."""
+    if char == " ":
+        return "a space (U+0020)"
+    if char.isascii() and char.isprintable():
+        return f"`{char}`"
+    return f"`{escape_char(char)}` (U+{ord(char):04X})"
+
+
+def range_name(lo: int, hi: int) -> str:
+    """An inclusive range of code points: each character when there are up to three."""
+    if lo == hi:
+        return char_name(chr(lo))
+    if hi - lo <= 2:
+        return ", ".join(char_name(chr(c)) for c in range(lo, hi + 1))
+    return f"U+{lo:04X}–U+{hi:04X}"
+
+
+def ranges_text(ranges: Sequence[tuple[int, int]], most: int) -> str:
+    """The first ``most`` ranges by name, then ``and more`` if there are others."""
+    names = ", ".join(range_name(lo, hi) for lo, hi in ranges[:most])
+    return names + (" and more" if len(ranges) > most else "")
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def after(prefix: str) -> str:
+    """``after `a@a.```, or ``at the start`` for the empty text."""
+    return f"after `{show(prefix)}`" if prefix else "at the start"
+
+
+def states_text(states: Sequence[int]) -> str:
+    """``state 4``, ``states 4, 5 and 6``."""
+    states = list(states)
+    if len(states) == 1:
+        return f"state {states[0]}"
+    return "states " + ", ".join(map(str, states[:-1])) + f" and {states[-1]}"
+
+
+def percent(p: float) -> str:
+    """``100%``, ``42%``, ``<1%``, ``0%``."""
+    if p >= 0.995:
+        return "100%"
+    if p >= 0.01:
+        return f"{p:.0%}"
+    return "<1%" if p > 0 else "0%"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
