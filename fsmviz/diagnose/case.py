@@ -28,7 +28,7 @@ class Case:
         self.dfa = index.dfa
         self.vocab = vocab
 
-    # --- the character DFA: example texts ------------------------------------------------
+    # --- the character DFA: example texts -------------------------------------------------
 
     @cached_property
     def prefixes(self) -> list[str]:
@@ -74,7 +74,7 @@ class Case:
             return finding
         return dataclasses.replace(finding, fragment=self.text(node), span=(node.start, node.end))
 
-    # --- loops -----------------------------------------------------------------------------
+    # --- loops ----------------------------------------------------------------------------
 
     @cached_property
     def repeats(self) -> list[Node]:
@@ -96,7 +96,7 @@ class Case:
         """The innermost loop holding all of ``states``."""
         return loop_for(self.loops, states)
 
-    # --- the token graph ----------------------------------------------------------------
+    # --- the token graph ------------------------------------------------------------------
 
     @cached_property
     def token_successors(self) -> dict[int, list[int]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from ..trace import Candidate, Step, Trace
 from .case import Case
@@ -40,12 +40,17 @@ def _step_number(step: Step, position: int) -> int:
     return step.index if step.index else position
 
 
-def _drawn(case: Case, states: Sequence[int]) -> list[int]:
-    """Those of ``states`` that are states of the drawn DFA (not inside a character)."""
-    return [s for s in states if 0 <= s < case.dfa.num_states]
+def _drawn_states(case: Case, steps: Iterable[Step]) -> list[int]:
+    """The states before and after each step, leaving out those inside a character."""
+    return [
+        s
+        for step in steps
+        for s in (step.state_before, step.state_after)
+        if 0 <= s < case.dfa.num_states
+    ]
 
 
-# --- valid mass collapses -------------------------------------------------------------------
+# --- valid mass collapses -----------------------------------------------------------------
 
 
 def _collapses(case: Case, steps: list[Step], threshold: float) -> list[Finding]:
@@ -97,9 +102,7 @@ def _collapse(case: Case, steps: list[Step], run: list[int]) -> Finding:
     else:
         message += f" It wrote {wrote}."
     message += _why_blocked(case, step, blocked, worst)
-    states = dict.fromkeys(
-        _drawn(case, [s for i in run for s in (steps[i].state_before, steps[i].state_after)])
-    )
+    states = dict.fromkeys(_drawn_states(case, (steps[i] for i in run)))
     loop = case.loop_for([step.state_before])
     fix = case.fixes[loop] if loop is not None else None
     finding = Finding(
@@ -137,7 +140,7 @@ def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int) -> st
     return "".join(notes)
 
 
-# --- loops in the run -----------------------------------------------------------------------
+# --- loops in the run ---------------------------------------------------------------------
 
 
 def _loops(case: Case, trace: Trace, steps: list[Step]) -> list[Finding]:
@@ -192,13 +195,7 @@ def _loop(case: Case, trace: Trace, steps: list[Step], first: int, last: int) ->
         unit, times = counts.most_common(1)[0]
         repeated = f"; `{show(unit)}` alone makes {times} of the laps"
     numbers = tuple(_step_number(steps[k], k) for k in ks)
-    states = tuple(
-        sorted(
-            set(
-                _drawn(case, [s for k in ks for s in (steps[k].state_before, steps[k].state_after)])
-            )
-        )
-    )
+    states = tuple(sorted(set(_drawn_states(case, steps[ks[0] : ks[-1] + 1]))))
     could_stop = [k for k in ks if case.index.is_accepting(steps[k].state_before)]
     seen = [p for p in (_eos_prob(case, steps[k]) for k in could_stop) if p is not None]
     if not could_stop:
@@ -262,7 +259,7 @@ def _periodic_stretch(text: str, max_unit: int = 16) -> tuple[int, int, str] | N
     return best
 
 
-# --- how the run ended ----------------------------------------------------------------------
+# --- how the run ended --------------------------------------------------------------------
 
 
 def _ending(

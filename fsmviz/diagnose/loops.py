@@ -102,7 +102,7 @@ def find_loops(
 ) -> list[Loop]:
     """The DFA's loops, outer ones first and nested ones when they belong to another
     repeat of the pattern; one loop per repeat (a repeat inside ``{2}`` or copied by
-    minimisation can make several DFA loops: they are one thing to fix). ``repeats`` are
+    minimisation makes several DFA loops: they are one thing to fix). ``repeats`` are
     the pattern's unbounded repeats, ``prefixes`` and ``distances`` the DFA's example
     prefixes and character distances to a match."""
     instrumented = (
@@ -147,9 +147,14 @@ def find_loops(
 
     visit(set(dfa.states), True)
     found.sort(key=lambda loop: (len(prefixes[loop.entry]), loop.entry))
+    return _one_per_repeat(found)
+
+
+def _one_per_repeat(loops: list[Loop]) -> list[Loop]:
+    """Loops of the same repeat merged into the first of them (their states joined)."""
     merged: list[Loop] = []
     by_node: dict[Node, int] = {}
-    for loop in found:
+    for loop in loops:
         i = by_node.get(loop.node) if loop.node is not None else None
         if i is None:
             if loop.node is not None:

@@ -53,21 +53,21 @@ def spelling(case: Case) -> list[Finding]:
         and index.allowed_count(index.initial_state) == 0
     ):
         return [_dead_end(case, explicit or incidental, name)]
-    found = []
     grouped: dict[tuple[Ranges, bool], list[_Blocked]] = {}
     for b in explicit:
         grouped.setdefault((b.ranges, b.whole_edge), []).append(b)
-    for (ranges, whole), group in grouped.items():
-        found.append(_unreachable(case, ranges, whole, group, name))
+    found = [
+        _unreachable(case, ranges, whole, group, name) for (ranges, whole), group in grouped.items()
+    ]
     if incidental:
         states = sorted({b.state for b in incidental})
-        ranges = sorted({r for b in incidental for r in b.ranges})
+        swept = sorted({r for b in incidental for r in b.ranges})
         found.append(
             Finding(
                 "unreachable_char",
                 "info",
                 f"In {states_text(states)} the pattern's wide classes include "
-                f"{ranges_text(ranges, 6)}, which no token of {name} can write. Harmless "
+                f"{ranges_text(swept, 6)}, which no token of {name} can write. Harmless "
                 "unless you need those characters.",
                 states=tuple(states),
             )

@@ -94,7 +94,7 @@ def _empty_match(case: Case) -> list[Finding]:
     ]
 
 
-# --- unbounded repeats ----------------------------------------------------------------------
+# --- unbounded repeats --------------------------------------------------------------------
 
 
 def _unbounded(case: Case) -> list[Finding]:
@@ -162,7 +162,7 @@ def _loop_chars(case: Case, loop: Loop) -> tuple[frozenset[str], bool]:
     return chars, any(dfa.classes[k].others for k in ks)
 
 
-# --- the token budget -----------------------------------------------------------------------
+# --- the token budget ---------------------------------------------------------------------
 
 
 def _budget(case: Case, max_tokens: int | None) -> list[Finding]:
