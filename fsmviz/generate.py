@@ -220,9 +220,10 @@ class _Run:
         """Feed ``ids`` through the model (extending the KV cache); logits of the last
         ``last`` positions, as float32 on the model's device."""
         input_ids = torch.tensor([ids], device=self.model.device)
-        out = self.model.model(
-            input_ids=input_ids, past_key_values=self.cache, use_cache=True, logits_to_keep=last
-        )
+        with self.model.forward_lock:
+            out = self.model.model(
+                input_ids=input_ids, past_key_values=self.cache, use_cache=True, logits_to_keep=last
+            )
         self.cache = out.past_key_values
         return out.logits[0, -last:].float()
 

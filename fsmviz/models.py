@@ -6,7 +6,8 @@ Face hub id or a local folder. The device is chosen automatically: a CUDA GPU (i
 when there is one, then Apple's MPS, then the CPU (float32).
 
 A ``Model`` is read-only after loading: generation keeps all of its state (KV cache,
-random generator, DFA state) in the call, so one model can serve many callers at once.
+random generator, DFA state) in the call, so one model can serve many callers at once;
+they take turns for each forward pass (``forward_lock``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import torch
@@ -41,6 +42,10 @@ class Model:
     tokenizer: Any  # transformers.PreTrainedTokenizerBase
     vocab: Vocabulary
     device: torch.device
+    forward_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Held for each forward pass. Torch already spreads one pass over every core;
+    concurrent passes from several threads would oversubscribe them and all crawl, so
+    callers take turns per pass (per token), which interleaves their streams fairly."""
 
     @property
     def logits_size(self) -> int:
