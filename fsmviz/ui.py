@@ -95,7 +95,8 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             yield {
                 trace_state: frame.trace,
                 findings_state: frame.findings,
-                step: gr.update(maximum=last, value=last, interactive=True),
+                # A slider needs minimum < maximum: a one-step trace leaves it fixed at 0.
+                step: gr.update(maximum=max(last, 1), value=last, interactive=last > 0),
                 downloads: _downloads(view, frame.trace),
             }
 
@@ -154,6 +155,9 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             number("prob_limit", float, 0.0, 1.0, 0.0),
             *on_pattern(pattern),
             models.status,
+            # Stop polling at once when the model is ready: a late tick would overwrite the
+            # status of a run started right after the page loaded.
+            gr.Timer(active=not models.ready),
         )
 
     with gr.Blocks(title="fsmviz — see regex-guided generation") as demo:
@@ -276,10 +280,13 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             api_visibility="private",
         )
         log.change(on_log, [log, trace_state], chart, api_visibility="private")
-        demo.load(
-            on_load, None, [*inputs, dfa, diagnosis, error_box, status], api_visibility="private"
-        )
         timer = gr.Timer(1.0)
+        demo.load(
+            on_load,
+            None,
+            [*inputs, dfa, diagnosis, error_box, status, timer],
+            api_visibility="private",
+        )
         timer.tick(
             lambda: (models.status, gr.Timer(active=not models.ready)),
             None,
