@@ -1,0 +1,543 @@
+"""End-to-end: the real app (``app.py`` with the bundled model) driven in headless Chromium.
+
+One app process serves the whole module (started on a free port, killed with its process
+group at the end). Every test opens a fresh page, fills the inputs itself, keeps
+``max_tokens`` small and waits with generous timeouts: a run streams the constrained
+generation, then the unconstrained shadow run, and on a busy 2-core machine that can take
+a minute. Plotly's first draw blocks the page for ~0.7 s, so the tests look at the final
+state of the page, never at individual streamed chunks.
+
+Set ``FSMVIZ_E2E_URL=http://127.0.0.1:7870`` to run them against an app already running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+import regex
+
+pytestmark = pytest.mark.e2e
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+Page = playwright_api.Page
+expect = playwright_api.expect
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+STARTUP_TIMEOUT = 300  # s: the first start converts the bundled model (~20 s when idle)
+RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
+UI_TIMEOUT = 60_000  # ms: a round trip through the queue (re-render, re-diagnose)
+
+EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
+PHONE = r"[0-9]{3}-[0-9]{4}"
+PHONE_PROMPT = "Give a phone number"
+
+expect.set_options(timeout=UI_TIMEOUT)
+
+XSS = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", '"><svg onload=alert(1)>']
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """Debian's chromium, never a downloaded one (see DESIGN.md)."""
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def app_url(browser) -> Iterator[str]:
+    """The app on a free port, ready (server answers and ``#status`` names the model)."""
+    os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+    external = os.environ.get("FSMVIZ_E2E_URL")
+    process = None
+    log_path = ROOT / ".tmp" / "e2e-app.log"
+    if external:
+        url = external.rstrip("/")
+    else:
+        if not Path(CHROMIUM).exists():
+            pytest.skip(f"{CHROMIUM} is not installed")
+        tmp = ROOT / ".tmp"
+        (tmp / "gradio").mkdir(parents=True, exist_ok=True)
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ,
+            "GRADIO_ANALYTICS_ENABLED": "False",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+            "GRADIO_TEMP_DIR": str(tmp / "gradio"),
+            "TMPDIR": str(tmp),
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONUNBUFFERED": "1",
+        }
+        log = log_path.open("w")
+        process = subprocess.Popen(
+            [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, killed as a whole below
+        )
+
+    def fail(why: str) -> None:
+        tail = log_path.read_text(errors="replace")[-3000:] if process else ""
+        pytest.fail(f"the app did not start: {why}\n--- app log ---\n{tail}")
+
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not _answers(url + "/"):
+            if process is not None and process.poll() is not None:
+                fail(f"exited with code {process.returncode}")
+            if time.monotonic() > deadline:
+                fail(f"{url} did not answer within {STARTUP_TIMEOUT} s")
+            time.sleep(0.5)
+        page = browser.new_page()
+        try:
+            page.goto(url + "/", timeout=UI_TIMEOUT)
+            while "Model:" not in (page.text_content("#status", timeout=UI_TIMEOUT) or ""):
+                if process is not None and process.poll() is not None:
+                    fail(f"exited with code {process.returncode}")
+                if time.monotonic() > deadline:
+                    fail("#status never said the model was ready")
+                time.sleep(0.5)
+        finally:
+            page.close()
+        yield url
+    finally:
+        if process is not None:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=15)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=15)
+
+
+@pytest.fixture
+def dialogs(page: Page) -> Iterator[list[str]]:
+    """Every alert/confirm/prompt any page of this test's context opens (dismissed)."""
+    seen: list[str] = []
+
+    def record(dialog) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.context.on("dialog", record)
+    yield seen
+    assert seen == [], f"a dialog fired: {seen}"
+
+
+@pytest.fixture
+def app(page: Page, app_url: str, dialogs: list[str]) -> Page:
+    """A fresh page of the app, loaded and ready for input."""
+    page.set_default_timeout(UI_TIMEOUT)
+    open_app(page, app_url + "/")
+    return page
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def open_app(page: Page, url: str) -> None:
+    """Load ``url`` and wait until the page-load event has filled the inputs (it would
+    overwrite anything typed before) and the model is ready."""
+    page.goto(url)
+    expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
+    expect(page.locator("#regex textarea")).not_to_have_value("", timeout=UI_TIMEOUT)
+
+
+def type_regex(page: Page, pattern: str) -> None:
+    page.fill("#regex textarea", pattern)
+
+
+def set_inputs(page: Page, pattern: str, prompt: str, max_tokens: int, chat: bool) -> None:
+    type_regex(page, pattern)
+    page.fill("#prompt textarea", prompt)
+    page.locator("#chat input[type=checkbox]").set_checked(chat)
+    box = page.locator("#max-tokens input[type=number]")
+    box.fill(str(max_tokens))
+    box.press("Enter")
+    expect(page.locator("#max-tokens input[type=range]")).to_have_value(str(max_tokens))
+
+
+TRACKER = "#output [data-testid=status-tracker]"
+
+
+def click_and_wait(page: Page, selector: str, timeout: float = RUN_TIMEOUT) -> None:
+    """Click ``selector`` and wait until the event it starts has finished, as seen by the
+    status tracker Gradio keeps on ``#output`` (only a run writes there): shown while the
+    event is pending or streaming, hidden at the end, showing ``Error`` if the handler
+    failed. A MutationObserver set up before the click catches even a very short event."""
+    page.evaluate(
+        """tracker => {
+            window.__e2eBusy = false;
+            if (window.__e2eObserver) window.__e2eObserver.disconnect();
+            const root = document.querySelector('#output');
+            const check = () => {
+                const t = document.querySelector(tracker);
+                if (t && !t.classList.contains('hide')) window.__e2eBusy = true;
+            };
+            window.__e2eObserver = new MutationObserver(check);
+            window.__e2eObserver.observe(root,
+                {subtree: true, childList: true, attributes: true, attributeFilter: ['class']});
+        }""",
+        TRACKER,
+    )
+    page.click(selector)
+    page.wait_for_function("() => window.__e2eBusy", timeout=timeout)
+    page.wait_for_function(
+        """tracker => { const t = document.querySelector(tracker);
+            return t && (t.classList.contains('hide') || t.querySelector('.error') !== null); }""",
+        arg=TRACKER,
+        timeout=timeout,
+    )
+    assert page.locator(f"{TRACKER} .error").count() == 0, (
+        f"the event failed on the server: {page.text_content('#status')!r}"
+    )
+
+
+def run(page: Page, pattern: str, prompt: str, max_tokens: int = 12, chat: bool = True) -> int:
+    """Generate and wait for the whole event to finish (constrained run, shadow run, the
+    step slider updated); return the number of steps from the status line."""
+    set_inputs(page, pattern, prompt, max_tokens, chat)
+    click_and_wait(page, "#run")
+    status = page.text_content("#status") or ""
+    match = re.fullmatch(r"Done: (\d+) tokens in .*", status.strip())
+    assert match, f"unexpected status after a run: {status!r}"
+    assert page.locator("#output .cursor, #shadow .cursor").count() == 0
+    return int(match.group(1))
+
+
+def eventually(check, timeout: float = UI_TIMEOUT / 1000) -> None:
+    """Poll ``check`` until it is true (for state the page reaches through the queue)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {check}"
+        time.sleep(0.2)
+
+
+def output_text(page: Page, elem_id: str = "output") -> str:
+    return page.eval_on_selector(f"#{elem_id} .tokens", "e => e.textContent")
+
+
+def node_ids(page: Page, cls: str) -> set[int]:
+    """DFA states whose SVG node carries ``cls`` (nodes are ``<g class="node state sN …">``)."""
+    classes = page.eval_on_selector_all(
+        f"#dfa svg .node.{cls}", "nodes => nodes.map(n => n.getAttribute('class'))"
+    )
+    ids = set()
+    for c in classes:
+        found = re.search(r"\bs(\d+)\b", c)
+        assert found, f"a DFA node without a state class: {c!r}"
+        ids.add(int(found.group(1)))
+    return ids
+
+
+def table_rows(page: Page) -> list[tuple[int, int, int]]:
+    """(step, state before, state after) for every row of the step table."""
+    rows = page.eval_on_selector_all(
+        "#steps tbody tr",
+        "rows => rows.map(r => [r.dataset.step, r.cells[0].textContent, r.cells[1].textContent])",
+    )
+    out = []
+    for data_step, first, states in rows:
+        assert data_step == first.strip(), (data_step, first)
+        before, after = (int(s) for s in states.split("→"))
+        out.append((int(data_step), before, after))
+    return out
+
+
+def assert_nothing_injected(page: Page) -> None:
+    """No element that a payload could have planted exists anywhere on the page."""
+    injected = page.evaluate(
+        """() => ({
+            imgX: document.querySelectorAll('img[src="x"], img[src$="/x"]').length,
+            onerror: document.querySelectorAll('[onerror]').length,
+            onload: document.querySelectorAll('[onload]').length,
+            svgOnload: document.querySelectorAll('svg[onload]').length,
+            alertScripts: [...document.scripts].filter(s => s.text.includes('alert(')).length,
+            javascriptLinks: document.querySelectorAll('[href^="javascript:"]').length,
+        })"""
+    )
+    assert injected == {
+        "imgX": 0,
+        "onerror": 0,
+        "onload": 0,
+        "svgOnload": 0,
+        "alertScripts": 0,
+        "javascriptLinks": 0,
+    }, injected
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_run_streams_output_that_fully_matches_the_regex(app: Page, app_url: str) -> None:
+    n = run(app, PHONE, PHONE_PROMPT, max_tokens=16)
+    text = output_text(app)
+    assert regex.fullmatch(PHONE, text), f"output {text!r} does not match {PHONE}"
+    assert "matches the pattern" in app.text_content("#status")
+    # The text content is exactly the generated text: the same greedy run through the API
+    # (which uses the chat template, as `run` does by default).
+    from gradio_client import Client
+
+    api = Client(app_url + "/", verbose=False).predict(
+        PHONE, PHONE_PROMPT, 16, 0.0, 0, api_name="/trace"
+    )
+    assert text == api["text"]
+    assert n == len(api["steps"])
+    # one span per token written (EOS writes nothing), joined without separators
+    spans = app.eval_on_selector_all("#output .tok", "s => s.map(e => e.textContent)")
+    assert "".join(spans) == text
+    assert len(spans) == sum(1 for s in api["steps"] if not s["is_eos"])
+
+
+def test_after_a_run_the_dfa_chart_and_table_show_every_step(app: Page) -> None:
+    n = run(app, PHONE, PHONE_PROMPT, max_tokens=16)
+    assert n >= 8  # seven characters, then the end of text
+    rows = table_rows(app)
+    assert [r[0] for r in rows] == list(range(n))
+    slider_max = app.get_attribute("#step input[type=range]", "max")
+    assert int(slider_max) + 1 == n
+    # the lit path is the table's path
+    assert node_ids(app, "current") == {rows[-1][2]}
+    assert app.locator("#dfa svg .node.current").count() == 1
+    assert node_ids(app, "visited") == {0} | {after for _, _, after in rows}
+    assert app.locator("#dfa svg .edge.taken").count() >= 1
+    # the chart has one point per step
+    plot = app.locator("#valid-mass .js-plotly-plot")
+    expect(plot).to_have_count(1)
+    app.wait_for_function(
+        "n => { const p = document.querySelector('#valid-mass .js-plotly-plot');"
+        " return p && p.data && p.data[0].x.length === n; }",
+        arg=n,
+        timeout=UI_TIMEOUT,
+    )
+
+
+def test_a_one_token_run_finishes_without_an_error(app: Page) -> None:
+    # One step leaves the Step slider a single position (0..0), which Gradio refuses.
+    n = run(app, PHONE, PHONE_PROMPT, max_tokens=1)
+    assert n == 1
+    expect(app.locator("#status")).to_contain_text("the token budget ran out")
+    assert len(table_rows(app)) == 1
+    assert regex.fullmatch(PHONE, output_text(app), partial=True)
+    expect(app.locator("#step input[type=range]")).to_have_value("0")
+
+
+def test_choosing_an_earlier_step_moves_the_highlight(app: Page) -> None:
+    n = run(app, PHONE, PHONE_PROMPT, max_tokens=16)
+    rows = table_rows(app)
+    final_state = rows[-1][2]
+    index, _, state = next(r for r in rows if r[2] != final_state)
+    assert index < n - 1
+    # a click on the row (app.js turns it into a Step slider change)
+    app.click(f"#steps tbody tr[data-step='{index}']")
+    expect(app.locator(f"#steps tbody tr[data-step='{index}']")).to_have_class(
+        re.compile(r"\bselected\b")
+    )
+    expect(app.locator("#dfa svg .node.current")).to_have_class(re.compile(rf"\bs{state}\b"))
+    assert node_ids(app, "current") == {state}
+    assert app.locator("#steps tbody tr.selected").count() == 1
+    expect(app.locator("#step input[type=range]")).to_have_value(str(index))
+    # the visited path is cut at that step too
+    assert node_ids(app, "visited") == {0} | {after for i, _, after in rows if i <= index}
+    # and through the slider's number box, back to the last step
+    box = app.locator("#step input[type=number]")
+    box.fill(str(n - 1))
+    box.press("Enter")
+    expect(app.locator(f"#steps tbody tr[data-step='{n - 1}']")).to_have_class(
+        re.compile(r"\bselected\b")
+    )
+    expect(app.locator("#dfa svg .node.current")).to_have_class(re.compile(rf"\bs{final_state}\b"))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message", "position"),
+    [
+        ("(?=a)b", "lookahead", 0),
+        ("[abc", "unterminated character set", 0),
+    ],
+)
+def test_a_bad_pattern_is_explained_and_the_app_keeps_working(
+    app: Page, pattern: str, message: str, position: int
+) -> None:
+    type_regex(app, pattern)
+    error = app.locator("#error .error-box")
+    expect(error).to_contain_text(message)
+    caret = app.locator("#error .error-box pre").text_content()
+    assert caret.split("\n") == [pattern, " " * position + "^"]
+    expect(app.locator("#error .error-box .hint")).not_to_be_empty()
+    expect(app.locator("#dfa svg")).to_have_count(0)
+    # running it anyway says so instead of failing
+    click_and_wait(app, "#run")
+    expect(app.locator("#status")).to_have_text("Fix the pattern first.")
+    # then a good pattern clears the error and runs
+    n = run(app, r"[0-9]{2}", "Two digits:", max_tokens=8)
+    assert n >= 2
+    expect(app.locator("#error .error-box")).to_have_count(0)
+    assert regex.fullmatch(r"[0-9]{2}", output_text(app))
+
+
+def test_payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str]) -> None:
+    for payload in XSS:
+        literal = regex.escape(payload, special_only=True)
+        # escaped, the payload is a literal pattern: it is compiled and drawn
+        type_regex(app, literal)
+        expect(app.locator("#dfa .dfa-bar")).to_be_visible()
+        expect(app.locator("#dfa svg")).to_have_count(1)
+        assert literal in (app.text_content("#dfa svg") or "")
+        # followed by an unclosed class it is an error whose caret line shows it verbatim
+        broken = payload + "["
+        type_regex(app, broken)
+        expect(app.locator("#error .error-box pre")).to_contain_text(broken)
+        assert app.text_content("#error .error-box pre").split("\n")[0] == broken
+        # unescaped it still compiles (`(1)` is a group) and is drawn, not interpreted
+        type_regex(app, payload)
+        expect(app.locator("#dfa svg")).to_have_count(1)
+        expect(app.locator("#error .error-box")).to_have_count(0)
+        assert_nothing_injected(app)
+
+    # the model is forced to write a payload: the output shows it as text
+    prompt = "Repeat exactly: " + " ".join(XSS)
+    run(app, regex.escape(XSS[0], special_only=True), prompt, max_tokens=40)
+    assert output_text(app) == XSS[0]
+    assert app.locator("#output img, #shadow img, #steps img").count() == 0
+    assert_nothing_injected(app)
+
+    # markup-like token text from a free-form pattern
+    run(app, r"<b>[a-z]{2}</b>", prompt, max_tokens=16)
+    text = output_text(app)
+    assert regex.fullmatch(r"<b>[a-z]{2}</b>", text), text
+    assert app.locator("#output b, #shadow b, #steps td b, #dfa b").count() == 0
+    assert "<" in app.text_content("#steps tbody")
+    assert_nothing_injected(app)
+    app.wait_for_timeout(500)  # let any late handler fire before the dialog check
+    assert dialogs == []
+
+
+def test_permalink_round_trip(app: Page, dialogs: list[str]) -> None:
+    pattern, prompt = r"[0-9]{2}-[a-z]{2}", "Code & name: <x>"
+    run(app, pattern, prompt, max_tokens=10)
+    query = parse_qs(urlparse(app.url).query)
+    assert query["regex"] == [pattern]
+    assert query["prompt"] == [prompt]
+    assert query["max_tokens"] == ["10"]
+
+    other = app.context.new_page()
+    other.set_default_timeout(UI_TIMEOUT)
+    open_app(other, app.url)
+    expect(other.locator("#regex textarea")).to_have_value(pattern)
+    expect(other.locator("#prompt textarea")).to_have_value(prompt)
+    expect(other.locator("#max-tokens input[type=number]")).to_have_value("10")
+    expect(other.locator("#dfa svg")).to_have_count(1)
+    expect(other.locator("#dfa svg .node.current")).to_have_count(1)
+
+    # a hostile link: values arrive as plain text, nothing runs
+    hostile = other.context.new_page()
+    hostile.set_default_timeout(UI_TIMEOUT)
+    base = app.url.split("?")[0]
+    open_app(hostile, base + "?regex=<img src=x onerror=alert(1)>&prompt=javascript:alert(1)")
+    expect(hostile.locator("#regex textarea")).to_have_value("<img src=x onerror=alert(1)>")
+    expect(hostile.locator("#prompt textarea")).to_have_value("javascript:alert(1)")
+    expect(hostile.locator("#dfa svg")).to_have_count(1)
+    assert_nothing_injected(hostile)
+    # the same with the query properly encoded
+    encoded = urlencode({"regex": XSS[2], "prompt": XSS[1]})
+    open_app(hostile, base + "?" + encoded)
+    expect(hostile.locator("#regex textarea")).to_have_value(XSS[2])
+    expect(hostile.locator("#prompt textarea")).to_have_value(XSS[1])
+    assert_nothing_injected(hostile)
+    hostile.wait_for_timeout(500)
+    assert dialogs == []
+
+
+def test_the_doctor_lists_findings_and_marks_their_states(app: Page) -> None:
+    diagnosis = app.locator("#diagnosis")
+    type_regex(app, r"[0-9]{2}")
+    expect(diagnosis).to_contain_text("No problems found")
+    type_regex(app, EMAIL)
+    expect(diagnosis).to_contain_text("unbounded repeat")
+    findings = app.locator("#diagnosis [data-finding]")
+    assert findings.count() >= 2
+    assert node_ids(app, "marked") == set()
+
+    findings.nth(0).click()
+    expect(findings.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+    expect(app.locator("#dfa svg .node.marked").first).to_be_attached()
+    first = node_ids(app, "marked")
+    assert first
+
+    last = findings.count() - 1
+    findings.nth(last).click()
+    expect(findings.nth(last)).to_have_class(re.compile(r"\bselected\b"))
+    expect(findings.nth(0)).not_to_have_class(re.compile(r"\bselected\b"))
+    eventually(lambda: node_ids(app, "marked") not in (set(), first))
+
+
+def test_api_for_gradio_client_users(app_url: str) -> None:
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    client = Client(app_url + "/", verbose=False)
+    trace = client.predict("[0-9]{2}", "Two digits:", 8, 0.0, 0, api_name="/trace")
+    assert regex.fullmatch("[0-9]{2}", trace["text"])
+    assert isinstance(trace["steps"], list) and trace["steps"]
+    assert trace["matched"] is True
+    assert trace["stop_reason"] == "accepted"
+    assert "".join(s["text"] for s in trace["steps"] if not s["is_eos"]) == trace["text"]
+
+    dfa = client.predict("[0-9]{2}", api_name="/dfa")
+    assert dfa["states"] == [0, 1, 2]
+    assert dfa["accepting"] == [2]
+    assert len(dfa["transitions"]) == 2
+    assert dfa["dot"].startswith("digraph")
+
+    with pytest.raises(AppError, match="lookahead"):
+        client.predict("(?=a)b", "x", 4, 0.0, 0, api_name="/trace")
+    with pytest.raises(AppError, match="unterminated character set"):
+        client.predict("[abc", api_name="/dfa")
