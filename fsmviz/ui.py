@@ -219,7 +219,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
                 shadow = gr.HTML(elem_id="shadow")
         with gr.Row():
             with gr.Column(scale=4):
-                chart = gr.Plot(label="Valid mass per step", elem_id="valid-mass")
+                chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="valid-mass")
             with gr.Column(scale=1, min_width=200):
                 log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
                 step = gr.Slider(
@@ -296,9 +296,15 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
 
         @on_gpu
         def trace_api(
-            regex: str, prompt: str, max_tokens: int = 64, temperature: float = 0.0, seed: int = 0
+            regex: str,
+            prompt: str,
+            max_tokens: int = 64,
+            temperature: float = 0.0,
+            seed: int = 0,
+            chat: bool = True,
         ) -> dict[str, Any]:
-            """Generate under ``regex`` and return the whole trace as JSON."""
+            """Generate under ``regex`` and return the whole trace as JSON (``chat=False``
+            continues the prompt as raw text instead of using the chat template)."""
             try:
                 return generate(
                     models.get(timeout=600),
@@ -307,6 +313,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
                     max_tokens=int(max_tokens),
                     temperature=float(temperature),
                     seed=int(seed),
+                    chat=bool(chat),
                 ).to_dict()
             except (RegexError, ValueError, ModelLoadError) as error:
                 raise gr.Error(str(error)) from None
