@@ -83,8 +83,24 @@ def stream(model: Model, pattern: str | None, prompt: str, **options: object) ->
     ``pattern=None`` runs the same loop unconstrained. Raises ``RegexError`` for a bad
     pattern and ``ValueError`` for bad options, before any work is done."""
     opts = GenerationOptions(**options)  # type: ignore[arg-type]
+    _check_prompt(prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
     return Stream(_Run(model, index, opts), pattern, prompt)
+
+
+def _check_prompt(prompt: str) -> None:
+    """A prompt must be text a tokenizer can encode: a lone surrogate (``"\\ud800"``, which
+    JSON can carry but UTF-8 cannot) would fail deep inside the tokenizer."""
+    if not isinstance(prompt, str):
+        raise ValueError("the prompt must be text")
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(prompt[error.start])
+        raise ValueError(
+            f"the prompt contains U+{code:04X} at position {error.start}, half of a surrogate "
+            "pair, which is not a character"
+        ) from None
 
 
 class Stream(Iterator[Step]):
@@ -121,7 +137,11 @@ class Stream(Iterator[Step]):
     def trace(self) -> Trace:
         """The finished generation (call after the stream is exhausted)."""
         text = self.text.decode("utf-8", errors="replace")
-        matched = self.pattern is not None and regex.fullmatch(self.pattern, text) is not None
+        matched = False
+        if self.pattern is not None and self._run.index is not None:
+            index = self._run.index
+            end = self.steps[-1].state_after if self.steps else index.initial_state
+            matched = full_match(self.pattern, text, index.is_accepting(end))
         return Trace(
             text=text,
             steps=tuple(self.steps),
@@ -132,6 +152,22 @@ class Stream(Iterator[Step]):
             options=asdict(self._run.opts),
             seconds=self._seconds or time.perf_counter() - self._started,
         )
+
+
+MATCH_TIMEOUT = 0.25
+"""Seconds ``regex.fullmatch`` may spend judging a finished text."""
+
+
+def full_match(pattern: str, text: str, dfa_accepts: bool) -> bool:
+    """Whether ``text`` fully matches ``pattern``: ``regex.fullmatch``, as the seeds judged.
+    A backtracking matcher can take exponential time on a text that *almost* matches
+    (``(a|aa)+b`` against sixty a's runs for hours), so after ``MATCH_TIMEOUT`` — or if
+    ``regex`` cannot read a pattern Python's ``re`` accepted — the DFA's own verdict, whether
+    the run ended in an accepting state, stands in."""
+    try:
+        return regex.fullmatch(pattern, text, timeout=MATCH_TIMEOUT) is not None
+    except (TimeoutError, regex.error):
+        return dfa_accepts
 
 
 def encode_prompt(model: Model, prompt: str, chat: bool) -> list[int]:
@@ -375,7 +411,8 @@ def _bytes(vocab, token: int) -> bytes:
 
 def _forced_text(index: TokenIndex, state: int) -> str:
     """The constant text ahead of ``state``: follow the DFA while exactly one character is
-    possible and the text so far is not yet a match."""
+    possible and the text so far is not yet a match. It stops before a lone surrogate
+    (``\\ud800`` in a pattern): no UTF-8 text, and so no tokenizer, can write one."""
     if not index.is_char_state(state):
         return ""
     dfa = index.dfa
@@ -385,6 +422,9 @@ def _forced_text(index: TokenIndex, state: int) -> str:
         cls = dfa.classes[k]
         if cls.others or len(cls.chars) != 1:
             break
-        chars.append(next(iter(cls.chars)))
+        char = next(iter(cls.chars))
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            break
+        chars.append(char)
         state = target
     return "".join(chars)

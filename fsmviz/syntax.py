@@ -10,9 +10,14 @@ around the current position or remember earlier text:
 * word boundaries ``\\b``, ``\\B`` and anchors in the middle of a pattern,
 * possessive quantifiers and atomic groups, which change what backtracking may match.
 
-``parse`` checks the syntax with the ``regex`` module (the same engine the naive
-partial-match method uses), refuses the features above with the position and a hint,
-and hands the rest to interegular's parser, whose syntax tree ``fsmviz.dfa`` compiles.
+``parse`` checks the syntax with Python's ``re`` (and the ``regex`` module, the engine
+the naive partial-match method uses), refuses the features above with the position and a
+hint, and hands the rest to interegular's parser, whose syntax tree ``fsmviz.dfa``
+compiles. A public page receives every kind of input, so ``parse`` answers *any* string
+with a tree or a ``RegexError``, never another exception: groups nested deeper than
+``MAX_NESTING`` and classes naming more than ``MAX_CLASS_CHARACTERS`` characters are
+refused before any parser sees them, and the spellings interegular reads differently from
+Python (``\\0``, ``(?#…)``, a literal ``{``) are rewritten first.
 """
 
 from __future__ import annotations
@@ -28,6 +33,13 @@ from interegular.utils.simple_parser import NoMatch
 __all__ = ["RegexError", "parse", "strip_anchors"]
 
 MAX_PATTERN_LENGTH = 10_000
+MAX_NESTING = 50
+"""Groups inside groups. The parsers recurse once per level (interegular spends about eight
+Python frames on each), so ``(`` × 10,000 would otherwise end in a ``RecursionError``."""
+MAX_CLASS_CHARACTERS = 500_000
+"""Characters named by all character classes together, counting each range in full.
+interegular spells every class out as a set of characters: ``[\\x00-\\U0010ffff]`` is a
+set of 1.1 million strings, and a 10,000-character pattern holds 450 such classes."""
 
 
 class RegexError(ValueError):
@@ -112,6 +124,10 @@ _ESCAPE_REFUSALS: dict[str, _Refusal] = {
     "N": _Refusal("named characters \\N{…} are not supported", "write the character itself"),
     "X": _Refusal("grapheme clusters \\X are not supported", "use . or a character class"),
     "K": _Refusal("\\K is not supported", "remove it"),
+    "g": _Refusal(
+        "group references \\g<…> are not supported: a DFA cannot remember earlier text",
+        "repeat the group's pattern instead, e.g. (ab)\\g<1> becomes (ab)(ab)",
+    ),
 }
 
 _BACKREF = _Refusal(
@@ -125,6 +141,21 @@ _POSSESSIVE = _Refusal(
 _ANCHOR = _Refusal(
     "anchors ^ and $ may only appear at the very start and end of the pattern",
     "remove it: the whole output always has to match, so no anchor is needed",
+)
+
+_NESTING = _Refusal(
+    f"groups are nested more than {MAX_NESTING} deep",
+    "flatten the groups: ((a)) means the same as a, and (?:ab|cd) needs no extra parentheses",
+)
+_WIDE_CLASSES = _Refusal(
+    f"the character classes are too wide: together they name more than "
+    f"{MAX_CLASS_CHARACTERS:,} characters (the limit)",
+    "write a wide class negated, e.g. [^\\x00-\\x1f] rather than [\\x20-\\U0010ffff], or use "
+    "(?s). for any character",
+)
+_OVERFLOW = _Refusal(
+    "invalid regular expression: the repetition number is too large",
+    "use repeat counts of a few thousand at most, or + and * instead of {n,m}",
 )
 
 _FLAG_GROUP = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?[:)]")
@@ -153,19 +184,130 @@ def _is_escaped(pattern: str, index: int) -> bool:
     return backslashes % 2 == 1
 
 
-def _check_syntax(pattern: str) -> None:
-    """Judge the syntax with Python's own ``re`` (precise positions and messages). What only
-    the ``regex`` module accepts (``\\p{L}``, possessive ``a++``) passes on to ``_normalize``,
-    which refuses it with a hint."""
+def _check_shape(pattern: str) -> None:
+    """Refuse groups nested deeper than ``MAX_NESTING`` and classes wider than
+    ``MAX_CLASS_CHARACTERS``, pointing at the first ``(`` or ``[`` too many. A plain scan
+    (escapes and comments skipped) that cannot recurse or allocate, run before any parser."""
+    depth, width, i, n = 0, 0, 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            end = _class_end(pattern, i)
+            width += _class_width(pattern, i, end)
+            if width > MAX_CLASS_CHARACTERS:
+                _refuse(_WIDE_CLASSES, i)
+            i = end
+        elif pattern.startswith("(?#", i):
+            i = _comment_end(pattern, i) - 1
+        elif c == "(":
+            depth += 1
+            if depth > MAX_NESTING:
+                _refuse(_NESTING, i)
+        elif c == ")":
+            depth = max(depth - 1, 0)
+        i += 1
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """Index of the ``]`` closing the class opened at ``start`` (or the last index). A ``]``
+    right after ``[`` or ``[^`` is a literal, as is every ``[`` inside a class."""
+    i = start + 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "]":
+            return i
+        else:
+            i += 1
+    return len(pattern) - 1
+
+
+def _class_width(pattern: str, start: int, end: int) -> int:
+    """How many characters the class ``pattern[start:end + 1]`` names, a range ``a-z``
+    counting all of its characters (negation ignored: ``[^…]`` is spelled out just the same)."""
+    i = start + 1
+    if pattern.startswith("^", i):
+        i += 1
+    width, first = 0, True
+    while i < end or (first and i == end):  # a "]" first in the class is a character
+        low, i = _class_item(pattern, i)
+        first = False
+        if pattern.startswith("-", i) and i + 1 < end and low is not None:
+            high, after = _class_item(pattern, i + 1)
+            if high is not None:
+                width += max(high - low + 1, 1)
+                i = after
+                continue
+        width += 1
+    return width
+
+
+def _class_item(pattern: str, i: int) -> tuple[int | None, int]:
+    """The code point of the class item at ``i`` (None for ``\\d``, ``\\w`` and such sets)
+    and the index after it, read as Python's ``re`` reads items inside a class."""
+    if pattern[i] != "\\":
+        return ord(pattern[i]), i + 1
+    item = _CLASS_ESCAPE.match(pattern, i)
+    if item is None:  # a backslash at the very end: re has refused it already
+        return None, i + 1
+    hex_digits = item.group(1) or item.group(2) or item.group(3)
+    if hex_digits:
+        return int(hex_digits, 16), item.end()
+    if item.group(4):
+        return int(item.group(4), 8), item.end()
+    letter = item.group(5)
+    if letter in "dDsSwWN":
+        return None, item.end()
+    return ord(_LETTER_ESCAPES.get(letter, letter)), item.end()
+
+
+def _comment_end(pattern: str, start: int) -> int:
+    """Index just after the ``)`` closing the comment ``(?#…`` at ``start``. As in ``re``, an
+    escaped ``\\)`` does not close it."""
+    i = start + 3
+    while i < len(pattern) and pattern[i] != ")":
+        i += 2 if pattern[i] == "\\" else 1
+    return min(i + 1, len(pattern))
+
+
+def _check_syntax(pattern: str) -> RegexError | None:
+    """Judge the syntax with Python's own ``re`` (precise positions and messages). A pattern
+    both ``re`` and ``regex`` reject is refused here. What only the ``regex`` module accepts
+    (``\\p{L}``, ``\\m``, possessive ``a++`` before Python 3.11) is returned as ``re``'s
+    verdict: ``_normalize`` refuses the constructs it knows with a hint, and ``parse``
+    raises this error for the rest."""
+    if pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2):
+        pattern = pattern[:-2] + "\\Z"  # the same end anchor; re knows \z only from 3.14
     try:
         re.compile(pattern)
+    except OverflowError:  # a{4294967296}: re raises this instead of re.error
+        raise RegexError(_OVERFLOW.message, _huge_repeat(pattern), _OVERFLOW.hint) from None
     except re.error as error:
+        verdict = RegexError(
+            f"invalid regular expression: {error.msg}", error.pos, _syntax_hint(error.msg)
+        )
         try:
             regex.compile(pattern)
-        except regex.error:
-            raise RegexError(
-                f"invalid regular expression: {error.msg}", error.pos, _syntax_hint(error.msg)
-            ) from None
+        except (regex.error, OverflowError, ValueError):
+            raise verdict from None
+        return verdict
+    return None
+
+
+def _huge_repeat(pattern: str) -> int | None:
+    """Position of the first repeat ``{m,n}`` with a count ``re`` cannot hold, if found."""
+    for match in _QUANTIFIER_SEARCH.finditer(pattern):
+        counts = [int(d) for d in match.groups() if d]
+        if not _is_escaped(pattern, match.start()) and max(counts, default=0) >= MAXREPEAT:
+            return match.start()
+    return None
 
 
 def _syntax_hint(message: str) -> str | None:
@@ -181,6 +323,9 @@ def _syntax_hint(message: str) -> str | None:
         "unknown group": "backreferences are not supported; repeat the group instead",
         "bad character range": "write ranges low-high, e.g. [a-z] not [z-a]",
         "min repeat greater than max": "write repeats as {min,max} with min <= max",
+        "unknown extension ?<": "name a group the Python way, (?P<name>…), or use (?:…)",
+        "global flags not at the start": "put (?i) at the very start, or scope it: (?i:…)",
+        "octal escape": "octal escapes go up to \\377; write other characters themselves",
     }
     for needle, hint in hints.items():
         if needle in message:
@@ -189,9 +334,11 @@ def _syntax_hint(message: str) -> str | None:
 
 
 def _normalize(pattern: str) -> str:
-    """Refuse non-regular constructs, naming their position, and rewrite the two spellings
-    interegular reads differently from Python: ``\\uXXXX`` escapes become the characters
-    themselves, and a literal ``]`` first in a class (``[]a]``) becomes ``\\]``."""
+    """Refuse non-regular constructs, naming their position, and rewrite the spellings
+    interegular reads differently from Python: ``\\uXXXX`` escapes and octal escapes
+    (``\\0``, ``\\101``) become the characters themselves, a literal ``]`` first in a class
+    (``[]a]``) becomes ``\\]``, a ``{`` that starts no repeat (``a{``, ``x{}``) becomes
+    ``\\{``, and comments ``(?#…)`` are dropped."""
     out: list[str] = []
     i, in_class = 0, False
     n = len(pattern)
@@ -200,8 +347,10 @@ def _normalize(pattern: str) -> str:
         if c == "\\" and i + 1 < n:
             e = pattern[i + 1]
             code = _UNICODE_ESCAPE.match(pattern, i)
+            if not code and not in_class:
+                code = _OCTAL_ESCAPE.match(pattern, i)  # in a class interegular reads them
             if code:
-                char = chr(int(code.group(1) or code.group(2), 16))
+                char = _escaped_char(code)
                 out.append("\\" + char if char in _SPECIAL else char)
                 i = code.end()
                 continue
@@ -212,6 +361,20 @@ def _normalize(pattern: str) -> str:
                     _refuse(_BACKREF, i)
             out.append(pattern[i : i + 2])
             i += 2
+            continue
+        if not in_class and pattern.startswith("(?#", i):
+            i = _comment_end(pattern, i)
+            continue
+        if not in_class and c == "{":
+            repeat = _QUANTIFIER.match(pattern, i)
+            if repeat is None:
+                out.append("\\{")  # Python reads it as the character "{"
+                i += 1
+                continue
+            if pattern.startswith("+", repeat.end()):
+                _refuse(_POSSESSIVE, repeat.end())
+            out.append(repeat.group())
+            i = repeat.end()
             continue
         if in_class:
             in_class = c != "]"
@@ -234,7 +397,7 @@ def _normalize(pattern: str) -> str:
                     _refuse(_Refusal(f"the inline flag {flag!r} is not supported", _FLAG_HINT), i)
         elif c in "^$":
             _refuse(_ANCHOR, i)
-        elif c in "*+?}" and pattern.startswith("+", i + 1) and _is_quantifier_end(pattern, i):
+        elif c in "*+?" and pattern.startswith("+", i + 1) and _is_quantifier_end(pattern, i):
             _refuse(_POSSESSIVE, i + 1)
         out.append(c)
         i += 1
@@ -242,15 +405,35 @@ def _normalize(pattern: str) -> str:
 
 
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+# Python's octal escapes outside a class: \0 with up to two more octal digits, or exactly
+# three octal digits (\101 is "A"); \1 .. \99 otherwise are backreferences.
+_OCTAL_ESCAPE = re.compile(r"\\(0[0-7]{0,2}|[0-7]{3})")
+# What Python reads as a repeat: {3}, {2,5}, {2,}, {,5}, {,}. Any other "{" is a character.
+_QUANTIFIER = re.compile(r"\{(?:\d+|\d*,\d*)\}")
+_CLASS_ESCAPE = re.compile(
+    r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([0-7]{1,3})|(.))", re.DOTALL
+)
+_LETTER_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_QUANTIFIER_SEARCH = re.compile(r"\{(\d*),?(\d*)\}")
+MAXREPEAT = 4_294_967_295  # re's largest repeat count (sre_constants.MAXREPEAT)
 _SPECIAL = set("\\^$.|?*+()[]{}-")
 _FLAG_HINT = "use (?i) for case-insensitive, (?s) to let . match a newline"
 
 
+def _escaped_char(code: re.Match[str]) -> str:
+    """The character a ``\\uXXXX``, ``\\UXXXXXXXX`` or octal escape stands for. Out of range
+    values (which ``re`` refuses anyway) become U+FFFD rather than an exception."""
+    if code.re is _OCTAL_ESCAPE:
+        value = int(code.group(1), 8)
+    else:
+        value = int(code.group(1) or code.group(2), 16)
+    return chr(value) if value <= 0x10FFFF else "\ufffd"
+
+
 def _is_quantifier_end(pattern: str, i: int) -> bool:
-    """Whether the character at ``i`` ends a quantifier (so a following '+' is possessive)."""
-    if pattern[i] == "}":
-        return re.search(r"\{\d*,?\d*\}$", pattern[: i + 1]) is not None
-    return i > 0 and not _is_escaped(pattern, i)
+    """Whether the ``*``, ``+`` or ``?`` at ``i`` is a quantifier (so a following ``+`` is
+    possessive). The caller's scan has already skipped escapes; ``(?+`` is no quantifier."""
+    return i > 0 and pattern[i - 1] != "(" and not _is_escaped(pattern, i)
 
 
 def _refuse(refusal: _Refusal, position: int) -> None:
@@ -269,22 +452,24 @@ def parse(pattern: str) -> tuple[str, Pattern]:
             MAX_PATTERN_LENGTH,
             "shorten it, e.g. with repeats {n} instead of written-out copies",
         )
-    _check_syntax(pattern)
+    _check_shape(pattern)
+    python_verdict = _check_syntax(pattern)
     core = strip_anchors(pattern)
-    offset = len(pattern) - len(pattern.lstrip("^")) if pattern.startswith("^") else 0
-    if pattern.startswith("\\A"):
-        offset = 2
+    offset = 1 if pattern.startswith("^") else 2 if pattern.startswith("\\A") else 0  # as stripped
     try:
         expanded = _normalize(core)
     except RegexError as error:
         error.position = None if error.position is None else error.position + offset
         raise
+    if python_verdict is not None:
+        raise python_verdict
     try:
         return core, interegular.parse_pattern(expanded)
     except NoMatch as error:
-        position = error.index if expanded == core else None
+        position = error.index + offset if expanded == core else None
         raise RegexError(
             "this part of the pattern could not be read", position, "check for a stray character"
         ) from None
     except (Unsupported, InvalidSyntax) as error:
-        raise RegexError(f"not supported: {error}", None, None) from None
+        detail = str(error) or "this part of the pattern could not be read"
+        raise RegexError(f"not supported: {detail}", None, None) from None

@@ -37,3 +37,29 @@ def bundled_vocab():
     from fsmviz import Vocabulary
 
     return Vocabulary.bundled()
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    """A 2-layer random Llama over the real tokenizer: fast, deterministic noise. Shared by
+    the generation tests and the fuzz tests (no weights to load, nothing downloaded)."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from fsmviz import Vocabulary
+    from fsmviz.bundled import bundled_tokenizer_dir
+    from fsmviz.models import Model
+
+    tokenizer = AutoTokenizer.from_pretrained(bundled_tokenizer_dir())
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+    )
+    net = LlamaForCausalLM(config).eval()
+    return Model("tiny-random", net, tokenizer, Vocabulary.bundled(), torch.device("cpu"))

@@ -1,9 +1,9 @@
 """Constrained generation on the real bundled model, and loop mechanics on a tiny one.
 
-The tiny model is a randomly initialised Llama built from a config (offline, instant): its
-distributions are noise, which is exactly what exercises the mask, the safe end and the
-fast-forward without the cost of the real model. Everything a user sees is also checked
-on the real SmolLM2-135M-Instruct.
+The tiny model (the ``tiny`` fixture of conftest.py) is a randomly initialised Llama built
+from a config (offline, instant): its distributions are noise, which is exactly what
+exercises the mask, the safe end and the fast-forward without the cost of the real model.
+Everything a user sees is also checked on the real SmolLM2-135M-Instruct.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import regex
 import torch
 
-from fsmviz import RegexError, Vocabulary, build_index
+from fsmviz import RegexError, build_index
 from fsmviz.generate import GenerationOptions, generate, stream
 from fsmviz.models import Model, load_model
 from fsmviz.processor import RegexLogitsProcessor
@@ -30,28 +30,6 @@ BUDGETS = {"pink_floyd_json": 160}
 @pytest.fixture(scope="module")
 def model() -> Model:
     return load_model()
-
-
-@pytest.fixture(scope="module")
-def tiny() -> Model:
-    """A 2-layer random Llama over the real tokenizer: fast, deterministic noise."""
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from fsmviz.bundled import bundled_tokenizer_dir
-
-    tokenizer = AutoTokenizer.from_pretrained(bundled_tokenizer_dir())
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-    )
-    net = LlamaForCausalLM(config).eval()
-    return Model("tiny-random", net, tokenizer, Vocabulary.bundled(), torch.device("cpu"))
 
 
 def recomputed_distribution(model: Model, prompt_ids: list[int], generated: list[int], t: float):
