@@ -1,6 +1,6 @@
 """Run every benchmark and print the targets table last."""
 
-from bench import app_bench, generate_bench, index_bench
+from bench import app_bench, generate_bench, index_bench, load_bench
 from bench.table import print_table
 
 
@@ -9,6 +9,7 @@ def main() -> None:
     targets += index_bench.main()
     targets += generate_bench.main()
     targets += app_bench.main()
+    targets += load_bench.main()
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +64,22 @@ def tiny():
     )
     net = LlamaForCausalLM(config).eval()
     return Model("tiny-random", net, tokenizer, Vocabulary.bundled(), torch.device("cpu"))
+
+
+@pytest.fixture(scope="session")
+def app_server() -> Iterator[str]:
+    """The real app (``app.py``, bundled model) on a free port, model loaded: its URL, no
+    trailing slash. One process for the whole session, shared by the browser tests and the
+    concurrency tests, killed with its process group at the end (see ``appserver.py``).
+    ``FSMVIZ_E2E_URL=http://127.0.0.1:7870`` uses an app already running instead."""
+    from appserver import ROOT, AppServer, AppStartError
+
+    server = AppServer(ROOT / ".tmp" / "e2e-app.log", url=os.environ.get("FSMVIZ_E2E_URL"))
+    try:
+        url = server.__enter__()
+    except AppStartError as error:
+        pytest.fail(str(error))
+    try:
+        yield url
+    finally:
+        server.stop()

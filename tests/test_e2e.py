@@ -1,11 +1,11 @@
 """End-to-end: the real app (``app.py`` with the bundled model) driven in headless Chromium.
 
-One app process serves the whole module (started on a free port, killed with its process
-group at the end). Every test opens a fresh page, fills the inputs itself, keeps
-``max_tokens`` small and waits with generous timeouts: a run streams the constrained
-generation, then the unconstrained shadow run, and on a busy 2-core machine that can take
-a minute. Plotly's first draw blocks the page for ~0.7 s, so the tests look at the final
-state of the page, never at individual streamed chunks.
+One app process serves the whole session (conftest's ``app_server``: started on a free
+port, killed with its process group at the end). Every test opens a fresh page, fills the
+inputs itself, keeps ``max_tokens`` small and waits with generous timeouts: a run streams
+the constrained generation, then the unconstrained shadow run, and on a busy 2-core machine
+that can take a minute. Plotly's first draw blocks the page for ~0.7 s, so the tests look
+at the final state of the page, never at individual streamed chunks.
 
 Set ``FSMVIZ_E2E_URL=http://127.0.0.1:7870`` to run them against an app already running.
 """
@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
@@ -33,9 +28,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 Page = playwright_api.Page
 expect = playwright_api.expect
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-STARTUP_TIMEOUT = 300  # s: the first start converts the bundled model (~20 s when idle)
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
 UI_TIMEOUT = 60_000  # ms: a round trip through the queue (re-render, re-diagnose)
 
@@ -69,92 +62,20 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="session")
-def app_url(browser) -> Iterator[str]:
-    """The app on a free port, ready (server answers and ``#status`` names the model)."""
-    os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
-    external = os.environ.get("FSMVIZ_E2E_URL")
-    process = None
-    log_path = ROOT / ".tmp" / "e2e-app.log"
-    if external:
-        url = external.rstrip("/")
-    else:
-        if not Path(CHROMIUM).exists():
-            pytest.skip(f"{CHROMIUM} is not installed")
-        tmp = ROOT / ".tmp"
-        (tmp / "gradio").mkdir(parents=True, exist_ok=True)
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        env = {
-            **os.environ,
-            "GRADIO_ANALYTICS_ENABLED": "False",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-            "GRADIO_TEMP_DIR": str(tmp / "gradio"),
-            "TMPDIR": str(tmp),
-            "TOKENIZERS_PARALLELISM": "false",
-            "PYTHONUNBUFFERED": "1",
-        }
-        log = log_path.open("w")
-        process = subprocess.Popen(
-            [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, killed as a whole below
-        )
-
-    def fail(why: str) -> None:
-        tail = log_path.read_text(errors="replace")[-3000:] if process else ""
-        pytest.fail(f"the app did not start: {why}\n--- app log ---\n{tail}")
-
+def app_url(request: pytest.FixtureRequest, browser) -> str:
+    """The app, ready (conftest's ``app_server``; shared with the concurrency tests), once
+    Chromium is known to be there, and once its page says the model is loaded."""
+    if not os.environ.get("FSMVIZ_E2E_URL") and not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    url = request.getfixturevalue("app_server")
+    page = browser.new_page()
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not _answers(url + "/"):
-            if process is not None and process.poll() is not None:
-                fail(f"exited with code {process.returncode}")
-            if time.monotonic() > deadline:
-                fail(f"{url} did not answer within {STARTUP_TIMEOUT} s")
-            time.sleep(0.5)
-        page = browser.new_page()
-        try:
-            page.goto(url + "/", timeout=UI_TIMEOUT)
-            while "Model:" not in (page.text_content("#status", timeout=UI_TIMEOUT) or ""):
-                if process is not None and process.poll() is not None:
-                    fail(f"exited with code {process.returncode}")
-                if time.monotonic() > deadline:
-                    fail("#status never said the model was ready")
-                time.sleep(0.5)
-        finally:
-            page.close()
-        yield url
+        page.goto(url + "/", timeout=UI_TIMEOUT)
+        expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
     finally:
-        if process is not None:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=15)
-            except ProcessLookupError:
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
+        page.close()
+    return url
 
 
 @pytest.fixture

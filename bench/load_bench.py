@@ -1,0 +1,149 @@
+"""Many visitors at once: the real app under 16 concurrent ``gradio_client`` sessions.
+
+The app (``app.py``, bundled model) is started in its own process on a free port, as the
+tests do (``tests/appserver.py``), and killed at the end. Every request calls ``/trace``
+for ``TOKENS`` tokens with one of four patterns whose shortest match is far longer than
+that, so every request writes exactly ``TOKENS`` tokens (sampled, a different seed per
+session, so the sessions do not all write the same text).
+
+* **Alone**: one session sends the four patterns one after the other (after an untimed
+  warm-up pass that builds each pattern's index): one user's tokens/s, end to end. It is
+  measured before and after the crowd; the target compares with the mean of the two.
+* **At once**: ``USERS`` sessions, one thread and one ``Client`` each, send their request
+  at the same moment. The app runs four ``/trace`` calls at a time and queues the rest.
+  Per request: errors and latency (submit → result, queueing included); in all: tokens
+  written by everyone / wall time from the start to the last answer.
+
+Targets: no errors, and the total rate under load at least one user's rate alone (the
+model must not spend the extra users' time fighting over the cores).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from gradio_client import Client
+
+from bench.table import check, print_table
+from tests.appserver import ROOT, AppServer
+
+USERS = 16
+TOKENS = 24
+TIMEOUT = 900  # s per request: a guard against a hang only
+TEMPERATURE = 0.8
+PATTERNS = [
+    (r"[a-z ]{200,}", "Describe the sea in a few sentences."),
+    (r"[0-9, ]{150,}", "Count upward from one, in digits."),
+    (r"[A-Za-z ,.]{200,}", "Tell a very short story about a fox."),
+    (r"[a-z]+(, [a-z]+){60,}", "List as many fruits as you can."),
+]
+
+
+@dataclass
+class Result:
+    seconds: float
+    tokens: int
+    error: str | None = None
+
+
+def request(client: Client, user: int) -> Result:
+    pattern, prompt = PATTERNS[user % len(PATTERNS)]
+    start = time.perf_counter()
+    try:
+        job = client.submit(pattern, prompt, TOKENS, TEMPERATURE, user, api_name="/trace")
+        trace = job.result(timeout=TIMEOUT)
+    except Exception as error:  # any failure counts as an error of this request
+        return Result(time.perf_counter() - start, 0, f"{type(error).__name__}: {error}")
+    return Result(time.perf_counter() - start, len(trace["steps"]))
+
+
+def warm_up(url: str) -> None:
+    """Each pattern once, untimed: its index is built and cached by the app."""
+    client = Client(url + "/", verbose=False)
+    for user in range(len(PATTERNS)):
+        request(client, user)
+
+
+def alone(url: str) -> list[Result]:
+    """One session, the patterns one after the other."""
+    client = Client(url + "/", verbose=False)
+    return [request(client, user) for user in range(len(PATTERNS))]
+
+
+def at_once(url: str) -> tuple[list[Result], float]:
+    """Every session's result, and the wall time from the common start to the last one."""
+    clients = [Client(url + "/", verbose=False) for _ in range(USERS)]
+    start = threading.Barrier(USERS + 1)
+
+    def session(user: int) -> Result:
+        start.wait(timeout=TIMEOUT)
+        return request(clients[user], user)
+
+    with ThreadPoolExecutor(max_workers=USERS) as pool:
+        futures = [pool.submit(session, user) for user in range(USERS)]
+        start.wait(timeout=TIMEOUT)
+        began = time.perf_counter()
+        results = [f.result() for f in futures]
+        wall = time.perf_counter() - began
+    return results, wall
+
+
+def percentile(values: list[float], q: int) -> float:
+    """The q-th percentile, linearly interpolated (statistics' "inclusive" method)."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def row(name: str, results: list[Result], wall: float) -> tuple[object, ...]:
+    ok = [r for r in results if r.error is None]
+    seconds = [r.seconds for r in ok] or [float("nan")]
+    tokens = sum(r.tokens for r in ok)
+    return (
+        name,
+        len(results),
+        len(results) - len(ok),
+        tokens,
+        percentile(seconds, 50),
+        percentile(seconds, 95),
+        tokens / wall,
+    )
+
+
+def main() -> list[tuple[str, ...]]:
+    with AppServer(ROOT / ".tmp" / "load-bench-app.log") as url:
+        warm_up(url)
+        before = alone(url)
+        crowd, wall = at_once(url)
+        after = alone(url)
+    rows = [
+        row("1 user alone, before", before, sum(r.seconds for r in before)),
+        row(f"{USERS} users at once", crowd, wall),
+        row("1 user alone, after", after, sum(r.seconds for r in after)),
+    ]
+    print_table(
+        f"/trace under load: {TOKENS} tokens a request, {len(PATTERNS)} patterns, the app "
+        "runs 4 at a time (latency: submit to answer, s)",
+        ["", "requests", "errors", "tokens", "p50 s", "p95 s", "tokens/s"],
+        rows,
+    )
+    for r in crowd:
+        if r.error:
+            print("  error:", r.error)
+    errors = rows[1][2]
+    # One user's rate: the mean of the passes before and after, so that a change in the
+    # machine's other load during the run does not favour either side.
+    rate_alone, rate_crowd = (rows[0][-1] + rows[2][-1]) / 2, rows[1][-1]
+    return [
+        check(f"errors, {USERS} concurrent users", errors, "0", errors == 0),
+        check(f"tokens/s in all, {USERS} users at once", rate_crowd,
+              f">= {rate_alone:.3g} (1 user)", rate_crowd >= rate_alone),
+    ]  # fmt: skip
+
+
+if __name__ == "__main__":
+    print_table("Targets", ["target", "measured", "wanted", ""], main())
