@@ -114,7 +114,14 @@ class Stream(Iterator[Step]):
         self._run = run
         self._started = time.perf_counter()
         self._seconds = 0.0
-        self._steps = run.steps(encode_prompt(run.model, prompt, run.opts.chat))
+        ids = encode_prompt(run.model, prompt, run.opts.chat)
+        context = getattr(run.model.model.config, "max_position_embeddings", None)
+        if context and len(ids) + run.opts.max_tokens > context:
+            raise ValueError(
+                f"the prompt is {len(ids):,} tokens; with max_tokens={run.opts.max_tokens} that "
+                f"exceeds the model's context of {context:,} tokens: shorten the prompt"
+            )
+        self._steps = run.steps(ids)
 
     def __next__(self) -> Step:
         try:
