@@ -7,15 +7,16 @@ that, so every request writes exactly ``TOKENS`` tokens (sampled, a different se
 session, so the sessions do not all write the same text).
 
 * **Alone**: one session sends the four patterns one after the other (after an untimed
-  warm-up pass that builds each pattern's index): one user's tokens/s, end to end. It is
-  measured before and after the crowd; the target compares with the mean of the two.
+  warm-up pass that builds each pattern's index): one user's tokens/s, end to end.
 * **At once**: ``USERS`` sessions, one thread and one ``Client`` each, send their request
   at the same moment. The app runs four ``/trace`` calls at a time and queues the rest.
   Per request: errors and latency (submit → result, queueing included); in all: tokens
   written by everyone / wall time from the start to the last answer.
 
-Targets: no errors, and the total rate under load at least one user's rate alone (the
-model must not spend the extra users' time fighting over the cores).
+The two alternate, ``PASSES`` times each, and each side is judged by its best pass: another
+job on a shared 2-core machine can slow a whole pass several-fold. Targets: no errors, and
+the total rate under load at least one user's rate alone (extra users must not cost
+throughput).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ USERS = 16
 TOKENS = 24
 TIMEOUT = 900  # s per request: a guard against a hang only
 TEMPERATURE = 0.8
+PASSES = 2
 PATTERNS = [
     (r"[a-z ]{200,}", "Describe the sea in a few sentences."),
     (r"[0-9, ]{150,}", "Count upward from one, in digits."),
@@ -115,29 +117,27 @@ def row(name: str, results: list[Result], wall: float) -> tuple[object, ...]:
 
 
 def main() -> list[tuple[str, ...]]:
+    rows, messages = [], []
     with AppServer(ROOT / ".tmp" / "load-bench-app.log") as url:
         warm_up(url)
-        before = alone(url)
-        crowd, wall = at_once(url)
-        after = alone(url)
-    rows = [
-        row("1 user alone, before", before, sum(r.seconds for r in before)),
-        row(f"{USERS} users at once", crowd, wall),
-        row("1 user alone, after", after, sum(r.seconds for r in after)),
-    ]
+        for n in range(1, PASSES + 1):
+            single = alone(url)
+            rows.append(row(f"1 user alone, pass {n}", single, sum(r.seconds for r in single)))
+            crowd, wall = at_once(url)
+            rows.append(row(f"{USERS} users at once, pass {n}", crowd, wall))
+            messages += [r.error for r in crowd if r.error]
     print_table(
         f"/trace under load: {TOKENS} tokens a request, {len(PATTERNS)} patterns, the app "
         "runs 4 at a time (latency: submit to answer, s)",
         ["", "requests", "errors", "tokens", "p50 s", "p95 s", "tokens/s"],
         rows,
     )
-    for r in crowd:
-        if r.error:
-            print("  error:", r.error)
-    errors = rows[1][2]
-    # One user's rate: the mean of the passes before and after, so that a change in the
-    # machine's other load during the run does not favour either side.
-    rate_alone, rate_crowd = (rows[0][-1] + rows[2][-1]) / 2, rows[1][-1]
+    for message in messages:
+        print("  error:", message)
+    errors = sum(r[2] for r in rows[1::2])
+    # Each side's least disturbed pass (as best_of does): other jobs on the machine slow
+    # whichever pass they overlap, and alternating the passes gives both sides the chance.
+    rate_alone, rate_crowd = max(r[-1] for r in rows[0::2]), max(r[-1] for r in rows[1::2])
     return [
         check(f"errors, {USERS} concurrent users", errors, "0", errors == 0),
         check(f"tokens/s in all, {USERS} users at once", rate_crowd,
