@@ -19,6 +19,7 @@ from .charts import valid_mass_figure
 from .dfa import Dfa, compile_regex
 from .diagnose import Finding, diagnose
 from .generate import GenerationOptions, stream
+from .index import UNREACHABLE, build_index
 from .models import Model
 from .render import RenderError, highlight, to_svg
 from .syntax import RegexError
@@ -49,8 +50,11 @@ class PatternView:
         return dfa_html(self, steps, upto, marked)
 
 
-def pattern_view(pattern: str, vocab: Vocabulary, trace: Trace | None = None) -> PatternView:
-    """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception."""
+def pattern_view(
+    pattern: str, vocab: Vocabulary, trace: Trace | None = None, distances: bool = False
+) -> PatternView:
+    """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception.
+    With ``distances``, each state shows the fewest tokens still needed to finish."""
     try:
         dfa = compile_regex(pattern)
     except RegexError as error:
@@ -59,10 +63,18 @@ def pattern_view(pattern: str, vocab: Vocabulary, trace: Trace | None = None) ->
     if dfa.num_states > DRAW_LIMIT:
         return PatternView(pattern, dfa, "", findings, "")
     try:
-        svg = to_svg(dfa, title=pattern)
+        svg = to_svg(
+            dfa, title=pattern, distances=token_distances(dfa, vocab) if distances else None
+        )
     except RenderError as error:
         return PatternView(pattern, dfa, "", findings, error_html(error))
     return PatternView(pattern, dfa, svg, findings, "")
+
+
+def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int]:
+    """Fewest tokens from each drawn state to a match (0 where none is reachable)."""
+    far = build_index(dfa, vocab).token_distances()[: dfa.num_states]
+    return [int(d) if d < UNREACHABLE else 0 for d in far]
 
 
 def path_view(steps: Sequence[Step], upto: int | None, num_char_states: int):

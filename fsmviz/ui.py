@@ -61,23 +61,34 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             prob_limit=float(prob_limit) if prob_limit else None,
         )
 
-    def on_pattern(pattern: str):
-        view = pattern_view(pattern, models.vocabulary())
+    def on_pattern(pattern: str, show_distances: bool = False):
+        view = pattern_view(pattern, models.vocabulary(), distances=show_distances)
         return view.dfa_html(), findings_html(view.findings), view.error
 
     @on_gpu  # on a ZeroGPU Space, the GPU is attached while a run streams
-    def on_run(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit) -> Iterator:
+    def on_run(
+        pattern, prompt, max_tokens, temperature, seed, chat, prob_limit, show_distances
+    ) -> Iterator:
         try:
             if len(prompt) > MAX_PROMPT:
                 raise ValueError(f"the prompt is too long (limit {MAX_PROMPT:,} characters)")
             opts = options(max_tokens, temperature, seed, chat, prob_limit)
             model = models.get(timeout=600)
-            view = pattern_view(pattern, model.vocab)
+            view = pattern_view(pattern, model.vocab, distances=show_distances)
         except (ValueError, ModelLoadError) as error:
             yield {error_box: error_html(error), status: str(error)}
             return
         frame = None
-        for frame in live_run(model, view, prompt, opts):
+        frames = live_run(model, view, prompt, opts)
+        while True:
+            try:
+                frame = next(frames)
+            except StopIteration:
+                break
+            except Exception as error:  # e.g. out of memory: say so, keep serving
+                message = f"The generation failed: {type(error).__name__}: {error}"
+                yield {error_box: error_html(RuntimeError(message)), status: message}
+                return
             update = {
                 dfa: frame.dfa,
                 output: frame.output,
@@ -100,10 +111,10 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
                 downloads: _downloads(view, frame.trace),
             }
 
-    def on_step(i, trace: Trace | None, found, log, pattern):
+    def on_step(i, trace: Trace | None, found, log, pattern, show_distances):
         if trace is None:
             return gr.skip(), gr.skip(), gr.skip()
-        view = pattern_view(pattern, models.vocabulary())
+        view = pattern_view(pattern, models.vocabulary(), distances=show_distances)
         i = int(i)
         return (
             view.dfa_html(trace.steps, upto=i),
@@ -111,8 +122,8 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             valid_mass_figure(trace.steps, log=log, selected=i),
         )
 
-    def on_finding(k, trace: Trace | None, found, log, pattern):
-        view = pattern_view(pattern, models.vocabulary(), trace)
+    def on_finding(k, trace: Trace | None, found, log, pattern, show_distances):
+        view = pattern_view(pattern, models.vocabulary(), trace, distances=show_distances)
         chosen = found or view.findings
         k = int(k) if k is not None else -1
         if not 0 <= k < len(chosen):
@@ -210,6 +221,9 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
                 error_box = gr.HTML("", elem_id="error")
             with gr.Column(scale=3, min_width=400):
                 dfa = gr.HTML(elem_id="dfa", label="DFA")
+                show_distances = gr.Checkbox(
+                    False, label="Show each state's fewest tokens to a match", elem_id="distances"
+                )
         with gr.Row():
             with gr.Column():
                 gr.HTML("<h3>Constrained output</h3>")
@@ -238,9 +252,10 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
         findings_state = gr.State(())
 
         inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
-        regex_box.change(
+        gr.on(
+            [regex_box.change, show_distances.change],
             on_pattern,
-            regex_box,
+            [regex_box, show_distances],
             [dfa, diagnosis, error_box],
             trigger_mode="always_last",
             api_visibility="private",
@@ -248,7 +263,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
         example.change(on_example, example, [regex_box, prompt, chat], api_visibility="private")
         run.click(
             on_run,
-            inputs,
+            [*inputs, show_distances],
             [
                 dfa,
                 output,
@@ -269,13 +284,13 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
         )
         step.change(
             on_step,
-            [step, trace_state, findings_state, log, regex_box],
+            [step, trace_state, findings_state, log, regex_box, show_distances],
             [dfa, steps, chart],
             api_visibility="private",
         )
         finding.change(
             on_finding,
-            [finding, trace_state, findings_state, log, regex_box],
+            [finding, trace_state, findings_state, log, regex_box, show_distances],
             [dfa, diagnosis, chart],
             api_visibility="private",
         )
@@ -350,11 +365,11 @@ def _downloads(view, trace: Trace) -> list[str]:
 
 
 PERMALINK_JS = """
-(regex, prompt, max_tokens, temperature, seed, chat, prob_limit) => {
+(regex, prompt, max_tokens, temperature, seed, chat, prob_limit, ...rest) => {
   const params = new URLSearchParams({regex, prompt, max_tokens, temperature, seed,
                                       chat: chat ? "1" : "0"});
   if (prob_limit) params.set("prob_limit", prob_limit);
   history.replaceState(null, "", "?" + params.toString());
-  return [regex, prompt, max_tokens, temperature, seed, chat, prob_limit];
+  return [regex, prompt, max_tokens, temperature, seed, chat, prob_limit, ...rest];
 }
 """

@@ -105,3 +105,15 @@ def test_live_frames_of_a_real_run():
     assert 'class="node state s' in final.dfa and "current" in final.dfa
     assert frames[-1].shadow and "Done" in frames[-1].status
     assert compile_regex("[0-9]{2}").accepts(final.trace.text)
+
+
+def test_the_drawing_can_show_each_states_fewest_tokens_to_a_match(bundled_vocab):
+    from fsmviz import build_index
+
+    pattern = "[0-9]{3}-[0-9]{2}"
+    plain = pattern_view(pattern, bundled_vocab)
+    counted = pattern_view(pattern, bundled_vocab, distances=True)
+    fewest = int(build_index(pattern, bundled_vocab).token_distances()[0])
+    assert fewest >= 2
+    assert "to go" not in plain.svg
+    assert f"({fewest} to go)" in counted.svg
