@@ -181,8 +181,14 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
         status = gr.HTML(models.status, elem_id="status")
         with gr.Row(equal_height=False):
             with gr.Column(scale=2, min_width=320):
-                regex_box = gr.Textbox(label="Regex", elem_id="regex", lines=2, max_lines=8)
-                prompt = gr.Textbox(label="Prompt", elem_id="prompt", lines=3, max_lines=10)
+                # Defaults in place from the first paint: a click before the page-load
+                # handler restores a permalink must not run an empty pattern.
+                regex_box = gr.Textbox(
+                    DEFAULT[0], label="Regex", elem_id="regex", lines=2, max_lines=8
+                )
+                prompt = gr.Textbox(
+                    DEFAULT[1], label="Prompt", elem_id="prompt", lines=3, max_lines=10
+                )
                 example = gr.Dropdown(
                     list(EXAMPLES),
                     label="Examples (from the seed posts)",
@@ -216,7 +222,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
                         step=0.01,
                         elem_id="prob-limit",
                     )
-                    chat = gr.Checkbox(True, label="Chat template", elem_id="chat")
+                    chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
                 run = gr.Button("Generate", variant="primary", elem_id="run")
                 error_box = gr.HTML("", elem_id="error")
             with gr.Column(scale=3, min_width=400):
