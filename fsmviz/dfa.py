@@ -631,10 +631,11 @@ def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\v": "\\v", " ": "␣", "\\": "\\\\"}
 
 
-def show_char(char: str) -> str:
-    """A character as it should appear in a label: ``\\n``, ``␣`` for space, ``\\x04``."""
-    if char in _NAMED:
-        return _NAMED[char]
+def show_char(char: str, named: Mapping[str, str] = _NAMED) -> str:
+    """A character as it should appear in a label: ``\\n``, ``␣`` for space, ``\\x04``
+    (``named`` spells chosen characters; the rest are escaped only when unprintable)."""
+    if char in named:
+        return named[char]
     if not char.isprintable():
         code = ord(char)
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

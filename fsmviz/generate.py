@@ -222,10 +222,7 @@ class _Run:
                 done += 1
                 step = self._step(done - 1, logits[j], state, token, after, forced=True)
                 state = after
-                if self._finished(state):
-                    self.stop_reason = "accepted"
-                elif done == self.opts.max_tokens:
-                    self.stop_reason = "max_tokens"
+                self.stop_reason = self._stop_after(token, state, done)
                 yield step
                 if self.stop_reason:
                     return
@@ -247,16 +244,22 @@ class _Run:
             done += 1
             step = self._step(done - 1, logits[-1], state, token, after, probs=probs)
             state = after
-            if token == self.eos or self._finished(state):
-                self.stop_reason = "accepted"
-            elif done == self.opts.max_tokens:
-                self.stop_reason = "max_tokens"
+            self.stop_reason = self._stop_after(token, state, done)
             yield step
             if self.stop_reason:
                 return
             pending = [token]
 
     # --- pieces ---------------------------------------------------------------------------
+
+    def _stop_after(self, token: int, state: int, done: int) -> StopReason | None:
+        """Why the run stops after writing ``token`` (now in ``state``, ``done`` tokens
+        written), or None to go on."""
+        if token == self.eos or self._finished(state):
+            return "accepted"
+        if done == self.opts.max_tokens:
+            return "max_tokens"
+        return None
 
     @torch.inference_mode()
     def _forward(self, ids: list[int], last: int) -> torch.Tensor:

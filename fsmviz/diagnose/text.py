@@ -10,17 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..dfa import show_char
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 
 def escape_char(char: str) -> str:
-    """``\\n``, ``\\\\``, ``\\x04``, ``\\u2028``; printable characters as they are."""
-    if char in _NAMED:
-        return _NAMED[char]
-    if not char.isprintable():
-        code = ord(char)
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return char
+    """``\\n``, ``\\\\``, ``\\x04``, ``\\u2028``; printable characters (space too) as they are."""
+    return show_char(char, _NAMED)
 
 
 def show(text: str, limit: int = 40) -> str:
