@@ -23,7 +23,9 @@ Three refinements make it end well and run fast:
   marked ``forced``; their statistics still come from the model's logits.
 
 ``stream`` keeps all per-call state (KV cache, random generator, DFA state) in the call,
-so one loaded ``Model`` can serve concurrent callers.
+so one loaded ``Model`` can serve concurrent callers. The forward passes themselves go
+through ``model.passes`` (``fsmviz.batching``), which runs them on the model's own thread
+and batches concurrent callers; everything else here is numpy on the logits it returns.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import regex
-import torch
 
+from .batching import Sequence
 from .index import TokenIndex, build_index
 from .models import Model
 from .trace import Candidate, Step, StopReason, Trace
@@ -132,6 +134,11 @@ class Stream(Iterator[Step]):
         self.steps.append(step)
         return step
 
+    def close(self) -> None:
+        """Stop early (the reader went away): the model's cache for this run is freed now
+        rather than when the stream is garbage-collected."""
+        self._steps.close()
+
     @property
     def stop_reason(self) -> StopReason | None:
         """Why the generation stopped, or None while it runs."""
@@ -203,15 +210,21 @@ class _Run:
         self.opts = opts
         self.size = model.logits_size
         self.eos = model.vocab.eos_token_id
-        self.masks: dict[int, torch.Tensor] = {}
-        self.cache = None
+        self.masks: dict[int, np.ndarray] = {}
+        self.sequence: Sequence | None = None  # our KV cache, once the prompt went in
         self.stop_reason: StopReason | None = None
-        device = model.device if model.device.type == "cuda" else torch.device("cpu")
-        self.generator = torch.Generator(device=device).manual_seed(opts.seed)
+        self.rng = np.random.default_rng(opts.seed)
 
     # --- the loop -------------------------------------------------------------------------
 
     def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
+        try:
+            yield from self._loop(prompt_ids)
+        finally:  # also when the consumer stops early: the cache is freed at once
+            if self.sequence is not None:
+                self.sequence.close()
+
+    def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
         state = self.index.initial_state if self.index else 0
         pending = prompt_ids
         done = 0
@@ -261,22 +274,17 @@ class _Run:
             return "max_tokens"
         return None
 
-    @torch.inference_mode()
-    def _forward(self, ids: list[int], last: int) -> torch.Tensor:
-        """Feed ``ids`` through the model (extending the KV cache); logits of the last
-        ``last`` positions, as float32 on the model's device."""
-        input_ids = torch.tensor([ids], device=self.model.device)
-        with self.model.forward_lock:
-            out = self.model.model(
-                input_ids=input_ids, past_key_values=self.cache, use_cache=True, logits_to_keep=last
-            )
-        self.cache = out.past_key_values
-        return out.logits[0, -last:].float()
+    def _forward(self, ids: list[int], last: int) -> np.ndarray:
+        """Feed ``ids`` through the model (extending our KV cache); float32 logits of the
+        last ``last`` positions."""
+        if self.sequence is None:
+            self.sequence = self.model.passes.open()
+        return self.sequence.forward(ids, last)
 
-    def _distribution(self, logits: torch.Tensor) -> torch.Tensor:
+    def _distribution(self, logits: np.ndarray) -> np.ndarray:
         """The model's unconstrained distribution after temperature (greedy shows T=1)."""
         t = self.opts.temperature
-        return torch.softmax(logits / t if t > 0 else logits, dim=-1)
+        return _softmax(logits / t if t > 0 else logits)
 
     def _accepting(self, state: int) -> bool:
         return self.index.is_accepting(state) if self.index else True
@@ -287,26 +295,24 @@ class _Run:
             bool(self.index) and self._accepting(state) and len(self.index.row(state).tokens) == 0
         )
 
-    def _allowed(self, state: int) -> torch.Tensor | None:
+    def _allowed(self, state: int) -> np.ndarray | None:
         """Boolean mask of DFA-allowed tokens (cached per state), None at a dead end."""
         if self.index is None:
-            mask = self.masks.get(-1)
-            if mask is None:
-                mask = self.masks[-1] = torch.ones(
-                    self.size, dtype=torch.bool, device=self.model.device
-                )
-            return mask
+            state = -1
         mask = self.masks.get(state)
         if mask is None:
-            ids = self.index.allowed_tokens(state)
-            if len(ids) == 0:
-                return None
-            mask = torch.zeros(self.size, dtype=torch.bool)
-            mask[torch.from_numpy(ids.astype(np.int64))] = True
-            mask = self.masks[state] = mask.to(self.model.device)
+            if self.index is None:
+                mask = np.ones(self.size, dtype=bool)
+            else:
+                ids = self.index.allowed_tokens(state)
+                if len(ids) == 0:
+                    return None
+                mask = np.zeros(self.size, dtype=bool)
+                mask[ids] = True
+            self.masks[state] = mask
         return mask
 
-    def _safe(self, allowed: torch.Tensor, state: int, done: int) -> torch.Tensor:
+    def _safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
         """Restrict ``allowed`` to tokens that can still reach acceptance within budget."""
         if self.index is None or not self.opts.safe_end:
             return allowed
@@ -318,26 +324,27 @@ class _Run:
         fits = distances[row.targets] <= left - 1
         if fits.all():
             return allowed
-        mask = torch.zeros(self.size, dtype=torch.bool)
-        mask[torch.from_numpy(row.tokens[fits].astype(np.int64))] = True
+        mask = np.zeros(self.size, dtype=bool)
+        mask[row.tokens[fits]] = True
         if self._accepting(state):
             mask[self.eos] = True
-        return mask.to(self.model.device)
+        return mask
 
-    def _sample(self, logits: torch.Tensor, mask: torch.Tensor) -> int:
-        masked = logits.masked_fill(~mask, float("-inf"))
+    def _sample(self, logits: np.ndarray, mask: np.ndarray) -> int:
+        masked = np.where(mask, logits, -np.inf)
         if self.opts.temperature == 0:
-            return int(torch.argmax(masked))
-        probs = torch.softmax(masked / self.opts.temperature, dim=-1)
+            return int(np.argmax(masked))
+        probs = _softmax(masked / self.opts.temperature)
         if self.opts.top_p < 1.0:
-            sorted_probs, order = torch.sort(probs, descending=True)
-            keep = torch.cumsum(sorted_probs, 0) - sorted_probs < self.opts.top_p
-            probs = torch.zeros_like(probs).scatter_(0, order[keep], sorted_probs[keep])
+            order = np.argsort(-probs, kind="stable")
+            before = np.cumsum(probs[order]) - probs[order]  # mass of the likelier tokens
+            nucleus = np.zeros_like(probs)
+            nucleus[order[before < self.opts.top_p]] = 1.0
+            probs = probs * nucleus
         # Inverse-CDF sampling: one uniform draw from the seeded generator.
-        cumulative = torch.cumsum(probs.to(self.generator.device), dim=0)
-        u = torch.rand(1, generator=self.generator, device=self.generator.device)
-        index = torch.searchsorted(cumulative, u * cumulative[-1], right=True)
-        return int(index.clamp_(max=len(cumulative) - 1))
+        cumulative = np.cumsum(probs, dtype=np.float64)
+        index = np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")
+        return int(min(index, len(cumulative) - 1))
 
     def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         """The tokens of the only possible continuation from ``state`` (fast-forward), as
@@ -373,22 +380,22 @@ class _Run:
     def _step(
         self,
         number: int,
-        logits: torch.Tensor,
+        logits: np.ndarray,
         state: int,
         token: int,
         after: int,
         forced: bool = False,
-        probs: torch.Tensor | None = None,
+        probs: np.ndarray | None = None,
     ) -> Step:
         if probs is None:
             probs = self._distribution(logits)
         allowed = self._allowed(state)
-        allowed_mask = allowed if allowed is not None else torch.zeros_like(probs, dtype=torch.bool)
-        top_p, top_ids = torch.topk(probs, TOP_CANDIDATES)
+        allowed_mask = allowed if allowed is not None else np.zeros(len(probs), dtype=bool)
+        top_ids = np.argpartition(-probs, TOP_CANDIDATES)[:TOP_CANDIDATES]
+        top_ids = top_ids[np.argsort(-probs[top_ids], kind="stable")]
         vocab = self.model.vocab
         top = tuple(
-            Candidate(_text(vocab, i), float(p), bool(allowed_mask[i]))
-            for p, i in zip(top_p.tolist(), top_ids.tolist(), strict=True)
+            Candidate(_text(vocab, int(i)), float(probs[i]), bool(allowed_mask[i])) for i in top_ids
         )
         return Step(
             token_id=token,
@@ -406,9 +413,15 @@ class _Run:
         )
 
 
-def _mass(probs: torch.Tensor, mask: torch.Tensor) -> float:
+def _mass(probs: np.ndarray, mask: np.ndarray) -> float:
     """Total probability of the masked-in tokens, summed in float64 and kept in [0, 1]."""
-    return min(1.0, float(probs[mask].sum(dtype=torch.float64)))
+    return min(1.0, float(probs.sum(where=mask, dtype=np.float64)))
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities from logits (``-inf`` gives 0), in float32."""
+    shifted = np.exp(logits - logits.max(), dtype=np.float32)
+    return shifted / shifted.sum(dtype=np.float64).astype(np.float32)
 
 
 def _text(vocab, token: int) -> str:

@@ -7,7 +7,7 @@ when there is one, then Apple's MPS, then the CPU (float32).
 
 A ``Model`` is read-only after loading: generation keeps all of its state (KV cache,
 random generator, DFA state) in the call, so one model can serve many callers at once;
-they take turns for each forward pass (``forward_lock``).
+their forward passes go through ``Model.passes`` (``fsmviz.batching``), which batches them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import torch
 
+from .batching import ForwardPasses
 from .bundled import BUNDLED_MODEL_NAME, bundled_model_dir
 from .cache import BoundedCache
 from .vocab import Vocabulary
@@ -42,10 +43,11 @@ class Model:
     tokenizer: Any  # transformers.PreTrainedTokenizerBase
     vocab: Vocabulary
     device: torch.device
-    forward_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    """Held for each forward pass. Torch already spreads one pass over every core;
-    concurrent passes from several threads would oversubscribe them and all crawl, so
-    callers take turns per pass (per token), which interleaves their streams fairly."""
+    passes: ForwardPasses = field(init=False, repr=False)
+    """Every forward pass goes through here: one thread, concurrent callers batched."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passes", ForwardPasses(self.model, self.device))
 
     @property
     def logits_size(self) -> int:

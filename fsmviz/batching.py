@@ -1,0 +1,343 @@
+"""Forward passes of one model, shared by concurrent generations: one thread, one batch.
+
+Each generation (``generate.stream``) owns a ``Sequence``: a handle on its KV cache. It
+asks for logits with ``sequence.forward(ids, last)`` and does everything else (masking,
+statistics, sampling) itself, in numpy. On a CPU every forward pass runs on the model's
+own thread, for two reasons measured on a 2-core machine with SmolLM2-135M:
+
+* **One OpenMP team.** Torch spreads a pass over all cores with OpenMP, and each thread
+  that calls torch gets its own team of helper threads. Once a process holds more such
+  threads than cores, libgomp stops busy-waiting between the many small parallel
+  regions of a decode step, and every step gets ~30% slower (19 → 13 tokens/s). A
+  Gradio server runs each visitor in a different thread; here only one thread ever
+  calls torch.
+* **Batching.** A one-token step of a small model is bound by reading the weights, not
+  by arithmetic: sixteen sequences advance in one pass for about three times the cost of
+  one. So the thread keeps the waiting sequences in a *group*: one KV cache with a row per
+  sequence, left-padded to a common width, plus a 0/1 attention mask saying which columns
+  of a row are real. Every group step adds one column to every row (k columns when some
+  sequence feeds k tokens at once, e.g. a fast-forward); a row with nothing to feed gets a
+  masked pad. Positions are per row, so each sequence sees exactly its own tokens at their
+  own positions, and its logits equal a solo pass up to float rounding (~1e-5).
+
+A sequence's first pass (the prompt) runs alone, then the sequence joins the group; it
+leaves when its generation ends (``close``), or, kept intact, when it stops asking for a
+while (its consumer paused). Only models with plain growing caches (``DynamicLayer``, as
+Llama/SmolLM2) are grouped; others, and GPUs, run every pass alone. GPUs run it in the
+caller's thread, in turns: ZeroGPU attaches the GPU only inside the decorated call.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["ForwardPasses", "Sequence"]
+
+GATHER_SECONDS = 0.01
+"""How long a group step waits for the sequences that took part in the last one."""
+IDLE_SECONDS = 1.0
+"""A sequence that has not asked for this long leaves the group (its cache kept)."""
+
+
+class Sequence:
+    """One generation's KV cache, held where the model runs. Fields are touched only by
+    the model's thread (or under its lock on a GPU)."""
+
+    def __init__(self, passes: ForwardPasses):
+        self._passes = passes
+        self.cache: Any = None  # its own cache while alone; None while in the group
+        self.row: int | None = None  # its row in the group
+        self.length = 0  # tokens seen: the position of the next one
+        self.last_asked = time.monotonic()
+        self.broken: BaseException | None = None
+
+    def forward(self, ids: list[int], last: int) -> np.ndarray:
+        """Feed ``ids`` (extending the cache); float32 logits of the last ``last`` of them."""
+        return self._passes.forward(self, ids, last)
+
+    def close(self) -> None:
+        """Free the cache (the generation is over)."""
+        self._passes.close(self)
+
+
+@dataclass(eq=False)
+class _Job:
+    sequence: Sequence
+    ids: list[int]  # empty: close the sequence
+    last: int = 0
+    done: threading.Event = field(default_factory=threading.Event)
+    logits: np.ndarray | None = None
+    error: BaseException | None = None
+
+
+class ForwardPasses:
+    """Runs every forward pass of ``net``; see the module docstring."""
+
+    def __init__(self, net: Any, device: torch.device, threaded: bool | None = None):
+        self.net = net
+        self.device = device
+        self.threaded = device.type == "cpu" if threaded is None else threaded
+        """On its own thread, batching; else each pass in the caller's thread, in turns."""
+        self.batch_sizes: Counter[int] = Counter()
+        """How many sequences each group step advanced (for tests and benchmarks)."""
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._group = _Group()
+
+    def open(self) -> Sequence:
+        return Sequence(self)
+
+    def forward(self, sequence: Sequence, ids: list[int], last: int) -> np.ndarray:
+        job = _Job(sequence, list(ids), last)
+        if self.threaded:
+            self._start()
+            self._jobs.put(job)
+            job.done.wait()
+        else:
+            with self._lock:
+                self._alone(job)
+        if job.error is not None:
+            raise job.error
+        assert job.logits is not None
+        return job.logits
+
+    def close(self, sequence: Sequence) -> None:
+        if self.threaded and self._thread is not None:
+            self._jobs.put(_Job(sequence, []))  # the thread frees its row; nobody waits
+        else:
+            sequence.cache = None
+
+    # --- the model's thread ---------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._serve, name="fsmviz-model", daemon=True
+                )
+                self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            jobs = self._gather()
+            try:
+                self._run(jobs)
+            except BaseException as error:  # noqa: BLE001 - every waiter must hear of it
+                self._fail(jobs, error)
+            for job in jobs:
+                job.done.set()
+
+    def _gather(self) -> list[_Job]:
+        """The next job, and those that arrive while the group's members catch up: wait
+        (at most ``GATHER_SECONDS``) for every row of the group."""
+        jobs = [self._jobs.get()]
+        deadline = time.monotonic() + GATHER_SECONDS
+        while _group_steps(jobs) < len(self._group.rows):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                jobs.append(self._jobs.get(timeout=remaining))
+            except queue.Empty:
+                break
+        while True:  # and whatever else is already there
+            try:
+                jobs.append(self._jobs.get_nowait())
+            except queue.Empty:
+                return jobs
+
+    @torch.inference_mode()
+    def _run(self, jobs: list[_Job]) -> None:
+        group = self._group
+        for job in jobs:
+            if not job.ids:
+                group.leave(job.sequence, keep=False)
+        stepping = [job for job in jobs if job.ids and job.sequence.row is not None]
+        for job in jobs:
+            if job.ids and job.sequence.row is None:
+                self._alone(job)
+                if _groupable(job.sequence.cache):
+                    group.join(job.sequence)
+        if stepping:
+            group.step(self.net, stepping)
+            self.batch_sizes[len(stepping)] += 1
+        now = time.monotonic()
+        for sequence in list(group.rows):
+            if now - sequence.last_asked > IDLE_SECONDS:
+                group.leave(sequence, keep=True)
+
+    def _alone(self, job: _Job) -> None:
+        """One sequence's pass with its own cache (its prompt; everything on a GPU)."""
+        sequence = job.sequence
+        if sequence.broken is not None:
+            raise sequence.broken
+        sequence.last_asked = time.monotonic()
+        input_ids = torch.tensor([job.ids], device=self.device)
+        with torch.inference_mode():
+            out = self.net(
+                input_ids=input_ids,
+                past_key_values=sequence.cache,
+                use_cache=True,
+                logits_to_keep=job.last,
+            )
+        sequence.cache = out.past_key_values
+        sequence.length += len(job.ids)
+        job.logits = _numpy(out.logits[0, -job.last :])
+
+    def _fail(self, jobs: list[_Job], error: BaseException) -> None:
+        """A pass failed (out of memory, say): its jobs report it, and the group's caches
+        are gone, so each of its sequences reports it when it next asks."""
+        for job in jobs:
+            if job.logits is None and job.ids:
+                job.error = error
+        for sequence in self._group.rows:
+            sequence.broken = error
+            sequence.row = None
+        self._group = _Group()
+
+
+class _Group:
+    """The KV caches of the grouped sequences, as one batch (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.rows: list[Sequence] = []
+        self.cache: Any = None  # a DynamicCache with one row per sequence
+        self.mask: torch.Tensor | None = None  # (rows, columns): 1 where a row's token is
+
+    def join(self, sequence: Sequence) -> None:
+        own = sequence.cache
+        length = own.get_seq_length()
+        if not self.rows:
+            self.cache = own
+            self.mask = torch.ones((1, length), dtype=torch.long, device=_device(own))
+        else:
+            assert self.mask is not None
+            width = self.mask.shape[1]
+            if length > width:
+                self._widen(length - width)
+                width = length
+            pad = width - length
+            for layer, mine in zip(self.cache.layers, own.layers, strict=True):
+                layer.keys = torch.cat([layer.keys, _pad_left(mine.keys, pad)])
+                layer.values = torch.cat([layer.values, _pad_left(mine.values, pad)])
+            row = torch.zeros((1, width), dtype=torch.long, device=self.mask.device)
+            row[0, pad:] = 1
+            self.mask = torch.cat([self.mask, row])
+        sequence.row = len(self.rows)
+        sequence.cache = None
+        self.rows.append(sequence)
+
+    def leave(self, sequence: Sequence, keep: bool) -> None:
+        """Take ``sequence`` out; with ``keep``, its real columns become its own cache."""
+        if sequence.row is None:
+            if not keep:
+                sequence.cache = None
+            return
+        assert self.mask is not None
+        index = sequence.row
+        if keep:
+            from transformers import DynamicCache
+
+            columns = self.mask[index].nonzero().squeeze(1)
+            sequence.cache = DynamicCache(
+                ddp_cache_data=[
+                    (
+                        layer.keys[index : index + 1, :, columns],
+                        layer.values[index : index + 1, :, columns],
+                    )
+                    for layer in self.cache.layers
+                ]
+            )
+        sequence.row = None
+        del self.rows[index]
+        for position, member in enumerate(self.rows):
+            member.row = position
+        if not self.rows:
+            self.cache = self.mask = None
+            return
+        others = torch.tensor(
+            [i for i in range(self.mask.shape[0]) if i != index], device=self.mask.device
+        )
+        self.mask = self.mask[others]
+        dead = int((self.mask.sum(0) == 0).long().cumprod(0).sum())  # columns nobody uses
+        self.mask = self.mask[:, dead:]
+        for layer in self.cache.layers:
+            layer.keys = layer.keys[others, :, dead:]
+            layer.values = layer.values[others, :, dead:]
+
+    def step(self, net: Any, jobs: list[_Job]) -> None:
+        """Advance every row by ``k`` columns, ``k`` the most tokens any job feeds."""
+        assert self.mask is not None
+        rows, k = len(self.rows), max(len(job.ids) for job in jobs)
+        device = self.mask.device
+        input_ids = torch.zeros((rows, k), dtype=torch.long, device=device)
+        new = torch.zeros((rows, k), dtype=torch.long, device=device)
+        positions = torch.tensor([[s.length] * k for s in self.rows], device=device)
+        now = time.monotonic()
+        for job in jobs:
+            sequence, n = job.sequence, len(job.ids)
+            r = sequence.row
+            input_ids[r, :n] = torch.tensor(job.ids, device=device)
+            new[r, :n] = 1
+            positions[r, :n] = torch.arange(sequence.length, sequence.length + n)
+            sequence.last_asked = now
+        self.mask = torch.cat([self.mask, new], dim=1)
+        out = net(
+            input_ids=input_ids,
+            attention_mask=None if bool(self.mask.all()) else self.mask,
+            position_ids=positions,
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=k,
+        )
+        self.cache = out.past_key_values
+        for job in jobs:
+            sequence, n = job.sequence, len(job.ids)
+            job.logits = _numpy(out.logits[sequence.row, n - job.last : n])
+            sequence.length += n
+
+    def _widen(self, extra: int) -> None:
+        """``extra`` padding columns on the left of every row."""
+        assert self.mask is not None
+        for layer in self.cache.layers:
+            layer.keys = _pad_left(layer.keys, extra)
+            layer.values = _pad_left(layer.values, extra)
+        zeros = torch.zeros((self.mask.shape[0], extra), dtype=torch.long, device=self.mask.device)
+        self.mask = torch.cat([zeros, self.mask], dim=1)
+
+
+def _group_steps(jobs: list[_Job]) -> int:
+    """How many of ``jobs`` ask for a step of a sequence in the group."""
+    return sum(job.sequence.row is not None and bool(job.ids) for job in jobs)
+
+
+def _groupable(cache: Any) -> bool:
+    """A plain growing cache (no sliding window, no quantisation) can share a batch."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    return type(cache) is DynamicCache and all(type(x) is DynamicLayer for x in cache.layers)
+
+
+def _pad_left(tensor: torch.Tensor, columns: int) -> torch.Tensor:
+    """Zeros before the sequence axis (dim 2) of a (batch, heads, seq, dim) tensor."""
+    if columns == 0:
+        return tensor
+    return torch.nn.functional.pad(tensor, (0, 0, columns, 0))
+
+
+def _device(cache: Any) -> torch.device:
+    return cache.layers[0].keys.device
+
+
+def _numpy(logits: torch.Tensor) -> np.ndarray:
+    return logits.float().cpu().numpy()

@@ -1,0 +1,132 @@
+"""Batched forward passes (``fsmviz.batching``): a sequence in a group sees exactly its own
+tokens, so its logits equal a solo pass; rows join, pause, leave; failures reach callers.
+The tiny random Llama stands in for the model here (its caches have the same structure)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from fsmviz.batching import ForwardPasses, _Group, _Job, _groupable
+from fsmviz.generate import generate, stream
+
+PROMPTS = [[1, 2, 3], list(range(40, 60)), [7] * 9]
+
+
+def solo_logits(net, ids_per_pass: list[list[int]]) -> list[np.ndarray]:
+    """Logits of the last token of each pass, one sequence alone."""
+    passes = ForwardPasses(net, torch.device("cpu"), threaded=False)
+    sequence = passes.open()
+    return [sequence.forward(ids, 1)[-1] for ids in ids_per_pass]
+
+
+@torch.inference_mode()
+def grouped_logits(net, scripts: list[list[list[int]]]) -> list[list[np.ndarray]]:
+    """The same, for several sequences at once: each prompt alone, then every later pass
+    as one group step (longer and shorter feeds mixed, rows padded differently)."""
+    passes = ForwardPasses(net, torch.device("cpu"), threaded=False)
+    group = _Group()
+    sequences = [passes.open() for _ in scripts]
+    out: list[list[np.ndarray]] = [[] for _ in scripts]
+    for sequence, script, got in zip(sequences, scripts, out, strict=True):
+        job = _Job(sequence, script[0], 1)
+        passes._alone(job)
+        got.append(job.logits[-1])
+        assert _groupable(sequence.cache)
+        group.join(sequence)
+    for step in range(1, max(len(s) for s in scripts)):
+        jobs = [
+            _Job(sequence, script[step], 1)
+            for sequence, script in zip(sequences, scripts, strict=True)
+            if step < len(script)
+        ]
+        group.step(net, jobs)
+        for job in jobs:
+            out[sequences.index(job.sequence)].append(job.logits[-1])
+    return out
+
+
+def test_a_grouped_sequence_gets_the_logits_it_would_get_alone(tiny):
+    scripts = [
+        [PROMPTS[0], [5], [6, 7, 8], [9]],  # a three-token feed in a group step
+        [PROMPTS[1], [11], [12], [13], [14]],
+        [PROMPTS[2], [21]],  # stops early: later steps give it masked pads
+    ]
+    together = grouped_logits(tiny.model, scripts)
+    for script, got in zip(scripts, together, strict=True):
+        alone = solo_logits(tiny.model, script)
+        assert len(got) == len(alone)
+        for a, b in zip(alone, got, strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-4)
+
+
+@torch.inference_mode()
+def test_a_sequence_that_leaves_the_group_goes_on_alone(tiny):
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    group = _Group()
+    short, long_ = passes.open(), passes.open()
+    for sequence, prompt in ((short, PROMPTS[0]), (long_, PROMPTS[1])):
+        passes._alone(_Job(sequence, prompt, 1))
+        group.join(sequence)
+    group.step(tiny.model, [_Job(long_, [30], 1)])  # the short one gets a pad column
+    group.leave(short, keep=True)  # paused: its real columns become its own cache again
+    assert short.row is None and long_.row == 0 and short.cache.get_seq_length() == 3
+    assert group.mask.shape == (1, 21) and bool(group.mask.all())  # padding trimmed
+    after = short.forward([5], 1)[-1]
+    np.testing.assert_allclose(after, solo_logits(tiny.model, [PROMPTS[0], [5]])[-1], atol=1e-4)
+    group.leave(long_, keep=False)
+    assert group.rows == [] and group.cache is None
+
+
+def test_concurrent_generations_share_forward_passes(tiny):
+    """Threads generating at once are advanced together (batch sizes above one), and each
+    gets what it gets alone (greedy, so any mix-up between rows would show)."""
+    jobs = [(r"[a-z]{12}", f"prompt {i}" * (i + 1)) for i in range(6)]
+    alone = [generate(tiny, p, q, max_tokens=12).text for p, q in jobs]
+    tiny.passes.batch_sizes.clear()
+    together: dict[int, str] = {}
+    start = threading.Barrier(len(jobs))
+
+    def work(i: int) -> None:
+        start.wait()
+        together[i] = generate(tiny, jobs[i][0], jobs[i][1], max_tokens=12).text
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [together[i] for i in range(len(jobs))] == alone
+    assert max(tiny.passes.batch_sizes) > 1
+
+
+def test_an_abandoned_stream_leaves_the_group(tiny):
+    run = stream(tiny, r"[a-z]{40}", "x", max_tokens=40)
+    next(run)
+    next(run)
+    assert len(tiny.passes._group.rows) == 1
+    run.close()  # the visitor went away mid-stream
+    for _ in range(100):  # the model's thread frees the row as soon as it hears
+        if not tiny.passes._group.rows:
+            break
+        time.sleep(0.01)
+    assert tiny.passes._group.rows == []
+
+
+class Exploding(torch.nn.Module):
+    """A model whose passes fail, like one out of memory."""
+
+    def forward(self, **_: object) -> None:
+        raise RuntimeError("CUDA out of memory (simulated)")
+
+
+def test_a_failed_pass_reaches_its_caller_and_the_thread_serves_on(tiny):
+    passes = ForwardPasses(Exploding(), torch.device("cpu"))
+    with pytest.raises(RuntimeError, match="out of memory"):
+        passes.open().forward([1, 2], 1)
+    passes.net = tiny.model  # the same thread, now with a working model
+    assert passes.open().forward([1, 2], 1).shape == (1, tiny.logits_size)
