@@ -9,7 +9,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from fsmviz.models import BackgroundModel  # noqa: E402
 from fsmviz.render import CSS as DFA_CSS  # noqa: E402
-from fsmviz.ui import STATIC, build_ui  # noqa: E402
+from fsmviz.ui import RUNS_AT_ONCE, STATIC, build_ui  # noqa: E402
 
 
 def main() -> None:
@@ -18,10 +18,13 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--model", default=None, help="hub id or local folder (default: bundled)")
     parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: auto)")
+    parser.add_argument(
+        "--runs-at-once", type=int, default=RUNS_AT_ONCE, help="generations served at once"
+    )
     args = parser.parse_args()
 
     models = BackgroundModel(args.model, args.device)
-    demo = build_ui(models)
+    demo = build_ui(models, args.runs_at_once)
     demo.queue(default_concurrency_limit=4, max_size=64)
     demo.launch(
         server_name=args.host,

@@ -29,6 +29,10 @@ __all__ = ["EXAMPLES", "build_ui", "STATIC"]
 STATIC = Path(__file__).resolve().parent.parent / "static"
 CASES = Path(__file__).resolve().parent.parent / "tests" / "cases" / "seed_regexes.json"
 MAX_PROMPT = 4_000
+RUNS_AT_ONCE = 16
+"""Generations served at once by default (more wait in the queue, told their place).
+Their forward passes are batched (``fsmviz.batching``): more at once, more tokens/s in all,
+each a little slower."""
 
 
 # Seed prompts that are the start of a sentence to continue, not a question for a chat.
@@ -49,8 +53,9 @@ EXAMPLES = _examples()
 DEFAULT = EXAMPLES.get("email", (r"[a-z]+@[a-z]+\.com", "Write an email address.", True))
 
 
-def build_ui(models: BackgroundModel) -> gr.Blocks:
-    """The whole page, wired to ``models`` (which may still be loading)."""
+def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Blocks:
+    """The whole page, wired to ``models`` (which may still be loading); at most
+    ``runs_at_once`` generations run at a time."""
 
     def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
         return GenerationOptions(
@@ -286,7 +291,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
             ],
             js=PERMALINK_JS,
             api_visibility="private",
-            concurrency_limit=4,
+            concurrency_limit=runs_at_once,
         )
         step.change(
             on_step,
@@ -346,7 +351,7 @@ def build_ui(models: BackgroundModel) -> gr.Blocks:
                 raise gr.Error(_plain(view.error))
             return {**view.dfa.to_dict(), "dot": to_dot(view.dfa, title=regex)}
 
-        gr.api(trace_api, api_name="trace", concurrency_limit=4)
+        gr.api(trace_api, api_name="trace", concurrency_limit=runs_at_once)
         gr.api(dfa_api, api_name="dfa")
     return demo
 

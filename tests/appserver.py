@@ -47,8 +47,14 @@ class AppServer:
     """``with AppServer(log_path) as url:`` — the app, ready, at ``url`` (no trailing /)."""
 
     def __init__(
-        self, log_path: Path, url: str | None = None, timeout: float = STARTUP_TIMEOUT
+        self,
+        log_path: Path,
+        url: str | None = None,
+        timeout: float = STARTUP_TIMEOUT,
+        args: tuple[str, ...] = (),
     ) -> None:
+        self.args = args
+        """Extra command-line arguments for ``app.py``."""
         self.log_path = Path(log_path)
         self.url = url.rstrip("/") if url else None
         self.timeout = timeout
@@ -90,7 +96,15 @@ class AppServer:
         }
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port)],
+                [
+                    sys.executable,
+                    str(ROOT / "app.py"),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    *self.args,
+                ],
                 cwd=ROOT,
                 env=env,
                 stdout=log,

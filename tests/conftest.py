@@ -25,6 +25,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from oracle import load_seed_cases  # noqa: E402  (tests/ is on sys.path under pytest)
 
+RUNS_AT_ONCE = 4
+"""Generations the test app serves at once: fewer than the eight visitors of
+``test_concurrency.py``, so some must wait in the queue."""
+
 
 @pytest.fixture(scope="session")
 def seed_cases() -> dict[str, Any]:
@@ -74,7 +78,11 @@ def app_server() -> Iterator[str]:
     ``FSMVIZ_E2E_URL=http://127.0.0.1:7870`` uses an app already running instead."""
     from appserver import ROOT, AppServer, AppStartError
 
-    server = AppServer(ROOT / ".tmp" / "e2e-app.log", url=os.environ.get("FSMVIZ_E2E_URL"))
+    server = AppServer(
+        ROOT / ".tmp" / "e2e-app.log",
+        url=os.environ.get("FSMVIZ_E2E_URL"),
+        args=("--runs-at-once", str(RUNS_AT_ONCE)),
+    )
     try:
         url = server.__enter__()
     except AppStartError as error:

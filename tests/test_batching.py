@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from fsmviz.batching import ForwardPasses, _Group, _Job, _groupable
+from fsmviz.batching import ForwardPasses, _Group, _groupable, _Job
 from fsmviz.generate import generate, stream
 
 PROMPTS = [[1, 2, 3], list(range(40, 60)), [7] * 9]

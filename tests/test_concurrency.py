@@ -1,8 +1,8 @@
 """Eight visitors at once: the real app, eight ``gradio_client`` sessions, one thread each.
 
 Every visitor calls ``/trace`` with its own pattern and prompt at the same moment (a
-barrier). The app runs at most four ``/trace`` calls at a time (``concurrency_limit=4`` in
-``fsmviz/ui.py``), so the other visitors wait in Gradio's queue and are told their place
+barrier). The test app runs at most four ``/trace`` calls at a time (``--runs-at-once 4``,
+see ``conftest.py``), so the other visitors wait in Gradio's queue and are told their place
 in it (``Status.IN_QUEUE`` with ``rank`` and ``queue_size``). Each visitor polls its own
 job's status while it waits; the test then checks that every call came back, that every
 output fully matches its own pattern, and that no visitor got another visitor's trace.
@@ -26,9 +26,9 @@ import regex
 pytestmark = pytest.mark.e2e
 
 gradio_client = pytest.importorskip("gradio_client")
+from conftest import RUNS_AT_ONCE as CONCURRENCY_LIMIT  # noqa: E402
 from gradio_client.utils import Status  # noqa: E402
 
-CONCURRENCY_LIMIT = 4  # /trace's concurrency_limit in fsmviz/ui.py
 MAX_TOKENS = 8
 RESULT_TIMEOUT = 600  # s: only a guard against a hang, never a speed target
 VISITORS = [
