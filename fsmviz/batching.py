@@ -39,12 +39,29 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["ForwardPasses", "Sequence"]
+__all__ = ["ForwardPassError", "ForwardPasses", "Sequence"]
 
 GATHER_SECONDS = 0.01
 """How long a group step waits for the sequences that took part in the last one."""
 IDLE_SECONDS = 1.0
 """A sequence that has not asked for this long leaves the group (its cache kept)."""
+
+
+class ForwardPassError(RuntimeError):
+    """A forward pass failed (out of memory, most often); the message says what to do."""
+
+
+def _explain(error: BaseException, tokens: int, rows: int) -> ForwardPassError:
+    if isinstance(error, ForwardPassError):
+        return error
+    what = f"{type(error).__name__}: {error}"
+    if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
+        return ForwardPassError(
+            f"the model ran out of memory ({tokens:,} tokens in context, {rows} generations "
+            "in the batch): ask for fewer tokens or a shorter prompt, or try again when "
+            f"fewer people are generating ({what})"
+        )
+    return ForwardPassError(f"the model failed during a forward pass: {what}")
 
 
 class Sequence:
@@ -104,9 +121,12 @@ class ForwardPasses:
             job.done.wait()
         else:
             with self._lock:
-                self._alone(job)
+                try:
+                    self._alone(job)
+                except Exception as error:  # noqa: BLE001 - explained below
+                    job.error = error
         if job.error is not None:
-            raise job.error
+            raise _explain(job.error, sequence.length + len(ids), len(self._group.rows) or 1)
         assert job.logits is not None
         return job.logits
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import gradio as gr
 
+from .batching import ForwardPassError
 from .charts import valid_mass_figure
 from .generate import MAX_TOKENS_LIMIT, GenerationOptions, generate
 from .live import live_run, pattern_view
@@ -90,7 +91,11 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                 frame = next(frames)
             except StopIteration:
                 break
-            except Exception as error:  # e.g. out of memory: say so, keep serving
+            except ForwardPassError as error:  # e.g. out of memory: say so, keep serving
+                message = f"The generation stopped: {error}"
+                yield {error_box: error_html(RuntimeError(message)), status: message}
+                return
+            except Exception as error:  # anything else: still a message, never a traceback
                 message = f"The generation failed: {type(error).__name__}: {error}"
                 yield {error_box: error_html(RuntimeError(message)), status: message}
                 return
@@ -341,7 +346,7 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                     seed=int(seed),
                     chat=bool(chat),
                 ).to_dict()
-            except (RegexError, ValueError, ModelLoadError) as error:
+            except (RegexError, ValueError, ModelLoadError, ForwardPassError) as error:
                 raise gr.Error(str(error)) from None
 
         def dfa_api(regex: str) -> dict[str, Any]:
