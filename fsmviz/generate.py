@@ -348,8 +348,9 @@ class _Run:
 
     def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         """The tokens of the only possible continuation from ``state`` (fast-forward), as
-        (token, state after) pairs; empty when the model has a choice to make. With a safe
-        end, the chain stops before a token that would leave too few tokens to finish."""
+        (token, state after) pairs; empty when the model has a choice to make. The chain
+        stops where a token could run past the constant text, and, with a safe end, before
+        a token that would leave too few tokens to finish."""
         if not self.opts.fast_forward or budget <= 0:
             return []
         text = _forced_text(self.index, state)
@@ -363,11 +364,19 @@ class _Run:
             left = budget - len(chain) - 1  # tokens left after this one
             return distances[after] <= left or distances[state] > left + 1
 
+        vocab = self.model.vocab
+        left = len(text.encode())  # bytes of constant text still ahead
         for token in ids[:budget]:
             after = self.index.next_state(state, token)
             if after is None or not fits(after):
                 return chain
+            if any(len(vocab.token_bytes(t)) > left for t in self.index.row(state).tokens):
+                # A token here reaches past the constant text (``"\n"`` + indentation as
+                # one token ``"\n\t"``): how to cross the boundary is the model's choice.
+                # Forcing the short token would split text the model writes as one token.
+                return chain
             chain.append((token, after))
+            left -= len(vocab.token_bytes(token))
             state = after
         while len(chain) < budget and not self._accepting(state):
             row = self.index.row(state)  # a single allowed token is forced too (toy vocabs)

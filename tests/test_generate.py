@@ -247,3 +247,17 @@ def test_options_are_checked():
 def test_bad_pattern_fails_before_any_work(tiny):
     with pytest.raises(RegexError):
         stream(tiny, "(?=a)b", "x")
+
+
+def test_fast_forward_leaves_the_boundary_token_to_the_model(tiny):
+    """The constant text "[\\n" is followed by free indentation, and the vocabulary has
+    tokens that cross that boundary ("\\n\\t", "\\n  "): writing "\\n" alone would split text
+    the model writes as one token, so the newline is the model's choice, not forced."""
+    trace = generate(tiny, r"\[\n[ \t]{2}\]", "x", max_tokens=10, temperature=1.0, seed=1)
+    assert trace.matched
+    assert trace.steps[0].forced and trace.steps[0].text == "["
+    newline = next(s for s in trace.steps if "\n" in s.text)
+    assert not newline.forced
+    # with nothing free after it, the same constant text is all forced
+    constant = generate(tiny, r"\[\n  \]", "x", max_tokens=10)
+    assert constant.text == "[\n  ]" and all(s.forced for s in constant.steps)
