@@ -76,9 +76,10 @@ class Sequence:
         self.last_asked = time.monotonic()
         self.broken: BaseException | None = None
 
-    def forward(self, ids: list[int], last: int) -> np.ndarray:
-        """Feed ``ids`` (extending the cache); float32 logits of the last ``last`` of them."""
-        return self._passes.forward(self, ids, last)
+    def forward(self, ids: list[int], last: int, drop: int = 0) -> np.ndarray:
+        """Forget the last ``drop`` tokens (rejected drafts), then feed ``ids``, extending
+        the cache; float32 logits of the last ``last`` of them."""
+        return self._passes.forward(self, ids, last, drop)
 
     def close(self) -> None:
         """Free the cache (the generation is over)."""
@@ -90,6 +91,7 @@ class _Job:
     sequence: Sequence
     ids: list[int]  # empty: close the sequence
     last: int = 0
+    drop: int = 0  # tokens to forget first
     done: threading.Event = field(default_factory=threading.Event)
     logits: np.ndarray | None = None
     error: BaseException | None = None
@@ -113,8 +115,14 @@ class ForwardPasses:
     def open(self) -> Sequence:
         return Sequence(self)
 
-    def forward(self, sequence: Sequence, ids: list[int], last: int) -> np.ndarray:
-        job = _Job(sequence, list(ids), last)
+    @property
+    def sharing(self) -> bool:
+        """Whether several sequences share the passes now. Then extra tokens in one pass
+        (speculative drafts) cost every row a column, so generations stop drafting."""
+        return len(self._group.rows) > 1
+
+    def forward(self, sequence: Sequence, ids: list[int], last: int, drop: int = 0) -> np.ndarray:
+        job = _Job(sequence, list(ids), last, drop)
         if self.threaded:
             self._start()
             self._jobs.put(job)
@@ -201,6 +209,9 @@ class ForwardPasses:
         if sequence.broken is not None:
             raise sequence.broken
         sequence.last_asked = time.monotonic()
+        if job.drop:
+            sequence.length -= job.drop
+            sequence.cache.crop(-job.drop)
         input_ids = torch.tensor([job.ids], device=self.device)
         with torch.inference_mode():
             out = self.net(
@@ -306,6 +317,14 @@ class _Group:
         for job in jobs:
             sequence, n = job.sequence, len(job.ids)
             r = sequence.row
+            if job.drop and rows == 1:  # its last columns are the cache's: cut them off
+                self.cache.crop(-job.drop)
+                self.mask = self.mask[:, : -job.drop]
+                sequence.length -= job.drop
+            elif job.drop:  # the row's last real columns become padding
+                real = self.mask[r].nonzero().squeeze(1)
+                self.mask[r, real[-job.drop :]] = 0
+                sequence.length -= job.drop
             input_ids[r, :n] = torch.tensor(job.ids, device=device)
             new[r, :n] = 1
             positions[r, :n] = torch.arange(sequence.length, sequence.length + n)

@@ -35,7 +35,7 @@ def valid_mass_figure(
     hover = [
         f"step {s.index}<br>token {'EOS' if s.is_eos else shown(s.text)!r}"
         f"<br>valid mass {s.valid_mass:.2%}<br>{s.allowed_count:,} allowed"
-        + ("<br>forced" if s.forced else "")
+        + ("<br>forced" if s.forced else "<br>drafted" if s.drafted else "")
         for s in steps
     ]
     figure = go.Figure()

@@ -46,6 +46,7 @@ __all__ = ["GenerationOptions", "Stream", "generate", "stream", "MAX_TOKENS_LIMI
 
 MAX_TOKENS_LIMIT = 1024
 TOP_CANDIDATES = 5
+MAX_DRAFT_TOKENS = 16
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class GenerationOptions:
     prob_limit: float | None = None
     fast_forward: bool = True
     safe_end: bool = True
+    draft_tokens: int = 0
+    """Speculative drafts: up to this many tokens guessed by prompt lookup (what followed
+    the same words earlier in the prompt or output) fed in the same pass, and kept while
+    sampling agrees (same output distribution; greedy output unchanged). 0: off."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
@@ -70,6 +75,8 @@ class GenerationOptions:
             raise ValueError("top_p must be in (0, 1]")
         if self.prob_limit is not None and not 0.0 <= self.prob_limit <= 1.0:
             raise ValueError("prob_limit must be between 0 and 1")
+        if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
+            raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
 
 
 def generate(model: Model, pattern: str | None, prompt: str, **options: object) -> Trace:
@@ -225,12 +232,26 @@ class _Run:
                 self.sequence.close()
 
     def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
+        """Each turn is one forward pass over: the token sampled last (the prompt at
+        first), the forced tokens after it, and the drafted tokens after those. It yields
+        the forced steps, then samples at each draft's position in turn, keeping drafts
+        while the sample equals them, and ends with one token the pass did not feed."""
         state = self.index.initial_state if self.index else 0
-        pending = prompt_ids
-        done = 0
+        pending, context = prompt_ids, list(prompt_ids)
+        done = drop = 0
+        carried = None  # logits for the next token, when the last pass already gave them
         while True:
             forced = self._forced(state, self.opts.max_tokens - done) if self.index else []
-            logits = self._forward(pending + [t for t, _ in forced], len(forced) + 1)
+            context += [t for t, _ in forced]
+            end = forced[-1][1] if forced else state
+            drafts = self._drafts(context, end, self.opts.max_tokens - done - len(forced))
+            feed = pending + [t for t, _ in forced] + drafts
+            rows = len(forced) + len(drafts) + 1
+            if carried is None:
+                logits = self._forward(feed, rows, drop)
+            else:
+                logits = np.concatenate([carried[None], self._forward(feed, rows - 1, drop)])
+                carried = None
             for j, (token, after) in enumerate(forced):
                 done += 1
                 step = self._step(done - 1, logits[j], state, token, after, forced=True)
@@ -239,29 +260,42 @@ class _Run:
                 yield step
                 if self.stop_reason:
                     return
-            if done >= self.opts.max_tokens:
-                self.stop_reason = "max_tokens"
-                return
-            allowed = self._allowed(state)
-            if allowed is None:
-                self.stop_reason = "dead_end"  # no token can follow, and no match so far
-                return
-            probs = self._distribution(logits[-1])
-            valid_mass = _mass(probs, allowed)
-            limit = self.opts.prob_limit
-            if limit is not None and self._accepting(state) and valid_mass < limit:
-                self.stop_reason = "prob_limit"
-                return
-            token = self._sample(logits[-1], self._safe(allowed, state, done))
-            after = self.index.next_state(state, token) if self.index else 0
-            done += 1
-            step = self._step(done - 1, logits[-1], state, token, after, probs=probs)
-            state = after
-            self.stop_reason = self._stop_after(token, state, done)
-            yield step
-            if self.stop_reason:
-                return
-            pending = [token]
+            for i, row in enumerate(logits[len(forced) :]):
+                if i and self.index and self._forced(state, self.opts.max_tokens - done):
+                    # Kept drafts reached constant text: fast-forward it in the next pass,
+                    # exactly as without drafts (this row gives its first token's numbers).
+                    drop, pending, carried = len(drafts) - i, [], row
+                    break
+                draft = drafts[i] if i < len(drafts) else None
+                if done >= self.opts.max_tokens:
+                    self.stop_reason = "max_tokens"
+                    return
+                allowed = self._allowed(state)
+                if allowed is None:
+                    self.stop_reason = "dead_end"  # no token can follow, and no match so far
+                    return
+                probs = self._distribution(row)
+                valid_mass = _mass(probs, allowed)
+                limit = self.opts.prob_limit
+                if limit is not None and self._accepting(state) and valid_mass < limit:
+                    self.stop_reason = "prob_limit"
+                    return
+                token = self._sample(row, self._safe(allowed, state, done), draft)
+                after = self.index.next_state(state, token) if self.index else 0
+                done += 1
+                step = self._step(
+                    done - 1, row, state, token, after, probs=probs, drafted=token == draft
+                )
+                state = after
+                context.append(token)
+                self.stop_reason = self._stop_after(token, state, done)
+                yield step
+                if self.stop_reason:
+                    return
+                if token != draft:  # a rejected draft (or the pass's last row): its
+                    drop = len(drafts) - i  # wrong drafts leave the cache next pass
+                    pending = [token]
+                    break
 
     # --- pieces ---------------------------------------------------------------------------
 
@@ -274,12 +308,12 @@ class _Run:
             return "max_tokens"
         return None
 
-    def _forward(self, ids: list[int], last: int) -> np.ndarray:
-        """Feed ``ids`` through the model (extending our KV cache); float32 logits of the
-        last ``last`` positions."""
+    def _forward(self, ids: list[int], last: int, drop: int) -> np.ndarray:
+        """Forget the last ``drop`` tokens of our KV cache (rejected drafts), feed ``ids``
+        through the model; float32 logits of the last ``last`` positions."""
         if self.sequence is None:
             self.sequence = self.model.passes.open()
-        return self.sequence.forward(ids, last)
+        return self.sequence.forward(ids, last, drop)
 
     def _distribution(self, logits: np.ndarray) -> np.ndarray:
         """The model's unconstrained distribution after temperature (greedy shows T=1)."""
@@ -330,7 +364,10 @@ class _Run:
             mask[self.eos] = True
         return mask
 
-    def _sample(self, logits: np.ndarray, mask: np.ndarray) -> int:
+    def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
+        """A token from the masked distribution. Given a ``draft``, the same distribution
+        through speculative sampling: keep the draft with its probability q, else draw
+        from the rest (greedy: keep it exactly when it is the argmax)."""
         masked = np.where(mask, logits, -np.inf)
         if self.opts.temperature == 0:
             return int(np.argmax(masked))
@@ -341,6 +378,11 @@ class _Run:
             nucleus = np.zeros_like(probs)
             nucleus[order[before < self.opts.top_p]] = 1.0
             probs = probs * nucleus
+        if draft is not None:
+            probs = probs / probs.sum(dtype=np.float64)
+            if self.rng.random() < probs[draft]:
+                return draft
+            probs[draft] = 0.0
         # Inverse-CDF sampling: one uniform draw from the seeded generator.
         cumulative = np.cumsum(probs, dtype=np.float64)
         index = np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")
@@ -386,6 +428,24 @@ class _Run:
             state = int(row.targets[0])
         return chain
 
+    def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:
+        """Tokens to try ahead (``draft_tokens``): what followed the latest earlier
+        occurrence of the context's last few tokens, cut where the pattern forbids a token
+        (a draft the DFA rejects could never be kept). Room is left for the token after.
+        None while other generations share the model's passes: batching serves them better."""
+        if not self.opts.draft_tokens or budget <= 1 or self.model.passes.sharing:
+            return []
+        drafts = []
+        for token in lookup(context, min(self.opts.draft_tokens, budget - 1)):
+            if token == self.eos:
+                break
+            if self.index is not None:
+                state = self.index.next_state(state, token)
+                if state is None:
+                    break
+            drafts.append(token)
+        return drafts
+
     def _step(
         self,
         number: int,
@@ -395,6 +455,7 @@ class _Run:
         after: int,
         forced: bool = False,
         probs: np.ndarray | None = None,
+        drafted: bool = False,
     ) -> Step:
         if probs is None:
             probs = self._distribution(logits)
@@ -415,11 +476,30 @@ class _Run:
             valid_mass=_mass(probs, allowed_mask),
             top=top,
             forced=forced,
+            drafted=drafted,
             index=number,
             prob=float(probs[token]),
             token_bytes=b"" if token == self.eos else _bytes(vocab, token),
             is_eos=token == self.eos,
         )
+
+
+def lookup(context: list[int], count: int, longest: int = 3, shortest: int = 2) -> list[int]:
+    """Prompt-lookup drafting: find the latest earlier place where the last ``n`` tokens
+    of ``context`` occurred (``n`` from ``longest`` down to ``shortest``) and return up to
+    ``count`` tokens that followed it there. Repeated structure (JSON keys, indentation,
+    a name from the prompt) is guessed right; elsewhere there is no match and no draft."""
+    tokens = np.asarray(context)
+    for n in range(longest, shortest - 1, -1):
+        if len(tokens) <= n:
+            continue
+        tail = tokens[-n:]
+        windows = np.lib.stride_tricks.sliding_window_view(tokens[:-1], n)
+        hits = np.flatnonzero((windows == tail).all(axis=1))
+        if len(hits):
+            start = int(hits[-1]) + n
+            return tokens[start : start + count].tolist()
+    return []
 
 
 def _mass(probs: np.ndarray, mask: np.ndarray) -> float:

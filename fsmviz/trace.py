@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 __all__ = ["Candidate", "Step", "StopReason", "Trace"]
 
 CSV_COLUMNS = ("step", "token_id", "text", "state_before", "state_after", "allowed_count",
-               "valid_mass", "prob", "forced", "top")  # fmt: skip
+               "valid_mass", "prob", "forced", "drafted", "top")  # fmt: skip
 
 StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end"]
 
@@ -48,6 +48,9 @@ class Step:
     valid_mass: float
     top: tuple[Candidate, ...]
     forced: bool = False
+    drafted: bool = False
+    """Proposed by prompt lookup and kept because sampling agreed (``draft_tokens``): its
+    logits came from the same forward pass as the tokens before it."""
     index: int = 0
     prob: float = 0.0
     """The model's unconstrained probability of the token that was taken."""
@@ -94,6 +97,6 @@ class Trace:
             )
             writer.writerow(
                 [s.index, s.token_id, s.text, s.state_before, s.state_after, s.allowed_count,
-                 f"{s.valid_mass:.6f}", f"{s.prob:.6f}", s.forced, top]
+                 f"{s.valid_mass:.6f}", f"{s.prob:.6f}", s.forced, s.drafted, top]
             )  # fmt: skip
         return out.getvalue()

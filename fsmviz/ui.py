@@ -30,6 +30,10 @@ __all__ = ["EXAMPLES", "build_ui", "STATIC"]
 STATIC = Path(__file__).resolve().parent.parent / "static"
 CASES = Path(__file__).resolve().parent.parent / "tests" / "cases" / "seed_regexes.json"
 MAX_PROMPT = 4_000
+DRAFT_TOKENS = 8
+"""Speculative drafts in the app (``GenerationOptions.draft_tokens``): repeated structure
+such as JSON is written about twice as fast; the output is the same (greedy) or drawn from
+the same distribution (sampling)."""
 RUNS_AT_ONCE = 16
 """Generations served at once by default (more wait in the queue, told their place).
 Their forward passes are batched (``fsmviz.batching``): more at once, more tokens/s in all,
@@ -65,6 +69,7 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
             seed=int(seed),
             chat=bool(chat),
             prob_limit=float(prob_limit) if prob_limit else None,
+            draft_tokens=DRAFT_TOKENS,
         )
 
     def on_pattern(pattern: str, show_distances: bool = False):
@@ -345,6 +350,7 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                     temperature=float(temperature),
                     seed=int(seed),
                     chat=bool(chat),
+                    draft_tokens=DRAFT_TOKENS,
                 ).to_dict()
             except (RegexError, ValueError, ModelLoadError, ForwardPassError) as error:
                 raise gr.Error(str(error)) from None

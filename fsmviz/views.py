@@ -69,14 +69,21 @@ def output_html(steps: Sequence[Step], *, final: bool = False, tint: bool = True
 
 def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
     """One row per step: states, token taken, allowed count, valid mass, the model's top
-    candidates marked allowed (✓) or blocked (✗), forced steps marked."""
+    candidates marked allowed (✓) or blocked (✗), forced and drafted steps marked."""
     if not steps:
         return '<p class="empty">Run a generation to see each step.</p>'
     rows = []
     for step in steps:
         classes = " ".join(
-            c for c, on in (("forced", step.forced), ("selected", step.index == selected)) if on
+            c
+            for c, on in (
+                ("forced", step.forced),
+                ("drafted", step.drafted),
+                ("selected", step.index == selected),
+            )
+            if on
         )
+        how = " <em>forced</em>" if step.forced else " <em>drafted</em>" if step.drafted else ""
         token = "EOS" if step.is_eos else shown(step.text)
         top = " ".join(
             f'<span class="cand {"ok" if c.allowed else "no"}">'
@@ -86,7 +93,7 @@ def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
         rows.append(
             f'<tr data-step="{step.index}" class="{classes}">'
             f"<td>{step.index}</td><td>{step.state_before} → {step.state_after}</td>"
-            f"<td><code>{esc(token)}</code>{' <em>forced</em>' if step.forced else ''}</td>"
+            f"<td><code>{esc(token)}</code>{how}</td>"
             f"<td>{step.allowed_count:,}</td><td>{step.valid_mass:.1%}</td><td>{top}</td></tr>"
         )
     head = (

@@ -130,3 +130,25 @@ def test_a_failed_pass_reaches_its_caller_and_the_thread_serves_on(tiny):
         passes.open().forward([1, 2], 1)
     passes.net = tiny.model  # the same thread, now with a working model
     assert passes.open().forward([1, 2], 1).shape == (1, tiny.logits_size)
+
+
+@pytest.mark.parametrize("rows", [1, 2])
+@torch.inference_mode()
+def test_rejected_drafts_are_forgotten_in_the_group_and_alone(tiny, rows):
+    """A pass feeds [5, 6, 7]; 6 and 7 were wrong drafts, so the next pass drops them and
+    feeds 8: the logits are those of prompt, 5, 8 fed one at a time."""
+    expected = solo_logits(tiny.model, [PROMPTS[0], [5], [8]])[-1]
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    group = _Group()
+    drafting, other = passes.open(), passes.open()
+    for sequence, prompt in ((drafting, PROMPTS[0]), (other, PROMPTS[1]))[:rows]:
+        passes._alone(_Job(sequence, prompt, 1))
+        group.join(sequence)
+    group.step(tiny.model, [_Job(drafting, [5, 6, 7], 3), _Job(other, [30], 1)][:rows])
+    job = _Job(drafting, [8], 1, drop=2)
+    group.step(tiny.model, [job])
+    np.testing.assert_allclose(job.logits[-1], expected, atol=1e-4)
+    alone = passes.open()  # and the same without a group: the cache is cropped
+    for ids, drop in ((PROMPTS[0], 0), ([5, 6, 7], 0), ([8], 2)):
+        logits = alone.forward(ids, 1, drop)
+    np.testing.assert_allclose(logits[-1], expected, atol=1e-4)
