@@ -7,9 +7,10 @@ Read the engine top-down, in the order data flows:
 3. ``bytedfa`` the same DFA one UTF-8 byte at a time (what tokens are made of)
 4. ``vocab``   a tokenizer's vocabulary as raw bytes; ``trie`` the same as a byte trie
 5. ``index``   state -> {allowed token -> next state}, over the whole vocabulary
-6. ``models``  a real model (bundled offline, or from the hub); ``generate`` the masked,
-   recorded step loop (``trace`` holds its records); ``processor`` the same mask for
-   transformers' own ``generate``
+6. ``models``  a real model (bundled offline, or from the hub); ``batching`` its forward
+   passes, on one thread, concurrent generations in one batch; ``generate`` the masked,
+   recorded step loop with fast-forward and speculative drafts (``trace`` holds its
+   records); ``processor`` the same mask for transformers' own ``generate``
 7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates;
    ``render`` draws the DFA with graphviz
 """
