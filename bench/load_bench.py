@@ -9,7 +9,8 @@ session, so the sessions do not all write the same text).
 * **Alone**: one session sends the four patterns one after the other (after an untimed
   warm-up pass that builds each pattern's index): one user's tokens/s, end to end.
 * **At once**: ``USERS`` sessions, one thread and one ``Client`` each, send their request
-  at the same moment. The app runs four ``/trace`` calls at a time and queues the rest.
+  at the same moment. The app serves ``RUNS_AT_ONCE`` (16) generations at once, their
+  forward passes batched (``fsmviz/batching.py``), and would queue any more.
   Per request: errors and latency (submit → result, queueing included); in all: tokens
   written by everyone / wall time from the start to the last answer.
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from gradio_client import Client
 
 from bench.table import check, print_table
+from fsmviz.ui import RUNS_AT_ONCE
 from tests.appserver import ROOT, AppServer
 
 USERS = 16
@@ -128,7 +130,7 @@ def main() -> list[tuple[str, ...]]:
             messages += [r.error for r in crowd if r.error]
     print_table(
         f"/trace under load: {TOKENS} tokens a request, {len(PATTERNS)} patterns, the app "
-        "runs 4 at a time (latency: submit to answer, s)",
+        f"serves {RUNS_AT_ONCE} at once (latency: submit to answer, s)",
         ["", "requests", "errors", "tokens", "p50 s", "p95 s", "tokens/s"],
         rows,
     )

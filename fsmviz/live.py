@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
@@ -155,25 +156,26 @@ def live_run(
         )
         return
     kwargs = {k: getattr(options, k) for k in GenerationOptions.__dataclass_fields__}
-    run = stream(model, view.pattern, prompt, **kwargs)
     steps: list[Step] = []
     last_chart = 0.0
-    for step in run:
-        steps.append(step)
-        now = time.perf_counter()
-        chart = None
-        if now - last_chart > CHART_EVERY:
-            chart, last_chart = valid_mass_figure(steps), now
-        yield Frame(
-            view.dfa_html(steps),
-            output_html(steps),
-            "",
-            steps_html(steps),
-            chart,
-            findings_now,
-            "",
-            f"Generating… {len(steps)} tokens",
-        )
+    # closing(): a visitor who leaves mid-run frees the model's cache at once
+    with closing(stream(model, view.pattern, prompt, **kwargs)) as run:
+        for step in run:
+            steps.append(step)
+            now = time.perf_counter()
+            chart = None
+            if now - last_chart > CHART_EVERY:
+                chart, last_chart = valid_mass_figure(steps), now
+            yield Frame(
+                view.dfa_html(steps),
+                output_html(steps),
+                "",
+                steps_html(steps),
+                chart,
+                findings_now,
+                "",
+                f"Generating… {len(steps)} tokens",
+            )
     trace = run.trace()
     findings = tuple(diagnose(view.pattern, model.vocab, trace))
     done = _status(trace)
@@ -191,12 +193,13 @@ def live_run(
     )
     yield final
     shadow_steps: list[Step] = []
-    for step in stream(model, None, prompt, **kwargs):
-        shadow_steps.append(step)
-        final.shadow = output_html(shadow_steps)
-        final.chart = None
-        final.status = f"{done} Now the unconstrained shadow run… {len(shadow_steps)} tokens"
-        yield final
+    with closing(stream(model, None, prompt, **kwargs)) as shadow:
+        for step in shadow:
+            shadow_steps.append(step)
+            final.shadow = output_html(shadow_steps)
+            final.chart = None
+            final.status = f"{done} Now the unconstrained shadow run… {len(shadow_steps)} tokens"
+            yield final
     final.shadow = output_html(shadow_steps, final=True)
     final.status = done
     yield final

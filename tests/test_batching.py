@@ -152,3 +152,23 @@ def test_rejected_drafts_are_forgotten_in_the_group_and_alone(tiny, rows):
     for ids, drop in ((PROMPTS[0], 0), ([5, 6, 7], 0), ([8], 2)):
         logits = alone.forward(ids, 1, drop)
     np.testing.assert_allclose(logits[-1], expected, atol=1e-4)
+
+
+def test_a_page_run_left_mid_stream_frees_its_row(tiny):
+    """The page's frames (``live_run``): when the visitor leaves, Gradio closes the frame
+    generator, and the generation's row leaves the model's batch."""
+    from fsmviz.generate import GenerationOptions
+    from fsmviz.live import live_run, pattern_view
+
+    frames = live_run(
+        tiny, pattern_view(r"[a-z]{40}", tiny.vocab), "x", GenerationOptions(max_tokens=40)
+    )
+    next(frames)
+    next(frames)
+    assert len(tiny.passes._group.rows) == 1
+    frames.close()
+    for _ in range(100):
+        if not tiny.passes._group.rows:
+            break
+        time.sleep(0.01)
+    assert tiny.passes._group.rows == []
