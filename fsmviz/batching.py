@@ -159,8 +159,8 @@ class ForwardPasses:
             jobs = self._gather()
             try:
                 self._run(jobs)
-            except BaseException as error:  # noqa: BLE001 - every waiter must hear of it
-                self._fail(jobs, error)
+            except BaseException as error:  # noqa: BLE001 - a group step failed: every
+                self._fail(jobs, error)  # waiter must hear of it
             for job in jobs:
                 job.done.set()
 
@@ -192,7 +192,11 @@ class ForwardPasses:
         stepping = [job for job in jobs if job.ids and job.sequence.row is not None]
         for job in jobs:
             if job.ids and job.sequence.row is None:
-                self._alone(job)
+                try:
+                    self._alone(job)
+                except Exception as error:  # noqa: BLE001 - this caller's failure only
+                    job.error = error
+                    continue
                 if _groupable(job.sequence.cache):
                     group.join(job.sequence)
         if stepping:

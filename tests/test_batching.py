@@ -172,3 +172,14 @@ def test_a_page_run_left_mid_stream_frees_its_row(tiny):
             break
         time.sleep(0.01)
     assert tiny.passes._group.rows == []
+
+
+def test_one_callers_failure_leaves_the_others_in_its_batch_alone(tiny):
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    lost, fine = passes.open(), passes.open()
+    lost.broken = RuntimeError("its cache was lost in an earlier failure")
+    jobs = [_Job(lost, [1, 2], 1), _Job(fine, [1, 2], 1)]
+    passes._run(jobs)
+    assert isinstance(jobs[0].error, RuntimeError) and jobs[0].logits is None
+    assert jobs[1].error is None and jobs[1].logits.shape == (1, tiny.logits_size)
+    assert passes._group.rows == [fine]
