@@ -48,14 +48,14 @@ class Step:
     valid_mass: float
     top: tuple[Candidate, ...]
     forced: bool = False
-    drafted: bool = False
-    """Proposed by prompt lookup and kept because sampling agreed (``draft_tokens``): its
-    logits came from the same forward pass as the tokens before it."""
     index: int = 0
     prob: float = 0.0
     """The model's unconstrained probability of the token that was taken."""
     token_bytes: bytes = b""
     is_eos: bool = False
+    drafted: bool = False
+    """Proposed by prompt lookup and kept because sampling agreed (``draft_tokens``): its
+    logits came from the same forward pass as the tokens before it."""
 
 
 @dataclass(frozen=True)
