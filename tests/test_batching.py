@@ -37,7 +37,7 @@ def grouped_logits(net, scripts: list[list[list[int]]]) -> list[list[np.ndarray]
         passes._alone(job)
         got.append(job.logits[-1])
         assert _groupable(sequence.cache)
-        group.join(sequence)
+        group.join([sequence], sequence.cache)
     for step in range(1, max(len(s) for s in scripts)):
         jobs = [
             _Job(sequence, script[step], 1)
@@ -71,7 +71,7 @@ def test_a_sequence_that_leaves_the_group_goes_on_alone(tiny):
     short, long_ = passes.open(), passes.open()
     for sequence, prompt in ((short, PROMPTS[0]), (long_, PROMPTS[1])):
         passes._alone(_Job(sequence, prompt, 1))
-        group.join(sequence)
+        group.join([sequence], sequence.cache)
     group.step(tiny.model, [_Job(long_, [30], 1)])  # the short one gets a pad column
     group.leave(short, keep=True)  # paused: its real columns become its own cache again
     assert short.row is None and long_.row == 0 and short.cache.get_seq_length() == 3
@@ -143,7 +143,7 @@ def test_rejected_drafts_are_forgotten_in_the_group_and_alone(tiny, rows):
     drafting, other = passes.open(), passes.open()
     for sequence, prompt in ((drafting, PROMPTS[0]), (other, PROMPTS[1]))[:rows]:
         passes._alone(_Job(sequence, prompt, 1))
-        group.join(sequence)
+        group.join([sequence], sequence.cache)
     group.step(tiny.model, [_Job(drafting, [5, 6, 7], 3), _Job(other, [30], 1)][:rows])
     job = _Job(drafting, [8], 1, drop=2)
     group.step(tiny.model, [job])
@@ -183,3 +183,21 @@ def test_one_callers_failure_leaves_the_others_in_its_batch_alone(tiny):
     assert isinstance(jobs[0].error, RuntimeError) and jobs[0].logits is None
     assert jobs[1].error is None and jobs[1].logits.shape == (1, tiny.logits_size)
     assert passes._group.rows == [fine]
+
+
+@torch.inference_mode()
+def test_prompts_that_arrive_together_share_a_pass(tiny):
+    """Three prompts of different lengths in one left-padded pass, then a group step:
+    every logit equals its solo pass (pad positions never leak into a real row)."""
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    sequences = [passes.open() for _ in PROMPTS]
+    jobs = [_Job(s, prompt, 2) for s, prompt in zip(sequences, PROMPTS, strict=True)]
+    passes._prompts_together(jobs)
+    step = [_Job(s, [40 + i], 1) for i, s in enumerate(sequences)]
+    passes._group.step(tiny.model, step)
+    for i, prompt in enumerate(PROMPTS):
+        alone = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False).open()
+        np.testing.assert_allclose(jobs[i].logits, alone.forward(prompt, 2), atol=1e-4)
+        np.testing.assert_allclose(step[i].logits, alone.forward([40 + i], 1), atol=1e-4)
+    assert [s.row for s in sequences] == [0, 1, 2]
+    assert [s.length for s in sequences] == [len(p) + 1 for p in PROMPTS]
