@@ -13,6 +13,7 @@ import torch
 
 from fsmviz.batching import ForwardPassError, ForwardPasses, _Group, _groupable, _Job
 from fsmviz.generate import generate, stream
+from fsmviz.models import load_model
 
 PROMPTS = [[1, 2, 3], list(range(40, 60)), [7] * 9]
 
@@ -82,18 +83,31 @@ def test_a_sequence_that_leaves_the_group_goes_on_alone(tiny):
     assert group.rows == [] and group.cache is None
 
 
-def test_concurrent_generations_share_forward_passes(tiny):
+EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
+AT_ONCE = {
+    "tiny": [(r"[a-z]{12}", f"prompt {i}" * (i + 1)) for i in range(6)],
+    "real": [
+        (r"[0-9]{3}", "Count:"),
+        (r"(yes|no)", "Is water wet?"),
+        (EMAIL, "My name is Jerome Swannack, I work at coolcompany.com and my email address is"),
+    ],
+}
+
+
+@pytest.mark.parametrize("which", ["tiny", pytest.param("real", marks=pytest.mark.slow)])
+def test_concurrent_generations_share_forward_passes(tiny, which):
     """Threads generating at once are advanced together (batch sizes above one), and each
     gets what it gets alone (greedy, so any mix-up between rows would show)."""
-    jobs = [(r"[a-z]{12}", f"prompt {i}" * (i + 1)) for i in range(6)]
-    alone = [generate(tiny, p, q, max_tokens=12).text for p, q in jobs]
-    tiny.passes.batch_sizes.clear()
+    model = tiny if which == "tiny" else load_model()
+    jobs = AT_ONCE[which]
+    alone = [generate(model, p, q, max_tokens=12).text for p, q in jobs]
+    model.passes.batch_sizes.clear()
     together: dict[int, str] = {}
     start = threading.Barrier(len(jobs))
 
     def work(i: int) -> None:
         start.wait()
-        together[i] = generate(tiny, jobs[i][0], jobs[i][1], max_tokens=12).text
+        together[i] = generate(model, jobs[i][0], jobs[i][1], max_tokens=12).text
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
     for t in threads:
@@ -101,7 +115,7 @@ def test_concurrent_generations_share_forward_passes(tiny):
     for t in threads:
         t.join()
     assert [together[i] for i in range(len(jobs))] == alone
-    assert max(tiny.passes.batch_sizes) > 1
+    assert max(model.passes.batch_sizes) > 1
 
 
 def test_an_abandoned_stream_leaves_the_group(tiny):

@@ -8,8 +8,6 @@ Everything a user sees is also checked on the real SmolLM2-135M-Instruct.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 import regex
@@ -176,23 +174,6 @@ def test_logits_processor_in_model_generate(model):
     for row in out[:, inputs["input_ids"].shape[1] :]:
         text = model.tokenizer.decode(row, skip_special_tokens=True)
         assert regex.fullmatch(pattern, text), text
-
-
-@pytest.mark.slow
-def test_one_model_serves_concurrent_callers(model):
-    jobs = [(r"[0-9]{3}", "Count:"), (r"(yes|no)", "Is water wet?"), (EMAIL, EMAIL_PROMPT)]
-    alone = [generate(model, p, q, max_tokens=20).text for p, q in jobs]
-    together: dict[int, str] = {}
-
-    def work(i: int) -> None:
-        together[i] = generate(model, jobs[i][0], jobs[i][1], max_tokens=20).text
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert [together[i] for i in range(len(jobs))] == alone
 
 
 # --- the tiny random model: loop mechanics ----------------------------------------------
