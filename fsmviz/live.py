@@ -5,10 +5,15 @@ generation first (DFA lit at the current state, tokens appearing, table growing)
 the unconstrained *shadow* run for the same prompt and seed: what the model wanted. The
 chart is redrawn at most every half second (a plotly redraw costs the browser ~0.7 s)
 and once at the end; the doctor looks at the finished trace.
+
+The generation runs ahead on a thread of its own (``ahead``) and is never held back by
+the page: each frame shows every token that arrived since the last one.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import closing
@@ -19,7 +24,7 @@ import plotly.graph_objects as go
 from .charts import valid_mass_figure
 from .dfa import Dfa, compile_regex
 from .diagnose import Finding, diagnose
-from .generate import GenerationOptions, stream
+from .generate import GenerationOptions, Stream, stream
 from .index import UNREACHABLE, build_index
 from .models import Model
 from .render import RenderError, highlight, to_svg
@@ -33,6 +38,9 @@ __all__ = ["DRAW_LIMIT", "Frame", "PatternView", "live_run", "pattern_view", "pa
 DRAW_LIMIT = 300
 """DFAs with more states are described, not drawn: a layout that large is unreadable."""
 CHART_EVERY = 0.5
+FRAME_EVERY = 0.1
+"""Seconds a frame waits for more tokens, so that at most ~10 frames a second reach the
+browser whatever the model's speed (each frame is JSON-encoded, compressed and sent)."""
 
 
 @dataclass(frozen=True)
@@ -158,10 +166,11 @@ def live_run(
     kwargs = {k: getattr(options, k) for k in GenerationOptions.__dataclass_fields__}
     steps: list[Step] = []
     last_chart = 0.0
-    # closing(): a visitor who leaves mid-run frees the model's cache at once
-    with closing(stream(model, view.pattern, prompt, **kwargs)) as run:
-        for step in run:
-            steps.append(step)
+    run = stream(model, view.pattern, prompt, **kwargs)
+    # closing(): a visitor who leaves mid-run stops the generation at once
+    with closing(ahead(run)) as arrivals:
+        for new in arrivals:
+            steps.extend(new)
             now = time.perf_counter()
             chart = None
             if now - last_chart > CHART_EVERY:
@@ -193,9 +202,9 @@ def live_run(
     )
     yield final
     shadow_steps: list[Step] = []
-    with closing(stream(model, None, prompt, **kwargs)) as shadow:
-        for step in shadow:
-            shadow_steps.append(step)
+    with closing(ahead(stream(model, None, prompt, **kwargs))) as arrivals:
+        for new in arrivals:
+            shadow_steps.extend(new)
             final.shadow = output_html(shadow_steps)
             final.chart = None
             final.status = f"{done} Now the unconstrained shadow run… {len(shadow_steps)} tokens"
@@ -203,6 +212,44 @@ def live_run(
     final.shadow = output_html(shadow_steps, final=True)
     final.status = done
     yield final
+
+
+def ahead(steps: Stream) -> Iterator[list[Step]]:
+    """Iterate ``steps`` on a thread of its own; yield, each time, all the steps that
+    arrived since the last time (at least one). An error in the stream is raised here.
+    Closing this generator stops the stream after its current token."""
+    arrived: queue.SimpleQueue[Step | BaseException | None] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for step in steps:
+                arrived.put(step)
+                if stop.is_set():
+                    break
+        except Exception as error:  # noqa: BLE001 - handed to the reader, raised there
+            arrived.put(error)
+        finally:
+            steps.close()
+            arrived.put(None)
+
+    threading.Thread(target=produce, name="fsmviz-stream", daemon=True).start()
+    try:
+        while True:
+            batch = [arrived.get()]
+            time.sleep(FRAME_EVERY)  # let more tokens come: see FRAME_EVERY
+            while not arrived.empty():
+                batch.append(arrived.get())
+            for item in batch:
+                if isinstance(item, BaseException):
+                    raise item
+            new = [item for item in batch if isinstance(item, Step)]
+            if new:
+                yield new
+            if batch[-1] is None:
+                return
+    finally:
+        stop.set()
 
 
 def _status(trace: Trace) -> str:

@@ -1,0 +1,56 @@
+"""The page's view of a running generation (``fsmviz.live``): the generation runs ahead of
+the frames on a thread of its own, and a frame carries every token that came meanwhile."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from fsmviz.generate import GenerationOptions, stream
+from fsmviz.live import ahead, live_run, pattern_view
+
+
+def test_every_step_arrives_once_and_in_order(tiny):
+    run = stream(tiny, r"[a-z ]{30,}", "x", max_tokens=30, temperature=1.0)
+    batches = list(ahead(run))
+    steps = [step for batch in batches for step in batch]
+    assert steps == run.steps and len(steps) == 30
+    assert [s.index for s in steps] == list(range(30))
+    assert all(batches)  # no empty frame
+    assert run.trace().stop_reason == "max_tokens"
+
+
+class Failing:
+    """A stream whose third step fails (the model ran out of memory, say)."""
+
+    def __init__(self, steps):
+        self.steps, self.closed = steps, threading.Event()
+
+    def __iter__(self):
+        yield from self.steps[:2]
+        raise RuntimeError("out of memory at the third token")
+
+    def close(self):
+        self.closed.set()
+
+
+def test_a_failure_in_the_stream_reaches_the_reader(tiny):
+    steps = list(stream(tiny, r"[a-z]{5}", "x", max_tokens=5))
+    failing = Failing(steps)
+    arrivals = ahead(failing)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        for _ in arrivals:
+            pass
+    assert failing.closed.wait(5)
+
+
+def test_a_page_run_streams_then_shows_the_shadow_run(tiny):
+    view = pattern_view(r"[a-z ]{20,}", tiny.vocab)
+    frames = list(live_run(tiny, view, "x", GenerationOptions(max_tokens=20, temperature=1.0)))
+    final = frames[-1]
+    assert final.trace is not None and final.trace.stop_reason == "max_tokens"
+    assert len(final.trace.steps) == 20
+    assert final.shadow  # the unconstrained run was shown after the constrained one
+    counts = [int(f.status.split("… ")[1].split()[0]) for f in frames if "Generating" in f.status]
+    assert counts == sorted(counts) and counts[-1] == 20  # tokens only ever added
