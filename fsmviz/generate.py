@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import regex
 
 from .batching import Sequence
-from .index import TokenIndex, build_index
+from .index import IndexTooLarge, TokenIndex, build_index
 from .models import Model
 from .trace import Candidate, Step, StopReason, Trace
 
@@ -94,7 +94,14 @@ def stream(model: Model, pattern: str | None, prompt: str, **options: object) ->
     opts = GenerationOptions(**options)  # type: ignore[arg-type]
     _check_prompt(prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
-    return Stream(_Run(model, index, opts), pattern, prompt)
+    notes: tuple[str, ...] = ()
+    if index is not None and opts.safe_end:
+        try:
+            index.token_distances()  # a safe end needs them all, before the first token
+        except IndexTooLarge as error:
+            opts = replace(opts, safe_end=False)
+            notes = (f"No safe end: {error.message}.",)
+    return Stream(_Run(model, index, opts), pattern, prompt, notes)
 
 
 def _check_prompt(prompt: str) -> None:
@@ -116,9 +123,10 @@ class Stream(Iterator[Step]):
     """The steps of one generation as they come; ``stop_reason`` and ``trace()`` once
     it is exhausted."""
 
-    def __init__(self, run: _Run, pattern: str | None, prompt: str):
+    def __init__(self, run: _Run, pattern: str | None, prompt: str, notes: tuple[str, ...] = ()):
         self.pattern = pattern
         self.prompt = prompt
+        self.notes = notes
         self.steps: list[Step] = []
         self._run = run
         self._started = time.perf_counter()
@@ -172,6 +180,7 @@ class Stream(Iterator[Step]):
             prompt=self.prompt,
             options=asdict(self._run.opts),
             seconds=self._seconds or time.perf_counter() - self._started,
+            notes=self.notes,
         )
 
 

@@ -27,6 +27,7 @@ index computed up front and such states removed.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from threading import Lock
 
@@ -35,13 +36,27 @@ import numpy as np
 from .bytedfa import ByteDfa, to_bytes
 from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
+from .syntax import RegexError
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
-__all__ = ["TokenIndex", "build_index", "UNREACHABLE"]
+__all__ = ["IndexTooLarge", "TokenIndex", "build_index", "UNREACHABLE"]
 
 UNREACHABLE = 2**62
 """Distance of a state from which acceptance cannot be reached."""
+CLOSURE_SECONDS = 5.0
+"""Time allowed for walking the whole index (all reachable states), which safe ends and
+the doctor's token checks need. A long counted repeat (``[a-z ]{2000,}``: 2,001 states,
+~30,000 tokens allowed in each) would otherwise take ~20 s."""
+CLOSURE_CHUNK = 64
+"""States walked together while closing the index: bounds the walk's working memory."""
+KEPT_ENTRIES = 4_000_000
+"""Row entries (token, target) kept from the closure, ~32 MB; later rows are dropped and
+recomputed if a generation visits their state (their successor sets are kept)."""
+
+
+class IndexTooLarge(RegexError):
+    """Walking every state of this pattern's index would take too long."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,9 @@ class TokenIndex:
     _lock: Lock = field(default_factory=Lock, repr=False)
     _states: tuple[int, ...] | None = field(default=None, repr=False)
     _distances: np.ndarray | None = field(default=None, repr=False)
+    _successors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
+    _too_large: IndexTooLarge | None = field(default=None, repr=False)
 
     initial_state: int = 0
 
@@ -117,6 +135,13 @@ class TokenIndex:
             row = self._rows[state]
         return row
 
+    def successors(self, state: int) -> np.ndarray:
+        """The distinct states the tokens of ``state`` lead to (sorted)."""
+        found = self._successors.get(state)
+        if found is None:
+            found = self._successors[state] = np.unique(self.row(state).targets)
+        return found
+
     def allowed_count(self, state: int) -> int:
         return len(self.row(state).tokens) + int(self.is_accepting(state))
 
@@ -134,7 +159,7 @@ class TokenIndex:
             states = self.states
             predecessors: dict[int, set[int]] = {}
             for state in states:
-                for target in np.unique(self._rows[state].targets).tolist():
+                for target in self.successors(state).tolist():
                     predecessors.setdefault(target, set()).add(state)
             distances = np.full(self.byte_dfa.num_states, UNREACHABLE, dtype=np.int64)
             frontier = [s for s in states if self.is_accepting(s)]
@@ -156,23 +181,39 @@ class TokenIndex:
 
     # --- construction -------------------------------------------------------------------
 
-    def _compute(self, states: list[int]) -> None:
+    def _compute(self, states: list[int], keep: bool = True) -> dict[int, Row]:
+        """Walk ``states`` not yet known; store their rows (unless ``keep`` is False) and
+        successor sets. Returns the new rows."""
         with self._lock:
             todo = sorted({s for s in states if s not in self._rows})
-            if todo:
-                self._rows.update(_walk(self.trie, self.byte_dfa.table, np.array(todo)))
+            if not todo:
+                return {}
+            rows = _walk(self.trie, self.byte_dfa.table, np.array(todo))
+            if self._live is not None:  # pruned: tokens into token-dead states are gone
+                rows = {s: Row(r.tokens[keep_], r.targets[keep_])
+                        for s, r in rows.items() for keep_ in [self._live[r.targets]]}  # fmt: skip
+            for state, row in rows.items():
+                self._successors.setdefault(state, np.unique(row.targets))
+            if keep:
+                self._rows.update(rows)
+            return rows
 
     def _close(self) -> tuple[int, ...]:
-        """Breadth-first closure from the initial state, computing rows in batches. The
-        first batch takes all character states at once: nearly always all reachable."""
-        self._compute(list(range(self.byte_dfa.num_char_states)))
+        """Breadth-first closure from the initial state. All character states are walked
+        first (nearly always all reachable), then the states inside characters that tokens
+        lead to, in chunks; successor sets are kept, rows while ``KEPT_ENTRIES`` allows.
+        Raises ``IndexTooLarge`` after ``CLOSURE_SECONDS`` (and at once ever after)."""
+        if self._too_large is not None:
+            raise self._too_large
+        walk = _ChunkedWalk(self, time.perf_counter() + CLOSURE_SECONDS)
+        walk(list(range(self.byte_dfa.num_char_states)))
         seen = {self.initial_state}
         frontier = [self.initial_state]
         while frontier:
-            self._compute(frontier)
-            found = set()
+            walk(frontier)
+            found: set[int] = set()
             for state in frontier:
-                found.update(np.unique(self._rows[state].targets).tolist())
+                found.update(self.successors(state).tolist())
             frontier = sorted(found - seen)
             seen.update(frontier)
         return tuple(sorted(seen))
@@ -182,7 +223,7 @@ class TokenIndex:
         reachable = self._close()
         predecessors: dict[int, set[int]] = {}
         for state in reachable:
-            for target in np.unique(self._rows[state].targets).tolist():
+            for target in self.successors(state).tolist():
                 predecessors.setdefault(target, set()).add(state)
         live = {s for s in reachable if self.is_accepting(s)}
         stack = list(live)
@@ -193,12 +234,39 @@ class TokenIndex:
                     stack.append(state)
         live_mask = np.zeros(self.byte_dfa.num_states, dtype=bool)
         live_mask[list(live)] = True
-        for state in reachable:
-            row = self._rows[state]
+        self._live = live_mask
+        for state, row in list(self._rows.items()):
             keep = live_mask[row.targets]
             self._rows[state] = Row(row.tokens[keep], row.targets[keep])
+        self._successors = {s: np.unique(r.targets) for s, r in self._rows.items()}
         self._states = None
         self._states = self._close()
+
+
+class _ChunkedWalk:
+    """Walks states for ``TokenIndex._close`` a chunk at a time, under its deadline."""
+
+    def __init__(self, index: TokenIndex, deadline: float):
+        self.index, self.deadline = index, deadline
+        self.kept = sum(len(row.tokens) for row in index._rows.values())
+        self.walked = 0
+
+    def __call__(self, states: list[int]) -> None:
+        index = self.index
+        todo = [s for s in states if s not in index._successors]
+        for at in range(0, len(todo), CLOSURE_CHUNK):
+            rows = index._compute(todo[at : at + CLOSURE_CHUNK], keep=self.kept < KEPT_ENTRIES)
+            self.kept += sum(len(row.tokens) for row in rows.values())
+            self.walked += len(rows)
+            if time.perf_counter() > self.deadline:
+                widest = max((len(row.tokens) for row in rows.values()), default=0)
+                index._too_large = IndexTooLarge(
+                    "the token index of this pattern is too large to walk in full: "
+                    f"{self.walked:,} states walked in {CLOSURE_SECONDS:.0f} s and more to go, "
+                    f"with up to {widest:,} tokens allowed in a state",
+                    hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
+                )
+                raise index._too_large
 
 
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:

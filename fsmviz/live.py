@@ -25,7 +25,7 @@ from .charts import valid_mass_figure
 from .dfa import Dfa, compile_regex
 from .diagnose import Finding, diagnose
 from .generate import GenerationOptions, Stream, stream
-from .index import UNREACHABLE, build_index
+from .index import UNREACHABLE, IndexTooLarge, build_index
 from .models import Model
 from .render import RenderError, highlight, to_svg
 from .syntax import RegexError
@@ -80,9 +80,13 @@ def pattern_view(
     return PatternView(pattern, dfa, svg, findings, "")
 
 
-def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int]:
-    """Fewest tokens from each drawn state to a match (0 where none is reachable)."""
-    far = build_index(dfa, vocab).token_distances()[: dfa.num_states]
+def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
+    """Fewest tokens from each drawn state to a match (0 where none is reachable); None
+    when the index is too large to walk in full (the doctor says so)."""
+    try:
+        far = build_index(dfa, vocab).token_distances()[: dfa.num_states]
+    except IndexTooLarge:
+        return None
     return [int(d) if d < UNREACHABLE else 0 for d in far]
 
 
@@ -263,4 +267,5 @@ def _status(trace: Trace) -> str:
     return esc(
         f"Done: {len(trace.steps)} tokens in {trace.seconds:.1f} s "
         f"({trace.tokens_per_second:.1f}/s); stopped because {why}; the output {verdict}."
+        + "".join(f" {note}" for note in trace.notes)
     )

@@ -70,6 +70,8 @@ class Trace:
     prompt: str = ""
     options: dict[str, object] = field(default_factory=dict)
     seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+    """What the run could not do as asked, and why (e.g. no safe end for a huge index)."""
 
     @property
     def tokens_per_second(self) -> float:

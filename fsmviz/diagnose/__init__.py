@@ -39,7 +39,7 @@ between calls is in bounded caches.
 
 from __future__ import annotations
 
-from ..index import UNREACHABLE, TokenIndex, build_index
+from ..index import UNREACHABLE, IndexTooLarge, TokenIndex, build_index
 from ..syntax import RegexError
 from ..trace import Trace
 from ..vocab import Vocabulary
@@ -47,7 +47,7 @@ from .case import Case
 from .dynamic import dynamic_findings
 from .examples import example_prefixes
 from .finding import KINDS, RANK, Finding, Severity
-from .static import regex_error, static_findings
+from .static import index_too_large, regex_error, static_findings
 
 __all__ = [
     "KINDS",
@@ -89,8 +89,11 @@ def diagnose(
     case = Case(pattern, index, vocab)
     found: list[Finding] = []
     if trace is not None:
-        found += dynamic_findings(case, trace, collapse_threshold, max_tokens)
-    found += static_findings(case, max_tokens)
+        try:
+            found += dynamic_findings(case, trace, collapse_threshold, max_tokens)
+        except IndexTooLarge as error:
+            found.append(index_too_large(error))
+    found += [f for f in static_findings(case, max_tokens) if f not in found]
     return sorted(found, key=lambda f: RANK[f.severity])
 
 

@@ -22,6 +22,8 @@ KINDS: dict[str, str] = {
     "unreachable_char": "the pattern allows characters that no token can write",
     "unbounded_repeat": "a repeat without an upper bound that a model can ride forever",
     "budget": "the fewest tokens to a match compared with max_tokens",
+    "index_size": "the pattern's token index is too large to walk in full: token-level checks "
+    "and the safe end are skipped",
     "prefix_alternative": "one alternative is a prefix of another (hot|hotel): the output may "
     "stop at the shorter one",
     "optional_tail": "the match is already complete before an optional part",

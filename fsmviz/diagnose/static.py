@@ -9,6 +9,9 @@ does the shortest match fit in ``max_tokens`` (``budget``); may the output stop 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ..index import IndexTooLarge
 from ..syntax import RegexError
 from .case import Case
 from .finding import Finding
@@ -51,15 +54,37 @@ def static_findings(case: Case, max_tokens: int | None) -> list[Finding]:
                 states=(dfa.initial,),
             )
         ]
-    found = spelling(case)
+    skipped: list[IndexTooLarge] = []
+
+    def checked(check: Callable[..., list[Finding]], *args: object) -> list[Finding]:
+        """``check``'s findings; none when it needs the whole token index and that is
+        too large to walk (said once, at the end)."""
+        try:
+            return check(case, *args)
+        except IndexTooLarge as error:
+            skipped.append(error)
+            return []
+
+    found = checked(spelling)
     if any(f.kind == "dead_end" for f in found):
         return found + style(case)
     found += _empty_match(case)
-    found += _unbounded(case)
-    found += _budget(case, max_tokens)
-    found += early_stops(case)
+    found += checked(_unbounded)
+    found += checked(_budget, max_tokens)
+    found += checked(early_stops)
     found += style(case)
-    return found
+    return found + [index_too_large(skipped[0])] if skipped else found
+
+
+def index_too_large(error: IndexTooLarge) -> Finding:
+    """The token-level checks were skipped: the whole index is too large to walk."""
+    return Finding(
+        "index_size",
+        "warning",
+        f"Some token-level checks were skipped: {error.message}. A generation still works "
+        f"(its states are walked as it visits them) but without a safe end. "
+        f"{cap(error.hint or '')}.",
+    )
 
 
 def _empty_match(case: Case) -> list[Finding]:

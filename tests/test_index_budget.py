@@ -1,0 +1,67 @@
+"""Walking a whole index has a time budget: a long counted repeat (``[a-z ]{2000,}``: 2,001
+states, ~30,000 tokens allowed in each) would take ~20 s. Past the budget the index says so
+(``IndexTooLarge``, a ``RegexError`` with a hint); generation goes on without a safe end and
+says why; the doctor skips its token-level checks and says so. The budget is shrunk here so
+that a modest pattern runs out of it."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from fsmviz import build_index, diagnose, generate
+from fsmviz import index as index_module
+from fsmviz.index import UNREACHABLE, IndexTooLarge
+
+LONG = r"[a-z ]{300,}"
+
+
+@pytest.fixture
+def tight_budget(monkeypatch):
+    monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 0.02)
+    index_module._INDEXES.clear()
+    yield
+    index_module._INDEXES.clear()
+
+
+def test_a_walk_past_the_budget_is_refused_with_a_hint(bundled_vocab, tight_budget):
+    index = build_index(LONG, bundled_vocab)
+    assert len(index.allowed_tokens(index.initial_state)) > 10_000  # rows still come lazily
+    with pytest.raises(IndexTooLarge, match="too large to walk in full") as caught:
+        index.token_distances()
+    assert "{1,200}" in caught.value.hint
+    started = time.perf_counter()
+    with pytest.raises(IndexTooLarge):
+        index.states  # noqa: B018 - the verdict is kept, not walked for again
+    assert time.perf_counter() - started < 0.01
+    assert index.next_state(index.initial_state, int(index.row(0).tokens[0])) is not None
+
+
+def test_dropped_rows_change_no_distance(bundled_vocab, monkeypatch):
+    """Past ``KEPT_ENTRIES`` the closure keeps successor sets only; rows come back on use."""
+    index_module._INDEXES.clear()
+    full = build_index(r"[a-c]{40}", bundled_vocab).token_distances().copy()
+    index_module._INDEXES.clear()
+    monkeypatch.setattr(index_module, "KEPT_ENTRIES", 10)
+    monkeypatch.setattr(index_module, "CLOSURE_CHUNK", 4)
+    lean = build_index(r"[a-c]{40}", bundled_vocab)
+    np.testing.assert_array_equal(lean.token_distances(), full)
+    assert len(lean._rows) < len(lean.states)
+    assert full[0] != UNREACHABLE and len(lean.row(30).tokens) > 0
+    index_module._INDEXES.clear()
+
+
+def test_a_generation_goes_on_without_a_safe_end_and_says_why(tiny, tight_budget):
+    trace = generate(tiny, LONG, "x", max_tokens=8, temperature=1.0)
+    assert len(trace.steps) == 8 and trace.stop_reason == "max_tokens"
+    assert trace.options["safe_end"] is False
+    assert trace.notes and "No safe end" in trace.notes[0]
+
+
+def test_the_doctor_skips_token_checks_and_says_so(bundled_vocab, tight_budget):
+    found = diagnose(LONG, bundled_vocab, max_tokens=64)
+    kinds = [f.kind for f in found]
+    assert kinds.count("index_size") == 1
+    assert "unbounded_repeat" in kinds  # the checks on the DFA alone still run
