@@ -174,8 +174,8 @@ def test_a_page_run_left_mid_stream_frees_its_row(tiny):
     from fsmviz.generate import GenerationOptions
     from fsmviz.live import live_run, pattern_view
 
-    view = pattern_view(r"[a-z ]{4000,}", tiny.vocab)  # 1,024 tokens: seconds of work
-    frames = live_run(tiny, view, "x", GenerationOptions(max_tokens=1024))
+    view = pattern_view(r"[a-z ]{2000,}", tiny.vocab)  # 400 tokens: about a second
+    frames = live_run(tiny, view, "x", GenerationOptions(max_tokens=400))
     next(frames)
     next(frames)
     assert len(tiny.passes._group.rows) == 1
