@@ -1,8 +1,9 @@
 """Forward passes of one model, shared by concurrent generations: one thread, one batch.
 
 Each generation (``generate.stream``) owns a ``Sequence``: a handle on its KV cache. It
-asks for logits with ``sequence.forward(ids, last)`` and does everything else (masking,
-statistics, sampling) itself, in numpy. On a CPU every forward pass runs on the model's
+asks for logits with ``sequence.forward(ids, last, drop)`` (``drop``: first forget that many
+tokens, its rejected speculative drafts) and does everything else (masking, statistics,
+sampling) itself, in numpy. On a CPU every forward pass runs on the model's
 own thread, for two reasons measured on a 2-core machine with SmolLM2-135M:
 
 * **One OpenMP team.** Torch spreads a pass over all cores with OpenMP, and each thread
