@@ -18,8 +18,9 @@ own thread, for two reasons measured on a 2-core machine with SmolLM2-135M:
   sequence, left-padded to a common width, plus a 0/1 attention mask saying which columns
   of a row are real. Every group step adds one column to every row (k columns when some
   sequence feeds k tokens at once, e.g. a fast-forward); a row with nothing to feed gets a
-  masked pad. Positions are per row, so each sequence sees exactly its own tokens at their
-  own positions, and its logits equal a solo pass up to float rounding (~1e-5).
+  masked pad, and dropped tokens become masked columns too. Positions are per row, so
+  each sequence sees exactly its own tokens at their own positions, and its logits equal
+  a solo pass up to float rounding (~1e-5).
 
 Prompts that arrive together go through one left-padded pass (pad positions masked), a
 lone prompt through a pass of its own; then their sequences join the group. A sequence
