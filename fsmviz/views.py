@@ -67,6 +67,15 @@ def output_html(steps: Sequence[Step], *, final: bool = False, tint: bool = True
     return f'<div class="tokens">{"".join(spans)}{cursor}</div>'
 
 
+FORCED_TAG = (
+    ' <em title="written without asking the model: the pattern left one way on">forced</em>'
+)
+DRAFTED_TAG = (
+    ' <em title="guessed ahead by prompt lookup and confirmed by the model in the same forward '
+    'pass">drafted</em>'
+)
+
+
 def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
     """One row per step: states, token taken, allowed count, valid mass, the model's top
     candidates marked allowed (✓) or blocked (✗), forced and drafted steps marked."""
@@ -83,7 +92,7 @@ def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
             )
             if on
         )
-        how = " <em>forced</em>" if step.forced else " <em>drafted</em>" if step.drafted else ""
+        how = FORCED_TAG if step.forced else DRAFTED_TAG if step.drafted else ""
         token = "EOS" if step.is_eos else shown(step.text)
         top = " ".join(
             f'<span class="cand {"ok" if c.allowed else "no"}">'

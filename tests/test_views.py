@@ -62,6 +62,14 @@ def test_steps_table_has_one_row_per_step_and_marks_selection():
     assert '<tr data-step="1" class="forced">' in markup
 
 
+def test_steps_table_marks_and_explains_drafted_steps():
+    from dataclasses import replace
+
+    markup = steps_html([step(0, b"a"), replace(step(1, b"b"), drafted=True)])
+    assert '<tr data-step="1" class="drafted">' in markup
+    assert markup.count(">drafted</em>") == 1 and "prompt lookup" in markup
+
+
 def test_error_box_points_at_the_position():
     pattern = "ab(?=c)<script>"
     markup = error_html(RegexError("lookahead is not supported", 2, "fold it in"), pattern)
