@@ -248,9 +248,12 @@ class _Run:
         state = self.index.initial_state if self.index else 0
         pending, context = prompt_ids, list(prompt_ids)
         done = drop = 0
-        carried = None  # logits for the next token, when the last pass already gave them
+        carried = None  # (logits, forced chain) from the last pass, when it found a chain
         while True:
-            forced = self._forced(state, self.opts.max_tokens - done) if self.index else []
+            if carried is None:
+                forced = self._forced(state, self.opts.max_tokens - done) if self.index else []
+            else:
+                forced = carried[1]
             context += [t for t, _ in forced]
             end = forced[-1][1] if forced else state
             drafts = self._drafts(context, end, self.opts.max_tokens - done - len(forced))
@@ -259,7 +262,7 @@ class _Run:
             if carried is None:
                 logits = self._forward(feed, rows, drop)
             else:
-                logits = np.concatenate([carried[None], self._forward(feed, rows - 1, drop)])
+                logits = np.concatenate([carried[0][None], self._forward(feed, rows - 1, drop)])
                 carried = None
             for j, (token, after) in enumerate(forced):
                 done += 1
@@ -270,10 +273,11 @@ class _Run:
                 if self.stop_reason:
                     return
             for i, row in enumerate(logits[len(forced) :]):
-                if i and self.index and self._forced(state, self.opts.max_tokens - done):
+                chain = self._forced(state, self.opts.max_tokens - done) if i and self.index else []
+                if chain:
                     # Kept drafts reached constant text: fast-forward it in the next pass,
                     # exactly as without drafts (this row gives its first token's numbers).
-                    drop, pending, carried = len(drafts) - i, [], row
+                    drop, pending, carried = len(drafts) - i, [], (row, chain)
                     break
                 draft = drafts[i] if i < len(drafts) else None
                 if done >= self.opts.max_tokens:
@@ -293,7 +297,7 @@ class _Run:
                 after = self.index.next_state(state, token) if self.index else 0
                 done += 1
                 step = self._step(
-                    done - 1, row, state, token, after, probs=probs, drafted=token == draft
+                    done - 1, row, state, token, after, probs, valid_mass, drafted=token == draft
                 )
                 state = after
                 context.append(token)
@@ -462,14 +466,18 @@ class _Run:
         state: int,
         token: int,
         after: int,
-        forced: bool = False,
         probs: np.ndarray | None = None,
+        valid_mass: float | None = None,
+        forced: bool = False,
         drafted: bool = False,
     ) -> Step:
+        """The record of a step; ``probs`` and ``valid_mass`` when already computed."""
         if probs is None:
             probs = self._distribution(logits)
         allowed = self._allowed(state)
         allowed_mask = allowed if allowed is not None else np.zeros(len(probs), dtype=bool)
+        if valid_mass is None:
+            valid_mass = _mass(probs, allowed_mask)
         top_ids = np.argpartition(-probs, TOP_CANDIDATES)[:TOP_CANDIDATES]
         top_ids = top_ids[np.argsort(-probs[top_ids], kind="stable")]
         vocab = self.model.vocab
@@ -482,7 +490,7 @@ class _Run:
             state_before=state,
             state_after=after,
             allowed_count=int(allowed_mask.sum()),
-            valid_mass=_mass(probs, allowed_mask),
+            valid_mass=valid_mass,
             top=top,
             forced=forced,
             drafted=drafted,
