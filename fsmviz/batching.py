@@ -360,14 +360,8 @@ class _Group:
         for job in jobs:
             sequence, n = job.sequence, len(job.ids)
             r = sequence.row
-            if job.drop and rows == 1:  # its last columns are the cache's: cut them off
-                self.cache.crop(-job.drop)
-                self.mask = self.mask[:, : -job.drop]
-                sequence.length -= job.drop
-            elif job.drop:  # the row's last real columns become padding
-                real = self.mask[r].nonzero().squeeze(1)
-                self.mask[r, real[-job.drop :]] = 0
-                sequence.length -= job.drop
+            if job.drop:
+                self._forget(sequence, job.drop)
             input_ids[r, :n] = torch.tensor(job.ids, device=device)
             new[r, :n] = 1
             positions[r, :n] = torch.arange(sequence.length, sequence.length + n)
@@ -386,6 +380,17 @@ class _Group:
             sequence, n = job.sequence, len(job.ids)
             job.logits = _numpy(out.logits[sequence.row, n - job.last : n])
             sequence.length += n
+
+    def _forget(self, sequence: Sequence, tokens: int) -> None:
+        """Drop the last ``tokens`` of ``sequence`` (rejected drafts)."""
+        assert self.mask is not None
+        if len(self.rows) == 1:  # its last columns are the cache's: cut them off
+            self.cache.crop(-tokens)
+            self.mask = self.mask[:, :-tokens]
+        else:  # the row's last real columns become padding
+            real = self.mask[sequence.row].nonzero().squeeze(1)
+            self.mask[sequence.row, real[-tokens:]] = 0
+        sequence.length -= tokens
 
     def _widen(self, extra: int) -> None:
         """``extra`` padding columns on the left of every row."""
