@@ -72,6 +72,11 @@ class Row:
             return int(self.targets[i])
         return None
 
+    def into(self, live: np.ndarray) -> Row:
+        """Only the tokens leading to states where ``live`` is True."""
+        keep = live[self.targets]
+        return Row(self.tokens[keep], self.targets[keep])
+
 
 @dataclass(eq=False)
 class TokenIndex:
@@ -190,8 +195,7 @@ class TokenIndex:
                 return {}
             rows = _walk(self.trie, self.byte_dfa.table, np.array(todo))
             if self._live is not None:  # pruned: tokens into token-dead states are gone
-                rows = {s: Row(r.tokens[keep_], r.targets[keep_])
-                        for s, r in rows.items() for keep_ in [self._live[r.targets]]}  # fmt: skip
+                rows = {state: row.into(self._live) for state, row in rows.items()}
             for state, row in rows.items():
                 self._successors.setdefault(state, np.unique(row.targets))
             if keep:
@@ -235,10 +239,8 @@ class TokenIndex:
         live_mask = np.zeros(self.byte_dfa.num_states, dtype=bool)
         live_mask[list(live)] = True
         self._live = live_mask
-        for state, row in list(self._rows.items()):
-            keep = live_mask[row.targets]
-            self._rows[state] = Row(row.tokens[keep], row.targets[keep])
-        self._successors = {s: np.unique(r.targets) for s, r in self._rows.items()}
+        self._rows = {state: row.into(live_mask) for state, row in self._rows.items()}
+        self._successors.clear()  # found again from the pruned rows, as they are asked for
         self._states = None
         self._states = self._close()
 

@@ -8,8 +8,6 @@ import dataclasses
 from collections.abc import Iterable
 from functools import cached_property
 
-import numpy as np
-
 from ..index import UNREACHABLE, TokenIndex
 from ..vocab import Vocabulary
 from .examples import completion, example_prefixes
@@ -101,7 +99,7 @@ class Case:
     @cached_property
     def token_successors(self) -> dict[int, list[int]]:
         index = self.index
-        return {s: np.unique(index.row(s).targets).tolist() for s in index.states}
+        return {s: index.successors(s).tolist() for s in index.states}
 
     @cached_property
     def token_sccs(self) -> list[list[int]]:
