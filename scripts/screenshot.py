@@ -24,7 +24,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases" / "seed_regexes.json"
 CHROMIUM = "/usr/bin/chromium"
-ARGS = [
+ARGS = [  # also the browser tests' launch flags (tests/test_e2e.py)
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",

@@ -28,7 +28,9 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 Page = playwright_api.Page
 expect = playwright_api.expect
 
-CHROMIUM = "/usr/bin/chromium"
+from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
+from scripts.screenshot import CHROMIUM  # noqa: E402
+
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
 UI_TIMEOUT = 60_000  # ms: a round trip through the queue (re-render, re-diagnose)
 
@@ -50,15 +52,7 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     return {
         **browser_type_launch_args,
         "executable_path": CHROMIUM,
-        "args": [
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ],
+        "args": CHROMIUM_ARGS,
     }
 
 
