@@ -96,12 +96,12 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                 frame = next(frames)
             except StopIteration:
                 break
-            except ForwardPassError as error:  # e.g. out of memory: say so, keep serving
-                message = f"The generation stopped: {error}"
-                yield {error_box: error_html(RuntimeError(message)), status: message}
-                return
-            except Exception as error:  # anything else: still a message, never a traceback
-                message = f"The generation failed: {type(error).__name__}: {error}"
+            except Exception as error:  # e.g. out of memory: a message, never a traceback
+                message = (
+                    f"The generation stopped: {error}"  # says what happened and what to do
+                    if isinstance(error, ForwardPassError)
+                    else f"The generation failed: {type(error).__name__}: {error}"
+                )
                 yield {error_box: error_html(RuntimeError(message)), status: message}
                 return
             update = {
