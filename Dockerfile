@@ -20,7 +20,6 @@ RUN pip install -r requirements.txt \
 COPY app.py ./
 COPY fsmviz ./fsmviz
 COPY static ./static
-COPY tests/cases ./tests/cases
 
 # Convert the bundled GGUF once at build time, so containers start in seconds.
 RUN python -c "from fsmviz.bundled import bundled_model_dir; bundled_model_dir()"

@@ -7,9 +7,9 @@ import os
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+from fsmviz.app.render import CSS as DFA_CSS  # noqa: E402
+from fsmviz.app.ui import RUNS_AT_ONCE, STATIC, build_ui  # noqa: E402
 from fsmviz.models import BackgroundModel  # noqa: E402
-from fsmviz.render import CSS as DFA_CSS  # noqa: E402
-from fsmviz.ui import RUNS_AT_ONCE, STATIC, build_ui  # noqa: E402
 
 
 def main() -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from bench.table import check, print_table
 from fsmviz import compile_regex, load_model
+from fsmviz.app.live import live_run, pattern_view
+from fsmviz.app.render import _svg_cache, to_svg
 from fsmviz.generate import GenerationOptions
 from fsmviz.index import _INDEXES
-from fsmviz.live import live_run, pattern_view
-from fsmviz.render import _svg_cache, to_svg
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "cases" / "seed_regexes.json"
 

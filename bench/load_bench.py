@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from gradio_client import Client
 
 from bench.table import check, print_table
-from fsmviz.ui import RUNS_AT_ONCE
+from fsmviz.app.ui import RUNS_AT_ONCE
 from tests.appserver import ROOT, AppServer
 
 USERS = 16

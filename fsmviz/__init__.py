@@ -11,18 +11,49 @@ Read the engine top-down, in the order data flows:
    passes, on one thread, concurrent generations in one batch; ``generate`` the masked,
    recorded step loop with fast-forward and speculative drafts (``trace`` holds its
    records); ``processor`` the same mask for transformers' own ``generate``
-7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates;
-   ``render`` draws the DFA with graphviz
+7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates
+
+The web page lives in ``fsmviz.app`` (gradio, plotly, graphviz), which imports the engine
+and never the other way round. ``import fsmviz`` loads no torch, gradio or plotly: the
+generation names (``load_model``, ``generate``, ``stream``…) import torch on first use.
 """
+
+from typing import TYPE_CHECKING
 
 from .dfa import CharClass, Dfa, Edge, compile_regex
 from .diagnose import Finding, diagnose
-from .generate import GenerationOptions, Stream, generate, stream
 from .index import TokenIndex, build_index
-from .models import Model, ModelLoadError, load_model
 from .syntax import RegexError
 from .trace import Candidate, Step, Trace
 from .vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from .generate import GenerationOptions, Stream, generate, stream
+    from .models import Model, ModelLoadError, load_model
+
+# The generation names need torch and transformers, which take seconds to import; someone
+# who only wants ``build_index`` should not pay for them. They load on first use.
+_LAZY = {
+    "GenerationOptions": "generate",
+    "Stream": "generate",
+    "generate": "generate",
+    "stream": "generate",
+    "Model": "models",
+    "ModelLoadError": "models",
+    "load_model": "models",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fsmviz' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Candidate",

@@ -22,7 +22,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "tests" / "cases" / "seed_regexes.json"
+CASES = ROOT / "fsmviz" / "app" / "examples.json"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [  # also the browser tests' launch flags (tests/test_e2e.py)
     "--no-sandbox",

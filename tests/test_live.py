@@ -1,4 +1,4 @@
-"""The page's view of a running generation (``fsmviz.live``): the generation runs ahead of
+"""The page's view of a running generation (``fsmviz.app.live``): the generation runs ahead of
 the frames on a thread of its own, and a frame carries every token that came meanwhile."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from fsmviz.app.live import ahead, live_run, pattern_view
 from fsmviz.generate import GenerationOptions, stream
-from fsmviz.live import ahead, live_run, pattern_view
 
 
 def test_every_step_arrives_once_and_in_order(tiny):

@@ -8,11 +8,11 @@ import re
 import pytest
 
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
-from fsmviz.charts import valid_mass_figure
+from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.live import live_run, path_view, pattern_view
+from fsmviz.app.views import error_html, findings_html, output_html, pieces, steps_html
 from fsmviz.generate import GenerationOptions
-from fsmviz.live import live_run, path_view, pattern_view
 from fsmviz.syntax import RegexError
-from fsmviz.views import error_html, findings_html, output_html, pieces, steps_html
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\"&'<>", "\x04\u202e"]
 

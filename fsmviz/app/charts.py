@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 
-from .trace import Step
+from ..trace import Step
 from .views import shown
 
 __all__ = ["valid_mass_figure"]

@@ -12,9 +12,9 @@ import codecs
 import html
 from collections.abc import Iterable, Sequence
 
-from .diagnose import Finding
-from .syntax import RegexError
-from .trace import Step
+from ..diagnose import Finding
+from ..syntax import RegexError
+from ..trace import Step
 
 __all__ = ["error_html", "findings_html", "output_html", "shown", "steps_html"]
 

@@ -21,17 +21,17 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
+from ..dfa import Dfa, compile_regex
+from ..diagnose import Finding, diagnose
+from ..generate import GenerationOptions, Stream, stream
+from ..index import UNREACHABLE, IndexTooLarge, build_index
+from ..models import Model
+from ..syntax import RegexError
+from ..trace import Step, Trace
+from ..vocab import Vocabulary
 from .charts import valid_mass_figure
-from .dfa import Dfa, compile_regex
-from .diagnose import Finding, diagnose
-from .generate import GenerationOptions, Stream, stream
-from .index import UNREACHABLE, IndexTooLarge, build_index
-from .models import Model
 from .render import RenderError, highlight, to_svg
-from .syntax import RegexError
-from .trace import Step, Trace
 from .views import error_html, esc, findings_html, output_html, steps_html
-from .vocab import Vocabulary
 
 __all__ = ["DRAW_LIMIT", "Frame", "PatternView", "live_run", "pattern_view", "path_view"]
 

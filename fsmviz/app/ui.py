@@ -1,13 +1,12 @@
 """The Gradio page: inputs on the left, the DFA on the right, output, chart, steps, doctor.
 
-Handlers here only translate between Gradio components and the engine (``fsmviz.live``
+Handlers here only translate between Gradio components and the engine (``fsmviz.app.live``
 builds every piece of HTML and every figure). Per-visitor data (the last trace, its
 findings) lives in ``gr.State``, so one visitor never sees another's run.
 """
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,20 +14,20 @@ from typing import Any
 
 import gradio as gr
 
-from .batching import ForwardPassError
+from ..batching import ForwardPassError
+from ..generate import MAX_TOKENS_LIMIT, GenerationOptions, generate
+from ..models import BackgroundModel, ModelLoadError, on_gpu
+from ..syntax import RegexError
+from ..trace import Trace
 from .charts import valid_mass_figure
-from .generate import MAX_TOKENS_LIMIT, GenerationOptions, generate
+from .examples import default_example, examples
 from .live import live_run, pattern_view
-from .models import BackgroundModel, ModelLoadError, on_gpu
 from .render import to_dot
-from .syntax import RegexError
-from .trace import Trace
 from .views import error_html, findings_html, steps_html
 
 __all__ = ["EXAMPLES", "build_ui", "STATIC"]
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
-CASES = Path(__file__).resolve().parent.parent / "tests" / "cases" / "seed_regexes.json"
+STATIC = Path(__file__).resolve().parents[2] / "static"
 MAX_PROMPT = 4_000
 DRAFT_TOKENS = 8
 """Speculative drafts in the app (``GenerationOptions.draft_tokens``): repeated structure
@@ -40,22 +39,11 @@ Their forward passes are batched (``fsmviz.batching``): more at once, more token
 each a little slower."""
 
 
-# Seed prompts that are the start of a sentence to continue, not a question for a chat.
-CONTINUATIONS = {"moby_choice", "email", "protein"}
-
-
-def _examples() -> dict[str, tuple[str, str, bool]]:
-    """The seeds' regexes and prompts by name, with whether to use the chat template."""
-    cases = json.loads(CASES.read_text()) if CASES.exists() else {"regexes": {}, "prompts": {}}
-    prompts = cases["prompts"]
-    return {
-        name: (pattern, prompts.get(name, "Give one example."), name not in CONTINUATIONS)
-        for name, pattern in cases["regexes"].items()
-    }
-
-
-EXAMPLES = _examples()
-DEFAULT = EXAMPLES.get("email", (r"[a-z]+@[a-z]+\.com", "Write an email address.", True))
+EXAMPLES = {
+    name: (example.pattern, example.prompt, example.chat) for name, example in examples().items()
+}
+"""The seed examples by name: (pattern, prompt, chat template on)."""
+DEFAULT = EXAMPLES[default_example().name]
 
 
 def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Blocks:

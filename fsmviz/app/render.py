@@ -30,8 +30,8 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from .cache import BoundedCache
-from .dfa import Edge
+from ..cache import BoundedCache
+from ..dfa import Edge
 
 __all__ = ["CSS", "MAX_LABEL", "RenderError", "highlight", "printable", "to_dot", "to_svg"]
 

@@ -1,0 +1,47 @@
+"""The examples the page offers: the seed documents' regexes, each with its prompt.
+
+They ship with the package (``examples.json`` beside this module), so an installed app or
+a container needs nothing from ``tests/``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = ["Example", "examples", "default_example"]
+
+EXAMPLES_FILE = Path(__file__).with_name("examples.json")
+
+CONTINUATIONS = frozenset({"moby_choice", "email", "protein"})
+"""Seed prompts that are the start of a sentence to continue, not a question for a chat."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A regex, a prompt for it, and whether the prompt goes through the chat template."""
+
+    name: str
+    pattern: str
+    prompt: str
+    chat: bool
+
+
+@cache
+def examples() -> dict[str, Example]:
+    """The seed examples by name, in the file's order."""
+    data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
+    prompts = data["prompts"]
+    return {
+        name: Example(
+            name, pattern, prompts.get(name, "Give one example."), name not in CONTINUATIONS
+        )
+        for name, pattern in data["regexes"].items()
+    }
+
+
+def default_example() -> Example:
+    """The example the page opens with: seed 002's email, which loops."""
+    return examples()["email"]
