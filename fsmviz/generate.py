@@ -97,7 +97,7 @@ def stream(model: Model, pattern: str | None, prompt: str, **options: object) ->
     notes: tuple[str, ...] = ()
     if index is not None and opts.safe_end:
         try:
-            index.token_distances()  # a safe end needs them all, before the first token
+            index.prepare_safe_end()
         except IndexTooLarge as error:
             opts = replace(opts, safe_end=False)
             notes = (f"No safe end: {error.message}.",)
@@ -364,11 +364,10 @@ class _Run:
         if self.index is None or not self.opts.safe_end:
             return allowed
         left = self.opts.max_tokens - done  # tokens we may still emit, this one included
-        distances = self.index.token_distances()
-        if distances[state] > left:
+        if self.index.tokens_to_match(state) > left:
             return allowed  # even the shortest completion does not fit: nothing to save
         row = self.index.row(state)
-        fits = distances[row.targets] <= left - 1
+        fits = self.index.tokens_to_match(row.targets) <= left - 1
         if fits.all():
             return allowed
         mask = np.zeros(self.size, dtype=bool)
@@ -415,9 +414,9 @@ class _Run:
         def fits(after: int) -> bool:
             if not self.opts.safe_end:
                 return True
-            distances = self.index.token_distances()
             left = budget - len(chain) - 1  # tokens left after this one
-            return distances[after] <= left or distances[state] > left + 1
+            to_match = self.index.tokens_to_match
+            return to_match(after) <= left or to_match(state) > left + 1
 
         vocab = self.model.vocab
         left = len(text.encode())  # bytes of constant text still ahead

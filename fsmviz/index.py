@@ -36,14 +36,13 @@ import numpy as np
 from .bytedfa import ByteDfa, to_bytes
 from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
+from .graph import UNREACHABLE
 from .syntax import RegexError
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
-__all__ = ["IndexTooLarge", "TokenIndex", "build_index", "UNREACHABLE"]
+__all__ = ["IndexTooLarge", "TokenIndex", "build_index"]
 
-UNREACHABLE = 2**62
-"""Distance of a state from which acceptance cannot be reached."""
 CLOSURE_SECONDS = 5.0
 """Time allowed for walking the whole index (all reachable states), which safe ends and
 the doctor's token checks need. A long counted repeat (``[a-z ]{2000,}``: 2,001 states,
@@ -179,6 +178,17 @@ class TokenIndex:
                 frontier = following
             self._distances = distances
         return self._distances
+
+    def tokens_to_match(self, states: int | np.ndarray) -> np.ndarray:
+        """Fewest tokens from each of ``states`` (one state id or an array of them) to an
+        accepting state: 0 when accepting, ``UNREACHABLE`` when there is none. What the
+        safe end asks about the states a generation may reach next."""
+        return self.token_distances()[states]
+
+    def prepare_safe_end(self) -> None:
+        """Make ``tokens_to_match`` ready for a generation that ends safely; raises
+        ``IndexTooLarge`` when the index is too large for a safe end."""
+        self.token_distances()
 
     def is_char_state(self, state: int) -> bool:
         """Whether ``state`` is a state of the drawn DFA (not inside a character)."""

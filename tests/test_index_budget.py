@@ -13,7 +13,8 @@ import pytest
 
 from fsmviz import build_index, diagnose, generate
 from fsmviz import index as index_module
-from fsmviz.index import UNREACHABLE, IndexTooLarge
+from fsmviz.graph import UNREACHABLE
+from fsmviz.index import IndexTooLarge
 
 LONG = r"[a-z ]{300,}"
 

@@ -24,7 +24,8 @@ import plotly.graph_objects as go
 from ..dfa import Dfa, compile_regex
 from ..diagnose import Finding, diagnose
 from ..generate import GenerationOptions, Stream, stream
-from ..index import UNREACHABLE, IndexTooLarge, build_index
+from ..graph import UNREACHABLE
+from ..index import IndexTooLarge, build_index
 from ..models import Model
 from ..syntax import RegexError
 from ..trace import Step, Trace

@@ -39,7 +39,8 @@ between calls is in bounded caches.
 
 from __future__ import annotations
 
-from ..index import UNREACHABLE, IndexTooLarge, TokenIndex, build_index
+from ..graph import UNREACHABLE
+from ..index import IndexTooLarge, TokenIndex, build_index
 from ..syntax import RegexError
 from ..trace import Trace
 from ..vocab import Vocabulary

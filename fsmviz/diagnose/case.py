@@ -8,7 +8,8 @@ import dataclasses
 from collections.abc import Iterable
 from functools import cached_property
 
-from ..index import UNREACHABLE, TokenIndex
+from ..graph import UNREACHABLE
+from ..index import TokenIndex
 from ..vocab import Vocabulary
 from .examples import completion, example_prefixes
 from .finding import Finding
