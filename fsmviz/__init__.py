@@ -30,6 +30,7 @@ from .vocab import Vocabulary
 if TYPE_CHECKING:
     from .generate import GenerationOptions, Stream, generate, stream
     from .models import Model, ModelLoadError, load_model
+    from .schema import SchemaError, regex_from_schema
 
 # The generation names need torch and transformers, which take seconds to import; someone
 # who only wants ``build_index`` should not pay for them. They load on first use.
@@ -41,6 +42,9 @@ _LAZY = {
     "Model": "models",
     "ModelLoadError": "models",
     "load_model": "models",
+    # JSON Schema in: outlines-core and jsonschema load with it, not with fsmviz.
+    "SchemaError": "schema",
+    "regex_from_schema": "schema",
 }
 
 
@@ -65,6 +69,7 @@ __all__ = [
     "Model",
     "ModelLoadError",
     "RegexError",
+    "SchemaError",
     "Step",
     "Stream",
     "TokenIndex",
@@ -75,5 +80,6 @@ __all__ = [
     "diagnose",
     "generate",
     "load_model",
+    "regex_from_schema",
     "stream",
 ]

@@ -1,0 +1,382 @@
+"""JSON Schema in: a schema becomes a regex, and parts of that regex keep their schema names.
+
+Most people meet constrained generation through a JSON Schema ("structured outputs", a
+pydantic model). fsmviz guides generation with a regex, so a schema is first turned into one
+by a well-kept converter, outlines-core's ``build_regex_from_schema``. For example
+``{"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]}``
+with no whitespace becomes ``\\{"age":(-)?(0|[1-9][0-9]*)\\}``.
+
+Three things are added here:
+
+* **Clear errors.** ``SchemaError`` says what is wrong and *where*, as a JSON pointer into
+  the schema (``/properties/age/type``): invalid JSON, a schema that breaks the JSON Schema
+  metaschema (checked with ``jsonschema``), or a construct the converter cannot express.
+* **Whitespace is a choice.** Between JSON tokens the converter puts a whitespace pattern;
+  a loose one lets a model write spaces and newlines until ``max_tokens`` (outlines #839,
+  xgrammar #412). ``WHITESPACE`` names three:
+
+  ============  ==============  ===========================================================
+  name          regex           meaning
+  ============  ==============  ===========================================================
+  ``none``      (empty)         compact JSON, ``{"a":1}``: the fewest tokens, never a loop
+  ``space``     ``[ ]?``        at most one space between tokens (outlines-core's default)
+  ``flexible``  ``[\\n\\t ]*``  any run of spaces, tabs and newlines: what loops
+  ============  ==============  ===========================================================
+
+* **Schema locations.** ``locate(schema, regex)`` maps spans of the regex back to the
+  JSON pointer of the subschema that produced them, so the doctor's findings (which carry a
+  ``span`` into the regex) can say "``/properties/name``" instead of a column number.
+
+The engine imports no gradio; ``outlines_core`` and ``jsonschema`` load on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .errors import FsmvizError
+from .syntax import RegexError
+
+__all__ = [
+    "WHITESPACE",
+    "SchemaError",
+    "SchemaLocations",
+    "SchemaRegex",
+    "compile_schema",
+    "load_schema",
+    "locate",
+    "pointer",
+    "regex_from_schema",
+    "resolve",
+]
+
+WHITESPACE: dict[str, str] = {"none": "", "space": "[ ]?", "flexible": r"[\n\t ]*"}
+"""Named whitespace patterns, the regex each puts between JSON tokens (see the module doc)."""
+
+IGNORED_KEYWORDS = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "contains",
+    "uniqueItems",
+    "multipleOf",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+)
+"""Keywords the converter does not turn into regex: output may break them (a finding says so)."""
+
+
+class SchemaError(FsmvizError, ValueError):
+    """A schema fsmviz cannot use: ``.message`` (what is wrong) and ``.path`` (a JSON pointer
+    into the schema, ``""`` for the whole schema, or None when the text is not even JSON)."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def __str__(self) -> str:
+        where = f" (at {self.path or '/'} in the schema)" if self.path is not None else ""
+        return f"{self.message}{where}"
+
+
+def pointer(parts: tuple[str | int, ...]) -> str:
+    """A JSON pointer (RFC 6901) for a path of keys and indices.
+
+    >>> pointer(("properties", "a/b", 0))
+    '/properties/a~1b/0'
+    """
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def load_schema(schema: str | Mapping[str, Any]) -> dict[str, Any]:
+    """The schema as a dict, checked against its metaschema. Raises ``SchemaError``."""
+    if isinstance(schema, str):
+        try:
+            value = json.loads(schema)
+        except json.JSONDecodeError as error:
+            raise SchemaError(
+                f"the schema is not valid JSON: {error.msg} at line {error.lineno}, "
+                f"column {error.colno}"
+            ) from None
+    else:
+        value = json.loads(json.dumps(schema))  # a deep, JSON-only copy
+    if not isinstance(value, dict):
+        raise SchemaError(
+            f'a schema must be a JSON object such as {{"type": "string"}}, '
+            f"not {type(value).__name__} {json.dumps(value)[:40]}",
+            "",
+        )
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(value).check_schema(value)
+    except jsonschema.SchemaError as error:
+        raise SchemaError(
+            f"the schema breaks the JSON Schema rules: {error.message}",
+            pointer(tuple(error.absolute_path)),
+        ) from None
+    return value
+
+
+def _whitespace(whitespace: str | None) -> str | None:
+    if whitespace is None or whitespace == "default":
+        return None
+    if whitespace not in WHITESPACE:
+        raise SchemaError(
+            f"unknown whitespace {whitespace!r}: write one of {', '.join(WHITESPACE)}"
+        )
+    return WHITESPACE[whitespace]
+
+
+@lru_cache(maxsize=512)
+def _build(text: str, whitespace: str | None) -> str:
+    """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused)."""
+    from outlines_core.json_schema import build_regex_from_schema
+
+    return build_regex_from_schema(text, whitespace)
+
+
+def _build_part(part: object, root: Mapping[str, Any], whitespace: str | None) -> str | None:
+    """The regex of one subschema, with the root's definitions so its ``$ref``s resolve."""
+    if not isinstance(part, dict):
+        return None
+    part = dict(part)
+    for key in ("$defs", "definitions"):
+        if key in root and key not in part:
+            part[key] = root[key]
+    try:
+        return _build(json.dumps(part, sort_keys=False), whitespace)
+    except (ValueError, TypeError):
+        return None
+
+
+def resolve(root: Mapping[str, Any], ref: str) -> tuple[tuple[str, ...], object] | None:
+    """The path and subschema a local ``$ref`` (``#/$defs/Address``) names, or None."""
+    if not ref.startswith("#"):
+        return None
+    parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p != "")
+    node: object = root
+    for p in parts:
+        if isinstance(node, dict) and p in node:
+            node = node[p]
+        elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
+            node = node[int(p)]
+        else:
+            return None
+    return parts, node
+
+
+def children(node: object) -> Iterator[tuple[tuple[str | int, ...], object]]:
+    """The subschemas directly inside ``node``, each with its relative path."""
+    if not isinstance(node, dict):
+        return
+    for name, value in (node.get("properties") or {}).items():
+        yield ("properties", name), value
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            yield (key,), node[key]
+    for key in ("prefixItems", "anyOf", "oneOf", "allOf"):
+        for i, value in enumerate(node.get(key) or ()):
+            yield (key, i), value
+
+
+def walk(root: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """Every subschema reachable from the root (definitions included), each once, with its path."""
+    seen: set[tuple[str | int, ...]] = set()
+    todo: list[tuple[tuple[str | int, ...], object]] = [((), root)]
+    for key in ("$defs", "definitions"):
+        for name, value in (root.get(key) or {}).items():
+            todo.append(((key, name), value))
+    while todo:
+        path, node = todo.pop(0)
+        if path in seen or not isinstance(node, dict):
+            continue
+        seen.add(path)
+        yield path, node
+        todo += [(path + rel, child) for rel, child in children(node)]
+
+
+def regex_from_schema(schema: str | Mapping[str, Any], whitespace: str | None = None) -> str:
+    """The regex a JSON Schema describes (schema as JSON text or a mapping).
+
+    ``whitespace`` is None (outlines-core's default, ``[ ]?``) or a name from ``WHITESPACE``.
+    Raises ``SchemaError`` naming the JSON pointer of the part that is wrong or unsupported.
+
+    >>> regex_from_schema('{"type": "object", "properties": {"ok": {"type": "boolean"}},'
+    ...                   ' "required": ["ok"]}', whitespace="none")
+    '\\\\{"ok":(true|false)\\\\}'
+    >>> try:
+    ...     regex_from_schema('{"type": "strin"}')
+    ... except SchemaError as error:
+    ...     print(error.path)
+    /type
+    """
+    root = load_schema(schema)
+    ws = _whitespace(whitespace)
+    try:
+        return _build(json.dumps(root), ws)
+    except (ValueError, TypeError) as error:
+        raise _refusal(root, ws, error) from None
+
+
+def _refusal(root: dict[str, Any], ws: str | None, error: Exception) -> SchemaError:
+    """The converter's refusal, named by the deepest subschema that fails on its own."""
+    path: tuple[str | int, ...] = ()
+    node: object = root
+    while True:
+        for rel, child in children(node):
+            if isinstance(child, dict) and _build_part(child, root, ws) is None:
+                path, node = path + rel, child
+                break
+        else:
+            break
+    first = str(error).strip().splitlines()[0].strip()
+    return SchemaError(
+        f"outlines-core cannot express this part of the schema: {first}. Supported: type, "
+        "properties/required, items/prefixItems, enum/const, anyOf/oneOf/allOf, local $ref, "
+        "minLength/maxLength, pattern, format, minItems/maxItems",
+        pointer(path),
+    )
+
+
+@dataclass(frozen=True)
+class SchemaLocations:
+    """Spans of a schema's regex, each with the JSON pointer of the subschema that made it.
+
+    ``spans`` are ``(start, end, pointer)`` with ``regex[start:end]`` the subschema's own
+    regex, outer parts before the parts inside them.
+    """
+
+    regex: str
+    spans: tuple[tuple[int, int, str], ...]
+
+    def pointer_at(self, span: tuple[int, int] | None) -> str | None:
+        """The innermost subschema whose regex holds ``span``; ``""`` is the whole schema."""
+        if span is None:
+            return None
+        best: tuple[int, str] | None = None
+        for start, end, where in self.spans:
+            if start <= span[0] and span[1] <= end and (best is None or end - start <= best[0]):
+                best = (end - start, where)
+        return best[1] if best else ""
+
+    def span_of(self, where: str) -> tuple[int, int] | None:
+        """The first span made by the subschema at ``where``."""
+        return next(((s, e) for s, e, p in self.spans if p == where), None)
+
+
+def _key_regex(name: str, ws: str | None) -> str:
+    """How the converter writes a property's key (it escapes regex characters in it)."""
+    one = {"type": "object", "properties": {name: {"const": 0}}, "required": [name]}
+    return _build(json.dumps(one), "")[3:-5]  # \{"KEY":0\}
+
+
+def locate(
+    schema: str | Mapping[str, Any], regex: str, whitespace: str | None = None
+) -> SchemaLocations:
+    """Map spans of ``regex`` (made from ``schema``) back to JSON pointers of the schema.
+
+    Each subschema's regex is built on its own and found inside its parent's span (a
+    property after its key). A local ``$ref`` is followed and named by its definition.
+
+    >>> s = {"type": "object", "properties": {"tag": {"type": "string", "maxLength": 3}}}
+    >>> r = regex_from_schema(s, "none")
+    >>> where = locate(s, r, "none")
+    >>> where.pointer_at((r.index("{0,3}"), r.index("{0,3}") + 5))
+    '/properties/tag'
+    """
+    root = load_schema(schema)
+    ws = _whitespace(whitespace)
+    sep = WHITESPACE["space"] if ws is None else ws
+    spans: list[tuple[int, int, str]] = [(0, len(regex), "")]
+    todo: list[tuple[tuple[str | int, ...], object, int, int, int]] = [((), root, 0, len(regex), 0)]
+    while todo:
+        path, node, start, end, depth = todo.pop()
+        if depth > 8 or not isinstance(node, dict):
+            continue
+        if isinstance(node.get("$ref"), str):
+            target = resolve(root, node["$ref"])
+            if target is not None and target[0] != path:
+                spans.append((start, end, pointer(target[0])))
+                todo.append((target[0], target[1], start, end, depth + 1))
+            continue
+        for rel, child in children(node):
+            sub = _build_part(child, root, ws)
+            if not sub:
+                continue
+            prefix = f'"{_key_regex(rel[1], ws)}"{sep}:{sep}' if rel[0] == "properties" else ""
+            needle = prefix + sub
+            at = regex.find(needle, start, end)
+            while at != -1:
+                s, e = at + len(prefix), at + len(needle)
+                spans.append((s, e, pointer(path + rel)))
+                todo.append((path + rel, child, s, e, depth + 1))
+                at = regex.find(needle, e, end)
+    return SchemaLocations(regex, tuple(sorted(set(spans), key=lambda t: (t[0], -t[1]))))
+
+
+@dataclass(frozen=True)
+class SchemaRegex:
+    """A schema compiled for generation: the dict, the regex, its locations, the whitespace."""
+
+    schema: dict[str, Any]
+    regex: str
+    whitespace: str | None
+    locations: SchemaLocations
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.schema, indent=2, ensure_ascii=False)
+
+
+def compile_schema(schema: str | Mapping[str, Any], whitespace: str | None = None) -> SchemaRegex:
+    """The schema's regex, checked to compile within fsmviz's limits (``compile_regex``).
+
+    A regex fsmviz refuses becomes a ``SchemaError`` naming the subschema responsible: the
+    one whose regex holds the error's position, or, for a regex too large to compile, the
+    deepest subschema that is too large on its own.
+    """
+    from .dfa import compile_regex
+
+    root = load_schema(schema)
+    regex = regex_from_schema(root, whitespace)
+    where = locate(root, regex, whitespace)
+    try:
+        compile_regex(regex)
+    except RegexError as error:
+        raise _regex_refusal(where, error) from None
+    return SchemaRegex(root, regex, whitespace, where)
+
+
+def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:
+    from .dfa import compile_regex
+
+    if error.position is not None and "too l" not in error.message:
+        at = where.pointer_at((error.position, error.position))
+        return SchemaError(f"fsmviz cannot use this part's regex: {error}", at)
+    culprit = ""
+    for start, end, path in sorted(where.spans, key=lambda t: t[0] - t[1]):
+        if not path or end - start < 50:
+            continue
+        try:
+            compile_regex(where.regex[start:end])
+        except RegexError:
+            culprit = path  # the largest failing part first; keep going to a deeper one
+            continue
+    return SchemaError(
+        f"this part of the schema is too large for fsmviz ({error.message}). Bound it "
+        "(maxLength, maxItems, fewer nested free-form objects) or split the schema",
+        culprit,
+    )
