@@ -256,7 +256,8 @@ class SchemaLocations:
     """Spans of a schema's regex, each with the JSON pointer of the subschema that made it.
 
     ``spans`` are ``(start, end, pointer)`` with ``regex[start:end]`` the subschema's own
-    regex, outer parts before the parts inside them.
+    regex, outer parts before the parts inside them; of equal spans (a ``$ref`` and its
+    definition) the later, the definition, is the one ``pointer_at`` names.
     """
 
     regex: str
@@ -324,7 +325,7 @@ def locate(
                 spans.append((s, e, pointer(path + rel)))
                 todo.append((path + rel, child, s, e, depth + 1))
                 at = regex.find(needle, e, end)
-    return SchemaLocations(regex, tuple(sorted(set(spans), key=lambda t: (t[0], -t[1]))))
+    return SchemaLocations(regex, tuple(sorted(dict.fromkeys(spans), key=lambda t: (t[0], -t[1]))))
 
 
 @dataclass(frozen=True)
