@@ -1,0 +1,252 @@
+"""The doctor speaks schema: findings about a JSON Schema, named by JSON pointer.
+
+A schema's regex fails in the ways any regex does, but the user wrote a schema, not a
+regex, so every finding here names the schema location (``/properties/name``) and, where a
+schema change avoids the problem, carries the whole rewritten schema (JSON text) to apply in
+one click. Two sources:
+
+* **the schema itself** (``schema_findings``): a string with no ``maxLength`` the model may
+  ride forever (outlines #1131), an array with no ``maxItems``, a free-form object
+  (``additionalProperties``), digits without end, flexible whitespace (outlines #839,
+  xgrammar #412), keywords the regex does not enforce;
+* **the regex doctor** (``diagnose`` on the schema's regex): each of its findings that
+  carries a ``span`` is named by the subschema whose regex holds that span
+  (``fsmviz.schema.locate``). Those that repeat a schema finding are dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..schema import (
+    IGNORED_KEYWORDS,
+    WHITESPACE,
+    SchemaLocations,
+    compile_schema,
+    pointer,
+    walk,
+)
+from ..trace import Trace
+from ..vocab import Vocabulary
+from .finding import RANK, Finding, Severity
+
+__all__ = ["SCHEMA_KINDS", "SchemaFinding", "diagnose_schema", "name_findings", "schema_findings"]
+
+SCHEMA_KINDS: dict[str, str] = {
+    "unbounded_string": "a string with no maxLength: the model may write it forever",
+    "unbounded_array": "an array with no maxItems: the model may add items forever",
+    "free_form_object": "an object with any keys (additionalProperties): unbounded and vague",
+    "unbounded_digits": "a number whose digits have no bound",
+    "flexible_whitespace": "whitespace runs between JSON tokens: the commonest JSON loop",
+    "ignored_keyword": "a keyword the regex does not enforce: the output may not validate",
+}
+"""Every schema finding kind (the regex doctor's kinds are in ``finding.KINDS``)."""
+
+STRING_BOUND = 50
+ARRAY_BOUND = 5
+DIGITS_BOUND = 9
+
+
+@dataclass(frozen=True)
+class SchemaFinding:
+    """One diagnosis of a schema.
+
+    ``pointer`` is the JSON pointer of the subschema concerned (``""``: the whole schema).
+    ``schema`` is the whole schema rewritten to avoid the problem (JSON text), and
+    ``whitespace`` a better whitespace choice, when either exists. ``span`` is where in the
+    schema's regex; ``finding`` the regex doctor's own finding this one names, if any.
+    """
+
+    kind: str
+    severity: Severity
+    message: str
+    pointer: str
+    schema: str | None = None
+    whitespace: str | None = None
+    span: tuple[int, int] | None = None
+    finding: Finding | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _where(path: str) -> str:
+    return f"`{path}`" if path else "the schema's root"
+
+
+def _rewrite(root: Mapping[str, Any], path: tuple[str | int, ...], **keys: object) -> str:
+    """The whole schema as JSON text, with ``keys`` set on the subschema at ``path``."""
+    new = copy.deepcopy(dict(root))
+    node: Any = new
+    for part in path:
+        node = node[part]
+    node.update(keys)
+    return json.dumps(new, indent=2, ensure_ascii=False)
+
+
+def _types(node: Mapping[str, Any]) -> set[str]:
+    kind = node.get("type")
+    return {kind} if isinstance(kind, str) else set(kind or ())
+
+
+def schema_findings(
+    schema: Mapping[str, Any], whitespace: str | None = None
+) -> list[SchemaFinding]:
+    """What the schema alone says about how a generation may go wrong (no model needed).
+
+    >>> found = schema_findings({"type": "object", "properties": {"name": {"type": "string"}}})
+    >>> [(f.kind, f.pointer) for f in found]
+    [('unbounded_string', '/properties/name')]
+    >>> '"maxLength": 50' in found[0].schema
+    True
+    """
+    found: list[SchemaFinding] = []
+    for path, node in walk(schema):
+        where = pointer(path)
+        kinds = _types(node)
+        free = not any(k in node for k in ("enum", "const", "$ref", "pattern", "format"))
+        if "string" in kinds and free and "maxLength" not in node:
+            found.append(
+                SchemaFinding(
+                    "unbounded_string",
+                    "warning",
+                    f"{_where(where)} is a string with no maxLength: the model may ride it "
+                    f'forever, until max_tokens cuts the JSON off. Add "maxLength": '
+                    f"{STRING_BOUND}.",
+                    where,
+                    _rewrite(schema, path, maxLength=STRING_BOUND),
+                )
+            )
+        if "array" in kinds and "maxItems" not in node and "prefixItems" not in node:
+            found.append(
+                SchemaFinding(
+                    "unbounded_array",
+                    "warning",
+                    f"{_where(where)} is an array with no maxItems: the model may add items "
+                    f'forever. Add "maxItems": {ARRAY_BOUND}.',
+                    where,
+                    _rewrite(schema, path, maxItems=ARRAY_BOUND),
+                )
+            )
+        if "object" in kinds and "properties" not in node and "maxProperties" not in node:
+            found.append(
+                SchemaFinding(
+                    "free_form_object",
+                    "warning",
+                    f"{_where(where)} is an object with no properties "
+                    "(additionalProperties): any keys, any values nested two deep, without "
+                    f'end. List its properties, or at least add "maxProperties": {ARRAY_BOUND}.',
+                    where,
+                    _rewrite(schema, path, maxProperties=ARRAY_BOUND),
+                )
+            )
+        if "integer" in kinds and free and "maxDigits" not in node:
+            found.append(
+                SchemaFinding(
+                    "unbounded_digits",
+                    "info",
+                    f"{_where(where)} is an integer with no bound on its digits "
+                    f"(`[1-9][0-9]*`): a model may write digits forever. Add outlines-core's "
+                    f'"maxDigits": {DIGITS_BOUND}.',
+                    where,
+                    _rewrite(schema, path, maxDigits=DIGITS_BOUND),
+                )
+            )
+        if "number" in kinds and free:
+            found.append(
+                SchemaFinding(
+                    "unbounded_digits",
+                    "info",
+                    f"{_where(where)} is a number whose integer, fraction and exponent digits "
+                    "have no bound. outlines-core 0.2.14 offers no safe one: maxDigitsInteger "
+                    "refuses one-digit numbers and maxDigitsFraction allows `5.`, which is not "
+                    "JSON. The safe end still closes the number within max_tokens; use "
+                    f'"type": "integer" with "maxDigits" where a whole number will do.',
+                    where,
+                )
+            )
+        for keyword in IGNORED_KEYWORDS:
+            if keyword in node:
+                found.append(
+                    SchemaFinding(
+                        "ignored_keyword",
+                        "warning",
+                        f"{_where(where)} uses `{keyword}`, which the regex does not enforce: "
+                        "the output can break it and then fails validation.",
+                        pointer((*path, keyword)),
+                    )
+                )
+    if whitespace == "flexible":
+        found.append(
+            SchemaFinding(
+                "flexible_whitespace",
+                "warning",
+                f"flexible whitespace (`{WHITESPACE['flexible']}` between every JSON token) "
+                "lets a model write spaces and newlines until max_tokens: the commonest JSON "
+                "loop (outlines #839, xgrammar #412). Choose `none` or `space` (at most one "
+                "space).",
+                "",
+                whitespace="none",
+            )
+        )
+    return found
+
+
+def name_findings(
+    findings: list[Finding], locations: SchemaLocations, whitespace: str | None = None
+) -> list[SchemaFinding]:
+    """The regex doctor's findings, each named by the schema location of its ``span``.
+
+    ``unbounded_repeat`` findings on the whitespace pattern itself are left out when the
+    whitespace is flexible (one ``flexible_whitespace`` finding says it once).
+    """
+    named: list[SchemaFinding] = []
+    for finding in findings:
+        if (
+            whitespace == "flexible"
+            and finding.kind == "unbounded_repeat"
+            and finding.fragment == WHITESPACE["flexible"]
+        ):
+            continue
+        where = locations.pointer_at(finding.span)
+        prefix = f"{_where(where)}: " if where is not None else ""
+        named.append(
+            SchemaFinding(
+                finding.kind,
+                finding.severity,
+                prefix + finding.message,
+                where if where is not None else "",
+                span=finding.span,
+                finding=finding,
+            )
+        )
+    return named
+
+
+def diagnose_schema(
+    schema: str | Mapping[str, Any],
+    vocab: Vocabulary,
+    trace: Trace | None = None,
+    *,
+    whitespace: str | None = None,
+    max_tokens: int | None = None,
+) -> list[SchemaFinding]:
+    """Why generation from ``schema`` may stall: schema findings, then the regex doctor's
+    findings named by schema location, errors first. Raises ``SchemaError`` for a schema
+    that cannot be used."""
+    from . import diagnose
+
+    compiled = compile_schema(schema, whitespace)
+    own = schema_findings(compiled.schema, whitespace)
+    covered = {f.pointer for f in own if f.kind != "ignored_keyword"}
+    doctor = name_findings(
+        diagnose(compiled.regex, vocab, trace, max_tokens=max_tokens),
+        compiled.locations,
+        whitespace,
+    )
+    doctor = [f for f in doctor if not (f.kind == "unbounded_repeat" and f.pointer in covered)]
+    return sorted(own + doctor, key=lambda f: RANK[f.severity])
