@@ -381,3 +381,159 @@ def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:
         "(maxLength, maxItems, fewer nested free-form objects) or split the schema",
         culprit,
     )
+
+
+@dataclass(frozen=True)
+class JsonField:
+    """A key or a scalar value in (possibly unfinished) JSON text: ``text[start:end]``, and
+    the JSON pointer of the value in the *output* (``/customer/name``, ``/tags/0``)."""
+
+    start: int
+    end: int
+    path: str
+    is_key: bool
+
+
+def json_fields(text: str) -> tuple[JsonField, ...]:
+    """The keys and scalar values of JSON as it streams, in order, unfinished ones included.
+
+    The last one is the field being written. Never raises: text that is not JSON yields
+    what could be read.
+
+    >>> [(f.path, f.is_key) for f in json_fields('{"a": {"b": [1, "x')]
+    [('/a', True), ('/a/b', True), ('/a/b/0', False), ('/a/b/1', False)]
+    """
+    fields: list[JsonField] = []
+    stack: list[list[Any]] = []  # [kind, key or index]: "o" objects, "a" arrays
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\n\r:":
+            i += 1
+            continue
+        if c == ",":
+            if stack:
+                stack[-1][1] = stack[-1][1] + 1 if stack[-1][0] == "a" else None
+            i += 1
+            continue
+        if c in "{[":
+            stack.append(["o", None] if c == "{" else ["a", 0])
+            i += 1
+            continue
+        if c in "}]":
+            if stack:
+                stack.pop()
+            i += 1
+            continue
+        start = i
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i = min(i + 1, n)
+        else:
+            while i < n and text[i] not in " \t\n\r,:}]":
+                i += 1
+        is_key = bool(stack) and stack[-1][0] == "o" and stack[-1][1] is None
+        if is_key:
+            try:
+                stack[-1][1] = str(json.loads(text[start:i]))
+            except ValueError:
+                stack[-1][1] = text[start + 1 : i].rstrip('"')
+        parts = tuple(frame[1] for frame in stack if frame[1] is not None)
+        fields.append(JsonField(start, i, pointer(parts), is_key))
+    return tuple(fields)
+
+
+@dataclass(frozen=True)
+class JsonCheck:
+    """Whether finished output parses as JSON and validates against the schema.
+
+    ``error`` says what is wrong; ``path`` is where in the output (a JSON pointer), and
+    ``schema_path`` which rule of the schema it breaks.
+    """
+
+    parses: bool
+    valid: bool
+    error: str | None = None
+    path: str | None = None
+    schema_path: str | None = None
+
+
+def check_json(text: str, schema: Mapping[str, Any]) -> JsonCheck:
+    """Parse ``text`` and validate it against ``schema`` with ``jsonschema``.
+
+    >>> check_json('{"age": "x"}', {"properties": {"age": {"type": "integer"}}}).path
+    '/age'
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        return JsonCheck(False, False, f"not JSON: {error.msg} at character {error.pos}")
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    worst = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if worst is None:
+        return JsonCheck(True, True)
+    return JsonCheck(
+        True,
+        False,
+        worst.message,
+        pointer(tuple(worst.absolute_path)),
+        pointer(tuple(worst.absolute_schema_path)),
+    )
+
+
+def schema_command(
+    file: str,
+    prompt: str | None = None,
+    *,
+    whitespace: str | None = None,
+    max_tokens: int = 256,
+    temperature: float = 0.0,
+    seed: int = 0,
+    model: object = None,
+    out: Any = None,
+    err: Any = None,
+) -> int:
+    """``python -m fsmviz schema FILE [PROMPT]``: print the schema's regex, or, given a
+    prompt, generate JSON for it with the bundled model (``model`` overrides) and print it,
+    with whether it validates on stderr. ``FILE`` ``-`` reads stdin. Returns the exit
+    status: 0, 1 when the output does not validate, 2 for a bad file or schema."""
+    import sys
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
+        compiled = compile_schema(text, whitespace)
+    except OSError as error:
+        print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
+        return 2
+    except SchemaError as error:
+        print(f"fsmviz schema: {file}: {error}", file=err)
+        return 2
+    if prompt is None:
+        print(compiled.regex, file=out)
+        return 0
+    from . import generate, load_model
+
+    trace = generate(
+        model if model is not None else load_model(),
+        compiled.regex,
+        prompt,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
+    )
+    print(trace.text, file=out)
+    check = check_json(trace.text, compiled.schema)
+    if check.valid:
+        print(
+            f"valid JSON for the schema ({trace.stop_reason}, {len(trace.steps)} tokens)", file=err
+        )
+        return 0
+    where = f" at {check.path or '/'}" if check.path is not None else ""
+    print(f"not valid: {check.error}{where} ({trace.stop_reason})", file=err)
+    return 1

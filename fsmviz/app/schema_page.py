@@ -1,0 +1,225 @@
+"""The page's JSON Schema part: the examples, JSON as it streams, findings, the API.
+
+Everything but ``build_schema_tab`` is a pure function returning data or HTML (every piece
+of user text and model output escaped), so it is tested without a browser; the builder
+only lays out components and wires them to these functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from ..diagnose.schema import SchemaFinding
+from ..schema import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
+
+__all__ = [
+    "SchemaExample",
+    "findings_html",
+    "json_stream_html",
+    "schema_api",
+    "schema_examples",
+]
+
+EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
+WHITESPACE_CHOICES = tuple(WHITESPACE)
+DEFAULT_WHITESPACE = "space"
+
+
+@dataclass(frozen=True)
+class SchemaExample:
+    """A schema (as pretty JSON text), a prompt for it and a max_tokens that lets it close."""
+
+    name: str
+    schema: str
+    prompt: str
+    max_tokens: int
+
+
+@cache
+def schema_examples() -> dict[str, SchemaExample]:
+    """The schema examples by name, in the file's order."""
+    data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
+    return {
+        name: SchemaExample(
+            name, json.dumps(item["schema"], indent=2), item["prompt"], int(item["max_tokens"])
+        )
+        for name, item in data.items()
+    }
+
+
+def json_stream_html(text: str, schema: Mapping[str, Any] | None = None, done: bool = False) -> str:
+    """Output as JSON while it streams: each key and value carries its output path as a
+    tooltip, the field being written is highlighted; once ``done``, whether it parses and
+    validates against ``schema``, with the error's path when not.
+
+    >>> html = json_stream_html('{"a": "<b')
+    >>> html[html.index("json-where"):].split("</div>")[0]
+    'json-where">writing <code>/a</code>'
+    >>> html[html.index("json-current"):].split("</span>")[0]
+    'json-current" title="/a">&quot;&lt;b'
+    """
+    fields = json_fields(text)
+    parts: list[str] = []
+    at = 0
+    for k, field in enumerate(fields):
+        current = not done and k == len(fields) - 1
+        kind = "json-key" if field.is_key else "json-value"
+        cls = f"{kind} json-current" if current else kind
+        parts.append(escape(text[at : field.start]))
+        parts.append(
+            f'<span class="{cls}" title="{escape(field.path or "/")}">'
+            f"{escape(text[field.start : field.end])}</span>"
+        )
+        at = field.end
+    parts.append(escape(text[at:]))
+    head = ""
+    if not done and fields:
+        head = (
+            f'<div class="json-where">writing <code>{escape(fields[-1].path or "/")}</code></div>'
+        )
+    tail = _verdict_html(text, schema) if done else ""
+    return (
+        f'<div class="json-stream">{head}<pre class="json-text">{"".join(parts)}</pre>{tail}</div>'
+    )
+
+
+def _verdict_html(text: str, schema: Mapping[str, Any] | None) -> str:
+    check = check_json(text, schema or {})
+    if not check.parses:
+        return f'<div class="json-verdict bad">does not parse: {escape(check.error or "")}</div>'
+    if check.valid:
+        what = "parses and validates against the schema" if schema else "parses"
+        return f'<div class="json-verdict good">{what}</div>'
+    return (
+        '<div class="json-verdict bad">parses, but does not validate: '
+        f"{escape(check.error or '')} at <code>{escape(check.path or '/')}</code> "
+        f"(schema rule <code>{escape(check.schema_path or '/')}</code>)</div>"
+    )
+
+
+def findings_html(findings: list[SchemaFinding]) -> str:
+    """The schema findings as a list; each names its JSON pointer and, when it has one,
+    offers its fix (a button the page wires to put the rewritten schema in the box)."""
+    if not findings:
+        return '<p class="schema-findings-none">No findings: the schema is bounded.</p>'
+    items = []
+    for k, f in enumerate(findings):
+        fix = ""
+        if f.schema is not None or f.whitespace is not None:
+            fix = f' <button class="schema-fix" data-finding="{k}">apply the fix</button>'
+        items.append(
+            f'<li class="finding {escape(f.severity)}" data-kind="{escape(f.kind)}">'
+            f'<code class="pointer">{escape(f.pointer or "/")}</code> '
+            f"{escape(f.message)}{fix}</li>"
+        )
+    return f'<ul class="schema-findings">{"".join(items)}</ul>'
+
+
+def schema_api(
+    schema: str,
+    prompt: str,
+    max_tokens: int = 64,
+    temperature: float = 0.0,
+    seed: int = 0,
+    whitespace: str = DEFAULT_WHITESPACE,
+    *,
+    model: Any = None,
+) -> dict[str, Any]:
+    """Generate JSON for a JSON Schema: ``{"regex", "trace", "json"}``, where ``json`` says
+    whether the output parses and validates (``check_json``). ``model`` defaults to the
+    bundled one. Raises ``SchemaError`` for a schema that cannot be used."""
+    from .. import generate, load_model
+
+    compiled = compile_schema(schema, whitespace or None)
+    trace = generate(
+        model if model is not None else load_model(),
+        compiled.regex,
+        prompt,
+        max_tokens=int(max_tokens),
+        temperature=float(temperature),
+        seed=int(seed),
+    )
+    check = check_json(trace.text, compiled.schema)
+    return {
+        "regex": compiled.regex,
+        "trace": trace.to_dict(),
+        "json": {
+            "parses": check.parses,
+            "valid": check.valid,
+            "error": check.error,
+            "path": check.path,
+            "schema_path": check.schema_path,
+        },
+    }
+
+
+def schema_run(
+    model: Any, schema: str, prompt: str, whitespace: str, **options: Any
+) -> Iterator[tuple[str, str]]:
+    """Stream a schema-guided generation as (regex, JSON view HTML) pairs, the last one
+    with the verdict. Raises ``SchemaError`` before any work for a bad schema."""
+    from .. import stream
+
+    compiled = compile_schema(schema, whitespace or None)
+    text = ""
+    for step in stream(model, compiled.regex, prompt, **options):
+        text += step.text
+        yield compiled.regex, json_stream_html(text, compiled.schema)
+    yield compiled.regex, json_stream_html(text, compiled.schema, done=True)
+
+
+def build_schema_tab(get_model: Any) -> None:
+    """Lay out the JSON Schema part inside the current ``gr.Blocks`` (call it inside a
+    ``gr.Tab``): the ``schema`` box, examples, the whitespace choice, a prompt, a run
+    button, the regex, the JSON view and the findings. ``get_model()`` returns the model."""
+    import gradio as gr
+
+    from ..diagnose.schema import diagnose_schema
+
+    first = next(iter(schema_examples().values()))
+    with gr.Row():
+        with gr.Column():
+            example = gr.Dropdown(
+                list(schema_examples()), value=first.name, label="Example", elem_id="schema-example"
+            )
+            schema_box = gr.Code(
+                first.schema, language="json", label="JSON Schema", elem_id="schema"
+            )
+            whitespace = gr.Radio(
+                list(WHITESPACE_CHOICES),
+                value=DEFAULT_WHITESPACE,
+                label="Whitespace between JSON tokens (flexible is what loops)",
+                elem_id="schema-whitespace",
+            )
+            prompt = gr.Textbox(first.prompt, label="Prompt", lines=3, elem_id="schema-prompt")
+            max_tokens = gr.Slider(8, 256, value=first.max_tokens, step=1, label="max_tokens")
+            run = gr.Button("Generate JSON", variant="primary", elem_id="schema-run")
+            error = gr.HTML("", elem_id="schema-error")
+        with gr.Column():
+            regex = gr.Code("", label="Regex", elem_id="schema-regex")
+            output = gr.HTML(elem_id="schema-output")
+            findings = gr.HTML(elem_id="schema-findings")
+
+    def on_example(name):
+        item = schema_examples()[name]
+        return item.schema, item.prompt, item.max_tokens
+
+    def on_run(text, ws, prompt_text, limit):
+        try:
+            model = get_model()
+            found = diagnose_schema(text, model.vocab, whitespace=ws, max_tokens=int(limit))
+            for rx, view in schema_run(model, text, prompt_text, ws, max_tokens=int(limit)):
+                yield rx, view, findings_html(found), ""
+        except (SchemaError, ValueError) as err:
+            yield "", "", "", f'<div class="error">{escape(str(err))}</div>'
+
+    example.change(on_example, example, [schema_box, prompt, max_tokens])
+    run.click(
+        on_run, [schema_box, whitespace, prompt, max_tokens], [regex, output, findings, error]
+    )
