@@ -1,0 +1,65 @@
+"""JSON Schema with the real model (SmolLM2-135M, greedy): valid JSON, the API, the command."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from fsmviz import load_model
+from fsmviz.app.schema_page import schema_api, schema_examples, schema_run
+from fsmviz.schema import schema_command
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model()
+
+
+@pytest.mark.parametrize("name", ["nutrition", "person", "enum", "tags"])
+def test_each_example_schema_gives_json_that_parses_and_validates(model, name):
+    example = schema_examples()[name]
+    result = schema_api(
+        example.schema, example.prompt, example.max_tokens, whitespace="space", model=model
+    )
+    assert result["trace"]["stop_reason"] == "accepted"
+    assert result["json"] == {
+        "parses": True,
+        "valid": True,
+        "error": None,
+        "path": None,
+        "schema_path": None,
+    }
+    assert json.loads(result["trace"]["text"])
+
+
+def test_the_stream_view_ends_with_the_verdict(model):
+    example = schema_examples()["enum"]
+    frames = list(schema_run(model, example.schema, example.prompt, "none", max_tokens=24))
+    assert "json-current" in frames[0][1]
+    assert "parses and validates" in frames[-1][1]
+    assert frames[-1][0].startswith(r"\{")
+
+
+def test_schema_command_prints_the_regex_or_generates(model, tmp_path: Path):
+    path = tmp_path / "enum.json"
+    path.write_text(schema_examples()["enum"].schema)
+    out, err = io.StringIO(), io.StringIO()
+    assert schema_command(str(path), whitespace="none", out=out, err=err) == 0
+    assert out.getvalue().startswith(r'\{"sentiment":')
+    out = io.StringIO()
+    status = schema_command(
+        str(path), schema_examples()["enum"].prompt, max_tokens=24, model=model, out=out, err=err
+    )
+    assert status == 0
+    assert json.loads(out.getvalue())["sentiment"] in {"positive", "negative", "neutral"}
+    assert "valid JSON for the schema" in err.getvalue()
+
+
+def test_schema_command_refuses_a_bad_schema_with_status_2(tmp_path: Path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"type": "strng"}')
+    err = io.StringIO()
+    assert schema_command(str(path), out=io.StringIO(), err=err) == 2
+    assert "/type" in err.getvalue()
+    assert schema_command(str(tmp_path / "missing.json"), err=err) == 2
