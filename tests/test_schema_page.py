@@ -111,3 +111,14 @@ def test_outlines_cores_test_schemas_compile_or_are_refused_clearly_in_bounded_t
     assert len(outcomes) == 3 * len(schemas) >= 150
     assert outcomes.count("ok") >= 0.9 * len(outcomes)
     assert all(o == "ok" or o.startswith("refused /") for o in outcomes)
+
+
+def test_the_schema_tab_lays_out_its_inputs_with_their_ids():
+    import gradio as gr
+
+    from fsmviz.app.schema_page import build_schema_tab
+
+    with gr.Blocks() as page:
+        build_schema_tab(lambda: None)
+    ids = {c.get("props", {}).get("elem_id") for c in page.get_config_file()["components"]}
+    assert {"schema", "schema-whitespace", "schema-prompt", "schema-run", "schema-output"} <= ids
