@@ -73,7 +73,7 @@ def test_findings_html_escapes_and_offers_a_fix():
     schema = {"type": "object", "properties": {"<b>": {"type": "string"}}}
     html = findings_html(schema_findings(schema))
     assert "<b>" not in html and "&lt;b&gt;" in html
-    assert "apply the fix" in html
+    assert 'fix 1 in "Apply a fix"' in html
 
 
 @pytest.mark.parametrize("name", ["nutrition", "person", "enum", "tags"])
@@ -122,3 +122,14 @@ def test_the_schema_tab_lays_out_its_inputs_with_their_ids():
         build_schema_tab(lambda: None)
     ids = {c.get("props", {}).get("elem_id") for c in page.get_config_file()["components"]}
     assert {"schema", "schema-whitespace", "schema-prompt", "schema-run", "schema-output"} <= ids
+
+
+def test_applying_a_fix_puts_its_schema_or_whitespace_in_place():
+    from fsmviz.app.schema_page import apply_fix, fix_label
+
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    found = schema_findings(schema, "flexible")
+    labels = [fix_label(k, f) for k, f in enumerate(found)]
+    text, ws = apply_fix(labels[0], found, "old", "flexible")
+    assert json.loads(text)["properties"]["name"]["maxLength"] == 50 and ws == "flexible"
+    assert apply_fix(labels[-1], found, "old", "flexible") == ("old", "none")

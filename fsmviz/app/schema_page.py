@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnose.schema import SchemaFinding
-from ..schema import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
+from ..schema import WHITESPACE, check_json, compile_schema, json_fields
 
 __all__ = [
     "SchemaExample",
@@ -112,7 +112,7 @@ def findings_html(findings: list[SchemaFinding]) -> str:
     for k, f in enumerate(findings):
         fix = ""
         if f.schema is not None or f.whitespace is not None:
-            fix = f' <button class="schema-fix" data-finding="{k}">apply the fix</button>'
+            fix = f' <span class="schema-fix">(fix {k + 1} in "Apply a fix")</span>'
         items.append(
             f'<li class="finding {escape(f.severity)}" data-kind="{escape(f.kind)}">'
             f'<code class="pointer">{escape(f.pointer or "/")}</code> '
@@ -174,10 +174,50 @@ def schema_run(
     yield compiled.regex, json_stream_html(text, compiled.schema, done=True)
 
 
+def fix_label(k: int, finding: SchemaFinding) -> str:
+    """The label of a finding's fix in the page's "Apply a fix" menu."""
+    what = f"whitespace: {finding.whitespace}" if finding.schema is None else finding.kind
+    return f"{k + 1}. {finding.pointer or '/'}: {what}"
+
+
+def apply_fix(label: str, findings: list[SchemaFinding], schema: str, whitespace: str):
+    """The (schema text, whitespace) after applying the fix named by ``label``."""
+    for k, finding in enumerate(findings):
+        if fix_label(k, finding) == label:
+            return finding.schema or schema, finding.whitespace or whitespace
+    return schema, whitespace
+
+
+def schema_endpoint(get_model: Any) -> Any:
+    """The ``/schema`` API function for ``gr.api``: ``schema_api`` with the page's model,
+    every bad input a ``gr.Error``."""
+    import gradio as gr
+
+    def schema(
+        schema: str,
+        prompt: str,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        whitespace: str = DEFAULT_WHITESPACE,
+    ) -> dict[str, Any]:
+        """Generate JSON for a JSON Schema: the schema's regex, the trace, and whether the
+        output parses and validates. ``whitespace``: none, space or flexible."""
+        try:
+            return schema_api(
+                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model()
+            )
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+
+    return schema
+
+
 def build_schema_tab(get_model: Any) -> None:
     """Lay out the JSON Schema part inside the current ``gr.Blocks`` (call it inside a
-    ``gr.Tab``): the ``schema`` box, examples, the whitespace choice, a prompt, a run
-    button, the regex, the JSON view and the findings. ``get_model()`` returns the model."""
+    ``gr.Tab`` or ``gr.Accordion``): the ``schema`` box, examples, the whitespace choice, a
+    prompt, a run button, the regex, the JSON view, the findings and a menu applying their
+    fixes. ``get_model()`` returns the model."""
     import gradio as gr
 
     from ..diagnose.schema import diagnose_schema
@@ -188,8 +228,8 @@ def build_schema_tab(get_model: Any) -> None:
             example = gr.Dropdown(
                 list(schema_examples()), value=first.name, label="Example", elem_id="schema-example"
             )
-            schema_box = gr.Code(
-                first.schema, language="json", label="JSON Schema", elem_id="schema"
+            schema_box = gr.Textbox(
+                first.schema, label="JSON Schema", lines=12, max_lines=30, elem_id="schema"
             )
             whitespace = gr.Radio(
                 list(WHITESPACE_CHOICES),
@@ -205,6 +245,8 @@ def build_schema_tab(get_model: Any) -> None:
             regex = gr.Code("", label="Regex", elem_id="schema-regex")
             output = gr.HTML(elem_id="schema-output")
             findings = gr.HTML(elem_id="schema-findings")
+            fix = gr.Dropdown([], label="Apply a fix", elem_id="schema-fix", interactive=True)
+    found_state = gr.State([])
 
     def on_example(name):
         item = schema_examples()[name]
@@ -214,12 +256,22 @@ def build_schema_tab(get_model: Any) -> None:
         try:
             model = get_model()
             found = diagnose_schema(text, model.vocab, whitespace=ws, max_tokens=int(limit))
+            labels = [fix_label(k, f) for k, f in enumerate(found) if f.schema or f.whitespace]
+            menu = gr.Dropdown(choices=labels, value=None)
             for rx, view in schema_run(model, text, prompt_text, ws, max_tokens=int(limit)):
-                yield rx, view, findings_html(found), ""
-        except (SchemaError, ValueError) as err:
-            yield "", "", "", f'<div class="error">{escape(str(err))}</div>'
+                yield rx, view, findings_html(found), "", found, menu
+        except ValueError as err:
+            html = f'<div class="error">{escape(str(err))}</div>'
+            yield "", "", "", html, [], gr.Dropdown(choices=[], value=None)
 
-    example.change(on_example, example, [schema_box, prompt, max_tokens])
+    private = {"api_visibility": "private"}
+    example.change(on_example, example, [schema_box, prompt, max_tokens], **private)
     run.click(
-        on_run, [schema_box, whitespace, prompt, max_tokens], [regex, output, findings, error]
+        on_run,
+        [schema_box, whitespace, prompt, max_tokens],
+        [regex, output, findings, error, found_state, fix],
+        **private,
+    )
+    fix.select(
+        apply_fix, [fix, found_state, schema_box, whitespace], [schema_box, whitespace], **private
     )

@@ -23,6 +23,7 @@ from .charts import valid_mass_figure
 from .examples import default_example, examples
 from .live import live_run, pattern_view
 from .render import to_dot
+from .schema_page import build_schema_tab, schema_endpoint
 from .views import error_html, findings_html, steps_html
 
 __all__ = ["EXAMPLES", "build_ui", "STATIC"]
@@ -257,6 +258,10 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
         steps = gr.HTML(elem_id="steps")
         with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
             downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
+        with gr.Accordion(
+            "JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"
+        ):
+            build_schema_tab(lambda: models.get(timeout=600))
         trace_state = gr.State(None)
         findings_state = gr.State(())
 
@@ -352,6 +357,8 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
 
         gr.api(trace_api, api_name="trace", concurrency_limit=runs_at_once)
         gr.api(dfa_api, api_name="dfa")
+        schema_api = on_gpu(schema_endpoint(lambda: models.get(timeout=600)))
+        gr.api(schema_api, api_name="schema", concurrency_limit=runs_at_once)
     return demo
 
 
