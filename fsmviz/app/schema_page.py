@@ -29,6 +29,15 @@ __all__ = [
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
 WHITESPACE_CHOICES = tuple(WHITESPACE)
 DEFAULT_WHITESPACE = "space"
+SCHEMA_CSS = """<style>
+.json-text { white-space: pre-wrap; font-size: 0.95em; }
+.json-key { color: #6b3fa0; }
+.json-current { background: #ffe08a; outline: 1px solid #d4a400; border-radius: 2px; }
+.json-where code, .schema-findings code.pointer { font-weight: 600; }
+.json-verdict.good { color: #1a7f37; font-weight: 600; }
+.json-verdict.bad { color: #b42318; font-weight: 600; }
+</style>"""
+"""The JSON view's few styles (the field being written, the verdict), laid out once."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +232,7 @@ def build_schema_tab(get_model: Any) -> None:
     from ..diagnose.schema import diagnose_schema
 
     first = next(iter(schema_examples().values()))
+    gr.HTML(SCHEMA_CSS, padding=False)
     with gr.Row():
         with gr.Column():
             example = gr.Dropdown(
