@@ -122,9 +122,11 @@ def findings_html(findings: list[SchemaFinding]) -> str:
         fix = ""
         if f.schema is not None or f.whitespace is not None:
             fix = f' <span class="schema-fix">(fix {k + 1} in "Apply a fix")</span>'
+        named = f.pointer and f"`{f.pointer}`" in f.message
+        label = "" if named else f'<code class="pointer">{escape(f.pointer or "/")}</code> '
         items.append(
             f'<li class="finding {escape(f.severity)}" data-kind="{escape(f.kind)}">'
-            f'<code class="pointer">{escape(f.pointer or "/")}</code> '
+            f"{label}"
             f"{escape(f.message)}{fix}</li>"
         )
     return f'<ul class="schema-findings">{"".join(items)}</ul>'
