@@ -156,8 +156,7 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
                 lookarounds or backreferences.
 
         Returns:
-            States (0 is the initial one), accepting states, labelled transitions, and the
-            DOT source of the drawing.
+            States (0 is initial), accepting states, transitions and the DOT source.
         """
         try:
             automaton = compile_regex(regex)
@@ -175,11 +174,11 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         Args:
             regex: The pattern to examine, e.g. `[a-z.]+@[a-z.]+`.
             max_tokens: The token budget the generation will have (for the budget check).
+                Without a tokenizer ("vocabulary": "none") only the pattern-level checks
+                run and one finding lists the skipped ones.
 
         Returns:
-            The findings (errors first) and the vocabulary they were checked against
-            ("none" when no tokenizer could be loaded: then one finding lists the skipped
-            token-level checks).
+            The findings, errors first, and the vocabulary they were checked against.
         """
         vocab = models.vocabulary()
         found = diagnose(regex, vocab, max_tokens=int(max_tokens))
