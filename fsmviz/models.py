@@ -123,9 +123,10 @@ def _load(name: str | None, device: torch.device, threaded: bool | None) -> Mode
 
     source = _source_folder(name)
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    local = name is None and source != HUB_MODEL  # the bundled model: never the network
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, local_files_only=local)
     except Exception as error:  # transformers raises many kinds; all mean "cannot load"
         raise ModelLoadError(_cannot_load(name, source, error)) from error
     model.to(device).eval()

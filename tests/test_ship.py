@@ -172,6 +172,20 @@ def test_converted_folders_are_readable_by_other_users(tmp_path):
         assert mode & wanted == wanted, f"{path} has mode {mode:o}"
 
 
+def test_dockerfile_is_what_docker_spaces_expect():
+    """Static checks standing in for a build (no Docker engine here; `make lint` runs
+    hadolint on it too)."""
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"useradd .*--uid 1000 user", text) and "\nUSER 1000\n" in text
+    assert "HOME=/home/user" in text and "WORKDIR /home/user/app" in text
+    copies = re.findall(r"^COPY .*$", text, re.M)
+    assert copies and all("--chown=user" in line for line in copies)
+    assert "FSMVIZ_CACHE=/home/user/.cache/fsmviz" in text and "HF_HOME=/home/user/" in text
+    assert "HF_HUB_OFFLINE=" not in text  # a hub model must work in the container
+    assert "EXPOSE 7860" in text and "GRADIO_SERVER_NAME=0.0.0.0" in text
+    assert text.index("USER 1000") < text.index("bundled_model_dir()")  # converted as uid 1000
+
+
 # --- the GPU's dtype, on the CPU ----------------------------------------------------------
 
 
