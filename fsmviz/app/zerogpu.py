@@ -52,9 +52,9 @@ def run_seconds(*args: Any, **kwargs: Any) -> int:
 
     >>> from fsmviz.generate import GenerationOptions
     >>> run_seconds(None, None, "prompt", GenerationOptions(max_tokens=64))
-    27
+    26
     >>> run_seconds("regex", "prompt", max_tokens=1024)
-    123
+    122
     """
     tokens = kwargs.get("max_tokens")
     if tokens is None:
