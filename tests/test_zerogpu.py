@@ -66,11 +66,15 @@ def fork_gpu(calls: list[int]) -> Callable[..., Callable[[Callable], Callable]]:
     return gpu
 
 
-def test_run_seconds_grow_with_the_tokens_asked_for():
+def test_gpu_time_grows_with_the_tokens_asked_for():
+    from fsmviz.app.api import trace_seconds
+
     few = run_seconds(None, None, "p", GenerationOptions(max_tokens=8))
     many = run_seconds(None, None, "p", GenerationOptions(max_tokens=1024))
     assert 20 <= few < many
-    assert run_seconds("r", "p", max_tokens=1024) == many
+    # /trace: one run, however Gradio passes the arguments
+    assert trace_seconds("r", "p", 1024, 0.0, 0, True) == trace_seconds("r", "p", max_tokens=1024)
+    assert few < trace_seconds("r", "p", 1024) < many
 
 
 def test_off_zerogpu_the_function_is_unchanged(monkeypatch):
@@ -89,7 +93,7 @@ def test_stand_in_refuses_what_does_not_pickle():
         yield lambda: n
 
     with pytest.raises(RuntimeError, match="pickle"):
-        list(on_gpu(bad, gpu=fork_gpu([]))(1))
+        list(on_gpu(bad, lambda n: 1, gpu=fork_gpu([]))(1))
 
 
 @pytest.mark.slow
@@ -102,7 +106,8 @@ def test_the_page_generation_runs_in_a_forked_worker_with_pickled_frames():
     view = pattern_view(r"(cat|dog)s?", model.vocab)
     calls: list[int] = []
     options = GenerationOptions(max_tokens=6)
-    frames = list(on_gpu(live_run, gpu=fork_gpu(calls))(model, view, "A pet?", options))
+    run = on_gpu(live_run, gpu=fork_gpu(calls))
+    frames = list(run(model, view, "A pet?", options))
     assert calls == [run_seconds(model, view, "A pet?", options)]
     assert frames and all(isinstance(f, Frame) for f in frames)
     done = [f for f in frames if f.trace is not None]

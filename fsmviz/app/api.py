@@ -26,7 +26,7 @@ from ..generate import generate
 from ..models import BackgroundModel, ModelLoadError
 from ..syntax import RegexError
 from .render import to_dot
-from .zerogpu import on_gpu
+from .zerogpu import gpu_seconds, on_gpu
 
 __all__ = ["DfaResult", "DiagnoseResult", "FindingResult", "TraceResult", "add_api"]
 
@@ -102,7 +102,6 @@ def add_api(models: BackgroundModel, runs_at_once: int) -> None:
 def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
     """The three functions, by endpoint name, answering with ``models``."""
 
-    @on_gpu  # ZeroGPU: the GPU is attached while it generates
     def trace(
         regex: str,
         prompt: str,
@@ -199,4 +198,10 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         }
 
     diagnose_tool.__name__ = "diagnose"
-    return {"trace": trace, "dfa": dfa, "diagnose": diagnose_tool}
+    # ZeroGPU: the GPU is attached while it generates
+    return {"trace": on_gpu(trace, trace_seconds), "dfa": dfa, "diagnose": diagnose_tool}
+
+
+def trace_seconds(regex: str, prompt: str, max_tokens: int = 64, *rest: Any, **options: Any) -> int:
+    """``duration`` of a ``/trace`` call on ZeroGPU: one generation of ``max_tokens``."""
+    return gpu_seconds(options.get("max_tokens", max_tokens), runs=1)

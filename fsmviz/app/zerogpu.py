@@ -14,8 +14,8 @@ How ``spaces.GPU`` (``spaces`` 0.51) runs a function, and what that asks of us:
 * ``spaces`` patches torch, so it is imported **before torch** (``fsmviz.app.server`` does
   it first thing), and the model is loaded and placed on ``cuda`` **before** ``launch()``:
   at module level the weights are packed, and each worker moves them to the real GPU.
-* Each call is scheduled for ``duration`` seconds (default 60): :func:`run_seconds` sizes it
-  from the number of tokens asked for.
+* Each call is scheduled for ``duration`` seconds (default 60): :func:`gpu_seconds` sizes
+  it from the number of tokens asked for.
 
 Off ZeroGPU (``SPACES_ZERO_GPU`` unset) :func:`on_gpu` returns the function unchanged.
 """
@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["ZERO_GPU", "on_gpu", "run_seconds", "zero_gpu"]
+__all__ = ["ZERO_GPU", "gpu_seconds", "on_gpu", "run_seconds", "zero_gpu"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,26 +45,28 @@ def zero_gpu() -> bool:
     return os.environ.get(ZERO_GPU, "").lower() in ("1", "t", "true")
 
 
-def run_seconds(*args: Any, **kwargs: Any) -> int:
-    """The GPU time to ask for a run: ``duration`` for ``spaces.GPU``, called with the
-    decorated function's arguments; the tokens asked for are ``options.max_tokens``
-    (``live_run(model, view, prompt, options)``) or a ``max_tokens`` argument.
+def gpu_seconds(max_tokens: int, runs: int = 2) -> int:
+    """GPU time to ask for ``runs`` generations of up to ``max_tokens`` tokens each (the
+    page runs two: the constrained one, then the shadow).
 
-    >>> from fsmviz.generate import GenerationOptions
-    >>> run_seconds(None, None, "prompt", GenerationOptions(max_tokens=64))
-    26
-    >>> run_seconds("regex", "prompt", max_tokens=1024)
-    122
+    >>> gpu_seconds(64), gpu_seconds(1024), gpu_seconds(1024, runs=1)
+    (26, 122, 71)
     """
-    tokens = kwargs.get("max_tokens")
-    if tokens is None:
-        options = kwargs.get("options", args[3] if len(args) > 3 else None)
-        tokens = getattr(options, "max_tokens", 64)
-    return START_SECONDS + round(2 * SECONDS_PER_TOKEN * int(tokens))
+    return START_SECONDS + round(runs * SECONDS_PER_TOKEN * int(max_tokens))
 
 
-def on_gpu(fn: F, gpu: Callable[..., Callable[[F], F]] | None = None) -> F:
-    """``fn`` run under ``spaces.GPU(duration=run_seconds)`` on ZeroGPU; else ``fn``.
+def run_seconds(model: Any, view: Any, prompt: str, options: Any) -> int:
+    """``duration`` of the page's run: ``live_run(model, view, prompt, options)``."""
+    return gpu_seconds(options.max_tokens)
+
+
+def on_gpu(
+    fn: F,
+    duration: Callable[..., int] = run_seconds,
+    gpu: Callable[..., Callable[[F], F]] | None = None,
+) -> F:
+    """``fn`` run under ``spaces.GPU(duration=duration)`` on ZeroGPU; else ``fn``.
+    ``duration`` is called with ``fn``'s arguments and returns seconds.
 
     ``gpu`` stands in for ``spaces.GPU`` (tests pass one that forks and pickles as
     ZeroGPU does); when given, it is used wherever this runs.
@@ -75,4 +77,4 @@ def on_gpu(fn: F, gpu: Callable[..., Callable[[F], F]] | None = None) -> F:
         import spaces  # type: ignore[import-not-found]  # imported before torch: server.py
 
         gpu = spaces.GPU
-    return gpu(duration=run_seconds)(fn)
+    return gpu(duration=duration)(fn)
