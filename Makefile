@@ -2,7 +2,7 @@
 #   make run    set up, then start the app on http://127.0.0.1:7860 with the bundled model
 #   make test   set up, then run every test (browser tests included)
 # and `make bench` for the speed targets, `make lint` for ruff and hadolint, `make
-# space-check` for what a Hugging Face Space does with this repository (~N min, see README).
+# space-check` for what a Hugging Face Space does with this repository (~12 min, mostly pip).
 
 SHELL := /bin/bash
 PYTHON ?= python3
