@@ -28,6 +28,11 @@ def no_bundled(monkeypatch, tmp_path):
         raise bundled.BundledModelMissing("not installed (test)")
 
     monkeypatch.setattr(bundled, "gguf_folder", missing)
+    # and no model loaded yet in this process (other tests load the bundled one)
+    import fsmviz.models
+    from fsmviz.cache import BoundedCache
+
+    monkeypatch.setattr(fsmviz.models, "_MODELS", BoundedCache(maxsize=2))
 
 
 # --- the model ------------------------------------------------------------------------------
@@ -195,8 +200,8 @@ def test_bfloat16_model_generates_a_match_and_a_close_valid_mass():
     import torch
     from transformers import AutoModelForCausalLM
 
-    from fsmviz import generate, load_model
-    from fsmviz.models import Model
+    from fsmviz.generate import generate
+    from fsmviz.models import Model, load_model
 
     full = load_model(None, "cpu")
     folder = bundled.bundled_model_dir()
