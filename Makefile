@@ -1,7 +1,8 @@
 # fsmviz — two commands on a fresh machine:
 #   make run    set up, then start the app on http://127.0.0.1:7860 with the bundled model
 #   make test   set up, then run every test (browser tests included)
-# and `make bench` for the speed targets, `make lint` for ruff.
+# and `make bench` for the speed targets, `make lint` for ruff and hadolint, `make
+# space-check` for what a Hugging Face Space does with this repository (~12 min, mostly pip).
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -21,7 +22,7 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench lint system clean
+.PHONY: run test bench lint space-check system clean
 
 $(VENV)/.runtime: requirements.txt
 	mkdir -p .tmp
@@ -61,6 +62,14 @@ bench: $(VENV)/.dev system
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/hadolint Dockerfile
+
+# A fresh venv from requirements.txt only, no wheel, no network, empty caches: the app
+# starts, draws, answers /dfa, and /trace says what model to install or set; then with
+# FSMVIZ_MODEL set to the converted bundled model, a full match (scripts/space_check.py).
+space-check: $(VENV)/.dev system
+	$(PY) -c "from fsmviz.bundled import bundled_model_dir; bundled_model_dir()"
+	$(PY) scripts/space_check.py
 
 clean:
 	rm -rf .tmp .pytest_cache .ruff_cache

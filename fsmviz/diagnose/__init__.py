@@ -18,7 +18,9 @@ either the pattern, the vocabulary, or the run itself:
   (``valid_mass_collapse``).
 
 ``diagnose(pattern, vocab, trace=None)`` returns ``Finding`` records, errors first. Static
-findings need only the pattern and the vocabulary; a ``Trace`` adds the dynamic ones.
+findings need only the pattern and the vocabulary; a ``Trace`` adds the dynamic ones. With
+``vocab=None`` (no tokenizer at hand) only the pattern-level checks run, and a finding says
+which token-level checks were skipped.
 
 Where the pitfalls come from: seed 002 (summed valid mass, the ``.I.I.I`` email, digits
 without end), seed 001 (truncation at the token limit and the safe end), seed 003 (``hot``
@@ -52,6 +54,7 @@ from .static import index_too_large, regex_error, static_findings
 
 __all__ = [
     "KINDS",
+    "TOKEN_KINDS",
     "Finding",
     "Severity",
     "diagnose",
@@ -60,9 +63,13 @@ __all__ = [
 ]
 
 
+TOKEN_KINDS = ("dead_end", "unreachable_char", "budget", "index_size")
+"""Finding kinds that count tokens of a real vocabulary: skipped without one."""
+
+
 def diagnose(
     pattern: str,
-    vocab: Vocabulary,
+    vocab: Vocabulary | None,
     trace: Trace | None = None,
     *,
     max_tokens: int | None = None,
@@ -74,8 +81,10 @@ def diagnose(
     ``max_tokens`` is not given it is taken from ``trace.options`` if present. The trace
     must come from this pattern and vocabulary (its states are the index's states);
     ``ValueError`` otherwise. ``collapse_threshold`` is the valid mass below which a step
-    counts as a collapse.
+    counts as a collapse. ``vocab=None``: the pattern-level checks only.
     """
+    if vocab is None:
+        return _pattern_only(pattern, max_tokens)
     try:
         index = build_index(pattern, vocab)
     except RegexError as error:
@@ -96,6 +105,22 @@ def diagnose(
             found.append(index_too_large(error))
     found += [f for f in static_findings(case, max_tokens) if f not in found]
     return sorted(found, key=lambda f: RANK[f.severity])
+
+
+def _pattern_only(pattern: str, max_tokens: int | None) -> list[Finding]:
+    """The checks that need no tokenizer, run over single bytes; the rest named as skipped."""
+    table = (*(bytes([b]) for b in range(256)), b"")
+    found = diagnose(pattern, Vocabulary("bytes", table, 256, {256: "<eos>"}), None)
+    if any(f.kind == "regex_error" for f in found):
+        return found
+    skipped = Finding(
+        "no_tokenizer",
+        "info",
+        "No tokenizer is loaded, so only the pattern-level checks ran; skipped: whether the "
+        "vocabulary can spell every character (dead_end, unreachable_char) and the fewest "
+        "tokens to a match (budget). Load a model or its tokenizer to run them.",
+    )
+    return [f for f in found if f.kind not in TOKEN_KINDS] + [skipped]
 
 
 def token_distances(index: TokenIndex) -> dict[int, int]:

@@ -24,6 +24,7 @@ KINDS: dict[str, str] = {
     "budget": "the fewest tokens to a match compared with max_tokens",
     "index_size": "the pattern's token index is too large to walk in full: token-level checks "
     "and the safe end are skipped",
+    "no_tokenizer": "no tokenizer was loaded: only the pattern-level checks ran",
     "prefix_alternative": "one alternative is a prefix of another (hot|hotel): the output may "
     "stop at the shorter one",
     "optional_tail": "the match is already complete before an optional part",

