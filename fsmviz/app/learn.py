@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -49,7 +50,6 @@ LEARN_CSS = """
 #learn h3 { margin: 0.2em 0 0.4em; }
 #learn .notes { margin: 0.3em 0; padding-left: 1.2em; }
 #learn .learn-svg { overflow: auto; max-height: 380px; }
-#learn .learn-svg svg.fsm { min-width: 240px; max-width: 720px; }
 #learn table.learn { border-collapse: collapse; font-size: 0.9em; margin: 4px 0; }
 #learn table.learn th, #learn table.learn td { border: 1px solid #ddd; padding: 2px 8px;
   text-align: center; font-family: ui-monospace, monospace; }
@@ -72,6 +72,9 @@ LEARN_CSS = """
 """
 
 
+_NATURAL = re.compile(r'data-width="([0-9.]+pt)"')
+
+
 def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
@@ -90,9 +93,14 @@ def _svg(drawing, title: str, **lit) -> str:
     if drawing.num_states > DRAW_LIMIT:
         return f"<p class='why'>{drawing.num_states} states: too many to draw here.</p>"
     try:
-        return f"<div class='learn-svg'>{highlight(to_svg(drawing, title=title), **lit)}</div>"
+        svg = highlight(to_svg(drawing, title=title), **lit)
     except RenderError as error:
         return error_html(error)
+    # Natural size, never blown up: a one-state frame must not fill the screen.
+    size = _NATURAL.search(svg)
+    if size:
+        svg = svg.replace('width="100%"', f'style="width:{size.group(1)};max-width:100%"', 1)
+    return f"<div class='learn-svg'>{svg}</div>"
 
 
 def _compile(pattern: str) -> tuple[Dfa | None, str]:
@@ -288,7 +296,12 @@ def toy_html(view: ToyView | None, problem: str, pattern: str) -> str:
         f"<td>{p:.2f}<br><span class='bar' style='width:{round(p * 40)}px'></span></td>"
         for p in view.probs
     )
-    allowed = ", ".join(code(t) for t in view.allowed_texts()) or "nothing: the text is done"
+    if view.finished:
+        allowed = "nothing: the end token was written, the text is done"
+    else:
+        allowed = ", ".join(code(t) for t in view.allowed_texts()) or (
+            "nothing: no token of this vocabulary leads to a match from here"
+        )
     state = "accepting" if view.index.is_accepting(view.state) else "not accepting"
     edges = list(zip(view.path, view.path[1:], strict=False))
     dfa = view.index.dfa
@@ -413,8 +426,15 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     with gr.Column(elem_id="learn"):
         gr.HTML(
             LEARN_CSS + "<p>How the regex above becomes an automaton, how a string and a "
-            "toy vocabulary walk it, and why the index beats matching every token.</p>",
+            "toy vocabulary walk it, and why an index beats matching every token.</p>",
             elem_id="learn-intro",
+        )
+        mirror = gr.Textbox(
+            pattern0,
+            label="Regex (the same as on the Generate tab)",
+            elem_id="learn-regex",
+            lines=1,
+            max_lines=4,
         )
         with gr.Accordion("1. Construction: regex → NFA → DFA → minimal DFA", open=True):
             frame = gr.State(0)
@@ -486,7 +506,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
                 measure = gr.Button("Measure", elem_id="naive-run")
             naive = gr.HTML(elem_id="naive")
 
-    toy_inputs = [regex_box, tokens, example, history, model, logits, training]
+    toy_inputs = [mirror, tokens, example, history, model, logits, training]
 
     def show_toy(*args):
         view, problem = toy_state(*args)
@@ -508,6 +528,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
 
     def on_pattern(pattern, walked, block, hexes):
         return (
+            pattern,
             construction_html(pattern, 0)[0],
             0,
             walk_html(pattern, walked),
@@ -517,45 +538,54 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             [],
         )
 
-    def on_example(name, current):
+    def on_example(name, current_tokens, pattern):
         if name not in TOY_EXAMPLES:
-            return current, gr.update(), []
+            return current_tokens, pattern, []
         e = TOY_EXAMPLES[name]
         return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, []
 
-    def move(pattern, i, delta):
-        return construction_html(pattern, i + delta)
-
-    back.click(
-        lambda p, i: move(p, i, -1), [regex_box, frame], [stages, frame], api_visibility="private"
-    )
-    forward.click(
-        lambda p, i: move(p, i, 1), [regex_box, frame], [stages, frame], api_visibility="private"
-    )
-    regex_box.change(
+    private = {"api_visibility": "private"}
+    # The Learn tab reads its own copy of the regex (a hidden tab's components fire no
+    # change events): typing here copies it to the Generate tab's box, and back.
+    regex_box.change(_same, regex_box, mirror, **private)
+    mirror.change(
         on_pattern,
-        [regex_box, walk, tests, hex_tokens],
-        [stages, frame, walk_result, table, tests_result, byte_result, history],
-        api_visibility="private",
+        [mirror, walk, tests, hex_tokens],
+        [regex_box, stages, frame, walk_result, table, tests_result, byte_result, history],
+        **private,
     )
-    walk.change(walk_html, [regex_box, walk], walk_result, api_visibility="private")
-    tests.change(tests_html, [regex_box, tests], tests_result, api_visibility="private")
-    hex_tokens.change(bytes_html, [regex_box, hex_tokens], byte_result, api_visibility="private")
-    example.change(
-        on_example, [example, tokens], [tokens, regex_box, history], api_visibility="private"
-    )
-    toy_next.click(step_toy, toy_inputs, history, api_visibility="private")
-    toy_back.click(lambda h: list(h)[:-1], history, history, api_visibility="private")
-    pick.input(
-        lambda h, t: [*h, int(t)] if t is not None else h,
-        [history, pick],
-        history,
-        api_visibility="private",
-    )
-    toy_triggers = [regex_box, history, tokens, model, logits, training]
-    for component in toy_triggers:
-        component.change(show_toy, toy_inputs, [toy, pick], api_visibility="private")
-    measure.click(naive_html, [regex_box, target], naive, api_visibility="private")
+    back.click(_back, [mirror, frame], [stages, frame], **private)
+    forward.click(_next, [mirror, frame], [stages, frame], **private)
+    walk.change(walk_html, [mirror, walk], walk_result, **private)
+    tests.change(tests_html, [mirror, tests], tests_result, **private)
+    hex_tokens.change(bytes_html, [mirror, hex_tokens], byte_result, **private)
+    example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
+    toy_next.click(step_toy, toy_inputs, history, **private)
+    toy_back.click(_drop_last, history, history, **private)
+    pick.input(_append, [history, pick], history, **private)
+    for component in (mirror, history, tokens, model, logits, training):
+        component.change(show_toy, toy_inputs, [toy, pick], **private)
+    measure.click(naive_html, [mirror, target], naive, **private)
+
+
+def _same(value: str) -> str:
+    return value
+
+
+def _back(pattern: str, i: int) -> tuple[str, int]:
+    return construction_html(pattern, i - 1)
+
+
+def _next(pattern: str, i: int) -> tuple[str, int]:
+    return construction_html(pattern, i + 1)
+
+
+def _drop_last(history: list[int]) -> list[int]:
+    return list(history)[:-1]
+
+
+def _append(history: list[int], token: int | None) -> list[int]:
+    return list(history) if token is None else [*history, int(token)]
 
 
 def _pick_index(view: ToyView, step: int) -> int:
