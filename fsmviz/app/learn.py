@@ -67,6 +67,7 @@ LEARN_CSS = """
 #learn .mask td.on { color: #1a7a3a; font-weight: bold; }
 #learn .mask td.off { color: #bbb; }
 #learn .bar { display: inline-block; height: 8px; background: #2b6cd4; }
+#learn .scroll { overflow-x: auto; max-width: 100%; }
 #learn .why { color: #555; font-size: 0.9em; }
 </style>
 """
@@ -217,9 +218,10 @@ def tests_html(pattern: str, block: str) -> str:
         )
     passed = sum(r.passed for r in results)
     return (
-        f"<p>{passed} of {len(results)} expectations met.</p><table class='learn'><tr>"
+        f"<p>{passed} of {len(results)} expectations met.</p>"
+        "<div class='scroll'><table class='learn'><tr>"
         "<th>line</th><th>text</th><th>should</th><th>DFA</th><th>regex.fullmatch</th>"
-        f"<th>why</th></tr>{''.join(rows)}</table>"
+        f"<th>why</th></tr>{''.join(rows)}</table></div>"
     )
 
 
@@ -315,8 +317,9 @@ def toy_html(view: ToyView | None, problem: str, pattern: str) -> str:
     return (
         f"<p>Text so far: {code(view.text) if view.text else '<i>(empty)</i>'} "
         f"{steps}</p><p>State <b>{view.state}</b> ({state}); allowed next: {allowed}.</p>"
-        f"<table class='learn mask'><tr><th>token</th>{head}</tr><tr><th>mask</th>{ticks}</tr>"
-        f"<tr><th>logit</th>{logits}</tr><tr><th>p (masked)</th>{probs}</tr></table>{svg}"
+        f"<div class='scroll'><table class='learn mask'><tr><th>token</th>{head}</tr>"
+        f"<tr><th>mask</th>{ticks}</tr><tr><th>logit</th>{logits}</tr>"
+        f"<tr><th>p (masked)</th>{probs}</tr></table></div>{svg}"
     )
 
 
@@ -409,9 +412,9 @@ def naive_html(pattern: str, target: str) -> str:
         )
     return (
         f"<p>{len(vocab):,} tokens. Index built in {build * 1000:.0f} ms (once per pattern); "
-        "then each step is a lookup.</p><table class='learn'><tr><th>after</th>"
+        "then each step is a lookup.</p><div class='scroll'><table class='learn'><tr><th>after</th>"
         "<th>naive (every token)</th><th>index</th><th>speed-up</th><th>allowed</th>"
-        f"<th>compared</th><th>next token</th></tr>{''.join(rows)}</table>"
+        f"<th>compared</th><th>next token</th></tr>{''.join(rows)}</table></div>"
     )
 
 
