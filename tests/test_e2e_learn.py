@@ -26,6 +26,7 @@ def learn(page: Page, app_url: str) -> Page:  # noqa: F811
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(app_url + "/")
     expect(page.locator("#status")).to_contain_text("Model:")
+    page.locator("#dfa svg").first.wait_for()  # the page-load event has filled the regex box
     page.get_by_role("tab", name="Learn").click()
     expect(page.locator("#learn")).to_be_visible()
     page.fill("#learn-regex textarea", FLOAT)
