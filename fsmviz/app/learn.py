@@ -288,7 +288,8 @@ def toy_html(view: ToyView | None, problem: str, pattern: str) -> str:
         return f"<div class='error-box'><b>{esc(problem)}</b></div>"
     vocab = view.index.vocab
     texts = [vocab.token_text(i) for i in range(len(vocab))]
-    steps = " ".join(f"{code(texts[s.token])}<sub>{s.state}→{s.after}</sub>" for s in view.steps)
+    steps = ", ".join(f"{code(texts[s.token])} {s.state}→{s.after}" for s in view.steps)
+    steps = f" — tokens: {steps}" if steps else ""
     head = "".join(f"<th>{code(t)}</th>" for t in texts)
     ticks = "".join(
         f"<td class='{'on' if m else 'off'}'>{'✓' if m else '·'}</td>" for m in view.mask
