@@ -195,7 +195,7 @@ def table_html(pattern: str) -> str:
     )
 
 
-def tests_html(pattern: str, block: str) -> str:
+def expectations_html(pattern: str, block: str) -> str:
     dfa, error = _compile(pattern)
     if dfa is None:
         return error
@@ -457,7 +457,9 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
                 table = gr.HTML(table_html(pattern0), elem_id="transitions")
         with gr.Accordion("4. Test strings (+ should match, - should not)", open=False):
             tests = gr.Textbox(DEFAULT_TESTS, lines=5, label="One per line", elem_id="tests")
-            tests_result = gr.HTML(tests_html(pattern0, DEFAULT_TESTS), elem_id="tests-result")
+            tests_result = gr.HTML(
+                expectations_html(pattern0, DEFAULT_TESTS), elem_id="tests-result"
+            )
         with gr.Accordion("5. Toy vocabularies, token by token (8. a gzip model)", open=False):
             with gr.Row():
                 example = gr.Dropdown(
@@ -537,7 +539,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             0,
             walk_html(pattern, walked),
             table_html(pattern),
-            tests_html(pattern, block),
+            expectations_html(pattern, block),
             bytes_html(pattern, hexes),
             [],
         )
@@ -561,7 +563,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     back.click(_back, [mirror, frame], [stages, frame], **private)
     forward.click(_next, [mirror, frame], [stages, frame], **private)
     walk.change(walk_html, [mirror, walk], walk_result, **private)
-    tests.change(tests_html, [mirror, tests], tests_result, **private)
+    tests.change(expectations_html, [mirror, tests], tests_result, **private)
     hex_tokens.change(bytes_html, [mirror, hex_tokens], byte_result, **private)
     example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
     toy_next.click(step_toy, toy_inputs, history, **private)
