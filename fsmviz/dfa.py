@@ -718,14 +718,16 @@ def compile_stages(pattern: str) -> Stages:
             if row[k] == len(subsets):
                 subsets.append(reachable & class_masks[k])
     pruned_accepting, pruned = _prune_dead(accepting, transitions)
-    live = {0, *accepting}
-    changed = True
-    while changed:
-        changed = False
-        for s, row in enumerate(transitions):
-            if s not in live and any(t in live for t in row.values()):
+    sources: list[list[int]] = [[] for _ in transitions]  # which states were kept, as
+    for s, row in enumerate(transitions):  # _prune_dead keeps them: those reaching a match
+        for t in row.values():
+            sources[t].append(s)
+    live, stack = {0, *accepting}, list(accepting)
+    while stack:
+        for s in sources[stack.pop()]:
+            if s not in live:
                 live.add(s)
-                changed = True
+                stack.append(s)
     kept = tuple(sorted(live))
     minimal_accepting, minimal = _minimise(pruned_accepting, pruned, clock)
     merged = {0: 0}

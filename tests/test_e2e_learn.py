@@ -29,8 +29,15 @@ def learn(page: Page, app_url: str) -> Page:  # noqa: F811
     page.locator("#dfa svg").first.wait_for()  # the page-load event has filled the regex box
     page.get_by_role("tab", name="Learn").click()
     expect(page.locator("#learn")).to_be_visible()
-    page.fill("#learn-regex textarea", FLOAT)
-    expect(page.locator("#transitions")).to_contain_text("0-9")
+    # The page-load event may still set the shared regex box once; type until it sticks.
+    for _ in range(3):
+        page.fill("#learn-regex textarea", FLOAT)
+        try:
+            expect(page.locator("#construction")).to_contain_text("3 positions", timeout=10_000)
+            break
+        except AssertionError:
+            continue
+    expect(page.locator("#transitions table tr")).to_have_count(4)
     return page
 
 
@@ -89,6 +96,10 @@ def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
     expect(toy.locator(".node.current")).to_have_count(1)
     learn.locator("#toy-back").click()
     expect(toy).to_contain_text("allowed next: c, h.")
+    learn.locator("#toy-pick input").click()  # a clicked token instead of a sampled one
+    learn.get_by_role("option", name="h", exact=True).click()
+    expect(toy).to_contain_text("Text so far: h")
+    expect(toy).to_contain_text("allowed next: o.")
 
 
 def test_zip_model_gives_real_logits(learn: Page) -> None:
