@@ -657,3 +657,112 @@ def _label(chars: frozenset[str], others: bool, mentioned: frozenset[str]) -> st
         return _show_set(chars)
     excluded = mentioned - chars
     return f"not {_show_set(excluded)}" if excluded else "any"
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Every intermediate object of ``compile_regex``, for teaching (``compile_stages``).
+
+    ``positions[p]`` labels Glushkov position ``p`` (``0-9``, ``.``); ``follow[p]``, ``first``
+    and ``last`` are bitsets of positions. ``subsets[s]`` is the bitset of positions that
+    DFA state ``s`` stands for, in the order the subset construction added them (state 0 is
+    the empty set: nothing read yet); ``subset_rows`` and ``subset_accepting`` are that DFA.
+    ``kept[i]`` is the subset state that pruned state ``i`` was; ``pruned_rows`` and
+    ``pruned_accepting`` are the DFA without dead states. ``merged_into[i]`` is the state
+    of the minimal ``dfa`` that pruned state ``i`` became.
+    """
+
+    pattern: str
+    positions: tuple[str, ...]
+    follow: tuple[int, ...]
+    nullable: bool
+    first: int
+    last: int
+    classes: tuple[CharClass, ...]
+    subsets: tuple[int, ...]
+    subset_rows: tuple[Mapping[int, int], ...]
+    subset_accepting: frozenset[int]
+    kept: tuple[int, ...]
+    pruned_rows: tuple[Mapping[int, int], ...]
+    pruned_accepting: frozenset[int]
+    merged_into: tuple[int, ...]
+    dfa: Dfa
+
+
+def compile_stages(pattern: str) -> Stages:
+    """``compile_regex`` step by step, keeping what each step made (see ``Stages``).
+
+    >>> st = compile_stages("([0-9]+)?\\\\.[0-9]+")
+    >>> st.positions
+    ('0-9', '.', '0-9')
+    >>> [sorted(_bits(s)) for s in st.subsets]  # the classes in drawing order: ".", "0-9"
+    [[], [1], [0], [2]]
+    >>> st.merged_into, st.dfa.num_states  # {0} (a digit read) has the start's future
+    ((0, 1, 0, 2), 3)
+    """
+    core, tree = parse(pattern)
+    _check_size(tree, core)
+    clock = _Clock(time.perf_counter() + MAX_SECONDS)
+    positions = _Positions(core, clock)
+    nullable, first, last = positions.walk(tree, REFlags(0))
+    classes, class_masks, mentioned = positions.alphabet()
+    accepting, transitions = _subsets(
+        nullable, first, last, positions.follow, class_masks, core, clock
+    )
+    subsets = [0]  # replay the construction's numbering: a target is new when first seen
+    for s, row in enumerate(transitions):
+        reachable = first if s == 0 else 0
+        for p in _bits(subsets[s]):
+            reachable |= positions.follow[p]
+        for k in sorted(row):
+            if row[k] == len(subsets):
+                subsets.append(reachable & class_masks[k])
+    pruned_accepting, pruned = _prune_dead(accepting, transitions)
+    sources: list[list[int]] = [[] for _ in transitions]  # which states were kept, as
+    for s, row in enumerate(transitions):  # _prune_dead keeps them: those reaching a match
+        for t in row.values():
+            sources[t].append(s)
+    live, stack = {0, *accepting}, list(accepting)
+    while stack:
+        for s in sources[stack.pop()]:
+            if s not in live:
+                live.add(s)
+                stack.append(s)
+    kept = tuple(sorted(live))
+    minimal_accepting, minimal = _minimise(pruned_accepting, pruned, clock)
+    merged = {0: 0}
+    queue = [0]
+    while queue:  # the pruned and minimal DFAs read the same language: walk them together
+        s = queue.pop()
+        for k, t in pruned[s].items():
+            if t not in merged:
+                merged[t] = minimal[merged[s]][k]
+                queue.append(t)
+    dfa = Dfa(
+        pattern=core,
+        num_states=len(minimal),
+        accepting=frozenset(minimal_accepting),
+        classes=tuple(classes),
+        transitions=tuple(minimal),
+        mentioned=mentioned,
+    )
+    return Stages(
+        pattern=core,
+        positions=tuple(
+            (f"not {_show_set(chars)}" if chars else "any") if negated else _show_set(chars)
+            for chars, negated in positions.sets
+        ),
+        follow=tuple(positions.follow),
+        nullable=nullable,
+        first=first,
+        last=last,
+        classes=tuple(classes),
+        subsets=tuple(subsets),
+        subset_rows=tuple(transitions),
+        subset_accepting=frozenset(accepting),
+        kept=kept,
+        pruned_rows=tuple(pruned),
+        pruned_accepting=frozenset(pruned_accepting),
+        merged_into=tuple(merged[i] for i in range(len(pruned))),
+        dfa=dfa,
+    )

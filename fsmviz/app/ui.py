@@ -20,6 +20,7 @@ from ..trace import Trace
 from .api import add_api
 from .charts import valid_mass_figure
 from .examples import default_example, examples
+from .learn import build_learn_tab
 from .live import live_run, pattern_view
 from .render import to_dot
 from .schema_page import build_schema_tab
@@ -186,85 +187,105 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
             elem_id="intro",
         )
         status = gr.HTML(models.status, elem_id="status")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=2, min_width=320):
-                # Defaults in place from the first paint: a click before the page-load
-                # handler restores a permalink must not run an empty pattern.
-                regex_box = gr.Textbox(
-                    DEFAULT[0], label="Regex", elem_id="regex", lines=2, max_lines=8
-                )
-                prompt = gr.Textbox(
-                    DEFAULT[1], label="Prompt", elem_id="prompt", lines=3, max_lines=10
-                )
-                example = gr.Dropdown(
-                    list(EXAMPLES),
-                    label="Examples (from the seed posts)",
-                    value=None,
-                    elem_id="examples",
-                )
+        with gr.Tabs(elem_id="tabs"):
+            with gr.Tab("Generate", elem_id="generate-tab"):
+                with gr.Row(equal_height=False):
+                    with gr.Column(scale=2, min_width=320):
+                        # Defaults in place from the first paint: a click before the page-load
+                        # handler restores a permalink must not run an empty pattern.
+                        regex_box = gr.Textbox(
+                            DEFAULT[0], label="Regex", elem_id="regex", lines=2, max_lines=8
+                        )
+                        prompt = gr.Textbox(
+                            DEFAULT[1], label="Prompt", elem_id="prompt", lines=3, max_lines=10
+                        )
+                        example = gr.Dropdown(
+                            list(EXAMPLES),
+                            label="Examples (from the seed posts)",
+                            value=None,
+                            elem_id="examples",
+                        )
+                        with gr.Row():
+                            max_tokens = gr.Slider(
+                                1,
+                                MAX_TOKENS_LIMIT,
+                                value=64,
+                                step=1,
+                                label="Max tokens",
+                                elem_id="max-tokens",
+                            )
+                            temperature = gr.Slider(
+                                0.0,
+                                2.0,
+                                value=0.0,
+                                step=0.05,
+                                label="Temperature (0 = greedy)",
+                                elem_id="temperature",
+                            )
+                        with gr.Row():
+                            seed = gr.Number(
+                                0, label="Seed", precision=0, elem_id="seed", minimum=0
+                            )
+                            prob_limit = gr.Number(
+                                0.0,
+                                label="Prob limit (0 = off)",
+                                minimum=0,
+                                maximum=1,
+                                step=0.01,
+                                elem_id="prob-limit",
+                            )
+                            chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
+                        run = gr.Button("Generate", variant="primary", elem_id="run")
+                        error_box = gr.HTML("", elem_id="error")
+                    with gr.Column(scale=3, min_width=400):
+                        dfa = gr.HTML(elem_id="dfa", label="DFA")
+                        show_distances = gr.Checkbox(
+                            False,
+                            label="Show each state's fewest tokens to a match",
+                            elem_id="distances",
+                        )
                 with gr.Row():
-                    max_tokens = gr.Slider(
-                        1,
-                        MAX_TOKENS_LIMIT,
-                        value=64,
-                        step=1,
-                        label="Max tokens",
-                        elem_id="max-tokens",
-                    )
-                    temperature = gr.Slider(
-                        0.0,
-                        2.0,
-                        value=0.0,
-                        step=0.05,
-                        label="Temperature (0 = greedy)",
-                        elem_id="temperature",
-                    )
+                    with gr.Column():
+                        gr.HTML("<h3>Constrained output</h3>")
+                        output = gr.HTML(elem_id="output")
+                    with gr.Column():
+                        gr.HTML(
+                            "<h3>What the model wanted (unconstrained, same prompt and seed)</h3>"
+                        )
+                        shadow = gr.HTML(elem_id="shadow")
                 with gr.Row():
-                    seed = gr.Number(0, label="Seed", precision=0, elem_id="seed", minimum=0)
-                    prob_limit = gr.Number(
-                        0.0,
-                        label="Prob limit (0 = off)",
-                        minimum=0,
-                        maximum=1,
-                        step=0.01,
-                        elem_id="prob-limit",
+                    with gr.Column(scale=4):
+                        chart = gr.Plot(
+                            label="Valid mass per step", show_label=False, elem_id="valid-mass"
+                        )
+                    with gr.Column(scale=1, min_width=200):
+                        log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
+                        step = gr.Slider(
+                            0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False
+                        )
+                gr.HTML("<h3>Doctor</h3>")
+                diagnosis = gr.HTML(elem_id="diagnosis")
+                finding = gr.Number(
+                    -1,
+                    precision=0,
+                    elem_id="finding-pick",
+                    elem_classes="offscreen",
+                    label="finding",
+                )
+                gr.HTML("<h3>Steps</h3>")
+                steps = gr.HTML(elem_id="steps")
+                with gr.Accordion(
+                    "Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False
+                ):
+                    downloads = gr.File(
+                        file_count="multiple", elem_id="downloads", interactive=False
                     )
-                    chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
-                run = gr.Button("Generate", variant="primary", elem_id="run")
-                error_box = gr.HTML("", elem_id="error")
-            with gr.Column(scale=3, min_width=400):
-                dfa = gr.HTML(elem_id="dfa", label="DFA")
-                show_distances = gr.Checkbox(
-                    False, label="Show each state's fewest tokens to a match", elem_id="distances"
-                )
-        with gr.Row():
-            with gr.Column():
-                gr.HTML("<h3>Constrained output</h3>")
-                output = gr.HTML(elem_id="output")
-            with gr.Column():
-                gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>")
-                shadow = gr.HTML(elem_id="shadow")
-        with gr.Row():
-            with gr.Column(scale=4):
-                chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="valid-mass")
-            with gr.Column(scale=1, min_width=200):
-                log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
-                step = gr.Slider(
-                    0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False
-                )
-        gr.HTML("<h3>Doctor</h3>")
-        diagnosis = gr.HTML(elem_id="diagnosis")
-        finding = gr.Number(
-            -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
-        )
-        gr.HTML("<h3>Steps</h3>")
-        steps = gr.HTML(elem_id="steps")
-        with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
-            downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
-        with gr.Accordion(
-            "JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"
-        ):
-            build_schema_tab(lambda: models.get(timeout=600))
+                with gr.Accordion(
+                    "JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"
+                ):
+                    build_schema_tab(lambda: models.get(timeout=600))
+            with gr.Tab("Learn", elem_id="learn-tab"):
+                build_learn_tab(regex_box)
         trace_state = gr.State(None)
         findings_state = gr.State(())
 

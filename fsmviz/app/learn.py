@@ -1,0 +1,600 @@
+"""The Learn tab: the engine's intermediate objects drawn for a teacher.
+
+Views (``*_html``) turn ``fsmviz.learn`` records into escaped HTML; ``build_learn_tab``
+lays out the components inside the caller's ``gr.Tab`` and wires them to the shared regex
+box. Every user string (pattern, walked text, test strings, toy tokens) and every token
+text is escaped before it reaches markup.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import gradio as gr
+
+from ..dfa import Dfa, compile_regex
+from ..learn import (
+    TOY_EXAMPLES,
+    Frame,
+    ZipModel,
+    byte_drawing,
+    byte_walk,
+    check_tests,
+    construction_frames,
+    naive_vs_index,
+    toy_view,
+    transition_table,
+    walk_string,
+)
+from ..learn.toy import ToyView
+from ..syntax import RegexError
+from ..vocab import Vocabulary
+from .render import RenderError, highlight, printable, to_svg
+from .views import error_html, shown
+
+__all__ = ["LEARN_CSS", "build_learn_tab"]
+
+DRAW_LIMIT = 120
+"""States above which the Learn view does not draw (a teaching picture must be readable)."""
+CUSTOM = "your own tokens"
+DEFAULT_TESTS = "+ 23.37\n+ .5\n- 23.\n- 1.2.3\n+ ٣.٣"
+DEFAULT_TRAINING = "pi is 3.14, e is 2.71, the square root of 2 is 1.41, and 0.5 is a half."
+
+LEARN_CSS = """
+<style>
+#learn .learn-card { border: 1px solid #e3e3e3; border-radius: 8px; padding: 8px 12px; }
+#learn h3 { margin: 0.2em 0 0.4em; }
+#learn .notes { margin: 0.3em 0; padding-left: 1.2em; }
+#learn .learn-svg { overflow: auto; max-height: 380px; }
+#learn table.learn { border-collapse: collapse; font-size: 0.9em; margin: 4px 0; }
+#learn table.learn th, #learn table.learn td { border: 1px solid #ddd; padding: 2px 8px;
+  text-align: center; font-family: ui-monospace, monospace; }
+#learn table.learn td.blank { color: #bbb; }
+#learn .chars { display: flex; flex-wrap: wrap; gap: 4px; margin: 6px 0;
+  font-family: ui-monospace, monospace; }
+#learn .chars span { border: 1px solid #ccc; border-radius: 4px; padding: 2px 6px; }
+#learn .chars span.ok { background: #e3efff; }
+#learn .chars span.bad { background: #ffe1e1; border-color: #c33; }
+#learn .verdict { font-weight: bold; }
+#learn .verdict.match { color: #1a7a3a; }
+#learn .verdict.partial { color: #8a6d00; }
+#learn .verdict.dead { color: #b22; }
+#learn .fail { background: #fff3f3; }
+#learn .mask td.on { color: #1a7a3a; font-weight: bold; }
+#learn .mask td.off { color: #bbb; }
+#learn .bar { display: inline-block; height: 8px; background: #2b6cd4; }
+#learn .scroll { overflow-x: auto; max-width: 100%; }
+#learn .why { color: #555; font-size: 0.9em; }
+</style>
+"""
+
+
+_NATURAL = re.compile(r'data-width="([0-9.]+pt)"')
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def code(text: str) -> str:
+    """A token or character shown visibly (``␣`` for space) in a code span."""
+    return f"<code>{esc(shown(text))}</code>"
+
+
+@lru_cache(maxsize=32)
+def _frames(pattern: str) -> tuple[Frame, ...]:
+    return construction_frames(pattern)
+
+
+def _svg(drawing, title: str, **lit) -> str:
+    if drawing.num_states > DRAW_LIMIT:
+        return f"<p class='why'>{drawing.num_states} states: too many to draw here.</p>"
+    try:
+        svg = highlight(to_svg(drawing, title=title), **lit)
+    except RenderError as error:
+        return error_html(error)
+    # Natural size, never blown up: a one-state frame must not fill the screen.
+    size = _NATURAL.search(svg)
+    if size:
+        svg = svg.replace('width="100%"', f'style="width:{size.group(1)};max-width:100%"', 1)
+    return f"<div class='learn-svg'>{svg}</div>"
+
+
+def _compile(pattern: str) -> tuple[Dfa | None, str]:
+    try:
+        return compile_regex(pattern), ""
+    except RegexError as error:
+        return None, error_html(error, pattern)
+
+
+# --- 1. construction -----------------------------------------------------------------------
+
+
+def construction_html(pattern: str, i: int) -> tuple[str, int]:
+    """Frame ``i`` (clamped) of building ``pattern``'s DFA, and the index shown."""
+    try:
+        frames = _frames(pattern)
+    except RegexError as error:
+        return error_html(error, pattern), 0
+    i = max(0, min(i, len(frames) - 1))
+    f = frames[i]
+    lit = {"current": f.current, "marked": f.marked, "path_edges": f.taken}
+    notes = "".join(f"<li>{esc(n)}</li>" for n in f.notes)
+    head = "position" if f.stage == "positions" else "state"
+    legend = "".join(f"<tr><td>{s}</td><td>{esc(printable(v))}</td></tr>" for s, v in f.legend)
+    return (
+        f"<h3>{esc(f.title)} <small>({i + 1} / {len(frames)})</small></h3>"
+        f"<ul class='notes'>{notes}</ul>{_svg(f.drawing, pattern, **lit)}"
+        f"<table class='learn'><tr><th>{head}</th><th>stands for</th></tr>{legend}</table>",
+        i,
+    )
+
+
+# --- 2. walk, 3. table, 4. test strings ----------------------------------------------------
+
+_VERDICT = {"match": "matches", "partial": "could still match", "dead": "dead"}
+
+
+def walk_html(pattern: str, text: str) -> str:
+    dfa, error = _compile(pattern)
+    if dfa is None:
+        return error
+    w = walk_string(dfa, text)
+    cells = []
+    for s in w.steps:
+        cls = "ok" if s.after is not None else "bad"
+        move = f"{s.before}→{s.after}" if s.after is not None else f"{s.before}→✗"
+        cells.append(f"<span class='{cls}' title='{esc(move)}'>{code(s.char)} {move}</span>")
+    verdict = _VERDICT[w.verdict]
+    if w.verdict == "dead":
+        wanted = ", ".join(code(e) for e in w.expected) or "nothing (the match is complete)"
+        verdict += (
+            f" at character {w.dead_at + 1} ({code(text[w.dead_at])}): state "
+            f"{w.steps[-1].before} reads only {wanted}"
+        )
+    python = _VERDICT[w.python]
+    agree = (
+        f"<p>Python's <code>regex.fullmatch</code> agrees: {esc(python)}.</p>"
+        if w.agrees
+        else f"<p class='fail'>Python's <code>regex.fullmatch</code> says {esc(python)}: "
+        f"{esc(w.reason or '')}</p>"
+    )
+    edges = list(zip(w.path, w.path[1:], strict=False))
+    last = w.path[-1]
+    svg = _svg(dfa, pattern, current=last, visited=w.path, path_edges=edges)
+    return (
+        f"<div class='chars'>{''.join(cells) or '<i>(empty text)</i>'}</div>"
+        f"<p class='verdict {w.verdict}'>{code(text)} {verdict}.</p>{agree}{svg}"
+    )
+
+
+def table_html(pattern: str) -> str:
+    dfa, error = _compile(pattern)
+    if dfa is None:
+        return error
+    t = transition_table(dfa)
+    if len(t.rows) > DRAW_LIMIT:
+        return f"<p class='why'>{len(t.rows)} states: too many rows to show.</p>"
+    head = "".join(f"<th>{esc(printable(c))}</th>" for c in t.classes)
+    rows = []
+    for r in t.rows:
+        mark = ("→" if r.start else "") + ("*" if r.accepting else "")
+        cells = "".join(
+            "<td class='blank'></td>" if c is None else f"<td>{c}</td>" for c in r.cells
+        )
+        rows.append(f"<tr><td>{mark}</td><td>{r.state}</td><td>{r.accepting}</td>{cells}</tr>")
+    return (
+        "<table class='learn'><tr><th></th><th>state</th><th>accepting</th>"
+        f"{head}</tr>{''.join(rows)}</table><p class='why'>→ start, * accepting; a blank "
+        "cell is impossible (interegular's table writes every digit as its own column; here "
+        "characters the pattern never tells apart share one).</p>"
+    )
+
+
+def expectations_html(pattern: str, block: str) -> str:
+    dfa, error = _compile(pattern)
+    if dfa is None:
+        return error
+    results = check_tests(dfa, block)
+    if not results:
+        return (
+            "<p class='why'>One string per line: <code>+ text</code> should match, "
+            "<code>- text</code> should not (a line without a mark should match).</p>"
+        )
+    rows = []
+    for r in results:
+        ok = "✓" if r.passed else "✗"
+        cls = "" if r.passed and r.dfa == r.python else " class='fail'"
+        rows.append(
+            f"<tr{cls}><td>{r.line}</td><td>{code(r.text)}</td>"
+            f"<td>{'match' if r.should_match else 'no match'}</td>"
+            f"<td>{ok} {'match' if r.dfa else 'no match'}</td>"
+            f"<td>{'match' if r.python else 'no match'}</td>"
+            f"<td style='text-align:left'>{esc(r.reason or '')}</td></tr>"
+        )
+    passed = sum(r.passed for r in results)
+    return (
+        f"<p>{passed} of {len(results)} expectations met.</p>"
+        "<div class='scroll'><table class='learn'><tr>"
+        "<th>line</th><th>text</th><th>should</th><th>DFA</th><th>regex.fullmatch</th>"
+        f"<th>why</th></tr>{''.join(rows)}</table></div>"
+    )
+
+
+# --- 5. toy vocabularies, 8. ZipModel ------------------------------------------------------
+
+
+def parse_tokens(text: str) -> tuple[list[str] | None, str]:
+    """A JSON list of strings, as the seeds write it: ``["a", ".", ".2", "1"]``."""
+    try:
+        tokens = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"the tokens are not a JSON list (column {error.colno}): {error.msg}"
+    if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+        return None, 'write the tokens as a JSON list of non-empty strings: ["a", ".", ".2"]'
+    if len(tokens) > 200:
+        return None, f"{len(tokens)} tokens: a toy vocabulary holds at most 200"
+    return tokens, ""
+
+
+def parse_logits(text: str, size: int) -> tuple[list[float] | None, str]:
+    if not text.strip():
+        return None, ""
+    try:
+        values = [float(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        return None, "logits are numbers separated by spaces, one per token"
+    if len(values) != size:
+        return None, f"{len(values)} logits for {size} tokens (the last one is the end token)"
+    return values, ""
+
+
+def _toy_vocab(tokens_text: str, example: str) -> tuple[Vocabulary | None, str]:
+    tokens, problem = parse_tokens(tokens_text)
+    if tokens is None:
+        return None, problem
+    eos = TOY_EXAMPLES[example].eos if example in TOY_EXAMPLES else "<eos>"
+    return Vocabulary.from_strings(tokens, eos), ""
+
+
+def toy_state(
+    pattern: str,
+    tokens_text: str,
+    example: str,
+    history: Sequence[int],
+    model: str,
+    logits_text: str,
+    training: str,
+) -> tuple[ToyView | None, str]:
+    vocab, problem = _toy_vocab(tokens_text, example)
+    if vocab is None:
+        return None, problem
+    logits, problem = parse_logits(logits_text, len(vocab)) if model == "typed" else (None, "")
+    if problem:
+        return None, problem
+    zip_model = ZipModel(training) if model == "ZipModel" else None
+    try:
+        return toy_view(pattern, vocab, history, logits=logits, model=zip_model), ""
+    except (RegexError, ValueError) as error:
+        return None, getattr(error, "message", str(error))
+
+
+def toy_html(view: ToyView | None, problem: str, pattern: str) -> str:
+    if view is None:
+        return f"<div class='error-box'><b>{esc(problem)}</b></div>"
+    vocab = view.index.vocab
+    texts = [vocab.token_text(i) for i in range(len(vocab))]
+    steps = ", ".join(f"{code(texts[s.token])} {s.state}→{s.after}" for s in view.steps)
+    steps = f" — tokens: {steps}" if steps else ""
+    head = "".join(f"<th>{code(t)}</th>" for t in texts)
+    ticks = "".join(
+        f"<td class='{'on' if m else 'off'}'>{'✓' if m else '·'}</td>" for m in view.mask
+    )
+    logits = "".join(f"<td>{x:.2f}</td>" for x in view.logits)
+    probs = "".join(
+        f"<td>{p:.2f}<br><span class='bar' style='width:{round(p * 40)}px'></span></td>"
+        for p in view.probs
+    )
+    if view.finished:
+        allowed = "nothing: the end token was written, the text is done"
+    else:
+        allowed = ", ".join(code(t) for t in view.allowed_texts()) or (
+            "nothing: no token of this vocabulary leads to a match from here"
+        )
+    state = "accepting" if view.index.is_accepting(view.state) else "not accepting"
+    edges = list(zip(view.path, view.path[1:], strict=False))
+    dfa = view.index.dfa
+    svg = _svg(
+        dfa,
+        pattern,
+        current=view.state if view.state < dfa.num_states else None,
+        visited=[s for s in view.path if s < dfa.num_states],
+        path_edges=edges,
+    )
+    return (
+        f"<p>Text so far: {code(view.text) if view.text else '<i>(empty)</i>'} "
+        f"{steps}</p><p>State <b>{view.state}</b> ({state}); allowed next: {allowed}.</p>"
+        f"<div class='scroll'><table class='learn mask'><tr><th>token</th>{head}</tr>"
+        f"<tr><th>mask</th>{ticks}</tr><tr><th>logit</th>{logits}</tr>"
+        f"<tr><th>p (masked)</th>{probs}</tr></table></div>{svg}"
+    )
+
+
+# --- 6. bytes ------------------------------------------------------------------------------
+
+
+def parse_hex_tokens(text: str) -> tuple[list[bytes] | None, str]:
+    """``e6 97 | a5``: tokens separated by ``|``, bytes in hex."""
+    try:
+        tokens = [bytes.fromhex(part) for part in text.split("|")]
+    except ValueError:
+        return None, "write bytes in hex, tokens separated by |, e.g. e6 97 | a5"
+    return [t for t in tokens if t], ""
+
+
+def _byte_kind(step) -> str:
+    if step.after is None:
+        return "dead"
+    return "inside a character" if step.inside else "character state"
+
+
+def bytes_html(pattern: str, tokens_text: str) -> str:
+    dfa, error = _compile(pattern)
+    if dfa is None:
+        return error
+    tokens, problem = parse_hex_tokens(tokens_text)
+    if tokens is None:
+        return f"<div class='error-box'><b>{esc(problem)}</b></div>"
+    bdfa, steps = byte_walk(dfa, tokens)
+    rows = "".join(
+        f"<tr><td>{s.token + 1}</td><td>{s.value:02x}</td><td>{s.before}</td>"
+        f"<td>{'✗' if s.after is None else s.after}</td>"
+        f"<td>{_byte_kind(s)}</td></tr>"
+        for s in steps
+    )
+    text = b"".join(tokens).decode("utf-8", "backslashreplace")
+    ascii_only = all(c.isascii() for c in dfa.mentioned) and not any(c.others for c in dfa.classes)
+    note = (
+        "<p class='why'>This pattern reads only ASCII: every character is one byte, so the byte "
+        "DFA is the character DFA. Try <code>[一-龥]+</code>.</p>"
+        if ascii_only
+        else f"<p>States 0–{bdfa.num_char_states - 1} are the character DFA's; "
+        f"{bdfa.num_states - bdfa.num_char_states} more sit inside multi-byte characters.</p>"
+    )
+    drawing = byte_drawing(bdfa)
+    path = [steps[0].before] + [s.after for s in steps if s.after is not None] if steps else [0]
+    svg = (
+        _svg(
+            drawing,
+            pattern + " (bytes)",
+            current=path[-1],
+            visited=path,
+            path_edges=list(zip(path, path[1:], strict=False)),
+        )
+        if drawing
+        else f"<p class='why'>{bdfa.num_states} byte states: too many to draw.</p>"
+    )
+    return (
+        f"{note}<p>The tokens spell {code(text)}.</p><table class='learn'><tr><th>token</th>"
+        f"<th>byte</th><th>from</th><th>to</th><th></th></tr>{rows}</table>{svg}"
+    )
+
+
+# --- 7. naive against the index ------------------------------------------------------------
+
+
+def naive_html(pattern: str, target: str) -> str:
+    dfa, error = _compile(pattern)
+    if dfa is None:
+        return error
+    vocab = Vocabulary.bundled()
+    build, steps = naive_vs_index(pattern, vocab, target)
+    rows = []
+    for s in steps:
+        first = ", ".join(code(vocab.token_text(t)) for t in s.indexed[:8])
+        same = (
+            "same set"
+            if s.naive == s.indexed
+            else (
+                f"naive {len(s.naive):,} vs index {len(s.indexed):,}: the index also drops "
+                "tokens that can never finish; the naive one cannot read half characters"
+            )
+        )
+        took = code(vocab.token_text(s.token)) if s.token is not None else "—"
+        rows.append(
+            f"<tr><td>{code(s.prefix) if s.prefix else '<i>start</i>'}</td>"
+            f"<td>{s.naive_seconds * 1000:.1f} ms</td><td>{s.index_seconds * 1e6:.0f} µs</td>"
+            f"<td><b>{s.speedup:,.0f}×</b></td><td>{len(s.indexed):,}: {first}</td>"
+            f"<td>{esc(same)}</td><td>{took}</td></tr>"
+        )
+    return (
+        f"<p>{len(vocab):,} tokens. Index built in {build * 1000:.0f} ms (once per pattern); "
+        "then each step is a lookup.</p><div class='scroll'><table class='learn'><tr><th>after</th>"
+        "<th>naive (every token)</th><th>index</th><th>speed-up</th><th>allowed</th>"
+        f"<th>compared</th><th>next token</th></tr>{''.join(rows)}</table></div>"
+    )
+
+
+# --- the tab -------------------------------------------------------------------------------
+
+
+def build_learn_tab(regex_box: gr.Textbox) -> None:
+    """The Learn view's components, created inside the caller's ``gr.Tab``, wired to the
+    shared regex box."""
+    pattern0 = regex_box.value or ""
+    first_example = next(iter(TOY_EXAMPLES.values()))
+    with gr.Column(elem_id="learn"):
+        gr.HTML(
+            LEARN_CSS + "<p>How the regex above becomes an automaton, how a string and a "
+            "toy vocabulary walk it, and why an index beats matching every token.</p>",
+            elem_id="learn-intro",
+        )
+        mirror = gr.Textbox(
+            pattern0,
+            label="Regex (the same as on the Generate tab)",
+            elem_id="learn-regex",
+            lines=1,
+            max_lines=4,
+        )
+        with gr.Accordion("1. Construction: regex → NFA → DFA → minimal DFA", open=True):
+            frame = gr.State(0)
+            with gr.Row():
+                back = gr.Button("◀ Back", elem_id="learn-back", size="sm")
+                forward = gr.Button("Next ▶", elem_id="learn-next", size="sm")
+            stages = gr.HTML(construction_html(pattern0, 0)[0], elem_id="construction")
+        with (
+            gr.Accordion("2. Walk a string, 3. the transition table", open=True),
+            gr.Row(equal_height=False),
+        ):
+            with gr.Column(scale=3, min_width=300):
+                walk = gr.Textbox("23.37", label="A string to walk", elem_id="walk")
+                walk_result = gr.HTML(walk_html(pattern0, "23.37"), elem_id="walk-result")
+            with gr.Column(scale=2, min_width=260):
+                table = gr.HTML(table_html(pattern0), elem_id="transitions")
+        with gr.Accordion("4. Test strings (+ should match, - should not)", open=False):
+            tests = gr.Textbox(DEFAULT_TESTS, lines=5, label="One per line", elem_id="tests")
+            tests_result = gr.HTML(
+                expectations_html(pattern0, DEFAULT_TESTS), elem_id="tests-result"
+            )
+        with gr.Accordion("5. Toy vocabularies, token by token (8. a gzip model)", open=False):
+            with gr.Row():
+                example = gr.Dropdown(
+                    [*TOY_EXAMPLES, CUSTOM],
+                    value=first_example.name,
+                    label="Vocabulary",
+                    elem_id="toy-example",
+                )
+                tokens = gr.Textbox(
+                    json.dumps(list(first_example.tokens)),
+                    label="Tokens (JSON)",
+                    elem_id="toy-tokens",
+                )
+            with gr.Row():
+                model = gr.Radio(
+                    ["uniform", "typed", "ZipModel"],
+                    value="uniform",
+                    label="Logits",
+                    elem_id="toy-model",
+                )
+                logits = gr.Textbox(
+                    "", label="Typed logits (one per token, end token last)", elem_id="toy-logits"
+                )
+                training = gr.Textbox(
+                    DEFAULT_TRAINING, label="ZipModel training text", elem_id="toy-training"
+                )
+            history = gr.State([])
+            with gr.Row():
+                toy_back = gr.Button("◀ Back", elem_id="toy-back", size="sm")
+                toy_next = gr.Button("Next ▶ (sample)", elem_id="toy-next", size="sm")
+                pick = gr.Dropdown([], label="or click a token", elem_id="toy-pick")
+            view0, problem0 = toy_state(
+                pattern0,
+                json.dumps(list(first_example.tokens)),
+                first_example.name,
+                [],
+                "uniform",
+                "",
+                "",
+            )
+            toy = gr.HTML(toy_html(view0, problem0, pattern0), elem_id="toy")
+        with gr.Accordion("6. Bytes: a token that splits a character", open=False):
+            hex_tokens = gr.Textbox(
+                "e6 97 | a5", label="Tokens as hex bytes, | between tokens", elem_id="byte-tokens"
+            )
+            byte_result = gr.HTML(bytes_html(pattern0, "e6 97 | a5"), elem_id="bytes")
+        with gr.Accordion("7. Naive matching against the index (49,152 tokens)", open=False):
+            with gr.Row():
+                target = gr.Textbox("23.37", label="Walk towards", elem_id="naive-target")
+                measure = gr.Button("Measure", elem_id="naive-run")
+            naive = gr.HTML(elem_id="naive")
+
+    toy_inputs = [mirror, tokens, example, history, model, logits, training]
+
+    def show_toy(*args):
+        view, problem = toy_state(*args)
+        choices = (
+            []
+            if view is None
+            else [
+                (shown(t), int(i)) for t, i in zip(view.allowed_texts(), view.allowed, strict=True)
+            ]
+        )
+        return toy_html(view, problem, args[0]), gr.update(choices=choices, value=None)
+
+    def step_toy(*args):
+        view, _ = toy_state(*args)
+        hist = list(args[3])
+        if view is not None and view.allowed:
+            hist.append(view.allowed[_pick_index(view, len(hist))])
+        return hist
+
+    def on_pattern(pattern, walked, block, hexes):
+        return (
+            pattern,
+            construction_html(pattern, 0)[0],
+            0,
+            walk_html(pattern, walked),
+            table_html(pattern),
+            expectations_html(pattern, block),
+            bytes_html(pattern, hexes),
+            [],
+        )
+
+    def on_example(name, current_tokens, pattern):
+        if name not in TOY_EXAMPLES:
+            return current_tokens, pattern, []
+        e = TOY_EXAMPLES[name]
+        return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, []
+
+    private = {"api_visibility": "private"}
+    # The Learn tab reads its own copy of the regex (a hidden tab's components fire no
+    # change events): typing here copies it to the Generate tab's box, and back.
+    regex_box.change(_same, regex_box, mirror, **private)
+    mirror.change(
+        on_pattern,
+        [mirror, walk, tests, hex_tokens],
+        [regex_box, stages, frame, walk_result, table, tests_result, byte_result, history],
+        **private,
+    )
+    back.click(_back, [mirror, frame], [stages, frame], **private)
+    forward.click(_next, [mirror, frame], [stages, frame], **private)
+    walk.change(walk_html, [mirror, walk], walk_result, **private)
+    tests.change(expectations_html, [mirror, tests], tests_result, **private)
+    hex_tokens.change(bytes_html, [mirror, hex_tokens], byte_result, **private)
+    example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
+    toy_next.click(step_toy, toy_inputs, history, **private)
+    toy_back.click(_drop_last, history, history, **private)
+    pick.input(_append, [history, pick], history, **private)
+    for component in (mirror, history, tokens, model, logits, training):
+        component.change(show_toy, toy_inputs, [toy, pick], **private)
+    measure.click(naive_html, [mirror, target], naive, **private)
+
+
+def _same(value: str) -> str:
+    return value
+
+
+def _back(pattern: str, i: int) -> tuple[str, int]:
+    return construction_html(pattern, i - 1)
+
+
+def _next(pattern: str, i: int) -> tuple[str, int]:
+    return construction_html(pattern, i + 1)
+
+
+def _drop_last(history: list[int]) -> list[int]:
+    return list(history)[:-1]
+
+
+def _append(history: list[int], token: int | None) -> list[int]:
+    return list(history) if token is None else [*history, int(token)]
+
+
+def _pick_index(view: ToyView, step: int) -> int:
+    """The sampled token's position among the allowed ones (seed = the step number)."""
+    token = view.sample(step)
+    return view.allowed.index(token)

@@ -1,0 +1,128 @@
+"""End-to-end: the Learn tab of the real app in headless Chromium, one test per part.
+
+Shares the session's app (conftest's ``app_server``) and the launch recipe of
+``test_e2e.py``. The Learn tab needs no model run, so each test is a few round trips.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+Page = playwright_api.Page
+expect = playwright_api.expect
+
+from test_e2e import app_url, browser_type_launch_args  # noqa: E402, F401  (same fixtures)
+
+UI_TIMEOUT = 60_000
+FLOAT = r"([0-9]+)?\.[0-9]+"
+
+
+@pytest.fixture
+def learn(page: Page, app_url: str) -> Page:  # noqa: F811
+    """The Learn tab open, with seed 000's float pattern typed into its regex box."""
+    page.set_default_timeout(UI_TIMEOUT)
+    page.goto(app_url + "/")
+    expect(page.locator("#status")).to_contain_text("Model:")
+    page.locator("#dfa svg").first.wait_for()  # the page-load event has filled the regex box
+    page.get_by_role("tab", name="Learn").click()
+    expect(page.locator("#learn")).to_be_visible()
+    # The page-load event may still set the shared regex box once; type until it sticks.
+    for _ in range(3):
+        page.fill("#learn-regex textarea", FLOAT)
+        try:
+            expect(page.locator("#construction")).to_contain_text("3 positions", timeout=10_000)
+            break
+        except AssertionError:
+            continue
+    expect(page.locator("#transitions table tr")).to_have_count(4)
+    return page
+
+
+def test_construction_steps_forward_and_back(learn: Page) -> None:
+    title = learn.locator("#construction h3")
+    expect(title).to_contain_text("Positions")
+    learn.locator("#learn-next").click()
+    expect(title).to_contain_text("Subset construction: state 0 of 4")
+    for _ in range(6):
+        learn.locator("#learn-next").click()
+        learn.wait_for_timeout(150)
+    expect(title).to_contain_text("Minimal DFA")
+    expect(learn.locator("#construction svg.fsm")).to_be_visible()
+    learn.locator("#learn-back").click()
+    expect(title).to_contain_text("Minimisation")
+    expect(learn.locator("#construction")).to_contain_text("States 0 and 2 merge into state 0")
+
+
+def test_walk_lights_the_path_and_gives_the_verdict(learn: Page) -> None:
+    result = learn.locator("#walk-result")
+    expect(result).to_contain_text("23.37 matches")
+    expect(result.locator(".node.current")).to_have_count(1)
+    learn.fill("#walk textarea", "2.x<b>")
+    expect(result).to_contain_text("dead at character 3")
+    expect(result).to_contain_text("regex.fullmatch agrees")
+    expect(result.locator("b", has_text="x")).to_have_count(0)  # user text escaped
+
+
+def test_transition_table_marks_start_accepting_and_blank_entries(learn: Page) -> None:
+    table = learn.locator("#transitions table")
+    expect(table.locator("tr")).to_have_count(4)  # header + 3 states
+    expect(table.locator("td.blank")).to_have_count(2)
+    expect(table.locator("tr").nth(1)).to_contain_text("→")
+
+
+def test_test_strings_show_a_python_disagreement(learn: Page) -> None:
+    learn.get_by_text("4. Test strings").click()
+    learn.fill("#learn-regex textarea", r"\d+")
+    learn.fill("#tests textarea", "+ 42\n- 4a\n+ ٣")
+    result = learn.locator("#tests-result")
+    expect(result).to_contain_text("2 of 3 expectations met")
+    expect(result.locator("tr.fail")).to_contain_text("ASCII")
+
+
+def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
+    learn.get_by_text("5. Toy vocabularies").click()
+    learn.locator("#toy-example input").click()
+    learn.get_by_role("option", name="seed 003: hot / cold / hotel").click()
+    expect(learn.locator("#learn-regex textarea")).to_have_value("(hot|cold|hotel)")
+    toy = learn.locator("#toy")
+    expect(toy).to_contain_text("allowed next: c, h.")
+    expect(toy.locator(".mask td.on")).to_have_count(2)  # of 53 tokens (52 letters and *)
+    learn.locator("#toy-next").click()  # "c" or "h" is sampled; either way "o" comes next
+    expect(toy).to_contain_text("allowed next: o.")
+    expect(toy.locator(".mask td.on")).to_have_count(1)
+    expect(toy.locator(".node.current")).to_have_count(1)
+    learn.locator("#toy-back").click()
+    expect(toy).to_contain_text("allowed next: c, h.")
+    learn.locator("#toy-pick input").click()  # a clicked token instead of a sampled one
+    learn.get_by_role("option", name="h", exact=True).click()
+    expect(toy).to_contain_text("Text so far: h")
+    expect(toy).to_contain_text("allowed next: o.")
+
+
+def test_zip_model_gives_real_logits(learn: Page) -> None:
+    learn.get_by_text("5. Toy vocabularies").click()
+    learn.locator("#toy-model").get_by_text("ZipModel").click()
+    row = learn.locator("#toy tr").nth(2)  # the logits
+    expect(row).to_contain_text("-")
+    expect(row).not_to_contain_text("0.00")
+
+
+def test_bytes_walk_a_split_character(learn: Page) -> None:
+    learn.get_by_text("6. Bytes").click()
+    learn.fill("#learn-regex textarea", "[一-龥]+")
+    result = learn.locator("#bytes")
+    expect(result).to_contain_text("inside a character")
+    expect(result).to_contain_text("日")
+    expect(result.locator("svg.fsm")).to_be_visible()
+
+
+def test_naive_against_the_index_on_the_real_vocabulary(learn: Page) -> None:
+    learn.get_by_text("7. Naive matching").click()
+    learn.locator("#naive-run").click()
+    result = learn.locator("#naive")
+    expect(result).to_contain_text("49,152 tokens")
+    expect(result).to_contain_text("same set")
+    expect(result.locator("tr")).to_have_count(7)  # header + "", 2, 23, 23., 23.3, 23.37
