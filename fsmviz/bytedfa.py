@@ -110,6 +110,7 @@ class _Builder:
         self._chains: dict[tuple[int, int], int] = {}
         self._subtrees: dict[tuple[int, int, tuple[tuple[int, int, int], ...]], int] = {}
         self._templates: dict[tuple[_Piece, ...], _Template] = {}
+        self._stamped: dict[tuple[object, ...], int] = {}
 
     def add_state(self, state: int, pieces: list[_Piece]) -> None:
         row = self.rows[state]
@@ -132,8 +133,15 @@ class _Builder:
         def resolve(ref: int) -> int:
             return targets[ref - _SLOT] if ref >= _SLOT else made[ref]
 
-        for edges in template.rows:
-            made.append(self._intern(tuple((byte, resolve(ref)) for byte, ref in edges)))
+        for j, edges in enumerate(template.rows):
+            # A stamped row is known by its template row and what its references became;
+            # only a new one is spelled out edge by edge and hash-consed.
+            key = (shape, j, tuple(resolve(ref) for ref in template.refs[j]))
+            state_id = self._stamped.get(key)
+            if state_id is None:
+                state_id = self._intern(tuple((byte, resolve(ref)) for byte, ref in edges))
+                self._stamped[key] = state_id
+            made.append(state_id)
         for lead, ref in template.leads:
             row[lead] = resolve(ref)
 
@@ -213,6 +221,7 @@ class _Template:
 
     rows: tuple[tuple[tuple[int, int], ...], ...]
     leads: tuple[tuple[int, int], ...]
+    refs: tuple[tuple[int, ...], ...]  # the distinct references of each row
 
     @staticmethod
     def of(shape: tuple[_Piece, ...]) -> _Template:
@@ -222,7 +231,9 @@ class _Template:
         def sparse(row: list[int], shift: int) -> tuple[tuple[int, int], ...]:
             return tuple((b, t if t >= _SLOT else t - shift) for b, t in enumerate(row) if t >= 0)
 
-        return _Template(tuple(sparse(r, 1) for r in builder.rows[1:]), sparse(builder.rows[0], 1))
+        rows = tuple(sparse(r, 1) for r in builder.rows[1:])
+        refs = tuple(tuple(dict.fromkeys(ref for _, ref in edges)) for edges in rows)
+        return _Template(rows, sparse(builder.rows[0], 1), refs)
 
 
 def _lead_bytes(pieces: list[tuple[int, int, int]]) -> set[int]:
