@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dfa import Dfa
+from .dfa import SURROGATES, Dfa
+from .graph import UNREACHABLE, backward_distances
 
 __all__ = ["ByteDfa", "to_bytes"]
 
@@ -34,7 +35,6 @@ __all__ = ["ByteDfa", "to_bytes"]
 _UTF8_LENGTHS = ((0x00, 0x7F, 0, 0x0), (0xC2, 0xDF, 1, 0x80), (0xE0, 0xEF, 2, 0x800),
                  (0xF0, 0xF4, 3, 0x10000))  # fmt: skip
 _LEAD_BITS = {0: 0x7F, 1: 0x1F, 2: 0x0F, 3: 0x07}
-_SURROGATES = (0xD800, 0xDFFF)
 _Piece = tuple[int, int, int]  # (first code point, last code point, target state)
 
 
@@ -63,20 +63,11 @@ class ByteDfa:
         using only the bytes where ``usable_bytes`` is true."""
         table = self.table if usable_bytes is None else np.where(usable_bytes, self.table, -1)
         sources, _ = np.nonzero(table >= 0)
-        targets = table[table >= 0]
-        pairs = np.unique(sources.astype(np.int64) * len(table) + targets)
-        predecessors: dict[int, list[int]] = {}
-        sources, targets = divmod(pairs, len(table))
-        for source, target in zip(sources.tolist(), targets.tolist(), strict=True):
-            predecessors.setdefault(target, []).append(source)
-        live = self.accepting.copy()
-        stack = np.flatnonzero(live).tolist()
-        while stack:
-            for source in predecessors.get(stack.pop(), ()):
-                if not live[source]:
-                    live[source] = True
-                    stack.append(source)
-        return live
+        edges = np.unique(sources.astype(np.int64) * len(table) + table[table >= 0])
+        cuts = np.searchsorted(edges, np.arange(1, len(table)) * len(table))
+        successors = np.split(edges % len(table), cuts)
+        goals = np.flatnonzero(self.accepting)
+        return backward_distances(len(table), successors.__getitem__, goals) != UNREACHABLE
 
 
 def to_bytes(dfa: Dfa) -> ByteDfa:
@@ -100,21 +91,64 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
     return byte_dfa
 
 
+_SLOT = 1 << 30
+"""Targets of a template are slots ``_SLOT + k``: the k-th distinct target of a state."""
+
+
 class _Builder:
-    """Grows the byte table: one row per state, intermediate rows hash-consed."""
+    """Grows the byte table: one row per state, intermediate rows hash-consed.
+
+    The multi-byte part of a state depends only on its *shape*: which code point ranges
+    lead to the same target. A JSON string's states all read "any character but ``"``,
+    ``\\`` and controls" into their own next state: one shape. Its byte subtrees are built
+    once as a template (targets left as slots), then stamped out for each state with its
+    targets filled in, every stamped row hash-consed like the rest."""
 
     def __init__(self, num_char_states: int):
         self.rows: list[list[int]] = [[-1] * 256 for _ in range(num_char_states)]
         self._interned: dict[tuple[tuple[int, int], ...], int] = {}
         self._chains: dict[tuple[int, int], int] = {}
         self._subtrees: dict[tuple[int, int, tuple[tuple[int, int, int], ...]], int] = {}
+        self._templates: dict[tuple[_Piece, ...], _Template] = {}
+        self._stamped: dict[tuple[object, ...], int] = {}
 
-    def add_state(self, state: int, pieces: list[tuple[int, int, int]]) -> None:
-        starts = [lo for lo, _, _ in pieces]
+    def add_state(self, state: int, pieces: list[_Piece]) -> None:
         row = self.rows[state]
+        wide: list[_Piece] = []
         for lo, hi, target in pieces:  # one-byte characters (ASCII) map directly
             if lo <= 0x7F:
                 row[lo : min(hi, 0x7F) + 1] = [target] * (min(hi, 0x7F) - lo + 1)
+            if hi > 0x7F:
+                wide.append((max(lo, 0x80), hi, target))
+        if not wide:
+            return
+        slots = {target: _SLOT + k for k, target in enumerate(dict.fromkeys(t for *_, t in wide))}
+        shape = tuple((lo, hi, slots[target]) for lo, hi, target in wide)
+        template = self._templates.get(shape)
+        if template is None:
+            template = self._templates[shape] = _Template.of(shape)
+        targets = list(slots)
+        made: list[int] = []
+
+        def resolve(ref: int) -> int:
+            return targets[ref - _SLOT] if ref >= _SLOT else made[ref]
+
+        for j, edges in enumerate(template.rows):
+            # A stamped row is known by its template row and what its references became;
+            # only a new one is spelled out edge by edge and hash-consed.
+            key = (shape, j, tuple(resolve(ref) for ref in template.refs[j]))
+            state_id = self._stamped.get(key)
+            if state_id is None:
+                state_id = self._intern(tuple((byte, resolve(ref)) for byte, ref in edges))
+                self._stamped[key] = state_id
+            made.append(state_id)
+        for lead, ref in template.leads:
+            row[lead] = resolve(ref)
+
+    def _add_wide(self, state: int, pieces: list[_Piece]) -> None:
+        """The lead-byte edges of ``state`` for its multi-byte pieces (templates use it)."""
+        starts = [lo for lo, _, _ in pieces]
+        row = self.rows[state]
         for lead in sorted(_lead_bytes(pieces)):
             _, _, continuation, min_code = next(u for u in _UTF8_LENGTHS if u[0] <= lead <= u[1])
             base = (lead & _LEAD_BITS[continuation]) << (6 * continuation)
@@ -180,6 +214,28 @@ class _Builder:
         return state
 
 
+@dataclass(frozen=True)
+class _Template:
+    """The byte subtrees of one shape: ``rows`` as sparse edges (children before parents),
+    ``leads`` the lead-byte edges; a reference is a row number, or a slot."""
+
+    rows: tuple[tuple[tuple[int, int], ...], ...]
+    leads: tuple[tuple[int, int], ...]
+    refs: tuple[tuple[int, ...], ...]  # the distinct references of each row
+
+    @staticmethod
+    def of(shape: tuple[_Piece, ...]) -> _Template:
+        builder = _Builder(1)  # row 0 holds the lead bytes; rows 1.. the subtrees
+        builder._add_wide(0, list(shape))
+
+        def sparse(row: list[int], shift: int) -> tuple[tuple[int, int], ...]:
+            return tuple((b, t if t >= _SLOT else t - shift) for b, t in enumerate(row) if t >= 0)
+
+        rows = tuple(sparse(r, 1) for r in builder.rows[1:])
+        refs = tuple(tuple(dict.fromkeys(ref for _, ref in edges)) for edges in rows)
+        return _Template(rows, sparse(builder.rows[0], 1), refs)
+
+
 def _lead_bytes(pieces: list[tuple[int, int, int]]) -> set[int]:
     """Lead bytes of every multi-byte character in the pieces."""
     leads: set[int] = set()
@@ -211,8 +267,8 @@ def _cover(
 
 
 def _overlaps_surrogates(lo: int, hi: int) -> bool:
-    return lo <= _SURROGATES[1] and hi >= _SURROGATES[0]
+    return lo <= SURROGATES[1] and hi >= SURROGATES[0]
 
 
 def _inside_surrogates(lo: int, hi: int) -> bool:
-    return _SURROGATES[0] <= lo and hi <= _SURROGATES[1]
+    return SURROGATES[0] <= lo and hi <= SURROGATES[1]

@@ -15,8 +15,15 @@ which simply becomes another state of the index.
 **How it is computed fast.** All tokens are walked at once through the vocabulary's byte
 trie (``fsmviz.trie``): a breadth-first walk over pairs (trie node, DFA state), one trie
 level per round, every round a few numpy gathers over all live pairs. A branch the DFA
-rejects dies with its whole subtree. Rows are computed lazily, a batch of states at a
-time, so the first token's mask is ready long before the whole index would be.
+rejects dies with its whole subtree. A state's *row* (its allowed tokens, sorted, and the
+state each leads to) is made when first asked for: the first token's mask costs one walk
+from one state.
+
+The whole index (every reachable state, what the safe end and the doctor need) asks less:
+only each state's *successor set*, never its token list. That closure walks a smaller
+trie: bytes that every state treats alike form one class (for ``[a-zA-Z0-9_.+-]+@…`` all
+letters are one), and tokens spelled alike in classes share one path, so the 49k tokens of
+SmolLM2 fold into a few hundred nodes for an e-mail pattern.
 
 **Never a dead end.** A token is allowed only if acceptance stays reachable afterwards *with
 this vocabulary's tokens*. The byte DFA already drops states that cannot reach acceptance
@@ -29,14 +36,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from threading import Lock
+from threading import RLock
 
 import numpy as np
 
 from .bytedfa import ByteDfa, to_bytes
 from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
-from .graph import UNREACHABLE
+from .graph import UNREACHABLE, backward_distances
 from .syntax import RegexError
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
@@ -49,9 +56,12 @@ the doctor's token checks need. A long counted repeat (``[a-z ]{2000,}``: 2,001 
 ~30,000 tokens allowed in each) would otherwise take ~20 s."""
 CLOSURE_CHUNK = 64
 """States walked together while closing the index: bounds the walk's working memory."""
+MERGE_FROM_STATES = 16
+"""Byte-DFA states from which the closure walks the class-merged trie: merging costs about
+as much as walking the byte trie from a handful of states."""
 KEPT_ENTRIES = 4_000_000
-"""Row entries (token, target) kept from the closure, ~32 MB; later rows are dropped and
-recomputed if a generation visits their state (their successor sets are kept)."""
+"""Row entries (token, target) kept, ~32 MB; past it a row is made again each time it is
+asked for (successor sets are always kept)."""
 
 
 class IndexTooLarge(RegexError):
@@ -60,7 +70,8 @@ class IndexTooLarge(RegexError):
 
 @dataclass(frozen=True)
 class Row:
-    """One state's outgoing tokens (sorted ids, EOS excluded) and the state each leads to."""
+    """One state's row: its outgoing tokens (sorted ids, EOS excluded) and the state each
+    leads to. (In this module "row" always means this.)"""
 
     tokens: np.ndarray
     targets: np.ndarray
@@ -81,19 +92,20 @@ class Row:
 class TokenIndex:
     """Token-level view of a pattern over one vocabulary. States are byte-DFA states:
     ``0 .. dfa.num_states-1`` are the drawn DFA's states, larger ones sit inside a
-    multi-byte character. Thread-safe: rows are filled in under a lock."""
+    multi-byte character. Thread-safe: rows and successor sets are filled in under a lock."""
 
     dfa: Dfa
     byte_dfa: ByteDfa
     vocab: Vocabulary
     trie: VocabTrie = field(repr=False)
     _rows: dict[int, Row] = field(default_factory=dict, repr=False)
-    _lock: Lock = field(default_factory=Lock, repr=False)
+    _lock: RLock = field(default_factory=RLock, repr=False)
     _states: tuple[int, ...] | None = field(default=None, repr=False)
     _distances: np.ndarray | None = field(default=None, repr=False)
     _successors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
+    _classes: _ClassWalk | None = field(default=None, repr=False)
 
     initial_state: int = 0
 
@@ -124,7 +136,7 @@ class TokenIndex:
 
     @property
     def states(self) -> tuple[int, ...]:
-        """Every state a generation can reach from the initial state (computes them all)."""
+        """Every state a generation can reach from the initial state (walks them all)."""
         if self._states is None:
             self._states = self._close()
         return self._states
@@ -132,51 +144,41 @@ class TokenIndex:
     # --- beyond the contract ------------------------------------------------------------
 
     def row(self, state: int) -> Row:
-        """The outgoing tokens of ``state``, computed on first use."""
+        """The row of ``state`` (its tokens and where each leads), computed on first use."""
         row = self._rows.get(state)
         if row is None:
-            self._compute([state])
-            row = self._rows[state]
+            with self._lock:
+                row = self._rows.get(state)
+                if row is None:
+                    (origin, node, reached), _ = _walk(self.trie, self.byte_dfa.table, [state])
+                    row = _row(self.trie, node, reached)
+                    if self._live is not None:  # pruned: tokens into token-dead states are gone
+                        row = row.into(self._live)
+                    if sum(len(r.tokens) for r in self._rows.values()) < KEPT_ENTRIES:
+                        self._rows[state] = row
         return row
 
     def successors(self, state: int) -> np.ndarray:
         """The distinct states the tokens of ``state`` lead to (sorted)."""
         found = self._successors.get(state)
         if found is None:
-            found = self._successors[state] = np.unique(self.row(state).targets)
+            self._walk_successors([state])
+            found = self._successors[state]
         return found
 
     def allowed_count(self, state: int) -> int:
         return len(self.row(state).tokens) + int(self.is_accepting(state))
 
-    def mask(self, state: int) -> np.ndarray:
-        """Boolean mask over the vocabulary: True where the token is allowed."""
-        mask = np.zeros(len(self.vocab), dtype=bool)
-        mask[self.allowed_tokens(state)] = True
-        return mask
-
     def token_distances(self) -> np.ndarray:
-        """Fewest tokens from each state to an accepting state (0 when accepting; a huge
-        number when unreachable). What a safe end needs: with ``n`` tokens left, only
-        tokens leading to a state at distance ``<= n - 1`` can still finish in time."""
+        """Fewest tokens from each state to an accepting state (0 when accepting;
+        ``UNREACHABLE`` when there is none). What a safe end needs: with ``n`` tokens left,
+        only tokens leading to a state at distance ``<= n - 1`` can still finish in time."""
         if self._distances is None:
             states = self.states
-            predecessors: dict[int, set[int]] = {}
-            for state in states:
-                for target in self.successors(state).tolist():
-                    predecessors.setdefault(target, set()).add(state)
-            distances = np.full(self.byte_dfa.num_states, UNREACHABLE, dtype=np.int64)
-            frontier = [s for s in states if self.is_accepting(s)]
-            distances[frontier] = 0
-            while frontier:
-                following = []
-                for target in frontier:
-                    for state in predecessors.get(target, ()):
-                        if distances[state] == UNREACHABLE:
-                            distances[state] = distances[target] + 1
-                            following.append(state)
-                frontier = following
-            self._distances = distances
+            goals = [s for s in states if self.is_accepting(s)]
+            self._distances = backward_distances(
+                self.byte_dfa.num_states, self.successors, goals, nodes=states
+            )
         return self._distances
 
     def tokens_to_match(self, states: int | np.ndarray) -> np.ndarray:
@@ -196,38 +198,57 @@ class TokenIndex:
 
     # --- construction -------------------------------------------------------------------
 
-    def _compute(self, states: list[int], keep: bool = True) -> dict[int, Row]:
-        """Walk ``states`` not yet known; store their rows (unless ``keep`` is False) and
-        successor sets. Returns the new rows."""
+    def _class_walk(self) -> _ClassWalk:
+        if self._classes is None:
+            self._classes = _ClassWalk.of(self.byte_dfa, self.trie)
+        return self._classes
+
+    def _walk_successors(self, states: list[int], deadline: float | None = None) -> None:
+        """Find the successor sets of ``states`` not yet known, ``CLOSURE_CHUNK`` states
+        at a time over the class-merged trie (no token lists are built). Past ``deadline``
+        raises ``IndexTooLarge`` (and keeps the verdict)."""
+        classes = self._class_walk()
+        num_states = self.byte_dfa.num_states
         with self._lock:
-            todo = sorted({s for s in states if s not in self._rows})
-            if not todo:
-                return {}
-            rows = _walk(self.trie, self.byte_dfa.table, np.array(todo))
-            if self._live is not None:  # pruned: tokens into token-dead states are gone
-                rows = {state: row.into(self._live) for state, row in rows.items()}
-            for state, row in rows.items():
-                self._successors.setdefault(state, np.unique(row.targets))
-            if keep:
-                self._rows.update(rows)
-            return rows
+            todo = [s for s in dict.fromkeys(states) if s not in self._successors]
+            for at in range(0, len(todo), CLOSURE_CHUNK):
+                chunk = todo[at : at + CLOSURE_CHUNK]
+                (origin, node, reached), _ = _walk(classes.trie, classes.table, chunk)
+                key = np.unique(origin.astype(np.int64) * num_states + reached)
+                found, targets = np.divmod(key, num_states)
+                if self._live is not None:
+                    keep = self._live[targets]
+                    found, targets = found[keep], targets[keep]
+                cuts = np.searchsorted(found, np.arange(1, len(chunk)))
+                for state, successors in zip(chunk, np.split(targets, cuts), strict=True):
+                    self._successors[state] = successors
+                if deadline is not None and time.perf_counter() > deadline:
+                    tokens = classes.trie.token_start
+                    per_node = tokens[node + 1] - tokens[node]
+                    widest = int(np.bincount(origin, weights=per_node).max(initial=0))
+                    self._too_large = IndexTooLarge(
+                        "the token index of this pattern is too large to walk in full: "
+                        f"{len(self._successors):,} states walked in {CLOSURE_SECONDS:.0f} s "
+                        f"and more to go, with up to {widest:,} tokens allowed in a state",
+                        hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
+                    )
+                    raise self._too_large
 
     def _close(self) -> tuple[int, ...]:
         """Breadth-first closure from the initial state. All character states are walked
         first (nearly always all reachable), then the states inside characters that tokens
-        lead to, in chunks; successor sets are kept, rows while ``KEPT_ENTRIES`` allows.
-        Raises ``IndexTooLarge`` after ``CLOSURE_SECONDS`` (and at once ever after)."""
+        lead to. Raises ``IndexTooLarge`` after ``CLOSURE_SECONDS`` (and at once ever after)."""
         if self._too_large is not None:
             raise self._too_large
-        walk = _ChunkedWalk(self, time.perf_counter() + CLOSURE_SECONDS)
-        walk(list(range(self.byte_dfa.num_char_states)))
+        deadline = time.perf_counter() + CLOSURE_SECONDS
+        self._walk_successors(list(range(self.byte_dfa.num_char_states)), deadline)
         seen = {self.initial_state}
         frontier = [self.initial_state]
         while frontier:
-            walk(frontier)
+            self._walk_successors(frontier, deadline)
             found: set[int] = set()
             for state in frontier:
-                found.update(self.successors(state).tolist())
+                found.update(self._successors[state].tolist())
             frontier = sorted(found - seen)
             seen.update(frontier)
         return tuple(sorted(seen))
@@ -235,50 +256,34 @@ class TokenIndex:
     def _prune_token_dead_states(self) -> None:
         """Remove tokens leading to states that no sequence of tokens can finish."""
         reachable = self._close()
-        predecessors: dict[int, set[int]] = {}
-        for state in reachable:
-            for target in self.successors(state).tolist():
-                predecessors.setdefault(target, set()).add(state)
-        live = {s for s in reachable if self.is_accepting(s)}
-        stack = list(live)
-        while stack:
-            for state in predecessors.get(stack.pop(), ()):
-                if state not in live:
-                    live.add(state)
-                    stack.append(state)
-        live_mask = np.zeros(self.byte_dfa.num_states, dtype=bool)
-        live_mask[list(live)] = True
-        self._live = live_mask
-        self._rows = {state: row.into(live_mask) for state, row in self._rows.items()}
-        self._successors.clear()  # found again from the pruned rows, as they are asked for
+        goals = [s for s in reachable if self.is_accepting(s)]
+        far = backward_distances(
+            self.byte_dfa.num_states, self._successors.__getitem__, goals, nodes=reachable
+        )
+        live = far != UNREACHABLE
+        self._live = live
+        self._rows = {state: row.into(live) for state, row in self._rows.items()}
+        self._successors = {s: found[live[found]] for s, found in self._successors.items()}
         self._states = None
         self._states = self._close()
 
 
-class _ChunkedWalk:
-    """Walks states for ``TokenIndex._close`` a chunk at a time, under its deadline."""
+@dataclass(frozen=True)
+class _ClassWalk:
+    """What the closure walks: the vocabulary trie merged over the pattern's byte classes
+    (bytes that every state treats alike), and the DFA table over those classes."""
 
-    def __init__(self, index: TokenIndex, deadline: float):
-        self.index, self.deadline = index, deadline
-        self.kept = sum(len(row.tokens) for row in index._rows.values())
-        self.walked = 0
+    trie: VocabTrie
+    table: np.ndarray  # int32 [num_states, num_classes]
 
-    def __call__(self, states: list[int]) -> None:
-        index = self.index
-        todo = [s for s in states if s not in index._successors]
-        for at in range(0, len(todo), CLOSURE_CHUNK):
-            rows = index._compute(todo[at : at + CLOSURE_CHUNK], keep=self.kept < KEPT_ENTRIES)
-            self.kept += sum(len(row.tokens) for row in rows.values())
-            self.walked += len(rows)
-            if time.perf_counter() > self.deadline:
-                widest = max((len(row.tokens) for row in rows.values()), default=0)
-                index._too_large = IndexTooLarge(
-                    "the token index of this pattern is too large to walk in full: "
-                    f"{self.walked:,} states walked in {CLOSURE_SECONDS:.0f} s and more to go, "
-                    f"with up to {widest:,} tokens allowed in a state",
-                    hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
-                )
-                raise index._too_large
+    @staticmethod
+    def of(byte_dfa: ByteDfa, trie: VocabTrie) -> _ClassWalk:
+        if byte_dfa.num_states < MERGE_FROM_STATES:  # merging would cost more than it saves
+            return _ClassWalk(trie, byte_dfa.table)
+        columns, byte_class = np.unique(byte_dfa.table.T, axis=0, return_inverse=True)
+        wanted = (columns >= 0).any(axis=1)  # a class no state reads is never walked
+        merged = trie.merged(byte_class.ravel(), wanted)
+        return _ClassWalk(merged, np.ascontiguousarray(columns.T, dtype=np.int32))
 
 
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:
@@ -291,37 +296,57 @@ def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool
     return bool((restricted == byte_dfa.live_states()).all())
 
 
-def _walk(trie: VocabTrie, table: np.ndarray, starts: np.ndarray) -> dict[int, Row]:
-    """Walk every token from every start state at once; return each start's row.
+def _walk(
+    trie: VocabTrie, table: np.ndarray, starts: list[int]
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
+    """Walk every token from every start state at once.
 
     The frontier is three parallel arrays: a trie node, the DFA state reached by reading
-    the bytes on the path to that node, and which start state the walk began in. Each
-    round moves every pair to all children of its node, looks the child's byte up in the
-    DFA table, and keeps the pairs that did not fall off. Tokens ending at a kept node are
-    allowed from that start, and lead to the state reached.
+    the bytes (or byte classes) on the path to that node, and which start the walk began
+    in. Each round moves every pair to all children of its node, looks the child's edge
+    up in the DFA table, and keeps the pairs that did not fall off. Returns the pairs that
+    sit on a token-carrying node, as (start position in ``starts``, node, state reached),
+    and the number of rounds.
+
+    A worked example: the toy vocabulary of seed 000 and ``[0-9]+\\.[0-9]+``. From state
+    0 only "1" survives the first round ("a" and "." fall off); from state 1 (after a
+    digit) ".", ".2" and "1" all do: the tokens ending there are the allowed ones.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> vocab = Vocabulary.from_strings(["a", ".", ".2", "1"], eos_token="</s>")
+    >>> index = build_index(r"[0-9]+\\.[0-9]+", vocab)
+    >>> (start, node, state), rounds = _walk(index.trie, index.byte_dfa.table, [0, 1])
+    >>> sorted((int(s), vocab.token_text(int(index.trie.token_ids[index.trie.token_start[n]])))
+    ...        for s, n in zip(start, node))
+    [(0, '1'), (1, '.'), (1, '.2'), (1, '1')]
+    >>> [vocab.token_text(int(t)) for t in index.allowed_tokens(1)]
+    ['.', '.2', '1']
     """
     flat = table.reshape(-1)
-    first_child, num_children, byte, has_token = (
+    width = table.shape[1]
+    first_child, num_children, edge, has_token = (
         trie.first_child,
         trie.num_children,
         trie.byte,
         trie.has_token,
     )
     nodes = np.zeros(len(starts), dtype=np.int32)
-    states = starts.astype(np.int32)
+    states = np.asarray(starts, dtype=np.int32)
     origins = np.arange(len(starts), dtype=np.int32)
     found_origin, found_node, found_state = [], [], []
+    rounds = 0
     while nodes.size:
         counts = num_children[nodes]
         ends = np.cumsum(counts, dtype=np.int32)
         total = int(ends[-1])
         if total == 0:
             break
+        rounds += 1
         # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1.
         children = np.repeat(first_child[nodes] - (ends - counts), counts)
         children += np.arange(total, dtype=np.int32)
-        reached = np.repeat(states << 8, counts)
-        reached += byte[children]
+        reached = np.repeat(states * width, counts)
+        reached += edge[children]
         reached = flat[reached]
         alive = reached >= 0
         nodes, states = children[alive], reached[alive]
@@ -330,27 +355,25 @@ def _walk(trie: VocabTrie, table: np.ndarray, starts: np.ndarray) -> dict[int, R
         found_origin.append(origins[hit])
         found_node.append(nodes[hit])
         found_state.append(states[hit])
-    origin = np.concatenate(found_origin) if found_origin else np.zeros(0, np.int32)
-    node = np.concatenate(found_node) if found_node else np.zeros(0, np.int32)
-    state = np.concatenate(found_state) if found_state else np.zeros(0, np.int32)
+    empty = np.zeros(0, np.int32)
+    origin = np.concatenate(found_origin) if found_origin else empty
+    node = np.concatenate(found_node) if found_node else empty
+    state = np.concatenate(found_state) if found_state else empty
+    return (origin, node, state), rounds
+
+
+def _row(trie: VocabTrie, node: np.ndarray, state: np.ndarray) -> Row:
+    """The row of one start from its walk's token-carrying (node, state) pairs."""
     # A node can carry several tokens (same bytes, different ids): expand through the CSR.
     per_node = trie.token_start[node + 1] - trie.token_start[node]
     if (per_node != 1).any():
-        origin, state = np.repeat(origin, per_node), np.repeat(state, per_node)
+        state = np.repeat(state, per_node)
         first = np.repeat(trie.token_start[node] - np.cumsum(per_node) + per_node, per_node)
         tokens = trie.token_ids[first + np.arange(int(per_node.sum()))]
     else:
         tokens = trie.token_ids[trie.token_start[node]]
-    # Group by start state, tokens ascending: one sort of a packed (origin, token) key.
-    stride = int(trie.token_ids.max(initial=0)) + 1
-    key = origin.astype(np.int64) * stride + tokens
-    order = np.argsort(key)
-    tokens, state = tokens[order], state[order]
-    bounds = np.searchsorted(key[order], np.arange(len(starts) + 1) * stride)
-    return {
-        int(start): Row(tokens[bounds[i] : bounds[i + 1]], state[bounds[i] : bounds[i + 1]])
-        for i, start in enumerate(starts)
-    }
+    order = np.argsort(tokens)
+    return Row(tokens[order], state[order])
 
 
 _INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)

@@ -35,9 +35,72 @@ class VocabTrie:
     has_token: np.ndarray  # bool [num_nodes]
     single_byte_tokens: np.ndarray  # bool [256]: bytes that are a token on their own
 
-    @property
-    def num_nodes(self) -> int:
-        return len(self.first_child)
+    def merged(self, byte_class: np.ndarray, wanted: np.ndarray) -> VocabTrie:
+        """The trie with each byte replaced by its class (``byte_class[b]``), tokens whose
+        class strings are equal merged into one node, and only paths through classes
+        where ``wanted`` is True kept. Its ``byte`` array then holds class ids.
+
+        When a pattern treats all letters alike, " hello" and " world" become one path:
+        the 49k tokens of a vocabulary fold into a few hundred nodes for ``[a-z]+@...``.
+
+        >>> from fsmviz import Vocabulary
+        >>> vocab = Vocabulary.from_strings(["ab", "ba", "a", "c", "ca"], eos_token="</s>")
+        >>> trie = VocabTrie.build(vocab)
+        >>> letters = np.zeros(256, dtype=np.int64)
+        >>> letters[ord("c")] = 1          # class 0: a, b (and the rest); class 1: c
+        >>> merged = trie.merged(letters, np.array([True, True]))
+        >>> len(trie.byte), len(merged.byte)   # root a b c ab ba ca -> root A C AA CA
+        (7, 5)
+        >>> [vocab.token_text(int(t)) for t in merged.token_ids]  # by node, then id
+        ['a', 'c', 'ab', 'ba', 'ca']
+        """
+        num_classes = len(wanted)
+        parent_of, classes = [], [np.full(1, -1)]  # per level: each new node's parent, class
+        pairs_node, pairs_byte_node = [], []  # (merged node, original node) of token nodes
+        nodes = np.arange(self.first_child[0], self.first_child[0] + self.num_children[0])
+        parents = np.zeros(len(nodes), dtype=np.int64)  # merged node of each node's parent
+        size = 1
+        while nodes.size:
+            cls = byte_class[self.byte[nodes]]
+            keep = wanted[cls]
+            nodes, parents, cls = nodes[keep], parents[keep], cls[keep]
+            key = parents * num_classes + cls
+            unique, inverse = np.unique(key, return_inverse=True)
+            merged = inverse.ravel() + size
+            classes.append(unique % num_classes)
+            hit = self.has_token[nodes]
+            pairs_node.append(merged[hit])
+            pairs_byte_node.append(nodes[hit])
+            parent_of.append(unique // num_classes)
+            size += len(unique)
+            counts = self.num_children[nodes]
+            total = int(counts.sum())
+            ends = np.cumsum(counts)
+            children = np.repeat(self.first_child[nodes] - (ends - counts), counts)
+            nodes = children + np.arange(total)
+            parents = np.repeat(merged, counts)
+        parent = np.concatenate(parent_of) if parent_of else np.zeros(0, np.int64)
+        child_count = np.bincount(parent, minlength=size)
+        starts = np.searchsorted(parent, np.arange(size)) + 1  # parents ascending: consecutive
+        node = np.concatenate(pairs_node) if pairs_node else np.zeros(0, np.int64)
+        byte_node = np.concatenate(pairs_byte_node) if pairs_byte_node else np.zeros(0, np.int64)
+        per = self.token_start[byte_node + 1] - self.token_start[byte_node]
+        owner = np.repeat(node, per)
+        first = np.repeat(self.token_start[byte_node] - np.cumsum(per) + per, per)
+        tokens = self.token_ids[first + np.arange(int(per.sum()))]
+        order = np.lexsort((tokens, owner))
+        counts = np.bincount(owner, minlength=size)
+        token_start = np.zeros(size + 1, dtype=np.int32)
+        np.cumsum(counts, out=token_start[1:])
+        return VocabTrie(
+            first_child=np.where(child_count > 0, starts, 0).astype(np.int32),
+            num_children=child_count.astype(np.int32),
+            byte=np.concatenate(classes).astype(np.int32),
+            token_start=token_start,
+            token_ids=tokens[order].astype(np.int32),
+            has_token=counts > 0,
+            single_byte_tokens=self.single_byte_tokens,
+        )
 
     @staticmethod
     def build(vocab: Vocabulary) -> VocabTrie:
