@@ -99,10 +99,13 @@ def diagnose(
 
 
 def token_distances(index: TokenIndex) -> dict[int, int]:
-    """Fewest tokens from each state of ``index`` to an accepting state (0 when accepting).
+    """Fewest tokens from each state of ``index`` to an accepting state (0 when accepting),
+    for reading and printing.
 
-    States from which no match can be reached with this vocabulary are absent. A view of
-    ``TokenIndex.token_distances()`` (which computes all rows, once per index).
+    A view of ``TokenIndex.token_distances()`` (which computes all rows, once per index):
+    the states whose distance there is ``graph.UNREACHABLE`` (no match can be reached with
+    this vocabulary) are left out, so a missing key means unreachable. Code that computes
+    with distances should use the array and its sentinel.
     """
     distances = index.token_distances()
     return {s: int(distances[s]) for s in index.states if distances[s] != UNREACHABLE}
