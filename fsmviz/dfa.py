@@ -47,6 +47,7 @@ from interegular.patterns import (
 )
 
 from .graph import UNREACHABLE, backward_distances
+from .printable import LABEL_NAMES, escape_char
 from .syntax import RegexError, parse
 
 __all__ = ["CharClass", "Dfa", "Edge", "compile_regex", "MAX_POSITIONS", "MAX_STATES"]
@@ -608,18 +609,10 @@ def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple(clipped)
 
 
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\v": "\\v", " ": "␣", "\\": "\\\\"}
-
-
-def show_char(char: str, named: Mapping[str, str] = _NAMED) -> str:
+def show_char(char: str) -> str:
     """A character as it should appear in a label: ``\\n``, ``␣`` for space, ``\\x04``
-    (``named`` spells chosen characters; the rest are escaped only when unprintable)."""
-    if char in named:
-        return named[char]
-    if not char.isprintable():
-        code = ord(char)
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return char
+    (``fsmviz.printable`` with the labels' names)."""
+    return escape_char(char, LABEL_NAMES)
 
 
 def _show_set(chars: frozenset[str]) -> str:

@@ -38,6 +38,7 @@ import numpy as np
 import regex
 
 from .batching import Sequence
+from .dfa import SURROGATES
 from .index import IndexTooLarge, TokenIndex, build_index
 from .models import Model
 from .trace import Candidate, Step, StopReason, Trace
@@ -551,7 +552,7 @@ def _forced_text(index: TokenIndex, state: int) -> str:
         if cls.others or len(cls.chars) != 1:
             break
         char = next(iter(cls.chars))
-        if 0xD800 <= ord(char) <= 0xDFFF:
+        if SURROGATES[0] <= ord(char) <= SURROGATES[1]:
             break
         chars.append(char)
         state = target
