@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import regex
@@ -41,58 +41,61 @@ from .batching import Sequence
 from .dfa import SURROGATES
 from .index import IndexTooLarge, TokenIndex, build_index
 from .models import Model
-from .trace import Candidate, Step, StopReason, Trace
+from .trace import (
+    MAX_DRAFT_TOKENS,
+    MAX_TOKENS_LIMIT,
+    Candidate,
+    GenerationOptions,
+    Step,
+    StopReason,
+    Trace,
+)
 
-__all__ = ["GenerationOptions", "Stream", "generate", "stream", "MAX_TOKENS_LIMIT"]
+__all__ = [
+    "MAX_DRAFT_TOKENS",
+    "MAX_PROMPT_CHARS",
+    "MAX_TOKENS_LIMIT",
+    "GenerationOptions",
+    "Stream",
+    "generate",
+    "stream",
+]
 
-MAX_TOKENS_LIMIT = 1024
 TOP_CANDIDATES = 5
-MAX_DRAFT_TOKENS = 16
+MAX_PROMPT_CHARS = 4_000
+"""The longest prompt ``stream`` accepts, in characters (the page, the API and the command
+line alike): enough for a worked example or two, not a book to read before each run."""
 
 
-@dataclass(frozen=True)
-class GenerationOptions:
-    """The knobs of one generation, checked on construction."""
-
-    max_tokens: int = 64
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int = 0
-    chat: bool = True
-    prob_limit: float | None = None
-    fast_forward: bool = True
-    safe_end: bool = True
-    draft_tokens: int = 0
-    """Speculative drafts: up to this many tokens guessed by prompt lookup (what followed
-    the same words earlier in the prompt or output) fed in the same pass, and kept while
-    sampling agrees (same output distribution; greedy output unchanged). 0: off."""
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
-            raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}")
-        if not 0.0 <= self.temperature <= 10.0:
-            raise ValueError("temperature must be between 0 (greedy) and 10")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError("top_p must be in (0, 1]")
-        if self.prob_limit is not None and not 0.0 <= self.prob_limit <= 1.0:
-            raise ValueError("prob_limit must be between 0 and 1")
-        if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
-            raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
-
-
-def generate(model: Model, pattern: str | None, prompt: str, **options: object) -> Trace:
+def generate(
+    model: Model,
+    pattern: str | None,
+    prompt: str,
+    options: GenerationOptions | None = None,
+    **overrides: object,
+) -> Trace:
     """Run ``stream`` to the end and return the finished ``Trace``."""
-    run = stream(model, pattern, prompt, **options)
+    run = stream(model, pattern, prompt, options, **overrides)
     for _ in run:
         pass
     return run.trace()
 
 
-def stream(model: Model, pattern: str | None, prompt: str, **options: object) -> Stream:
+def stream(
+    model: Model,
+    pattern: str | None,
+    prompt: str,
+    options: GenerationOptions | None = None,
+    **overrides: object,
+) -> Stream:
     """Generate token by token, yielding a ``Step`` for each as soon as it exists.
-    ``pattern=None`` runs the same loop unconstrained. Raises ``RegexError`` for a bad
-    pattern and ``ValueError`` for bad options, before any work is done."""
-    opts = GenerationOptions(**options)  # type: ignore[arg-type]
+    ``pattern=None`` runs the same loop unconstrained.
+
+    The knobs come as a ``GenerationOptions`` record, as keyword arguments, or both (the
+    keywords win): ``stream(m, p, q, max_tokens=8)`` is ``stream(m, p, q,
+    GenerationOptions(max_tokens=8))``. Raises ``RegexError`` for a bad pattern and
+    ``ValueError`` for bad options or a bad prompt, before any work is done."""
+    opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
     notes: tuple[str, ...] = ()
@@ -106,10 +109,16 @@ def stream(model: Model, pattern: str | None, prompt: str, **options: object) ->
 
 
 def _check_prompt(prompt: str) -> None:
-    """A prompt must be text a tokenizer can encode: a lone surrogate (``"\\ud800"``, which
-    JSON can carry but UTF-8 cannot) would fail deep inside the tokenizer."""
+    """A prompt must be text of at most ``MAX_PROMPT_CHARS`` that a tokenizer can encode:
+    a lone surrogate (``"\\ud800"``, which JSON can carry but UTF-8 cannot) would fail deep
+    inside the tokenizer."""
     if not isinstance(prompt, str):
         raise ValueError("the prompt must be text")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ValueError(
+            f"the prompt is too long ({len(prompt):,} characters; the limit is "
+            f"{MAX_PROMPT_CHARS:,}): shorten it"
+        )
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -179,7 +188,7 @@ class Stream(Iterator[Step]):
             matched=matched,
             pattern=self.pattern,
             prompt=self.prompt,
-            options=asdict(self._run.opts),
+            options=self._run.opts,
             seconds=self._seconds or time.perf_counter() - self._started,
             notes=self.notes,
         )

@@ -85,8 +85,7 @@ def diagnose(
         if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
             raise ValueError("the trace's states do not belong to this pattern's index")
     if max_tokens is None and trace is not None:
-        value = trace.options.get("max_tokens") if trace.options else None
-        max_tokens = int(value) if isinstance(value, (int, float)) else None
+        max_tokens = trace.options.max_tokens if trace.options else None
     case = Case(pattern, index, vocab)
     found: list[Finding] = []
     if trace is not None:
