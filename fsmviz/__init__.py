@@ -22,6 +22,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .cache import clear_caches
 from .dfa import CharClass, Dfa, Edge, compile_regex
 from .diagnose import Finding, diagnose
 from .index import TokenIndex, build_index
@@ -87,6 +88,7 @@ __all__ = [
     "Trace",
     "Vocabulary",
     "build_index",
+    "clear_caches",
     "compile_regex",
     "diagnose",
     "generate",

@@ -51,3 +51,13 @@ def test_stream_takes_a_record_and_keywords_and_refuses_a_long_prompt(tiny):
         stream(tiny, None, "x" * (MAX_PROMPT_CHARS + 1))
     with pytest.raises(ValueError, match="max_tokens"):
         stream(tiny, None, "x", GenerationOptions(), max_tokens=0)
+
+
+def test_clear_caches_empties_the_engines_caches(bundled_vocab):
+    from fsmviz import build_index, clear_caches
+    from fsmviz.index import _INDEXES  # looks inside on purpose
+
+    build_index("[0-9]+", bundled_vocab)
+    assert len(_INDEXES) > 0
+    clear_caches()
+    assert len(_INDEXES) == 0
