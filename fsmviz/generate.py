@@ -9,7 +9,7 @@ The loop is the textbook one with a mask in the middle:
 3. mask every token the DFA forbids (``-inf``) and sample from what is left;
 4. move the DFA along the chosen token's bytes; yield a ``Step``.
 
-Three refinements make it end well and run fast:
+Four refinements make it end well and run fast:
 
 * **EOS only in accepting states**, and the run stops as ``accepted`` once the state
   accepts and nothing else may follow.
@@ -21,6 +21,14 @@ Three refinements make it end well and run fast:
   constant ``{"title": "`` of a JSON template — the text is appended without sampling,
   and all its tokens go through the model in a single forward pass. Those steps are
   marked ``forced``; their statistics still come from the model's logits.
+* **Drafts** (``draft_tokens``, off by default). Tokens guessed by prompt lookup ride in
+  the same pass after the forced ones; step 3 then runs at each draft's position in turn,
+  and a draft is kept while the sample equals it (``drafted`` steps), so one pass can
+  write several sampled tokens. The rejected rest is forgotten by the next pass.
+
+So each forward pass is planned as a ``_Pass`` record — what the model has not read yet,
+the forced tokens, the drafts, what to forget first — and ``_Run._loop`` is steps 2–4
+over its rows.
 
 ``stream`` keeps all per-call state (KV cache, random generator, DFA state) in the call,
 so one loaded ``Model`` can serve concurrent callers. The forward passes themselves go
@@ -32,7 +40,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import regex
@@ -227,6 +235,25 @@ def encode_prompt(model: Model, prompt: str, chat: bool) -> list[int]:
     return list(ids)
 
 
+@dataclass(frozen=True, eq=False)
+class _Pass:
+    """One forward pass, planned before it runs. It feeds ``pending`` (what the model has
+    not read yet: the prompt, or the token sampled last), the ``forced`` tokens (with the
+    state after each) and the ``drafts``; first it forgets ``drop`` tokens (the previous
+    pass's rejected drafts). ``carried``: the first forced token's logits, when the pass
+    before already computed them (its kept drafts ran into constant text)."""
+
+    pending: tuple[int, ...]
+    forced: tuple[tuple[int, int], ...]
+    drafts: tuple[int, ...]
+    drop: int = 0
+    carried: np.ndarray | None = None
+
+    @property
+    def feed(self) -> list[int]:
+        return [*self.pending, *(token for token, _ in self.forced), *self.drafts]
+
+
 class _Run:
     """One generation: everything here belongs to this call only."""
 
@@ -251,74 +278,102 @@ class _Run:
                 self.sequence.close()
 
     def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
-        """Each turn is one forward pass over: the token sampled last (the prompt at
-        first), the forced tokens after it, and the drafted tokens after those. It yields
-        the forced steps, then samples at each draft's position in turn, keeping drafts
-        while the sample equals them, and ends with one token the pass did not feed."""
+        """Each turn is one forward pass (a ``_Pass``): it yields the pass's forced steps,
+        then samples at each draft's position in turn, keeping drafts while the sample
+        equals them, and ends with one token the pass did not feed, which the next pass
+        feeds first."""
         state = self.index.initial_state if self.index else 0
-        pending, context = prompt_ids, list(prompt_ids)
-        done = drop = 0
-        carried = None  # (logits, forced chain) from the last pass, when it found a chain
+        context = list(prompt_ids)  # what the model has read or will: prompt, then output
+        written = 0
+        step_pass = self._plan(state, written, context, pending=tuple(prompt_ids))
         while True:
-            if carried is None:
-                forced = self._forced(state, self.opts.max_tokens - done) if self.index else []
-            else:
-                forced = carried[1]
-            context += [t for t, _ in forced]
-            end = forced[-1][1] if forced else state
-            drafts = self._drafts(context, end, self.opts.max_tokens - done - len(forced))
-            feed = pending + [t for t, _ in forced] + drafts
-            rows = len(forced) + len(drafts) + 1
-            if carried is None:
-                logits = self._forward(feed, rows, drop)
-            else:
-                logits = np.concatenate([carried[0][None], self._forward(feed, rows - 1, drop)])
-                carried = None
-            for j, (token, after) in enumerate(forced):
-                done += 1
-                step = self._step(done - 1, logits[j], state, token, after, forced=True)
-                state = after
-                self.stop_reason = self._stop_after(token, state, done)
+            logits = self._feed(step_pass)
+            for (token, after), row in zip(step_pass.forced, logits, strict=False):
+                step = self._step(written, row, state, token, after, forced=True)
+                state, written = after, written + 1
+                context.append(token)
+                self.stop_reason = self._stop_after(token, state, written)
                 yield step
                 if self.stop_reason:
                     return
-            for i, row in enumerate(logits[len(forced) :]):
-                chain = self._forced(state, self.opts.max_tokens - done) if i and self.index else []
+            drafts = step_pass.drafts
+            for i, row in enumerate(logits[len(step_pass.forced) :]):
+                budget = self.opts.max_tokens - written
+                chain = self._forced(state, budget) if i and self.index else []
                 if chain:
                     # Kept drafts reached constant text: fast-forward it in the next pass,
                     # exactly as without drafts (this row gives its first token's numbers).
-                    drop, pending, carried = len(drafts) - i, [], (row, chain)
+                    step_pass = self._plan(
+                        state, written, context, drop=len(drafts) - i, carried=row, chain=chain
+                    )
                     break
                 draft = drafts[i] if i < len(drafts) else None
-                if done >= self.opts.max_tokens:
-                    self.stop_reason = "max_tokens"
+                step = self._sampled(row, state, written, draft)
+                if step is None:
                     return
-                allowed = self._allowed(state)
-                if allowed is None:
-                    self.stop_reason = "dead_end"  # no token can follow, and no match so far
-                    return
-                probs = self._distribution(row)
-                valid_mass = _mass(probs, allowed)
-                limit = self.opts.prob_limit
-                if limit is not None and self._accepting(state) and valid_mass < limit:
-                    self.stop_reason = "prob_limit"
-                    return
-                token = self._sample(row, self._safe(allowed, state, done), draft)
-                after = self.index.next_state(state, token) if self.index else 0
-                done += 1
-                step = self._step(
-                    done - 1, row, state, token, after, probs, valid_mass, drafted=token == draft
-                )
-                state = after
-                context.append(token)
-                self.stop_reason = self._stop_after(token, state, done)
+                state, written = step.state_after, written + 1
+                context.append(step.token_id)
+                self.stop_reason = self._stop_after(step.token_id, state, written)
                 yield step
                 if self.stop_reason:
                     return
-                if token != draft:  # a rejected draft (or the pass's last row): its
-                    drop = len(drafts) - i  # wrong drafts leave the cache next pass
-                    pending = [token]
+                if step.token_id != draft:  # a rejected draft (or the pass's last row):
+                    step_pass = self._plan(  # its wrong drafts leave the cache next pass
+                        state, written, context, pending=(step.token_id,), drop=len(drafts) - i
+                    )
                     break
+
+    def _plan(
+        self,
+        state: int,
+        written: int,
+        context: list[int],
+        pending: tuple[int, ...] = (),
+        drop: int = 0,
+        carried: np.ndarray | None = None,
+        chain: list[tuple[int, int]] | None = None,
+    ) -> _Pass:
+        """The next pass from ``state``, ``written`` tokens written so far: the forced
+        chain (``chain`` when the last pass found it), then drafts guessed after it."""
+        budget = self.opts.max_tokens - written
+        if chain is None:
+            chain = self._forced(state, budget) if self.index else []
+        forced = tuple(chain)
+        end = forced[-1][1] if forced else state
+        ahead = [*context, *(token for token, _ in forced)]
+        drafts = tuple(self._drafts(ahead, end, budget - len(forced)))
+        return _Pass(pending, forced, drafts, drop, carried)
+
+    def _feed(self, step_pass: _Pass) -> np.ndarray:
+        """Run the pass: one row of logits per forced token, per draft, and for the token
+        after them (the first row carried over from the pass before, when there is one)."""
+        rows = len(step_pass.forced) + len(step_pass.drafts) + 1
+        if step_pass.carried is None:
+            return self._forward(step_pass.feed, rows, step_pass.drop)
+        fresh = self._forward(step_pass.feed, rows - 1, step_pass.drop)
+        return np.concatenate([step_pass.carried[None], fresh])
+
+    def _sampled(self, row: np.ndarray, state: int, written: int, draft: int | None) -> Step | None:
+        """The step sampled from ``row`` (keeping ``draft`` when sampling agrees), or None
+        when the run stops before it (``stop_reason`` says why)."""
+        if written >= self.opts.max_tokens:
+            self.stop_reason = "max_tokens"
+            return None
+        allowed = self._allowed(state)
+        if allowed is None:
+            self.stop_reason = "dead_end"  # no token can follow, and no match so far
+            return None
+        probs = self._distribution(row)
+        valid_mass = _mass(probs, allowed)
+        limit = self.opts.prob_limit
+        if limit is not None and self._accepting(state) and valid_mass < limit:
+            self.stop_reason = "prob_limit"
+            return None
+        token = self._sample(row, self._safe(allowed, state, written), draft)
+        after = self.index.next_state(state, token) if self.index else 0
+        return self._step(
+            written, row, state, token, after, probs, valid_mass, drafted=token == draft
+        )
 
     # --- pieces ---------------------------------------------------------------------------
 
