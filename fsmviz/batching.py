@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["ForwardPassError", "ForwardPasses", "Sequence"]
+__all__ = ["ForwardPassError", "ForwardPasses", "Sequence", "left_padded"]
 
 GATHER_SECONDS = 0.04
 """How long a group step may wait for every row of the group to ask. Between two steps
@@ -57,13 +57,13 @@ class ForwardPassError(RuntimeError):
     """A forward pass failed (out of memory, most often); the message says what to do."""
 
 
-def _explain(error: BaseException, tokens: int, rows: int) -> ForwardPassError:
+def _explain(error: BaseException, tokens: int, generations: int) -> ForwardPassError:
     if isinstance(error, ForwardPassError):
         return error
     what = f"{type(error).__name__}: {error}"
     if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
         return ForwardPassError(
-            f"the model ran out of memory ({tokens:,} tokens in context, {rows} generations "
+            f"the model ran out of memory ({tokens:,} tokens in context, {generations} generations "
             "in the batch): ask for fewer tokens or a shorter prompt, or try again when "
             f"fewer people are generating ({what})"
         )
@@ -243,15 +243,9 @@ class ForwardPasses:
     def _prompts_together(self, jobs: list[_Job]) -> None:
         """Several prompts in one pass, left-padded to a common width (pad positions are
         masked and get position 0), then into the group as new rows."""
-        width = max(len(job.ids) for job in jobs)
-        input_ids = torch.zeros((len(jobs), width), dtype=torch.long, device=self.device)
-        mask = torch.zeros((len(jobs), width), dtype=torch.long, device=self.device)
-        positions = torch.zeros((len(jobs), width), dtype=torch.long, device=self.device)
-        for r, job in enumerate(jobs):
-            n = len(job.ids)
-            input_ids[r, width - n :] = torch.tensor(job.ids, device=self.device)
-            mask[r, width - n :] = 1
-            positions[r, width - n :] = torch.arange(n, device=self.device)
+        input_ids, mask, positions = (
+            torch.as_tensor(a, device=self.device) for a in left_padded([job.ids for job in jobs])
+        )
         out = self.net(
             input_ids=input_ids,
             attention_mask=mask,
@@ -284,6 +278,9 @@ class _Group:
 
     def __init__(self) -> None:
         self.rows: list[Sequence] = []
+        """The grouped sequences, by row: ``rows[i]`` is row ``i`` of the batch (its
+        ``Sequence.row``). In this module a *row* is always one sequence's line of the
+        batch: of the cache, the mask, the input ids and the logits."""
         self.cache: Any = None  # a DynamicCache with one row per sequence
         self.mask: torch.Tensor | None = None  # (rows, columns): 1 where a row's token is
 
@@ -400,6 +397,28 @@ class _Group:
             layer.values = _pad_left(layer.values, extra)
         zeros = torch.zeros((self.mask.shape[0], extra), dtype=torch.long, device=self.mask.device)
         self.mask = torch.cat([zeros, self.mask], dim=1)
+
+
+def left_padded(sequences: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token ids, attention mask and positions of ``sequences`` as one batch: a row per
+    sequence, each ending at the right edge, so the next token of every row lands in the
+    same column. Pads are masked (0) and get id 0 and position 0; real tokens count their
+    positions from 0, as if each row were alone.
+
+    >>> ids, mask, positions = left_padded([[5, 6, 7], [8]])
+    >>> ids.tolist(), mask.tolist(), positions.tolist()
+    ([[5, 6, 7], [0, 0, 8]], [[1, 1, 1], [0, 0, 1]], [[0, 1, 2], [0, 0, 0]])
+    """
+    width = max(len(ids) for ids in sequences)
+    ids = np.zeros((len(sequences), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    positions = np.zeros_like(ids)
+    for row, tokens in enumerate(sequences):
+        start = width - len(tokens)
+        ids[row, start:] = tokens
+        mask[row, start:] = 1
+        positions[row, start:] = np.arange(len(tokens))
+    return ids, mask, positions
 
 
 def _group_steps(jobs: list[_Job]) -> int:
