@@ -442,28 +442,8 @@ class _Run:
         return mask
 
     def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
-        """A token from the masked distribution. Given a ``draft``, the same distribution
-        through speculative sampling: keep the draft with its probability q, else draw
-        from the rest (greedy: keep it exactly when it is the argmax)."""
-        masked = np.where(mask, logits, -np.inf)
-        if self.opts.temperature == 0:
-            return int(np.argmax(masked))
-        probs = _softmax(masked / self.opts.temperature)
-        if self.opts.top_p < 1.0:
-            order = np.argsort(-probs, kind="stable")
-            before = np.cumsum(probs[order]) - probs[order]  # mass of the likelier tokens
-            nucleus = np.zeros_like(probs)
-            nucleus[order[before < self.opts.top_p]] = 1.0
-            probs = probs * nucleus
-        if draft is not None:
-            probs = probs / probs.sum(dtype=np.float64)
-            if self.rng.random() < probs[draft]:
-                return draft
-            probs[draft] = 0.0
-        # Inverse-CDF sampling: one uniform draw from the seeded generator.
-        cumulative = np.cumsum(probs, dtype=np.float64)
-        index = np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")
-        return int(min(index, len(cumulative) - 1))
+        """``sample`` with this run's options and seeded generator."""
+        return sample(logits, mask, self.opts, self.rng, draft)
 
     def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         """The tokens of the only possible continuation from ``state`` (fast-forward), as
@@ -563,6 +543,37 @@ class _Run:
             token_bytes=b"" if token == self.eos else _bytes(vocab, token),
             is_eos=token == self.eos,
         )
+
+
+def sample(
+    logits: np.ndarray,
+    mask: np.ndarray,
+    opts: GenerationOptions,
+    rng: np.random.Generator,
+    draft: int | None = None,
+) -> int:
+    """A token from the masked distribution. Given a ``draft``, the same distribution
+    through speculative sampling: keep the draft with its probability q, else draw
+    from the rest (greedy: keep it exactly when it is the argmax)."""
+    masked = np.where(mask, logits, -np.inf)
+    if opts.temperature == 0:
+        return int(np.argmax(masked))
+    probs = _softmax(masked / opts.temperature)
+    if opts.top_p < 1.0:
+        order = np.argsort(-probs, kind="stable")
+        before = np.cumsum(probs[order]) - probs[order]  # mass of the likelier tokens
+        nucleus = np.zeros_like(probs)
+        nucleus[order[before < opts.top_p]] = 1.0
+        probs = probs * nucleus
+    if draft is not None:
+        probs = probs / probs.sum(dtype=np.float64)
+        if rng.random() < probs[draft]:
+            return draft
+        probs[draft] = 0.0
+    # Inverse-CDF sampling: one uniform draw from the seeded generator.
+    cumulative = np.cumsum(probs, dtype=np.float64)
+    index = np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")
+    return int(min(index, len(cumulative) - 1))
 
 
 def lookup(context: list[int], count: int, longest: int = 3, shortest: int = 2) -> list[int]:
