@@ -163,32 +163,13 @@ class ForwardPasses:
 
     def _serve(self) -> None:
         while True:
-            jobs = self._gather()
+            jobs = _gather(self._jobs, len(self._group.rows))
             try:
                 self._run(jobs)
             except BaseException as error:  # noqa: BLE001 - a group step failed: every
                 self._fail(jobs, error)  # waiter must hear of it
             for job in jobs:
                 job.done.set()
-
-    def _gather(self) -> list[_Job]:
-        """The next job, and those that arrive while the group's members catch up: wait
-        (at most ``GATHER_SECONDS``) for every row of the group."""
-        jobs = [self._jobs.get()]
-        deadline = time.monotonic() + GATHER_SECONDS
-        while _group_steps(jobs) < len(self._group.rows):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                jobs.append(self._jobs.get(timeout=remaining))
-            except queue.Empty:
-                break
-        while True:  # and whatever else is already there
-            try:
-                jobs.append(self._jobs.get_nowait())
-            except queue.Empty:
-                return jobs
 
     @torch.inference_mode()
     def _run(self, jobs: list[_Job]) -> None:
@@ -419,6 +400,27 @@ def left_padded(sequences: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.
         mask[row, start:] = 1
         positions[row, start:] = np.arange(len(tokens))
     return ids, mask, positions
+
+
+def _gather(waiting: queue.SimpleQueue[_Job], group_size: int) -> list[_Job]:
+    """The next job, and those that arrive while the group's rows catch up: wait (at most
+    ``GATHER_SECONDS``) until each of the ``group_size`` rows asked, then take whatever
+    else is already there."""
+    jobs = [waiting.get()]
+    deadline = time.monotonic() + GATHER_SECONDS
+    while _group_steps(jobs) < group_size:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            jobs.append(waiting.get(timeout=remaining))
+        except queue.Empty:
+            break
+    while True:
+        try:
+            jobs.append(waiting.get_nowait())
+        except queue.Empty:
+            return jobs
 
 
 def _group_steps(jobs: list[_Job]) -> int:
