@@ -18,24 +18,26 @@ and never the other way round. ``import fsmviz`` loads no torch, gradio or plotl
 generation names (``load_model``, ``generate``, ``stream``…) import torch on first use.
 """
 
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .cache import clear_caches
 from .dfa import CharClass, Dfa, Edge, compile_regex
 from .diagnose import Finding, diagnose
 from .index import TokenIndex, build_index
 from .syntax import RegexError
-from .trace import Candidate, Step, Trace
+from .trace import Candidate, GenerationOptions, Step, Trace
 from .vocab import Vocabulary
 
 if TYPE_CHECKING:
-    from .generate import GenerationOptions, Stream, generate, stream
+    from .generate import Stream, generate, stream
     from .models import Model, ModelLoadError, load_model
     from .schema import SchemaError, regex_from_schema
 
 # The generation names need torch and transformers, which take seconds to import; someone
 # who only wants ``build_index`` should not pay for them. They load on first use.
 _LAZY = {
-    "GenerationOptions": "generate",
     "Stream": "generate",
     "generate": "generate",
     "stream": "generate",
@@ -46,6 +48,21 @@ _LAZY = {
     "SchemaError": "schema",
     "regex_from_schema": "schema",
 }
+
+
+class _Package(ModuleType):
+    """``fsmviz`` itself. Importing the submodule ``fsmviz.generate`` (as ``from
+    fsmviz.generate import …`` does) would set the package's attribute ``generate`` to that
+    module, hiding the function ``fsmviz.generate`` for every later ``from fsmviz import
+    generate``; the function keeps the name (the module stays in ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if _LAZY.get(name) == name and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> object:
@@ -76,6 +93,7 @@ __all__ = [
     "Trace",
     "Vocabulary",
     "build_index",
+    "clear_caches",
     "compile_regex",
     "diagnose",
     "generate",

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["ForwardPassError", "ForwardPasses", "Sequence"]
+__all__ = ["ForwardPassError", "ForwardPasses", "Sequence", "left_padded"]
 
 GATHER_SECONDS = 0.04
 """How long a group step may wait for every row of the group to ask. Between two steps
@@ -57,13 +57,13 @@ class ForwardPassError(RuntimeError):
     """A forward pass failed (out of memory, most often); the message says what to do."""
 
 
-def _explain(error: BaseException, tokens: int, rows: int) -> ForwardPassError:
+def _explain(error: BaseException, tokens: int, generations: int) -> ForwardPassError:
     if isinstance(error, ForwardPassError):
         return error
     what = f"{type(error).__name__}: {error}"
     if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
         return ForwardPassError(
-            f"the model ran out of memory ({tokens:,} tokens in context, {rows} generations "
+            f"the model ran out of memory ({tokens:,} tokens in context, {generations} generations "
             "in the batch): ask for fewer tokens or a shorter prompt, or try again when "
             f"fewer people are generating ({what})"
         )
@@ -163,32 +163,13 @@ class ForwardPasses:
 
     def _serve(self) -> None:
         while True:
-            jobs = self._gather()
+            jobs = _gather(self._jobs, len(self._group.rows))
             try:
                 self._run(jobs)
             except BaseException as error:  # noqa: BLE001 - a group step failed: every
                 self._fail(jobs, error)  # waiter must hear of it
             for job in jobs:
                 job.done.set()
-
-    def _gather(self) -> list[_Job]:
-        """The next job, and those that arrive while the group's members catch up: wait
-        (at most ``GATHER_SECONDS``) for every row of the group."""
-        jobs = [self._jobs.get()]
-        deadline = time.monotonic() + GATHER_SECONDS
-        while _group_steps(jobs) < len(self._group.rows):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                jobs.append(self._jobs.get(timeout=remaining))
-            except queue.Empty:
-                break
-        while True:  # and whatever else is already there
-            try:
-                jobs.append(self._jobs.get_nowait())
-            except queue.Empty:
-                return jobs
 
     @torch.inference_mode()
     def _run(self, jobs: list[_Job]) -> None:
@@ -243,15 +224,9 @@ class ForwardPasses:
     def _prompts_together(self, jobs: list[_Job]) -> None:
         """Several prompts in one pass, left-padded to a common width (pad positions are
         masked and get position 0), then into the group as new rows."""
-        width = max(len(job.ids) for job in jobs)
-        input_ids = torch.zeros((len(jobs), width), dtype=torch.long, device=self.device)
-        mask = torch.zeros((len(jobs), width), dtype=torch.long, device=self.device)
-        positions = torch.zeros((len(jobs), width), dtype=torch.long, device=self.device)
-        for r, job in enumerate(jobs):
-            n = len(job.ids)
-            input_ids[r, width - n :] = torch.tensor(job.ids, device=self.device)
-            mask[r, width - n :] = 1
-            positions[r, width - n :] = torch.arange(n, device=self.device)
+        input_ids, mask, positions = (
+            torch.as_tensor(a, device=self.device) for a in left_padded([job.ids for job in jobs])
+        )
         out = self.net(
             input_ids=input_ids,
             attention_mask=mask,
@@ -284,6 +259,9 @@ class _Group:
 
     def __init__(self) -> None:
         self.rows: list[Sequence] = []
+        """The grouped sequences, by row: ``rows[i]`` is row ``i`` of the batch (its
+        ``Sequence.row``). In this module a *row* is always one sequence's line of the
+        batch: of the cache, the mask, the input ids and the logits."""
         self.cache: Any = None  # a DynamicCache with one row per sequence
         self.mask: torch.Tensor | None = None  # (rows, columns): 1 where a row's token is
 
@@ -400,6 +378,49 @@ class _Group:
             layer.values = _pad_left(layer.values, extra)
         zeros = torch.zeros((self.mask.shape[0], extra), dtype=torch.long, device=self.mask.device)
         self.mask = torch.cat([zeros, self.mask], dim=1)
+
+
+def left_padded(sequences: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token ids, attention mask and positions of ``sequences`` as one batch: a row per
+    sequence, each ending at the right edge, so the next token of every row lands in the
+    same column. Pads are masked (0) and get id 0 and position 0; real tokens count their
+    positions from 0, as if each row were alone.
+
+    >>> ids, mask, positions = left_padded([[5, 6, 7], [8]])
+    >>> ids.tolist(), mask.tolist(), positions.tolist()
+    ([[5, 6, 7], [0, 0, 8]], [[1, 1, 1], [0, 0, 1]], [[0, 1, 2], [0, 0, 0]])
+    """
+    width = max(len(ids) for ids in sequences)
+    ids = np.zeros((len(sequences), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    positions = np.zeros_like(ids)
+    for row, tokens in enumerate(sequences):
+        start = width - len(tokens)
+        ids[row, start:] = tokens
+        mask[row, start:] = 1
+        positions[row, start:] = np.arange(len(tokens))
+    return ids, mask, positions
+
+
+def _gather(waiting: queue.SimpleQueue[_Job], group_size: int) -> list[_Job]:
+    """The next job, and those that arrive while the group's rows catch up: wait (at most
+    ``GATHER_SECONDS``) until each of the ``group_size`` rows asked, then take whatever
+    else is already there."""
+    jobs = [waiting.get()]
+    deadline = time.monotonic() + GATHER_SECONDS
+    while _group_steps(jobs) < group_size:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            jobs.append(waiting.get(timeout=remaining))
+        except queue.Empty:
+            break
+    while True:
+        try:
+            jobs.append(waiting.get_nowait())
+        except queue.Empty:
+            return jobs
 
 
 def _group_steps(jobs: list[_Job]) -> int:

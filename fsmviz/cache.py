@@ -1,4 +1,9 @@
-"""A small thread-safe LRU cache: the only kind of shared state the engine keeps."""
+"""A small thread-safe LRU cache: the only kind of shared state the engine keeps.
+
+Every ``BoundedCache`` signs itself in to a weak set here, so ``clear_caches()`` can empty
+them all (built indexes, vocabulary tries, loaded models, drawn SVGs…) without anyone
+naming them: tests and benchmarks that need a cold start call it.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,26 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from threading import Lock
 from typing import Generic, TypeVar
+from weakref import WeakSet
 
 V = TypeVar("V")
 
-__all__ = ["BoundedCache"]
+__all__ = ["BoundedCache", "clear_caches"]
+
+_ALL: WeakSet[BoundedCache] = WeakSet()
+
+
+def clear_caches() -> None:
+    """Empty every ``BoundedCache`` (the next call builds or loads afresh).
+
+    >>> squares: BoundedCache[int] = BoundedCache(maxsize=2)
+    >>> squares.get_or_build(3, lambda: 9), len(squares)
+    (9, 1)
+    >>> clear_caches(); len(squares)
+    0
+    """
+    for cache in list(_ALL):
+        cache.clear()
 
 
 class BoundedCache(Generic[V]):
@@ -20,6 +41,7 @@ class BoundedCache(Generic[V]):
         self.maxsize = maxsize
         self._items: OrderedDict[Hashable, V] = OrderedDict()
         self._lock = Lock()
+        _ALL.add(self)
 
     def get_or_build(self, key: Hashable, build: Callable[[], V]) -> V:
         with self._lock:

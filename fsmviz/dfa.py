@@ -46,6 +46,8 @@ from interegular.patterns import (
     _Repeated,
 )
 
+from .graph import UNREACHABLE, backward_distances
+from .printable import LABEL_NAMES, escape_char
 from .syntax import RegexError, parse
 
 __all__ = ["CharClass", "Dfa", "Edge", "compile_regex", "MAX_POSITIONS", "MAX_STATES"]
@@ -190,24 +192,13 @@ class Dfa:
         }
 
     def distances(self) -> list[int]:
-        """Fewest characters from each state to an accepting state (0 when accepting)."""
-        reverse: dict[int, set[int]] = {s: set() for s in self.states}
-        for s in self.states:
-            for t in self.transitions[s].values():
-                reverse[t].add(s)
-        dist = [-1] * self.num_states
-        frontier = sorted(self.accepting)
-        for s in frontier:
-            dist[s] = 0
-        while frontier:
-            nxt = []
-            for t in frontier:
-                for s in reverse[t]:
-                    if dist[s] < 0:
-                        dist[s] = dist[t] + 1
-                        nxt.append(s)
-            frontier = nxt
-        return dist
+        """Fewest characters from each state to an accepting state: 0 when accepting,
+        ``graph.UNREACHABLE`` when none can be reached (only the start state of a pattern
+        that matches nothing: every other state of a compiled DFA can still finish)."""
+        transitions = self.transitions
+        return backward_distances(
+            self.num_states, lambda s: transitions[s].values(), self.accepting
+        ).tolist()
 
 
 def compile_regex(pattern: str) -> Dfa:
@@ -494,18 +485,8 @@ def _prune_dead(
     accepting: set[int], transitions: list[dict[int, int]]
 ) -> tuple[set[int], list[dict[int, int]]]:
     """Drop states from which no accepting state is reachable (keeping state 0)."""
-    reverse: list[list[int]] = [[] for _ in transitions]
-    for s, row in enumerate(transitions):
-        for t in row.values():
-            reverse[t].append(s)
-    live = set(accepting)
-    stack = list(accepting)
-    while stack:
-        for s in reverse[stack.pop()]:
-            if s not in live:
-                live.add(s)
-                stack.append(s)
-    live.add(0)
+    far = backward_distances(len(transitions), lambda s: transitions[s].values(), accepting)
+    live = {s for s in range(len(transitions)) if far[s] != UNREACHABLE} | {0}
     keep = sorted(live)
     renumber = {s: i for i, s in enumerate(keep)}
     pruned = [{k: renumber[t] for k, t in transitions[s].items() if t in live} for s in keep]
@@ -628,18 +609,10 @@ def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple(clipped)
 
 
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\v": "\\v", " ": "␣", "\\": "\\\\"}
-
-
-def show_char(char: str, named: Mapping[str, str] = _NAMED) -> str:
+def show_char(char: str) -> str:
     """A character as it should appear in a label: ``\\n``, ``␣`` for space, ``\\x04``
-    (``named`` spells chosen characters; the rest are escaped only when unprintable)."""
-    if char in named:
-        return named[char]
-    if not char.isprintable():
-        code = ord(char)
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return char
+    (``fsmviz.printable`` with the labels' names)."""
+    return escape_char(char, LABEL_NAMES)
 
 
 def _show_set(chars: frozenset[str]) -> str:

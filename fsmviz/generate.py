@@ -9,7 +9,7 @@ The loop is the textbook one with a mask in the middle:
 3. mask every token the DFA forbids (``-inf``) and sample from what is left;
 4. move the DFA along the chosen token's bytes; yield a ``Step``.
 
-Three refinements make it end well and run fast:
+Four refinements make it end well and run fast:
 
 * **EOS only in accepting states**, and the run stops as ``accepted`` once the state
   accepts and nothing else may follow.
@@ -21,6 +21,14 @@ Three refinements make it end well and run fast:
   constant ``{"title": "`` of a JSON template — the text is appended without sampling,
   and all its tokens go through the model in a single forward pass. Those steps are
   marked ``forced``; their statistics still come from the model's logits.
+* **Drafts** (``draft_tokens``, off by default). Tokens guessed by prompt lookup ride in
+  the same pass after the forced ones; step 3 then runs at each draft's position in turn,
+  and a draft is kept while the sample equals it (``drafted`` steps), so one pass can
+  write several sampled tokens. The rejected rest is forgotten by the next pass.
+
+So each forward pass is planned as a ``_Pass`` record — what the model has not read yet,
+the forced tokens, the drafts, what to forget first — and ``_Run._loop`` is steps 2–4
+over its rows.
 
 ``stream`` keeps all per-call state (KV cache, random generator, DFA state) in the call,
 so one loaded ``Model`` can serve concurrent callers. The forward passes themselves go
@@ -32,66 +40,70 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import regex
 
 from .batching import Sequence
+from .dfa import SURROGATES
 from .index import IndexTooLarge, TokenIndex, build_index
 from .models import Model
-from .trace import Candidate, Step, StopReason, Trace
+from .trace import (
+    MAX_DRAFT_TOKENS,
+    MAX_TOKENS_LIMIT,
+    Candidate,
+    GenerationOptions,
+    Step,
+    StopReason,
+    Trace,
+)
 
-__all__ = ["GenerationOptions", "Stream", "generate", "stream", "MAX_TOKENS_LIMIT"]
+__all__ = [
+    "MAX_DRAFT_TOKENS",
+    "MAX_PROMPT_CHARS",
+    "MAX_TOKENS_LIMIT",
+    "GenerationOptions",
+    "Stream",
+    "generate",
+    "stream",
+]
 
-MAX_TOKENS_LIMIT = 1024
 TOP_CANDIDATES = 5
-MAX_DRAFT_TOKENS = 16
+MAX_PROMPT_CHARS = 4_000
+"""The longest prompt ``stream`` accepts, in characters (the page, the API and the command
+line alike): enough for a worked example or two, not a book to read before each run."""
 
 
-@dataclass(frozen=True)
-class GenerationOptions:
-    """The knobs of one generation, checked on construction."""
-
-    max_tokens: int = 64
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int = 0
-    chat: bool = True
-    prob_limit: float | None = None
-    fast_forward: bool = True
-    safe_end: bool = True
-    draft_tokens: int = 0
-    """Speculative drafts: up to this many tokens guessed by prompt lookup (what followed
-    the same words earlier in the prompt or output) fed in the same pass, and kept while
-    sampling agrees (same output distribution; greedy output unchanged). 0: off."""
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
-            raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}")
-        if not 0.0 <= self.temperature <= 10.0:
-            raise ValueError("temperature must be between 0 (greedy) and 10")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError("top_p must be in (0, 1]")
-        if self.prob_limit is not None and not 0.0 <= self.prob_limit <= 1.0:
-            raise ValueError("prob_limit must be between 0 and 1")
-        if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
-            raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
-
-
-def generate(model: Model, pattern: str | None, prompt: str, **options: object) -> Trace:
+def generate(
+    model: Model,
+    pattern: str | None,
+    prompt: str,
+    options: GenerationOptions | None = None,
+    **overrides: object,
+) -> Trace:
     """Run ``stream`` to the end and return the finished ``Trace``."""
-    run = stream(model, pattern, prompt, **options)
+    run = stream(model, pattern, prompt, options, **overrides)
     for _ in run:
         pass
     return run.trace()
 
 
-def stream(model: Model, pattern: str | None, prompt: str, **options: object) -> Stream:
+def stream(
+    model: Model,
+    pattern: str | None,
+    prompt: str,
+    options: GenerationOptions | None = None,
+    **overrides: object,
+) -> Stream:
     """Generate token by token, yielding a ``Step`` for each as soon as it exists.
-    ``pattern=None`` runs the same loop unconstrained. Raises ``RegexError`` for a bad
-    pattern and ``ValueError`` for bad options, before any work is done."""
-    opts = GenerationOptions(**options)  # type: ignore[arg-type]
+    ``pattern=None`` runs the same loop unconstrained.
+
+    The knobs come as a ``GenerationOptions`` record, as keyword arguments, or both (the
+    keywords win): ``stream(m, p, q, max_tokens=8)`` is ``stream(m, p, q,
+    GenerationOptions(max_tokens=8))``. Raises ``RegexError`` for a bad pattern and
+    ``ValueError`` for bad options or a bad prompt, before any work is done."""
+    opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
     notes: tuple[str, ...] = ()
@@ -105,10 +117,16 @@ def stream(model: Model, pattern: str | None, prompt: str, **options: object) ->
 
 
 def _check_prompt(prompt: str) -> None:
-    """A prompt must be text a tokenizer can encode: a lone surrogate (``"\\ud800"``, which
-    JSON can carry but UTF-8 cannot) would fail deep inside the tokenizer."""
+    """A prompt must be text of at most ``MAX_PROMPT_CHARS`` that a tokenizer can encode:
+    a lone surrogate (``"\\ud800"``, which JSON can carry but UTF-8 cannot) would fail deep
+    inside the tokenizer."""
     if not isinstance(prompt, str):
         raise ValueError("the prompt must be text")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ValueError(
+            f"the prompt is too long ({len(prompt):,} characters; the limit is "
+            f"{MAX_PROMPT_CHARS:,}): shorten it"
+        )
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -178,7 +196,7 @@ class Stream(Iterator[Step]):
             matched=matched,
             pattern=self.pattern,
             prompt=self.prompt,
-            options=asdict(self._run.opts),
+            options=self._run.opts,
             seconds=self._seconds or time.perf_counter() - self._started,
             notes=self.notes,
         )
@@ -217,6 +235,25 @@ def encode_prompt(model: Model, prompt: str, chat: bool) -> list[int]:
     return list(ids)
 
 
+@dataclass(frozen=True, eq=False)
+class _Pass:
+    """One forward pass, planned before it runs. It feeds ``pending`` (what the model has
+    not read yet: the prompt, or the token sampled last), the ``forced`` tokens (with the
+    state after each) and the ``drafts``; first it forgets ``drop`` tokens (the previous
+    pass's rejected drafts). ``carried``: the first forced token's logits, when the pass
+    before already computed them (its kept drafts ran into constant text)."""
+
+    pending: tuple[int, ...]
+    forced: tuple[tuple[int, int], ...]
+    drafts: tuple[int, ...]
+    drop: int = 0
+    carried: np.ndarray | None = None
+
+    @property
+    def feed(self) -> list[int]:
+        return [*self.pending, *(token for token, _ in self.forced), *self.drafts]
+
+
 class _Run:
     """One generation: everything here belongs to this call only."""
 
@@ -241,74 +278,102 @@ class _Run:
                 self.sequence.close()
 
     def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
-        """Each turn is one forward pass over: the token sampled last (the prompt at
-        first), the forced tokens after it, and the drafted tokens after those. It yields
-        the forced steps, then samples at each draft's position in turn, keeping drafts
-        while the sample equals them, and ends with one token the pass did not feed."""
+        """Each turn is one forward pass (a ``_Pass``): it yields the pass's forced steps,
+        then samples at each draft's position in turn, keeping drafts while the sample
+        equals them, and ends with one token the pass did not feed, which the next pass
+        feeds first."""
         state = self.index.initial_state if self.index else 0
-        pending, context = prompt_ids, list(prompt_ids)
-        done = drop = 0
-        carried = None  # (logits, forced chain) from the last pass, when it found a chain
+        context = list(prompt_ids)  # what the model has read or will: prompt, then output
+        written = 0
+        step_pass = self._plan(state, written, context, pending=tuple(prompt_ids))
         while True:
-            if carried is None:
-                forced = self._forced(state, self.opts.max_tokens - done) if self.index else []
-            else:
-                forced = carried[1]
-            context += [t for t, _ in forced]
-            end = forced[-1][1] if forced else state
-            drafts = self._drafts(context, end, self.opts.max_tokens - done - len(forced))
-            feed = pending + [t for t, _ in forced] + drafts
-            rows = len(forced) + len(drafts) + 1
-            if carried is None:
-                logits = self._forward(feed, rows, drop)
-            else:
-                logits = np.concatenate([carried[0][None], self._forward(feed, rows - 1, drop)])
-                carried = None
-            for j, (token, after) in enumerate(forced):
-                done += 1
-                step = self._step(done - 1, logits[j], state, token, after, forced=True)
-                state = after
-                self.stop_reason = self._stop_after(token, state, done)
+            logits = self._feed(step_pass)
+            for (token, after), row in zip(step_pass.forced, logits, strict=False):
+                step = self._step(written, row, state, token, after, forced=True)
+                state, written = after, written + 1
+                context.append(token)
+                self.stop_reason = self._stop_after(token, state, written)
                 yield step
                 if self.stop_reason:
                     return
-            for i, row in enumerate(logits[len(forced) :]):
-                chain = self._forced(state, self.opts.max_tokens - done) if i and self.index else []
+            drafts = step_pass.drafts
+            for i, row in enumerate(logits[len(step_pass.forced) :]):
+                budget = self.opts.max_tokens - written
+                chain = self._forced(state, budget) if i and self.index else []
                 if chain:
                     # Kept drafts reached constant text: fast-forward it in the next pass,
                     # exactly as without drafts (this row gives its first token's numbers).
-                    drop, pending, carried = len(drafts) - i, [], (row, chain)
+                    step_pass = self._plan(
+                        state, written, context, drop=len(drafts) - i, carried=row, chain=chain
+                    )
                     break
                 draft = drafts[i] if i < len(drafts) else None
-                if done >= self.opts.max_tokens:
-                    self.stop_reason = "max_tokens"
+                step = self._sampled(row, state, written, draft)
+                if step is None:
                     return
-                allowed = self._allowed(state)
-                if allowed is None:
-                    self.stop_reason = "dead_end"  # no token can follow, and no match so far
-                    return
-                probs = self._distribution(row)
-                valid_mass = _mass(probs, allowed)
-                limit = self.opts.prob_limit
-                if limit is not None and self._accepting(state) and valid_mass < limit:
-                    self.stop_reason = "prob_limit"
-                    return
-                token = self._sample(row, self._safe(allowed, state, done), draft)
-                after = self.index.next_state(state, token) if self.index else 0
-                done += 1
-                step = self._step(
-                    done - 1, row, state, token, after, probs, valid_mass, drafted=token == draft
-                )
-                state = after
-                context.append(token)
-                self.stop_reason = self._stop_after(token, state, done)
+                state, written = step.state_after, written + 1
+                context.append(step.token_id)
+                self.stop_reason = self._stop_after(step.token_id, state, written)
                 yield step
                 if self.stop_reason:
                     return
-                if token != draft:  # a rejected draft (or the pass's last row): its
-                    drop = len(drafts) - i  # wrong drafts leave the cache next pass
-                    pending = [token]
+                if step.token_id != draft:  # a rejected draft (or the pass's last row):
+                    step_pass = self._plan(  # its wrong drafts leave the cache next pass
+                        state, written, context, pending=(step.token_id,), drop=len(drafts) - i
+                    )
                     break
+
+    def _plan(
+        self,
+        state: int,
+        written: int,
+        context: list[int],
+        pending: tuple[int, ...] = (),
+        drop: int = 0,
+        carried: np.ndarray | None = None,
+        chain: list[tuple[int, int]] | None = None,
+    ) -> _Pass:
+        """The next pass from ``state``, ``written`` tokens written so far: the forced
+        chain (``chain`` when the last pass found it), then drafts guessed after it."""
+        budget = self.opts.max_tokens - written
+        if chain is None:
+            chain = self._forced(state, budget) if self.index else []
+        forced = tuple(chain)
+        end = forced[-1][1] if forced else state
+        ahead = [*context, *(token for token, _ in forced)]
+        drafts = tuple(self._drafts(ahead, end, budget - len(forced)))
+        return _Pass(pending, forced, drafts, drop, carried)
+
+    def _feed(self, step_pass: _Pass) -> np.ndarray:
+        """Run the pass: one row of logits per forced token, per draft, and for the token
+        after them (the first row carried over from the pass before, when there is one)."""
+        rows = len(step_pass.forced) + len(step_pass.drafts) + 1
+        if step_pass.carried is None:
+            return self._forward(step_pass.feed, rows, step_pass.drop)
+        fresh = self._forward(step_pass.feed, rows - 1, step_pass.drop)
+        return np.concatenate([step_pass.carried[None], fresh])
+
+    def _sampled(self, row: np.ndarray, state: int, written: int, draft: int | None) -> Step | None:
+        """The step sampled from ``row`` (keeping ``draft`` when sampling agrees), or None
+        when the run stops before it (``stop_reason`` says why)."""
+        if written >= self.opts.max_tokens:
+            self.stop_reason = "max_tokens"
+            return None
+        allowed = self._allowed(state)
+        if allowed is None:
+            self.stop_reason = "dead_end"  # no token can follow, and no match so far
+            return None
+        probs = self._distribution(row)
+        valid_mass = _mass(probs, allowed)
+        limit = self.opts.prob_limit
+        if limit is not None and self._accepting(state) and valid_mass < limit:
+            self.stop_reason = "prob_limit"
+            return None
+        token = self._sample(row, self._safe(allowed, state, written), draft)
+        after = self.index.next_state(state, token) if self.index else 0
+        return self._step(
+            written, row, state, token, after, probs, valid_mass, drafted=token == draft
+        )
 
     # --- pieces ---------------------------------------------------------------------------
 
@@ -377,28 +442,8 @@ class _Run:
         return mask
 
     def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
-        """A token from the masked distribution. Given a ``draft``, the same distribution
-        through speculative sampling: keep the draft with its probability q, else draw
-        from the rest (greedy: keep it exactly when it is the argmax)."""
-        masked = np.where(mask, logits, -np.inf)
-        if self.opts.temperature == 0:
-            return int(np.argmax(masked))
-        probs = _softmax(masked / self.opts.temperature)
-        if self.opts.top_p < 1.0:
-            order = np.argsort(-probs, kind="stable")
-            before = np.cumsum(probs[order]) - probs[order]  # mass of the likelier tokens
-            nucleus = np.zeros_like(probs)
-            nucleus[order[before < self.opts.top_p]] = 1.0
-            probs = probs * nucleus
-        if draft is not None:
-            probs = probs / probs.sum(dtype=np.float64)
-            if self.rng.random() < probs[draft]:
-                return draft
-            probs[draft] = 0.0
-        # Inverse-CDF sampling: one uniform draw from the seeded generator.
-        cumulative = np.cumsum(probs, dtype=np.float64)
-        index = np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")
-        return int(min(index, len(cumulative) - 1))
+        """``sample`` with this run's options and seeded generator."""
+        return sample(logits, mask, self.opts, self.rng, draft)
 
     def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         """The tokens of the only possible continuation from ``state`` (fast-forward), as
@@ -500,6 +545,37 @@ class _Run:
         )
 
 
+def sample(
+    logits: np.ndarray,
+    mask: np.ndarray,
+    opts: GenerationOptions,
+    rng: np.random.Generator,
+    draft: int | None = None,
+) -> int:
+    """A token from the masked distribution. Given a ``draft``, the same distribution
+    through speculative sampling: keep the draft with its probability q, else draw
+    from the rest (greedy: keep it exactly when it is the argmax)."""
+    masked = np.where(mask, logits, -np.inf)
+    if opts.temperature == 0:
+        return int(np.argmax(masked))
+    probs = _softmax(masked / opts.temperature)
+    if opts.top_p < 1.0:
+        order = np.argsort(-probs, kind="stable")
+        before = np.cumsum(probs[order]) - probs[order]  # mass of the likelier tokens
+        nucleus = np.zeros_like(probs)
+        nucleus[order[before < opts.top_p]] = 1.0
+        probs = probs * nucleus
+    if draft is not None:
+        probs = probs / probs.sum(dtype=np.float64)
+        if rng.random() < probs[draft]:
+            return draft
+        probs[draft] = 0.0
+    # Inverse-CDF sampling: one uniform draw from the seeded generator.
+    cumulative = np.cumsum(probs, dtype=np.float64)
+    index = np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")
+    return int(min(index, len(cumulative) - 1))
+
+
 def lookup(context: list[int], count: int, longest: int = 3, shortest: int = 2) -> list[int]:
     """Prompt-lookup drafting: find the latest earlier place where the last ``n`` tokens
     of ``context`` occurred (``n`` from ``longest`` down to ``shortest``) and return up to
@@ -551,7 +627,7 @@ def _forced_text(index: TokenIndex, state: int) -> str:
         if cls.others or len(cls.chars) != 1:
             break
         char = next(iter(cls.chars))
-        if 0xD800 <= ord(char) <= 0xDFFF:
+        if SURROGATES[0] <= ord(char) <= SURROGATES[1]:
             break
         chars.append(char)
         state = target

@@ -1,4 +1,5 @@
-"""What a constrained generation records: one ``Step`` per token, and the finished ``Trace``.
+"""What a constrained generation records: its options, one ``Step`` per token, and the
+finished ``Trace``.
 
 Every number the app draws comes from these records, so they say plainly what happened at
 each step: the DFA state before and after, how many tokens the DFA allowed, how much of the
@@ -11,15 +12,67 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import Literal, NamedTuple
 
-__all__ = ["Candidate", "Step", "StopReason", "Trace"]
+__all__ = ["Candidate", "GenerationOptions", "Step", "StopReason", "Trace"]
+
+MAX_TOKENS_LIMIT = 1024
+MAX_DRAFT_TOKENS = 16
 
 CSV_COLUMNS = ("step", "token_id", "text", "state_before", "state_after", "allowed_count",
                "valid_mass", "prob", "forced", "drafted", "top")  # fmt: skip
 
 StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end"]
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """The knobs of one generation, checked on construction. The page builds one, hands it
+    to ``stream``, and finds it again, unchanged but for what could not be done (``safe_end``
+    off for a huge index), as ``Trace.options``, where the doctor reads it.
+
+    >>> GenerationOptions(max_tokens=8).max_tokens
+    8
+    >>> GenerationOptions(top_p=0)
+    Traceback (most recent call last):
+    ValueError: top_p must be in (0, 1]
+    """
+
+    max_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    chat: bool = True
+    prob_limit: float | None = None
+    fast_forward: bool = True
+    safe_end: bool = True
+    draft_tokens: int = 0
+    """Speculative drafts: up to this many tokens guessed by prompt lookup (what followed
+    the same words earlier in the prompt or output) fed in the same pass, and kept while
+    sampling agrees (same output distribution; greedy output unchanged). 0: off."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
+            raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}")
+        if not 0.0 <= self.temperature <= 10.0:
+            raise ValueError("temperature must be between 0 (greedy) and 10")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError("top_p must be in (0, 1]")
+        if self.prob_limit is not None and not 0.0 <= self.prob_limit <= 1.0:
+            raise ValueError("prob_limit must be between 0 and 1")
+        if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
+            raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
+
+    def __getitem__(self, name: str) -> object:
+        """An option by name, as when ``Trace.options`` was a dict (``options["seed"]``)."""
+        if name not in _OPTION_NAMES:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(GenerationOptions))
 
 
 class Candidate(NamedTuple):
@@ -60,7 +113,9 @@ class Step:
 
 @dataclass(frozen=True)
 class Trace:
-    """A finished generation. ``matched`` is whether ``text`` fully matches the pattern."""
+    """A finished generation. ``matched`` is whether ``text`` fully matches the pattern.
+    ``options`` are those the run used (None for a trace built by hand without them; a
+    mapping given here is read as ``GenerationOptions``)."""
 
     text: str
     steps: tuple[Step, ...]
@@ -68,10 +123,15 @@ class Trace:
     matched: bool
     pattern: str | None = None
     prompt: str = ""
-    options: dict[str, object] = field(default_factory=dict)
+    options: GenerationOptions | None = None
     seconds: float = 0.0
     notes: tuple[str, ...] = ()
     """What the run could not do as asked, and why (e.g. no safe end for a huge index)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.options, Mapping):  # the dict a Trace held before the record
+            options = GenerationOptions(**self.options) if self.options else None
+            object.__setattr__(self, "options", options)
 
     @property
     def tokens_per_second(self) -> float:

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from fsmviz import build_index, diagnose, generate
+from fsmviz import build_index, clear_caches, diagnose, generate
 from fsmviz import index as index_module
 from fsmviz.graph import UNREACHABLE
 from fsmviz.index import IndexTooLarge
@@ -22,9 +22,9 @@ LONG = r"[a-z ]{300,}"
 @pytest.fixture
 def tight_budget(monkeypatch):
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 0.02)
-    index_module._INDEXES.clear()
+    clear_caches()
     yield
-    index_module._INDEXES.clear()
+    clear_caches()
 
 
 def test_a_walk_past_the_budget_is_refused_with_a_hint(bundled_vocab, tight_budget):
@@ -42,16 +42,16 @@ def test_a_walk_past_the_budget_is_refused_with_a_hint(bundled_vocab, tight_budg
 
 def test_dropped_rows_change_no_distance(bundled_vocab, monkeypatch):
     """Past ``KEPT_ENTRIES`` the closure keeps successor sets only; rows come back on use."""
-    index_module._INDEXES.clear()
+    clear_caches()
     full = build_index(r"[a-c]{40}", bundled_vocab).token_distances().copy()
-    index_module._INDEXES.clear()
+    clear_caches()
     monkeypatch.setattr(index_module, "KEPT_ENTRIES", 10)
     monkeypatch.setattr(index_module, "CLOSURE_CHUNK", 4)
     lean = build_index(r"[a-c]{40}", bundled_vocab)
     np.testing.assert_array_equal(lean.token_distances(), full)
     assert len(lean._rows) < len(lean.states)
     assert full[0] != UNREACHABLE and len(lean.row(30).tokens) > 0
-    index_module._INDEXES.clear()
+    clear_caches()
 
 
 def test_a_generation_goes_on_without_a_safe_end_and_says_why(tiny, tight_budget):

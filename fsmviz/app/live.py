@@ -170,10 +170,9 @@ def live_run(
             "Fix the pattern first.",
         )
         return
-    kwargs = {k: getattr(options, k) for k in GenerationOptions.__dataclass_fields__}
     steps: list[Step] = []
     last_chart = 0.0
-    run = stream(model, view.pattern, prompt, **kwargs)
+    run = stream(model, view.pattern, prompt, options)
     # closing(): a visitor who leaves mid-run stops the generation at once
     with closing(ahead(run)) as arrivals:
         for new in arrivals:
@@ -209,7 +208,7 @@ def live_run(
     )
     yield final
     shadow_steps: list[Step] = []
-    with closing(ahead(stream(model, None, prompt, **kwargs))) as arrivals:
+    with closing(ahead(stream(model, None, prompt, options))) as arrivals:
         for new in arrivals:
             shadow_steps.extend(new)
             final.shadow = output_html(shadow_steps)

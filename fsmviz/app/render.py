@@ -32,6 +32,8 @@ from typing import Protocol
 
 from ..cache import BoundedCache
 from ..dfa import Edge
+from ..printable import NEWLINE_AND_TAB
+from ..printable import printable as _printable
 
 __all__ = ["CSS", "MAX_LABEL", "RenderError", "highlight", "printable", "to_dot", "to_svg"]
 
@@ -82,25 +84,7 @@ class DrawableDfa(Protocol):
 def printable(text: str) -> str:
     """``text`` with every invisible or non-printable character written as an escape
     (``\\x04``, ``\\u202e``), so it can neither break XML nor hide what a label says."""
-    if text.isprintable():
-        return text
-    out = []
-    for char in text:
-        if char.isprintable() or char == " ":
-            out.append(char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        else:
-            code = ord(char)
-            if code < 0x100:
-                out.append(f"\\x{code:02x}")
-            elif code < 0x10000:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-    return "".join(out)
+    return _printable(text, NEWLINE_AND_TAB)
 
 
 def quote(text: str) -> str:

@@ -13,12 +13,11 @@ import html
 from collections.abc import Iterable, Sequence
 
 from ..diagnose import Finding
+from ..printable import VISIBLE_WHITESPACE, printable
 from ..syntax import RegexError
 from ..trace import Step
 
 __all__ = ["error_html", "findings_html", "output_html", "shown", "steps_html"]
-
-_VISIBLE = {"\n": "↵", "\t": "⇥", " ": "␣", "\r": "␍"}
 
 
 def esc(text: str) -> str:
@@ -27,15 +26,7 @@ def esc(text: str) -> str:
 
 def shown(text: str) -> str:
     """Token text with whitespace made visible (for tables, not for the output itself)."""
-    out = []
-    for char in text:
-        if char in _VISIBLE:
-            out.append(_VISIBLE[char])
-        elif not char.isprintable():
-            out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    return printable(text, VISIBLE_WHITESPACE)
 
 
 def pieces(steps: Iterable[Step]) -> list[str]:

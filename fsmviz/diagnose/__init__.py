@@ -94,8 +94,7 @@ def diagnose(
         if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
             raise ValueError("the trace's states do not belong to this pattern's index")
     if max_tokens is None and trace is not None:
-        value = trace.options.get("max_tokens") if trace.options else None
-        max_tokens = int(value) if isinstance(value, (int, float)) else None
+        max_tokens = trace.options.max_tokens if trace.options else None
     case = Case(pattern, index, vocab)
     found: list[Finding] = []
     if trace is not None:
@@ -124,10 +123,13 @@ def _pattern_only(pattern: str, max_tokens: int | None) -> list[Finding]:
 
 
 def token_distances(index: TokenIndex) -> dict[int, int]:
-    """Fewest tokens from each state of ``index`` to an accepting state (0 when accepting).
+    """Fewest tokens from each state of ``index`` to an accepting state (0 when accepting),
+    for reading and printing.
 
-    States from which no match can be reached with this vocabulary are absent. A view of
-    ``TokenIndex.token_distances()`` (which computes all rows, once per index).
+    A view of ``TokenIndex.token_distances()`` (which computes all rows, once per index):
+    the states whose distance there is ``graph.UNREACHABLE`` (no match can be reached with
+    this vocabulary) are left out, so a missing key means unreachable. Code that computes
+    with distances should use the array and its sentinel.
     """
     distances = index.token_distances()
     return {s: int(distances[s]) for s in index.states if distances[s] != UNREACHABLE}

@@ -298,7 +298,7 @@ def _ending(
             missing = f"it still needed at least {plural(need_tokens, 'more token')}"
         else:
             missing = "it stopped inside a character"
-        safe = trace.options.get("safe_end") if trace.options else None
+        safe = trace.options.safe_end if trace.options else None
         advice = " Raise max_tokens"
         if safe is False:
             advice += ", turn safe_end on (it steers towards a match when tokens run out)"
@@ -316,8 +316,8 @@ def _ending(
             )
         ]
     if trace.stop_reason == "prob_limit":
-        limit = trace.options.get("prob_limit") if trace.options else None
-        shown = f" ({percent(float(limit))})" if isinstance(limit, (int, float)) else ""
+        limit = trace.options.prob_limit if trace.options else None
+        shown = f" ({percent(limit)})" if limit is not None else ""
         return [
             Finding(
                 "prob_limit",

@@ -68,7 +68,8 @@ def example_prefixes(dfa: Dfa) -> list[str]:
 
 
 def completion(dfa: Dfa, distances: list[int], state: int) -> str:
-    """A shortest readable text from ``state`` to a match (``distances``: ``dfa.distances()``)."""
+    """A shortest readable text from ``state`` to a match (``distances``: ``dfa.distances()``;
+    empty from an accepting state, and from one that cannot finish, ``UNREACHABLE``)."""
     out = []
     while distances[state] > 0:
         closer = [

@@ -4,26 +4,20 @@ Two kinds of text get quoted. The model's output (``show``) is escaped and, when
 to its end, which is where the action is. The pattern (``frag``) is quoted as written,
 backslashes kept, and long pieces are shortened in the middle. Characters that are not
 plain ASCII are named by code point (``\\x04`` (U+0004)), and counts come with their noun.
+Every escape is ``fsmviz.printable``'s, with C's names (``\\n``) and the backslash doubled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..dfa import show_char
-
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
-
-
-def escape_char(char: str) -> str:
-    """``\\n``, ``\\\\``, ``\\x04``, ``\\u2028``; printable characters (space too) as they are."""
-    return show_char(char, _NAMED)
+from ..printable import C_ESCAPES, escape_char, printable
 
 
 def show(text: str, limit: int = 40) -> str:
     """Text as it appears in a message: control characters escaped, long text cut short
     (keeping its end, which is where the action is)."""
-    shown = "".join(escape_char(c) for c in text)
+    shown = printable(text, C_ESCAPES)
     if len(shown) > limit:
         shown = "…" + shown[-(limit - 1) :]
     return shown
@@ -32,7 +26,7 @@ def show(text: str, limit: int = 40) -> str:
 def frag(pattern_text: str, limit: int = 60) -> str:
     """A piece of the pattern as it appears in a message: as written (backslashes kept),
     invisible characters escaped, long pieces shortened in the middle."""
-    shown = "".join(c if c.isprintable() else escape_char(c) for c in pattern_text)
+    shown = "".join(c if c.isprintable() else escape_char(c, C_ESCAPES) for c in pattern_text)
     if len(shown) > limit:
         half = (limit - 1) // 2
         shown = shown[:half] + "…" + shown[-half:]
@@ -45,7 +39,7 @@ def char_name(char: str) -> str:
         return "a space (U+0020)"
     if char.isascii() and char.isprintable():
         return f"`{char}`"
-    return f"`{escape_char(char)}` (U+{ord(char):04X})"
+    return f"`{escape_char(char, C_ESCAPES)}` (U+{ord(char):04X})"
 
 
 def range_name(lo: int, hi: int) -> str:
