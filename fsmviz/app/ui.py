@@ -15,9 +15,9 @@ from typing import Any
 import gradio as gr
 
 from ..batching import ForwardPassError
+from ..errors import FsmvizError
 from ..generate import MAX_TOKENS_LIMIT, GenerationOptions, generate
 from ..models import BackgroundModel, ModelLoadError, on_gpu
-from ..syntax import RegexError
 from ..trace import Trace
 from .charts import valid_mass_figure
 from .examples import default_example, examples
@@ -340,7 +340,7 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                     chat=bool(chat),
                     draft_tokens=DRAFT_TOKENS,
                 ).to_dict()
-            except (RegexError, ValueError, ModelLoadError, ForwardPassError) as error:
+            except (FsmvizError, ValueError) as error:  # RegexError, IndexTooLarge, model errors
                 raise gr.Error(str(error)) from None
 
         def dfa_api(regex: str) -> dict[str, Any]:

@@ -80,6 +80,8 @@ def diagnose(
         index = build_index(pattern, vocab)
     except RegexError as error:
         return [regex_error(pattern, error)]
+    except IndexTooLarge as error:  # the pattern is fine; no token-level check can run
+        return [index_too_large(error)]
     if trace is not None:
         known = index.byte_dfa.num_states
         if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
