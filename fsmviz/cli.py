@@ -210,11 +210,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
     compile_regex(args.regex)  # a bad pattern: the message and caret line, status 2
     vocab = Vocabulary.bundled()
-    findings = diagnose(args.regex, vocab, max_tokens=args.max_tokens)
-    if args.engines:
-        from .diagnose.engines import engine_findings
-
-        findings = [*findings, *engine_findings(args.regex, vocab)]
+    findings = diagnose(args.regex, vocab, max_tokens=args.max_tokens, engines=args.engines)
     for f in findings:
         print(f"{f.severity}: {f.kind}: {f.message}")
         if f.suggestion:

@@ -94,3 +94,10 @@ def test_generate_streams_a_full_match() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1969"
     assert "loading the bundled model" in done.stderr and "the output matches" in done.stderr
+
+
+def test_diagnose_engines_names_each_engine() -> None:
+    done = fsmviz("diagnose", "(?i)yes|no", "--engines")
+    assert done.returncode == 0, done.stderr
+    assert "engine_refusal: xgrammar 0.2.8 refuses this pattern" in done.stdout
+    assert "outlines-core 0.2.14" in done.stdout and "llguidance 1.9.1" in done.stdout

@@ -67,6 +67,7 @@ def diagnose(
     *,
     max_tokens: int | None = None,
     collapse_threshold: float = 0.05,
+    engines: bool = False,
 ) -> list[Finding]:
     """Why ``pattern`` may stall with ``vocab`` (and, given a ``trace``, why that run did).
 
@@ -74,7 +75,8 @@ def diagnose(
     ``max_tokens`` is not given it is taken from ``trace.options`` if present. The trace
     must come from this pattern and vocabulary (its states are the index's states);
     ``ValueError`` otherwise. ``collapse_threshold`` is the valid mass below which a step
-    counts as a collapse.
+    counts as a collapse. ``engines`` adds how the engines of vLLM, SGLang and TGI treat
+    the pattern (``fsmviz.diagnose.engines``; a second or two).
     """
     try:
         index = build_index(pattern, vocab)
@@ -97,6 +99,10 @@ def diagnose(
         except IndexTooLarge as error:
             found.append(index_too_large(error))
     found += [f for f in static_findings(case, max_tokens) if f not in found]
+    if engines:  # outlines-core, llguidance, xgrammar: see fsmviz.engines
+        from .engines import engine_findings
+
+        found += engine_findings(pattern, vocab)
     return sorted(found, key=lambda f: RANK[f.severity])
 
 
