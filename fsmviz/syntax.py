@@ -7,7 +7,9 @@ around the current position or remember earlier text:
 
 * lookarounds ``(?=…)``, ``(?!…)``, ``(?<=…)``, ``(?<!…)``,
 * backreferences ``\\1``, ``(?P=name)`` and conditionals ``(?(1)…)``,
-* word boundaries ``\\b``, ``\\B`` and anchors in the middle of a pattern,
+* word boundaries ``\\b``, ``\\B`` and anchors where text can come before ``^`` or after
+  ``$`` (``a^b``, ``(^a)*``); where nothing can, as in ``(?i)^abc$`` or ``(a|$)``, an
+  anchor means the empty text, as under ``re.fullmatch``, and is accepted,
 * possessive quantifiers and atomic groups, which change what backtracking may match.
 
 ``parse`` checks the syntax with Python's ``re`` (and the ``regex`` module, the engine
@@ -17,7 +19,9 @@ compiles. A public page receives every kind of input, so ``parse`` answers *any*
 with a tree or a ``RegexError``, never another exception: groups nested deeper than
 ``MAX_NESTING`` and classes naming more than ``MAX_CLASS_CHARACTERS`` characters are
 refused before any parser sees them, and the spellings interegular reads differently from
-Python (``\\0``, ``(?#…)``, a literal ``{``) are rewritten first.
+Python (``\\0``, ``[\\0a]``, ``(?#…)``, a literal ``{``) are rewritten first. Python's
+own warnings about a pattern (``[-a-z+--]``: "possible set difference") stay off the
+user's stderr.
 """
 
 from __future__ import annotations
