@@ -11,7 +11,10 @@ Read the engine top-down, in the order data flows:
    passes, on one thread, concurrent generations in one batch; ``generate`` the masked,
    recorded step loop with fast-forward and speculative drafts (``trace`` holds its
    records); ``processor`` the same mask for transformers' own ``generate``
-7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates
+7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates; ``engines``
+   the same pattern in outlines-core, llguidance and xgrammar (vLLM, SGLang, TGI)
+8. ``errors`` ``FsmvizError``, the base of every error raised here; ``cli`` the command
+   line (``python -m fsmviz``)
 
 The web page lives in ``fsmviz.app`` (gradio, plotly, graphviz), which imports the engine
 and never the other way round. ``import fsmviz`` loads no torch, gradio or plotly: the
