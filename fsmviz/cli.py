@@ -169,7 +169,7 @@ def dfa_table(dfa: Any) -> str:
 
     >>> from fsmviz import compile_regex
     >>> print(dfa_table(compile_regex("ab?")))
-    2 states, 1 accepting (*), start 0
+    3 states, 2 accepting (*), start 0
       0   a -> 1
     * 1   b -> 2
     * 2
