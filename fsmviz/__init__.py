@@ -11,7 +11,10 @@ Read the engine top-down, in the order data flows:
    passes, on one thread, concurrent generations in one batch; ``generate`` the masked,
    recorded step loop with fast-forward and speculative drafts (``trace`` holds its
    records); ``processor`` the same mask for transformers' own ``generate``
-7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates
+7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates; ``engines``
+   the same pattern in outlines-core, llguidance and xgrammar (vLLM, SGLang, TGI)
+8. ``errors`` ``FsmvizError``, the base of every error raised here; ``cli`` the command
+   line (``python -m fsmviz``)
 
 The web page lives in ``fsmviz.app`` (gradio, plotly, graphviz), which imports the engine
 and never the other way round. ``import fsmviz`` loads no torch, gradio or plotly: the
@@ -25,12 +28,15 @@ from typing import TYPE_CHECKING
 from .cache import clear_caches
 from .dfa import CharClass, Dfa, Edge, compile_regex
 from .diagnose import Finding, diagnose
-from .index import TokenIndex, build_index
+from .errors import FsmvizError
+from .index import IndexTooLarge, TokenIndex, build_index
 from .syntax import RegexError
 from .trace import Candidate, GenerationOptions, Step, Trace
 from .vocab import Vocabulary
 
 if TYPE_CHECKING:
+    from .batching import ForwardPassError
+    from .bundled import BundledModelMissing
     from .generate import Stream, generate, stream
     from .models import Model, ModelLoadError, load_model
     from .schema import SchemaError, regex_from_schema
@@ -47,6 +53,8 @@ _LAZY = {
     # JSON Schema in: outlines-core and jsonschema load with it, not with fsmviz.
     "SchemaError": "schema",
     "regex_from_schema": "schema",
+    "ForwardPassError": "batching",
+    "BundledModelMissing": "bundled",
 }
 
 
@@ -77,12 +85,16 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "BundledModelMissing",
     "Candidate",
     "CharClass",
     "Dfa",
     "Edge",
     "Finding",
+    "ForwardPassError",
+    "FsmvizError",
     "GenerationOptions",
+    "IndexTooLarge",
     "Model",
     "ModelLoadError",
     "RegexError",

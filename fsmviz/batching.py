@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .errors import FsmvizError
+
 __all__ = ["ForwardPassError", "ForwardPasses", "Sequence", "left_padded"]
 
 GATHER_SECONDS = 0.04
@@ -53,7 +55,7 @@ IDLE_SECONDS = 1.0
 """A sequence that has not asked for this long leaves the group (its cache kept)."""
 
 
-class ForwardPassError(RuntimeError):
+class ForwardPassError(FsmvizError, RuntimeError):
     """A forward pass failed (out of memory, most often); the message says what to do."""
 
 

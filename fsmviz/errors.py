@@ -1,5 +1,68 @@
-"""The base of every error fsmviz raises."""
+"""The one base class of every error fsmviz raises, so a caller can catch them all.
+
+    try:
+        trace = fsmviz.generate(model, pattern, prompt)
+    except fsmviz.FsmvizError as error:
+        print(error)
+
+What each kind means (each defined beside the code that raises it):
+
+* ``RegexError`` (``fsmviz.syntax``, also a ``ValueError``): the pattern cannot be used.
+* ``IndexTooLarge`` (``fsmviz.index``): the pattern is fine, but walking its whole token
+  index takes too long; a generation still runs, without a safe end; the doctor skips the
+  token-level checks and says so.
+* ``ModelLoadError`` (``fsmviz.models``), ``BundledModelMissing`` (``fsmviz.bundled``): no model.
+* ``ForwardPassError`` (``fsmviz.batching``): the model failed during a step.
+* ``RenderError`` (``fsmviz.app.render``): graphviz could not draw the DFA.
+
+The first two are ``ExplainedError``s: a plain-English ``.message``, a ``.position`` in the
+pattern (or None) and a ``.hint`` (what to write instead, or None).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["ExplainedError", "FsmvizError"]
 
 
 class FsmvizError(Exception):
-    """Every error fsmviz raises on purpose derives from this."""
+    """Base of every error fsmviz raises."""
+
+
+class ExplainedError(FsmvizError):
+    """An error about a pattern: what is wrong, where, and what to write instead."""
+
+    def __init__(self, message: str, position: int | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.position = position
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = f" (at position {self.position})" if self.position is not None else ""
+        hint = f" Hint: {self.hint}" if self.hint else ""
+        return f"{self.message}{where}.{hint}"
+
+    def pointer(self, pattern: str) -> str:
+        r"""The pattern with a caret line under the position, for plain text.
+
+        The caret lines up in a terminal: a tab stays a tab, a wide character (CJK, most
+        emoji) counts two columns, and in a pattern of several lines the caret's column is
+        counted from the start of the line holding the position.
+
+        >>> print(ExplainedError("x", 3).pointer("日本a^b"))
+        日本a^b
+             ^
+        """
+        if self.position is None:
+            return pattern
+        start = pattern.rfind("\n", 0, self.position) + 1
+        pad = "".join(_blank(c) for c in pattern[start : self.position])
+        return f"{pattern}\n{pad}^"
+
+
+def _blank(char: str) -> str:
+    if char == "\t":
+        return "\t"
+    return "  " if unicodedata.east_asian_width(char) in "WF" else " "

@@ -43,8 +43,8 @@ import numpy as np
 from .bytedfa import ByteDfa, to_bytes
 from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
+from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
-from .syntax import RegexError
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
@@ -64,7 +64,7 @@ KEPT_ENTRIES = 4_000_000
 asked for (successor sets are always kept)."""
 
 
-class IndexTooLarge(RegexError):
+class IndexTooLarge(ExplainedError):
     """Walking every state of this pattern's index would take too long."""
 
 

@@ -32,6 +32,7 @@ import torch
 from .batching import ForwardPasses
 from .bundled import BUNDLED_MODEL_NAME, HUB_MODEL, WHEEL_REQUIREMENT, bundled_available
 from .cache import BoundedCache
+from .errors import FsmvizError
 from .vocab import Vocabulary
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 
-class ModelLoadError(RuntimeError):
+class ModelLoadError(FsmvizError, RuntimeError):
     """A model could not be loaded; the message says which, why, and what to do."""
 
 

@@ -7,7 +7,9 @@ around the current position or remember earlier text:
 
 * lookarounds ``(?=…)``, ``(?!…)``, ``(?<=…)``, ``(?<!…)``,
 * backreferences ``\\1``, ``(?P=name)`` and conditionals ``(?(1)…)``,
-* word boundaries ``\\b``, ``\\B`` and anchors in the middle of a pattern,
+* word boundaries ``\\b``, ``\\B`` and anchors where text can come before ``^`` or after
+  ``$`` (``a^b``, ``(^a)*``); where nothing can, as in ``(?i)^abc$`` or ``(a|$)``, an
+  anchor means the empty text, as under ``re.fullmatch``, and is accepted,
 * possessive quantifiers and atomic groups, which change what backtracking may match.
 
 ``parse`` checks the syntax with Python's ``re`` (and the ``regex`` module, the engine
@@ -17,20 +19,114 @@ compiles. A public page receives every kind of input, so ``parse`` answers *any*
 with a tree or a ``RegexError``, never another exception: groups nested deeper than
 ``MAX_NESTING`` and classes naming more than ``MAX_CLASS_CHARACTERS`` characters are
 refused before any parser sees them, and the spellings interegular reads differently from
-Python (``\\0``, ``(?#…)``, a literal ``{``) are rewritten first.
+Python (``\\0``, ``[\\0a]``, ``(?#…)``, a literal ``{``) are rewritten first. Python's
+own warnings about a pattern (``[-a-z+--]``: "possible set difference") stay off the
+user's stderr.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
-import interegular
 import regex
-from interegular.patterns import InvalidSyntax, Pattern, Unsupported
-from interegular.utils.simple_parser import NoMatch
 
-__all__ = ["RegexError", "parse", "strip_anchors"]
+# --- interegular, wrapped in this one place ------------------------------------------------
+# fsmviz compiles interegular's syntax tree itself (``fsmviz.dfa``), so it needs the tree's
+# node classes, which interegular keeps private (``_CharGroup``, ``_Repeated``…). They are
+# imported here and nowhere else, under public names, so that an interegular release that
+# renames them breaks one import (``tests/test_syntax_classes.py`` pins the behaviour of
+# interegular 0.3.3 that fsmviz relies on). One interegular behaviour is replaced: a class
+# with two or more negated shorthands, ``[\W\D]``, is the *union* of what each accepts, so
+# the characters it refuses are the *intersection* of what each refuses; interegular 0.3.3's
+# ``_combine_char_groups`` takes their union (``[\W\D]`` refused ``a``). ``_Parser`` reads
+# classes with ``class_union`` instead.
+from interegular.patterns import (  # noqa: E402
+    _DOT as DOT,
+)
+from interegular.patterns import (  # noqa: E402
+    _EMPTY as EMPTY,
+)
+from interegular.patterns import (  # noqa: E402
+    InvalidSyntax,
+    Pattern,
+    REFlags,
+    Unsupported,
+    _ParsePattern,
+)
+from interegular.patterns import (  # noqa: E402
+    _CharGroup as CharGroup,
+)
+from interegular.patterns import (  # noqa: E402
+    _Concatenation as Concatenation,
+)
+from interegular.patterns import (  # noqa: E402
+    _NonCapturing as NonCapturing,
+)
+from interegular.patterns import (  # noqa: E402
+    _Repeated as Repeated,
+)
+from interegular.utils.simple_parser import NoMatch, nomatch  # noqa: E402
+
+from .errors import ExplainedError
+
+__all__ = [
+    "DOT",
+    "EMPTY",
+    "CharGroup",
+    "Concatenation",
+    "NonCapturing",
+    "Pattern",
+    "REFlags",
+    "Repeated",
+    "RegexError",
+    "class_union",
+    "parse",
+    "strip_anchors",
+]
+
+
+def class_union(items: list[CharGroup], negate: bool) -> CharGroup:
+    r"""The character set of a class ``[items]`` (``[^items]`` when ``negate``).
+
+    Each item is a plain set (``a``, ``0-9``, ``\d``) or a negated one (``\W``, ``\D``:
+    everything *except* its characters). The class accepts a character when any item does,
+    so it refuses exactly the characters every negated item refuses and no plain item lists.
+
+    >>> c = class_union([CharGroup(frozenset("_a"), True), CharGroup(frozenset("0"), True)], False)
+    >>> sorted(c.chars), c.negated   # [\W\D] with \W = not "_a": refuses nothing
+    ([], True)
+    >>> c = class_union([CharGroup(frozenset("0"), True), CharGroup(frozenset("0"), False)], True)
+    >>> sorted(c.chars), c.negated   # [^\D0]: accepts nothing
+    ([], False)
+    """
+    listed = frozenset().union(*(g.chars for g in items if not g.negated))
+    refused = [g.chars for g in items if g.negated]
+    if not refused:
+        return CharGroup(listed, negate)
+    return CharGroup(frozenset.intersection(*refused) - listed, not negate)
+
+
+class _Parser(_ParsePattern):
+    """interegular's parser with classes read by ``class_union``."""
+
+    def chargroup(self) -> CharGroup:
+        negate = self.static_b("^")
+        items = []
+        while True:
+            try:
+                items.append(self.chargroup_inner())
+            except nomatch:
+                break
+        self.static("]")
+        return class_union(items, negate)
+
+
+def _parse_tree(pattern: str) -> Pattern:
+    """interegular's ``parse_pattern`` with the class fix above."""
+    return _Parser(pattern).parse().simplify()
+
 
 MAX_PATTERN_LENGTH = 10_000
 MAX_NESTING = 50
@@ -42,25 +138,8 @@ interegular spells every class out as a set of characters: ``[\\x00-\\U0010ffff]
 set of 1.1 million strings, and a 10,000-character pattern holds 450 such classes."""
 
 
-class RegexError(ValueError):
-    """A pattern fsmviz cannot use: what is wrong, where, and what to write instead."""
-
-    def __init__(self, message: str, position: int | None = None, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.position = position
-        self.hint = hint
-
-    def __str__(self) -> str:
-        where = f" (at position {self.position})" if self.position is not None else ""
-        hint = f" Hint: {self.hint}" if self.hint else ""
-        return f"{self.message}{where}.{hint}"
-
-    def pointer(self, pattern: str) -> str:
-        """The pattern with a caret under the offending position, for plain-text display."""
-        if self.position is None:
-            return pattern
-        return f"{pattern}\n{' ' * self.position}^"
+class RegexError(ExplainedError, ValueError):
+    """A pattern fsmviz cannot use: ``.message``, ``.position``, ``.hint``, ``.pointer()``."""
 
 
 @dataclass(frozen=True)
@@ -139,8 +218,9 @@ _POSSESSIVE = _Refusal(
     "drop the extra +, e.g. a*+ becomes a*",
 )
 _ANCHOR = _Refusal(
-    "anchors ^ and $ may only appear at the very start and end of the pattern",
-    "remove it: the whole output always has to match, so no anchor is needed",
+    "anchors ^ and $ may only stand where nothing can be read before ^ or after $ "
+    "(the start or end of an alternative, in groups that are not repeated)",
+    "remove it: the whole output always has to match, so an anchor adds nothing",
 )
 
 _NESTING = _Refusal(
@@ -174,6 +254,125 @@ def strip_anchors(pattern: str) -> str:
             pattern = pattern[: -len(end)]
             break
     return pattern
+
+
+# A group's opening: "(", "(?:", "(?P<name>", "(?i:", "(?=" … (lookarounds are refused later).
+_GROUP_OPEN = re.compile(r"\((?:\?(?:P?<[^>]*>|[a-zA-Z-]*:|[=!>]|<[=!]))?")
+
+
+def _regular_anchors(pattern: str) -> frozenset[int]:
+    """Positions of the anchors that are regular: under ``fullmatch`` each is the empty string.
+
+    A start anchor (``^``, ``\\A``) is regular when nothing can have been read before it:
+    it opens an alternative (after ``(``, ``|``, a global flag group like ``(?i)``, or the
+    pattern's start) of a group that is itself such a first item, up to the top level, and
+    no group around it is repeated. An end anchor (``$``, ``\\Z``, ``\\z``) likewise closes
+    its alternatives up to the top level. ``(?i)^abc$`` and ``(a|$)`` qualify
+    (``(a|$)`` fully matches ``a`` and the empty text); ``a^b``, ``(^a)*`` and ``^^`` do not.
+
+    >>> [sorted(_regular_anchors(p)) for p in ["(?i)^abc$", "(a|$)", "a$b", "^^"]]
+    [[4, 8], [3], [], [0]]
+    """
+    tokens = _anchor_tokens(pattern)
+    partner: dict[int, int] = {}  # "(" token <-> its ")" token
+    stack: list[int] = []
+    for t, (kind, _) in enumerate(tokens):
+        if kind == "(":
+            stack.append(t)
+        elif kind == ")" and stack:
+            opened = stack.pop()
+            partner[opened], partner[t] = t, opened
+
+    def repeated(close: int) -> bool:
+        return close + 1 < len(tokens) and tokens[close + 1][0] == "quantifier"
+
+    def is_first(t: int) -> bool:  # nothing can be read before token t
+        t -= 1
+        while t >= 0:
+            kind = tokens[t][0]
+            if kind == "flags" or kind == "(" and t in partner and not repeated(partner[t]):
+                t -= 1
+            elif kind == "|":
+                depth = 0  # go out to the group holding this alternative
+                while t >= 0 and not (tokens[t][0] == "(" and depth == 0):
+                    depth += 1 if tokens[t][0] == ")" else -1 if tokens[t][0] == "(" else 0
+                    t -= 1
+                if t < 0:
+                    return True
+                if t not in partner or repeated(partner[t]):
+                    return False
+                t -= 1
+            else:
+                return False
+        return True
+
+    def is_last(t: int) -> bool:  # nothing can be read after token t
+        t += 1
+        while t < len(tokens):
+            kind = tokens[t][0]
+            if kind == ")" and t in partner and not repeated(t):
+                t += 1
+            elif kind == "|":
+                depth = 0
+                while t < len(tokens) and not (tokens[t][0] == ")" and depth == 0):
+                    depth += 1 if tokens[t][0] == "(" else -1 if tokens[t][0] == ")" else 0
+                    t += 1
+                if t == len(tokens):
+                    return True
+                if t not in partner or repeated(t):
+                    return False
+                t += 1
+            else:
+                return False
+        return True
+
+    regular = set()
+    for t, (kind, position) in enumerate(tokens):
+        if kind == "start" and is_first(t) or kind == "end" and is_last(t):
+            regular.add(position)
+    return frozenset(regular)
+
+
+def _anchor_tokens(pattern: str) -> list[tuple[str, int]]:
+    """The pattern as (kind, position) tokens, enough to place anchors: ``(``, ``)``, ``|``,
+    ``flags`` (a global flag group), ``start``/``end`` (anchors), ``quantifier``, and
+    ``item`` for everything else (a character, an escape, a whole class)."""
+    tokens: list[tuple[str, int]] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            two = pattern[i : i + 2]
+            tokens.append(
+                ("start" if two == "\\A" else "end" if two in ("\\Z", "\\z") else "item", i)
+            )
+            i += 2
+            continue
+        if c == "[":
+            tokens.append(("item", i))
+            i = _class_end(pattern, i) + 1
+            continue
+        if pattern.startswith("(?#", i):
+            i = _comment_end(pattern, i)
+            continue
+        flags = _FLAG_GROUP.match(pattern, i)
+        if flags and flags.group().endswith(")"):
+            tokens.append(("flags", i))
+            i = flags.end()
+            continue
+        if c == "(":
+            tokens.append(("(", i))
+            i = _GROUP_OPEN.match(pattern, i).end()
+            continue
+        quantifier = _QUANTIFIER.match(pattern, i) if c == "{" else None
+        if quantifier:
+            tokens.append(("quantifier", i))
+            i = quantifier.end()
+            continue
+        kind = {"^": "start", "$": "end", ")": ")", "|": "|"}.get(c)
+        tokens.append((kind or ("quantifier" if c in "*+?" else "item"), i))
+        i += 1
+    return tokens
 
 
 def _is_escaped(pattern: str, index: int) -> bool:
@@ -286,7 +485,9 @@ def _check_syntax(pattern: str) -> RegexError | None:
     if pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2):
         pattern = pattern[:-2] + "\\Z"  # the same end anchor; re knows \z only from 3.14
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():  # "Possible set difference" and such: not the user's stderr
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
     except OverflowError:  # a{4294967296}: re raises this instead of re.error
         raise RegexError(_OVERFLOW.message, _huge_repeat(pattern), _OVERFLOW.hint) from None
     except re.error as error:
@@ -294,7 +495,9 @@ def _check_syntax(pattern: str) -> RegexError | None:
             f"invalid regular expression: {error.msg}", error.pos, _syntax_hint(error.msg)
         )
         try:
-            regex.compile(pattern)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                regex.compile(pattern)
         except (regex.error, OverflowError, ValueError):
             raise verdict from None
         return verdict
@@ -338,7 +541,9 @@ def _normalize(pattern: str) -> str:
     interegular reads differently from Python: ``\\uXXXX`` escapes and octal escapes
     (``\\0``, ``\\101``) become the characters themselves, a literal ``]`` first in a class
     (``[]a]``) becomes ``\\]``, a ``{`` that starts no repeat (``a{``, ``x{}``) becomes
-    ``\\{``, and comments ``(?#…)`` are dropped."""
+    ``\\{``, comments ``(?#…)`` are dropped, and so are the anchors ``_regular_anchors``
+    finds (each stands for the empty string there)."""
+    regular = _regular_anchors(pattern)
     out: list[str] = []
     i, in_class = 0, False
     n = len(pattern)
@@ -347,14 +552,17 @@ def _normalize(pattern: str) -> str:
         if c == "\\" and i + 1 < n:
             e = pattern[i + 1]
             code = _UNICODE_ESCAPE.match(pattern, i)
-            if not code and not in_class:
-                code = _OCTAL_ESCAPE.match(pattern, i)  # in a class interegular reads them
+            if not code:
+                code = (_CLASS_OCTAL if in_class else _OCTAL_ESCAPE).match(pattern, i)
             if code:
                 char = _escaped_char(code)
                 out.append("\\" + char if char in _SPECIAL else char)
                 i = code.end()
                 continue
             if not in_class:
+                if i in regular:
+                    i += 2
+                    continue
                 if e in _ESCAPE_REFUSALS:
                     _refuse(_ESCAPE_REFUSALS[e], i)
                 if e in "123456789":
@@ -396,7 +604,10 @@ def _normalize(pattern: str) -> str:
                 if flag not in _SUPPORTED_FLAGS:
                     _refuse(_Refusal(f"the inline flag {flag!r} is not supported", _FLAG_HINT), i)
         elif c in "^$":
-            _refuse(_ANCHOR, i)
+            if i not in regular:
+                _refuse(_ANCHOR, i)
+            i += 1
+            continue
         elif c in "*+?" and pattern.startswith("+", i + 1) and _is_quantifier_end(pattern, i):
             _refuse(_POSSESSIVE, i + 1)
         out.append(c)
@@ -408,6 +619,8 @@ _UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
 # Python's octal escapes outside a class: \0 with up to two more octal digits, or exactly
 # three octal digits (\101 is "A"); \1 .. \99 otherwise are backreferences.
 _OCTAL_ESCAPE = re.compile(r"\\(0[0-7]{0,2}|[0-7]{3})")
+# Inside a class every \N with one to three octal digits is a character: [\0a], [\12].
+_CLASS_OCTAL = re.compile(r"\\([0-7]{1,3})")
 # What Python reads as a repeat: {3}, {2,5}, {2,}, {,5}, {,}. Any other "{" is a character.
 _QUANTIFIER = re.compile(r"\{(?:\d+|\d*,\d*)\}")
 _CLASS_ESCAPE = re.compile(
@@ -423,7 +636,7 @@ _FLAG_HINT = "use (?i) for case-insensitive, (?s) to let . match a newline"
 def _escaped_char(code: re.Match[str]) -> str:
     """The character a ``\\uXXXX``, ``\\UXXXXXXXX`` or octal escape stands for. Out of range
     values (which ``re`` refuses anyway) become U+FFFD rather than an exception."""
-    if code.re is _OCTAL_ESCAPE:
+    if code.re is not _UNICODE_ESCAPE:
         value = int(code.group(1), 8)
     else:
         value = int(code.group(1) or code.group(2), 16)
@@ -442,7 +655,7 @@ def _refuse(refusal: _Refusal, position: int) -> None:
 
 def parse(pattern: str) -> tuple[str, Pattern]:
     """Check ``pattern`` and parse it. Returns the pattern without redundant anchors and
-    interegular's syntax tree of it; raises ``RegexError`` for anything unusable."""
+    the syntax tree of it; raises ``RegexError`` for anything unusable."""
     if not isinstance(pattern, str):
         raise RegexError("the pattern must be text", None, None)
     if len(pattern) > MAX_PATTERN_LENGTH:
@@ -454,22 +667,15 @@ def parse(pattern: str) -> tuple[str, Pattern]:
         )
     _check_shape(pattern)
     python_verdict = _check_syntax(pattern)
-    core = strip_anchors(pattern)
-    offset = 1 if pattern.startswith("^") else 2 if pattern.startswith("\\A") else 0  # as stripped
-    try:
-        expanded = _normalize(core)
-    except RegexError as error:
-        error.position = None if error.position is None else error.position + offset
-        raise
+    expanded = _normalize(pattern)
     if python_verdict is not None:
         raise python_verdict
     try:
-        return core, interegular.parse_pattern(expanded)
-    except NoMatch as error:
-        position = error.index + offset if expanded == core else None
+        return strip_anchors(pattern), _parse_tree(expanded)
+    except (NoMatch, InvalidSyntax):
         raise RegexError(
-            "this part of the pattern could not be read", position, "check for a stray character"
+            "this part of the pattern could not be read", None, "check for a stray character"
         ) from None
-    except (Unsupported, InvalidSyntax) as error:
+    except Unsupported as error:
         detail = str(error) or "this part of the pattern could not be read"
         raise RegexError(f"not supported: {detail}", None, None) from None

@@ -19,11 +19,11 @@ from typing import Any, TypedDict
 
 import gradio as gr
 
-from ..batching import ForwardPassError
 from ..dfa import compile_regex
 from ..diagnose import diagnose
+from ..errors import FsmvizError
 from ..generate import generate
-from ..models import BackgroundModel, ModelLoadError
+from ..models import BackgroundModel
 from ..syntax import RegexError
 from .render import to_dot
 from .schema_page import schema_endpoint
@@ -142,7 +142,7 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
                 chat=bool(chat),
                 draft_tokens=DRAFT_TOKENS,
             )
-        except (RegexError, ValueError, ModelLoadError, ForwardPassError) as error:
+        except (FsmvizError, ValueError) as error:  # RegexError, IndexTooLarge, model errors
             raise gr.Error(str(error)) from None
         return result.to_dict()  # type: ignore[return-value]
 

@@ -32,6 +32,7 @@ from typing import Protocol
 
 from ..cache import BoundedCache
 from ..dfa import Edge
+from ..errors import FsmvizError
 from ..printable import NEWLINE_AND_TAB
 from ..printable import printable as _printable
 
@@ -65,7 +66,7 @@ svg.fsm .edge.taken text { fill: #1a4a9a; font-weight: bold; }
 """Default look for the classes ``to_svg`` and ``highlight`` put on the drawing."""
 
 
-class RenderError(RuntimeError):
+class RenderError(FsmvizError, RuntimeError):
     """The drawing could not be made (``dot`` missing, failing or too slow)."""
 
 

@@ -129,9 +129,7 @@ def error_html(error: Exception | None, pattern: str = "") -> str:
     if error is None:
         return ""
     if isinstance(error, RegexError):
-        caret = ""
-        if error.position is not None:
-            caret = f"<pre>{esc(pattern)}\n{' ' * error.position}^</pre>"
+        caret = f"<pre>{esc(error.pointer(pattern))}</pre>" if error.position is not None else ""
         hint = f'<div class="hint">{esc(error.hint)}</div>' if error.hint else ""
         return f'<div class="error-box"><b>{esc(error.message)}</b>{caret}{hint}</div>'
     return f'<div class="error-box"><b>{esc(str(error))}</b></div>'

@@ -74,6 +74,7 @@ def diagnose(
     *,
     max_tokens: int | None = None,
     collapse_threshold: float = 0.05,
+    engines: bool = False,
 ) -> list[Finding]:
     """Why ``pattern`` may stall with ``vocab`` (and, given a ``trace``, why that run did).
 
@@ -81,7 +82,9 @@ def diagnose(
     ``max_tokens`` is not given it is taken from ``trace.options`` if present. The trace
     must come from this pattern and vocabulary (its states are the index's states);
     ``ValueError`` otherwise. ``collapse_threshold`` is the valid mass below which a step
-    counts as a collapse. ``vocab=None``: the pattern-level checks only.
+    counts as a collapse. ``vocab=None``: the pattern-level checks only. ``engines`` adds
+    how the engines of vLLM, SGLang and TGI treat the pattern (``fsmviz.diagnose.engines``;
+    a second or two).
     """
     if vocab is None:
         return _pattern_only(pattern, max_tokens)
@@ -89,6 +92,8 @@ def diagnose(
         index = build_index(pattern, vocab)
     except RegexError as error:
         return [regex_error(pattern, error)]
+    except IndexTooLarge as error:  # the pattern is fine; no token-level check can run
+        return [index_too_large(error)]
     if trace is not None:
         known = index.byte_dfa.num_states
         if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
@@ -103,6 +108,10 @@ def diagnose(
         except IndexTooLarge as error:
             found.append(index_too_large(error))
     found += [f for f in static_findings(case, max_tokens) if f not in found]
+    if engines:  # outlines-core, llguidance, xgrammar: see fsmviz.engines
+        from .engines import engine_findings
+
+        found += engine_findings(pattern, vocab)
     return sorted(found, key=lambda f: RANK[f.severity])
 
 

@@ -36,6 +36,10 @@ KINDS: dict[str, str] = {
     "loop": "the output circled the same DFA cycle, repeating itself",
     "truncation": "the run hit max_tokens before the text matched",
     "prob_limit": "the run was stopped because the valid mass fell below prob_limit",
+    "engine_refusal": "an engine of vLLM, SGLang or TGI refuses the pattern",
+    "engine_difference": "an engine allows different tokens than fsmviz on sampled walks",
+    "engine_agrees": "an engine allows the same tokens as fsmviz on sampled walks",
+    "engine_missing": "engines not installed, so not compared",
 }
 """Every finding kind, with a one-line description (for legends and documentation)."""
 

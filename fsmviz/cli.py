@@ -1,0 +1,281 @@
+"""The command line, ``python -m fsmviz``: the engine without the page.
+
+    python -m fsmviz dfa '[0-9]+(\\.[0-9]+)?'            the DFA as a table (--dot, --json, --svg F)
+    python -m fsmviz diagnose '(a|b)*c' --max-tokens 8   the stall doctor's findings (--engines)
+    python -m fsmviz generate '[0-9]{4}' 'Year of the moon landing?'   stream a guided answer
+    python -m fsmviz serve --port 7860                   the web page
+
+Arguments are parsed before anything heavy is imported, so ``--help`` answers at once;
+torch loads only when a subcommand needs the model. A pattern fsmviz cannot use prints its
+message with a caret line on stderr and exits with status 2 (argparse's status for bad
+arguments), and nothing else.
+
+A subcommand is one function registered with ``@command(name, help, *arguments)``; the
+parser is built from the registry (``COMMANDS``), so adding one touches nothing else::
+
+    @command("schema", "a JSON Schema as a regex", arg("schema", help="the schema (JSON)"))
+    def _schema(args: argparse.Namespace) -> int:
+        print(fsmviz.regex_from_schema(args.schema))
+        return 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["COMMANDS", "Arg", "Command", "arg", "build_parser", "command", "main"]
+
+BAD_INPUT = 2
+"""Exit status for input fsmviz refuses (as argparse uses for bad arguments)."""
+FINDINGS_ERROR = 1
+"""Exit status of ``diagnose`` when a finding has severity ``error``."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One ``add_argument`` call: its flags (or name) and its options."""
+
+    flags: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    return Arg(flags, options)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: tuple[Arg, ...]
+    run: Callable[[argparse.Namespace], int]
+
+
+COMMANDS: dict[str, Command] = {}
+"""The subcommands, by name, in the order registered (the order ``--help`` lists them)."""
+
+
+def command(name: str, help: str, *arguments: Arg) -> Callable:
+    """Register the decorated ``run(args) -> exit status`` as subcommand ``name``."""
+
+    def register(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        COMMANDS[name] = Command(name, help, arguments, run)
+        return run
+
+    return register
+
+
+class _ShowDefaults(argparse.HelpFormatter):
+    """Help that names each option's default, where it has one worth naming."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if action.option_strings and not (
+            default is None or default is False or default == argparse.SUPPRESS
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fsmviz",
+        description="See and debug regex-guided generation with language models.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for cmd in COMMANDS.values():
+        sub = subparsers.add_parser(
+            cmd.name,
+            help=cmd.help,
+            description=cmd.help,
+            formatter_class=_ShowDefaults,
+        )
+        for a in cmd.arguments:
+            sub.add_argument(*a.flags, **a.options)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: ``sys.argv[1:]``), run the subcommand, return its status."""
+    args = build_parser().parse_args(argv)
+    from .errors import ExplainedError
+    from .syntax import RegexError
+
+    try:
+        return COMMANDS[args.command].run(args)
+    except RegexError as error:
+        pattern = getattr(args, "regex", "")
+        print(f"error: {error}", file=sys.stderr)
+        if error.position is not None:
+            print(error.pointer(pattern), file=sys.stderr)
+        return BAD_INPUT
+    except (ValueError, ExplainedError) as error:  # a prompt, an option, an index too large
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+REGEX = arg("regex", help="the regular expression (quote it for the shell)")
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --- dfa ----------------------------------------------------------------------------------
+
+
+@command(
+    "dfa",
+    "the pattern's minimal DFA: a transition table, or DOT, JSON or an SVG drawing",
+    REGEX,
+    arg("--svg", metavar="FILE", help="write the drawing to FILE (needs graphviz's dot)"),
+    arg("--dot", action="store_true", help="print the DOT source"),
+    arg("--json", action="store_true", help="print states and transitions as JSON"),
+)
+def _dfa(args: argparse.Namespace) -> int:
+    from .dfa import compile_regex
+
+    if sum(map(bool, (args.svg, args.dot, args.json))) > 1:
+        raise ValueError("choose one of --svg, --dot and --json")
+    dfa = compile_regex(args.regex)
+    if args.json:
+        print(json.dumps(dfa.to_dict(), ensure_ascii=False, indent=1))
+    elif args.dot or args.svg:
+        from .app.render import to_dot, to_svg
+
+        if args.dot:
+            print(to_dot(dfa, title=args.regex), end="")
+        else:
+            with open(args.svg, "w", encoding="utf-8") as out:
+                out.write(to_svg(dfa, title=args.regex))
+            _progress(f"wrote {args.svg}")
+    else:
+        print(dfa_table(dfa))
+    return 0
+
+
+def dfa_table(dfa: Any) -> str:
+    """The DFA as plain text: one line per state, ``*`` marking accepting states.
+
+    >>> from fsmviz import compile_regex
+    >>> print(dfa_table(compile_regex("ab?")))
+    3 states, 2 accepting (*), start 0
+      0   a -> 1
+    * 1   b -> 2
+    * 2
+    """
+    edges: dict[int, list[str]] = {s: [] for s in dfa.states}
+    for edge in dfa.edges():
+        edges[edge.source].append(f"{edge.label} -> {edge.target}")
+    lines = [
+        f"{dfa.num_states} state{'s' if dfa.num_states != 1 else ''}, "
+        f"{len(dfa.accepting)} accepting (*), start {dfa.initial}"
+    ]
+    for s in dfa.states:
+        mark = "*" if dfa.is_accepting(s) else " "
+        lines.append(f"{mark} {s:<3} {'   '.join(edges[s])}".rstrip())
+    return "\n".join(lines)
+
+
+# --- diagnose -----------------------------------------------------------------------------
+
+
+@command(
+    "diagnose",
+    "why the pattern may stall, loop or truncate with the bundled model's vocabulary; "
+    "exits with 1 when a finding is an error",
+    REGEX,
+    arg("--max-tokens", type=int, default=None, help="the token budget to check against"),
+    arg(
+        "--engines",
+        action="store_true",
+        help="also compare with the installed engines of vLLM, SGLang and TGI "
+        "(outlines-core, llguidance, xgrammar)",
+    ),
+)
+def _diagnose(args: argparse.Namespace) -> int:
+    from .dfa import compile_regex
+    from .diagnose import diagnose
+    from .vocab import Vocabulary
+
+    compile_regex(args.regex)  # a bad pattern: the message and caret line, status 2
+    vocab = Vocabulary.bundled()
+    findings = diagnose(args.regex, vocab, max_tokens=args.max_tokens, engines=args.engines)
+    for f in findings:
+        print(f"{f.severity}: {f.kind}: {f.message}")
+        if f.suggestion:
+            print(f"  try: {f.suggestion}")
+    if not findings:
+        print("no findings: the pattern should generate well")
+    return FINDINGS_ERROR if any(f.severity == "error" for f in findings) else 0
+
+
+# --- generate -----------------------------------------------------------------------------
+
+
+@command(
+    "generate",
+    "generate text that fully matches the pattern, streamed token by token",
+    REGEX,
+    arg("prompt", help="what to ask the model"),
+    arg("--max-tokens", type=int, default=64, help="the most tokens to generate"),
+    arg("--temperature", type=float, default=0.0, help="0 is greedy"),
+    arg("--seed", type=int, default=0, help="the sampling seed"),
+    arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
+    arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
+)
+def _generate(args: argparse.Namespace) -> int:
+    from .dfa import compile_regex
+
+    compile_regex(args.regex)  # refuse a bad pattern and bad options before loading the model
+    started = time.perf_counter()
+    from .generate import GenerationOptions, stream  # torch: ~3 s
+    from .models import load_model
+
+    options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
+    GenerationOptions(**options)
+    _progress(f"loading {args.model or 'the bundled model'} (~10 s)…")
+    model = load_model(args.model)
+    _progress(f"model ready in {time.perf_counter() - started:.1f} s")
+    steps = stream(model, args.regex, args.prompt, **options)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for step in steps:
+        if not args.json:
+            print(decoder.decode(step.token_bytes), end="", flush=True)
+    trace = steps.trace()
+    if args.json:
+        print(trace.to_json())
+    else:
+        print(decoder.decode(b"", final=True))
+        verdict = "matches" if trace.matched else "does not match"
+        _progress(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]")
+    return 0
+
+
+# --- serve --------------------------------------------------------------------------------
+
+
+@command(
+    "serve",
+    "the web page (fsmviz.app.server)",
+    arg("--host", default="127.0.0.1", help="the address to listen on"),
+    arg("--port", type=int, default=7860, help="the port"),
+    arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
+)
+def _serve(args: argparse.Namespace) -> int:
+    from .app.server import main as serve  # gradio loads only here
+
+    argv = ["--host", args.host, "--port", str(args.port)]
+    if args.model:
+        argv += ["--model", args.model]
+    return serve(argv) or 0

@@ -1,0 +1,103 @@
+"""``python -m fsmviz``: each subcommand and its exit status, in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fsmviz(*args: str, check_torch: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    env["TRANSFORMERS_OFFLINE"] = "1"
+    code = "import runpy, sys; sys.argv[0] = 'fsmviz'\n"
+    code += "try:\n    runpy.run_module('fsmviz', run_name='__main__')\nfinally:\n"
+    code += "    print('torch loaded' if 'torch' in sys.modules else '', file=sys.stderr)\n"
+    argv = [sys.executable, "-c", code, *args] if check_torch else [sys.executable, "-m", "fsmviz"]
+    if not check_torch:
+        argv += list(args)
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["dfa", "--help"], ["generate", "--help"]])
+def test_help_answers_without_importing_torch(args: list[str]) -> None:
+    done = fsmviz(*args, check_torch=True)
+    assert done.returncode == 0, done.stderr
+    assert "usage: python -m fsmviz" in done.stdout
+    assert "torch loaded" not in done.stderr
+
+
+def test_every_subcommand_has_help_with_defaults() -> None:
+    top = fsmviz("--help").stdout
+    for name in ["dfa", "diagnose", "generate", "serve"]:
+        assert name in top
+    assert "(default: 64)" in fsmviz("generate", "--help").stdout
+    serve = fsmviz("serve", "--help")
+    assert serve.returncode == 0 and "(default: 7860)" in serve.stdout
+
+
+def test_dfa_prints_a_table_json_and_dot() -> None:
+    table = fsmviz("dfa", "ab?")
+    assert table.returncode == 0 and table.stdout.splitlines()[1:] == [
+        "  0   a -> 1",
+        "* 1   b -> 2",
+        "* 2",
+    ]
+    data = json.loads(fsmviz("dfa", "[0-9]+", "--json").stdout)
+    assert data["accepting"] == [1] and data["transitions"][0]["label"] == "0-9"
+    assert fsmviz("dfa", "a|b", "--dot").stdout.startswith("digraph fsm {")
+
+
+def test_dfa_writes_an_svg(tmp_path: Path) -> None:
+    target = tmp_path / "dfa.svg"
+    done = fsmviz("dfa", "(yes|no)", "--svg", str(target))
+    assert done.returncode == 0, done.stderr
+    assert target.read_text().startswith("<svg")
+
+
+def test_a_bad_pattern_prints_the_message_and_caret_and_exits_2() -> None:
+    for args in (["dfa", "ab(?=c)"], ["diagnose", "ab(?=c)"], ["generate", "ab(?=c)", "hi"]):
+        done = fsmviz(*args)
+        assert done.returncode == 2, args
+        assert done.stdout == ""
+        assert done.stderr.splitlines() == [
+            done.stderr.splitlines()[0],
+            "ab(?=c)",
+            "  ^",
+        ]
+        assert done.stderr.startswith("error: lookahead")
+
+
+def test_bad_options_exit_2() -> None:
+    assert fsmviz("dfa").returncode == 2  # argparse: the regex is missing
+    assert fsmviz("dfa", "a", "--dot", "--json").returncode == 2
+    done = fsmviz("generate", "a", "x", "--max-tokens", "0")
+    assert done.returncode == 2 and "max_tokens" in done.stderr and done.stdout == ""
+
+
+def test_diagnose_prints_findings_and_exits_1_on_an_error() -> None:
+    loop = fsmviz("diagnose", "(a|b)*c", "--max-tokens", "8")
+    assert loop.returncode == 0, loop.stderr
+    assert "unbounded_repeat" in loop.stdout and "try: (a|b){0,8}c" in loop.stdout
+    empty = fsmviz("diagnose", "")  # matches only the empty text
+    assert empty.returncode == 1 and "error:" in empty.stdout
+
+
+def test_generate_streams_a_full_match() -> None:
+    done = fsmviz("generate", "[0-9]{4}", "In which year did humans first land on the moon?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1969"
+    assert "loading the bundled model" in done.stderr and "the output matches" in done.stderr
+
+
+def test_diagnose_engines_names_each_engine() -> None:
+    done = fsmviz("diagnose", "(?i)yes|no", "--engines")
+    assert done.returncode == 0, done.stderr
+    assert "engine_refusal: xgrammar 0.2.8 refuses this pattern" in done.stdout
+    assert "outlines-core 0.2.14" in done.stdout and "llguidance 1.9.1" in done.stdout

@@ -1,0 +1,39 @@
+"""One base class for every error fsmviz raises, and the caret line shared by page and terminal."""
+
+from __future__ import annotations
+
+import pytest
+
+import fsmviz
+from fsmviz import FsmvizError, IndexTooLarge, RegexError, compile_regex
+from fsmviz.app.render import RenderError
+from fsmviz.app.views import error_html
+
+
+def test_every_error_class_has_the_one_base() -> None:
+    for name in ["RegexError", "IndexTooLarge", "ModelLoadError", "ForwardPassError"]:
+        assert issubclass(getattr(fsmviz, name), FsmvizError), name
+    assert issubclass(fsmviz.BundledModelMissing, FsmvizError)
+    assert issubclass(RenderError, FsmvizError)
+    assert issubclass(RegexError, ValueError)
+    assert not issubclass(IndexTooLarge, RegexError)
+
+
+def test_the_caret_line_is_one_helper_for_page_and_terminal() -> None:
+    pattern = "日本a(?=b)"
+    with pytest.raises(RegexError) as caught:
+        compile_regex(pattern)
+    assert caught.value.position == 3
+    assert caught.value.pointer(pattern).split("\n") == [pattern, "     ^"]
+    assert "     ^" in error_html(caught.value, pattern)
+
+
+def test_a_pattern_too_large_to_index_is_told_apart_from_an_unusable_one(monkeypatch) -> None:
+    """``IndexTooLarge`` was a ``RegexError``: the doctor said "cannot be used". (The walk
+    budget is cut so that this pattern, which the faster index now closes in time, is over.)"""
+    monkeypatch.setattr(fsmviz.index, "CLOSURE_SECONDS", 0.02)
+    fsmviz.clear_caches()
+    vocab = fsmviz.Vocabulary.bundled()
+    findings = fsmviz.diagnose("[a-z ]{2000,}|\\x04\\x04", vocab)
+    assert [f.kind for f in findings] == ["index_size"]
+    assert "skipped" in findings[0].message
