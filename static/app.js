@@ -4,7 +4,7 @@
 // the window is never scrolled. Clicks on the chart, table rows, output tokens and the
 // stepper become Step slider changes; the URL follows every edit (a link restores the run).
 () => {
-  const view = { zoom: 1, left: 0, top: 0 };
+  const view = { zoom: 1, fit: false, left: 0, top: 0 };
   const $ = (selector) => document.querySelector(selector);
   const setNumber = (elemId, value) => {
     const input = $(`#${elemId} input[type=number]`);
@@ -50,10 +50,15 @@
   });
 
   // --- the drawing: zoom kept, followed inside its box -------------------------------------
-  const setZoom = (zoom) => {
-    view.zoom = Math.min(Math.max(zoom, 1), 12);
+  const apply = (box) => {
+    box.style.setProperty("--zoom", String(view.zoom));
+    box.classList.toggle("fit", view.fit);
+  };
+  const setZoom = (zoom, fit = false) => {
+    view.zoom = Math.min(Math.max(zoom, 0.25), 12);
+    view.fit = fit;
     const box = $("#dfa .dfa-scroll");
-    if (box) box.style.setProperty("--zoom", String(view.zoom));
+    if (box) { apply(box); follow(box); }
   };
   const follow = (box) => {
     const current = box.querySelector(".node.current");
@@ -67,7 +72,7 @@
     const box = $("#dfa .dfa-scroll");
     if (!box || box.dataset.adopted) return;
     box.dataset.adopted = "1";
-    box.style.setProperty("--zoom", String(view.zoom));
+    apply(box);
     box.scrollLeft = view.left;
     box.scrollTop = view.top;
     follow(box);
@@ -94,14 +99,17 @@
     });
     const limit = value("prob-limit", "input");
     if (limit && Number(limit)) params.set("prob_limit", limit);
-    const r = stepRange();
-    if (r && r.rows) { params.set("run", "1"); params.set("step", String(r.now)); }
+    const chosen = $("#steps tbody tr.selected");
+    if (chosen) { params.set("run", "1"); params.set("step", chosen.dataset.step); }
     return params;
   };
   let loaded = false;
   const updateLink = () => {
-    if (loaded) history.replaceState(null, "", "?" + link().toString());
+    if (!loaded) return;
+    const query = "?" + link().toString();
+    if (query !== location.search) history.replaceState(null, "", query);
   };
+  setInterval(updateLink, 700); // also after the server's updates (a chosen step, a run)
   document.addEventListener("input", (event) => {
     if (event.target.closest(".allowed-filter")) return filterAllowed(event.target);
     if (event.target.closest("#regex, #prompt, #max-tokens, #temperature, #seed, #prob-limit, #step")) updateLink();
@@ -120,7 +128,7 @@
       $("#run")?.click();
       const wanted = Number(restore.get("step"));
       const chosen = setInterval(() => {
-        if (!(document.querySelector("#status")?.textContent || "").startsWith("Done")) return;
+        if (!(document.querySelector("#status")?.textContent || "").trim().startsWith("Done")) return;
         const r = stepRange();
         if (!r || !r.rows) return;
         clearInterval(chosen);
@@ -140,7 +148,9 @@
   document.addEventListener("click", (event) => {
     const zoom = event.target.closest("[data-zoom]");
     if (zoom) {
-      setZoom({ in: view.zoom * 1.5, out: view.zoom / 1.5, fit: 1 }[zoom.dataset.zoom]);
+      const how = zoom.dataset.zoom;
+      if (how === "fit") setZoom(1, true);
+      else setZoom(how === "in" ? view.zoom * 1.5 : view.zoom / 1.5, view.fit);
       return;
     }
     const stepper = event.target.closest("[data-stepper]");

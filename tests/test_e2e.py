@@ -161,7 +161,7 @@ def run(page: Page, pattern: str, prompt: str, max_tokens: int = 12, chat: bool 
     set_inputs(page, pattern, prompt, max_tokens, chat)
     click_and_wait(page, "#run")
     status = page.text_content("#status") or ""
-    match = re.fullmatch(r"Done: (\d+) tokens in .*", status.strip())
+    match = re.fullmatch(r"Done: (\d+) tokens? in .*", status.strip())
     assert match, f"unexpected status after a run: {status!r}"
     assert page.locator("#output .cursor, #shadow .cursor").count() == 0
     return int(match.group(1))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -190,8 +191,16 @@ def dfa_html(
     return (
         f'<div class="dfa-view" data-states="{dfa.num_states}">'
         f'<div class="dfa-bar">{summary} · current state {current}'
-        f'<span class="zoom">{zoom}</span></div><div class="dfa-scroll">{svg}</div></div>'
+        f'<span class="zoom">{zoom}</span></div>'
+        f'<div class="dfa-scroll" style="--natural:{natural_width(view.svg)}px">{svg}</div></div>'
     )
+
+
+def natural_width(svg: str) -> int:
+    """The drawing's width in CSS pixels at graphviz's own scale (its ``data-width`` is in
+    points): the page draws it at least this wide, so labels stay readable, and scrolls."""
+    found = re.search(r'data-width="([0-9.]+)pt"', svg)
+    return round(float(found.group(1)) * 4 / 3) if found else 0
 
 
 @dataclass(frozen=True)
