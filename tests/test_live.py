@@ -70,3 +70,13 @@ def test_frames_are_plain_picklable_data(tiny):
         again = pickle.loads(pickle.dumps(frame))
         assert again.status == frame.status and again.dfa == frame.dfa
         assert (again.chart is None) == (frame.chart is None)
+
+
+def test_the_shadow_box_explains_a_first_choice_of_end_of_text():
+    from fsmviz.app.live import shadow_html
+    from fsmviz.trace import Step
+
+    eos = Step(2, "", 0, 0, 1, 1.0, (), is_eos=True)
+    assert "first choice was end-of-text" in shadow_html([eos])
+    words = Step(5, "hi", 0, 0, 1, 1.0, (), token_bytes=b"hi")
+    assert "end-of-text" not in shadow_html([words, eos])
