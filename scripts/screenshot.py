@@ -57,8 +57,6 @@ def main() -> None:
         page = browser.new_page(
             viewport={"width": args.width, "height": 844 if phone else 1000},
             device_scale_factor=2 if phone else 1,
-            is_mobile=phone,
-            has_touch=phone,
         )
         page.set_default_timeout(timeout_ms)
         page.goto(args.url)
