@@ -1,7 +1,8 @@
-"""Take the README's screenshot from a running app.
+"""Take the README's screenshots from a running app: the desktop page and a phone.
 
     python app.py --port 7860 &
     python scripts/screenshot.py --url http://127.0.0.1:7860 --out static/screenshot.png
+    python scripts/screenshot.py --width 390 --out static/screenshot-phone.png
 
 The picture tells seed 002's story: the email pattern, the prompt as a sentence to continue
 (chat template off), 40 tokens. The model writes an address, then rides `.I.I.I` because
@@ -42,7 +43,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "static" / "screenshot.png")
     parser.add_argument("--example", default="email", help="a seed regex by name")
     parser.add_argument("--max-tokens", type=int, default=40)
-    parser.add_argument("--width", type=int, default=1400)
+    parser.add_argument("--width", type=int, default=1440, help="1440 desktop, 390 a phone")
     parser.add_argument("--timeout", type=float, default=300, help="seconds for the run")
     args = parser.parse_args()
 
@@ -52,7 +53,11 @@ def main() -> None:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": args.width, "height": 900})
+        phone = args.width < 600
+        page = browser.new_page(
+            viewport={"width": args.width, "height": 844 if phone else 1000},
+            device_scale_factor=2 if phone else 1,
+        )
         page.set_default_timeout(timeout_ms)
         page.goto(args.url)
         # the page-load event fills the inputs; wait for it before typing
@@ -75,21 +80,36 @@ def main() -> None:
         page.wait_for_function(
             f"() => document.querySelector('{TRACKER}')?.classList.contains('hide')"
         )
+        page.wait_for_function(
+            "() => !(document.querySelector('#status')?.textContent || '').includes('shadow run')"
+        )
         status = page.text_content("#status") or ""
         if not status.strip().startswith("Done"):
             sys.exit(f"the run did not finish: {status.strip()!r}")
         print(f"run: {time.monotonic() - started:.1f} s; {status.strip()}")
         print(f"output: {page.eval_on_selector('#output .tokens', 'e => e.textContent')!r}")
 
+        # a step in the middle of the collapse is chosen: its token outlined, its allowed set
+        last = page.locator("#steps tbody tr").count() - 1
+        page.click(f"#steps tbody tr[data-step='{max(last - 3, 0)}']")
+        page.wait_for_selector("#allowed-tokens .allowed-view")
         page.locator("#diagnosis [data-finding]").first.click()
         page.wait_for_selector("#diagnosis [data-finding].selected")
         page.wait_for_selector("#dfa svg .node.marked")
         page.wait_for_timeout(1500)  # let Plotly redraw the chart with the finding's rings
         page.mouse.move(0, 0)  # no hover label or tooltip in the picture
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        # the main area: from the title down to the doctor (the step table below is long)
-        bottom = page.locator("#diagnosis").bounding_box()
-        clip = {"x": 0, "y": 0, "width": args.width, "height": bottom["y"] + bottom["height"] + 16}
+        # desktop: the page down to the chart; a phone: the first two screens
+        if phone:
+            clip = {"x": 0, "y": 0, "width": args.width, "height": 844 * 2}
+        else:
+            bottom = page.locator("#valid-mass").bounding_box()
+            clip = {
+                "x": 0,
+                "y": 0,
+                "width": args.width,
+                "height": bottom["y"] + bottom["height"] + 16,
+            }
         page.screenshot(path=str(args.out), full_page=True, clip=clip, animations="disabled")
         browser.close()
     size = args.out.stat().st_size

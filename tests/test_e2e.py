@@ -160,8 +160,10 @@ def run(page: Page, pattern: str, prompt: str, max_tokens: int = 12, chat: bool 
     step slider updated); return the number of steps from the status line."""
     set_inputs(page, pattern, prompt, max_tokens, chat)
     click_and_wait(page, "#run")
+    # the event ends after the shadow run; the status says so once it is over
+    expect(page.locator("#status")).not_to_contain_text("shadow run", timeout=RUN_TIMEOUT)
     status = page.text_content("#status") or ""
-    match = re.fullmatch(r"Done: (\d+) tokens in .*", status.strip())
+    match = re.fullmatch(r"Done: (\d+) tokens? in .*", status.strip())
     assert match, f"unexpected status after a run: {status!r}"
     assert page.locator("#output .cursor, #shadow .cursor").count() == 0
     return int(match.group(1))

@@ -3,6 +3,7 @@ the frames on a thread of its own, and a frame carries every token that came mea
 
 from __future__ import annotations
 
+import pickle
 import threading
 
 import pytest
@@ -48,9 +49,34 @@ def test_a_failure_in_the_stream_reaches_the_reader(tiny):
 def test_a_page_run_streams_then_shows_the_shadow_run(tiny):
     view = pattern_view(r"[a-z ]{20,}", tiny.vocab)
     frames = list(live_run(tiny, view, "x", GenerationOptions(max_tokens=20, temperature=1.0)))
-    final = frames[-1]
-    assert final.trace is not None and final.trace.stop_reason == "max_tokens"
-    assert len(final.trace.steps) == 20
-    assert final.shadow  # the unconstrained run was shown after the constrained one
+    ended = [i for i, f in enumerate(frames) if f.trace is not None]
+    assert len(ended) == 1  # the constrained run's end: the page can step from here on
+    final = frames[ended[0]]
+    assert final.trace.stop_reason == "max_tokens" and len(final.trace.steps) == 20
+    # the shadow run touches only its own box and the status line, so the step the visitor
+    # chose meanwhile (DFA, table, chart) is never overwritten
+    shadow = frames[ended[0] + 1 :]
+    assert shadow and shadow[-1].shadow and shadow[-1].status.startswith("Done")
+    for frame in shadow:
+        assert (frame.dfa, frame.steps, frame.chart, frame.output, frame.diagnosis) == (None,) * 5
     counts = [int(f.status.split("… ")[1].split()[0]) for f in frames if "Generating" in f.status]
     assert counts == sorted(counts) and counts[-1] == 20  # tokens only ever added
+
+
+def test_frames_are_plain_picklable_data(tiny):
+    """ZeroGPU runs the frame generator in a worker process and pickles every frame."""
+    view = pattern_view(r"[a-z]{3}", tiny.vocab)
+    for frame in live_run(tiny, view, "x", GenerationOptions(max_tokens=3)):
+        again = pickle.loads(pickle.dumps(frame))
+        assert again.status == frame.status and again.dfa == frame.dfa
+        assert (again.chart is None) == (frame.chart is None)
+
+
+def test_the_shadow_box_explains_a_first_choice_of_end_of_text():
+    from fsmviz.app.live import shadow_html
+    from fsmviz.trace import Step
+
+    eos = Step(2, "", 0, 0, 1, 1.0, (), is_eos=True)
+    assert "first choice was end-of-text" in shadow_html([eos])
+    words = Step(5, "hi", 0, 0, 1, 1.0, (), token_bytes=b"hi")
+    assert "end-of-text" not in shadow_html([words, eos])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 
 import pytest
 
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
 from fsmviz.app.charts import valid_mass_figure
-from fsmviz.app.live import live_run, path_view, pattern_view
+from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view, plural
 from fsmviz.app.views import error_html, findings_html, output_html, pieces, steps_html
 from fsmviz.generate import GenerationOptions
 from fsmviz.syntax import RegexError
@@ -78,13 +79,58 @@ def test_error_box_points_at_the_position():
     assert caret_line.index("^") == 2
 
 
-def test_path_view_skips_states_inside_a_character():
-    # 0 -(e6 97)-> 9 (inside 日) -(a5)-> 1 -("本")-> 2, with 3 drawn states
-    steps = [Step(0, "", 0, 9, 1, 1, (), index=0), Step(1, "", 9, 1, 1, 1, (), index=1),
-             Step(2, "", 1, 2, 1, 1, (), index=2)]  # fmt: skip
-    current, visited, edges = path_view(steps, None, 3)
-    assert current == 2 and visited == {0, 1, 2} and edges == {(1, 2)}
-    assert path_view(steps, 0, 3)[0] == 0
+def test_path_view_speaks_in_the_drawn_states_of_a_multibyte_pattern():
+    # 東京 as e6 9d | b1 e4 ba | ac: the index's byte-level states (9, 11) are not drawn
+    dfa = compile_regex("東京")
+    data = [b"\xe6\x9d", b"\xb1\xe4\xba", b"\xac"]
+    steps = [Step(i, "", 0, 9 + i, 1, 1, (), index=i, token_bytes=d) for i, d in enumerate(data)]
+    current, visited, edges = path_view(steps, None, dfa)
+    assert current == 2 and visited == {0, 1, 2} and edges == {(0, 1), (1, 2)}
+    assert path_view(steps, 0, dfa) == (0, {0}, set())  # mid-character: still in state 0
+    assert path_view(steps, 1, dfa)[:2] == (1, {0, 1})
+    # the table names the drawn states, and shows split bytes with the character they make
+    table = steps_html(steps, states=drawn_path(steps, dfa))
+    cells = re.findall(r"<td>(\d+) → (\d+)</td>", table)
+    assert cells == [("0", "0"), ("0", "1"), ("1", "2")]
+    assert "e6 9d</code> (a character begins)" in table
+    assert "b1 e4 ba</code> → 東" in table
+    assert "ac</code> → 京" in table
+
+
+def test_the_chosen_token_is_outlined_in_the_output():
+    steps = [step(i, d) for i, d in enumerate([b"ab", b"cd", b"ef"])]
+    markup = output_html(steps, final=True, selected=1)
+    assert re.findall(r'class="tok selected" data-step="(\d+)"', markup) == ["1"]
+    assert text_content(markup) == "abcdef"
+
+
+def test_chart_axes_read_well():
+    steps = [
+        replace(step(i, b"a", mass=0.5), allowed_count=n)
+        for i, n in enumerate([15_577, 20, 15_550])
+    ]
+    figure = valid_mass_figure(steps, log=True)
+    assert figure.layout.yaxis2.range[0] == 0  # from one token, not auto-scaled to a sliver
+    assert figure.layout.yaxis2.range[1] > 4
+    assert figure.layout.xaxis.tickformat == "d" and figure.layout.xaxis.dtick == 1
+    assert "100%" in figure.layout.yaxis.ticktext and "μ" not in "".join(
+        figure.layout.yaxis.ticktext
+    )
+    assert figure.layout.legend.yanchor == "bottom" and figure.layout.legend.y >= 1
+
+
+def test_an_empty_pattern_is_explained_and_not_run(tiny):
+    view = pattern_view("", tiny.vocab)
+    assert view.dfa is None and "pattern is empty" in view.error and "for example" in view.error
+    frames = list(live_run(tiny, view, "x", GenerationOptions(max_tokens=4)))
+    assert [f.trace for f in frames] == [None]  # nothing generated
+    assert "pattern is empty" in frames[0].error
+
+
+def test_counts_are_singular_for_one():
+    assert plural(1, "token") == "1 token" and plural(2, "token") == "2 tokens"
+    one = pattern_view("a*", Vocabulary.from_strings(["a", "b"])).dfa_html()
+    assert "1 state," in one and "1 states" not in one
 
 
 def test_chart_has_a_point_per_step():

@@ -10,6 +10,7 @@ text allows one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
@@ -77,18 +78,52 @@ def valid_mass_figure(
         )
     if selected is not None:
         figure.add_vline(x=selected, line={"color": "#c33", "width": 1, "dash": "dash"})
+    most = max((s.allowed_count for s in steps), default=1)
     figure.update_layout(
-        height=260,
-        margin={"l": 50, "r": 50, "t": 10, "b": 35},
-        xaxis={"title": "step", "rangemode": "tozero"},
-        yaxis={
-            "title": "valid mass",
-            "type": "log" if log else "linear",
-            "range": [-6, 0.05] if log else [0, 1.05],
+        height=280,
+        margin={"l": 60, "r": 60, "t": 40, "b": 40},
+        # whole steps only: a short run would otherwise get ticks at 0.5, 1.5, …
+        xaxis={
+            "title": "step",
+            "rangemode": "tozero",
+            "tickformat": "d",
+            "dtick": _step_ticks(len(steps)),
         },
-        yaxis2={"title": "allowed", "overlaying": "y", "side": "right", "type": "log"},
-        legend={"orientation": "h", "y": 1.1},
+        yaxis=MASS_LOG if log else MASS_LINEAR,
+        # from 1 token to the widest step (log): 20 tokens among 15,000 is not a cliff
+        yaxis2={
+            "title": "allowed tokens",
+            "overlaying": "y",
+            "side": "right",
+            "type": "log",
+            "range": [0, math.log10(max(most, 10)) + 0.15],
+            "tickvals": [
+                v for v in (1, 10, 100, 1_000, 10_000, 100_000) if v <= max(most, 10) * 1.4
+            ],
+            "ticktext": [
+                f"{v:,}" for v in (1, 10, 100, 1_000, 10_000, 100_000) if v <= max(most, 10) * 1.4
+            ],
+            "showgrid": False,
+        },
+        # above the plot, never over the line
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         plot_bgcolor="#fff",
         hovermode="closest",
     )
     return figure
+
+
+MASS_LINEAR = {"title": "valid mass", "type": "linear", "range": [0, 1.05], "tickformat": ".0%"}
+MASS_LOG = {
+    "title": "valid mass (log)",
+    "type": "log",
+    "range": [-6, 0.05],
+    "tickvals": [1e-6, 1e-4, 1e-2, 1],
+    "ticktext": ["0.0001%", "0.01%", "1%", "100%"],
+}
+"""The valid-mass axis: percentages, also on the log scale (plotly would write ``100μ``)."""
+
+
+def _step_ticks(n: int) -> int:
+    """A whole-number tick spacing giving at most about ten ticks for ``n`` steps."""
+    return max(1, math.ceil(n / 10))

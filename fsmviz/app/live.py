@@ -12,12 +12,14 @@ the page: each frame shows every token that arrived since the last one.
 
 from __future__ import annotations
 
+import codecs
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
@@ -34,7 +36,18 @@ from .charts import valid_mass_figure
 from .render import RenderError, highlight, to_svg
 from .views import error_html, esc, findings_html, output_html, steps_html
 
-__all__ = ["DRAW_LIMIT", "Frame", "PatternView", "live_run", "pattern_view", "path_view"]
+__all__ = [
+    "DRAW_LIMIT",
+    "AllowedSet",
+    "allowed_at",
+    "Frame",
+    "PatternView",
+    "drawn_path",
+    "live_run",
+    "path_view",
+    "pattern_view",
+    "plural",
+]
 
 DRAW_LIMIT = 300
 """DFAs with more states are described, not drawn: a layout that large is unreadable."""
@@ -61,15 +74,22 @@ class PatternView:
 
 
 def pattern_view(
-    pattern: str, vocab: Vocabulary | None, trace: Trace | None = None, distances: bool = False
+    pattern: str,
+    vocab: Vocabulary | None,
+    trace: Trace | None = None,
+    distances: bool = False,
+    diagnosed: bool = True,
 ) -> PatternView:
     """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception.
-    With ``distances``, each state shows the fewest tokens still needed to finish."""
+    With ``distances``, each state shows the fewest tokens still needed to finish; without
+    ``diagnosed`` the doctor is not asked (a step click redraws, it does not re-diagnose)."""
+    if not pattern:
+        return PatternView(pattern, None, "", (), error_html(EMPTY_PATTERN))
     try:
         dfa = compile_regex(pattern)
     except RegexError as error:
         return PatternView(pattern, None, "", (), error_html(error, pattern))
-    findings = tuple(diagnose(pattern, vocab, trace))
+    findings = tuple(diagnose(pattern, vocab, trace)) if diagnosed else ()
     if dfa.num_states > DRAW_LIMIT:
         return PatternView(pattern, dfa, "", findings, "")
     try:
@@ -83,6 +103,13 @@ def pattern_view(
     return PatternView(pattern, dfa, svg, findings, "")
 
 
+EMPTY_PATTERN = RegexError(
+    "The pattern is empty: there is nothing to guide the generation",
+    None,
+    "Type a regex, for example [0-9]{3}-[0-9]{4}, or pick an example.",
+)
+
+
 def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
     """Fewest tokens from each drawn state to a match (0 where none is reachable); None
     when the index is too large to walk in full (the doctor says so)."""
@@ -93,19 +120,48 @@ def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
     return [int(d) if d < UNREACHABLE else 0 for d in far]
 
 
-def path_view(steps: Sequence[Step], upto: int | None, num_char_states: int):
-    """(current state, visited states, taken edges) after step ``upto`` (all steps if None).
-    States inside a multi-byte character are not drawn; the path skips over them."""
+def drawn_path(
+    steps: Sequence[Step], dfa: Dfa
+) -> list[tuple[int, int, tuple[tuple[int, int], ...]]]:
+    """For each step: (drawn state before, drawn state after, drawn edges it walked).
+
+    The index works on bytes, so a token that ends inside a multi-byte character (``東`` is
+    ``e6 9d b1``) leaves the generation in a byte-level state the drawing does not have.
+    Here the tokens' bytes are decoded as they come and the *characters* are walked through
+    the drawn DFA: a step that ends mid-character stays at the character state it sits in,
+    and the step that completes the character lights its edge.
+
+    >>> from fsmviz import compile_regex
+    >>> dfa = compile_regex("東京")
+    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b"\\xe6\\x9d"),
+    ...          Step(1, "", 9, 1, 1, 1.0, (), index=1, token_bytes=b"\\xb1\\xe4\\xba\\xac")]
+    >>> drawn_path(steps, dfa)
+    [(0, 0, ()), (0, 2, ((0, 1), (1, 2)))]
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    state, out = dfa.initial, []
+    for step in steps:
+        before, walked = state, []
+        for char in decoder.decode(step.token_bytes):
+            after = dfa.step(state, char)
+            if after is None:  # cannot happen for a constrained run; stay put if it does
+                break
+            walked.append((state, after))
+            state = after
+        out.append((before, state, tuple(walked)))
+    return out
+
+
+def path_view(steps: Sequence[Step], upto: int | None, dfa: Dfa):
+    """(current state, visited states, taken edges) after step ``upto`` (all steps if None),
+    in the drawn DFA's states (see ``drawn_path``)."""
     chosen = steps if upto is None else steps[: upto + 1]
-    visited, edges = {0}, set()
-    current = 0
-    for step in chosen:
-        if step.state_after < num_char_states:
-            if step.state_before < num_char_states:
-                edges.add((step.state_before, step.state_after))
-            current = step.state_after
-            visited.add(current)
-    return current, visited, edges
+    visited, edges = {dfa.initial}, set()
+    path = drawn_path(chosen, dfa)
+    for _, _, walked in path:
+        edges.update(walked)
+        visited.update(target for _, target in walked)
+    return (path[-1][1] if path else dfa.initial), visited, edges
 
 
 def dfa_html(
@@ -117,62 +173,80 @@ def dfa_html(
     if view.dfa is None:
         return '<p class="empty">No automaton: fix the pattern above.</p>'
     dfa = view.dfa
-    summary = f"{dfa.num_states} states, {len(dfa.accepting)} accepting (double circles)"
+    summary = f"{plural(dfa.num_states, 'state')}, {len(dfa.accepting)} accepting (double circles)"
     if not view.svg:
         return (
             f'<div class="dfa-view"><p class="dfa-bar">{summary}</p><p class="empty">'
             f"Too large to draw readably (more than {DRAW_LIMIT} states); the table and "
             "the chart still show every step.</p></div>"
         )
-    current, visited, edges = path_view(steps, upto, dfa.num_states)
+    current, visited, edges = path_view(steps, upto, dfa)
     svg = highlight(view.svg, current=current, visited=visited, marked=marked, path_edges=edges)
     zoom = "".join(
         f'<button type="button" data-zoom="{z}" title="{t}">{label}</button>'
-        for z, label, t in (("out", "−", "zoom out"), ("fit", "fit", "fit"), ("in", "+", "zoom in"))
+        for z, label, t in (
+            ("out", "−", "zoom out (or Ctrl + wheel)"),
+            ("fit", "fit", "fit"),
+            ("in", "+", "zoom in (or Ctrl + wheel)"),
+        )
     )
     return (
         f'<div class="dfa-view" data-states="{dfa.num_states}">'
         f'<div class="dfa-bar">{summary} · current state {current}'
-        f'<span class="zoom">{zoom}</span></div><div class="dfa-scroll">{svg}</div></div>'
+        f'<span class="zoom">{zoom}</span></div>'
+        f'<div class="dfa-scroll" style="--natural:{natural_width(view.svg)}px">{svg}</div></div>'
     )
 
 
-@dataclass
-class Frame:
-    """One update of the page. ``chart`` is None when it did not change."""
+def natural_width(svg: str) -> int:
+    """The drawing's width in CSS pixels at graphviz's own scale (its ``data-width`` is in
+    points): the page draws it at least this wide, so labels stay readable, and scrolls."""
+    found = re.search(r'data-width="([0-9.]+)pt"', svg)
+    return round(float(found.group(1)) * 4 / 3) if found else 0
 
-    dfa: str
-    output: str
-    shadow: str
-    steps: str
-    chart: go.Figure | None
-    diagnosis: str
-    error: str
+
+@dataclass(frozen=True)
+class Frame:
+    """One update of the page, as plain data: a field left ``None`` is unchanged.
+
+    Frames are picklable (strings, a plotly figure, engine records): on a ZeroGPU Space the
+    frame generator runs in a worker process and each frame is sent back pickled. Turning a
+    frame into Gradio component updates happens outside, in ``handlers.frame_updates``.
+    ``trace`` (with its ``findings``) is set once, when the constrained run has ended: from
+    then on the page can step through it, while the shadow run streams only ``shadow``.
+    """
+
     status: str
+    dfa: str | None = None
+    output: str | None = None
+    shadow: str | None = None
+    steps: str | None = None
+    chart: go.Figure | None = None
+    diagnosis: str | None = None
+    error: str | None = None
     trace: Trace | None = None
-    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    findings: tuple[Finding, ...] = ()
 
 
 def live_run(
     model: Model, view: PatternView, prompt: str, options: GenerationOptions
 ) -> Iterator[Frame]:
     """Stream the constrained run, then the shadow run, as page frames."""
-    findings_now = findings_html(view.findings)
     if view.dfa is None:
         yield Frame(
-            dfa_html(view),
-            "",
-            "",
-            steps_html([]),
-            None,
-            findings_now,
-            view.error,
             "Fix the pattern first.",
+            dfa=dfa_html(view),
+            output="",
+            shadow="",
+            steps=steps_html([]),
+            diagnosis=findings_html(view.findings),
+            error=view.error,
         )
         return
     steps: list[Step] = []
     last_chart = 0.0
     run = stream(model, view.pattern, prompt, options)
+    first = True
     # closing(): a visitor who leaves mid-run stops the generation at once
     with closing(ahead(run)) as arrivals:
         for new in arrivals:
@@ -182,42 +256,55 @@ def live_run(
             if now - last_chart > CHART_EVERY:
                 chart, last_chart = valid_mass_figure(steps), now
             yield Frame(
-                view.dfa_html(steps),
-                output_html(steps),
-                "",
-                steps_html(steps),
-                chart,
-                findings_now,
-                "",
-                f"Generating… {len(steps)} tokens",
+                f"Generating… {plural(len(steps), 'token')}",
+                dfa=view.dfa_html(steps),
+                output=output_html(steps),
+                shadow="" if first else None,
+                steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
+                chart=chart,
+                diagnosis=findings_html(view.findings) if first else None,
+                error="" if first else None,
             )
+            first = False
     trace = run.trace()
     findings = tuple(diagnose(view.pattern, model.vocab, trace))
     done = _status(trace)
-    final = Frame(
-        view.dfa_html(steps),
-        output_html(steps, final=True),
-        "",
-        steps_html(steps),
-        valid_mass_figure(steps),
-        findings_html(findings),
-        "",
-        done,
-        trace,
-        findings,
+    yield Frame(
+        done + " Now the unconstrained shadow run…",
+        dfa=view.dfa_html(steps),
+        output=output_html(steps, final=True),
+        shadow="" if first else None,
+        steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
+        chart=valid_mass_figure(steps),
+        diagnosis=findings_html(findings),
+        error="",
+        trace=trace,
+        findings=findings,
     )
-    yield final
     shadow_steps: list[Step] = []
     with closing(ahead(stream(model, None, prompt, options))) as arrivals:
         for new in arrivals:
             shadow_steps.extend(new)
-            final.shadow = output_html(shadow_steps)
-            final.chart = None
-            final.status = f"{done} Now the unconstrained shadow run… {len(shadow_steps)} tokens"
-            yield final
-    final.shadow = output_html(shadow_steps, final=True)
-    final.status = done
-    yield final
+            yield Frame(
+                f"{done} Now the unconstrained shadow run… {plural(len(shadow_steps), 'token')}",
+                shadow=output_html(shadow_steps),
+            )
+    yield Frame(done, shadow=shadow_html(shadow_steps))
+
+
+def shadow_html(steps: Sequence[Step]) -> str:
+    """The finished shadow run; when the model's first choice was to stop, that is said."""
+    if steps and steps[0].is_eos:
+        return (
+            '<p class="empty">The model\'s first choice was end-of-text: unconstrained, it '
+            "would have written nothing at all. The pattern is what made it write.</p>"
+        )
+    return output_html(steps, final=True)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 token``, ``2 tokens``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def ahead(steps: Stream) -> Iterator[list[Step]]:
@@ -267,7 +354,77 @@ def _status(trace: Trace) -> str:
         "dead_end": "no token could continue",
     }[trace.stop_reason]
     return esc(
-        f"Done: {len(trace.steps)} tokens in {trace.seconds:.1f} s "
+        f"Done: {plural(len(trace.steps), 'token')} in {trace.seconds:.1f} s "
         f"({trace.tokens_per_second:.1f}/s); stopped because {why}; the output {verdict}."
         + "".join(f" {note}" for note in trace.notes)
+    )
+
+
+ALLOWED_SHOWN = 1_000
+"""Allowed tokens listed for a step, most probable first (a wide state allows ~49k: the
+rest are summed up in one line rather than sent to the browser)."""
+
+
+@dataclass(frozen=True)
+class AllowedSet:
+    """The whole allowed set of one step, with the model's probability of each token.
+
+    The trace keeps only each step's top candidates, not 49k probabilities per step. The
+    set is recomputed when a step is chosen: the index gives the allowed ids at the step's
+    state, and one forward pass over the prompt and the tokens before the step gives the
+    model's distribution there (the same as during the run, up to float rounding).
+    """
+
+    step: int
+    allowed: tuple[tuple[str, float], ...]
+    """(token text, probability), most probable first, at most ``ALLOWED_SHOWN``."""
+    total: int
+    """How many tokens the index allows at this state."""
+    mass: float
+    blocked: tuple[tuple[str, float], ...]
+    """The model's favourites that the pattern blocked, most probable first."""
+
+
+def _option(trace: Trace, key: str, default: object) -> object:
+    options = trace.options
+    return options.get(key, default) if isinstance(options, dict) else getattr(options, key)
+
+
+def allowed_at(model: Model, trace: Trace, i: int, favourites: int = 10) -> AllowedSet:
+    """Step ``i``'s allowed set with probabilities (see ``AllowedSet``)."""
+    import numpy as np
+
+    from ..generate import encode_prompt
+
+    step = trace.steps[i]
+    assert trace.pattern is not None
+    ids = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
+    ids += [s.token_id for s in trace.steps[:i]]
+    sequence = model.passes.open()
+    try:
+        logits = np.asarray(sequence.forward(ids, 1)[-1], dtype=np.float64)
+    finally:
+        sequence.close()
+    vocab = model.vocab
+    logits = logits[: len(vocab)]
+    temperature = float(_option(trace, "temperature", 0.0) or 0.0)
+    if temperature > 0:
+        logits = logits / temperature
+    probs = np.exp(logits - logits.max())
+    probs /= probs.sum()
+    allowed = np.asarray(build_index(trace.pattern, vocab).allowed_tokens(step.state_before))
+    is_allowed = np.zeros(len(vocab), dtype=bool)
+    is_allowed[allowed] = True
+    order = allowed[np.argsort(-probs[allowed], kind="stable")][:ALLOWED_SHOWN]
+    blocked = [t for t in np.argsort(-probs)[: favourites * 4] if not is_allowed[t]][:favourites]
+
+    def text(t: int) -> str:
+        return "EOS" if t == vocab.eos_token_id else vocab.token_text(int(t))
+
+    return AllowedSet(
+        i,
+        tuple((text(t), float(probs[t])) for t in order),
+        len(allowed),
+        float(probs[allowed].sum()),
+        tuple((text(t), float(probs[t])) for t in blocked),
     )

@@ -56,6 +56,7 @@ svg.fsm .node.visited ellipse { fill: #e3efff; }
 svg.fsm .node.marked ellipse { fill: #ffe1e1; stroke: #c33; stroke-width: 2; }
 svg.fsm .node.current ellipse { fill: #2b6cd4; stroke: #1a4a9a; stroke-width: 2; }
 svg.fsm .node.current text { fill: #fff; font-weight: bold; }
+svg.fsm .node.state.accepting ellipse + ellipse { fill: none; }
 svg.fsm .edge path { stroke: #999; }
 svg.fsm .edge polygon { fill: #999; stroke: #999; }
 svg.fsm .edge text { fill: #555; }
@@ -63,7 +64,9 @@ svg.fsm .edge.taken path { stroke: #2b6cd4; stroke-width: 2; }
 svg.fsm .edge.taken polygon { fill: #2b6cd4; stroke: #2b6cd4; }
 svg.fsm .edge.taken text { fill: #1a4a9a; font-weight: bold; }
 """
-"""Default look for the classes ``to_svg`` and ``highlight`` put on the drawing."""
+"""Default look for the classes ``to_svg`` and ``highlight`` put on the drawing. An
+accepting state is two ellipses, the inner one first: only the inner one is filled, so the
+outer ring stays visible whatever the fill (also on the current state)."""
 
 
 class RenderError(FsmvizError, RuntimeError):

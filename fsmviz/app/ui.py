@@ -1,184 +1,50 @@
-"""The Gradio page: inputs on the left, the DFA on the right, output, chart, steps, doctor.
+"""The Gradio page: layout and wiring only.
 
-Handlers here only translate between Gradio components and the engine (``fsmviz.app.live``
-builds every piece of HTML and every figure). Per-visitor data (the last trace, its
-findings) lives in ``gr.State``, so one visitor never sees another's run.
+The page is a set of tabs; the first, "Generate", is the main view (inputs and doctor on
+the left, the DFA and the output big on the right; the chart, the step controls, the
+step table and the chosen step's allowed set below). Another view is one more
+``gr.Tab`` in ``build_ui``. What happens on each event is in ``fsmviz.app.handlers``
+(module-level functions; the model is handed to them here with ``functools.partial``).
+Per-visitor data (the last trace, its findings) lives in ``gr.State``, so one visitor
+never sees another's run.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
-from ..batching import ForwardPassError
-from ..generate import MAX_TOKENS_LIMIT, GenerationOptions
-from ..models import BackgroundModel, ModelLoadError
-from ..trace import Trace
+from ..generate import MAX_TOKENS_LIMIT
+from ..models import BackgroundModel
+from . import handlers as h
 from .api import add_api
-from .charts import valid_mass_figure
-from .examples import default_example, examples
+from .handlers import DEFAULT, EXAMPLES
 from .learn import build_learn_tab
-from .live import live_run, pattern_view
-from .render import to_dot
 from .schema_page import build_schema_tab
-from .views import error_html, findings_html, steps_html
-from .zerogpu import on_gpu
 
-live_run_on_gpu = on_gpu(live_run)
-"""The run's frames; on a ZeroGPU Space generated in its GPU worker, plain picklable
-frames turned into component updates here, outside it."""
-
-__all__ = ["EXAMPLES", "build_ui", "STATIC"]
+__all__ = ["EXAMPLES", "STATIC", "build_ui"]
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
-MAX_PROMPT = 4_000
-DRAFT_TOKENS = 8
-"""Speculative drafts in the app (``GenerationOptions.draft_tokens``): repeated structure
-such as JSON is written about twice as fast; the output is the same (greedy) or drawn from
-the same distribution (sampling)."""
 RUNS_AT_ONCE = 16
 """Generations served at once by default (more wait in the queue, told their place).
 Their forward passes are batched (``fsmviz.batching``): more at once, more tokens/s in all,
 each a little slower."""
 
-
-EXAMPLES = {
-    name: (example.pattern, example.prompt, example.chat) for name, example in examples().items()
-}
-"""The seed examples by name: (pattern, prompt, chat template on)."""
-DEFAULT = EXAMPLES[default_example().name]
+STEPPER = (
+    '<div class="stepper" role="group" aria-label="step through the run">'
+    '<button type="button" data-stepper="prev" title="previous step (←)">◀ Prev</button>'
+    '<button type="button" data-stepper="play" title="play the run step by step">▶ Play</button>'
+    '<button type="button" data-stepper="next" title="next step (→)">Next ▶</button>'
+    '<span class="keys">or ← → keys</span></div>'
+)
 
 
 def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Blocks:
     """The whole page, wired to ``models`` (which may still be loading); at most
     ``runs_at_once`` generations run at a time."""
-
-    def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
-        return GenerationOptions(
-            max_tokens=int(max_tokens),
-            temperature=float(temperature),
-            seed=int(seed),
-            chat=bool(chat),
-            prob_limit=float(prob_limit) if prob_limit else None,
-            draft_tokens=DRAFT_TOKENS,
-        )
-
-    def on_pattern(pattern: str, show_distances: bool = False):
-        view = pattern_view(pattern, models.vocabulary(), distances=show_distances)
-        return view.dfa_html(), findings_html(view.findings), view.error
-
-    def on_run(
-        pattern, prompt, max_tokens, temperature, seed, chat, prob_limit, show_distances
-    ) -> Iterator:
-        try:
-            if len(prompt) > MAX_PROMPT:
-                raise ValueError(f"the prompt is too long (limit {MAX_PROMPT:,} characters)")
-            opts = options(max_tokens, temperature, seed, chat, prob_limit)
-            model = models.get(timeout=600)
-            view = pattern_view(pattern, model.vocab, distances=show_distances)
-        except (ValueError, ModelLoadError) as error:
-            yield {error_box: error_html(error), status: str(error)}
-            return
-        frame = None
-        frames = live_run_on_gpu(model, view, prompt, opts)
-        while True:
-            try:
-                frame = next(frames)
-            except StopIteration:
-                break
-            except Exception as error:  # e.g. out of memory: a message, never a traceback
-                message = (
-                    f"The generation stopped: {error}"  # says what happened and what to do
-                    if isinstance(error, ForwardPassError)
-                    else f"The generation failed: {type(error).__name__}: {error}"
-                )
-                yield {error_box: error_html(RuntimeError(message)), status: message}
-                return
-            update = {
-                dfa: frame.dfa,
-                output: frame.output,
-                shadow: frame.shadow,
-                steps: frame.steps,
-                diagnosis: frame.diagnosis,
-                error_box: frame.error,
-                status: frame.status,
-            }
-            if frame.chart is not None:
-                update[chart] = frame.chart
-            yield update
-        if frame is not None and frame.trace is not None:
-            last = max(len(frame.trace.steps) - 1, 0)
-            yield {
-                trace_state: frame.trace,
-                findings_state: frame.findings,
-                # A slider needs minimum < maximum: a one-step trace leaves it fixed at 0.
-                step: gr.update(maximum=max(last, 1), value=last, interactive=last > 0),
-                downloads: _downloads(view, frame.trace),
-            }
-
-    def on_step(i, trace: Trace | None, found, log, pattern, show_distances):
-        if trace is None:
-            return gr.skip(), gr.skip(), gr.skip()
-        view = pattern_view(pattern, models.vocabulary(), distances=show_distances)
-        i = int(i)
-        return (
-            view.dfa_html(trace.steps, upto=i),
-            steps_html(trace.steps, selected=i),
-            valid_mass_figure(trace.steps, log=log, selected=i),
-        )
-
-    def on_finding(k, trace: Trace | None, found, log, pattern, show_distances):
-        view = pattern_view(pattern, models.vocabulary(), trace, distances=show_distances)
-        chosen = found or view.findings
-        k = int(k) if k is not None else -1
-        if not 0 <= k < len(chosen):
-            return gr.skip(), gr.skip(), gr.skip()
-        finding = chosen[k]
-        trace_steps = trace.steps if trace else ()
-        figure = (
-            valid_mass_figure(trace_steps, log=log, marked=finding.steps) if trace else gr.skip()
-        )
-        return (
-            view.dfa_html(trace_steps, marked=finding.states),
-            findings_html(chosen, selected=k),
-            figure,
-        )
-
-    def on_log(log, trace: Trace | None):
-        return valid_mass_figure(trace.steps, log=log) if trace else gr.skip()
-
-    def on_example(name):
-        return EXAMPLES[name] if name in EXAMPLES else (gr.skip(), gr.skip(), gr.skip())
-
-    def on_load(request: gr.Request):
-        """Restore inputs from the URL (a permalink); every value is data, checked."""
-        q = dict(request.query_params) if request else {}
-
-        def number(key, cast, lo, hi, default):
-            try:
-                return min(max(cast(q[key]), lo), hi)
-            except (KeyError, ValueError):
-                return default
-
-        pattern = q.get("regex", DEFAULT[0])[:10_000]
-        return (
-            pattern,
-            q.get("prompt", DEFAULT[1])[:MAX_PROMPT],
-            number("max_tokens", int, 1, MAX_TOKENS_LIMIT, 64),
-            number("temperature", float, 0.0, 2.0, 0.0),
-            number("seed", int, 0, 2**31 - 1, 0),
-            q.get("chat", "1" if DEFAULT[2] else "0") != "0",
-            number("prob_limit", float, 0.0, 1.0, 0.0),
-            *on_pattern(pattern),
-            models.status,
-            # Stop polling at once when the model is ready: a late tick would overwrite the
-            # status of a run started right after the page loaded.
-            gr.Timer(active=not models.ready),
-        )
-
     with gr.Blocks(title="fsmviz — see regex-guided generation") as demo:
         gr.HTML(
             "<h1>fsmviz</h1><p class='lead'>Type a regex and a prompt: watch a real language "
@@ -187,188 +53,190 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
             elem_id="intro",
         )
         status = gr.HTML(models.status, elem_id="status")
-        with gr.Tabs(elem_id="tabs"):
-            with gr.Tab("Generate", elem_id="generate-tab"):
-                with gr.Row(equal_height=False):
-                    with gr.Column(scale=2, min_width=320):
-                        # Defaults in place from the first paint: a click before the page-load
-                        # handler restores a permalink must not run an empty pattern.
-                        regex_box = gr.Textbox(
-                            DEFAULT[0], label="Regex", elem_id="regex", lines=2, max_lines=8
-                        )
-                        prompt = gr.Textbox(
-                            DEFAULT[1], label="Prompt", elem_id="prompt", lines=3, max_lines=10
-                        )
-                        example = gr.Dropdown(
-                            list(EXAMPLES),
-                            label="Examples (from the seed posts)",
-                            value=None,
-                            elem_id="examples",
-                        )
-                        with gr.Row():
-                            max_tokens = gr.Slider(
-                                1,
-                                MAX_TOKENS_LIMIT,
-                                value=64,
-                                step=1,
-                                label="Max tokens",
-                                elem_id="max-tokens",
-                            )
-                            temperature = gr.Slider(
-                                0.0,
-                                2.0,
-                                value=0.0,
-                                step=0.05,
-                                label="Temperature (0 = greedy)",
-                                elem_id="temperature",
-                            )
-                        with gr.Row():
-                            seed = gr.Number(
-                                0, label="Seed", precision=0, elem_id="seed", minimum=0
-                            )
-                            prob_limit = gr.Number(
-                                0.0,
-                                label="Prob limit (0 = off)",
-                                minimum=0,
-                                maximum=1,
-                                step=0.01,
-                                elem_id="prob-limit",
-                            )
-                            chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
-                        run = gr.Button("Generate", variant="primary", elem_id="run")
-                        error_box = gr.HTML("", elem_id="error")
-                    with gr.Column(scale=3, min_width=400):
-                        dfa = gr.HTML(elem_id="dfa", label="DFA")
-                        show_distances = gr.Checkbox(
-                            False,
-                            label="Show each state's fewest tokens to a match",
-                            elem_id="distances",
-                        )
-                with gr.Row():
-                    with gr.Column():
-                        gr.HTML("<h3>Constrained output</h3>")
-                        output = gr.HTML(elem_id="output")
-                    with gr.Column():
-                        gr.HTML(
-                            "<h3>What the model wanted (unconstrained, same prompt and seed)</h3>"
-                        )
-                        shadow = gr.HTML(elem_id="shadow")
-                with gr.Row():
-                    with gr.Column(scale=4):
-                        chart = gr.Plot(
-                            label="Valid mass per step", show_label=False, elem_id="valid-mass"
-                        )
-                    with gr.Column(scale=1, min_width=200):
-                        log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
-                        step = gr.Slider(
-                            0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False
-                        )
-                gr.HTML("<h3>Doctor</h3>")
-                diagnosis = gr.HTML(elem_id="diagnosis")
-                finding = gr.Number(
-                    -1,
-                    precision=0,
-                    elem_id="finding-pick",
-                    elem_classes="offscreen",
-                    label="finding",
-                )
-                gr.HTML("<h3>Steps</h3>")
-                steps = gr.HTML(elem_id="steps")
-                with gr.Accordion(
-                    "Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False
-                ):
-                    downloads = gr.File(
-                        file_count="multiple", elem_id="downloads", interactive=False
-                    )
-                with gr.Accordion(
-                    "JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"
-                ):
-                    build_schema_tab(lambda: models.get(timeout=600))
-            with gr.Tab("Learn", elem_id="learn-tab"):
-                build_learn_tab(regex_box)
-        trace_state = gr.State(None)
-        findings_state = gr.State(())
-
-        inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
-        gr.on(
-            [regex_box.change, show_distances.change],
-            on_pattern,
-            [regex_box, show_distances],
-            [dfa, diagnosis, error_box],
-            trigger_mode="always_last",
-            api_visibility="private",
-        )
-        example.change(on_example, example, [regex_box, prompt, chat], api_visibility="private")
-        run.click(
-            on_run,
-            [*inputs, show_distances],
-            [
-                dfa,
-                output,
-                shadow,
-                steps,
-                chart,
-                diagnosis,
-                error_box,
-                status,
-                trace_state,
-                findings_state,
-                step,
-                downloads,
-            ],
-            js=PERMALINK_JS,
-            api_visibility="private",
-            concurrency_limit=runs_at_once,
-        )
-        step.change(
-            on_step,
-            [step, trace_state, findings_state, log, regex_box, show_distances],
-            [dfa, steps, chart],
-            api_visibility="private",
-        )
-        finding.change(
-            on_finding,
-            [finding, trace_state, findings_state, log, regex_box, show_distances],
-            [dfa, diagnosis, chart],
-            api_visibility="private",
-        )
-        log.change(on_log, [log, trace_state], chart, api_visibility="private")
+        # A further view (e.g. Learn) is one more `with gr.Tab(...)` inside the tabs.
+        with gr.Tabs(elem_id="views"):  # noqa: SIM117
+            with gr.Tab("Generate", id="generate", elem_id="generate-tab"):
+                main = main_view(models, status, runs_at_once)
+            with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
+                build_learn_tab(main.inputs[0])
         timer = gr.Timer(1.0)
-        demo.load(
-            on_load,
-            None,
-            [*inputs, dfa, diagnosis, error_box, status, timer],
-            api_visibility="private",
-        )
-        timer.tick(
-            lambda: (models.status, gr.Timer(active=not models.ready)),
-            None,
-            [status, timer],
-            api_visibility="private",
-        )
 
-        add_api(models, runs_at_once)  # /trace, /dfa, /diagnose (and MCP tools)
+        def load(request: gr.Request):  # Gradio finds the request by this annotation
+            return h.on_load(models, request)
+
+        demo.load(
+            load,
+            None,
+            [*main.inputs, main.page.dfa, main.page.diagnosis, main.page.error, status, timer],
+            api_visibility="private",
+        )
+        timer.tick(partial(h.on_tick, models), None, [status, timer], api_visibility="private")
+
+        add_api(models, runs_at_once)  # /trace, /dfa, /diagnose, /schema (and MCP tools)
     return demo
 
 
-def _downloads(view, trace: Trace) -> list[str]:
-    folder = Path(tempfile.mkdtemp(prefix="fsmviz-"))
-    files = {"trace.json": trace.to_json(indent=1), "trace.csv": trace.to_csv()}
-    if view.dfa is not None:
-        files["dfa.dot"] = to_dot(view.dfa, title=view.pattern)
-        if view.svg:
-            files["dfa.svg"] = view.svg
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return [str(folder / name) for name in files]
+class MainView:
+    """The Generate tab's components that ``build_ui`` wires beyond the tab."""
+
+    def __init__(self, page: h.Page, inputs: list[Any]):
+        self.page = page
+        self.inputs = inputs
 
 
-PERMALINK_JS = """
-(regex, prompt, max_tokens, temperature, seed, chat, prob_limit, ...rest) => {
-  const params = new URLSearchParams({regex, prompt, max_tokens, temperature, seed,
-                                      chat: chat ? "1" : "0"});
-  if (prob_limit) params.set("prob_limit", prob_limit);
-  history.replaceState(null, "", "?" + params.toString());
-  return [regex, prompt, max_tokens, temperature, seed, chat, prob_limit, ...rest];
-}
-"""
+def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainView:
+    """Lay out the Generate tab and wire its events."""
+    with gr.Row(equal_height=False, elem_id="top"):
+        with gr.Column(scale=2, min_width=300, elem_id="controls"):
+            # Defaults in place from the first paint: a click before the page-load
+            # handler restores a permalink must not run an empty pattern.
+            regex_box = gr.Textbox(
+                DEFAULT[0],
+                label="Regex",
+                elem_id="regex",
+                lines=2,
+                max_lines=8,
+                placeholder="a regular expression, e.g. [0-9]{3}-[0-9]{4}",
+            )
+            prompt = gr.Textbox(
+                DEFAULT[1],
+                label="Prompt",
+                elem_id="prompt",
+                lines=3,
+                max_lines=10,
+                placeholder="what to ask the model, e.g. Give a phone number",
+            )
+            example = gr.Dropdown(
+                list(EXAMPLES),
+                label="Examples (from the seed posts): what each shows",
+                value=None,
+                elem_id="examples",
+            )
+            with gr.Row():
+                max_tokens = gr.Slider(
+                    1, MAX_TOKENS_LIMIT, value=64, step=1, label="Max tokens", elem_id="max-tokens"
+                )
+                temperature = gr.Slider(
+                    0.0,
+                    2.0,
+                    value=0.0,
+                    step=0.05,
+                    label="Temperature (0 = greedy)",
+                    elem_id="temperature",
+                )
+            with gr.Row():
+                seed = gr.Number(0, label="Seed", precision=0, elem_id="seed", minimum=0)
+                prob_limit = gr.Number(
+                    0.0,
+                    label="Prob limit (0 = off)",
+                    minimum=0,
+                    maximum=1,
+                    step=0.01,
+                    elem_id="prob-limit",
+                )
+                chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
+            with gr.Row(elem_id="actions"):
+                run = gr.Button("Generate", variant="primary", elem_id="run")
+                stop = gr.Button("Stop", variant="stop", elem_id="stop", visible=False)
+                gr.HTML(
+                    '<button type="button" id="copy-link" title="copy a link to this pattern, '
+                    'prompt, settings and step">Copy link</button>',
+                    elem_id="share",
+                )
+            error_box = gr.HTML("", elem_id="error")
+            gr.HTML("<h3>Doctor</h3>")
+            diagnosis = gr.HTML(elem_id="diagnosis")
+            finding = gr.Number(
+                -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
+            )
+        with gr.Column(scale=3, min_width=320, elem_id="drawing"):
+            dfa = gr.HTML(
+                '<p class="empty">The pattern\'s automaton is drawn here.</p>', elem_id="dfa"
+            )
+            show_distances = gr.Checkbox(
+                False, label="Show each state's fewest tokens to a match", elem_id="distances"
+            )
+            gr.HTML("<h3>Constrained output</h3>")
+            output = gr.HTML(
+                '<p class="empty">Press Generate: the output appears here.</p>', elem_id="output"
+            )
+            gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>")
+            shadow = gr.HTML(
+                '<p class="empty">After the run, the model writes freely here.</p>',
+                elem_id="shadow",
+            )
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=4, min_width=300):
+            chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="valid-mass")
+        with gr.Column(scale=1, min_width=220):
+            step = gr.Slider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
+            gr.HTML(STEPPER, elem_id="stepper")
+            log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3, min_width=300):
+            gr.HTML("<h3>Steps</h3>")
+            steps = gr.HTML(elem_id="steps")
+        with gr.Column(scale=2, min_width=260):
+            gr.HTML("<h3>Everything the chosen step allowed</h3>")
+            allowed = gr.HTML(
+                '<p class="empty">Choose a step to see every token it allowed.</p>',
+                elem_id="allowed-tokens",
+            )
+    with gr.Accordion("JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"):
+        build_schema_tab(lambda: models.get(timeout=600))
+    with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
+        downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
+    trace_state = gr.State(None)
+    findings_state = gr.State(())
+
+    page = h.Page(
+        dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
+        findings_state, step, downloads, run, stop, allowed,
+    )  # fmt: skip
+    inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
+    private = {"api_visibility": "private"}
+    regex_box.change(
+        partial(h.on_pattern, models),
+        regex_box,
+        [dfa, diagnosis, error_box],
+        trigger_mode="always_last",
+        **private,
+    )
+    show_distances.change(
+        partial(h.on_distances, models),
+        [regex_box, show_distances, trace_state, step],
+        dfa,
+        trigger_mode="always_last",
+        **private,
+    )
+    example.change(h.on_example, example, [regex_box, prompt, chat], **private)
+    running = run.click(
+        partial(h.on_run, page, models),
+        [*inputs, show_distances],
+        [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
+         findings_state, step, downloads, run, stop],
+        concurrency_limit=runs_at_once,
+        **private,
+    )  # fmt: skip
+    stop.click(partial(h.on_stop, page), None, [run, stop, status], cancels=[running], **private)
+    step.change(
+        partial(h.on_step, models),
+        [step, trace_state, log, show_distances],
+        [dfa, steps, chart, output],
+        trigger_mode="always_last",
+        **private,
+    ).then(
+        partial(h.on_allowed, models),
+        [step, trace_state],
+        allowed,
+        trigger_mode="always_last",
+        **private,
+    )
+    finding.change(
+        partial(h.on_finding, models),
+        [finding, trace_state, findings_state, log, regex_box, show_distances],
+        [dfa, diagnosis, chart],
+        **private,
+    )
+    log.change(h.on_log, [log, trace_state, step], chart, **private)
+    return MainView(page, inputs)

@@ -17,7 +17,14 @@ from ..printable import VISIBLE_WHITESPACE, printable
 from ..syntax import RegexError
 from ..trace import Step
 
-__all__ = ["error_html", "findings_html", "output_html", "shown", "steps_html"]
+__all__ = [
+    "allowed_html",
+    "error_html",
+    "findings_html",
+    "output_html",
+    "shown",
+    "steps_html",
+]
 
 
 def esc(text: str) -> str:
@@ -40,14 +47,23 @@ def pieces(steps: Iterable[Step]) -> list[str]:
     return out
 
 
-def output_html(steps: Sequence[Step], *, final: bool = False, tint: bool = True) -> str:
-    """The generated text, one span per token, tinted by its step's valid mass. The text
-    content is exactly the output: boundaries and tints are drawn with CSS only."""
+def output_html(
+    steps: Sequence[Step],
+    *,
+    final: bool = False,
+    tint: bool = True,
+    selected: int | None = None,
+) -> str:
+    """The generated text, one span per token, tinted by its step's valid mass; the
+    ``selected`` step's token is outlined. The text content is exactly the output:
+    boundaries, tints and the outline are drawn with CSS only."""
     spans = []
     for step, piece in zip(steps, pieces(steps), strict=True):
         if step.is_eos:
             continue
         classes = "tok forced" if step.forced else "tok"
+        if step.index == selected:
+            classes += " selected"
         mass = f' style="--mass:{step.valid_mass:.4f}"' if tint else ""
         title = f"step {step.index} · valid mass {step.valid_mass:.1%}"
         spans.append(
@@ -67,13 +83,36 @@ DRAFTED_TAG = (
 )
 
 
-def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
+def token_cell(step: Step, completes: str) -> str:
+    """The token taken, escaped, whitespace made visible. A token that is not whole UTF-8
+    (it ends, or starts, inside a character) is shown as its bytes, with the characters
+    the step completes: ``e6 9d`` then ``b1 → 東``."""
+    if step.is_eos:
+        return "<code>EOS</code>"
+    try:
+        step.token_bytes.decode("utf-8")
+    except UnicodeDecodeError:
+        hexed = " ".join(f"{b:02x}" for b in step.token_bytes)
+        done = f" → {esc(shown(completes))}" if completes else " (a character begins)"
+        title = "bytes of a character split across tokens"
+        return f'<code class="bytes" title="{title}">{hexed}</code>{done}'
+    return f"<code>{esc(shown(step.text))}</code>"
+
+
+def steps_html(
+    steps: Sequence[Step],
+    *,
+    selected: int | None = None,
+    states: Sequence[tuple[int, int, object]] | None = None,
+) -> str:
     """One row per step: states, token taken, allowed count, valid mass, the model's top
-    candidates marked allowed (✓) or blocked (✗), forced and drafted steps marked."""
+    candidates marked allowed (✓) or blocked (✗), forced and drafted steps marked.
+    ``states`` gives each step's (before, after) in the drawn DFA (``live.drawn_path``);
+    without it the index's own state ids are shown."""
     if not steps:
         return '<p class="empty">Run a generation to see each step.</p>'
     rows = []
-    for step in steps:
+    for step, piece, moved in zip(steps, pieces(steps), states or [None] * len(steps), strict=True):
         classes = " ".join(
             c
             for c, on in (
@@ -84,7 +123,7 @@ def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
             if on
         )
         how = FORCED_TAG if step.forced else DRAFTED_TAG if step.drafted else ""
-        token = "EOS" if step.is_eos else shown(step.text)
+        before, after = (step.state_before, step.state_after) if moved is None else moved[:2]
         top = " ".join(
             f'<span class="cand {"ok" if c.allowed else "no"}">'
             f"{'✓' if c.allowed else '✗'}{esc(shown(c.text))} {c.prob:.0%}</span>"
@@ -92,8 +131,8 @@ def steps_html(steps: Sequence[Step], *, selected: int | None = None) -> str:
         )
         rows.append(
             f'<tr data-step="{step.index}" class="{classes}">'
-            f"<td>{step.index}</td><td>{step.state_before} → {step.state_after}</td>"
-            f"<td><code>{esc(token)}</code>{how}</td>"
+            f"<td>{step.index}</td><td>{before} → {after}</td>"
+            f"<td>{token_cell(step, piece)}{how}</td>"
             f"<td>{step.allowed_count:,}</td><td>{step.valid_mass:.1%}</td><td>{top}</td></tr>"
         )
     head = (
@@ -133,3 +172,40 @@ def error_html(error: Exception | None, pattern: str = "") -> str:
         hint = f'<div class="hint">{esc(error.hint)}</div>' if error.hint else ""
         return f'<div class="error-box"><b>{esc(error.message)}</b>{caret}{hint}</div>'
     return f'<div class="error-box"><b>{esc(str(error))}</b></div>'
+
+
+def allowed_html(allowed, step: Step | None = None) -> str:
+    """A step's whole allowed set (``live.AllowedSet``) as a searchable list, the model's
+    blocked favourites beside it."""
+    if allowed is None:
+        return '<p class="empty">Choose a step to see every token it allowed.</p>'
+    rows = "".join(
+        f'<li data-token="{esc(shown(text))}"><code>{esc(shown(text))}</code>'
+        f'<span class="p">{prob:.2%}</span></li>'
+        for text, prob in allowed.allowed
+    )
+    more = allowed.total - len(allowed.allowed)
+    rest = f'<p class="more">… and {more:,} more, each less likely.</p>' if more > 0 else ""
+    blocked = "".join(
+        f'<li><code>{esc(shown(text))}</code><span class="p">{prob:.2%}</span></li>'
+        for text, prob in allowed.blocked
+    )
+    taken = ""
+    if step is not None:
+        taken = f" · took <code>{esc('EOS' if step.is_eos else shown(step.text))}</code>"
+    narrowed = ""
+    if step is not None and step.allowed_count != allowed.total:
+        narrowed = (
+            f" (the run allowed {step.allowed_count:,}: the safe end or a forced chain "
+            "narrowed the pattern's set)"
+        )
+    return (
+        f'<div class="allowed-view" data-step="{allowed.step}">'
+        f'<div class="allowed-head">Step {allowed.step}: {allowed.total:,} allowed'
+        f"{narrowed}, together {allowed.mass:.1%} of the model's probability{taken}</div>"
+        '<div class="allowed-cols"><div><input type="search" class="allowed-filter" '
+        'placeholder="search allowed tokens" aria-label="search allowed tokens">'
+        f'<ol class="allowed-list">{rows}</ol>{rest}</div>'
+        f'<div><b>Blocked favourites</b><ol class="blocked-list">{blocked or "<li>none</li>"}'
+        "</ol></div></div></div>"
+    )

@@ -1,0 +1,306 @@
+"""What the page does when something happens: one short function per event.
+
+Every handler is a module-level function. What it needs beyond the event's inputs — the
+model (a ``BackgroundModel``, which may still be loading) and, for handlers that return a
+dict of updates, the page's components (``Page``) — is passed in explicitly when
+``ui.build_ui`` wires it (``functools.partial``); nothing is closed over. Per-visitor
+data (the last trace, its findings) comes in and goes out through ``gr.State``.
+
+A run is a stream of plain-data frames (``live.Frame``, made by ``run_frames``, which a
+ZeroGPU Space runs in a GPU worker); ``frame_updates`` turns each frame into component
+updates here, outside the generation.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ..batching import ForwardPassError
+from ..dfa import compile_regex
+from ..generate import MAX_TOKENS_LIMIT, GenerationOptions
+from ..models import BackgroundModel, ModelLoadError
+from ..syntax import RegexError
+from ..trace import Trace
+from .charts import valid_mass_figure
+from .examples import default_example, examples
+from .live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
+from .render import to_dot, to_svg
+from .views import allowed_html, error_html, findings_html, output_html, steps_html
+from .zerogpu import on_gpu
+
+live_run_on_gpu = on_gpu(live_run)
+"""The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles
+each one: plain ``Frame`` data, turned into component updates here (``frame_updates``)."""
+ALLOWED_SECONDS = 30
+allowed_on_gpu = on_gpu(allowed_at, lambda *args: ALLOWED_SECONDS)
+"""A step's whole allowed set: one forward pass, on the GPU where there is one."""
+
+MAX_PROMPT = 4_000
+DRAFT_TOKENS = 8
+"""Speculative drafts in the app (``GenerationOptions.draft_tokens``): repeated structure
+such as JSON is written about twice as fast; the output is the same (greedy) or drawn from
+the same distribution (sampling)."""
+
+SHOWS = {
+    "email": "loops: see the doctor",
+    "date": "valid but wrong",
+    "float": "an optional integer part",
+    "moby_choice": "a choice of two names",
+    "url": "alternative prefixes",
+    "protein": "a number read from the prompt",
+    "three_letters_digit": "fixed-length classes",
+    "pi_digits": "digits the model remembers",
+    "pink_floyd_json": "JSON: forced structure",
+    "paper_float": "everything optional",
+    "counting_123": "a repeated group",
+    "hot_cold_hotel": "words that are prefixes of each other",
+}
+"""What each seed example shows, for the examples menu."""
+
+
+def label(name: str) -> str:
+    return f"{name} — {SHOWS[name]}" if name in SHOWS else name
+
+
+EXAMPLES = {
+    label(name): (example.pattern, example.prompt, example.chat)
+    for name, example in examples().items()
+}
+"""The seed examples by label (name — what it shows): (pattern, prompt, chat template on)."""
+DEFAULT = EXAMPLES[label(default_example().name)]
+
+
+@dataclass(frozen=True)
+class Page:
+    """The components handlers that return a dict of updates write to."""
+
+    dfa: Any
+    output: Any
+    shadow: Any
+    steps: Any
+    chart: Any
+    diagnosis: Any
+    error: Any
+    status: Any
+    trace: Any
+    findings: Any
+    step: Any
+    downloads: Any
+    run: Any
+    stop: Any
+    allowed: Any
+
+
+def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
+    """The page's inputs as a checked record."""
+    return GenerationOptions(
+        max_tokens=int(max_tokens),
+        temperature=float(temperature),
+        seed=int(seed),
+        chat=bool(chat),
+        prob_limit=float(prob_limit) if prob_limit else None,
+        draft_tokens=DRAFT_TOKENS,
+    )
+
+
+def on_pattern(models: BackgroundModel, pattern: str):
+    """A new pattern: its drawing, the doctor's findings, or why it cannot be used."""
+    view = pattern_view(pattern, models.vocabulary())
+    return view.dfa_html(), findings_html(view.findings), view.error
+
+
+def run_frames(
+    models: BackgroundModel, pattern: str, prompt: str, opts: GenerationOptions, distances: bool
+) -> Iterator[Frame]:
+    """The frames of one run; a failure is a frame with a message, never a traceback."""
+    try:
+        if len(prompt) > MAX_PROMPT:
+            raise ValueError(f"the prompt is too long (limit {MAX_PROMPT:,} characters)")
+        model = models.get(timeout=600)
+        view = pattern_view(pattern, model.vocab, distances=distances)
+    except (ValueError, ModelLoadError) as error:
+        yield Frame(str(error), error=error_html(error))
+        return
+    try:
+        yield from live_run_on_gpu(model, view, prompt, opts)
+    except Exception as error:  # e.g. out of memory: a message, never a traceback
+        message = (
+            f"The generation stopped: {error}"  # says what happened and what to do
+            if isinstance(error, ForwardPassError)
+            else f"The generation failed: {type(error).__name__}: {error}"
+        )
+        yield Frame(message, error=error_html(RuntimeError(message)))
+
+
+def frame_updates(frame: Frame, page: Page) -> dict:
+    """A frame as Gradio updates: its fields that are set; once the constrained run has
+    ended (``frame.trace``), the trace, the Step slider's range and the downloads too."""
+    fields = {
+        page.dfa: frame.dfa,
+        page.output: frame.output,
+        page.shadow: frame.shadow,
+        page.steps: frame.steps,
+        page.chart: frame.chart,
+        page.diagnosis: frame.diagnosis,
+        page.error: frame.error,
+        page.status: frame.status,
+    }
+    updates = {component: value for component, value in fields.items() if value is not None}
+    if frame.trace is not None:
+        last = max(len(frame.trace.steps) - 1, 0)
+        updates[page.trace] = frame.trace
+        updates[page.findings] = frame.findings
+        # A slider needs minimum < maximum: a one-step trace leaves it fixed at 0.
+        updates[page.step] = gr.update(maximum=max(last, 1), value=last, interactive=last > 0)
+        updates[page.downloads] = downloads(frame.trace)
+    return updates
+
+
+def on_run(
+    page: Page,
+    models: BackgroundModel,
+    pattern,
+    prompt,
+    max_tokens,
+    temperature,
+    seed,
+    chat,
+    prob_limit,
+    distances,
+) -> Iterator[dict]:
+    """Generate: Generate is disabled and Stop shown while the frames stream."""
+    yield {page.run: gr.update(interactive=False), page.stop: gr.update(visible=True)}
+    try:
+        opts = options(max_tokens, temperature, seed, chat, prob_limit)
+    except ValueError as error:
+        yield {page.error: error_html(error), page.status: str(error), **idle(page)}
+        return
+    for frame in run_frames(models, pattern, prompt, opts, bool(distances)):
+        yield frame_updates(frame, page)
+    yield idle(page)
+
+
+def idle(page: Page) -> dict:
+    """Generate enabled, Stop hidden."""
+    return {page.run: gr.update(interactive=True), page.stop: gr.update(visible=False)}
+
+
+def on_stop(page: Page) -> dict:
+    """The run was cancelled (its generator closed, so the generation stopped)."""
+    return {**idle(page), page.status: "Stopped."}
+
+
+def on_step(models: BackgroundModel, i, trace: Trace | None, log, distances):
+    """A step chosen: the DFA lit up to it, its row, its token, its point on the chart."""
+    if trace is None or not trace.steps:
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    i = min(max(int(i), 0), len(trace.steps) - 1)
+    view = pattern_view(
+        trace.pattern or "", models.vocabulary(), distances=distances, diagnosed=False
+    )
+    return (
+        view.dfa_html(trace.steps, upto=i),
+        steps_html(trace.steps, selected=i, states=_drawn(view, trace)),
+        valid_mass_figure(trace.steps, log=log, selected=i),
+        output_html(trace.steps, final=True, selected=i),
+    )
+
+
+def on_allowed(models: BackgroundModel, i, trace: Trace | None) -> str:
+    """The chosen step's whole allowed set, with the model's probabilities."""
+    if trace is None or not trace.steps or trace.pattern is None:
+        return allowed_html(None)
+    i = min(max(int(i), 0), len(trace.steps) - 1)
+    return allowed_html(allowed_on_gpu(models.get(timeout=600), trace, i), trace.steps[i])
+
+
+def on_distances(models: BackgroundModel, pattern, distances, trace: Trace | None, i):
+    """The distances checkbox redraws the DFA and keeps the run's lit path and step."""
+    if trace is not None and trace.pattern == pattern and trace.steps:
+        view = pattern_view(pattern, models.vocabulary(), distances=distances, diagnosed=False)
+        return view.dfa_html(trace.steps, upto=min(int(i), len(trace.steps) - 1))
+    view = pattern_view(pattern, models.vocabulary(), distances=distances, diagnosed=False)
+    return view.dfa_html()
+
+
+def on_finding(models: BackgroundModel, k, trace: Trace | None, found, log, pattern, distances):
+    """A finding chosen: its states marked in the DFA, its steps ringed on the chart."""
+    view = pattern_view(pattern, models.vocabulary(), trace, distances=distances)
+    chosen = found or view.findings
+    k = int(k) if k is not None else -1
+    if not 0 <= k < len(chosen):
+        return gr.skip(), gr.skip(), gr.skip()
+    finding = chosen[k]
+    trace_steps = trace.steps if trace else ()
+    figure = valid_mass_figure(trace_steps, log=log, marked=finding.steps) if trace else gr.skip()
+    return (
+        view.dfa_html(trace_steps, marked=finding.states),
+        findings_html(chosen, selected=k),
+        figure,
+    )
+
+
+def on_log(log, trace: Trace | None, i):
+    return valid_mass_figure(trace.steps, log=log, selected=int(i)) if trace else gr.skip()
+
+
+def on_example(name):
+    return EXAMPLES[name] if name in EXAMPLES else (gr.skip(), gr.skip(), gr.skip())
+
+
+def on_load(models: BackgroundModel, request: gr.Request):
+    """Restore inputs from the URL (a permalink); every value is data, checked."""
+    q = dict(request.query_params) if request else {}
+
+    def number(key, cast, lo, hi, default):
+        try:
+            return min(max(cast(q[key]), lo), hi)
+        except (KeyError, ValueError):
+            return default
+
+    pattern = q.get("regex", DEFAULT[0])[:10_000]
+    return (
+        pattern,
+        q.get("prompt", DEFAULT[1])[:MAX_PROMPT],
+        number("max_tokens", int, 1, MAX_TOKENS_LIMIT, 64),
+        number("temperature", float, 0.0, 2.0, 0.0),
+        number("seed", int, 0, 2**31 - 1, 0),
+        q.get("chat", "1" if DEFAULT[2] else "0") != "0",
+        number("prob_limit", float, 0.0, 1.0, 0.0),
+        *on_pattern(models, pattern),
+        models.status,
+        # Stop polling at once when the model is ready: a late tick would overwrite the
+        # status of a run started right after the page loaded.
+        gr.Timer(active=not models.ready),
+    )
+
+
+def on_tick(models: BackgroundModel):
+    return models.status, gr.Timer(active=not models.ready)
+
+
+def _drawn(view, trace: Trace):
+    return drawn_path(trace.steps, view.dfa) if view.dfa is not None else None
+
+
+def downloads(trace: Trace) -> list[str]:
+    """The DFA as DOT and SVG, the trace as JSON and CSV, written to a fresh folder."""
+    folder = Path(tempfile.mkdtemp(prefix="fsmviz-"))
+    files = {"trace.json": trace.to_json(indent=1), "trace.csv": trace.to_csv()}
+    if trace.pattern:
+        try:  # the DOT always; the SVG only for what the page would draw
+            dfa = compile_regex(trace.pattern)
+            files["dfa.dot"] = to_dot(dfa, title=trace.pattern)
+            if dfa.num_states <= DRAW_LIMIT:
+                files["dfa.svg"] = to_svg(dfa, title=trace.pattern)
+        except (RegexError, RuntimeError):
+            pass  # the trace is still worth downloading
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return [str(folder / name) for name in files]

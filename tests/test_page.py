@@ -1,0 +1,308 @@
+# ruff: noqa: F811  (the fixtures imported from test_e2e are used as arguments)
+"""The page as a newcomer, a teacher and an engineer use it: headless Chromium at 1440×1000
+and at 390×844 against the real app (``tests/test_e2e.py``'s fixtures and helpers).
+
+One test per bug of issue 14 (B1–B10) and per page feature; each fails on the page as it
+was before the fix. Runs are kept short (a few tokens) and shared where a test only reads
+the page after a run (``ran``: one phone-number run in a page of its own).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from test_e2e import (  # noqa: F401  (fixtures used by name)
+    CHROMIUM_ARGS,
+    PHONE,
+    PHONE_PROMPT,
+    RUN_TIMEOUT,
+    UI_TIMEOUT,
+    Page,
+    app,
+    app_url,
+    browser_type_launch_args,
+    click_and_wait,
+    dialogs,
+    eventually,
+    expect,
+    node_ids,
+    open_app,
+    output_text,
+    run,
+    set_inputs,
+    table_rows,
+    type_regex,
+)
+
+pytestmark = pytest.mark.e2e
+
+PHONE_VIEW = {"width": 390, "height": 844}
+
+
+def status(page: Page) -> str:
+    return (page.text_content("#status") or "").strip()
+
+
+def selected_row(page: Page) -> int | None:
+    rows = page.eval_on_selector_all("#steps tbody tr.selected", "r => r.map(x => x.dataset.step)")
+    return int(rows[0]) if len(rows) == 1 else None
+
+
+@pytest.fixture(scope="module")
+def ran(browser, app_url: str):
+    """A page after one finished run of the phone pattern (12 tokens), at 1440×1000."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    open_app(page, app_url + "/")
+    n = run(page, PHONE, PHONE_PROMPT, max_tokens=12)
+    page.n = n  # type: ignore[attr-defined]
+    yield page
+    context.close()
+
+
+def choose(page: Page, i: int) -> None:
+    page.click(f"#steps tbody tr[data-step='{i}']")
+    expect(page.locator(f"#steps tbody tr[data-step='{i}']")).to_have_class(
+        re.compile(r"\bselected\b")
+    )
+
+
+# ------------------------------------------------------------------------------ B1–B10
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_b1_long_output_without_spaces_stays_in_its_box(app: Page, width: int) -> None:
+    app.set_viewport_size({"width": width, "height": 1000 if width > 400 else 844})
+    run(app, r"(\.I){60}", "Write .I sixty times", max_tokens=80, chat=False)
+    assert output_text(app).startswith(".I.I.I.I.I.I.I.I.I.I")
+    sizes = app.eval_on_selector(
+        "#output .tokens", "e => [e.scrollWidth, e.clientWidth, getComputedStyle(e).overflowWrap]"
+    )
+    assert sizes[0] <= sizes[1], f"the output overflows its box: {sizes}"
+    assert sizes[2] == "anywhere"
+
+
+def test_b2_a_phone_load_does_not_scroll_and_a_row_click_keeps_the_window(
+    browser, app_url: str, ran: Page
+) -> None:
+    phone = browser.new_page(viewport=PHONE_VIEW)
+    try:
+        open_app(phone, app_url + "/")
+        phone.wait_for_timeout(1500)  # frames of the page-load events
+        assert phone.evaluate("scrollY") == 0
+        expect(phone.locator("#intro h1")).to_be_in_viewport()
+    finally:
+        phone.close()
+    # far down the page, a step click redraws the DFA: the window stays where it is
+    ran.locator("#steps tbody tr[data-step='5']").scroll_into_view_if_needed()
+    before = ran.evaluate("scrollY")
+    assert before > 300
+    choose(ran, 5)
+    ran.wait_for_timeout(500)
+    assert ran.evaluate("scrollY") == before
+
+
+def test_b3_steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
+    set_inputs(app, PHONE, PHONE_PROMPT, max_tokens=24, chat=True)
+    app.click("#run")
+    expect(app.locator("#run")).to_be_disabled()  # Generate is off while a run goes
+    expect(app.locator("#stop")).to_be_visible()
+    expect(app.locator("#status")).to_contain_text("shadow run", timeout=RUN_TIMEOUT)
+    rows = table_rows(app)
+    assert len(rows) >= 8
+    assert app.get_attribute("#step input[type=range]", "max") == str(len(rows) - 1)
+    choose(app, 2)  # while the shadow run still streams
+    assert "shadow run" in status(app)
+    expect(app.locator("#step input[type=range]")).to_have_value("2")
+    assert app.locator("#step .error, .toast-body.error").count() == 0
+    # the shadow run ends without undoing the choice
+    expect(app.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    expect(app.locator("#status")).not_to_contain_text("shadow")
+    assert selected_row(app) == 2
+    expect(app.locator("#run")).to_be_enabled()
+    expect(app.locator("#stop")).to_be_hidden()
+
+
+def test_b3_stop_ends_a_run(app: Page) -> None:
+    set_inputs(app, r"[a-z ]{200}", "Tell a long story.", max_tokens=200, chat=True)
+    app.click("#run")
+    expect(app.locator("#status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
+    app.click("#stop")
+    expect(app.locator("#status")).to_have_text("Stopped.")
+    expect(app.locator("#run")).to_be_enabled()
+
+
+def test_b4_accepting_states_keep_their_double_circle(ran: Page) -> None:
+    choose(ran, ran.n - 1)
+    fills = ran.eval_on_selector_all(
+        "#dfa svg .node.accepting",
+        "nodes => nodes.map(n => [...n.querySelectorAll('ellipse')]"
+        ".map(e => getComputedStyle(e).fill))",
+    )
+    assert fills, "no accepting state drawn"
+    for inner, outer in fills:
+        assert outer == "none", fills  # the outer ring is never painted over the inner one
+        assert inner != "none"
+    # the run ended in the accepting state: it is current and still a double circle
+    current = ran.eval_on_selector(
+        "#dfa svg .node.current", "n => [...n.querySelectorAll('ellipse')].length"
+    )
+    assert current == 2
+
+
+def test_b5_multibyte_characters_light_edges_and_name_drawn_states(app: Page) -> None:
+    run(app, "東京(都|駅)", "Write the name of Tokyo station in Japanese.", max_tokens=12)
+    text = output_text(app)
+    assert text in ("東京都", "東京駅")
+    drawn = {int(s) for s in re.findall(r"\bs(\d+)\b", " ".join(
+        app.eval_on_selector_all("#dfa svg .node", "n => n.map(x => x.getAttribute('class'))")
+    ))}  # fmt: skip
+    rows = table_rows(app)
+    for _, before, after in rows:
+        assert before in drawn and after in drawn, (rows, drawn)
+    assert app.locator("#dfa svg .edge.taken").count() == 3  # 東, 京, then 都 or 駅
+    assert node_ids(app, "current") == {rows[-1][2]}
+    # the table speaks in characters (the doctor's wording is diagnose's: see the report)
+    table = app.text_content("#steps tbody") or ""
+    assert "\ufffd" not in table and "\\\\x" not in table
+
+
+def test_b6_the_distances_checkbox_keeps_the_run(ran: Page) -> None:
+    choose(ran, 3)
+    state = node_ids(ran, "current")
+    findings = ran.text_content("#diagnosis")
+    ran.locator("#distances input[type=checkbox]").set_checked(True)
+    expect(ran.locator("#dfa svg.fsm")).to_contain_text("to go")
+    assert node_ids(ran, "current") == state
+    assert selected_row(ran) == 3
+    expect(ran.locator("#step input[type=range]")).to_have_value("3")
+    assert ran.text_content("#diagnosis") == findings
+    ran.locator("#distances input[type=checkbox]").set_checked(False)
+    expect(ran.locator("#dfa svg.fsm")).not_to_contain_text("to go")
+
+
+def test_b7_zoom_is_kept_across_redraws(ran: Page) -> None:
+    ran.click("#dfa [data-zoom=in]")
+    ran.click("#dfa [data-zoom=in]")
+    zoom = "e => e.style.getPropertyValue('--zoom')"
+    assert ran.eval_on_selector("#dfa .dfa-scroll", zoom) == "2.25"
+    old = ran.eval_on_selector("#dfa .dfa-scroll", "e => (e.dataset.old = '1')")
+    assert old == "1"
+    choose(ran, 1)
+    eventually(lambda: ran.locator("#dfa .dfa-scroll[data-old]").count() == 0)  # redrawn
+    assert ran.eval_on_selector("#dfa .dfa-scroll", zoom) == "2.25"
+    ran.click("#dfa [data-zoom=fit]")
+    assert ran.eval_on_selector("#dfa .dfa-scroll", zoom) == "1"
+
+
+def test_b8_the_chart_reads_well(ran: Page) -> None:
+    layout = ran.evaluate(
+        "() => { const l = document.querySelector('#valid-mass .js-plotly-plot')._fullLayout;"
+        " return {y2: l.yaxis2.range, x: l.xaxis.tickformat, dtick: l.xaxis.dtick,"
+        " legend: [l.legend.y, l.legend.yanchor], ticks: l.yaxis.tickformat}; }"
+    )
+    assert layout["y2"][0] == 0  # from one token: never auto-scaled to a sliver
+    assert layout["x"] == "d" and float(layout["dtick"]) >= 1
+    assert layout["legend"][0] >= 1 and layout["legend"][1] == "bottom"  # above the plot
+    ran.locator("#log-scale input[type=checkbox]").set_checked(True)
+    eventually(
+        lambda: (
+            "%" in (ran.text_content("#valid-mass .ytick") or "")
+            and ran.locator("#valid-mass .yaxislayer-above text", has_text="μ").count() == 0
+        )
+    )
+    ran.locator("#log-scale input[type=checkbox]").set_checked(False)
+
+
+def test_b9_an_empty_pattern_is_explained_and_does_not_run(app: Page) -> None:
+    type_regex(app, "")
+    expect(app.locator("#error .error-box")).to_contain_text("pattern is empty")
+    click_and_wait(app, "#run")
+    expect(app.locator("#status")).to_have_text("Fix the pattern first.")
+    assert app.locator("#output .tok").count() == 0
+    type_regex(app, "a*")
+    expect(app.locator("#dfa .dfa-bar")).to_contain_text("1 state,")
+
+
+def test_b9_one_token_is_singular(app: Page) -> None:
+    run(app, PHONE, PHONE_PROMPT, max_tokens=1)
+    assert status(app).startswith("Done: 1 token in")
+
+
+# ------------------------------------------------------------------------------ features
+
+
+def test_step_through_with_buttons_and_keys(ran: Page) -> None:
+    choose(ran, 4)
+    ran.click("[data-stepper=next]")
+    eventually(lambda: selected_row(ran) == 5)
+    ran.click("[data-stepper=prev]")
+    ran.click("[data-stepper=prev]")
+    eventually(lambda: selected_row(ran) == 3)
+    ran.locator("#intro").click()  # focus off any input: the arrows step
+    ran.keyboard.press("ArrowRight")
+    eventually(lambda: selected_row(ran) == 4)
+    ran.keyboard.press("ArrowLeft")
+    eventually(lambda: selected_row(ran) == 3)
+    # the chosen token is outlined in the output, and only it
+    expect(ran.locator("#output .tok.selected")).to_have_attribute("data-step", "3")
+    assert ran.locator("#output .tok.selected").count() == 1
+    # Play walks to the end
+    ran.click("[data-stepper=play]")
+    eventually(lambda: selected_row(ran) == ran.n - 1, timeout=ran.n * 3 + 30)
+
+
+def test_the_allowed_set_of_the_chosen_step(ran: Page) -> None:
+    choose(ran, 0)
+    allowed = ran.locator("#allowed-tokens")
+    expect(allowed.locator(".allowed-view[data-step='0']")).to_have_count(1)
+    head = allowed.locator(".allowed-head").text_content()
+    count = int(re.search(r"([\d,]+) allowed", head).group(1).replace(",", ""))
+    shown = allowed.locator(".allowed-list li")
+    assert shown.count() == min(count, 1000)
+    probs = [float(p.rstrip("%")) for p in allowed.locator(".allowed-list .p").all_text_contents()]
+    assert probs == sorted(probs, reverse=True)
+    taken = ran.locator("#steps tbody tr[data-step='0'] td:nth-child(3) code").text_content()
+    assert taken in allowed.locator(".allowed-list code").all_text_contents()
+    expect(allowed.locator(".blocked-list li").first).to_be_visible()
+    # searchable
+    allowed.locator(".allowed-filter").fill(taken)
+    visible = allowed.locator(".allowed-list li:not([hidden])")
+    assert 1 <= visible.count() < max(shown.count(), 2)
+    assert all(taken.lower() in t.lower() for t in visible.all_text_contents())
+
+
+def test_the_link_follows_edits_and_restores_the_run(ran: Page, browser) -> None:
+    choose(ran, 2)
+    expect(ran).to_have_url(re.compile(r"[?&]step=2\b"))
+    query = parse_qs(urlparse(ran.url).query)
+    assert query["regex"] == [PHONE] and query["run"] == ["1"]
+    ran.click("#copy-link")
+    link = ran.get_attribute("#copy-link", "data-url")
+    assert link and parse_qs(urlparse(link).query)["step"] == ["2"]
+    other = browser.new_page(viewport={"width": 1440, "height": 1000})
+    try:
+        other.set_default_timeout(UI_TIMEOUT)
+        other.goto(link)
+        expect(other.locator("#regex textarea")).to_have_value(PHONE)
+        eventually(lambda: selected_row(other) == 2, timeout=RUN_TIMEOUT / 1000)
+        assert output_text(other) == output_text(ran)
+    finally:
+        other.close()
+    # an edit changes the link at once, before any run
+    ran.fill("#prompt textarea", "Another phone number")
+    expect(ran).to_have_url(re.compile(r"[?&]prompt=Another\+phone\+number&"))
+    ran.fill("#prompt textarea", PHONE_PROMPT)
+
+
+def test_examples_say_what_they_show_and_panels_have_placeholders(app: Page) -> None:
+    app.click("#examples input")
+    options = app.locator("ul[role=listbox] li").all_text_contents()
+    assert any("email — loops: see the doctor" in o for o in options), options
+    assert any("date — valid but wrong" in o for o in options), options
+    app.keyboard.press("Escape")
+    expect(app.locator("#output .empty")).to_be_visible()
+    expect(app.locator("#allowed-tokens .empty")).to_be_visible()
