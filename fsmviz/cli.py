@@ -11,12 +11,8 @@ message with a caret line on stderr and exits with status 2 (argparse's status f
 arguments), and nothing else.
 
 A subcommand is one function registered with ``@command(name, help, *arguments)``; the
-parser is built from the registry (``COMMANDS``), so adding one touches nothing else::
-
-    @command("schema", "a JSON Schema as a regex", arg("schema", help="the schema (JSON)"))
-    def _schema(args: argparse.Namespace) -> int:
-        print(fsmviz.regex_from_schema(args.schema))
-        return 0
+parser is built from the registry (``COMMANDS``), so adding one touches nothing else (see
+``_schema`` below: ``python -m fsmviz schema person.json ["Describe Ada."]``).
 """
 
 from __future__ import annotations
@@ -260,6 +256,37 @@ def _generate(args: argparse.Namespace) -> int:
         verdict = "matches" if trace.matched else "does not match"
         _progress(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]")
     return 0
+
+
+# --- schema -------------------------------------------------------------------------------
+
+
+@command(
+    "schema",
+    "a JSON Schema as a regex, or JSON generated for it when a prompt is given",
+    arg("file", help="the schema, a JSON file (- reads standard input)"),
+    arg("prompt", nargs="?", default=None, help="generate JSON for this prompt"),
+    arg(
+        "--whitespace",
+        choices=("none", "space", "flexible"),
+        default=None,
+        help="whitespace between JSON tokens (default: outlines-core's, a single optional space)",
+    ),
+    arg("--max-tokens", type=int, default=256, help="tokens to generate at most"),
+    arg("--temperature", type=float, default=0.0, help="0 is greedy"),
+    arg("--seed", type=int, default=0, help="random seed for sampling"),
+)
+def _schema(args: argparse.Namespace) -> int:
+    from .schema import schema_command  # outlines-core and jsonschema load only here
+
+    return schema_command(
+        args.file,
+        args.prompt,
+        whitespace=args.whitespace,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+    )
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -101,3 +101,39 @@ def test_diagnose_engines_names_each_engine() -> None:
     assert done.returncode == 0, done.stderr
     assert "engine_refusal: xgrammar 0.2.8 refuses this pattern" in done.stdout
     assert "outlines-core 0.2.14" in done.stdout and "llguidance 1.9.1" in done.stdout
+
+
+def test_schema_prints_the_regex_and_refuses_a_bad_schema_with_its_pointer(tmp_path: Path) -> None:
+    person = tmp_path / "person.json"
+    person.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string", "maxLength": 10}},
+                "required": ["name"],
+            }
+        )
+    )
+    done = fsmviz("schema", str(person), "--whitespace", "none")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith('\\{"name":"')
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"type": "object", "properties": {"age": {"type": "integr"}}}')
+    refused = fsmviz("schema", str(bad))
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "/properties/age/type" in refused.stderr
+    assert fsmviz("schema", str(tmp_path / "missing.json")).returncode == 2
+
+
+@pytest.mark.slow
+def test_schema_with_a_prompt_generates_json_that_validates(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 12}},
+        "required": ["city"],
+    }
+    path = tmp_path / "city.json"
+    path.write_text(json.dumps(schema))
+    done = fsmviz("schema", str(path), "Name the capital of France.", "--max-tokens", "24")
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)) == {"city"}
