@@ -534,7 +534,6 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
 
     def on_pattern(pattern, walked, block, hexes):
         return (
-            pattern,
             construction_html(pattern, 0)[0],
             0,
             walk_html(pattern, walked),
@@ -552,12 +551,15 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
 
     private = {"api_visibility": "private"}
     # The Learn tab reads its own copy of the regex (a hidden tab's components fire no
-    # change events): typing here copies it to the Generate tab's box, and back.
+    # change events). Every change of the Generate tab's box is copied here; only what is
+    # typed here (``input``, never a programmatic change) is copied back, so the two boxes
+    # cannot set each other in a loop while the page restores a link or an example.
     regex_box.change(_same, regex_box, mirror, **private)
+    mirror.input(_same, mirror, regex_box, **private)
     mirror.change(
         on_pattern,
         [mirror, walk, tests, hex_tokens],
-        [regex_box, stages, frame, walk_result, table, tests_result, byte_result, history],
+        [stages, frame, walk_result, table, tests_result, byte_result, history],
         **private,
     )
     back.click(_back, [mirror, frame], [stages, frame], **private)
