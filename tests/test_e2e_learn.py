@@ -76,6 +76,10 @@ def test_transition_table_marks_start_accepting_and_blank_entries(learn: Page) -
 def test_test_strings_show_a_python_disagreement(learn: Page) -> None:
     learn.get_by_text("4. Test strings").click()
     learn.fill("#learn-regex textarea", r"\d+")
+    # Wait for the new pattern's views (they redraw the test results too), as a person
+    # would see them, before typing the tests: otherwise the pattern's redraw, computed with
+    # the old test lines, may land after the tests' own result.
+    expect(learn.locator("#transitions table tr")).to_have_count(3)
     learn.fill("#tests textarea", "+ 42\n- 4a\n+ ٣")
     result = learn.locator("#tests-result")
     expect(result).to_contain_text("2 of 3 expectations met")

@@ -532,6 +532,16 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             hist.append(view.allowed[_pick_index(view, len(hist))])
         return hist
 
+    def pick_toy(*args):
+        """A clicked token goes on the text, if it is allowed where the text now stands (a
+        pick made against an older state, e.g. one the Back button undid, is dropped)."""
+        *inputs, token = args
+        view, _ = toy_state(*inputs)
+        hist = list(inputs[3])
+        if token is not None and view is not None and int(token) in view.allowed:
+            hist.append(int(token))
+        return hist
+
     def on_pattern(pattern, walked, block, hexes):
         return (
             construction_html(pattern, 0)[0],
@@ -570,7 +580,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
     toy_next.click(step_toy, toy_inputs, history, **private)
     toy_back.click(_drop_last, history, history, **private)
-    pick.input(_append, [history, pick], history, **private)
+    pick.input(pick_toy, [*toy_inputs, pick], history, **private)
     for component in (mirror, history, tokens, model, logits, training):
         component.change(show_toy, toy_inputs, [toy, pick], **private)
     measure.click(naive_html, [mirror, target], naive, **private)
@@ -590,10 +600,6 @@ def _next(pattern: str, i: int) -> tuple[str, int]:
 
 def _drop_last(history: list[int]) -> list[int]:
     return list(history)[:-1]
-
-
-def _append(history: list[int], token: int | None) -> list[int]:
-    return list(history) if token is None else [*history, int(token)]
 
 
 def _pick_index(view: ToyView, step: int) -> int:
