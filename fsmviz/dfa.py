@@ -203,25 +203,53 @@ class Dfa:
 
 def compile_regex(pattern: str) -> Dfa:
     """Compile ``pattern`` into its minimal character DFA, or raise ``RegexError``."""
-    core, tree = parse(pattern)
-    _check_size(tree, core)
-    clock = _Clock(time.perf_counter() + MAX_SECONDS)
-    positions = _Positions(core, clock)
-    nullable, first, last = positions.walk(tree, REFlags(0))
-    classes, class_masks, mentioned = positions.alphabet()
-    accepting, transitions = _subsets(
-        nullable, first, last, positions.follow, class_masks, core, clock
-    )
-    accepting, transitions = _prune_dead(accepting, transitions)
-    accepting, transitions = _minimise(accepting, transitions, clock)
-    return Dfa(
-        pattern=core,
-        num_states=len(transitions),
-        accepting=frozenset(accepting),
-        classes=tuple(classes),
-        transitions=tuple(transitions),
-        mentioned=mentioned,
-    )
+    built = _Construction.of(pattern)
+    accepting, transitions = _prune_dead(built.accepting, built.transitions)
+    accepting, transitions = _minimise(accepting, transitions, built.clock)
+    return built.dfa(accepting, transitions)
+
+
+@dataclass(frozen=True)
+class _Construction:
+    """Steps 1 and 2 of the build (positions, subsets), shared by ``compile_regex`` and
+    ``compile_stages``."""
+
+    core: str
+    clock: _Clock
+    positions: _Positions
+    nullable: bool
+    first: int
+    last: int
+    classes: list[CharClass]
+    class_masks: list[int]
+    mentioned: frozenset[str]
+    accepting: set[int]
+    transitions: list[dict[int, int]]
+
+    @staticmethod
+    def of(pattern: str) -> _Construction:
+        core, tree = parse(pattern)
+        _check_size(tree, core)
+        clock = _Clock(time.perf_counter() + MAX_SECONDS)
+        positions = _Positions(core, clock)
+        nullable, first, last = positions.walk(tree, REFlags(0))
+        classes, class_masks, mentioned = positions.alphabet()
+        accepting, transitions = _subsets(
+            nullable, first, last, positions.follow, class_masks, core, clock
+        )
+        return _Construction(core, clock, positions, nullable, first, last, classes,
+                             class_masks, mentioned, accepting, transitions)  # fmt: skip
+
+    def dfa(self, accepting: set[int], transitions: list[dict[int, int]]) -> Dfa:
+        """The DFA with these (minimised) states, over this construction's classes."""
+        return Dfa(
+            pattern=self.core,
+            num_states=len(transitions),
+            accepting=frozenset(accepting),
+            classes=tuple(self.classes),
+            transitions=tuple(transitions),
+            mentioned=self.mentioned,
+        )
 
 
 @dataclass(frozen=True)
@@ -681,15 +709,11 @@ def compile_stages(pattern: str) -> Stages:
     >>> st.merged_into, st.dfa.num_states  # {0} (a digit read) has the start's future
     ((0, 1, 0, 2), 3)
     """
-    core, tree = parse(pattern)
-    _check_size(tree, core)
-    clock = _Clock(time.perf_counter() + MAX_SECONDS)
-    positions = _Positions(core, clock)
-    nullable, first, last = positions.walk(tree, REFlags(0))
-    classes, class_masks, mentioned = positions.alphabet()
-    accepting, transitions = _subsets(
-        nullable, first, last, positions.follow, class_masks, core, clock
-    )
+    built = _Construction.of(pattern)
+    core, clock, positions = built.core, built.clock, built.positions
+    nullable, first, last = built.nullable, built.first, built.last
+    classes, class_masks = built.classes, built.class_masks
+    accepting, transitions = built.accepting, built.transitions
     subsets = [0]  # replay the construction's numbering: a target is new when first seen
     for s, row in enumerate(transitions):
         reachable = first if s == 0 else 0
@@ -699,17 +723,9 @@ def compile_stages(pattern: str) -> Stages:
             if row[k] == len(subsets):
                 subsets.append(reachable & class_masks[k])
     pruned_accepting, pruned = _prune_dead(accepting, transitions)
-    sources: list[list[int]] = [[] for _ in transitions]  # which states were kept, as
-    for s, row in enumerate(transitions):  # _prune_dead keeps them: those reaching a match
-        for t in row.values():
-            sources[t].append(s)
-    live, stack = {0, *accepting}, list(accepting)
-    while stack:
-        for s in sources[stack.pop()]:
-            if s not in live:
-                live.add(s)
-                stack.append(s)
-    kept = tuple(sorted(live))
+    # Which states were kept, as _prune_dead keeps them: those reaching a match, and 0.
+    far = backward_distances(len(transitions), lambda s: transitions[s].values(), accepting)
+    kept = tuple(sorted({0, *(s for s in range(len(transitions)) if far[s] < UNREACHABLE)}))
     minimal_accepting, minimal = _minimise(pruned_accepting, pruned, clock)
     merged = {0: 0}
     queue = [0]
@@ -719,14 +735,7 @@ def compile_stages(pattern: str) -> Stages:
             if t not in merged:
                 merged[t] = minimal[merged[s]][k]
                 queue.append(t)
-    dfa = Dfa(
-        pattern=core,
-        num_states=len(minimal),
-        accepting=frozenset(minimal_accepting),
-        classes=tuple(classes),
-        transitions=tuple(minimal),
-        mentioned=mentioned,
-    )
+    dfa = built.dfa(minimal_accepting, minimal)
     return Stages(
         pattern=core,
         positions=tuple(
