@@ -101,7 +101,7 @@ def add_api(models: BackgroundModel, runs_at_once: int) -> None:
 
 
 def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
-    """The three functions, by endpoint name, answering with ``models``."""
+    """The API functions (and MCP tools), by endpoint name, answering with ``models``."""
 
     def trace(
         regex: str,
