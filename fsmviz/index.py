@@ -20,10 +20,11 @@ state each leads to) is made when first asked for: the first token's mask costs 
 from one state.
 
 The whole index (every reachable state, what the safe end and the doctor need) asks less:
-only each state's *successor set*, never its token list. That closure walks a smaller
-trie: bytes that every state treats alike form one class (for ``[a-zA-Z0-9_.+-]+@…`` all
-letters are one), and tokens spelled alike in classes share one path, so the 49k tokens of
-SmolLM2 fold into a few hundred nodes for an e-mail pattern.
+only each state's *successor set*, never its token list. When few (token prefix, state)
+pairs survive (digits: SmolLM2 spells numbers digit by digit) they are walked one by one
+as for a row; otherwise the walk moves *sets* of trie nodes, split only where a state
+tells bytes apart, and states that tell the same bytes apart (the 50 states of a JSON
+string) share that work (``fsmviz.successors``).
 
 **Never a dead end.** A token is allowed only if acceptance stays reachable afterwards *with
 this vocabulary's tokens*. The byte DFA already drops states that cannot reach acceptance
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from threading import RLock
 
 import numpy as np
@@ -45,6 +47,7 @@ from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
+from .successors import successor_pairs
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
@@ -52,13 +55,13 @@ __all__ = ["IndexTooLarge", "TokenIndex", "build_index"]
 
 CLOSURE_SECONDS = 5.0
 """Time allowed for walking the whole index (all reachable states), which safe ends and
-the doctor's token checks need. A long counted repeat (``[a-z ]{2000,}``: 2,001 states,
-~30,000 tokens allowed in each) would otherwise take ~20 s."""
-CLOSURE_CHUNK = 64
-"""States walked together while closing the index: bounds the walk's working memory."""
-MERGE_FROM_STATES = 16
-"""Byte-DFA states from which the closure walks the class-merged trie: merging costs about
-as much as walking the byte trie from a handful of states."""
+the doctor's token checks need. Thousands of states that each allow tens of thousands of
+tokens and tell bytes apart each in its own way could otherwise take minutes (a counted
+repeat like ``[a-z ]{2000,}``, 2,001 states alike, takes under a second)."""
+PAIR_BUDGET = 300_000
+"""(Token prefix, state) pairs the closure makes one by one before it switches to walking
+node sets (``fsmviz.successors``): digits-only patterns die after a few pairs, while the
+50 states of a JSON string would make millions."""
 KEPT_ENTRIES = 4_000_000
 """Row entries (token, target) kept, ~32 MB; past it a row is made again each time it is
 asked for (successor sets are always kept)."""
@@ -105,7 +108,6 @@ class TokenIndex:
     _successors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
-    _classes: _ClassWalk | None = field(default=None, repr=False)
 
     initial_state: int = 0
 
@@ -198,54 +200,50 @@ class TokenIndex:
 
     # --- construction -------------------------------------------------------------------
 
-    def _class_walk(self) -> _ClassWalk:
-        if self._classes is None:
-            self._classes = _ClassWalk.of(self.byte_dfa, self.trie)
-        return self._classes
-
     def _walk_successors(self, states: list[int], deadline: float | None = None) -> None:
-        """Find the successor sets of ``states`` not yet known, ``CLOSURE_CHUNK`` states
-        at a time over the class-merged trie (no token lists are built). Past ``deadline``
-        raises ``IndexTooLarge`` (and keeps the verdict)."""
-        classes = self._class_walk()
-        num_states = self.byte_dfa.num_states
+        """Find the successor sets of ``states`` not yet known, all in one walk over node
+        sets (``fsmviz.successors``: no token lists are built). Past ``deadline`` raises
+        ``IndexTooLarge`` (and keeps the verdict)."""
         with self._lock:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
-            for at in range(0, len(todo), CLOSURE_CHUNK):
-                chunk = todo[at : at + CLOSURE_CHUNK]
-                (origin, node, reached), _ = _walk(classes.trie, classes.table, chunk)
-                key = np.unique(origin.astype(np.int64) * num_states + reached)
-                found, targets = np.divmod(key, num_states)
-                if self._live is not None:
-                    keep = self._live[targets]
-                    found, targets = found[keep], targets[keep]
-                cuts = np.searchsorted(found, np.arange(1, len(chunk)))
-                for state, successors in zip(chunk, np.split(targets, cuts), strict=True):
-                    self._successors[state] = successors
-                if deadline is not None and time.perf_counter() > deadline:
-                    tokens = classes.trie.token_start
-                    per_node = tokens[node + 1] - tokens[node]
-                    widest = int(np.bincount(origin, weights=per_node).max(initial=0))
-                    self._too_large = IndexTooLarge(
-                        "the token index of this pattern is too large to walk in full: "
-                        f"{len(self._successors):,} states walked in {CLOSURE_SECONDS:.0f} s "
-                        f"and more to go, with up to {widest:,} tokens allowed in a state",
-                        hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
-                    )
-                    raise self._too_large
+            if not todo:
+                return
+            walked = _walk(self.trie, self.byte_dfa.table, todo, budget=PAIR_BUDGET)
+            if walked is not None:  # few (token, state) pairs: walked one by one
+                (origin, _, reached), _ = walked
+                key = np.unique(origin.astype(np.int64) * self.byte_dfa.num_states + reached)
+                found, targets = np.divmod(key, self.byte_dfa.num_states)
+            else:  # many: walked as node sets, alike states sharing their work
+                check = None if deadline is None else partial(self._check_time, deadline)
+                found, targets = successor_pairs(self.trie, self.byte_dfa.table, todo, check)
+            if self._live is not None:
+                keep = self._live[targets]
+                found, targets = found[keep], targets[keep]
+            cuts = np.searchsorted(found, np.arange(1, len(todo)))
+            for state, successors in zip(todo, np.split(targets, cuts), strict=True):
+                self._successors[state] = successors
+
+    def _check_time(self, deadline: float) -> None:
+        if time.perf_counter() > deadline:
+            self._too_large = IndexTooLarge(
+                "the token index of this pattern is too large to walk in full: it took "
+                f"more than {CLOSURE_SECONDS:g} s",
+                hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
+            )
+            raise self._too_large
 
     def _close(self) -> tuple[int, ...]:
-        """Breadth-first closure from the initial state. All character states are walked
-        first (nearly always all reachable), then the states inside characters that tokens
-        lead to. Raises ``IndexTooLarge`` after ``CLOSURE_SECONDS`` (and at once ever after)."""
+        """The states reachable from the initial state, breadth-first over successor sets.
+        Every byte-DFA state's successor set is found in one walk first (a state inside a
+        character that no token reaches costs next to nothing). Raises ``IndexTooLarge``
+        after ``CLOSURE_SECONDS`` (and at once ever after)."""
         if self._too_large is not None:
             raise self._too_large
         deadline = time.perf_counter() + CLOSURE_SECONDS
-        self._walk_successors(list(range(self.byte_dfa.num_char_states)), deadline)
+        self._walk_successors(list(range(self.byte_dfa.num_states)), deadline)
         seen = {self.initial_state}
         frontier = [self.initial_state]
         while frontier:
-            self._walk_successors(frontier, deadline)
             found: set[int] = set()
             for state in frontier:
                 found.update(self._successors[state].tolist())
@@ -268,24 +266,6 @@ class TokenIndex:
         self._states = self._close()
 
 
-@dataclass(frozen=True)
-class _ClassWalk:
-    """What the closure walks: the vocabulary trie merged over the pattern's byte classes
-    (bytes that every state treats alike), and the DFA table over those classes."""
-
-    trie: VocabTrie
-    table: np.ndarray  # int32 [num_states, num_classes]
-
-    @staticmethod
-    def of(byte_dfa: ByteDfa, trie: VocabTrie) -> _ClassWalk:
-        if byte_dfa.num_states < MERGE_FROM_STATES:  # merging would cost more than it saves
-            return _ClassWalk(trie, byte_dfa.table)
-        columns, byte_class = np.unique(byte_dfa.table.T, axis=0, return_inverse=True)
-        wanted = (columns >= 0).any(axis=1)  # a class no state reads is never walked
-        merged = trie.merged(byte_class.ravel(), wanted)
-        return _ClassWalk(merged, np.ascontiguousarray(columns.T, dtype=np.int32))
-
-
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:
     """True when every state that can reach acceptance byte by byte can also do so with
     single-byte tokens, so no state is live in bytes but dead in tokens."""
@@ -297,8 +277,8 @@ def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool
 
 
 def _walk(
-    trie: VocabTrie, table: np.ndarray, starts: list[int]
-) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
+    trie: VocabTrie, table: np.ndarray, starts: list[int], budget: int | None = None
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int] | None:
     """Walk every token from every start state at once.
 
     The frontier is three parallel arrays: a trie node, the DFA state reached by reading
@@ -306,7 +286,7 @@ def _walk(
     in. Each round moves every pair to all children of its node, looks the child's edge
     up in the DFA table, and keeps the pairs that did not fall off. Returns the pairs that
     sit on a token-carrying node, as (start position in ``starts``, node, state reached),
-    and the number of rounds.
+    and the number of rounds; or None once more than ``budget`` pairs have been made.
 
     A worked example: the toy vocabulary of seed 000 and ``[0-9]+\\.[0-9]+``. From state
     0 only "1" survives the first round ("a" and "." fall off); from state 1 (after a
@@ -334,7 +314,7 @@ def _walk(
     states = np.asarray(starts, dtype=np.int32)
     origins = np.arange(len(starts), dtype=np.int32)
     found_origin, found_node, found_state = [], [], []
-    rounds = 0
+    rounds = made = 0
     while nodes.size:
         counts = num_children[nodes]
         ends = np.cumsum(counts, dtype=np.int32)
@@ -342,6 +322,9 @@ def _walk(
         if total == 0:
             break
         rounds += 1
+        made += total
+        if budget is not None and made > budget:
+            return None
         # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1.
         children = np.repeat(first_child[nodes] - (ends - counts), counts)
         children += np.arange(total, dtype=np.int32)

@@ -46,7 +46,6 @@ def test_dropped_rows_change_no_distance(bundled_vocab, monkeypatch):
     full = build_index(r"[a-c]{40}", bundled_vocab).token_distances().copy()
     clear_caches()
     monkeypatch.setattr(index_module, "KEPT_ENTRIES", 10)
-    monkeypatch.setattr(index_module, "CLOSURE_CHUNK", 4)
     lean = build_index(r"[a-c]{40}", bundled_vocab)
     np.testing.assert_array_equal(lean.token_distances(), full)
     assert len(lean._rows) < len(lean.states)

@@ -1,16 +1,16 @@
-"""The closure walks a different trie than the rows do: the vocabulary merged by the
-pattern's byte classes. Both must tell the same story: the successor set of every state
-(from the merged walk) is exactly the set of states its row's tokens lead to (from the byte
-walk), with the real 49k vocabulary and patterns whose classes fold many tokens together."""
+"""The closure finds successor sets in one of two ways: (token prefix, state) pairs one by
+one, or node sets split by each state's byte partition (``fsmviz.successors``). Both must
+tell the same story as the rows: the successor set of every state is exactly the set of
+states its row's tokens lead to, with the real 49k vocabulary and patterns whose states
+share partitions (strings, counted repeats) or do not (literals)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from fsmviz import Vocabulary, build_index
+from fsmviz import build_index
 from fsmviz import index as index_module
-from fsmviz.trie import VocabTrie
 
 PATTERNS = [
     r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]",
@@ -18,13 +18,15 @@ PATTERNS = [
     r'\{"name": "[^"\\]{0,12}", "city": "[一-龥]{1,4}"\}',
     r"(ishmael|moby dick)",
     r"[0-9]+\.[0-9]+",
+    r'\{"a": "[^"]{0,8}", "b": (true|false), "c": "[^"]{2,5}"\}',
+    r"(?i)k[a-zé]{0,6}!",
 ]
 
 
-@pytest.mark.parametrize("merge_from", [0, 10_000])  # merged trie always / never
+@pytest.mark.parametrize("budget", [0, 10**9])  # node sets always / pairs always
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_successor_sets_equal_the_rows_targets(pattern, merge_from, bundled_vocab, monkeypatch):
-    monkeypatch.setattr(index_module, "MERGE_FROM_STATES", merge_from)
+def test_successor_sets_equal_the_rows_targets(pattern, budget, bundled_vocab, monkeypatch):
+    monkeypatch.setattr(index_module, "PAIR_BUDGET", budget)
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 120.0)  # a loaded machine is no error
     built = build_index(pattern, bundled_vocab)  # a fresh index beside it, not the cached one
     index = index_module.TokenIndex(built.dfa, built.byte_dfa, bundled_vocab, built.trie)
@@ -33,23 +35,3 @@ def test_successor_sets_equal_the_rows_targets(pattern, merge_from, bundled_voca
     for state in states:
         row = index.row(state)
         np.testing.assert_array_equal(index.successors(state), np.unique(row.targets))
-
-
-def test_a_merged_node_holds_tokens_spelled_alike_in_classes():
-    vocab = Vocabulary.from_strings(["ab", "ba", "a", "c", "ca", "cab", "x"], eos_token="</s>")
-    trie = VocabTrie.build(vocab)
-    classes = np.zeros(256, dtype=np.int64)
-    classes[ord("c")], classes[ord("x")] = 1, 2
-    merged = trie.merged(classes, np.array([True, True, False]))  # class 2 ("x") unread
-
-    def spelled(token: int) -> tuple[int, ...]:
-        return tuple(int(classes[b]) for b in vocab.token_bytes(token))
-
-    groups = [
-        sorted(vocab.token_text(int(t)) for t in merged.token_ids[a:b])
-        for a, b in zip(merged.token_start[:-1], merged.token_start[1:], strict=True)
-        if b > a
-    ]
-    assert sorted(groups) == [["a"], ["ab", "ba"], ["c"], ["ca"], ["cab"]]
-    for a, b in zip(merged.token_start[:-1], merged.token_start[1:], strict=True):
-        assert len({spelled(int(t)) for t in merged.token_ids[a:b]}) <= 1
