@@ -219,9 +219,9 @@ class TokenIndex:
             if self._live is not None:
                 keep = self._live[targets]
                 found, targets = found[keep], targets[keep]
-            cuts = np.searchsorted(found, np.arange(1, len(todo)))
-            for state, successors in zip(todo, np.split(targets, cuts), strict=True):
-                self._successors[state] = successors
+            bounds = np.searchsorted(found, np.arange(len(todo) + 1)).tolist()
+            for k, state in enumerate(todo):  # slices: np.split is slow for thousands
+                self._successors[state] = targets[bounds[k] : bounds[k + 1]]
 
     def _check_time(self, deadline: float) -> None:
         if time.perf_counter() > deadline:
