@@ -36,6 +36,7 @@ index computed up front and such states removed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from threading import RLock
@@ -47,7 +48,7 @@ from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
-from .successors import successor_pairs
+from .successors import WIDE, BytePartitions, successor_pairs
 from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
@@ -59,10 +60,13 @@ clock, not this) allowed for walking the whole index (all reachable states), whi
 the doctor's token checks need. Thousands of states that each allow tens of thousands of
 tokens and tell bytes apart each in its own way could otherwise take minutes (a counted
 repeat like ``[a-z ]{2000,}``, 2,001 states alike, takes under a second)."""
-PAIR_BUDGET = 300_000
-"""(Token prefix, state) pairs the closure makes one by one before it switches to walking
-node sets (``fsmviz.successors``): digits-only patterns die after a few pairs, while the
-50 states of a JSON string would make millions."""
+PAIR_BUDGET = 100_000
+SHARING = 8
+"""The closure walks (token prefix, state) pairs one by one, as rows do, unless at least
+``SHARING`` wide states share each byte partition on average (``BytePartitions.sharing``)
+and the pairs pass ``PAIR_BUDGET``: then it walks node sets (``fsmviz.successors``). The
+927 string states of a 22-field schema would make millions of pairs; an e-mail pattern's 7
+states, all different, are walked fastest pair by pair."""
 KEPT_ENTRIES = 4_000_000
 """Row entries (token, target) kept, ~32 MB; past it a row is made again each time it is
 asked for (successor sets are always kept)."""
@@ -109,6 +113,7 @@ class TokenIndex:
     _successors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
+    _byte_partitions: BytePartitions | None = field(default=None, repr=False)
 
     initial_state: int = 0
 
@@ -209,20 +214,30 @@ class TokenIndex:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
             if not todo:
                 return
-            walked = _walk(self.trie, self.byte_dfa.table, todo, budget=PAIR_BUDGET)
-            if walked is not None:  # few (token, state) pairs: walked one by one
+            table = self.byte_dfa.table
+            check = None if deadline is None else partial(self._check_time, deadline)
+            # Node sets pay off where many wide states share a partition; even then a
+            # pattern whose tokens die young (digits) is done sooner pair by pair.
+            wide = int(((table >= 0).sum(axis=1) >= WIDE).sum())
+            shared = wide >= SHARING and self._partitions().sharing >= SHARING
+            walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared else None, check)
+            if walked is not None:
                 (origin, _, reached), _ = walked
-                key = np.unique(origin.astype(np.int64) * self.byte_dfa.num_states + reached)
-                found, targets = np.divmod(key, self.byte_dfa.num_states)
-            else:  # many: walked as node sets, alike states sharing their work
-                check = None if deadline is None else partial(self._check_time, deadline)
-                found, targets = successor_pairs(self.trie, self.byte_dfa.table, todo, check)
+                key = np.unique(origin.astype(np.int64) * len(table) + reached)
+                found, targets = np.divmod(key, len(table))
+            else:
+                found, targets = successor_pairs(self.trie, table, todo, self._partitions(), check)
             if self._live is not None:
                 keep = self._live[targets]
                 found, targets = found[keep], targets[keep]
             bounds = np.searchsorted(found, np.arange(len(todo) + 1)).tolist()
             for k, state in enumerate(todo):  # slices: np.split is slow for thousands
                 self._successors[state] = targets[bounds[k] : bounds[k + 1]]
+
+    def _partitions(self) -> BytePartitions:
+        if self._byte_partitions is None:
+            self._byte_partitions = BytePartitions.of(self.byte_dfa.table)
+        return self._byte_partitions
 
     def _check_time(self, deadline: float) -> None:
         if time.thread_time() > deadline:
@@ -281,7 +296,11 @@ def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool
 
 
 def _walk(
-    trie: VocabTrie, table: np.ndarray, starts: list[int], budget: int | None = None
+    trie: VocabTrie,
+    table: np.ndarray,
+    starts: list[int],
+    budget: int | None = None,
+    check: Callable[[], None] | None = None,
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int] | None:
     """Walk every token from every start state at once.
 
@@ -291,6 +310,7 @@ def _walk(
     up in the DFA table, and keeps the pairs that did not fall off. Returns the pairs that
     sit on a token-carrying node, as (start position in ``starts``, node, state reached),
     and the number of rounds; or None once more than ``budget`` pairs have been made.
+    ``check`` is called every round (it may raise to stop a walk that runs out of time).
 
     A worked example: the toy vocabulary of seed 000 and ``[0-9]+\\.[0-9]+``. From state
     0 only "1" survives the first round ("a" and "." fall off); from state 1 (after a
@@ -326,6 +346,8 @@ def _walk(
         if total == 0:
             break
         rounds += 1
+        if check is not None:
+            check()
         made += total
         if budget is not None and made > budget:
             return None

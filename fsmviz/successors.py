@@ -41,40 +41,58 @@ expansions are looked up, not recomputed:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from .trie import VocabTrie
 
-__all__ = ["successor_pairs"]
+__all__ = ["BytePartitions", "successor_pairs"]
 
 
-def byte_partitions(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each state's partition of the bytes, and the distinct partitions.
+WIDE = 16
+"""A state reading at least this many distinct bytes is *wide*: its tokens are many."""
+
+
+@dataclass(frozen=True)
+class BytePartitions:
+    """Each state's partition of the bytes (which bytes share a target), and the distinct
+    partitions.
 
     A partition is written as, for every byte, the *smallest byte with the same target*
     (-1 where the byte has no edge): rows ``[1, 1, 4, -1]`` and ``[7, 7, 2, -1]`` are both
-    ``[0, 0, 2, -1]``. Returns (partition id of each state, ``[num_partitions, 256]``
-    representatives).
+    ``[0, 0, 2, -1]``. ``of_state[s]`` is the partition id of state ``s`` and ``reps[p]``
+    the partition itself.
 
-    >>> ids, reps = byte_partitions(np.array([[1, 1, 4, -1], [7, 7, 2, -1], [3, 5, 5, 5]]))
-    >>> ids.tolist(), reps.tolist()
+    >>> parts = BytePartitions.of(np.array([[1, 1, 4, -1], [7, 7, 2, -1], [3, 5, 5, 5]]))
+    >>> parts.of_state.tolist(), parts.reps.tolist()
     ([0, 0, 1], [[0, 0, 2, -1], [0, 1, 1, 1]])
     """
-    num_states, width = table.shape
-    order = np.argsort(table, axis=1, kind="stable")  # equal targets together, bytes ascending
-    ranked = np.take_along_axis(table, order, axis=1)
-    starts = np.ones(ranked.shape, dtype=bool)
-    starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
-    run_start = np.maximum.accumulate(np.where(starts, np.arange(width), 0), axis=1)
-    reps = np.empty_like(table)
-    np.put_along_axis(reps, order, np.take_along_axis(order, run_start, axis=1), axis=1)
-    reps[table < 0] = -1
-    seen: dict[bytes, int] = {}
-    ids = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in reps], dtype=np.int64)
-    first = np.zeros(len(seen), dtype=np.int64)
-    first[ids[::-1]] = np.arange(num_states - 1, -1, -1)  # the first state of each partition
-    return ids, reps[first]
+
+    of_state: np.ndarray  # int64 [num_states]
+    reps: np.ndarray  # [num_partitions, 256]
+    sharing: float
+    """Wide states per partition of wide states: how much work node sets save. The 50
+    states of a JSON string share one; the 7 of an e-mail pattern have 6 among them."""
+
+    @staticmethod
+    def of(table: np.ndarray) -> BytePartitions:
+        num_states, width = table.shape
+        order = np.argsort(table, axis=1, kind="stable")  # same targets together, bytes up
+        ranked = np.take_along_axis(table, order, axis=1)
+        starts = np.ones(ranked.shape, dtype=bool)
+        starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+        run_start = np.maximum.accumulate(np.where(starts, np.arange(width), 0), axis=1)
+        reps = np.empty_like(table)
+        np.put_along_axis(reps, order, np.take_along_axis(order, run_start, axis=1), axis=1)
+        reps[table < 0] = -1
+        seen: dict[bytes, int] = {}
+        ids = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in reps], np.int64)
+        first = np.zeros(len(seen), dtype=np.int64)
+        first[ids[::-1]] = np.arange(num_states - 1, -1, -1)  # each partition's first state
+        wide = (table >= 0).sum(axis=1) >= WIDE
+        sharing = int(wide.sum()) / max(len(np.unique(ids[wide])), 1)
+        return BytePartitions(ids, reps[first], sharing)
 
 
 class _NodeSets:
@@ -135,14 +153,17 @@ def successor_pairs(
     trie: VocabTrie,
     table: np.ndarray,
     starts: list[int],
+    partitions: BytePartitions | None = None,
     check: Callable[[], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every (position in ``starts``, state) such that some token leads from that start
-    to that state; sorted, without repeats. ``check`` is called once per trie depth (it
-    may raise to stop a walk that runs out of time)."""
-    partition, reps = byte_partitions(table)
-    node_sets = _NodeSets(trie, reps)
-    num_partitions = len(reps)
+    to that state; sorted, without repeats. ``partitions`` are the table's (computed when
+    not given); ``check`` is called once per trie depth (it may raise to stop a walk that
+    runs out of time)."""
+    partitions = partitions or BytePartitions.of(table)
+    partition = partitions.of_state
+    node_sets = _NodeSets(trie, partitions.reps)
+    num_partitions = len(partitions.reps)
     origins = np.arange(len(starts), dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
     sets = np.zeros(len(starts), dtype=np.int64)

@@ -23,10 +23,11 @@ PATTERNS = [
 ]
 
 
-@pytest.mark.parametrize("budget", [0, 10**9])  # node sets always / pairs always
+@pytest.mark.parametrize("sharing", [0, float("inf")])  # node sets always / pairs always
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_successor_sets_equal_the_rows_targets(pattern, budget, bundled_vocab, monkeypatch):
-    monkeypatch.setattr(index_module, "PAIR_BUDGET", budget)
+def test_successor_sets_equal_the_rows_targets(pattern, sharing, bundled_vocab, monkeypatch):
+    monkeypatch.setattr(index_module, "SHARING", sharing)
+    monkeypatch.setattr(index_module, "PAIR_BUDGET", 0)
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 120.0)  # a loaded machine is no error
     built = build_index(pattern, bundled_vocab)  # a fresh index beside it, not the cached one
     index = index_module.TokenIndex(built.dfa, built.byte_dfa, bundled_vocab, built.trie)
