@@ -12,7 +12,6 @@ the page: each frame shows every token that arrived since the last one.
 
 from __future__ import annotations
 
-import codecs
 import queue
 import re
 import threading
@@ -32,7 +31,7 @@ from ..graph import UNREACHABLE
 from ..index import IndexTooLarge, build_index
 from ..models import Model
 from ..syntax import RegexError
-from ..trace import Step, Trace
+from ..trace import Step, Trace, drawn_path
 from ..vocab import Vocabulary
 from .charts import valid_mass_figure
 from .render import RenderError, compact_svg, highlight, to_svg
@@ -166,38 +165,6 @@ def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
     except IndexTooLarge:
         return None
     return [int(d) if d < UNREACHABLE else 0 for d in far]
-
-
-def drawn_path(
-    steps: Sequence[Step], dfa: Dfa
-) -> list[tuple[int, int, tuple[tuple[int, int], ...]]]:
-    """For each step: (drawn state before, drawn state after, drawn edges it walked).
-
-    The index works on bytes, so a token that ends inside a multi-byte character (``東`` is
-    ``e6 9d b1``) leaves the generation in a byte-level state the drawing does not have.
-    Here the tokens' bytes are decoded as they come and the *characters* are walked through
-    the drawn DFA: a step that ends mid-character stays at the character state it sits in,
-    and the step that completes the character lights its edge.
-
-    >>> from fsmviz import compile_regex
-    >>> dfa = compile_regex("東京")
-    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b"\\xe6\\x9d"),
-    ...          Step(1, "", 9, 1, 1, 1.0, (), index=1, token_bytes=b"\\xb1\\xe4\\xba\\xac")]
-    >>> drawn_path(steps, dfa)
-    [(0, 0, ()), (0, 2, ((0, 1), (1, 2)))]
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    state, out = dfa.initial, []
-    for step in steps:
-        before, walked = state, []
-        for char in decoder.decode(step.token_bytes):
-            after = dfa.step(state, char)
-            if after is None:  # cannot happen for a constrained run; stay put if it does
-                break
-            walked.append((state, after))
-            state = after
-        out.append((before, state, tuple(walked)))
-    return out
 
 
 def path_view(steps: Sequence[Step], upto: int | None, dfa: Dfa):
