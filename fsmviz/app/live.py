@@ -251,7 +251,8 @@ def compact_lights(
     edges: Iterable[tuple[int, int]],
     marked: Iterable[int] = (),
 ) -> CompactLights:
-    """Exact states and edges (from ``path_view``) as the compact drawing lights them.
+    """Exact states and edges (from ``path_view``) as the compact drawing lights them: a
+    node by the first exact state it folds (its name in the drawing), a link by its id.
 
     A state inside a counted repeat lights the looped node, whose label says how far in it
     is (``7 of 40``); one along a folded run lights that edge as current.
@@ -265,13 +266,14 @@ def compact_lights(
     links: dict[int, set[str]] = {}
     for edge in edges:
         links.setdefault(graph.edge_links[edge], set()).add("taken")
+    first = [node.first for node in graph.nodes]  # the drawing names nodes after them
     marked_nodes = set()
     for s in marked:
         at = graph.places[s]
         if at.link is not None:
             links.setdefault(at.link, set()).add("marked")
-        else:
-            marked_nodes.add(at.node)
+        elif at.node is not None:
+            marked_nodes.add(first[at.node])
     note, where = None, ""
     if place.link is not None:
         links.setdefault(place.link, set()).add("current")
@@ -279,10 +281,10 @@ def compact_lights(
         where = f": {place.index} of {place.of} along “{link.label}”"
     elif place.of:
         note = f"{place.index} of {place.of}"
-        where = f": in the loop of state {graph.nodes[place.node].first}, {note} read"
+        where = f": in the loop of state {first[place.node]}, {note} read"
     return CompactLights(
-        place.node,
-        frozenset(graph.places[s].node for s in visited) - {None},
+        None if place.node is None else first[place.node],
+        frozenset(first[n] for n in (graph.places[s].node for s in visited) if n is not None),
         frozenset(marked_nodes),
         {k: frozenset(v) for k, v in links.items()},
         note,

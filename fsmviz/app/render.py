@@ -165,8 +165,9 @@ def compact_dot(
 ) -> str:
     """DOT source for ``graph``, the compact drawing of ``dfa`` (``fsmviz.compact``).
 
-    Node ``sK`` is compact node K, labelled with the exact state it is named after; a
-    looped (counted) node is drawn wider, with its count on its self-loop. Links carry the
+    A node is named, labelled and classed (``state sN``) after the first exact state N it
+    folds, so ``highlight`` takes exact state numbers for nodes; a looped (counted) node is
+    drawn wider, with its count on its self-loop. Links carry the
     CSS class ``lK``, which ``highlight``'s ``links`` lights. The caption counts ``dfa``'s
     states and says how many nodes draw them. ``tooltips`` are per *exact* state: a node
     or link says those of the states it folds (the first and the last of a chain).
@@ -175,17 +176,18 @@ def compact_dot(
     _check_lengths(n, distances, tooltips)
     drawn = len(graph.nodes)
     count = f"{n} state{'s' if n != 1 else ''} drawn as {drawn}, {len(dfa.accepting)} accepting"
-    lines = _head(title, count, f"s{graph.initial}")
+    name = [f"s{node.first}" for node in graph.nodes]
+    lines = _head(title, count, name[graph.initial])
     for node in graph.nodes:
         label = _state_label(node.first, distances)
-        attrs = f'label={label}, class="state s{node.id}'
+        attrs = f'label={label}, class="state {name[node.id]}'
         attrs += ' accepting", shape=doublecircle' if node.accepting else '"'
         if node.loop is not None:
             attrs += f", width={LOOPED_WIDTH}"
         tip = _folded(node.states, tooltips, f"{len(node.states)} states folded: {node.loop}")
         if tip:
             attrs += f", tooltip={quote(tip)}"
-        lines.append(f"  s{node.id} [{attrs}];")
+        lines.append(f"  {name[node.id]} [{attrs}];")
     for link in graph.links:
         attrs = _edge_label(link.label) + f', class="l{link.id}"'
         tip = _folded(link.inside, tooltips, f"{len(link.inside)} states folded along {link.label}")
@@ -193,7 +195,7 @@ def compact_dot(
             attrs += f", tooltip={quote(tip)}"
         if link.source == link.target:
             attrs += ", penwidth=1.5"
-        lines.append(f"  s{link.source} -> s{link.target} [{attrs}];")
+        lines.append(f"  {name[link.source]} -> {name[link.target]} [{attrs}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
