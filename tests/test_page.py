@@ -316,11 +316,14 @@ COUNTED = r"[a-z]{3,40}@[a-z]{2,30}\.(com|org|net|edu|io)"
 
 def drawing(page: Page, how: str) -> None:
     page.locator(f"#compact input[value={how}]").check()
+    expect(page.locator(f"#compact input[value={how}]")).to_be_checked()
     if how != "auto":
         expect(page.locator(f"#dfa .dfa-view[data-drawing={how}]")).to_have_count(1)
 
 
 def test_a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Page) -> None:
+    # the page-load event draws the default pattern: typed before it lands, it would be undone
+    expect(app.locator("#dfa .dfa-view[data-drawing=exact]")).to_have_count(1)
     type_regex(app, COUNTED)
     expect(app.locator("#dfa .dfa-view[data-drawing=compact]")).to_have_count(1)  # auto
     expect(app.locator("#dfa svg.fsm")).to_contain_text("×3..40")

@@ -192,11 +192,11 @@ def dfa_html(
     if view.graph is not None:
         summary += f", drawn compact as {len(view.graph.nodes)}"
     if not view.svg:
-        return (
-            f'<div class="dfa-view"><p class="dfa-bar">{summary}</p><p class="empty">'
-            f"Too large to draw readably (more than {DRAW_LIMIT} states); the table and "
-            "the chart still show every step.</p></div>"
+        why = view.error or (  # graphviz failed or was too slow, else too many states
+            f'<p class="empty">Too large to draw readably (more than {DRAW_LIMIT} states); '
+            "the table and the chart still show every step.</p>"
         )
+        return f'<div class="dfa-view"><p class="dfa-bar">{summary}</p>{why}</div>'
     current, visited, edges = path_view(steps, upto, dfa)
     if view.graph is None:
         svg = highlight(view.svg, current=current, visited=visited, marked=marked, path_edges=edges)

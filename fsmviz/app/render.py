@@ -56,6 +56,11 @@ MAX_TITLE = 80
 """Characters of the title shown above the drawing (patterns can be very long)."""
 DOT_TIMEOUT = 10.0
 """Seconds ``dot`` may take before rendering gives up."""
+QUICK_LAYOUT_ABOVE = 40
+"""Drawings with more nodes get a quick layout (``nslimit``): graphviz's network simplex
+for node positions is what takes ``dot`` over 10 s on a loaded machine for the 83 states
+of ``[a-z]{3,40}@[a-z]{2,30}\\.(com|org|net|edu|io)`` (2 s quick), and for long chains the
+quick layout draws a straight line where the full one draws a staircase."""
 
 HIGHLIGHT_CLASSES = frozenset({"current", "visited", "marked", "taken"})
 LOOPED_WIDTH = 0.6
@@ -64,6 +69,7 @@ LOOPED_WIDTH = 0.6
 CSS = """
 svg.fsm { width: 100%; height: auto; font-family: sans-serif; }
 svg.fsm .graph > polygon { fill: transparent; }
+svg.fsm a { text-decoration: none; cursor: help; }
 svg.fsm .node ellipse { fill: #fff; stroke: #555; }
 svg.fsm .node.accepting ellipse { stroke: #2a7; }
 svg.fsm .node.visited ellipse { fill: #e3efff; }
@@ -84,7 +90,8 @@ svg.fsm .edge.marked path { stroke: #c33; stroke-width: 2; }
 """
 """Default look for the classes ``to_svg`` and ``highlight`` put on the drawing. An
 accepting state is two ellipses, the inner one first: only the inner one is filled, so the
-outer ring stays visible whatever the fill (also on the current state). In a compact
+outer ring stays visible whatever the fill (also on the current state). A tooltip makes
+graphviz wrap a node in ``<a>``: it must not look like a link. In a compact
 drawing the current state may sit inside a folded run: that edge is ``current``, dashed and
 its label written white on blue."""
 
@@ -138,7 +145,7 @@ def to_dot(
     n = dfa.num_states
     _check_lengths(n, distances, tooltips)
     count = f"{n} state{'s' if n != 1 else ''}, {len(dfa.accepting)} accepting"
-    lines = _head(title, count, "s0")
+    lines = _head(title, count, "s0", quick=n > QUICK_LAYOUT_ABOVE)
     for s in range(n):
         attrs = f'label={_state_label(s, distances)}, class="state s{s}'
         if s in dfa.accepting:
@@ -177,7 +184,7 @@ def compact_dot(
     drawn = len(graph.nodes)
     count = f"{n} state{'s' if n != 1 else ''} drawn as {drawn}, {len(dfa.accepting)} accepting"
     name = [f"s{node.first}" for node in graph.nodes]
-    lines = _head(title, count, name[graph.initial])
+    lines = _head(title, count, name[graph.initial], quick=drawn > QUICK_LAYOUT_ABOVE)
     for node in graph.nodes:
         label = _state_label(node.first, distances)
         attrs = f'label={label}, class="state {name[node.id]}'
@@ -215,13 +222,15 @@ def _state_label(s: int, distances: Sequence[int] | None) -> str:
     return f'<{s}<BR/><FONT POINT-SIZE="7">({distances[s]} to go)</FONT>>'
 
 
-def _head(title: str | None, count: str, start: str) -> list[str]:
-    """A drawing's first DOT lines: layout, fonts, caption and the start arrow."""
+def _head(title: str | None, count: str, start: str, *, quick: bool = False) -> list[str]:
+    """A drawing's first DOT lines: layout (``quick``: see ``QUICK_LAYOUT_ABOVE``), fonts,
+    caption and the start arrow."""
     caption = f"{_shorten(printable(title), MAX_TITLE)}  ·  {count}" if title else count
     return [
         "digraph fsm {",
         # Compact spacing keeps 100+ state drawings legible when scaled to fit a page.
-        "  graph [rankdir=LR, ranksep=0.3, nodesep=0.2, outputorder=edgesfirst,",
+        "  graph [rankdir=LR, ranksep=0.3, nodesep=0.2, outputorder=edgesfirst,"
+        + (" nslimit=1, nslimit1=1," if quick else ""),
         '         fontname="Helvetica,Arial,sans-serif", fontsize=12, labelloc=t, labeljust=l,',
         f"         label={quote(caption)}];",
         '  node [shape=circle, fontname="Helvetica,Arial,sans-serif", fontsize=11,',
