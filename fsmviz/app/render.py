@@ -63,7 +63,7 @@ of ``[a-z]{3,40}@[a-z]{2,30}\\.(com|org|net|edu|io)`` (2 s quick), and for long 
 quick layout draws a straight line where the full one draws a staircase."""
 
 HIGHLIGHT_CLASSES = frozenset({"current", "visited", "marked", "taken"})
-LOOPED_WIDTH = 0.6
+LOOPED_WIDTH = 0.75
 """Inches: a looped (counted) state is drawn wide enough to say ``12 of 40`` when lit."""
 
 CSS = """
