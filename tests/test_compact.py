@@ -315,3 +315,15 @@ def test_the_doctor_says_when_the_state_is_inside_a_character(bundled_vocab):
     assert "bytes `ac` that complete `京`" in collapse.message
     assert "after `東`" in collapse.message and "(inside a character)" in collapse.message
     assert "\ufffd" not in collapse.message
+
+
+def test_the_doctor_names_a_token_in_the_middle_of_a_character(bundled_vocab):
+    # what the real model wrote for 東京|大阪: 大 and 阪 one byte a token
+    pattern = "東京|大阪"
+    tokens = [b"\xe5", b"\xa4", b"\xa7", b"\xe9", b"\x98", b"\xaa"]
+    trace = split_trace(bundled_vocab, pattern, tokens, [0.9, 0.001, 0.5, 0.5, 0.5, 0.5])
+    (collapse,) = [
+        f for f in diagnose(pattern, bundled_vocab, trace) if f.kind == "valid_mass_collapse"
+    ]
+    assert "it wrote bytes `a4` that continue `大`" in collapse.message
+    assert "at the start, state 0 (inside a character)" in collapse.message

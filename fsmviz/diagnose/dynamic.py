@@ -10,7 +10,6 @@ riding an unbounded repeat (``loop``, seed 002's ``.I.I.I``). And how did it end
 
 from __future__ import annotations
 
-import codecs
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -45,9 +44,9 @@ def _token_words(steps: list[Step], texts: list[str], i: int) -> str:
     token is not whole UTF-8, its bytes and the characters it completes and begins (in the
     drawn DFA's characters, as the step table shows them).
 
-    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b) for b in (b"\xe6\x9d", b"\xb1")]
-    >>> _token_words(steps, pieces(steps), 0), _token_words(steps, pieces(steps), 1)
-    ('bytes `e6 9d` that begin `東`', 'bytes `b1` that complete `東`')
+    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b) for b in (b"\xe5", b"\xa4", b"\xa7")]
+    >>> [_token_words(steps, pieces(steps), i) for i in range(3)]
+    ['bytes `e5` that begin `大`', 'bytes `a4` that continue `大`', 'bytes `a7` that complete `大`']
     """
     step = steps[i]
     if step.is_eos:
@@ -58,18 +57,20 @@ def _token_words(steps: list[Step], texts: list[str], i: int) -> str:
         words = [f"bytes `{' '.join(f'{b:02x}' for b in step.token_bytes)}`"]
         if texts[i]:
             words.append(f"that complete `{show(texts[i], 20)}`")
-        begun = next((t[0] for t in texts[i + 1 :] if t), "") if _ends_inside(step) else ""
-        if begun:
-            words.append(f"{'and' if texts[i] else 'that'} begin `{show(begun)}`")
+        inside = _ends_inside(steps, texts, i)
+        begun = next((t[0] for t in texts[i + 1 :] if t), "") if inside else ""
+        if begun:  # a token of continuation bytes only is in the middle of its character
+            verb = "continue" if step.token_bytes[0] & 0xC0 == 0x80 and not texts[i] else "begin"
+            words.append(f"{'and' if texts[i] else 'that'} {verb} `{show(begun)}`")
         return " ".join(words)
     return f"`{show(texts[i], 20)}`" if texts[i] else "nothing"
 
 
-def _ends_inside(step: Step) -> bool:
-    """The token's last bytes start a UTF-8 character they do not finish."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    decoder.decode(step.token_bytes)
-    return bool(decoder.getstate()[0])  # the bytes it holds back, waiting for the rest
+def _ends_inside(steps: list[Step], texts: list[str], i: int) -> bool:
+    """Step ``i`` leaves a character unfinished: the output so far has more bytes than the
+    characters completed so far spell (the run's output is valid UTF-8)."""
+    written = sum(len(step.token_bytes) for step in steps[: i + 1])
+    return written > sum(len(text.encode()) for text in texts[: i + 1])
 
 
 def _step_number(step: Step, position: int) -> int:
