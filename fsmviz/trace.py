@@ -9,14 +9,23 @@ picked without the constraint, and which token was taken.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
-__all__ = ["Candidate", "GenerationOptions", "Step", "StopReason", "Trace"]
+__all__ = [
+    "Candidate",
+    "GenerationOptions",
+    "Step",
+    "StopReason",
+    "Trace",
+    "drawn_path",
+    "pieces",
+]
 
 MAX_TOKENS_LIMIT = 1024
 MAX_DRAFT_TOKENS = 16
@@ -109,6 +118,60 @@ class Step:
     drafted: bool = False
     """Proposed by prompt lookup and kept because sampling agreed (``draft_tokens``): its
     logits came from the same forward pass as the tokens before it."""
+
+
+def pieces(steps: Iterable[Step]) -> list[str]:
+    r"""The text each step adds to the output: the characters it completes. Tokens may split
+    a character's UTF-8 bytes; an incremental decoder walks the bytes, so the pieces join to
+    exactly the generated text (a character left unfinished at the end is ``\ufffd``).
+
+    >>> pieces(Step(0, "", 0, 0, 1, 1.0, (), token_bytes=b) for b in (b"a\xe6\x9d", b"\xb1"))
+    ['a', '東']
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    out = [decoder.decode(step.token_bytes) for step in steps]
+    if out:
+        out[-1] += decoder.decode(b"", final=True)
+    return out
+
+
+class Walkable(Protocol):
+    """What ``drawn_path`` needs of a character DFA (``fsmviz.dfa.Dfa``)."""
+
+    initial: int
+
+    def step(self, state: int, char: str) -> int | None: ...
+
+
+def drawn_path(
+    steps: Sequence[Step], dfa: Walkable
+) -> list[tuple[int, int, tuple[tuple[int, int], ...]]]:
+    r"""For each step: (drawn state before, drawn state after, drawn edges it walked).
+
+    The index works on bytes, so a token that ends inside a multi-byte character (``東`` is
+    ``e6 9d b1``) leaves the generation in a byte-level state the drawing does not have.
+    Here the characters each step completes (``pieces``) are walked through the
+    drawn DFA: a step that ends mid-character stays at the character state it sits in,
+    and the step that completes the character lights its edge.
+
+    >>> from fsmviz import compile_regex
+    >>> dfa = compile_regex("東京")
+    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b"\xe6\x9d"),
+    ...          Step(1, "", 9, 1, 1, 1.0, (), index=1, token_bytes=b"\xb1\xe4\xba\xac")]
+    >>> drawn_path(steps, dfa)
+    [(0, 0, ()), (0, 2, ((0, 1), (1, 2)))]
+    """
+    state, out = dfa.initial, []
+    for piece in pieces(steps):
+        before, walked = state, []
+        for char in piece:
+            after = dfa.step(state, char)
+            if after is None:  # cannot happen for a constrained run; stay put if it does
+                break
+            walked.append((state, after))
+            state = after
+        out.append((before, state, tuple(walked)))
+    return out
 
 
 @dataclass(frozen=True)

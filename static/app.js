@@ -61,7 +61,8 @@
     if (box) { apply(box); follow(box); }
   };
   const follow = (box) => {
-    const current = box.querySelector(".node.current");
+    // in a compact drawing the current state may be inside a folded run: its edge is lit
+    const current = box.querySelector(".node.current, .edge.current");
     if (!current) return;
     const b = box.getBoundingClientRect();
     const r = current.getBoundingClientRect();

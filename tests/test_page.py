@@ -306,3 +306,47 @@ def test_examples_say_what_they_show_and_panels_have_placeholders(app: Page) -> 
     app.keyboard.press("Escape")
     expect(app.locator("#output .empty")).to_be_visible()
     expect(app.locator("#allowed-tokens .empty")).to_be_visible()
+
+
+# ------------------------------------------------------------------ compact drawing (issue 14)
+
+COUNTED = r"[a-z]{3,40}@[a-z]{2,30}\.(com|org|net|edu|io)"
+"""83 exact states: a staircase of dots drawn exactly, four nodes drawn compact."""
+
+
+def drawing(page: Page, how: str) -> None:
+    page.locator(f"#compact input[value={how}]").check()
+    expect(page.locator(f"#compact input[value={how}]")).to_be_checked()
+    if how != "auto":
+        expect(page.locator(f"#dfa .dfa-view[data-drawing={how}]")).to_have_count(1)
+
+
+def test_a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Page) -> None:
+    # the page-load event draws the default pattern: typed before it lands, it would be undone
+    expect(app.locator("#dfa .dfa-view[data-drawing=exact]")).to_have_count(1)
+    type_regex(app, COUNTED)
+    expect(app.locator("#dfa .dfa-view[data-drawing=compact]")).to_have_count(1)  # auto
+    expect(app.locator("#dfa svg.fsm")).to_contain_text("×3..40")
+    assert app.locator("#dfa svg .node").count() == 4
+    drawing(app, "exact")
+    expect(app.locator("#dfa svg .node")).to_have_count(83)
+    drawing(app, "compact")
+    expect(app.locator("#dfa svg .node")).to_have_count(4)
+    n = run(app, COUNTED, "Write an email address, lowercase letters only.", max_tokens=4)
+    rows = table_rows(app)
+    assert len(rows) == n and n >= 1
+    last = rows[-1][2]
+    bar = app.text_content("#dfa .dfa-bar") or ""
+    assert f"current state {last}" in bar, bar
+    lit = app.locator("#dfa svg .node.current, #dfa svg .edge.current")
+    expect(lit).to_have_count(1)
+    written = len(output_text(app))
+    if "@" not in output_text(app):  # still counting letters: the loop says how many
+        assert node_ids(app, "current") == {0}
+        expect(app.locator("#dfa svg .node.current text")).to_have_text(f"{written} of 40")
+        assert f"{written} of 40 read" in bar
+    # the exact drawing lights the exact state; back to compact, still lit
+    drawing(app, "exact")
+    assert node_ids(app, "current") == {last}
+    drawing(app, "compact")
+    expect(lit).to_have_count(1)

@@ -109,21 +109,26 @@ def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOption
     )
 
 
-def on_pattern(models: BackgroundModel, pattern: str):
+def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
     """A new pattern: its drawing, the doctor's findings, or why it cannot be used."""
-    view = pattern_view(pattern, models.vocabulary())
+    view = pattern_view(pattern, models.vocabulary(), drawing=drawing)
     return view.dfa_html(), findings_html(view.findings), view.error
 
 
 def run_frames(
-    models: BackgroundModel, pattern: str, prompt: str, opts: GenerationOptions, distances: bool
+    models: BackgroundModel,
+    pattern: str,
+    prompt: str,
+    opts: GenerationOptions,
+    distances: bool,
+    drawing: str = "auto",
 ) -> Iterator[Frame]:
     """The frames of one run; a failure is a frame with a message, never a traceback."""
     try:
         if len(prompt) > MAX_PROMPT:
             raise ValueError(f"the prompt is too long (limit {MAX_PROMPT:,} characters)")
         model = models.get(timeout=600)
-        view = pattern_view(pattern, model.vocab, distances=distances)
+        view = pattern_view(pattern, model.vocab, distances=distances, drawing=drawing)
     except (ValueError, ModelLoadError) as error:
         yield Frame(str(error), error=error_html(error))
         return
@@ -173,6 +178,7 @@ def on_run(
     chat,
     prob_limit,
     distances,
+    drawing="auto",
 ) -> Iterator[dict]:
     """Generate: Generate is disabled and Stop shown while the frames stream."""
     yield {page.run: gr.update(interactive=False), page.stop: gr.update(visible=True)}
@@ -181,7 +187,7 @@ def on_run(
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
-    for frame in run_frames(models, pattern, prompt, opts, bool(distances)):
+    for frame in run_frames(models, pattern, prompt, opts, bool(distances), drawing):
         yield frame_updates(frame, page)
     yield idle(page)
 
@@ -196,14 +202,15 @@ def on_stop(page: Page) -> dict:
     return {**idle(page), page.status: "Stopped."}
 
 
-def on_step(models: BackgroundModel, i, trace: Trace | None, log, distances):
+def on_step(models: BackgroundModel, i, trace: Trace | None, log, distances, drawing="auto"):
     """A step chosen: the DFA lit up to it, its row, its token, its point on the chart."""
     if trace is None or not trace.steps:
         return gr.skip(), gr.skip(), gr.skip(), gr.skip()
     i = min(max(int(i), 0), len(trace.steps) - 1)
     view = pattern_view(
-        trace.pattern or "", models.vocabulary(), distances=distances, diagnosed=False
-    )
+        trace.pattern or "", models.vocabulary(), distances=distances, diagnosed=False,
+        drawing=drawing,
+    )  # fmt: skip
     return (
         view.dfa_html(trace.steps, upto=i),
         steps_html(trace.steps, selected=i, states=_drawn(view, trace)),
@@ -220,18 +227,24 @@ def on_allowed(models: BackgroundModel, i, trace: Trace | None) -> str:
     return allowed_html(allowed_on_gpu(models.get(timeout=600), trace, i), trace.steps[i])
 
 
-def on_distances(models: BackgroundModel, pattern, distances, trace: Trace | None, i):
-    """The distances checkbox redraws the DFA and keeps the run's lit path and step."""
+def on_distances(
+    models: BackgroundModel, pattern, distances, trace: Trace | None, i, drawing="auto"
+):
+    """The distances checkbox or the drawing choice (compact / exact) redraws the DFA and
+    keeps the run's lit path and step."""
+    view = pattern_view(
+        pattern, models.vocabulary(), distances=distances, diagnosed=False, drawing=drawing
+    )
     if trace is not None and trace.pattern == pattern and trace.steps:
-        view = pattern_view(pattern, models.vocabulary(), distances=distances, diagnosed=False)
         return view.dfa_html(trace.steps, upto=min(int(i), len(trace.steps) - 1))
-    view = pattern_view(pattern, models.vocabulary(), distances=distances, diagnosed=False)
     return view.dfa_html()
 
 
-def on_finding(models: BackgroundModel, k, trace: Trace | None, found, log, pattern, distances):
+def on_finding(
+    models: BackgroundModel, k, trace: Trace | None, found, log, pattern, distances, drawing="auto"
+):
     """A finding chosen: its states marked in the DFA, its steps ringed on the chart."""
-    view = pattern_view(pattern, models.vocabulary(), trace, distances=distances)
+    view = pattern_view(pattern, models.vocabulary(), trace, distances=distances, drawing=drawing)
     chosen = found or view.findings
     k = int(k) if k is not None else -1
     if not 0 <= k < len(chosen):

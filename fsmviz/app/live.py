@@ -12,32 +12,35 @@ the page: each frame shows every token that arrived since the last one.
 
 from __future__ import annotations
 
-import codecs
 import queue
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from ..compact import CompactGraph, compact
 from ..dfa import Dfa, compile_regex
 from ..diagnose import Finding, diagnose
+from ..diagnose.examples import example_prefixes
 from ..generate import GenerationOptions, Stream, stream
 from ..graph import UNREACHABLE
 from ..index import IndexTooLarge, build_index
 from ..models import Model
 from ..syntax import RegexError
-from ..trace import Step, Trace
+from ..trace import Step, Trace, drawn_path
 from ..vocab import Vocabulary
 from .charts import valid_mass_figure
-from .render import RenderError, highlight, to_svg
+from .render import RenderError, compact_svg, highlight, to_svg
 from .views import error_html, esc, findings_html, output_html, steps_html
 
 __all__ = [
+    "COMPACT_ABOVE",
     "DRAW_LIMIT",
+    "DRAWINGS",
     "AllowedSet",
     "allowed_at",
     "Frame",
@@ -47,10 +50,21 @@ __all__ = [
     "path_view",
     "pattern_view",
     "plural",
+    "state_tooltips",
 ]
 
 DRAW_LIMIT = 300
-"""DFAs with more states are described, not drawn: a layout that large is unreadable."""
+"""Drawings with more states are described, not drawn: a layout that large is unreadable
+(in the compact drawing, its nodes count)."""
+DRAWINGS = ("auto", "compact", "exact")
+"""How the DFA is drawn: ``compact`` folds runs of states into edges and counted repeats
+into looped states (``fsmviz.compact``), ``exact`` draws every state, ``auto`` is compact
+for DFAs of more than ``COMPACT_ABOVE`` states."""
+COMPACT_ABOVE = 30
+"""Up to about 30 states the exact drawing fits a laptop screen with readable labels and
+teaches more (every state is there, numbered as in the step table). Beyond that, chains of
+counted states become a staircase of dots at page width, and the compact drawing reads
+better."""
 CHART_EVERY = 0.5
 FRAME_EVERY = 0.1
 """Seconds a frame waits for more tokens, so that at most ~10 frames a second reach the
@@ -66,6 +80,8 @@ class PatternView:
     svg: str
     findings: tuple[Finding, ...]
     error: str
+    graph: CompactGraph | None = None
+    """The compact drawing's graph when ``svg`` is compact, else None."""
 
     def dfa_html(
         self, steps: Sequence[Step] = (), upto: int | None = None, marked: Sequence[int] = ()
@@ -79,10 +95,12 @@ def pattern_view(
     trace: Trace | None = None,
     distances: bool = False,
     diagnosed: bool = True,
+    drawing: str = "auto",
 ) -> PatternView:
     """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception.
     With ``distances``, each state shows the fewest tokens still needed to finish; without
-    ``diagnosed`` the doctor is not asked (a step click redraws, it does not re-diagnose)."""
+    ``diagnosed`` the doctor is not asked (a step click redraws, it does not re-diagnose).
+    ``drawing`` is one of ``DRAWINGS``."""
     if not pattern:
         return PatternView(pattern, None, "", (), error_html(EMPTY_PATTERN))
     try:
@@ -90,17 +108,46 @@ def pattern_view(
     except RegexError as error:
         return PatternView(pattern, None, "", (), error_html(error, pattern))
     findings = tuple(diagnose(pattern, vocab, trace)) if diagnosed else ()
-    if dfa.num_states > DRAW_LIMIT:
-        return PatternView(pattern, dfa, "", findings, "")
+    graph = None
+    if drawing == "compact" or (drawing == "auto" and dfa.num_states > COMPACT_ABOVE):
+        graph = compact(dfa)
+        if graph.num_states == dfa.num_states and drawing == "auto":
+            graph = None  # nothing to fold: the exact drawing is the same, with numbers
+    if (graph.num_states if graph else dfa.num_states) > DRAW_LIMIT:
+        return PatternView(pattern, dfa, "", findings, "", graph)
+    far = token_distances(dfa, vocab) if distances and vocab else None
+    tips = state_tooltips(dfa, far)
     try:
-        svg = to_svg(
-            dfa,
-            title=pattern,
-            distances=token_distances(dfa, vocab) if distances and vocab else None,
-        )
+        if graph is None:
+            svg = to_svg(dfa, title=pattern, distances=far, tooltips=tips)
+        else:
+            svg = compact_svg(graph, dfa, title=pattern, distances=far, tooltips=tips)
     except RenderError as error:
-        return PatternView(pattern, dfa, "", findings, error_html(error))
-    return PatternView(pattern, dfa, svg, findings, "")
+        return PatternView(pattern, dfa, "", findings, error_html(error), graph)
+    return PatternView(pattern, dfa, svg, findings, "", graph)
+
+
+def state_tooltips(dfa: Dfa, distances: Sequence[int] | None = None) -> list[str]:
+    """What hovering over each state says: a shortest text that reaches it and, when the
+    fewest tokens to a match are known (``distances``, from ``token_distances``), those.
+
+    >>> for tip in state_tooltips(compile_regex("ab|c"), [1, 1, 0]):
+    ...     print(tip)
+    state 0: the start; 1 token to a match
+    state 1: after “a”; 1 token to a match
+    state 2: after “c”; a match may end here
+    """
+    tips = []
+    for s, prefix in enumerate(example_prefixes(dfa)):
+        tip = f"state {s}: " + (f"after “{prefix}”" if s != dfa.initial else "the start")
+        if distances is not None:
+            d = distances[s]
+            if d > 0:
+                tip += f"; {plural(d, 'token')} to a match"
+            elif s in dfa.accepting:
+                tip += "; a match may end here"
+        tips.append(tip)
+    return tips
 
 
 EMPTY_PATTERN = RegexError(
@@ -118,38 +165,6 @@ def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
     except IndexTooLarge:
         return None
     return [int(d) if d < UNREACHABLE else 0 for d in far]
-
-
-def drawn_path(
-    steps: Sequence[Step], dfa: Dfa
-) -> list[tuple[int, int, tuple[tuple[int, int], ...]]]:
-    """For each step: (drawn state before, drawn state after, drawn edges it walked).
-
-    The index works on bytes, so a token that ends inside a multi-byte character (``東`` is
-    ``e6 9d b1``) leaves the generation in a byte-level state the drawing does not have.
-    Here the tokens' bytes are decoded as they come and the *characters* are walked through
-    the drawn DFA: a step that ends mid-character stays at the character state it sits in,
-    and the step that completes the character lights its edge.
-
-    >>> from fsmviz import compile_regex
-    >>> dfa = compile_regex("東京")
-    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b"\\xe6\\x9d"),
-    ...          Step(1, "", 9, 1, 1, 1.0, (), index=1, token_bytes=b"\\xb1\\xe4\\xba\\xac")]
-    >>> drawn_path(steps, dfa)
-    [(0, 0, ()), (0, 2, ((0, 1), (1, 2)))]
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    state, out = dfa.initial, []
-    for step in steps:
-        before, walked = state, []
-        for char in decoder.decode(step.token_bytes):
-            after = dfa.step(state, char)
-            if after is None:  # cannot happen for a constrained run; stay put if it does
-                break
-            walked.append((state, after))
-            state = after
-        out.append((before, state, tuple(walked)))
-    return out
 
 
 def path_view(steps: Sequence[Step], upto: int | None, dfa: Dfa):
@@ -174,14 +189,22 @@ def dfa_html(
         return '<p class="empty">No automaton: fix the pattern above.</p>'
     dfa = view.dfa
     summary = f"{plural(dfa.num_states, 'state')}, {len(dfa.accepting)} accepting (double circles)"
+    if view.graph is not None:
+        summary += f", drawn compact as {len(view.graph.nodes)}"
     if not view.svg:
-        return (
-            f'<div class="dfa-view"><p class="dfa-bar">{summary}</p><p class="empty">'
-            f"Too large to draw readably (more than {DRAW_LIMIT} states); the table and "
-            "the chart still show every step.</p></div>"
+        why = view.error or (  # graphviz failed or was too slow, else too many states
+            f'<p class="empty">Too large to draw readably (more than {DRAW_LIMIT} states); '
+            "the table and the chart still show every step.</p>"
         )
+        return f'<div class="dfa-view"><p class="dfa-bar">{summary}</p>{why}</div>'
     current, visited, edges = path_view(steps, upto, dfa)
-    svg = highlight(view.svg, current=current, visited=visited, marked=marked, path_edges=edges)
+    if view.graph is None:
+        svg = highlight(view.svg, current=current, visited=visited, marked=marked, path_edges=edges)
+        where = f"current state {current}"
+    else:
+        lights = compact_lights(view.graph, current, visited, edges, marked)
+        svg = highlight(view.svg, **lights.highlight())
+        where = f"current state {current}{lights.where}"
     zoom = "".join(
         f'<button type="button" data-zoom="{z}" title="{t}">{label}</button>'
         for z, label, t in (
@@ -191,10 +214,81 @@ def dfa_html(
         )
     )
     return (
-        f'<div class="dfa-view" data-states="{dfa.num_states}">'
-        f'<div class="dfa-bar">{summary} · current state {current}'
+        f'<div class="dfa-view" data-states="{dfa.num_states}" '
+        f'data-drawing="{"exact" if view.graph is None else "compact"}">'
+        f'<div class="dfa-bar">{summary} · {esc(where)}'
         f'<span class="zoom">{zoom}</span></div>'
         f'<div class="dfa-scroll" style="--natural:{natural_width(view.svg)}px">{svg}</div></div>'
+    )
+
+
+@dataclass(frozen=True)
+class CompactLights:
+    """A run's place in a compact drawing: ``highlight``'s arguments, and ``where`` (what
+    the drawing's bar adds after "current state N": where the fold holds it)."""
+
+    current: int | None
+    visited: frozenset[int]
+    marked: frozenset[int]
+    links: dict[int, frozenset[str]]
+    note: str | None
+    where: str
+
+    def highlight(self) -> dict[str, object]:
+        return {
+            "current": self.current,
+            "visited": self.visited,
+            "marked": self.marked,
+            "links": self.links,
+            "note": self.note,
+        }
+
+
+def compact_lights(
+    graph: CompactGraph,
+    current: int,
+    visited: Iterable[int],
+    edges: Iterable[tuple[int, int]],
+    marked: Iterable[int] = (),
+) -> CompactLights:
+    """Exact states and edges (from ``path_view``) as the compact drawing lights them: a
+    node by the first exact state it folds (its name in the drawing), a link by its id.
+
+    A state inside a counted repeat lights the looped node, whose label says how far in it
+    is (``7 of 40``); one along a folded run lights that edge as current.
+
+    >>> graph = compact(compile_regex("[a-z]{3,40}@x"))
+    >>> lit = compact_lights(graph, graph.nodes[0].states[7], [0], [])
+    >>> lit.current, lit.note, lit.where
+    (0, '7 of 40', ': in the loop of state 0, 7 of 40 read')
+    """
+    place = graph.places[current]
+    links: dict[int, set[str]] = {}
+    for edge in edges:
+        links.setdefault(graph.edge_links[edge], set()).add("taken")
+    first = [node.first for node in graph.nodes]  # the drawing names nodes after them
+    marked_nodes = set()
+    for s in marked:
+        at = graph.places[s]
+        if at.link is not None:
+            links.setdefault(at.link, set()).add("marked")
+        elif at.node is not None:
+            marked_nodes.add(first[at.node])
+    note, where = None, ""
+    if place.link is not None:
+        links.setdefault(place.link, set()).add("current")
+        link = graph.links[place.link]
+        where = f": {place.index} of {place.of} along “{link.label}”"
+    elif place.of:
+        note = f"{place.index} of {place.of}"
+        where = f": in the loop of state {first[place.node]}, {note} read"
+    return CompactLights(
+        None if place.node is None else first[place.node],
+        frozenset(first[n] for n in (graph.places[s].node for s in visited) if n is not None),
+        frozenset(marked_nodes),
+        {k: frozenset(v) for k, v in links.items()},
+        note,
+        where,
     )
 
 

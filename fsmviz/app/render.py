@@ -24,19 +24,31 @@ Labels come from user-typed patterns, so they are escaped twice, once per langua
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from ..cache import BoundedCache
+from ..compact import CompactGraph
 from ..dfa import Edge
 from ..errors import FsmvizError
 from ..printable import NEWLINE_AND_TAB
 from ..printable import printable as _printable
 
-__all__ = ["CSS", "MAX_LABEL", "RenderError", "highlight", "printable", "to_dot", "to_svg"]
+__all__ = [
+    "CSS",
+    "MAX_LABEL",
+    "RenderError",
+    "compact_dot",
+    "compact_svg",
+    "highlight",
+    "printable",
+    "to_dot",
+    "to_svg",
+]
 
 MAX_LABEL = 32
 """Edge labels longer than this are shortened with "…"; the full text becomes a tooltip."""
@@ -44,12 +56,20 @@ MAX_TITLE = 80
 """Characters of the title shown above the drawing (patterns can be very long)."""
 DOT_TIMEOUT = 10.0
 """Seconds ``dot`` may take before rendering gives up."""
+QUICK_LAYOUT_ABOVE = 40
+"""Drawings with more nodes get a quick layout (``nslimit``): graphviz's network simplex
+for node positions is what takes ``dot`` over 10 s on a loaded machine for the 83 states
+of ``[a-z]{3,40}@[a-z]{2,30}\\.(com|org|net|edu|io)`` (2 s quick), and for long chains the
+quick layout draws a straight line where the full one draws a staircase."""
 
 HIGHLIGHT_CLASSES = frozenset({"current", "visited", "marked", "taken"})
+LOOPED_WIDTH = 0.75
+"""Inches: a looped (counted) state is drawn wide enough to say ``12 of 40`` when lit."""
 
 CSS = """
 svg.fsm { width: 100%; height: auto; font-family: sans-serif; }
 svg.fsm .graph > polygon { fill: transparent; }
+svg.fsm a { text-decoration: none; cursor: help; }
 svg.fsm .node ellipse { fill: #fff; stroke: #555; }
 svg.fsm .node.accepting ellipse { stroke: #2a7; }
 svg.fsm .node.visited ellipse { fill: #e3efff; }
@@ -63,10 +83,17 @@ svg.fsm .edge text { fill: #555; }
 svg.fsm .edge.taken path { stroke: #2b6cd4; stroke-width: 2; }
 svg.fsm .edge.taken polygon { fill: #2b6cd4; stroke: #2b6cd4; }
 svg.fsm .edge.taken text { fill: #1a4a9a; font-weight: bold; }
+svg.fsm .edge.current path { stroke: #2b6cd4; stroke-width: 4; stroke-dasharray: 6 3; }
+svg.fsm .edge.current text { fill: #fff; font-weight: bold; paint-order: stroke;
+  stroke: #2b6cd4; stroke-width: 4px; }
+svg.fsm .edge.marked path { stroke: #c33; stroke-width: 2; }
 """
 """Default look for the classes ``to_svg`` and ``highlight`` put on the drawing. An
 accepting state is two ellipses, the inner one first: only the inner one is filled, so the
-outer ring stays visible whatever the fill (also on the current state)."""
+outer ring stays visible whatever the fill (also on the current state). A tooltip makes
+graphviz wrap a node in ``<a>``: it must not look like a link. In a compact
+drawing the current state may sit inside a folded run: that edge is ``current``, dashed and
+its label written white on blue."""
 
 
 class RenderError(FsmvizError, RuntimeError):
@@ -106,51 +133,131 @@ def to_dot(
     *,
     distances: Sequence[int] | None = None,
     title: str | None = None,
+    tooltips: Sequence[str] | None = None,
 ) -> str:
     """DOT source for ``dfa``, laid out left to right.
 
     Node ``sN`` is state N, labelled ``N`` (over a smaller ``(d to go)`` when ``distances``
     is given and d > 0); accepting states are double circles. Nodes carry the CSS classes
     ``state sN`` (+ ``accepting``), edges ``eA-B``; ``dot`` prepends ``node`` / ``edge``.
+    ``tooltips[N]``, when given, is what hovering over state N says.
     """
     n = dfa.num_states
-    if distances is not None and len(distances) != n:
-        raise ValueError(f"distances has {len(distances)} entries for {n} states")
+    _check_lengths(n, distances, tooltips)
     count = f"{n} state{'s' if n != 1 else ''}, {len(dfa.accepting)} accepting"
+    lines = _head(title, count, "s0", quick=n > QUICK_LAYOUT_ABOVE)
+    for s in range(n):
+        attrs = f'label={_state_label(s, distances)}, class="state s{s}'
+        if s in dfa.accepting:
+            attrs += ' accepting", shape=doublecircle'
+        else:
+            attrs += '"'
+        if tooltips is not None:
+            attrs += f", tooltip={quote(tooltips[s])}"
+        lines.append(f"  s{s} [{attrs}];")
+    for edge in dfa.edges():
+        attrs = _edge_label(edge.label) + f', class="e{edge.source}-{edge.target}"'
+        lines.append(f"  s{edge.source} -> s{edge.target} [{attrs}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def compact_dot(
+    graph: CompactGraph,
+    dfa: DrawableDfa,
+    *,
+    distances: Sequence[int] | None = None,
+    title: str | None = None,
+    tooltips: Sequence[str] | None = None,
+) -> str:
+    """DOT source for ``graph``, the compact drawing of ``dfa`` (``fsmviz.compact``).
+
+    A node is named, labelled and classed (``state sN``) after the first exact state N it
+    folds, so ``highlight`` takes exact state numbers for nodes; a looped (counted) node is
+    drawn wider, with its count on its self-loop. Links carry the
+    CSS class ``lK``, which ``highlight``'s ``links`` lights. The caption counts ``dfa``'s
+    states and says how many nodes draw them. ``tooltips`` are per *exact* state: a node
+    or link says those of the states it folds (the first and the last of a chain).
+    """
+    n = dfa.num_states
+    _check_lengths(n, distances, tooltips)
+    drawn = len(graph.nodes)
+    count = f"{n} state{'s' if n != 1 else ''} drawn as {drawn}, {len(dfa.accepting)} accepting"
+    name = [f"s{node.first}" for node in graph.nodes]
+    lines = _head(title, count, name[graph.initial], quick=drawn > QUICK_LAYOUT_ABOVE)
+    for node in graph.nodes:
+        label = _state_label(node.first, distances)
+        attrs = f'label={label}, class="state {name[node.id]}'
+        attrs += ' accepting", shape=doublecircle' if node.accepting else '"'
+        if node.loop is not None:
+            attrs += f", width={LOOPED_WIDTH}"
+        tip = _folded(node.states, tooltips, f"{len(node.states)} states folded: {node.loop}")
+        if tip:
+            attrs += f", tooltip={quote(tip)}"
+        lines.append(f"  {name[node.id]} [{attrs}];")
+    for link in graph.links:
+        attrs = _edge_label(link.label) + f', class="l{link.id}"'
+        tip = _folded(link.inside, tooltips, f"{len(link.inside)} states folded along {link.label}")
+        if tip:
+            attrs += f", tooltip={quote(tip)}"
+        if link.source == link.target:
+            attrs += ", penwidth=1.5"
+        lines.append(f"  {name[link.source]} -> {name[link.target]} [{attrs}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _check_lengths(n: int, *per_state: Sequence[object] | None) -> None:
+    for name, values in zip(("distances", "tooltips"), per_state, strict=True):
+        if values is not None and len(values) != n:
+            raise ValueError(f"{name} has {len(values)} entries for {n} states")
+
+
+def _state_label(s: int, distances: Sequence[int] | None) -> str:
+    """State ``s``'s number, over a smaller ``(d to go)`` when its distance d > 0."""
+    if distances is None or distances[s] <= 0:
+        return f'"{s}"'
+    # An HTML-like label (only digits go in it) lets the second line be smaller, which
+    # keeps the circles, and so 100+ state drawings, a third narrower.
+    return f'<{s}<BR/><FONT POINT-SIZE="7">({distances[s]} to go)</FONT>>'
+
+
+def _head(title: str | None, count: str, start: str, *, quick: bool = False) -> list[str]:
+    """A drawing's first DOT lines: layout (``quick``: see ``QUICK_LAYOUT_ABOVE``), fonts,
+    caption and the start arrow."""
     caption = f"{_shorten(printable(title), MAX_TITLE)}  ·  {count}" if title else count
-    lines = [
+    return [
         "digraph fsm {",
         # Compact spacing keeps 100+ state drawings legible when scaled to fit a page.
-        "  graph [rankdir=LR, ranksep=0.3, nodesep=0.2, outputorder=edgesfirst,",
+        "  graph [rankdir=LR, ranksep=0.3, nodesep=0.2, outputorder=edgesfirst,"
+        + (" nslimit=1, nslimit1=1," if quick else ""),
         '         fontname="Helvetica,Arial,sans-serif", fontsize=12, labelloc=t, labeljust=l,',
         f"         label={quote(caption)}];",
         '  node [shape=circle, fontname="Helvetica,Arial,sans-serif", fontsize=11,',
         "        width=0.35, height=0.35, margin=0.02];",
         '  edge [fontname="Helvetica,Arial,sans-serif", fontsize=10, arrowsize=0.6];',
         '  __start [shape=point, style=invis, label=""];',
-        '  __start -> s0 [class="start"];',
+        f'  __start -> {start} [class="start"];',
     ]
-    for s in range(n):
-        if distances is not None and distances[s] > 0:
-            # An HTML-like label (only digits go in it) lets the second line be smaller,
-            # which keeps the circles, and so 100+ state drawings, a third narrower.
-            label = f'<{s}<BR/><FONT POINT-SIZE="7">({distances[s]} to go)</FONT>>'
-        else:
-            label = f'"{s}"'
-        attrs = f'label={label}, class="state s{s}'
-        if s in dfa.accepting:
-            attrs += ' accepting", shape=doublecircle'
-        else:
-            attrs += '"'
-        lines.append(f"  s{s} [{attrs}];")
-    for edge in dfa.edges():
-        full = printable(edge.label)
-        attrs = f'label={quote(_shorten(full, MAX_LABEL))}, class="e{edge.source}-{edge.target}"'
-        if len(full) > MAX_LABEL:
-            attrs += f", tooltip={quote(full)}, labeltooltip={quote(full)}"
-        lines.append(f"  s{edge.source} -> s{edge.target} [{attrs}];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+
+
+def _edge_label(label: str) -> str:
+    """An edge's label attribute; a long one is shortened, its full text a tooltip."""
+    full = printable(label)
+    attrs = f"label={quote(_shorten(full, MAX_LABEL))}"
+    if len(full) > MAX_LABEL:
+        attrs += f", tooltip={quote(full)}, labeltooltip={quote(full)}"
+    return attrs
+
+
+def _folded(states: Sequence[int], tooltips: Sequence[str] | None, what: str) -> str:
+    """The tooltip of a node or link folding ``states``: one state's own tooltip, or what
+    the fold is with the first and last state's."""
+    if tooltips is None or not states:
+        return ""
+    if len(states) == 1:
+        return tooltips[states[0]]
+    return f"{what}. First {tooltips[states[0]]}; last {tooltips[states[-1]]}"
 
 
 # --- SVG ----------------------------------------------------------------------------------
@@ -169,6 +276,7 @@ def to_svg(
     *,
     distances: Sequence[int] | None = None,
     title: str | None = None,
+    tooltips: Sequence[str] | None = None,
 ) -> str:
     """``dfa`` drawn by graphviz as an ``<svg class="fsm">`` element, ready to inline in HTML.
 
@@ -177,7 +285,22 @@ def to_svg(
     the natural size in points is kept as ``data-width`` / ``data-height``. Results are
     cached by DOT text. Raises ``RenderError`` if ``dot`` is missing, fails or times out.
     """
-    dot = to_dot(dfa, distances=distances, title=title)
+    return _svg(to_dot(dfa, distances=distances, title=title, tooltips=tooltips))
+
+
+def compact_svg(
+    graph: CompactGraph,
+    dfa: DrawableDfa,
+    *,
+    title: str | None = None,
+    distances: Sequence[int] | None = None,
+    tooltips: Sequence[str] | None = None,
+) -> str:
+    """``compact_dot``'s drawing as SVG, made and cached as ``to_svg``'s."""
+    return _svg(compact_dot(graph, dfa, distances=distances, title=title, tooltips=tooltips))
+
+
+def _svg(dot: str) -> str:
     return _svg_cache.get_or_build(dot, lambda: _clean(_run_dot(dot)))
 
 
@@ -237,7 +360,8 @@ def _clean(svg: str) -> str:
 
 # --- highlighting -------------------------------------------------------------------------
 
-_GROUP = re.compile(r'<g class="(?:node state s(\d+)|edge e(\d+)-(\d+))([^"]*)"')
+_GROUP = re.compile(r'<g class="(?:node state s(\d+)|edge e(\d+)-(\d+)|edge l(\d+))([^"]*)"')
+_NOTED = re.compile(r'<text data-was="([^"]*)"([^>]*)>[^<]*</text>')
 
 
 def highlight(
@@ -247,20 +371,25 @@ def highlight(
     visited: Iterable[int] = (),
     marked: Iterable[int] = (),
     path_edges: Iterable[tuple[int, int]] = (),
+    links: Mapping[int, Collection[str]] | None = None,
+    note: str | None = None,
 ) -> str:
-    """``svg`` (from ``to_svg``) with CSS classes added to nodes and edges.
+    """``svg`` (from ``to_svg`` or ``compact_svg``) with CSS classes added to nodes and edges.
 
     ``current`` state, ``visited`` states, ``marked`` states (what a diagnosis points at)
-    and ``taken`` edges. Classes from an earlier ``highlight`` are replaced, not added to.
-    This is one regular-expression pass over the text — no layout — so it is cheap enough
-    to run on every streamed token.
+    and ``taken`` edges; in a compact drawing, ``links`` gives each lit link its classes
+    (``taken``, ``current``, ``marked``), and ``note`` replaces the current node's label
+    (``7 of 40``: where in a counted repeat it is). Classes and notes from an earlier
+    ``highlight`` are replaced, not added to. This is a regular-expression pass over the
+    text — no layout — so it is cheap enough to run on every streamed token.
     """
     visited = set(visited)
     marked = set(marked)
     taken = set(path_edges)
+    lit = links or {}
 
     def rewrite(m: re.Match[str]) -> str:
-        node, source, target, rest = m.groups()
+        node, source, target, link, rest = m.groups()
         kept = [c for c in rest.split() if c not in HIGHLIGHT_CLASSES]
         if node is not None:
             s = int(node)
@@ -271,10 +400,32 @@ def highlight(
             if s in marked:
                 kept.append("marked")
             head = f"node state s{node}"
+        elif link is not None:
+            kept.extend(c for c in sorted(lit.get(int(link), ())) if c in HIGHLIGHT_CLASSES)
+            head = f"edge l{link}"
         else:
             if (int(source), int(target)) in taken:
                 kept.append("taken")
             head = f"edge e{source}-{target}"
         return f'<g class="{" ".join([head, *kept])}"'
 
-    return _GROUP.sub(rewrite, svg)
+    svg = _GROUP.sub(rewrite, svg)
+    if "data-was=" in svg:
+        svg = _NOTED.sub(lambda m: f"<text{m.group(2)}>{html.unescape(m.group(1))}</text>", svg)
+    if note is not None and current is not None:
+        svg = _noted(svg, current, note)
+    return svg
+
+
+def _noted(svg: str, node: int, note: str) -> str:
+    """``svg`` with node ``node``'s label written as ``note``; its own label is kept in
+    ``data-was`` so that the next ``highlight`` can put it back."""
+    group = re.search(rf'<g class="node state s{node}[ "]', svg)
+    if group is None:
+        return svg
+    text = re.compile(r"<text([^>]*)>([^<]*)</text>").search(svg, group.end())
+    if text is None:
+        return svg
+    was = html.escape(text.group(2), quote=True)
+    new = f'<text data-was="{was}"{text.group(1)}>{html.escape(note)}</text>'
+    return svg[: text.start()] + new + svg[text.end() :]

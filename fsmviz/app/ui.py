@@ -23,6 +23,7 @@ from . import handlers as h
 from .api import add_api
 from .handlers import DEFAULT, EXAMPLES
 from .learn import build_learn_tab
+from .live import COMPACT_ABOVE
 from .schema_page import build_schema_tab
 
 __all__ = ["EXAMPLES", "STATIC", "build_ui"]
@@ -156,6 +157,11 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
             show_distances = gr.Checkbox(
                 False, label="Show each state's fewest tokens to a match", elem_id="distances"
             )
+            drawing = gr.Radio(
+                [(f"auto (compact above {COMPACT_ABOVE} states)", "auto"),
+                 ("compact: long chains folded", "compact"), ("exact: every state", "exact")],
+                value="auto", label="Drawing", elem_id="compact",
+            )  # fmt: skip
             gr.HTML("<h3>Constrained output</h3>")
             output = gr.HTML(
                 '<p class="empty">Press Generate: the output appears here.</p>', elem_id="output"
@@ -197,22 +203,23 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     private = {"api_visibility": "private"}
     regex_box.change(
         partial(h.on_pattern, models),
-        regex_box,
+        [regex_box, drawing],
         [dfa, diagnosis, error_box],
         trigger_mode="always_last",
         **private,
     )
-    show_distances.change(
-        partial(h.on_distances, models),
-        [regex_box, show_distances, trace_state, step],
-        dfa,
-        trigger_mode="always_last",
-        **private,
-    )
+    for redraw in (show_distances, drawing):
+        redraw.change(
+            partial(h.on_distances, models),
+            [regex_box, show_distances, trace_state, step, drawing],
+            dfa,
+            trigger_mode="always_last",
+            **private,
+        )
     example.change(h.on_example, example, [regex_box, prompt, chat], **private)
     running = run.click(
         partial(h.on_run, page, models),
-        [*inputs, show_distances],
+        [*inputs, show_distances, drawing],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop],
         concurrency_limit=runs_at_once,
@@ -221,7 +228,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     stop.click(partial(h.on_stop, page), None, [run, stop, status], cancels=[running], **private)
     step.change(
         partial(h.on_step, models),
-        [step, trace_state, log, show_distances],
+        [step, trace_state, log, show_distances, drawing],
         [dfa, steps, chart, output],
         trigger_mode="always_last",
         **private,
@@ -234,7 +241,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     )
     finding.change(
         partial(h.on_finding, models),
-        [finding, trace_state, findings_state, log, regex_box, show_distances],
+        [finding, trace_state, findings_state, log, regex_box, show_distances, drawing],
         [dfa, diagnosis, chart],
         **private,
     )

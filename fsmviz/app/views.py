@@ -8,14 +8,13 @@ numbers this module computes.
 
 from __future__ import annotations
 
-import codecs
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..diagnose import Finding
 from ..printable import VISIBLE_WHITESPACE, printable
 from ..syntax import RegexError
-from ..trace import Step
+from ..trace import Step, pieces
 
 __all__ = [
     "allowed_html",
@@ -34,17 +33,6 @@ def esc(text: str) -> str:
 def shown(text: str) -> str:
     """Token text with whitespace made visible (for tables, not for the output itself)."""
     return printable(text, VISIBLE_WHITESPACE)
-
-
-def pieces(steps: Iterable[Step]) -> list[str]:
-    """The text each step adds to the output. Tokens may split a character's UTF-8 bytes;
-    an incremental decoder gives each step the characters it completes, so the pieces
-    join to exactly the generated text."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    out = [decoder.decode(step.token_bytes) for step in steps]
-    if out:
-        out[-1] += decoder.decode(b"", final=True)
-    return out
 
 
 def output_html(

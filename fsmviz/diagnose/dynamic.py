@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from ..trace import Candidate, Step, Trace
+from ..trace import Candidate, Step, Trace, drawn_path, pieces
 from .case import Case
 from .finding import Finding
 from .text import frag, percent, plural, show, states_text
@@ -24,16 +24,53 @@ def dynamic_findings(
     case: Case, trace: Trace, threshold: float, max_tokens: int | None
 ) -> list[Finding]:
     steps = list(trace.steps)
-    loops = _loops(case, trace, steps)
-    return _collapses(case, steps, threshold) + loops + _ending(case, trace, max_tokens, loops)
+    texts = _texts(steps)
+    loops = _loops(case, trace, steps, texts)
+    return (
+        _collapses(case, steps, texts, threshold) + loops + _ending(case, trace, max_tokens, loops)
+    )
 
 
-def _step_text(step: Step) -> str:
+def _texts(steps: list[Step]) -> list[str]:
+    """The characters each step completes (``trace.pieces``: a token that splits a
+    character adds nothing, the one that finishes it adds the whole character)."""
+    if all(step.token_bytes or step.is_eos for step in steps):
+        return pieces(steps)
+    return ["" if step.is_eos else step.text for step in steps]  # a trace without bytes
+
+
+def _token_words(steps: list[Step], texts: list[str], i: int) -> str:
+    r"""How a message names the token step ``i`` wrote: its text in backquotes or, when the
+    token is not whole UTF-8, its bytes and the characters it completes and begins (in the
+    drawn DFA's characters, as the step table shows them).
+
+    >>> steps = [Step(0, "", 0, 9, 1, 1.0, (), token_bytes=b) for b in (b"\xe5", b"\xa4", b"\xa7")]
+    >>> [_token_words(steps, pieces(steps), i) for i in range(3)]
+    ['bytes `e5` that begin `大`', 'bytes `a4` that continue `大`', 'bytes `a7` that complete `大`']
+    """
+    step = steps[i]
     if step.is_eos:
-        return ""
-    if step.token_bytes:
-        return step.token_bytes.decode("utf-8", errors="replace")
-    return step.text
+        return "the end of text"
+    try:
+        step.token_bytes.decode("utf-8")
+    except UnicodeDecodeError:
+        words = [f"bytes `{' '.join(f'{b:02x}' for b in step.token_bytes)}`"]
+        if texts[i]:
+            words.append(f"that complete `{show(texts[i], 20)}`")
+        inside = _ends_inside(steps, texts, i)
+        begun = next((t[0] for t in texts[i + 1 :] if t), "") if inside else ""
+        if begun:  # a token of continuation bytes only is in the middle of its character
+            verb = "continue" if step.token_bytes[0] & 0xC0 == 0x80 and not texts[i] else "begin"
+            words.append(f"{'and' if texts[i] else 'that'} {verb} `{show(begun)}`")
+        return " ".join(words)
+    return f"`{show(texts[i], 20)}`" if texts[i] else "nothing"
+
+
+def _ends_inside(steps: list[Step], texts: list[str], i: int) -> bool:
+    """Step ``i`` leaves a character unfinished: the output so far has more bytes than the
+    characters completed so far spell (the run's output is valid UTF-8)."""
+    written = sum(len(step.token_bytes) for step in steps[: i + 1])
+    return written > sum(len(text.encode()) for text in texts[: i + 1])
 
 
 def _step_number(step: Step, position: int) -> int:
@@ -53,7 +90,7 @@ def _drawn_states(case: Case, steps: Iterable[Step]) -> list[int]:
 # --- valid mass collapses -----------------------------------------------------------------
 
 
-def _collapses(case: Case, steps: list[Step], threshold: float) -> list[Finding]:
+def _collapses(case: Case, steps: list[Step], texts: list[str], threshold: float) -> list[Finding]:
     """One warning per run of consecutive steps below ``threshold`` (the first five runs),
     and a note listing the rest."""
     runs: list[list[int]] = []
@@ -63,7 +100,7 @@ def _collapses(case: Case, steps: list[Step], threshold: float) -> list[Finding]
                 runs[-1].append(i)
             else:
                 runs.append([i])
-    found = [_collapse(case, steps, run) for run in runs[:5]]
+    found = [_collapse(case, steps, texts, run) for run in runs[:5]]
     rest = runs[5:]
     if rest:
         numbers = [_step_number(steps[i], i) for r in rest for i in r]
@@ -80,21 +117,23 @@ def _collapses(case: Case, steps: list[Step], threshold: float) -> list[Finding]
     return found
 
 
-def _collapse(case: Case, steps: list[Step], run: list[int]) -> Finding:
+def _collapse(case: Case, steps: list[Step], texts: list[str], run: list[int]) -> Finding:
     worst = min(run, key=lambda i: steps[i].valid_mass)
     step = steps[worst]
     numbers = [_step_number(steps[i], i) for i in run]
     blocked = [c for c in step.top if not c.allowed][:3]
     wanted = ", ".join(f"`{show(c.text, 20)}` ({percent(c.prob)})" for c in blocked)
-    wrote = f"`{show(_step_text(step), 20)}`" if _step_text(step) else "the end of text"
+    wrote = _token_words(steps, texts, worst)
     when = f"At step {numbers[0]}"
     if len(run) > 1:
         when = f"At steps {numbers[0]}–{numbers[-1]} (worst: step {numbers[run.index(worst)]})"
-    before = "".join(_step_text(s) for s in steps[:worst])
+    before = "".join(texts[:worst])
     place = f"after `{show(before)}`" if before else "at the start"
+    drawn = drawn_path(steps[: worst + 1], case.dfa)[worst][0]
+    inside = " (inside a character)" if step.state_before != drawn else ""
     message = (
         f"{when} the allowed tokens held only {percent(step.valid_mass)} of the "
-        f"model's probability ({place}, state {step.state_before}"
+        f"model's probability ({place}, state {drawn}{inside}"
         f"{', forced' if step.forced else ''})."
     )
     if wanted:
@@ -143,7 +182,7 @@ def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int) -> st
 # --- loops in the run ---------------------------------------------------------------------
 
 
-def _loops(case: Case, trace: Trace, steps: list[Step]) -> list[Finding]:
+def _loops(case: Case, trace: Trace, steps: list[Step], texts: list[str]) -> list[Finding]:
     """Stretches of the run that go round one cycle of the token graph again and again,
     writing little but the same few things (seed 002's ``.I.I.I``)."""
     cycles = case.token_cycles
@@ -165,29 +204,28 @@ def _loops(case: Case, trace: Trace, steps: list[Step]) -> list[Finding]:
         j = i
         while j + 1 < len(steps) and inside(steps[j + 1], comp):
             j += 1
-        finding = _loop(case, trace, steps, i, j)
+        finding = _loop(case, trace, steps, texts, i, j)
         if finding is not None:
             found.append(finding)
         i = j + 1
     return found
 
 
-def _loop(case: Case, trace: Trace, steps: list[Step], first: int, last: int) -> Finding | None:
+def _loop(
+    case: Case, trace: Trace, steps: list[Step], texts: list[str], first: int, last: int
+) -> Finding | None:
     """The finding for steps ``first..last`` inside one cycle, if they circle: at least
     four laps, at most half of them different."""
     # A lap starts each time the run comes back to the state it visits most.
     befores = [steps[k].state_before for k in range(first, last + 1)]
     anchor = Counter(befores).most_common(1)[0][0]
     starts = [k for k in range(first, last + 1) if steps[k].state_before == anchor]
-    laps = [
-        "".join(_step_text(steps[k]) for k in range(a, b))
-        for a, b in zip(starts, starts[1:], strict=False)
-    ]
+    laps = ["".join(texts[a:b]) for a, b in zip(starts, starts[1:], strict=False)]
     counts = Counter(laps)
     if len(laps) < 4 or len(counts) > len(laps) // 2:
         return None  # too short, or varied text: the model is writing, not circling
     ks = list(range(starts[0], last + 1))
-    text = "".join(_step_text(steps[k]) for k in ks)
+    text = "".join(texts[ks[0] : ks[-1] + 1])
     periodic = _periodic_stretch(text)
     if periodic is not None and periodic[1] >= 2 * len(periodic[2]) + 2:
         repeated = f"; `{show(periodic[2])}` comes {periodic[1] // len(periodic[2])} times in a row"
