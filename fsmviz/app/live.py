@@ -34,7 +34,7 @@ from ..trace import Step, Trace
 from ..vocab import Vocabulary
 from .charts import valid_mass_figure
 from .render import RenderError, highlight, to_svg
-from .views import error_html, esc, findings_html, output_html, steps_html
+from .views import error_html, esc, findings_html, output_html, pieces, steps_html
 
 __all__ = [
     "DRAW_LIMIT",
@@ -226,6 +226,8 @@ class Frame:
     error: str | None = None
     trace: Trace | None = None
     findings: tuple[Finding, ...] = ()
+    text: str | None = None
+    """The constrained output so far, as text (set with ``output``)."""
 
 
 def live_run(
@@ -239,6 +241,7 @@ def live_run(
             output="",
             shadow="",
             steps=steps_html([]),
+            text="",
             diagnosis=findings_html(view.findings),
             error=view.error,
         )
@@ -259,6 +262,7 @@ def live_run(
                 f"Generating… {plural(len(steps), 'token')}",
                 dfa=view.dfa_html(steps),
                 output=output_html(steps),
+                text="".join(pieces(steps)),
                 shadow="" if first else None,
                 steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
                 chart=chart,
@@ -273,6 +277,7 @@ def live_run(
         done + " Now the unconstrained shadow run…",
         dfa=view.dfa_html(steps),
         output=output_html(steps, final=True),
+        text="".join(pieces(steps)),
         shadow="" if first else None,
         steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
         chart=valid_mass_figure(steps),

@@ -23,7 +23,7 @@ from . import handlers as h
 from .api import add_api
 from .handlers import DEFAULT, EXAMPLES
 from .learn import build_learn_tab
-from .schema_page import build_schema_tab
+from .schema_page import build_schema_part, wire_schema_part
 
 __all__ = ["EXAMPLES", "STATIC", "build_ui"]
 
@@ -98,6 +98,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 max_lines=8,
                 placeholder="a regular expression, e.g. [0-9]{3}-[0-9]{4}",
             )
+            schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
             prompt = gr.Textbox(
                 DEFAULT[1],
                 label="Prompt",
@@ -112,6 +113,12 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 value=None,
                 elem_id="examples",
             )
+            with gr.Accordion(
+                "Or a JSON Schema: its regex goes in the Regex box",
+                open=False,
+                elem_id="schema-part",
+            ):
+                schema = build_schema_part()
             with gr.Row():
                 max_tokens = gr.Slider(
                     1, MAX_TOKENS_LIMIT, value=64, step=1, label="Max tokens", elem_id="max-tokens"
@@ -144,7 +151,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                     elem_id="share",
                 )
             error_box = gr.HTML("", elem_id="error")
-            gr.HTML("<h3>Doctor</h3>")
+            # on a phone, this heading and all after it come after the output (app.css)
+            gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
             diagnosis = gr.HTML(elem_id="diagnosis")
             finding = gr.Number(
                 -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
@@ -157,6 +165,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 False, label="Show each state's fewest tokens to a match", elem_id="distances"
             )
             gr.HTML("<h3>Constrained output</h3>")
+            json_view = gr.HTML("", elem_id="json-view", padding=False)
             output = gr.HTML(
                 '<p class="empty">Press Generate: the output appears here.</p>', elem_id="output"
             )
@@ -182,8 +191,6 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 '<p class="empty">Choose a step to see every token it allowed.</p>',
                 elem_id="allowed-tokens",
             )
-    with gr.Accordion("JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"):
-        build_schema_tab(lambda: models.get(timeout=600))
     with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
         downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
     trace_state = gr.State(None)
@@ -191,7 +198,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
 
     page = h.Page(
         dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-        findings_state, step, downloads, run, stop, allowed,
+        findings_state, step, downloads, run, stop, allowed, json_view,
     )  # fmt: skip
     inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
     private = {"api_visibility": "private"}
@@ -210,11 +217,12 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         **private,
     )
     example.change(h.on_example, example, [regex_box, prompt, chat], **private)
+    wire_schema_part(schema, models, regex_box, schema_note, prompt, max_tokens, chat)
     running = run.click(
         partial(h.on_run, page, models),
-        [*inputs, show_distances],
+        [*inputs, show_distances, schema.choice],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-         findings_state, step, downloads, run, stop],
+         findings_state, step, downloads, run, stop, json_view],
         concurrency_limit=runs_at_once,
         **private,
     )  # fmt: skip
