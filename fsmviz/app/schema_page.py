@@ -296,6 +296,45 @@ def schema_api(
     }
 
 
+def schema_endpoint(get_model: Any) -> Any:
+    """The ``/schema`` API function for ``gr.api``: ``schema_api`` with the page's model,
+    every bad input a ``gr.Error``."""
+    import gradio as gr
+
+    def schema(
+        schema: str,
+        prompt: str,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        whitespace: str = DEFAULT_WHITESPACE,
+    ) -> dict[str, Any]:
+        """Generate JSON for a JSON Schema with a small language model, every token
+        constrained by the schema's regex, and say whether the output parses and validates.
+
+        Args:
+            schema: The JSON Schema, as JSON text, e.g. `{"type": "object", "properties":
+                {"name": {"type": "string", "maxLength": 20}}, "required": ["name"]}`.
+            prompt: What the model is asked (with the chat template).
+            max_tokens: The most tokens to generate (1 to 1024).
+            temperature: 0 for greedy decoding; higher samples more freely (up to 2).
+            seed: Random seed for sampling, so a run can be repeated.
+            whitespace: Between JSON tokens: none, space (at most one) or flexible (any run
+                of spaces, tabs and newlines: the commonest cause of endless output).
+
+        Returns:
+            The schema's regex, the whole trace, and the JSON check (parses, valid, error).
+        """
+        try:
+            return schema_api(
+                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model()
+            )
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+
+    return schema
+
+
 @dataclass(frozen=True)
 class SchemaPart:
     """The JSON Schema part's components, laid out by ``build_schema_part`` and wired to
