@@ -177,8 +177,8 @@ def dfa_html(
     if not view.svg:
         return (
             f'<div class="dfa-view"><p class="dfa-bar">{summary}</p><p class="empty">'
-            f"Too large to draw readably (more than {DRAW_LIMIT} states); the table and "
-            "the chart still show every step.</p></div>"
+            f"Too large to draw readably (more than {DRAW_LIMIT} states, or more than graphviz "
+            "lays out in time); the table and the chart still show every step.</p></div>"
         )
     current, visited, edges = path_view(steps, upto, dfa)
     svg = highlight(view.svg, current=current, visited=visited, marked=marked, path_edges=edges)

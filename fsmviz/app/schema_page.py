@@ -356,7 +356,7 @@ class SchemaPart:
 
 def build_schema_part() -> SchemaPart:
     """Lay out the JSON Schema part inside the current ``gr.Blocks`` context (the main
-    view puts it in an accordion under the regex examples): examples, the ``schema`` box,
+    view puts it in an accordion under Generate): examples, the ``schema`` box,
     the whitespace choice, "Use this schema", the error and the findings."""
     import gradio as gr
 
@@ -365,7 +365,7 @@ def build_schema_part() -> SchemaPart:
         list(schema_examples()), value=first.name, label="Schema example", elem_id="schema-example"
     )
     schema_box = gr.Textbox(
-        first.schema, label="JSON Schema", lines=8, max_lines=30, elem_id="schema"
+        first.schema, label="JSON Schema", lines=8, max_lines=16, elem_id="schema"
     )
     whitespace = gr.Radio(
         list(WHITESPACE_CHOICES),

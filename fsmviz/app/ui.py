@@ -1,8 +1,9 @@
 """The Gradio page: layout and wiring only.
 
-The page is a set of tabs; the first, "Generate", is the main view (inputs and doctor on
-the left, the DFA and the output big on the right; the chart, the step controls, the
-step table and the chosen step's allowed set below). Another view is one more
+The page is a set of tabs; the first, "Generate", is the main view (inputs, the JSON
+Schema part and the doctor on the left, the DFA and the output big on the right; the
+chart, the step controls, the step table and the chosen step's allowed set below; on a
+phone: inputs, DFA, output, doctor, chart, steps, see static/app.css). Another view is one more
 ``gr.Tab`` in ``build_ui``. What happens on each event is in ``fsmviz.app.handlers``
 (module-level functions; the model is handed to them here with ``functools.partial``).
 Per-visitor data (the last trace, its findings) lives in ``gr.State``, so one visitor
@@ -98,7 +99,6 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 max_lines=8,
                 placeholder="a regular expression, e.g. [0-9]{3}-[0-9]{4}",
             )
-            schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
             prompt = gr.Textbox(
                 DEFAULT[1],
                 label="Prompt",
@@ -113,12 +113,6 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 value=None,
                 elem_id="examples",
             )
-            with gr.Accordion(
-                "Or a JSON Schema: its regex goes in the Regex box",
-                open=False,
-                elem_id="schema-part",
-            ):
-                schema = build_schema_part()
             with gr.Row():
                 max_tokens = gr.Slider(
                     1, MAX_TOKENS_LIMIT, value=64, step=1, label="Max tokens", elem_id="max-tokens"
@@ -151,6 +145,13 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                     elem_id="share",
                 )
             error_box = gr.HTML("", elem_id="error")
+            schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
+            with gr.Accordion(
+                "Or a JSON Schema: its regex goes in the Regex box",
+                open=False,
+                elem_id="schema-part",
+            ):
+                schema = build_schema_part()
             # on a phone, this heading and all after it come after the output (app.css)
             gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
             diagnosis = gr.HTML(elem_id="diagnosis")
