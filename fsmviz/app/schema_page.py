@@ -146,6 +146,18 @@ def fix_label(finding: SchemaFinding) -> str | None:
     return None
 
 
+def code_spans(text: str) -> str:
+    """``text`` escaped, each pair of backticks a ``<code>`` (an unpaired one is kept).
+
+    >>> code_spans("`/a` is a <string>")
+    '<code>/a</code> is a &lt;string&gt;'
+    """
+    parts = escape(text).split("`")
+    if len(parts) % 2 == 0:
+        return escape(text)
+    return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
+
+
 def findings_html(findings: Sequence[SchemaFinding]) -> str:
     """The schema findings as a list; each names its JSON pointer and, when it has a fix,
     carries a button for it (``data-schema-fix`` is the finding's index: the page's script
@@ -165,7 +177,7 @@ def findings_html(findings: Sequence[SchemaFinding]) -> str:
         where = "" if named else f'<code class="pointer">{escape(f.pointer or "/")}</code> '
         items.append(
             f'<li class="schema-finding {escape(f.severity)}" data-kind="{escape(f.kind)}">'
-            f"{where}{escape(f.message)}{fix}</li>"
+            f"{where}{code_spans(f.message)}{fix}</li>"
         )
     return f'<ul class="schema-findings">{"".join(items)}</ul>'
 
@@ -373,7 +385,7 @@ def build_schema_part() -> SchemaPart:
         label="Whitespace between JSON tokens (flexible is what loops)",
         elem_id="schema-whitespace",
     )
-    use = gr.Button("Use this schema: its regex goes in the Regex box", elem_id="schema-use")
+    use = gr.Button("Use this schema", elem_id="schema-use")
     error = gr.HTML("", elem_id="schema-error")
     findings = gr.HTML("", elem_id="schema-findings")
     pick = gr.Number(
