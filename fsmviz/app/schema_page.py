@@ -415,7 +415,7 @@ def wire_schema_part(
         [part.schema, part.whitespace, *used, part.pick],
         **private,
     )
-    regex.change(mode_html, [part.choice, regex], note, **private)
+    regex.change(mode_html, [part.choice, regex], note, trigger_mode="always_last", **private)
 
 
 def on_schema_example(name: str):
