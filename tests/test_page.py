@@ -340,6 +340,12 @@ def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_s
         sliders = box(phone, "#max-tokens"), box(phone, "#temperature")
         assert sliders[0]["top"] == sliders[1]["top"]
         assert tops["#run"] - box(phone, "#regex")["top"] < 0.9 * PHONE_VIEW["height"]
+        # after a run the step table fits (or scrolls in its own box): a row click never
+        # shifts the page sideways
+        run(phone, PHONE, PHONE_PROMPT, max_tokens=8)
+        choose(phone, 3)
+        shifted = phone.eval_on_selector(".gradio-container", "e => e.scrollLeft")
+        assert shifted == 0 and box(phone, "#intro")["left"] > 0
     finally:
         phone.close()
 
