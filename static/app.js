@@ -175,7 +175,9 @@
     const row = event.target.closest("#steps tr[data-step], #output .tok[data-step]");
     if (row) { stopPlaying(); setNumber("step", row.dataset.step); return; }
     const finding = event.target.closest("#diagnosis [data-finding]");
-    if (finding) setNumber("finding-pick", finding.dataset.finding);
+    if (finding) return setNumber("finding-pick", finding.dataset.finding);
+    const fix = event.target.closest("#schema-findings [data-schema-fix]");
+    if (fix) setNumber("schema-fix-pick", fix.dataset.schemaFix);
   });
 
   // Clicking a point of the valid-mass chart chooses that step.

@@ -350,3 +350,54 @@ def test_a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Pa
     assert node_ids(app, "current") == {last}
     drawing(app, "compact")
     expect(lit).to_have_count(1)
+
+
+# ------------------------------------------------------------------------------ layout
+
+
+def box(page: Page, selector: str) -> dict:
+    return page.eval_on_selector(
+        selector,
+        "e => { const r = e.getBoundingClientRect();"
+        " return {top: r.top + scrollY, left: r.left, width: r.width, height: r.height}; }",
+    )
+
+
+def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_steps(
+    browser, app_url: str
+) -> None:
+    phone = browser.new_page(viewport=PHONE_VIEW)
+    try:
+        phone.set_default_timeout(UI_TIMEOUT)
+        open_app(phone, app_url + "/")
+        expect(phone.locator("#dfa svg.fsm")).to_be_visible()
+        tops = {s: box(phone, s)["top"] for s in (
+            "#run", "#dfa", "#output", "#doctor-head", "#diagnosis", "#valid-mass", "#steps"
+        )}  # fmt: skip
+        order = sorted(tops, key=tops.get)
+        assert order == ["#run", "#dfa", "#output", "#doctor-head", "#diagnosis",
+                         "#valid-mass", "#steps"], tops  # fmt: skip
+        assert box(phone, "#dfa .dfa-scroll")["width"] >= 0.9 * PHONE_VIEW["width"]
+        assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE_VIEW["width"]
+        # compact controls: the sliders are number boxes, two to a line
+        expect(phone.locator("#max-tokens input[type=range]")).to_be_hidden()
+        sliders = box(phone, "#max-tokens"), box(phone, "#temperature")
+        assert sliders[0]["top"] == sliders[1]["top"]
+        assert tops["#run"] - box(phone, "#regex")["top"] < 0.9 * PHONE_VIEW["height"]
+        # after a run the step table fits (or scrolls in its own box): a row click never
+        # shifts the page sideways
+        run(phone, PHONE, PHONE_PROMPT, max_tokens=8)
+        choose(phone, 3)
+        shifted = phone.eval_on_selector(".gradio-container", "e => e.scrollLeft")
+        assert shifted == 0 and box(phone, "#intro")["left"] > 0
+    finally:
+        phone.close()
+
+
+def test_on_a_desktop_the_dfa_and_the_output_are_big_and_above_the_fold(app: Page) -> None:
+    app.set_viewport_size({"width": 1440, "height": 1000})
+    expect(app.locator("#dfa svg.fsm")).to_be_visible()
+    dfa, output, doctor = box(app, "#dfa"), box(app, "#output"), box(app, "#doctor-head")
+    assert dfa["width"] >= 600 and dfa["left"] > doctor["left"]  # the right-hand column
+    assert dfa["top"] < 400 and output["top"] + 40 < 1000
+    expect(app.locator("#max-tokens input[type=range]")).to_be_visible()

@@ -1,9 +1,12 @@
-"""End-to-end: the page's JSON Schema part in headless Chromium, with the real app."""
+"""End-to-end: the JSON Schema part in headless Chromium with the real app. A schema's regex
+goes in the main Regex box and the main Generate runs it: DFA, chart, steps and the output
+as JSON with its verdict; each schema finding's fix is a button."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,8 @@ from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch 
 from scripts.screenshot import CHROMIUM  # noqa: E402
 
 RUN_TIMEOUT = 240_000  # ms: diagnose + generate on a busy CPU
+UI_TIMEOUT = 90_000  # ms: compile and diagnose a schema through the queue
+PART = "Or a JSON Schema"
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +36,52 @@ def app_url(request: pytest.FixtureRequest, browser) -> str:
     return request.getfixturevalue("app_server")
 
 
-def test_a_typed_schema_gives_valid_json_and_findings_naming_its_field(page, app_url):
+def open_part(page, app_url: str) -> None:
+    """The page, loaded (the page-load event has filled the inputs), the schema part open."""
+    page.set_default_timeout(UI_TIMEOUT)
+    page.goto(app_url + "/")
+    expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
+    expect(page.locator("#regex textarea")).not_to_have_value("", timeout=UI_TIMEOUT)
+    page.get_by_text(PART).click()
+
+
+def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_url):
+    open_part(page, app_url)
+    page.locator("#schema-example input").click()
+    page.locator("ul[role=listbox] li", has_text="enum").first.click()
+    # the example's regex is in the Regex box, its prompt and budget in the main inputs
+    expect(page.locator("#regex textarea")).to_have_value(
+        re.compile(r'^\\\{\[ \]\?"sentiment"'), timeout=UI_TIMEOUT
+    )
+    expect(page.locator("#prompt textarea")).to_have_value(re.compile("soup was cold"))
+    expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON")
+    expect(page.locator("#dfa svg.fsm")).to_be_visible()
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    view = page.locator("#json-view")
+    expect(view.locator(".json-verdict.good")).to_have_text(
+        "parses and validates against the schema"
+    )
+    written = json.loads(view.locator(".json-text").text_content())
+    assert written["sentiment"] in {"positive", "negative", "neutral"}
+    assert (
+        page.locator("#output .tokens").text_content() == view.locator(".json-text").text_content()
+    )
+    # drawn into the main run: the DFA lit, the chart, one table row per token
+    assert page.locator("#dfa svg .node.current").count() == 1
+    expect(page.locator("#valid-mass .js-plotly-plot")).to_be_visible()
+    assert page.locator("#steps tbody tr").count() >= 5
+    # an edited regex is a plain regex again: no JSON view on the next run
+    page.fill("#regex textarea", "[0-9]{2}")
+    expect(page.locator("#schema-mode")).not_to_contain_text("JSON")
+    page.click("#run")
+    expect(page.locator("#output .tokens")).to_have_text(
+        re.compile(r"^[0-9]{2}$"), timeout=RUN_TIMEOUT
+    )
+    expect(view).to_be_hidden()
+
+
+def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
     schema = {
         "type": "object",
         "properties": {
@@ -40,22 +90,30 @@ def test_a_typed_schema_gives_valid_json_and_findings_naming_its_field(page, app
         },
         "required": ["sentiment", "reason"],
     }
-    page.goto(app_url + "/")
-    page.get_by_text("JSON Schema: valid JSON for a schema").click()
+    open_part(page, app_url)
     page.locator("#schema textarea").fill(json.dumps(schema))
-    page.locator("#schema-prompt textarea").fill('Review: "Cold soup." Classify it as JSON.')
     page.locator("#schema-whitespace").get_by_text("none", exact=True).click()
-    page.locator("#schema-run").click()
-    output = page.locator("#schema-output")
-    expect(output).to_contain_text('{"sentiment":', timeout=RUN_TIMEOUT)
-    expect(output.locator(".json-verdict")).to_be_visible(timeout=RUN_TIMEOUT)
-    expect(page.locator("#schema-findings")).to_contain_text("/properties/reason")
-    assert page.locator("#schema-output script").count() == 0
+    regex = page.locator("#regex textarea")
+    expect(regex).to_have_value(re.compile(r'^\\\{"sentiment":'), timeout=UI_TIMEOUT)
+    page.click("#schema-use")  # the same schema again: its findings stay
+    findings = page.locator("#schema-findings")
+    expect(findings).to_contain_text("/properties/reason")
+    before = regex.input_value()
+    assert "{0,50}" not in before
+    fix = findings.locator("button.schema-fix", has_text="maxLength")
+    expect(fix).to_have_count(1)
+    fix.click()
+    expect(page.locator("#schema textarea")).to_have_value(re.compile(r'"maxLength": 50'))
+    expect(regex).to_have_value(re.compile(r"\{0,50\}"), timeout=UI_TIMEOUT)
+    expect(findings.locator("button.schema-fix", has_text="maxLength")).to_have_count(0)
+    expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON")
+    assert page.locator("#schema-findings script").count() == 0
 
 
 def test_a_broken_schema_is_refused_with_its_pointer(page, app_url):
-    page.goto(app_url + "/")
-    page.get_by_text("JSON Schema: valid JSON for a schema").click()
+    open_part(page, app_url)
+    before = page.locator("#regex textarea").input_value()
     page.locator("#schema textarea").fill('{"type": "object", "properties": {"a": {"type": 3}}}')
-    page.locator("#schema-run").click()
-    expect(page.locator("#schema-error")).to_contain_text("/properties/a/type", timeout=60_000)
+    page.locator("#schema-use").click()
+    expect(page.locator("#schema-error")).to_contain_text("/properties/a/type", timeout=UI_TIMEOUT)
+    assert page.locator("#regex textarea").input_value() == before

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from fsmviz import load_model
-from fsmviz.app.schema_page import schema_api, schema_examples, schema_run
+from fsmviz.app.live import live_run, pattern_view
+from fsmviz.app.schema_page import json_view_html, schema_api, schema_examples, use_schema
+from fsmviz.generate import GenerationOptions
 from fsmviz.schema import schema_command
 
 
@@ -33,12 +35,17 @@ def test_each_example_schema_gives_json_that_parses_and_validates(model, name):
     assert json.loads(result["trace"]["text"])
 
 
-def test_the_stream_view_ends_with_the_verdict(model):
+def test_a_schema_used_in_the_main_run_streams_json_and_ends_with_the_verdict(model):
     example = schema_examples()["enum"]
-    frames = list(schema_run(model, example.schema, example.prompt, "none", max_tokens=24))
-    assert "json-current" in frames[0][1]
-    assert "parses and validates" in frames[-1][1]
-    assert frames[-1][0].startswith(r"\{")
+    choice = use_schema(example.schema, "none", model.vocab).choice
+    view = pattern_view(choice.regex, model.vocab, diagnosed=False)
+    frames = list(live_run(model, view, example.prompt, GenerationOptions(max_tokens=24)))
+    texts = [(f.text, f.trace is not None) for f in frames if f.text is not None]
+    assert texts[0][0].startswith("{") and not texts[0][1]
+    assert "json-current" in json_view_html(choice, texts[0][0])
+    final, done = texts[-1]
+    assert done and final == next(f.trace.text for f in frames if f.trace is not None)
+    assert "parses and validates" in json_view_html(choice, final, done=True)
 
 
 def test_schema_command_prints_the_regex_or_generates(model, tmp_path: Path):

@@ -1,6 +1,7 @@
 """The JSON Schema page part: JSON as it streams, verdicts, findings HTML, examples, corpus."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,9 +9,14 @@ from pathlib import Path
 import pytest
 
 from fsmviz.app.schema_page import (
+    apply_fix,
     findings_html,
+    in_use,
     json_stream_html,
+    json_view_html,
+    mode_html,
     schema_examples,
+    use_schema,
 )
 from fsmviz.diagnose.schema import schema_findings
 from fsmviz.schema import check_json, compile_schema, json_fields
@@ -69,11 +75,22 @@ def test_a_truncated_output_does_not_parse():
     assert "does not parse" in json_stream_html('{"tags": ["a", ', {}, done=True)
 
 
-def test_findings_html_escapes_and_offers_a_fix():
-    schema = {"type": "object", "properties": {"<b>": {"type": "string"}}}
-    html = findings_html(schema_findings(schema))
+def test_findings_html_escapes_and_gives_each_fix_its_own_button():
+    schema = {
+        "type": "object",
+        "properties": {"<b>": {"type": "string"}, "n": {"type": "number"}},
+    }
+    found = schema_findings(schema, "flexible")
+    html = findings_html(found)
     assert "<b>" not in html and "&lt;b&gt;" in html
-    assert 'fix 1 in "Apply a fix"' in html
+    fixable = [k for k, f in enumerate(found) if f.schema or f.whitespace]
+    assert len(fixable) == 2 < len(found)  # the number's finding has no fix
+    buttons = re.findall(r'<button [^>]*data-schema-fix="(\d+)">Fix: ([^<]*)</button>', html)
+    assert [int(k) for k, _ in buttons] == fixable
+    assert [label for _, label in buttons] == [
+        "add &quot;maxLength&quot;: 50",
+        "use whitespace none",
+    ]
 
 
 @pytest.mark.parametrize("name", ["nutrition", "person", "enum", "tags"])
@@ -113,23 +130,87 @@ def test_outlines_cores_test_schemas_compile_or_are_refused_clearly_in_bounded_t
     assert all(o == "ok" or o.startswith("refused /") for o in outcomes)
 
 
-def test_the_schema_tab_lays_out_its_inputs_with_their_ids():
+def test_the_schema_part_lays_out_its_inputs_with_their_ids():
     import gradio as gr
 
-    from fsmviz.app.schema_page import build_schema_tab
+    from fsmviz.app.schema_page import build_schema_part
 
     with gr.Blocks() as page:
-        build_schema_tab(lambda: None)
+        build_schema_part()
     ids = {c.get("props", {}).get("elem_id") for c in page.get_config_file()["components"]}
-    assert {"schema", "schema-whitespace", "schema-prompt", "schema-run", "schema-output"} <= ids
+    assert {
+        "schema",
+        "schema-whitespace",
+        "schema-use",
+        "schema-findings",
+        "schema-fix-pick",
+    } <= ids
 
 
-def test_applying_a_fix_puts_its_schema_or_whitespace_in_place():
-    from fsmviz.app.schema_page import apply_fix, fix_label
-
+def test_applying_a_fix_by_its_index_puts_its_schema_or_whitespace_in_place():
     schema = {"type": "object", "properties": {"name": {"type": "string"}}}
     found = schema_findings(schema, "flexible")
-    labels = [fix_label(k, f) for k, f in enumerate(found)]
-    text, ws = apply_fix(labels[0], found, "old", "flexible")
+    text, ws = apply_fix(0, found, "old", "flexible")
     assert json.loads(text)["properties"]["name"]["maxLength"] == 50 and ws == "flexible"
-    assert apply_fix(labels[-1], found, "old", "flexible") == ("old", "none")
+    assert apply_fix(len(found) - 1, found, "old", "flexible") == ("old", "none")
+    assert apply_fix(-1, found, "old", "flexible") is None  # the picker's reset
+    assert apply_fix(len(found), found, "old", "flexible") is None
+
+
+def test_a_finding_without_a_fix_applies_nothing():
+    found = schema_findings({"type": "number"})
+    assert [f.kind for f in found] == ["unbounded_digits"]
+    assert apply_fix(0, found, "old", "space") is None
+
+
+def test_using_a_schema_gives_its_regex_and_findings():
+    schema = '{"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}'
+    used = use_schema(schema, "none", None, max_tokens=32)
+    assert used.error == ""
+    assert used.choice.regex == compile_schema(schema, "none").regex
+    assert used.choice.whitespace == "none"
+    assert json.loads(used.choice.schema) == json.loads(schema)
+    assert "unbounded_string" in {f.kind for f in used.findings}
+    assert 'data-schema-fix="0"' in used.findings_html
+
+
+def test_a_schema_that_cannot_be_used_is_an_escaped_error_naming_its_pointer():
+    used = use_schema('{"type": "object", "properties": {"<i>": {"type": 3}}}', "space", None)
+    assert used.choice is None and used.findings == ()
+    assert "/properties/&lt;i&gt;/type" in used.error and "<i>" not in used.error
+    assert "not valid JSON" in use_schema("{", "space", None).error
+
+
+def test_the_schema_is_in_use_while_the_regex_box_holds_its_regex():
+    choice = use_schema('{"enum": ["a<b", "c"]}', "space", None).choice
+    assert in_use(choice, choice.regex) is choice
+    assert in_use(choice, choice.regex + "x") is None
+    assert in_use(None, choice.regex) is None
+    assert "Generate writes JSON" in mode_html(choice, choice.regex)
+    assert mode_html(choice, "[0-9]") == ""
+
+
+def test_the_json_view_shows_a_schema_run_and_nothing_for_a_regex_run():
+    choice = use_schema(schema_examples()["enum"].schema, "space", None).choice
+    assert json_view_html(None, '{"a": 1}', done=True) == ""
+    streaming = json_view_html(choice, '{ "sentiment": "neg')
+    assert "json-current" in streaming and "writing <code>/sentiment</code>" in streaming
+    done = json_view_html(choice, '{ "sentiment": "negative", "stars": 9 }', done=True)
+    assert "does not validate" in done and "<code>/stars</code>" in done
+    good = json_view_html(choice, '{ "sentiment": "negative", "stars": 2 }', done=True)
+    assert "parses and validates against the schema" in good
+    assert "<script>" not in json_view_html(choice, '{"sentiment": "<script>')
+
+
+def test_a_schema_runs_frames_update_the_json_view_and_a_regex_runs_clear_it():
+    from fsmviz.app.handlers import Page, frame_updates
+    from fsmviz.app.live import Frame
+
+    page = Page(*(f"c{k}" for k in range(15)), json="json")
+    choice = use_schema(schema_examples()["enum"].schema, "none", None).choice
+    streaming = frame_updates(Frame("…", output="o", text='{"sentiment":"p'), page, choice)
+    assert "json-current" in streaming["json"]
+    assert frame_updates(Frame("…", output="o", text="x"), page, None)["json"] == ""
+    assert "json" not in frame_updates(Frame("…", shadow="s"), page, choice)  # shadow frames
+    no_view = Page(*range(15))  # a page without the JSON view: output (1) and status (7)
+    assert set(frame_updates(Frame("…", output="o", text="{"), no_view, choice)) == {1, 7}

@@ -31,6 +31,7 @@ from .charts import valid_mass_figure
 from .examples import default_example, examples
 from .live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
 from .render import to_dot, to_svg
+from .schema_page import SchemaChoice, in_use, json_view_html
 from .views import allowed_html, error_html, findings_html, output_html, steps_html
 from .zerogpu import on_gpu
 
@@ -95,6 +96,8 @@ class Page:
     run: Any
     stop: Any
     allowed: Any
+    json: Any = None
+    """The output as JSON for a schema run (``schema_page.json_view_html``)."""
 
 
 def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
@@ -143,9 +146,10 @@ def run_frames(
         yield Frame(message, error=error_html(RuntimeError(message)))
 
 
-def frame_updates(frame: Frame, page: Page) -> dict:
+def frame_updates(frame: Frame, page: Page, schema: SchemaChoice | None = None) -> dict:
     """A frame as Gradio updates: its fields that are set; once the constrained run has
-    ended (``frame.trace``), the trace, the Step slider's range and the downloads too."""
+    ended (``frame.trace``), the trace, the Step slider's range and the downloads too. With
+    the ``schema`` of a schema run, the output as JSON ("" for a regex run)."""
     fields = {
         page.dfa: frame.dfa,
         page.output: frame.output,
@@ -157,6 +161,8 @@ def frame_updates(frame: Frame, page: Page) -> dict:
         page.status: frame.status,
     }
     updates = {component: value for component, value in fields.items() if value is not None}
+    if page.json is not None and frame.text is not None:
+        updates[page.json] = json_view_html(schema, frame.text, done=frame.trace is not None)
     if frame.trace is not None:
         last = max(len(frame.trace.steps) - 1, 0)
         updates[page.trace] = frame.trace
@@ -179,16 +185,19 @@ def on_run(
     prob_limit,
     distances,
     drawing="auto",
+    schema: SchemaChoice | None = None,
 ) -> Iterator[dict]:
-    """Generate: Generate is disabled and Stop shown while the frames stream."""
+    """Generate: Generate is disabled and Stop shown while the frames stream. ``schema``:
+    the JSON Schema put in the Regex box, if any (a schema run while it is still there)."""
     yield {page.run: gr.update(interactive=False), page.stop: gr.update(visible=True)}
     try:
         opts = options(max_tokens, temperature, seed, chat, prob_limit)
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
+    chosen = in_use(schema, pattern)
     for frame in run_frames(models, pattern, prompt, opts, bool(distances), drawing):
-        yield frame_updates(frame, page)
+        yield frame_updates(frame, page, chosen)
     yield idle(page)
 
 

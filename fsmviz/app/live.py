@@ -31,7 +31,7 @@ from ..graph import UNREACHABLE
 from ..index import IndexTooLarge, build_index
 from ..models import Model
 from ..syntax import RegexError
-from ..trace import Step, Trace, drawn_path
+from ..trace import Step, Trace, drawn_path, pieces
 from ..vocab import Vocabulary
 from .charts import valid_mass_figure
 from .render import RenderError, compact_svg, highlight, to_svg
@@ -193,8 +193,9 @@ def dfa_html(
         summary += f", drawn compact as {len(view.graph.nodes)}"
     if not view.svg:
         why = view.error or (  # graphviz failed or was too slow, else too many states
-            f'<p class="empty">Too large to draw readably (more than {DRAW_LIMIT} states); '
-            "the table and the chart still show every step.</p>"
+            f'<p class="empty">Too large to draw readably (more than {DRAW_LIMIT} states, or '
+            "more than graphviz lays out in time); the table and the chart still show every "
+            "step.</p>"
         )
         return f'<div class="dfa-view"><p class="dfa-bar">{summary}</p>{why}</div>'
     current, visited, edges = path_view(steps, upto, dfa)
@@ -320,6 +321,8 @@ class Frame:
     error: str | None = None
     trace: Trace | None = None
     findings: tuple[Finding, ...] = ()
+    text: str | None = None
+    """The constrained output so far, as text (set with ``output``)."""
 
 
 def live_run(
@@ -333,6 +336,7 @@ def live_run(
             output="",
             shadow="",
             steps=steps_html([]),
+            text="",
             diagnosis=findings_html(view.findings),
             error=view.error,
         )
@@ -353,6 +357,7 @@ def live_run(
                 f"Generating… {plural(len(steps), 'token')}",
                 dfa=view.dfa_html(steps),
                 output=output_html(steps),
+                text="".join(pieces(steps)),
                 shadow="" if first else None,
                 steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
                 chart=chart,
@@ -367,6 +372,7 @@ def live_run(
         done + " Now the unconstrained shadow run…",
         dfa=view.dfa_html(steps),
         output=output_html(steps, final=True),
+        text="".join(pieces(steps)),
         shadow="" if first else None,
         steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
         chart=valid_mass_figure(steps),

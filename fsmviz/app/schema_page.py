@@ -1,43 +1,55 @@
-"""The page's JSON Schema part: the examples, JSON as it streams, findings, the API.
+"""The page's JSON Schema part: a schema instead of a regex, drawn into the main run.
 
-Everything but ``build_schema_tab`` is a pure function returning data or HTML (every piece
-of user text and model output escaped), so it is tested without a browser; the builder
-only lays out components and wires them to these functions.
+Choosing a schema example (or typing one and pressing "Use this schema") compiles it to a
+regex (``fsmviz.schema.compile_schema``, with the chosen whitespace) and puts that regex in
+the main Regex box, so the main Generate draws it like any regex: the DFA lit, the chart,
+the steps, the doctor. While the box still holds the schema's regex (``SchemaChoice``,
+``in_use``), the output panel also shows the output as JSON (``json_view_html``: the field
+being written highlighted, then whether it parses and validates). The schema's own
+findings (``fsmviz.diagnose.schema``) are listed here, each fix a button.
+
+Everything but ``build_schema_part`` and ``wire_schema_part`` (layout and wiring) and the
+``on_*`` handlers (one call each) is a pure function returning data or HTML (every piece of
+user text and model output escaped), tested without a browser.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..diagnose.schema import SchemaFinding
-from ..schema import WHITESPACE, check_json, compile_schema, json_fields
+from ..diagnose.schema import (
+    ARRAY_BOUND,
+    DIGITS_BOUND,
+    STRING_BOUND,
+    SchemaFinding,
+    diagnose_schema,
+)
+from ..schema import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
+from ..vocab import Vocabulary
+from .views import error_html
 
 __all__ = [
+    "SchemaChoice",
     "SchemaExample",
+    "SchemaUse",
     "findings_html",
+    "in_use",
     "json_stream_html",
+    "json_view_html",
     "schema_api",
     "schema_examples",
+    "use_schema",
 ]
 
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
 WHITESPACE_CHOICES = tuple(WHITESPACE)
 DEFAULT_WHITESPACE = "space"
-SCHEMA_CSS = """<style>
-.json-text { white-space: pre-wrap; font-size: 0.95em; }
-.json-key { color: #6b3fa0; }
-.json-current { background: #ffe08a; outline: 1px solid #d4a400; border-radius: 2px; }
-.json-where code, .schema-findings code.pointer { font-weight: 600; }
-.json-verdict.good { color: #1a7f37; font-weight: 600; }
-.json-verdict.bad { color: #b42318; font-weight: 600; }
-</style>"""
-"""The JSON view's few styles (the field being written, the verdict), laid out once."""
 
 
 @dataclass(frozen=True)
@@ -112,24 +124,150 @@ def _verdict_html(text: str, schema: Mapping[str, Any] | None) -> str:
     )
 
 
-def findings_html(findings: list[SchemaFinding]) -> str:
-    """The schema findings as a list; each names its JSON pointer and, when it has one,
-    offers its fix (a button the page wires to put the rewritten schema in the box)."""
+FIX_LABELS = {
+    "unbounded_string": f'add "maxLength": {STRING_BOUND}',
+    "unbounded_array": f'add "maxItems": {ARRAY_BOUND}',
+    "free_form_object": f'add "maxProperties": {ARRAY_BOUND}',
+    "unbounded_digits": f'add "maxDigits": {DIGITS_BOUND}',
+}
+"""What each kind's fix button does (the finding carries the whole rewritten schema)."""
+
+
+def fix_label(finding: SchemaFinding) -> str | None:
+    """What the finding's fix button says, or None when it has no fix.
+
+    >>> fix_label(SchemaFinding("flexible_whitespace", "warning", "…", "", whitespace="none"))
+    'use whitespace none'
+    """
+    if finding.whitespace is not None:
+        return f"use whitespace {finding.whitespace}"
+    if finding.schema is not None:
+        return FIX_LABELS.get(finding.kind, "rewrite the schema")
+    return None
+
+
+def code_spans(text: str) -> str:
+    """``text`` escaped, each pair of backticks a ``<code>`` (an unpaired one is kept).
+
+    >>> code_spans("`/a` is a <string>")
+    '<code>/a</code> is a &lt;string&gt;'
+    """
+    parts = escape(text).split("`")
+    if len(parts) % 2 == 0:
+        return escape(text)
+    return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
+
+
+def findings_html(findings: Sequence[SchemaFinding]) -> str:
+    """The schema findings as a list; each names its JSON pointer and, when it has a fix,
+    carries a button for it (``data-schema-fix`` is the finding's index: the page's script
+    hands it to the server, which applies that finding's fix)."""
     if not findings:
         return '<p class="schema-findings-none">No findings: the schema is bounded.</p>'
     items = []
     for k, f in enumerate(findings):
-        fix = ""
-        if f.schema is not None or f.whitespace is not None:
-            fix = f' <span class="schema-fix">(fix {k + 1} in "Apply a fix")</span>'
+        label = fix_label(f)
+        fix = (
+            f' <button type="button" class="schema-fix" data-schema-fix="{k}">'
+            f"Fix: {escape(label)}</button>"
+            if label
+            else ""
+        )
         named = f.pointer and f"`{f.pointer}`" in f.message
-        label = "" if named else f'<code class="pointer">{escape(f.pointer or "/")}</code> '
+        where = "" if named else f'<code class="pointer">{escape(f.pointer or "/")}</code> '
         items.append(
-            f'<li class="finding {escape(f.severity)}" data-kind="{escape(f.kind)}">'
-            f"{label}"
-            f"{escape(f.message)}{fix}</li>"
+            f'<li class="schema-finding {escape(f.severity)}" data-kind="{escape(f.kind)}">'
+            f"{where}{code_spans(f.message)}{fix}</li>"
         )
     return f'<ul class="schema-findings">{"".join(items)}</ul>'
+
+
+def apply_fix(
+    k: int, findings: Sequence[SchemaFinding], schema: str, whitespace: str
+) -> tuple[str, str] | None:
+    """The (schema text, whitespace) after applying finding ``k``'s fix; None when ``k``
+    names no finding with a fix (the page's fix picker is reset to -1 after each fix)."""
+    k = int(k) if k is not None else -1
+    if not 0 <= k < len(findings) or fix_label(findings[k]) is None:
+        return None
+    finding = findings[k]
+    return finding.schema or schema, finding.whitespace or whitespace
+
+
+@dataclass(frozen=True)
+class SchemaChoice:
+    """The schema whose regex was put in the Regex box ("Use this schema").
+
+    ``schema`` is the schema as JSON text. While the Regex box still holds ``regex``
+    (``in_use``), Generate is a schema run: the output is also shown as JSON and checked
+    against the schema; an edit of the regex makes it a plain regex again.
+    """
+
+    schema: str
+    whitespace: str
+    regex: str
+
+
+@dataclass(frozen=True)
+class SchemaUse:
+    """What "Use this schema" gives the page: the choice (None when the schema cannot be
+    used, ``error`` says why), the schema findings and their HTML (with fix buttons)."""
+
+    choice: SchemaChoice | None
+    findings: tuple[SchemaFinding, ...]
+    findings_html: str
+    error: str
+
+
+def use_schema(
+    schema: str, whitespace: str, vocab: Vocabulary | None, max_tokens: int | None = None
+) -> SchemaUse:
+    """Compile and diagnose ``schema`` for the main run; a bad schema is an error, never
+    an exception.
+
+    >>> used = use_schema('{"type": "object", "properties": {"n": {"enum": [1, 2]}}}', "none", None)
+    >>> used.choice.regex, used.error
+    ('\\\\{("n":(1|2))?\\\\}', '')
+    """
+    try:
+        compiled = compile_schema(schema, whitespace or None)
+        found = diagnose_schema(
+            compiled.schema, vocab, whitespace=whitespace or None, max_tokens=max_tokens
+        )
+    except SchemaError as error:
+        return SchemaUse(None, (), "", error_html(error))
+    choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
+    return SchemaUse(choice, tuple(found), findings_html(found), "")
+
+
+def in_use(choice: SchemaChoice | None, pattern: str) -> SchemaChoice | None:
+    """``choice`` while the Regex box still holds its regex, else None."""
+    return choice if choice is not None and choice.regex == pattern else None
+
+
+def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
+    """The note under the Regex box while it holds a schema's regex ("" otherwise)."""
+    if in_use(choice, pattern) is None:
+        return ""
+    assert choice is not None
+    return (
+        '<p class="schema-mode">This regex is the JSON Schema\'s (whitespace '
+        f"<code>{escape(choice.whitespace)}</code>): Generate writes JSON and checks it "
+        "against the schema. Edit the regex and it is a plain regex again.</p>"
+    )
+
+
+def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -> str:
+    """The output as JSON (``json_stream_html``) for a schema run, "" for a plain regex
+    run; ``choice`` is the schema in use (``in_use``)."""
+    if choice is None:
+        return ""
+    schema = json.loads(choice.schema) if done else None
+    return (
+        '<div class="json-view"><div class="json-head">The output as JSON'
+        f"{' (streaming)' if not done else ''}</div>"
+        f"{json_stream_html(text, schema, done)}</div>"
+    )
 
 
 def schema_api(
@@ -168,35 +306,6 @@ def schema_api(
             "schema_path": check.schema_path,
         },
     }
-
-
-def schema_run(
-    model: Any, schema: str, prompt: str, whitespace: str, **options: Any
-) -> Iterator[tuple[str, str]]:
-    """Stream a schema-guided generation as (regex, JSON view HTML) pairs, the last one
-    with the verdict. Raises ``SchemaError`` before any work for a bad schema."""
-    from .. import stream
-
-    compiled = compile_schema(schema, whitespace or None)
-    text = ""
-    for step in stream(model, compiled.regex, prompt, **options):
-        text += step.text
-        yield compiled.regex, json_stream_html(text, compiled.schema)
-    yield compiled.regex, json_stream_html(text, compiled.schema, done=True)
-
-
-def fix_label(k: int, finding: SchemaFinding) -> str:
-    """The label of a finding's fix in the page's "Apply a fix" menu."""
-    what = f"whitespace: {finding.whitespace}" if finding.schema is None else finding.kind
-    return f"{k + 1}. {finding.pointer or '/'}: {what}"
-
-
-def apply_fix(label: str, findings: list[SchemaFinding], schema: str, whitespace: str):
-    """The (schema text, whitespace) after applying the fix named by ``label``."""
-    for k, finding in enumerate(findings):
-        if fix_label(k, finding) == label:
-            return finding.schema or schema, finding.whitespace or whitespace
-    return schema, whitespace
 
 
 def schema_endpoint(get_model: Any) -> Any:
@@ -238,66 +347,99 @@ def schema_endpoint(get_model: Any) -> Any:
     return schema
 
 
-def build_schema_tab(get_model: Any) -> None:
-    """Lay out the JSON Schema part inside the current ``gr.Blocks`` (call it inside a
-    ``gr.Tab`` or ``gr.Accordion``): the ``schema`` box, examples, the whitespace choice, a
-    prompt, a run button, the regex, the JSON view, the findings and a menu applying their
-    fixes. ``get_model()`` returns the model."""
+@dataclass(frozen=True)
+class SchemaPart:
+    """The JSON Schema part's components, laid out by ``build_schema_part`` and wired to
+    the main view's by ``wire_schema_part``."""
+
+    example: Any
+    schema: Any
+    whitespace: Any
+    use: Any
+    error: Any
+    findings: Any
+    pick: Any
+    """Offscreen number: the page's script sets it to a fix button's finding index."""
+    found: Any
+    """gr.State: the findings shown, whose fixes the buttons apply."""
+    choice: Any
+    """gr.State: the ``SchemaChoice`` put in the Regex box, or None."""
+
+
+def build_schema_part() -> SchemaPart:
+    """Lay out the JSON Schema part inside the current ``gr.Blocks`` context (the main
+    view puts it in an accordion under Generate): examples, the ``schema`` box,
+    the whitespace choice, "Use this schema", the error and the findings."""
     import gradio as gr
 
-    from ..diagnose.schema import diagnose_schema
-
     first = next(iter(schema_examples().values()))
-    gr.HTML(SCHEMA_CSS, padding=False)
-    with gr.Row():
-        with gr.Column():
-            example = gr.Dropdown(
-                list(schema_examples()), value=first.name, label="Example", elem_id="schema-example"
-            )
-            schema_box = gr.Textbox(
-                first.schema, label="JSON Schema", lines=12, max_lines=30, elem_id="schema"
-            )
-            whitespace = gr.Radio(
-                list(WHITESPACE_CHOICES),
-                value=DEFAULT_WHITESPACE,
-                label="Whitespace between JSON tokens (flexible is what loops)",
-                elem_id="schema-whitespace",
-            )
-            prompt = gr.Textbox(first.prompt, label="Prompt", lines=3, elem_id="schema-prompt")
-            max_tokens = gr.Slider(8, 256, value=first.max_tokens, step=1, label="max_tokens")
-            run = gr.Button("Generate JSON", variant="primary", elem_id="schema-run")
-            error = gr.HTML("", elem_id="schema-error")
-        with gr.Column():
-            regex = gr.Code("", label="Regex", elem_id="schema-regex")
-            output = gr.HTML(elem_id="schema-output")
-            findings = gr.HTML(elem_id="schema-findings")
-            fix = gr.Dropdown([], label="Apply a fix", elem_id="schema-fix", interactive=True)
-    found_state = gr.State([])
+    example = gr.Dropdown(
+        list(schema_examples()), value=first.name, label="Schema example", elem_id="schema-example"
+    )
+    schema_box = gr.Textbox(
+        first.schema, label="JSON Schema", lines=8, max_lines=16, elem_id="schema"
+    )
+    whitespace = gr.Radio(
+        list(WHITESPACE_CHOICES),
+        value=DEFAULT_WHITESPACE,
+        label="Whitespace between JSON tokens (flexible is what loops)",
+        elem_id="schema-whitespace",
+    )
+    use = gr.Button("Use this schema", elem_id="schema-use")
+    error = gr.HTML("", elem_id="schema-error")
+    findings = gr.HTML("", elem_id="schema-findings")
+    pick = gr.Number(
+        -1, precision=0, elem_id="schema-fix-pick", elem_classes="offscreen", label="fix"
+    )
+    return SchemaPart(example, schema_box, whitespace, use, error, findings, pick,
+                      gr.State(()), gr.State(None))  # fmt: skip
 
-    def on_example(name):
-        item = schema_examples()[name]
-        return item.schema, item.prompt, item.max_tokens
 
-    def on_run(text, ws, prompt_text, limit):
-        try:
-            model = get_model()
-            found = diagnose_schema(text, model.vocab, whitespace=ws, max_tokens=int(limit))
-            labels = [fix_label(k, f) for k, f in enumerate(found) if f.schema or f.whitespace]
-            menu = gr.Dropdown(choices=labels, value=None)
-            for rx, view in schema_run(model, text, prompt_text, ws, max_tokens=int(limit)):
-                yield rx, view, findings_html(found), "", found, menu
-        except ValueError as err:
-            html = f'<div class="error">{escape(str(err))}</div>'
-            yield "", "", "", html, [], gr.Dropdown(choices=[], value=None)
-
+def wire_schema_part(
+    part: SchemaPart, models: Any, regex: Any, note: Any, prompt: Any, max_tokens: Any, chat: Any
+) -> None:
+    """Wire the part to the main view: an example fills the schema box, the prompt and
+    max tokens and is used at once; "Use this schema", a whitespace choice and a fix
+    button put the schema's regex in the ``regex`` box; ``note`` says when it holds one."""
     private = {"api_visibility": "private"}
-    example.change(on_example, example, [schema_box, prompt, max_tokens], **private)
-    run.click(
-        on_run,
-        [schema_box, whitespace, prompt, max_tokens],
-        [regex, output, findings, error, found_state, fix],
+    used = [regex, part.choice, part.found, part.findings, part.error, note]
+    use = partial(on_use, models)
+    part.example.input(
+        on_schema_example, part.example, [part.schema, prompt, max_tokens, chat], **private
+    ).then(use, [part.schema, part.whitespace, max_tokens], used, **private)
+    part.use.click(use, [part.schema, part.whitespace, max_tokens], used, **private)
+    part.whitespace.input(use, [part.schema, part.whitespace, max_tokens], used, **private)
+    part.pick.change(
+        partial(on_fix, models),
+        [part.pick, part.found, part.schema, part.whitespace, max_tokens],
+        [part.schema, part.whitespace, *used, part.pick],
         **private,
     )
-    fix.select(
-        apply_fix, [fix, found_state, schema_box, whitespace], [schema_box, whitespace], **private
-    )
+    regex.change(mode_html, [part.choice, regex], note, trigger_mode="always_last", **private)
+
+
+def on_schema_example(name: str):
+    """A schema example chosen: its schema, prompt and max tokens (chat template on)."""
+    item = schema_examples()[name]
+    return item.schema, item.prompt, item.max_tokens, True
+
+
+def on_use(models: Any, schema: str, whitespace: str, max_tokens):
+    """Use this schema: its regex in the Regex box, its findings; or why it cannot be."""
+    import gradio as gr
+
+    used = use_schema(schema, whitespace, models.vocabulary(), int(max_tokens))
+    if used.choice is None:  # a bad schema: the Regex box and the choice stay
+        return gr.skip(), gr.skip(), (), "", used.error, gr.skip()
+    regex = used.choice.regex
+    return regex, used.choice, used.findings, used.findings_html, "", mode_html(used.choice, regex)
+
+
+def on_fix(models: Any, k, found, schema: str, whitespace: str, max_tokens):
+    """A fix button: the finding's rewritten schema (or whitespace) used at once."""
+    import gradio as gr
+
+    fixed = apply_fix(k, found, schema, whitespace)
+    if fixed is None:
+        return (gr.skip(),) * 9
+    return (*fixed, *on_use(models, *fixed, max_tokens), -1)

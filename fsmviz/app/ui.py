@@ -1,8 +1,9 @@
 """The Gradio page: layout and wiring only.
 
-The page is a set of tabs; the first, "Generate", is the main view (inputs and doctor on
-the left, the DFA and the output big on the right; the chart, the step controls, the
-step table and the chosen step's allowed set below). Another view is one more
+The page is a set of tabs; the first, "Generate", is the main view (inputs, the JSON
+Schema part and the doctor on the left, the DFA and the output big on the right; the
+chart, the step controls, the step table and the chosen step's allowed set below; on a
+phone: inputs, DFA, output, doctor, chart, steps, see static/app.css). Another view is one more
 ``gr.Tab`` in ``build_ui``. What happens on each event is in ``fsmviz.app.handlers``
 (module-level functions; the model is handed to them here with ``functools.partial``).
 Per-visitor data (the last trace, its findings) lives in ``gr.State``, so one visitor
@@ -24,7 +25,7 @@ from .api import add_api
 from .handlers import DEFAULT, EXAMPLES
 from .learn import build_learn_tab
 from .live import COMPACT_ABOVE
-from .schema_page import build_schema_tab
+from .schema_page import build_schema_part, wire_schema_part
 
 __all__ = ["EXAMPLES", "STATIC", "build_ui"]
 
@@ -145,7 +146,15 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                     elem_id="share",
                 )
             error_box = gr.HTML("", elem_id="error")
-            gr.HTML("<h3>Doctor</h3>")
+            schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
+            with gr.Accordion(
+                "Or a JSON Schema: its regex goes in the Regex box",
+                open=False,
+                elem_id="schema-part",
+            ):
+                schema = build_schema_part()
+            # on a phone, this heading and all after it come after the output (app.css)
+            gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
             diagnosis = gr.HTML(elem_id="diagnosis")
             finding = gr.Number(
                 -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
@@ -163,6 +172,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 value="auto", label="Drawing", elem_id="compact",
             )  # fmt: skip
             gr.HTML("<h3>Constrained output</h3>")
+            json_view = gr.HTML("", elem_id="json-view", padding=False)
             output = gr.HTML(
                 '<p class="empty">Press Generate: the output appears here.</p>', elem_id="output"
             )
@@ -188,8 +198,6 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 '<p class="empty">Choose a step to see every token it allowed.</p>',
                 elem_id="allowed-tokens",
             )
-    with gr.Accordion("JSON Schema: valid JSON for a schema", open=False, elem_id="schema-part"):
-        build_schema_tab(lambda: models.get(timeout=600))
     with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
         downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
     trace_state = gr.State(None)
@@ -197,7 +205,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
 
     page = h.Page(
         dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-        findings_state, step, downloads, run, stop, allowed,
+        findings_state, step, downloads, run, stop, allowed, json_view,
     )  # fmt: skip
     inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
     private = {"api_visibility": "private"}
@@ -217,11 +225,12 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
             **private,
         )
     example.change(h.on_example, example, [regex_box, prompt, chat], **private)
+    wire_schema_part(schema, models, regex_box, schema_note, prompt, max_tokens, chat)
     running = run.click(
         partial(h.on_run, page, models),
-        [*inputs, show_distances, drawing],
+        [*inputs, show_distances, drawing, schema.choice],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-         findings_state, step, downloads, run, stop],
+         findings_state, step, downloads, run, stop, json_view],
         concurrency_limit=runs_at_once,
         **private,
     )  # fmt: skip
