@@ -89,12 +89,10 @@ class CharClass:
         known = self._ranges.get(mentioned)
         if known is not None:
             return known
-        points = sorted(ord(c) for c in self.chars)
         if self.others:
-            excluded = sorted({ord(c) for c in mentioned} - set(points))
-            result = _complement(excluded)
+            result = _complement(_code_points(mentioned - self.chars))
         else:
-            result = _runs(points)
+            result = _runs(_code_points(self.chars))
         self._ranges[mentioned] = result
         return result
 
@@ -635,8 +633,24 @@ def _minimise(
 # --- labels and ranges --------------------------------------------------------------------
 
 
+def _code_points(chars: frozenset[str]) -> list[int]:
+    """The code points of ``chars``, sorted."""
+    return sorted(map(ord, chars))
+
+
 def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
-    """Sorted code points → inclusive ranges of consecutive ones."""
+    """Sorted code points → inclusive ranges of consecutive ones. Many points (a class
+    like ``[^a-😀]`` names 128,000) are cut into runs by numpy, a few by a plain loop.
+
+    >>> _runs([48, 49, 50, 65, 67])
+    ((48, 50), (65, 65), (67, 67))
+    """
+    if len(points) > 64:
+        array = np.asarray(points)
+        cuts = np.flatnonzero(np.diff(array) != 1)
+        starts = [points[0], *array[cuts + 1].tolist()]
+        ends = [*array[cuts].tolist(), points[-1]]
+        return tuple(zip(starts, ends, strict=True))
     out: list[tuple[int, int]] = []
     for p in points:
         if out and out[-1][1] == p - 1:
@@ -647,13 +661,18 @@ def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
 
 
 def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
-    """All Unicode scalar values except ``excluded`` (sorted) and the surrogates."""
+    """All Unicode scalar values except ``excluded`` (sorted) and the surrogates: the gaps
+    between the runs of ``excluded``.
+
+    >>> _complement([0, 1, 2, 0x41])[:2]
+    ((3, 64), (66, 55295))
+    """
     out: list[tuple[int, int]] = []
     start = 0
-    for p in [*excluded, UNICODE_MAX + 1]:
-        if p > start:
-            out.append((start, p - 1))
-        start = p + 1
+    for lo, hi in [*_runs(excluded), (UNICODE_MAX + 1, UNICODE_MAX + 1)]:
+        if lo > start:
+            out.append((start, lo - 1))
+        start = hi + 1
     lo, hi = SURROGATES
     clipped: list[tuple[int, int]] = []
     for a, b in out:
@@ -675,7 +694,7 @@ def show_char(char: str) -> str:
 
 def _show_set(chars: frozenset[str]) -> str:
     parts = []
-    for a, b in _runs(sorted(ord(c) for c in chars)):
+    for a, b in _runs(_code_points(chars)):
         if b - a >= 2:
             parts.append(f"{show_char(chr(a))}-{show_char(chr(b))}")
         else:
