@@ -22,10 +22,13 @@ character DFA's own states with the same numbers; the rest are intermediate.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
+from .cache import BoundedCache
 from .dfa import SURROGATES, Dfa
 from .graph import UNREACHABLE, backward_distances
 
@@ -63,98 +66,179 @@ class ByteDfa:
         using only the bytes where ``usable_bytes`` is true."""
         table = self.table if usable_bytes is None else np.where(usable_bytes, self.table, -1)
         sources, _ = np.nonzero(table >= 0)
-        edges = np.unique(sources.astype(np.int64) * len(table) + table[table >= 0])
-        cuts = np.searchsorted(edges, np.arange(1, len(table)) * len(table))
-        successors = np.split(edges % len(table), cuts)
-        goals = np.flatnonzero(self.accepting)
-        return backward_distances(len(table), successors.__getitem__, goals) != UNREACHABLE
+        return _can_finish(len(table), sources, table[table >= 0], np.flatnonzero(self.accepting))
 
 
 def to_bytes(dfa: Dfa) -> ByteDfa:
-    """Rewrite each character edge of ``dfa`` as the UTF-8 byte chains it stands for, and
-    drop edges into states from which acceptance is unreachable."""
-    builder = _Builder(dfa.num_states)
+    """Rewrite each character edge of ``dfa`` as the UTF-8 byte chains it stands for,
+    leaving out edges into states from which acceptance is unreachable.
+
+    The one-byte part is a single table lookup: each ASCII byte belongs to at most one
+    class, so row ``s`` of the byte table at ASCII byte ``b`` is the character table's
+    entry for ``s`` and ``b``'s class. Only classes with characters beyond ASCII go
+    through ``_Builder``, state by state."""
     ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
-    for state in dfa.states:
-        pieces: list[tuple[int, int, int]] = []  # (first code point, last, target)
-        for k, target in dfa.transitions[state].items():
-            pieces.extend((lo, hi, target) for lo, hi in ranges[k])
-        pieces.sort()
-        builder.add_state(state, pieces)
-    table = np.array(builder.rows, dtype=np.int32)
-    accepting = np.zeros(len(table), dtype=bool)
+    chars = _char_table(dfa, ranges)
+    ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
+    wide: dict[int, list[tuple[int, int]]] = {}  # class -> its ranges beyond ASCII
+    for k, class_ranges in enumerate(ranges):
+        for lo, hi in class_ranges:
+            if lo <= 0x7F:
+                ascii_class[lo : min(hi, 0x7F) + 1] = k
+            if hi > 0x7F:
+                wide.setdefault(k, []).append((max(lo, 0x80), hi))
+    builder = _Builder(dfa.num_states)
+    builder.table[:, :0x80] = chars[:, ascii_class]
+    for state, targets in enumerate(chars[:, list(wide)].tolist()):
+        pieces = [
+            (lo, hi, t)
+            for spans, t in zip(wide.values(), targets, strict=True)
+            if t >= 0
+            for lo, hi in spans
+        ]
+        if pieces:
+            builder.add_wide(state, sorted(pieces))
+    accepting = np.zeros(builder.num_states, dtype=bool)
     accepting[list(dfa.accepting)] = True
-    byte_dfa = ByteDfa(table, accepting, dfa.num_states)
-    live = byte_dfa.live_states()
-    safe = np.where(table >= 0, table, 0)
-    table[(table >= 0) & ~live[safe]] = -1
-    return byte_dfa
+    return ByteDfa(builder.finish(), accepting, dfa.num_states)
+
+
+def _char_table(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
+    """The character DFA as a dense table ``[state, class]`` (-1: no edge), plus a last
+    column of -1 for characters in no class. Left out: edges on a class with no UTF-8
+    spelling (a lone surrogate written in the pattern) and edges into states from which
+    acceptance is then unreachable."""
+    rows = dfa.transitions
+    sources = np.repeat(np.arange(dfa.num_states), [len(row) for row in rows])
+    classes = np.fromiter(chain.from_iterable(rows), dtype=np.intp, count=len(sources))
+    targets = np.fromiter(
+        chain.from_iterable(row.values() for row in rows), dtype=np.int32, count=len(sources)
+    )
+    spellable = [any(not _inside_surrogates(lo, hi) for lo, hi in r) for r in ranges]
+    spelled = np.array(spellable, dtype=bool)[classes]
+    sources, classes, targets = sources[spelled], classes[spelled], targets[spelled]
+    live = _can_finish(dfa.num_states, sources, targets, list(dfa.accepting))
+    keep = live[targets]
+    table = np.full((dfa.num_states, len(ranges) + 1), -1, dtype=np.int32)
+    table[sources[keep], classes[keep]] = targets[keep]
+    return table
+
+
+def _can_finish(
+    size: int, sources: np.ndarray, targets: np.ndarray, goals: Iterable[int]
+) -> np.ndarray:
+    """Boolean mask of the states ``0 .. size-1`` from which one of ``goals`` is reachable
+    along the edges ``sources[i] -> targets[i]``. Parallel edges (a string state reads a
+    hundred bytes into the same next state) are merged first, so the backward search
+    looks at each pair of states once."""
+    edges = np.unique(sources.astype(np.int64) * size + targets)
+    following = (edges % size).tolist()
+    bounds = np.searchsorted(edges, np.arange(size + 1) * size).tolist()
+    far = backward_distances(size, lambda s: following[bounds[s] : bounds[s + 1]], goals)
+    return far != UNREACHABLE
 
 
 _SLOT = 1 << 30
 """Targets of a template are slots ``_SLOT + k``: the k-th distinct target of a state."""
 
+_TEMPLATES: BoundedCache[_Template] = BoundedCache(maxsize=64)
+"""Templates by shape, kept across patterns: most patterns share a few (a JSON string's,
+``.``'s), and building one walks every lead byte (~10 ms for a JSON string's)."""
+
 
 class _Builder:
-    """Grows the byte table: one row per state, intermediate rows hash-consed.
+    """Grows the byte table: the character states' rows, then hash-consed intermediate rows.
 
     The multi-byte part of a state depends only on its *shape*: which code point ranges
     lead to the same target. A JSON string's states all read "any character but ``"``,
     ``\\`` and controls" into their own next state: one shape. Its byte subtrees are built
     once as a template (targets left as slots), then stamped out for each state with its
-    targets filled in, every stamped row hash-consed like the rest."""
+    targets filled in, every stamped row hash-consed: a row equal to an earlier one is
+    that row's state."""
 
     def __init__(self, num_char_states: int):
-        self.rows: list[list[int]] = [[-1] * 256 for _ in range(num_char_states)]
+        self.table = np.full((num_char_states, 256), -1, dtype=np.int32)
+        self._rows: list[np.ndarray] = []  # intermediate rows, from state num_char_states
+        self._interned: dict[bytes, int] = {}
+
+    @property
+    def num_states(self) -> int:
+        return len(self.table) + len(self._rows)
+
+    def add_wide(self, state: int, pieces: list[_Piece]) -> None:
+        """The byte chains of ``state``'s multi-byte ``pieces`` (sorted, all above ASCII)."""
+        slots = {target: _SLOT + k for k, target in enumerate(dict.fromkeys(t for *_, t in pieces))}
+        shape = tuple((lo, hi, slots[target]) for lo, hi, target in pieces)
+        template = _TEMPLATES.get_or_build(shape, lambda: _Template.of(shape))
+        # values[code]: template rows' stamped states, then the slots' targets, then -1
+        values = np.full(len(template.rows) + len(slots) + 1, -1, dtype=np.int32)
+        values[len(template.rows) : -1] = list(slots)
+        for j, codes in enumerate(template.rows):
+            values[j] = self._intern(values[codes])
+        self.table[state, template.lead_bytes] = values[template.lead_codes]
+
+    def _intern(self, row: np.ndarray) -> int:
+        key = row.tobytes()
+        state = self._interned.get(key)
+        if state is None:
+            state = self._interned[key] = self.num_states
+            self._rows.append(row)
+        return state
+
+    def finish(self) -> np.ndarray:
+        """The whole table ``[state, byte]``."""
+        return np.vstack([self.table, *self._rows])
+
+
+@dataclass(frozen=True, eq=False)
+class _Template:
+    """The byte subtrees of one shape as rows of *codes* (children before parents): code
+    ``c < len(rows)`` is template row ``c``, the next codes are the slots in order, and -1
+    is no edge. ``lead_bytes`` and ``lead_codes`` are the lead-byte edges."""
+
+    rows: np.ndarray  # intp [rows, 256]: indices, which numpy gathers with fastest
+    lead_bytes: np.ndarray
+    lead_codes: np.ndarray
+
+    @staticmethod
+    def of(shape: tuple[_Piece, ...]) -> _Template:
+        subtrees = _Subtrees()
+        leads = subtrees.leads(list(shape))
+        count = len(subtrees.rows)
+
+        def code(ref: int) -> int:
+            return count + ref - _SLOT if ref >= _SLOT else ref
+
+        rows = np.full((count, 256), -1, dtype=np.intp)
+        for j, edges in enumerate(subtrees.rows):
+            for byte, ref in edges:
+                rows[j, byte] = code(ref)
+        lead_bytes = np.array(sorted(leads), dtype=np.intp)
+        lead_codes = np.array([code(leads[b]) for b in sorted(leads)], dtype=np.intp)
+        return _Template(rows, lead_bytes, lead_codes)
+
+
+class _Subtrees:
+    """Builds a template: the UTF-8 subtrees of multi-byte pieces, as hash-consed rows of
+    sparse edges ``(byte, reference)``; a reference is a row number or a slot."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[tuple[int, int], ...]] = []
         self._interned: dict[tuple[tuple[int, int], ...], int] = {}
         self._chains: dict[tuple[int, int], int] = {}
-        self._subtrees: dict[tuple[int, int, tuple[tuple[int, int, int], ...]], int] = {}
-        self._templates: dict[tuple[_Piece, ...], _Template] = {}
-        self._stamped: dict[tuple[object, ...], int] = {}
+        self._subtrees: dict[tuple[int, int, tuple[_Piece, ...]], int] = {}
 
-    def add_state(self, state: int, pieces: list[_Piece]) -> None:
-        row = self.rows[state]
-        wide: list[_Piece] = []
-        for lo, hi, target in pieces:  # one-byte characters (ASCII) map directly
-            if lo <= 0x7F:
-                row[lo : min(hi, 0x7F) + 1] = [target] * (min(hi, 0x7F) - lo + 1)
-            if hi > 0x7F:
-                wide.append((max(lo, 0x80), hi, target))
-        if not wide:
-            return
-        slots = {target: _SLOT + k for k, target in enumerate(dict.fromkeys(t for *_, t in wide))}
-        shape = tuple((lo, hi, slots[target]) for lo, hi, target in wide)
-        template = self._templates.get(shape)
-        if template is None:
-            template = self._templates[shape] = _Template.of(shape)
-        targets = list(slots)
-        made: list[int] = []
-
-        def resolve(ref: int) -> int:
-            return targets[ref - _SLOT] if ref >= _SLOT else made[ref]
-
-        for j, edges in enumerate(template.rows):
-            # A stamped row is known by its template row and what its references became;
-            # only a new one is spelled out edge by edge and hash-consed.
-            key = (shape, j, tuple(resolve(ref) for ref in template.refs[j]))
-            state_id = self._stamped.get(key)
-            if state_id is None:
-                state_id = self._intern(tuple((byte, resolve(ref)) for byte, ref in edges))
-                self._stamped[key] = state_id
-            made.append(state_id)
-        for lead, ref in template.leads:
-            row[lead] = resolve(ref)
-
-    def _add_wide(self, state: int, pieces: list[_Piece]) -> None:
-        """The lead-byte edges of ``state`` for its multi-byte pieces (templates use it)."""
+    def leads(self, pieces: list[_Piece]) -> dict[int, int]:
+        """Lead byte -> reference, for every multi-byte character of ``pieces``."""
         starts = [lo for lo, _, _ in pieces]
-        row = self.rows[state]
+        out = {}
         for lead in sorted(_lead_bytes(pieces)):
             _, _, continuation, min_code = next(u for u in _UTF8_LENGTHS if u[0] <= lead <= u[1])
             base = (lead & _LEAD_BITS[continuation]) << (6 * continuation)
             target = self._subtree(pieces, starts, base, continuation, min_code)
             if target >= 0:
-                row[lead] = target
+                out[lead] = target
+        return out
 
     def _subtree(
         self, pieces: list[_Piece], starts: list[int], base: int, k: int, min_code: int
@@ -207,33 +291,8 @@ class _Builder:
         state = self._interned.get(edges)
         if state is None:
             state = self._interned[edges] = len(self.rows)
-            row = [-1] * 256
-            for byte, target in edges:
-                row[byte] = target
-            self.rows.append(row)
+            self.rows.append(edges)
         return state
-
-
-@dataclass(frozen=True)
-class _Template:
-    """The byte subtrees of one shape: ``rows`` as sparse edges (children before parents),
-    ``leads`` the lead-byte edges; a reference is a row number, or a slot."""
-
-    rows: tuple[tuple[tuple[int, int], ...], ...]
-    leads: tuple[tuple[int, int], ...]
-    refs: tuple[tuple[int, ...], ...]  # the distinct references of each row
-
-    @staticmethod
-    def of(shape: tuple[_Piece, ...]) -> _Template:
-        builder = _Builder(1)  # row 0 holds the lead bytes; rows 1.. the subtrees
-        builder._add_wide(0, list(shape))
-
-        def sparse(row: list[int], shift: int) -> tuple[tuple[int, int], ...]:
-            return tuple((b, t if t >= _SLOT else t - shift) for b, t in enumerate(row) if t >= 0)
-
-        rows = tuple(sparse(r, 1) for r in builder.rows[1:])
-        refs = tuple(tuple(dict.fromkeys(ref for _, ref in edges)) for edges in rows)
-        return _Template(rows, sparse(builder.rows[0], 1), refs)
 
 
 def _lead_bytes(pieces: list[tuple[int, int, int]]) -> set[int]:

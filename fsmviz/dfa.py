@@ -35,6 +35,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+
 from .graph import UNREACHABLE, backward_distances
 from .printable import LABEL_NAMES, escape_char
 from .syntax import (
@@ -87,12 +89,10 @@ class CharClass:
         known = self._ranges.get(mentioned)
         if known is not None:
             return known
-        points = sorted(ord(c) for c in self.chars)
         if self.others:
-            excluded = sorted({ord(c) for c in mentioned} - set(points))
-            result = _complement(excluded)
+            result = _complement(_code_points(mentioned - self.chars))
         else:
-            result = _runs(points)
+            result = _runs(_code_points(self.chars))
         self._ranges[mentioned] = result
         return result
 
@@ -232,7 +232,7 @@ class _Construction:
         _check_size(tree, core)
         clock = _Clock(time.perf_counter() + MAX_SECONDS)
         positions = _Positions(core, clock)
-        nullable, first, last = positions.walk(tree, REFlags(0))
+        nullable, first, last = positions.walk(tree, 0)
         classes, class_masks, mentioned = positions.alphabet()
         accepting, transitions = _subsets(
             nullable, first, last, positions.follow, class_masks, core, clock
@@ -274,6 +274,7 @@ def _too_slow() -> RegexError:
 # --- 1. positions -------------------------------------------------------------------------
 
 _CharSet = tuple[frozenset[str], bool]  # (characters, negated)
+_IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
 
 
 def _expanded_size(node: object) -> int:
@@ -311,15 +312,16 @@ class _Positions:
         self.follow: list[int] = []  # position -> bitset of positions that may come next
         self._folded: dict[frozenset[str], frozenset[str]] = {}  # (?i) sets, once per class
 
-    def walk(self, node: object, flags: REFlags) -> tuple[bool, int, int]:
-        """(nullable, first positions, last positions) of ``node``; records ``follow``."""
-        if isinstance(node, Pattern):
-            flags = (flags | node.added_flags) & ~node.removed_flags
-            nullable, first, last = False, 0, 0
-            for option in node.options:
-                n, f, la = self.walk(option, flags)
-                nullable, first, last = nullable or n, first | f, last | la
-            return nullable, first, last
+    def walk(self, node: object, flags: int) -> tuple[bool, int, int]:
+        """(nullable, first positions, last positions) of ``node``; records ``follow``.
+        ``flags`` are the ``REFlags`` in force as a plain int (``REFlags`` arithmetic is
+        slow, and a long pattern has thousands of nodes). Character classes come first:
+        they are most of the nodes."""
+        if isinstance(node, CharGroup):
+            chars = frozenset(node.chars)
+            if flags & _IGNORECASE:
+                chars = self._case_folded(chars)
+            return self._position((chars, node.negated))
         if isinstance(node, Concatenation):
             result = (True, 0, 0)
             for part in node.parts:
@@ -327,18 +329,21 @@ class _Positions:
                     raise RegexError("lookarounds are not supported", None, "remove them")
                 result = self._concat(result, self.walk(part, flags))
             return result
+        if isinstance(node, Pattern):
+            if node.added_flags or node.removed_flags:
+                flags = (flags | node.added_flags.value) & ~node.removed_flags.value
+            nullable, first, last = False, 0, 0
+            for option in node.options:
+                n, f, la = self.walk(option, flags)
+                nullable, first, last = nullable or n, first | f, last | la
+            return nullable, first, last
         if isinstance(node, Repeated):
             return self._repeat(node, flags)
         if node is EMPTY:
             return True, 0, 0
         if node is DOT:
-            charset: _CharSet = (frozenset() if flags & REFlags.S else frozenset("\n"), True)
+            charset: _CharSet = (frozenset() if flags & _DOTALL else frozenset("\n"), True)
             return self._position(charset)
-        if isinstance(node, CharGroup):
-            chars = frozenset(node.chars)
-            if flags & REFlags.I:
-                chars = self._case_folded(chars)
-            return self._position((chars, node.negated))
         raise RegexError(f"unsupported construct {type(node).__name__}", None, None)
 
     def _case_folded(self, chars: frozenset[str]) -> frozenset[str]:
@@ -370,7 +375,7 @@ class _Positions:
         self._link(la, fb)
         return na and nb, fa | (fb if na else 0), lb | (la if nb else 0)
 
-    def _repeat(self, node: Repeated, flags: REFlags) -> tuple[bool, int, int]:
+    def _repeat(self, node: Repeated, flags: int) -> tuple[bool, int, int]:
         """``base{min,max}`` as min copies, then max-min nested optional copies
         ``(b(b(b)?)?)?`` (linear in follow links), or a looping copy when unbounded."""
         result = (True, 0, 0)
@@ -513,9 +518,11 @@ def _prune_dead(
     accepting: set[int], transitions: list[dict[int, int]]
 ) -> tuple[set[int], list[dict[int, int]]]:
     """Drop states from which no accepting state is reachable (keeping state 0)."""
-    far = backward_distances(len(transitions), lambda s: transitions[s].values(), accepting)
-    live = {s for s in range(len(transitions)) if far[s] != UNREACHABLE} | {0}
-    keep = sorted(live)
+    far = backward_distances(len(transitions), lambda s: set(transitions[s].values()), accepting)
+    keep = sorted({0, *np.flatnonzero(far != UNREACHABLE).tolist()})
+    if len(keep) == len(transitions):
+        return accepting, transitions  # nothing to drop (the usual case)
+    live = set(keep)
     renumber = {s: i for i, s in enumerate(keep)}
     pruned = [{k: renumber[t] for k, t in transitions[s].items() if t in live} for s in keep]
     return {renumber[s] for s in accepting}, pruned
@@ -527,18 +534,21 @@ def _minimise(
     """Merge equivalent states (Hopcroft), then number states breadth-first from the start.
 
     Start from two blocks, accepting and not, and split blocks until every state in a block
-    has the same future. A *splitter* is a block A: for each class, the states whose edge
-    on that class leads into A must be told apart from their block-mates whose edge does
-    not. Hopcroft's trick is to queue only the smaller half of each split block (the other
-    half's splits follow from the two together), which makes the whole refinement
-    O(edges · log states) — a chain like ``x{4999}`` takes milliseconds, where rounds of
-    Moore's algorithm took one round per state.
+    has the same future. A *splitter* is a block A: states whose edges into A are on
+    different classes must be told apart. So each state with an edge into A gets its
+    *signature*, the bitset of classes leading into A, and every block is split by
+    signature (a state with no edge into A has the empty one). Parallel edges are read
+    together: a JSON string's state reaches its next state on dozens of classes, one entry
+    of ``incoming``. Hopcroft's trick is to queue every part of a split block but the
+    largest (the largest one's splits follow from the others and the block), which makes
+    the whole refinement O(edges · log states) — a chain like ``x{4999}`` takes
+    milliseconds, where rounds of Moore's algorithm took one round per state.
 
     The transition function is partial: a missing edge leads to an implicit dead state.
     It sits in the non-accepting block, is never queued as a splitter (no edge of ours
-    points into it) and, when its block splits, the half without it is queued instead of
-    the smaller one. That keeps the refinement exact without writing out the dead state's
-    edges (Valmari and Lehtinen, 2008).
+    points into it) and, when its block splits, every part without it is queued instead
+    of all but the largest. That keeps the refinement exact without writing out the dead
+    state's edges (Valmari and Lehtinen, 2008).
 
     Example: ``ab|cb`` with classes a=0, c=1, b=2. After ``a`` and after ``c`` the same
     future remains (one ``b``), so states 1 and 2 merge, and so do the two accepting ends:
@@ -550,10 +560,13 @@ def _minimise(
     """
     n = len(transitions)
     dead = n  # the implicit dead state
-    incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # target -> (class, source)
+    incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # target -> (source, classes)
     for source, row in enumerate(transitions):
+        classes_to: dict[int, int] = {}
         for k, target in row.items():
-            incoming[target].append((k, source))
+            classes_to[target] = classes_to.get(target, 0) | 1 << k
+        for target, classes in classes_to.items():
+            incoming[target].append((source, classes))
     rejecting = {*range(n), dead} - accepting
     blocks: list[set[int]] = [b for b in (set(accepting), rejecting) if b]
     block_of = [0] * (n + 1)
@@ -566,28 +579,35 @@ def _minimise(
         clock.check()
         splitter = pending.pop()
         queued.discard(splitter)
-        sources_by_class: dict[int, list[int]] = {}
+        signature: dict[int, int] = {}  # source -> classes leading into the splitter
         for target in list(blocks[splitter]):
-            for k, source in incoming[target]:
-                sources_by_class.setdefault(k, []).append(source)
-        for sources in sources_by_class.values():
-            hit_by_block: dict[int, list[int]] = {}
-            for source in sources:
-                hit_by_block.setdefault(block_of[source], []).append(source)
-            for b, hit in hit_by_block.items():
-                if len(hit) == len(blocks[b]):
-                    continue  # the whole block leads into the splitter: nothing to tell apart
-                new = len(blocks)
-                blocks[b].difference_update(hit)
-                blocks.append(set(hit))
-                for state in hit:
-                    block_of[state] = new
-                if b in queued or dead in blocks[b]:
-                    half = new  # b stays queued / the dead state's block never is
-                else:
-                    half = new if len(hit) <= len(blocks[b]) else b  # the smaller half
-                queued.add(half)
-                pending.append(half)
+            for source, classes in incoming[target]:
+                signature[source] = signature.get(source, 0) | classes
+        hit: dict[int, dict[int, list[int]]] = {}  # block -> signature -> its states
+        for source, classes in signature.items():
+            hit.setdefault(block_of[source], {}).setdefault(classes, []).append(source)
+        for b, by_signature in hit.items():
+            block = blocks[b]
+            parts = sorted(by_signature.values(), key=len)
+            if sum(map(len, parts)) == len(block):
+                parts.pop()  # every state was hit: the largest part keeps the block's number
+                if not parts:
+                    continue  # the whole block has one signature: nothing to tell apart
+            first_new = len(blocks)
+            for part in parts:
+                block.difference_update(part)
+                for state in part:
+                    block_of[state] = len(blocks)
+                blocks.append(set(part))
+            new = range(first_new, len(blocks))
+            if b in queued or dead in block:
+                halves = list(new)  # b stays queued / the dead state's block never is
+            else:
+                largest = max(new, key=lambda c: len(blocks[c]))
+                halves = [c for c in new if c != largest]
+                halves.append(b if len(block) < len(blocks[largest]) else largest)
+            queued.update(halves)
+            pending.extend(halves)
     block = block_of[:n]
     # Breadth-first numbering from the start state keeps drawings stable and readable.
     order = {block[0]: 0}
@@ -613,8 +633,24 @@ def _minimise(
 # --- labels and ranges --------------------------------------------------------------------
 
 
+def _code_points(chars: frozenset[str]) -> list[int]:
+    """The code points of ``chars``, sorted."""
+    return sorted(map(ord, chars))
+
+
 def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
-    """Sorted code points → inclusive ranges of consecutive ones."""
+    """Sorted code points → inclusive ranges of consecutive ones. Many points (a class
+    like ``[^a-😀]`` names 128,000) are cut into runs by numpy, a few by a plain loop.
+
+    >>> _runs([48, 49, 50, 65, 67])
+    ((48, 50), (65, 65), (67, 67))
+    """
+    if len(points) > 64:
+        array = np.asarray(points)
+        cuts = np.flatnonzero(np.diff(array) != 1)
+        starts = [points[0], *array[cuts + 1].tolist()]
+        ends = [*array[cuts].tolist(), points[-1]]
+        return tuple(zip(starts, ends, strict=True))
     out: list[tuple[int, int]] = []
     for p in points:
         if out and out[-1][1] == p - 1:
@@ -625,13 +661,18 @@ def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
 
 
 def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
-    """All Unicode scalar values except ``excluded`` (sorted) and the surrogates."""
+    """All Unicode scalar values except ``excluded`` (sorted) and the surrogates: the gaps
+    between the runs of ``excluded``.
+
+    >>> _complement([0, 1, 2, 0x41])[:2]
+    ((3, 64), (66, 55295))
+    """
     out: list[tuple[int, int]] = []
     start = 0
-    for p in [*excluded, UNICODE_MAX + 1]:
-        if p > start:
-            out.append((start, p - 1))
-        start = p + 1
+    for lo, hi in [*_runs(excluded), (UNICODE_MAX + 1, UNICODE_MAX + 1)]:
+        if lo > start:
+            out.append((start, lo - 1))
+        start = hi + 1
     lo, hi = SURROGATES
     clipped: list[tuple[int, int]] = []
     for a, b in out:
@@ -653,7 +694,7 @@ def show_char(char: str) -> str:
 
 def _show_set(chars: frozenset[str]) -> str:
     parts = []
-    for a, b in _runs(sorted(ord(c) for c in chars)):
+    for a, b in _runs(_code_points(chars)):
         if b - a >= 2:
             parts.append(f"{show_char(chr(a))}-{show_char(chr(b))}")
         else:

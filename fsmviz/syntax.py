@@ -109,7 +109,16 @@ def class_union(items: list[CharGroup], negate: bool) -> CharGroup:
 
 
 class _Parser(_ParsePattern):
-    """interegular's parser with classes read by ``class_union``."""
+    """interegular's parser with classes read by ``class_union``, and each plain group
+    ``(…)`` parsed once per distinct text: a JSON schema's regex repeats the group of a
+    string's characters for every string field, and its number group for every number.
+    Groups whose text holds ``(?`` are always parsed afresh (an inline flag there is
+    parser state)."""
+
+    def __init__(self, data: str):
+        super().__init__(data)
+        self._closing = _closing_parens(data)
+        self._groups: dict[str, Pattern] = {}
 
     def chargroup(self) -> CharGroup:
         negate = self.static_b("^")
@@ -121,6 +130,50 @@ class _Parser(_ParsePattern):
                 break
         self.static("]")
         return class_union(items, negate)
+
+    def group(self) -> object:
+        if self.data.startswith("?", self.index):
+            return super().group()
+        end = self._closing.get(self.index - 1)
+        text = self.data[self.index : end]
+        if end is None or "(?" in text:
+            return super().group()
+        known = self._groups.get(text)
+        if known is None:
+            known = self.pattern()
+            self.static(")")
+            self._groups[text] = known
+        else:
+            self.index = end + 1
+        return self.repetition(known)
+
+
+def _closing_parens(pattern: str) -> dict[int, int]:
+    """Index of each ``(`` -> index of the ``)`` closing it (escapes and classes skipped).
+
+    >>> _closing_parens(r"(a|\\()([)](b))")
+    {0: 5, 10: 12, 6: 13}
+    """
+    closing: dict[int, int] = {}
+    open_at: list[int] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("^", i + 1):
+                i += 1
+        elif c == "(":
+            open_at.append(i)
+        elif c == ")" and open_at:
+            closing[open_at.pop()] = i
+        i += 1
+    return closing
 
 
 def _parse_tree(pattern: str) -> Pattern:
