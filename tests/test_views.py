@@ -246,18 +246,20 @@ def test_comparison_shows_both_outputs_with_their_patterns_all_escaped():
     assert text_content(tokens.search(left).group()) == before.text  # the whole output
     assert text_content(tokens.search(right).group()) == "hello"
     assert "chat template off" in left and "chat template on" in right
-    assert "lowest valid mass 2% (step 0)" in left and "does NOT match" in left
+    assert "lowest valid mass 2.0% (step 0)" in left and "does NOT match" in left
 
 
 def test_comparison_chart_has_two_curves_named_before_and_after():
     before = [step(i, b"<b>x", mass=m) for i, m in enumerate([0.9, 0.01, 0.02, 0.01])]
     after = [step(i, b"a", mass=m) for i, m in enumerate([0.9, 0.8])]
     figure = comparison_figure(before, after)
-    assert [t.name for t in figure.data] == ["before", "after"]
-    assert list(figure.data[0].y) == [0.9, 0.01, 0.02, 0.01] and list(figure.data[1].x) == [0, 1]
-    assert figure.data[0].line.dash != figure.data[1].line.dash  # told apart without colour
+    curves = {t.name: t for t in figure.data}
+    assert len(figure.data) == 2 and set(curves) == {"before", "after"}
+    assert list(curves["before"].y) == [0.9, 0.01, 0.02, 0.01]
+    assert list(curves["after"].x) == [0, 1]
+    assert curves["before"].line.dash != curves["after"].line.dash  # told apart without colour
     # the legend sits above the plot, where it cannot cover a line
     assert figure.layout.legend.yanchor == "bottom" and figure.layout.legend.y >= 1
     assert figure.layout.yaxis.range[0] == 0 and figure.layout.yaxis.range[1] > 1
-    hover = " ".join(figure.data[0].hovertext)
+    hover = " ".join(curves["before"].hovertext)
     assert "<b>x" not in hover and "&lt;b&gt;x" in hover  # plotly reads tags in hover text

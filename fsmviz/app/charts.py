@@ -135,10 +135,12 @@ colour too)."""
 
 def comparison_figure(before: Sequence[Step], after: Sequence[Step]) -> go.Figure:
     """The valid mass per step of the runs before and after a fix, on one chart: two
-    traces named ``before`` and ``after``, the legend above the plot (never over a line).
+    traces named ``after`` and ``before`` (listed before, after), the legend above the plot
+    (never over a line).
     Hover shows each step's token (escaped: plotly reads tags in hover text)."""
     figure = go.Figure()
-    for name, steps in (("before", before), ("after", after)):
+    # "before" is drawn last, on top: where the runs agree its dashes show "after" beneath
+    for name, steps in (("after", after), ("before", before)):
         figure.add_trace(
             go.Scatter(
                 x=[s.index for s in steps],
@@ -163,7 +165,8 @@ def comparison_figure(before: Sequence[Step], after: Sequence[Step]) -> go.Figur
         xaxis={"title": "step", "rangemode": "tozero", "tickformat": "d",
                "dtick": _step_ticks(longest)},
         yaxis=MASS_LINEAR,
-        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom",
+                "traceorder": "reversed"},  # before, then after
         plot_bgcolor="#fff",
         hovermode="closest",
     )  # fmt: skip

@@ -199,7 +199,7 @@ def _side(name: str, trace: Trace) -> str:
     written = [s for s in trace.steps if not s.is_eos]
     lowest = min(written, key=lambda s: s.valid_mass, default=None)
     low = (
-        f"; lowest valid mass {lowest.valid_mass:.0%} (step {lowest.index})"
+        f"; lowest valid mass {lowest.valid_mass:.1%} (step {lowest.index})"
         if lowest is not None
         else ""
     )
