@@ -150,13 +150,14 @@
     }
   };
 
-  // --- Apply & run: the comparison is brought into view once, when it arrives -----------
+  // --- Apply & run: the comparison is brought into view once, when the run is over ------
   let applied = 0;
   let oldComparison = undefined; // undefined: nothing to bring into view
   new MutationObserver(() => {
     if (oldComparison === undefined) return;
     const shown = $("#comparison-view .comparison");
-    if (!shown || shown === oldComparison || !shown.offsetParent) return;
+    // once the run is over: Stop hidden again may move everything below it up
+    if (!shown || shown === oldComparison || !shown.offsetParent || $("#run")?.disabled) return;
     oldComparison = undefined;
     $("#comparison").scrollIntoView({ behavior: "smooth", block: "start" });
   }).observe(document.body, { childList: true, subtree: true, attributes: true });

@@ -368,7 +368,8 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     """A capital letter then lower case, after a prompt that ends mid-sentence: in
     completion mode the model wants ` Paris` (with a space), which the pattern forbids.
     The doctor's fix is a setting, the chat template on; the run already there is the
-    "before", not run again."""
+    "before", not run again. On a phone, where the comparison is far down the page."""
+    app.set_viewport_size(PHONE_VIEW)
     loaded(app)
     pattern = "[A-Z][a-z]+"
     run(app, pattern, "The capital of France is", max_tokens=6, chat=False)
@@ -385,6 +386,7 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     expect(app.locator("#chat input[type=checkbox]")).to_be_checked()
     expect(app.locator("#regex textarea")).to_have_value(pattern)
     expect(app.locator("#comparison-chart .js-plotly-plot")).to_have_count(1)
+    expect(app.locator("#comparison-head")).to_be_in_viewport()  # brought into view
     shown = comparison(app)
     assert shown["before"] == {"pattern": pattern, "chat": "chat template off", "text": before}
     assert shown["after"]["chat"] == "chat template on"
