@@ -374,6 +374,7 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     pattern = "[A-Z][a-z]+"
     run(app, pattern, "The capital of France is", max_tokens=6, chat=False)
     before = output_text(app)
+    expect(app.locator("#run")).to_be_enabled()  # a click while a run goes is ignored
     fix = app.locator("#diagnosis .apply[data-fix*=chat]")
     expect(fix).to_have_count(1)
     finding = app.locator("#diagnosis li", has=app.locator(".apply[data-fix*=chat]"))

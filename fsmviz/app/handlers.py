@@ -103,11 +103,10 @@ class Page:
     run: Any
     stop: Any
     allowed: Any
-    # Apply & run writes the inputs, and the before/after comparison: its box (shown,
-    # hidden), its two outputs, its chart.
+    # Apply & run writes the inputs, and the before/after comparison: its two outputs
+    # (the box is shown while they are there: app.css), its chart.
     regex: Any = None
     chat: Any = None
-    compare: Any = None
     compare_view: Any = None
     compare_chart: Any = None
 
@@ -227,7 +226,8 @@ def on_apply(
     yield {
         page.run: gr.update(interactive=False),
         page.stop: gr.update(visible=True),
-        page.compare: gr.update(visible=False),
+        page.compare_view: "",
+        page.compare_chart: None,
     }
     try:
         opts_now, opts_fixed = _options(now), _options(fixed)
@@ -245,11 +245,9 @@ def on_apply(
         frames = run_frames(models, fixed.pattern, prompt, opts_fixed, bool(distances))
         after = yield from traced(page, frames)
     if before is not None and after is not None:
-        yield {
-            page.compare: gr.update(visible=True),
-            page.compare_view: comparison_html(before, after),
-            page.compare_chart: comparison_figure(before.steps, after.steps),
-        }
+        # the box shows with the outputs; the chart comes next, drawn in a visible box
+        yield {page.compare_view: comparison_html(before, after)}
+        yield {page.compare_chart: comparison_figure(before.steps, after.steps)}
     yield idle(page)
 
 
@@ -269,8 +267,8 @@ def traced(page: Page, frames: Iterator[Frame]) -> Generator[dict, None, Trace |
 
 
 def on_dismiss():
-    """The comparison closed."""
-    return gr.update(visible=False)
+    """The comparison closed: its outputs and chart emptied (so its box is hidden)."""
+    return "", None
 
 
 def idle(page: Page) -> dict:

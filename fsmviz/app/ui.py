@@ -170,7 +170,9 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 '<p class="empty">After the run, the model writes freely here.</p>',
                 elem_id="shadow",
             )
-    with gr.Column(visible=False, elem_id="comparison") as compare:
+    # Shown only while it holds a comparison (app.css): a Gradio visibility change and
+    # new values in the same update could leave the chart undrawn.
+    with gr.Column(elem_id="comparison"):
         with gr.Row(elem_id="comparison-head"):
             gr.HTML("<h3>Before and after the fix</h3>")
             dismiss = gr.Button("Dismiss", size="sm", elem_id="comparison-dismiss")
@@ -206,8 +208,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
 
     page = h.Page(
         dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-        findings_state, step, downloads, run, stop, allowed, regex_box, chat, compare,
-        compare_view, compare_chart,
+        findings_state, step, downloads, run, stop, allowed, regex_box, chat, compare_view,
+        compare_chart,
     )  # fmt: skip
     inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
     private = {"api_visibility": "private"}
@@ -239,7 +241,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         partial(h.on_apply, page, models),
         [apply_pick, trace_state, *inputs, show_distances],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-         findings_state, step, downloads, run, stop, regex_box, chat, compare, compare_view,
+         findings_state, step, downloads, run, stop, regex_box, chat, compare_view,
          compare_chart],
         concurrency_limit=runs_at_once,
         concurrency_id="generate",
@@ -248,7 +250,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     stop.click(
         partial(h.on_stop, page), None, [run, stop, status], cancels=[running, applying], **private
     )
-    dismiss.click(h.on_dismiss, None, compare, **private)
+    dismiss.click(h.on_dismiss, None, [compare_view, compare_chart], **private)
     step.change(
         partial(h.on_step, models),
         [step, trace_state, log, show_distances],
