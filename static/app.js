@@ -13,6 +13,12 @@
     input.dispatchEvent(new Event("input", { bubbles: true }));
     input.dispatchEvent(new Event("change", { bubbles: true }));
   };
+  const setText = (elemId, value) => {
+    const box = $(`#${elemId} textarea, #${elemId} input`);
+    if (!box) return;
+    box.value = value;
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+  };
 
   // --- the step: Prev / Next / Play, arrow keys ------------------------------------------
   const stepRange = () => {
@@ -145,6 +151,18 @@
     }
   };
 
+  // --- Apply & run: the comparison is brought into view once, when the run is over ------
+  let applied = 0;
+  let oldComparison = undefined; // undefined: nothing to bring into view
+  new MutationObserver(() => {
+    if (oldComparison === undefined) return;
+    const shown = $("#comparison-view .comparison");
+    // once the run is over: Stop hidden again may move everything below it up
+    if (!shown || shown === oldComparison || !shown.offsetParent || $("#run")?.disabled) return;
+    oldComparison = undefined;
+    $("#comparison").scrollIntoView({ behavior: "smooth", block: "start" });
+  }).observe(document.body, { childList: true, subtree: true, attributes: true });
+
   // --- clicks ---------------------------------------------------------------------------
   document.addEventListener("click", (event) => {
     const zoom = event.target.closest("[data-zoom]");
@@ -170,6 +188,16 @@
       button.dataset.url = url; // also where a test (or a browser without clipboard) finds it
       if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(url).then(said, () => { button.textContent = "Copy the address bar"; });
       else said();
+      return;
+    }
+    // Apply & run: the finding's fix (JSON) to the server, with a counter so that the
+    // same fix applied twice is still a change; ignored while a run goes.
+    const fix = event.target.closest("#diagnosis [data-fix]");
+    if (fix) {
+      if ($("#run")?.disabled) return;
+      applied += 1;
+      oldComparison = $("#comparison-view .comparison");
+      setText("apply-pick", JSON.stringify({ ...JSON.parse(fix.dataset.fix), n: applied }));
       return;
     }
     const row = event.target.closest("#steps tr[data-step], #output .tok[data-step]");

@@ -408,6 +408,23 @@ def test_collapse_at_the_start_explains_the_leading_space():
     assert "start with a space" in collapse.message and collapse.steps == (0,)
 
 
+@pytest.mark.parametrize("chat", [False, True])
+def test_the_leading_space_in_completion_mode_is_fixed_by_the_chat_template(chat: bool):
+    pieces = [("ian", 0.02, [(" ian", 0.7, False), (" j", 0.1, False)]), (None, 0.9, [])]
+    trace = make_trace("[a-z]+", ASCII, pieces, "accepted", chat=chat)
+    (collapse,) = only(diagnose("[a-z]+", ASCII, trace), "valid_mass_collapse")
+    assert "start with a space" in collapse.message
+    if chat:  # already on: nothing to apply, and the advice does not say to turn it on
+        assert collapse.settings == () and "chat mode" not in collapse.message
+    else:
+        assert collapse.settings == (("chat", True),) and "use chat mode" in collapse.message
+    # a collapse later in the run is not the leading space: no settings fix
+    later = make_trace(
+        "[a-z]+", ASCII, [("a", 0.9, []), ("b", 0.01, [(" b", 0.9, False)])], "max_tokens"
+    )
+    assert all(f.settings == () for f in diagnose("[a-z]+", ASCII, later))
+
+
 def test_loop_in_the_email_story():
     trace = email_story()
     (loop,) = only(diagnose(EMAIL, ASCII, trace), "loop")

@@ -9,12 +9,14 @@ the page after a run (``ran``: one phone-number run in a page of its own).
 
 from __future__ import annotations
 
+import json
 import re
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote_plus, urlparse
 
 import pytest
 from test_e2e import (  # noqa: F401  (fixtures used by name)
     CHROMIUM_ARGS,
+    EMAIL,
     PHONE,
     PHONE_PROMPT,
     RUN_TIMEOUT,
@@ -39,6 +41,7 @@ from test_e2e import (  # noqa: F401  (fixtures used by name)
 pytestmark = pytest.mark.e2e
 
 PHONE_VIEW = {"width": 390, "height": 844}
+EMAIL_PROMPT = "My name is Jerome Swannack, I work at coolcompany.com and my email address is"
 
 
 def status(page: Page) -> str:
@@ -401,3 +404,91 @@ def test_on_a_desktop_the_dfa_and_the_output_are_big_and_above_the_fold(app: Pag
     assert dfa["width"] >= 600 and dfa["left"] > doctor["left"]  # the right-hand column
     assert dfa["top"] < 400 and output["top"] + 40 < 1000
     expect(app.locator("#max-tokens input[type=range]")).to_be_visible()
+
+
+# ------------------------------------------------------------------- Apply & run (issue 14)
+
+
+def loaded(page: Page) -> None:
+    """The page-load handler has landed (its doctor is there): inputs typed from now on
+    are not overwritten by it."""
+    expect(page.locator("#diagnosis .findings, #diagnosis .empty")).to_have_count(1)
+
+
+def comparison(page: Page) -> dict[str, object]:
+    """The comparison as shown: each side's pattern, chat setting and output text, and the
+    names of the comparison chart's curves."""
+    return page.evaluate(
+        """() => {
+            const side = (name) => {
+                const s = document.querySelector(`#comparison-view .side.${name}`);
+                return {pattern: s.querySelector('.side-pattern').textContent,
+                        chat: s.querySelector('.side-chat').textContent,
+                        text: s.querySelector('.tokens').textContent};
+            };
+            const plot = document.querySelector('#comparison-chart .js-plotly-plot');
+            return {before: side('before'), after: side('after'),
+                    curves: plot ? plot.data.map(d => d.name).sort() : [],
+                    points: plot ? plot.data.map(d => d.x.length) : []};
+        }"""
+    )
+
+
+def test_apply_and_run_a_suggested_pattern_compares_before_and_after(app: Page) -> None:
+    """From a fresh page: the email pattern's doctor suggests bounding a repeat before any
+    run. Apply & run first runs the pattern as it is (the "before"), then the suggestion."""
+    loaded(app)
+    set_inputs(app, EMAIL, EMAIL_PROMPT, max_tokens=8, chat=False)
+    button = app.locator("#diagnosis .apply").first
+    expect(button).to_have_text("Apply & run")
+    suggestion = json.loads(button.get_attribute("data-fix") or "")["regex"]
+    assert suggestion != EMAIL
+    app.evaluate("window.scrollTo(0, 0)")
+    click_and_wait(app, "#diagnosis .apply >> nth=0")
+    expect(app.locator("#regex textarea")).to_have_value(suggestion)
+    expect(app.locator("#comparison")).to_be_visible()
+    expect(app.locator("#comparison-chart .js-plotly-plot")).to_have_count(1)
+    shown = comparison(app)
+    assert shown["before"]["pattern"] == EMAIL and shown["after"]["pattern"] == suggestion
+    assert shown["before"]["text"] and shown["after"]["text"] == output_text(app)
+    assert shown["curves"] == ["after", "before"] and all(n > 0 for n in shown["points"])
+    # brought into view once it arrived; the link follows the applied pattern
+    expect(app.locator("#comparison-head")).to_be_in_viewport()
+    expect(app).to_have_url(re.compile(r"[?&]regex=" + re.escape(quote_plus(suggestion)) + "&"))
+    app.click("#comparison-dismiss")
+    expect(app.locator("#comparison")).to_be_hidden()
+
+
+def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> None:
+    """A capital letter then lower case, after a prompt that ends mid-sentence: in
+    completion mode the model wants ` Paris` (with a space), which the pattern forbids.
+    The doctor's fix is a setting, the chat template on; the run already there is the
+    "before", not run again. On a phone, where the comparison is far down the page."""
+    app.set_viewport_size(PHONE_VIEW)
+    loaded(app)
+    pattern = "[A-Z][a-z]+"
+    run(app, pattern, "The capital of France is", max_tokens=6, chat=False)
+    before = output_text(app)
+    expect(app.locator("#run")).to_be_enabled()  # a click while a run goes is ignored
+    fix = app.locator("#diagnosis .apply[data-fix*=chat]")
+    expect(fix).to_have_count(1)
+    finding = app.locator("#diagnosis li", has=app.locator(".apply[data-fix*=chat]"))
+    expect(finding).to_contain_text("use chat mode")
+    fix.click()
+    expect(app.locator("#run")).to_be_disabled()  # Generate is off while the fix runs
+    expect(app.locator("#stop")).to_be_visible()
+    expect(app.locator("#comparison")).to_be_visible(timeout=RUN_TIMEOUT)
+    expect(app.locator("#run")).to_be_enabled(timeout=RUN_TIMEOUT)
+    expect(app.locator("#chat input[type=checkbox]")).to_be_checked()
+    expect(app.locator("#regex textarea")).to_have_value(pattern)
+    expect(app.locator("#comparison-chart .js-plotly-plot")).to_have_count(1)
+    expect(app.locator("#comparison-head")).to_be_in_viewport()  # brought into view
+    shown = comparison(app)
+    assert shown["before"] == {"pattern": pattern, "chat": "chat template off", "text": before}
+    assert shown["after"]["chat"] == "chat template on"
+    assert shown["after"]["text"] == output_text(app)
+    assert shown["curves"] == ["after", "before"]
+    # the new run is the page's run: its steps can be chosen as before
+    assert table_rows(app)
+    choose(app, 0)
+    expect(app.locator("#output .tok.selected")).to_have_attribute("data-step", "0")

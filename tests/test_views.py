@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import replace
 
 import pytest
 
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
-from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.charts import comparison_figure, valid_mass_figure
+from fsmviz.app.fixes import Fix, Inputs, fix_of, read_fix, same_run
 from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view, plural
-from fsmviz.app.views import error_html, findings_html, output_html, pieces, steps_html
+from fsmviz.app.views import (
+    comparison_html,
+    error_html,
+    findings_html,
+    output_html,
+    pieces,
+    steps_html,
+)
+from fsmviz.diagnose import Finding
 from fsmviz.generate import GenerationOptions
 from fsmviz.syntax import RegexError
+from fsmviz.trace import Trace
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\"&'<>", "\x04\u202e"]
 
@@ -48,8 +59,6 @@ def test_steps_table_and_findings_escape_everything():
             assert "<img" not in markup and "<script" not in markup
             assert "<b>" not in markup  # a top candidate's text, escaped
         assert "\x04" not in table  # control characters are shown as \x04 in the table
-    from fsmviz.diagnose import Finding
-
     finding = Finding("loop", "warning", HOSTILE[0], (1,), HOSTILE[1])
     markup = findings_html([finding], selected=0)
     assert "<img" not in markup and "<script" not in markup and "&lt;script&gt;" in markup
@@ -171,3 +180,86 @@ def test_the_drawing_can_show_each_states_fewest_tokens_to_a_match(bundled_vocab
     assert fewest >= 2
     assert "to go" not in plain.svg
     assert f"({fewest} to go)" in counted.svg
+
+
+# --- Apply & run: the fix on the button, the comparison, its chart -------------------------
+
+
+def run_of(pattern: str, data: list[bytes], *, chat: bool, masses: list[float]) -> Trace:
+    steps = tuple(step(i, d, mass=m) for i, (d, m) in enumerate(zip(data, masses, strict=True)))
+    text = b"".join(data).decode()
+    options = GenerationOptions(max_tokens=8, chat=chat)
+    return Trace(text, steps, "max_tokens", False, pattern, "Say it", options)
+
+
+def test_a_finding_with_a_fix_has_an_apply_button_that_carries_it_escaped():
+    hostile = '[a-z]{1,9}"><img src=x onerror=alert(1)>'
+    findings = [
+        Finding("loop", "warning", "went round", suggestion=hostile),
+        Finding("valid_mass_collapse", "warning", "a space", settings=(("chat", True),)),
+        Finding("truncation", "info", "nothing to apply"),
+    ]
+    markup = findings_html(findings)
+    assert markup.count('class="apply"') == 2 and markup.count("Apply &amp; run") == 2
+    assert "<img" not in markup
+    fixes = [html.unescape(f) for f in re.findall(r'data-fix="([^"]*)"', markup)]
+    assert [read_fix(f) for f in fixes] == [Fix(pattern=hostile), Fix(chat=True)]
+    assert "the chat template on" in text_content(markup)
+    # the last finding has no button
+    assert 'class="apply"' not in markup.split('data-finding="2"')[1]
+
+
+def test_a_fix_read_back_from_the_browser_is_checked():
+    assert read_fix('{"regex": "[0-9]+", "chat": false, "n": 3}') == Fix("[0-9]+", False)
+    for junk in ("", "null", "[1]", '{"regex": 1}', '{"chat": "yes"}', '{"n": 1}', "{", "3"):
+        assert read_fix(junk) is None, junk
+    assert read_fix(json.dumps({"regex": "a" * 10_001})) is None
+    assert fix_of(Finding("loop", "info", "m", settings=(("chat", "yes"),))) is None
+    inputs = Inputs("[a-z]+", "Say it", 8, 0.0, 0, False, 0.0)
+    assert Fix(chat=True).applied(inputs) == replace(inputs, chat=True)
+    assert Fix("[a-z]{1,5}").applied(inputs).pattern == "[a-z]{1,5}"
+
+
+def test_the_last_run_is_before_only_when_it_ran_these_inputs():
+    trace = run_of("[a-z]+", [b"ab"], chat=False, masses=[0.5])
+    same = GenerationOptions(max_tokens=8, chat=False, draft_tokens=8)  # not a page option
+    assert same_run(trace, "[a-z]+", "Say it", same)
+    assert not same_run(trace, "[a-z]{1,3}", "Say it", same)
+    assert not same_run(trace, "[a-z]+", "Say more", same)
+    assert not same_run(trace, "[a-z]+", "Say it", replace(same, chat=True))
+    assert not same_run(trace, "[a-z]+", "Say it", replace(same, max_tokens=9))
+    assert not same_run(None, "[a-z]+", "Say it", same)
+
+
+def test_comparison_shows_both_outputs_with_their_patterns_all_escaped():
+    pattern = "<script>alert(1)</script>|[a-z]+"
+    before = run_of(pattern, [b"<img src=x onerror=alert(1)>", b" &amp;"], chat=False,
+                    masses=[0.02, 0.9])  # fmt: skip
+    after = run_of("[a-z]{1,5}", [b"hello"], chat=True, masses=[0.8])
+    markup = comparison_html(before, after)
+    assert "<img" not in markup and "<script" not in markup
+    sides = re.findall(r'<section class="side (\w+)" data-side="\w+">(.*?)</section>', markup)
+    assert [name for name, _ in sides] == ["before", "after"]
+    (_, left), (_, right) = sides
+    assert html.escape(pattern) in left and "[a-z]{1,5}" in right
+    tokens = re.compile(r'<div class="tokens">.*?</div>')
+    assert text_content(tokens.search(left).group()) == before.text  # the whole output
+    assert text_content(tokens.search(right).group()) == "hello"
+    assert "chat template off" in left and "chat template on" in right
+    assert "lowest valid mass 2.0% (step 0)" in left and "does NOT match" in left
+
+
+def test_comparison_chart_has_two_curves_named_before_and_after():
+    before = [step(i, b"<b>x", mass=m) for i, m in enumerate([0.9, 0.01, 0.02, 0.01])]
+    after = [step(i, b"a", mass=m) for i, m in enumerate([0.9, 0.8])]
+    figure = comparison_figure(before, after)
+    curves = {t.name: t for t in figure.data}
+    assert len(figure.data) == 2 and set(curves) == {"before", "after"}
+    assert list(curves["before"].y) == [0.9, 0.01, 0.02, 0.01]
+    assert list(curves["after"].x) == [0, 1]
+    assert curves["before"].line.dash != curves["after"].line.dash  # told apart without colour
+    # the legend sits above the plot, where it cannot cover a line
+    assert figure.layout.legend.yanchor == "bottom" and figure.layout.legend.y >= 1
+    assert figure.layout.yaxis.range[0] == 0 and figure.layout.yaxis.range[1] > 1
+    hover = " ".join(curves["before"].hovertext)
+    assert "<b>x" not in hover and "&lt;b&gt;x" in hover  # plotly reads tags in hover text

@@ -10,6 +10,7 @@ text allows one.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Iterable, Sequence
 
@@ -18,7 +19,7 @@ import plotly.graph_objects as go
 from ..trace import Step
 from .views import shown
 
-__all__ = ["valid_mass_figure"]
+__all__ = ["comparison_figure", "valid_mass_figure"]
 
 RING = {"color": "#c33", "width": 2}
 
@@ -34,7 +35,7 @@ def valid_mass_figure(
     ``selected`` draws a vertical line, ``marked`` steps (from a finding) are ringed."""
     x = [s.index for s in steps]
     hover = [
-        f"step {s.index}<br>token {'EOS' if s.is_eos else shown(s.text)!r}"
+        f"step {s.index}<br>token {'EOS' if s.is_eos else html.escape(repr(shown(s.text)))}"
         f"<br>valid mass {s.valid_mass:.2%}<br>{s.allowed_count:,} allowed"
         + ("<br>forced" if s.forced else "<br>drafted" if s.drafted else "")
         for s in steps
@@ -122,6 +123,54 @@ MASS_LOG = {
     "ticktext": ["0.0001%", "0.01%", "1%", "100%"],
 }
 """The valid-mass axis: percentages, also on the log scale (plotly would write ``100μ``)."""
+
+
+SIDES = {
+    "before": {"color": "#d9822b", "dash": "dash"},
+    "after": {"color": "#2b6cd4", "dash": "solid"},
+}
+"""The two runs of Apply & run: before dashed orange, after solid blue (told apart without
+colour too)."""
+
+
+def comparison_figure(before: Sequence[Step], after: Sequence[Step]) -> go.Figure:
+    """The valid mass per step of the runs before and after a fix, on one chart: two
+    traces named ``after`` and ``before`` (listed before, after), the legend above the plot
+    (never over a line).
+    Hover shows each step's token (escaped: plotly reads tags in hover text)."""
+    figure = go.Figure()
+    # "before" is drawn last, on top: where the runs agree its dashes show "after" beneath
+    for name, steps in (("after", after), ("before", before)):
+        figure.add_trace(
+            go.Scatter(
+                x=[s.index for s in steps],
+                y=[s.valid_mass for s in steps],
+                mode="lines+markers",
+                name=name,
+                line={**SIDES[name], "width": 2},
+                marker={"color": SIDES[name]["color"], "size": 6},
+                hovertext=[
+                    f"{name}, step {s.index}<br>token "
+                    f"{'EOS' if s.is_eos else html.escape(repr(shown(s.text)))}"
+                    f"<br>valid mass {s.valid_mass:.2%}"
+                    for s in steps
+                ],
+                hoverinfo="text",
+            )
+        )
+    longest = max(len(before), len(after), 1)
+    figure.update_layout(
+        height=300,
+        margin={"l": 60, "r": 20, "t": 40, "b": 40},
+        xaxis={"title": "step", "rangemode": "tozero", "tickformat": "d",
+               "dtick": _step_ticks(longest)},
+        yaxis=MASS_LINEAR,
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom",
+                "traceorder": "reversed"},  # before, then after
+        plot_bgcolor="#fff",
+        hovermode="closest",
+    )  # fmt: skip
+    return figure
 
 
 def _step_ticks(n: int) -> int:

@@ -14,7 +14,7 @@ updates here, outside the generation.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,12 +27,20 @@ from ..generate import MAX_TOKENS_LIMIT, GenerationOptions
 from ..models import BackgroundModel, ModelLoadError
 from ..syntax import RegexError
 from ..trace import Trace
-from .charts import valid_mass_figure
+from .charts import comparison_figure, valid_mass_figure
 from .examples import default_example, examples
+from .fixes import Inputs, read_fix, same_run
 from .live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
 from .render import to_dot, to_svg
 from .schema_page import SchemaChoice, in_use, json_view_html
-from .views import allowed_html, error_html, findings_html, output_html, steps_html
+from .views import (
+    allowed_html,
+    comparison_html,
+    error_html,
+    findings_html,
+    output_html,
+    steps_html,
+)
 from .zerogpu import on_gpu
 
 live_run_on_gpu = on_gpu(live_run)
@@ -98,6 +106,12 @@ class Page:
     allowed: Any
     json: Any = None
     """The output as JSON for a schema run (``schema_page.json_view_html``)."""
+    # Apply & run writes the inputs, and the before/after comparison: its two outputs
+    # (the box is shown while they are there: app.css), its chart.
+    regex: Any = None
+    chat: Any = None
+    compare_view: Any = None
+    compare_chart: Any = None
 
 
 def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
@@ -199,6 +213,78 @@ def on_run(
     for frame in run_frames(models, pattern, prompt, opts, bool(distances), drawing):
         yield frame_updates(frame, page, chosen)
     yield idle(page)
+
+
+def on_apply(
+    page: Page,
+    models: BackgroundModel,
+    picked,
+    trace: Trace | None,
+    pattern,
+    prompt,
+    max_tokens,
+    temperature,
+    seed,
+    chat,
+    prob_limit,
+    distances,
+    drawing="auto",
+) -> Iterator[dict]:
+    """Apply & run: the picked fix (``fixes.read_fix``) put into the inputs and run, then
+    the runs before and after it side by side. The last run is "before" when it ran the
+    inputs on the page (``fixes.same_run``); otherwise they are run first."""
+    fix = read_fix(picked)
+    if fix is None:
+        yield {}
+        return
+    now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit)
+    fixed = fix.applied(now)
+    yield {
+        page.run: gr.update(interactive=False),
+        page.stop: gr.update(visible=True),
+        page.compare_view: "",
+        page.compare_chart: None,
+    }
+    try:
+        opts_now, opts_fixed = _options(now), _options(fixed)
+    except ValueError as error:
+        yield {page.error: error_html(error), page.status: str(error), **idle(page)}
+        return
+    before = trace if same_run(trace, pattern, prompt, opts_now) else None
+    if before is None:
+        before = yield from traced(
+            page, run_frames(models, pattern, prompt, opts_now, bool(distances), drawing)
+        )
+    after = None
+    if before is not None:
+        yield {page.regex: fixed.pattern, page.chat: fixed.chat}
+        frames = run_frames(models, fixed.pattern, prompt, opts_fixed, bool(distances), drawing)
+        after = yield from traced(page, frames)
+    if before is not None and after is not None:
+        # the box shows with the outputs; the chart comes next, drawn in a visible box
+        yield {page.compare_view: comparison_html(before, after)}
+        yield {page.compare_chart: comparison_figure(before.steps, after.steps)}
+    yield idle(page)
+
+
+def _options(inputs: Inputs) -> GenerationOptions:
+    return options(
+        inputs.max_tokens, inputs.temperature, inputs.seed, inputs.chat, inputs.prob_limit
+    )
+
+
+def traced(page: Page, frames: Iterator[Frame]) -> Generator[dict, None, Trace | None]:
+    """A run's frames as updates (``yield from``); returns its trace, None if it failed."""
+    trace = None
+    for frame in frames:
+        yield frame_updates(frame, page)
+        trace = frame.trace or trace
+    return trace
+
+
+def on_dismiss():
+    """The comparison closed: its outputs and chart emptied (so its box is hidden)."""
+    return "", None
 
 
 def idle(page: Page) -> dict:

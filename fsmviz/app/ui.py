@@ -159,6 +159,11 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
             finding = gr.Number(
                 -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
             )
+            # An "Apply & run" click writes its finding's fix here (JSON, with a counter
+            # that makes every click a change): see handlers.on_apply.
+            apply_pick = gr.Textbox(
+                "", elem_id="apply-pick", elem_classes="offscreen", label="fix to apply"
+            )
         with gr.Column(scale=3, min_width=320, elem_id="drawing"):
             dfa = gr.HTML(
                 '<p class="empty">The pattern\'s automaton is drawn here.</p>', elem_id="dfa"
@@ -181,6 +186,18 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 '<p class="empty">After the run, the model writes freely here.</p>',
                 elem_id="shadow",
             )
+    # Shown only while it holds a comparison (app.css): a Gradio visibility change and
+    # new values in the same update could leave the chart undrawn.
+    with gr.Column(elem_id="comparison"):
+        with gr.Row(elem_id="comparison-head"):
+            gr.HTML("<h3>Before and after the fix</h3>")
+            dismiss = gr.Button("Dismiss", size="sm", elem_id="comparison-dismiss")
+        compare_view = gr.HTML(elem_id="comparison-view")
+        compare_chart = gr.Plot(
+            label="Valid mass per step, before and after",
+            show_label=False,
+            elem_id="comparison-chart",
+        )
     with gr.Row(equal_height=False):
         with gr.Column(scale=4, min_width=300):
             chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="valid-mass")
@@ -205,7 +222,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
 
     page = h.Page(
         dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-        findings_state, step, downloads, run, stop, allowed, json_view,
+        findings_state, step, downloads, run, stop, allowed, json_view, regex_box, chat,
+        compare_view, compare_chart,
     )  # fmt: skip
     inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
     private = {"api_visibility": "private"}
@@ -232,9 +250,23 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, json_view],
         concurrency_limit=runs_at_once,
+        concurrency_id="generate",
         **private,
     )  # fmt: skip
-    stop.click(partial(h.on_stop, page), None, [run, stop, status], cancels=[running], **private)
+    applying = apply_pick.change(
+        partial(h.on_apply, page, models),
+        [apply_pick, trace_state, *inputs, show_distances, drawing],
+        [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
+         findings_state, step, downloads, run, stop, regex_box, chat, compare_view,
+         compare_chart],
+        concurrency_limit=runs_at_once,
+        concurrency_id="generate",
+        **private,
+    )  # fmt: skip
+    stop.click(
+        partial(h.on_stop, page), None, [run, stop, status], cancels=[running, applying], **private
+    )
+    dismiss.click(h.on_dismiss, None, [compare_view, compare_chart], **private)
     step.change(
         partial(h.on_step, models),
         [step, trace_state, log, show_distances, drawing],

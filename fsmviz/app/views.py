@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from ..diagnose import Finding
 from ..printable import VISIBLE_WHITESPACE, printable
 from ..syntax import RegexError
-from ..trace import Step, pieces
+from ..trace import Step, Trace, pieces
+from .fixes import fix_json, fix_of
 
 __all__ = [
     "allowed_html",
+    "comparison_html",
     "error_html",
     "findings_html",
     "output_html",
@@ -131,24 +133,76 @@ def steps_html(
 
 
 def findings_html(findings: Sequence[Finding], *, selected: int | None = None) -> str:
-    """The doctor's findings, errors first, each with its suggestion."""
+    """The doctor's findings, errors first, each with its suggestion; a finding with a fix
+    the page can apply (``fixes.fix_of``) has an "Apply & run" button carrying it."""
     if not findings:
         return '<p class="empty">No problems found.</p>'
     items = []
     for i, f in enumerate(findings):
         chosen = " selected" if i == selected else ""
-        suggestion = (
-            f'<div class="suggestion">Try: <code>{esc(f.suggestion)}</code></div>'
-            if f.suggestion
-            else ""
-        )
         items.append(
             f'<li class="finding {esc(f.severity)}{chosen}" data-finding="{i}">'
             f'<span class="severity">{esc(f.severity)}</span> '
             f'<span class="kind">{esc(f.kind.replace("_", " "))}</span>'
-            f'<div class="message">{esc(f.message)}</div>{suggestion}</li>'
+            f'<div class="message">{esc(f.message)}</div>{suggestion_html(f)}</li>'
         )
     return f'<ol class="findings">{"".join(items)}</ol>'
+
+
+def suggestion_html(finding: Finding) -> str:
+    """``Try: <pattern>`` (and the settings), with the button that applies it and runs."""
+    fix = fix_of(finding)
+    if fix is None:
+        return ""
+    pattern = f"<code>{esc(fix.pattern)}</code>" if fix.pattern is not None else ""
+    chat = "" if fix.chat is None else f"the chat template {'on' if fix.chat else 'off'}"
+    words = " with ".join(part for part in (pattern, chat) if part)
+    button = (
+        f'<button type="button" class="apply" data-fix="{esc(fix_json(fix))}" '
+        'title="keep this run as before, apply the fix, run it, and compare">'
+        "Apply &amp; run</button>"
+    )
+    return f'<div class="suggestion">Try: {words} {button}</div>'
+
+
+STOPPED = {
+    "accepted": "the pattern was complete",
+    "max_tokens": "the token budget ran out",
+    "prob_limit": "the valid mass fell below the limit",
+    "dead_end": "no token could continue",
+}
+"""Why a run stopped, in words."""
+
+
+def comparison_html(before: Trace, after: Trace) -> str:
+    """The runs before and after a fix side by side: each one's pattern, chat setting and
+    whole constrained output (tinted by valid mass, as above), and a line saying how it
+    ended and where its valid mass was lowest."""
+    sides = "".join(_side(name, trace) for name, trace in (("before", before), ("after", after)))
+    return f'<div class="comparison">{sides}</div>'
+
+
+def _side(name: str, trace: Trace) -> str:
+    chat = trace.options is not None and trace.options.chat
+    written = [s for s in trace.steps if not s.is_eos]
+    lowest = min(written, key=lambda s: s.valid_mass, default=None)
+    low = (
+        f"; lowest valid mass {lowest.valid_mass:.1%} (step {lowest.index})"
+        if lowest is not None
+        else ""
+    )
+    verdict = "matches" if trace.matched else "does NOT match"
+    tokens = f"{len(trace.steps):,} token{'' if len(trace.steps) == 1 else 's'}"
+    return (
+        f'<section class="side {name}" data-side="{name}">'
+        f'<div class="side-head"><b>{name.capitalize()}</b> '
+        f'<code class="side-pattern">{esc(trace.pattern or "")}</code> '
+        f'<span class="side-chat">chat template {"on" if chat else "off"}</span></div>'
+        f"{output_html(trace.steps, final=True)}"
+        f'<div class="side-verdict {"ok" if trace.matched else "no"}">{tokens}, stopped '
+        f"because {STOPPED[trace.stop_reason]}; the output {verdict} the pattern{low}.</div>"
+        "</section>"
+    )
 
 
 def error_html(error: Exception | None, pattern: str = "") -> str:

@@ -26,8 +26,11 @@ def dynamic_findings(
     steps = list(trace.steps)
     texts = _texts(steps)
     loops = _loops(case, trace, steps, texts)
+    chat = trace.options is not None and trace.options.chat
     return (
-        _collapses(case, steps, texts, threshold) + loops + _ending(case, trace, max_tokens, loops)
+        _collapses(case, steps, texts, threshold, chat)
+        + loops
+        + _ending(case, trace, max_tokens, loops)
     )
 
 
@@ -90,9 +93,11 @@ def _drawn_states(case: Case, steps: Iterable[Step]) -> list[int]:
 # --- valid mass collapses -----------------------------------------------------------------
 
 
-def _collapses(case: Case, steps: list[Step], texts: list[str], threshold: float) -> list[Finding]:
+def _collapses(
+    case: Case, steps: list[Step], texts: list[str], threshold: float, chat: bool
+) -> list[Finding]:
     """One warning per run of consecutive steps below ``threshold`` (the first five runs),
-    and a note listing the rest."""
+    and a note listing the rest. ``chat``: the run had the chat template on."""
     runs: list[list[int]] = []
     for i, s in enumerate(steps):
         if not s.is_eos and not math.isnan(s.valid_mass) and s.valid_mass < threshold:
@@ -100,7 +105,7 @@ def _collapses(case: Case, steps: list[Step], texts: list[str], threshold: float
                 runs[-1].append(i)
             else:
                 runs.append([i])
-    found = [_collapse(case, steps, texts, run) for run in runs[:5]]
+    found = [_collapse(case, steps, texts, run, chat) for run in runs[:5]]
     rest = runs[5:]
     if rest:
         numbers = [_step_number(steps[i], i) for r in rest for i in r]
@@ -117,7 +122,13 @@ def _collapses(case: Case, steps: list[Step], texts: list[str], threshold: float
     return found
 
 
-def _collapse(case: Case, steps: list[Step], texts: list[str], run: list[int]) -> Finding:
+CHAT_ON: tuple[tuple[str, bool]] = (("chat", True),)
+"""The settings fix for a run in completion mode that stalls on its first token."""
+
+
+def _collapse(
+    case: Case, steps: list[Step], texts: list[str], run: list[int], chat: bool
+) -> Finding:
     worst = min(run, key=lambda i: steps[i].valid_mass)
     step = steps[worst]
     numbers = [_step_number(steps[i], i) for i in run]
@@ -140,7 +151,7 @@ def _collapse(case: Case, steps: list[Step], texts: list[str], run: list[int]) -
         message += f" It wanted {wanted}, which the pattern forbids there; it wrote {wrote}."
     else:
         message += f" It wrote {wrote}."
-    message += _why_blocked(case, step, blocked, worst)
+    message += _why_blocked(case, step, blocked, worst, chat)
     states = dict.fromkeys(_drawn_states(case, (steps[i] for i in run)))
     loop = case.loop_for([step.state_before])
     fix = case.fixes[loop] if loop is not None else None
@@ -151,13 +162,14 @@ def _collapse(case: Case, steps: list[Step], texts: list[str], run: list[int]) -
         states=tuple(states),
         suggestion=fix.pattern if fix else None,
         steps=tuple(numbers),
+        settings=CHAT_ON if not chat and _leading_space(case, blocked, worst) else (),
     )
     return case.locate(finding, loop.node if fix and loop else None)
 
 
-def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int) -> str:
+def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int, chat: bool) -> str:
     """Why the model's favourites were forbidden: it wanted to end before a match, or its
-    first token starts with a space the pattern does not allow."""
+    first token starts with a space the pattern does not allow (``_leading_space``)."""
     state = step.state_before
     notes = []
     if any(c.text == case.eos_text for c in blocked) and not case.index.is_accepting(state):
@@ -169,14 +181,22 @@ def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int) -> st
             )
         else:
             notes.append(" The model wanted to end here, but the pattern is not complete.")
-    starts_with_space = any(c.text.startswith(" ") for c in blocked)
-    if i == 0 and starts_with_space and case.dfa.step(case.dfa.initial, " ") is None:
+    if _leading_space(case, blocked, i):
         notes.append(
             " Its favourite tokens start with a space, as words do after a prompt, "
-            "but the pattern cannot start with one: use chat mode, or allow `[ ]?` "
-            "at the start and strip it."
+            "but the pattern cannot start with one: "
+            + ("allow" if chat else "use chat mode, or allow")
+            + " `[ ]?` at the start and strip it."
         )
     return "".join(notes)
+
+
+def _leading_space(case: Case, blocked: list[Candidate], i: int) -> bool:
+    """The first step's blocked favourites start with a space, which the pattern cannot
+    start with: in completion mode a prompt ending mid-sentence is continued with `` word``;
+    in chat mode the reply starts afresh, without one."""
+    starts_with_space = any(c.text.startswith(" ") for c in blocked)
+    return i == 0 and starts_with_space and case.dfa.step(case.dfa.initial, " ") is None
 
 
 # --- loops in the run ---------------------------------------------------------------------

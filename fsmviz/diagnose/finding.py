@@ -52,6 +52,9 @@ class Finding:
     (``Step.index``, from 0) to light on the chart. ``suggestion`` is a complete rewritten
     pattern that compiles, when one exists. ``fragment``/``span`` name the part of the
     pattern concerned, as written, and where it is (``pattern[span[0]:span[1]]``).
+    ``settings`` are generation options to change instead of (or as well as) the pattern,
+    as (name, value) pairs of ``GenerationOptions``' names: ``(("chat", True),)`` says "run
+    it with the chat template on". Like ``suggestion``, it is a fix a page can apply as is.
     """
 
     kind: str
@@ -62,6 +65,7 @@ class Finding:
     steps: tuple[int, ...] = ()
     fragment: str | None = None
     span: tuple[int, int] | None = None
+    settings: tuple[tuple[str, bool | int | float], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
