@@ -16,6 +16,7 @@ from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view, plura
 from fsmviz.app.views import (
     comparison_html,
     error_html,
+    esc,
     findings_html,
     output_html,
     pieces,
@@ -263,3 +264,18 @@ def test_comparison_chart_has_two_curves_named_before_and_after():
     assert figure.layout.yaxis.range[0] == 0 and figure.layout.yaxis.range[1] > 1
     hover = " ".join(curves["before"].hovertext)
     assert "<b>x" not in hover and "&lt;b&gt;x" in hover  # plotly reads tags in hover text
+
+
+def test_a_long_suggestion_is_shown_by_what_it_changes():
+    """A schema's regex runs to 1,500 characters: the doctor shows the changed part in
+    context, escaped, with the whole pattern behind a disclosure."""
+    field = '"name":"[^"<]*"'
+    pattern = "\\{" + ",".join([field] * 12) + "\\}"
+    suggestion = pattern.replace('[^"<]*', '[^"<]{0,64}', 1)
+    finding = Finding("unbounded_repeat", "warning", "m", suggestion=suggestion)
+    html = findings_html([finding], pattern=pattern)
+    assert "<ins>{0,64}</ins>" in html and "<del>*</del>" in html
+    assert "<details><summary>the whole pattern" in html
+    assert '[^"<]' not in html and "[^&quot;&lt;]" in html  # escaped
+    short = findings_html([finding])  # without the pattern: the whole of it, as before
+    assert "<details>" not in short and esc(suggestion) in short

@@ -129,7 +129,7 @@ def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOption
 def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
     """A new pattern: its drawing, the doctor's findings, or why it cannot be used."""
     view = pattern_view(pattern, models.vocabulary(), drawing=drawing)
-    return view.dfa_html(), findings_html(view.findings), view.error
+    return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
 
 
 def run_frames(
@@ -349,7 +349,7 @@ def on_finding(
     figure = valid_mass_figure(trace_steps, log=log, marked=finding.steps) if trace else gr.skip()
     return (
         view.dfa_html(trace_steps, marked=finding.states),
-        findings_html(chosen, selected=k),
+        findings_html(chosen, selected=k, pattern=pattern),
         figure,
     )
 

@@ -337,7 +337,7 @@ def live_run(
             shadow="",
             steps=steps_html([]),
             text="",
-            diagnosis=findings_html(view.findings),
+            diagnosis=findings_html(view.findings, pattern=view.pattern),
             error=view.error,
         )
         return
@@ -361,7 +361,7 @@ def live_run(
                 shadow="" if first else None,
                 steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
                 chart=chart,
-                diagnosis=findings_html(view.findings) if first else None,
+                diagnosis=findings_html(view.findings, pattern=view.pattern) if first else None,
                 error="" if first else None,
             )
             first = False
@@ -376,7 +376,7 @@ def live_run(
         shadow="" if first else None,
         steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
         chart=valid_mass_figure(steps),
-        diagnosis=findings_html(findings),
+        diagnosis=findings_html(findings, pattern=view.pattern),
         error="",
         trace=trace,
         findings=findings,

@@ -132,9 +132,12 @@ def steps_html(
     return f'<table class="steps"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def findings_html(findings: Sequence[Finding], *, selected: int | None = None) -> str:
+def findings_html(
+    findings: Sequence[Finding], *, selected: int | None = None, pattern: str | None = None
+) -> str:
     """The doctor's findings, errors first, each with its suggestion; a finding with a fix
-    the page can apply (``fixes.fix_of``) has an "Apply & run" button carrying it."""
+    the page can apply (``fixes.fix_of``) has an "Apply & run" button carrying it. With the
+    ``pattern`` they concern, a long suggested pattern is shown by what it changes."""
     if not findings:
         return '<p class="empty">No problems found.</p>'
     items = []
@@ -144,25 +147,57 @@ def findings_html(findings: Sequence[Finding], *, selected: int | None = None) -
             f'<li class="finding {esc(f.severity)}{chosen}" data-finding="{i}">'
             f'<span class="severity">{esc(f.severity)}</span> '
             f'<span class="kind">{esc(f.kind.replace("_", " "))}</span>'
-            f'<div class="message">{esc(f.message)}</div>{suggestion_html(f)}</li>'
+            f'<div class="message">{esc(f.message)}</div>{suggestion_html(f, pattern)}</li>'
         )
     return f'<ol class="findings">{"".join(items)}</ol>'
 
 
-def suggestion_html(finding: Finding) -> str:
+LONG_SUGGESTION = 120
+"""A suggested pattern longer than this (a JSON Schema's regex runs to 1,500 characters) is
+shown by the part it changes, the whole of it one click away."""
+
+
+def suggestion_html(finding: Finding, pattern: str | None = None) -> str:
     """``Try: <pattern>`` (and the settings), with the button that applies it and runs."""
     fix = fix_of(finding)
     if fix is None:
         return ""
-    pattern = f"<code>{esc(fix.pattern)}</code>" if fix.pattern is not None else ""
+    shown = ""
+    if fix.pattern is not None:
+        shown = f"<code>{esc(fix.pattern)}</code>"
+        if pattern and len(fix.pattern) > LONG_SUGGESTION:
+            shown = (
+                f"{change_html(pattern, fix.pattern)}<details><summary>the whole pattern "
+                f"({len(fix.pattern):,} characters)</summary>{shown}</details>"
+            )
     chat = "" if fix.chat is None else f"the chat template {'on' if fix.chat else 'off'}"
-    words = " with ".join(part for part in (pattern, chat) if part)
+    words = " with ".join(part for part in (shown, chat) if part)
     button = (
         f'<button type="button" class="apply" data-fix="{esc(fix_json(fix))}" '
         'title="keep this run as before, apply the fix, run it, and compare">'
         "Apply &amp; run</button>"
     )
     return f'<div class="suggestion">Try: {words} {button}</div>'
+
+
+def change_html(old: str, new: str, context: int = 24) -> str:
+    """Where ``new`` differs from ``old``: the changed text marked, a little context around.
+
+    >>> change_html("a:[^x]*,b:1", "a:[^x]{0,64},b:1", context=4)
+    '<code>…[^x]<ins>{0,64}</ins>,b:1</code> in place of <code><del>*</del></code>'
+    """
+    start = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), 0)
+    end = 0  # characters equal at both ends, not overlapping the start
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    before = new[max(start - context, 0) : start]
+    after = new[len(new) - end : len(new) - end + context]
+    lead = "…" if start > context else ""
+    tail = "…" if end > context else ""
+    changed = esc(new[start : len(new) - end])
+    removed = esc(old[start : len(old) - end])
+    shown = f"<code>{lead}{esc(before)}<ins>{changed}</ins>{esc(after)}{tail}</code>"
+    return shown + (f" in place of <code><del>{removed}</del></code>" if removed else "")
 
 
 STOPPED = {
