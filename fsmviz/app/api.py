@@ -25,14 +25,13 @@ from ..errors import FsmvizError
 from ..generate import generate
 from ..models import BackgroundModel
 from ..syntax import RegexError
+from .handlers import DRAFT_TOKENS  # speculative drafts, as on the page
 from .render import to_dot
 from .schema_page import schema_endpoint
 from .zerogpu import gpu_seconds, on_gpu
 
 __all__ = ["DfaResult", "DiagnoseResult", "FindingResult", "TraceResult", "add_api"]
 
-DRAFT_TOKENS = 8
-"""Speculative drafts (``GenerationOptions.draft_tokens``), as on the page."""
 MODEL_WAIT = 600
 """Seconds a call waits for a model that is still loading."""
 
