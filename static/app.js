@@ -204,8 +204,8 @@
     if (row) { stopPlaying(); setNumber("step", row.dataset.step); return; }
     const finding = event.target.closest("#diagnosis [data-finding]");
     if (finding) return setNumber("finding-pick", finding.dataset.finding);
-    const fix = event.target.closest("#schema-findings [data-schema-fix]");
-    if (fix) setNumber("schema-fix-pick", fix.dataset.schemaFix);
+    const schemaFix = event.target.closest("#schema-findings [data-schema-fix]");
+    if (schemaFix) setNumber("schema-fix-pick", schemaFix.dataset.schemaFix);
   });
 
   // Clicking a point of the valid-mass chart chooses that step.

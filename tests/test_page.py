@@ -492,3 +492,16 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     assert table_rows(app)
     choose(app, 0)
     expect(app.locator("#output .tok.selected")).to_have_attribute("data-step", "0")
+
+
+def test_the_page_script_loads_and_the_console_stays_clean(page: Page, app_url: str) -> None:
+    """static/app.js runs as one function: a single error in it (two branches each
+    declaring ``const fix``) silently disables every click, key and scroll behaviour."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(UI_TIMEOUT)
+    open_app(page, app_url + "/")
+    expect(page.locator("#dfa svg")).to_have_count(1)
+    page.wait_for_timeout(500)
+    assert not errors, errors
