@@ -258,7 +258,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         [apply_pick, trace_state, *inputs, show_distances, drawing],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, regex_box, chat, compare_view,
-         compare_chart],
+         compare_chart, json_view],
         concurrency_limit=runs_at_once,
         concurrency_id="generate",
         **private,
