@@ -48,8 +48,8 @@ from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
-from .successors import WIDE, BytePartitions, successor_pairs
-from .trie import VocabTrie, trie_of
+from .successors import BytePartitions, successor_pairs, wide_states
+from .trie import VocabTrie, runs, trie_of
 from .vocab import Vocabulary
 
 __all__ = ["IndexTooLarge", "TokenIndex", "build_index"]
@@ -207,9 +207,9 @@ class TokenIndex:
     # --- construction -------------------------------------------------------------------
 
     def _walk_successors(self, states: list[int], deadline: float | None = None) -> None:
-        """Find the successor sets of ``states`` not yet known, all in one walk over node
-        sets (``fsmviz.successors``: no token lists are built). Past ``deadline`` raises
-        ``IndexTooLarge`` (and keeps the verdict)."""
+        """Find the successor sets of ``states`` not yet known, in one walk: pair by pair,
+        or over node sets where states share their byte partitions (``PAIR_BUDGET``,
+        ``SHARING``). Past ``deadline`` raises ``IndexTooLarge`` (and keeps the verdict)."""
         with self._lock:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
             if not todo:
@@ -218,7 +218,7 @@ class TokenIndex:
             check = None if deadline is None else partial(self._check_time, deadline)
             # Node sets pay off where many wide states share a partition; even then a
             # pattern whose tokens die young (digits) is done sooner pair by pair.
-            wide = int(((table >= 0).sum(axis=1) >= WIDE).sum())
+            wide = int(wide_states(table).sum())
             shared = wide >= SHARING and self._partitions().sharing >= SHARING
             walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared else None, check)
             if walked is not None:
@@ -341,8 +341,7 @@ def _walk(
     rounds = made = 0
     while nodes.size:
         counts = num_children[nodes]
-        ends = np.cumsum(counts, dtype=np.int32)
-        total = int(ends[-1])
+        total = int(counts.sum())
         if total == 0:
             break
         rounds += 1
@@ -352,8 +351,7 @@ def _walk(
         if budget is not None and made > budget:
             return None
         # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1.
-        children = np.repeat(first_child[nodes] - (ends - counts), counts)
-        children += np.arange(total, dtype=np.int32)
+        children = runs(first_child[nodes], counts)
         reached = np.repeat(states * width, counts)
         reached += edge[children]
         reached = flat[reached]
@@ -377,8 +375,7 @@ def _row(trie: VocabTrie, node: np.ndarray, state: np.ndarray) -> Row:
     per_node = trie.token_start[node + 1] - trie.token_start[node]
     if (per_node != 1).any():
         state = np.repeat(state, per_node)
-        first = np.repeat(trie.token_start[node] - np.cumsum(per_node) + per_node, per_node)
-        tokens = trie.token_ids[first + np.arange(int(per_node.sum()))]
+        tokens = trie.token_ids[runs(trie.token_start[node], per_node)]
     else:
         tokens = trie.token_ids[trie.token_start[node]]
     order = np.argsort(tokens)

@@ -45,13 +45,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trie import VocabTrie
+from .trie import VocabTrie, runs
 
-__all__ = ["BytePartitions", "successor_pairs"]
+__all__ = ["BytePartitions", "successor_pairs", "wide_states"]
 
 
 WIDE = 16
 """A state reading at least this many distinct bytes is *wide*: its tokens are many."""
+
+
+def wide_states(table: np.ndarray) -> np.ndarray:
+    """Which states are wide (``WIDE``): a boolean mask over the table's rows."""
+    return (table >= 0).sum(axis=1) >= WIDE
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class BytePartitions:
         ids = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in reps], np.int64)
         first = np.zeros(len(seen), dtype=np.int64)
         first[ids[::-1]] = np.arange(num_states - 1, -1, -1)  # each partition's first state
-        wide = (table >= 0).sum(axis=1) >= WIDE
+        wide = wide_states(table)
         sharing = int(wide.sum()) / max(len(np.unique(ids[wide])), 1)
         return BytePartitions(ids, reps[first], sharing)
 
@@ -117,11 +122,7 @@ class _NodeSets:
 
     def _split(self, nodes: np.ndarray, reps: np.ndarray):
         trie = self.trie
-        counts = trie.num_children[nodes]
-        ends = np.cumsum(counts)
-        total = int(ends[-1]) if len(ends) else 0
-        children = np.repeat(trie.first_child[nodes] - (ends - counts), counts)
-        children += np.arange(total, dtype=np.int32)
+        children = runs(trie.first_child[nodes], trie.num_children[nodes])
         rep = reps[trie.byte[children]]
         alive = rep >= 0
         children, rep = children[alive], rep[alive]
@@ -181,9 +182,7 @@ def successor_pairs(
         token = np.concatenate([e[2] for e in expansions])
         # Each triple moves to its expansion's groups: pick them out of the flat arrays.
         counts = sizes[inverse]
-        total = int(counts.sum())
-        ends = np.cumsum(counts)
-        group = np.repeat(offsets[inverse] - (ends - counts), counts) + np.arange(total)
+        group = runs(offsets[inverse], counts)
         states = table[np.repeat(states, counts), byte[group]].astype(np.int64)
         origins, sets, hit = np.repeat(origins, counts), child[group], token[group]
         found_origin.append(origins[hit])

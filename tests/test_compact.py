@@ -289,29 +289,29 @@ def split_trace(vocab, pattern: str, tokens: list[bytes], masses: list[float]) -
     return Trace(text, tuple(steps), "accepted", True, pattern, "", {})
 
 
+SPLIT = "東京|大阪"
+SPLIT_TOKENS = [b"\xe6\x9d", b"\xb1", b"\xe4\xba", b"\xac"]  # 東 and 京, each in two
+
+
+def split_collapse(vocab, masses):
+    """The doctor's one valid-mass collapse for ``SPLIT`` written as ``SPLIT_TOKENS``."""
+    trace = split_trace(vocab, SPLIT, SPLIT_TOKENS, masses)
+    (collapse,) = [f for f in diagnose(SPLIT, vocab, trace) if f.kind == "valid_mass_collapse"]
+    return collapse
+
+
 def test_the_doctor_names_a_split_token_by_its_bytes_and_character(bundled_vocab):
-    pattern = "東京|大阪"
-    tokens = [b"\xe6\x9d", b"\xb1", b"\xe4\xba", b"\xac"]
-    trace = split_trace(bundled_vocab, pattern, tokens, [0.9, 0.9, 0.01, 0.9])
-    (collapse,) = [
-        f for f in diagnose(pattern, bundled_vocab, trace) if f.kind == "valid_mass_collapse"
-    ]
-    message = collapse.message
+    message = split_collapse(bundled_vocab, [0.9, 0.9, 0.01, 0.9]).message
     assert "\ufffd" not in message
     assert "bytes `e4 ba` that begin `京`" in message
     assert "after `東`" in message
-    dfa = compile_regex(pattern)
+    dfa = compile_regex(SPLIT)
     state = int(re.search(r"state (\d+)", message).group(1))
     assert state == dfa.run("東") and "(inside a character)" not in message
 
 
 def test_the_doctor_says_when_the_state_is_inside_a_character(bundled_vocab):
-    pattern = "東京|大阪"
-    tokens = [b"\xe6\x9d", b"\xb1", b"\xe4\xba", b"\xac"]
-    trace = split_trace(bundled_vocab, pattern, tokens, [0.9, 0.9, 0.9, 0.01])
-    (collapse,) = [
-        f for f in diagnose(pattern, bundled_vocab, trace) if f.kind == "valid_mass_collapse"
-    ]
+    collapse = split_collapse(bundled_vocab, [0.9, 0.9, 0.9, 0.01])
     assert "bytes `ac` that complete `京`" in collapse.message
     assert "after `東`" in collapse.message and "(inside a character)" in collapse.message
     assert "\ufffd" not in collapse.message
