@@ -35,7 +35,7 @@ def valid_mass_figure(
     ``selected`` draws a vertical line, ``marked`` steps (from a finding) are ringed."""
     x = [s.index for s in steps]
     hover = [
-        f"step {s.index}<br>token {'EOS' if s.is_eos else html.escape(repr(shown(s.text)))}"
+        f"step {s.index}<br>token {_hover_token(s)}"
         f"<br>valid mass {s.valid_mass:.2%}<br>{s.allowed_count:,} allowed"
         + ("<br>forced" if s.forced else "<br>drafted" if s.drafted else "")
         for s in steps
@@ -150,8 +150,7 @@ def comparison_figure(before: Sequence[Step], after: Sequence[Step]) -> go.Figur
                 line={**SIDES[name], "width": 2},
                 marker={"color": SIDES[name]["color"], "size": 6},
                 hovertext=[
-                    f"{name}, step {s.index}<br>token "
-                    f"{'EOS' if s.is_eos else html.escape(repr(shown(s.text)))}"
+                    f"{name}, step {s.index}<br>token {_hover_token(s)}"
                     f"<br>valid mass {s.valid_mass:.2%}"
                     for s in steps
                 ],
@@ -171,6 +170,11 @@ def comparison_figure(before: Sequence[Step], after: Sequence[Step]) -> go.Figur
         hovermode="closest",
     )  # fmt: skip
     return figure
+
+
+def _hover_token(step: Step) -> str:
+    """A step's token for a hover label, escaped: plotly reads tags in hover text."""
+    return "EOS" if step.is_eos else html.escape(repr(shown(step.text)))
 
 
 def _step_ticks(n: int) -> int:

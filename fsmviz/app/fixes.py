@@ -21,12 +21,10 @@ import json
 from dataclasses import dataclass, replace
 
 from ..diagnose import Finding
+from ..syntax import MAX_PATTERN_LENGTH
 from ..trace import GenerationOptions, Trace
 
 __all__ = ["Fix", "Inputs", "fix_json", "fix_of", "read_fix", "same_run"]
-
-MAX_PATTERN = 10_000
-"""The longest pattern a fix may carry (as the page's link accepts)."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,8 @@ def read_fix(text: str) -> Fix | None:
     if not isinstance(data, dict):
         return None
     pattern, chat = data.get("regex"), data.get("chat")
-    if pattern is not None and not (isinstance(pattern, str) and 0 < len(pattern) <= MAX_PATTERN):
+    fits = isinstance(pattern, str) and 0 < len(pattern) <= MAX_PATTERN_LENGTH
+    if pattern is not None and not fits:
         return None
     if chat is not None and not isinstance(chat, bool):
         return None

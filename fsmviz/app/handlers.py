@@ -25,7 +25,7 @@ from ..batching import ForwardPassError
 from ..dfa import compile_regex
 from ..generate import MAX_TOKENS_LIMIT, GenerationOptions
 from ..models import BackgroundModel, ModelLoadError
-from ..syntax import RegexError
+from ..syntax import MAX_PATTERN_LENGTH, RegexError
 from ..trace import Trace
 from .charts import comparison_figure, valid_mass_figure
 from .examples import default_example, examples
@@ -372,7 +372,7 @@ def on_load(models: BackgroundModel, request: gr.Request):
         except (KeyError, ValueError):
             return default
 
-    pattern = q.get("regex", DEFAULT[0])[:10_000]
+    pattern = q.get("regex", DEFAULT[0])[:MAX_PATTERN_LENGTH]
     return (
         pattern,
         q.get("prompt", DEFAULT[1])[:MAX_PROMPT],
