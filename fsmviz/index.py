@@ -22,9 +22,11 @@ from one state.
 The whole index (every reachable state, what the safe end and the doctor need) asks less:
 only each state's *successor set*, never its token list. When few (token prefix, state)
 pairs survive (digits: SmolLM2 spells numbers digit by digit) they are walked one by one
-as for a row; otherwise the walk moves *sets* of trie nodes, split only where a state
+as for a row. Otherwise the walk moves *sets* of trie nodes, split only where a state
 tells bytes apart, and states that tell the same bytes apart (the 50 states of a JSON
-string) share that work (``fsmviz.successors``).
+string) share that work (``fsmviz.successors``); or, where states differ, it walks the
+vocabulary's minimal automaton, whose merged endings make each pair a single step
+(``fsmviz.dawg``).
 
 **Never a dead end.** A token is allowed only if acceptance stays reachable afterwards *with
 this vocabulary's tokens*. The byte DFA already drops states that cannot reach acceptance
@@ -43,6 +45,7 @@ from threading import RLock
 
 import numpy as np
 
+from . import dawg
 from .bytedfa import ByteDfa, to_bytes
 from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
@@ -60,13 +63,15 @@ clock, not this) allowed for walking the whole index (all reachable states), whi
 the doctor's token checks need. Thousands of states that each allow tens of thousands of
 tokens and tell bytes apart each in its own way could otherwise take minutes (a counted
 repeat like ``[a-z ]{2000,}``, 2,001 states alike, takes under a second)."""
-PAIR_BUDGET = 100_000
+PAIR_BUDGET = 20_000
 SHARING = 8
-"""The closure walks (token prefix, state) pairs one by one, as rows do, unless at least
-``SHARING`` wide states share each byte partition on average (``BytePartitions.sharing``)
-and the pairs pass ``PAIR_BUDGET``: then it walks node sets (``fsmviz.successors``). The
-927 string states of a 22-field schema would make millions of pairs; an e-mail pattern's 7
-states, all different, are walked fastest pair by pair."""
+"""Three ways to walk the whole index. Where few (token prefix, state) pairs survive
+(digits: SmolLM2 spells numbers digit by digit) they are walked one by one, as rows are.
+Past ``PAIR_BUDGET`` pairs the walk starts over: by node sets (``fsmviz.successors``) when
+at least ``SHARING`` wide states share each byte partition on average
+(``BytePartitions.sharing``; the 927 string states of a 22-field schema), otherwise over
+the vocabulary's DAWG (``fsmviz.dawg``; an e-mail pattern's 7 wide states, all different)
+when there are at most ``dawg.MAX_STARTS`` states, else pair by pair to the end."""
 KEPT_ENTRIES = 4_000_000
 """Row entries (token, target) kept, ~32 MB; past it a row is made again each time it is
 asked for (successor sets are always kept)."""
@@ -208,25 +213,25 @@ class TokenIndex:
 
     def _walk_successors(self, states: list[int], deadline: float | None = None) -> None:
         """Find the successor sets of ``states`` not yet known, in one walk: pair by pair,
-        or over node sets where states share their byte partitions (``PAIR_BUDGET``,
-        ``SHARING``). Past ``deadline`` raises ``IndexTooLarge`` (and keeps the verdict)."""
+        over node sets, or over the DAWG (``PAIR_BUDGET``, ``SHARING``). Past ``deadline``
+        raises ``IndexTooLarge`` (and keeps the verdict)."""
         with self._lock:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
             if not todo:
                 return
             table = self.byte_dfa.table
             check = None if deadline is None else partial(self._check_time, deadline)
-            # Node sets pay off where many wide states share a partition; even then a
-            # pattern whose tokens die young (digits) is done sooner pair by pair.
-            wide = int(wide_states(table).sum())
-            shared = wide >= SHARING and self._partitions().sharing >= SHARING
-            walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared else None, check)
+            shared = wide_states(table).sum() >= SHARING and self._partitions().sharing >= SHARING
+            few = len(todo) <= dawg.MAX_STARTS
+            walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
             if walked is not None:
                 (origin, _, reached), _ = walked
                 key = np.unique(origin.astype(np.int64) * len(table) + reached)
                 found, targets = np.divmod(key, len(table))
-            else:
+            elif shared:
                 found, targets = successor_pairs(self.trie, table, todo, self._partitions(), check)
+            else:
+                found, targets = dawg.successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
             if self._live is not None:
                 keep = self._live[targets]
                 found, targets = found[keep], targets[keep]

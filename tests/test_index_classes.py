@@ -1,6 +1,7 @@
-"""The closure finds successor sets in one of two ways: (token prefix, state) pairs one by
-one, or node sets split by each state's byte partition (``fsmviz.successors``). Both must
-tell the same story as the rows: the successor set of every state is exactly the set of
+"""The closure finds successor sets in one of three ways: (token prefix, state) pairs one
+by one, node sets split by each state's byte partition (``fsmviz.successors``), or pairs
+over the vocabulary's DAWG (``fsmviz.dawg``, at most 64 states). All must tell the same
+story as the rows: the successor set of every state is exactly the set of
 states its row's tokens lead to, with the real 49k vocabulary and patterns whose states
 share partitions (strings, counted repeats) or do not (literals)."""
 
@@ -23,11 +24,19 @@ PATTERNS = [
 ]
 
 
-@pytest.mark.parametrize("sharing", [0, float("inf")])  # node sets always / pairs always
+WALKS = {  # (SHARING, PAIR_BUDGET) that make the closure walk one way
+    "node sets": (0, 0),
+    "dawg": (float("inf"), 0),  # patterns of over 64 states are walked pair by pair
+    "pairs": (float("inf"), 10**12),
+}
+
+
+@pytest.mark.parametrize("walk", WALKS)
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_successor_sets_equal_the_rows_targets(pattern, sharing, bundled_vocab, monkeypatch):
+def test_successor_sets_equal_the_rows_targets(pattern, walk, bundled_vocab, monkeypatch):
+    sharing, budget = WALKS[walk]
     monkeypatch.setattr(index_module, "SHARING", sharing)
-    monkeypatch.setattr(index_module, "PAIR_BUDGET", 0)
+    monkeypatch.setattr(index_module, "PAIR_BUDGET", budget)
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 120.0)  # a loaded machine is no error
     built = build_index(pattern, bundled_vocab)  # a fresh index beside it, not the cached one
     index = index_module.TokenIndex(built.dfa, built.byte_dfa, bundled_vocab, built.trie)
