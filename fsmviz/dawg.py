@@ -39,7 +39,7 @@ with ``a``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,6 +69,9 @@ class VocabDawg:
     edge_target: np.ndarray  # int64 [num_edges]
     final: np.ndarray  # bool [num_nodes]
     root: int
+    nodes: tuple[tuple[bool, tuple[tuple[int, int], ...]], ...] = field(repr=False)
+    """The same automaton as plain Python values, for walking a few pairs one by one:
+    ``nodes[d]`` is (final, ((byte, child), ...))."""
 
     @property
     def num_nodes(self) -> int:
@@ -102,6 +105,7 @@ class VocabDawg:
             edge_target=flat[:, 1].copy(),
             final=np.array([final for final, _ in signatures], dtype=bool),
             root=merged[0],
+            nodes=tuple(signatures),
         )
 
 
@@ -179,23 +183,27 @@ def _walk_tail(
     """The walk's last pairs, one by one in Python: past the first few depths only long
     tokens (runs of spaces or dashes) remain, a handful of pairs per depth, where a numpy
     round would cost more than the pairs themselves. Same rules as the rounds; ``carried``
-    and ``reached`` are updated in place."""
+    is read, ``reached`` is updated in place."""
     num_states = len(reached)
-    first_edge, num_edges = dawg.first_edge, dawg.num_edges
-    edge_byte, edge_target, final = dawg.edge_byte, dawg.edge_target, dawg.final
+    seen: dict[int, int] = {}  # pairs' carried bits, over those of the rounds
+    found: dict[int, int] = {}  # state -> starts reaching it here
     todo = list(zip(nodes.tolist(), states.tolist(), masks.tolist(), strict=True))
     while todo:
         node, state, mask = todo.pop()
-        start = int(first_edge[node])
-        for edge in range(start, start + int(num_edges[node])):
-            target = int(flat[state * width + edge_byte[edge]])
+        row = state * width
+        for byte, child in dawg.nodes[node][1]:
+            target = flat.item(row + byte)
             if target < 0:
                 continue
-            child = int(edge_target[edge])
             key = child * num_states + target
-            fresh = mask & ~int(carried[key])
+            before = seen.get(key)
+            if before is None:
+                before = carried.item(key)
+            fresh = mask & ~before
             if fresh:
-                carried[key] |= np.uint64(fresh)
-                if final[child]:
-                    reached[target] |= np.uint64(fresh)
+                seen[key] = before | fresh
+                if dawg.nodes[child][0]:
+                    found[target] = found.get(target, 0) | fresh
                 todo.append((child, target, fresh))
+    for state, mask in found.items():
+        reached[state] |= np.uint64(mask)
