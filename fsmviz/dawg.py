@@ -133,7 +133,6 @@ def successor_pairs(
     flat = table.reshape(-1)
     carried = np.zeros(dawg.num_nodes * num_states, dtype=np.uint64)  # bits walked per pair
     slot = np.empty(len(carried), dtype=np.int64)  # scratch: merges a round's repeats
-    reached = np.zeros(num_states, dtype=np.uint64)  # starts with a token into each state
     nodes = np.full(len(starts), dawg.root, dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
     masks = np.left_shift(np.uint64(1), np.arange(len(starts), dtype=np.uint64))
@@ -163,8 +162,8 @@ def successor_pairs(
         keys, masks = keys[fresh], masks[fresh]
         carried[keys] |= masks
         nodes, states = np.divmod(keys, num_states)
-        ending = dawg.final[nodes]
-        np.bitwise_or.at(reached, states[ending], masks[ending])
+    # The starts with a token into each state: the bits carried into (final node, state).
+    reached = np.bitwise_or.reduce(carried.reshape(-1, num_states)[dawg.final], axis=0)
     _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
     bits = (reached[None, :] >> np.arange(len(starts), dtype=np.uint64)[:, None]) & np.uint64(1)
     return np.nonzero(bits)
