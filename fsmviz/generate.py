@@ -106,14 +106,13 @@ def stream(
     opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
-    notes: tuple[str, ...] = ()
+    run = _Run(model, index, opts)
     if index is not None and opts.safe_end:
         try:
             index.prepare_safe_end()
         except IndexTooLarge as error:
-            opts = replace(opts, safe_end=False)
-            notes = (f"No safe end: {error.message}.",)
-    return Stream(_Run(model, index, opts), pattern, prompt, notes)
+            run.give_up_safe_end(error)
+    return Stream(run, pattern, prompt)
 
 
 def _check_prompt(prompt: str) -> None:
@@ -141,10 +140,9 @@ class Stream(Iterator[Step]):
     """The steps of one generation as they come; ``stop_reason`` and ``trace()`` once
     it is exhausted."""
 
-    def __init__(self, run: _Run, pattern: str | None, prompt: str, notes: tuple[str, ...] = ()):
+    def __init__(self, run: _Run, pattern: str | None, prompt: str):
         self.pattern = pattern
         self.prompt = prompt
-        self.notes = notes
         self.steps: list[Step] = []
         self._run = run
         self._started = time.perf_counter()
@@ -198,7 +196,7 @@ class Stream(Iterator[Step]):
             prompt=self.prompt,
             options=self._run.opts,
             seconds=self._seconds or time.perf_counter() - self._started,
-            notes=self.notes,
+            notes=tuple(self._run.notes),
         )
 
 
@@ -267,6 +265,14 @@ class _Run:
         self.sequence: Sequence | None = None  # our KV cache, once the prompt went in
         self.stop_reason: StopReason | None = None
         self.rng = np.random.default_rng(opts.seed)
+        self.notes: list[str] = []  # what the trace should say about how the run went
+
+    def give_up_safe_end(self, error: IndexTooLarge) -> None:
+        """Go on without a safe end, and say why: the index is too large to know every
+        state's distance to a match (found before the run, or the first time a state's
+        bound did not settle it)."""
+        self.opts = replace(self.opts, safe_end=False)
+        self.notes.append(f"No safe end: {error.message}.")
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -429,10 +435,14 @@ class _Run:
         if self.index is None or not self.opts.safe_end:
             return allowed
         left = self.opts.max_tokens - done  # tokens we may still emit, this one included
-        if self.index.tokens_to_match(state) > left:
-            return allowed  # even the shortest completion does not fit: nothing to save
-        row = self.index.row(state)
-        fits = self.index.tokens_to_match(row.targets) <= left - 1
+        try:
+            if not self.index.finishes_within(state, left):
+                return allowed  # even the shortest completion does not fit: nothing to save
+            row = self.index.row(state)
+            fits = self.index.finishes_within(row.targets, left - 1)
+        except IndexTooLarge as error:
+            self.give_up_safe_end(error)
+            return allowed
         if fits.all():
             return allowed
         mask = np.zeros(self.size, dtype=bool)
@@ -460,8 +470,12 @@ class _Run:
             if not self.opts.safe_end:
                 return True
             left = budget - len(chain) - 1  # tokens left after this one
-            to_match = self.index.tokens_to_match
-            return to_match(after) <= left or to_match(state) > left + 1
+            finishes = self.index.finishes_within
+            try:
+                return bool(finishes(after, left) or not finishes(state, left + 1))
+            except IndexTooLarge as error:
+                self.give_up_safe_end(error)
+                return True
 
         vocab = self.model.vocab
         left = len(text.encode())  # bytes of constant text still ahead

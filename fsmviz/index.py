@@ -115,6 +115,7 @@ class TokenIndex:
     _lock: RLock = field(default_factory=RLock, repr=False)
     _states: tuple[int, ...] | None = field(default=None, repr=False)
     _distances: np.ndarray | None = field(default=None, repr=False)
+    _spelled: np.ndarray | None = field(default=None, repr=False)
     _successors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
@@ -200,10 +201,38 @@ class TokenIndex:
         safe end asks about the states a generation may reach next."""
         return self.token_distances()[states]
 
+    def finishes_within(self, states: int | np.ndarray, left: int) -> np.ndarray:
+        """Whether a match can still be completed from each of ``states`` in at most
+        ``left`` tokens: ``tokens_to_match(states) <= left``, without walking the whole
+        index when it need not. Spelling the rest of a match one single-byte token at a
+        time (``spelled_distances``) bounds the fewest tokens from above; where that bound
+        is within ``left`` the answer is yes, and only a state beyond it asks for the exact
+        distances (the whole index, once). A safe end with 64 tokens to go and an e-mail
+        pattern (a match is at most a dozen bytes away) never walks the whole index; it
+        does when a run comes close to its last token without a match. May raise
+        ``IndexTooLarge`` (only then)."""
+        if self._distances is not None:
+            return self._distances[states] <= left
+        fits = self.spelled_distances()[states] <= left
+        if np.all(fits):
+            return fits
+        return self.tokens_to_match(states) <= left
+
+    def spelled_distances(self) -> np.ndarray:
+        """Fewest single-byte tokens from each state to a match (``UNREACHABLE`` where
+        they cannot spell one): an upper bound on ``tokens_to_match``, found in one
+        backward search over the byte DFA (no vocabulary walk)."""
+        if self._spelled is None:
+            self._spelled = _spelled_distances(self.byte_dfa, self.trie.single_byte_tokens)
+        return self._spelled
+
     def prepare_safe_end(self) -> None:
-        """Make ``tokens_to_match`` ready for a generation that ends safely; raises
-        ``IndexTooLarge`` when the index is too large for a safe end."""
-        self.token_distances()
+        """Make ``finishes_within`` ready for a generation that ends safely (cheap: the
+        exact distances wait until a state needs them). Raises ``IndexTooLarge`` when the
+        index is already known to be too large for a safe end."""
+        if self._too_large is not None:
+            raise self._too_large
+        self.spelled_distances()
 
     def is_char_state(self, state: int) -> bool:
         """Whether ``state`` is a state of the drawn DFA (not inside a character)."""
@@ -285,6 +314,18 @@ class TokenIndex:
         self._successors = {s: found[live[found]] for s, found in self._successors.items()}
         self._states = None
         self._states = self._close()
+
+
+def _spelled_distances(byte_dfa: ByteDfa, usable: np.ndarray) -> np.ndarray:
+    """Fewest bytes from each state to acceptance, reading only bytes where ``usable``."""
+    table = np.where(usable, byte_dfa.table, -1)
+    sources, _ = np.nonzero(table >= 0)
+    size = byte_dfa.num_states
+    edges = np.unique(sources.astype(np.int64) * size + table[table >= 0])
+    following = (edges % size).tolist()
+    bounds = np.searchsorted(edges, np.arange(size + 1) * size).tolist()
+    goals = np.flatnonzero(byte_dfa.accepting).tolist()
+    return backward_distances(size, lambda s: following[bounds[s] : bounds[s + 1]], goals)
 
 
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:

@@ -18,7 +18,7 @@ stays allowed for it, which is how ``generate`` pads finished rows.
 
 **Safe end.** ``generate`` stops after ``max_new_tokens`` whether or not the text matches.
 Given the same ``max_new_tokens``, the processor allows at each step only the tokens from
-which a match can still be completed within the tokens left (``index.tokens_to_match``),
+which a match can still be completed within the tokens left (``index.finishes_within``),
 so the output fully matches whenever the shortest completion fits at all. Without it,
 the example below gives ``1429-1``: six tokens, cut off inside the month.
 
@@ -76,8 +76,8 @@ class RegexLogitsProcessor(LogitsProcessor):
             self.prompt_length = int(ids.shape[-1])
         self.index = index
         self.max_new_tokens = max_new_tokens
-        if max_new_tokens is not None:
-            index.prepare_safe_end()
+        if max_new_tokens is not None:  # every distance now, so no step can raise
+            index.token_distances()
         self._rows: dict[int, tuple[int, int | None]] = {}  # row -> (tokens read, state)
         self._masks: BoundedCache[torch.Tensor] = BoundedCache(MASKS_KEPT)
 
@@ -100,7 +100,7 @@ class RegexLogitsProcessor(LogitsProcessor):
 
     def _mask(self, state: int | None, done: int, size: int) -> torch.Tensor:
         left = None if self.max_new_tokens is None else self.max_new_tokens - done
-        if state is not None and left is not None and self.index.tokens_to_match(state) <= left:
+        if state is not None and left is not None and self.index.finishes_within(state, left):
             key: tuple[object, ...] = (state, size, left)  # the safe end restricts this step
         else:
             key = (state, size)
@@ -111,10 +111,10 @@ class RegexLogitsProcessor(LogitsProcessor):
         eos = self.index.vocab.eos_token_id
         if state is None:
             mask[eos] = True
-        elif left is None or self.index.tokens_to_match(state) > left:
+        elif left is None or not self.index.finishes_within(state, left):
             mask[self.index.allowed_tokens(state)] = True  # no safe end, or nothing to save
         else:
             row = self.index.row(state)
-            mask[row.tokens[self.index.tokens_to_match(row.targets) <= left - 1]] = True
+            mask[row.tokens[self.index.finishes_within(row.targets, left - 1)]] = True
             mask[eos] = self.index.is_accepting(state)
         return torch.from_numpy(mask)

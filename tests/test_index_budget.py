@@ -65,3 +65,31 @@ def test_the_doctor_skips_token_checks_and_says_so(bundled_vocab, tight_budget):
     kinds = [f.kind for f in found]
     assert kinds.count("index_size") == 1
     assert "unbounded_repeat" in kinds  # the checks on the DFA alone still run
+
+
+def test_a_safe_end_within_its_bound_never_walks_the_whole_index(tiny, tight_budget):
+    """Every match of this pattern is at most 17 bytes away, so with 64 tokens the
+    single-byte bound settles every step: the safe end stays on although the whole index
+    is out of budget (before, the first token waited for the whole index, and here the
+    run went on without a safe end)."""
+    pattern = r"[a-z]{2,5}@[a-z]{2,5}\.(com|org)"
+    trace = generate(tiny, pattern, "x", max_tokens=64, temperature=1.0)
+    assert trace.options["safe_end"] is True and not trace.notes
+    assert trace.stop_reason == "accepted" and trace.matched
+    with pytest.raises(IndexTooLarge):
+        build_index(pattern, tiny.vocab).token_distances()
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"[a-z]{2,5}@[a-z]{2,5}\.(com|org)", r"\d{3}-\d{4}", r'"[^"\\]{0,20}"']
+)
+def test_finishes_within_agrees_with_the_exact_distances(pattern, bundled_vocab):
+    clear_caches()
+    index = build_index(pattern, bundled_vocab)
+    spelled = index.spelled_distances()
+    states = np.array(index.states)
+    exact = index.tokens_to_match(states)
+    assert (exact <= spelled[states]).all()  # an upper bound
+    fresh = index_module.TokenIndex(index.dfa, index.byte_dfa, bundled_vocab, index.trie)
+    for left in range(24, -1, -1):  # the bound settles the large ones first
+        np.testing.assert_array_equal(fresh.finishes_within(states, left), exact <= left)
