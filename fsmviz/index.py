@@ -51,7 +51,7 @@ from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
-from .successors import BytePartitions, successor_pairs, wide_states
+from .successors import WIDE, BytePartitions, successor_pairs, wide_states
 from .trie import VocabTrie, runs, trie_of
 from .vocab import Vocabulary
 
@@ -63,15 +63,17 @@ clock, not this) allowed for walking the whole index (all reachable states), whi
 the doctor's token checks need. Thousands of states that each allow tens of thousands of
 tokens and tell bytes apart each in its own way could otherwise take minutes (a counted
 repeat like ``[a-z ]{2000,}``, 2,001 states alike, takes under a second)."""
-PAIR_BUDGET = 20_000
+PAIR_BUDGET = 100_000
 SHARING = 8
 """Three ways to walk the whole index. Where few (token prefix, state) pairs survive
 (digits: SmolLM2 spells numbers digit by digit) they are walked one by one, as rows are.
 Past ``PAIR_BUDGET`` pairs the walk starts over: by node sets (``fsmviz.successors``) when
 at least ``SHARING`` wide states share each byte partition on average
 (``BytePartitions.sharing``; the 927 string states of a 22-field schema), otherwise over
-the vocabulary's DAWG (``fsmviz.dawg``; an e-mail pattern's 7 wide states, all different)
-when there are at most ``dawg.MAX_STARTS`` states, else pair by pair to the end."""
+the vocabulary's DAWG (``fsmviz.dawg``) when there are at most ``dawg.MAX_STARTS``
+states, else pair by pair to the end. A pattern with a state that loops on a wide class
+(an e-mail pattern's ``[a-z0-9…]+``: long tokens walk deep, and its 7 states all differ)
+goes to the DAWG at once."""
 KEPT_ENTRIES = 4_000_000
 """Row entries (token, target) kept, ~32 MB; past it a row is made again each time it is
 asked for (successor sets are always kept)."""
@@ -252,7 +254,11 @@ class TokenIndex:
             check = None if deadline is None else partial(self._check_time, deadline)
             shared = wide_states(table).sum() >= SHARING and self._partitions().sharing >= SHARING
             few = len(todo) <= dawg.MAX_STARTS
-            walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
+            if few and not shared and _loops_widely(table):
+                walked = None  # tokens walk deep (``[a-z0-9]+``): over the DAWG at once
+            else:
+                budget = PAIR_BUDGET if shared or few else None
+                walked = _walk(self.trie, table, todo, budget, check)
             if walked is not None:
                 (origin, _, reached), _ = walked
                 key = np.unique(origin.astype(np.int64) * len(table) + reached)
@@ -314,6 +320,11 @@ class TokenIndex:
         self._successors = {s: found[live[found]] for s, found in self._successors.items()}
         self._states = None
         self._states = self._close()
+
+
+def _loops_widely(table: np.ndarray) -> bool:
+    """Whether some state reads ``successors.WIDE`` bytes or more back into itself."""
+    return bool(((table == np.arange(len(table))[:, None]).sum(axis=1) >= WIDE).any())
 
 
 def _spelled_distances(byte_dfa: ByteDfa, usable: np.ndarray) -> np.ndarray:

@@ -47,7 +47,7 @@ import numpy as np
 
 from .trie import VocabTrie, runs
 
-__all__ = ["BytePartitions", "successor_pairs", "wide_states"]
+__all__ = ["WIDE", "BytePartitions", "successor_pairs", "wide_states"]
 
 
 WIDE = 16
