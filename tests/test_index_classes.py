@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsmviz import build_index
+from fsmviz import build_index, dawg
 from fsmviz import index as index_module
 
 PATTERNS = [
@@ -24,19 +24,20 @@ PATTERNS = [
 ]
 
 
-WALKS = {  # (SHARING, PAIR_BUDGET) that make the closure walk one way
-    "node sets": (0, 0),
-    "dawg": (float("inf"), 0),  # patterns of over 64 states are walked pair by pair
-    "pairs": (float("inf"), 10**12),
+WALKS = {  # (SHARING, PAIR_BUDGET, dawg.MAX_STARTS) that make the closure walk one way
+    "node sets": (0, 0, 64),
+    "dawg": (float("inf"), 0, 64),  # patterns of over 64 states are walked pair by pair
+    "pairs": (float("inf"), 10**12, 0),
 }
 
 
 @pytest.mark.parametrize("walk", WALKS)
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_successor_sets_equal_the_rows_targets(pattern, walk, bundled_vocab, monkeypatch):
-    sharing, budget = WALKS[walk]
+    sharing, budget, dawg_starts = WALKS[walk]
     monkeypatch.setattr(index_module, "SHARING", sharing)
     monkeypatch.setattr(index_module, "PAIR_BUDGET", budget)
+    monkeypatch.setattr(dawg, "MAX_STARTS", dawg_starts)
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 120.0)  # a loaded machine is no error
     built = build_index(pattern, bundled_vocab)  # a fresh index beside it, not the cached one
     index = index_module.TokenIndex(built.dfa, built.byte_dfa, bundled_vocab, built.trie)
