@@ -32,6 +32,7 @@ import torch
 from .batching import ForwardPasses
 from .bundled import BUNDLED_MODEL_NAME, HUB_MODEL, WHEEL_REQUIREMENT, bundled_available
 from .cache import BoundedCache
+from .dawg import dawg_of
 from .errors import FsmvizError
 from .vocab import Vocabulary
 
@@ -225,6 +226,8 @@ class BackgroundModel:
             self._error = error if isinstance(error, ModelLoadError) else ModelLoadError(str(error))
         finally:
             self._done.set()
+        if self._model is not None:  # the vocabulary's trie and DAWG (~0.5 s), ahead of use
+            dawg_of(self._model.vocab)
 
     @property
     def status(self) -> str:
