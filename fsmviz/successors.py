@@ -82,22 +82,32 @@ class BytePartitions:
 
     @staticmethod
     def of(table: np.ndarray) -> BytePartitions:
-        num_states, width = table.shape
-        order = np.argsort(table, axis=1, kind="stable")  # same targets together, bytes up
-        ranked = np.take_along_axis(table, order, axis=1)
+        # Bytes that no state tells apart (one column of the table) are one class: 63 of
+        # 256 for a 22-field schema. Classes are numbered by their smallest byte, so "the
+        # smallest class with the same target" names the smallest byte too.
+        classes: dict[bytes, int] = {}  # numbered as met, bytes up: by smallest byte
+        columns = np.ascontiguousarray(table.T)
+        byte_class = np.array([classes.setdefault(c.tobytes(), len(classes)) for c in columns])
+        smallest = np.unique(byte_class, return_index=True)[1]
+        reduced = np.ascontiguousarray(table[:, smallest])  # [num_states, classes]
+        num_states, width = reduced.shape
+        order = np.argsort(reduced, axis=1, kind="stable")  # same targets together, classes up
+        ranked = np.take_along_axis(reduced, order, axis=1)
         starts = np.ones(ranked.shape, dtype=bool)
         starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
         run_start = np.maximum.accumulate(np.where(starts, np.arange(width), 0), axis=1)
-        reps = np.empty_like(table)
+        reps = np.empty_like(reduced)
         np.put_along_axis(reps, order, np.take_along_axis(order, run_start, axis=1), axis=1)
-        reps[table < 0] = -1
+        reps[reduced < 0] = -1
         seen: dict[bytes, int] = {}
         ids = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in reps], np.int64)
         first = np.zeros(len(seen), dtype=np.int64)
         first[ids[::-1]] = np.arange(num_states - 1, -1, -1)  # each partition's first state
+        per_byte = reps[first][:, byte_class]  # back to 256 bytes: class -> its byte
+        full = np.where(per_byte >= 0, smallest[per_byte], -1)
         wide = wide_states(table)
         sharing = int(wide.sum()) / max(len(np.unique(ids[wide])), 1)
-        return BytePartitions(ids, reps[first], sharing)
+        return BytePartitions(ids, full.astype(table.dtype), sharing)
 
 
 class _NodeSets:
