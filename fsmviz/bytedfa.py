@@ -107,7 +107,8 @@ def _char_table(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> np.ndarr
     """The character DFA as a dense table ``[state, class]`` (-1: no edge), plus a last
     column of -1 for characters in no class. Left out: edges on a class with no UTF-8
     spelling (a lone surrogate written in the pattern) and edges into states from which
-    acceptance is then unreachable."""
+    acceptance is then unreachable (every state of a compiled DFA can finish, so only
+    after such a cut is there anything to search for)."""
     rows = dfa.transitions
     sources = np.repeat(np.arange(dfa.num_states), [len(row) for row in rows])
     classes = np.fromiter(chain.from_iterable(rows), dtype=np.intp, count=len(sources))
@@ -115,12 +116,13 @@ def _char_table(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> np.ndarr
         chain.from_iterable(row.values() for row in rows), dtype=np.int32, count=len(sources)
     )
     spellable = [any(not _inside_surrogates(lo, hi) for lo, hi in r) for r in ranges]
-    spelled = np.array(spellable, dtype=bool)[classes]
-    sources, classes, targets = sources[spelled], classes[spelled], targets[spelled]
-    live = _can_finish(dfa.num_states, sources, targets, list(dfa.accepting))
-    keep = live[targets]
+    if not all(spellable):
+        spelled = np.array(spellable, dtype=bool)[classes]
+        sources, classes, targets = sources[spelled], classes[spelled], targets[spelled]
+        keep = _can_finish(dfa.num_states, sources, targets, list(dfa.accepting))[targets]
+        sources, classes, targets = sources[keep], classes[keep], targets[keep]
     table = np.full((dfa.num_states, len(ranges) + 1), -1, dtype=np.int32)
-    table[sources[keep], classes[keep]] = targets[keep]
+    table[sources, classes] = targets
     return table
 
 
