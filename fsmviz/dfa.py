@@ -299,13 +299,15 @@ _IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
 
 
 def _expanded_size(node: object) -> int:
-    """Number of positions ``node`` expands to, computed without expanding it."""
-    if isinstance(node, Repeated):
+    """Number of positions ``node`` expands to, computed without expanding it. (Nodes are
+    told apart by their exact type, as in ``_Positions.walk``.)"""
+    kind = type(node)
+    if kind is Repeated:
         times = node.max if node.max is not None else max(node.min, 1)
         return _expanded_size(node.base) * times
-    if isinstance(node, Pattern):
+    if kind is Pattern:
         return sum(_expanded_size(o) for o in node.options)
-    if isinstance(node, Concatenation):
+    if kind is Concatenation:
         return sum(_expanded_size(p) for p in node.parts)
     if node is EMPTY:
         return 0
@@ -336,21 +338,24 @@ class _Positions:
     def walk(self, node: object, flags: int) -> tuple[bool, int, int]:
         """(nullable, first positions, last positions) of ``node``; records ``follow``.
         ``flags`` are the ``REFlags`` in force as a plain int (``REFlags`` arithmetic is
-        slow, and a long pattern has thousands of nodes). Character classes come first:
-        they are most of the nodes."""
-        if isinstance(node, CharGroup):
+        slow, and a long pattern has thousands of nodes). Nodes are told apart by their
+        exact type: interegular's node classes derive from ``abc.ABC``, whose
+        ``isinstance`` costs a Python-level call. Character classes come first: they are
+        most of the nodes."""
+        kind = type(node)
+        if kind is CharGroup:
             chars = frozenset(node.chars)
             if flags & _IGNORECASE:
                 chars = self._case_folded(chars)
             return self._position((chars, node.negated))
-        if isinstance(node, Concatenation):
+        if kind is Concatenation:
             result = (True, 0, 0)
             for part in node.parts:
-                if isinstance(part, NonCapturing):
+                if type(part) is NonCapturing:
                     raise RegexError("lookarounds are not supported", None, "remove them")
                 result = self._concat(result, self.walk(part, flags))
             return result
-        if isinstance(node, Pattern):
+        if kind is Pattern:
             if node.added_flags or node.removed_flags:
                 flags = (flags | node.added_flags.value) & ~node.removed_flags.value
             nullable, first, last = False, 0, 0
@@ -358,7 +363,7 @@ class _Positions:
                 n, f, la = self.walk(option, flags)
                 nullable, first, last = nullable or n, first | f, last | la
             return nullable, first, last
-        if isinstance(node, Repeated):
+        if kind is Repeated:
             return self._repeat(node, flags)
         if node is EMPTY:
             return True, 0, 0

@@ -250,7 +250,7 @@ class _Reader:
             options.append(self.concatenation())
         if len(options) == 1 and len(options[0].parts) == 1:
             only = options[0].parts[0]
-            if isinstance(only, Pattern):
+            if type(only) is Pattern:
                 return only
         return Pattern(tuple(options))
 
