@@ -305,10 +305,12 @@ class _Reader:
             if counts is None:
                 raise _Unusual  # a "{" that is a literal
             exact, low, high = counts.groups()
+            if any(_is_huge(d or "") for d in counts.groups()):
+                raise _Unusual  # re refuses it
             least = int(exact or low or 0)
             most = least if exact else int(high) if high else None
-            if max(least, most or 0) >= MAXREPEAT or most is not None and most < least:
-                raise _Unusual  # re refuses these
+            if most is not None and most < least:
+                raise _Unusual  # re refuses it
             i = counts.end()
         else:
             least, most = {"*": (0, None), "+": (1, None), "?": (0, 1)}[data[i]]
@@ -730,7 +732,7 @@ def _check_syntax(pattern: str) -> RegexError | None:
         with warnings.catch_warnings():  # "Possible set difference" and such: not the user's stderr
             warnings.simplefilter("ignore")
             re.compile(pattern)
-    except OverflowError:  # a{4294967296}: re raises this instead of re.error
+    except (OverflowError, ValueError):  # a{4294967296}, a{999…}: re raises these, not re.error
         raise RegexError(_OVERFLOW.message, _huge_repeat(pattern), _OVERFLOW.hint) from None
     except re.error as error:
         verdict = RegexError(
@@ -749,10 +751,20 @@ def _check_syntax(pattern: str) -> RegexError | None:
 def _huge_repeat(pattern: str) -> int | None:
     """Position of the first repeat ``{m,n}`` with a count ``re`` cannot hold, if found."""
     for match in _QUANTIFIER_SEARCH.finditer(pattern):
-        counts = [int(d) for d in match.groups() if d]
-        if not _is_escaped(pattern, match.start()) and max(counts, default=0) >= MAXREPEAT:
+        huge = any(_is_huge(d) for d in match.groups())
+        if huge and not _is_escaped(pattern, match.start()):
             return match.start()
     return None
+
+
+def _is_huge(digits: str) -> bool:
+    """Whether a repeat count is past ``re``'s largest. Told by length first: ``int`` refuses
+    more than 4,300 digits.
+
+    >>> _is_huge("4294967295"), _is_huge("9" * 5000), _is_huge("12"), _is_huge("")
+    (True, True, False, False)
+    """
+    return len(digits) > len(str(MAXREPEAT)) or bool(digits) and int(digits) >= MAXREPEAT
 
 
 def _syntax_hint(message: str) -> str | None:

@@ -22,7 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsmviz.schema import SchemaError, regex_from_schema
-from fsmviz.syntax import RegexError, _check_shape, _parse_full, _Reader, _Unusual, strip_anchors
+from fsmviz.syntax import (
+    RegexError,
+    _check_shape,
+    _parse_full,
+    _Reader,
+    _Unusual,
+    parse,
+    strip_anchors,
+)
 
 TESTS = Path(__file__).resolve().parent
 CASES = TESTS / "cases"
@@ -158,3 +166,11 @@ def test_fuzzed_patterns_read_the_same(pattern: str) -> None:
 @given(pattern=readable)
 def test_readable_patterns_take_the_fast_path(pattern: str) -> None:
     assert assert_same_as_full_path(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["a{" + "9" * 5000 + "}", "a{1," + "9" * 5000 + "}"])
+def test_a_repeat_count_longer_than_int_reads_is_refused(pattern: str) -> None:
+    # int() refuses more than 4,300 digits: re let that ValueError out, and so did parse
+    with pytest.raises(RegexError, match="repetition number is too large") as caught:
+        parse(pattern)
+    assert caught.value.position == 1
