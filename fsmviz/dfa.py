@@ -206,7 +206,9 @@ class Dfa:
 def compile_regex(pattern: str) -> Dfa:
     """Compile ``pattern`` into its minimal character DFA, or raise ``RegexError``."""
     built = _Construction.of(pattern)
-    accepting, transitions = _prune_dead(built.accepting, built.transitions)
+    accepting, transitions = built.accepting, built.transitions
+    if built.may_strand:
+        accepting, transitions = _prune_dead(accepting, transitions)
     accepting, transitions = _minimise(accepting, transitions, built.clock)
     return built.dfa(accepting, transitions)
 
@@ -241,6 +243,17 @@ class _Construction:
         )
         return _Construction(core, clock, positions, nullable, first, last, classes,
                              class_masks, mentioned, accepting, transitions)  # fmt: skip
+
+    @property
+    def may_strand(self) -> bool:
+        """Whether a state may be unable to finish, so that ``_prune_dead`` has work: only
+        when some position accepts no character at all (``a[^\\s\\S]b``). Otherwise
+        every position lies on a path from the start to an end of the pattern (Glushkov's
+        automaton of a regex with no empty set is *trim*), and so does every subset."""
+        accepted = 0
+        for mask in self.class_masks:
+            accepted |= mask
+        return accepted != (1 << len(self.positions.sets)) - 1
 
     def dfa(self, accepting: set[int], transitions: list[dict[int, int]]) -> Dfa:
         """The DFA with these (minimised) states, over this construction's classes."""
