@@ -206,7 +206,9 @@ class Dfa:
 def compile_regex(pattern: str) -> Dfa:
     """Compile ``pattern`` into its minimal character DFA, or raise ``RegexError``."""
     built = _Construction.of(pattern)
-    accepting, transitions = _prune_dead(built.accepting, built.transitions)
+    accepting, transitions = built.accepting, built.transitions
+    if built.may_strand:
+        accepting, transitions = _prune_dead(accepting, transitions)
     accepting, transitions = _minimise(accepting, transitions, built.clock)
     return built.dfa(accepting, transitions)
 
@@ -242,6 +244,17 @@ class _Construction:
         return _Construction(core, clock, positions, nullable, first, last, classes,
                              class_masks, mentioned, accepting, transitions)  # fmt: skip
 
+    @property
+    def may_strand(self) -> bool:
+        """Whether a state may be unable to finish, so that ``_prune_dead`` has work: only
+        when some position accepts no character at all (``a[^\\s\\S]b``). Otherwise
+        every position lies on a path from the start to an end of the pattern (Glushkov's
+        automaton of a regex with no empty set is *trim*), and so does every subset."""
+        accepted = 0
+        for mask in self.class_masks:
+            accepted |= mask
+        return accepted != (1 << len(self.positions.sets)) - 1
+
     def dfa(self, accepting: set[int], transitions: list[dict[int, int]]) -> Dfa:
         """The DFA with these (minimised) states, over this construction's classes."""
         return Dfa(
@@ -254,13 +267,31 @@ class _Construction:
         )
 
 
-@dataclass(frozen=True)
 class _Clock:
-    """The build's deadline; every loop that may run long calls ``check``."""
+    """The build's deadline; every loop that may run long calls ``check``. Reading the CPU
+    clock is a system call (~1 µs, as long as a small pattern's whole loop step), so
+    ``check`` reads it on its first call and then on every ``CHECK_EVERY``-th: a step of
+    the slowest loop takes well under 100 µs, so the deadline is overrun by milliseconds
+    at most.
 
-    deadline: float
+    >>> clock = _Clock(time.thread_time() - 1)  # already past
+    >>> clock.check()
+    Traceback (most recent call last):
+    fsmviz.syntax.RegexError: the pattern is too large: ...
+    """
+
+    CHECK_EVERY = 32
+    __slots__ = ("deadline", "_skip")
+
+    def __init__(self, deadline: float):
+        self.deadline = deadline
+        self._skip = 0  # calls left before the clock is read again
 
     def check(self) -> None:
+        if self._skip:
+            self._skip -= 1
+            return
+        self._skip = self.CHECK_EVERY - 1
         if time.thread_time() > self.deadline:
             raise _too_slow()
 
@@ -281,13 +312,15 @@ _IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
 
 
 def _expanded_size(node: object) -> int:
-    """Number of positions ``node`` expands to, computed without expanding it."""
-    if isinstance(node, Repeated):
+    """Number of positions ``node`` expands to, computed without expanding it. (Nodes are
+    told apart by their exact type, as in ``_Positions.walk``.)"""
+    kind = type(node)
+    if kind is Repeated:
         times = node.max if node.max is not None else max(node.min, 1)
         return _expanded_size(node.base) * times
-    if isinstance(node, Pattern):
+    if kind is Pattern:
         return sum(_expanded_size(o) for o in node.options)
-    if isinstance(node, Concatenation):
+    if kind is Concatenation:
         return sum(_expanded_size(p) for p in node.parts)
     if node is EMPTY:
         return 0
@@ -318,21 +351,24 @@ class _Positions:
     def walk(self, node: object, flags: int) -> tuple[bool, int, int]:
         """(nullable, first positions, last positions) of ``node``; records ``follow``.
         ``flags`` are the ``REFlags`` in force as a plain int (``REFlags`` arithmetic is
-        slow, and a long pattern has thousands of nodes). Character classes come first:
-        they are most of the nodes."""
-        if isinstance(node, CharGroup):
+        slow, and a long pattern has thousands of nodes). Nodes are told apart by their
+        exact type: interegular's node classes derive from ``abc.ABC``, whose
+        ``isinstance`` costs a Python-level call. Character classes come first: they are
+        most of the nodes."""
+        kind = type(node)
+        if kind is CharGroup:
             chars = frozenset(node.chars)
             if flags & _IGNORECASE:
                 chars = self._case_folded(chars)
             return self._position((chars, node.negated))
-        if isinstance(node, Concatenation):
+        if kind is Concatenation:
             result = (True, 0, 0)
             for part in node.parts:
-                if isinstance(part, NonCapturing):
+                if type(part) is NonCapturing:
                     raise RegexError("lookarounds are not supported", None, "remove them")
                 result = self._concat(result, self.walk(part, flags))
             return result
-        if isinstance(node, Pattern):
+        if kind is Pattern:
             if node.added_flags or node.removed_flags:
                 flags = (flags | node.added_flags.value) & ~node.removed_flags.value
             nullable, first, last = False, 0, 0
@@ -340,7 +376,7 @@ class _Positions:
                 n, f, la = self.walk(option, flags)
                 nullable, first, last = nullable or n, first | f, last | la
             return nullable, first, last
-        if isinstance(node, Repeated):
+        if kind is Repeated:
             return self._repeat(node, flags)
         if node is EMPTY:
             return True, 0, 0
