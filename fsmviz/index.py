@@ -225,7 +225,7 @@ class TokenIndex:
         they cannot spell one): an upper bound on ``tokens_to_match``, found in one
         backward search over the byte DFA (no vocabulary walk)."""
         if self._spelled is None:
-            self._spelled = _spelled_distances(self.byte_dfa, self.trie.single_byte_tokens)
+            self._spelled = self.byte_dfa.distances(self.trie.single_byte_tokens)
         return self._spelled
 
     def prepare_safe_end(self) -> None:
@@ -325,18 +325,6 @@ class TokenIndex:
 def _loops_widely(table: np.ndarray) -> bool:
     """Whether some state reads ``successors.WIDE`` bytes or more back into itself."""
     return bool(((table == np.arange(len(table))[:, None]).sum(axis=1) >= WIDE).any())
-
-
-def _spelled_distances(byte_dfa: ByteDfa, usable: np.ndarray) -> np.ndarray:
-    """Fewest bytes from each state to acceptance, reading only bytes where ``usable``."""
-    table = np.where(usable, byte_dfa.table, -1)
-    sources, _ = np.nonzero(table >= 0)
-    size = byte_dfa.num_states
-    edges = np.unique(sources.astype(np.int64) * size + table[table >= 0])
-    following = (edges % size).tolist()
-    bounds = np.searchsorted(edges, np.arange(size + 1) * size).tolist()
-    goals = np.flatnonzero(byte_dfa.accepting).tolist()
-    return backward_distances(size, lambda s: following[bounds[s] : bounds[s + 1]], goals)
 
 
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:
