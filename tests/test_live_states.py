@@ -38,3 +38,27 @@ def test_live_states_follow_the_definition(pattern: str) -> None:
         expected = live_by_definition(byte_dfa.table, byte_dfa.accepting, usable)
         assert byte_dfa.live_states(usable).tolist() == expected
     assert byte_dfa.live_states().all()  # to_bytes keeps only edges into live states
+
+
+@pytest.mark.parametrize(
+    ("pattern", "token_live"),
+    [
+        # lead bytes f1, f2 (no token of their own) go where f3 goes: no search needed
+        ("a[\U00040000-\U0004000f\U00080000-\U0008000f\U000c0000-\U000c000f]", True),
+        ("a[\U00040000-\U0004000f]|b", False),  # after "a" only f1 leads on
+        ("a\x04|b", False),  # SmolLM2 has no token "\x04"
+        ("[a-z]+", True),
+    ],
+)
+def test_token_liveness_skips_the_search_only_when_no_state_can_differ(
+    pattern, token_live, bundled_vocab
+):
+    from fsmviz.index import _byte_liveness_is_token_liveness
+    from fsmviz.trie import trie_of
+
+    byte_dfa = to_bytes(compile_regex(pattern))
+    trie = trie_of(bundled_vocab)
+    restricted = byte_dfa.live_states(usable_bytes=trie.single_byte_tokens)
+    live = byte_dfa.accepting | (byte_dfa.table >= 0).any(axis=1)
+    assert bool((restricted == live).all()) is token_live  # the full search's verdict
+    assert _byte_liveness_is_token_liveness(byte_dfa, trie) is token_live
