@@ -48,6 +48,7 @@ from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
+from .rowwalk import Chains, walk_row
 from .successors import BytePartitions, successor_pairs, wide_states
 from .trie import VocabTrie, runs, trie_of
 from .vocab import Vocabulary
@@ -114,6 +115,7 @@ class TokenIndex:
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
+    _chains: Chains | None = field(default=None, repr=False)  # for rows (``fsmviz.rowwalk``)
 
     initial_state: int = 0
 
@@ -158,8 +160,13 @@ class TokenIndex:
             with self._lock:
                 row = self._rows.get(state)
                 if row is None:
-                    (origin, node, reached), _ = _walk(self.trie, self.byte_dfa.table, [state])
-                    row = _row(self.trie, node, reached)
+                    if self._chains is None:
+                        self._chains = Chains(self.byte_dfa.table, int(self.trie.height[0]))
+                    row = Row(
+                        *walk_row(
+                            self.trie, self.byte_dfa.table, self._chains, state, len(self.vocab)
+                        )
+                    )
                     if self._live is not None:  # pruned: tokens into token-dead states are gone
                         row = row.into(self._live)
                     if sum(len(r.tokens) for r in self._rows.values()) < KEPT_ENTRIES:
@@ -367,19 +374,6 @@ def _walk(
     node = np.concatenate(found_node) if found_node else empty
     state = np.concatenate(found_state) if found_state else empty
     return (origin, node, state), rounds
-
-
-def _row(trie: VocabTrie, node: np.ndarray, state: np.ndarray) -> Row:
-    """The row of one start from its walk's token-carrying (node, state) pairs."""
-    # A node can carry several tokens (same bytes, different ids): expand through the CSR.
-    per_node = trie.token_start[node + 1] - trie.token_start[node]
-    if (per_node != 1).any():
-        state = np.repeat(state, per_node)
-        tokens = trie.token_ids[runs(trie.token_start[node], per_node)]
-    else:
-        tokens = trie.token_ids[trie.token_start[node]]
-    order = np.argsort(tokens)
-    return Row(tokens[order], state[order])
 
 
 _INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)
