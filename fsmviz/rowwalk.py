@@ -41,72 +41,79 @@ vocabulary (linear) rather than by ``argsort``."""
 
 _ALL_BYTES = (1 << 256) - 1
 _SET = np.dtype("V32")
-"""A set of bytes as one numpy item (4 uint64 words), for gathering sets in one call."""
-_NO_BYTES = np.zeros((), dtype=_SET)
+"""A set of bytes as one numpy item (4 little-endian uint64 words, as in
+``VocabTrie.subtree_bytes``), for gathering sets in one call."""
 
 
 class Chains:
     """What row walks keep about one byte DFA: the chains of the states they met, and
     the rows of the table as lists for the walks in Python.
 
-    For a state met, ``forbidden[local[s] * width + h]`` is the set of bytes (256 bits, 4
-    words) that may *not* appear in a subtree ``h`` bytes high for it to be taken whole
-    from ``s``, and ``targets[local[s] * width + h]`` is the state ``h`` bytes along the
-    chain. ``width`` is one more than the trie's height.
+    ``reach[s]`` is the height of the highest subtree the chain of a state met can take
+    (-1: not met yet). For a state whose chain is kept, ``forbidden[local[s] * width + h]``
+    is the set of bytes (256 bits, 4 words) that may *not* appear in a subtree ``h`` bytes
+    high for it to be taken whole from ``s``, and ``targets[local[s] * width + h]`` is the
+    state ``h`` bytes along the chain. ``width`` is one more than the trie's height.
 
     In ``[0-9]+\\.`` the main class of state 0 and of state 1 (after a digit) is the
-    digits, leading to state 1; state 2 (after the dot) has no byte, so its chain stops:
+    digits, leading to state 1, a loop; state 2 (after the dot) has no byte, so its
+    chain stops at once:
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index(r"[0-9]+\\.", Vocabulary.from_strings(["1", "12", "."]))
     >>> chains = Chains(index.byte_dfa.table, height=2)
     >>> chains.add(np.array([0, 2]))
+    >>> chains.reach.tolist()
+    [2, 2, 0]
     >>> [int(chains.targets[int(chains.local[0]) * 3 + h]) for h in range(3)]
     [0, 1, 1]
     >>> digits = sum(1 << b for b in b"0123456789")
-    >>> [chains.allows(0, h) == digits for h in (1, 2)], chains.allows(2, 1)
-    ([True, True], 0)
+    >>> [chains.allows(0, h) == digits for h in (1, 2)]
+    [True, True]
     """
 
     def __init__(self, table: np.ndarray, height: int) -> None:
         self.table = table
         self.width = height + 1
-        self.local = np.full(len(table), -1, dtype=np.int32)
+        self.reach = np.full(len(table), -1, dtype=np.int32)  # -1: not met yet
+        self.local = np.full(len(table), -1, dtype=np.int32)  # -1: no chain kept
         self.forbidden = np.zeros(0, dtype=_SET)
         self.targets = np.zeros(0, dtype=np.int32)
-        self.reach = np.zeros(0, dtype=np.int32)  # [local[s]]: the highest subtree allowed
+        self.live = np.zeros(len(table), dtype=_SET)  # of a state met: the bytes it reads
         self._main: dict[int, tuple[int, int]] = {}
         self._rows: dict[int, list[int]] = {}
 
     def add(self, states: np.ndarray) -> None:
-        """Compute the chains of ``states`` (distinct, not met yet), and of the states
-        along them (the walk meets those next)."""
+        """Find how far the chains of ``states`` (distinct, not met yet) and of the states
+        along them (the walk meets those next) reach; keep the chains reaching 2 bytes or
+        more (a shorter one would take little)."""
         chains = {state: self._chain(state) for state in states.tolist()}
         for path, _ in list(chains.values()):
             for state in path[1:]:
-                if state not in chains and self.local[state] < 0:
+                if state not in chains and self.reach[state] < 0:
                     chains[state] = self._chain(state)
         # Past its end a chain stays where it is: the same state, the same bytes.
-        sets, set_repeats, path, path_repeats, reach = [], [], [], [], []
-        for states_along, allowed in chains.values():
-            reach.append(self.width - 1 if allowed[-1] else len(allowed) - 2)
-            sets += [bits.to_bytes(32, "little") for bits in allowed]
-            set_repeats += [1] * (len(allowed) - 1) + [self.width + 1 - len(allowed)]
-            path += states_along
-            path_repeats += [1] * (len(states_along) - 1) + [self.width + 1 - len(states_along)]
-        allowed_sets = np.frombuffer(b"".join(sets), dtype="<u8").astype(np.uint64)
-        forbidden = np.repeat(~allowed_sets.reshape(-1, 4), set_repeats, axis=0)
-        first = len(self.targets) // self.width
-        self.local[list(chains)] = np.arange(first, first + len(chains), dtype=np.int32)
-        self.forbidden = np.concatenate([self.forbidden, forbidden.view(_SET).reshape(-1)])
-        self.targets = np.concatenate([self.targets, np.repeat(np.int32(path), path_repeats)])
-        self.reach = np.concatenate([self.reach, np.int32(reach)])
+        kept, forbidden, targets = [], [], []
+        for state, (path, allowed) in chains.items():
+            reach = self.width - 1 if allowed[-1] else len(allowed) - 2
+            self.reach[state] = reach
+            if reach >= 2:
+                kept.append(state)
+                forbidden += [(_ALL_BYTES ^ bits).to_bytes(32, "little") for bits in allowed]
+                forbidden.append(forbidden[-1] * (self.width - len(allowed)))
+                targets += path + [path[-1]] * (self.width - len(path))
+        if kept:
+            first = len(self.targets) // self.width
+            self.local[kept] = np.arange(first, first + len(kept), dtype=np.int32)
+            more = np.frombuffer(b"".join(forbidden), dtype=_SET)
+            self.forbidden = np.concatenate([self.forbidden, more])
+            self.targets = np.concatenate([self.targets, np.array(targets, dtype=np.int32)])
 
     def allows(self, state: int, height: int) -> int:
         """The bytes a subtree ``height`` bytes high may hold to be taken whole from
         ``state`` (a met state), as an int of 256 bits."""
         at = int(self.local[state]) * self.width + height
-        words = self.forbidden[at : at + 1].view(np.uint64).tolist()
+        words = self.forbidden[at : at + 1].view("<u8").tolist()
         return _ALL_BYTES ^ sum(word << (64 * k) for k, word in enumerate(words))
 
     def walk(self, data: bytes, state: int) -> int:
@@ -139,7 +146,9 @@ class Chains:
         found = self._main.get(state)
         if found is None:
             row = self.table[state]
-            counts = np.bincount(row[row >= 0])
+            edges = row >= 0
+            self.live[state] = np.packbits(edges, bitorder="little").view(_SET)[0]
+            counts = np.bincount(row[edges])
             if len(counts) == 0:
                 found = 0, -1
             else:
@@ -168,28 +177,35 @@ def walk_row(
     targets: list[int] = []
     checked = False  # whether a level was tested for whole subtrees
     while nodes.size:
+        grows = None
         if len(nodes) >= WIDE:
-            local = chains.local[states]
-            if (local < 0).any():
-                chains.add(np.unique(states[local < 0]))
-                local = chains.local[states]
-            if chains.reach[local].max() >= 2:  # else a whole subtree would save little
+            reach = chains.reach[states]
+            if (reach < 0).any():
+                chains.add(np.unique(states[reach < 0]))
+                reach = chains.reach[states]
+            below = trie.subtree_bytes.view(_SET).reshape(-1)
+            if reach.min() >= 2:  # else a whole subtree would take little (or no chain kept)
                 checked = True
-                base = local * chains.width
-                below = trie.subtree_bytes.view(_SET).reshape(-1)
-                clash = below.take(nodes).view(np.uint64)  # bytes below the chain forbids
-                clash &= chains.forbidden.take(base + trie.height[nodes]).view(np.uint64)
-                kept = clash.view(_SET) != _NO_BYTES
+                base = chains.local[states] * chains.width
+                clash = below.take(nodes).view("<u8")  # the bytes below the chain forbids
+                clash &= chains.forbidden.take(base + trie.height[nodes]).view("<u8")
+                kept = _nonempty(clash)
                 if not kept.all():
                     whole = ~kept
                     whole_nodes.append(nodes[whole])
                     whole_bases.append(base[whole])
                     nodes, states = nodes[kept], states[kept]
+            # A pair none of whose bytes below its state reads has no child to walk.
+            grows = below.take(nodes).view("<u8")
+            grows &= chains.live.take(states).view("<u8")
+            grows = _nonempty(grows)
         elif checked and len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
             entries, targets = _walk_tokens(trie, chains, nodes, states)
             break
         walked_nodes.append(nodes)
         walked_states.append(states)
+        if grows is not None:
+            nodes, states = nodes[grows], states[grows]
         counts = trie.num_children[nodes]
         if not counts.any():
             break
@@ -219,9 +235,14 @@ def _whole_tokens(
     top = np.concatenate(tops)
     counts = trie.span_size[top]
     under = runs(trie.span_start[top], counts)
-    steps = trie.sorted_lengths[under] - np.repeat(trie.depth[top], counts)
-    steps += np.repeat(np.concatenate(bases), counts)
+    steps = trie.sorted_lengths[under]
+    steps += np.repeat(np.concatenate(bases) - trie.depth[top], counts)
     return trie.sorted_ids[under], chains.targets[steps]
+
+
+def _nonempty(words: np.ndarray) -> np.ndarray:
+    """Which sets of bytes, given as their words (4 a set, one after the other), hold any."""
+    return ((words[0::4] | words[1::4]) | (words[2::4] | words[3::4])).astype(bool)
 
 
 def _walk_tokens(

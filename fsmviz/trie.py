@@ -50,7 +50,9 @@ class VocabTrie:
     # Subtrees, for walks that take a whole subtree at once (``fsmviz.rowwalk``):
     depth: np.ndarray  # int32 [num_nodes]: bytes on the path from the root
     height: np.ndarray  # int32 [num_nodes]: bytes below the node on its longest token
-    subtree_bytes: np.ndarray  # uint64 [num_nodes, 4]: 256-bit set of the bytes below
+    subtree_bytes: (
+        np.ndarray
+    )  # <u8 [num_nodes, 4]: the set of bytes below (b: word b // 64, bit b % 64)
     span_start: np.ndarray  # int32 [num_nodes]: the tokens at or below node n are
     span_size: np.ndarray  # sorted_ids[span_start[n] : span_start[n] + span_size[n]]
     sorted_ids: np.ndarray  # int32 [num_tokens]: token ids in the order of their bytes
@@ -134,8 +136,8 @@ def _subtrees(
     the deepest (breadth-first numbering: a level is a run of node numbers, and so are the
     children of its nodes)."""
     height = np.zeros(len(byte), dtype=np.int32)
-    below = np.zeros((len(byte), 4), dtype=np.uint64)
-    edge = np.zeros((len(byte), 4), dtype=np.uint64)  # the byte into each node, as a set
+    below = np.zeros((len(byte), 4), dtype="<u8")
+    edge = np.zeros((len(byte), 4), dtype="<u8")  # the byte into each node, as a set
     edge[np.arange(1, len(byte)), byte[1:] >> 6] = np.left_shift(
         np.uint64(1), (byte[1:] & 63).astype(np.uint64)
     )
