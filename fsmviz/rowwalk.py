@@ -14,8 +14,11 @@ every byte below a trie node lies in the main class of every state of the chain,
 many bytes as the node's subtree is deep, every token under the node is allowed and ends
 where the chain stands after the token's remaining bytes: the whole subtree (a
 contiguous run of the tokens sorted by their bytes, ``VocabTrie.span_start``) is taken
-at once without walking it. The trie keeps each node's bytes below as a 256-bit set and
-its height, so the test is a few numpy operations per level.
+at once without walking it. A chain that ends (after twelve letters ``[A-Za-z]{1,12}``
+wants a space) still takes a subtree taller than itself if its end state reads none of
+the bytes below: the tokens no longer than the chain are allowed, the longer ones die.
+The trie keeps each node's bytes below as a 256-bit set and its height, so the test is a
+few numpy operations per level.
 
 Where a level has few pairs left with few tokens below them (the long runs of ``-``),
 the rest is walked in plain Python, token by token, rather than one numpy round per
@@ -53,7 +56,8 @@ class Chains:
     (-1: not met yet). For a state whose chain is kept, ``forbidden[local[s] * width + h]``
     is the set of bytes (256 bits, 4 words) that may *not* appear in a subtree ``h`` bytes
     high for it to be taken whole from ``s``, and ``targets[local[s] * width + h]`` is the
-    state ``h`` bytes along the chain. ``width`` is one more than the trie's height.
+    state ``h`` bytes along the chain (-1 past the end of a chain that ends: such tokens
+    die). ``width`` is one more than the trie's height.
 
     In ``[0-9]+\\.`` the main class of state 0 and of state 1 (after a digit) is the
     digits, leading to state 1, a loop; state 2 (after the dot) has no byte, so its
@@ -81,6 +85,7 @@ class Chains:
         self.targets = np.zeros(0, dtype=np.int32)
         self.live = np.zeros(len(table), dtype=_SET)  # of a state met: the bytes it reads
         self._main: dict[int, tuple[int, int]] = {}
+        self._live: dict[int, int] = {}  # the bytes a state reads, as an int
         self._rows: dict[int, list[int]] = {}
 
     def add(self, states: np.ndarray) -> None:
@@ -92,16 +97,22 @@ class Chains:
             for state in path[1:]:
                 if state not in chains and self.reach[state] < 0:
                     chains[state] = self._chain(state)
-        # Past its end a chain stays where it is: the same state, the same bytes.
         kept, forbidden, targets = [], [], []
         for state, (path, allowed) in chains.items():
             reach = self.width - 1 if allowed[-1] else len(allowed) - 2
             self.reach[state] = reach
-            if reach >= 2:
-                kept.append(state)
-                forbidden += [(_ALL_BYTES ^ bits).to_bytes(32, "little") for bits in allowed]
-                forbidden.append(forbidden[-1] * (self.width - len(allowed)))
-                targets += path + [path[-1]] * (self.width - len(path))
+            if reach < 2:
+                continue
+            kept.append(state)
+            sets = [_ALL_BYTES ^ bits for bits in allowed]
+            if allowed[-1]:  # a loop, or as high as the trie: the chain stays where it is
+                past, beyond = sets[-1], path[-1]
+            else:  # past its end, only tokens no longer than the chain, if the rest dies
+                past, beyond = sets[-2] | self._live[path[-1]], -1
+                sets[-1] = past
+            forbidden += [bits.to_bytes(32, "little") for bits in sets]
+            forbidden.append(past.to_bytes(32, "little") * (self.width - len(sets)))
+            targets += path + [beyond] * (self.width - len(path))
         if kept:
             first = len(self.targets) // self.width
             self.local[kept] = np.arange(first, first + len(kept), dtype=np.int32)
@@ -146,9 +157,10 @@ class Chains:
         found = self._main.get(state)
         if found is None:
             row = self.table[state]
-            edges = row >= 0
-            self.live[state] = np.packbits(edges, bitorder="little").view(_SET)[0]
-            counts = np.bincount(row[edges])
+            edges = np.packbits(row >= 0, bitorder="little")
+            self.live[state] = edges.view(_SET)[0]
+            self._live[state] = int.from_bytes(edges.tobytes(), "little")
+            counts = np.bincount(row[row >= 0])
             if len(counts) == 0:
                 found = 0, -1
             else:
@@ -237,7 +249,11 @@ def _whole_tokens(
     under = runs(trie.span_start[top], counts)
     steps = trie.sorted_lengths[under]
     steps += np.repeat(np.concatenate(bases) - trie.depth[top], counts)
-    return trie.sorted_ids[under], chains.targets[steps]
+    tokens, targets = trie.sorted_ids[under], chains.targets[steps]
+    if (targets < 0).any():  # tokens longer than a chain that ends
+        longer = targets < 0
+        return tokens[~longer], targets[~longer]
+    return tokens, targets
 
 
 def _nonempty(words: np.ndarray) -> np.ndarray:

@@ -15,6 +15,8 @@ WIDE_SEEDS = ("email", "three_letters_digit", "url", "pink_floyd_json")
 EVERYDAY = (
     r"[a-z0-9]+(-[a-z0-9]+)*",  # a slug: one loop state over 36 bytes
     r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.",  # chains that end: 12 letters, then a space
+    # A chain that ends where its end state still reads a letter ("example", "process"):
+    r"[a-z]{6}(e|s|[0-9]+)",
     r"[0-9a-f]{8}-[0-9a-f]{4}",
     r"(?i)hello( world)*",
     "東京|大阪",  # states inside a character
