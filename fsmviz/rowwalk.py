@@ -85,7 +85,6 @@ class Chains:
         self.targets = np.zeros(0, dtype=np.int32)
         self.live = np.zeros(len(table), dtype=_SET)  # of a state met: the bytes it reads
         self._main: dict[int, tuple[int, int]] = {}
-        self._live: dict[int, int] = {}  # the bytes a state reads, as an int
         self._rows: dict[int, list[int]] = {}
 
     def add(self, states: np.ndarray) -> None:
@@ -108,7 +107,8 @@ class Chains:
             if allowed[-1]:  # a loop, or as high as the trie: the chain stays where it is
                 past, beyond = sets[-1], path[-1]
             else:  # past its end, only tokens no longer than the chain, if the rest dies
-                past, beyond = sets[-2] | self._live[path[-1]], -1
+                reads = int.from_bytes(self.live[path[-1]].tobytes(), "little")
+                past, beyond = sets[-2] | reads, -1
                 sets[-1] = past
             forbidden += [bits.to_bytes(32, "little") for bits in sets]
             forbidden.append(past.to_bytes(32, "little") * (self.width - len(sets)))
@@ -157,10 +157,9 @@ class Chains:
         found = self._main.get(state)
         if found is None:
             row = self.table[state]
-            edges = np.packbits(row >= 0, bitorder="little")
-            self.live[state] = edges.view(_SET)[0]
-            self._live[state] = int.from_bytes(edges.tobytes(), "little")
-            counts = np.bincount(row[row >= 0])
+            edges = row >= 0
+            self.live[state] = np.packbits(edges, bitorder="little").view(_SET)[0]
+            counts = np.bincount(row[edges])
             if len(counts) == 0:
                 found = 0, -1
             else:
