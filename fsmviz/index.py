@@ -154,7 +154,8 @@ class TokenIndex:
     # --- beyond the contract ------------------------------------------------------------
 
     def row(self, state: int) -> Row:
-        """The row of ``state`` (its tokens and where each leads), computed on first use."""
+        """The row of ``state`` (its tokens and where each leads), computed on first use
+        (``rowwalk.walk_row``: whole trie subtrees at once where the state's chain allows)."""
         row = self._rows.get(state)
         if row is None:
             with self._lock:

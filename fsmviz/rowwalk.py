@@ -38,6 +38,9 @@ WIDE = 64
 cost more than it saves."""
 TAIL = 32
 """Pairs with at most this many tokens below them all together are walked in Python."""
+MAX_CHAINS = 4_096
+"""Chains kept per byte DFA (each ~3 KB: ~12 MB); past it, states met are walked pair by
+pair."""
 DENSE_SORT = 2_000
 """Rows longer than this are sorted by scattering into an array the size of the
 vocabulary (linear) rather than by ``argsort``."""
@@ -90,7 +93,7 @@ class Chains:
     def add(self, states: np.ndarray) -> None:
         """Find how far the chains of ``states`` (distinct, not met yet) and of the states
         along them (the walk meets those next) reach; keep the chains reaching 2 bytes or
-        more (a shorter one would take little)."""
+        more (a shorter one would take little), up to ``MAX_CHAINS``."""
         chains = {state: self._chain(state) for state in states.tolist()}
         for path, _ in list(chains.values()):
             for state in path[1:]:
@@ -99,6 +102,8 @@ class Chains:
         kept, forbidden, targets = [], [], []
         for state, (path, allowed) in chains.items():
             reach = self.width - 1 if allowed[-1] else len(allowed) - 2
+            if len(self.targets) // self.width + len(kept) >= MAX_CHAINS:
+                reach = min(reach, 1)  # too many kept: this one is not
             self.reach[state] = reach
             if reach < 2:
                 continue
