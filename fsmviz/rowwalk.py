@@ -238,8 +238,7 @@ def walk_row(
         parts.append(_whole_tokens(trie, chains, whole_nodes, whole_bases))
     if entries:
         parts.append((trie.sorted_ids[entries], np.array(targets, dtype=np.int32)))
-    tokens, ends = parts[0] if len(parts) == 1 else map(np.concatenate, zip(*parts, strict=True))
-    return _sorted(tokens, ends, num_ids)
+    return _sorted(parts, num_ids)
 
 
 def _whole_tokens(
@@ -247,17 +246,14 @@ def _whole_tokens(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The tokens under the subtrees taken whole (their top nodes, and where their
     states' chains start in ``chains.targets``), and where each ends: as many steps
-    along the chain as the token has bytes below the top."""
+    along the chain as the token has bytes below the top (-1 for a token longer than a
+    chain that ends: not allowed)."""
     top = np.concatenate(tops)
     counts = trie.span_size[top]
     under = runs(trie.span_start[top], counts)
     steps = trie.sorted_lengths[under]
     steps += np.repeat(np.concatenate(bases) - trie.depth[top], counts)
-    tokens, targets = trie.sorted_ids[under], chains.targets[steps]
-    if (targets < 0).any():  # tokens longer than a chain that ends
-        longer = targets < 0
-        return tokens[~longer], targets[~longer]
-    return tokens, targets
+    return trie.sorted_ids[under], chains.targets[steps]
 
 
 def _nonempty(words: np.ndarray) -> np.ndarray:
@@ -293,12 +289,21 @@ def _own_tokens(
     return trie.token_ids[trie.token_start[node]], state
 
 
-def _sorted(tokens: np.ndarray, targets: np.ndarray, num_ids: int) -> tuple[np.ndarray, np.ndarray]:
-    """``tokens`` (distinct) sorted, with ``targets`` alongside."""
-    if len(tokens) <= DENSE_SORT:
-        order = np.argsort(tokens)
-        return tokens[order], targets[order]
-    dense = np.full(num_ids, -1, dtype=targets.dtype)
-    dense[tokens] = targets
-    found = np.flatnonzero(dense >= 0)
-    return found.astype(np.int32), dense[found]
+def _sorted(
+    parts: list[tuple[np.ndarray, np.ndarray]], num_ids: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens of ``parts`` (each a token array and a target array; distinct tokens)
+    sorted, with their targets alongside; tokens whose target is -1 left out."""
+    if sum(len(tokens) for tokens, _ in parts) > DENSE_SORT:
+        dense = np.full(num_ids, -1, dtype=np.int32)
+        for tokens, targets in parts:
+            dense[tokens] = targets
+        found = np.flatnonzero(dense >= 0)
+        return found.astype(np.int32), dense[found]
+    tokens, targets = parts[0]
+    if len(parts) > 1:
+        tokens, targets = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+        allowed = targets >= 0
+        tokens, targets = tokens[allowed], targets[allowed]
+    order = np.argsort(tokens)
+    return tokens[order], targets[order]
