@@ -51,6 +51,7 @@ from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
+from .rowwalk import Chains, walk_row
 from .successors import WIDE, BytePartitions, successor_pairs, wide_states
 from .trie import VocabTrie, runs, trie_of
 from .vocab import Vocabulary
@@ -122,6 +123,7 @@ class TokenIndex:
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
+    _chains: Chains | None = field(default=None, repr=False)  # for rows (``fsmviz.rowwalk``)
 
     initial_state: int = 0
 
@@ -160,14 +162,20 @@ class TokenIndex:
     # --- beyond the contract ------------------------------------------------------------
 
     def row(self, state: int) -> Row:
-        """The row of ``state`` (its tokens and where each leads), computed on first use."""
+        """The row of ``state`` (its tokens and where each leads), computed on first use
+        (``rowwalk.walk_row``: whole trie subtrees at once where the state's chain allows)."""
         row = self._rows.get(state)
         if row is None:
             with self._lock:
                 row = self._rows.get(state)
                 if row is None:
-                    (origin, node, reached), _ = _walk(self.trie, self.byte_dfa.table, [state])
-                    row = _row(self.trie, node, reached)
+                    if self._chains is None:
+                        self._chains = Chains(self.byte_dfa.table, int(self.trie.height[0]))
+                    row = Row(
+                        *walk_row(
+                            self.trie, self.byte_dfa.table, self._chains, state, len(self.vocab)
+                        )
+                    )
                     if self._live is not None:  # pruned: tokens into token-dead states are gone
                         row = row.into(self._live)
                     if sum(len(r.tokens) for r in self._rows.values()) < KEPT_ENTRIES:
@@ -421,19 +429,6 @@ def _walk(
     node = np.concatenate(found_node) if found_node else empty
     state = np.concatenate(found_state) if found_state else empty
     return (origin, node, state), rounds
-
-
-def _row(trie: VocabTrie, node: np.ndarray, state: np.ndarray) -> Row:
-    """The row of one start from its walk's token-carrying (node, state) pairs."""
-    # A node can carry several tokens (same bytes, different ids): expand through the CSR.
-    per_node = trie.token_start[node + 1] - trie.token_start[node]
-    if (per_node != 1).any():
-        state = np.repeat(state, per_node)
-        tokens = trie.token_ids[runs(trie.token_start[node], per_node)]
-    else:
-        tokens = trie.token_ids[trie.token_start[node]]
-    order = np.argsort(tokens)
-    return Row(tokens[order], state[order])
 
 
 _INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)

@@ -47,6 +47,17 @@ class VocabTrie:
     token_ids: np.ndarray  # token_ids[token_start[n] : token_start[n + 1]]
     has_token: np.ndarray  # bool [num_nodes]
     single_byte_tokens: np.ndarray  # bool [256]: bytes that are a token on their own
+    # Subtrees, for walks that take a whole subtree at once (``fsmviz.rowwalk``):
+    depth: np.ndarray  # int32 [num_nodes]: bytes on the path from the root
+    height: np.ndarray  # int32 [num_nodes]: bytes below the node on its longest token
+    subtree_bytes: (
+        np.ndarray
+    )  # <u8 [num_nodes, 4]: the set of bytes below (b: word b // 64, bit b % 64)
+    span_start: np.ndarray  # int32 [num_nodes]: the tokens at or below node n are
+    span_size: np.ndarray  # sorted_ids[span_start[n] : span_start[n] + span_size[n]]
+    sorted_ids: np.ndarray  # int32 [num_tokens]: token ids in the order of their bytes
+    sorted_lengths: np.ndarray  # int32 [num_tokens]: their lengths in bytes
+    sorted_bytes: tuple[bytes, ...]  # their bytes
 
     @staticmethod
     def build(vocab: Vocabulary) -> VocabTrie:
@@ -56,6 +67,7 @@ class VocabTrie:
         )
         # Sorted tokens make every trie node a contiguous run of entries; walk depth by depth.
         first_child, num_children, byte = [0], [0], [-1]
+        span_start, span_size, depths = [0], [len(entries)], [0]
         token_nodes: list[tuple[int, int]] = []  # (node, token id)
         level = [(0, 0, len(entries))]  # (node, first entry, end entry) at depth d
         depth = 0
@@ -77,6 +89,9 @@ class VocabTrie:
                     first_child.append(0)
                     num_children.append(0)
                     num_children[node] += 1
+                    span_start.append(i)
+                    span_size.append(j - i)
+                    depths.append(depth + 1)
                     next_level.append((child, i, j))
                     i = j
             level = next_level
@@ -90,15 +105,53 @@ class VocabTrie:
         for data in vocab.all_token_bytes:
             if len(data) == 1:
                 single[data[0]] = True
+        first_child_array = np.array(first_child, dtype=np.int32)
+        num_children_array = np.array(num_children, dtype=np.int32)
+        byte_array = np.array(byte, dtype=np.int32)
+        depth_array = np.array(depths, dtype=np.int32)
+        height, below = _subtrees(first_child_array, num_children_array, byte_array, depth_array)
         return VocabTrie(
-            first_child=np.array(first_child, dtype=np.int32),
-            num_children=np.array(num_children, dtype=np.int32),
-            byte=np.array(byte, dtype=np.int32),
+            first_child=first_child_array,
+            num_children=num_children_array,
+            byte=byte_array,
             token_start=token_start,
             token_ids=np.array([t for _, t in token_nodes], dtype=np.int32)[order],
             has_token=counts > 0,
             single_byte_tokens=single,
+            depth=depth_array,
+            height=height,
+            subtree_bytes=below,
+            span_start=np.array(span_start, dtype=np.int32),
+            span_size=np.array(span_size, dtype=np.int32),
+            sorted_ids=np.array([i for _, i in entries], dtype=np.int32),
+            sorted_lengths=np.array([len(data) for data, _ in entries], dtype=np.int32),
+            sorted_bytes=tuple(data for data, _ in entries),
         )
+
+
+def _subtrees(
+    first_child: np.ndarray, num_children: np.ndarray, byte: np.ndarray, depth: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's height and the 256-bit set of bytes below it, one level at a time from
+    the deepest (breadth-first numbering: a level is a run of node numbers, and so are the
+    children of its nodes)."""
+    height = np.zeros(len(byte), dtype=np.int32)
+    below = np.zeros((len(byte), 4), dtype="<u8")
+    edge = np.zeros((len(byte), 4), dtype="<u8")  # the byte into each node, as a set
+    edge[np.arange(1, len(byte)), byte[1:] >> 6] = np.left_shift(
+        np.uint64(1), (byte[1:] & 63).astype(np.uint64)
+    )
+    bounds = np.searchsorted(depth, np.arange(int(depth[-1]) + 2))
+    for level in range(int(depth[-1]) - 1, -1, -1):
+        parents = np.arange(bounds[level], bounds[level + 1])
+        parents = parents[num_children[parents] > 0]
+        if not len(parents):
+            continue
+        lo, hi = first_child[parents[0]], bounds[level + 2]
+        cuts = first_child[parents] - lo
+        height[parents] = np.maximum.reduceat(height[lo:hi], cuts) + 1
+        below[parents] = np.bitwise_or.reduceat(below[lo:hi] | edge[lo:hi], cuts)
+    return height, below
 
 
 _TRIES: BoundedCache[VocabTrie] = BoundedCache(maxsize=4)

@@ -1,0 +1,309 @@
+"""One state's row, walked with whole subtrees taken at once.
+
+A state's row (its allowed tokens and where each leads) is a walk over pairs (trie node,
+DFA state) from the state at the trie's root, one trie level per numpy round
+(``fsmviz.index``). A wide state, a loop over a big class like the ``[a-z0-9]+`` of a
+slug, lets almost every token through, so the plain walk visits most of the trie's
+100,000 nodes, 65 levels deep where a token is a long run of ``-``.
+
+Most of those pairs need not be walked. Give every state its *main class*, the bytes
+leading to the target most bytes lead to, and follow it: the *chain* of a state is the
+states its main classes lead through, byte after byte (a slug's loop state leads to
+itself; ``[A-Za-z]{1,12}`` leads one letter further each byte until none is left). If
+every byte below a trie node lies in the main class of every state of the chain, for as
+many bytes as the node's subtree is deep, every token under the node is allowed and ends
+where the chain stands after the token's remaining bytes: the whole subtree (a
+contiguous run of the tokens sorted by their bytes, ``VocabTrie.span_start``) is taken
+at once without walking it. A chain that ends (after twelve letters ``[A-Za-z]{1,12}``
+wants a space) still takes a subtree taller than itself if its end state reads none of
+the bytes below: the tokens no longer than the chain are allowed, the longer ones die.
+The trie keeps each node's bytes below as a 256-bit set and its height, so the test is a
+few numpy operations per level.
+
+Where a level has few pairs left with few tokens below them (the long runs of ``-``),
+the rest is walked in plain Python, token by token, rather than one numpy round per
+remaining byte.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .trie import VocabTrie, runs
+
+__all__ = ["Chains", "walk_row"]
+
+WIDE = 64
+"""Levels of fewer pairs are walked without looking for whole subtrees: the test would
+cost more than it saves."""
+TAIL = 32
+"""Pairs with at most this many tokens below them all together are walked in Python."""
+MAX_CHAINS = 4_096
+"""Chains kept per byte DFA (each ~3 KB: ~12 MB); past it, states met are walked pair by
+pair."""
+DENSE_SORT = 2_000
+"""Rows longer than this are sorted by scattering into an array the size of the
+vocabulary (linear) rather than by ``argsort``."""
+
+_ALL_BYTES = (1 << 256) - 1
+_SET = np.dtype("V32")
+"""A set of bytes as one numpy item (4 little-endian uint64 words, as in
+``VocabTrie.subtree_bytes``), for gathering sets in one call."""
+
+
+class Chains:
+    """What row walks keep about one byte DFA: the chains of the states they met, and
+    the rows of the table as lists for the walks in Python.
+
+    ``reach[s]`` is the height of the highest subtree the chain of a state met can take
+    (-1: not met yet). For a state whose chain is kept, ``forbidden[local[s] * width + h]``
+    is the set of bytes (256 bits, 4 words) that may *not* appear in a subtree ``h`` bytes
+    high for it to be taken whole from ``s``, and ``targets[local[s] * width + h]`` is the
+    state ``h`` bytes along the chain (-1 past the end of a chain that ends: such tokens
+    die). ``width`` is one more than the trie's height.
+
+    In ``[0-9]+\\.`` the main class of state 0 and of state 1 (after a digit) is the
+    digits, leading to state 1, a loop; state 2 (after the dot) has no byte, so its
+    chain stops at once:
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index(r"[0-9]+\\.", Vocabulary.from_strings(["1", "12", "."]))
+    >>> chains = Chains(index.byte_dfa.table, height=2)
+    >>> chains.add(np.array([0, 2]))
+    >>> chains.reach.tolist()
+    [2, 2, 0]
+    >>> [int(chains.targets[int(chains.local[0]) * 3 + h]) for h in range(3)]
+    [0, 1, 1]
+    >>> digits = sum(1 << b for b in b"0123456789")
+    >>> [chains.allows(0, h) == digits for h in (1, 2)]
+    [True, True]
+    """
+
+    def __init__(self, table: np.ndarray, height: int) -> None:
+        self.table = table
+        self.width = height + 1
+        self.reach = np.full(len(table), -1, dtype=np.int32)  # -1: not met yet
+        self.local = np.full(len(table), -1, dtype=np.int32)  # -1: no chain kept
+        self.forbidden = np.zeros(0, dtype=_SET)
+        self.targets = np.zeros(0, dtype=np.int32)
+        self.live = np.zeros(len(table), dtype=_SET)  # of a state met: the bytes it reads
+        self._main: dict[int, tuple[int, int]] = {}
+        self._rows: dict[int, list[int]] = {}
+
+    def add(self, states: np.ndarray) -> None:
+        """Find how far the chains of ``states`` (distinct, not met yet) and of the states
+        along them (the walk meets those next) reach; keep the chains reaching 2 bytes or
+        more (a shorter one would take little), up to ``MAX_CHAINS``."""
+        chains = {state: self._chain(state) for state in states.tolist()}
+        for path, _ in list(chains.values()):
+            for state in path[1:]:
+                if state not in chains and self.reach[state] < 0:
+                    chains[state] = self._chain(state)
+        kept, forbidden, targets = [], [], []
+        for state, (path, allowed) in chains.items():
+            reach = self.width - 1 if allowed[-1] else len(allowed) - 2
+            if len(self.targets) // self.width + len(kept) >= MAX_CHAINS:
+                reach = min(reach, 1)  # too many kept: this one is not
+            self.reach[state] = reach
+            if reach < 2:
+                continue
+            kept.append(state)
+            sets = [_ALL_BYTES ^ bits for bits in allowed]
+            if allowed[-1]:  # a loop, or as high as the trie: the chain stays where it is
+                past, beyond = sets[-1], path[-1]
+            else:  # past its end, only tokens no longer than the chain, if the rest dies
+                reads = int.from_bytes(self.live[path[-1]].tobytes(), "little")
+                past, beyond = sets[-2] | reads, -1
+                sets[-1] = past
+            forbidden += [bits.to_bytes(32, "little") for bits in sets]
+            forbidden.append(past.to_bytes(32, "little") * (self.width - len(sets)))
+            targets += path + [beyond] * (self.width - len(path))
+        if kept:
+            first = len(self.targets) // self.width
+            self.local[kept] = np.arange(first, first + len(kept), dtype=np.int32)
+            more = np.frombuffer(b"".join(forbidden), dtype=_SET)
+            self.forbidden = np.concatenate([self.forbidden, more])
+            self.targets = np.concatenate([self.targets, np.array(targets, dtype=np.int32)])
+
+    def allows(self, state: int, height: int) -> int:
+        """The bytes a subtree ``height`` bytes high may hold to be taken whole from
+        ``state`` (a met state), as an int of 256 bits."""
+        at = int(self.local[state]) * self.width + height
+        words = self.forbidden[at : at + 1].view("<u8").tolist()
+        return _ALL_BYTES ^ sum(word << (64 * k) for k, word in enumerate(words))
+
+    def walk(self, data: bytes, state: int) -> int:
+        """The state after ``data`` from ``state``, or -1 (in Python: for a few tokens)."""
+        for byte in data:
+            row = self._rows.get(state)
+            if row is None:
+                row = self._rows[state] = self.table[state].tolist()
+            state = row[byte]
+            if state < 0:
+                break
+        return state
+
+    def _chain(self, state: int) -> tuple[list[int], list[int]]:
+        """The chain of ``state`` until it loops, allows no byte more, or is as long as
+        the trie is high: its states, and the bytes allowed under each height."""
+        path, sets = [state], [_ALL_BYTES]
+        while len(path) < self.width:
+            mask, target = self._main_class(path[-1])
+            sets.append(sets[-1] & mask)
+            if target == path[-1] or not sets[-1]:  # a loop, or nothing more allowed
+                break
+            path.append(target)
+        return path, sets
+
+    def _main_class(self, state: int) -> tuple[int, int]:
+        """The bytes leading from ``state`` to the target most bytes lead to (the lowest
+        such target on a tie), as an int of 256 bits, and that target; no bytes and -1
+        when every byte falls off."""
+        found = self._main.get(state)
+        if found is None:
+            row = self.table[state]
+            edges = row >= 0
+            self.live[state] = np.packbits(edges, bitorder="little").view(_SET)[0]
+            counts = np.bincount(row[edges])
+            if len(counts) == 0:
+                found = 0, -1
+            else:
+                target = int(counts.argmax())
+                bits = np.packbits(row == target, bitorder="little")
+                found = int.from_bytes(bits.tobytes(), "little"), target
+            self._main[state] = found
+        return found
+
+
+def walk_row(
+    trie: VocabTrie, table: np.ndarray, chains: Chains, state: int, num_ids: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The row of ``state``: its allowed token ids (sorted, int32) and the state each
+    leads to. Walks (trie node, state) pairs level by level like ``index._walk`` from one
+    start, but takes a pair's whole subtree at once when the chain of its state allows it,
+    and walks the last few tokens in Python (see the module's docstring). ``num_ids``
+    bounds the token ids."""
+    flat = table.reshape(-1)
+    width = table.shape[1]
+    nodes = np.zeros(1, dtype=np.int32)
+    states = np.array([state], dtype=np.int32)
+    walked_nodes, walked_states = [], []  # every pair walked (its node's tokens are allowed)
+    whole_nodes, whole_bases = [], []
+    entries: list[int] = []  # the tokens walked in Python (positions in sorted_ids)
+    targets: list[int] = []
+    checked = False  # whether a level was tested for whole subtrees
+    while nodes.size:
+        grows = None
+        if len(nodes) >= WIDE:
+            reach = chains.reach[states]
+            if (reach < 0).any():
+                chains.add(np.unique(states[reach < 0]))
+                reach = chains.reach[states]
+            below = trie.subtree_bytes.view(_SET).reshape(-1)
+            if reach.min() >= 2:  # else a whole subtree would take little (or no chain kept)
+                checked = True
+                base = chains.local[states] * chains.width
+                clash = below.take(nodes).view("<u8")  # the bytes below the chain forbids
+                clash &= chains.forbidden.take(base + trie.height[nodes]).view("<u8")
+                kept = _nonempty(clash)
+                if not kept.all():
+                    whole = ~kept
+                    whole_nodes.append(nodes[whole])
+                    whole_bases.append(base[whole])
+                    nodes, states = nodes[kept], states[kept]
+            # A pair none of whose bytes below its state reads has no child to walk.
+            grows = below.take(nodes).view("<u8")
+            grows &= chains.live.take(states).view("<u8")
+            grows = _nonempty(grows)
+        elif checked and len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
+            entries, targets = _walk_tokens(trie, chains, nodes, states)
+            break
+        walked_nodes.append(nodes)
+        walked_states.append(states)
+        if grows is not None:
+            nodes, states = nodes[grows], states[grows]
+        counts = trie.num_children[nodes]
+        if not counts.any():
+            break
+        children = runs(trie.first_child[nodes], counts)
+        reached = np.repeat(states * width, counts)
+        reached += trie.byte[children]
+        reached = flat[reached]
+        alive = reached >= 0
+        nodes, states = children[alive], reached[alive]
+    node, at = np.concatenate(walked_nodes), np.concatenate(walked_states)
+    hit = trie.has_token[node]
+    parts = [_own_tokens(trie, node[hit], at[hit])]
+    if whole_nodes:
+        parts.append(_whole_tokens(trie, chains, whole_nodes, whole_bases))
+    if entries:
+        parts.append((trie.sorted_ids[entries], np.array(targets, dtype=np.int32)))
+    return _sorted(parts, num_ids)
+
+
+def _whole_tokens(
+    trie: VocabTrie, chains: Chains, tops: list[np.ndarray], bases: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens under the subtrees taken whole (their top nodes, and where their
+    states' chains start in ``chains.targets``), and where each ends: as many steps
+    along the chain as the token has bytes below the top (-1 for a token longer than a
+    chain that ends: not allowed)."""
+    top = np.concatenate(tops)
+    counts = trie.span_size[top]
+    under = runs(trie.span_start[top], counts)
+    steps = trie.sorted_lengths[under]
+    steps += np.repeat(np.concatenate(bases) - trie.depth[top], counts)
+    return trie.sorted_ids[under], chains.targets[steps]
+
+
+def _nonempty(words: np.ndarray) -> np.ndarray:
+    """Which sets of bytes, given as their words (4 a set, one after the other), hold any."""
+    return ((words[0::4] | words[1::4]) | (words[2::4] | words[3::4])).astype(bool)
+
+
+def _walk_tokens(
+    trie: VocabTrie, chains: Chains, nodes: np.ndarray, states: np.ndarray
+) -> tuple[list[int], list[int]]:
+    """Walk each token below the pairs (``nodes``, ``states``) byte by byte in Python:
+    the allowed ones as positions in ``trie.sorted_ids``, and their targets."""
+    entries, targets = [], []
+    starts, sizes = trie.span_start[nodes].tolist(), trie.span_size[nodes].tolist()
+    depths = trie.depth[nodes].tolist()
+    for start, size, depth, state in zip(starts, sizes, depths, states.tolist(), strict=True):
+        for entry in range(start, start + size):
+            target = chains.walk(trie.sorted_bytes[entry][depth:], state)
+            if target >= 0:
+                entries.append(entry)
+                targets.append(target)
+    return entries, targets
+
+
+def _own_tokens(
+    trie: VocabTrie, node: np.ndarray, state: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens ending at each of ``node`` and the ``state`` each reached. A node can
+    carry several tokens (same bytes, different ids): expand through the CSR."""
+    per_node = trie.token_start[node + 1] - trie.token_start[node]
+    if (per_node != 1).any():
+        return trie.token_ids[runs(trie.token_start[node], per_node)], np.repeat(state, per_node)
+    return trie.token_ids[trie.token_start[node]], state
+
+
+def _sorted(
+    parts: list[tuple[np.ndarray, np.ndarray]], num_ids: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens of ``parts`` (each a token array and a target array; distinct tokens)
+    sorted, with their targets alongside; tokens whose target is -1 left out."""
+    if sum(len(tokens) for tokens, _ in parts) > DENSE_SORT:
+        dense = np.full(num_ids, -1, dtype=np.int32)
+        for tokens, targets in parts:
+            dense[tokens] = targets
+        found = np.flatnonzero(dense >= 0)
+        return found.astype(np.int32), dense[found]
+    tokens, targets = parts[0]
+    if len(parts) > 1:
+        tokens, targets = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+        allowed = targets >= 0
+        tokens, targets = tokens[allowed], targets[allowed]
+    order = np.argsort(tokens)
+    return tokens[order], targets[order]

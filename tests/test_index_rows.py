@@ -1,0 +1,88 @@
+"""A row made by ``rowwalk.walk_row`` (whole subtrees at once, the last tokens in Python)
+is the row of the plain pair walk (``index._walk``), token for token and target for target,
+on the real 49k vocabulary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import build_index
+from fsmviz.index import _walk
+from fsmviz.trie import runs
+
+WIDE_SEEDS = ("email", "three_letters_digit", "url", "pink_floyd_json")
+EVERYDAY = (
+    r"[a-z0-9]+(-[a-z0-9]+)*",  # a slug: one loop state over 36 bytes
+    r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.",  # chains that end: 12 letters, then a space
+    # A chain that ends where its end state still reads a letter ("example", "process"):
+    r"[a-z]{6}(e|s|[0-9]+)",
+    r"[0-9a-f]{8}-[0-9a-f]{4}",
+    r"(?i)hello( world)*",
+    "東京|大阪",  # states inside a character
+    r'"[^"\\]*"',  # a loop whose class holds every non-ASCII character
+    r"[a-z.]+-*",  # long runs of "-" under a loop
+    r"(?s).{0,20}",  # twenty states alike, every byte
+    r"(a[a-z]|b[a-z])*",  # a main class leading away and back (a cycle of two states)
+)
+STATES_CHECKED = 40
+
+
+def plain_row(index, state: int) -> tuple[np.ndarray, np.ndarray]:
+    """The row as the plain pair walk makes it (what ``TokenIndex.row`` used to do)."""
+    (_, node, reached), _ = _walk(index.trie, index.byte_dfa.table, [state])
+    per_node = index.trie.token_start[node + 1] - index.trie.token_start[node]
+    tokens = index.trie.token_ids[runs(index.trie.token_start[node], per_node)]
+    reached = np.repeat(reached, per_node)
+    order = np.argsort(tokens)
+    return tokens[order], reached[order]
+
+
+def assert_rows_match(index, states) -> None:
+    for state in states:
+        row = index.row(state)
+        tokens, targets = plain_row(index, state)
+        if index._live is not None:
+            keep = index._live[targets]
+            tokens, targets = tokens[keep], targets[keep]
+        assert row.tokens.dtype == tokens.dtype and row.targets.dtype == targets.dtype
+        assert np.array_equal(row.tokens, tokens), (index.dfa.pattern, state)
+        assert np.array_equal(row.targets, targets), (index.dfa.pattern, state)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", EVERYDAY)
+def test_rows_match_the_plain_walk(bundled_vocab, pattern):
+    index = build_index(pattern, bundled_vocab)
+    assert_rows_match(index, range(min(index.byte_dfa.num_states, STATES_CHECKED)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WIDE_SEEDS)
+def test_seed_rows_match_the_plain_walk(bundled_vocab, seed_cases, name):
+    index = build_index(seed_cases["regexes"][name], bundled_vocab)
+    assert_rows_match(index, range(min(index.byte_dfa.num_states, STATES_CHECKED)))
+
+
+@pytest.mark.slow
+def test_wide_rows_take_subtrees_whole(bundled_vocab):
+    """A slug's first row meets its loop state's chain, which never ends (else the tests
+    above would only hold the plain walk to itself)."""
+    from fsmviz.rowwalk import Chains, walk_row
+
+    index = build_index(r"[a-z0-9]+(-[a-z0-9]+)*", bundled_vocab)
+    chains = Chains(index.byte_dfa.table, int(index.trie.height[0]))
+    tokens, _ = walk_row(index.trie, index.byte_dfa.table, chains, 0, len(bundled_vocab))
+    assert len(tokens) > 10_000
+    assert chains.reach.max() == chains.width - 1  # the loop state's chain never ends
+
+
+@pytest.mark.slow
+def test_rows_of_a_pruned_index_match(bundled_vocab):
+    """SmolLM2 has no token holding ``\\x04``: after three letters only ``\\x04`` finishes,
+    so those states are dead in tokens and rows drop the tokens leading there."""
+    index = build_index(r"[a-z]+\x04|[a-z]{2}", bundled_vocab)
+    assert index._live is not None
+    assert_rows_match(index, range(min(index.byte_dfa.num_states, STATES_CHECKED)))
+    plain_tokens, _ = plain_row(index, 0)
+    assert len(index.row(0).tokens) < len(plain_tokens)  # the pruning took some away
