@@ -258,29 +258,55 @@ class TokenIndex:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
             if not todo:
                 return
-            table = self.byte_dfa.table
             check = None if deadline is None else partial(self._check_time, deadline)
-            shared = wide_states(table).sum() >= SHARING and self._partitions().sharing >= SHARING
-            few = len(todo) <= dawg.MAX_STARTS
-            if few and not shared and _loops_widely(table):
-                walked = None  # tokens walk deep (``[a-z0-9]+``): over the DAWG at once
-            else:
-                budget = PAIR_BUDGET if shared or few else None
-                walked = _walk(self.trie, table, todo, budget, check)
-            if walked is not None:
-                (origin, _, reached), _ = walked
-                key = np.unique(origin.astype(np.int64) * len(table) + reached)
-                found, targets = np.divmod(key, len(table))
-            elif shared:
-                found, targets = successor_pairs(self.trie, table, todo, self._partitions(), check)
-            else:
-                found, targets = dawg.successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
+            found, targets = self._successor_pairs(todo, check)
             if self._live is not None:
                 keep = self._live[targets]
                 found, targets = found[keep], targets[keep]
             bounds = np.searchsorted(found, np.arange(len(todo) + 1)).tolist()
             for k, state in enumerate(todo):  # slices: np.split is slow for thousands
                 self._successors[state] = targets[bounds[k] : bounds[k + 1]]
+
+    def _successor_pairs(
+        self, todo: list[int], check: Callable[[], None] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every (position in ``todo``, state a token leads to), sorted: the walk chosen as
+        ``PAIR_BUDGET`` and ``SHARING`` say. Beyond ``dawg.MAX_STARTS`` states that do not
+        share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
+        and the rest pair by pair, when the wide ones are few enough."""
+        table = self.byte_dfa.table
+        wide = wide_states(table)
+        shared = wide.sum() >= SHARING and self._partitions().sharing >= SHARING
+        few = len(todo) <= dawg.MAX_STARTS
+        if not shared and not few:
+            deep = [k for k, state in enumerate(todo) if wide[state]]
+            if 0 < len(deep) <= dawg.MAX_STARTS:
+                return self._apart(todo, deep, check)
+        if not (few and not shared and _loops_widely(table)):  # else: deep, over the DAWG
+            walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
+            if walked is not None:
+                (origin, _, reached), _ = walked
+                key = np.unique(origin.astype(np.int64) * len(table) + reached)
+                return np.divmod(key, len(table))
+        if shared:
+            return successor_pairs(self.trie, table, todo, self._partitions(), check)
+        return dawg.successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
+
+    def _apart(
+        self, todo: list[int], deep: list[int], check: Callable[[], None] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``_successor_pairs`` with the starts at positions ``deep`` over the DAWG and the
+        others pair by pair (pink_floyd_json: 18 string states of 129)."""
+        table = self.byte_dfa.table
+        shallow = sorted(set(range(len(todo))) - set(deep))
+        origin, reached = dawg.successor_pairs(
+            dawg.dawg_of(self.vocab), table, [todo[k] for k in deep], check
+        )
+        keys = [np.asarray(deep)[origin] * len(table) + reached]
+        if shallow:
+            (walked, _, ends), _ = _walk(self.trie, table, [todo[k] for k in shallow], None, check)
+            keys.append(np.asarray(shallow)[walked] * len(table) + ends)
+        return np.divmod(np.unique(np.concatenate(keys).astype(np.int64)), len(table))
 
     def _partitions(self) -> BytePartitions:
         if self._byte_partitions is None:
