@@ -17,7 +17,8 @@ trie (``fsmviz.trie``): a breadth-first walk over pairs (trie node, DFA state), 
 level per round, every round a few numpy gathers over all live pairs. A branch the DFA
 rejects dies with its whole subtree. A state's *row* (its allowed tokens, sorted, and the
 state each leads to) is made when first asked for: the first token's mask costs one walk
-from one state.
+from one state, and where that state lets whole subtrees of the trie through (a loop over
+``[a-z0-9]``), it takes them without walking them (``fsmviz.rowwalk``).
 
 The whole index (every reachable state, what the safe end and the doctor need) asks less:
 only each state's *successor set*, never its token list. When few (token prefix, state)
@@ -33,6 +34,12 @@ this vocabulary's tokens*. The byte DFA already drops states that cannot reach a
 at all. When some byte the pattern needs has no single-byte token (SmolLM2 has none for
 ``\\x04``), a state could be live in bytes yet unreachable in tokens; only then is the whole
 index computed up front and such states removed.
+
+**A safe end without the whole index.** With ``n`` tokens left, a safe end allows only
+tokens after which a match can still be finished in ``n - 1``. Spelling the rest one
+single-byte token at a time bounds the fewest tokens from above, which one backward
+search over the byte DFA gives (``spelled_distances``); only a state whose bound is over
+the tokens left asks for the exact distances (``finishes_within``).
 """
 
 from __future__ import annotations
