@@ -113,7 +113,11 @@ def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
 def test_a_broken_schema_is_refused_with_its_pointer(page, app_url):
     open_part(page, app_url)
     before = page.locator("#regex textarea").input_value()
-    page.locator("#schema textarea").fill('{"type": "object", "properties": {"a": {"type": 3}}}')
+    schema = page.locator("#schema textarea")
+    expect(schema).to_be_editable(timeout=UI_TIMEOUT)  # the part has opened and mounted
+    broken = '{"type": "object", "properties": {"a": {"type": 3}}}'
+    schema.fill(broken)
+    expect(schema).to_have_value(broken)  # (once, a fill right after opening was lost)
     page.locator("#schema-use").click()
     expect(page.locator("#schema-error")).to_contain_text("/properties/a/type", timeout=UI_TIMEOUT)
     assert page.locator("#regex textarea").input_value() == before
