@@ -279,3 +279,20 @@ def test_a_long_suggestion_is_shown_by_what_it_changes():
     assert '[^"<]' not in html and "[^&quot;&lt;]" in html  # escaped
     short = findings_html([finding])  # without the pattern: the whole of it, as before
     assert "<details>" not in short and esc(suggestion) in short
+
+
+def test_a_stopped_run_yields_no_frame_after_stop():
+    """A frame computed while Stop was handled must not say "Generating…" after
+    "Stopped." (``handlers.stoppable``; the browser test b3 saw it once under load)."""
+    from fsmviz.app.handlers import StopMark, stoppable
+
+    mark = StopMark(stopped=True)  # a Stop from the previous run does not stop this one
+
+    def frames(first, second):
+        yield {"status": first}
+        mark.stopped = True  # Stop handled while the next frame was being computed
+        yield {"status": second}
+
+    assert list(stoppable(frames)("Generating… 1", "Generating… 2", mark)) == [
+        {"status": "Generating… 1"}
+    ]

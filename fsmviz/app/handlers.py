@@ -14,7 +14,7 @@ updates here, outside the generation.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -292,8 +292,33 @@ def idle(page: Page) -> dict:
     return {page.run: gr.update(interactive=True), page.stop: gr.update(visible=False)}
 
 
-def on_stop(page: Page) -> dict:
+@dataclass
+class StopMark:
+    """One per browser session (a ``gr.State``): Stop sets it, the run's handler reads it.
+    Gradio cancels a run between two frames, so a frame computed while Stop was handled
+    would still arrive after "Stopped." and say "Generating…" again; the mark drops it."""
+
+    stopped: bool = False
+
+
+def stoppable(handler: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
+    """``handler`` taking one more input last, the session's ``StopMark``: its updates
+    stop as soon as the mark is set."""
+
+    def run(*values):
+        *values, mark = values
+        mark.stopped = False
+        for update in handler(*values):
+            if mark.stopped:
+                return
+            yield update
+
+    return run
+
+
+def on_stop(page: Page, mark: StopMark) -> dict:
     """The run was cancelled (its generator closed, so the generation stopped)."""
+    mark.stopped = True
     return {**idle(page), page.status: "Stopped."}
 
 

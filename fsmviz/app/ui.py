@@ -244,9 +244,10 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         )
     example.change(h.on_example, example, [regex_box, prompt, chat], **private)
     wire_schema_part(schema, models, regex_box, schema_note, prompt, max_tokens, chat)
+    stop_mark = gr.State(h.StopMark())
     running = run.click(
-        partial(h.on_run, page, models),
-        [*inputs, show_distances, drawing, schema.choice],
+        h.stoppable(partial(h.on_run, page, models)),
+        [*inputs, show_distances, drawing, schema.choice, stop_mark],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, json_view],
         concurrency_limit=runs_at_once,
@@ -254,8 +255,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         **private,
     )  # fmt: skip
     applying = apply_pick.change(
-        partial(h.on_apply, page, models),
-        [apply_pick, trace_state, *inputs, show_distances, drawing],
+        h.stoppable(partial(h.on_apply, page, models)),
+        [apply_pick, trace_state, *inputs, show_distances, drawing, stop_mark],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, regex_box, chat, compare_view,
          compare_chart, json_view],
@@ -264,7 +265,11 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         **private,
     )  # fmt: skip
     stop.click(
-        partial(h.on_stop, page), None, [run, stop, status], cancels=[running, applying], **private
+        partial(h.on_stop, page),
+        stop_mark,
+        [run, stop, status],
+        cancels=[running, applying],
+        **private,
     )
     dismiss.click(h.on_dismiss, None, [compare_view, compare_chart], **private)
     step.change(
