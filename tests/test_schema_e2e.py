@@ -16,6 +16,7 @@ pytestmark = pytest.mark.e2e
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
+from fsmviz.schema import regex_from_schema  # noqa: E402
 from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
 from scripts.screenshot import CHROMIUM  # noqa: E402
 
@@ -43,6 +44,14 @@ def open_part(page, app_url: str) -> None:
     expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
     expect(page.locator("#regex textarea")).not_to_have_value("", timeout=UI_TIMEOUT)
     page.get_by_text(PART).click()
+
+
+def fill_schema(page, text: str) -> None:
+    """Type ``text`` in the schema box, once the part has opened and mounted."""
+    box = page.locator("#schema textarea")
+    expect(box).to_be_editable(timeout=UI_TIMEOUT)
+    box.fill(text)
+    expect(box).to_have_value(text)
 
 
 def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_url):
@@ -91,7 +100,7 @@ def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
         "required": ["sentiment", "reason"],
     }
     open_part(page, app_url)
-    page.locator("#schema textarea").fill(json.dumps(schema))
+    fill_schema(page, json.dumps(schema))
     page.locator("#schema-whitespace").get_by_text("none", exact=True).click()
     regex = page.locator("#regex textarea")
     expect(regex).to_have_value(re.compile(r'^\\\{"sentiment":'), timeout=UI_TIMEOUT)
@@ -113,11 +122,24 @@ def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
 def test_a_broken_schema_is_refused_with_its_pointer(page, app_url):
     open_part(page, app_url)
     before = page.locator("#regex textarea").input_value()
-    schema = page.locator("#schema textarea")
-    expect(schema).to_be_editable(timeout=UI_TIMEOUT)  # the part has opened and mounted
-    broken = '{"type": "object", "properties": {"a": {"type": 3}}}'
-    schema.fill(broken)
-    expect(schema).to_have_value(broken)  # (once, a fill right after opening was lost)
+    fill_schema(page, '{"type": "object", "properties": {"a": {"type": 3}}}')
     page.locator("#schema-use").click()
     expect(page.locator("#schema-error")).to_contain_text("/properties/a/type", timeout=UI_TIMEOUT)
     assert page.locator("#regex textarea").input_value() == before
+
+
+def test_leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page, app_url):
+    # Gradio's Dropdown fires ``input`` on every blur: wired to ``input``, the example menu
+    # put the first example over a schema being typed (and its prompt over the user's)
+    # when the menu was only focused and left. A clean CI run lost a fill so.
+    open_part(page, app_url)
+    typed = '{"type": "string", "maxLength": 8}'
+    fill_schema(page, typed)
+    prompt = page.locator("#prompt textarea").input_value()
+    page.locator("#schema-example input").focus()
+    page.locator("#prompt textarea").click()  # leave the menu: a blur, no choice
+    page.locator("#schema-use").click()  # a queued event after any the blur started
+    expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
+    assert page.locator("#schema textarea").input_value() == typed
+    assert page.locator("#prompt textarea").input_value() == prompt
+    expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(typed))

@@ -580,7 +580,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
     toy_next.click(step_toy, toy_inputs, history, **private)
     toy_back.click(_drop_last, history, history, **private)
-    pick.input(pick_toy, [*toy_inputs, pick], history, **private)
+    pick.select(pick_toy, [*toy_inputs, pick], history, **private)  # (a blur fires input)
     for component in (mirror, history, tokens, model, logits, training):
         component.change(show_toy, toy_inputs, [toy, pick], **private)
     measure.click(naive_html, [mirror, target], naive, **private)

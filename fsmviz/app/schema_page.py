@@ -404,7 +404,9 @@ def wire_schema_part(
     private = {"api_visibility": "private"}
     used = [regex, part.choice, part.found, part.findings, part.error, note]
     use = partial(on_use, models)
-    part.example.input(
+    # ``select``, not ``input``: Gradio's Dropdown fires ``input`` on every blur too, so
+    # leaving the menu without a choice would put the example over a schema being typed.
+    part.example.select(
         on_schema_example, part.example, [part.schema, prompt, max_tokens, chat], **private
     ).then(use, [part.schema, part.whitespace, max_tokens], used, **private)
     part.use.click(use, [part.schema, part.whitespace, max_tokens], used, **private)
