@@ -16,7 +16,7 @@ from fsmviz.app.live import (
     pattern_view,
     state_tooltips,
 )
-from fsmviz.app.render import compact_svg, highlight, to_svg
+from fsmviz.app.render import compact_dot, compact_svg, highlight, to_svg
 from fsmviz.compact import Place, compact
 from fsmviz.diagnose import diagnose
 from fsmviz.trace import Candidate, Step, Trace
@@ -327,3 +327,11 @@ def test_the_doctor_names_a_token_in_the_middle_of_a_character(bundled_vocab):
     ]
     assert "it wrote bytes `a4` that continue `大`" in collapse.message
     assert "at the start, state 0 (inside a character)" in collapse.message
+
+
+@pytest.mark.parametrize(("count", "inches"), [(40, 0.78), (400, 0.95)])
+def test_a_looped_state_is_drawn_wide_enough_for_its_widest_note(count: int, inches: float):
+    # "105 of 400" overflowed the circle drawn for "12 of 40" (0.75 in)
+    dfa = compile_regex(f"[a-z ]{{5,{count}}}")
+    dot = compact_dot(compact(dfa), dfa)
+    assert re.search(rf"\bs0 \[[^\]]*\bwidth={inches}\b", dot), dot

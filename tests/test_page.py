@@ -138,6 +138,21 @@ def test_b3_stop_ends_a_run(app: Page) -> None:
     expect(app.locator("#run")).to_be_enabled()
 
 
+def test_b3_on_a_phone_generate_stop_and_copy_link_fit_while_a_run_goes(app: Page) -> None:
+    # Stop shows only during a run: Generate and Stop took their 160 px each and squeezed
+    # "Copy link" past the right edge of a 390 px screen.
+    app.set_viewport_size(PHONE_VIEW)
+    set_inputs(app, r"[a-z ]{200}", "Tell a long story.", max_tokens=200, chat=True)
+    app.click("#run")
+    expect(app.locator("#stop")).to_be_visible()
+    for button in ("#run", "#stop", "#copy-link"):
+        box = app.locator(button).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE_VIEW["width"], button
+        assert box["height"] <= 48, f"{button} wraps its label: {box}"
+    app.click("#stop")
+    expect(app.locator("#status")).to_have_text("Stopped.")
+
+
 def test_b4_accepting_states_keep_their_double_circle(ran: Page) -> None:
     choose(ran, ran.n - 1)
     fills = ran.eval_on_selector_all(

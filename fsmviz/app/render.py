@@ -64,7 +64,22 @@ quick layout draws a straight line where the full one draws a staircase."""
 
 HIGHLIGHT_CLASSES = frozenset({"current", "visited", "marked", "taken"})
 LOOPED_WIDTH = 0.75
-"""Inches: a looped (counted) state is drawn wide enough to say ``12 of 40`` when lit."""
+"""Inches: the least width of a looped (counted) state."""
+
+LOOPED_INCHES_PER_CHAR = 0.085
+"""Inches per character of a lit looped state's note, in the bold 11 pt node font: ``105 of
+400`` needs 0.95 in, wider than ``LOOPED_WIDTH``."""
+
+
+def looped_width(reads: int) -> float:
+    """Width in inches of a looped state whose count reaches ``reads``, so its note when lit
+    (``reads of reads`` at the widest) stays inside the circle.
+
+    >>> looped_width(9), looped_width(40), looped_width(400)
+    (0.75, 0.78, 0.95)
+    """
+    note = f"{reads} of {reads}"
+    return round(max(LOOPED_WIDTH, LOOPED_INCHES_PER_CHAR * len(note) + 0.1), 2)
 
 CSS = """
 svg.fsm { width: 100%; height: auto; font-family: sans-serif; }
@@ -190,7 +205,7 @@ def compact_dot(
         attrs = f'label={label}, class="state {name[node.id]}'
         attrs += ' accepting", shape=doublecircle' if node.accepting else '"'
         if node.loop is not None:
-            attrs += f", width={LOOPED_WIDTH}"
+            attrs += f", width={looped_width(len(node.states) - 1)}"
         tip = _folded(node.states, tooltips, f"{len(node.states)} states folded: {node.loop}")
         if tip:
             attrs += f", tooltip={quote(tip)}"
