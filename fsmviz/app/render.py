@@ -81,6 +81,7 @@ def looped_width(reads: int) -> float:
     note = f"{reads} of {reads}"
     return round(max(LOOPED_WIDTH, LOOPED_INCHES_PER_CHAR * len(note) + 0.1), 2)
 
+
 CSS = """
 svg.fsm { width: 100%; height: auto; font-family: sans-serif; }
 svg.fsm .graph > polygon { fill: transparent; }
