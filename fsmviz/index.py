@@ -59,7 +59,7 @@ from .dfa import Dfa, compile_regex
 from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
 from .rowwalk import Chains, walk_row
-from .successors import WIDE, BytePartitions, successor_pairs, wide_states
+from .successors import WIDE, BytePartitions, distinct_pairs, successor_pairs, wide_states
 from .trie import VocabTrie, runs, trie_of
 from .vocab import Vocabulary
 
@@ -293,8 +293,7 @@ class TokenIndex:
             walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
             if walked is not None:
                 (origin, _, reached), _ = walked
-                key = np.unique(origin.astype(np.int64) * len(table) + reached)
-                return np.divmod(key, len(table))
+                return distinct_pairs(origin, reached, len(table))
         if shared:
             return successor_pairs(self.trie, table, todo, self._partitions(), check)
         return dawg.successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
@@ -309,11 +308,12 @@ class TokenIndex:
         origin, reached = dawg.successor_pairs(
             dawg.dawg_of(self.vocab), table, [todo[k] for k in deep], check
         )
-        keys = [np.asarray(deep)[origin] * len(table) + reached]
+        origins, states = [np.asarray(deep)[origin]], [reached]
         if shallow:
             (walked, _, ends), _ = _walk(self.trie, table, [todo[k] for k in shallow], None, check)
-            keys.append(np.asarray(shallow)[walked] * len(table) + ends)
-        return np.divmod(np.unique(np.concatenate(keys).astype(np.int64)), len(table))
+            origins.append(np.asarray(shallow)[walked])
+            states.append(ends)
+        return distinct_pairs(np.concatenate(origins), np.concatenate(states), len(table))
 
     def _partitions(self) -> BytePartitions:
         if self._byte_partitions is None:

@@ -224,6 +224,18 @@ def successor_pairs(
         found_state.append(states[hit])
     if not found_origin:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    num_states = len(table)
-    key = np.unique(np.concatenate(found_origin) * num_states + np.concatenate(found_state))
-    return np.divmod(key, num_states)
+    return distinct_pairs(np.concatenate(found_origin), np.concatenate(found_state), len(table))
+
+
+def distinct_pairs(
+    origins: np.ndarray, states: np.ndarray, num_states: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(origins[i], states[i])``, sorted by origin then state: each
+    pair is packed into one integer ``origin * num_states + state`` and the integers are
+    sorted and deduplicated.
+
+    >>> [a.tolist() for a in distinct_pairs(np.array([1, 0, 1]), np.array([2, 2, 2]), 3)]
+    [[0, 1], [2, 2]]
+    """
+    packed = np.unique(origins.astype(np.int64) * num_states + states)
+    return np.divmod(packed, num_states)
