@@ -16,6 +16,7 @@ pytestmark = pytest.mark.e2e
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
+from fsmviz.app.handlers import MAX_PROMPT  # noqa: E402
 from fsmviz.schema import regex_from_schema  # noqa: E402
 from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
 from scripts.screenshot import CHROMIUM  # noqa: E402
@@ -80,6 +81,13 @@ def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_
     assert page.locator("#dfa svg .node.current").count() == 1
     expect(page.locator("#valid-mass .js-plotly-plot")).to_be_visible()
     assert page.locator("#steps tbody tr").count() >= 5
+    # a run that fails before its first token takes the last run's JSON view with it
+    prompt = page.locator("#prompt textarea").input_value()
+    page.fill("#prompt textarea", "x" * (MAX_PROMPT + 1))
+    page.click("#run")
+    expect(page.locator("#error")).to_contain_text("prompt is too long", timeout=UI_TIMEOUT)
+    expect(view).to_be_hidden()
+    page.fill("#prompt textarea", prompt)
     # an edited regex is a plain regex again: no JSON view on the next run
     page.fill("#regex textarea", "[0-9]{2}")
     expect(page.locator("#schema-mode")).not_to_contain_text("JSON")

@@ -203,7 +203,7 @@ def on_run(
 ) -> Iterator[dict]:
     """Generate: Generate is disabled and Stop shown while the frames stream. ``schema``:
     the JSON Schema put in the Regex box, if any (a schema run while it is still there)."""
-    yield {page.run: gr.update(interactive=False), page.stop: gr.update(visible=True)}
+    yield started(page)
     try:
         opts = options(max_tokens, temperature, seed, chat, prob_limit)
     except ValueError as error:
@@ -239,12 +239,7 @@ def on_apply(
         return
     now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit)
     fixed = fix.applied(now)
-    yield {
-        page.run: gr.update(interactive=False),
-        page.stop: gr.update(visible=True),
-        page.compare_view: "",
-        page.compare_chart: None,
-    }
+    yield {**started(page), page.compare_view: "", page.compare_chart: None}
     try:
         opts_now, opts_fixed = _options(now), _options(fixed)
     except ValueError as error:
@@ -285,6 +280,15 @@ def traced(page: Page, frames: Iterator[Frame]) -> Generator[dict, None, Trace |
 def on_dismiss():
     """The comparison closed: its outputs and chart emptied (so its box is hidden)."""
     return "", None
+
+
+def started(page: Page) -> dict:
+    """Generate disabled, Stop shown, the last run's JSON view gone (a run that fails
+    before its first token must not leave the previous run's verdict standing)."""
+    updates = {page.run: gr.update(interactive=False), page.stop: gr.update(visible=True)}
+    if page.json is not None:
+        updates[page.json] = ""
+    return updates
 
 
 def idle(page: Page) -> dict:
