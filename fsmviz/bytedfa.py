@@ -105,32 +105,78 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
 
     The one-byte part is a single table lookup: each ASCII byte belongs to at most one
     class, so row ``s`` of the byte table at ASCII byte ``b`` is the character table's
-    entry for ``s`` and ``b``'s class. Only classes with characters beyond ASCII go
-    through ``_Builder``, state by state."""
+    entry for ``s`` and ``b``'s class. The multi-byte part goes through ``_Builder``, one
+    group of states at a time: the states whose multi-byte edges have the same shape."""
     ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
     chars = _char_table(dfa, ranges)
     ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
-    wide: dict[int, list[tuple[int, int]]] = {}  # class -> its ranges beyond ASCII
+    spans: list[tuple[int, int, int]] = []  # (lo, hi, class) of every range beyond ASCII
     for k, class_ranges in enumerate(ranges):
         for lo, hi in class_ranges:
             if lo <= 0x7F:
                 ascii_class[lo : min(hi, 0x7F) + 1] = k
             if hi > 0x7F:
-                wide.setdefault(k, []).append((max(lo, 0x80), hi))
+                spans.append((max(lo, 0x80), hi, k))
+    spans.sort()  # the classes are disjoint: by first code point
     builder = _Builder(dfa.num_states)
     builder.table[:, :0x80] = chars[:, ascii_class]
-    for state, targets in enumerate(chars[:, list(wide)].tolist()):
-        pieces = [
-            (lo, hi, t)
-            for spans, t in zip(wide.values(), targets, strict=True)
-            if t >= 0
-            for lo, hi in spans
-        ]
-        if pieces:
-            builder.add_wide(state, sorted(pieces))
+    if spans:
+        targets = chars[:, [k for *_, k in spans]]  # [state, span]
+        for states, shape, slot_targets in _groups(targets, [s[:2] for s in spans]):
+            builder.stamp(states, shape, slot_targets)
     accepting = np.zeros(builder.num_states, dtype=bool)
     accepting[list(dfa.accepting)] = True
     return ByteDfa(builder.finish(), accepting, dfa.num_states)
+
+
+def _groups(
+    targets: np.ndarray, spans: list[tuple[int, int]]
+) -> Iterable[tuple[np.ndarray, tuple[_Piece, ...], np.ndarray]]:
+    """The states with multi-byte edges, grouped by shape: ``(states, shape, slot_targets)``
+    per group, in order of each group's first state. ``targets[state, i]`` is the target
+    on ``spans[i]`` (-1: none); ``slot_targets[g, k]`` is the target of slot ``k`` for the
+    group's ``g``-th state. A shape is the spans with an edge, each with the slot of its
+    target, the slots numbered in order of first appearance."""
+    with_edges = np.flatnonzero((targets >= 0).any(axis=1))
+    labels = _slot_labels(targets[with_edges])
+    data, width = labels.tobytes(), labels.shape[1] * labels.itemsize
+    members: dict[bytes, list[int]] = {}
+    for i in range(len(labels)):
+        members.setdefault(data[i * width : (i + 1) * width], []).append(i)
+    for rows in members.values():
+        shape, first_of_slot = [], []  # first_of_slot[k]: the span where slot k first appears
+        for i, ((lo, hi), k) in enumerate(zip(spans, labels[rows[0]].tolist(), strict=True)):
+            if k >= 0:
+                shape.append((lo, hi, _SLOT + k))
+            if k == len(first_of_slot):
+                first_of_slot.append(i)
+        states = with_edges[rows]
+        yield states, tuple(shape), targets[states[:, None], first_of_slot]
+
+
+def _slot_labels(targets: np.ndarray) -> np.ndarray:
+    """Each row's targets renamed ``0, 1, 2 ...`` in order of first appearance (-1 stays):
+    two states have the same shape exactly when their rows of labels are equal.
+
+    Sorting each row (stably) puts equal targets side by side, the first-seen leftmost;
+    every entry then learns the column of its value's first appearance, and the columns
+    that are their own first appearance are counted off from the left.
+
+    >>> _slot_labels(np.array([[7, -1, 3, 7], [-1, 5, 5, 2]])).tolist()
+    [[0, -1, 1, 0], [-1, 0, 0, 1]]
+    """
+    rows, width = targets.shape
+    row = np.arange(rows)[:, None]
+    order = np.argsort(targets, axis=1, kind="stable")
+    ordered = targets[row, order]
+    starts = np.zeros(order.shape, dtype=np.intp)  # where each run of equal targets begins
+    starts[:, 1:] = np.where(ordered[:, 1:] != ordered[:, :-1], np.arange(1, width), 0)
+    np.maximum.accumulate(starts, axis=1, out=starts)
+    first_column = np.empty_like(order)
+    first_column[row, order] = order[row, starts]
+    has = targets >= 0
+    rank = np.cumsum((first_column == np.arange(width)) & has, axis=1) - 1
+    return np.where(has, rank[row, first_column], -1)
 
 
 def _char_table(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
@@ -187,6 +233,9 @@ def _can_finish(
 _SLOT = 1 << 30
 """Targets of a template are slots ``_SLOT + k``: the k-th distinct target of a state."""
 
+_CONTINUATION = slice(0x80, 0xC0)
+"""The continuation bytes: the only bytes an intermediate state reads."""
+
 _TEMPLATES: BoundedCache[_Template] = BoundedCache(maxsize=64)
 """Templates by shape, kept across patterns: most patterns share a few (a JSON string's,
 ``.``'s), and building one walks every lead byte (~10 ms for a JSON string's)."""
@@ -198,42 +247,73 @@ class _Builder:
     The multi-byte part of a state depends only on its *shape*: which code point ranges
     lead to the same target. A JSON string's states all read "any character but ``"``,
     ``\\`` and controls" into their own next state: one shape. Its byte subtrees are built
-    once as a template (targets left as slots), then stamped out for each state with its
-    targets filled in, every stamped row hash-consed: a row equal to an earlier one is
-    that row's state."""
+    once as a template (targets left as slots), then stamped out with each state's targets
+    filled in, every stamped row hash-consed: a row equal to an earlier one is that row's
+    state.
+
+    All states of one shape are stamped together. ``values[g, code]`` holds, for the
+    group's ``g``-th state, what each template code stands for: the template rows' states
+    (filled in as they are made), then the slots' targets, then -1. Template row ``j``
+    (children come first) stamped for the whole group is one gather,
+    ``values[:, rows[j]]``; each of its rows is interned and column ``j`` gets the states.
+    A template of two rows ``r0`` (any continuation byte -> slot 0) and ``r1`` (any
+    continuation byte -> ``r0``), stamped for states 5 and 9 with targets 6 and 6::
+
+        values  = [[-, -, 6, -1], [-, -, 6, -1]]   # [r0, r1, slot 0, none]
+        r0 rows: both "80-BF -> 6": one new state, 12, for both: values[:, 0] = 12
+        r1 rows: both "80-BF -> 12": state 13:                   values[:, 1] = 13
+
+    and the lead bytes of states 5 and 9 are then written in one assignment. Intermediate
+    states read only continuation bytes (0x80-0xBF), so only those 64 columns are stamped
+    and interned; ``finish`` widens them."""
 
     def __init__(self, num_char_states: int):
         self.table = np.full((num_char_states, 256), -1, dtype=np.int32)
-        self._rows: list[np.ndarray] = []  # intermediate rows, from state num_char_states
+        self._rows: list[np.ndarray] = []  # intermediate rows' continuation columns, in order
         self._interned: dict[bytes, int] = {}
 
     @property
     def num_states(self) -> int:
-        return len(self.table) + len(self._rows)
+        return len(self.table) + len(self._interned)
 
-    def add_wide(self, state: int, pieces: list[_Piece]) -> None:
-        """The byte chains of ``state``'s multi-byte ``pieces`` (sorted, all above ASCII)."""
-        slots = {target: _SLOT + k for k, target in enumerate(dict.fromkeys(t for *_, t in pieces))}
-        shape = tuple((lo, hi, slots[target]) for lo, hi, target in pieces)
+    def stamp(
+        self, states: np.ndarray, shape: tuple[_Piece, ...], slot_targets: np.ndarray
+    ) -> None:
+        """The byte chains of a group of ``states`` sharing ``shape``; row ``g`` of
+        ``slot_targets`` is the ``g``-th state's target for each slot."""
         template = _TEMPLATES.get_or_build(shape, lambda: _Template.of(shape))
-        # values[code]: template rows' stamped states, then the slots' targets, then -1
-        values = np.full(len(template.rows) + len(slots) + 1, -1, dtype=np.int32)
-        values[len(template.rows) : -1] = list(slots)
-        for j, codes in enumerate(template.rows):
-            values[j] = self._intern(values[codes])
-        self.table[state, template.lead_bytes] = values[template.lead_codes]
+        count, slots = len(template.rows), slot_targets.shape[1]
+        values = np.full((len(states), count + slots + 1), -1, dtype=np.int32)
+        values[:, count : count + slots] = slot_targets
+        for j, codes in enumerate(template.rows[:, _CONTINUATION]):
+            values[:, j] = self._intern(values[:, codes])
+        self.table[states[:, None], template.lead_bytes] = values[:, template.lead_codes]
 
-    def _intern(self, row: np.ndarray) -> int:
-        key = row.tobytes()
-        state = self._interned.get(key)
-        if state is None:
-            state = self._interned[key] = self.num_states
-            self._rows.append(row)
-        return state
+    def _intern(self, rows: np.ndarray) -> np.ndarray:
+        """The state of each row (continuation columns), new rows numbered as they come:
+        ``setdefault`` gets its default before it inserts, so ``len(interned)`` is the
+        count of rows before this one."""
+        data, width = rows.tobytes(), rows.shape[1] * rows.itemsize
+        interned, base = self._interned, len(self.table)
+        known, number = len(interned), interned.setdefault
+        states = np.array(
+            [number(data[i : i + width], base + len(interned)) for i in range(0, len(data), width)],
+            dtype=np.int32,
+        )
+        added = len(interned) - known
+        if added == len(rows):  # all new (as often): no search for first appearances
+            self._rows.append(rows)
+        elif added:  # the new rows (the highest states) at their first appearances
+            self._rows.append(rows[np.unique(states, return_index=True)[1][-added:]])
+        return states
 
     def finish(self) -> np.ndarray:
         """The whole table ``[state, byte]``."""
-        return np.vstack([self.table, *self._rows])
+        table = np.full((self.num_states, 256), -1, dtype=np.int32)
+        table[: len(self.table)] = self.table
+        if self._rows:
+            table[len(self.table) :, _CONTINUATION] = np.concatenate(self._rows)
+        return table
 
 
 @dataclass(frozen=True, eq=False)
