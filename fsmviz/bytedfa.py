@@ -105,8 +105,9 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
 
     The one-byte part is a single table lookup: each ASCII byte belongs to at most one
     class, so row ``s`` of the byte table at ASCII byte ``b`` is the character table's
-    entry for ``s`` and ``b``'s class. The multi-byte part goes through ``_Builder``, one
-    group of states at a time: the states whose multi-byte edges have the same shape."""
+    entry for ``s`` and ``b``'s class. The multi-byte part goes through ``_Builder``: the
+    states are grouped by the shape of their multi-byte edges, and all are stamped out
+    together."""
     ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
     chars = _char_table(dfa, ranges)
     ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
@@ -122,36 +123,45 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
     builder.table[:, :0x80] = chars[:, ascii_class]
     if spans:
         targets = chars[:, [k for *_, k in spans]]  # [state, span]
-        for states, shape, slot_targets in _groups(targets, [s[:2] for s in spans]):
-            builder.stamp(states, shape, slot_targets)
+        builder.stamp(_groups(targets, [s[:2] for s in spans]), targets)
     accepting = np.zeros(builder.num_states, dtype=bool)
     accepting[list(dfa.accepting)] = True
     return ByteDfa(builder.finish(), accepting, dfa.num_states)
 
 
-def _groups(
-    targets: np.ndarray, spans: list[tuple[int, int]]
-) -> Iterable[tuple[np.ndarray, tuple[_Piece, ...], np.ndarray]]:
-    """The states with multi-byte edges, grouped by shape: ``(states, shape, slot_targets)``
-    per group, in order of each group's first state. ``targets[state, i]`` is the target
-    on ``spans[i]`` (-1: none); ``slot_targets[g, k]`` is the target of slot ``k`` for the
-    group's ``g``-th state. A shape is the spans with an edge, each with the slot of its
-    target, the slots numbered in order of first appearance."""
+@dataclass(frozen=True, eq=False)
+class _Group:
+    """States whose multi-byte edges have one shape: the spans with an edge, each with the
+    slot of its target (``_SLOT + k``: the k-th distinct target, in order of appearance).
+    A state's target for slot ``k`` is its target on span ``slot_spans[k]``."""
+
+    states: list[int]
+    shape: tuple[_Piece, ...]
+    slot_spans: list[int]
+
+
+def _groups(targets: np.ndarray, spans: list[tuple[int, int]]) -> list[_Group]:
+    """The states with multi-byte edges, grouped by shape, in order of each group's first
+    state. ``targets[state, i]`` is the target on ``spans[i]`` (-1: none)."""
     with_edges = np.flatnonzero((targets >= 0).any(axis=1))
     labels = _slot_labels(targets[with_edges])
     data, width = labels.tobytes(), labels.shape[1] * labels.itemsize
     members: dict[bytes, list[int]] = {}
-    for i in range(len(labels)):
-        members.setdefault(data[i * width : (i + 1) * width], []).append(i)
-    for rows in members.values():
-        shape, first_of_slot = [], []  # first_of_slot[k]: the span where slot k first appears
-        for i, ((lo, hi), k) in enumerate(zip(spans, labels[rows[0]].tolist(), strict=True)):
-            if k >= 0:
-                shape.append((lo, hi, _SLOT + k))
-            if k == len(first_of_slot):
-                first_of_slot.append(i)
-        states = with_edges[rows]
-        yield states, tuple(shape), targets[states[:, None], first_of_slot]
+    for state, i in zip(with_edges.tolist(), range(0, len(data), width), strict=True):
+        members.setdefault(data[i : i + width], []).append(state)
+    keys = labels[np.searchsorted(with_edges, [states[0] for states in members.values()])]
+    group, columns = np.nonzero(keys >= 0)  # each group's spans with an edge
+    slots, bounds = keys[group, columns].tolist(), np.searchsorted(group, range(len(keys) + 1))
+    columns, bounds = columns.tolist(), bounds.tolist()
+    out = []
+    for g, states in enumerate(members.values()):
+        shape, slot_spans = [], []
+        for i in range(bounds[g], bounds[g + 1]):
+            shape.append((*spans[columns[i]], _SLOT + slots[i]))
+            if slots[i] == len(slot_spans):  # slot k's first span
+                slot_spans.append(columns[i])
+        out.append(_Group(states, tuple(shape), slot_spans))
+    return out
 
 
 def _slot_labels(targets: np.ndarray) -> np.ndarray:
@@ -251,21 +261,23 @@ class _Builder:
     filled in, every stamped row hash-consed: a row equal to an earlier one is that row's
     state.
 
-    All states of one shape are stamped together. ``values[g, code]`` holds, for the
-    group's ``g``-th state, what each template code stands for: the template rows' states
-    (filled in as they are made), then the slots' targets, then -1. Template row ``j``
-    (children come first) stamped for the whole group is one gather,
-    ``values[:, rows[j]]``; each of its rows is interned and column ``j`` gets the states.
-    A template of two rows ``r0`` (any continuation byte -> slot 0) and ``r1`` (any
-    continuation byte -> ``r0``), stamped for states 5 and 9 with targets 6 and 6::
+    All states are stamped together, template row by template row. Each state owns a
+    segment of one vector ``values``: what its template's codes stand for (its template
+    rows' states, filled in as they are made, then its slots' targets); ``values[0]`` is
+    -1, no edge. Step ``j`` takes row ``j`` of every template with more than ``j`` rows
+    (children come first, so what row ``j`` points to is ready), gathers each such
+    state's stamped row from its segment in one fancy index, interns the rows and writes
+    the states back. A JSON string's template has rows ``r0`` (any continuation byte ->
+    slot 0) and ``r1`` (any continuation byte -> ``r0``) among others; for states 5 and 9
+    with targets 6 and 7 (segments at 1 and 4: ``values = [-1, ·, ·, 6, ·, ·, 7]``)::
 
-        values  = [[-, -, 6, -1], [-, -, 6, -1]]   # [r0, r1, slot 0, none]
-        r0 rows: both "80-BF -> 6": one new state, 12, for both: values[:, 0] = 12
-        r1 rows: both "80-BF -> 12": state 13:                   values[:, 1] = 13
+        step 0: rows "80-BF -> 6", "80-BF -> 7"   -> new states 12, 13 -> values[1], values[4]
+        step 1: rows "80-BF -> 12", "80-BF -> 13" -> new states 14, 15 -> values[2], values[5]
 
-    and the lead bytes of states 5 and 9 are then written in one assignment. Intermediate
-    states read only continuation bytes (0x80-0xBF), so only those 64 columns are stamped
-    and interned; ``finish`` widens them."""
+    so there are as many steps as the longest template has rows, however many states.
+    Then each group's lead bytes are written in one assignment. Intermediate states read
+    only continuation bytes (0x80-0xBF), so only those 64 columns are stamped and
+    interned; ``finish`` widens them."""
 
     def __init__(self, num_char_states: int):
         self.table = np.full((num_char_states, 256), -1, dtype=np.int32)
@@ -276,35 +288,56 @@ class _Builder:
     def num_states(self) -> int:
         return len(self.table) + len(self._interned)
 
-    def stamp(
-        self, states: np.ndarray, shape: tuple[_Piece, ...], slot_targets: np.ndarray
-    ) -> None:
-        """The byte chains of a group of ``states`` sharing ``shape``; row ``g`` of
-        ``slot_targets`` is the ``g``-th state's target for each slot."""
-        template = _TEMPLATES.get_or_build(shape, lambda: _Template.of(shape))
-        count, slots = len(template.rows), slot_targets.shape[1]
-        values = np.full((len(states), count + slots + 1), -1, dtype=np.int32)
-        values[:, count : count + slots] = slot_targets
-        for j, codes in enumerate(template.rows[:, _CONTINUATION]):
-            values[:, j] = self._intern(values[:, codes])
-        self.table[states[:, None], template.lead_bytes] = values[:, template.lead_codes]
+    def stamp(self, groups: list[_Group], targets: np.ndarray) -> None:
+        """The byte chains of every group's states; ``targets[state, span]`` as for
+        ``_groups``."""
+        if not groups:
+            return
+        templates = [_template(group.shape) for group in groups]
+        counts = [len(group.states) for group in groups]
+        states = np.fromiter(chain.from_iterable(g.states for g in groups), np.intp, sum(counts))
+        depths = [len(template.rows) for template in templates]
+        depth = np.repeat(depths, counts)  # the rows of each state's template
+        slots = np.repeat([len(group.slot_spans) for group in groups], counts)
+        offsets = np.cumsum(1 + depth + slots) - depth - slots  # segments: -1, rows, slots
+        values = np.full(int(offsets[-1] + depth[-1] + slots[-1]), -1, dtype=np.int32)
+        slot_spans = list(chain.from_iterable(g.slot_spans * len(g.states) for g in groups))
+        slot_targets = targets[np.repeat(states, slots), slot_spans]
+        values[np.repeat(offsets + depth, slots) + _counting_up(slots)] = slot_targets
+        codes = np.concatenate([template.rows[:, _CONTINUATION] for template in templates])
+        deepest = np.argsort(-depth, kind="stable")  # step j's states: a prefix of these
+        at, row_0 = offsets[deepest], np.repeat(np.cumsum(depths) - depths, counts)[deepest]
+        for j, alive in enumerate(np.searchsorted(-depth[deepest], -np.arange(max(depths)))):
+            rows = values[codes[row_0[:alive] + j] + at[:alive, None]]  # code -1: the -1 cell
+            values[at[:alive] + j] = self._intern(rows)
+        leads = [len(template.lead_bytes) for template in templates]
+        lead = np.repeat(leads, counts)  # each state's number of lead bytes
+        pick = np.repeat(np.repeat(np.cumsum(leads) - leads, counts), lead) + _counting_up(lead)
+        lead_bytes = np.concatenate([template.lead_bytes for template in templates])[pick]
+        lead_codes = np.concatenate([template.lead_codes for template in templates])[pick]
+        self.table[np.repeat(states, lead), lead_bytes] = values[
+            np.repeat(offsets, lead) + lead_codes
+        ]
 
-    def _intern(self, rows: np.ndarray) -> np.ndarray:
+    def _intern(self, rows: np.ndarray) -> list[int]:
         """The state of each row (continuation columns), new rows numbered as they come:
         ``setdefault`` gets its default before it inserts, so ``len(interned)`` is the
         count of rows before this one."""
         data, width = rows.tobytes(), rows.shape[1] * rows.itemsize
         interned, base = self._interned, len(self.table)
         known, number = len(interned), interned.setdefault
-        states = np.array(
-            [number(data[i : i + width], base + len(interned)) for i in range(0, len(data), width)],
-            dtype=np.int32,
-        )
+        states = [
+            number(data[i : i + width], base + len(interned)) for i in range(0, len(data), width)
+        ]
         added = len(interned) - known
         if added == len(rows):  # all new (as often): no search for first appearances
             self._rows.append(rows)
-        elif added:  # the new rows (the highest states) at their first appearances
-            self._rows.append(rows[np.unique(states, return_index=True)[1][-added:]])
+        elif added:  # the new rows at their first appearances, in order
+            first = {}
+            for i, state in enumerate(states):
+                if state >= base + known:
+                    first.setdefault(state, i)
+            self._rows.append(rows[list(first.values())])
         return states
 
     def finish(self) -> np.ndarray:
@@ -342,6 +375,19 @@ class _Template:
         lead_bytes = np.array(sorted(leads), dtype=np.intp)
         lead_codes = np.array([code(leads[b]) for b in sorted(leads)], dtype=np.intp)
         return _Template(rows, lead_bytes, lead_codes)
+
+
+def _counting_up(lengths: np.ndarray) -> np.ndarray:
+    """``0 .. n-1`` for each ``n`` in ``lengths``, one after another.
+
+    >>> _counting_up(np.array([2, 0, 3])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def _template(shape: tuple[_Piece, ...]) -> _Template:
+    return _TEMPLATES.get_or_build(shape, lambda: _Template.of(shape))
 
 
 class _Subtrees:
