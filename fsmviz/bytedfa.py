@@ -262,20 +262,22 @@ class _Builder:
     state.
 
     All states are stamped together, template row by template row. Each state owns a
-    segment of one vector ``values``: what its template's codes stand for (its template
-    rows' states, filled in as they are made, then its slots' targets); ``values[0]`` is
-    -1, no edge. Step ``j`` takes row ``j`` of every template with more than ``j`` rows
-    (children come first, so what row ``j`` points to is ready), gathers each such
+    segment of one vector ``values``: a -1 (what code -1, no edge, reads), then what its
+    template's codes stand for: its template rows' states (filled in as they are made),
+    then its slots' targets. Step ``j`` takes row ``j`` of every template that has one
+    (children come first, so whatever row ``j`` points to is ready), gathers every such
     state's stamped row from its segment in one fancy index, interns the rows and writes
-    the states back. A JSON string's template has rows ``r0`` (any continuation byte ->
-    slot 0) and ``r1`` (any continuation byte -> ``r0``) among others; for states 5 and 9
-    with targets 6 and 7 (segments at 1 and 4: ``values = [-1, ·, ·, 6, ·, ·, 7]``)::
+    the states back. Take the characters U+1000-U+1FFF (lead byte E1, then any two
+    continuation bytes): template rows ``r0`` (80-BF -> slot 0) and ``r1`` (80-BF ->
+    ``r0``), lead E1 -> ``r1``. For char states 5 and 9 with targets 6 and 7, of 12::
 
-        step 0: rows "80-BF -> 6", "80-BF -> 7"   -> new states 12, 13 -> values[1], values[4]
-        step 1: rows "80-BF -> 12", "80-BF -> 13" -> new states 14, 15 -> values[2], values[5]
+        values = [-1, r0, r1, 6, -1, r0, r1, 7]     (segments at 1 and 5)
+        step 0: rows "80-BF -> 6", "80-BF -> 7"   -> new states 12, 13 -> values[1], values[5]
+        step 1: rows "80-BF -> 12", "80-BF -> 13" -> new states 14, 15 -> values[2], values[6]
+        leads:  table[5, E1] = values[2] = 14, table[9, E1] = values[6] = 15
 
-    so there are as many steps as the longest template has rows, however many states.
-    Then each group's lead bytes are written in one assignment. Intermediate states read
+    so there are as many steps as the longest template has rows, however many states and
+    shapes; the lead bytes of all states are one assignment. Intermediate states read
     only continuation bytes (0x80-0xBF), so only those 64 columns are stamped and
     interned; ``finish`` widens them."""
 
