@@ -24,6 +24,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -277,7 +278,7 @@ class _Builder:
         leads:  table[5, E1] = values[2] = 14, table[9, E1] = values[6] = 15
 
     so there are as many steps as the longest template has rows, however many states and
-    shapes; the lead bytes of all states are one assignment. Intermediate states read
+    shapes; the lead bytes of all states are one more gather. Intermediate states read
     only continuation bytes (0x80-0xBF), so only those 64 columns are stamped and
     interned; ``finish`` widens them."""
 
@@ -298,8 +299,9 @@ class _Builder:
         templates = [_template(group.shape) for group in groups]
         counts = [len(group.states) for group in groups]
         states = np.fromiter(chain.from_iterable(g.states for g in groups), np.intp, sum(counts))
+        template_of = np.repeat(np.arange(len(groups)), counts)  # of each state
         depths = [len(template.rows) for template in templates]
-        depth = np.repeat(depths, counts)  # the rows of each state's template
+        depth = np.array(depths)[template_of]  # the rows of each state's template
         slots = np.repeat([len(group.slot_spans) for group in groups], counts)
         offsets = np.cumsum(1 + depth + slots) - depth - slots  # segments: -1, rows, slots
         values = np.full(int(offsets[-1] + depth[-1] + slots[-1]), -1, dtype=np.int32)
@@ -308,18 +310,12 @@ class _Builder:
         values[np.repeat(offsets + depth, slots) + _counting_up(slots)] = slot_targets
         codes = np.concatenate([template.rows[:, _CONTINUATION] for template in templates])
         deepest = np.argsort(-depth, kind="stable")  # step j's states: a prefix of these
-        at, row_0 = offsets[deepest], np.repeat(np.cumsum(depths) - depths, counts)[deepest]
+        at, row_0 = offsets[deepest], (np.cumsum(depths) - depths)[template_of[deepest]]
         for j, alive in enumerate(np.searchsorted(-depth[deepest], -np.arange(max(depths)))):
             rows = values[codes[row_0[:alive] + j] + at[:alive, None]]  # code -1: the -1 cell
             values[at[:alive] + j] = self._intern(rows)
-        leads = [len(template.lead_bytes) for template in templates]
-        lead = np.repeat(leads, counts)  # each state's number of lead bytes
-        pick = np.repeat(np.repeat(np.cumsum(leads) - leads, counts), lead) + _counting_up(lead)
-        lead_bytes = np.concatenate([template.lead_bytes for template in templates])[pick]
-        lead_codes = np.concatenate([template.lead_codes for template in templates])[pick]
-        self.table[np.repeat(states, lead), lead_bytes] = values[
-            np.repeat(offsets, lead) + lead_codes
-        ]
+        lead_rows = np.stack([template.lead_row for template in templates])[template_of]
+        self.table[states, 0x80:] = values[lead_rows + offsets[:, None]]
 
     def _intern(self, rows: np.ndarray) -> list[int]:
         """The state of each row (continuation columns), new rows numbered as they come:
@@ -377,6 +373,13 @@ class _Template:
         lead_bytes = np.array(sorted(leads), dtype=np.intp)
         lead_codes = np.array([code(leads[b]) for b in sorted(leads)], dtype=np.intp)
         return _Template(rows, lead_bytes, lead_codes)
+
+    @cached_property
+    def lead_row(self) -> np.ndarray:
+        """The code each byte 0x80-0xFF leads to (-1: none): lead edges in one gather."""
+        row = np.full(0x80, -1, dtype=np.intp)
+        row[self.lead_bytes - 0x80] = self.lead_codes
+        return row
 
 
 def _counting_up(lengths: np.ndarray) -> np.ndarray:

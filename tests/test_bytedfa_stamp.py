@@ -27,6 +27,7 @@ EXTRA = [
     "(α|β|γ|δ|ε)+[一-龥]?(😀|x)", "\\w+", "[^\\s]+ [^\\d]+",
     "a[\\u0080-\\u00bf]x|b[\\u0080-\\u00be]x",  # two rows apart only at byte 0xBF
     "a[\\u0080-\\u00bf]x|b[\\u0081-\\u00bf]x",  # ... only at byte 0x80
+    "(日本語|한국어|русский|ελληνικά|עברית|हिन्दी|café|😀x)+",  # many shapes, 1-3 rows deep
     "[a\\ud800]+b", "[a\\ud800-\\udfffé]+", "(?s)[^\\ud800]{2}",  # lone surrogates: no bytes
 ]  # fmt: skip
 
