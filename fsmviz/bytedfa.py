@@ -24,6 +24,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -105,32 +106,88 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
 
     The one-byte part is a single table lookup: each ASCII byte belongs to at most one
     class, so row ``s`` of the byte table at ASCII byte ``b`` is the character table's
-    entry for ``s`` and ``b``'s class. Only classes with characters beyond ASCII go
-    through ``_Builder``, state by state."""
+    entry for ``s`` and ``b``'s class. The multi-byte part goes through ``_Builder``: the
+    states are grouped by the shape of their multi-byte edges, and all are stamped out
+    together."""
     ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
     chars = _char_table(dfa, ranges)
     ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
-    wide: dict[int, list[tuple[int, int]]] = {}  # class -> its ranges beyond ASCII
+    spans: list[tuple[int, int, int]] = []  # (lo, hi, class) of every range beyond ASCII
     for k, class_ranges in enumerate(ranges):
         for lo, hi in class_ranges:
             if lo <= 0x7F:
                 ascii_class[lo : min(hi, 0x7F) + 1] = k
             if hi > 0x7F:
-                wide.setdefault(k, []).append((max(lo, 0x80), hi))
+                spans.append((max(lo, 0x80), hi, k))
+    spans.sort()  # the classes are disjoint: by first code point
     builder = _Builder(dfa.num_states)
     builder.table[:, :0x80] = chars[:, ascii_class]
-    for state, targets in enumerate(chars[:, list(wide)].tolist()):
-        pieces = [
-            (lo, hi, t)
-            for spans, t in zip(wide.values(), targets, strict=True)
-            if t >= 0
-            for lo, hi in spans
-        ]
-        if pieces:
-            builder.add_wide(state, sorted(pieces))
+    if spans:
+        targets = chars[:, [k for *_, k in spans]]  # [state, span]
+        builder.stamp(_groups(targets, [s[:2] for s in spans]), targets)
     accepting = np.zeros(builder.num_states, dtype=bool)
     accepting[list(dfa.accepting)] = True
     return ByteDfa(builder.finish(), accepting, dfa.num_states)
+
+
+@dataclass(frozen=True, eq=False)
+class _Group:
+    """States whose multi-byte edges have one shape: the spans with an edge, each with the
+    slot of its target (``_SLOT + k``: the k-th distinct target, in order of appearance).
+    A state's target for slot ``k`` is its target on span ``slot_spans[k]``."""
+
+    states: list[int]
+    shape: tuple[_Piece, ...]
+    slot_spans: list[int]
+
+
+def _groups(targets: np.ndarray, spans: list[tuple[int, int]]) -> list[_Group]:
+    """The states with multi-byte edges, grouped by shape, in order of each group's first
+    state. ``targets[state, i]`` is the target on ``spans[i]`` (-1: none)."""
+    with_edges = np.flatnonzero((targets >= 0).any(axis=1))
+    labels = _slot_labels(targets[with_edges])
+    data, width = labels.tobytes(), labels.shape[1] * labels.itemsize
+    members: dict[bytes, list[int]] = {}
+    for state, i in zip(with_edges.tolist(), range(0, len(data), width), strict=True):
+        members.setdefault(data[i : i + width], []).append(state)
+    keys = labels[np.searchsorted(with_edges, [states[0] for states in members.values()])]
+    group, columns = np.nonzero(keys >= 0)  # each group's spans with an edge
+    slots, bounds = keys[group, columns].tolist(), np.searchsorted(group, range(len(keys) + 1))
+    columns, bounds = columns.tolist(), bounds.tolist()
+    out = []
+    for g, states in enumerate(members.values()):
+        shape, slot_spans = [], []
+        for i in range(bounds[g], bounds[g + 1]):
+            shape.append((*spans[columns[i]], _SLOT + slots[i]))
+            if slots[i] == len(slot_spans):  # slot k's first span
+                slot_spans.append(columns[i])
+        out.append(_Group(states, tuple(shape), slot_spans))
+    return out
+
+
+def _slot_labels(targets: np.ndarray) -> np.ndarray:
+    """Each row's targets renamed ``0, 1, 2 ...`` in order of first appearance (-1 stays):
+    two states have the same shape exactly when their rows of labels are equal.
+
+    Sorting each row (stably) puts equal targets side by side, the first-seen leftmost;
+    every entry then learns the column of its value's first appearance, and the columns
+    that are their own first appearance are counted off from the left.
+
+    >>> _slot_labels(np.array([[7, -1, 3, 7], [-1, 5, 5, 2]])).tolist()
+    [[0, -1, 1, 0], [-1, 0, 0, 1]]
+    """
+    rows, width = targets.shape
+    row = np.arange(rows)[:, None]
+    order = np.argsort(targets, axis=1, kind="stable")
+    ordered = targets[row, order]
+    starts = np.zeros(order.shape, dtype=np.intp)  # where each run of equal targets begins
+    starts[:, 1:] = np.where(ordered[:, 1:] != ordered[:, :-1], np.arange(1, width), 0)
+    np.maximum.accumulate(starts, axis=1, out=starts)
+    first_column = np.empty_like(order)
+    first_column[row, order] = order[row, starts]
+    has = targets >= 0
+    rank = np.cumsum((first_column == np.arange(width)) & has, axis=1) - 1
+    return np.where(has, rank[row, first_column], -1)
 
 
 def _char_table(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
@@ -187,6 +244,9 @@ def _can_finish(
 _SLOT = 1 << 30
 """Targets of a template are slots ``_SLOT + k``: the k-th distinct target of a state."""
 
+_CONTINUATION = slice(0x80, 0xC0)
+"""The continuation bytes: the only bytes an intermediate state reads."""
+
 _TEMPLATES: BoundedCache[_Template] = BoundedCache(maxsize=64)
 """Templates by shape, kept across patterns: most patterns share a few (a JSON string's,
 ``.``'s), and building one walks every lead byte (~10 ms for a JSON string's)."""
@@ -198,42 +258,93 @@ class _Builder:
     The multi-byte part of a state depends only on its *shape*: which code point ranges
     lead to the same target. A JSON string's states all read "any character but ``"``,
     ``\\`` and controls" into their own next state: one shape. Its byte subtrees are built
-    once as a template (targets left as slots), then stamped out for each state with its
-    targets filled in, every stamped row hash-consed: a row equal to an earlier one is
-    that row's state."""
+    once as a template (targets left as slots), then stamped out with each state's targets
+    filled in, every stamped row hash-consed: a row equal to an earlier one is that row's
+    state.
+
+    All states are stamped together, template row by template row. Each state owns a
+    segment of one vector ``values``: a -1 (what code -1, no edge, reads), then what its
+    template's codes stand for: its template rows' states (filled in as they are made),
+    then its slots' targets. Step ``j`` takes row ``j`` of every template that has one
+    (children come first, so whatever row ``j`` points to is ready), gathers every such
+    state's stamped row from its segment in one fancy index, interns the rows and writes
+    the states back. Take the characters U+1000-U+1FFF (lead byte E1, then any two
+    continuation bytes): template rows ``r0`` (80-BF -> slot 0) and ``r1`` (80-BF ->
+    ``r0``), lead E1 -> ``r1``. For char states 5 and 9 with targets 6 and 7, of 12::
+
+        values = [-1, r0, r1, 6, -1, r0, r1, 7]     (segments at 1 and 5)
+        step 0: rows "80-BF -> 6", "80-BF -> 7"   -> new states 12, 13 -> values[1], values[5]
+        step 1: rows "80-BF -> 12", "80-BF -> 13" -> new states 14, 15 -> values[2], values[6]
+        leads:  table[5, E1] = values[2] = 14, table[9, E1] = values[6] = 15
+
+    so there are as many steps as the longest template has rows, however many states and
+    shapes; the lead bytes of all states are one more gather. Intermediate states read
+    only continuation bytes (0x80-0xBF), so only those 64 columns are stamped and
+    interned; ``finish`` widens them."""
 
     def __init__(self, num_char_states: int):
         self.table = np.full((num_char_states, 256), -1, dtype=np.int32)
-        self._rows: list[np.ndarray] = []  # intermediate rows, from state num_char_states
+        self._rows: list[np.ndarray] = []  # intermediate rows' continuation columns, in order
         self._interned: dict[bytes, int] = {}
 
     @property
     def num_states(self) -> int:
-        return len(self.table) + len(self._rows)
+        return len(self.table) + len(self._interned)
 
-    def add_wide(self, state: int, pieces: list[_Piece]) -> None:
-        """The byte chains of ``state``'s multi-byte ``pieces`` (sorted, all above ASCII)."""
-        slots = {target: _SLOT + k for k, target in enumerate(dict.fromkeys(t for *_, t in pieces))}
-        shape = tuple((lo, hi, slots[target]) for lo, hi, target in pieces)
-        template = _TEMPLATES.get_or_build(shape, lambda: _Template.of(shape))
-        # values[code]: template rows' stamped states, then the slots' targets, then -1
-        values = np.full(len(template.rows) + len(slots) + 1, -1, dtype=np.int32)
-        values[len(template.rows) : -1] = list(slots)
-        for j, codes in enumerate(template.rows):
-            values[j] = self._intern(values[codes])
-        self.table[state, template.lead_bytes] = values[template.lead_codes]
+    def stamp(self, groups: list[_Group], targets: np.ndarray) -> None:
+        """The byte chains of every group's states; ``targets[state, span]`` as for
+        ``_groups``."""
+        if not groups:
+            return
+        templates = [_template(group.shape) for group in groups]
+        counts = [len(group.states) for group in groups]
+        states = np.fromiter(chain.from_iterable(g.states for g in groups), np.intp, sum(counts))
+        template_of = np.repeat(np.arange(len(groups)), counts)  # of each state
+        depths = [len(template.rows) for template in templates]
+        depth = np.array(depths)[template_of]  # the rows of each state's template
+        slots = np.repeat([len(group.slot_spans) for group in groups], counts)
+        offsets = np.cumsum(1 + depth + slots) - depth - slots  # segments: -1, rows, slots
+        values = np.full(int(offsets[-1] + depth[-1] + slots[-1]), -1, dtype=np.int32)
+        slot_spans = list(chain.from_iterable(g.slot_spans * len(g.states) for g in groups))
+        slot_targets = targets[np.repeat(states, slots), slot_spans]
+        values[np.repeat(offsets + depth, slots) + _counting_up(slots)] = slot_targets
+        codes = np.concatenate([template.rows[:, _CONTINUATION] for template in templates])
+        deepest = np.argsort(-depth, kind="stable")  # step j's states: a prefix of these
+        at, row_0 = offsets[deepest], (np.cumsum(depths) - depths)[template_of[deepest]]
+        for j, alive in enumerate(np.searchsorted(-depth[deepest], -np.arange(max(depths)))):
+            rows = values[codes[row_0[:alive] + j] + at[:alive, None]]  # code -1: the -1 cell
+            values[at[:alive] + j] = self._intern(rows)
+        lead_rows = np.stack([template.lead_row for template in templates])[template_of]
+        self.table[states, 0x80:] = values[lead_rows + offsets[:, None]]
 
-    def _intern(self, row: np.ndarray) -> int:
-        key = row.tobytes()
-        state = self._interned.get(key)
-        if state is None:
-            state = self._interned[key] = self.num_states
-            self._rows.append(row)
-        return state
+    def _intern(self, rows: np.ndarray) -> list[int]:
+        """The state of each row (continuation columns), new rows numbered as they come:
+        ``setdefault`` gets its default before it inserts, so ``len(interned)`` is the
+        count of rows before this one."""
+        data, width = rows.tobytes(), rows.shape[1] * rows.itemsize
+        interned, base = self._interned, len(self.table)
+        known, number = len(interned), interned.setdefault
+        states = [
+            number(data[i : i + width], base + len(interned)) for i in range(0, len(data), width)
+        ]
+        added = len(interned) - known
+        if added == len(rows):  # all new (as often): no search for first appearances
+            self._rows.append(rows)
+        elif added:  # the new rows at their first appearances, in order
+            first = {}
+            for i, state in enumerate(states):
+                if state >= base + known:
+                    first.setdefault(state, i)
+            self._rows.append(rows[list(first.values())])
+        return states
 
     def finish(self) -> np.ndarray:
         """The whole table ``[state, byte]``."""
-        return np.vstack([self.table, *self._rows])
+        table = np.full((self.num_states, 256), -1, dtype=np.int32)
+        table[: len(self.table)] = self.table
+        if self._rows:
+            table[len(self.table) :, _CONTINUATION] = np.concatenate(self._rows)
+        return table
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,6 +373,26 @@ class _Template:
         lead_bytes = np.array(sorted(leads), dtype=np.intp)
         lead_codes = np.array([code(leads[b]) for b in sorted(leads)], dtype=np.intp)
         return _Template(rows, lead_bytes, lead_codes)
+
+    @cached_property
+    def lead_row(self) -> np.ndarray:
+        """The code each byte 0x80-0xFF leads to (-1: none): lead edges in one gather."""
+        row = np.full(0x80, -1, dtype=np.intp)
+        row[self.lead_bytes - 0x80] = self.lead_codes
+        return row
+
+
+def _counting_up(lengths: np.ndarray) -> np.ndarray:
+    """``0 .. n-1`` for each ``n`` in ``lengths``, one after another.
+
+    >>> _counting_up(np.array([2, 0, 3])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def _template(shape: tuple[_Piece, ...]) -> _Template:
+    return _TEMPLATES.get_or_build(shape, lambda: _Template.of(shape))
 
 
 class _Subtrees:

@@ -1,0 +1,132 @@
+"""`to_bytes` stamps a whole group of states sharing a template at once; held here to the
+state-by-state algorithm it replaced (kept below as the oracle): for every pattern the two
+byte DFAs have the same number of states, the character states keep their numbers, and the
+tables are isomorphic with equal accepting flags."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.index_bench import benchmark_patterns
+from fsmviz import compile_regex
+from fsmviz.bytedfa import _SLOT, _TEMPLATES, ByteDfa, _char_table, _Template, to_bytes
+from fsmviz.dfa import Dfa
+
+SEEDS = Path(__file__).parent / "cases" / "seed_regexes.json"
+
+EXTRA = [
+    "[一-龥]+", "(?s).+", '[^"\\\\]*', "[😀-🙏]+x", "[\U0001f300-\U0001faff]{1,3}",
+    "[^a-z]+", "[^\\x00-\\x7f]*", "(?i)straße|kelvin|σ+", "(?i)[a-zé]+", "(日本|東京)[0-9]{2}",
+    "(😀|🎉)+", ".{2,3}", "[\\u0080-\\u07ff]b|[\\u0800-\\uffff]c", "[é-ü]|[Ā-ſ]+",
+    "[\\ud7f0-\\ue010]+", "[^\\u4e00]+\\u4e00", '"([^"\\\\\\x00-\\x1f]|\\\\["\\\\/bfnrt])*"',
+    "(α|β|γ|δ|ε)+[一-龥]?(😀|x)", "\\w+", "[^\\s]+ [^\\d]+",
+    "a[\\u0080-\\u00bf]x|b[\\u0080-\\u00be]x",  # two rows apart only at byte 0xBF
+    "a[\\u0080-\\u00bf]x|b[\\u0081-\\u00bf]x",  # ... only at byte 0x80
+    "(日本語|한국어|русский|ελληνικά|עברית|हिन्दी|café|😀x)+",  # many shapes, 1-3 rows deep
+    "[a\\ud800]+b", "[a\\ud800-\\udfffé]+", "(?s)[^\\ud800]{2}",  # lone surrogates: no bytes
+]  # fmt: skip
+
+
+def _patterns() -> list[str]:
+    seeds = json.loads(SEEDS.read_text())["regexes"]
+    return [*seeds.values(), benchmark_patterns()["schema_22_fields"][0], *EXTRA]
+
+
+def oracle_to_bytes(dfa: Dfa) -> ByteDfa:
+    """THE ORACLE: `to_bytes` as it was before group stamping (commit 018abd2), one state at a
+    time, each stamped row hash-consed through a dict. It shares `_char_table` and
+    `_Template` with the module (those did not change); only the stamping is its own."""
+    ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
+    chars = _char_table(dfa, ranges)
+    ascii_class = np.full(0x80, len(ranges), dtype=np.intp)
+    wide: dict[int, list[tuple[int, int]]] = {}
+    for k, class_ranges in enumerate(ranges):
+        for lo, hi in class_ranges:
+            if lo <= 0x7F:
+                ascii_class[lo : min(hi, 0x7F) + 1] = k
+            if hi > 0x7F:
+                wide.setdefault(k, []).append((max(lo, 0x80), hi))
+    table = np.full((dfa.num_states, 256), -1, dtype=np.int32)
+    table[:, :0x80] = chars[:, ascii_class]
+    rows: list[np.ndarray] = []
+    interned: dict[bytes, int] = {}
+
+    def intern(row: np.ndarray) -> int:
+        key = row.tobytes()
+        if key not in interned:
+            interned[key] = len(table) + len(rows)
+            rows.append(row)
+        return interned[key]
+
+    for state, targets in enumerate(chars[:, list(wide)].tolist()):
+        pieces = sorted(
+            (lo, hi, t)
+            for spans, t in zip(wide.values(), targets, strict=True)
+            if t >= 0
+            for lo, hi in spans
+        )
+        if not pieces:
+            continue
+        slots = {target: _SLOT + k for k, target in enumerate(dict.fromkeys(t for *_, t in pieces))}
+        shape = tuple((lo, hi, slots[target]) for lo, hi, target in pieces)
+        template = _TEMPLATES.get_or_build(shape, lambda shape=shape: _Template.of(shape))
+        values = np.full(len(template.rows) + len(slots) + 1, -1, dtype=np.int32)
+        values[len(template.rows) : -1] = list(slots)
+        for j, codes in enumerate(template.rows):
+            values[j] = intern(values[codes])
+        table[state, template.lead_bytes] = values[template.lead_codes]
+    accepting = np.zeros(len(table) + len(rows), dtype=bool)
+    accepting[list(dfa.accepting)] = True
+    return ByteDfa(np.vstack([table, *rows]), accepting, dfa.num_states)
+
+
+def assert_isomorphic(ours: ByteDfa, theirs: ByteDfa) -> None:
+    """Same size, and a bijection fixing every character state (0 .. n-1 keep their numbers)
+    that carries every byte edge and accepting flag of one table onto the other."""
+    assert ours.num_char_states == theirs.num_char_states
+    assert ours.table.shape == theirs.table.shape
+    n = ours.num_char_states
+    mapping = dict(zip(range(n), range(n), strict=True))
+    todo = deque(range(n))
+    while todo:
+        a = todo.popleft()
+        b = mapping[a]
+        assert ours.accepting[a] == theirs.accepting[b], (a, b)
+        pairs = zip(ours.table[a].tolist(), theirs.table[b].tolist(), strict=True)
+        for byte, (x, y) in enumerate(pairs):
+            assert (x < 0) == (y < 0), (a, b, byte)
+            if x < 0:
+                continue
+            if x not in mapping:
+                assert x >= n and y >= n, (a, b, byte, x, y)
+                mapping[x] = y
+                todo.append(x)
+            assert mapping[x] == y, (a, b, byte, x, y)
+    assert len(mapping) == ours.num_states  # every state reached from some character state
+    assert len(set(mapping.values())) == theirs.num_states  # and the map is one-to-one
+
+
+@pytest.mark.parametrize("pattern", _patterns())
+def test_group_stamping_matches_the_oracle(pattern):
+    dfa = compile_regex(pattern)
+    ours = to_bytes(dfa)
+    assert_isomorphic(ours, oracle_to_bytes(dfa))
+    assert ours.table.dtype == np.int32
+    assert np.array_equal(to_bytes(dfa).table, ours.table)  # deterministic
+
+
+def test_the_check_catches_a_lost_edge():
+    """The comparison is not vacuous: one byte edge gone and it fails."""
+    dfa = compile_regex("[一-龥]+x")
+    ours = to_bytes(dfa)
+    table = ours.table.copy()
+    state, byte = np.argwhere(table[dfa.num_states :] >= 0)[0]
+    table[dfa.num_states + state, byte] = -1
+    broken = ByteDfa(table, ours.accepting, ours.num_char_states)
+    with pytest.raises(AssertionError):
+        assert_isomorphic(broken, oracle_to_bytes(dfa))
