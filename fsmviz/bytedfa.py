@@ -32,6 +32,7 @@ import numpy as np
 from .cache import BoundedCache
 from .dfa import SURROGATES, Dfa
 from .graph import backward_distances
+from .trie import runs
 
 __all__ = ["ByteDfa", "to_bytes"]
 
@@ -307,7 +308,7 @@ class _Builder:
         values = np.full(int(offsets[-1] + depth[-1] + slots[-1]), -1, dtype=np.int32)
         slot_spans = list(chain.from_iterable(g.slot_spans * len(g.states) for g in groups))
         slot_targets = targets[np.repeat(states, slots), slot_spans]
-        values[np.repeat(offsets + depth, slots) + _counting_up(slots)] = slot_targets
+        values[runs(offsets + depth, slots)] = slot_targets
         codes = np.concatenate([template.rows[:, _CONTINUATION] for template in templates])
         deepest = np.argsort(-depth, kind="stable")  # step j's states: a prefix of these
         at, row_0 = offsets[deepest], (np.cumsum(depths) - depths)[template_of[deepest]]
@@ -380,15 +381,6 @@ class _Template:
         row = np.full(0x80, -1, dtype=np.intp)
         row[self.lead_bytes - 0x80] = self.lead_codes
         return row
-
-
-def _counting_up(lengths: np.ndarray) -> np.ndarray:
-    """``0 .. n-1`` for each ``n`` in ``lengths``, one after another.
-
-    >>> _counting_up(np.array([2, 0, 3])).tolist()
-    [0, 1, 0, 1, 2]
-    """
-    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 def _template(shape: tuple[_Piece, ...]) -> _Template:
