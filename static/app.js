@@ -106,6 +106,8 @@
     });
     const limit = value("prob-limit", "input");
     if (limit && Number(limit)) params.set("prob_limit", limit);
+    const mode = $("#schema-mode .schema-mode");  // the Regex box holds a schema's regex
+    if (mode) { params.set("schema", mode.dataset.schema); params.set("whitespace", mode.dataset.whitespace); }
     const chosen = $("#steps tbody tr.selected");
     if (chosen) { params.set("run", "1"); params.set("step", chosen.dataset.step); }
     return params;

@@ -151,3 +151,38 @@ def test_leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page, 
     assert page.locator("#schema textarea").input_value() == typed
     assert page.locator("#prompt textarea").input_value() == prompt
     expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(typed))
+
+
+def test_a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
+    open_part(page, app_url)
+    page.locator("#schema-example input").click()
+    page.locator("ul[role=listbox] li", has_text="enum").first.click()
+    expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
+    page.locator("#schema-whitespace").get_by_text("none", exact=True).click()
+    regex = page.locator("#regex textarea")
+    expect(regex).to_have_value(re.compile(r'^\\\{"sentiment":'), timeout=UI_TIMEOUT)
+    expect(page).to_have_url(re.compile(r"[?&]schema=.*&whitespace=none\b"))
+    other = browser.new_page()
+    try:
+        other.set_default_timeout(UI_TIMEOUT)
+        other.goto(page.url)
+        # the schema's regex, the schema part open with the same schema and whitespace
+        expect(other.locator("#schema-mode")).to_contain_text("Generate writes JSON")
+        expect(other.locator("#regex textarea")).to_have_value(regex.input_value())
+        expect(other.locator("#schema textarea")).to_have_value(
+            page.locator("#schema textarea").input_value()
+        )
+        expect(other.locator("#schema-whitespace input[value=none]")).to_be_checked()
+        expect(other.locator("#prompt textarea")).to_have_value(
+            page.locator("#prompt textarea").input_value()
+        )
+        # a schema run: the output as JSON with its verdict
+        other.click("#run")
+        expect(other.locator("#json-view .json-verdict")).to_be_visible(timeout=RUN_TIMEOUT)
+        # a link whose schema is broken says where, and leaves the given regex
+        other.goto(app_url + "/?regex=%5B0-9%5D%2B&schema=%7B%22type%22%3A3%7D")
+        expect(other.locator("#schema-error")).to_contain_text("/type")
+        expect(other.locator("#regex textarea")).to_have_value("[0-9]+")
+        expect(other.locator("#schema-mode")).not_to_contain_text("JSON")
+    finally:
+        other.close()

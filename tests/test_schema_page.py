@@ -1,5 +1,6 @@
 """The JSON Schema page part: JSON as it streams, verdicts, findings HTML, examples, corpus."""
 
+import html
 import json
 import re
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fsmviz.app.schema_page import (
+    MAX_LINKED_SCHEMA,
     apply_fix,
     findings_html,
     in_use,
@@ -16,6 +18,7 @@ from fsmviz.app.schema_page import (
     json_view_html,
     mode_html,
     schema_examples,
+    use_linked_schema,
     use_schema,
 )
 from fsmviz.diagnose.schema import schema_findings
@@ -188,6 +191,27 @@ def test_the_schema_is_in_use_while_the_regex_box_holds_its_regex():
     assert in_use(None, choice.regex) is None
     assert "Generate writes JSON" in mode_html(choice, choice.regex)
     assert mode_html(choice, "[0-9]") == ""
+
+
+def test_the_note_carries_the_schema_for_the_link_escaped():
+    schema = '{"enum": ["a<b\\"c", "&"]}'
+    choice = use_schema(schema, "space", None).choice
+    note = mode_html(choice, choice.regex)
+    carried = re.search(r'data-schema="([^"]*)" data-whitespace="space"', note)
+    assert carried and "<b" not in carried.group(1)
+    assert html.unescape(carried.group(1)) == choice.schema
+
+
+def test_a_linked_schema_is_used_with_a_known_whitespace_and_a_bounded_size():
+    schema = '{"type": "object", "properties": {"n": {"type": "integer"}}}'
+    used = use_linked_schema(schema, "<script>", None, 16)
+    assert used.choice.whitespace == "space"  # an unknown one is the default
+    assert used.choice.regex == use_schema(schema, "space", None).choice.regex
+    assert use_linked_schema(schema, "none", None, 16).choice.whitespace == "none"
+    padded = schema[:-1] + " " * MAX_LINKED_SCHEMA + "}"
+    too_long = use_linked_schema(padded, "none", None, 16)
+    assert too_long.choice is None
+    assert f"{len(padded):,} characters" in too_long.error
 
 
 def test_the_json_view_shows_a_schema_run_and_nothing_for_a_regex_run():

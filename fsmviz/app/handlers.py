@@ -32,7 +32,14 @@ from .examples import default_example, examples
 from .fixes import Inputs, read_fix, same_run
 from .live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
 from .render import to_dot, to_svg
-from .schema_page import SchemaChoice, in_use, json_view_html
+from .schema_page import (
+    MAX_LINKED_SCHEMA,
+    SchemaChoice,
+    in_use,
+    json_view_html,
+    mode_html,
+    use_linked_schema,
+)
 from .views import (
     allowed_html,
     comparison_html,
@@ -392,7 +399,9 @@ def on_example(name):
 
 
 def on_load(models: BackgroundModel, request: gr.Request):
-    """Restore inputs from the URL (a permalink); every value is data, checked."""
+    """Restore inputs from the URL (a permalink); every value is data, checked. A schema
+    run's link also restores the JSON Schema part (schema, whitespace, findings) and opens
+    it: the outputs after the timer are ``MainView.schema_outputs``."""
     q = dict(request.query_params) if request else {}
 
     def number(key, cast, lo, hi, default):
@@ -402,10 +411,26 @@ def on_load(models: BackgroundModel, request: gr.Request):
             return default
 
     pattern = q.get("regex", DEFAULT[0])[:MAX_PATTERN_LENGTH]
+    max_tokens = number("max_tokens", int, 1, MAX_TOKENS_LIMIT, 64)
+    schema_part = (gr.skip(),) * 8  # no schema in the link: the part as it is
+    if "schema" in q:  # a schema run's link: the schema's regex, not the regex given
+        used = use_linked_schema(q["schema"], q.get("whitespace"), models.vocabulary(), max_tokens)
+        if used.choice is not None:
+            pattern = used.choice.regex
+        schema_part = (
+            q["schema"][:MAX_LINKED_SCHEMA],
+            used.choice.whitespace if used.choice else gr.skip(),
+            used.choice,
+            used.findings,
+            used.findings_html,
+            used.error,
+            mode_html(used.choice, pattern),
+            gr.Accordion(open=True),
+        )
     return (
         pattern,
         q.get("prompt", DEFAULT[1])[:MAX_PROMPT],
-        number("max_tokens", int, 1, MAX_TOKENS_LIMIT, 64),
+        max_tokens,
         number("temperature", float, 0.0, 2.0, 0.0),
         number("seed", int, 0, 2**31 - 1, 0),
         q.get("chat", "1" if DEFAULT[2] else "0") != "0",
@@ -415,6 +440,7 @@ def on_load(models: BackgroundModel, request: gr.Request):
         # Stop polling at once when the model is ready: a late tick would overwrite the
         # status of a run started right after the page loaded.
         gr.Timer(active=not models.ready),
+        *schema_part,
     )
 
 

@@ -240,6 +240,26 @@ def use_schema(
     return SchemaUse(choice, tuple(found), findings_html(found), "")
 
 
+MAX_LINKED_SCHEMA = 20_000
+"""Characters of a schema a link may carry (a 22-field schema is ~3,000)."""
+
+
+def use_linked_schema(
+    schema: str, whitespace: str | None, vocab: Vocabulary | None, max_tokens: int | None
+) -> SchemaUse:
+    """``use_schema`` for a schema a link carries: an unknown whitespace is the default
+    and a schema over ``MAX_LINKED_SCHEMA`` characters is refused with its size."""
+    if len(schema) > MAX_LINKED_SCHEMA:
+        error = SchemaError(
+            f"the linked schema has {len(schema):,} characters, more than a link carries "
+            f"({MAX_LINKED_SCHEMA:,}): paste it into the JSON Schema box instead"
+        )
+        return SchemaUse(None, (), "", error_html(error))
+    if whitespace not in WHITESPACE_CHOICES:
+        whitespace = DEFAULT_WHITESPACE
+    return use_schema(schema, whitespace, vocab, max_tokens)
+
+
 def in_use(choice: SchemaChoice | None, pattern: str) -> SchemaChoice | None:
     """``choice`` while the Regex box still holds its regex, else None."""
     return choice if choice is not None and choice.regex == pattern else None
@@ -250,8 +270,11 @@ def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
     if in_use(choice, pattern) is None:
         return ""
     assert choice is not None
+    # the schema and its whitespace ride along for the page's link (static/app.js)
     return (
-        '<p class="schema-mode">This regex is the JSON Schema\'s (whitespace '
+        f'<p class="schema-mode" data-schema="{escape(choice.schema, quote=True)}" '
+        f'data-whitespace="{escape(choice.whitespace, quote=True)}">'
+        "This regex is the JSON Schema's (whitespace "
         f"<code>{escape(choice.whitespace)}</code>): Generate writes JSON and checks it "
         "against the schema. Edit the regex and it is a plain regex again.</p>"
     )

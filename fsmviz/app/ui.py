@@ -69,7 +69,15 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
         demo.load(
             load,
             None,
-            [*main.inputs, main.page.dfa, main.page.diagnosis, main.page.error, status, timer],
+            [
+                *main.inputs,
+                main.page.dfa,
+                main.page.diagnosis,
+                main.page.error,
+                status,
+                timer,
+                *main.schema_outputs,
+            ],  # fmt: skip
             api_visibility="private",
         )
         timer.tick(partial(h.on_tick, models), None, [status, timer], api_visibility="private")
@@ -81,9 +89,13 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
 class MainView:
     """The Generate tab's components that ``build_ui`` wires beyond the tab."""
 
-    def __init__(self, page: h.Page, inputs: list[Any]):
+    def __init__(self, page: h.Page, inputs: list[Any], schema_outputs: list[Any]):
         self.page = page
         self.inputs = inputs
+        self.schema_outputs = schema_outputs
+        """What a schema run's link restores (``handlers.on_load``): the schema box, the
+        whitespace, the choice, the findings (state and HTML), the error, the note under
+        the Regex box and the part's accordion."""
 
 
 def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainView:
@@ -151,7 +163,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 "Or a JSON Schema: its regex goes in the Regex box",
                 open=False,
                 elem_id="schema-part",
-            ):
+            ) as schema_accordion:
                 schema = build_schema_part()
             # on a phone, this heading and all after it come after the output (app.css)
             gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
@@ -292,4 +304,6 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         **private,
     )
     log.change(h.on_log, [log, trace_state, step], chart, **private)
-    return MainView(page, inputs)
+    schema_outputs = [schema.schema, schema.whitespace, schema.choice, schema.found,
+                      schema.findings, schema.error, schema_note, schema_accordion]  # fmt: skip
+    return MainView(page, inputs, schema_outputs)
