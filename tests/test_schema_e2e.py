@@ -150,6 +150,7 @@ def test_leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page, 
     expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
     assert page.locator("#schema textarea").input_value() == typed
     assert page.locator("#prompt textarea").input_value() == prompt
+    expect(page.locator("#schema-example input")).to_have_value("")  # no example's schema
     expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(typed))
 
 
@@ -173,6 +174,9 @@ def test_a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
             page.locator("#schema textarea").input_value()
         )
         expect(other.locator("#schema-whitespace input[value=none]")).to_be_checked()
+        expect(other.locator("#schema-example input")).to_have_value(
+            page.locator("#schema-example input").input_value()
+        )
         expect(other.locator("#prompt textarea")).to_have_value(
             page.locator("#prompt textarea").input_value()
         )

@@ -74,6 +74,26 @@ def schema_examples() -> dict[str, SchemaExample]:
     }
 
 
+def example_named(schema: str) -> str | None:
+    """The name of the example whose schema ``schema`` is (as JSON, whatever its layout),
+    None for any other: the example menu names what the box holds, or nothing.
+
+    >>> name = next(iter(schema_examples()))
+    >>> example_named(json.dumps(json.loads(schema_examples()[name].schema))) == name
+    True
+    >>> example_named('{"type": "string"}') is None
+    True
+    """
+    try:
+        value = json.loads(schema)
+    except ValueError:
+        return None
+    for name, item in schema_examples().items():
+        if json.loads(item.schema) == value:
+            return name
+    return None
+
+
 def json_stream_html(text: str, schema: Mapping[str, Any] | None = None, done: bool = False) -> str:
     """Output as JSON while it streams: each key and value carries its output path as a
     tooltip, the field being written is highlighted; once ``done``, whether it parses and
@@ -441,6 +461,9 @@ def wire_schema_part(
         **private,
     )
     regex.change(mode_html, [part.choice, regex], note, trigger_mode="always_last", **private)
+    # the example menu names what the schema box holds (typed, fixed or linked), or nothing
+    part.schema.change(example_named, part.schema, part.example, trigger_mode="always_last",
+                       **private)  # fmt: skip
 
 
 def on_schema_example(name: str):
