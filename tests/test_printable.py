@@ -24,3 +24,13 @@ def test_each_view_names_its_own_characters():
     assert label_text(" ") == " " and show(" ") == " "
     assert show("a\\b") == "a\\\\b" and frag("a\\b") == "a\\b"  # messages double it
     assert compile_regex("[\\x04 ]").edges()[0].label == "\\x04 ␣"
+
+
+def test_a_messages_lone_byte_is_one_escape_like_every_other_view(bundled_vocab):
+    # A token ending inside a character (byte C3 of "é") reads "\xc3" from token_text
+    # (backslashreplace); messages showed "\\xc3", a real backslash by their own rule.
+    vocab = bundled_vocab
+    half = next(i for i, b in enumerate(vocab.all_token_bytes) if b == b"\xc3")
+    text = vocab.token_text(half)
+    assert show(text) == "\\xc3" == shown(text)
+    assert show("\\" + text) == "\\\\\\xc3"  # a real backslash before it is still doubled

@@ -9,15 +9,26 @@ Every escape is ``fsmviz.printable``'s, with C's names (``\\n``) and the backsla
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..printable import C_ESCAPES, escape_char, printable
 
+RAW_BYTE = re.compile(r"(\\x[0-9a-f]{2})")
+"""How a token's text writes a byte that is not UTF-8 on its own (half of a character):
+``Vocabulary.token_text`` decodes with ``backslashreplace``, so byte A2 is ``\\xa2``."""
+
 
 def show(text: str, limit: int = 40) -> str:
-    """Text as it appears in a message: control characters escaped, long text cut short
-    (keeping its end, which is where the action is)."""
-    shown = printable(text, C_ESCAPES)
+    r"""Text as it appears in a message: control characters escaped, long text cut short
+    (keeping its end, which is where the action is). A lone byte stays one escape; only
+    a real backslash is doubled:
+
+    >>> print(show("caf\\xc3 a\\b\n"))
+    caf\xc3 a\\b\n
+    """
+    parts = RAW_BYTE.split(text)  # odd parts: the lone bytes' escapes
+    shown = "".join(p if i % 2 else printable(p, C_ESCAPES) for i, p in enumerate(parts))
     if len(shown) > limit:
         shown = "…" + shown[-(limit - 1) :]
     return shown
