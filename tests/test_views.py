@@ -281,18 +281,34 @@ def test_a_long_suggestion_is_shown_by_what_it_changes():
     assert "<details>" not in short and esc(suggestion) in short
 
 
-def test_a_stopped_run_yields_no_frame_after_stop():
-    """A frame computed while Stop was handled must not say "Generating…" after
-    "Stopped." (``handlers.stoppable``; the browser test b3 saw it once under load)."""
-    from fsmviz.app.handlers import StopMark, stoppable
+def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
+    """Stop sets the session's mark; the run sees it before its next frame, closes its
+    generator (ending the generation) and says "Stopped." last (``handlers.stoppable``:
+    a Gradio-cancelled run's last message could land after Stop's and undo it)."""
+    from fsmviz.app.handlers import Page, StopMark, on_stop, stoppable
 
+    page = Page(*(f"c{i}" for i in range(20)))
     mark = StopMark(stopped=True)  # a Stop from the previous run does not stop this one
+    closed = []
 
     def frames(first, second):
-        yield {"status": first}
-        mark.stopped = True  # Stop handled while the next frame was being computed
-        yield {"status": second}
+        try:
+            yield {"status": first}
+            on_stop(page, mark)  # Stop handled while the next frame was being computed
+            yield {"status": second}
+            yield {"status": "never asked for"}
+        finally:
+            closed.append(True)
 
-    assert list(stoppable(frames)("Generating… 1", "Generating… 2", mark)) == [
-        {"status": "Generating… 1"}
+    updates = list(stoppable(page, frames)("Generating… 1", "Generating… 2", mark))
+    assert updates[0] == {"status": "Generating… 1"}
+    assert len(updates) == 2 and updates[-1][page.status] == "Stopped."
+    assert updates[-1][page.run]["interactive"] is True
+    assert updates[-1][page.stop]["visible"] is False
+    assert closed == [True]  # the generation's generator was closed
+    # a run whose own mark stays unset (the Stop above set the old one) ends as it was
+    assert list(stoppable(page, frames)("a", "b", StopMark())) == [
+        {"status": "a"},
+        {"status": "b"},
+        {"status": "never asked for"},
     ]

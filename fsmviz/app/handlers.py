@@ -292,7 +292,10 @@ def on_dismiss():
 def started(page: Page) -> dict:
     """Generate disabled, Stop shown, the last run's JSON view gone (a run that fails
     before its first token must not leave the previous run's verdict standing)."""
-    updates = {page.run: gr.update(interactive=False), page.stop: gr.update(visible=True)}
+    updates = {
+        page.run: gr.update(interactive=False),
+        page.stop: gr.update(value="Stop", visible=True, interactive=True),
+    }
     if page.json is not None:
         updates[page.json] = ""
     return updates
@@ -305,32 +308,46 @@ def idle(page: Page) -> dict:
 
 @dataclass
 class StopMark:
-    """One per browser session (a ``gr.State``): Stop sets it, the run's handler reads it.
-    Gradio cancels a run between two frames, so a frame computed while Stop was handled
-    would still arrive after "Stopped." and say "Generating…" again; the mark drops it."""
+    """One per browser session (a ``gr.State``): Stop sets it, the run's handler reads it
+    before each frame and ends the run itself (``stoppable``)."""
 
     stopped: bool = False
 
 
-def stoppable(handler: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
-    """``handler`` taking one more input last, the session's ``StopMark``: its updates
-    stop as soon as the mark is set."""
+def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
+    """``handler`` taking one more input last, the session's ``StopMark``: when the mark is
+    set, the run's generator is closed (which ends the generation) and its last update is
+    "Stopped.", Generate back and Stop hidden.
+
+    The run ends itself rather than being cancelled by Gradio (``cancels=``): a cancelled
+    event's last message could reach the page after Stop's own update and put its
+    "Generating… 3 tokens" back over "Stopped." (one browser test run in six here). One
+    event's messages arrive in order, so "Stopped." from the run itself is the last word.
+    """
 
     def run(*values):
         *values, mark = values
         mark.stopped = False
-        for update in handler(*values):
-            if mark.stopped:
+        updates = handler(*values)
+        try:
+            for update in updates:
+                if mark.stopped:
+                    break
+                yield update
+            else:
                 return
-            yield update
+        finally:
+            updates.close()
+        yield {**idle(page), page.status: "Stopped."}
 
     return run
 
 
 def on_stop(page: Page, mark: StopMark) -> dict:
-    """The run was cancelled (its generator closed, so the generation stopped)."""
+    """Stop: the run sees the mark before its next frame and ends (``stoppable``); until
+    then the button says so."""
     mark.stopped = True
-    return {**idle(page), page.status: "Stopped."}
+    return {page.stop: gr.update(value="Stopping…", interactive=False)}
 
 
 def on_step(models: BackgroundModel, i, trace: Trace | None, log, distances, drawing="auto"):

@@ -257,8 +257,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     example.change(h.on_example, example, [regex_box, prompt, chat], **private)
     wire_schema_part(schema, models, regex_box, schema_note, prompt, max_tokens, chat)
     stop_mark = gr.State(h.StopMark())
-    running = run.click(
-        h.stoppable(partial(h.on_run, page, models)),
+    run.click(
+        h.stoppable(page, partial(h.on_run, page, models)),
         [*inputs, show_distances, drawing, schema.choice, stop_mark],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, json_view],
@@ -266,8 +266,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         concurrency_id="generate",
         **private,
     )  # fmt: skip
-    applying = apply_pick.change(
-        h.stoppable(partial(h.on_apply, page, models)),
+    apply_pick.change(
+        h.stoppable(page, partial(h.on_apply, page, models)),
         [apply_pick, trace_state, *inputs, show_distances, drawing, stop_mark],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, regex_box, chat, compare_view,
@@ -276,13 +276,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         concurrency_id="generate",
         **private,
     )  # fmt: skip
-    stop.click(
-        partial(h.on_stop, page),
-        stop_mark,
-        [run, stop, status],
-        cancels=[running, applying],
-        **private,
-    )
+    stop.click(partial(h.on_stop, page), stop_mark, stop, **private)  # (see h.stoppable)
     dismiss.click(h.on_dismiss, None, [compare_view, compare_chart], **private)
     step.change(
         partial(h.on_step, models),
