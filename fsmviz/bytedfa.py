@@ -24,7 +24,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -352,11 +351,11 @@ class _Builder:
 class _Template:
     """The byte subtrees of one shape as rows of *codes* (children before parents): code
     ``c < len(rows)`` is template row ``c``, the next codes are the slots in order, and -1
-    is no edge. ``lead_bytes`` and ``lead_codes`` are the lead-byte edges."""
+    is no edge. ``lead_row`` is the lead-byte edges: the code each byte 0x80-0xFF leads
+    to, so every state's lead edges are one gather."""
 
     rows: np.ndarray  # intp [rows, 256]: indices, which numpy gathers with fastest
-    lead_bytes: np.ndarray
-    lead_codes: np.ndarray
+    lead_row: np.ndarray  # intp [128]
 
     @staticmethod
     def of(shape: tuple[_Piece, ...]) -> _Template:
@@ -371,16 +370,10 @@ class _Template:
         for j, edges in enumerate(subtrees.rows):
             for byte, ref in edges:
                 rows[j, byte] = code(ref)
-        lead_bytes = np.array(sorted(leads), dtype=np.intp)
-        lead_codes = np.array([code(leads[b]) for b in sorted(leads)], dtype=np.intp)
-        return _Template(rows, lead_bytes, lead_codes)
-
-    @cached_property
-    def lead_row(self) -> np.ndarray:
-        """The code each byte 0x80-0xFF leads to (-1: none): lead edges in one gather."""
-        row = np.full(0x80, -1, dtype=np.intp)
-        row[self.lead_bytes - 0x80] = self.lead_codes
-        return row
+        lead_row = np.full(0x80, -1, dtype=np.intp)
+        for byte, ref in leads.items():
+            lead_row[byte - 0x80] = code(ref)
+        return _Template(rows, lead_row)
 
 
 def _template(shape: tuple[_Piece, ...]) -> _Template:

@@ -79,7 +79,7 @@ def oracle_to_bytes(dfa: Dfa) -> ByteDfa:
         values[len(template.rows) : -1] = list(slots)
         for j, codes in enumerate(template.rows):
             values[j] = intern(values[codes])
-        table[state, template.lead_bytes] = values[template.lead_codes]
+        table[state, 0x80:] = values[template.lead_row]  # code -1: the last cell, -1
     accepting = np.zeros(len(table) + len(rows), dtype=bool)
     accepting[list(dfa.accepting)] = True
     return ByteDfa(np.vstack([table, *rows]), accepting, dfa.num_states)
