@@ -137,6 +137,7 @@ def successor_pairs(
     states = np.asarray(starts, dtype=np.int64)
     masks = np.left_shift(np.uint64(1), np.arange(len(starts), dtype=np.uint64))
     peak = 0  # the frontier grows, then shrinks as tokens end: the tail is past the peak
+    ends, end_masks = [], []  # pairs on a node where a token ends, and their fresh bits
     while len(nodes) > TAIL or len(nodes) >= peak:
         peak = max(peak, len(nodes))
         if check is not None:
@@ -151,19 +152,22 @@ def successor_pairs(
         order = np.arange(len(keys))
         slot[keys] = order
         first = slot[keys]
-        unique = first == order
-        if not unique.all():
-            merged = np.zeros(len(keys), dtype=np.uint64)
-            np.bitwise_or.at(merged, first, masks)
-            keys, masks = keys[unique], merged[unique]
+        repeat = first != order
+        if repeat.any():
+            np.bitwise_or.at(masks, first[repeat], masks[repeat])
+            keys, masks = keys[~repeat], masks[~repeat]
         # Only the bits a pair has not carried before walk on.
         masks &= ~carried[keys]
         fresh = masks != 0
         keys, masks = keys[fresh], masks[fresh]
         carried[keys] |= masks
         nodes, states = np.divmod(keys, num_states)
-    # The starts with a token into each state: the bits carried into (final node, state).
-    reached = np.bitwise_or.reduce(carried.reshape(-1, num_states)[dawg.final], axis=0)
+        final = dawg.final[nodes]
+        ends.append(states[final])
+        end_masks.append(masks[final])
+    # The starts with a token into each state: the bits that reached it on a final node.
+    reached = np.zeros(num_states, dtype=np.uint64)
+    np.bitwise_or.at(reached, np.concatenate(ends), np.concatenate(end_masks))
     _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
     bits = (reached[None, :] >> np.arange(len(starts), dtype=np.uint64)[:, None]) & np.uint64(1)
     return np.nonzero(bits)
