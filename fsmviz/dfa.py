@@ -31,7 +31,7 @@ follow links grow quadratically like ``(a?){4000}``, is refused too.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -228,7 +228,7 @@ class _Construction:
     class_masks: list[int]
     mentioned: frozenset[str]
     accepting: set[int]
-    transitions: list[dict[int, int]]
+    transitions: list[_Moves]
 
     @staticmethod
     def of(pattern: str) -> _Construction:
@@ -237,9 +237,9 @@ class _Construction:
         clock = _Clock(time.thread_time() + MAX_SECONDS)
         positions = _Positions(core, clock)
         nullable, first, last = positions.walk(tree, 0)
-        classes, class_masks, mentioned = positions.alphabet()
+        classes, class_masks, position_classes, mentioned = positions.alphabet()
         accepting, transitions = _subsets(
-            nullable, first, last, positions.follow, class_masks, core, clock
+            nullable, first, last, positions.follow, position_classes, len(classes), core, clock
         )
         return _Construction(core, clock, positions, nullable, first, last, classes,
                              class_masks, mentioned, accepting, transitions)  # fmt: skip
@@ -255,14 +255,14 @@ class _Construction:
             accepted |= mask
         return accepted != (1 << len(self.positions.sets)) - 1
 
-    def dfa(self, accepting: set[int], transitions: list[dict[int, int]]) -> Dfa:
+    def dfa(self, accepting: set[int], transitions: list[_Moves]) -> Dfa:
         """The DFA with these (minimised) states, over this construction's classes."""
         return Dfa(
             pattern=self.core,
             num_states=len(transitions),
             accepting=frozenset(accepting),
             classes=tuple(self.classes),
-            transitions=tuple(transitions),
+            transitions=_by_class(transitions),
             mentioned=self.mentioned,
         )
 
@@ -437,9 +437,10 @@ class _Positions:
             tail = (True, f, la)
         return self._concat(result, tail)
 
-    def alphabet(self) -> tuple[list[CharClass], list[int], frozenset[str]]:
-        """Split characters into classes the pattern never tells apart, and for each class
-        the bitset of positions that accept it.
+    def alphabet(self) -> tuple[list[CharClass], list[int], list[int], frozenset[str]]:
+        """Split characters into classes the pattern never tells apart: the classes, for
+        each class the bitset of positions that accept it, for each position the bitset of
+        classes it accepts, and the characters the pattern mentions.
 
         A character's *signature* is the set of distinct character sets that accept it;
         characters with equal signatures form a class. A character listed by one set only
@@ -478,16 +479,19 @@ class _Positions:
         def first_char(sig: frozenset[int]) -> tuple[str, bool]:  # a stable drawing order
             return min(groups.get(sig, "\U0010ffff")), sig not in groups
 
+        set_classes = [0] * len(distinct)  # distinct set -> the classes it accepts
         for sig in sorted(set(groups) | {others}, key=first_char):
             if not sig:
                 continue  # no position accepts these characters: they never move the DFA
             mask = 0
             for i in sig:
                 mask |= set_positions[i]
+                set_classes[i] |= 1 << len(classes)
             self.clock.check()
             classes.append(CharClass(groups.get(sig, frozenset()), sig == others))
             masks.append(mask)
-        return classes, masks, mentioned
+        position_classes = [set_classes[index[cs]] for cs in self.sets]
+        return classes, masks, position_classes, mentioned
 
 
 def _bits(mask: int) -> Iterator[int]:
@@ -500,45 +504,113 @@ def _bits(mask: int) -> Iterator[int]:
 # --- 2. subsets ---------------------------------------------------------------------------
 
 
+_Moves = dict[int, int]
+"""A state's moves while the DFA is built: target state -> bitset of the classes leading
+there (``{3: 0b101}``: classes 0 and 2 lead to state 3). A JSON string's state moves on
+dozens of classes to one state, so this is one entry where a row by class has dozens.
+``Dfa.transitions`` keeps rows by class (``_by_class``)."""
+
+
 def _subsets(
     nullable: bool,
     first: int,
     last: int,
     follow: list[int],
-    class_masks: list[int],
+    position_classes: list[int],
+    num_classes: int,
     pattern: str,
     clock: _Clock,
-) -> tuple[set[int], list[dict[int, int]]]:
-    """Determinise: a state is the set of positions just matched (0 = the start)."""
+) -> tuple[set[int], list[_Moves]]:
+    """Determinise: a state is the set of positions just matched (0 = the start).
+
+    From a state, the positions that may come next (``reachable``) are told apart by the
+    classes they accept: class ``k`` leads to the positions of ``reachable`` accepting
+    ``k``. Rather than asking every class, the classes are split by each of those
+    positions' own classes, so classes reaching the same positions stay together and
+    their target is looked up once. Example: after ``"`` in ``"[^"]*"`` the positions that
+    may come next are ``[^"]`` (accepting every class but ``"``) and the closing ``"``: two
+    groups, two lookups, however many classes there are. New states are numbered in the
+    order of their smallest class, as asking class 0, 1, 2... in turn would number them.
+    """
+    everything = (1 << num_classes) - 1
     ids: dict[int, int] = {0: 0}
     order = [0]
     accepting: set[int] = {0} if nullable else set()
-    transitions: list[dict[int, int]] = []
+    transitions: list[_Moves] = []
     i = 0
     while i < len(order):
         subset = order[i]
         reachable = first if subset == 0 else 0
         for p in _bits(subset):
             reachable |= follow[p]
-        row: dict[int, int] = {}
-        if reachable:
-            for k, mask in enumerate(class_masks):
-                target = reachable & mask
-                if not target:
-                    continue
-                j = ids.get(target)
-                if j is None:
-                    j = ids[target] = len(order)
-                    order.append(target)
-                    if target & last:
-                        accepting.add(j)
-                    if len(order) > MAX_STATES:
-                        raise _too_large(pattern)
-                row[k] = j
-            clock.check()
-        transitions.append(row)
+        by_classes: dict[int, int] = {}  # a set of classes -> the positions accepting them
+        for p in _bits(reachable):
+            classes = position_classes[p]
+            by_classes[classes] = by_classes.get(classes, 0) | 1 << p
+        groups = {everything: 0}  # classes alike so far -> the positions they reach
+        for accepted, positions in by_classes.items():
+            split: dict[int, int] = {}
+            for classes, target in groups.items():
+                if inside := classes & accepted:
+                    split[inside] = target | positions
+                if outside := classes & ~accepted:
+                    split[outside] = target
+            groups = split
+        moves: _Moves = {}
+        for classes, target in _smallest_class_first(groups.items(), 0):
+            if not target:
+                continue
+            j = ids.get(target)
+            if j is None:
+                j = ids[target] = len(order)
+                order.append(target)
+                if target & last:
+                    accepting.add(j)
+                if len(order) > MAX_STATES:
+                    raise _too_large(pattern)
+            moves[j] = classes
+        clock.check()
+        transitions.append(moves)
         i += 1
     return accepting, transitions
+
+
+def _smallest_class_first(pairs: Iterable[tuple[int, int]], side: int) -> Iterable[tuple[int, int]]:
+    """``pairs`` ordered by the smallest class of their ``pairs[side]``, a set of classes:
+    the order in which reading class 0, 1, 2... meets them. The lowest set bit of a set
+    (``0b10100 & -0b10100`` is ``0b100``) stands for its smallest class.
+
+    >>> list(_smallest_class_first([(0b1000, 9), (0b10100, 7)], 0))  # classes {3}, {2, 4}
+    [(20, 7), (8, 9)]
+    """
+    pairs = list(pairs)
+    if len(pairs) < 2:
+        return pairs
+    return sorted(pairs, key=lambda pair: pair[side] & -pair[side])
+
+
+def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
+    """Rows by class (``{class: target}``, classes ascending), as ``Dfa`` keeps them.
+
+    >>> _by_class([{1: 0b101, 2: 0b010}, {}])
+    ({0: 1, 1: 2, 2: 1}, {})
+    """
+    spelled: dict[int, list[int]] = {}  # a set of classes -> its classes (sets recur)
+
+    def spell(classes: int) -> list[int]:
+        ks = spelled.get(classes)
+        if ks is None:
+            ks = spelled[classes] = list(_bits(classes))
+        return ks
+
+    rows = []
+    for moves in transitions:
+        if len(moves) == 1:
+            ((target, classes),) = moves.items()
+            rows.append(dict.fromkeys(spell(classes), target))
+        else:
+            rows.append(dict(sorted((k, t) for t, c in moves.items() for k in spell(c))))
+    return tuple(rows)
 
 
 def _too_large(pattern: str) -> RegexError:
@@ -553,23 +625,21 @@ def _too_large(pattern: str) -> RegexError:
 # --- 3. pruning and minimisation ----------------------------------------------------------
 
 
-def _prune_dead(
-    accepting: set[int], transitions: list[dict[int, int]]
-) -> tuple[set[int], list[dict[int, int]]]:
+def _prune_dead(accepting: set[int], transitions: list[_Moves]) -> tuple[set[int], list[_Moves]]:
     """Drop states from which no accepting state is reachable (keeping state 0)."""
-    far = backward_distances(len(transitions), lambda s: set(transitions[s].values()), accepting)
+    far = backward_distances(len(transitions), lambda s: transitions[s].keys(), accepting)
     keep = sorted({0, *np.flatnonzero(far != UNREACHABLE).tolist()})
     if len(keep) == len(transitions):
         return accepting, transitions  # nothing to drop (the usual case)
     live = set(keep)
     renumber = {s: i for i, s in enumerate(keep)}
-    pruned = [{k: renumber[t] for k, t in transitions[s].items() if t in live} for s in keep]
+    pruned = [{renumber[t]: c for t, c in transitions[s].items() if t in live} for s in keep]
     return {renumber[s] for s in accepting}, pruned
 
 
 def _minimise(
-    accepting: set[int], transitions: list[dict[int, int]], clock: _Clock
-) -> tuple[set[int], list[dict[int, int]]]:
+    accepting: set[int], transitions: list[_Moves], clock: _Clock
+) -> tuple[set[int], list[_Moves]]:
     """Merge equivalent states (Hopcroft), then number states breadth-first from the start.
 
     Start from two blocks, accepting and not, and split blocks until every state in a block
@@ -577,11 +647,12 @@ def _minimise(
     different classes must be told apart. So each state with an edge into A gets its
     *signature*, the bitset of classes leading into A, and every block is split by
     signature (a state with no edge into A has the empty one). Parallel edges are read
-    together: a JSON string's state reaches its next state on dozens of classes, one entry
-    of ``incoming``. Hopcroft's trick is to queue every part of a split block but the
-    largest (the largest one's splits follow from the others and the block), which makes
-    the whole refinement O(edges · log states) — a chain like ``x{4999}`` takes
-    milliseconds, where rounds of Moore's algorithm took one round per state.
+    together: a JSON string's state reaches its next state on dozens of classes, one move
+    (``_Moves``) and one entry of ``incoming``. Hopcroft's trick is to queue every part of
+    a split block but the largest (the largest one's splits follow from the others and the
+    block), which makes the whole refinement O(edges · log states) — a chain like
+    ``x{4999}`` takes milliseconds, where rounds of Moore's algorithm took one round per
+    state.
 
     The transition function is partial: a missing edge leads to an implicit dead state.
     It sits in the non-accepting block, is never queued as a splitter (no edge of ours
@@ -589,22 +660,20 @@ def _minimise(
     of all but the largest. That keeps the refinement exact without writing out the dead
     state's edges (Valmari and Lehtinen, 2008).
 
-    Example: ``ab|cb`` with classes a=0, c=1, b=2. After ``a`` and after ``c`` the same
-    future remains (one ``b``), so states 1 and 2 merge, and so do the two accepting ends:
+    Example: ``ab|cb`` with classes a=0, c=1, b=2 (moves ``{target: classes}``). After
+    ``a`` and after ``c`` the same future remains (one ``b``), so states 1 and 2 merge, and
+    so do the two accepting ends:
 
     >>> import time
-    >>> rows = [{0: 1, 1: 2}, {2: 3}, {2: 4}, {}, {}]
-    >>> _minimise({3, 4}, rows, _Clock(time.thread_time() + 1.0))
-    ({2}, [{0: 1, 1: 1}, {2: 2}, {}])
+    >>> moves = [{1: 0b001, 2: 0b010}, {3: 0b100}, {4: 0b100}, {}, {}]
+    >>> _minimise({3, 4}, moves, _Clock(time.thread_time() + 1.0))
+    ({2}, [{1: 3}, {2: 4}, {}])
     """
     n = len(transitions)
     dead = n  # the implicit dead state
     incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # target -> (source, classes)
-    for source, row in enumerate(transitions):
-        classes_to: dict[int, int] = {}
-        for k, target in row.items():
-            classes_to[target] = classes_to.get(target, 0) | 1 << k
-        for target, classes in classes_to.items():
+    for source, moves in enumerate(transitions):
+        for target, classes in moves.items():
             incoming[target].append((source, classes))
     rejecting = {*range(n), dead} - accepting
     blocks: list[set[int]] = [b for b in (set(accepting), rejecting) if b]
@@ -654,17 +723,17 @@ def _minimise(
     representative = {}
     for s in range(len(transitions)):
         representative.setdefault(block[s], s)
-    rows: list[dict[int, int]] = []
+    rows: list[_Moves] = []
     while len(rows) < len(queue):
         s = representative[block[queue[len(rows)]]]
-        row = {}
-        for k in sorted(transitions[s]):
-            b = block[transitions[s][k]]
+        moves: _Moves = {}
+        for target, classes in _smallest_class_first(transitions[s].items(), 1):
+            b = block[target]
             if b not in order:
                 order[b] = len(queue)
                 queue.append(representative[b])
-            row[k] = order[b]
-        rows.append(row)
+            moves[order[b]] = moves.get(order[b], 0) | classes  # two targets may merge
+        rows.append(moves)
     accepting_blocks = {order[block[s]] for s in accepting if block[s] in order}
     return accepting_blocks, rows
 
@@ -793,7 +862,8 @@ def compile_stages(pattern: str) -> Stages:
     core, clock, positions = built.core, built.clock, built.positions
     nullable, first, last = built.nullable, built.first, built.last
     classes, class_masks = built.classes, built.class_masks
-    accepting, transitions = built.accepting, built.transitions
+    accepting, moves = built.accepting, built.transitions
+    transitions = _by_class(moves)
     subsets = [0]  # replay the construction's numbering: a target is new when first seen
     for s, row in enumerate(transitions):
         reachable = first if s == 0 else 0
@@ -802,11 +872,14 @@ def compile_stages(pattern: str) -> Stages:
         for k in sorted(row):
             if row[k] == len(subsets):
                 subsets.append(reachable & class_masks[k])
-    pruned_accepting, pruned = _prune_dead(accepting, transitions)
+    pruned_accepting, pruned_moves = _prune_dead(accepting, moves)
+    pruned = _by_class(pruned_moves)
     # Which states were kept, as _prune_dead keeps them: those reaching a match, and 0.
     far = backward_distances(len(transitions), lambda s: transitions[s].values(), accepting)
     kept = tuple(sorted({0, *(s for s in range(len(transitions)) if far[s] < UNREACHABLE)}))
-    minimal_accepting, minimal = _minimise(pruned_accepting, pruned, clock)
+    minimal_accepting, minimal_moves = _minimise(pruned_accepting, pruned_moves, clock)
+    dfa = built.dfa(minimal_accepting, minimal_moves)
+    minimal = dfa.transitions
     merged = {0: 0}
     queue = [0]
     while queue:  # the pruned and minimal DFAs read the same language: walk them together
@@ -815,7 +888,6 @@ def compile_stages(pattern: str) -> Stages:
             if t not in merged:
                 merged[t] = minimal[merged[s]][k]
                 queue.append(t)
-    dfa = built.dfa(minimal_accepting, minimal)
     return Stages(
         pattern=core,
         positions=tuple(
