@@ -12,7 +12,8 @@ How it is built, in three classic steps:
    come last. No ε-transitions, no NFA states beyond the positions themselves.
 2. **Subsets.** A DFA state is the set of positions the text read so far could have just
    matched. From a state, a character class leads to the positions that follow and accept
-   it. Sets are Python ints used as bitsets, so following a class is a single ``&``.
+   it. Sets are Python ints used as bitsets, and classes that lead to the same positions
+   are followed together.
 3. **Minimisation.** States that accept the same futures are merged (Hopcroft's partition
    refinement), and states from which no match is reachable are dropped: every state
    that is drawn can still finish.
