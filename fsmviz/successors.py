@@ -40,6 +40,7 @@ expansions are looked up, not recomputed:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,7 +52,8 @@ __all__ = ["WIDE", "BytePartitions", "successor_pairs", "wide_states"]
 
 
 FEW_CHILDREN = 32
-"""A node set with at most this many children is split in plain Python (``_split_few``)."""
+"""A node set with at most this many children (and so, unless leaves, nodes) is split in
+plain Python (``_split_few``)."""
 WIDE = 16
 """A state reading at least this many distinct bytes is *wide*: its tokens are many."""
 
@@ -121,23 +123,33 @@ class _NodeSets:
     def __init__(self, trie: VocabTrie, reps: np.ndarray):
         self.trie = trie
         self.reps = reps
-        self.sets: list[np.ndarray] = [np.zeros(1, dtype=np.int32)]  # 0: the root alone
+        self.sets: list[array] = [array("i", [0])]  # ascending int32 node numbers; 0: the root
         self.ids: dict[bytes, int] = {self.sets[0].tobytes(): 0}
         self.expansions: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # The trie's arrays as memoryviews, read one item at a time by ``_split_few``
+        # (indexing one returns a plain int, a few times faster than ``ndarray.item``).
+        self._first_child = memoryview(trie.first_child)
+        self._num_children = memoryview(trie.num_children)
+        self._byte = memoryview(trie.byte)
+        self._has_token = memoryview(trie.has_token)
+        self._reps: dict[int, memoryview] = {}
 
     def expand(self, set_id: int, partition: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         key = (set_id, partition)
         found = self.expansions.get(key)
         if found is None:
-            found = self.expansions[key] = self._split(self.sets[set_id], self.reps[partition])
+            nodes = self.sets[set_id]
+            num_children = self._num_children
+            if len(nodes) <= FEW_CHILDREN and sum(num_children[n] for n in nodes) <= FEW_CHILDREN:
+                found = self._split_few(nodes, partition)
+            else:
+                found = self._split(np.frombuffer(nodes, dtype=np.int32), self.reps[partition])
+            self.expansions[key] = found
         return found
 
     def _split(self, nodes: np.ndarray, reps: np.ndarray):
         trie = self.trie
-        counts = trie.num_children[nodes]
-        if int(counts.sum()) <= FEW_CHILDREN:
-            return self._split_few(nodes, reps)
-        children = runs(trie.first_child[nodes], counts)
+        children = runs(trie.first_child[nodes], trie.num_children[nodes])
         rep = reps[trie.byte[children]]
         alive = rep >= 0
         children, rep = children[alive], rep[alive]
@@ -152,35 +164,43 @@ class _NodeSets:
             firsts = np.flatnonzero(np.diff(rep)) + 1
             groups = np.split(children, firsts)
             firsts = np.concatenate(([0], firsts))
-        set_ids = np.array([self._intern(group) for group in groups], dtype=np.int64)
+        set_ids = np.array([self._intern(group.tobytes()) for group in groups], dtype=np.int64)
         tokens = np.logical_or.reduceat(trie.has_token[children], firsts)
         return rep[firsts], set_ids, tokens
 
-    def _split_few(self, nodes: np.ndarray, reps: np.ndarray):
+    def _split_few(self, nodes: array, partition: int):
         """``_split`` one child at a time, for the many small sets deep in the trie (half
         of a schema's splits have at most four children), where a dozen numpy calls cost
         more than the children. Same groups, same order."""
-        trie = self.trie
-        groups: dict[int, list[int]] = {}
-        for node in nodes.tolist():
-            first = trie.first_child.item(node)
-            for child in range(first, first + trie.num_children.item(node)):
-                rep = reps.item(trie.byte.item(child))
+        first_child, num_children, byte = self._first_child, self._num_children, self._byte
+        has_token = self._has_token
+        reps = self._reps.get(partition)
+        if reps is None:
+            reps = self._reps[partition] = memoryview(np.ascontiguousarray(self.reps[partition]))
+        groups: dict[int, array] = {}
+        for node in nodes:
+            first = first_child[node]
+            for child in range(first, first + num_children[node]):
+                rep = reps[byte[child]]
                 if rep >= 0:
-                    groups.setdefault(rep, []).append(child)
+                    group = groups.get(rep)
+                    if group is None:
+                        group = groups[rep] = array("i")
+                    group.append(child)
         order = sorted(groups)
-        members = [np.array(groups[rep], dtype=trie.first_child.dtype) for rep in order]
         return (
-            np.array(order, dtype=reps.dtype),
-            np.array([self._intern(group) for group in members], dtype=np.int64),
-            np.array([trie.has_token[group].any() for group in members], dtype=bool),
+            np.array(order, dtype=self.reps.dtype),
+            np.array([self._intern(groups[rep].tobytes()) for rep in order], dtype=np.int64),
+            np.array([any(has_token[c] for c in groups[rep]) for rep in order], dtype=bool),
         )
 
-    def _intern(self, nodes: np.ndarray) -> int:
-        key = nodes.tobytes()
+    def _intern(self, key: bytes) -> int:
+        """The id of the node set whose int32 node numbers are the bytes ``key``."""
         found = self.ids.get(key)
         if found is None:
             found = self.ids[key] = len(self.sets)
+            nodes = array("i")
+            nodes.frombytes(key)
             self.sets.append(nodes)
         return found
 
