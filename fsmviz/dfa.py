@@ -32,7 +32,7 @@ follow links grow quadratically like ``(a?){4000}``, is refused too.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -558,17 +558,21 @@ def _subsets(
                     split[outside] = target
             groups = split
         moves: _Moves = {}
-        for classes, target in _smallest_class_first(groups.items(), 0):
-            if not target:
-                continue
-            j = ids.get(target)
-            if j is None:
-                j = ids[target] = len(order)
-                order.append(target)
-                if target & last:
-                    accepting.add(j)
-                if len(order) > MAX_STATES:
-                    raise _too_large(pattern)
+        new: list[tuple[int, int]] = []  # (classes, target) of targets not seen before
+        for classes, target in groups.items():
+            if target:
+                j = ids.get(target)
+                if j is None:
+                    new.append((classes, target))
+                else:
+                    moves[j] = classes
+        for classes, target in _smallest_class_first(new):
+            j = ids[target] = len(order)
+            order.append(target)
+            if target & last:
+                accepting.add(j)
+            if len(order) > MAX_STATES:
+                raise _too_large(pattern)
             moves[j] = classes
         clock.check()
         transitions.append(moves)
@@ -576,18 +580,17 @@ def _subsets(
     return accepting, transitions
 
 
-def _smallest_class_first(pairs: Iterable[tuple[int, int]], side: int) -> Iterable[tuple[int, int]]:
-    """``pairs`` ordered by the smallest class of their ``pairs[side]``, a set of classes:
-    the order in which reading class 0, 1, 2... meets them. The lowest set bit of a set
-    (``0b10100 & -0b10100`` is ``0b100``) stands for its smallest class.
+def _smallest_class_first(moves: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(classes, x)`` pairs ordered by their smallest class: the order in which reading
+    class 0, 1, 2... meets them, which numbers new states. The lowest set bit of a set of
+    classes (``0b10100 & -0b10100`` is ``0b100``) stands for its smallest class.
 
-    >>> list(_smallest_class_first([(0b1000, 9), (0b10100, 7)], 0))  # classes {3}, {2, 4}
+    >>> _smallest_class_first([(0b1000, 9), (0b10100, 7)])  # classes {3}, then {2, 4}
     [(20, 7), (8, 9)]
     """
-    pairs = list(pairs)
-    if len(pairs) < 2:
-        return pairs
-    return sorted(pairs, key=lambda pair: pair[side] & -pair[side])
+    if len(moves) > 1:
+        moves.sort(key=lambda move: move[0] & -move[0])
+    return moves
 
 
 def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
@@ -728,12 +731,18 @@ def _minimise(
     while len(rows) < len(queue):
         s = representative[block[queue[len(rows)]]]
         moves: _Moves = {}
-        for target, classes in _smallest_class_first(transitions[s].items(), 1):
+        new: list[tuple[int, int]] = []  # (classes, block) of blocks not numbered yet
+        for target, classes in transitions[s].items():
             b = block[target]
+            if b in order:
+                moves[order[b]] = moves.get(order[b], 0) | classes  # two targets may merge
+            else:
+                new.append((classes, b))
+        for classes, b in _smallest_class_first(new):
             if b not in order:
                 order[b] = len(queue)
                 queue.append(representative[b])
-            moves[order[b]] = moves.get(order[b], 0) | classes  # two targets may merge
+            moves[order[b]] = moves.get(order[b], 0) | classes
         rows.append(moves)
     accepting_blocks = {order[block[s]] for s in accepting if block[s] in order}
     return accepting_blocks, rows
