@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 
 import numpy as np
 
@@ -63,6 +64,10 @@ MAX_SECONDS = 1.0
 """Budget of CPU time for building one DFA (positions, subsets and minimisation), counted
 on the building thread (``time.thread_time``): a busy machine slows the wall clock, and
 must not make the app refuse a pattern it accepts when idle."""
+FEW_CLASSES = 16
+"""The subset construction asks every class in turn when there are at most this many (or
+at most two per position that may come next), and otherwise splits the classes by those
+positions (``_subsets``)."""
 
 UNICODE_MAX = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)  # not characters: never valid in UTF-8 text
@@ -240,7 +245,7 @@ class _Construction:
         nullable, first, last = positions.walk(tree, 0)
         classes, class_masks, position_classes, mentioned = positions.alphabet()
         accepting, transitions = _subsets(
-            nullable, first, last, positions.follow, position_classes, len(classes), core, clock
+            nullable, first, last, positions.follow, class_masks, position_classes, core, clock
         )
         return _Construction(core, clock, positions, nullable, first, last, classes,
                              class_masks, mentioned, accepting, transitions)  # fmt: skip
@@ -256,14 +261,14 @@ class _Construction:
             accepted |= mask
         return accepted != (1 << len(self.positions.sets)) - 1
 
-    def dfa(self, accepting: set[int], transitions: list[_Moves]) -> Dfa:
+    def dfa(self, accepting: set[int], transitions: list[dict[int, int]]) -> Dfa:
         """The DFA with these (minimised) states, over this construction's classes."""
         return Dfa(
             pattern=self.core,
             num_states=len(transitions),
             accepting=frozenset(accepting),
             classes=tuple(self.classes),
-            transitions=_by_class(transitions),
+            transitions=tuple(transitions),
             mentioned=self.mentioned,
         )
 
@@ -509,7 +514,8 @@ _Moves = dict[int, int]
 """A state's moves while the DFA is built: target state -> bitset of the classes leading
 there (``{3: 0b101}``: classes 0 and 2 lead to state 3). A JSON string's state moves on
 dozens of classes to one state, so this is one entry where a row by class has dozens.
-``Dfa.transitions`` keeps rows by class (``_by_class``)."""
+``Dfa.transitions`` keeps rows by class: ``_minimise`` writes the minimal DFA's so, and
+``_by_class`` the other stages' for ``compile_stages``."""
 
 
 def _subsets(
@@ -517,63 +523,77 @@ def _subsets(
     first: int,
     last: int,
     follow: list[int],
+    class_masks: list[int],
     position_classes: list[int],
-    num_classes: int,
     pattern: str,
     clock: _Clock,
 ) -> tuple[set[int], list[_Moves]]:
     """Determinise: a state is the set of positions just matched (0 = the start).
 
     From a state, the positions that may come next (``reachable``) are told apart by the
-    classes they accept: class ``k`` leads to the positions of ``reachable`` accepting
-    ``k``. Rather than asking every class, the classes are split by each of those
-    positions' own classes, so classes reaching the same positions stay together and
-    their target is looked up once. Example: after ``"`` in ``"[^"]*"`` the positions that
-    may come next are ``[^"]`` (accepting every class but ``"``) and the closing ``"``: two
-    groups, two lookups, however many classes there are. New states are numbered in the
-    order of their smallest class, as asking class 0, 1, 2... in turn would number them.
+    classes they accept: class ``k`` leads to ``reachable & class_masks[k]``. With few
+    classes, each is asked in turn. With many (a JSON schema has 52), the classes are
+    split instead by the classes of each reachable position, so classes reaching the same
+    positions stay together and their target is looked up once. Example: after ``"`` in
+    ``"[^"]*"`` the positions that may come next are ``[^"]`` (accepting every class but
+    ``"``) and the closing ``"``: two groups, two lookups, however many classes there are.
+    New states are numbered in the order of their smallest class, as asking class 0, 1,
+    2... in turn numbers them.
     """
-    everything = (1 << num_classes) - 1
+    everything = (1 << len(class_masks)) - 1
+    few = len(class_masks) <= FEW_CLASSES
     ids: dict[int, int] = {0: 0}
     order = [0]
     accepting: set[int] = {0} if nullable else set()
     transitions: list[_Moves] = []
+
+    def new_state(target: int) -> int:
+        j = ids[target] = len(order)
+        order.append(target)
+        if target & last:
+            accepting.add(j)
+        if len(order) > MAX_STATES:
+            raise _too_large(pattern)
+        return j
+
     i = 0
     while i < len(order):
         subset = order[i]
         reachable = first if subset == 0 else 0
         for p in _bits(subset):
             reachable |= follow[p]
-        by_classes: dict[int, int] = {}  # a set of classes -> the positions accepting them
-        for p in _bits(reachable):
-            classes = position_classes[p]
-            by_classes[classes] = by_classes.get(classes, 0) | 1 << p
-        groups = {everything: 0}  # classes alike so far -> the positions they reach
-        for accepted, positions in by_classes.items():
-            split: dict[int, int] = {}
-            for classes, target in groups.items():
-                if inside := classes & accepted:
-                    split[inside] = target | positions
-                if outside := classes & ~accepted:
-                    split[outside] = target
-            groups = split
         moves: _Moves = {}
-        new: list[tuple[int, int]] = []  # (classes, target) of targets not seen before
-        for classes, target in groups.items():
-            if target:
-                j = ids.get(target)
-                if j is None:
-                    new.append((classes, target))
-                else:
-                    moves[j] = classes
-        for classes, target in _smallest_class_first(new):
-            j = ids[target] = len(order)
-            order.append(target)
-            if target & last:
-                accepting.add(j)
-            if len(order) > MAX_STATES:
-                raise _too_large(pattern)
-            moves[j] = classes
+        if reachable and (few or len(class_masks) <= 2 * reachable.bit_count()):
+            for k, mask in enumerate(class_masks):  # new targets are met in class order
+                if target := reachable & mask:
+                    j = ids.get(target)
+                    if j is None:
+                        j = new_state(target)
+                    moves[j] = moves.get(j, 0) | 1 << k
+        elif reachable:
+            by_classes: dict[int, int] = {}  # a set of classes -> the positions accepting them
+            for p in _bits(reachable):
+                classes = position_classes[p]
+                by_classes[classes] = by_classes.get(classes, 0) | 1 << p
+            groups = {everything: 0}  # classes alike so far -> the positions they reach
+            for accepted, positions in by_classes.items():
+                split: dict[int, int] = {}
+                for classes, target in groups.items():
+                    if inside := classes & accepted:
+                        split[inside] = target | positions
+                    if outside := classes & ~accepted:
+                        split[outside] = target
+                groups = split
+            new: list[tuple[int, int]] = []  # (classes, target) of targets not seen before
+            for classes, target in groups.items():
+                if target:
+                    j = ids.get(target)
+                    if j is None:
+                        new.append((classes, target))
+                    else:
+                        moves[j] = classes
+            for classes, target in _smallest_class_first(new):
+                moves[new_state(target)] = classes
         clock.check()
         transitions.append(moves)
         i += 1
@@ -593,27 +613,29 @@ def _smallest_class_first(moves: list[tuple[int, int]]) -> list[tuple[int, int]]
     return moves
 
 
+class _Spelled(dict[int, list[int]]):
+    """A set of classes -> its classes, ascending, each set spelled once (sets recur: the
+    dozens of string states of a schema all move on the same sets)."""
+
+    def __missing__(self, classes: int) -> list[int]:
+        ks = self[classes] = list(_bits(classes))
+        return ks
+
+
 def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
     """Rows by class (``{class: target}``, classes ascending), as ``Dfa`` keeps them.
 
     >>> _by_class([{1: 0b101, 2: 0b010}, {}])
     ({0: 1, 1: 2, 2: 1}, {})
     """
-    spelled: dict[int, list[int]] = {}  # a set of classes -> its classes (sets recur)
-
-    def spell(classes: int) -> list[int]:
-        ks = spelled.get(classes)
-        if ks is None:
-            ks = spelled[classes] = list(_bits(classes))
-        return ks
-
+    spelled = _Spelled()
     rows = []
     for moves in transitions:
         if len(moves) == 1:
             ((target, classes),) = moves.items()
-            rows.append(dict.fromkeys(spell(classes), target))
+            rows.append(dict.fromkeys(spelled[classes], target))
         else:
-            rows.append(dict(sorted((k, t) for t, c in moves.items() for k in spell(c))))
+            rows.append(dict(sorted((k, t) for t, c in moves.items() for k in spelled[c])))
     return tuple(rows)
 
 
@@ -643,8 +665,9 @@ def _prune_dead(accepting: set[int], transitions: list[_Moves]) -> tuple[set[int
 
 def _minimise(
     accepting: set[int], transitions: list[_Moves], clock: _Clock
-) -> tuple[set[int], list[_Moves]]:
-    """Merge equivalent states (Hopcroft), then number states breadth-first from the start.
+) -> tuple[set[int], list[dict[int, int]]]:
+    """Merge equivalent states (Hopcroft), then number states breadth-first from the start;
+    the minimal DFA's rows come out by class (``{class: target}``), as ``Dfa`` keeps them.
 
     Start from two blocks, accepting and not, and split blocks until every state in a block
     has the same future. A *splitter* is a block A: states whose edges into A are on
@@ -671,7 +694,7 @@ def _minimise(
     >>> import time
     >>> moves = [{1: 0b001, 2: 0b010}, {3: 0b100}, {4: 0b100}, {}, {}]
     >>> _minimise({3, 4}, moves, _Clock(time.thread_time() + 1.0))
-    ({2}, [{1: 3}, {2: 4}, {}])
+    ({2}, [{0: 1, 1: 1}, {2: 2}, {}])
     """
     n = len(transitions)
     dead = n  # the implicit dead state
@@ -727,23 +750,24 @@ def _minimise(
     representative = {}
     for s in range(len(transitions)):
         representative.setdefault(block[s], s)
-    rows: list[_Moves] = []
+    spelled = _Spelled()
+    rows: list[dict[int, int]] = []
     while len(rows) < len(queue):
         s = representative[block[queue[len(rows)]]]
-        moves: _Moves = {}
-        new: list[tuple[int, int]] = []  # (classes, block) of blocks not numbered yet
-        for target, classes in transitions[s].items():
+        moves = transitions[s]
+        if len(moves) == 1:
+            ((target, classes),) = moves.items()
+            by_class = zip(spelled[classes], repeat(target))
+        else:
+            by_class = sorted((k, t) for t, c in moves.items() for k in spelled[c])
+        row = {}
+        for k, target in by_class:  # in class order, as the drawing reads them
             b = block[target]
-            if b in order:
-                moves[order[b]] = moves.get(order[b], 0) | classes  # two targets may merge
-            else:
-                new.append((classes, b))
-        for classes, b in _smallest_class_first(new):
             if b not in order:
                 order[b] = len(queue)
                 queue.append(representative[b])
-            moves[order[b]] = moves.get(order[b], 0) | classes
-        rows.append(moves)
+            row[k] = order[b]
+        rows.append(row)
     accepting_blocks = {order[block[s]] for s in accepting if block[s] in order}
     return accepting_blocks, rows
 
@@ -887,9 +911,7 @@ def compile_stages(pattern: str) -> Stages:
     # Which states were kept, as _prune_dead keeps them: those reaching a match, and 0.
     far = backward_distances(len(transitions), lambda s: transitions[s].values(), accepting)
     kept = tuple(sorted({0, *(s for s in range(len(transitions)) if far[s] < UNREACHABLE)}))
-    minimal_accepting, minimal_moves = _minimise(pruned_accepting, pruned_moves, clock)
-    dfa = built.dfa(minimal_accepting, minimal_moves)
-    minimal = dfa.transitions
+    minimal_accepting, minimal = _minimise(pruned_accepting, pruned_moves, clock)
     merged = {0: 0}
     queue = [0]
     while queue:  # the pruned and minimal DFAs read the same language: walk them together
@@ -898,6 +920,7 @@ def compile_stages(pattern: str) -> Stages:
             if t not in merged:
                 merged[t] = minimal[merged[s]][k]
                 queue.append(t)
+    dfa = built.dfa(minimal_accepting, minimal)
     return Stages(
         pattern=core,
         positions=tuple(
