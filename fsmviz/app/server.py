@@ -93,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         str(device),
         threaded=False if on_zero_gpu else None,
         wait=on_zero_gpu,
+        freeze_start_up=True,
     )
     serve(models, args)
 
