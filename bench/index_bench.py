@@ -3,8 +3,8 @@
 * **fsmviz** — this project (numpy over a byte trie of the vocabulary).
 * **outlines-core** 0.2.14 — Rust; ``Index`` walks every state up front.
 * **xgrammar** 0.2.8 — C++; ``compile_regex`` precomputes every state's token mask. Timed
-  twice: as configured by default (8 threads, as vLLM and SGLang run it), which the targets
-  use, and on one thread, which is 3–8× faster on small patterns on a 2-core machine.
+  twice: as configured by default (8 threads), which the targets use, and on one thread
+  (xgrammar's advice for 2 cores), which is 3–8× faster on small patterns.
 * **llguidance** 1.9.1 — Rust; lazy: the matcher computes a mask when asked.
 
 Three moments, each the median of 5 runs over a **fresh pattern string**: the pattern with
@@ -156,9 +156,9 @@ class Engines:
             stop_token_ids=[vocab.eos_token_id],
         )  # fmt: skip
         self.xgrammar = xgrammar.GrammarCompiler(info, cache_enabled=False)
-        # Its default (8 threads, as vLLM and SGLang run it) pays a thread hand-off that
-        # costs more than a small pattern's whole compile on this 2-core machine (integer:
-        # ~0.8 ms against ~0.1 ms on one thread); one thread is measured beside it.
+        # Its default (8 threads) pays a thread hand-off that costs more than a small
+        # pattern's whole compile on a 2-core machine (integer: ~0.8 ms against ~0.1 ms on
+        # one thread, which xgrammar's docs advise here: half the virtual cores).
         self.xgrammar_one = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
         wrapped = llguidance.TokenizerWrapper(_Wrapped(vocab, tokenizer))
         self.llguidance = llguidance.LLTokenizer(wrapped)
