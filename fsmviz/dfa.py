@@ -32,7 +32,7 @@ follow links grow quadratically like ``(a?){4000}``, is refused too.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -622,21 +622,22 @@ class _Spelled(dict[int, list[int]]):
         return ks
 
 
-def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
-    """Rows by class (``{class: target}``, classes ascending), as ``Dfa`` keeps them.
+def _class_order(moves: _Moves, spelled: _Spelled) -> Iterable[tuple[int, int]]:
+    """``moves`` as (class, target) pairs, classes ascending.
 
-    >>> _by_class([{1: 0b101, 2: 0b010}, {}])
-    ({0: 1, 1: 2, 2: 1}, {})
+    >>> list(_class_order({1: 0b101, 2: 0b010}, _Spelled()))
+    [(0, 1), (1, 2), (2, 1)]
     """
+    if len(moves) == 1:  # most states: no sort needed
+        ((target, classes),) = moves.items()
+        return zip(spelled[classes], repeat(target))
+    return sorted((k, target) for target, classes in moves.items() for k in spelled[classes])
+
+
+def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
+    """Rows by class (``{class: target}``), as ``Dfa`` keeps them (``compile_stages``)."""
     spelled = _Spelled()
-    rows = []
-    for moves in transitions:
-        if len(moves) == 1:
-            ((target, classes),) = moves.items()
-            rows.append(dict.fromkeys(spelled[classes], target))
-        else:
-            rows.append(dict(sorted((k, t) for t, c in moves.items() for k in spelled[c])))
-    return tuple(rows)
+    return tuple(dict(_class_order(moves, spelled)) for moves in transitions)
 
 
 def _too_large(pattern: str) -> RegexError:
@@ -754,14 +755,8 @@ def _minimise(
     rows: list[dict[int, int]] = []
     while len(rows) < len(queue):
         s = representative[block[queue[len(rows)]]]
-        moves = transitions[s]
-        if len(moves) == 1:
-            ((target, classes),) = moves.items()
-            by_class = zip(spelled[classes], repeat(target))
-        else:
-            by_class = sorted((k, t) for t, c in moves.items() for k in spelled[c])
         row = {}
-        for k, target in by_class:  # in class order, as the drawing reads them
+        for k, target in _class_order(transitions[s], spelled):  # as the drawing reads them
             b = block[target]
             if b not in order:
                 order[b] = len(queue)
