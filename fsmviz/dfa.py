@@ -652,10 +652,16 @@ def _too_large(pattern: str) -> RegexError:
 # --- 3. pruning and minimisation ----------------------------------------------------------
 
 
+def _kept(accepting: set[int], transitions: list[_Moves]) -> list[int]:
+    """The states ``_prune_dead`` keeps, ascending: those that can reach an accepting
+    state, and state 0."""
+    far = backward_distances(len(transitions), lambda s: transitions[s].keys(), accepting)
+    return sorted({0, *np.flatnonzero(far != UNREACHABLE).tolist()})
+
+
 def _prune_dead(accepting: set[int], transitions: list[_Moves]) -> tuple[set[int], list[_Moves]]:
     """Drop states from which no accepting state is reachable (keeping state 0)."""
-    far = backward_distances(len(transitions), lambda s: transitions[s].keys(), accepting)
-    keep = sorted({0, *np.flatnonzero(far != UNREACHABLE).tolist()})
+    keep = _kept(accepting, transitions)
     if len(keep) == len(transitions):
         return accepting, transitions  # nothing to drop (the usual case)
     live = set(keep)
@@ -903,9 +909,7 @@ def compile_stages(pattern: str) -> Stages:
                 subsets.append(reachable & class_masks[k])
     pruned_accepting, pruned_moves = _prune_dead(accepting, moves)
     pruned = _by_class(pruned_moves)
-    # Which states were kept, as _prune_dead keeps them: those reaching a match, and 0.
-    far = backward_distances(len(transitions), lambda s: transitions[s].values(), accepting)
-    kept = tuple(sorted({0, *(s for s in range(len(transitions)) if far[s] < UNREACHABLE)}))
+    kept = tuple(_kept(accepting, moves))
     minimal_accepting, minimal = _minimise(pruned_accepting, pruned_moves, clock)
     merged = {0: 0}
     queue = [0]

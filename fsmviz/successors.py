@@ -199,9 +199,7 @@ class _NodeSets:
         found = self.ids.get(key)
         if found is None:
             found = self.ids[key] = len(self.sets)
-            nodes = array("i")
-            nodes.frombytes(key)
-            self.sets.append(nodes)
+            self.sets.append(array("i", key))
         return found
 
 
