@@ -32,10 +32,9 @@ follow links grow quadratically like ``(a?){4000}``, is refused too.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
 
 import numpy as np
 
@@ -613,31 +612,42 @@ def _smallest_class_first(moves: list[tuple[int, int]]) -> list[tuple[int, int]]
     return moves
 
 
-class _Spelled(dict[int, list[int]]):
-    """A set of classes -> its classes, ascending, each set spelled once (sets recur: the
-    dozens of string states of a schema all move on the same sets)."""
+class _Rows:
+    """Rows by class (``{class: target}``) from moves by target (``{target: classes}``).
+    Sets of classes recur (the dozens of string states of a schema all move on the same
+    sets), so each set is spelled out once.
 
-    def __missing__(self, classes: int) -> list[int]:
-        ks = self[classes] = list(_bits(classes))
-        return ks
-
-
-def _class_order(moves: _Moves, spelled: _Spelled) -> Iterable[tuple[int, int]]:
-    """``moves`` as (class, target) pairs, classes ascending.
-
-    >>> list(_class_order({1: 0b101, 2: 0b010}, _Spelled()))
-    [(0, 1), (1, 2), (2, 1)]
+    >>> _Rows().row({1: 0b101, 2: 0b010})  # classes 0 and 2 lead to 1, class 1 to 2
+    {0: 1, 1: 2, 2: 1}
     """
-    if len(moves) == 1:  # most states: no sort needed
-        ((target, classes),) = moves.items()
-        return zip(spelled[classes], repeat(target))
-    return sorted((k, target) for target, classes in moves.items() for k in spelled[classes])
+
+    def __init__(self) -> None:
+        self._spelled: dict[int, list[int]] = {}  # classes -> its classes, ascending
+
+    def row(self, moves: _Moves, number: Callable[[int], int] = int) -> dict[int, int]:
+        """``moves`` by class, ascending, each target renamed ``number(target)``.
+        ``number`` meets the targets in the order of their smallest class, as reading
+        classes 0, 1, 2... does (``_minimise`` numbers new states so)."""
+        if len(moves) == 1:  # most states: one target, on one class or dozens
+            ((target, classes),) = moves.items()
+            return dict.fromkeys(self._spell(classes), number(target))
+        ordered = _smallest_class_first([(classes, target) for target, classes in moves.items()])
+        numbers = {target: number(target) for _, target in ordered}
+        return dict(
+            sorted((k, numbers[t]) for t, classes in moves.items() for k in self._spell(classes))
+        )
+
+    def _spell(self, classes: int) -> list[int]:
+        ks = self._spelled.get(classes)
+        if ks is None:
+            ks = self._spelled[classes] = list(_bits(classes))
+        return ks
 
 
 def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
     """Rows by class (``{class: target}``), as ``Dfa`` keeps them (``compile_stages``)."""
-    spelled = _Spelled()
-    return tuple(dict(_class_order(moves, spelled)) for moves in transitions)
+    rows = _Rows()
+    return tuple(rows.row(moves) for moves in transitions)
 
 
 def _too_large(pattern: str) -> RegexError:
@@ -676,23 +686,24 @@ def _minimise(
     """Merge equivalent states (Hopcroft), then number states breadth-first from the start;
     the minimal DFA's rows come out by class (``{class: target}``), as ``Dfa`` keeps them.
 
-    Start from two blocks, accepting and not, and split blocks until every state in a block
-    has the same future. A *splitter* is a block A: states whose edges into A are on
+    Start from blocks of states alike in what can be seen at once: whether they accept and
+    which classes they move on (every state can still reach acceptance, so a class with no
+    move is a refusal and tells states apart). Then split blocks until every state in a
+    block has the same future. A *splitter* is a block A: states whose edges into A are on
     different classes must be told apart. So each state with an edge into A gets its
     *signature*, the bitset of classes leading into A, and every block is split by
     signature (a state with no edge into A has the empty one). Parallel edges are read
     together: a JSON string's state reaches its next state on dozens of classes, one move
-    (``_Moves``) and one entry of ``incoming``. Hopcroft's trick is to queue every part of
-    a split block but the largest (the largest one's splits follow from the others and the
-    block), which makes the whole refinement O(edges · log states) — a chain like
-    ``x{4999}`` takes milliseconds, where rounds of Moore's algorithm took one round per
-    state.
+    (``_Moves``) and one entry of ``incoming``.
 
-    The transition function is partial: a missing edge leads to an implicit dead state.
-    It sits in the non-accepting block, is never queued as a splitter (no edge of ours
-    points into it) and, when its block splits, every part without it is queued instead
-    of all but the largest. That keeps the refinement exact without writing out the dead
-    state's edges (Valmari and Lehtinen, 2008).
+    Hopcroft's trick is to leave one part of each split unqueued, the largest: its splits
+    follow from the other parts' and the whole's, where the whole is the block before the
+    split or, for the starting blocks, all states (states in one starting block move on
+    the same classes, so they already agree on which classes lead anywhere). That makes
+    the refinement O(edges · log states): a chain like ``x{4999}`` takes milliseconds,
+    where rounds of Moore's algorithm took one round per state. A missing edge leads to a
+    dead state that is never written out: the starting blocks already tell apart the
+    states that refuse a class (Valmari and Lehtinen, 2008, refine partial DFAs so).
 
     Example: ``ab|cb`` with classes a=0, c=1, b=2 (moves ``{target: classes}``). After
     ``a`` and after ``c`` the same future remains (one ``b``), so states 1 and 2 merge, and
@@ -703,26 +714,28 @@ def _minimise(
     >>> _minimise({3, 4}, moves, _Clock(time.thread_time() + 1.0))
     ({2}, [{0: 1, 1: 1}, {2: 2}, {}])
     """
-    n = len(transitions)
-    dead = n  # the implicit dead state
-    incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # target -> (source, classes)
+    incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
+    alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
     for source, moves in enumerate(transitions):
+        moved_on = 0
         for target, classes in moves.items():
             incoming[target].append((source, classes))
-    rejecting = {*range(n), dead} - accepting
-    blocks: list[set[int]] = [b for b in (set(accepting), rejecting) if b]
-    block_of = [0] * (n + 1)
+            moved_on |= classes
+        alike.setdefault((source in accepting, moved_on), set()).add(source)
+    blocks = list(alike.values())
+    block_of = [0] * len(transitions)
     for b, members in enumerate(blocks):
         for state in members:
             block_of[state] = b
-    queued = {b for b in range(len(blocks)) if dead not in blocks[b]}
+    largest = max(range(len(blocks)), key=lambda b: len(blocks[b]))
+    queued = set(range(len(blocks))) - {largest}
     pending = sorted(queued)
     while pending:
         clock.check()
         splitter = pending.pop()
         queued.discard(splitter)
         signature: dict[int, int] = {}  # source -> classes leading into the splitter
-        for target in list(blocks[splitter]):
+        for target in blocks[splitter]:
             for source, classes in incoming[target]:
                 signature[source] = signature.get(source, 0) | classes
         hit: dict[int, dict[int, list[int]]] = {}  # block -> signature -> its states
@@ -742,34 +755,40 @@ def _minimise(
                     block_of[state] = len(blocks)
                 blocks.append(set(part))
             new = range(first_new, len(blocks))
-            if b in queued or dead in block:
-                halves = list(new)  # b stays queued / the dead state's block never is
+            if b in queued:
+                halves = list(new)  # b stays queued: its new parts join it
             else:
                 largest = max(new, key=lambda c: len(blocks[c]))
                 halves = [c for c in new if c != largest]
                 halves.append(b if len(block) < len(blocks[largest]) else largest)
             queued.update(halves)
             pending.extend(halves)
-    block = block_of[:n]
-    # Breadth-first numbering from the start state keeps drawings stable and readable.
-    order = {block[0]: 0}
-    queue = [0]
-    representative = {}
-    for s in range(len(transitions)):
-        representative.setdefault(block[s], s)
-    spelled = _Spelled()
+    return _renumbered(accepting, transitions, block_of)
+
+
+def _renumbered(
+    accepting: set[int], transitions: list[_Moves], block_of: list[int]
+) -> tuple[set[int], list[dict[int, int]]]:
+    """The DFA of ``block_of``'s blocks, numbered breadth-first from the start (which keeps
+    drawings stable and readable), rows by class, as the drawing reads them."""
+    order = {block_of[0]: 0}  # block -> its number
+    queue = [0]  # a state of each numbered block, by number
+    representative: dict[int, int] = {}
+    for s, b in enumerate(block_of):
+        representative.setdefault(b, s)
+
+    def number(target: int) -> int:
+        b = block_of[target]
+        if b not in order:
+            order[b] = len(queue)
+            queue.append(representative[b])
+        return order[b]
+
+    by_class = _Rows()
     rows: list[dict[int, int]] = []
     while len(rows) < len(queue):
-        s = representative[block[queue[len(rows)]]]
-        row = {}
-        for k, target in _class_order(transitions[s], spelled):  # as the drawing reads them
-            b = block[target]
-            if b not in order:
-                order[b] = len(queue)
-                queue.append(representative[b])
-            row[k] = order[b]
-        rows.append(row)
-    accepting_blocks = {order[block[s]] for s in accepting if block[s] in order}
+        rows.append(by_class.row(transitions[queue[len(rows)]], number))
+    accepting_blocks = {order[block_of[s]] for s in accepting if block_of[s] in order}
     return accepting_blocks, rows
 
 
