@@ -429,11 +429,18 @@ def _walk(
         trie.byte,
         trie.has_token,
     )
-    nodes = np.zeros(len(starts), dtype=np.int32)
-    states = np.asarray(starts, dtype=np.int32)
-    origins = np.arange(len(starts), dtype=np.int32)
-    found_origin, found_node, found_state = [], [], []
-    rounds = made = 0
+    # The first round, from the root, is one gather: the root's children are nodes 1, 2,
+    # ... on ascending bytes, and a start reads each of those bytes in its table row.
+    first = table[np.asarray(starts, dtype=np.intp)][:, edge[1 : 1 + num_children[0]]]
+    origins, nodes = np.nonzero(first >= 0)
+    states = first[origins, nodes]
+    nodes += 1
+    origins, nodes = origins.astype(np.int32), nodes.astype(np.int32)
+    hit = has_token[nodes]
+    found_origin, found_node, found_state = [origins[hit]], [nodes[hit]], [states[hit]]
+    rounds, made = 1, first.size
+    if budget is not None and made > budget:
+        return None
     while nodes.size:
         counts = num_children[nodes]
         total = int(counts.sum())
