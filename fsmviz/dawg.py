@@ -131,11 +131,15 @@ def successor_pairs(
         raise ValueError(f"at most {MAX_STARTS} starts per walk, not {len(starts)}")
     num_states, width = table.shape
     flat = table.reshape(-1)
-    carried = np.zeros(dawg.num_nodes * num_states, dtype=np.uint64)  # bits walked per pair
-    slot = np.empty(len(carried), dtype=np.int64)  # scratch: merges a round's repeats
+    # Two arrays over every (node, state) pair: 22,000 nodes × 129 states is 2.8 million
+    # pairs, so they are as narrow as the starts allow (memory the walk touches is zeroed
+    # by the system page by page: 45 MB of it would take longer than the walk itself).
+    mask_type = _mask_type(len(starts))
+    carried = np.zeros(dawg.num_nodes * num_states, dtype=mask_type)  # bits walked per pair
+    slot = np.empty(len(carried), dtype=np.int32)  # scratch: merges a round's repeats
     nodes = np.full(len(starts), dawg.root, dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
-    masks = np.left_shift(np.uint64(1), np.arange(len(starts), dtype=np.uint64))
+    masks = np.left_shift(mask_type(1), np.arange(len(starts), dtype=mask_type))
     peak = 0  # the frontier grows, then shrinks as tokens end: the tail is past the peak
     ends, end_masks = [], []  # pairs on a node where a token ends, and their fresh bits
     while len(nodes) > TAIL or len(nodes) >= peak:
@@ -149,7 +153,7 @@ def successor_pairs(
         keys = dawg.edge_target[edges[alive]] * num_states + targets[alive]
         masks = np.repeat(masks, counts)[alive]
         # Paths meeting in one pair this round: one entry, the union of their masks.
-        order = np.arange(len(keys))
+        order = np.arange(len(keys), dtype=np.int32)
         slot[keys] = order
         first = slot[keys]
         repeat = first != order
@@ -166,11 +170,22 @@ def successor_pairs(
         ends.append(states[final])
         end_masks.append(masks[final])
     # The starts with a token into each state: the bits that reached it on a final node.
-    reached = np.zeros(num_states, dtype=np.uint64)
+    reached = np.zeros(num_states, dtype=mask_type)
     np.bitwise_or.at(reached, np.concatenate(ends), np.concatenate(end_masks))
     _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
-    bits = (reached[None, :] >> np.arange(len(starts), dtype=np.uint64)[:, None]) & np.uint64(1)
+    bits = (reached[None, :] >> np.arange(len(starts), dtype=mask_type)[:, None]) & mask_type(1)
     return np.nonzero(bits)
+
+
+def _mask_type(starts: int) -> type[np.unsignedinteger]:
+    """The narrowest unsigned integer type with a bit for each of ``starts`` starts.
+
+    >>> _mask_type(7).__name__, _mask_type(18).__name__, _mask_type(64).__name__
+    ('uint8', 'uint32', 'uint64')
+    """
+    return next(
+        t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if np.iinfo(t).bits >= starts
+    )
 
 
 def _walk_tail(
@@ -209,4 +224,4 @@ def _walk_tail(
                     found[target] = found.get(target, 0) | fresh
                 todo.append((child, target, fresh))
     for state, mask in found.items():
-        reached[state] |= np.uint64(mask)
+        reached[state] |= reached.dtype.type(mask)
