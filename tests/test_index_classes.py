@@ -21,6 +21,9 @@ PATTERNS = [
     r"[0-9]+\.[0-9]+",
     r'\{"a": "[^"]{0,8}", "b": (true|false), "c": "[^"]{2,5}"\}',
     r"(?i)k[a-zé]{0,6}!",
+    # loops over wide classes: the DAWG walk stops where every byte below loops back
+    r"[a-z0-9]+(-[a-z0-9]+)*",
+    r"\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?",
     # 79 states, 18 wide: in the "dawg" walk those go over the DAWG, the rest pair by pair
     r'\{"title": "[^"]+", "album": "[^"]+", "year": (19|20)[0-9]{2}, "us-chart-max": [0-9]{1,3}\}',
 ]
