@@ -627,7 +627,7 @@ class _Rows:
     def row(self, moves: _Moves, number: Callable[[int], int] = int) -> dict[int, int]:
         """``moves`` by class, ascending, each target renamed ``number(target)``.
         ``number`` meets the targets in the order of their smallest class, as reading
-        classes 0, 1, 2... does (``_minimise`` numbers new states so)."""
+        classes 0, 1, 2... does (``_renumbered`` numbers new states so)."""
         if len(moves) == 1:  # most states: one target, on one class or dozens
             ((target, classes),) = moves.items()
             return dict.fromkeys(self._spell(classes), number(target))
