@@ -75,7 +75,7 @@ class VocabDawg:
     edge_byte: np.ndarray  # int64 [num_edges]
     edge_target: np.ndarray  # int64 [num_edges]
     final: np.ndarray  # bool [num_nodes]
-    below: np.ndarray  # <u8 [num_nodes, 4]: the set of bytes below (b: word b // 64, bit b % 64)
+    below: np.ndarray  # <u8 [num_nodes, 4]: the bytes below, as ``VocabTrie.subtree_bytes``
     root: int
     nodes: tuple[tuple[bool, tuple[tuple[int, int], ...]], ...] = field(repr=False)
     """The same automaton as plain Python values, for walking a few pairs one by one:
@@ -102,13 +102,10 @@ class VocabDawg:
                 (byte[child], merged[child]) for child in range(start, start + num_children[node])
             )
             merged[node] = known.setdefault((has_token[node], edges), len(known))
-        signatures = list(known)  # in DAWG node order: children first
-        below: list[int] = []  # each node's bytes below, as a 256-bit int
-        for _, edges in signatures:
-            bits = 0
-            for b, child in edges:
-                bits |= 1 << b | below[child]
-            below.append(bits)
+        signatures = list(known)  # in DAWG node order
+        # Trie nodes merged into one DAWG node hold equal subtrees, so equal bytes below.
+        below = np.empty((len(signatures), 4), dtype=trie.subtree_bytes.dtype)
+        below[merged] = trie.subtree_bytes
         counts = np.array([len(edges) for _, edges in signatures], dtype=np.int64)
         pairs = [pair for _, edges in signatures for pair in edges]
         flat = np.array(pairs, dtype=np.int64).reshape(-1, 2)
@@ -118,7 +115,7 @@ class VocabDawg:
             edge_byte=flat[:, 0].copy(),
             edge_target=flat[:, 1].copy(),
             final=np.array([final for final, _ in signatures], dtype=bool),
-            below=_byte_sets(below),
+            below=below,
             root=merged[0],
             nodes=tuple(signatures),
         )
@@ -157,7 +154,8 @@ def successor_pairs(
     masks = np.left_shift(mask_type(1), np.arange(len(starts), dtype=mask_type))
     looping_bytes = table == np.arange(num_states)[:, None]
     loops = looping_bytes.sum(axis=1) >= 2  # (a loop on one byte would take few tokens)
-    leaving = _byte_sets_of(~looping_bytes)  # the bytes that do not loop, by state
+    # The bytes that do not loop, by state, as sets like ``below``'s.
+    leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
     peak = 0  # the frontier grows, then shrinks as tokens end: the tail is past the peak
     ends, end_masks = [], []  # pairs on a node where a token ends, and their fresh bits
     while len(nodes) > TAIL or len(nodes) >= peak:
@@ -202,18 +200,6 @@ def successor_pairs(
     _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
     bits = (reached[None, :] >> np.arange(len(starts), dtype=mask_type)[:, None]) & mask_type(1)
     return np.nonzero(bits)
-
-
-def _byte_sets(sets: list[int]) -> np.ndarray:
-    """256-bit ints as rows of four little-endian ``uint64`` words (byte ``b``: word
-    ``b // 64``, bit ``b % 64``), as ``VocabTrie.subtree_bytes`` keeps them."""
-    data = b"".join(bits.to_bytes(32, "little") for bits in sets)
-    return np.frombuffer(data, dtype="<u8").reshape(len(sets), 4)
-
-
-def _byte_sets_of(rows: np.ndarray) -> np.ndarray:
-    """Boolean rows over the 256 bytes as rows of four ``uint64`` words (``_byte_sets``)."""
-    return np.packbits(rows, axis=1, bitorder="little").view("<u8")
 
 
 def _mask_type(starts: int) -> type[np.unsignedinteger]:

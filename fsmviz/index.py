@@ -429,12 +429,13 @@ def _walk(
         trie.byte,
         trie.has_token,
     )
-    # The first round, from the root, is one gather: the root's children are nodes 1, 2,
-    # ... on ascending bytes, and a start reads each of those bytes in its table row.
-    first = table[np.asarray(starts, dtype=np.intp)][:, edge[1 : 1 + num_children[0]]]
+    # The first round, from the root, is one gather: the root's children are consecutive
+    # nodes, and a start reads each of their bytes in its table row.
+    root_children = first_child[0] + np.arange(num_children[0])
+    first = table[np.asarray(starts, dtype=np.intp)][:, edge[root_children]]
     origins, nodes = np.nonzero(first >= 0)
     states = first[origins, nodes]
-    nodes += 1
+    nodes = root_children[nodes]
     origins, nodes = origins.astype(np.int32), nodes.astype(np.int32)
     hit = has_token[nodes]
     found_origin, found_node, found_state = [origins[hit]], [nodes[hit]], [states[hit]]
