@@ -28,10 +28,10 @@ from itertools import chain
 
 import numpy as np
 
+from .arrays import distinct, runs
 from .cache import BoundedCache
 from .dfa import SURROGATES, Dfa
 from .graph import backward_distances
-from .trie import runs
 
 __all__ = ["ByteDfa", "to_bytes"]
 
@@ -225,7 +225,7 @@ def _can_finish(
     >>> _can_finish(4, np.array([0, 1, 1, 3]), np.array([1, 2, 2, 3]), [2]).tolist()
     [True, True, True, False]
     """
-    edges = np.unique(targets.astype(np.int64) * size + sources)
+    edges = distinct(targets.astype(np.int64) * size + sources)
     preceding = (edges % size).tolist()
     bounds = np.searchsorted(edges, np.arange(size + 1) * size).tolist()
     reached = [False] * size

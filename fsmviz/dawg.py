@@ -50,8 +50,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrays import runs
 from .cache import BoundedCache
-from .trie import VocabTrie, runs, trie_of
+from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
 __all__ = ["MAX_STARTS", "VocabDawg", "dawg_of", "successor_pairs"]

@@ -53,6 +53,7 @@ from threading import RLock
 import numpy as np
 
 from . import dawg
+from .arrays import runs
 from .bytedfa import ByteDfa, to_bytes
 from .cache import BoundedCache
 from .dfa import Dfa, compile_regex
@@ -60,7 +61,7 @@ from .errors import ExplainedError
 from .graph import UNREACHABLE, backward_distances
 from .rowwalk import Chains, walk_row
 from .successors import WIDE, BytePartitions, distinct_pairs, successor_pairs, wide_states
-from .trie import VocabTrie, runs, trie_of
+from .trie import VocabTrie, trie_of
 from .vocab import Vocabulary
 
 __all__ = ["IndexTooLarge", "TokenIndex", "build_index"]
@@ -432,6 +433,8 @@ def _walk(
     # The first round, from the root, is one gather: the root's children are consecutive
     # nodes, and a start reads each of their bytes in its table row.
     root_children = first_child[0] + np.arange(num_children[0])
+    if budget is not None and len(starts) * len(root_children) > budget:
+        return None  # the first round alone makes too many pairs
     first = table[np.asarray(starts, dtype=np.intp)][:, edge[root_children]]
     origins, nodes = np.nonzero(first >= 0)
     states = first[origins, nodes]
@@ -440,8 +443,6 @@ def _walk(
     hit = has_token[nodes]
     found_origin, found_node, found_state = [origins[hit]], [nodes[hit]], [states[hit]]
     rounds, made = 1, first.size
-    if budget is not None and made > budget:
-        return None
     while nodes.size:
         counts = num_children[nodes]
         total = int(counts.sum())

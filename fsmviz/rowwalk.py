@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trie import VocabTrie, runs
+from .arrays import distinct, runs
+from .trie import VocabTrie
 
 __all__ = ["Chains", "walk_row"]
 
@@ -197,7 +198,7 @@ def walk_row(
         if len(nodes) >= WIDE:
             reach = chains.reach[states]
             if (reach < 0).any():
-                chains.add(np.unique(states[reach < 0]))
+                chains.add(distinct(states[reach < 0]))
                 reach = chains.reach[states]
             below = trie.subtree_bytes.view(_SET).reshape(-1)
             if reach.min() >= 2:  # else a whole subtree would take little (or no chain kept)

@@ -13,22 +13,28 @@ so far led to the same DFA state) and moves the whole set at once: the children 
 are split into groups by the target their byte leads to, and each group is one new node
 set. A group that contains a token's node makes its target a successor.
 
-Two observations make this cheap:
+Three observations make this cheap:
 
 * The split depends only on the state's *partition* of the bytes (which bytes share a
   target), not on the target ids. The 50 states of a string all have the same partition,
-  so "the children of node set N under partition P" is computed once and reused by all of
-  them (the expansion cache below).
+  so "the children of node set N under partition P" is computed once per depth for all
+  of them: the walk expands each distinct (node set, partition) *key* of a depth once.
+* Equal groups are one node set. The letters below the root are one group under most of
+  a schema's 74 partitions; numbered once (``_same_sets``), that set is split once more
+  at the next depth, not 74 times.
 * The answer for one start does not need the node sets' contents, only their ids: the
   frontier holds (start, state, node-set id) triples, a few per start and depth, and moves
-  with a handful of numpy gathers per depth.
+  with a handful of numpy gathers per depth. The keys' expansions are also computed
+  together, all keys of a depth in one pass over their children (``_Groups``): a
+  schema's walk has 1,100 keys, most with a few children, where one numpy pass per key
+  cost more than the children themselves.
 
 A worked example with the toy vocabulary ``a b ab ba aa`` and ``[ab]{0,3}`` (states 0, 1,
 2, 3 count the letters read, all accepting). From state 0 the root's children ``a``,
 ``b`` both lead to state 1: one node set {a, b}, which holds tokens, so 1 is a successor.
 Its children ``ab``, ``ba``, ``aa`` all lead to state 2: one set, also with tokens.
-States 1 and 2 have the same partition as state 0 (``a`` and ``b`` alike), so their
-expansions are looked up, not recomputed:
+States 1 and 2 have the same partition as state 0 (``a`` and ``b`` alike): at each depth
+their triples share one key, expanded once:
 
 >>> from fsmviz import Vocabulary, build_index
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "aa"], eos_token="</s>")
@@ -40,20 +46,23 @@ expansions are looked up, not recomputed:
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .trie import VocabTrie, runs
+from .arrays import distinct, runs
+from .trie import VocabTrie
 
 __all__ = ["WIDE", "BytePartitions", "successor_pairs", "wide_states"]
 
 
-FEW_CHILDREN = 32
-"""A node set with at most this many children (and so, unless leaves, nodes) is split in
-plain Python (``_split_few``)."""
+FEW_GROUPS = 64
+"""Up to this many groups at one depth are told apart by their bytes, in a dict; more
+are hashed with numpy first (``_same_sets``)."""
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+"""An odd 64-bit constant (2**64 over the golden ratio) that scatters node numbers before
+they are summed into a node set's hash (``_same_sets``)."""
 WIDE = 16
 """A state reading at least this many distinct bytes is *wide*: its tokens are many."""
 
@@ -105,102 +114,140 @@ class BytePartitions:
         reps[reduced < 0] = -1
         seen: dict[bytes, int] = {}
         ids = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in reps], np.int64)
-        first = np.zeros(len(seen), dtype=np.int64)
-        first[ids[::-1]] = np.arange(num_states - 1, -1, -1)  # each partition's first state
+        first = _firsts(ids)  # each partition's first state
         per_byte = reps[first][:, byte_class]  # back to 256 bytes: class -> its byte
         full = np.where(per_byte >= 0, smallest[per_byte], -1)
         wide = wide_states(table)
-        sharing = int(wide.sum()) / max(len(np.unique(ids[wide])), 1)
+        sharing = int(wide.sum()) / max(len(distinct(ids[wide])), 1)
         return BytePartitions(ids, full.astype(table.dtype), sharing)
 
 
+@dataclass(frozen=True)
 class _NodeSets:
-    """Node sets by id, and their expansions under each partition (both grow as the walk
-    meets new ones). An expansion is three parallel arrays over its groups: a byte of the
-    group (its target is ``table[state, byte]``), the group's node-set id, and whether the
-    group holds a token."""
+    """One depth's node sets, flat: set ``i`` is ``nodes[offset[i] : offset[i] + size[i]]``
+    (ascending trie nodes, all at that depth). Set ids are per depth: a trie node sits at
+    one depth only, so a set never recurs deeper and nothing is kept past its depth."""
 
-    def __init__(self, trie: VocabTrie, reps: np.ndarray):
-        self.trie = trie
-        self.reps = reps
-        self.sets: list[array] = [array("i", [0])]  # ascending int32 node numbers; 0: the root
-        self.ids: dict[bytes, int] = {self.sets[0].tobytes(): 0}
-        self.expansions: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        # The trie's arrays as memoryviews, read one item at a time by ``_split_few``
-        # (indexing one returns a plain int, a few times faster than ``ndarray.item``).
-        self._first_child = memoryview(trie.first_child)
-        self._num_children = memoryview(trie.num_children)
-        self._byte = memoryview(trie.byte)
-        self._has_token = memoryview(trie.has_token)
-        self._reps: dict[int, memoryview] = {}
+    nodes: np.ndarray  # int32
+    offset: np.ndarray  # int64
+    size: np.ndarray  # int64
 
-    def expand(self, set_id: int, partition: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key = (set_id, partition)
-        found = self.expansions.get(key)
-        if found is None:
-            nodes = self.sets[set_id]
-            num_children = self._num_children
-            if len(nodes) <= FEW_CHILDREN and sum(num_children[n] for n in nodes) <= FEW_CHILDREN:
-                found = self._split_few(nodes, partition)
-            else:
-                found = self._split(np.frombuffer(nodes, dtype=np.int32), self.reps[partition])
-            self.expansions[key] = found
-        return found
+    @staticmethod
+    def root() -> _NodeSets:
+        return _NodeSets(np.zeros(1, np.int32), np.zeros(1, np.int64), np.ones(1, np.int64))
 
-    def _split(self, nodes: np.ndarray, reps: np.ndarray):
-        trie = self.trie
-        children = runs(trie.first_child[nodes], trie.num_children[nodes])
-        rep = reps[trie.byte[children]]
-        alive = rep >= 0
-        children, rep = children[alive], rep[alive]
-        if not len(rep):
-            return rep, np.zeros(0, np.int64), np.zeros(0, bool)
-        if rep.min() == rep.max():  # one group (a string's letters): no split needed
-            firsts, groups = np.zeros(1, np.int64), [children]
-        else:
-            # A stable sort on small integers is a radix sort; children stay ascending.
-            order = np.argsort(rep.astype(np.uint8), kind="stable")
-            children, rep = children[order], rep[order]
-            firsts = np.flatnonzero(np.diff(rep)) + 1
-            groups = np.split(children, firsts)
-            firsts = np.concatenate(([0], firsts))
-        set_ids = np.array([self._intern(group.tobytes()) for group in groups], dtype=np.int64)
-        tokens = np.logical_or.reduceat(trie.has_token[children], firsts)
-        return rep[firsts], set_ids, tokens
 
-    def _split_few(self, nodes: array, partition: int):
-        """``_split`` one child at a time, for the many small sets deep in the trie (half
-        of a schema's splits have at most four children), where a dozen numpy calls cost
-        more than the children. Same groups, same order."""
-        first_child, num_children, byte = self._first_child, self._num_children, self._byte
-        has_token = self._has_token
-        reps = self._reps.get(partition)
-        if reps is None:
-            reps = self._reps[partition] = memoryview(np.ascontiguousarray(self.reps[partition]))
-        groups: dict[int, array] = {}
-        for node in nodes:
-            first = first_child[node]
-            for child in range(first, first + num_children[node]):
-                rep = reps[byte[child]]
-                if rep >= 0:
-                    group = groups.get(rep)
-                    if group is None:
-                        group = groups[rep] = array("i")
-                    group.append(child)
-        order = sorted(groups)
-        return (
-            np.array(order, dtype=self.reps.dtype),
-            np.array([self._intern(groups[rep].tobytes()) for rep in order], dtype=np.int64),
-            np.array([any(has_token[c] for c in groups[rep]) for rep in order], dtype=bool),
-        )
+@dataclass(frozen=True)
+class _Groups:
+    """The expansion of a depth's distinct (node set, partition) keys: every key's
+    children split by the partition into groups, all keys at once. Key ``k``'s groups are
+    ``first[k] .. first[k] + count[k] - 1``; group ``g`` moves on ``byte[g]`` (its target
+    is ``table[state, byte[g]]``), becomes the next depth's set ``set_id[g]`` and holds a
+    token when ``token[g]``."""
 
-    def _intern(self, key: bytes) -> int:
-        """The id of the node set whose int32 node numbers are the bytes ``key``."""
-        found = self.ids.get(key)
-        if found is None:
-            found = self.ids[key] = len(self.sets)
-            self.sets.append(array("i", key))
-        return found
+    first: np.ndarray
+    count: np.ndarray
+    byte: np.ndarray
+    set_id: np.ndarray
+    token: np.ndarray
+    next_sets: _NodeSets
+
+    @staticmethod
+    def of(
+        trie: VocabTrie,
+        reps: np.ndarray,
+        sets: _NodeSets,
+        key_set: np.ndarray,
+        key_part: np.ndarray,
+    ) -> _Groups:
+        # Every node of every key's set, tagged with its key, then every child of those.
+        size = sets.size[key_set]
+        node = sets.nodes[runs(sets.offset[key_set], size)]
+        counts = trie.num_children[node]
+        child = runs(trie.first_child[node], counts)
+        # Each child's group within its key (its byte's entry in the key's partition), and
+        # its label: key * 256 + group.
+        node_key = np.repeat(np.arange(len(key_set), dtype=np.int32), size)
+        row = np.repeat(key_part.astype(np.int32)[node_key] * 256, counts)
+        rep = reps.reshape(-1)[row + trie.byte[child]]
+        label = np.repeat(node_key * 256, counts) + rep
+        if rep.min(initial=0) < 0:  # children the partition has no edge for
+            alive = rep >= 0
+            child, label = child[alive], label[alive]
+        # Group by (key, group). Children come ascending within a key (a breadth-first
+        # trie numbers the children of ascending nodes ascending); a stable sort, needed
+        # only where some key has several groups, keeps them so: each group's nodes are a
+        # sorted node set, ready to compare.
+        step = np.diff(label)
+        if (step < 0).any():
+            order = np.argsort(label, kind="stable")
+            child, label = child[order], label[order]
+            step = np.diff(label)
+        starts = np.flatnonzero(np.concatenate(([len(label) > 0], step != 0)))
+        group_key, byte = np.divmod(label[starts], 256)
+        group_size = np.diff(starts, append=len(child))
+        token = np.logical_or.reduceat(trie.has_token[child], starts) if len(starts) else starts
+        set_id, kept = _same_sets(child, starts, group_size)
+        next_sets = _NodeSets(child, starts[kept], group_size[kept])  # repeats left unread
+        count = np.bincount(group_key, minlength=len(key_set))
+        return _Groups(np.cumsum(count) - count, count, byte, set_id, token, next_sets)
+
+
+def _same_sets(
+    nodes: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Number the groups ``nodes[starts[g] : starts[g] + sizes[g]]`` so that equal groups
+    share a number: for each group its number, and for each number its first group.
+
+    Groups from different keys are often equal (the letters below the root are one group
+    under each of a schema's 74 partitions), and one set expanded once is what makes the
+    walk cheap. Each group is hashed (a sum of mixed node numbers), and every group is
+    then checked node by node against the first group with its hash; a collision (never
+    seen) falls back to comparing the groups' bytes.
+
+    >>> nodes = np.array([3, 4, 7, 3, 4], dtype=np.int32)
+    >>> [a.tolist() for a in _same_sets(nodes, np.array([0, 2, 3]), np.array([2, 1, 2]))]
+    [[0, 1, 0], [0, 1]]
+    """
+    if len(starts) <= FEW_GROUPS:
+        return _same_bytes(nodes, starts, sizes)
+    mixed = (nodes.astype(np.uint64) + np.uint64(1)) * _MIX
+    mixed ^= mixed >> np.uint64(29)
+    hashes = np.add.reduceat(mixed, starts) ^ sizes.astype(np.uint64)
+    _, set_id = np.unique(hashes, return_inverse=True)
+    kept = _firsts(set_id)
+    repeat = np.flatnonzero(kept[set_id] != np.arange(len(starts)))
+    like = kept[set_id[repeat]]  # for each repeat, the first group with its hash
+    same = (sizes[repeat] == sizes[like]).all() and bool(
+        (nodes[runs(starts[repeat], sizes[repeat])] == nodes[runs(starts[like], sizes[like])]).all()
+    )
+    return (set_id, kept) if same else _same_bytes(nodes, starts, sizes)
+
+
+def _same_bytes(
+    nodes: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``_same_sets`` by the groups' bytes, one dict lookup each."""
+    ids: dict[bytes, int] = {}
+    set_id = np.array(
+        [
+            ids.setdefault(nodes[a : a + n].tobytes(), len(ids))
+            for a, n in zip(starts.tolist(), sizes.tolist(), strict=True)
+        ],
+        dtype=np.int64,
+    )
+    return set_id, _firsts(set_id)
+
+
+def _firsts(ids: np.ndarray) -> np.ndarray:
+    """For each id ``0 .. max(ids)``, the first position where it occurs.
+
+    >>> _firsts(np.array([1, 0, 1, 2, 0])).tolist()
+    [1, 0, 3]
+    """
+    first = np.empty(int(ids.max(initial=-1)) + 1, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)  # the last write, the first position
+    return first
 
 
 def successor_pairs(
@@ -215,29 +262,25 @@ def successor_pairs(
     not given); ``check`` is called once per trie depth (it may raise to stop a walk that
     runs out of time)."""
     partitions = partitions or BytePartitions.of(table)
-    partition = partitions.of_state
-    node_sets = _NodeSets(trie, partitions.reps)
-    num_partitions = len(partitions.reps)
+    partition, reps = partitions.of_state, partitions.reps
+    num_partitions = len(reps)
+    sets = _NodeSets.root()
     origins = np.arange(len(starts), dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
-    sets = np.zeros(len(starts), dtype=np.int64)
+    set_ids = np.zeros(len(starts), dtype=np.int64)
     found_origin, found_state = [], []
     while origins.size:
         if check is not None:
             check()
-        # The distinct (node set, partition) pairs of this depth, each expanded once.
-        keys, inverse = np.unique(sets * num_partitions + partition[states], return_inverse=True)
-        expansions = [node_sets.expand(*divmod(int(k), num_partitions)) for k in keys]
-        sizes = np.array([len(e[0]) for e in expansions], dtype=np.int64)
-        offsets = np.cumsum(sizes) - sizes
-        byte = np.concatenate([e[0] for e in expansions])
-        child = np.concatenate([e[1] for e in expansions])
-        token = np.concatenate([e[2] for e in expansions])
-        # Each triple moves to its expansion's groups: pick them out of the flat arrays.
-        counts = sizes[inverse]
-        group = runs(offsets[inverse], counts)
-        states = table[np.repeat(states, counts), byte[group]].astype(np.int64)
-        origins, sets, hit = np.repeat(origins, counts), child[group], token[group]
+        # The distinct (node set, partition) pairs of this depth, expanded together.
+        keys, inverse = np.unique(set_ids * num_partitions + partition[states], return_inverse=True)
+        groups = _Groups.of(trie, reps, sets, *np.divmod(keys, num_partitions))
+        # Each triple moves to its key's groups.
+        counts = groups.count[inverse]
+        group = runs(groups.first[inverse], counts)
+        states = table[np.repeat(states, counts), groups.byte[group]].astype(np.int64)
+        origins, set_ids, sets = np.repeat(origins, counts), groups.set_id[group], groups.next_sets
+        hit = groups.token[group]
         found_origin.append(origins[hit])
         found_state.append(states[hit])
     if not found_origin:
@@ -255,5 +298,5 @@ def distinct_pairs(
     >>> [a.tolist() for a in distinct_pairs(np.array([1, 0, 1]), np.array([2, 2, 2]), 3)]
     [[0, 1], [2, 2]]
     """
-    packed = np.unique(origins.astype(np.int64) * num_states + states)
+    packed = distinct(origins.astype(np.int64) * num_states + states)
     return np.divmod(packed, num_states)

@@ -20,20 +20,7 @@ import numpy as np
 from .cache import BoundedCache
 from .vocab import Vocabulary
 
-__all__ = ["VocabTrie", "runs", "trie_of"]
-
-
-def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every ``i``, one
-    after the other: the children of a list of trie nodes (``runs(first_child[nodes],
-    num_children[nodes])``), and any other list of consecutive blocks.
-
-    >>> runs(np.array([10, 20, 30]), np.array([2, 0, 3])).tolist()
-    [10, 11, 30, 31, 32]
-    """
-    ends = np.cumsum(counts, dtype=starts.dtype)  # in the starts' own width (int32 nodes)
-    total = int(ends[-1]) if len(ends) else 0
-    return np.repeat(starts - (ends - counts), counts) + np.arange(total, dtype=starts.dtype)
+__all__ = ["VocabTrie", "trie_of"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,11 +4,12 @@ Two steps choose between two ways of computing the same thing, by size alone:
 
 * the subset construction asks every class in turn when there are few classes, and
   otherwise splits the classes by the positions that may come next (``dfa.FEW_CLASSES``);
-* the node-set walk splits a small node set in plain Python and a large one with numpy
-  (``successors.FEW_CHILDREN``).
+* the node-set walk tells a depth's equal node sets apart by their bytes when they are
+  few, and by a hash checked node by node when they are many (``successors.FEW_GROUPS``).
 
 Forcing each step all one way and then all the other must give the same result, to the
-state numbering: a wrong group or a group out of order would change it.
+state numbering: a wrong group or a group out of order would change it. A hash that collides must
+fall back to the bytes and still give the same result.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fsmviz import dfa, successors
@@ -58,14 +60,21 @@ def test_asking_each_class_and_splitting_by_positions_build_the_same_dfa(pattern
 
 
 @pytest.mark.parametrize("pattern", ["schema", EXTRA[0], EXTRA[2]])
-def test_small_and_large_node_sets_split_alike(pattern, bundled_vocab, monkeypatch):
+def test_node_sets_told_apart_by_bytes_or_by_hash_alike(pattern, bundled_vocab, monkeypatch):
     pattern = schema_pattern() if pattern == "schema" else pattern
     table = to_bytes(compile_regex(pattern)).table
     trie, starts = trie_of(bundled_vocab), list(range(len(table)))
-    found = {}
-    for few in (0, 10**9):  # always numpy / always plain Python
-        monkeypatch.setattr(successors, "FEW_CHILDREN", few)
+
+    def walk() -> tuple[list[int], list[int]]:
         origin, target = successors.successor_pairs(trie, table, starts)
-        found[few] = (origin.tolist(), target.tolist())
-    assert found[0] == found[10**9]
-    assert len(found[0][0]) > len(starts)  # every start has successors, some several
+        return origin.tolist(), target.tolist()
+
+    monkeypatch.setattr(successors, "FEW_GROUPS", 10**9)  # always bytes
+    by_bytes = walk()
+    monkeypatch.setattr(successors, "FEW_GROUPS", 0)  # always the hash
+    assert walk() == by_bytes
+    # A hash that tells only sizes apart: groups of one size all collide, and the check
+    # node by node must catch it and fall back to the bytes.
+    monkeypatch.setattr(successors, "_MIX", np.uint64(0))
+    assert walk() == by_bytes
+    assert len(by_bytes[0]) > len(starts)  # every start has successors, some several

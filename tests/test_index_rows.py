@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from fsmviz import build_index
+from fsmviz.arrays import runs
 from fsmviz.index import _walk
-from fsmviz.trie import runs
 
 WIDE_SEEDS = ("email", "three_letters_digit", "url", "pink_floyd_json")
 EVERYDAY = (
