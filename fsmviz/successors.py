@@ -109,12 +109,14 @@ class BytePartitions:
         starts = np.ones(ranked.shape, dtype=bool)
         starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
         run_start = np.maximum.accumulate(np.where(starts, np.arange(width), 0), axis=1)
-        reps = np.empty_like(reduced)
-        np.put_along_axis(reps, order, np.take_along_axis(order, run_start, axis=1), axis=1)
+        reps = np.empty_like(reduced)  # each class's run start, back in class order
+        at = order + np.arange(0, reduced.size, width)[:, None]
+        reps.reshape(-1)[at.reshape(-1)] = np.take_along_axis(order, run_start, axis=1).reshape(-1)
         reps[reduced < 0] = -1
-        seen: dict[bytes, int] = {}
-        ids = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in reps], np.int64)
-        first = _firsts(ids)  # each partition's first state
+        # Equal rows are one partition: numbered as equal node sets are.
+        ids, first = _same_sets(
+            reps.reshape(-1), np.arange(0, reps.size, width), np.full(num_states, width)
+        )
         per_byte = reps[first][:, byte_class]  # back to 256 bytes: class -> its byte
         full = np.where(per_byte >= 0, smallest[per_byte], -1)
         wide = wide_states(table)
