@@ -34,7 +34,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, reduce
+from operator import or_
 
 import numpy as np
 
@@ -633,9 +634,12 @@ class _Rows:
             return dict.fromkeys(self._spell(classes), number(target))
         ordered = _smallest_class_first([(classes, target) for target, classes in moves.items()])
         numbers = {target: number(target) for _, target in ordered}
-        return dict(
-            sorted((k, numbers[t]) for t, classes in moves.items() for k in self._spell(classes))
-        )
+        # Every class first, ascending (a dict keeps the order its keys came in), then
+        # each target's classes set in place: no sort of (class, target) pairs.
+        row: dict[int, int] = dict.fromkeys(self._spell(reduce(or_, moves.values(), 0)))
+        for target, classes in moves.items():
+            row.update(dict.fromkeys(self._spell(classes), numbers[target]))
+        return row
 
     def _spell(self, classes: int) -> list[int]:
         ks = self._spelled.get(classes)
