@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from threading import Lock
 
 import numpy as np
 
@@ -63,6 +64,43 @@ schema's thousands of states, are walked pair by pair or by node sets: ``fsmviz.
 TAIL = 32
 """Pairs left, past the walk's widest depth, when it goes on one by one in Python
 (``_walk_tail``)."""
+KEPT_SCRATCH = 64 << 20
+"""Bytes of work arrays a DAWG keeps between walks (``_Scratch``)."""
+
+
+class _Scratch:
+    """The walk's two arrays over every (node, state) pair, kept between walks.
+
+    ``carried`` must start zeroed, and a fresh array of 10 or 20 MB costs more than the
+    walk: calloc clears the memory (~2 ms), or the system clears it page by page on first
+    touch, which on a loaded machine took anywhere from 17 to 345 ms. So a walk takes the
+    kept arrays, clears the entries of ``carried`` it set (a few thousand), and gives them
+    back. Walks running at once each take their own; one pair of arrays is kept, of at
+    most ``KEPT_SCRATCH`` bytes. ``slot`` needs no clearing: each round reads only the
+    entries it has just written."""
+
+    def __init__(self) -> None:
+        self._lock = Lock()
+        self._kept: tuple[np.ndarray, np.ndarray] | None = None  # (carried's bytes, slot)
+
+    def take(self, size: int, mask_type: type) -> tuple[np.ndarray, np.ndarray]:
+        """``carried`` (zeroed, of ``mask_type``) and ``slot`` (int32), ``size`` each."""
+        nbytes = size * np.dtype(mask_type).itemsize
+        with self._lock:
+            kept, self._kept = self._kept, None
+        if kept is None or len(kept[0]) < nbytes or len(kept[1]) < size:
+            kept = (np.zeros(nbytes, dtype=np.uint8), np.empty(size, dtype=np.int32))
+        return kept[0][:nbytes].view(mask_type), kept[1][:size]
+
+    def give(self, carried: np.ndarray, slot: np.ndarray, touched: np.ndarray) -> None:
+        """Hand the arrays back, once ``carried[touched]`` were the only entries set."""
+        carried[touched] = 0
+        whole = (carried.base if carried.base is not None else carried).view(np.uint8)
+        whole_slot = slot.base if slot.base is not None else slot
+        if whole.nbytes + whole_slot.nbytes <= KEPT_SCRATCH:
+            with self._lock:
+                if self._kept is None or len(self._kept[1]) < len(whole_slot):
+                    self._kept = (whole, whole_slot)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +119,7 @@ class VocabDawg:
     nodes: tuple[tuple[bool, tuple[tuple[int, int], ...]], ...] = field(repr=False)
     """The same automaton as plain Python values, for walking a few pairs one by one:
     ``nodes[d]`` is (final, ((byte, child), ...))."""
+    scratch: _Scratch = field(default_factory=_Scratch, repr=False)
 
     @property
     def num_nodes(self) -> int:
@@ -148,8 +187,9 @@ def successor_pairs(
     # pairs, so they are as narrow as the starts allow (memory the walk touches is zeroed
     # by the system page by page: 45 MB of it would take longer than the walk itself).
     mask_type = _mask_type(len(starts))
-    carried = np.zeros(dawg.num_nodes * num_states, dtype=mask_type)  # bits walked per pair
-    slot = np.empty(len(carried), dtype=np.int32)  # scratch: merges a round's repeats
+    # carried: the bits walked per pair; slot: scratch that merges a round's repeats
+    carried, slot = dawg.scratch.take(dawg.num_nodes * num_states, mask_type)
+    touched = []  # the entries of carried set, cleared before the arrays are given back
     nodes = np.full(len(starts), dawg.root, dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
     masks = np.left_shift(mask_type(1), np.arange(len(starts), dtype=mask_type))
@@ -182,6 +222,7 @@ def successor_pairs(
         fresh = masks != 0
         keys, masks = keys[fresh], masks[fresh]
         carried[keys] |= masks
+        touched.append(keys)
         nodes, states = np.divmod(keys, num_states)
         # A pair whose bytes below all loop back to its state ends every token below
         # there: it counts as a token's end, and is walked no further.
@@ -199,6 +240,7 @@ def successor_pairs(
     reached = np.zeros(num_states, dtype=mask_type)
     np.bitwise_or.at(reached, np.concatenate(ends), np.concatenate(end_masks))
     _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
+    dawg.scratch.give(carried, slot, np.concatenate(touched))
     bits = (reached[None, :] >> np.arange(len(starts), dtype=mask_type)[:, None]) & mask_type(1)
     return np.nonzero(bits)
 

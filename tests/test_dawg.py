@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from functools import cache
 
-from fsmviz.dawg import dawg_of
+import numpy as np
+import pytest
+
+from fsmviz.bytedfa import to_bytes
+from fsmviz.dawg import dawg_of, successor_pairs
+from fsmviz.dfa import compile_regex
 from fsmviz.trie import trie_of
 
 
@@ -33,3 +38,36 @@ def test_the_dawg_reads_exactly_the_tokens(bundled_vocab):
         return int(dawg.final[node]) + sum(strings(child) for child in edges[node].values())
 
     assert strings(dawg.root) == len(tokens)
+
+
+def test_walks_on_kept_work_arrays_answer_as_on_fresh_ones(bundled_vocab):
+    """The walk's work arrays are kept between walks (``dawg._Scratch``): each walk must
+    clear what it set, whatever came before, including a walk stopped half way."""
+    dawg = dawg_of(bundled_vocab)
+    walks = {
+        pattern: to_bytes(compile_regex(pattern)).table
+        for pattern in (r'"[^"]+", "[^"]+"', r"[a-z0-9]+(-[a-z0-9]+)*@[a-z]+\.com", r"[0-9]{1,4}")
+    }
+
+    def walk(table: np.ndarray) -> list[tuple[int, int]]:
+        origin, target = successor_pairs(dawg, table, list(range(min(len(table), 64))))
+        return list(zip(origin.tolist(), target.tolist(), strict=True))
+
+    fresh = {}
+    for pattern, table in walks.items():
+        dawg.scratch._kept = None  # a fresh pair of arrays
+        fresh[pattern] = walk(table)
+    rounds = []
+
+    def stop_in_the_third_round() -> None:
+        rounds.append(1)
+        if len(rounds) == 3:
+            raise TimeoutError
+
+    first = next(iter(walks.values()))
+    with pytest.raises(TimeoutError):
+        successor_pairs(dawg, first, list(range(len(first))), check=stop_in_the_third_round)
+    for _ in range(2):  # every walk after every other, on the arrays they hand back
+        for pattern, table in walks.items():
+            assert walk(table) == fresh[pattern], pattern
+    assert dawg.scratch._kept is not None  # the arrays were kept, so the test tested them
