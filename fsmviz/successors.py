@@ -13,7 +13,7 @@ so far led to the same DFA state) and moves the whole set at once: the children 
 are split into groups by the target their byte leads to, and each group is one new node
 set. A group that contains a token's node makes its target a successor.
 
-Three observations make this cheap:
+Four observations make this cheap:
 
 * The split depends only on the state's *partition* of the bytes (which bytes share a
   target), not on the target ids. The 50 states of a string all have the same partition,
@@ -28,6 +28,9 @@ Three observations make this cheap:
   together, all keys of a depth in one pass over their children (``_Groups``): a
   schema's walk has 1,100 keys, most with a few children, where one numpy pass per key
   cost more than the children themselves.
+* A node whose bytes below are all letters of a string need not be walked at all: its
+  tokens end along the string's chain of states, at their lengths (``_WholeSubtrees``).
+  Most of the vocabulary is such nodes, a few bytes down.
 
 A worked example with the toy vocabulary ``a b ab ba aa`` and ``[ab]{0,3}`` (states 0, 1,
 2, 3 count the letters read, all accepting). From state 0 the root's children ``a``,
@@ -63,6 +66,9 @@ are hashed with numpy first (``_same_sets``)."""
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 """An odd 64-bit constant (2**64 over the golden ratio) that scatters node numbers before
 they are summed into a node set's hash (``_same_sets``)."""
+WHOLE_ABOVE = 512
+"""A depth of more nodes than this has its subtrees taken whole where they can be
+(``_WholeSubtrees``): below it, what that saves costs less than the test."""
 WIDE = 16
 """A state reading at least this many distinct bytes is *wide*: its tokens are many."""
 
@@ -158,18 +164,16 @@ class _Groups:
     def of(
         trie: VocabTrie,
         reps: np.ndarray,
-        sets: _NodeSets,
-        key_set: np.ndarray,
+        node: np.ndarray,
+        node_key: np.ndarray,
         key_part: np.ndarray,
     ) -> _Groups:
-        # Every node of every key's set, tagged with its key, then every child of those.
-        size = sets.size[key_set]
-        node = sets.nodes[runs(sets.offset[key_set], size)]
+        """The groups of the children of ``node`` (each tagged with its key, ascending
+        within a key); key ``k`` is split by partition ``key_part[k]``."""
         counts = trie.num_children[node]
         child = runs(trie.first_child[node], counts)
         # Each child's group within its key (its byte's entry in the key's partition), and
         # its label: key * 256 + group.
-        node_key = np.repeat(np.arange(len(key_set), dtype=np.int32), size)
         row = np.repeat(key_part.astype(np.int32)[node_key] * 256, counts)
         rep = reps.reshape(-1)[row + trie.byte[child]]
         label = np.repeat(node_key * 256, counts) + rep
@@ -191,7 +195,7 @@ class _Groups:
         token = np.logical_or.reduceat(trie.has_token[child], starts) if len(starts) else starts
         set_id, kept = _same_sets(child, starts, group_size)
         next_sets = _NodeSets(child, starts[kept], group_size[kept])  # repeats left unread
-        count = np.bincount(group_key, minlength=len(key_set))
+        count = np.bincount(group_key, minlength=len(key_part))
         return _Groups(np.cumsum(count) - count, count, byte, set_id, token, next_sets)
 
 
@@ -252,6 +256,137 @@ def _firsts(ids: np.ndarray) -> np.ndarray:
     return first
 
 
+_DEAD, _MIXED = -1, -2  # a chain's state past its end; a state that splits the group
+
+
+@dataclass(frozen=True)
+class _WholeSubtrees:
+    """Subtrees taken whole: where every byte below a node is in its key's *main group*
+    (the largest group of the partition: a JSON string's letters), the tokens below it
+    need no walking. From a state ``q`` the group leads to one state, and from there
+    (often) to one state again: the chain ``q, q+1, q+2 ...`` of a string's counted
+    letters, which ends where a state reads none of them (the string at its longest). A
+    token ``l`` bytes below such a node ends ``l`` steps along the chain, or dies past its
+    end. So the node is taken out of its set, with all the nodes beneath it, and each
+    triple of its key gets the chain's states at the lengths of its tokens below
+    (``VocabTrie.lengths_below``). At depth 2 of a schema's walk, 1,434 of the 1,473
+    nodes spelled with string letters are such nodes, and deeper almost all are: the
+    15,000-node sets of letters that the walk split at every depth are never made. A
+    key is walked as before where some triple's chain reaches a state that sends the
+    group's bytes apart as far as its tokens below go (then the bytes tell tokens apart).
+
+    ``group[p]`` numbers partition ``p``'s main group (equal groups, one number);
+    ``main[g]`` is group ``g`` as a 256-bit set; ``chains[g]``, made when first asked, is
+    the chain along it from every state: ``chains[g][l, q]`` is the state after ``l``
+    bytes of the group (``_DEAD``: they all fall off on the way; ``_MIXED``: some state on
+    the way sends them apart)."""
+
+    trie: VocabTrie
+    table: np.ndarray
+    partitions: BytePartitions
+    group: np.ndarray  # int64 [num_partitions]
+    main: np.ndarray  # <u8 [num_groups, 4]
+    chains: dict[int, np.ndarray]
+    moves: dict[int, np.ndarray]  # group -> each state's one step along it
+
+    @staticmethod
+    def of(trie: VocabTrie, table: np.ndarray, partitions: BytePartitions) -> _WholeSubtrees:
+        """Only main groups of ``WIDE`` bytes or more: a literal's one byte seldom fills a
+        subtree, and each group's chain costs a pass over the states per length."""
+        reps = partitions.reps
+        largest = np.array([np.bincount(row[row >= 0], minlength=1).argmax() for row in reps])
+        in_main = (reps >= 0) & (reps == largest[:, None])
+        sets = np.ascontiguousarray(np.packbits(in_main, axis=1, bitorder="little")).view("<u8")
+        numbers: dict[bytes, int] = {}
+        group = np.array(
+            [
+                numbers.setdefault(row.tobytes(), len(numbers)) if wide else -1
+                for row, wide in zip(sets, in_main.sum(axis=1) >= WIDE, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        main = np.frombuffer(b"".join(numbers), dtype="<u8").reshape(-1, 4)
+        return _WholeSubtrees(trie, table, partitions, group, main, {}, {})
+
+    def take(
+        self,
+        node: np.ndarray,
+        node_key: np.ndarray,
+        key_part: np.ndarray,
+        inverse: np.ndarray,
+        origins: np.ndarray,
+        states: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The nodes left to walk (and their keys), and the (origin, state) pairs that
+        the subtrees taken whole reach. ``inverse`` maps each triple (``origins``,
+        ``states``) to its key."""
+        trie, none = self.trie, np.zeros(0, np.int64)
+        key_group = self.group[key_part]
+        asked = np.flatnonzero(key_group[node_key] >= 0)  # nodes of keys with a main group
+        outside = ~self.main[key_group[node_key[asked]]]
+        fits = ~(trie.subtree_bytes[node[asked]] & outside).any(axis=1)
+        asked = asked[fits & (trie.height[node[asked]] < 128)]
+        if not len(asked):
+            return node, node_key, (none, none)
+        whole = np.zeros(len(node), dtype=bool)
+        whole[asked] = True
+        # Each key's token lengths below its whole nodes (a leaf has none: it just goes).
+        lengths = np.where(whole[:, None], trie.lengths_below[node], np.uint64(0))
+        per_key = np.bitwise_or.reduceat(lengths, np.flatnonzero(np.diff(node_key, prepend=-1)))
+        bits = np.unpackbits(per_key.view(np.uint8), axis=1, bitorder="little")
+        key_of, length = np.nonzero(bits)  # by key, lengths up
+        counts = np.bincount(key_of, minlength=len(key_part))
+        firsts = np.cumsum(counts) - counts
+        longest = np.zeros(len(key_part), dtype=np.int64)
+        longest[key_of] = length  # the last write is the longest
+        # Where a triple's chain sends the group apart before the key's longest token
+        # below ends, the key is walked as before.
+        triple = np.flatnonzero(counts[inverse] > 0)
+        groups, at = key_group[inverse[triple]], states[triple]
+        usable = np.ones(len(key_part), dtype=bool)
+        usable[inverse[triple[self._along(groups, longest[inverse[triple]], at) == _MIXED]]] = False
+        keep = ~(whole & usable[node_key])
+        # Each triple of a usable key reaches the chain's states at its key's lengths.
+        triple = triple[usable[inverse[triple]]]
+        key = inverse[triple]
+        pick = runs(firsts[key], counts[key])
+        each = np.repeat(np.arange(len(triple)), counts[key])
+        reached = self._along(key_group[key][each], length[pick], states[triple][each])
+        alive = reached >= 0
+        return node[keep], node_key[keep], (origins[triple][each][alive], reached[alive])
+
+    def _along(self, groups: np.ndarray, lengths: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """The state ``lengths[i]`` bytes of group ``groups[i]`` along from ``states[i]``."""
+        out = np.empty(len(states), dtype=np.int64)
+        for g in distinct(groups).tolist():
+            mine = groups == g
+            out[mine] = self._chain(g, int(lengths[mine].max()))[lengths[mine], states[mine]]
+        return out
+
+    def _chain(self, g: int, upto: int) -> np.ndarray:
+        """``chains[g]``, at least ``upto + 1`` rows long. A state's partition says
+        whether it sends the group's bytes to one place: all of them to one group of its
+        partition (then their target), all off (``_DEAD``), or apart (``_MIXED``)."""
+        chain = self.chains.get(g)
+        if chain is None:
+            group = np.flatnonzero(np.unpackbits(self.main[g].view(np.uint8), bitorder="little"))
+            rows = self.partitions.reps[:, group]
+            kind = np.where(rows[:, 0] >= 0, 0, _DEAD)
+            kind[(rows != rows[:, :1]).any(axis=1)] = _MIXED
+            kind = kind[self.partitions.of_state]
+            after = np.where(kind == 0, self.table[:, group[0]], kind)
+            self.moves[g] = np.concatenate([after, [_MIXED, _DEAD]])  # those two stay put
+            chain = np.arange(len(self.table))[None, :]
+        if len(chain) <= upto:
+            move, last = self.moves[g], chain[-1]
+            more = np.empty((upto + 1 - len(chain), len(last)), dtype=np.int64)
+            for row in more:
+                row[:] = last = move[last]
+            chain = np.concatenate([chain, more])
+        self.chains[g] = chain
+        return chain
+
+
 def successor_pairs(
     trie: VocabTrie,
     table: np.ndarray,
@@ -266,6 +401,7 @@ def successor_pairs(
     partitions = partitions or BytePartitions.of(table)
     partition, reps = partitions.of_state, partitions.reps
     num_partitions = len(reps)
+    whole: _WholeSubtrees | None = None  # made for the first depth that is large enough
     sets = _NodeSets.root()
     origins = np.arange(len(starts), dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
@@ -274,9 +410,21 @@ def successor_pairs(
     while origins.size:
         if check is not None:
             check()
-        # The distinct (node set, partition) pairs of this depth, expanded together.
+        # The distinct (node set, partition) pairs of this depth, expanded together: every
+        # node of every key's set, tagged with its key.
         keys, inverse = np.unique(set_ids * num_partitions + partition[states], return_inverse=True)
-        groups = _Groups.of(trie, reps, sets, *np.divmod(keys, num_partitions))
+        key_set, key_part = np.divmod(keys, num_partitions)
+        size = sets.size[key_set]
+        node = sets.nodes[runs(sets.offset[key_set], size)]
+        node_key = np.repeat(np.arange(len(keys), dtype=np.int32), size)
+        if len(node) > WHOLE_ABOVE:
+            whole = whole or _WholeSubtrees.of(trie, table, partitions)
+            node, node_key, (reached_origin, reached_state) = whole.take(
+                node, node_key, key_part, inverse, origins, states
+            )
+            found_origin.append(reached_origin)
+            found_state.append(reached_state)
+        groups = _Groups.of(trie, reps, node, node_key, key_part)
         # Each triple moves to its key's groups.
         counts = groups.count[inverse]
         group = runs(groups.first[inverse], counts)

@@ -40,6 +40,8 @@ class VocabTrie:
     subtree_bytes: (
         np.ndarray
     )  # <u8 [num_nodes, 4]: the set of bytes below (b: word b // 64, bit b % 64)
+    lengths_below: np.ndarray  # <u8 [num_nodes, 2]: bit l set when a token ends l bytes
+    # below the node (1 <= l < 128; a node higher than 127 bytes lacks the longer ones)
     span_start: np.ndarray  # int32 [num_nodes]: the tokens at or below node n are
     span_size: np.ndarray  # sorted_ids[span_start[n] : span_start[n] + span_size[n]]
     sorted_ids: np.ndarray  # int32 [num_tokens]: token ids in the order of their bytes
@@ -96,7 +98,9 @@ class VocabTrie:
         num_children_array = np.array(num_children, dtype=np.int32)
         byte_array = np.array(byte, dtype=np.int32)
         depth_array = np.array(depths, dtype=np.int32)
-        height, below = _subtrees(first_child_array, num_children_array, byte_array, depth_array)
+        height, below, lengths = _subtrees(
+            first_child_array, num_children_array, byte_array, depth_array, counts > 0
+        )
         return VocabTrie(
             first_child=first_child_array,
             num_children=num_children_array,
@@ -108,6 +112,7 @@ class VocabTrie:
             depth=depth_array,
             height=height,
             subtree_bytes=below,
+            lengths_below=lengths,
             span_start=np.array(span_start, dtype=np.int32),
             span_size=np.array(span_size, dtype=np.int32),
             sorted_ids=np.array([i for _, i in entries], dtype=np.int32),
@@ -117,13 +122,21 @@ class VocabTrie:
 
 
 def _subtrees(
-    first_child: np.ndarray, num_children: np.ndarray, byte: np.ndarray, depth: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each node's height and the 256-bit set of bytes below it, one level at a time from
-    the deepest (breadth-first numbering: a level is a run of node numbers, and so are the
-    children of its nodes)."""
+    first_child: np.ndarray,
+    num_children: np.ndarray,
+    byte: np.ndarray,
+    depth: np.ndarray,
+    has_token: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each node's height, the 256-bit set of bytes below it and the 128-bit set of the
+    lengths of the tokens below it, one level at a time from the deepest (breadth-first
+    numbering: a level is a run of node numbers, and so are the children of its nodes).
+    A child's lengths, with 0 added where a token ends at the child, are one more seen
+    from its parent: two words shifted left by one bit."""
     height = np.zeros(len(byte), dtype=np.int32)
     below = np.zeros((len(byte), 4), dtype="<u8")
+    lengths = np.zeros((len(byte), 2), dtype="<u8")
+    one = np.uint64(1)
     edge = np.zeros((len(byte), 4), dtype="<u8")  # the byte into each node, as a set
     edge[np.arange(1, len(byte)), byte[1:] >> 6] = np.left_shift(
         np.uint64(1), (byte[1:] & 63).astype(np.uint64)
@@ -138,7 +151,13 @@ def _subtrees(
         cuts = first_child[parents] - lo
         height[parents] = np.maximum.reduceat(height[lo:hi], cuts) + 1
         below[parents] = np.bitwise_or.reduceat(below[lo:hi] | edge[lo:hi], cuts)
-    return height, below
+        at_or_below = lengths[lo:hi].copy()
+        at_or_below[:, 0] |= has_token[lo:hi].astype("<u8")
+        up = np.empty_like(at_or_below)
+        up[:, 0] = at_or_below[:, 0] << one
+        up[:, 1] = (at_or_below[:, 1] << one) | (at_or_below[:, 0] >> np.uint64(63))
+        lengths[parents] = np.bitwise_or.reduceat(up, cuts)
+    return height, below, lengths
 
 
 _TRIES: BoundedCache[VocabTrie] = BoundedCache(maxsize=4)

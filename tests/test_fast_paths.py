@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fsmviz import dfa, successors
+from fsmviz import Vocabulary, dfa, successors
 from fsmviz.bytedfa import to_bytes
 from fsmviz.dfa import compile_regex, compile_stages
 from fsmviz.schema import regex_from_schema
@@ -78,3 +78,52 @@ def test_node_sets_told_apart_by_bytes_or_by_hash_alike(pattern, bundled_vocab, 
     monkeypatch.setattr(successors, "_MIX", np.uint64(0))
     assert walk() == by_bytes
     assert len(by_bytes[0]) > len(starts)  # every start has successors, some several
+
+
+WHOLE = {  # pattern -> whether some subtree is taken whole
+    "schema": True,
+    "[a-z]{2}[a-m]{2}!": False,  # the chain splits the letters at the third: walked as before
+    r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.": True,  # a chain that ends, then another
+    "[a-z]+[0-9]{0,3}": True,  # a chain that loops
+    '"[^"\\\\]{0,6}"': True,  # a JSON string at its longest reads only the quote
+}
+
+
+@pytest.mark.parametrize("pattern", WHOLE)
+def test_subtrees_taken_whole_reach_what_walking_them_reaches(pattern, bundled_vocab, monkeypatch):
+    """The node-set walk takes a subtree whole where its bytes all follow one chain
+    (``successors._WholeSubtrees``); walking every node instead must find the same
+    pairs, and taking subtrees at every depth (not only large ones) as well."""
+    takes = WHOLE[pattern]
+    pattern = schema_pattern() if pattern == "schema" else pattern
+    table = to_bytes(compile_regex(pattern)).table
+    trie, starts = trie_of(bundled_vocab), list(range(len(table)))
+    taken = []
+    take = successors._WholeSubtrees.take
+
+    def counted(self, node, *args):
+        left = take(self, node, *args)
+        taken.append(len(node) - len(left[0]))
+        return left
+
+    monkeypatch.setattr(successors._WholeSubtrees, "take", counted)
+    found = {}
+    for above in (10**9, 0):  # never, always
+        monkeypatch.setattr(successors, "WHOLE_ABOVE", above)
+        origin, target = successors.successor_pairs(trie, table, starts)
+        found[above] = (origin.tolist(), target.tolist())
+    assert found[0] == found[10**9]
+    assert found[0][0]
+    assert (sum(taken) > 0) == takes
+
+
+def test_a_chain_that_splits_its_letters_is_walked_as_before(monkeypatch):
+    """A toy vocabulary where the only way to a state is a token whose letters a chain
+    would carry past a state that splits them: after ``q`` the chain along the letters
+    reaches the third position, which reads only ``a-m``: ``qqa`` goes on, ``qqz`` dies.
+    Taking ``q``'s subtree whole would lose ``qqa``; the walk must see the split."""
+    vocab = Vocabulary.from_strings(["q", "qq", "qqa", "qqz"], eos_token="</s>")
+    table = to_bytes(compile_regex("[a-z]{2}[a-m]")).table
+    monkeypatch.setattr(successors, "WHOLE_ABOVE", 0)  # even a one-node depth
+    origin, target = successors.successor_pairs(trie_of(vocab), table, [0])
+    assert sorted(zip(origin.tolist(), target.tolist(), strict=True)) == [(0, 1), (0, 2), (0, 3)]
