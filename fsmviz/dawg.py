@@ -95,8 +95,7 @@ class _Scratch:
     def give(self, carried: np.ndarray, slot: np.ndarray, touched: np.ndarray) -> None:
         """Hand the arrays back, once ``carried[touched]`` were the only entries set."""
         carried[touched] = 0
-        whole = (carried.base if carried.base is not None else carried).view(np.uint8)
-        whole_slot = slot.base if slot.base is not None else slot
+        whole, whole_slot = carried.base, slot.base  # ``take`` hands out views of them
         if whole.nbytes + whole_slot.nbytes <= KEPT_SCRATCH:
             with self._lock:
                 if self._kept is None or len(self._kept[1]) < len(whole_slot):

@@ -297,16 +297,12 @@ class _WholeSubtrees:
         largest = np.array([np.bincount(row[row >= 0], minlength=1).argmax() for row in reps])
         in_main = (reps >= 0) & (reps == largest[:, None])
         sets = np.ascontiguousarray(np.packbits(in_main, axis=1, bitorder="little")).view("<u8")
-        numbers: dict[bytes, int] = {}
-        group = np.array(
-            [
-                numbers.setdefault(row.tobytes(), len(numbers)) if wide else -1
-                for row, wide in zip(sets, in_main.sum(axis=1) >= WIDE, strict=True)
-            ],
-            dtype=np.int64,
+        # Equal groups, one number: numbered as equal node sets are (four words a row).
+        group, first = _same_sets(
+            sets.reshape(-1), np.arange(0, sets.size, 4), np.full(len(sets), 4)
         )
-        main = np.frombuffer(b"".join(numbers), dtype="<u8").reshape(-1, 4)
-        return _WholeSubtrees(trie, table, partitions, group, main, {}, {})
+        group[in_main.sum(axis=1) < WIDE] = -1
+        return _WholeSubtrees(trie, table, partitions, group, sets[first], {}, {})
 
     def take(
         self,
