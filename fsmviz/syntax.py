@@ -234,6 +234,7 @@ class _Reader:
         self.data = data
         self.i = 0
         self.names: set[str] = set()  # group names so far: re refuses one used twice
+        self.classes: dict[str, CharGroup] = {}  # class text -> its set, read once
 
     def read(self) -> Pattern:
         """The whole pattern's tree, or ``_Unusual``."""
@@ -339,7 +340,21 @@ class _Reader:
         raise _Unusual  # \u, octal, backreferences, anchors, \p{…}, bad escapes
 
     def char_class(self) -> CharGroup:
-        """After ``[``: the class up to its ``]``, read by ``class_union``."""
+        """After ``[``: the class up to its ``]``, read by ``class_union`` once per text (a
+        JSON schema's regex spells its string class out for every string field)."""
+        data, start = self.data, self.i - 1
+        end = _class_end(data, start) + 1
+        text = data[start:end]
+        known = self.classes.get(text)
+        if known is not None:
+            self.i = end
+            return known
+        group = self._char_class()
+        if self.i == end:
+            self.classes[text] = group
+        return group
+
+    def _char_class(self) -> CharGroup:
         data, n = self.data, len(self.data)
         negate = data.startswith("^", self.i)
         self.i += negate
@@ -632,6 +647,7 @@ def _check_shape(pattern: str) -> None:
     ``MAX_CLASS_CHARACTERS``, pointing at the first ``(`` or ``[`` too many. A plain scan
     (escapes and comments skipped) that cannot recurse or allocate, run before any parser."""
     depth, width, i, n = 0, 0, 0, len(pattern)
+    widths: dict[str, int] = {}  # a schema's regex repeats its string class per field
     while i < n:
         c = pattern[i]
         if c == "\\":
@@ -639,7 +655,10 @@ def _check_shape(pattern: str) -> None:
             continue
         if c == "[":
             end = _class_end(pattern, i)
-            width += _class_width(pattern, i, end)
+            text = pattern[i : end + 1]
+            if text not in widths:
+                widths[text] = _class_width(pattern, i, end)
+            width += widths[text]
             if width > MAX_CLASS_CHARACTERS:
                 _refuse(_WIDE_CLASSES, i)
             i = end
