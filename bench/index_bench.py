@@ -13,7 +13,10 @@ count restarts for each pattern, so the suffix stays short). xgrammar's cache is
 cache reset for fsmviz: it could drop the vocabulary's trie, which is per-vocabulary set-up
 done outside the timings, like the peers' tokenizer set-up.)
 
-* *first*: pattern string -> the initial state's allowed set (what the first token waits for);
+* *first*: pattern string -> the initial state's allowed set (fsmviz: ``first_allowed_tokens``,
+  the states near the start by derivatives, no DFA built: what ``python -m fsmviz first``
+  and a library user asking for the first mask wait for; the page's first token still waits
+  for the DFA, which it draws);
 * *whole*: pattern string -> every reachable state's allowed set (what xgrammar and
   outlines-core always do, and what fsmviz's safe end used to wait for);
 * *step*: the mean time of one mask along a real tokenization of a matching text, the index
@@ -49,7 +52,7 @@ import fsmviz.dfa
 import fsmviz.index
 from bench.cold import Fresh
 from bench.table import check, geomean, print_table
-from fsmviz import Vocabulary, build_index
+from fsmviz import Vocabulary, build_index, first_allowed_tokens
 from fsmviz.dawg import dawg_of
 
 HERE = Path(__file__).resolve().parent
@@ -165,8 +168,7 @@ class Engines:
 
     # pattern -> the initial state's allowed set
     def fsmviz_first(self, pattern: str) -> np.ndarray:
-        index = build_index(pattern, self.vocab)
-        return index.allowed_tokens(index.initial_state)
+        return first_allowed_tokens(pattern, self.vocab)
 
     def llguidance_first(self, pattern: str) -> np.ndarray:
         matcher = self.llguidance_matcher(pattern)

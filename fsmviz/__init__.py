@@ -6,7 +6,8 @@ Read the engine top-down, in the order data flows:
 2. ``dfa``     pattern -> minimal character DFA (what is drawn)
 3. ``bytedfa`` the same DFA one UTF-8 byte at a time (what tokens are made of)
 4. ``vocab``   a tokenizer's vocabulary as raw bytes; ``trie`` the same as a byte trie
-5. ``index``   state -> {allowed token -> next state}, over the whole vocabulary
+5. ``index``   state -> {allowed token -> next state}, over the whole vocabulary;
+   ``derivatives`` the first step's tokens alone, without building the DFA
 6. ``models``  a real model (bundled offline, or from the hub); ``batching`` its forward
    passes, on one thread, concurrent generations in one batch; ``generate`` the masked,
    recorded step loop with fast-forward and speculative drafts (``trace`` holds its
@@ -26,6 +27,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .cache import clear_caches
+from .derivatives import first_allowed_tokens
 from .dfa import CharClass, Dfa, Edge, compile_regex
 from .diagnose import Finding, diagnose
 from .errors import FsmvizError
@@ -108,6 +110,7 @@ __all__ = [
     "clear_caches",
     "compile_regex",
     "diagnose",
+    "first_allowed_tokens",
     "generate",
     "load_model",
     "regex_from_schema",

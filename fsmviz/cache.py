@@ -56,6 +56,11 @@ class BoundedCache(Generic[V]):
                 self._items.popitem(last=False)
         return value
 
+    def peek(self, key: Hashable) -> V | None:
+        """The value kept under ``key``, if any (not built, not moved to the end)."""
+        with self._lock:
+            return self._items.get(key)
+
     def __len__(self) -> int:
         return len(self._items)
 

@@ -2,6 +2,7 @@
 
     python -m fsmviz dfa '[0-9]+(\\.[0-9]+)?'            the DFA as a table (--dot, --json, --svg F)
     python -m fsmviz diagnose '(a|b)*c' --max-tokens 8   the stall doctor's findings (--engines)
+    python -m fsmviz first '[0-9]+(\\.[0-9]+)?'          the tokens the first step may take
     python -m fsmviz generate '[0-9]{4}' 'Year of the moon landing?'   stream a guided answer
     python -m fsmviz serve --port 7860                   the web page
 
@@ -214,6 +215,34 @@ def _diagnose(args: argparse.Namespace) -> int:
     if not findings:
         print("no findings: the pattern should generate well")
     return FINDINGS_ERROR if any(f.severity == "error" for f in findings) else 0
+
+
+# --- first --------------------------------------------------------------------------------
+
+
+@command(
+    "first",
+    "the tokens the first step may take with the bundled model's vocabulary (found "
+    "without building the DFA: ``fsmviz.derivatives``)",
+    REGEX,
+    arg("--limit", type=int, default=40, help="how many tokens to print"),
+)
+def _first(args: argparse.Namespace) -> int:
+    from .derivatives import first_allowed_tokens
+    from .trie import trie_of
+    from .vocab import Vocabulary
+
+    vocab = Vocabulary.bundled()
+    trie_of(vocab)  # the vocabulary's set-up, once per process: not the pattern's time
+    start = time.perf_counter()
+    tokens = first_allowed_tokens(args.regex, vocab).tolist()
+    took = (time.perf_counter() - start) * 1e3
+    print(f"{len(tokens):,} of {len(vocab):,} tokens may come first ({took:.1f} ms)")
+    for token in tokens[: max(args.limit, 0)]:
+        print(f"{token:>6}  {vocab.token_text(token)!r}")
+    if len(tokens) > args.limit:
+        print(f"   … and {len(tokens) - args.limit:,} more (--limit)")
+    return 0
 
 
 # --- generate -----------------------------------------------------------------------------

@@ -54,7 +54,17 @@ from .syntax import (
     parse,
 )
 
-__all__ = ["CharClass", "Dfa", "Edge", "compile_regex", "MAX_POSITIONS", "MAX_STATES"]
+__all__ = [
+    "CharClass",
+    "Dfa",
+    "Edge",
+    "check_size",
+    "compile_regex",
+    "complement_ranges",
+    "point_ranges",
+    "MAX_POSITIONS",
+    "MAX_STATES",
+]
 
 MAX_POSITIONS = 5_000
 """Character positions after expanding bounded repeats (``a{100000}`` has 100,000)."""
@@ -98,9 +108,9 @@ class CharClass:
         if known is not None:
             return known
         if self.others:
-            result = _complement(_code_points(mentioned - self.chars))
+            result = complement_ranges(_code_points(mentioned - self.chars))
         else:
-            result = _runs(_code_points(self.chars))
+            result = point_ranges(_code_points(self.chars))
         self._ranges[mentioned] = result
         return result
 
@@ -239,7 +249,7 @@ class _Construction:
     @staticmethod
     def of(pattern: str) -> _Construction:
         core, tree = parse(pattern)
-        _check_size(tree, core)
+        check_size(tree, core)
         clock = _Clock(time.thread_time() + MAX_SECONDS)
         positions = _Positions(core, clock)
         nullable, first, last = positions.walk(tree, 0)
@@ -333,7 +343,7 @@ def _expanded_size(node: object) -> int:
     return 1
 
 
-def _check_size(tree: Pattern, pattern: str) -> None:
+def check_size(tree: Pattern, pattern: str) -> None:
     size = _expanded_size(tree)
     if size > MAX_POSITIONS:
         raise RegexError(
@@ -804,11 +814,11 @@ def _code_points(chars: frozenset[str]) -> list[int]:
     return sorted(map(ord, chars))
 
 
-def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
+def point_ranges(points: list[int]) -> tuple[tuple[int, int], ...]:
     """Sorted code points → inclusive ranges of consecutive ones. Many points (a class
     like ``[^a-😀]`` names 128,000) are cut into runs by numpy, a few by a plain loop.
 
-    >>> _runs([48, 49, 50, 65, 67])
+    >>> point_ranges([48, 49, 50, 65, 67])
     ((48, 50), (65, 65), (67, 67))
     """
     if len(points) > 64:
@@ -826,16 +836,16 @@ def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def _complement(excluded: list[int]) -> tuple[tuple[int, int], ...]:
+def complement_ranges(excluded: list[int]) -> tuple[tuple[int, int], ...]:
     """All Unicode scalar values except ``excluded`` (sorted) and the surrogates: the gaps
     between the runs of ``excluded``.
 
-    >>> _complement([0, 1, 2, 0x41])[:2]
+    >>> complement_ranges([0, 1, 2, 0x41])[:2]
     ((3, 64), (66, 55295))
     """
     out: list[tuple[int, int]] = []
     start = 0
-    for lo, hi in [*_runs(excluded), (UNICODE_MAX + 1, UNICODE_MAX + 1)]:
+    for lo, hi in [*point_ranges(excluded), (UNICODE_MAX + 1, UNICODE_MAX + 1)]:
         if lo > start:
             out.append((start, lo - 1))
         start = hi + 1
@@ -860,7 +870,7 @@ def show_char(char: str) -> str:
 
 def _show_set(chars: frozenset[str]) -> str:
     parts = []
-    for a, b in _runs(_code_points(chars)):
+    for a, b in point_ranges(_code_points(chars)):
         if b - a >= 2:
             parts.append(f"{show_char(chr(a))}-{show_char(chr(b))}")
         else:

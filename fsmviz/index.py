@@ -476,6 +476,11 @@ def _walk(
 _INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)
 
 
+def built_index(pattern: str, vocab: Vocabulary) -> TokenIndex | None:
+    """The index of ``pattern`` over ``vocab`` if one is kept already (never builds it)."""
+    return _INDEXES.peek((pattern, vocab.fingerprint))
+
+
 def build_index(pattern_or_dfa: str | Dfa, vocab: Vocabulary) -> TokenIndex:
     """The token index of a pattern (or an already compiled DFA) over ``vocab``. Cached by
     (pattern, vocabulary fingerprint); rows are filled in lazily as states are visited.

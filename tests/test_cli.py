@@ -35,7 +35,7 @@ def test_help_answers_without_importing_torch(args: list[str]) -> None:
 
 def test_every_subcommand_has_help_with_defaults() -> None:
     top = fsmviz("--help").stdout
-    for name in ["dfa", "diagnose", "generate", "serve"]:
+    for name in ["dfa", "diagnose", "first", "generate", "serve"]:
         assert name in top
     assert "(default: 64)" in fsmviz("generate", "--help").stdout
     serve = fsmviz("serve", "--help")
@@ -62,7 +62,8 @@ def test_dfa_writes_an_svg(tmp_path: Path) -> None:
 
 
 def test_a_bad_pattern_prints_the_message_and_caret_and_exits_2() -> None:
-    for args in (["dfa", "ab(?=c)"], ["diagnose", "ab(?=c)"], ["generate", "ab(?=c)", "hi"]):
+    for args in (["dfa", "ab(?=c)"], ["diagnose", "ab(?=c)"], ["first", "ab(?=c)"],
+                 ["generate", "ab(?=c)", "hi"]):  # fmt: skip
         done = fsmviz(*args)
         assert done.returncode == 2, args
         assert done.stdout == ""
@@ -72,6 +73,19 @@ def test_a_bad_pattern_prints_the_message_and_caret_and_exits_2() -> None:
             "  ^",
         ]
         assert done.stderr.startswith("error: lookahead")
+
+
+def test_first_lists_the_first_step_s_tokens_without_torch() -> None:
+    done = fsmviz("first", '\\{"name": "[A-Za-z ]{1,30}"\\}', check_torch=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("2 of 49,152 tokens may come first")
+    assert [line.split(maxsplit=1)[1] for line in lines[1:]] == ["'{'", "'{\"'"]
+    assert "torch loaded" not in done.stderr
+    many = fsmviz("first", "[a-z]+", "--limit", "3").stdout.splitlines()
+    assert len(many) == 5 and many[-1].startswith("   … and ") and "more (--limit)" in many[-1]
+    bad = fsmviz("first", "ab(?=c)")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: lookahead")
 
 
 def test_bad_options_exit_2() -> None:

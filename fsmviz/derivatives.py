@@ -1,0 +1,555 @@
+"""The first allowed set without the whole DFA: only the states near the start, by derivatives.
+
+``build_index`` starts from the pattern's minimal DFA, and for a long pattern building it
+is most of the wait for the first mask: a 22-field JSON schema's regex has ~2,500 states,
+~20 ms of Python. The first mask needs far less, only the states a token can reach from
+the start, and those lie a few bytes into the pattern. This module finds just those, one
+at a time, with Brzozowski's derivatives (llguidance answers its first mask the same way).
+
+The *derivative* of a regex ``r`` by a character ``c`` is a regex for what may follow
+``c`` in ``r``'s matches:
+
+    d("ab|ac", "a") = "b|c"      d("[0-9]+", "7") = "[0-9]*"      d("ab", "b") = ∅
+
+The regex left after the text read so far is a DFA state: deriving by each character in
+turn walks the DFA without building it. Equal regexes must be found equal, so each is made
+once (``_Regexes``: ``∅`` absorbs a concatenation, ``ε`` vanishes from one, alternatives
+are a sorted set), and since no part of a pattern matches nothing (an empty class becomes
+``∅`` at once), every regex but ``∅`` can still be finished. So a token is allowed exactly
+when deriving by its characters never gives ``∅``.
+
+Tokens are bytes, and one may end inside a character ("é" is two bytes). A state inside a
+character is (regex, the character's bytes so far); it lives while some character the
+regex can read next begins with those bytes. The walk is ``index._walk``'s, one trie level
+per round in numpy, over a table whose rows (a state's next state for each of 256 bytes)
+are derived the first time a token's path lands in that state.
+
+>>> from fsmviz import Vocabulary
+>>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
+>>> [vocab.token_text(int(t)) for t in first_allowed_tokens("a(b|c)*", vocab)]
+['a', 'ab']
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+
+import numpy as np
+
+from .arrays import runs
+from .dfa import (
+    DOT,
+    EMPTY,
+    MAX_POSITIONS,
+    SURROGATES,
+    CharGroup,
+    Concatenation,
+    NonCapturing,
+    Pattern,
+    Repeated,
+    check_size,
+    complement_ranges,
+    point_ranges,
+)
+from .index import build_index, built_index
+from .successors import WIDE
+from .syntax import REFlags, RegexError, parse
+from .trie import VocabTrie, trie_of
+from .vocab import Vocabulary
+
+__all__ = ["first_allowed_tokens"]
+
+_IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
+NONE, EPS = 0, 1
+"""The regexes ``∅`` (matches nothing) and ``ε`` (matches the empty text only)."""
+_SET, _CAT, _ALT, _REP, _SEQ = range(5)
+"""The other kinds: a character set, ``ab``, ``a|b``, ``a{m,n}``, and the parts of a
+concatenation in the syntax tree from one on (not yet read)."""
+_CONTINUATION = range(0x80, 0xC0)
+_LEADS = range(0xC2, 0xF5)  # bytes that begin a character of 2, 3 or 4 bytes
+_CODES = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}  # by UTF-8 length
+
+
+class _Unsure(Exception):
+    """The shortcut cannot answer this pattern exactly; the index will."""
+
+
+def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
+    """Token ids allowed in the initial state of ``pattern`` (sorted; EOS among them when
+    the empty text matches): ``build_index(pattern, vocab).allowed_tokens(0)``, without
+    building the DFA. Raises ``RegexError`` where ``parse`` does or the pattern expands to
+    too many positions; a pattern whose DFA would have too many states still answers
+    here, and the index refuses it. The index answers instead where it is already built,
+    under ``(?i)``, and where a class holds only characters some byte of which is no
+    token on its own (then a state could be alive in bytes and dead in tokens, which only
+    the whole index finds)."""
+    built = built_index(pattern, vocab)
+    if built is None:
+        trie = trie_of(vocab)
+        try:
+            regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
+        except _Unsure:
+            built = build_index(pattern, vocab)
+        else:
+            tokens = _NearStart(regexes, start).first_row(trie)
+            if regexes.nullable[start]:
+                tokens = np.insert(tokens, int(np.searchsorted(tokens, vocab.eos_token_id)),
+                                   vocab.eos_token_id)  # fmt: skip
+            return tokens
+    return built.allowed_tokens(built.initial_state)
+
+
+class _Regexes:
+    """The regexes of one pattern, each made once and named by an int: a node is
+    ``(kind, a, b, c)`` in ``nodes``. ``∅`` is 0 and ``ε`` is 1. A character set keeps
+    its ranges as a flat list of bounds ``[lo, hi + 1, lo, hi + 1, …]`` (a code point is
+    in it when ``bisect_right`` lands on an odd index) and its ASCII members as a bit mask.
+
+    >>> r = _Regexes()
+    >>> a, b = r.charset(((97, 97),)), r.charset(((98, 98),))
+    >>> ab = r.cat(a, b)
+    >>> r.derive(r.alt([ab, r.cat(a, a)]), 97) == r.alt([b, a])
+    True
+    >>> r.derive(ab, 98)
+    0
+    """
+
+    def __init__(self) -> None:
+        self.nodes: list[tuple] = [(_SET,), (_SET,)]  # placeholders for ∅ and ε
+        self.nullable: list[bool] = [False, True]
+        self.bounds: dict[int, list[int]] = {}  # set -> its flat bounds
+        self.ascii: dict[int, int] = {}  # set -> bit c set for each ASCII member c
+        self._ids: dict[tuple, int] = {}
+        self._heads: dict[int, tuple[int, ...]] = {NONE: (), EPS: ()}
+        self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
+        self._ranges: dict[tuple[frozenset[str], bool], int] = {}
+        self._parts: dict[int, tuple] = {}  # id -> the parts of a ``_SEQ``
+        self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
+        self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
+
+    @staticmethod
+    def of(pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
+        """The regexes of ``pattern`` and the whole pattern's. Raises ``RegexError`` as
+        ``compile_regex`` would before building anything, and ``_Unsure`` where only the
+        whole index can answer: under ``(?i)``, where a class accepts nothing, and where
+        some class is not ``spellable`` with ``single_bytes``, the bytes that are tokens
+        on their own."""
+        core, tree = parse(pattern)
+        classes: dict[tuple[frozenset[str], bool], None] = {}
+        size = _survey(tree, classes)
+        if size > MAX_POSITIONS:
+            check_size(tree, core)  # raises, as the DFA's construction does
+        regexes = _Regexes()
+        sets = [regexes._charset(*key) for key in classes]
+        if NONE in sets:
+            raise _Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
+        if not regexes.spellable(sets, single_bytes):
+            raise _Unsure
+        return regexes, regexes.convert(tree, 0)
+
+    # --- made once each -----------------------------------------------------------------
+
+    def _make(self, key: tuple, nullable: bool) -> int:
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.nodes)
+            self.nodes.append(key)
+            self.nullable.append(nullable)
+        return found
+
+    def charset(self, ranges: tuple[tuple[int, int], ...]) -> int:
+        if not ranges:
+            return NONE
+        key = (_SET, ranges)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._make(key, False)
+            self.bounds[found] = [bound for lo, hi in ranges for bound in (lo, hi + 1)]
+            mask = 0
+            for lo, hi in ranges:
+                if lo < 128:
+                    mask |= (1 << (min(hi, 127) + 1)) - (1 << lo)
+            self.ascii[found] = mask
+        return found
+
+    def cat(self, a: int, b: int) -> int:
+        if a == NONE or b == NONE:
+            return NONE
+        if a == EPS:
+            return b
+        if b == EPS:
+            return a
+        node = self.nodes[a]
+        if node[0] == _CAT:  # (xy)b = x(yb): one spelling per concatenation
+            return self.cat(node[1], self.cat(node[2], b))
+        return self._make((_CAT, a, b), self.nullable[a] and self.nullable[b])
+
+    def alt(self, options: Iterable[int]) -> int:
+        flat: set[int] = set()
+        for option in options:
+            node = self.nodes[option]
+            if node[0] == _ALT:
+                flat.update(node[1])
+            elif option != NONE:
+                flat.add(option)
+        if len(flat) <= 1:
+            return flat.pop() if flat else NONE
+        return self._make((_ALT, tuple(sorted(flat))), any(self.nullable[o] for o in flat))
+
+    def rep(self, a: int, least: int, most: int | None) -> int:
+        if most == 0 or a == EPS:
+            return EPS
+        if a == NONE:
+            return EPS if least == 0 else NONE
+        if least == most == 1:
+            return a
+        return self._make((_REP, a, least, most), least == 0 or self.nullable[a])
+
+    # --- from the syntax tree -----------------------------------------------------------
+
+    def convert(self, node: object, flags: int) -> int:
+        """The regex of a syntax-tree node under ``flags`` (as ``dfa._Positions.walk``
+        reads the tree). A concatenation stays unread (``_SEQ``) until a derivative gets
+        to its parts: a schema's regex is one concatenation of ~200 parts, and the first
+        mask reads three of them."""
+        kind = type(node)
+        if kind is CharGroup:
+            return self._charset(frozenset(node.chars), node.negated)
+        if kind is Concatenation:
+            return self.seq(node.parts, 0, flags)
+        if node is EMPTY:
+            return EPS
+        if node is DOT:
+            return self._charset(frozenset() if flags & _DOTALL else frozenset("\n"), True)
+        key = (id(node), flags)  # the tree outlives this object: ids stay its nodes'
+        found = self._converted.get(key)
+        if found is None:
+            if kind is Repeated:
+                found = self.rep(self.convert(node.base, flags), node.min, node.max)
+            elif kind is Pattern:
+                if node.added_flags or node.removed_flags:
+                    flags = (flags | node.added_flags.value) & ~node.removed_flags.value
+                found = self.alt([self.convert(option, flags) for option in node.options])
+            else:
+                raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+            self._converted[key] = found
+        return found
+
+    def seq(self, parts: tuple, i: int, flags: int) -> int:
+        """``parts[i:]`` concatenated, read lazily."""
+        if i >= len(parts) - 1:
+            return self.convert(parts[i], flags) if i < len(parts) else EPS
+        key = (_SEQ, id(parts), i, flags)
+        found = self._ids.get(key)
+        if found is None:
+            tails = self._tails.get(id(parts))
+            if tails is None:  # tails[i]: whether parts[i:] match the empty text
+                tails = [True]
+                for part in reversed(parts):
+                    tails.append(tails[-1] and _nullable(part))
+                tails.reverse()
+                self._tails[id(parts)] = tails
+                self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
+            found = self._make(key, tails[i])
+        return found
+
+    def _head(self, node: tuple) -> tuple[int, int]:
+        """A ``_SEQ`` node's first part and the rest, as regexes."""
+        _, parts_id, i, flags = node
+        parts = self._parts[parts_id]
+        return self.convert(parts[i], flags), self.seq(parts, i + 1, flags)
+
+    def _charset(self, chars: frozenset[str], negated: bool) -> int:
+        """A class's set: its characters (all others when ``negated``), no surrogates."""
+        key = (chars, negated)
+        found = self._ranges.get(key)
+        if found is None:
+            lo, hi = SURROGATES
+            points = sorted(p for p in map(ord, chars) if not lo <= p <= hi)
+            ranges = complement_ranges(points) if negated else point_ranges(points)
+            found = self._ranges[key] = self.charset(ranges)
+        return found
+
+    # --- derivatives --------------------------------------------------------------------
+
+    def heads(self, regex: int) -> tuple[int, ...]:
+        """The sets a match of ``regex`` may begin with."""
+        found = self._heads.get(regex)
+        if found is None:
+            node = self.nodes[regex]
+            kind = node[0]
+            if kind == _SET:
+                found = (regex,)
+            elif kind in (_CAT, _SEQ):
+                first, rest = node[1:3] if kind == _CAT else self._head(node)
+                found = self.heads(first)
+                if self.nullable[first]:
+                    found = tuple(dict.fromkeys(found + self.heads(rest)))
+            elif kind == _ALT:
+                found = tuple(dict.fromkeys(h for option in node[1] for h in self.heads(option)))
+            else:  # _REP
+                found = self.heads(node[1])
+            self._heads[regex] = found
+        return found
+
+    def contains(self, charset: int, code: int) -> bool:
+        return bisect_right(self.bounds[charset], code) % 2 == 1
+
+    def meets(self, charset: int, lo: int, hi: int) -> bool:
+        """Whether the set holds a code point in ``lo..hi``."""
+        bounds = self.bounds[charset]
+        i = bisect_right(bounds, lo)
+        return i % 2 == 1 or (i < len(bounds) and bounds[i] <= hi)
+
+    def derive(self, regex: int, code: int) -> int:
+        """``d(regex, chr(code))``."""
+        node = self.nodes[regex]
+        kind = node[0]
+        if regex <= EPS:
+            return NONE
+        if kind == _SET:
+            return EPS if self.contains(regex, code) else NONE
+        if kind in (_CAT, _SEQ):
+            first, rest = node[1:3] if kind == _CAT else self._head(node)
+            derived = self.cat(self.derive(first, code), rest)
+            if self.nullable[first]:
+                derived = self.alt([derived, self.derive(rest, code)])
+            return derived
+        if kind == _ALT:
+            return self.alt([self.derive(option, code) for option in node[1]])
+        base, least, most = node[1], node[2], node[3]
+        rest = self.rep(base, max(least - 1, 0), None if most is None else most - 1)
+        return self.cat(self.derive(base, code), rest)
+
+    def derive_by(self, regex: int, heads: tuple[int, ...], code: int) -> int:
+        """``derive``, once per *signature*: which of the regex's ``heads`` hold the code
+        point. Characters that every head treats alike derive alike (all the letters of a
+        JSON string give the same string state)."""
+        signature = 0
+        for k, head in enumerate(heads):
+            if self.contains(head, code):
+                signature |= 1 << k
+        if not signature:
+            return NONE
+        key = (regex, signature)
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = self.derive(regex, code)
+        return found
+
+    def spellable(self, sets: list[int], single_bytes: np.ndarray) -> bool:
+        """Whether each of ``sets`` holds a character all of whose bytes are tokens on
+        their own (``single_bytes``), every continuation byte being one too. Then whatever
+        can be finished in bytes can be finished in tokens, one byte per token."""
+        usable = _mask(single_bytes[:128])
+        if not single_bytes[_CONTINUATION.start : _CONTINUATION.stop].all():
+            return all(self.ascii[s] & usable for s in sets)
+        leads = [_interval(bytes([lead])) for lead in _LEADS if single_bytes[lead]]
+        return all(
+            self.ascii[s] & usable or any(self.meets(s, lo, hi) for lo, hi in leads) for s in sets
+        )
+
+
+def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> int:
+    """How many positions ``node`` expands to (as ``dfa`` counts them for ``check_size``),
+    noting each distinct class in ``classes``. Raises ``_Unsure`` under ``(?i)`` (case
+    folding is the DFA's: ``dfa._Positions._case_folded``) and ``RegexError`` for a
+    construct the DFA refuses."""
+    kind = type(node)
+    if kind is CharGroup:
+        classes[frozenset(node.chars), node.negated] = None
+        return 1
+    if kind is Concatenation:
+        size = 0
+        for part in node.parts:
+            if type(part) is NonCapturing:
+                raise RegexError("lookarounds are not supported", None, "remove them")
+            size += _survey(part, classes)
+        return size
+    if kind is Pattern:
+        if node.added_flags.value & _IGNORECASE:
+            raise _Unsure
+        return sum(_survey(option, classes) for option in node.options)
+    if kind is Repeated:
+        times = node.max if node.max is not None else max(node.min, 1)
+        return _survey(node.base, classes) * times
+    if node is EMPTY:
+        return 0
+    if node is DOT:
+        return 1
+    raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+
+
+def _nullable(node: object) -> bool:
+    """Whether a syntax-tree node matches the empty text."""
+    kind = type(node)
+    if kind is Concatenation:
+        return all(_nullable(part) for part in node.parts)
+    if kind is Pattern:
+        return any(_nullable(option) for option in node.options)
+    if kind is Repeated:
+        return node.min == 0 or _nullable(node.base)
+    return node is EMPTY
+
+
+def _mask(flags: np.ndarray) -> int:
+    return sum(1 << int(i) for i in np.flatnonzero(flags))
+
+
+def _interval(prefix: bytes) -> tuple[int, int]:
+    """The code points whose UTF-8 form begins with ``prefix`` (a lead byte, then
+    continuation bytes): ``lo > hi`` when there is none (an overlong form).
+
+    >>> [hex(c) for c in _interval(b"\\xc3")], [hex(c) for c in _interval(b"\\xe0\\xa0")]
+    (['0xc0', '0xff'], ['0x800', '0x83f'])
+    >>> _interval(b"\\xe0\\x80")  # would spell U+0000..U+003F in three bytes
+    (2048, 63)
+    """
+    lead = prefix[0]
+    length = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    value = lead & (0x7F >> length)
+    for byte in prefix[1:]:
+        value = value << 6 | (byte & 0x3F)
+    missing = 6 * (length - len(prefix))
+    least, most = _CODES[length]
+    return max(value << missing, least), min((value + 1 << missing) - 1, most)
+
+
+class _NearStart:
+    """The byte DFA of one pattern, derived state by state as tokens reach them. A state
+    is ``(regex, bytes of an unfinished character)``; ``table[s, b]`` is the state after
+    byte ``b``, or -1, once ``s``'s row is made."""
+
+    def __init__(self, regexes: _Regexes, start: int):
+        self.regexes = regexes
+        self.states: list[tuple[int, bytes]] = []
+        self._ids: dict[tuple[int, bytes], int] = {}
+        self.table = np.full((64, 256), -1, dtype=np.int32)
+        self.made = np.zeros(64, dtype=bool)
+        self.main_group = np.zeros((64, 4), dtype="<u8")  # a made row's most bytes with
+        self.main_target = np.full(64, -1, dtype=np.int32)  # one target, and that target
+        self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
+        self.state(start, b"")
+
+    def state(self, regex: int, partial: bytes) -> int:
+        key = (regex, partial)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.states)
+            self.states.append(key)
+            if found == len(self.table):
+                self.table = np.concatenate([self.table, np.full_like(self.table, -1)])
+                self.made = np.concatenate([self.made, np.zeros_like(self.made)])
+                self.main_group = np.concatenate([self.main_group, self.main_group * 0])
+                self.main_target = np.concatenate([self.main_target, self.main_target * 0 - 1])
+        return found
+
+    def make_rows(self, states: np.ndarray) -> None:
+        todo = states[~self.made[states]]
+        for s in np.unique(todo).tolist() if todo.size else ():
+            row = self._row(*self.states[s])  # may grow the table: index it afterwards
+            self.table[s] = row
+            self.made[s] = True
+            targets, sizes = np.unique(self.table[s][self.table[s] >= 0], return_counts=True)
+            if len(targets):
+                target = self.main_target[s] = targets[sizes.argmax()]
+                group = np.packbits(self.table[s] == target, bitorder="little")
+                self.main_group[s] = group.view("<u8")
+
+    def _row(self, regex: int, partial: bytes) -> list[int]:
+        regexes = self.regexes
+        heads = regexes.heads(regex)
+        row = [-1] * 256
+        if partial:
+            for byte in _CONTINUATION:
+                prefix = partial + bytes([byte])
+                lo, hi = _interval(prefix)
+                if lo > hi:
+                    continue
+                length = 2 if prefix[0] < 0xE0 else 3 if prefix[0] < 0xF0 else 4
+                if len(prefix) == length:
+                    after = regexes.derive_by(regex, heads, lo)
+                    if after != NONE:
+                        row[byte] = self.state(after, b"")
+                elif any(regexes.meets(h, lo, hi) for h in heads):
+                    row[byte] = self.state(regex, prefix)
+            return row
+        parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
+        for head in heads:
+            mask, split = regexes.ascii[head], []
+            for part in parts:
+                split += [p for p in (part & mask, part & ~mask) if p]
+                mask &= ~part
+            parts = split + ([mask] if mask else [])
+        for part in parts:
+            code = (part & -part).bit_length() - 1
+            target = self.state(regexes.derive(regex, code), b"")
+            while part:
+                low = part & -part
+                row[low.bit_length() - 1] = target
+                part ^= low
+        if any(regexes.bounds[h][-1] > 128 for h in heads):
+            for lead in _LEADS:
+                lo, hi = _interval(bytes([lead]))
+                if any(regexes.meets(h, lo, hi) for h in heads):
+                    row[lead] = self.state(regex, bytes([lead]))
+        return row
+
+    def first_row(self, trie: VocabTrie) -> np.ndarray:
+        """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks
+        one start: every trie level at once, rows made as pairs reach new states. A pair
+        whose state's *chain* takes every byte below its node takes all the tokens below
+        without walking them (``chain``: ``[a-z]{1,12}`` under a node of letters 5 deep)."""
+        nodes = np.zeros(1, dtype=np.int32)
+        states = np.zeros(1, dtype=np.int32)
+        whole, own = [], []  # nodes whose tokens at and below are allowed; whose own are
+        while nodes.size:
+            counts = trie.num_children[nodes]
+            self.make_rows(states[counts > 0])
+            taken = counts == 0  # a leaf: its own tokens
+            if len(nodes) >= WIDE:
+                for state in np.unique(states).tolist():
+                    at = np.flatnonzero(states == state)
+                    heights = trie.height[nodes[at]]
+                    chain = self.chain(state, int(heights.max()))
+                    outside = trie.subtree_bytes[nodes[at]] & ~chain[heights]
+                    taken[at] |= ~outside.any(axis=1)
+            whole.append(nodes[taken])
+            nodes, states, counts = nodes[~taken], states[~taken], counts[~taken]
+            own.append(nodes[trie.has_token[nodes]])
+            children = runs(trie.first_child[nodes], counts)
+            reached = self.table[np.repeat(states, counts), trie.byte[children]]
+            alive = reached >= 0
+            nodes, states = children[alive], reached[alive]
+        taken, hit = np.concatenate(whole), np.concatenate(own)
+        starts = trie.token_start[hit]
+        tokens = np.concatenate([
+            trie.sorted_ids[runs(trie.span_start[taken], trie.span_size[taken])],
+            trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
+        ])  # fmt: skip
+        return np.sort(tokens).astype(np.int32)
+
+    def chain(self, state: int, upto: int) -> np.ndarray:
+        """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
+        that every path of them stays alive (a set as 4 little-endian words): from each
+        state, its *main group* of bytes (the most bytes with one target) leads on to the
+        next, and the sets are those groups' intersections along the way. Rows are made
+        as the chain goes, and it stops where the intersection empties."""
+        known = self._chains.get(state)
+        if known is not None and len(known) > upto:
+            return known
+        sets = [np.full(4, ~np.uint64(0), dtype="<u8")]
+        common, at = sets[0], state
+        while len(sets) <= upto:
+            if not self.made[at]:
+                self.make_rows(np.array([at]))
+            target = self.main_target[at]
+            common = common & self.main_group[at]
+            if target < 0 or not common.any():
+                break
+            sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
+            at = target
+        sets += [np.zeros(4, dtype="<u8")] * (upto + 1 - len(sets))
+        found = self._chains[state] = np.array(sets)
+        return found

@@ -1,0 +1,133 @@
+"""The first allowed set by derivatives (``fsmviz.derivatives``), held to the index's.
+
+``first_allowed_tokens(p, v)`` must equal ``build_index(p, v).allowed_tokens(0)`` for every
+pattern: on the real vocabulary (the bench's patterns, the seeds, patterns whose tokens
+end inside characters or walk deep), on a toy vocabulary of split characters (fuzzed), and
+where it hands the answer to the index (``(?i)``, a class of no single-byte token, a class
+that accepts nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from oracle import load_seed_cases
+from test_fuzz import fuzz_settings, hostile_trees
+from test_fuzz import toy as toy  # noqa: F401 (the fixture)
+
+from fsmviz import RegexError, Vocabulary, build_index, clear_caches
+from fsmviz.derivatives import first_allowed_tokens
+from fsmviz.index import built_index
+
+HERE = Path(__file__).resolve().parent
+EVERYDAY = [
+    r"\(\d{3}\) \d{3}-\d{4}",
+    r"((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)",
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.",  # chains of counted letters
+    r"[a-z0-9]+(-[a-z0-9]+)*",  # a loop over a wide class
+    r'\{"name": "[A-Za-z ]{1,30}", "age": \d{1,3}\}',
+    r"\$\d{1,3}(,\d{3})*\.\d{2}",
+]
+CHARACTERS = [  # tokens that end inside a character, and classes of many bytes
+    "日本|😀+",
+    "[^\\x00]{2}",
+    "é+a",
+    "[\\u0100-\\uffff]+",
+    "[\\U0001f600-\\U0001f64f]x",
+    "[^a-z]*z",
+    ".{3}",
+    "(?s).{3}",
+    "[\\u00e0-\\u00ef]{2}",
+]
+EDGES = ["", "a*", "(a|)b", "a{0}b", "(ab|a)*c", "(a*)*b", "((ab){2,3}c)*d", "a?b?c?d?"]
+HANDED_OVER = [  # only the whole index answers these exactly
+    "(?i)abc",  # case folding
+    "a\\x04",  # no single-byte token for \x04: "a" may lead nowhere in tokens
+    "\\x04a?",
+    "[\\ud800-\\udfff]a|b",  # a class of surrogates only accepts nothing
+]
+
+
+def schema_regexes() -> list[str]:
+    """The 22-field schema's regex, and those of outlines-core's own test schemas."""
+    from fsmviz.schema import SchemaError, regex_from_schema
+
+    schemas = [(HERE / "cases" / "schema_22_fields.json").read_text()]
+    corpus = json.loads((HERE / "cases" / "outlines_core_schemas.json").read_text())
+    schemas += [json.dumps(schema) for schema in corpus["schemas"][:12]]
+    found = []
+    for schema in schemas:
+        with contextlib.suppress(SchemaError):
+            found.append(regex_from_schema(schema))
+    return found
+
+
+def same_as_index(pattern: str, vocab: Vocabulary) -> np.ndarray:
+    ours = first_allowed_tokens(pattern, vocab)
+    index = build_index(pattern, vocab)
+    np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state), pattern)
+    return ours
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [*load_seed_cases()["regexes"].values(), *EVERYDAY, *CHARACTERS, *EDGES],
+)
+def test_first_allowed_set_is_the_index_s_without_building_it(pattern, bundled_vocab):
+    clear_caches()
+    ours = first_allowed_tokens(pattern, bundled_vocab)
+    assert built_index(pattern, bundled_vocab) is None  # no DFA was built for it
+    same_as_index(pattern, bundled_vocab)
+    assert ours.dtype == np.int32 and np.all(np.diff(ours) > 0)
+
+
+def test_the_schema_s_first_set_reads_a_few_of_its_parts(bundled_vocab):
+    for pattern in schema_regexes():
+        clear_caches()
+        ours = first_allowed_tokens(pattern, bundled_vocab)
+        assert built_index(pattern, bundled_vocab) is None
+        assert len(ours) < 2_000  # the first few bytes of a JSON value
+        same_as_index(pattern, bundled_vocab)
+
+
+@pytest.mark.parametrize("pattern", HANDED_OVER)
+def test_the_index_answers_what_derivatives_cannot_answer_exactly(pattern, bundled_vocab):
+    clear_caches()
+    first_allowed_tokens(pattern, bundled_vocab)
+    assert built_index(pattern, bundled_vocab) is not None
+    same_as_index(pattern, bundled_vocab)
+
+
+def test_a_token_leading_where_no_token_finishes_is_not_allowed(bundled_vocab):
+    """SmolLM2 has no token holding the byte 04: after "a", ``a\\x04`` cannot finish."""
+    assert len(same_as_index("a\\x04", bundled_vocab)) == 0
+
+
+def test_refusals_are_the_index_s(bundled_vocab):
+    for pattern in ["(a", "a(?=b)", "\\1", "a{100000}"]:
+        with pytest.raises(RegexError):
+            build_index(pattern, bundled_vocab)
+        with pytest.raises(RegexError):
+            first_allowed_tokens(pattern, bundled_vocab)
+
+
+@fuzz_settings(150)
+@given(pattern=hostile_trees)
+def test_fuzzed_patterns_on_split_characters(pattern, toy):  # noqa: F811
+    """The toy vocabulary holds "日" and "😀" cut into pieces: walks end inside characters."""
+    try:
+        index = build_index(pattern, toy)
+    except RegexError as error:
+        try:
+            first_allowed_tokens(pattern, toy)
+        except RegexError:
+            return
+        assert "too large" in str(error)  # a DFA too big to build; its start is not
+        return
+    np.testing.assert_array_equal(first_allowed_tokens(pattern, toy), index.allowed_tokens(0))
