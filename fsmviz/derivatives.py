@@ -71,6 +71,13 @@ _LEADS = range(0xC2, 0xF5)  # bytes that begin a character of 2, 3 or 4 bytes
 _CODES = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}  # by UTF-8 length
 
 
+MAX_DERIVED = 2_000
+"""States derived before the first set is handed to the index, whose construction runs
+under a time budget (``dfa.MAX_SECONDS``): a pattern with many states a token's length from
+the start, where the DFA may be too large to build, is refused there as it should be. The
+22-field schema's first set derives 4, `words` 15."""
+
+
 class _Unsure(Exception):
     """The shortcut cannot answer this pattern exactly; the index will."""
 
@@ -83,16 +90,16 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
     here, and the index refuses it. The index answers instead where it is already built,
     under ``(?i)``, and where a class holds only characters some byte of which is no
     token on its own (then a state could be alive in bytes and dead in tokens, which only
-    the whole index finds)."""
+    the whole index finds), and past ``MAX_DERIVED`` states."""
     built = built_index(pattern, vocab)
     if built is None:
         trie = trie_of(vocab)
         try:
             regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
+            tokens = _NearStart(regexes, start).first_row(trie)
         except _Unsure:
             built = build_index(pattern, vocab)
         else:
-            tokens = _NearStart(regexes, start).first_row(trie)
             if regexes.nullable[start]:
                 tokens = np.insert(tokens, int(np.searchsorted(tokens, vocab.eos_token_id)),
                                    vocab.eos_token_id)  # fmt: skip
@@ -436,6 +443,8 @@ class _NearStart:
         key = (regex, partial)
         found = self._ids.get(key)
         if found is None:
+            if len(self.states) == MAX_DERIVED:
+                raise _Unsure
             found = self._ids[key] = len(self.states)
             self.states.append(key)
             if found == len(self.table):

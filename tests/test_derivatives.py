@@ -104,6 +104,17 @@ def test_the_index_answers_what_derivatives_cannot_answer_exactly(pattern, bundl
     same_as_index(pattern, bundled_vocab)
 
 
+def test_past_its_budget_of_states_the_index_answers(bundled_vocab, monkeypatch):
+    import fsmviz.derivatives
+
+    monkeypatch.setattr(fsmviz.derivatives, "MAX_DERIVED", 6)
+    for pattern, handed in [(r"[a-z]{1,3}", False), (r"([A-Za-z]{1,12} ){2,10}", True)]:
+        clear_caches()
+        first_allowed_tokens(pattern, bundled_vocab)
+        assert (built_index(pattern, bundled_vocab) is not None) == handed, pattern
+        same_as_index(pattern, bundled_vocab)
+
+
 def test_a_token_leading_where_no_token_finishes_is_not_allowed(bundled_vocab):
     """SmolLM2 has no token holding the byte 04: after "a", ``a\\x04`` cannot finish."""
     assert len(same_as_index("a\\x04", bundled_vocab)) == 0
