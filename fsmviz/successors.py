@@ -110,14 +110,18 @@ class BytePartitions:
         smallest = np.unique(byte_class, return_index=True)[1]
         reduced = np.ascontiguousarray(table[:, smallest])  # [num_states, classes]
         num_states, width = reduced.shape
-        order = np.argsort(reduced, axis=1, kind="stable")  # same targets together, classes up
-        ranked = np.take_along_axis(reduced, order, axis=1)
+        # Each row sorted (stably: same targets together, classes up); each class then
+        # takes the first class of its run. Flat indices: take_along_axis is 4x slower.
+        order = np.argsort(reduced, axis=1, kind="stable").astype(np.int32)
+        row_base = np.arange(0, reduced.size, width, dtype=np.int32)[:, None]
+        at = (order + row_base).reshape(-1)
+        ranked = reduced.reshape(-1)[at].reshape(num_states, width)
         starts = np.ones(ranked.shape, dtype=bool)
         starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
-        run_start = np.maximum.accumulate(np.where(starts, np.arange(width), 0), axis=1)
+        run_start = np.where(starts, np.arange(width, dtype=np.int32), np.int32(0))
+        np.maximum.accumulate(run_start, axis=1, out=run_start)
         reps = np.empty_like(reduced)  # each class's run start, back in class order
-        at = order + np.arange(0, reduced.size, width)[:, None]
-        reps.reshape(-1)[at.reshape(-1)] = np.take_along_axis(order, run_start, axis=1).reshape(-1)
+        reps.reshape(-1)[at] = order.reshape(-1)[(run_start + row_base).reshape(-1)]
         reps[reduced < 0] = -1
         # Equal rows are one partition: numbered as equal node sets are.
         ids, first = _same_sets(
