@@ -69,13 +69,14 @@ concatenation in the syntax tree from one on (not yet read)."""
 _CONTINUATION = range(0x80, 0xC0)
 _LEADS = range(0xC2, 0xF5)  # bytes that begin a character of 2, 3 or 4 bytes
 _CODES = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}  # by UTF-8 length
+_ALL_BYTES = (1 << 256) - 1
 
 
 MAX_DERIVED = 2_000
 """States derived before the first set is handed to the index, whose construction runs
 under a time budget (``dfa.MAX_SECONDS``): a pattern with many states a token's length from
 the start, where the DFA may be too large to build, is refused there as it should be. The
-22-field schema's first set derives 4, `words` 15."""
+22-field schema's first set derives 4, ``words`` 15."""
 
 
 class _Unsure(Exception):
@@ -88,9 +89,9 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
     building the DFA. Raises ``RegexError`` where ``parse`` does or the pattern expands to
     too many positions; a pattern whose DFA would have too many states still answers
     here, and the index refuses it. The index answers instead where it is already built,
-    under ``(?i)``, and where a class holds only characters some byte of which is no
-    token on its own (then a state could be alive in bytes and dead in tokens, which only
-    the whole index finds), and past ``MAX_DERIVED`` states."""
+    under ``(?i)``, where a class accepts nothing, where a class holds only characters
+    some byte of which is no token on its own (then a state could be alive in bytes and
+    dead in tokens, which only the whole index finds), and past ``MAX_DERIVED`` states."""
     built = built_index(pattern, vocab)
     if built is None:
         trie = trie_of(vocab)
@@ -434,8 +435,8 @@ class _NearStart:
         self._ids: dict[tuple[int, bytes], int] = {}
         self.table = np.full((64, 256), -1, dtype=np.int32)
         self.made = np.zeros(64, dtype=bool)
-        self.main_group = np.zeros((64, 4), dtype="<u8")  # a made row's most bytes with
-        self.main_target = np.full(64, -1, dtype=np.int32)  # one target, and that target
+        self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
+        self.main_target: dict[int, int] = {}  # b for byte b), and that target
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
         self.state(start, b"")
 
@@ -450,21 +451,19 @@ class _NearStart:
             if found == len(self.table):
                 self.table = np.concatenate([self.table, np.full_like(self.table, -1)])
                 self.made = np.concatenate([self.made, np.zeros_like(self.made)])
-                self.main_group = np.concatenate([self.main_group, self.main_group * 0])
-                self.main_target = np.concatenate([self.main_target, self.main_target * 0 - 1])
         return found
 
     def make_rows(self, states: np.ndarray) -> None:
+        """Make the rows of ``states`` not made yet, and note each row's main group."""
         todo = states[~self.made[states]]
-        for s in np.unique(todo).tolist() if todo.size else ():
-            row = self._row(*self.states[s])  # may grow the table: index it afterwards
-            self.table[s] = row
+        for s in sorted(set(todo.tolist())) if todo.size else ():
+            row = np.array(self._row(*self.states[s]), dtype=np.int32)
+            self.table[s] = row  # after ``_row``, which may have grown the table
             self.made[s] = True
-            targets, sizes = np.unique(self.table[s][self.table[s] >= 0], return_counts=True)
-            if len(targets):
-                target = self.main_target[s] = targets[sizes.argmax()]
-                group = np.packbits(self.table[s] == target, bitorder="little")
-                self.main_group[s] = group.view("<u8")
+            if (row >= 0).any():
+                target = self.main_target[s] = int(np.bincount(row[row >= 0]).argmax())
+                group = np.packbits(row == target, bitorder="little").tobytes()
+                self.main_group[s] = int.from_bytes(group, "little")
 
     def _row(self, regex: int, partial: bytes) -> list[int]:
         regexes = self.regexes
@@ -518,8 +517,9 @@ class _NearStart:
             self.make_rows(states[counts > 0])
             taken = counts == 0  # a leaf: its own tokens
             if len(nodes) >= WIDE:
-                for state in np.unique(states).tolist():
-                    at = np.flatnonzero(states == state)
+                alike = states.min() == states.max()  # often: one state for the level
+                for state in [int(states[0])] if alike else np.unique(states).tolist():
+                    at = slice(None) if alike else np.flatnonzero(states == state)
                     heights = trie.height[nodes[at]]
                     chain = self.chain(state, int(heights.max()))
                     outside = trie.subtree_bytes[nodes[at]] & ~chain[heights]
@@ -548,17 +548,18 @@ class _NearStart:
         known = self._chains.get(state)
         if known is not None and len(known) > upto:
             return known
-        sets = [np.full(4, ~np.uint64(0), dtype="<u8")]
-        common, at = sets[0], state
+        sets = [_ALL_BYTES]  # as 256-bit ints: a Python & is cheaper than numpy's here
+        common, at = _ALL_BYTES, state
         while len(sets) <= upto:
             if not self.made[at]:
                 self.make_rows(np.array([at]))
-            target = self.main_target[at]
-            common = common & self.main_group[at]
-            if target < 0 or not common.any():
+            common &= self.main_group.get(at, 0)
+            if not common:
                 break
+            target = self.main_target[at]
             sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
             at = target
-        sets += [np.zeros(4, dtype="<u8")] * (upto + 1 - len(sets))
-        found = self._chains[state] = np.array(sets)
+        sets += [0] * (upto + 1 - len(sets))
+        words = b"".join(bits.to_bytes(32, "little") for bits in sets)
+        found = self._chains[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
         return found
