@@ -310,6 +310,21 @@ class _Regexes:
         i = bisect_right(bounds, lo)
         return i % 2 == 1 or (i < len(bounds) and bounds[i] <= hi)
 
+    def signature(self, heads: tuple[int, ...], lo: int, hi: int) -> int:
+        """Which ``heads`` hold all of ``lo..hi`` (bit k for ``heads[k]``), when each holds
+        all or none of it; -1 when some head holds only part."""
+        signature = 0
+        for k, head in enumerate(heads):
+            bounds = self.bounds[head]
+            i = bisect_right(bounds, lo)
+            if i % 2 == 1:  # lo is inside a range of the set: all of lo..hi must be too
+                if bounds[i] <= hi:
+                    return -1
+                signature |= 1 << k
+            elif i < len(bounds) and bounds[i] <= hi:  # a range starts inside lo..hi
+                return -1
+        return signature
+
     def derive(self, regex: int, code: int) -> int:
         """``d(regex, chr(code))``."""
         node = self.nodes[regex]
@@ -348,11 +363,14 @@ class _Regexes:
 
     def spellable(self, sets: list[int], single_bytes: np.ndarray) -> bool:
         """Whether each of ``sets`` holds a character all of whose bytes are tokens on
-        their own (``single_bytes``), every continuation byte being one too. Then whatever
-        can be finished in bytes can be finished in tokens, one byte per token."""
+        their own (``single_bytes``), every continuation byte being one too (or the sets
+        are ASCII). Then whatever can be finished in bytes can be finished in tokens, one
+        byte per token, a token that ends inside a character included."""
         usable = _mask(single_bytes[:128])
         if not single_bytes[_CONTINUATION.start : _CONTINUATION.stop].all():
-            return all(self.ascii[s] & usable for s in sets)
+            # A token may end inside a character that no token can then finish: only
+            # the whole index knows, unless the pattern reads no such character.
+            return all(self.ascii[s] & usable and self.bounds[s][-1] <= 128 for s in sets)
         leads = [_interval(bytes([lead])) for lead in _LEADS if single_bytes[lead]]
         return all(
             self.ascii[s] & usable or any(self.meets(s, lo, hi) for lo, hi in leads) for s in sets
@@ -384,7 +402,8 @@ def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> i
         return _survey(node.base, classes) * times
     if node is EMPTY:
         return 0
-    if node is DOT:
+    if node is DOT:  # its set without (?s): what it holds beyond "\n" is what counts here
+        classes[frozenset("\n"), True] = None
         return 1
     raise RegexError(f"unsupported construct {kind.__name__}", None, None)
 
@@ -424,15 +443,40 @@ def _interval(prefix: bytes) -> tuple[int, int]:
     return max(value << missing, least), min((value + 1 << missing) - 1, most)
 
 
+_Partial = bytes | tuple[int, int, int]
+"""What a state inside a character knows of it: ``b""`` between characters; the bytes read
+so far; or, where every completion derives alike (``_NearStart.enter``), how many bytes
+are left and the range of the next one (its regex is then the derivative to come)."""
+
+
+def _length(lead: int) -> int:
+    """The length of a UTF-8 character from its first byte (``_LEADS``)."""
+    return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+def _second_bytes(lead: int) -> tuple[int, int]:
+    """The range of the byte after ``lead`` that can still spell a character (``\\xe0``
+    must be followed by a0..bf: lower would spell a shorter character's code point)."""
+    valid = []
+    for byte in _CONTINUATION:
+        lo, hi = _interval(bytes([lead, byte]))
+        if lo <= hi:
+            valid.append(byte)
+    return valid[0], valid[-1]
+
+
+_NEXT = {bytes([lead]): _second_bytes(lead) for lead in _LEADS}
+
+
 class _NearStart:
     """The byte DFA of one pattern, derived state by state as tokens reach them. A state
-    is ``(regex, bytes of an unfinished character)``; ``table[s, b]`` is the state after
-    byte ``b``, or -1, once ``s``'s row is made."""
+    is ``(regex, partial)`` (``_Partial``); ``table[s, b]`` is the state after byte ``b``,
+    or -1, once ``s``'s row is made."""
 
     def __init__(self, regexes: _Regexes, start: int):
         self.regexes = regexes
-        self.states: list[tuple[int, bytes]] = []
-        self._ids: dict[tuple[int, bytes], int] = {}
+        self.states: list[tuple[int, _Partial]] = []
+        self._ids: dict[tuple[int, _Partial], int] = {}
         self.table = np.full((64, 256), -1, dtype=np.int32)
         self.made = np.zeros(64, dtype=bool)
         self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
@@ -440,7 +484,7 @@ class _NearStart:
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
         self.state(start, b"")
 
-    def state(self, regex: int, partial: bytes) -> int:
+    def state(self, regex: int, partial: _Partial) -> int:
         key = (regex, partial)
         found = self._ids.get(key)
         if found is None:
@@ -465,23 +509,25 @@ class _NearStart:
                 group = np.packbits(row == target, bitorder="little").tobytes()
                 self.main_group[s] = int.from_bytes(group, "little")
 
-    def _row(self, regex: int, partial: bytes) -> list[int]:
+    def _row(self, regex: int, partial: _Partial) -> list[int]:
         regexes = self.regexes
-        heads = regexes.heads(regex)
         row = [-1] * 256
+        if isinstance(partial, tuple):  # a whole interval alike: ``enter``
+            left, first, last = partial
+            after = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
+            row[first : last + 1] = [after] * (last + 1 - first)
+            return row
+        heads = regexes.heads(regex)
         if partial:
+            length = _length(partial[0])
             for byte in _CONTINUATION:
                 prefix = partial + bytes([byte])
-                lo, hi = _interval(prefix)
-                if lo > hi:
+                if len(prefix) < length:
+                    row[byte] = self.enter(regex, heads, prefix)
                     continue
-                length = 2 if prefix[0] < 0xE0 else 3 if prefix[0] < 0xF0 else 4
-                if len(prefix) == length:
-                    after = regexes.derive_by(regex, heads, lo)
-                    if after != NONE:
-                        row[byte] = self.state(after, b"")
-                elif any(regexes.meets(h, lo, hi) for h in heads):
-                    row[byte] = self.state(regex, prefix)
+                lo, hi = _interval(prefix)
+                if lo <= hi and (after := regexes.derive_by(regex, heads, lo)) != NONE:
+                    row[byte] = self.state(after, b"")
             return row
         parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
         for head in heads:
@@ -499,10 +545,30 @@ class _NearStart:
                 part ^= low
         if any(regexes.bounds[h][-1] > 128 for h in heads):
             for lead in _LEADS:
-                lo, hi = _interval(bytes([lead]))
-                if any(regexes.meets(h, lo, hi) for h in heads):
-                    row[lead] = self.state(regex, bytes([lead]))
+                row[lead] = self.enter(regex, heads, bytes([lead]))
         return row
+
+    def enter(self, regex: int, heads: tuple[int, ...], prefix: bytes) -> int:
+        """The state after the unfinished character ``prefix`` from ``regex`` (-1: none).
+        Where every head holds all or none of the code points ``prefix`` can still
+        become (the usual case: ``.`` or a JSON string's class takes every character
+        from ``\\xe6``), they all derive alike, and the state is that derivative with
+        the bytes left to read and the range of the next (``_Partial``): one state for
+        all of them, not one per prefix in the vocabulary (thousands under ``.*``)."""
+        regexes = self.regexes
+        lo, hi = _interval(prefix)
+        if lo > hi:
+            return -1
+        signature = regexes.signature(heads, lo, hi)
+        if signature == 0:
+            return -1
+        if signature > 0:
+            after = regexes.derive_by(regex, heads, lo)
+            left = _length(prefix[0]) - len(prefix)
+            return self.state(after, (left, *_NEXT.get(prefix, (0x80, 0xBF))))
+        if not any(regexes.meets(h, lo, hi) for h in heads):
+            return -1
+        return self.state(regex, prefix)
 
     def first_row(self, trie: VocabTrie) -> np.ndarray:
         """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks

@@ -43,6 +43,9 @@ CHARACTERS = [  # tokens that end inside a character, and classes of many bytes
     "[^a-z]*z",
     ".{3}",
     "(?s).{3}",
+    "(?s).*",  # every character: one state per length left, not one per prefix
+    "[^\\n]+",
+    ".{0,40}",
     "[\\u00e0-\\u00ef]{2}",
 ]
 EDGES = ["", "a*", "(a|)b", "a{0}b", "(ab|a)*c", "(a*)*b", "((ab){2,3}c)*d", "a?b?c?d?"]
@@ -102,6 +105,49 @@ def test_the_index_answers_what_derivatives_cannot_answer_exactly(pattern, bundl
     first_allowed_tokens(pattern, bundled_vocab)
     assert built_index(pattern, bundled_vocab) is not None
     same_as_index(pattern, bundled_vocab)
+
+
+def test_characters_alike_share_one_state_inside_them(bundled_vocab):
+    """Under ``(?s).*`` every character derives alike: the states inside characters are
+    one per bytes left and range of the next byte, not one per prefix the vocabulary holds
+    (thousands: it took 80 ms where it takes a few)."""
+    from fsmviz.derivatives import _NearStart, _Regexes
+    from fsmviz.trie import trie_of
+
+    trie = trie_of(bundled_vocab)
+    regexes, start = _Regexes.of("(?s).*", trie.single_byte_tokens)
+    near = _NearStart(regexes, start)
+    assert len(near.first_row(trie)) > 49_000  # all but special tokens and broken UTF-8
+    assert len(near.states) < 16
+
+
+@pytest.mark.parametrize("pattern", ["(?s).*", ".+", "[^a]{1,2}", "[\\u0800-\\uffff]+"])
+def test_bytes_that_spell_no_character_end_the_walk(pattern):
+    """Overlong forms (e0 80 80: U+0000 in three bytes), surrogates (ed a0 80), code points
+    past U+10FFFF (f4 90 80 80): no character, so no token holding them is allowed."""
+    pieces = [b"\xe0", b"\xe0\x80", b"\xe0\x80\x80", b"\xe0\xa0", b"\xe0\xa0\x80", b"\x80",
+              b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x80\x80\x80", b"\xf0\x90\x80\x80",
+              b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xc2\xa0", b"a", b"b"]  # fmt: skip
+    pieces += [bytes([b]) for b in range(0x81, 0xF5)]  # every byte a token: no hand-over
+    toy = Vocabulary("toy-utf8", (*pieces, b""), len(pieces), {len(pieces): "<eos>"})
+    clear_caches()
+    first_allowed_tokens(pattern, toy)
+    assert built_index(pattern, toy) is None
+    allowed = {toy.token_bytes(int(t)) for t in same_as_index(pattern, toy)}
+    assert not allowed & {b"\xe0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\x80", b"\xc1"}
+    assert not allowed & {b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80"}
+
+
+def test_a_token_ending_inside_a_character_no_token_finishes_is_left_to_the_index():
+    """Without the continuation bytes a0..bf as tokens, "\\xe0" leads nowhere in tokens."""
+    pieces = [b"\xe0", b"\xe0\xa0\x80", b"\x80", b"a"]
+    toy = Vocabulary("toy-cut", (*pieces, b""), len(pieces), {len(pieces): "<eos>"})
+    for pattern in [".+", "(?s).", "[^b]*"]:
+        clear_caches()
+        allowed = {toy.token_bytes(int(t)) for t in first_allowed_tokens(pattern, toy)}
+        assert built_index(pattern, toy) is not None, pattern
+        assert b"\xe0" not in allowed and b"\xe0\xa0\x80" in allowed, pattern
+        same_as_index(pattern, toy)
 
 
 def test_past_its_budget_of_states_the_index_answers(bundled_vocab, monkeypatch):
