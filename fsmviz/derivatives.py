@@ -22,9 +22,11 @@ Tokens are bytes, and one may end inside a character ("é" is two bytes). A stat
 character is (regex, the character's bytes so far); it lives while some character the
 regex can read next begins with those bytes. Where all of those characters derive alike
 (under ``.`` every one does), the state is (that derivative, bytes left): one state for
-every prefix alike, not one per prefix in the vocabulary. The walk is ``index._walk``'s, one trie level
-per round in numpy, over a table whose rows (a state's next state for each of 256 bytes)
-are derived the first time a token's path lands in that state.
+every prefix alike, not one per prefix in the vocabulary.
+
+The walk is ``index._walk``'s, one trie level per round in numpy, over a table whose rows
+(a state's next state for each of 256 bytes) are derived the first time a token's path
+lands in that state.
 
 >>> from fsmviz import Vocabulary
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
