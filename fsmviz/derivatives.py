@@ -428,6 +428,11 @@ def _mask(flags: np.ndarray) -> int:
     return sum(1 << int(i) for i in np.flatnonzero(flags))
 
 
+def _length(lead: int) -> int:
+    """The length of a UTF-8 character from its first byte (``_LEADS``)."""
+    return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
 def _interval(prefix: bytes) -> tuple[int, int]:
     """The code points whose UTF-8 form begins with ``prefix`` (a lead byte, then
     continuation bytes): ``lo > hi`` when there is none (an overlong form).
@@ -437,8 +442,7 @@ def _interval(prefix: bytes) -> tuple[int, int]:
     >>> _interval(b"\\xe0\\x80")  # would spell U+0000..U+003F in three bytes
     (2048, 63)
     """
-    lead = prefix[0]
-    length = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    lead, length = prefix[0], _length(prefix[0])
     value = lead & (0x7F >> length)
     for byte in prefix[1:]:
         value = value << 6 | (byte & 0x3F)
@@ -451,11 +455,6 @@ _Partial = bytes | tuple[int, int, int]
 """What a state inside a character knows of it: ``b""`` between characters; the bytes read
 so far; or, where every completion derives alike (``_NearStart.enter``), how many bytes
 are left and the range of the next one (its regex is then the derivative to come)."""
-
-
-def _length(lead: int) -> int:
-    """The length of a UTF-8 character from its first byte (``_LEADS``)."""
-    return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
 def _second_bytes(lead: int) -> tuple[int, int]:
@@ -514,6 +513,7 @@ class _NearStart:
                 self.main_group[s] = int.from_bytes(group, "little")
 
     def _row(self, regex: int, partial: _Partial) -> list[int]:
+        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none)."""
         regexes = self.regexes
         row = [-1] * 256
         if isinstance(partial, tuple):  # a whole interval alike: ``enter``
