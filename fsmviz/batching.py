@@ -32,11 +32,13 @@ caller's thread, in turns: ZeroGPU attaches the GPU only inside the decorated ca
 
 from __future__ import annotations
 
+import inspect
 import queue
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -213,13 +215,9 @@ class ForwardPasses:
             sequence.cache.crop(-job.drop)
         input_ids = torch.tensor([job.ids], device=self.device)
         with torch.inference_mode():
-            out = self.net(
-                input_ids=input_ids,
-                past_key_values=sequence.cache,
-                use_cache=True,
-                logits_to_keep=job.last,
+            out, sequence.cache = _net_pass(
+                self.net, sequence.cache, input_ids=input_ids, logits_to_keep=job.last
             )
-        sequence.cache = out.past_key_values
         sequence.length += len(job.ids)
         job.logits = _numpy(out.logits[0, -job.last :])
 
@@ -229,11 +227,12 @@ class ForwardPasses:
         input_ids, mask, positions = (
             torch.as_tensor(a, device=self.device) for a in left_padded([job.ids for job in jobs])
         )
-        out = self.net(
+        out, cache = _net_pass(
+            self.net,
+            None,
             input_ids=input_ids,
             attention_mask=mask,
             position_ids=positions,
-            use_cache=True,
             logits_to_keep=max(job.last for job in jobs),
         )
         now = time.monotonic()
@@ -241,7 +240,7 @@ class ForwardPasses:
             job.logits = _numpy(out.logits[r, out.logits.shape[1] - job.last :])
             job.sequence.length = len(job.ids)
             job.sequence.last_asked = now
-        self._group.join([job.sequence for job in jobs], out.past_key_values, mask)
+        self._group.join([job.sequence for job in jobs], cache, mask)
         self.batch_sizes[len(jobs)] += 1
 
     def _fail(self, jobs: list[_Job], error: BaseException) -> None:
@@ -347,15 +346,14 @@ class _Group:
             positions[r, :n] = torch.arange(sequence.length, sequence.length + n)
             sequence.last_asked = now
         self.mask = torch.cat([self.mask, new], dim=1)
-        out = net(
+        out, self.cache = _net_pass(
+            net,
+            self.cache,
             input_ids=input_ids,
             attention_mask=None if bool(self.mask.all()) else self.mask,
             position_ids=positions,
-            past_key_values=self.cache,
-            use_cache=True,
             logits_to_keep=k,
         )
-        self.cache = out.past_key_values
         for job in jobs:
             sequence, n = job.sequence, len(job.ids)
             job.logits = _numpy(out.logits[sequence.row, n - job.last : n])
@@ -380,6 +378,21 @@ class _Group:
             layer.values = _pad_left(layer.values, extra)
         zeros = torch.zeros((self.mask.shape[0], extra), dtype=torch.long, device=self.mask.device)
         self.mask = torch.cat([zeros, self.mask], dim=1)
+
+
+def _net_pass(net: Any, cache: Any, **inputs: Any) -> tuple[Any, Any]:
+    """One pass of ``net`` over ``inputs`` after the key-value ``cache`` (None: none yet):
+    its output and the cache after it. transformers 5.24 named the cache ``cache``, as
+    an argument and in the output (``past_key_values`` is accepted until 5.40, with a
+    warning); earlier releases know only ``past_key_values``."""
+    name = _cache_name(type(net))
+    out = net(**inputs, **{name: cache}, use_cache=True)
+    return out, getattr(out, name)
+
+
+@lru_cache(maxsize=8)
+def _cache_name(kind: type) -> str:
+    return "cache" if "cache" in inspect.signature(kind.forward).parameters else "past_key_values"
 
 
 def left_padded(sequences: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
