@@ -45,7 +45,6 @@ from .arrays import runs
 from .dfa import (
     DOT,
     EMPTY,
-    MAX_POSITIONS,
     SURROGATES,
     CharGroup,
     Concatenation,
@@ -56,7 +55,7 @@ from .dfa import (
     complement_ranges,
     point_ranges,
 )
-from .index import build_index, built_index
+from .index import build_index, built_index, with_eos
 from .successors import WIDE
 from .syntax import REFlags, RegexError, parse
 from .trie import VocabTrie, trie_of
@@ -105,10 +104,7 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
         except _Unsure:
             built = build_index(pattern, vocab)
         else:
-            if regexes.nullable[start]:
-                tokens = np.insert(tokens, int(np.searchsorted(tokens, vocab.eos_token_id)),
-                                   vocab.eos_token_id)  # fmt: skip
-            return tokens
+            return with_eos(tokens, vocab.eos_token_id) if regexes.nullable[start] else tokens
     return built.allowed_tokens(built.initial_state)
 
 
@@ -148,10 +144,9 @@ class _Regexes:
         some class is not ``spellable`` with ``single_bytes``, the bytes that are tokens
         on their own."""
         core, tree = parse(pattern)
+        check_size(tree, core)  # refused here as the DFA's construction refuses it
         classes: dict[tuple[frozenset[str], bool], None] = {}
-        size = _survey(tree, classes)
-        if size > MAX_POSITIONS:
-            check_size(tree, core)  # raises, as the DFA's construction does
+        _survey(tree, classes)
         regexes = _Regexes()
         sets = [regexes._charset(*key) for key in classes]
         if NONE in sets:
@@ -381,35 +376,30 @@ class _Regexes:
         )
 
 
-def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> int:
-    """How many positions ``node`` expands to (as ``dfa`` counts them for ``check_size``),
-    noting each distinct class in ``classes``. Raises ``_Unsure`` under ``(?i)`` (case
-    folding is the DFA's: ``dfa._Positions._case_folded``) and ``RegexError`` for a
+def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> None:
+    """Note each distinct class of ``node`` in ``classes`` (the dot's as without ``(?s)``:
+    what it holds beyond "\\n" is what the checks read). Raises ``_Unsure`` under ``(?i)``
+    (case folding is the DFA's: ``dfa._Positions._case_folded``) and ``RegexError`` for a
     construct the DFA refuses."""
     kind = type(node)
     if kind is CharGroup:
         classes[frozenset(node.chars), node.negated] = None
-        return 1
-    if kind is Concatenation:
-        size = 0
+    elif kind is Concatenation:
         for part in node.parts:
             if type(part) is NonCapturing:
                 raise RegexError("lookarounds are not supported", None, "remove them")
-            size += _survey(part, classes)
-        return size
-    if kind is Pattern:
+            _survey(part, classes)
+    elif kind is Pattern:
         if node.added_flags.value & _IGNORECASE:
             raise _Unsure
-        return sum(_survey(option, classes) for option in node.options)
-    if kind is Repeated:
-        times = node.max if node.max is not None else max(node.min, 1)
-        return _survey(node.base, classes) * times
-    if node is EMPTY:
-        return 0
-    if node is DOT:  # its set without (?s): what it holds beyond "\n" is what counts here
+        for option in node.options:
+            _survey(option, classes)
+    elif kind is Repeated:
+        _survey(node.base, classes)
+    elif node is DOT:
         classes[frozenset("\n"), True] = None
-        return 1
-    raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+    elif node is not EMPTY:
+        raise RegexError(f"unsupported construct {kind.__name__}", None, None)
 
 
 def _nullable(node: object) -> bool:

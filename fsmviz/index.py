@@ -145,10 +145,7 @@ class TokenIndex:
         """Token ids allowed in ``state`` (sorted); EOS is among them exactly when the
         state accepts."""
         tokens = self.row(state).tokens
-        if self.is_accepting(state):
-            eos = self.vocab.eos_token_id
-            tokens = np.insert(tokens, int(np.searchsorted(tokens, eos)), eos)
-        return tokens
+        return with_eos(tokens, self.vocab.eos_token_id) if self.is_accepting(state) else tokens
 
     def next_state(self, state: int, token_id: int) -> int | None:
         """The state after ``token_id``, or None if it is not allowed. EOS keeps an
@@ -362,6 +359,11 @@ class TokenIndex:
         self._successors = {s: found[live[found]] for s, found in self._successors.items()}
         self._states = None
         self._states = self._close()
+
+
+def with_eos(tokens: np.ndarray, eos_token_id: int) -> np.ndarray:
+    """Sorted ``tokens`` with EOS in its place: an accepting state's allowed set."""
+    return np.insert(tokens, int(np.searchsorted(tokens, eos_token_id)), eos_token_id)
 
 
 def _loops_widely(table: np.ndarray) -> bool:
