@@ -28,6 +28,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 Page = playwright_api.Page
 expect = playwright_api.expect
 
+from fsmviz import compile_regex  # noqa: E402
 from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
 from scripts.screenshot import CHROMIUM  # noqa: E402
 
@@ -98,11 +99,11 @@ def app(page: Page, app_url: str, dialogs: list[str]) -> Page:
 
 
 def open_app(page: Page, url: str) -> None:
-    """Load ``url`` and wait until the page-load event has filled the inputs (it would
-    overwrite anything typed before) and the model is ready."""
+    """Load ``url`` and wait until the page-load event is over (a permalink's values are in
+    place) and the model is ready."""
     page.goto(url)
+    expect(page.locator("body[data-restored=yes]")).to_have_count(1, timeout=UI_TIMEOUT)
     expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
-    expect(page.locator("#regex textarea")).not_to_have_value("", timeout=UI_TIMEOUT)
 
 
 def type_regex(page: Page, pattern: str) -> None:
@@ -391,7 +392,9 @@ def test_permalink_round_trip(app: Page, dialogs: list[str]) -> None:
     expect(other.locator("#regex textarea")).to_have_value(pattern)
     expect(other.locator("#prompt textarea")).to_have_value(prompt)
     expect(other.locator("#max-tokens input[type=number]")).to_have_value("10")
-    expect(other.locator("#dfa svg")).to_have_count(1)
+    # the link's pattern drawn (the first paint holds the default pattern's drawing)
+    states = str(compile_regex(pattern).num_states)
+    expect(other.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
     expect(other.locator("#dfa svg .node.current")).to_have_count(1)
 
     # a hostile link: values arrive as plain text, nothing runs
@@ -411,6 +414,37 @@ def test_permalink_round_trip(app: Page, dialogs: list[str]) -> None:
     assert_nothing_injected(hostile)
     hostile.wait_for_timeout(500)
     assert dialogs == []
+
+
+def test_what_is_typed_before_the_page_has_loaded_is_kept(page: Page, app_url: str) -> None:
+    # The page-load event used to set every input, to a link's values or the defaults: a
+    # visitor typing while it was on its way got the default pattern back, and Gradio's
+    # page fired the box's change event for seconds (150 events), one value after another.
+    page.set_default_timeout(UI_TIMEOUT)
+    joins: list[str] = []
+    page.on("request", lambda r: joins.append(r.url) if "queue/join" in r.url else None)
+    page.goto(app_url + "/")
+    page.fill("#regex textarea", "[0-9]{2}")  # at once: the page-load event is on its way
+    expect(page.locator("body[data-restored=yes]")).to_have_count(1)
+    expect(page.locator("#diagnosis")).to_contain_text("No problems found")
+    page.wait_for_timeout(2000)  # time for late events to show
+    expect(page.locator("#regex textarea")).to_have_value("[0-9]{2}")
+    expect(page.locator("#diagnosis")).to_contain_text("No problems found")
+    states = str(compile_regex("[0-9]{2}").num_states)
+    expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
+    assert len(joins) < 20, f"{len(joins)} events for one page load and one edit"
+
+
+def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(page: Page, app_url: str):
+    # no link: the first paint already holds it all; the page-load event sets no input
+    page.set_default_timeout(UI_TIMEOUT)
+    open_app(page, app_url + "/")
+    pattern = page.locator("#regex textarea").input_value()
+    assert pattern == EMAIL
+    states = str(compile_regex(pattern).num_states)
+    expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
+    expect(page.locator("#diagnosis")).to_contain_text("unbounded repeat")
+    expect(page.locator("#diagnosis")).not_to_contain_text("No tokenizer")
 
 
 def test_the_doctor_lists_findings_and_marks_their_states(app: Page) -> None:

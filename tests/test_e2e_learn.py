@@ -25,18 +25,12 @@ def learn(page: Page, app_url: str) -> Page:  # noqa: F811
     """The Learn tab open, with seed 000's float pattern typed into its regex box."""
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(app_url + "/")
+    expect(page.locator("body[data-restored=yes]")).to_have_count(1)  # the page-load event
     expect(page.locator("#status")).to_contain_text("Model:")
-    page.locator("#dfa svg").first.wait_for()  # the page-load event has filled the regex box
     page.get_by_role("tab", name="Learn").click()
     expect(page.locator("#learn")).to_be_visible()
-    # The page-load event may still set the shared regex box once; type until it sticks.
-    for _ in range(3):
-        page.fill("#learn-regex textarea", FLOAT)
-        try:
-            expect(page.locator("#construction")).to_contain_text("3 positions", timeout=10_000)
-            break
-        except AssertionError:
-            continue
+    page.fill("#learn-regex textarea", FLOAT)
+    expect(page.locator("#construction")).to_contain_text("3 positions")
     expect(page.locator("#transitions table tr")).to_have_count(4)
     return page
 

@@ -39,11 +39,11 @@ def app_url(request: pytest.FixtureRequest, browser) -> str:
 
 
 def open_part(page, app_url: str) -> None:
-    """The page, loaded (the page-load event has filled the inputs), the schema part open."""
+    """The page, loaded (the page-load event is over, the model ready), the part open."""
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(app_url + "/")
+    expect(page.locator("body[data-restored=yes]")).to_have_count(1, timeout=UI_TIMEOUT)
     expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
-    expect(page.locator("#regex textarea")).not_to_have_value("", timeout=UI_TIMEOUT)
     page.get_by_text(PART).click()
 
 

@@ -90,6 +90,7 @@ EXAMPLES = {
 }
 """The seed examples by label (name — what it shows): (pattern, prompt, chat template on)."""
 DEFAULT = EXAMPLES[label(default_example().name)]
+DEFAULT_MAX_TOKENS = 64
 
 
 @dataclass(frozen=True)
@@ -418,20 +419,27 @@ def on_example(name):
 def on_load(models: BackgroundModel, request: gr.Request):
     """Restore inputs from the URL (a permalink); every value is data, checked. A schema
     run's link also restores the JSON Schema part (schema, whitespace, findings) and opens
-    it: the outputs after the timer are ``MainView.schema_outputs``."""
+    it: the outputs after the timer are ``MainView.schema_outputs``.
+
+    Only what the link gives is set; everything else is skipped, so a visitor who starts
+    typing before this event comes back keeps what they typed. (The page's first paint
+    already holds the defaults and the default pattern's drawing and findings, see
+    ``ui.main_view``; a box set here while someone types in it can make Gradio's page
+    fire its change event for seconds, each value in turn.)"""
     q = dict(request.query_params) if request else {}
 
-    def number(key, cast, lo, hi, default):
+    def given(key, cast, lo, hi):
         try:
             return min(max(cast(q[key]), lo), hi)
         except (KeyError, ValueError):
-            return default
+            return gr.skip()
 
-    pattern = q.get("regex", DEFAULT[0])[:MAX_PATTERN_LENGTH]
-    max_tokens = number("max_tokens", int, 1, MAX_TOKENS_LIMIT, 64)
+    pattern = q["regex"][:MAX_PATTERN_LENGTH] if "regex" in q else None
+    max_tokens = given("max_tokens", int, 1, MAX_TOKENS_LIMIT)
     schema_part = (gr.skip(),) * 8  # no schema in the link: the part as it is
     if "schema" in q:  # a schema run's link: the schema's regex, not the regex given
-        used = use_linked_schema(q["schema"], q.get("whitespace"), models.vocabulary(), max_tokens)
+        budget = max_tokens if isinstance(max_tokens, int) else DEFAULT_MAX_TOKENS
+        used = use_linked_schema(q["schema"], q.get("whitespace"), models.vocabulary(), budget)
         if used.choice is not None:
             pattern = used.choice.regex
         schema_part = (
@@ -441,18 +449,19 @@ def on_load(models: BackgroundModel, request: gr.Request):
             used.findings,
             used.findings_html,
             used.error,
-            mode_html(used.choice, pattern),
+            mode_html(used.choice, pattern or ""),
             gr.Accordion(open=True),
         )
+    drawn = on_pattern(models, pattern) if pattern is not None else (gr.skip(),) * 3
     return (
-        pattern,
-        q.get("prompt", DEFAULT[1])[:MAX_PROMPT],
+        pattern if pattern is not None else gr.skip(),
+        q["prompt"][:MAX_PROMPT] if "prompt" in q else gr.skip(),
         max_tokens,
-        number("temperature", float, 0.0, 2.0, 0.0),
-        number("seed", int, 0, 2**31 - 1, 0),
-        q.get("chat", "1" if DEFAULT[2] else "0") != "0",
-        number("prob_limit", float, 0.0, 1.0, 0.0),
-        *on_pattern(models, pattern),
+        given("temperature", float, 0.0, 2.0),
+        given("seed", int, 0, 2**31 - 1),
+        q["chat"] != "0" if "chat" in q else gr.skip(),
+        given("prob_limit", float, 0.0, 1.0),
+        *drawn,
         models.status,
         # Stop polling at once when the model is ready: a late tick would overwrite the
         # status of a run started right after the page loaded.

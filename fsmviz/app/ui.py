@@ -22,7 +22,7 @@ from ..generate import MAX_TOKENS_LIMIT
 from ..models import BackgroundModel
 from . import handlers as h
 from .api import add_api
-from .handlers import DEFAULT, EXAMPLES
+from .handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from .learn import build_learn_tab
 from .live import COMPACT_ABOVE
 from .schema_page import build_schema_part, wire_schema_part
@@ -79,6 +79,8 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                 *main.schema_outputs,
             ],  # fmt: skip
             api_visibility="private",
+        ).then(  # a mark for scripts and tests: the link's values (if any) are in place
+            None, js="() => { document.body.dataset.restored = 'yes'; }"
         )
         timer.tick(partial(h.on_tick, models), None, [status, timer], api_visibility="private")
 
@@ -102,8 +104,10 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     """Lay out the Generate tab and wire its events."""
     with gr.Row(equal_height=False, elem_id="top"):
         with gr.Column(scale=2, min_width=300, elem_id="controls"):
-            # Defaults in place from the first paint: a click before the page-load
-            # handler restores a permalink must not run an empty pattern.
+            # Defaults in place from the first paint, the default pattern drawn and
+            # diagnosed with them: the page-load handler only sets what a permalink gives
+            # (a click or keystroke before it comes back is the visitor's, kept).
+            first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
             regex_box = gr.Textbox(
                 DEFAULT[0],
                 label="Regex",
@@ -128,7 +132,12 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
             )
             with gr.Row():
                 max_tokens = gr.Slider(
-                    1, MAX_TOKENS_LIMIT, value=64, step=1, label="Max tokens", elem_id="max-tokens"
+                    1,
+                    MAX_TOKENS_LIMIT,
+                    value=DEFAULT_MAX_TOKENS,
+                    step=1,
+                    label="Max tokens",
+                    elem_id="max-tokens",
                 )
                 temperature = gr.Slider(
                     0.0,
@@ -157,7 +166,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                     'prompt, settings and step">Copy link</button>',
                     elem_id="share",
                 )
-            error_box = gr.HTML("", elem_id="error")
+            error_box = gr.HTML(first_error, elem_id="error")
             schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
             with gr.Accordion(
                 "Or a JSON Schema: its regex goes in the Regex box",
@@ -167,7 +176,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 schema = build_schema_part()
             # on a phone, this heading and all after it come after the output (app.css)
             gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
-            diagnosis = gr.HTML(elem_id="diagnosis")
+            diagnosis = gr.HTML(first_diagnosis, elem_id="diagnosis")
             finding = gr.Number(
                 -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
             )
@@ -177,9 +186,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                 "", elem_id="apply-pick", elem_classes="offscreen", label="fix to apply"
             )
         with gr.Column(scale=3, min_width=320, elem_id="drawing"):
-            dfa = gr.HTML(
-                '<p class="empty">The pattern\'s automaton is drawn here.</p>', elem_id="dfa"
-            )
+            dfa = gr.HTML(first_dfa, elem_id="dfa")
             show_distances = gr.Checkbox(
                 False, label="Show each state's fewest tokens to a match", elem_id="distances"
             )
