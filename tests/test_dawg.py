@@ -71,3 +71,32 @@ def test_walks_on_kept_work_arrays_answer_as_on_fresh_ones(bundled_vocab):
         for pattern, table in walks.items():
             assert walk(table) == fresh[pattern], pattern
     assert dawg.scratch._kept is not None  # the arrays were kept, so the test tested them
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]",  # ends in the tail
+        r'\{"name": "[^"]{0,20}", "age": [0-9]{1,3}\}',
+        r"(-{3,}|={2,}) ?[a-z ]{0,12}",  # long runs of dashes: the longest tokens
+    ],
+)
+def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
+    bundled_vocab, pattern, monkeypatch
+):
+    """The walk goes on in Python (``_walk_tail``) once few tokens are left below its
+    pairs; the rounds and the tail follow the same rules, so where the switch falls does
+    not change the answer: all rounds, the default, or the tail right past the widest
+    depth. (Checked: a tail that records no token's end fails here.)"""
+    import fsmviz.dawg as dawg_module
+
+    dawg = dawg_of(bundled_vocab)
+    table = to_bytes(compile_regex(pattern)).table
+    starts = list(range(min(len(table), 64)))
+    answers = []
+    for tail in (0, dawg_module.TAIL, 10**9):
+        monkeypatch.setattr(dawg_module, "TAIL", tail)
+        origin, target = successor_pairs(dawg, table, starts)
+        answers.append(sorted(zip(origin.tolist(), target.tolist(), strict=True)))
+    assert answers[0] == answers[1] == answers[2]
+    assert len(answers[0]) > len(starts)  # the pattern's states do lead on
