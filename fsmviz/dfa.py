@@ -728,6 +728,106 @@ def _minimise(
     >>> _minimise({3, 4}, moves, _Clock(time.thread_time() + 1.0))
     ({2}, [{0: 1, 1: 1}, {2: 2}, {}])
     """
+    block_of = _merged_bottom_up(accepting, transitions, clock)
+    if block_of is None:
+        block_of = _hopcroft(accepting, transitions, clock)
+    return _renumbered(accepting, transitions, block_of)
+
+
+def _merged_bottom_up(
+    accepting: set[int], transitions: list[_Moves], clock: _Clock
+) -> list[int] | None:
+    """The equivalence classes of a DFA whose only cycles are loops on one state (a JSON
+    schema's: each string or number loops in place), found in one pass from the ends back
+    to the start, as a DAWG merges a trie's equal subtrees; None where a longer cycle
+    exists (``(ab)*``), which ``_hopcroft`` handles.
+
+    Taken children first, each state meets only targets whose classes are final, so it
+    is known by its *signature*: whether it accepts, and the classes leading into each
+    class of targets. Its own class is the one unknown, and its loops may lead into it,
+    so a class's signature writes moves into itself as ``SELF``. A state joins class X
+    when its signature, with X read as ``SELF``, is X's: its loops and its moves into X
+    stay in X, every other move agrees with X's. Candidates for X are the classes it
+    moves into, and a class it does not move into (its loops only as ``SELF``); if none
+    fits, the state starts a class. For a schema's 1,170 states this is one dictionary
+    lookup or two per state, where Hopcroft's refinement splits ~900 blocks one by one.
+
+    Example: ``"[^"]*"`` built naively, with an opening state 1 (``[^"]`` to 2) and a
+    looping state 2 (``[^"]`` to itself), both ``"`` to the accepting end 3: state 3 is
+    ({accepts}, no moves); 2 is ``[^"]`` → SELF and ``"`` → 3's class; 1, with X = 2's
+    class read as SELF, has the same signature, so 1 and 2 are one state.
+
+    >>> import time
+    >>> moves = [{1: 0b01}, {2: 0b10, 3: 0b01}, {2: 0b10, 3: 0b01}, {}]
+    >>> _merged_bottom_up({3}, moves, _Clock(time.thread_time() + 1.0))
+    [2, 1, 1, 0]
+    """
+    order = _children_first(transitions)
+    if order is None:
+        return None
+    block_of = [-1] * len(transitions)
+    known: dict[tuple[bool, tuple[tuple[int, int], ...]], int] = {}  # signature -> class
+    for state in order:
+        clock.check()
+        loops = 0
+        into: dict[int, int] = {}  # class of targets -> the classes leading there
+        for target, classes in transitions[state].items():
+            if target == state:
+                loops = classes
+            else:
+                b = block_of[target]
+                into[b] = into.get(b, 0) | classes
+        accepts = state in accepting
+        moves = sorted(into.items())  # SELF (-1) sorts first
+        own = ((SELF, loops), *moves) if loops else tuple(moves)
+        found = known.get((accepts, own), -1)  # a class it does not move into
+        for i, (candidate, classes) in enumerate(moves if found < 0 else ()):
+            read = ((SELF, classes | loops), *moves[:i], *moves[i + 1 :])
+            if known.get((accepts, read)) == candidate:  # the class it moves into
+                found = candidate
+                break
+        if found < 0:
+            found = known[(accepts, own)] = len(known)
+        block_of[state] = found
+    return block_of
+
+
+SELF = -1
+"""In a class's signature (``_merged_bottom_up``), the moves that stay in the class."""
+
+
+def _children_first(transitions: list[_Moves]) -> list[int] | None:
+    """Every state after all the states it moves to (loops on one state aside), or None
+    if the DFA has a longer cycle. An iterative depth-first search: a state is listed when
+    its last target is done; meeting a state still on the path is a cycle."""
+    ON_PATH, DONE = 1, 2
+    mark = [0] * len(transitions)
+    order: list[int] = []
+    for root in range(len(transitions)):
+        if mark[root]:
+            continue
+        mark[root] = ON_PATH
+        path = [(root, iter(transitions[root]))]
+        while path:
+            state, targets = path[-1]
+            for target in targets:
+                if target == state or mark[target] == DONE:
+                    continue
+                if mark[target] == ON_PATH:
+                    return None
+                mark[target] = ON_PATH
+                path.append((target, iter(transitions[target])))
+                break
+            else:
+                mark[state] = DONE
+                order.append(state)
+                path.pop()
+    return order
+
+
+def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> list[int]:
+    """The equivalence classes of any DFA by Hopcroft's refinement (``_minimise``), as a
+    block number per state."""
     incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
     alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
     for source, moves in enumerate(transitions):
@@ -777,7 +877,7 @@ def _minimise(
                 halves.append(b if len(block) < len(blocks[largest]) else largest)
             queued.update(halves)
             pending.extend(halves)
-    return _renumbered(accepting, transitions, block_of)
+    return block_of
 
 
 def _renumbered(
