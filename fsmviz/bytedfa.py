@@ -24,6 +24,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -33,7 +34,7 @@ from .cache import BoundedCache
 from .dfa import SURROGATES, Dfa
 from .graph import backward_distances
 
-__all__ = ["ByteDfa", "to_bytes"]
+__all__ = ["ByteColumns", "ByteDfa", "to_bytes"]
 
 # (lead byte range, number of continuation bytes, first code point of that length)
 _UTF8_LENGTHS = ((0x00, 0x7F, 0, 0x0), (0xC2, 0xDF, 1, 0x80), (0xE0, 0xEF, 2, 0x800),
@@ -62,21 +63,25 @@ class ByteDfa:
                 return None
         return state
 
+    @cached_property
+    def columns(self) -> ByteColumns:
+        """The bytes no state tells apart, as classes (``ByteColumns``); found once."""
+        return ByteColumns.of(self.table)
+
     def edges(self, usable_bytes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The distinct edges (sources, targets; sorted), optionally reading only the bytes
         where ``usable_bytes`` is true.
 
         Only each state's distinct targets matter, and a JSON string's state reads a hundred
-        bytes into one. So the table is cut to its distinct columns (bytes that no state
-        tells apart are one column: 63 of 256 for a 22-field schema) and each row is sorted
-        and its repeats dropped: 5,000 edges are left of 100,000."""
-        columns = np.ascontiguousarray(self.table.T)
+        bytes into one. So the table is cut to its distinct columns (``columns``: 63 of 256
+        for a 22-field schema) and each row is sorted and its repeats dropped: 5,000 edges
+        are left of 100,000."""
+        classes = self.columns.byte_class
         if usable_bytes is not None:
-            columns = columns[usable_bytes]
-        distinct = {column.tobytes(): column for column in columns}
-        if not distinct:
+            classes = classes[usable_bytes]
+        if not len(classes):
             return np.zeros(0, np.intp), np.zeros(0, self.table.dtype)
-        rows = np.sort(np.array(list(distinct.values())).T, axis=1)
+        rows = np.sort(self.table[:, self.columns.smallest[np.unique(classes)]], axis=1)
         new = rows >= 0
         new[:, 1:] &= rows[:, 1:] != rows[:, :-1]
         sources, at = np.nonzero(new)
@@ -98,6 +103,29 @@ class ByteDfa:
         return backward_distances(
             self.num_states, lambda s: following[bounds[s] : bounds[s + 1]], goals
         )
+
+
+@dataclass(frozen=True)
+class ByteColumns:
+    """Bytes that every state treats alike (equal columns of the table) form a class:
+    ``byte_class[b]`` is byte ``b``'s class, ``smallest[c]`` the smallest byte of class
+    ``c``; classes are numbered by their smallest byte. A walk that splits bytes by target
+    needs only one byte of each class.
+
+    >>> cols = ByteColumns.of(np.array([[1, 2, 1, -1], [0, 3, 0, 3]]))
+    >>> cols.byte_class.tolist(), cols.smallest.tolist()
+    ([0, 1, 0, 2], [0, 1, 3])
+    """
+
+    byte_class: np.ndarray  # int64 [256]
+    smallest: np.ndarray  # int64 [num_classes]
+
+    @staticmethod
+    def of(table: np.ndarray) -> ByteColumns:
+        known: dict[bytes, int] = {}  # a column's bytes -> its class, numbered bytes up
+        columns = np.ascontiguousarray(table.T)
+        byte_class = np.array([known.setdefault(c.tobytes(), len(known)) for c in columns])
+        return ByteColumns(byte_class, np.unique(byte_class, return_index=True)[1])
 
 
 def to_bytes(dfa: Dfa) -> ByteDfa:

@@ -315,7 +315,7 @@ class TokenIndex:
 
     def _partitions(self) -> BytePartitions:
         if self._byte_partitions is None:
-            self._byte_partitions = BytePartitions.of(self.byte_dfa.table)
+            self._byte_partitions = BytePartitions.of(self.byte_dfa.table, self.byte_dfa.columns)
         return self._byte_partitions
 
     def _check_time(self, deadline: float) -> None:

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arrays import distinct, runs
+from .bytedfa import ByteColumns
 from .trie import VocabTrie
 
 __all__ = ["WIDE", "BytePartitions", "successor_pairs", "wide_states"]
@@ -100,14 +101,14 @@ class BytePartitions:
     states of a JSON string share one; the 7 of an e-mail pattern have 6 among them."""
 
     @staticmethod
-    def of(table: np.ndarray) -> BytePartitions:
+    def of(table: np.ndarray, columns: ByteColumns | None = None) -> BytePartitions:
+        """The partitions of ``table``'s states; ``columns``: its byte classes, if known
+        (``ByteDfa.columns``)."""
         # Bytes that no state tells apart (one column of the table) are one class: 63 of
         # 256 for a 22-field schema. Classes are numbered by their smallest byte, so "the
         # smallest class with the same target" names the smallest byte too.
-        classes: dict[bytes, int] = {}  # numbered as met, bytes up: by smallest byte
-        columns = np.ascontiguousarray(table.T)
-        byte_class = np.array([classes.setdefault(c.tobytes(), len(classes)) for c in columns])
-        smallest = np.unique(byte_class, return_index=True)[1]
+        columns = columns or ByteColumns.of(table)
+        byte_class, smallest = columns.byte_class, columns.smallest
         reduced = np.ascontiguousarray(table[:, smallest])  # [num_states, classes]
         num_states, width = reduced.shape
         # Each row sorted (stably: same targets together, classes up); each class then
