@@ -32,7 +32,7 @@ follow links grow quadratically like ``(a?){4000}``, is refused too.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, reduce
 from operator import or_
@@ -130,16 +130,25 @@ class Dfa:
     """A minimal DFA over characters. States are ``0 .. num_states-1``; 0 is initial.
 
     ``transitions[s]`` maps a class index (into ``classes``) to the next state. A class
-    that is absent leads nowhere: that character is impossible in state ``s``.
+    that is absent leads nowhere: that character is impossible in state ``s``. The DFA is
+    kept as ``moves[s]``, next state -> the bitset of the classes leading there (a JSON
+    string's state: one entry, where its row by class has dozens); ``transitions`` is
+    written out from it when first asked (the token index never asks).
     """
 
     pattern: str
     num_states: int
     accepting: frozenset[int]
     classes: tuple[CharClass, ...]
-    transitions: tuple[Mapping[int, int], ...]
+    moves: tuple[Mapping[int, int], ...]
     mentioned: frozenset[str] = field(repr=False)
     initial: int = 0
+
+    @cached_property
+    def transitions(self) -> tuple[Mapping[int, int], ...]:
+        """Rows by class: ``transitions[s][k]`` is the state class ``k`` leads to from
+        ``s`` (classes ascending)."""
+        return _by_class(self.moves)
 
     @property
     def states(self) -> range:
@@ -184,10 +193,8 @@ class Dfa:
         """One edge per (source, target) with a readable label such as ``0-9`` or ``not "``."""
         out: list[Edge] = []
         for source in self.states:
-            by_target: dict[int, list[int]] = {}
-            for k, target in self.transitions[source].items():
-                by_target.setdefault(target, []).append(k)
-            for target, ks in sorted(by_target.items()):
+            for target, classes in sorted(self.moves[source].items()):
+                ks = list(_bits(classes))
                 chars = frozenset().union(*(self.classes[k].chars for k in ks))
                 others = any(self.classes[k].others for k in ks)
                 out.append(Edge(source, target, _label(chars, others, self.mentioned), tuple(ks)))
@@ -213,10 +220,9 @@ class Dfa:
         """Fewest characters from each state to an accepting state: 0 when accepting,
         ``graph.UNREACHABLE`` when none can be reached (only the start state of a pattern
         that matches nothing: every other state of a compiled DFA can still finish)."""
-        transitions = self.transitions
-        return backward_distances(
-            self.num_states, lambda s: transitions[s].values(), self.accepting
-        ).tolist()
+        moves = self.moves
+        far = backward_distances(self.num_states, lambda s: moves[s].keys(), self.accepting)
+        return far.tolist()
 
 
 def compile_regex(pattern: str) -> Dfa:
@@ -225,8 +231,8 @@ def compile_regex(pattern: str) -> Dfa:
     accepting, transitions = built.accepting, built.transitions
     if built.may_strand:
         accepting, transitions = _prune_dead(accepting, transitions)
-    accepting, transitions = _minimise(accepting, transitions, built.clock)
-    return built.dfa(accepting, transitions)
+    accepting, moves = _minimise(accepting, transitions, built.clock)
+    return built.dfa(accepting, moves)
 
 
 @dataclass(frozen=True)
@@ -271,14 +277,14 @@ class _Construction:
             accepted |= mask
         return accepted != (1 << len(self.positions.sets)) - 1
 
-    def dfa(self, accepting: set[int], transitions: list[dict[int, int]]) -> Dfa:
+    def dfa(self, accepting: set[int], moves: list[_Moves]) -> Dfa:
         """The DFA with these (minimised) states, over this construction's classes."""
         return Dfa(
             pattern=self.core,
-            num_states=len(transitions),
+            num_states=len(moves),
             accepting=frozenset(accepting),
             classes=tuple(self.classes),
-            transitions=tuple(transitions),
+            moves=tuple(moves),
             mentioned=self.mentioned,
         )
 
@@ -524,8 +530,8 @@ _Moves = dict[int, int]
 """A state's moves while the DFA is built: target state -> bitset of the classes leading
 there (``{3: 0b101}``: classes 0 and 2 lead to state 3). A JSON string's state moves on
 dozens of classes to one state, so this is one entry where a row by class has dozens.
-``Dfa.transitions`` keeps rows by class: ``_minimise`` writes the minimal DFA's so, and
-``_by_class`` the other stages' for ``compile_stages``."""
+``Dfa`` keeps the minimal DFA so (``Dfa.moves``) and writes rows by class from it when
+asked (``Dfa.transitions``, ``_by_class``)."""
 
 
 def _subsets(
@@ -541,7 +547,9 @@ def _subsets(
     """Determinise: a state is the set of positions just matched (0 = the start).
 
     From a state, the positions that may come next (``reachable``) are told apart by the
-    classes they accept: class ``k`` leads to ``reachable & class_masks[k]``. With few
+    classes they accept: class ``k`` leads to ``reachable & class_masks[k]``. With one
+    position next (most of a schema's states: a literal's next character), that position
+    is the one target, on the classes it accepts. With few
     classes, each is asked in turn. With many (a JSON schema has 52), the classes are
     split instead by the classes of each reachable position, so classes reaching the same
     positions stay together and their target is looked up once. Example: after ``"`` in
@@ -573,7 +581,12 @@ def _subsets(
         for p in _bits(subset):
             reachable |= follow[p]
         moves: _Moves = {}
-        if reachable and (few or len(class_masks) <= 2 * reachable.bit_count()):
+        if reachable & (reachable - 1) == 0:  # one position next, or none (a schema's
+            accepted = position_classes[reachable.bit_length() - 1] if reachable else 0
+            if accepted:  # states are mostly so): it is the one target, on its classes
+                j = ids.get(reachable)
+                moves[new_state(reachable) if j is None else j] = accepted
+        elif reachable and (few or len(class_masks) <= 2 * reachable.bit_count()):
             for k, mask in enumerate(class_masks):  # new targets are met in class order
                 if target := reachable & mask:
                     j = ids.get(target)
@@ -635,20 +648,16 @@ class _Rows:
     def __init__(self) -> None:
         self._spelled: dict[int, list[int]] = {}  # classes -> its classes, ascending
 
-    def row(self, moves: _Moves, number: Callable[[int], int] = int) -> dict[int, int]:
-        """``moves`` by class, ascending, each target renamed ``number(target)``.
-        ``number`` meets the targets in the order of their smallest class, as reading
-        classes 0, 1, 2... does (``_renumbered`` numbers new states so)."""
+    def row(self, moves: _Moves) -> dict[int, int]:
+        """``moves`` by class, ascending."""
         if len(moves) == 1:  # most states: one target, on one class or dozens
             ((target, classes),) = moves.items()
-            return dict.fromkeys(self._spell(classes), number(target))
-        ordered = _smallest_class_first([(classes, target) for target, classes in moves.items()])
-        numbers = {target: number(target) for _, target in ordered}
+            return dict.fromkeys(self._spell(classes), target)
         # Every class first, ascending (a dict keeps the order its keys came in), then
         # each target's classes set in place: no sort of (class, target) pairs.
         row: dict[int, int] = dict.fromkeys(self._spell(reduce(or_, moves.values(), 0)))
         for target, classes in moves.items():
-            row.update(dict.fromkeys(self._spell(classes), numbers[target]))
+            row.update(dict.fromkeys(self._spell(classes), target))
         return row
 
     def _spell(self, classes: int) -> list[int]:
@@ -658,8 +667,9 @@ class _Rows:
         return ks
 
 
-def _by_class(transitions: list[_Moves]) -> tuple[dict[int, int], ...]:
-    """Rows by class (``{class: target}``), as ``Dfa`` keeps them (``compile_stages``)."""
+def _by_class(transitions: Sequence[_Moves]) -> tuple[dict[int, int], ...]:
+    """Rows by class (``{class: target}``): ``Dfa.transitions``, and ``compile_stages``'
+    rows of the DFA before minimisation."""
     rows = _Rows()
     return tuple(rows.row(moves) for moves in transitions)
 
@@ -696,28 +706,9 @@ def _prune_dead(accepting: set[int], transitions: list[_Moves]) -> tuple[set[int
 
 def _minimise(
     accepting: set[int], transitions: list[_Moves], clock: _Clock
-) -> tuple[set[int], list[dict[int, int]]]:
-    """Merge equivalent states (Hopcroft), then number states breadth-first from the start;
-    the minimal DFA's rows come out by class (``{class: target}``), as ``Dfa`` keeps them.
-
-    Start from blocks of states alike in what can be seen at once: whether they accept and
-    which classes they move on (every state can still reach acceptance, so a class with no
-    move is a refusal and tells states apart). Then split blocks until every state in a
-    block has the same future. A *splitter* is a block A: states whose edges into A are on
-    different classes must be told apart. So each state with an edge into A gets its
-    *signature*, the bitset of classes leading into A, and every block is split by
-    signature (a state with no edge into A has the empty one). Parallel edges are read
-    together: a JSON string's state reaches its next state on dozens of classes, one move
-    (``_Moves``) and one entry of ``incoming``.
-
-    Hopcroft's trick is to leave one part of each split unqueued, the largest: its splits
-    follow from the other parts' and the whole's, where the whole is the block before the
-    split or, for the starting blocks, all states (states in one starting block move on
-    the same classes, so they already agree on which classes lead anywhere). That makes
-    the refinement O(edges · log states): a chain like ``x{4999}`` takes milliseconds,
-    where rounds of Moore's algorithm took one round per state. A missing edge leads to a
-    dead state that is never written out: the starting blocks already tell apart the
-    states that refuse a class (Valmari and Lehtinen, 2008, refine partial DFAs so).
+) -> tuple[set[int], list[_Moves]]:
+    """Merge equivalent states (in one pass from the ends back where the DFA allows it,
+    else Hopcroft's refinement), then number states breadth-first from the start.
 
     Example: ``ab|cb`` with classes a=0, c=1, b=2 (moves ``{target: classes}``). After
     ``a`` and after ``c`` the same future remains (one ``b``), so states 1 and 2 merge, and
@@ -726,7 +717,7 @@ def _minimise(
     >>> import time
     >>> moves = [{1: 0b001, 2: 0b010}, {3: 0b100}, {4: 0b100}, {}, {}]
     >>> _minimise({3, 4}, moves, _Clock(time.thread_time() + 1.0))
-    ({2}, [{0: 1, 1: 1}, {2: 2}, {}])
+    ({2}, [{1: 3}, {2: 4}, {}])
     """
     block_of = _merged_bottom_up(accepting, transitions, clock)
     if block_of is None:
@@ -826,8 +817,28 @@ def _children_first(transitions: list[_Moves]) -> list[int] | None:
 
 
 def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> list[int]:
-    """The equivalence classes of any DFA by Hopcroft's refinement (``_minimise``), as a
-    block number per state."""
+    """The equivalence classes of any DFA by Hopcroft's refinement, as a block number per
+    state.
+
+    Start from blocks of states alike in what can be seen at once: whether they accept and
+    which classes they move on (every state can still reach acceptance, so a class with no
+    move is a refusal and tells states apart). Then split blocks until every state in a
+    block has the same future. A *splitter* is a block A: states whose edges into A are on
+    different classes must be told apart. So each state with an edge into A gets its
+    *signature*, the bitset of classes leading into A, and every block is split by
+    signature (a state with no edge into A has the empty one). Parallel edges are read
+    together: a JSON string's state reaches its next state on dozens of classes, one move
+    (``_Moves``) and one entry of ``incoming``.
+
+    Hopcroft's trick is to leave one part of each split unqueued, the largest: its splits
+    follow from the other parts' and the whole's, where the whole is the block before the
+    split or, for the starting blocks, all states (states in one starting block move on
+    the same classes, so they already agree on which classes lead anywhere). That makes
+    the refinement O(edges · log states): a chain like ``x{4999}`` takes milliseconds,
+    where rounds of Moore's algorithm took one round per state. A missing edge leads to a
+    dead state that is never written out: the starting blocks already tell apart the
+    states that refuse a class (Valmari and Lehtinen, 2008, refine partial DFAs so).
+    """
     incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
     alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
     for source, moves in enumerate(transitions):
@@ -882,28 +893,29 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
 
 def _renumbered(
     accepting: set[int], transitions: list[_Moves], block_of: list[int]
-) -> tuple[set[int], list[dict[int, int]]]:
-    """The DFA of ``block_of``'s blocks, numbered breadth-first from the start (which keeps
-    drawings stable and readable), rows by class, as the drawing reads them."""
+) -> tuple[set[int], list[_Moves]]:
+    """The DFA of ``block_of``'s blocks, numbered breadth-first from the start, each
+    state's targets in the order of their smallest class (as reading classes 0, 1, 2...
+    meets them): numbers that keep drawings stable and readable."""
     order = {block_of[0]: 0}  # block -> its number
     queue = [0]  # a state of each numbered block, by number
     representative: dict[int, int] = {}
     for s, b in enumerate(block_of):
         representative.setdefault(b, s)
-
-    def number(target: int) -> int:
-        b = block_of[target]
-        if b not in order:
-            order[b] = len(queue)
-            queue.append(representative[b])
-        return order[b]
-
-    by_class = _Rows()
-    rows: list[dict[int, int]] = []
-    while len(rows) < len(queue):
-        rows.append(by_class.row(transitions[queue[len(rows)]], number))
+    moves: list[_Moves] = []
+    while len(moves) < len(queue):
+        merged: _Moves = {}
+        state_moves = transitions[queue[len(moves)]]
+        for classes, target in _smallest_class_first([(c, t) for t, c in state_moves.items()]):
+            b = block_of[target]
+            if b not in order:
+                order[b] = len(queue)
+                queue.append(representative[b])
+            n = order[b]
+            merged[n] = merged.get(n, 0) | classes
+        moves.append(merged)
     accepting_blocks = {order[block_of[s]] for s in accepting if block_of[s] in order}
-    return accepting_blocks, rows
+    return accepting_blocks, moves
 
 
 # --- labels and ranges --------------------------------------------------------------------
@@ -1043,7 +1055,9 @@ def compile_stages(pattern: str) -> Stages:
     pruned_accepting, pruned_moves = _prune_dead(accepting, moves)
     pruned = _by_class(pruned_moves)
     kept = tuple(_kept(accepting, moves))
-    minimal_accepting, minimal = _minimise(pruned_accepting, pruned_moves, clock)
+    minimal_accepting, minimal_moves = _minimise(pruned_accepting, pruned_moves, clock)
+    dfa = built.dfa(minimal_accepting, minimal_moves)
+    minimal = dfa.transitions
     merged = {0: 0}
     queue = [0]
     while queue:  # the pruned and minimal DFAs read the same language: walk them together
@@ -1052,7 +1066,6 @@ def compile_stages(pattern: str) -> Stages:
             if t not in merged:
                 merged[t] = minimal[merged[s]][k]
                 queue.append(t)
-    dfa = built.dfa(minimal_accepting, minimal)
     return Stages(
         pattern=core,
         positions=tuple(

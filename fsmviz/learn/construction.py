@@ -71,9 +71,13 @@ def _set(bitset: int) -> str:
 def _dfa_drawing(st: Stages, rows, accepting, keep: int | None = None) -> Drawing:
     """Rows over ``st``'s classes drawn as a DFA; only states below ``keep`` when given."""
     n = len(rows) if keep is None else keep
-    clipped = tuple({k: t for k, t in rows[s].items() if t < n} for s in range(n))
-    dfa = Dfa(st.pattern, n, frozenset(a for a in accepting if a < n), st.classes, clipped,
-              st.dfa.mentioned)  # fmt: skip
+    moves: list[dict[int, int]] = [{} for _ in range(n)]  # target -> classes, as Dfa keeps
+    for s in range(n):
+        for k, t in rows[s].items():
+            if t < n:
+                moves[s][t] = moves[s].get(t, 0) | 1 << k
+    dfa = Dfa(st.pattern, n, frozenset(a for a in accepting if a < n), st.classes,
+              tuple(moves), st.dfa.mentioned)  # fmt: skip
     return Drawing(n, dfa.accepting, tuple(dfa.edges()))
 
 
