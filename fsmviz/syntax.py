@@ -210,6 +210,8 @@ _PLAIN_ESCAPED = frozenset(string.punctuation + " ")
 """Escaped characters that stand for themselves in ``re`` and interegular alike (an escaped
 letter or digit means something else, or is an error)."""
 _HEX = frozenset(string.hexdigits)
+_LITERALS = re.compile("[^" + re.escape("".join(sorted(_LITERAL_NOT))) + "]+")
+"""A run of characters that ``_Reader`` takes as literals."""
 _REPEAT = re.compile(r"\{(?:(\d+)|(\d*),(\d*))\}")
 _GROUP_NAME = re.compile(r"\?P<([A-Za-z_][A-Za-z0-9_]*)>")
 
@@ -235,6 +237,7 @@ class _Reader:
         self.i = 0
         self.names: set[str] = set()  # group names so far: re refuses one used twice
         self.classes: dict[str, CharGroup] = {}  # class text -> its set, read once
+        self.literals: dict[str, CharGroup] = {}  # character -> its set
 
     def read(self) -> Pattern:
         """The whole pattern's tree, or ``_Unusual``."""
@@ -273,10 +276,20 @@ class _Reader:
                 item = DOT
             elif c in _LITERAL_NOT:
                 raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
-            else:
-                item = CharGroup(frozenset(c), False)
+            else:  # a run of literals (a JSON key): all but the last are unquantified
+                end = _LITERALS.match(data, self.i - 1).end()
+                parts.extend(self.literal(c) for c in data[self.i - 1 : end - 1])
+                self.i = end
+                item = self.literal(data[end - 1])
             parts.append(self.repeat(item))
         return Concatenation(tuple(parts))
+
+    def literal(self, c: str) -> CharGroup:
+        """The one-character set of ``c``, made once per pattern."""
+        found = self.literals.get(c)
+        if found is None:
+            found = self.literals[c] = CharGroup(frozenset(c), False)
+        return found
 
     def group(self) -> Pattern:
         """After ``(``: the group's pattern and its ``)``."""
