@@ -9,7 +9,10 @@
 
 Three moments, each the median of 5 runs over a **fresh pattern string**: the pattern with
 ``()`` appended 1, 2, 3... times (the same language under a string no cache has seen; the
-count restarts for each pattern, so the suffix stays short). xgrammar's cache is off. (No
+count restarts for each pattern, so the suffix stays short). The engines' runs of one
+moment are interleaved (fsmviz, llguidance, outlines-core, fsmviz, ...): on this shared
+machine a slow spell of a second or two would otherwise fall on one engine's five runs
+and move a ratio by 1.5×; interleaved, it falls on all alike. xgrammar's cache is off. (No
 cache reset for fsmviz: it could drop the vocabulary's trie, which is per-vocabulary set-up
 done outside the timings, like the peers' tokenizer set-up.)
 
@@ -119,15 +122,17 @@ SCHEMA_SAMPLE = {
 }
 
 
-def median_ms(fn: Callable[[str], object], fresh: Fresh, repeat: int = 5) -> float:
-    """Median wall time of ``fn(fresh string)`` in milliseconds; strings made outside it."""
-    times = []
+def medians_ms(fns: dict[str, Callable[[str], object]], fresh: Fresh, repeat: int = 5) -> dict:
+    """The median wall time of each of ``fns`` on fresh strings (made outside the timing),
+    in milliseconds, their runs interleaved: ``a, b, c, a, b, c...``."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        string = fresh()
-        start = time.perf_counter()
-        fn(string)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+        for name, fn in fns.items():
+            string = fresh()
+            start = time.perf_counter()
+            fn(string)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(spent) * 1e3 for name, spent in times.items()}
 
 
 def benchmark_patterns() -> dict[str, tuple[str, str]]:
@@ -273,13 +278,17 @@ def main() -> list[tuple[str, ...]]:
     for name, (pattern, text) in benchmark_patterns().items():
         ids = tokenizer.encode(text, add_special_tokens=False)
         fresh = Fresh(pattern)
-        first = median_ms(engines.fsmviz_first, fresh)
-        whole = median_ms(engines.fsmviz_whole, fresh)
-        first_ll = median_ms(engines.llguidance_first, fresh)
-        first_oc = median_ms(engines.outlines_first, fresh)
-        whole_xg = median_ms(engines.xgrammar_whole, fresh)
-        whole_xg1 = median_ms(engines.xgrammar_one_whole, fresh)
-        whole_oc = median_ms(engines.outlines_whole, fresh)
+        firsts_ms = medians_ms(
+            {"ours": engines.fsmviz_first, "llg": engines.llguidance_first,
+             "oc": engines.outlines_first}, fresh,
+        )  # fmt: skip
+        wholes_ms = medians_ms(
+            {"ours": engines.fsmviz_whole, "xgr": engines.xgrammar_whole,
+             "xgr1": engines.xgrammar_one_whole, "oc": engines.outlines_whole}, fresh,
+        )  # fmt: skip
+        first, first_ll, first_oc = firsts_ms["ours"], firsts_ms["llg"], firsts_ms["oc"]
+        whole, whole_xg = wholes_ms["ours"], wholes_ms["xgr"]
+        whole_xg1, whole_oc = wholes_ms["xgr1"], wholes_ms["oc"]
         step, step_xg, step_ll = engines.step_us(pattern, ids)
         states = len(build_index(pattern, vocab).states)
         whole_ratios.append(whole / whole_xg)
