@@ -238,30 +238,21 @@ def _char_table(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> np.ndarr
 
 def _edges_by_class(dfa: Dfa) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (source, class, target) of ``dfa``, from its moves: each move's bitset of
-    classes spelled out in numpy where the classes fit in 64 bits (a schema's 1,000 moves
-    on 52 classes: 0.1 ms, where writing the rows by class took 4 ms), else from the rows.
+    classes spelled out by numpy, as little-endian bytes (a schema's 1,700 moves on 52
+    classes: 0.7 ms, where writing the rows by class took 4 ms).
 
     >>> from fsmviz.dfa import compile_regex
     >>> [a.tolist() for a in _edges_by_class(compile_regex("a[bc]"))]
     [[0, 1], [0, 1], [1, 2]]
     """
-    moves = dfa.moves
-    if len(dfa.classes) > 64:
-        rows = dfa.transitions
-        sources = np.repeat(np.arange(dfa.num_states), [len(row) for row in rows])
-        classes = np.fromiter(chain.from_iterable(rows), dtype=np.intp, count=len(sources))
-        targets = np.fromiter(
-            chain.from_iterable(row.values() for row in rows), dtype=np.int32, count=len(sources)
-        )
-        return sources, classes, targets
-    counts = [len(m) for m in moves]
-    move_source = np.repeat(np.arange(dfa.num_states), counts)
+    moves, width = dfa.moves, max(-(-len(dfa.classes) // 8), 1)  # bytes per bitset
+    move_source = np.repeat(np.arange(dfa.num_states), [len(m) for m in moves])
     move_target = np.fromiter(chain.from_iterable(moves), dtype=np.int32, count=len(move_source))
-    bitsets = np.fromiter(
-        chain.from_iterable(m.values() for m in moves), dtype="<u8", count=len(move_source)
-    )  # little-endian: byte 0 holds classes 0-7
-    bits = np.unpackbits(bitsets.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    move, classes = np.nonzero(bits[:, : len(dfa.classes)])
+    spelled = b"".join(c.to_bytes(width, "little") for m in moves for c in m.values())
+    bits = np.unpackbits(
+        np.frombuffer(spelled, dtype=np.uint8).reshape(-1, width), axis=1, bitorder="little"
+    )
+    move, classes = np.nonzero(bits)
     return move_source[move], classes, move_target[move]
 
 

@@ -1004,10 +1004,11 @@ class Stages:
     ``positions[p]`` labels Glushkov position ``p`` (``0-9``, ``.``); ``follow[p]``, ``first``
     and ``last`` are bitsets of positions. ``subsets[s]`` is the bitset of positions that
     DFA state ``s`` stands for, in the order the subset construction added them (state 0 is
-    the empty set: nothing read yet); ``subset_rows`` and ``subset_accepting`` are that DFA.
-    ``kept[i]`` is the subset state that pruned state ``i`` was; ``pruned_rows`` and
-    ``pruned_accepting`` are the DFA without dead states. ``merged_into[i]`` is the state
-    of the minimal ``dfa`` that pruned state ``i`` became.
+    the empty set: nothing read yet); ``subset_moves`` (per state, target -> bitset of
+    classes, as ``Dfa.moves``) and ``subset_accepting`` are that DFA (``subset_rows``: the
+    same by class). ``kept[i]`` is the subset state that pruned state ``i`` was;
+    ``pruned_moves`` and ``pruned_accepting`` are the DFA without dead states.
+    ``merged_into[i]`` is the state of the minimal ``dfa`` that pruned state ``i`` became.
     """
 
     pattern: str
@@ -1018,13 +1019,17 @@ class Stages:
     last: int
     classes: tuple[CharClass, ...]
     subsets: tuple[int, ...]
-    subset_rows: tuple[Mapping[int, int], ...]
+    subset_moves: tuple[Mapping[int, int], ...]
     subset_accepting: frozenset[int]
     kept: tuple[int, ...]
-    pruned_rows: tuple[Mapping[int, int], ...]
+    pruned_moves: tuple[Mapping[int, int], ...]
     pruned_accepting: frozenset[int]
     merged_into: tuple[int, ...]
     dfa: Dfa
+
+    @cached_property
+    def subset_rows(self) -> tuple[dict[int, int], ...]:
+        return _by_class(self.subset_moves)
 
 
 def compile_stages(pattern: str) -> Stages:
@@ -1043,17 +1048,15 @@ def compile_stages(pattern: str) -> Stages:
     nullable, first, last = built.nullable, built.first, built.last
     classes, class_masks = built.classes, built.class_masks
     accepting, moves = built.accepting, built.transitions
-    transitions = _by_class(moves)
     subsets = [0]  # replay the construction's numbering: a target is new when first seen
-    for s, row in enumerate(transitions):
+    for s, state_moves in enumerate(moves):
         reachable = first if s == 0 else 0
         for p in _bits(subsets[s]):
             reachable |= positions.follow[p]
-        for k in sorted(row):
-            if row[k] == len(subsets):
-                subsets.append(reachable & class_masks[k])
+        for ks, t in _smallest_class_first([(ks, t) for t, ks in state_moves.items()]):
+            if t == len(subsets):  # every class of a move reaches the same positions
+                subsets.append(reachable & class_masks[(ks & -ks).bit_length() - 1])
     pruned_accepting, pruned_moves = _prune_dead(accepting, moves)
-    pruned = _by_class(pruned_moves)
     kept = tuple(_kept(accepting, moves))
     minimal_accepting, minimal_moves = _minimise(pruned_accepting, pruned_moves, clock)
     dfa = built.dfa(minimal_accepting, minimal_moves)
@@ -1062,9 +1065,9 @@ def compile_stages(pattern: str) -> Stages:
     queue = [0]
     while queue:  # the pruned and minimal DFAs read the same language: walk them together
         s = queue.pop()
-        for k, t in pruned[s].items():
-            if t not in merged:
-                merged[t] = minimal[merged[s]][k]
+        for t, ks in pruned_moves[s].items():
+            if t not in merged:  # any class of the move will do: take its smallest
+                merged[t] = minimal[merged[s]][(ks & -ks).bit_length() - 1]
                 queue.append(t)
     return Stages(
         pattern=core,
@@ -1078,11 +1081,11 @@ def compile_stages(pattern: str) -> Stages:
         last=last,
         classes=tuple(classes),
         subsets=tuple(subsets),
-        subset_rows=tuple(transitions),
+        subset_moves=tuple(moves),
         subset_accepting=frozenset(accepting),
         kept=kept,
-        pruned_rows=tuple(pruned),
+        pruned_moves=tuple(pruned_moves),
         pruned_accepting=frozenset(pruned_accepting),
-        merged_into=tuple(merged[i] for i in range(len(pruned))),
+        merged_into=tuple(merged[i] for i in range(len(pruned_moves))),
         dfa=dfa,
     )

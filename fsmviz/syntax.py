@@ -278,7 +278,7 @@ class _Reader:
                 raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
             else:  # a run of literals (a JSON key): all but the last are unquantified
                 end = _LITERALS.match(data, self.i - 1).end()
-                parts.extend(self.literal(c) for c in data[self.i - 1 : end - 1])
+                parts.extend(self.literal(char) for char in data[self.i - 1 : end - 1])
                 self.i = end
                 item = self.literal(data[end - 1])
             parts.append(self.repeat(item))

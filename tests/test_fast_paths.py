@@ -54,7 +54,7 @@ def test_asking_each_class_and_splitting_by_positions_build_the_same_dfa(pattern
     for few in (0, 10**9):  # always split by positions / always ask each class
         monkeypatch.setattr(dfa, "FEW_CLASSES", few)
         st = compile_stages(pattern)
-        built[few] = (st.subsets, st.subset_rows, st.pruned_rows, st.merged_into,
+        built[few] = (st.subsets, st.subset_moves, st.pruned_moves, st.merged_into,
                       st.dfa.transitions, st.dfa.accepting)  # fmt: skip
     assert built[0] == built[10**9]
 

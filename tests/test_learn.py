@@ -14,7 +14,7 @@ from test_index_properties import ASCII_ALPHABET, PROPERTY_SETTINGS, regex_trees
 
 from fsmviz import Vocabulary, compile_regex
 from fsmviz.app import learn as views
-from fsmviz.dfa import compile_stages
+from fsmviz.dfa import _bits, compile_stages
 from fsmviz.learn import (
     TOY_EXAMPLES,
     ZipModel,
@@ -102,10 +102,11 @@ def test_stages_end_in_compile_regex_dfa_and_merges_are_sound() -> None:
         assert (st_.dfa.num_states, st_.dfa.accepting) == (dfa.num_states, dfa.accepting)
         assert [dict(r) for r in st_.dfa.transitions] == [dict(r) for r in dfa.transitions]
         minimal = st_.dfa.transitions
-        for i, row in enumerate(st_.pruned_rows):
+        for i, moves in enumerate(st_.pruned_moves):  # target -> bitset of classes
             m = st_.merged_into[i]
             assert (i in st_.pruned_accepting) == (m in st_.dfa.accepting)
-            assert {k: st_.merged_into[t] for k, t in row.items()} == dict(minimal[m])
+            row = {k: st_.merged_into[t] for t, ks in moves.items() for k in _bits(ks)}
+            assert row == dict(minimal[m])
         # A subset state accepts exactly when it holds a last position (or is the start
         # of a pattern that matches the empty string).
         for s, subset in enumerate(st_.subsets):

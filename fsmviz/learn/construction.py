@@ -68,16 +68,12 @@ def _set(bitset: int) -> str:
     return "{" + ", ".join(map(str, positions_of(bitset))) + "}"
 
 
-def _dfa_drawing(st: Stages, rows, accepting, keep: int | None = None) -> Drawing:
-    """Rows over ``st``'s classes drawn as a DFA; only states below ``keep`` when given."""
-    n = len(rows) if keep is None else keep
-    moves: list[dict[int, int]] = [{} for _ in range(n)]  # target -> classes, as Dfa keeps
-    for s in range(n):
-        for k, t in rows[s].items():
-            if t < n:
-                moves[s][t] = moves[s].get(t, 0) | 1 << k
-    dfa = Dfa(st.pattern, n, frozenset(a for a in accepting if a < n), st.classes,
-              tuple(moves), st.dfa.mentioned)  # fmt: skip
+def _dfa_drawing(st: Stages, moves, accepting, keep: int | None = None) -> Drawing:
+    """Moves over ``st``'s classes drawn as a DFA; only states below ``keep`` when given."""
+    n = len(moves) if keep is None else keep
+    clipped = tuple({t: c for t, c in moves[s].items() if t < n} for s in range(n))
+    dfa = Dfa(st.pattern, n, frozenset(a for a in accepting if a < n), st.classes, clipped,
+              st.dfa.mentioned)  # fmt: skip
     return Drawing(n, dfa.accepting, tuple(dfa.edges()))
 
 
@@ -148,7 +144,7 @@ def _subset_frames(st: Stages) -> list[Frame]:
         frames.append(Frame(
             "subsets", f"2. Subset construction: state {j} of {m}",
             (why + accept, "Each DFA state is the set of positions just matched."),
-            _dfa_drawing(st, st.subset_rows, st.subset_accepting, keep=j + 1),
+            _dfa_drawing(st, st.subset_moves, st.subset_accepting, keep=j + 1),
             legend, current=j, taken=taken,
         ))  # fmt: skip
     return frames
@@ -162,7 +158,7 @@ def _pruning_frame(st: Stages) -> Frame:
         "Every state can still reach an accepting state: nothing to prune.",
     )  # fmt: skip
     legend = tuple((s, _set(st.subsets[s])) for s in range(len(st.subsets)))
-    drawing = _dfa_drawing(st, st.subset_rows, st.subset_accepting)
+    drawing = _dfa_drawing(st, st.subset_moves, st.subset_accepting)
     return Frame("pruning", "3. Dead states pruned", notes, drawing, legend, marked=dead)
 
 
@@ -191,7 +187,7 @@ def _minimisation_frame(st: Stages) -> Frame:
     legend = tuple(
         (i, f"{_set(st.subsets[s])} → state {st.merged_into[i]}") for i, s in enumerate(st.kept)
     )
-    drawing = _dfa_drawing(st, st.pruned_rows, st.pruned_accepting)
+    drawing = _dfa_drawing(st, st.pruned_moves, st.pruned_accepting)
     return Frame("minimisation", "4. Minimisation", tuple(notes), drawing, legend, marked=marked)
 
 
