@@ -8,8 +8,9 @@
 * **llguidance** 1.9.1 — Rust; lazy: the matcher computes a mask when asked.
 
 Three moments, each the median of 5 runs over a **fresh pattern string**: the pattern with
-``()`` appended 1, 2, 3... times (the same language under a string no cache has seen; the
-count restarts for each pattern, so the suffix stays short). The engines' runs of one
+``()`` appended 1, 2, 3... times (the same language under a string no cache has seen),
+counted for each engine apart, as each engine's caches see only its own strings: an
+engine's suffix is at most 10 groups (5 runs of two moments). The engines' runs of one
 moment are interleaved (fsmviz, llguidance, outlines-core, fsmviz, ...): on this shared
 machine a slow spell of a second or two would otherwise fall on one engine's five runs
 and move a ratio by 1.5×; interleaved, it falls on all alike. xgrammar's cache is off. (No
@@ -123,12 +124,13 @@ SCHEMA_SAMPLE = {
 
 
 def medians_ms(fns: dict[str, Callable[[str], object]], fresh: Fresh, repeat: int = 5) -> dict:
-    """The median wall time of each of ``fns`` on fresh strings (made outside the timing),
-    in milliseconds, their runs interleaved: ``a, b, c, a, b, c...``."""
+    """The median wall time of each of ``fns`` on fresh strings (made outside the timing;
+    new to each engine, named by its key), in milliseconds, their runs interleaved:
+    ``a, b, c, a, b, c...``."""
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            string = fresh()
+            string = fresh(name)
             start = time.perf_counter()
             fn(string)
             times[name].append(time.perf_counter() - start)
