@@ -668,8 +668,8 @@ class _Rows:
 
 
 def _by_class(transitions: Sequence[_Moves]) -> tuple[dict[int, int], ...]:
-    """Rows by class (``{class: target}``): ``Dfa.transitions``, and ``compile_stages``'
-    rows of the DFA before minimisation."""
+    """Rows by class (``{class: target}``): ``Dfa.transitions``, and
+    ``Stages.subset_rows`` (the subset construction's DFA, as the Learn view tabulates it)."""
     rows = _Rows()
     return tuple(rows.row(moves) for moves in transitions)
 
@@ -1055,7 +1055,7 @@ def compile_stages(pattern: str) -> Stages:
             reachable |= positions.follow[p]
         for ks, t in _smallest_class_first([(ks, t) for t, ks in state_moves.items()]):
             if t == len(subsets):  # every class of a move reaches the same positions
-                subsets.append(reachable & class_masks[(ks & -ks).bit_length() - 1])
+                subsets.append(reachable & class_masks[next(_bits(ks))])
     pruned_accepting, pruned_moves = _prune_dead(accepting, moves)
     kept = tuple(_kept(accepting, moves))
     minimal_accepting, minimal_moves = _minimise(pruned_accepting, pruned_moves, clock)
@@ -1067,7 +1067,7 @@ def compile_stages(pattern: str) -> Stages:
         s = queue.pop()
         for t, ks in pruned_moves[s].items():
             if t not in merged:  # any class of the move will do: take its smallest
-                merged[t] = minimal[merged[s]][(ks & -ks).bit_length() - 1]
+                merged[t] = minimal[merged[s]][next(_bits(ks))]
                 queue.append(t)
     return Stages(
         pattern=core,
