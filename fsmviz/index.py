@@ -328,7 +328,7 @@ class TokenIndex:
             raise self._too_large
 
     def _close(self) -> tuple[int, ...]:
-        """The states reachable from the initial state, breadth-first over successor sets.
+        """The states reachable from the initial state, searched over successor sets.
         Every byte-DFA state's successor set is found in one walk first (a state inside a
         character that no token reaches costs next to nothing). Raises ``IndexTooLarge``
         after ``CLOSURE_SECONDS`` (and at once ever after)."""
@@ -336,14 +336,12 @@ class TokenIndex:
             raise self._too_large
         deadline = time.thread_time() + CLOSURE_SECONDS
         self._walk_successors(list(range(self.byte_dfa.num_states)), deadline)
-        seen = {self.initial_state}
-        frontier = [self.initial_state]
-        while frontier:
-            found: set[int] = set()
-            for state in frontier:
-                found.update(self._successors[state].tolist())
-            frontier = sorted(found - seen)
-            seen.update(frontier)
+        successors, seen, todo = self._successors, {self.initial_state}, [self.initial_state]
+        while todo:
+            for target in successors[todo.pop()].tolist():
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
         return tuple(sorted(seen))
 
     def _prune_token_dead_states(self) -> None:
