@@ -54,6 +54,7 @@ from .dfa import (
     check_size,
     complement_ranges,
     point_ranges,
+    set_bits,
 )
 from .index import build_index, built_index, with_eos
 from .successors import WIDE
@@ -531,12 +532,10 @@ class _NearStart:
                 mask &= ~part
             parts = split + ([mask] if mask else [])
         for part in parts:
-            code = (part & -part).bit_length() - 1
-            target = self.state(regexes.derive(regex, code), b"")
-            while part:
-                low = part & -part
-                row[low.bit_length() - 1] = target
-                part ^= low
+            codes = list(set_bits(part))
+            target = self.state(regexes.derive(regex, codes[0]), b"")
+            for code in codes:
+                row[code] = target
         if any(regexes.bounds[h][-1] > 128 for h in heads):
             for lead in _LEADS:
                 row[lead] = self.enter(regex, heads, bytes([lead]))

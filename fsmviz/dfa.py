@@ -62,6 +62,7 @@ __all__ = [
     "compile_regex",
     "complement_ranges",
     "point_ranges",
+    "set_bits",
     "MAX_POSITIONS",
     "MAX_STATES",
 ]
@@ -194,7 +195,7 @@ class Dfa:
         out: list[Edge] = []
         for source in self.states:
             for target, classes in sorted(self.moves[source].items()):
-                ks = list(_bits(classes))
+                ks = list(set_bits(classes))
                 chars = frozenset().union(*(self.classes[k].chars for k in ks))
                 others = any(self.classes[k].others for k in ks)
                 out.append(Edge(source, target, _label(chars, others, self.mentioned), tuple(ks)))
@@ -428,7 +429,7 @@ class _Positions:
 
     def _link(self, lasts: int, firsts: int) -> None:
         self.clock.check()
-        for p in _bits(lasts):
+        for p in set_bits(lasts):
             self.follow[p] |= firsts
 
     def _concat(self, a: tuple[bool, int, int], b: tuple[bool, int, int]) -> tuple[bool, int, int]:
@@ -516,7 +517,13 @@ class _Positions:
         return classes, masks, position_classes, mentioned
 
 
-def _bits(mask: int) -> Iterator[int]:
+def set_bits(mask: int) -> Iterator[int]:
+    """The positions of ``mask``'s set bits, ascending: the members of a set kept as an
+    int (positions, classes, bytes). ``mask & -mask`` is the lowest set bit alone.
+
+    >>> list(set_bits(0b10110))
+    [1, 2, 4]
+    """
     while mask:
         low = mask & -mask
         yield low.bit_length() - 1
@@ -578,7 +585,7 @@ def _subsets(
     while i < len(order):
         subset = order[i]
         reachable = first if subset == 0 else 0
-        for p in _bits(subset):
+        for p in set_bits(subset):
             reachable |= follow[p]
         moves: _Moves = {}
         if reachable & (reachable - 1) == 0:  # one position next, or none (a schema's
@@ -595,7 +602,7 @@ def _subsets(
                     moves[j] = moves.get(j, 0) | 1 << k
         elif reachable:
             by_classes: dict[int, int] = {}  # a set of classes -> the positions accepting them
-            for p in _bits(reachable):
+            for p in set_bits(reachable):
                 classes = position_classes[p]
                 by_classes[classes] = by_classes.get(classes, 0) | 1 << p
             groups = {everything: 0}  # classes alike so far -> the positions they reach
@@ -663,7 +670,7 @@ class _Rows:
     def _spell(self, classes: int) -> list[int]:
         ks = self._spelled.get(classes)
         if ks is None:
-            ks = self._spelled[classes] = list(_bits(classes))
+            ks = self._spelled[classes] = list(set_bits(classes))
         return ks
 
 
@@ -1038,7 +1045,7 @@ def compile_stages(pattern: str) -> Stages:
     >>> st = compile_stages("([0-9]+)?\\\\.[0-9]+")
     >>> st.positions
     ('0-9', '.', '0-9')
-    >>> [sorted(_bits(s)) for s in st.subsets]  # the classes in drawing order: ".", "0-9"
+    >>> [sorted(set_bits(s)) for s in st.subsets]  # the classes in drawing order: ".", "0-9"
     [[], [1], [0], [2]]
     >>> st.merged_into, st.dfa.num_states  # {0} (a digit read) has the start's future
     ((0, 1, 0, 2), 3)
@@ -1051,11 +1058,11 @@ def compile_stages(pattern: str) -> Stages:
     subsets = [0]  # replay the construction's numbering: a target is new when first seen
     for s, state_moves in enumerate(moves):
         reachable = first if s == 0 else 0
-        for p in _bits(subsets[s]):
+        for p in set_bits(subsets[s]):
             reachable |= positions.follow[p]
         for ks, t in _smallest_class_first([(ks, t) for t, ks in state_moves.items()]):
             if t == len(subsets):  # every class of a move reaches the same positions
-                subsets.append(reachable & class_masks[next(_bits(ks))])
+                subsets.append(reachable & class_masks[next(set_bits(ks))])
     pruned_accepting, pruned_moves = _prune_dead(accepting, moves)
     kept = tuple(_kept(accepting, moves))
     minimal_accepting, minimal_moves = _minimise(pruned_accepting, pruned_moves, clock)
@@ -1067,7 +1074,7 @@ def compile_stages(pattern: str) -> Stages:
         s = queue.pop()
         for t, ks in pruned_moves[s].items():
             if t not in merged:  # any class of the move will do: take its smallest
-                merged[t] = minimal[merged[s]][next(_bits(ks))]
+                merged[t] = minimal[merged[s]][next(set_bits(ks))]
                 queue.append(t)
     return Stages(
         pattern=core,

@@ -14,7 +14,7 @@ from test_index_properties import ASCII_ALPHABET, PROPERTY_SETTINGS, regex_trees
 
 from fsmviz import Vocabulary, compile_regex
 from fsmviz.app import learn as views
-from fsmviz.dfa import _bits, compile_stages
+from fsmviz.dfa import compile_stages, set_bits
 from fsmviz.learn import (
     TOY_EXAMPLES,
     ZipModel,
@@ -105,7 +105,7 @@ def test_stages_end_in_compile_regex_dfa_and_merges_are_sound() -> None:
         for i, moves in enumerate(st_.pruned_moves):  # target -> bitset of classes
             m = st_.merged_into[i]
             assert (i in st_.pruned_accepting) == (m in st_.dfa.accepting)
-            row = {k: st_.merged_into[t] for t, ks in moves.items() for k in _bits(ks)}
+            row = {k: st_.merged_into[t] for t, ks in moves.items() for k in set_bits(ks)}
             assert row == dict(minimal[m])
         # A subset state accepts exactly when it holds a last position (or is the start
         # of a pattern that matches the empty string).
