@@ -4,7 +4,7 @@
 // the window is never scrolled. Clicks on the chart, table rows, output tokens and the
 // stepper become Step slider changes; the URL follows every edit (a link restores the run).
 () => {
-  const view = { zoom: 1, fit: false, left: 0, top: 0 };
+  const view = { zoom: 1, fit: false, chosen: false, left: 0, top: 0 };
   const $ = (selector) => document.querySelector(selector);
   const setNumber = (elemId, value) => {
     const input = $(`#${elemId} input[type=number]`);
@@ -56,13 +56,22 @@
   });
 
   // --- the drawing: zoom kept, followed inside its box -------------------------------------
+  // Until the visitor zooms, a drawing that fits its box at 70 % of graphviz's size or more
+  // is shown whole (all of a small automaton at once, title and start included); a larger
+  // one keeps its size, readable, and the box follows the current state.
+  const AUTO_FIT = 0.7;
+  const fitsWhole = (box) => {
+    const natural = parseFloat(box.style.getPropertyValue("--natural")) || 0;
+    return natural > 0 && box.clientWidth >= AUTO_FIT * natural;
+  };
   const apply = (box) => {
     box.style.setProperty("--zoom", String(view.zoom));
-    box.classList.toggle("fit", view.fit);
+    box.classList.toggle("fit", view.fit || (!view.chosen && fitsWhole(box)));
   };
   const setZoom = (zoom, fit = false) => {
     view.zoom = Math.min(Math.max(zoom, 0.25), 12);
     view.fit = fit;
+    view.chosen = true;
     const box = $("#dfa .dfa-scroll");
     if (box) { apply(box); follow(box); }
   };

@@ -216,6 +216,35 @@ def test_b7_zoom_is_kept_across_redraws(ran: Page) -> None:
     assert ran.eval_on_selector("#dfa .dfa-scroll", zoom) == "1"
 
 
+def test_a_small_drawing_is_shown_whole_until_the_visitor_zooms(browser, app_url: str) -> None:
+    """The e-mail DFA is a little wider than its box at 1440 px: shown whole (start arrow,
+    title and every state inside the box), not scrolled to its current state. On a phone
+    it would shrink below 70 %: graphviz's size, following the current state."""
+    nodes_inside = """() => {
+        const b = document.querySelector('#dfa .dfa-scroll').getBoundingClientRect();
+        return [...document.querySelectorAll('#dfa svg .node')].every(n => {
+            const r = n.getBoundingClientRect(); return r.left >= b.left - 1 && r.right <= b.right + 1; });
+    }"""
+    for viewport, fitted in (({"width": 1440, "height": 1000}, True), (PHONE_VIEW, False)):
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        page.set_default_timeout(UI_TIMEOUT)
+        open_app(page, app_url + "/")
+        run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
+        box = page.locator("#dfa .dfa-scroll")
+        if fitted:
+            expect(box).to_have_class(re.compile(r"\bfit\b"))
+            assert page.evaluate(nodes_inside)
+            page.click("#dfa [data-zoom=in]")  # the visitor's zoom wins from now on
+            expect(box).not_to_have_class(re.compile(r"\bfit\b"))
+            assert not page.evaluate(nodes_inside)
+        else:
+            expect(box).not_to_have_class(re.compile(r"\bfit\b"))
+            assert not page.evaluate(nodes_inside)
+            assert page.locator("#dfa svg .node.current").count() == 1
+        context.close()
+
+
 def test_b8_the_chart_reads_well(ran: Page) -> None:
     layout = ran.evaluate(
         "() => { const l = document.querySelector('#valid-mass .js-plotly-plot')._fullLayout;"
