@@ -223,7 +223,9 @@ def test_a_small_drawing_is_shown_whole_until_the_visitor_zooms(browser, app_url
     nodes_inside = """() => {
         const b = document.querySelector('#dfa .dfa-scroll').getBoundingClientRect();
         return [...document.querySelectorAll('#dfa svg .node')].every(n => {
-            const r = n.getBoundingClientRect(); return r.left >= b.left - 1 && r.right <= b.right + 1; });
+            const r = n.getBoundingClientRect();
+            return r.left >= b.left - 1 && r.right <= b.right + 1;
+        });
     }"""
     for viewport, fitted in (({"width": 1440, "height": 1000}, True), (PHONE_VIEW, False)):
         context = browser.new_context(viewport=viewport)
