@@ -133,7 +133,7 @@ def _hashed_columns(table: np.ndarray) -> ByteColumns | None:
     by the table's size and largest entry), so equal columns always hash alike; columns
     with one hash are then checked against the first of them, entry by entry. None when
     the table is too large for exact sums, or on a collision (never seen). A schema's
-    2,495 × 256 table: 0.6 ms, where the transposed copy a comparison needs costs 1 ms."""
+    2,495 × 256 table: 0.7 ms, where the transposed copy a comparison needs costs 0.9 ms."""
     rows = len(table)
     room = 2**53 // (max(rows, 1) * max(int(table.max(initial=0)), 1))
     if room < 2**16:
