@@ -16,8 +16,8 @@ from bench.cold import Fresh
 from bench.table import check, print_table
 from fsmviz import compile_regex, load_model
 from fsmviz.app.live import live_run, pattern_view
-from fsmviz.app.render import to_svg
-from fsmviz.generate import GenerationOptions
+from fsmviz.drawing.render import to_svg
+from fsmviz.generation.generate import GenerationOptions
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "cases" / "seed_regexes.json"
 

@@ -52,12 +52,12 @@ from outlines_core import Index as OutlinesIndex
 from outlines_core import Vocabulary as OutlinesVocabulary
 from outlines_core.json_schema import build_regex_from_schema
 
-import fsmviz.dfa
-import fsmviz.index
+import fsmviz.automaton.dfa
+import fsmviz.tokens.index
 from bench.cold import Fresh
 from bench.table import check, geomean, print_table
 from fsmviz import Vocabulary, build_index, first_allowed_tokens
-from fsmviz.dawg import dawg_of
+from fsmviz.tokens.fast.dawg import dawg_of
 
 HERE = Path(__file__).resolve().parent
 SEEDS = HERE.parent / "tests" / "cases" / "seed_regexes.json"
@@ -268,8 +268,8 @@ def bundled_tokenizer():
 def main() -> list[tuple[str, ...]]:
     # The app refuses a DFA that takes over 1 s to build; on a loaded machine the 22-field
     # schema can come close, and a benchmark should measure it rather than stop.
-    fsmviz.dfa.MAX_SECONDS = 10.0
-    fsmviz.index.CLOSURE_SECONDS = 60.0  # likewise the whole index's budget
+    fsmviz.automaton.dfa.MAX_SECONDS = 10.0
+    fsmviz.tokens.index.CLOSURE_SECONDS = 60.0  # likewise the whole index's budget
     vocab = Vocabulary.bundled()
     tokenizer = bundled_tokenizer()
     dawg_of(vocab)  # per vocabulary (its trie too), like the peers' tokenizer set-up: untimed

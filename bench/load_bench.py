@@ -10,7 +10,7 @@ session, so the sessions do not all write the same text).
   warm-up pass that builds each pattern's index): one user's tokens/s, end to end.
 * **At once**: ``USERS`` sessions, one thread and one ``Client`` each, send their request
   at the same moment. The app serves ``RUNS_AT_ONCE`` (16) generations at once, their
-  forward passes batched (``fsmviz/batching.py``), and would queue any more.
+  forward passes batched (``fsmviz/generation/batching.py``), and would queue any more.
   Per request: errors and latency (submit → result, queueing included); in all: tokens
   written by everyone / wall time from the start to the last answer.
 

@@ -31,8 +31,8 @@ def _fresh(k: int) -> str:
 
 def main() -> list[tuple[str, ...]]:
     from fsmviz import build_index, load_model, stream
-    from fsmviz.index import IndexTooLarge
-    from fsmviz.schema import regex_from_schema
+    from fsmviz.schema.convert import regex_from_schema
+    from fsmviz.tokens.index import IndexTooLarge
 
     model = load_model()
     next(iter(stream(model, r"[a-z]{3}", "Warm up.", max_tokens=2)))

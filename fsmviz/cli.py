@@ -103,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the subcommand, return its status."""
     args = build_parser().parse_args(argv)
-    from .errors import ExplainedError
-    from .syntax import RegexError
+    from fsmviz.automaton.syntax import RegexError
+    from fsmviz.errors import ExplainedError
 
     try:
         return COMMANDS[args.command].run(args)
@@ -140,7 +140,7 @@ def _progress(message: str) -> None:
     arg("--json", action="store_true", help="print states and transitions as JSON"),
 )
 def _dfa(args: argparse.Namespace) -> int:
-    from .dfa import compile_regex
+    from fsmviz.automaton.dfa import compile_regex
 
     if sum(map(bool, (args.svg, args.dot, args.json))) > 1:
         raise ValueError("choose one of --svg, --dot and --json")
@@ -148,7 +148,7 @@ def _dfa(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(dfa.to_dict(), ensure_ascii=False, indent=1))
     elif args.dot or args.svg:
-        from .app.render import to_dot, to_svg
+        from fsmviz.drawing.render import to_dot, to_svg
 
         if args.dot:
             print(to_dot(dfa, title=args.regex), end="")
@@ -201,9 +201,9 @@ def dfa_table(dfa: Any) -> str:
     ),
 )
 def _diagnose(args: argparse.Namespace) -> int:
-    from .dfa import compile_regex
-    from .diagnose import diagnose
-    from .vocab import Vocabulary
+    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.diagnose import diagnose
+    from fsmviz.tokens.vocab import Vocabulary
 
     compile_regex(args.regex)  # a bad pattern: the message and caret line, status 2
     vocab = Vocabulary.bundled()
@@ -223,14 +223,14 @@ def _diagnose(args: argparse.Namespace) -> int:
 @command(
     "first",
     "the tokens the first step may take with the bundled model's vocabulary (found "
-    "without building the DFA: ``fsmviz.derivatives``)",
+    "without building the DFA: ``fsmviz.tokens.fast.derivatives``)",
     REGEX,
     arg("--limit", type=int, default=40, help="how many tokens to print"),
 )
 def _first(args: argparse.Namespace) -> int:
-    from .derivatives import first_allowed_tokens
-    from .trie import trie_of
-    from .vocab import Vocabulary
+    from fsmviz.tokens.fast.derivatives import first_allowed_tokens
+    from fsmviz.tokens.trie import trie_of
+    from fsmviz.tokens.vocab import Vocabulary
 
     vocab = Vocabulary.bundled()
     trie_of(vocab)  # the vocabulary's set-up, once per process: not the pattern's time
@@ -260,12 +260,12 @@ def _first(args: argparse.Namespace) -> int:
     arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
 )
 def _generate(args: argparse.Namespace) -> int:
-    from .dfa import compile_regex
+    from fsmviz.automaton.dfa import compile_regex
 
     compile_regex(args.regex)  # refuse a bad pattern and bad options before loading the model
     started = time.perf_counter()
-    from .generate import GenerationOptions, stream  # torch: ~3 s
-    from .models import load_model
+    from fsmviz.generation.generate import GenerationOptions, stream  # torch: ~3 s
+    from fsmviz.generation.models import load_model
 
     options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
     GenerationOptions(**options)
@@ -306,8 +306,6 @@ def _generate(args: argparse.Namespace) -> int:
     arg("--seed", type=int, default=0, help="random seed for sampling"),
 )
 def _schema(args: argparse.Namespace) -> int:
-    from .schema import schema_command  # outlines-core and jsonschema load only here
-
     return schema_command(
         args.file,
         args.prompt,
@@ -316,6 +314,65 @@ def _schema(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         seed=args.seed,
     )
+
+
+def schema_command(
+    file: str,
+    prompt: str | None = None,
+    *,
+    whitespace: str | None = None,
+    max_tokens: int = 256,
+    temperature: float = 0.0,
+    seed: int = 0,
+    model: object = None,
+    out: Any = None,
+    err: Any = None,
+) -> int:
+    """``python -m fsmviz schema FILE [PROMPT]``: print the schema's regex, or, given a
+    prompt, generate JSON for it with the bundled model (``model`` overrides) and print it,
+    with whether it validates on stderr. ``FILE`` ``-`` reads stdin. Returns the exit
+    status: 0, 1 when the output does not validate, 2 for a bad file or schema."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    from fsmviz.schema.convert import (  # outlines-core and jsonschema load only here
+        SchemaError,
+        check_json,
+        compile_schema,
+    )
+
+    try:
+        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
+        compiled = compile_schema(text, whitespace)
+    except OSError as error:
+        print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
+        return 2
+    except SchemaError as error:
+        print(f"fsmviz schema: {file}: {error}", file=err)
+        return 2
+    if prompt is None:
+        print(compiled.regex, file=out)
+        return 0
+    from fsmviz.generation.generate import generate
+    from fsmviz.generation.models import load_model
+
+    trace = generate(
+        model if model is not None else load_model(),
+        compiled.regex,
+        prompt,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
+    )
+    print(trace.text, file=out)
+    check = check_json(trace.text, compiled.schema)
+    if check.valid:
+        print(
+            f"valid JSON for the schema ({trace.stop_reason}, {len(trace.steps)} tokens)", file=err
+        )
+        return 0
+    where = f" at {check.path or '/'}" if check.path is not None else ""
+    print(f"not valid: {check.error}{where} ({trace.stop_reason})", file=err)
+    return 1
 
 
 # --- serve --------------------------------------------------------------------------------
@@ -329,7 +386,7 @@ def _schema(args: argparse.Namespace) -> int:
     arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
 )
 def _serve(args: argparse.Namespace) -> int:
-    from .app.server import main as serve  # gradio loads only here
+    from fsmviz.app.server import main as serve  # gradio loads only here
 
     argv = ["--host", args.host, "--port", str(args.port)]
     if args.model:

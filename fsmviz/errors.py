@@ -7,13 +7,14 @@
 
 What each kind means (each defined beside the code that raises it):
 
-* ``RegexError`` (``fsmviz.syntax``, also a ``ValueError``): the pattern cannot be used.
-* ``IndexTooLarge`` (``fsmviz.index``): the pattern is fine, but walking its whole token
+* ``RegexError`` (``fsmviz.automaton.syntax``, also a ``ValueError``): the pattern cannot be used.
+* ``IndexTooLarge`` (``fsmviz.tokens.index``): the pattern is fine, but walking its whole token
   index takes too long; a generation still runs, without a safe end; the doctor skips the
   token-level checks and says so.
-* ``ModelLoadError`` (``fsmviz.models``), ``BundledModelMissing`` (``fsmviz.bundled``): no model.
-* ``ForwardPassError`` (``fsmviz.batching``): the model failed during a step.
-* ``RenderError`` (``fsmviz.app.render``): graphviz could not draw the DFA.
+* ``ModelLoadError`` (``fsmviz.generation.models``), ``BundledModelMissing``
+  (``fsmviz.bundled``): no model.
+* ``ForwardPassError`` (``fsmviz.generation.batching``): the model failed during a step.
+* ``RenderError`` (``fsmviz.drawing.render``): graphviz could not draw the DFA.
 
 The first two are ``ExplainedError``s: a plain-English ``.message``, a ``.position`` in the
 pattern (or None) and a ``.hint`` (what to write instead, or None).

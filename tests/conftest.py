@@ -53,7 +53,7 @@ def tiny():
 
     from fsmviz import Vocabulary
     from fsmviz.bundled import bundled_tokenizer_dir
-    from fsmviz.models import Model
+    from fsmviz.generation.models import Model
 
     tokenizer = AutoTokenizer.from_pretrained(bundled_tokenizer_dir())
     torch.manual_seed(0)

@@ -1,5 +1,6 @@
-"""Batched forward passes (``fsmviz.batching``): a sequence in a group sees exactly its own
-tokens, so its logits equal a solo pass; rows join, pause, leave; failures reach callers.
+"""Batched forward passes (``fsmviz.generation.batching``): a sequence in a group sees
+exactly its own tokens, so its logits equal a solo pass; rows join, pause, leave; failures
+reach callers.
 The tiny random Llama stands in for the model here (its caches have the same structure)."""
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from fsmviz.batching import ForwardPassError, ForwardPasses, _Group, _groupable, _Job
-from fsmviz.generate import generate, stream
-from fsmviz.models import load_model
+from fsmviz.generation.batching import ForwardPassError, ForwardPasses, _Group, _groupable, _Job
+from fsmviz.generation.generate import generate, stream
+from fsmviz.generation.models import load_model
 
 PROMPTS = [[1, 2, 3], list(range(40, 60)), [7] * 9]
 
@@ -172,7 +173,7 @@ def test_a_page_run_left_mid_stream_frees_its_row(tiny):
     """The page's frames (``live_run``): when the visitor leaves, Gradio closes the frame
     generator, and the generation's row leaves the model's batch."""
     from fsmviz.app.live import live_run, pattern_view
-    from fsmviz.generate import GenerationOptions
+    from fsmviz.generation.generate import GenerationOptions
 
     view = pattern_view(r"[a-z ]{2000,}", tiny.vocab)  # 400 tokens: about a second
     frames = live_run(tiny, view, "x", GenerationOptions(max_tokens=400))

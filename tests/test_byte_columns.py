@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fsmviz import compile_regex
-from fsmviz.bytedfa import ByteColumns, _hashed_columns, to_bytes
+from fsmviz.automaton.bytedfa import ByteColumns, _hashed_columns, to_bytes
 
 
 def classes_by_definition(table: np.ndarray) -> tuple[list[int], list[int]]:

@@ -14,8 +14,8 @@ import pytest
 
 from bench.index_bench import benchmark_patterns
 from fsmviz import compile_regex
-from fsmviz.bytedfa import _SLOT, _TEMPLATES, ByteDfa, _char_table, _Template, to_bytes
-from fsmviz.dfa import Dfa
+from fsmviz.automaton.bytedfa import _SLOT, _TEMPLATES, ByteDfa, _char_table, _Template, to_bytes
+from fsmviz.automaton.dfa import Dfa
 
 SEEDS = Path(__file__).parent / "cases" / "seed_regexes.json"
 

@@ -1,4 +1,4 @@
-"""The compact drawing (fsmviz.compact, render.compact_svg, live's lights), the states'
+"""The compact drawing (fsmviz.drawing.compact, render.compact_svg, live's lights), the states'
 tooltips, and the doctor naming tokens that split a character."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from fsmviz.app.live import (
     pattern_view,
     state_tooltips,
 )
-from fsmviz.app.render import compact_dot, compact_svg, highlight, to_svg
-from fsmviz.compact import Place, compact
 from fsmviz.diagnose import diagnose
-from fsmviz.trace import Candidate, Step, Trace
+from fsmviz.drawing.compact import Place, compact
+from fsmviz.drawing.render import compact_dot, compact_svg, highlight, to_svg
+from fsmviz.generation.trace import Candidate, Step, Trace
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK_TITLE = "{http://www.w3.org/1999/xlink}title"
@@ -60,7 +60,7 @@ def check_partition(pattern: str) -> None:
     assert graph.places[dfa.initial].node == graph.initial
 
 
-# --- fsmviz.compact -----------------------------------------------------------------------
+# --- fsmviz.drawing.compact -----------------------------------------------------------------------
 
 
 def test_a_run_of_single_way_states_is_one_edge_with_its_text():

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsmviz import RegexError, compile_regex
-from fsmviz.dfa import _Construction, _prune_dead
+from fsmviz.automaton.dfa import _Construction, _prune_dead
 
 STRANDING = [r"a[^\s\S]b|c", r"(a[^\s\S])*b", r"x(?:[^\d\D]|y)z", r"[^\w\W]?q", r"(?i)[^\s\S]"]
 

@@ -9,10 +9,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from fsmviz.bytedfa import to_bytes
-from fsmviz.dawg import dawg_of, successor_pairs
-from fsmviz.dfa import compile_regex
-from fsmviz.trie import trie_of
+from fsmviz.automaton.bytedfa import to_bytes
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.tokens.fast.dawg import dawg_of, successor_pairs
+from fsmviz.tokens.trie import trie_of
 
 
 def test_the_dawg_reads_exactly_the_tokens(bundled_vocab):
@@ -88,7 +88,7 @@ def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
     pairs; the rounds and the tail follow the same rules, so where the switch falls does
     not change the answer: all rounds, the default, or the tail right past the widest
     depth. (Checked: a tail that records no token's end fails here.)"""
-    import fsmviz.dawg as dawg_module
+    import fsmviz.tokens.fast.dawg as dawg_module
 
     dawg = dawg_of(bundled_vocab)
     table = to_bytes(compile_regex(pattern)).table

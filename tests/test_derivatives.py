@@ -1,4 +1,4 @@
-"""The first allowed set by derivatives (``fsmviz.derivatives``), held to the index's.
+"""The first allowed set by derivatives (``fsmviz.tokens.fast.derivatives``), held to the index's.
 
 ``first_allowed_tokens(p, v)`` must equal ``build_index(p, v).allowed_tokens(0)`` for every
 pattern: on the real vocabulary (the bench's patterns, the seeds, patterns whose tokens
@@ -21,8 +21,8 @@ from test_fuzz import fuzz_settings, hostile_trees
 from test_fuzz import toy as toy  # noqa: F401 (the fixture)
 
 from fsmviz import RegexError, Vocabulary, build_index, clear_caches
-from fsmviz.derivatives import first_allowed_tokens
-from fsmviz.index import built_index
+from fsmviz.tokens.fast.derivatives import first_allowed_tokens
+from fsmviz.tokens.index import built_index
 
 HERE = Path(__file__).resolve().parent
 EVERYDAY = [
@@ -59,7 +59,7 @@ HANDED_OVER = [  # only the whole index answers these exactly
 
 def schema_regexes() -> list[str]:
     """The 22-field schema's regex, and those of outlines-core's own test schemas."""
-    from fsmviz.schema import SchemaError, regex_from_schema
+    from fsmviz.schema.convert import SchemaError, regex_from_schema
 
     schemas = [(HERE / "cases" / "schema_22_fields.json").read_text()]
     corpus = json.loads((HERE / "cases" / "outlines_core_schemas.json").read_text())
@@ -111,8 +111,8 @@ def test_characters_alike_share_one_state_inside_them(bundled_vocab):
     """Under ``(?s).*`` every character derives alike: the states inside characters are
     one per bytes left and range of the next byte, not one per prefix the vocabulary holds
     (thousands: it took 80 ms where it takes a few)."""
-    from fsmviz.derivatives import _NearStart, _Regexes
-    from fsmviz.trie import trie_of
+    from fsmviz.tokens.fast.derivatives import _NearStart, _Regexes
+    from fsmviz.tokens.trie import trie_of
 
     trie = trie_of(bundled_vocab)
     regexes, start = _Regexes.of("(?s).*", trie.single_byte_tokens)
@@ -151,9 +151,9 @@ def test_a_token_ending_inside_a_character_no_token_finishes_is_left_to_the_inde
 
 
 def test_past_its_budget_of_states_the_index_answers(bundled_vocab, monkeypatch):
-    import fsmviz.derivatives
+    import fsmviz.tokens.fast.derivatives
 
-    monkeypatch.setattr(fsmviz.derivatives, "MAX_DERIVED", 6)
+    monkeypatch.setattr(fsmviz.tokens.fast.derivatives, "MAX_DERIVED", 6)
     for pattern, handed in [(r"[a-z]{1,3}", False), (r"([A-Za-z]{1,12} ){2,10}", True)]:
         clear_caches()
         first_allowed_tokens(pattern, bundled_vocab)

@@ -11,9 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsmviz import RegexError, compile_regex
-from fsmviz.bytedfa import to_bytes
-from fsmviz.dfa import _Construction, _hopcroft, _merged_bottom_up, _prune_dead, _renumbered
-from fsmviz.schema import regex_from_schema
+from fsmviz.automaton.bytedfa import to_bytes
+from fsmviz.automaton.dfa import (
+    _Construction,
+    _hopcroft,
+    _merged_bottom_up,
+    _prune_dead,
+    _renumbered,
+)
+from fsmviz.schema.convert import regex_from_schema
 
 ALPHABET = ["a", "b", "0", "7", ".", "@", '"', " ", "\n", "é", "日", "本", "😀", "\x04", "Z"]
 

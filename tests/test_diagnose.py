@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from fsmviz import Vocabulary, build_index, compile_regex
 from fsmviz.diagnose import KINDS, Finding, diagnose, example_prefixes, token_distances
-from fsmviz.trace import Candidate, Step, Trace
+from fsmviz.generation.trace import Candidate, Step, Trace
 
 # The seed regexes and the email prompt (copied from tests/cases/seed_regexes.json).
 EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
@@ -495,8 +495,8 @@ def test_email_story_on_the_real_model():
     """Seed 002: `ian.swannack@gmail.com.au.I.I.I.I`. Greedy SmolLM2 in completion mode
     writes `.jerome.swannack@coolcompany.com.I.I.T.I.A.I…`: it ends its sentence with `.`,
     which the pattern reads as another domain label, and then it circles."""
-    from fsmviz.generate import generate
-    from fsmviz.models import load_model
+    from fsmviz.generation.generate import generate
+    from fsmviz.generation.models import load_model
 
     model = load_model()
     trace = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=40, chat=False)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsmviz.generate import GenerationOptions, _Run, generate, lookup
-from fsmviz.models import Model, load_model
+from fsmviz.generation.generate import GenerationOptions, _Run, generate, lookup
+from fsmviz.generation.models import Model, load_model
 
 JSON_PROMPT = "List one Pink Floyd song as JSON."
 

@@ -7,7 +7,7 @@ import pytest
 
 import fsmviz
 from fsmviz.diagnose.engines import report_findings
-from fsmviz.engines import EngineReport, compare_engines, naive_allows
+from fsmviz.peers.regex import EngineReport, compare_engines, naive_allows
 
 
 @pytest.fixture(scope="module")

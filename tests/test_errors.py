@@ -6,8 +6,8 @@ import pytest
 
 import fsmviz
 from fsmviz import FsmvizError, IndexTooLarge, RegexError, compile_regex
-from fsmviz.app.render import RenderError
 from fsmviz.app.views import error_html
+from fsmviz.drawing.render import RenderError
 
 
 def test_every_error_class_has_the_one_base() -> None:
@@ -31,7 +31,7 @@ def test_the_caret_line_is_one_helper_for_page_and_terminal() -> None:
 def test_a_pattern_too_large_to_index_is_told_apart_from_an_unusable_one(monkeypatch) -> None:
     """``IndexTooLarge`` was a ``RegexError``: the doctor said "cannot be used". (The walk
     budget is cut so that this pattern, which the faster index now closes in time, is over.)"""
-    monkeypatch.setattr(fsmviz.index, "CLOSURE_SECONDS", 0.0)
+    monkeypatch.setattr(fsmviz.tokens.index, "CLOSURE_SECONDS", 0.0)
     fsmviz.clear_caches()
     vocab = fsmviz.Vocabulary.bundled()
     findings = fsmviz.diagnose("[a-z ]{2000,}|\\x04\\x04", vocab)

@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fsmviz import Vocabulary, dfa, successors
-from fsmviz.bytedfa import to_bytes
-from fsmviz.dfa import compile_regex, compile_stages
-from fsmviz.schema import regex_from_schema
-from fsmviz.trie import trie_of
+from fsmviz import Vocabulary
+from fsmviz.automaton import dfa
+from fsmviz.automaton.bytedfa import to_bytes
+from fsmviz.automaton.dfa import compile_regex, compile_stages
+from fsmviz.schema.convert import regex_from_schema
+from fsmviz.tokens.fast import successors
+from fsmviz.tokens.trie import trie_of
 
 CASES = Path(__file__).parent / "cases"
 EXTRA = [

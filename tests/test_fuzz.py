@@ -40,8 +40,8 @@ from hypothesis import strategies as st
 from oracle import compile_oracle
 
 from fsmviz import Dfa, RegexError, Trace, Vocabulary, build_index, compile_regex, diagnose
-from fsmviz.generate import generate
-from fsmviz.syntax import MAX_CLASS_CHARACTERS, MAX_NESTING, MAX_PATTERN_LENGTH
+from fsmviz.automaton.syntax import MAX_CLASS_CHARACTERS, MAX_NESTING, MAX_PATTERN_LENGTH
+from fsmviz.generation.generate import generate
 
 # The same examples on every run (CI), nothing saved to disk. For a longer, random search:
 # FSMVIZ_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py -s
@@ -427,7 +427,7 @@ def test_a_lone_surrogate_in_the_pattern_is_not_fast_forwarded(tiny) -> None:
 def test_judging_a_near_match_cannot_hang() -> None:
     """``Trace.matched`` was ``regex.fullmatch`` without a limit: exponential backtracking on
     an output that almost matches hung the worker (hours for sixty a's)."""
-    from fsmviz.generate import full_match
+    from fsmviz.generation.generate import full_match
 
     assert full_match("(a|aa)+b", "a" * 60, dfa_accepts=False) is False
     assert full_match("(a|aa)+b", "a" * 60 + "b", dfa_accepts=True) is True

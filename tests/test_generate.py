@@ -14,9 +14,9 @@ import regex
 import torch
 
 from fsmviz import RegexError, build_index
-from fsmviz.generate import GenerationOptions, generate, stream
-from fsmviz.models import Model, load_model
-from fsmviz.processor import RegexLogitsProcessor
+from fsmviz.generation.generate import GenerationOptions, generate, stream
+from fsmviz.generation.models import Model, load_model
+from fsmviz.generation.processor import RegexLogitsProcessor
 
 EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
 EMAIL_PROMPT = "My name is Jerome Swannack, I work at coolcompany.com and my email address is"
@@ -89,7 +89,7 @@ def test_sampling_is_reproducible_with_a_seed(model):
 
 @pytest.mark.slow
 def test_valid_mass_equals_a_recomputation(model):
-    from fsmviz.generate import encode_prompt
+    from fsmviz.generation.generate import encode_prompt
 
     trace = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=12, chat=False)
     index = build_index(EMAIL, model.vocab)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from fsmviz import build_index, clear_caches, diagnose, generate
-from fsmviz import index as index_module
-from fsmviz.graph import UNREACHABLE
-from fsmviz.index import IndexTooLarge
+from fsmviz.automaton.graph import UNREACHABLE
+from fsmviz.tokens import index as index_module
+from fsmviz.tokens.index import IndexTooLarge
 
 LONG = r"[a-z ]{300,}"
 

@@ -1,6 +1,6 @@
 """The closure finds successor sets in one of three ways: (token prefix, state) pairs one
-by one, node sets split by each state's byte partition (``fsmviz.successors``), or pairs
-over the vocabulary's DAWG (``fsmviz.dawg``, at most 64 states). All must tell the same
+by one, node sets split by each state's byte partition (``fsmviz.tokens.fast.successors``), or pairs
+over the vocabulary's DAWG (``fsmviz.tokens.fast.dawg``, at most 64 states). All must tell the same
 story as the rows: the successor set of every state is exactly the set of
 states its row's tokens lead to, with the real 49k vocabulary and patterns whose states
 share partitions (strings, counted repeats) or do not (literals)."""
@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsmviz import build_index, dawg
-from fsmviz import index as index_module
+from fsmviz import build_index
+from fsmviz.tokens import index as index_module
+from fsmviz.tokens.fast import dawg
 
 PATTERNS = [
     r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]",

@@ -9,7 +9,7 @@ import pytest
 
 from fsmviz import build_index
 from fsmviz.arrays import runs
-from fsmviz.index import _walk
+from fsmviz.tokens.index import _walk
 
 WIDE_SEEDS = ("email", "three_letters_digit", "url", "pink_floyd_json")
 EVERYDAY = (
@@ -68,7 +68,7 @@ def test_seed_rows_match_the_plain_walk(bundled_vocab, seed_cases, name):
 def test_wide_rows_take_subtrees_whole(bundled_vocab):
     """A slug's first row meets its loop state's chain, which never ends (else the tests
     above would only hold the plain walk to itself)."""
-    from fsmviz.rowwalk import Chains, walk_row
+    from fsmviz.tokens.fast.rowwalk import Chains, walk_row
 
     index = build_index(r"[a-z0-9]+(-[a-z0-9]+)*", bundled_vocab)
     chains = Chains(index.byte_dfa.table, int(index.trie.height[0]))

@@ -14,7 +14,7 @@ from test_index_properties import ASCII_ALPHABET, PROPERTY_SETTINGS, regex_trees
 
 from fsmviz import Vocabulary, compile_regex
 from fsmviz.app import learn as views
-from fsmviz.dfa import compile_stages, set_bits
+from fsmviz.automaton.dfa import compile_stages, set_bits
 from fsmviz.learn import (
     TOY_EXAMPLES,
     ZipModel,

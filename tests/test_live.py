@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from fsmviz.app.live import ahead, live_run, pattern_view
-from fsmviz.generate import GenerationOptions, stream
+from fsmviz.generation.generate import GenerationOptions, stream
 
 
 def test_every_step_arrives_once_and_in_order(tiny):
@@ -74,7 +74,7 @@ def test_frames_are_plain_picklable_data(tiny):
 
 def test_the_shadow_box_explains_a_first_choice_of_end_of_text():
     from fsmviz.app.live import shadow_html
-    from fsmviz.trace import Step
+    from fsmviz.generation.trace import Step
 
     eos = Step(2, "", 0, 0, 1, 1.0, (), is_eos=True)
     assert "first choice was end-of-text" in shadow_html([eos])

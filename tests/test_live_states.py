@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fsmviz import compile_regex
-from fsmviz.bytedfa import to_bytes
+from fsmviz.automaton.bytedfa import to_bytes
 
 PATTERNS = [
     r"[0-9]+\.[0-9]+",
@@ -53,8 +53,8 @@ def test_live_states_follow_the_definition(pattern: str) -> None:
 def test_token_liveness_skips_the_search_only_when_no_state_can_differ(
     pattern, token_live, bundled_vocab
 ):
-    from fsmviz.index import _byte_liveness_is_token_liveness
-    from fsmviz.trie import trie_of
+    from fsmviz.tokens.index import _byte_liveness_is_token_liveness
+    from fsmviz.tokens.trie import trie_of
 
     byte_dfa = to_bytes(compile_regex(pattern))
     trie = trie_of(bundled_vocab)

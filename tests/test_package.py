@@ -24,11 +24,12 @@ def test_import_fsmviz_loads_no_torch_and_the_generate_function_keeps_its_name()
     code = (
         "import sys, fsmviz\n"
         "heavy = [m for m in ('torch', 'gradio', 'plotly') if m in sys.modules]\n"
-        "from fsmviz.generate import MAX_PROMPT_CHARS\n"  # imports the submodule `generate`
+        # imports the submodule `generate`
+        "from fsmviz.generation.generate import MAX_PROMPT_CHARS\n"
         "from fsmviz import generate\n"
         "print(heavy, callable(generate), generate.__module__)"
     )
-    assert run_python(code) == "[] True fsmviz.generate"
+    assert run_python(code) == "[] True fsmviz.generation.generate"
 
 
 def test_a_trace_holds_its_options_as_a_record_and_still_reads_them_by_name():
@@ -42,7 +43,7 @@ def test_a_trace_holds_its_options_as_a_record_and_still_reads_them_by_name():
 
 
 def test_stream_takes_a_record_and_keywords_and_refuses_a_long_prompt(tiny):
-    from fsmviz.generate import MAX_PROMPT_CHARS, generate, stream
+    from fsmviz.generation.generate import MAX_PROMPT_CHARS, generate, stream
 
     trace = generate(tiny, "[a-z]{3}", "x", GenerationOptions(max_tokens=5, seed=2), seed=1)
     assert trace.options == GenerationOptions(max_tokens=5, seed=1)  # the keyword wins
@@ -55,7 +56,7 @@ def test_stream_takes_a_record_and_keywords_and_refuses_a_long_prompt(tiny):
 
 def test_clear_caches_empties_the_engines_caches(bundled_vocab):
     from fsmviz import build_index, clear_caches
-    from fsmviz.index import _INDEXES  # looks inside on purpose
+    from fsmviz.tokens.index import _INDEXES  # looks inside on purpose
 
     build_index("[0-9]+", bundled_vocab)
     assert len(_INDEXES) > 0

@@ -21,8 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fsmviz.schema import SchemaError, regex_from_schema
-from fsmviz.syntax import (
+from fsmviz.automaton.syntax import (
     RegexError,
     _check_shape,
     _parse_full,
@@ -31,6 +30,7 @@ from fsmviz.syntax import (
     parse,
     strip_anchors,
 )
+from fsmviz.schema.convert import SchemaError, regex_from_schema
 
 TESTS = Path(__file__).resolve().parent
 CASES = TESTS / "cases"

@@ -10,8 +10,8 @@ import regex
 import torch
 
 import fsmviz
-import fsmviz.processor
-from fsmviz.processor import RegexLogitsProcessor
+import fsmviz.generation.processor
+from fsmviz.generation.processor import RegexLogitsProcessor
 
 DATE = r"[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?"
 PROMPT = "The moon landing was on "
@@ -31,7 +31,7 @@ def _run(model, pattern: str, prompt: str, mask, max_new_tokens: int) -> str:
 
 
 def test_the_docstring_example_runs(model) -> None:
-    doc = fsmviz.processor.__doc__
+    doc = fsmviz.generation.processor.__doc__
     code = textwrap.dedent(doc.split("Example (")[1].split("::\n", 1)[1])
     assert "assert text ==" in code
     exec(code, {})  # its own assert checks the output

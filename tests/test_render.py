@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import pytest
 
 from fsmviz import Edge, compile_regex
-from fsmviz.app import render
-from fsmviz.app.render import RenderError, highlight, printable, to_dot, to_svg
+from fsmviz.drawing import render
+from fsmviz.drawing.render import RenderError, highlight, printable, to_dot, to_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 ALLOWED_TAGS = {"svg", "g", "title", "path", "polygon", "ellipse", "text", "polyline", "a"}

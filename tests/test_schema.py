@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import fsmviz
-from fsmviz.schema import (
+from fsmviz.schema.convert import (
     WHITESPACE,
     SchemaError,
     compile_schema,

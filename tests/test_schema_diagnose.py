@@ -7,7 +7,7 @@ import pytest
 
 from fsmviz import Vocabulary
 from fsmviz.diagnose.schema import diagnose_schema, schema_findings
-from fsmviz.schema import regex_from_schema
+from fsmviz.schema.convert import regex_from_schema
 
 LOOSE = {
     "type": "object",

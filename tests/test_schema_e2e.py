@@ -17,7 +17,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 from fsmviz.app.handlers import MAX_PROMPT  # noqa: E402
-from fsmviz.schema import regex_from_schema  # noqa: E402
+from fsmviz.schema.convert import regex_from_schema  # noqa: E402
 from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
 from scripts.screenshot import CHROMIUM  # noqa: E402
 

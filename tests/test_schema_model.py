@@ -9,8 +9,8 @@ import pytest
 from fsmviz import load_model
 from fsmviz.app.live import live_run, pattern_view
 from fsmviz.app.schema_page import json_view_html, schema_api, schema_examples, use_schema
-from fsmviz.generate import GenerationOptions
-from fsmviz.schema import schema_command
+from fsmviz.cli import schema_command
+from fsmviz.generation.generate import GenerationOptions
 
 
 @pytest.fixture(scope="module")

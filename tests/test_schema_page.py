@@ -22,7 +22,7 @@ from fsmviz.app.schema_page import (
     use_schema,
 )
 from fsmviz.diagnose.schema import schema_findings
-from fsmviz.schema import check_json, compile_schema, json_fields
+from fsmviz.schema.convert import check_json, compile_schema, json_fields
 
 CASES = Path(__file__).parent / "cases"
 
@@ -108,7 +108,7 @@ def test_each_example_compiles_and_is_bounded(name):
 def test_outlines_cores_test_schemas_compile_or_are_refused_clearly_in_bounded_time():
     script = (
         "import json, sys\n"
-        "from fsmviz.schema import SchemaError, compile_schema\n"
+        "from fsmviz.schema.convert import SchemaError, compile_schema\n"
         "data = json.load(open(sys.argv[1]))['schemas']\n"
         "out = []\n"
         "for ws in ('none', 'space', 'flexible'):\n"

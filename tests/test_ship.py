@@ -29,24 +29,24 @@ def no_bundled(monkeypatch, tmp_path):
 
     monkeypatch.setattr(bundled, "gguf_folder", missing)
     # and no model loaded yet in this process (other tests load the bundled one)
-    import fsmviz.models
+    import fsmviz.generation.models
     from fsmviz.cache import BoundedCache
 
-    monkeypatch.setattr(fsmviz.models, "_MODELS", BoundedCache(maxsize=2))
+    monkeypatch.setattr(fsmviz.generation.models, "_MODELS", BoundedCache(maxsize=2))
 
 
 # --- the model ------------------------------------------------------------------------------
 
 
 def test_default_model_is_the_bundled_one_when_installed_else_the_hub(no_bundled):
-    from fsmviz.models import default_source
+    from fsmviz.generation.models import default_source
 
     assert not bundled.bundled_available()
     assert default_source() == bundled.HUB_MODEL == "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
 def test_no_model_at_all_is_one_clear_message(no_bundled, monkeypatch):
-    from fsmviz.models import ModelLoadError, load_model
+    from fsmviz.generation.models import ModelLoadError, load_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError) as caught:
@@ -60,7 +60,7 @@ def test_no_model_at_all_is_one_clear_message(no_bundled, monkeypatch):
 def test_without_any_tokenizer_the_doctor_runs_the_pattern_checks_and_names_the_rest(
     no_bundled, monkeypatch
 ):
-    from fsmviz.models import BackgroundModel
+    from fsmviz.generation.models import BackgroundModel
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     models = BackgroundModel(None, "cpu", wait=True)
@@ -88,7 +88,7 @@ def test_api_dfa_and_diagnose_answer_without_a_model(no_bundled, monkeypatch):
     import gradio as gr
 
     from fsmviz.app.api import tools
-    from fsmviz.models import BackgroundModel
+    from fsmviz.generation.models import BackgroundModel
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     api = tools(BackgroundModel(None, "cpu", wait=True))
@@ -105,7 +105,7 @@ def test_api_dfa_and_diagnose_answer_without_a_model(no_bundled, monkeypatch):
 
 @pytest.mark.slow
 def test_a_tokenizer_alone_gives_the_token_level_checks(monkeypatch):
-    from fsmviz.models import load_vocabulary
+    from fsmviz.generation.models import load_vocabulary
 
     vocab = load_vocabulary(str(bundled.bundled_model_dir()))  # a folder, as FSMVIZ_MODEL
     assert len(vocab) == 49152
@@ -200,8 +200,8 @@ def test_bfloat16_model_generates_a_match_and_a_close_valid_mass():
     import torch
     from transformers import AutoModelForCausalLM
 
-    from fsmviz.generate import generate
-    from fsmviz.models import Model, load_model
+    from fsmviz.generation.generate import generate
+    from fsmviz.generation.models import Model, load_model
 
     full = load_model(None, "cpu")
     folder = bundled.bundled_model_dir()
@@ -259,7 +259,7 @@ def test_the_servers_model_freezes_what_start_up_made(monkeypatch):
     import gc
 
     from fsmviz.app import server
-    from fsmviz.models import BackgroundModel
+    from fsmviz.generation.models import BackgroundModel
 
     gc.unfreeze()
     try:
@@ -270,7 +270,9 @@ def test_the_servers_model_freezes_what_start_up_made(monkeypatch):
         assert gc.get_freeze_count() > 100_000  # transformers, the model, the vocabulary
         started = {}
         monkeypatch.setattr(server, "serve", lambda models, args: started.update(models=models))
-        monkeypatch.setattr("fsmviz.models.BackgroundModel.__init__", _record_init(started))
+        monkeypatch.setattr(
+            "fsmviz.generation.models.BackgroundModel.__init__", _record_init(started)
+        )
         server.main(["--device", "cpu"])
         assert started["freeze_start_up"] is True
     finally:

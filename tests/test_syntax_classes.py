@@ -15,7 +15,7 @@ import pytest
 from interegular import patterns as interegular_patterns
 
 from fsmviz import RegexError, compile_regex
-from fsmviz.syntax import CharGroup, class_union
+from fsmviz.automaton.syntax import CharGroup, class_union
 
 SHORTHANDS = ["\\d", "\\D", "\\w", "\\W", "\\s", "\\S"]
 EXTRAS = ["", "a-f", "0-4", "_", "\\x00-\\x1f"]
@@ -135,8 +135,9 @@ def test_warnings_from_re_stay_off_stderr() -> None:
 
 
 def test_interegular_0_3_3_behaviour_fsmviz_relies_on() -> None:
-    """fsmviz reaches into interegular's private syntax tree (see ``fsmviz.syntax``). These
-    are the facts it relies on; when one fails, read the new release before adjusting."""
+    """fsmviz reaches into interegular's private syntax tree (see
+    ``fsmviz.automaton.syntax``). These are the facts it relies on; when one fails, read the
+    new release before adjusting."""
     groups = interegular_patterns._CHAR_GROUPS
     assert groups["d"] == CharGroup(frozenset("0123456789"), False)
     assert groups["s"] == CharGroup(frozenset(" \t\n\r\f\v"), False)

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from fsmviz.trie import trie_of
+from fsmviz.tokens.trie import trie_of
 
 
 def test_subtree_summaries_agree_with_the_tokens_below(bundled_vocab):

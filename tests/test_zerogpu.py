@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from fsmviz.app.zerogpu import on_gpu, run_seconds
-from fsmviz.generate import GenerationOptions
+from fsmviz.generation.generate import GenerationOptions
 
 END = b"end"
 
@@ -99,7 +99,7 @@ def test_stand_in_refuses_what_does_not_pickle():
 @pytest.mark.slow
 def test_the_page_generation_runs_in_a_forked_worker_with_pickled_frames():
     from fsmviz.app.live import Frame, live_run, pattern_view
-    from fsmviz.models import load_model
+    from fsmviz.generation.models import load_model
 
     model = load_model(None, "cpu", threaded=False)  # as on ZeroGPU: no batching thread
     assert pickle.loads(pickle.dumps(model)) is model  # found again in the cache

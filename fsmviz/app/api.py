@@ -19,16 +19,16 @@ from typing import Any, TypedDict
 
 import gradio as gr
 
-from ..dfa import compile_regex
-from ..diagnose import diagnose
-from ..errors import FsmvizError
-from ..generate import generate
-from ..models import BackgroundModel
-from ..syntax import RegexError
-from .handlers import DRAFT_TOKENS  # speculative drafts, as on the page
-from .render import to_dot
-from .schema_page import schema_endpoint
-from .zerogpu import gpu_seconds, on_gpu
+from fsmviz.app.handlers import DRAFT_TOKENS  # speculative drafts, as on the page
+from fsmviz.app.schema_page import schema_endpoint
+from fsmviz.app.zerogpu import gpu_seconds, on_gpu
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.diagnose import diagnose
+from fsmviz.drawing.render import to_dot
+from fsmviz.errors import FsmvizError
+from fsmviz.generation.generate import generate
+from fsmviz.generation.models import BackgroundModel
 
 __all__ = ["DfaResult", "DiagnoseResult", "FindingResult", "TraceResult", "add_api"]
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 
-from ..trace import Step
-from .views import shown
+from fsmviz.app.views import shown
+from fsmviz.generation.trace import Step
 
 __all__ = ["comparison_figure", "valid_mass_figure"]
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
-from ..diagnose import Finding
-from ..syntax import MAX_PATTERN_LENGTH
-from ..trace import GenerationOptions, Trace
+from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH
+from fsmviz.diagnose import Finding
+from fsmviz.generation.trace import GenerationOptions, Trace
 
 __all__ = ["Fix", "Inputs", "fix_json", "fix_of", "read_fix", "same_run"]
 

@@ -21,18 +21,11 @@ from typing import Any
 
 import gradio as gr
 
-from ..batching import ForwardPassError
-from ..dfa import compile_regex
-from ..generate import MAX_TOKENS_LIMIT, GenerationOptions
-from ..models import BackgroundModel, ModelLoadError
-from ..syntax import MAX_PATTERN_LENGTH, RegexError
-from ..trace import Trace
-from .charts import comparison_figure, valid_mass_figure
-from .examples import default_example, examples
-from .fixes import Inputs, read_fix, same_run
-from .live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
-from .render import to_dot, to_svg
-from .schema_page import (
+from fsmviz.app.charts import comparison_figure, valid_mass_figure
+from fsmviz.app.examples import default_example, examples
+from fsmviz.app.fixes import Inputs, read_fix, same_run
+from fsmviz.app.live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
+from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
     SchemaChoice,
     in_use,
@@ -40,7 +33,7 @@ from .schema_page import (
     mode_html,
     use_linked_schema,
 )
-from .views import (
+from fsmviz.app.views import (
     allowed_html,
     comparison_html,
     error_html,
@@ -48,7 +41,14 @@ from .views import (
     output_html,
     steps_html,
 )
-from .zerogpu import on_gpu
+from fsmviz.app.zerogpu import on_gpu
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
+from fsmviz.drawing.render import to_dot, to_svg
+from fsmviz.generation.batching import ForwardPassError
+from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions
+from fsmviz.generation.models import BackgroundModel, ModelLoadError
+from fsmviz.generation.trace import Trace
 
 live_run_on_gpu = on_gpu(live_run)
 """The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles

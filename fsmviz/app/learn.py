@@ -16,8 +16,11 @@ from functools import lru_cache
 
 import gradio as gr
 
-from ..dfa import Dfa, compile_regex
-from ..learn import (
+from fsmviz.app.views import error_html, shown
+from fsmviz.automaton.dfa import Dfa, compile_regex
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.drawing.render import RenderError, highlight, printable, to_svg
+from fsmviz.learn import (
     TOY_EXAMPLES,
     Frame,
     ZipModel,
@@ -30,11 +33,8 @@ from ..learn import (
     transition_table,
     walk_string,
 )
-from ..learn.toy import ToyView
-from ..syntax import RegexError
-from ..vocab import Vocabulary
-from .render import RenderError, highlight, printable, to_svg
-from .views import error_html, shown
+from fsmviz.learn.toy import ToyView
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["LEARN_CSS", "build_learn_tab"]
 

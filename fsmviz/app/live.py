@@ -22,20 +22,20 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from ..compact import CompactGraph, compact
-from ..dfa import Dfa, compile_regex
-from ..diagnose import Finding, diagnose
-from ..diagnose.examples import example_prefixes
-from ..generate import GenerationOptions, Stream, stream
-from ..graph import UNREACHABLE
-from ..index import IndexTooLarge, build_index
-from ..models import Model
-from ..syntax import RegexError
-from ..trace import Step, Trace, drawn_path, pieces
-from ..vocab import Vocabulary
-from .charts import valid_mass_figure
-from .render import RenderError, compact_svg, highlight, to_svg
-from .views import error_html, esc, findings_html, output_html, steps_html
+from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.views import error_html, esc, findings_html, output_html, steps_html
+from fsmviz.automaton.dfa import Dfa, compile_regex
+from fsmviz.automaton.graph import UNREACHABLE
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.diagnose import Finding, diagnose
+from fsmviz.diagnose.examples import example_prefixes
+from fsmviz.drawing.compact import CompactGraph, compact
+from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
+from fsmviz.generation.generate import GenerationOptions, Stream, stream
+from fsmviz.generation.models import Model
+from fsmviz.generation.trace import Step, Trace, drawn_path, pieces
+from fsmviz.tokens.index import IndexTooLarge, build_index
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "COMPACT_ABOVE",
@@ -58,7 +58,7 @@ DRAW_LIMIT = 300
 (in the compact drawing, its nodes count)."""
 DRAWINGS = ("auto", "compact", "exact")
 """How the DFA is drawn: ``compact`` folds runs of states into edges and counted repeats
-into looped states (``fsmviz.compact``), ``exact`` draws every state, ``auto`` is compact
+into looped states (``fsmviz.drawing.compact``), ``exact`` draws every state, ``auto`` is compact
 for DFAs of more than ``COMPACT_ABOVE`` states."""
 COMPACT_ABOVE = 30
 """Up to about 30 states the exact drawing fits a laptop screen with readable labels and
@@ -494,7 +494,7 @@ def allowed_at(model: Model, trace: Trace, i: int, favourites: int = 10) -> Allo
     """Step ``i``'s allowed set with probabilities (see ``AllowedSet``)."""
     import numpy as np
 
-    from ..generate import encode_prompt
+    from fsmviz.generation.generate import encode_prompt
 
     step = trace.steps[i]
     assert trace.pattern is not None

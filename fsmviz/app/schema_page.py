@@ -1,7 +1,7 @@
 """The page's JSON Schema part: a schema instead of a regex, drawn into the main run.
 
 Choosing a schema example (or typing one and pressing "Use this schema") compiles it to a
-regex (``fsmviz.schema.compile_schema``, with the chosen whitespace) and puts that regex in
+regex (``fsmviz.schema.convert.compile_schema``, with the chosen whitespace) and puts that regex in
 the main Regex box, so the main Generate draws it like any regex: the DFA lit, the chart,
 the steps, the doctor. While the box still holds the schema's regex (``SchemaChoice``,
 ``in_use``), the output panel also shows the output as JSON (``json_view_html``: the field
@@ -23,16 +23,16 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..diagnose.schema import (
+from fsmviz.app.views import error_html
+from fsmviz.diagnose.schema import (
     ARRAY_BOUND,
     DIGITS_BOUND,
     STRING_BOUND,
     SchemaFinding,
     diagnose_schema,
 )
-from ..schema import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
-from ..vocab import Vocabulary
-from .views import error_html
+from fsmviz.schema.convert import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "SchemaChoice",
@@ -326,7 +326,7 @@ def schema_api(
     """Generate JSON for a JSON Schema: ``{"regex", "trace", "json"}``, where ``json`` says
     whether the output parses and validates (``check_json``). ``model`` defaults to the
     bundled one. Raises ``SchemaError`` for a schema that cannot be used."""
-    from .. import generate, load_model
+    from fsmviz import generate, load_model
 
     compiled = compile_schema(schema, whitespace or None)
     trace = generate(

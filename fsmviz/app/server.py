@@ -75,13 +75,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Parse ``argv`` (default: ``sys.argv[1:]``), check the device, load, serve."""
     args = parser().parse_args(argv)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from .zerogpu import zero_gpu
+    from fsmviz.app.zerogpu import zero_gpu
 
     on_zero_gpu = zero_gpu()
     if on_zero_gpu:
         import spaces  # noqa: F401  # before torch: it patches torch for ZeroGPU
 
-    from ..models import BackgroundModel, ModelLoadError, pick_device
+    from fsmviz.generation.models import BackgroundModel, ModelLoadError, pick_device
 
     try:
         device = pick_device("cuda" if on_zero_gpu else args.device)
@@ -100,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - BackgroundModel
     """Build the page around ``models`` and serve it until interrupted."""
-    from .render import CSS as DFA_CSS
-    from .ui import STATIC, build_ui
+    from fsmviz.app.ui import STATIC, build_ui
+    from fsmviz.drawing.render import CSS as DFA_CSS
 
     demo = build_ui(models, args.runs_at_once)
     demo.queue(default_concurrency_limit=4, max_size=64)

@@ -18,22 +18,22 @@ from typing import Any
 
 import gradio as gr
 
-from ..generate import MAX_TOKENS_LIMIT
-from ..models import BackgroundModel
-from . import handlers as h
-from .api import add_api
-from .handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
-from .learn import build_learn_tab
-from .live import COMPACT_ABOVE
-from .schema_page import build_schema_part, wire_schema_part
+from fsmviz.app import handlers as h
+from fsmviz.app.api import add_api
+from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
+from fsmviz.app.learn import build_learn_tab
+from fsmviz.app.live import COMPACT_ABOVE
+from fsmviz.app.schema_page import build_schema_part, wire_schema_part
+from fsmviz.generation.generate import MAX_TOKENS_LIMIT
+from fsmviz.generation.models import BackgroundModel
 
 __all__ = ["EXAMPLES", "STATIC", "build_ui"]
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 RUNS_AT_ONCE = 16
 """Generations served at once by default (more wait in the queue, told their place).
-Their forward passes are batched (``fsmviz.batching``): more at once, more tokens/s in all,
-each a little slower."""
+Their forward passes are batched (``fsmviz.generation.batching``): more at once, more
+tokens/s in all, each a little slower."""
 
 STEPPER = (
     '<div class="stepper" role="group" aria-label="step through the run">'

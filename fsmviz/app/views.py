@@ -11,11 +11,11 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ..diagnose import Finding
-from ..printable import VISIBLE_WHITESPACE, printable
-from ..syntax import RegexError
-from ..trace import Step, Trace, pieces
-from .fixes import fix_json, fix_of
+from fsmviz.app.fixes import fix_json, fix_of
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.diagnose import Finding
+from fsmviz.generation.trace import Step, Trace, pieces
+from fsmviz.printable import VISIBLE_WHITESPACE, printable
 
 __all__ = [
     "allowed_html",

@@ -7,7 +7,7 @@ How ``spaces.GPU`` (``spaces`` 0.51) runs a function, and what that asks of us:
   generation (:func:`fsmviz.app.live.live_run`), yielding plain frames, and the Gradio
   updates (dicts keyed by components, which do not pickle) are made outside it. The model
   is an argument too: a ``Model`` pickles as the arguments that loaded it and is found
-  again in the worker's copy of the cache (``fsmviz.models``).
+  again in the worker's copy of the cache (``fsmviz.generation.models``).
 * The fork has none of the parent's threads, so the model's batching thread must not be
   used: on ZeroGPU the model is loaded with ``threaded=False`` (each pass in the caller's
   thread, inside the decorated call).

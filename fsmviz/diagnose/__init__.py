@@ -41,16 +41,16 @@ between calls is in bounded caches.
 
 from __future__ import annotations
 
-from ..graph import UNREACHABLE
-from ..index import IndexTooLarge, TokenIndex, build_index
-from ..syntax import RegexError
-from ..trace import Trace
-from ..vocab import Vocabulary
-from .case import Case
-from .dynamic import dynamic_findings
-from .examples import example_prefixes
-from .finding import KINDS, RANK, Finding, Severity
-from .static import index_too_large, regex_error, static_findings
+from fsmviz.automaton.graph import UNREACHABLE
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.diagnose.case import Case
+from fsmviz.diagnose.dynamic import dynamic_findings
+from fsmviz.diagnose.examples import example_prefixes
+from fsmviz.diagnose.finding import KINDS, RANK, Finding, Severity
+from fsmviz.diagnose.static import index_too_large, regex_error, static_findings
+from fsmviz.generation.trace import Trace
+from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "KINDS",
@@ -108,8 +108,8 @@ def diagnose(
         except IndexTooLarge as error:
             found.append(index_too_large(error))
     found += [f for f in static_findings(case, max_tokens) if f not in found]
-    if engines:  # outlines-core, llguidance, xgrammar: see fsmviz.engines
-        from .engines import engine_findings
+    if engines:  # outlines-core, llguidance, xgrammar: see fsmviz.peers.regex
+        from fsmviz.diagnose.engines import engine_findings
 
         found += engine_findings(pattern, vocab)
     return sorted(found, key=lambda f: RANK[f.severity])

@@ -8,14 +8,14 @@ import dataclasses
 from collections.abc import Iterable
 from functools import cached_property
 
-from ..graph import UNREACHABLE
-from ..index import TokenIndex
-from ..vocab import Vocabulary
-from .examples import completion, example_prefixes
-from .finding import Finding
-from .fragments import Node, parse_pieces
-from .loops import Fix, Loop, bounded_fix, cycle_ids, find_loops, loop_for, sccs
-from .text import after
+from fsmviz.automaton.graph import UNREACHABLE
+from fsmviz.diagnose.examples import completion, example_prefixes
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.fragments import Node, parse_pieces
+from fsmviz.diagnose.loops import Fix, Loop, bounded_fix, cycle_ids, find_loops, loop_for, sccs
+from fsmviz.diagnose.text import after
+from fsmviz.tokens.index import TokenIndex
+from fsmviz.tokens.vocab import Vocabulary
 
 
 class Case:

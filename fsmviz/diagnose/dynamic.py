@@ -14,10 +14,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from ..trace import Candidate, Step, Trace, drawn_path, pieces
-from .case import Case
-from .finding import Finding
-from .text import frag, percent, plural, show, states_text
+from fsmviz.diagnose.case import Case
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.text import frag, percent, plural, show, states_text
+from fsmviz.generation.trace import Candidate, Step, Trace, drawn_path, pieces
 
 
 def dynamic_findings(

@@ -1,4 +1,4 @@
-"""The doctor's portability check: findings from ``fsmviz.engines.compare_engines``.
+"""The doctor's portability check: findings from ``fsmviz.peers.regex.compare_engines``.
 
 One finding per engine: it refuses the pattern (warning), it differs from fsmviz on the
 sampled walks (warning when the naive definition says the engine is wrong somewhere, info
@@ -9,9 +9,9 @@ doctor runs it only when asked: ``diagnose(..., engines=True)`` or ``diagnose --
 
 from __future__ import annotations
 
-from ..engines import Difference, EngineReport, compare_engines
-from ..vocab import Vocabulary
-from .finding import Finding
+from fsmviz.diagnose.finding import Finding
+from fsmviz.peers.regex import Difference, EngineReport, compare_engines
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["engine_findings", "report_findings"]
 

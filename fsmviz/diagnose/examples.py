@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from functools import lru_cache
 
-from ..dfa import Dfa
+from fsmviz.automaton.dfa import Dfa
 
 _PREFERRED = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

@@ -18,8 +18,8 @@ from functools import lru_cache
 
 import regex
 
-from ..dfa import compile_regex
-from ..syntax import RegexError
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.automaton.syntax import RegexError
 
 WHITESPACE = frozenset(" \t\n\r\f\v")
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..dfa import Dfa
-from .examples import completion, lap
-from .fragments import Node, fullmatch, instrument
-from .rewrites import bounded, rewrite
+from fsmviz.automaton.dfa import Dfa
+from fsmviz.diagnose.examples import completion, lap
+from fsmviz.diagnose.fragments import Node, fullmatch, instrument
+from fsmviz.diagnose.rewrites import bounded, rewrite
 
 
 def sccs(nodes: Iterable[int], successors: Callable[[int], Iterable[int]]) -> list[list[int]]:

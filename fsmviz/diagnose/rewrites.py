@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ..dfa import MAX_POSITIONS, compile_regex
-from ..dfa import _expanded_size as expanded_size
-from ..syntax import RegexError, parse
-from .fragments import WHITESPACE, Node, atom_chars, class_members
+from fsmviz.automaton.dfa import MAX_POSITIONS, compile_regex
+from fsmviz.automaton.dfa import _expanded_size as expanded_size
+from fsmviz.automaton.syntax import RegexError, parse
+from fsmviz.diagnose.fragments import WHITESPACE, Node, atom_chars, class_members
 
 FULL_CHECK_POSITIONS = 600
 """Suggestions up to this many character positions are compiled into their DFA before they

@@ -11,7 +11,7 @@ one click. Two sources:
   xgrammar #412), keywords the regex does not enforce;
 * **the regex doctor** (``diagnose`` on the schema's regex): each of its findings that
   carries a ``span`` is named by the subschema whose regex holds that span
-  (``fsmviz.schema.locate``). Those that repeat a schema finding are dropped.
+  (``fsmviz.schema.convert.locate``). Those that repeat a schema finding are dropped.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..schema import (
+from fsmviz.diagnose.finding import RANK, Finding, Severity
+from fsmviz.generation.trace import Trace
+from fsmviz.schema.convert import (
     IGNORED_KEYWORDS,
     WHITESPACE,
     SchemaLocations,
@@ -30,9 +32,7 @@ from ..schema import (
     pointer,
     walk,
 )
-from ..trace import Trace
-from ..vocab import Vocabulary
-from .finding import RANK, Finding, Severity
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["SCHEMA_KINDS", "SchemaFinding", "diagnose_schema", "name_findings", "schema_findings"]
 
@@ -238,7 +238,7 @@ def diagnose_schema(
     """Why generation from ``schema`` may stall: schema findings, then the regex doctor's
     findings named by schema location, errors first. Raises ``SchemaError`` for a schema
     that cannot be used."""
-    from . import diagnose
+    from fsmviz.diagnose import diagnose
 
     compiled = compile_schema(schema, whitespace)
     own = schema_findings(compiled.schema, whitespace)

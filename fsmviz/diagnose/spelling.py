@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import BoundedCache
-from ..trie import trie_of
-from ..vocab import Vocabulary
-from .case import Case
-from .finding import Finding
-from .fragments import Node, atom_chars
-from .text import cap, frag, plural, ranges_text, states_text
+from fsmviz.cache import BoundedCache
+from fsmviz.diagnose.case import Case
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.fragments import Node, atom_chars
+from fsmviz.diagnose.text import cap, frag, plural, ranges_text, states_text
+from fsmviz.tokens.trie import trie_of
+from fsmviz.tokens.vocab import Vocabulary
 
 Ranges = tuple[tuple[int, int], ...]
 

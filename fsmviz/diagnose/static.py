@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..index import IndexTooLarge
-from ..syntax import RegexError
-from .case import Case
-from .finding import Finding
-from .fragments import WHITESPACE, atom_chars
-from .loops import Loop, dot_reopens
-from .spelling import spelling
-from .stops import early_stops
-from .style import style
-from .text import cap, frag, plural, show, states_text
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.diagnose.case import Case
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.fragments import WHITESPACE, atom_chars
+from fsmviz.diagnose.loops import Loop, dot_reopens
+from fsmviz.diagnose.spelling import spelling
+from fsmviz.diagnose.stops import early_stops
+from fsmviz.diagnose.style import style
+from fsmviz.diagnose.text import cap, frag, plural, show, states_text
+from fsmviz.tokens.index import IndexTooLarge
 
 
 def regex_error(pattern: str, error: RegexError) -> Finding:

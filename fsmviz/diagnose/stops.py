@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import regex
 
-from .case import Case
-from .examples import readable_edges, representative
-from .finding import Finding
-from .fragments import Node, fullmatch, instrument
-from .rewrites import longest_first, rewrite
-from .text import cap, frag, show
+from fsmviz.diagnose.case import Case
+from fsmviz.diagnose.examples import readable_edges, representative
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.fragments import Node, fullmatch, instrument
+from fsmviz.diagnose.rewrites import longest_first, rewrite
+from fsmviz.diagnose.text import cap, frag, show
 
 # (state, short match, longer match, the short one's option, the longer one's option)
 _Hit = tuple[int, str, str, str, str]

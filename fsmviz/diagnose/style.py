@@ -8,11 +8,11 @@ decides when to stop (``lazy_quantifier``).
 
 from __future__ import annotations
 
-from .case import Case
-from .finding import Finding
-from .fragments import Node, escapes_in
-from .rewrites import rewrite, widen_word_classes
-from .text import frag
+from fsmviz.diagnose.case import Case
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.fragments import Node, escapes_in
+from fsmviz.diagnose.rewrites import rewrite, widen_word_classes
+from fsmviz.diagnose.text import frag
 
 _ASCII_MEANING = {
     "d": "`\\d` means only the digits 0-9 here, while Python's re also accepts other "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..printable import C_ESCAPES, escape_char, printable
+from fsmviz.printable import C_ESCAPES, escape_char, printable
 
 RAW_BYTE = re.compile(r"(\\x[0-9a-f]{2})")
 """How a token's text writes a byte that is not UTF-8 on its own (half of a character):

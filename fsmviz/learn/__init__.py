@@ -17,11 +17,11 @@ teaching view beside it, one idea per module, all pure functions over the engine
 Nothing here imports gradio, plotly or torch.
 """
 
-from .bytes import ByteStep, byte_drawing, byte_walk
-from .construction import Drawing, Frame, construction_frames
-from .naive import NaiveStep, naive_vs_index
-from .toy import TOY_EXAMPLES, ToyExample, ToyView, ZipModel, toy_view
-from .walk import (
+from fsmviz.learn.bytes import ByteStep, byte_drawing, byte_walk
+from fsmviz.learn.construction import Drawing, Frame, construction_frames
+from fsmviz.learn.naive import NaiveStep, naive_vs_index
+from fsmviz.learn.toy import TOY_EXAMPLES, ToyExample, ToyView, ZipModel, toy_view
+from fsmviz.learn.walk import (
     TableRow,
     TestResult,
     TransitionTable,

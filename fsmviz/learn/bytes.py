@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bytedfa import ByteDfa, to_bytes
-from ..dfa import Dfa, Edge
-from .construction import Drawing
+from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
+from fsmviz.automaton.dfa import Dfa, Edge
+from fsmviz.learn.construction import Drawing
 
 __all__ = ["ByteStep", "byte_drawing", "byte_walk", "MAX_BYTE_STATES"]
 
@@ -38,7 +38,7 @@ class ByteStep:
 def byte_walk(dfa: Dfa, tokens: list[bytes]) -> tuple[ByteDfa, list[ByteStep]]:
     """Each byte of each token read by the byte DFA of ``dfa``.
 
-    >>> from fsmviz.dfa import compile_regex
+    >>> from fsmviz.automaton.dfa import compile_regex
     >>> _, steps = byte_walk(compile_regex("[一-龥]+"), [b"\\xe6\\x97", b"\\xa5"])
     >>> [(hex(s.value), s.inside) for s in steps]
     [('0xe6', True), ('0x97', True), ('0xa5', False)]

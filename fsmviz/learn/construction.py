@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dfa import Dfa, Edge, Stages, compile_stages
+from fsmviz.automaton.dfa import Dfa, Edge, Stages, compile_stages
 
 __all__ = ["Drawing", "Frame", "MAX_SUBSET_FRAMES", "construction_frames", "positions_of"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import regex
 
-from ..index import build_index
-from ..vocab import Vocabulary
+from fsmviz.tokens.index import build_index
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["NaiveStep", "naive_allowed", "naive_vs_index"]
 

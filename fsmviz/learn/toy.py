@@ -23,8 +23,8 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..index import TokenIndex, build_index
-from ..vocab import Vocabulary
+from fsmviz.tokens.index import TokenIndex, build_index
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["TOY_EXAMPLES", "ToyExample", "ToyStep", "ToyView", "ZipModel", "toy_view"]
 

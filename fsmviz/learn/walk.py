@@ -22,7 +22,7 @@ from typing import Literal
 
 import regex
 
-from ..dfa import Dfa
+from fsmviz.automaton.dfa import Dfa
 
 __all__ = [
     "TableRow",
@@ -105,7 +105,7 @@ def disagreement(dfa: Dfa, text: str, ours: Verdict, python: Verdict) -> str | N
 def walk_string(dfa: Dfa, text: str) -> Walk:
     """Read ``text`` with ``dfa`` one character at a time.
 
-    >>> from fsmviz.dfa import compile_regex
+    >>> from fsmviz.automaton.dfa import compile_regex
     >>> w = walk_string(compile_regex("[0-9]+\\\\.[0-9]+"), "1.x")
     >>> w.verdict, w.dead_at, w.expected, w.path
     ('dead', 2, ('0-9',), (0, 1, 2))
@@ -151,7 +151,7 @@ class TransitionTable:
 
 
 def transition_table(dfa: Dfa) -> TransitionTable:
-    """>>> from fsmviz.dfa import compile_regex
+    """>>> from fsmviz.automaton.dfa import compile_regex
     >>> t = transition_table(compile_regex("([0-9]+)?\\\\.[0-9]+"))
     >>> t.classes, [r.cells for r in t.rows]
     (('.', '0-9'), [(1, 0), (None, 2), (None, 2)])

@@ -13,21 +13,21 @@ of a multi-byte character; the walk then ends in one of the byte DFA's intermedi
 which simply becomes another state of the index.
 
 **How it is computed fast.** All tokens are walked at once through the vocabulary's byte
-trie (``fsmviz.trie``): a breadth-first walk over pairs (trie node, DFA state), one trie
+trie (``fsmviz.tokens.trie``): a breadth-first walk over pairs (trie node, DFA state), one trie
 level per round, every round a few numpy gathers over all live pairs. A branch the DFA
 rejects dies with its whole subtree. A state's *row* (its allowed tokens, sorted, and the
 state each leads to) is made when first asked for: the first token's mask costs one walk
 from one state, and where that state lets whole subtrees of the trie through (a loop over
-``[a-z0-9]``), it takes them without walking them (``fsmviz.rowwalk``).
+``[a-z0-9]``), it takes them without walking them (``fsmviz.tokens.fast.rowwalk``).
 
 The whole index (every reachable state, what the safe end and the doctor need) asks less:
 only each state's *successor set*, never its token list. When few (token prefix, state)
 pairs survive (digits: SmolLM2 spells numbers digit by digit) they are walked one by one
 as for a row. Otherwise the walk moves *sets* of trie nodes, split only where a state
 tells bytes apart, and states that tell the same bytes apart (the 50 states of a JSON
-string) share that work (``fsmviz.successors``); or, where states differ, it walks the
+string) share that work (``fsmviz.tokens.fast.successors``); or, where states differ, it walks the
 vocabulary's minimal automaton, whose merged endings make each pair a single step
-(``fsmviz.dawg``).
+(``fsmviz.tokens.fast.dawg``).
 
 **Never a dead end.** A token is allowed only if acceptance stays reachable afterwards *with
 this vocabulary's tokens*. The byte DFA already drops states that cannot reach acceptance
@@ -52,17 +52,23 @@ from threading import RLock
 
 import numpy as np
 
-from . import dawg
-from .arrays import runs
-from .bytedfa import ByteDfa, to_bytes
-from .cache import BoundedCache
-from .dfa import Dfa, compile_regex
-from .errors import ExplainedError
-from .graph import UNREACHABLE, backward_distances
-from .rowwalk import Chains, walk_row
-from .successors import WIDE, BytePartitions, distinct_pairs, successor_pairs, wide_states
-from .trie import VocabTrie, trie_of
-from .vocab import Vocabulary
+from fsmviz.arrays import runs
+from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
+from fsmviz.automaton.dfa import Dfa, compile_regex
+from fsmviz.automaton.graph import UNREACHABLE, backward_distances
+from fsmviz.cache import BoundedCache
+from fsmviz.errors import ExplainedError
+from fsmviz.tokens.fast import dawg
+from fsmviz.tokens.fast.rowwalk import Chains, walk_row
+from fsmviz.tokens.fast.successors import (
+    WIDE,
+    BytePartitions,
+    distinct_pairs,
+    successor_pairs,
+    wide_states,
+)
+from fsmviz.tokens.trie import VocabTrie, trie_of
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["IndexTooLarge", "TokenIndex", "build_index"]
 
@@ -76,10 +82,11 @@ PAIR_BUDGET = 100_000
 SHARING = 8
 """Three ways to walk the whole index. Where few (token prefix, state) pairs survive
 (digits: SmolLM2 spells numbers digit by digit) they are walked one by one, as rows are.
-Past ``PAIR_BUDGET`` pairs the walk starts over: by node sets (``fsmviz.successors``) when
+Past ``PAIR_BUDGET`` pairs the walk starts over: by node sets
+(``fsmviz.tokens.fast.successors``) when
 at least ``SHARING`` wide states share each byte partition on average
 (``BytePartitions.sharing``; the 927 string states of a 22-field schema), otherwise over
-the vocabulary's DAWG (``fsmviz.dawg``) when there are at most ``dawg.MAX_STARTS``
+the vocabulary's DAWG (``fsmviz.tokens.fast.dawg``) when there are at most ``dawg.MAX_STARTS``
 states, else pair by pair to the end. A pattern with a state that loops on a wide class
 (an e-mail pattern's ``[a-z0-9…]+``: long tokens walk deep, and its 7 states all differ)
 goes to the DAWG at once."""
@@ -131,7 +138,9 @@ class TokenIndex:
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
-    _chains: Chains | None = field(default=None, repr=False)  # for rows (``fsmviz.rowwalk``)
+    _chains: Chains | None = field(
+        default=None, repr=False
+    )  # for rows (``fsmviz.tokens.fast.rowwalk``)
 
     initial_state: int = 0
 

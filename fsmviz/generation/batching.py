@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .errors import FsmvizError
+from fsmviz.errors import FsmvizError
 
 __all__ = ["ForwardPassError", "ForwardPasses", "Sequence", "left_padded"]
 

@@ -29,10 +29,10 @@ from itertools import chain
 
 import numpy as np
 
-from .arrays import distinct, runs
-from .cache import BoundedCache
-from .dfa import SURROGATES, Dfa
-from .graph import backward_distances
+from fsmviz.arrays import distinct, runs
+from fsmviz.automaton.dfa import SURROGATES, Dfa
+from fsmviz.automaton.graph import backward_distances
+from fsmviz.cache import BoundedCache
 
 __all__ = ["ByteColumns", "ByteDfa", "to_bytes"]
 
@@ -270,7 +270,7 @@ def _edges_by_class(dfa: Dfa) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     classes spelled out by numpy, as little-endian bytes (a schema's 1,700 moves on 52
     classes: 0.7 ms, where writing the rows by class took 4 ms).
 
-    >>> from fsmviz.dfa import compile_regex
+    >>> from fsmviz.automaton.dfa import compile_regex
     >>> [a.tolist() for a in _edges_by_class(compile_regex("a[bc]"))]
     [[0, 1], [0, 1], [1, 2]]
     """

@@ -20,7 +20,7 @@ Every exact state keeps a ``Place`` in the compact drawing (a node, and how far 
 count; or a link, and how far along its run), so a generation's current state can still
 be lit, and every exact edge belongs to one ``Link``, so the walked path can be too.
 
-    >>> from fsmviz.dfa import compile_regex
+    >>> from fsmviz.automaton.dfa import compile_regex
     >>> graph = compact(compile_regex(r"[a-z]{3,40}@[a-z]{2,30}\\.(com|org|net|edu|io)"))
     >>> [(node.first, node.loop) for node in graph.nodes]
     [(0, '[a-z] ×3..40'), (4, '[a-z] ×2..30'), (10, None), (22, None)]
@@ -38,7 +38,7 @@ be lit, and every exact edge belongs to one ``Link``, so the walked path can be 
     >>> graph.places[graph.nodes[0].states[7]]  # 7 letters read, of at most 40
     Place(node=0, link=None, index=7, of=40)
 
-The engine draws nothing itself: ``fsmviz.app.render`` turns a ``CompactGraph`` into DOT.
+The engine draws nothing itself: ``fsmviz.drawing.render`` turns a ``CompactGraph`` into DOT.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .dfa import Dfa
+from fsmviz.automaton.dfa import Dfa
 
 __all__ = ["CompactGraph", "Link", "Node", "Place", "compact", "counts_text"]
 

@@ -54,9 +54,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import distinct, runs
-from .bytedfa import ByteColumns
-from .trie import VocabTrie
+from fsmviz.arrays import distinct, runs
+from fsmviz.automaton.bytedfa import ByteColumns
+from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["WIDE", "BytePartitions", "successor_pairs", "wide_states"]
 

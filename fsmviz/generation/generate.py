@@ -32,7 +32,7 @@ over its rows.
 
 ``stream`` keeps all per-call state (KV cache, random generator, DFA state) in the call,
 so one loaded ``Model`` can serve concurrent callers. The forward passes themselves go
-through ``model.passes`` (``fsmviz.batching``), which runs them on the model's own thread
+through ``model.passes`` (``fsmviz.generation.batching``), which runs them on the model's own thread
 and batches concurrent callers; everything else here is numpy on the logits it returns.
 """
 
@@ -45,11 +45,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import regex
 
-from .batching import Sequence
-from .dfa import SURROGATES
-from .index import IndexTooLarge, TokenIndex, build_index
-from .models import Model
-from .trace import (
+from fsmviz.automaton.dfa import SURROGATES
+from fsmviz.generation.batching import Sequence
+from fsmviz.generation.models import Model
+from fsmviz.generation.trace import (
     MAX_DRAFT_TOKENS,
     MAX_TOKENS_LIMIT,
     Candidate,
@@ -58,6 +57,7 @@ from .trace import (
     StopReason,
     Trace,
 )
+from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
 
 __all__ = [
     "MAX_DRAFT_TOKENS",

@@ -31,12 +31,12 @@ import subprocess
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from ..cache import BoundedCache
-from ..compact import CompactGraph
-from ..dfa import Edge
-from ..errors import FsmvizError
-from ..printable import NEWLINE_AND_TAB
-from ..printable import printable as _printable
+from fsmviz.automaton.dfa import Edge
+from fsmviz.cache import BoundedCache
+from fsmviz.drawing.compact import CompactGraph
+from fsmviz.errors import FsmvizError
+from fsmviz.printable import NEWLINE_AND_TAB
+from fsmviz.printable import printable as _printable
 
 __all__ = [
     "CSS",
@@ -186,7 +186,7 @@ def compact_dot(
     title: str | None = None,
     tooltips: Sequence[str] | None = None,
 ) -> str:
-    """DOT source for ``graph``, the compact drawing of ``dfa`` (``fsmviz.compact``).
+    """DOT source for ``graph``, the compact drawing of ``dfa`` (``fsmviz.drawing.compact``).
 
     A node is named, labelled and classed (``state sN``) after the first exact state N it
     folds, so ``highlight`` takes exact state numbers for nodes; a looped (counted) node is

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .errors import FsmvizError
-from .syntax import RegexError
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.errors import FsmvizError
 
 __all__ = [
     "WHITESPACE",
@@ -349,7 +349,7 @@ def compile_schema(schema: str | Mapping[str, Any], whitespace: str | None = Non
     one whose regex holds the error's position, or, for a regex too large to compile, the
     deepest subschema that is too large on its own.
     """
-    from .dfa import compile_regex
+    from fsmviz.automaton.dfa import compile_regex
 
     root = load_schema(schema)
     regex = regex_from_schema(root, whitespace)
@@ -362,7 +362,7 @@ def compile_schema(schema: str | Mapping[str, Any], whitespace: str | None = Non
 
 
 def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:
-    from .dfa import compile_regex
+    from fsmviz.automaton.dfa import compile_regex
 
     if error.position is not None and "too l" not in error.message:
         at = where.pointer_at((error.position, error.position))
@@ -483,57 +483,3 @@ def check_json(text: str, schema: Mapping[str, Any]) -> JsonCheck:
         pointer(tuple(worst.absolute_path)),
         pointer(tuple(worst.absolute_schema_path)),
     )
-
-
-def schema_command(
-    file: str,
-    prompt: str | None = None,
-    *,
-    whitespace: str | None = None,
-    max_tokens: int = 256,
-    temperature: float = 0.0,
-    seed: int = 0,
-    model: object = None,
-    out: Any = None,
-    err: Any = None,
-) -> int:
-    """``python -m fsmviz schema FILE [PROMPT]``: print the schema's regex, or, given a
-    prompt, generate JSON for it with the bundled model (``model`` overrides) and print it,
-    with whether it validates on stderr. ``FILE`` ``-`` reads stdin. Returns the exit
-    status: 0, 1 when the output does not validate, 2 for a bad file or schema."""
-    import sys
-
-    out = out or sys.stdout
-    err = err or sys.stderr
-    try:
-        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
-        compiled = compile_schema(text, whitespace)
-    except OSError as error:
-        print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
-        return 2
-    except SchemaError as error:
-        print(f"fsmviz schema: {file}: {error}", file=err)
-        return 2
-    if prompt is None:
-        print(compiled.regex, file=out)
-        return 0
-    from . import generate, load_model
-
-    trace = generate(
-        model if model is not None else load_model(),
-        compiled.regex,
-        prompt,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        seed=seed,
-    )
-    print(trace.text, file=out)
-    check = check_json(trace.text, compiled.schema)
-    if check.valid:
-        print(
-            f"valid JSON for the schema ({trace.stop_reason}, {len(trace.steps)} tokens)", file=err
-        )
-        return 0
-    where = f" at {check.path or '/'}" if check.path is not None else ""
-    print(f"not valid: {check.error}{where} ({trace.stop_reason})", file=err)
-    return 1

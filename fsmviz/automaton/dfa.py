@@ -39,9 +39,8 @@ from operator import or_
 
 import numpy as np
 
-from .graph import UNREACHABLE, backward_distances
-from .printable import LABEL_NAMES, escape_char
-from .syntax import (
+from fsmviz.automaton.graph import UNREACHABLE, backward_distances
+from fsmviz.automaton.syntax import (
     DOT,
     EMPTY,
     CharGroup,
@@ -53,6 +52,7 @@ from .syntax import (
     Repeated,
     parse,
 )
+from fsmviz.printable import LABEL_NAMES, escape_char
 
 __all__ = [
     "CharClass",
@@ -300,7 +300,7 @@ class _Clock:
     >>> clock = _Clock(time.thread_time() - 1)  # already past
     >>> clock.check()
     Traceback (most recent call last):
-    fsmviz.syntax.RegexError: the pattern is too large: ...
+    fsmviz.automaton.syntax.RegexError: the pattern is too large: ...
     """
 
     CHECK_EVERY = 32

@@ -41,8 +41,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .arrays import runs
-from .dfa import (
+from fsmviz.arrays import runs
+from fsmviz.automaton.dfa import (
     DOT,
     EMPTY,
     SURROGATES,
@@ -56,11 +56,11 @@ from .dfa import (
     point_ranges,
     set_bits,
 )
-from .index import build_index, built_index, with_eos
-from .successors import WIDE
-from .syntax import REFlags, RegexError, parse
-from .trie import VocabTrie, trie_of
-from .vocab import Vocabulary
+from fsmviz.automaton.syntax import REFlags, RegexError, parse
+from fsmviz.tokens.fast.successors import WIDE
+from fsmviz.tokens.index import build_index, built_index, with_eos
+from fsmviz.tokens.trie import VocabTrie, trie_of
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["first_allowed_tokens"]
 

@@ -14,7 +14,8 @@ the CPU (float32).
 
 A ``Model`` is read-only after loading: generation keeps all of its state (KV cache,
 random generator, DFA state) in the call, so one model can serve many callers at once;
-their forward passes go through ``Model.passes`` (``fsmviz.batching``), which batches them.
+their forward passes go through ``Model.passes`` (``fsmviz.generation.batching``), which
+batches them.
 
 A ``Model`` pickles as the arguments that loaded it and unpickles through ``load_model``'s
 cache: in a process that loaded it already (a worker forked by ZeroGPU) that is the very
@@ -30,12 +31,17 @@ from typing import Any
 
 import torch
 
-from .batching import ForwardPasses
-from .bundled import BUNDLED_MODEL_NAME, HUB_MODEL, WHEEL_REQUIREMENT, bundled_available
-from .cache import BoundedCache
-from .dawg import dawg_of
-from .errors import FsmvizError
-from .vocab import Vocabulary
+from fsmviz.bundled import (
+    BUNDLED_MODEL_NAME,
+    HUB_MODEL,
+    WHEEL_REQUIREMENT,
+    bundled_available,
+)
+from fsmviz.cache import BoundedCache
+from fsmviz.errors import FsmvizError
+from fsmviz.generation.batching import ForwardPasses
+from fsmviz.tokens.fast.dawg import dawg_of
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "BackgroundModel",
@@ -152,7 +158,7 @@ def _source_folder(name: str | None) -> str:
         return name
     source = default_source()
     if source is None:
-        from .bundled import bundled_model_dir
+        from fsmviz.bundled import bundled_model_dir
 
         return str(bundled_model_dir())
     return source

@@ -2,7 +2,7 @@
 
 A state's row (its allowed tokens and where each leads) is a walk over pairs (trie node,
 DFA state) from the state at the trie's root, one trie level per numpy round
-(``fsmviz.index``). A wide state, a loop over a big class like the ``[a-z0-9]+`` of a
+(``fsmviz.tokens.index``). A wide state, a loop over a big class like the ``[a-z0-9]+`` of a
 slug, lets almost every token through, so the plain walk visits most of the trie's
 100,000 nodes, 65 levels deep where a token is a long run of ``-``.
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import distinct, runs
-from .trie import VocabTrie
+from fsmviz.arrays import distinct, runs
+from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["Chains", "walk_row"]
 

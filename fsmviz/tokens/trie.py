@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cache import BoundedCache
-from .vocab import Vocabulary
+from fsmviz.cache import BoundedCache
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["VocabTrie", "trie_of"]
 
@@ -34,7 +34,7 @@ class VocabTrie:
     token_ids: np.ndarray  # token_ids[token_start[n] : token_start[n + 1]]
     has_token: np.ndarray  # bool [num_nodes]
     single_byte_tokens: np.ndarray  # bool [256]: bytes that are a token on their own
-    # Subtrees, for walks that take a whole subtree at once (``fsmviz.rowwalk``):
+    # Subtrees, for walks that take a whole subtree at once (``fsmviz.tokens.fast.rowwalk``):
     depth: np.ndarray  # int32 [num_nodes]: bytes on the path from the root
     height: np.ndarray  # int32 [num_nodes]: bytes below the node on its longest token
     subtree_bytes: (

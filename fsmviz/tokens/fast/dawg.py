@@ -1,6 +1,6 @@
 """The vocabulary as a minimal automaton, and successor sets walked over it.
 
-The byte trie (``fsmviz.trie``) shares the *beginnings* of tokens: " the", " them" and
+The byte trie (``fsmviz.tokens.trie``) shares the *beginnings* of tokens: " the", " them" and
 " theory" read " the" once. Their *endings* are not shared: the trie holds one subtree
 "ing" under every token stem that continues with it, and one leaf per token (most of its
 100,000 nodes). Merging every pair of trie nodes whose subtrees are equal (they hold the
@@ -51,16 +51,16 @@ from threading import Lock
 
 import numpy as np
 
-from .arrays import runs
-from .cache import BoundedCache
-from .trie import VocabTrie, trie_of
-from .vocab import Vocabulary
+from fsmviz.arrays import runs
+from fsmviz.cache import BoundedCache
+from fsmviz.tokens.trie import VocabTrie, trie_of
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["MAX_STARTS", "VocabDawg", "dawg_of", "successor_pairs"]
 
 MAX_STARTS = 64
 """Starts walked together, one bit each of a ``uint64`` mask. (Larger DFAs, such as a JSON
-schema's thousands of states, are walked pair by pair or by node sets: ``fsmviz.index``.)"""
+schema's thousands of states, are walked pair by pair or by node sets: ``fsmviz.tokens.index``.)"""
 TAIL = 256
 """Tokens left below the walk's pairs, past its widest depth, when it goes on one by one
 in Python (``_walk_tail``): a measure of the work left, where the number of pairs is not

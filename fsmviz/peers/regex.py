@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
-from .index import TokenIndex, build_index
-from .syntax import strip_anchors
-from .vocab import Vocabulary
+from fsmviz.automaton.syntax import strip_anchors
+from fsmviz.tokens.index import TokenIndex, build_index
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["ENGINES", "Difference", "EngineReport", "compare_engines", "naive_allows"]
 

@@ -14,7 +14,7 @@ around the current position or remember earlier text:
 
 ``parse`` checks the syntax with Python's ``re`` (and the ``regex`` module, the engine
 the naive partial-match method uses), refuses the features above with the position and a
-hint, and hands the rest to interegular's parser, whose syntax tree ``fsmviz.dfa``
+hint, and hands the rest to interegular's parser, whose syntax tree ``fsmviz.automaton.dfa``
 compiles. A public page receives every kind of input, so ``parse`` answers *any* string
 with a tree or a ``RegexError``, never another exception: groups nested deeper than
 ``MAX_NESTING`` and classes naming more than ``MAX_CLASS_CHARACTERS`` characters are
@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import regex
 
 # --- interegular, wrapped in this one place ------------------------------------------------
-# fsmviz compiles interegular's syntax tree itself (``fsmviz.dfa``), so it needs the tree's
-# node classes, which interegular keeps private (``_CharGroup``, ``_Repeated``…). They are
-# imported here and nowhere else, under public names, so that an interegular release that
+# fsmviz compiles interegular's syntax tree itself (``fsmviz.automaton.dfa``), so it needs
+# the tree's node classes, which interegular keeps private (``_CharGroup``, ``_Repeated``…).
+# They are imported here and nowhere else, under public names, so that an interegular release that
 # renames them breaks one import (``tests/test_syntax_classes.py`` pins the behaviour of
 # interegular 0.3.3 that fsmviz relies on). One interegular behaviour is replaced: a class
 # with two or more negated shorthands, ``[\W\D]``, is the *union* of what each accepts, so
@@ -76,7 +76,7 @@ from interegular.patterns import (  # noqa: E402
 )
 from interegular.utils.simple_parser import NoMatch, nomatch  # noqa: E402
 
-from .errors import ExplainedError
+from fsmviz.errors import ExplainedError
 
 __all__ = [
     "DOT",
@@ -229,7 +229,7 @@ class _Reader:
     True
     >>> _Reader(r"(?i)ab").read()
     Traceback (most recent call last):
-    fsmviz.syntax._Unusual
+    fsmviz.automaton.syntax._Unusual
     """
 
     def __init__(self, data: str):

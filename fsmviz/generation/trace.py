@@ -136,7 +136,7 @@ def pieces(steps: Iterable[Step]) -> list[str]:
 
 
 class Walkable(Protocol):
-    """What ``drawn_path`` needs of a character DFA (``fsmviz.dfa.Dfa``)."""
+    """What ``drawn_path`` needs of a character DFA (``fsmviz.automaton.dfa.Dfa``)."""
 
     initial: int
 

@@ -1,0 +1,120 @@
+"""The same index as a transformers ``LogitsProcessor``, for your own ``model.generate``.
+
+At each step ``model.generate`` hands the processor the ids so far (prompt + generated)
+and the next-token scores; the processor walks each row's generated tokens through the
+index and sets every token the pattern forbids to ``-inf``:
+
+    prompt ids | generated ids ──index──▶ DFA state s ──▶ scores[token] = -inf
+                                                           unless token ∈ allowed(s)
+
+Like transformers' own processors it works from ``input_ids`` alone and returns a new
+tensor (the caller's ``scores`` are never written). It remembers, per row, how far it has
+read, only to avoid re-walking the whole output each step; a row whose generated part is
+shorter than what was read is a new ``generate`` call and starts over from the initial
+state, so one processor serves any number of calls.
+
+Once a row has emitted EOS (or, after padding, anything the DFA cannot read), only EOS
+stays allowed for it, which is how ``generate`` pads finished rows.
+
+**Safe end.** ``generate`` stops after ``max_new_tokens`` whether or not the text matches.
+Given the same ``max_new_tokens``, the processor allows at each step only the tokens from
+which a match can still be completed within the tokens left (``index.finishes_within``),
+so the output fully matches whenever the shortest completion fits at all. Without it,
+the example below gives ``1429-1``: six tokens, cut off inside the month.
+
+Example (the bundled model; ``tests/test_processor.py`` runs it)::
+
+    import fsmviz
+    from fsmviz.generation.processor import RegexLogitsProcessor
+
+    model = fsmviz.load_model()
+    index = fsmviz.build_index(r"[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?", model.vocab)
+    inputs = model.tokenizer("The moon landing was on ", return_tensors="pt")
+    mask = RegexLogitsProcessor(index, inputs, max_new_tokens=6)
+    out = model.model.generate(
+        **inputs, logits_processor=[mask], max_new_tokens=6, do_sample=False
+    )
+    text = model.tokenizer.decode(out[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+    assert text == "1429"  # a full match: the month does not fit in the two tokens left
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import LogitsProcessor
+
+from fsmviz.cache import BoundedCache
+from fsmviz.tokens.index import TokenIndex
+
+__all__ = ["RegexLogitsProcessor"]
+
+MASKS_KEPT = 256
+"""Per-state masks kept (one boolean per vocabulary entry, ~50 kB each for 49k tokens)."""
+
+
+class RegexLogitsProcessor(LogitsProcessor):
+    """Masks every token the pattern forbids at each row's current DFA state."""
+
+    def __init__(
+        self,
+        index: TokenIndex,
+        prompt: Mapping[str, Any] | torch.Tensor | int,
+        max_new_tokens: int | None = None,
+    ):
+        """``prompt`` is the tokenized prompt (or its input_ids, or its length): generated
+        tokens are those after it. ``max_new_tokens``, the same number given to
+        ``generate``, turns on the safe end; raises ``IndexTooLarge`` when the index is
+        too large to know every state's distance to a match (then leave it None)."""
+        if isinstance(prompt, int):
+            self.prompt_length = prompt
+        else:
+            ids = prompt["input_ids"] if isinstance(prompt, Mapping) else prompt
+            self.prompt_length = int(ids.shape[-1])
+        self.index = index
+        self.max_new_tokens = max_new_tokens
+        if max_new_tokens is not None:  # every distance now, so no step can raise
+            index.token_distances()
+        self._rows: dict[int, tuple[int, int | None]] = {}  # row -> (tokens read, state)
+        self._masks: BoundedCache[torch.Tensor] = BoundedCache(MASKS_KEPT)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        allowed = torch.zeros(scores.shape, dtype=torch.bool, device=scores.device)
+        for row in range(input_ids.shape[0]):
+            generated = input_ids[row, self.prompt_length :].tolist()
+            state = self._advance(row, generated)
+            allowed[row] = self._mask(state, len(generated), scores.shape[-1]).to(scores.device)
+        return scores.masked_fill(~allowed, -torch.inf)
+
+    def _advance(self, row: int, generated: list[int]) -> int | None:
+        read, state = self._rows.get(row, (0, self.index.initial_state))
+        if len(generated) < read:  # a new generate call: start over
+            read, state = 0, self.index.initial_state
+        for token in generated[read:]:
+            state = None if state is None else self.index.next_state(state, token)
+        self._rows[row] = (len(generated), state)
+        return state
+
+    def _mask(self, state: int | None, done: int, size: int) -> torch.Tensor:
+        left = None if self.max_new_tokens is None else self.max_new_tokens - done
+        if state is not None and left is not None and self.index.finishes_within(state, left):
+            key: tuple[object, ...] = (state, size, left)  # the safe end restricts this step
+        else:
+            key = (state, size)
+        return self._masks.get_or_build(key, lambda: self._build_mask(state, size, left))
+
+    def _build_mask(self, state: int | None, size: int, left: int | None) -> torch.Tensor:
+        mask = np.zeros(size, dtype=bool)
+        eos = self.index.vocab.eos_token_id
+        if state is None:
+            mask[eos] = True
+        elif left is None or not self.index.finishes_within(state, left):
+            mask[self.index.allowed_tokens(state)] = True  # no safe end, or nothing to save
+        else:
+            row = self.index.row(state)
+            mask[row.tokens[self.index.finishes_within(row.targets, left - 1)]] = True
+            mask[eos] = self.index.is_accepting(state)
+        return torch.from_numpy(mask)

@@ -1,0 +1,7 @@
+"""Layer 5, the peers: the same constraint asked of the engines people deploy.
+
+* ``regex`` a pattern in outlines-core (TGI, older vLLM), llguidance (vLLM, SGLang) and
+  xgrammar (vLLM, SGLang), where installed, compared with fsmviz on the same vocabulary.
+
+May import: ``fsmviz.tokens``, ``fsmviz.automaton``, ``fsmviz.schema`` and the shared modules.
+"""

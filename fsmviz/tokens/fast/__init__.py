@@ -1,0 +1,17 @@
+"""Speed only: the same answers as the plain walk of ``fsmviz.tokens.index``, faster.
+
+A newcomer can skip this folder: every function here returns exactly what a plain
+per-state walk of the vocabulary trie returns, and the tests hold each to that walk or to the
+naive oracle.
+
+* ``arrays``-based ``rowwalk`` one state's row, whole subtrees of the trie taken at once
+  (tested against the plain walk in ``tests/test_index_rows.py``);
+* ``successors`` where a state's tokens can lead, without listing the tokens, by byte
+  classes (``tests/test_index_classes.py``, ``tests/test_index_oracle.py``);
+* ``dawg`` the vocabulary as a minimal automaton, for successor sets of wide states
+  (``tests/test_dawg.py``);
+* ``derivatives`` the first allowed set without building the whole DFA, by regex
+  derivatives (``tests/test_derivatives.py``: equal to ``build_index(...).allowed_tokens(0)``).
+
+May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules.
+"""
