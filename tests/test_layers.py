@@ -22,6 +22,7 @@ LAYERS = {
     "cache": 0,
     "printable": 0,
     "arrays": 0,
+    "bundled": 0,  # where the bundled model's files live: read by the vocabulary and the model
     "automaton": 1,
     "tokens": 2,
     "generation": 3,
