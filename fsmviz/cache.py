@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from functools import wraps
 from threading import Lock
-from typing import Generic, TypeVar
+from typing import Generic, ParamSpec, TypeVar
 from weakref import WeakSet
 
 V = TypeVar("V")
+P = ParamSpec("P")
 
-__all__ = ["BoundedCache", "clear_caches"]
+__all__ = ["BoundedCache", "bounded", "clear_caches"]
 
 _ALL: WeakSet[BoundedCache] = WeakSet()
 
@@ -67,3 +69,33 @@ class BoundedCache(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+def bounded(maxsize: int) -> Callable[[Callable[P, V]], Callable[P, V]]:
+    """``functools.lru_cache`` as a ``BoundedCache``: a pure function's last ``maxsize``
+    results, keyed by its (hashable) arguments, emptied by ``clear_caches()`` like every
+    other cache of the engine.
+
+    >>> calls = []
+    >>> @bounded(maxsize=8)
+    ... def square(n: int) -> int:
+    ...     calls.append(n)
+    ...     return n * n
+    >>> square(3), square(3), calls
+    (9, 9, [3])
+    >>> clear_caches(); square(3), calls
+    (9, [3, 3])
+    """
+
+    def decorate(function: Callable[P, V]) -> Callable[P, V]:
+        kept: BoundedCache[V] = BoundedCache(maxsize)
+
+        @wraps(function)
+        def cached(*args: P.args, **kwargs: P.kwargs) -> V:
+            key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+            return kept.get_or_build(key, lambda: function(*args, **kwargs))
+
+        cached.cache = kept  # type: ignore[attr-defined]
+        return cached
+
+    return decorate

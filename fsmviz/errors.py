@@ -15,6 +15,8 @@ What each kind means (each defined beside the code that raises it):
   (``fsmviz.bundled``): no model.
 * ``ForwardPassError`` (``fsmviz.generation.batching``): the model failed during a step.
 * ``RenderError`` (``fsmviz.drawing.render``): graphviz could not draw the DFA.
+* ``InputError`` (here, also a ``ValueError``): a bad option, prompt or vocabulary; the
+  message names the input, the value and what is allowed.
 
 The first two are ``ExplainedError``s: a plain-English ``.message``, a ``.position`` in the
 pattern (or None) and a ``.hint`` (what to write instead, or None).
@@ -24,11 +26,22 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["ExplainedError", "FsmvizError"]
+__all__ = ["ExplainedError", "FsmvizError", "InputError"]
 
 
 class FsmvizError(Exception):
     """Base of every error fsmviz raises."""
+
+
+class InputError(FsmvizError, ValueError):
+    """A bad option, prompt or vocabulary (not a pattern): the message says which, and what
+    is allowed. A ``ValueError`` too, so code that caught ``ValueError`` still does.
+
+    >>> raise InputError("max_tokens must be between 1 and 4096, not 0")
+    Traceback (most recent call last):
+    ...
+    fsmviz.errors.InputError: max_tokens must be between 1 and 4096, not 0
+    """
 
 
 class ExplainedError(FsmvizError):

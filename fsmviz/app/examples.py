@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+
+from fsmviz.cache import bounded
 
 __all__ = ["Example", "examples", "default_example"]
 
@@ -29,7 +30,7 @@ class Example:
     chat: bool
 
 
-@cache
+@bounded(maxsize=1)
 def examples() -> dict[str, Example]:
     """The seed examples by name, in the file's order."""
     data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))

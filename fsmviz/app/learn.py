@@ -12,13 +12,13 @@ import html
 import json
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 import gradio as gr
 
 from fsmviz.app.views import error_html, shown
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError
+from fsmviz.cache import bounded
 from fsmviz.drawing.render import RenderError, highlight, printable, to_svg
 from fsmviz.learn import (
     TOY_EXAMPLES,
@@ -85,7 +85,7 @@ def code(text: str) -> str:
     return f"<code>{esc(shown(text))}</code>"
 
 
-@lru_cache(maxsize=32)
+@bounded(maxsize=32)
 def _frames(pattern: str) -> tuple[Frame, ...]:
     return construction_frames(pattern)
 

@@ -52,6 +52,7 @@ from fsmviz.automaton.syntax import (
     Repeated,
     parse,
 )
+from fsmviz.cache import BoundedCache
 from fsmviz.printable import LABEL_NAMES, escape_char
 
 __all__ = [
@@ -227,7 +228,41 @@ class Dfa:
 
 
 def compile_regex(pattern: str) -> Dfa:
-    """Compile ``pattern`` into its minimal character DFA, or raise ``RegexError``."""
+    """Compile ``pattern`` into its minimal character DFA, or raise ``RegexError``.
+
+    The DFA reads characters: each state is "how much of the pattern the text so far has
+    matched", each edge a class of characters that all lead to the same state. Here ``ab+``
+    has three states: nothing read, ``a`` read, and ``ab…`` read (the only accepting one).
+
+    >>> dfa = compile_regex("ab+")
+    >>> dfa.num_states, sorted(dfa.accepting)
+    (3, [2])
+    >>> dfa.run("abb"), dfa.accepts("abb"), dfa.accepts("ba")
+    (2, True, False)
+    >>> compile_regex("ab+") is dfa        # compiled once, kept (bounded)
+    True
+    >>> compile_regex("a(?=b)")
+    Traceback (most recent call last):
+    ...
+    fsmviz.automaton.syntax.RegexError: lookahead (?=…) is not supported: ...
+
+    Every caller along one page action (the drawing, the index, the doctor, the run) asks
+    for the same pattern, so the DFA is built once and kept in a bounded cache.
+    """
+    if not isinstance(pattern, str):
+        raise RegexError(
+            f"the pattern must be text, not {type(pattern).__name__}",
+            None,
+            "write the regex as a string",
+        )
+    return _COMPILED.get_or_build(pattern, lambda: _compile(pattern))
+
+
+_COMPILED: BoundedCache[Dfa] = BoundedCache(maxsize=64)
+"""The last 64 patterns' DFAs (a schema's DFA of ~1,000 states takes a few MB)."""
+
+
+def _compile(pattern: str) -> Dfa:
     built = _Construction.of(pattern)
     accepting, transitions = built.accepting, built.transitions
     if built.may_strand:

@@ -9,9 +9,9 @@ that takes the most readable edge wherever it has a choice.
 from __future__ import annotations
 
 from collections import deque
-from functools import lru_cache
 
 from fsmviz.automaton.dfa import Dfa
+from fsmviz.cache import bounded
 
 _PREFERRED = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -30,7 +30,7 @@ def rank(char: str) -> tuple[int, int]:
     return (4, ord(char))
 
 
-@lru_cache(maxsize=4096)
+@bounded(maxsize=4096)
 def representative(dfa: Dfa, k: int) -> str:
     """A readable character of class ``k``."""
     cls = dfa.classes[k]

@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import regex
 
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
+from fsmviz.cache import bounded
 
 WHITESPACE = frozenset(" \t\n\r\f\v")
 
@@ -202,7 +202,7 @@ def escapes_in(atom: str) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=2048)
+@bounded(maxsize=2048)
 def atom_chars(atom: str) -> tuple[frozenset[str], bool] | None:
     """(characters, also every unmentioned character) one atom of the pattern stands for."""
     try:

@@ -11,11 +11,11 @@ alternatives longest first; ``\\w`` widened to Latin-1 letters.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 
 from fsmviz.automaton.dfa import MAX_POSITIONS, compile_regex
 from fsmviz.automaton.dfa import _expanded_size as expanded_size
 from fsmviz.automaton.syntax import RegexError, parse
+from fsmviz.cache import bounded
 from fsmviz.diagnose.fragments import WHITESPACE, Node, atom_chars, class_members
 
 FULL_CHECK_POSITIONS = 600
@@ -24,7 +24,7 @@ are offered. Larger ones (a bounded repeat of a whole JSON object, whose DFA tak
 to build) are only parsed and measured; the tests compile every seed suggestion fully."""
 
 
-@lru_cache(maxsize=512)
+@bounded(maxsize=512)
 def compiles(pattern: str) -> bool:
     """Whether ``pattern`` is a usable pattern: parsed, within the size budget, and for
     small patterns also compiled into its DFA."""

@@ -34,7 +34,7 @@ from typing import Protocol
 from fsmviz.automaton.dfa import Edge
 from fsmviz.cache import BoundedCache
 from fsmviz.drawing.compact import CompactGraph
-from fsmviz.errors import FsmvizError
+from fsmviz.errors import FsmvizError, InputError
 from fsmviz.printable import NEWLINE_AND_TAB
 from fsmviz.printable import printable as _printable
 
@@ -226,7 +226,7 @@ def compact_dot(
 def _check_lengths(n: int, *per_state: Sequence[object] | None) -> None:
     for name, values in zip(("distances", "tooltips"), per_state, strict=True):
         if values is not None and len(values) != n:
-            raise ValueError(f"{name} has {len(values)} entries for {n} states")
+            raise InputError(f"{name} has {len(values)} entries for {n} states")
 
 
 def _state_label(s: int, distances: Sequence[int] | None) -> str:

@@ -38,12 +38,12 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import torch
 
+from fsmviz.cache import bounded
 from fsmviz.errors import FsmvizError
 
 __all__ = ["ForwardPassError", "ForwardPasses", "Sequence", "left_padded"]
@@ -390,7 +390,7 @@ def _net_pass(net: Any, cache: Any, **inputs: Any) -> tuple[Any, Any]:
     return out, getattr(out, name)
 
 
-@lru_cache(maxsize=8)
+@bounded(maxsize=8)
 def _cache_name(kind: type) -> str:
     return "cache" if "cache" in inspect.signature(kind.forward).parameters else "past_key_values"
 

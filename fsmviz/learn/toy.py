@@ -23,6 +23,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fsmviz.errors import InputError
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -162,7 +163,7 @@ def toy_view(
     for token in history:
         after = index.next_state(state, token)
         if after is None:
-            raise ValueError(f"token {vocab.token_text(token)!r} is not allowed after {text!r}")
+            raise InputError(f"token {vocab.token_text(token)!r} is not allowed after {text!r}")
         steps.append(ToyStep(state, text, token, after))
         text += vocab.token_bytes(token).decode("utf-8", "replace")
         state = after
@@ -174,6 +175,6 @@ def toy_view(
     else:
         scores = list(logits) if logits is not None else [0.0] * len(vocab)
     if len(scores) != len(vocab):
-        raise ValueError(f"{len(scores)} logits for {len(vocab)} tokens")
+        raise InputError(f"{len(scores)} logits for {len(vocab)} tokens")
     probs = _masked_softmax(scores, mask)
     return ToyView(index, tuple(steps), text, state, allowed, mask, probs, tuple(scores), finished)

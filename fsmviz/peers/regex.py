@@ -31,6 +31,7 @@ import numpy as np
 import regex
 
 from fsmviz.automaton.syntax import strip_anchors
+from fsmviz.errors import InputError
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -206,7 +207,7 @@ def _llguidance(pattern: str, vocab: Vocabulary) -> Callable[[], _Walker]:
     grammar = llguidance.LLMatcher.grammar_from_regex(strip_anchors(pattern))
     problem = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
     if problem:
-        raise ValueError(problem)
+        raise InputError(problem)
     size = len(vocab)
 
     class Walker(_Walker):

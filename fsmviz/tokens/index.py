@@ -121,9 +121,33 @@ class Row:
 
 @dataclass(eq=False)
 class TokenIndex:
-    """Token-level view of a pattern over one vocabulary. States are byte-DFA states:
-    ``0 .. dfa.num_states-1`` are the drawn DFA's states, larger ones sit inside a
-    multi-byte character. Thread-safe: rows and successor sets are filled in under a lock."""
+    """Token-level view of a pattern over one vocabulary: for each state, which tokens may
+    come next and where each one leads. This is what masks the model's logits at each step.
+
+    A token is allowed in a state when the DFA can read all of its bytes from there; the
+    state it leaves the DFA in is the next state. For ``(ab)+1?`` over five toy tokens::
+
+        tokens   0:"a"  1:"b"  2:"ab"  3:"1"  4:<eos>
+
+        state 0 ──"a"──▶ 1 ──"b"──▶ 2*  ──"1"──▶ 3*
+          └────"ab"────────────────▶ 2*  (and from 2: "a" ▶ 1, "ab" ▶ 2)
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "1"], eos_token="<eos>")
+    >>> index = build_index("(ab)+1?", vocab)
+    >>> index.allowed_tokens(index.initial_state).tolist()      # "a" or "ab"; never "b"
+    [0, 2]
+    >>> index.next_state(0, 2), index.next_state(0, 1)          # "ab" matches; "b" cannot start
+    (2, None)
+    >>> index.allowed_tokens(2).tolist()     # after "ab": more, a "1", or end (EOS, id 4)
+    [0, 2, 3, 4]
+    >>> index.is_accepting(2), index.is_accepting(1)
+    (True, False)
+
+    States are byte-DFA states: ``0 .. dfa.num_states-1`` are the drawn DFA's states, larger
+    ones sit inside a multi-byte character (a token may end halfway through "日"). Rows are
+    walked when a state is first asked for, so the first token never waits for the whole
+    index. Thread-safe: rows and successor sets are filled in under a lock."""
 
     dfa: Dfa
     byte_dfa: ByteDfa
@@ -491,9 +515,20 @@ def built_index(pattern: str, vocab: Vocabulary) -> TokenIndex | None:
 
 
 def build_index(pattern_or_dfa: str | Dfa, vocab: Vocabulary) -> TokenIndex:
-    """The token index of a pattern (or an already compiled DFA) over ``vocab``. Cached by
-    (pattern, vocabulary fingerprint); rows are filled in lazily as states are visited.
-    Raises ``RegexError`` for patterns that cannot be used."""
+    r"""The token index of a pattern (or an already compiled DFA) over ``vocab``'s bytes.
+
+    Cached by (pattern, vocabulary fingerprint), so every caller along a page action shares
+    one index; rows are filled in lazily as states are visited. Raises ``RegexError`` for
+    patterns that cannot be used, ``IndexTooLarge`` when the walk would take too long.
+
+    >>> from fsmviz import Vocabulary, compile_regex
+    >>> vocab = Vocabulary.from_strings(["1", "2", "12", "."], eos_token="<eos>")
+    >>> index = build_index(r"[0-9]+\.[0-9]", vocab)
+    >>> [vocab.token_text(t) for t in index.allowed_tokens(index.initial_state)]
+    ['1', '2', '12']
+    >>> build_index(compile_regex(r"[0-9]+\.[0-9]"), vocab) is index
+    True
+    """
     dfa = pattern_or_dfa if isinstance(pattern_or_dfa, Dfa) else None
     pattern = dfa.pattern if dfa is not None else pattern_or_dfa
 

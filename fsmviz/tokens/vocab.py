@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from fsmviz.cache import bounded
+from fsmviz.errors import InputError
+
 __all__ = ["Vocabulary"]
 
 #: A SentencePiece byte-fallback piece: ``<0x0A>`` is the single byte 0x0A.
@@ -67,14 +70,14 @@ class Vocabulary:
     def __post_init__(self) -> None:
         size = len(self.all_token_bytes)
         if not 0 <= self.eos_token_id < size:
-            raise ValueError(f"eos_token_id {self.eos_token_id} is outside 0..{size - 1}")
+            raise InputError(f"eos_token_id {self.eos_token_id} is outside 0..{size - 1}")
         if self.eos_token_id not in self.special_tokens:
-            raise ValueError("the EOS token must be one of the special tokens")
+            raise InputError("the EOS token must be one of the special tokens")
         for i in self.special_tokens:
             if not 0 <= i < size:
-                raise ValueError(f"special token id {i} is outside 0..{size - 1}")
+                raise InputError(f"special token id {i} is outside 0..{size - 1}")
             if self.all_token_bytes[i] != b"":
-                raise ValueError(f"special token {i} must have the bytes b''")
+                raise InputError(f"special token {i} must have the bytes b''")
         # Freeze the mapping so that nobody can change it behind our back.
         frozen = MappingProxyType(dict(self.special_tokens))
         object.__setattr__(self, "special_tokens", frozen)
@@ -119,7 +122,7 @@ class Vocabulary:
         if eos_token_id is None:
             eos_token_id = tokenizer.eos_token_id
         if eos_token_id is None:
-            raise ValueError("the tokenizer has no eos_token_id; pass eos_token_id= explicitly")
+            raise InputError("the tokenizer has no eos_token_id; pass eos_token_id= explicitly")
         eos_token_id = int(eos_token_id)
 
         added: dict[int, Any] = dict(getattr(tokenizer, "added_tokens_decoder", {}) or {})
@@ -234,7 +237,7 @@ class Vocabulary:
 # ---------------------------------------------------------------------- decoding schemes
 
 
-@functools.lru_cache(maxsize=1)
+@bounded(maxsize=1)
 def _byte_decoder() -> Mapping[str, int]:
     """GPT-2's ``bytes_to_unicode`` table, inverted: stand-in character -> byte."""
     from transformers.convert_slow_tokenizer import bytes_to_unicode
@@ -327,7 +330,7 @@ def _decode_sentencepiece(
 # ---------------------------------------------------------------------- bundled vocabulary
 
 
-@functools.lru_cache(maxsize=1)
+@bounded(maxsize=1)
 def _bundled_vocabulary() -> Vocabulary:
     from transformers import AutoTokenizer
 
