@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz.automaton.bytedfa import to_bytes
 from fsmviz.automaton.dfa import compile_regex
-from fsmviz.tokens.fast.dawg import dawg_of, successor_pairs
+from fsmviz.tokens.fast.dawg import dawg_of, dawg_successor_pairs
 from fsmviz.tokens.trie import trie_of
 
 
@@ -50,7 +50,7 @@ def test_walks_on_kept_work_arrays_answer_as_on_fresh_ones(bundled_vocab):
     }
 
     def walk(table: np.ndarray) -> list[tuple[int, int]]:
-        origin, target = successor_pairs(dawg, table, list(range(min(len(table), 64))))
+        origin, target = dawg_successor_pairs(dawg, table, list(range(min(len(table), 64))))
         return list(zip(origin.tolist(), target.tolist(), strict=True))
 
     fresh = {}
@@ -66,7 +66,7 @@ def test_walks_on_kept_work_arrays_answer_as_on_fresh_ones(bundled_vocab):
 
     first = next(iter(walks.values()))
     with pytest.raises(TimeoutError):
-        successor_pairs(dawg, first, list(range(len(first))), check=stop_in_the_third_round)
+        dawg_successor_pairs(dawg, first, list(range(len(first))), check=stop_in_the_third_round)
     for _ in range(2):  # every walk after every other, on the arrays they hand back
         for pattern, table in walks.items():
             assert walk(table) == fresh[pattern], pattern
@@ -96,7 +96,7 @@ def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
     answers = []
     for tail in (0, dawg_module.TAIL, 10**9):
         monkeypatch.setattr(dawg_module, "TAIL", tail)
-        origin, target = successor_pairs(dawg, table, starts)
+        origin, target = dawg_successor_pairs(dawg, table, starts)
         answers.append(sorted(zip(origin.tolist(), target.tolist(), strict=True)))
     assert answers[0] == answers[1] == answers[2]
     assert len(answers[0]) > len(starts)  # the pattern's states do lead on

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsmviz import Vocabulary, build_index, compile_regex
-from fsmviz.diagnose import KINDS, Finding, diagnose, example_prefixes, token_distances
+from fsmviz.diagnose import KINDS, Finding, diagnose, example_prefixes
 from fsmviz.generation.trace import Candidate, Step, Trace
 
 # The seed regexes and the email prompt (copied from tests/cases/seed_regexes.json).
@@ -230,11 +230,11 @@ def test_unbounded_group_and_nested_loops():
 def test_budget_counts_tokens_not_characters():
     pattern = "[0-9]{10}"
     index = build_index(pattern, ASCII)
-    distances = token_distances(index)
+    distances = index.token_distances()
     assert distances[index.initial_state] == 10
     assert all(distances[s] == 0 for s in index.states if index.is_accepting(s))
     digits = Vocabulary.from_strings([*string.digits, "12345"])
-    assert token_distances(build_index(pattern, digits))[0] == 2  # "12345" twice
+    assert build_index(pattern, digits).token_distances()[0] == 2  # "12345" twice
     (error,) = only(diagnose(pattern, ASCII, max_tokens=5), "budget")
     assert error.severity == "error" and "10 tokens" in error.message and "5" in error.message
     (tight,) = only(diagnose(pattern, ASCII, max_tokens=12), "budget")

@@ -8,14 +8,13 @@ text is escaped before it reaches markup.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Sequence
 
 import gradio as gr
 
-from fsmviz.app.views import error_html, shown
+from fsmviz.app.views import error_html, esc, shown
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import bounded
@@ -74,10 +73,6 @@ LEARN_CSS = """
 
 
 _NATURAL = re.compile(r'data-width="([0-9.]+pt)"')
-
-
-def esc(text: str) -> str:
-    return html.escape(text, quote=True)
 
 
 def code(text: str) -> str:

@@ -41,7 +41,6 @@ between calls is in bounded caches.
 
 from __future__ import annotations
 
-from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.dynamic import dynamic_findings
@@ -49,7 +48,7 @@ from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.finding import KINDS, RANK, Finding, Severity
 from fsmviz.diagnose.static import index_too_large, regex_error, static_findings
 from fsmviz.generation.trace import Trace
-from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
+from fsmviz.tokens.index import IndexTooLarge, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
@@ -59,7 +58,6 @@ __all__ = [
     "Severity",
     "diagnose",
     "example_prefixes",
-    "token_distances",
 ]
 
 
@@ -129,16 +127,3 @@ def _pattern_only(pattern: str, max_tokens: int | None) -> list[Finding]:
         "tokens to a match (budget). Load a model or its tokenizer to run them.",
     )
     return [f for f in found if f.kind not in TOKEN_KINDS] + [skipped]
-
-
-def token_distances(index: TokenIndex) -> dict[int, int]:
-    """Fewest tokens from each state of ``index`` to an accepting state (0 when accepting),
-    for reading and printing.
-
-    A view of ``TokenIndex.token_distances()`` (which computes all rows, once per index):
-    the states whose distance there is ``graph.UNREACHABLE`` (no match can be reached with
-    this vocabulary) are left out, so a missing key means unreachable. Code that computes
-    with distances should use the array and its sentinel.
-    """
-    distances = index.token_distances()
-    return {s: int(distances[s]) for s in index.states if distances[s] != UNREACHABLE}

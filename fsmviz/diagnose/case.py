@@ -8,11 +8,10 @@ import dataclasses
 from collections.abc import Iterable
 from functools import cached_property
 
-from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.diagnose.examples import completion, example_prefixes
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.fragments import Node, parse_pieces
-from fsmviz.diagnose.loops import Fix, Loop, bounded_fix, cycle_ids, find_loops, loop_for, sccs
+from fsmviz.diagnose.fragments import PatternNode, parse_pieces
+from fsmviz.diagnose.loops import Loop, LoopFix, bounded_fix, cycle_ids, find_loops, loop_for, sccs
 from fsmviz.diagnose.text import after
 from fsmviz.tokens.index import TokenIndex
 from fsmviz.tokens.vocab import Vocabulary
@@ -60,14 +59,14 @@ class Case:
     # --- the pattern's text ---------------------------------------------------------------
 
     @cached_property
-    def nodes(self) -> list[Node]:
+    def nodes(self) -> list[PatternNode]:
         """Every piece of the pattern text (``fragments``), outermost first."""
         return parse_pieces(self.pattern)
 
-    def text(self, node: Node) -> str:
+    def text(self, node: PatternNode) -> str:
         return self.pattern[node.start : node.end]
 
-    def locate(self, finding: Finding, node: Node | None) -> Finding:
+    def locate(self, finding: Finding, node: PatternNode | None) -> Finding:
         """``finding`` with ``node`` as its fragment and span (unchanged without a node)."""
         if node is None:
             return finding
@@ -76,7 +75,7 @@ class Case:
     # --- loops ----------------------------------------------------------------------------
 
     @cached_property
-    def repeats(self) -> list[Node]:
+    def repeats(self) -> list[PatternNode]:
         """The pattern's unbounded repeats."""
         return [n for n in self.nodes if n.kind == "repeat" and n.hi is None]
 
@@ -85,7 +84,7 @@ class Case:
         return find_loops(self.pattern, self.dfa, self.repeats, self.prefixes, self.char_distances)
 
     @cached_property
-    def fixes(self) -> dict[Loop, Fix | None]:
+    def fixes(self) -> dict[Loop, LoopFix | None]:
         return {
             loop: bounded_fix(self.pattern, self.dfa, loop, self.loops, self.repeats)
             for loop in self.loops
@@ -112,10 +111,9 @@ class Case:
         """Each index state on a cycle -> an id of its strongly connected component."""
         return cycle_ids(self.token_sccs, self.token_successors.__getitem__)
 
-    def tokens_needed(self, state: int) -> int | None:
-        """Fewest tokens from ``state`` to a match; None when there is none."""
-        distance = int(self.index.token_distances()[state])
-        return None if distance == UNREACHABLE else distance
+    def tokens_needed(self, state: int) -> int:
+        """Fewest tokens from ``state`` to a match; ``UNREACHABLE`` when there is none."""
+        return int(self.index.token_distances()[state])
 
     @cached_property
     def eos_text(self) -> str:

@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.text import frag, percent, plural, show, states_text
@@ -347,12 +348,12 @@ def _ending(
         need_tokens = case.tokens_needed(final)
         if final < case.dfa.num_states:
             rest = case.completion(final)
-            tokens = f", {plural(need_tokens, 'token')}" if need_tokens is not None else ""
+            tokens = f", {plural(need_tokens, 'token')}" if need_tokens != UNREACHABLE else ""
             missing = (
                 f"it still needed at least {plural(len(rest), 'more character')} "
                 f"(e.g. `{show(rest)}`{tokens})"
             )
-        elif need_tokens is not None:
+        elif need_tokens != UNREACHABLE:
             missing = f"it still needed at least {plural(need_tokens, 'more token')}"
         else:
             missing = "it stopped inside a character"

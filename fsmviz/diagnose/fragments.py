@@ -2,7 +2,7 @@
 
 The DFA forgets which part of the pattern made each state; a finding that says "the
 pattern can loop forever" is only useful if it can say *which* part, as written. This
-small lexer splits the pattern text into a tree of ``Node``s (alternations, sequences,
+small lexer splits the pattern text into a tree of ``PatternNode``s (alternations, sequences,
 groups, repeats with their bounds, single-character atoms), each with its span.
 
 To learn which piece of the pattern produced a given text, ``instrument`` wraps pieces in
@@ -25,7 +25,7 @@ WHITESPACE = frozenset(" \t\n\r\f\v")
 
 
 @dataclass(eq=False)
-class Node:
+class PatternNode:
     """A piece of the pattern text, ``pattern[start:end]``. ``kind``: alt, seq, group,
     repeat, atom (one character class: a literal, an escape, ``[...]`` or ``.``) or zero
     (anchors, flag groups). A repeat's one child is its base, which ends at ``quant_start``;
@@ -34,19 +34,19 @@ class Node:
     kind: str
     start: int
     end: int
-    children: list[Node] = field(default_factory=list)
+    children: list[PatternNode] = field(default_factory=list)
     lo: int = 1
     hi: int | None = 1
     lazy: bool = False
     quant_start: int = 0
 
-    def walk(self) -> Iterable[Node]:
+    def walk(self) -> Iterable[PatternNode]:
         yield self
         for child in self.children:
             yield from child.walk()
 
 
-def parse_pieces(pattern: str) -> list[Node]:
+def parse_pieces(pattern: str) -> list[PatternNode]:
     """Every piece of ``pattern``, outermost first; none when the lexer cannot read it."""
     try:
         return list(_Parser(pattern).parse().walk())
@@ -69,13 +69,13 @@ class _Parser:
         self.text = text
         self.i = 0
 
-    def parse(self) -> Node:
+    def parse(self) -> PatternNode:
         node = self.alt()
         if self.i != len(self.text):
             raise ValueError(f"unexpected {self.text[self.i]!r} at {self.i}")
         return node
 
-    def alt(self) -> Node:
+    def alt(self) -> PatternNode:
         start = self.i
         options = [self.seq()]
         while self.i < len(self.text) and self.text[self.i] == "|":
@@ -83,49 +83,49 @@ class _Parser:
             options.append(self.seq())
         if len(options) == 1:
             return options[0]
-        return Node("alt", start, self.i, options)
+        return PatternNode("alt", start, self.i, options)
 
-    def seq(self) -> Node:
+    def seq(self) -> PatternNode:
         start = self.i
         items = []
         while self.i < len(self.text) and self.text[self.i] not in "|)":
             items.append(self.item())
-        return Node("seq", start, self.i, items)
+        return PatternNode("seq", start, self.i, items)
 
-    def item(self) -> Node:
+    def item(self) -> PatternNode:
         node = self.atom()
         while True:
             quantifier = self.quantifier()
             if quantifier is None:
                 return node
             lo, hi, lazy = quantifier
-            node = Node("repeat", node.start, self.i, [node], lo, hi, lazy, node.end)
+            node = PatternNode("repeat", node.start, self.i, [node], lo, hi, lazy, node.end)
 
-    def atom(self) -> Node:
+    def atom(self) -> PatternNode:
         text, i = self.text, self.i
         c = text[i]
         if c == "(":
             flags = _FLAGS_ONLY.match(text, i)
             if flags:
                 self.i = flags.end()
-                return Node("zero", i, self.i)
+                return PatternNode("zero", i, self.i)
             opening = _GROUP_OPEN.match(text, i)
             self.i = opening.end() if opening else i + 1
             inner = self.alt()
             if self.i >= len(text) or text[self.i] != ")":
                 raise ValueError("missing )")
             self.i += 1
-            return Node("group", i, self.i, [inner])
+            return PatternNode("group", i, self.i, [inner])
         if c == "[":
             self.i = _class_end(text, i)
-            return Node("atom", i, self.i)
+            return PatternNode("atom", i, self.i)
         if c == "\\":
             m = _ESCAPE.match(text, i)
             self.i = m.end() if m else i + 1
             kind = "zero" if text[i : self.i] in ("\\A", "\\Z", "\\z") else "atom"
-            return Node(kind, i, self.i)
+            return PatternNode(kind, i, self.i)
         self.i = i + 1
-        return Node("zero" if c in "^$" else "atom", i, self.i)
+        return PatternNode("zero" if c in "^$" else "atom", i, self.i)
 
     def quantifier(self) -> tuple[int, int | None, bool] | None:
         text, i = self.text, self.i

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from fsmviz.automaton.dfa import Dfa
 from fsmviz.diagnose.examples import completion, lap
-from fsmviz.diagnose.fragments import Node, fullmatch, instrument
+from fsmviz.diagnose.fragments import PatternNode, fullmatch, instrument
 from fsmviz.diagnose.rewrites import bounded, rewrite
 
 
@@ -85,11 +85,11 @@ class Loop:
     entry: int
     lap: str
     path: tuple[int, ...]
-    node: Node | None
+    node: PatternNode | None
     accepting: bool
 
 
-class Fix(NamedTuple):
+class LoopFix(NamedTuple):
     """A loop's repeat bounded: the rewritten pattern, the new fragment, and why."""
 
     pattern: str
@@ -98,7 +98,7 @@ class Fix(NamedTuple):
 
 
 def find_loops(
-    pattern: str, dfa: Dfa, repeats: list[Node], prefixes: list[str], distances: list[int]
+    pattern: str, dfa: Dfa, repeats: list[PatternNode], prefixes: list[str], distances: list[int]
 ) -> list[Loop]:
     """The DFA's loops, outer ones first and nested ones when they belong to another
     repeat of the pattern; one loop per repeat (a repeat inside ``{2}`` or copied by
@@ -111,7 +111,7 @@ def find_loops(
         else None
     )
 
-    def repeat_of(entry: int, lap_text: str) -> Node | None:
+    def repeat_of(entry: int, lap_text: str) -> PatternNode | None:
         """The innermost unbounded repeat whose capture holds the middle lap of a witness
         that goes round three times."""
         if instrumented is None:
@@ -120,7 +120,7 @@ def find_loops(
         witness = prefix + lap_text * 3 + completion(dfa, distances, entry)
         lo, hi = len(prefix) + len(lap_text), len(prefix) + 2 * len(lap_text)
         match = fullmatch(instrumented, witness)
-        best: tuple[int, Node] | None = None
+        best: tuple[int, PatternNode] | None = None
         if match is not None:
             for i, node in enumerate(repeats):
                 for start, end in match.spans(f"fsmvizR{i}"):
@@ -153,7 +153,7 @@ def find_loops(
 def _one_per_repeat(loops: list[Loop]) -> list[Loop]:
     """Loops of the same repeat merged into the first of them (their states joined)."""
     merged: list[Loop] = []
-    by_node: dict[Node, int] = {}
+    by_node: dict[PatternNode, int] = {}
     for loop in loops:
         i = by_node.get(loop.node) if loop.node is not None else None
         if i is None:
@@ -189,8 +189,8 @@ def dot_reopens(dfa: Dfa, loop: Loop) -> bool:
 
 
 def bounded_fix(
-    pattern: str, dfa: Dfa, loop: Loop, loops: list[Loop], repeats: list[Node]
-) -> Fix | None:
+    pattern: str, dfa: Dfa, loop: Loop, loops: list[Loop], repeats: list[PatternNode]
+) -> LoopFix | None:
     """The pattern with the loop's repeat bounded, or None.
 
     Copies of the same repeat text that no other loop claims are bounded too: patterns like
@@ -211,5 +211,5 @@ def bounded_fix(
         new, why = bounded(pattern, loop.node, reopens, shrink)
         rewritten = rewrite(pattern, [(n, new) for n in copies])
         if rewritten:
-            return Fix(rewritten, new, why)
+            return LoopFix(rewritten, new, why)
     return None

@@ -16,7 +16,7 @@ from fsmviz.automaton.dfa import MAX_POSITIONS, compile_regex
 from fsmviz.automaton.dfa import _expanded_size as expanded_size
 from fsmviz.automaton.syntax import RegexError, parse
 from fsmviz.cache import bounded
-from fsmviz.diagnose.fragments import WHITESPACE, Node, atom_chars, class_members
+from fsmviz.diagnose.fragments import WHITESPACE, PatternNode, atom_chars, class_members
 
 FULL_CHECK_POSITIONS = 600
 """Suggestions up to this many character positions are compiled into their DFA before they
@@ -44,7 +44,7 @@ def compiles(pattern: str) -> bool:
     return True
 
 
-def rewrite(pattern: str, edits: Iterable[tuple[Node, str]]) -> str | None:
+def rewrite(pattern: str, edits: Iterable[tuple[PatternNode, str]]) -> str | None:
     """``pattern`` with each (node, replacement) applied, if that changes it and compiles.
     A node nested in another one that is replaced is left alone."""
     out = pattern
@@ -57,7 +57,7 @@ def rewrite(pattern: str, edits: Iterable[tuple[Node, str]]) -> str | None:
     return out if out != pattern and compiles(out) else None
 
 
-def bounded(pattern: str, node: Node, reopens: bool, shrink: int = 1) -> tuple[str, str]:
+def bounded(pattern: str, node: PatternNode, reopens: bool, shrink: int = 1) -> tuple[str, str]:
     """A bounded rewrite of the unbounded repeat ``node``: (new fragment, why). The bound is a
     plausible length for the kind of text (12 digits, 32 letters, 8 repetitions of a group,
     one space), divided by ``shrink``. With ``reopens`` (a ``.`` in the loop leads out of
@@ -129,7 +129,7 @@ def drop_member(atom: str, char: str) -> str | None:
     return new
 
 
-def longest_first(pattern: str, alt: Node) -> str:
+def longest_first(pattern: str, alt: PatternNode) -> str:
     """The alternation ``alt`` with its options longest first (``hotel|cold|hot``)."""
     options = [pattern[o.start : o.end] for o in alt.children]
     return "|".join(sorted(options, key=lambda o: -len(o)))
@@ -138,7 +138,7 @@ def longest_first(pattern: str, alt: Node) -> str:
 _LATIN1_LETTERS = "À-ÖØ-öø-ÿ"
 
 
-def widen_word_classes(pattern: str, atoms: list[Node]) -> str | None:
+def widen_word_classes(pattern: str, atoms: list[PatternNode]) -> str | None:
     """``pattern`` with each ``\\w`` among ``atoms`` (alone or in a class) also taking the
     Latin-1 letters, if that compiles."""
     edits = []

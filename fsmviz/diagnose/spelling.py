@@ -18,7 +18,7 @@ import numpy as np
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.fragments import Node, atom_chars
+from fsmviz.diagnose.fragments import PatternNode, atom_chars
 from fsmviz.diagnose.text import cap, frag, plural, ranges_text, states_text
 from fsmviz.tokens.trie import trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -178,7 +178,7 @@ def _size(ranges: Sequence[tuple[int, int]]) -> int:
     return sum(b - a + 1 for a, b in ranges)
 
 
-def _atom_for(case: Case, ranges: Ranges) -> Node | None:
+def _atom_for(case: Case, ranges: Ranges) -> PatternNode | None:
     """The first atom of the pattern text that stands for one of the characters in
     ``ranges`` (looking at the first 64)."""
     wanted = [c for lo, hi in ranges for c in range(lo, min(hi, lo + 63) + 1)][:64]

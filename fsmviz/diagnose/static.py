@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
@@ -197,7 +198,7 @@ def _budget(case: Case, max_tokens: int | None) -> list[Finding]:
         return []
     start = case.index.initial_state
     need = case.tokens_needed(start)
-    if need is None:
+    if need == UNREACHABLE:
         return []
     example = case.completion(case.dfa.initial)
     shown = f" (e.g. `{show(example)}`, {plural(len(example), 'character')})"

@@ -15,7 +15,7 @@ import regex
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.examples import readable_edges, representative
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.fragments import Node, fullmatch, instrument
+from fsmviz.diagnose.fragments import PatternNode, fullmatch, instrument
 from fsmviz.diagnose.rewrites import longest_first, rewrite
 from fsmviz.diagnose.text import cap, frag, show
 
@@ -92,7 +92,7 @@ def early_stops(case: Case) -> list[Finding]:
 
 
 def _explain(
-    case: Case, alts: list[Node], optionals: int, m_short: regex.Match, m_long: regex.Match
+    case: Case, alts: list[PatternNode], optionals: int, m_short: regex.Match, m_long: regex.Match
 ) -> tuple[str, int, tuple[str, str]] | None:
     """Which alternation (different options chosen) or optional part (empty in the short
     match, used in the longer one) lets the match stop at the short text: ("alt", which,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.fragments import Node, escapes_in
+from fsmviz.diagnose.fragments import PatternNode, escapes_in
 from fsmviz.diagnose.rewrites import rewrite, widen_word_classes
 from fsmviz.diagnose.text import frag
 
@@ -32,7 +32,7 @@ _ASCII_MEANING = {
 
 def style(case: Case) -> list[Finding]:
     found = []
-    escapes: dict[str, list[Node]] = {}
+    escapes: dict[str, list[PatternNode]] = {}
     for node in case.nodes:
         if node.kind == "atom":
             written = escapes_in(case.text(node))
@@ -59,7 +59,7 @@ def style(case: Case) -> list[Finding]:
     return found
 
 
-def _ascii(case: Case, letter: str, nodes: list[Node]) -> Finding:
+def _ascii(case: Case, letter: str, nodes: list[PatternNode]) -> Finding:
     """One note per class letter, pointing at its first use; for ``\\w`` a widened pattern."""
     suggestion = widen_word_classes(case.pattern, nodes) if letter == "w" else None
     finding = Finding(
@@ -72,12 +72,12 @@ def _ascii(case: Case, letter: str, nodes: list[Node]) -> Finding:
     return case.locate(finding, nodes[0])
 
 
-def _single_alnum(case: Case, item: Node) -> bool:
+def _single_alnum(case: Case, item: PatternNode) -> bool:
     piece = case.text(item)
     return item.kind == "atom" and len(piece) == 1 and piece.isalnum()
 
 
-def _dots(case: Case, seq: Node) -> list[Finding]:
+def _dots(case: Case, seq: PatternNode) -> list[Finding]:
     """A ``.`` between a literal-ish item and a single letter or digit, in one sequence."""
     found = []
     items = seq.children

@@ -243,15 +243,9 @@ class TokenIndex:
             )
         return self._distances
 
-    def tokens_to_match(self, states: int | np.ndarray) -> np.ndarray:
-        """Fewest tokens from each of ``states`` (one state id or an array of them) to an
-        accepting state: 0 when accepting, ``UNREACHABLE`` when there is none. What the
-        safe end asks about the states a generation may reach next."""
-        return self.token_distances()[states]
-
     def finishes_within(self, states: int | np.ndarray, left: int) -> np.ndarray:
         """Whether a match can still be completed from each of ``states`` in at most
-        ``left`` tokens: ``tokens_to_match(states) <= left``, without walking the whole
+        ``left`` tokens: ``token_distances()[states] <= left``, without walking the whole
         index when it need not. Spelling the rest of a match one single-byte token at a
         time (``spelled_distances``) bounds the fewest tokens from above; where that bound
         is within ``left`` the answer is yes, and only a state beyond it asks for the exact
@@ -264,11 +258,11 @@ class TokenIndex:
         fits = self.spelled_distances()[states] <= left
         if np.all(fits):
             return fits
-        return self.tokens_to_match(states) <= left
+        return self.token_distances()[states] <= left
 
     def spelled_distances(self) -> np.ndarray:
         """Fewest single-byte tokens from each state to a match (``UNREACHABLE`` where
-        they cannot spell one): an upper bound on ``tokens_to_match``, found in one
+        they cannot spell one): an upper bound on ``token_distances``, found in one
         backward search over the byte DFA (no vocabulary walk)."""
         if self._spelled is None:
             self._spelled = self.byte_dfa.distances(self.trie.single_byte_tokens)
@@ -327,7 +321,7 @@ class TokenIndex:
                 return distinct_pairs(origin, reached, len(table))
         if shared:
             return successor_pairs(self.trie, table, todo, self._partitions(), check)
-        return dawg.successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
+        return dawg.dawg_successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
 
     def _apart(
         self, todo: list[int], deep: list[int], check: Callable[[], None] | None
@@ -336,7 +330,7 @@ class TokenIndex:
         others pair by pair (pink_floyd_json: 18 string states of 129)."""
         table = self.byte_dfa.table
         shallow = sorted(set(range(len(todo))) - set(deep))
-        origin, reached = dawg.successor_pairs(
+        origin, reached = dawg.dawg_successor_pairs(
             dawg.dawg_of(self.vocab), table, [todo[k] for k in deep], check
         )
         origins, states = [np.asarray(deep)[origin]], [reached]

@@ -38,7 +38,7 @@ with ``a``).
 >>> dawg = dawg_of(vocab)
 >>> len(index.trie.byte), dawg.num_nodes   # trie: root, a, b, aa, ab, ba; DAWG: root, a, b, leaf
 (6, 4)
->>> origin, target = successor_pairs(dawg, index.byte_dfa.table, [0, 1, 2, 3])
+>>> origin, target = dawg_successor_pairs(dawg, index.byte_dfa.table, [0, 1, 2, 3])
 >>> sorted(zip(origin.tolist(), target.tolist()))
 [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]
 """
@@ -56,7 +56,7 @@ from fsmviz.cache import BoundedCache
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["MAX_STARTS", "VocabDawg", "dawg_of", "successor_pairs"]
+__all__ = ["MAX_STARTS", "VocabDawg", "dawg_of", "dawg_successor_pairs"]
 
 MAX_STARTS = 64
 """Starts walked together, one bit each of a ``uint64`` mask. (Larger DFAs, such as a JSON
@@ -173,7 +173,7 @@ def dawg_of(vocab: Vocabulary) -> VocabDawg:
     return _DAWGS.get_or_build(vocab.fingerprint, lambda: VocabDawg.of(trie_of(vocab)))
 
 
-def successor_pairs(
+def dawg_successor_pairs(
     dawg: VocabDawg,
     table: np.ndarray,
     starts: list[int],
