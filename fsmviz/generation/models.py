@@ -40,7 +40,7 @@ from fsmviz.bundled import (
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.batching import ForwardPasses
-from fsmviz.tokens.fast.dawg import dawg_of
+from fsmviz.tokens.index import warm
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
@@ -241,8 +241,8 @@ class BackgroundModel:
             self._error = error if isinstance(error, ModelLoadError) else ModelLoadError(str(error))
         finally:
             self._done.set()
-        if self._model is not None:  # the vocabulary's trie and DAWG (~0.5 s), ahead of use
-            dawg_of(self._model.vocab)
+        if self._model is not None:
+            warm(self._model.vocab)
         if self._freeze_start_up:
             gc.freeze()
 
