@@ -74,7 +74,7 @@ def diagnose(
     collapse_threshold: float = 0.05,
     engines: bool = False,
 ) -> list[Finding]:
-    """Why ``pattern`` may stall with ``vocab`` (and, given a ``trace``, why that run did).
+    r"""Why ``pattern`` may stall with ``vocab`` (and, given a ``trace``, why that run did).
 
     Never raises for a bad pattern: it becomes a single ``regex_error`` finding. When
     ``max_tokens`` is not given it is taken from ``trace.options`` if present. The trace
@@ -83,6 +83,17 @@ def diagnose(
     counts as a collapse. ``vocab=None``: the pattern-level checks only. ``engines`` adds
     how the engines of vLLM, SGLang and TGI treat the pattern (``fsmviz.diagnose.engines``;
     a second or two).
+
+    A pattern that needs a character no token can write is a dead end; a repeat with no
+    bound is a loop the model may never leave (the finding's ``suggestion`` bounds it):
+
+    >>> from fsmviz import Vocabulary
+    >>> vocab = Vocabulary.from_strings(["a", "b", "1", "2", "."], eos_token="<eos>")
+    >>> [(f.kind, f.severity, f.states) for f in diagnose("(a|b)*c", vocab)]
+    [('dead_end', 'error', (0,))]
+    >>> loops = [f for f in diagnose(r"[0-9]+\.[0-9]+", vocab) if f.kind == "unbounded_repeat"]
+    >>> [f.suggestion for f in loops]
+    ['[0-9]{1,12}\\.[0-9]+', '[0-9]+\\.[0-9]{1,12}']
     """
     if vocab is None:
         return _pattern_only(pattern, max_tokens)
