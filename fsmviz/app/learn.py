@@ -417,125 +417,27 @@ def naive_html(pattern: str, target: str) -> str:
 # --- the tab -------------------------------------------------------------------------------
 
 
+PRIVATE = {"api_visibility": "private"}
+"""The Learn tab's events are the page's own, not API endpoints."""
+
+
 def build_learn_tab(regex_box: gr.Textbox) -> None:
-    """The Learn view's components, created inside the caller's ``gr.Tab``, wired to the
-    shared regex box."""
+    """The Learn view, created inside the caller's ``gr.Tab``: an introduction, a copy of
+    the regex box, then one accordion per lesson, each laid out and wired by its builder."""
     pattern0 = regex_box.value or ""
-    first_example = next(iter(TOY_EXAMPLES.values()))
     with gr.Column(elem_id="learn"):
         gr.HTML(
             LEARN_CSS + "<p>How the regex above becomes an automaton, how a string and a "
             "toy vocabulary walk it, and why an index beats matching every token.</p>",
             elem_id="learn-intro",
         )
-        mirror = gr.Textbox(
-            pattern0,
-            label="Regex (the same as on the Generate tab)",
-            elem_id="learn-regex",
-            lines=1,
-            max_lines=4,
-        )
-        with gr.Accordion("1. Construction: regex → NFA → DFA → minimal DFA", open=True):
-            frame = gr.State(0)
-            with gr.Row():
-                back = gr.Button("◀ Back", elem_id="learn-back", size="sm")
-                forward = gr.Button("Next ▶", elem_id="learn-next", size="sm")
-            stages = gr.HTML(construction_html(pattern0, 0)[0], elem_id="construction")
-        with (
-            gr.Accordion("2. Walk a string, 3. the transition table", open=True),
-            gr.Row(equal_height=False),
-        ):
-            with gr.Column(scale=3, min_width=300):
-                walk = gr.Textbox("23.37", label="A string to walk", elem_id="walk")
-                walk_result = gr.HTML(walk_html(pattern0, "23.37"), elem_id="walk-result")
-            with gr.Column(scale=2, min_width=260):
-                table = gr.HTML(table_html(pattern0), elem_id="transitions")
-        with gr.Accordion("4. Test strings (+ should match, - should not)", open=False):
-            tests = gr.Textbox(DEFAULT_TESTS, lines=5, label="One per line", elem_id="tests")
-            tests_result = gr.HTML(
-                expectations_html(pattern0, DEFAULT_TESTS), elem_id="tests-result"
-            )
-        with gr.Accordion("5. Toy vocabularies, token by token (8. a gzip model)", open=False):
-            with gr.Row():
-                example = gr.Dropdown(
-                    [*TOY_EXAMPLES, CUSTOM],
-                    value=first_example.name,
-                    label="Vocabulary",
-                    elem_id="toy-example",
-                )
-                tokens = gr.Textbox(
-                    json.dumps(list(first_example.tokens)),
-                    label="Tokens (JSON)",
-                    elem_id="toy-tokens",
-                )
-            with gr.Row():
-                model = gr.Radio(
-                    ["uniform", "typed", "ZipModel"],
-                    value="uniform",
-                    label="Logits",
-                    elem_id="toy-model",
-                )
-                logits = gr.Textbox(
-                    "", label="Typed logits (one per token, end token last)", elem_id="toy-logits"
-                )
-                training = gr.Textbox(
-                    DEFAULT_TRAINING, label="ZipModel training text", elem_id="toy-training"
-                )
-            history = gr.State([])
-            with gr.Row():
-                toy_back = gr.Button("◀ Back", elem_id="toy-back", size="sm")
-                toy_next = gr.Button("Next ▶ (sample)", elem_id="toy-next", size="sm")
-                pick = gr.Dropdown([], label="or click a token", elem_id="toy-pick")
-            view0, problem0 = toy_state(
-                pattern0,
-                json.dumps(list(first_example.tokens)),
-                first_example.name,
-                [],
-                "uniform",
-                "",
-                "",
-            )
-            toy = gr.HTML(toy_html(view0, problem0, pattern0), elem_id="toy")
-        with gr.Accordion("6. Bytes: a token that splits a character", open=False):
-            hex_tokens = gr.Textbox(
-                "e6 97 | a5", label="Tokens as hex bytes, | between tokens", elem_id="byte-tokens"
-            )
-            byte_result = gr.HTML(bytes_html(pattern0, "e6 97 | a5"), elem_id="bytes")
-        with gr.Accordion("7. Naive matching against the index (49,152 tokens)", open=False):
-            with gr.Row():
-                target = gr.Textbox("23.37", label="Walk towards", elem_id="naive-target")
-                measure = gr.Button("Measure", elem_id="naive-run")
-            naive = gr.HTML(elem_id="naive")
-
-    toy_inputs = [mirror, tokens, example, history, model, logits, training]
-
-    def show_toy(*args):
-        view, problem = toy_state(*args)
-        choices = (
-            []
-            if view is None
-            else [
-                (shown(t), int(i)) for t, i in zip(view.allowed_texts(), view.allowed, strict=True)
-            ]
-        )
-        return toy_html(view, problem, args[0]), gr.update(choices=choices, value=None)
-
-    def step_toy(*args):
-        view, _ = toy_state(*args)
-        hist = list(args[3])
-        if view is not None and view.allowed:
-            hist.append(view.allowed[_pick_index(view, len(hist))])
-        return hist
-
-    def pick_toy(*args):
-        """A clicked token goes on the text, if it is allowed where the text now stands (a
-        pick made against an older state, e.g. one the Back button undid, is dropped)."""
-        *inputs, token = args
-        view, _ = toy_state(*inputs)
-        hist = list(inputs[3])
-        if token is not None and view is not None and int(token) in view.allowed:
-            hist.append(int(token))
-        return hist
+        mirror = _mirror(regex_box, pattern0)
+        frame, stages = _construction_section(mirror, pattern0)
+        walk, walk_result, table = _walk_section(mirror, pattern0)
+        tests, tests_result = _tests_section(mirror, pattern0)
+        history = _toy_section(mirror, pattern0)
+        hex_tokens, byte_result = _bytes_section(mirror, pattern0)
+        _naive_section(mirror)
 
     def on_pattern(pattern, walked, block, hexes):
         return (
@@ -548,37 +450,165 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             [],
         )
 
-    def on_example(name, current_tokens, pattern):
-        if name not in TOY_EXAMPLES:
-            return current_tokens, pattern, []
-        e = TOY_EXAMPLES[name]
-        return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, []
-
-    private = {"api_visibility": "private"}
-    # The Learn tab reads its own copy of the regex (a hidden tab's components fire no
-    # change events). Every change of the Generate tab's box is copied here; only what is
-    # typed here (``input``, never a programmatic change) is copied back, so the two boxes
-    # cannot set each other in a loop while the page restores a link or an example.
-    regex_box.change(_same, regex_box, mirror, **private)
-    mirror.input(_same, mirror, regex_box, **private)
     mirror.change(
         on_pattern,
         [mirror, walk, tests, hex_tokens],
         [stages, frame, walk_result, table, tests_result, byte_result, history],
-        **private,
+        **PRIVATE,
     )
-    back.click(_back, [mirror, frame], [stages, frame], **private)
-    forward.click(_next, [mirror, frame], [stages, frame], **private)
-    walk.change(walk_html, [mirror, walk], walk_result, **private)
-    tests.change(expectations_html, [mirror, tests], tests_result, **private)
-    hex_tokens.change(bytes_html, [mirror, hex_tokens], byte_result, **private)
-    example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
-    toy_next.click(step_toy, toy_inputs, history, **private)
-    toy_back.click(_drop_last, history, history, **private)
-    pick.select(pick_toy, [*toy_inputs, pick], history, **private)  # (a blur fires input)
+
+
+def _mirror(regex_box: gr.Textbox, pattern0: str) -> gr.Textbox:
+    """The Learn tab's own copy of the regex (a hidden tab's components fire no change
+    events). Every change of the Generate tab's box is copied here; only what is typed here
+    (``input``, never a programmatic change) is copied back, so the two boxes cannot set
+    each other in a loop while the page restores a link or an example."""
+    mirror = gr.Textbox(
+        pattern0,
+        label="Regex (the same as on the Generate tab)",
+        elem_id="learn-regex",
+        lines=1,
+        max_lines=4,
+    )
+    regex_box.change(_same, regex_box, mirror, **PRIVATE)
+    mirror.input(_same, mirror, regex_box, **PRIVATE)
+    return mirror
+
+
+def _construction_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.State, gr.HTML]:
+    """1. regex → NFA → DFA → minimal DFA, one frame at a time."""
+    with gr.Accordion("1. Construction: regex → NFA → DFA → minimal DFA", open=True):
+        frame = gr.State(0)
+        with gr.Row():
+            back = gr.Button("◀ Back", elem_id="learn-back", size="sm")
+            forward = gr.Button("Next ▶", elem_id="learn-next", size="sm")
+        stages = gr.HTML(construction_html(pattern0, 0)[0], elem_id="construction")
+    back.click(_back, [mirror, frame], [stages, frame], **PRIVATE)
+    forward.click(_next, [mirror, frame], [stages, frame], **PRIVATE)
+    return frame, stages
+
+
+def _walk_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HTML, gr.HTML]:
+    """2. A string walked character by character; 3. the transition table."""
+    with (
+        gr.Accordion("2. Walk a string, 3. the transition table", open=True),
+        gr.Row(equal_height=False),
+    ):
+        with gr.Column(scale=3, min_width=300):
+            walk = gr.Textbox("23.37", label="A string to walk", elem_id="walk")
+            walk_result = gr.HTML(walk_html(pattern0, "23.37"), elem_id="walk-result")
+        with gr.Column(scale=2, min_width=260):
+            table = gr.HTML(table_html(pattern0), elem_id="transitions")
+    walk.change(walk_html, [mirror, walk], walk_result, **PRIVATE)
+    return walk, walk_result, table
+
+
+def _tests_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HTML]:
+    """4. regex101-style test strings, each held against Python's ``regex``."""
+    with gr.Accordion("4. Test strings (+ should match, - should not)", open=False):
+        tests = gr.Textbox(DEFAULT_TESTS, lines=5, label="One per line", elem_id="tests")
+        tests_result = gr.HTML(expectations_html(pattern0, DEFAULT_TESTS), elem_id="tests-result")
+    tests.change(expectations_html, [mirror, tests], tests_result, **PRIVATE)
+    return tests, tests_result
+
+
+def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
+    """5. A toy vocabulary stepped token by token, with uniform, typed or ZipModel logits
+    (8. the gzip model). Returns the picked tokens so far (a new pattern empties them)."""
+    first = next(iter(TOY_EXAMPLES.values()))
+    first_tokens = json.dumps(list(first.tokens))
+    with gr.Accordion("5. Toy vocabularies, token by token (8. a gzip model)", open=False):
+        with gr.Row():
+            example = gr.Dropdown(
+                [*TOY_EXAMPLES, CUSTOM], value=first.name, label="Vocabulary", elem_id="toy-example"
+            )
+            tokens = gr.Textbox(first_tokens, label="Tokens (JSON)", elem_id="toy-tokens")
+        with gr.Row():
+            model = gr.Radio(
+                ["uniform", "typed", "ZipModel"],
+                value="uniform",
+                label="Logits",
+                elem_id="toy-model",
+            )
+            logits = gr.Textbox(
+                "", label="Typed logits (one per token, end token last)", elem_id="toy-logits"
+            )
+            training = gr.Textbox(
+                DEFAULT_TRAINING, label="ZipModel training text", elem_id="toy-training"
+            )
+        history = gr.State([])
+        with gr.Row():
+            toy_back = gr.Button("◀ Back", elem_id="toy-back", size="sm")
+            toy_next = gr.Button("Next ▶ (sample)", elem_id="toy-next", size="sm")
+            pick = gr.Dropdown([], label="or click a token", elem_id="toy-pick")
+        view0, problem0 = toy_state(pattern0, first_tokens, first.name, [], "uniform", "", "")
+        toy = gr.HTML(toy_html(view0, problem0, pattern0), elem_id="toy")
+
+    toy_inputs = [mirror, tokens, example, history, model, logits, training]
+    example.change(_on_toy_example, [example, tokens, mirror], [tokens, mirror, history], **PRIVATE)
+    toy_next.click(_step_toy, toy_inputs, history, **PRIVATE)
+    toy_back.click(_drop_last, history, history, **PRIVATE)
+    pick.select(_pick_toy, [*toy_inputs, pick], history, **PRIVATE)  # (a blur fires input)
     for component in (mirror, history, tokens, model, logits, training):
-        component.change(show_toy, toy_inputs, [toy, pick], **private)
-    measure.click(naive_html, [mirror, target], naive, **private)
+        component.change(_show_toy, toy_inputs, [toy, pick], **PRIVATE)
+    return history
+
+
+def _bytes_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HTML]:
+    """6. A token that splits a character, walked through the byte-level DFA."""
+    with gr.Accordion("6. Bytes: a token that splits a character", open=False):
+        hex_tokens = gr.Textbox(
+            "e6 97 | a5", label="Tokens as hex bytes, | between tokens", elem_id="byte-tokens"
+        )
+        byte_result = gr.HTML(bytes_html(pattern0, "e6 97 | a5"), elem_id="bytes")
+    hex_tokens.change(bytes_html, [mirror, hex_tokens], byte_result, **PRIVATE)
+    return hex_tokens, byte_result
+
+
+def _naive_section(mirror: gr.Textbox) -> None:
+    """7. The seeds' naive method (one partial match per token) timed against the index."""
+    with gr.Accordion("7. Naive matching against the index (49,152 tokens)", open=False):
+        with gr.Row():
+            target = gr.Textbox("23.37", label="Walk towards", elem_id="naive-target")
+            measure = gr.Button("Measure", elem_id="naive-run")
+        naive = gr.HTML(elem_id="naive")
+    measure.click(naive_html, [mirror, target], naive, **PRIVATE)
+
+
+def _show_toy(*args):
+    view, problem = toy_state(*args)
+    choices = (
+        []
+        if view is None
+        else [(shown(t), int(i)) for t, i in zip(view.allowed_texts(), view.allowed, strict=True)]
+    )
+    return toy_html(view, problem, args[0]), gr.update(choices=choices, value=None)
+
+
+def _step_toy(*args):
+    view, _ = toy_state(*args)
+    hist = list(args[3])
+    if view is not None and view.allowed:
+        hist.append(view.allowed[_pick_index(view, len(hist))])
+    return hist
+
+
+def _pick_toy(*args):
+    """A clicked token goes on the text, if it is allowed where the text now stands (a
+    pick made against an older state, e.g. one the Back button undid, is dropped)."""
+    *inputs, token = args
+    view, _ = toy_state(*inputs)
+    hist = list(inputs[3])
+    if token is not None and view is not None and int(token) in view.allowed:
+        hist.append(int(token))
+    return hist
+
+
+def _on_toy_example(name, current_tokens, pattern):
+    if name not in TOY_EXAMPLES:
+        return current_tokens, pattern, []
+    e = TOY_EXAMPLES[name]
+    return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, []
 
 
 def _same(value: str) -> str:
