@@ -24,7 +24,7 @@ PATTERNS: dict[str, tuple[str, str]] = {  # name: (pattern, a text it matches)
     "kv_counted": (r'([a-z]{1,10}="[a-z0-9 ]{0,20}"; ){1,8}', 'host="db1"; port="5432"; '),
     "dot_a": (r".*a", "the cat sat on a sofa"),
     "dot_keyword": (r".*(error|warning): [A-Za-z ]+", "at line 3 error: Missing colon"),
-    "dot_digits": (r"(?s).*[0-9]{3}", "the code is 042"),
+    "dot_digits": (r".*[0-9]{3}", "the code is 042"),
     "counted_in_counted": (r"([a-z]{2,5}[0-9]{1,3}){2,6}", "ab12cde345fg6"),
     "counted_groups": (r"(([0-9a-f]{2}:){5}[0-9a-f]{2}, ){1,4}", "00:1a:2b:3c:4d:5e, "),
     "counted_words": (r"(([A-Z][a-z]{1,10} ){1,4}[a-z]{1,8}\. ){1,3}", "The Cat sat. "),
