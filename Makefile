@@ -22,7 +22,7 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench lint space-check system clean
+.PHONY: run test bench lint space-check gpu-check system clean
 
 $(VENV)/.runtime: requirements.txt
 	mkdir -p .tmp
@@ -72,6 +72,14 @@ lint: $(VENV)/.dev
 space-check: $(VENV)/.dev system
 	$(PY) -c "from fsmviz.bundled import bundled_model_dir; bundled_model_dir()"
 	$(PY) scripts/space_check.py
+
+# The engine on a CUDA GPU in bfloat16 (scripts/gpu_check.py): the page's flow, sixteen
+# users, the ZeroGPU stand-in, one table. Without CUDA it says so and exits 0. On a machine
+# without gradio or the weights: `python scripts/gpu_check.py --export .tmp/gpu-check` here,
+# carry .tmp/gpu-check, then `make gpu-check PY=python3` there. GPU_CHECK_ARGS: e.g.
+# `--device cpu --tokens 8 --users 4` to try it on a CPU.
+gpu-check:
+	$(TEST_ENV) $(PY) scripts/gpu_check.py $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf .tmp .pytest_cache .ruff_cache

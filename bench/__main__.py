@@ -1,12 +1,13 @@
 """Run every benchmark and print the targets table last."""
 
-from bench import app_bench, generate_bench, index_bench, load_bench, schema_bench
+from bench import app_bench, generate_bench, index_bench, load_bench, mask_bench, schema_bench
 from bench.table import print_table
 
 
 def main() -> None:
     targets = []
     targets += index_bench.main()
+    targets += mask_bench.main()
     targets += schema_bench.main()
     targets += generate_bench.main()
     targets += app_bench.main()

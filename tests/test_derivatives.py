@@ -48,6 +48,18 @@ CHARACTERS = [  # tokens that end inside a character, and classes of many bytes
     ".{0,40}",
     "[\\u00e0-\\u00ef]{2}",
 ]
+DOT_LED = [  # every string of some bytes stays alive, whichever state it reaches (closure)
+    ".*a",
+    ".*(error|warning): [A-Za-z ]+",
+    ".*[0-9]{3}",
+    "(?s).*ab",
+    "[^\\n]*é",
+    ".*é+",
+    "(a|b)*a(a|b)",
+    "[a-z ]*(ab|ba)[a-z]{0,3}",
+    '[a-z_]+="[^"]*"(, [a-z_]+="[^"]*")*',
+    "([^,\\n]{1,20},){3}[^,\\n]{1,20}",
+]
 EDGES = ["", "a*", "(a|)b", "a{0}b", "(ab|a)*c", "(a*)*b", "((ab){2,3}c)*d", "a?b?c?d?"]
 HANDED_OVER = [  # only the whole index answers these exactly
     "(?i)abc",  # case folding
@@ -80,7 +92,7 @@ def same_as_index(pattern: str, vocab: Vocabulary) -> np.ndarray:
 
 @pytest.mark.parametrize(
     "pattern",
-    [*load_seed_cases()["regexes"].values(), *EVERYDAY, *CHARACTERS, *EDGES],
+    [*load_seed_cases()["regexes"].values(), *EVERYDAY, *CHARACTERS, *DOT_LED, *EDGES],
 )
 def test_first_allowed_set_is_the_index_s_without_building_it(pattern, bundled_vocab):
     clear_caches()

@@ -47,6 +47,7 @@ import regex
 
 from fsmviz.automaton.dfa import SURROGATES
 from fsmviz.generation.batching import Sequence
+from fsmviz.generation.masks import safe_end_tokens, unpack
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import (
     MAX_DRAFT_TOKENS,
@@ -421,12 +422,10 @@ class _Run:
         if mask is None:
             if self.index is None:
                 mask = np.ones(self.size, dtype=bool)
-            else:
-                ids = self.index.allowed_tokens(state)
-                if len(ids) == 0:
-                    return None
-                mask = np.zeros(self.size, dtype=bool)
-                mask[ids] = True
+            elif self.index.allowed_count(state) == 0:
+                return None
+            else:  # the index keeps each state's packed mask; this run its booleans
+                mask = unpack(self.index.bitmask(state), self.size)
             self.masks[state] = mask
         return mask
 
@@ -436,19 +435,14 @@ class _Run:
             return allowed
         left = self.opts.max_tokens - done  # tokens we may still emit, this one included
         try:
-            if not self.index.finishes_within(state, left):
-                return allowed  # even the shortest completion does not fit: nothing to save
-            row = self.index.row(state)
-            fits = self.index.finishes_within(row.targets, left - 1)
+            restricted = safe_end_tokens(self.index, state, left)
         except IndexTooLarge as error:
             self.give_up_safe_end(error)
             return allowed
-        if fits.all():
+        if restricted is None:
             return allowed
         mask = np.zeros(self.size, dtype=bool)
-        mask[row.tokens[fits]] = True
-        if self._accepting(state):
-            mask[self.eos] = True
+        mask[restricted] = True
         return mask
 
     def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:

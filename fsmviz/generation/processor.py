@@ -48,12 +48,13 @@ import torch
 from transformers import LogitsProcessor
 
 from fsmviz.cache import BoundedCache
-from fsmviz.tokens.index import TokenIndex
+from fsmviz.generation.masks import allowed_bitmask, apply_bitmask
+from fsmviz.tokens.index import TokenIndex, packed
 
 __all__ = ["RegexLogitsProcessor"]
 
 MASKS_KEPT = 256
-"""Per-state masks kept (one boolean per vocabulary entry, ~50 kB each for 49k tokens)."""
+"""Per-state packed masks kept on the scores' device (6 kB each for 49k tokens)."""
 
 
 class RegexLogitsProcessor(LogitsProcessor):
@@ -82,12 +83,11 @@ class RegexLogitsProcessor(LogitsProcessor):
         self._masks: BoundedCache[torch.Tensor] = BoundedCache(MASKS_KEPT)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        allowed = torch.zeros(scores.shape, dtype=torch.bool, device=scores.device)
-        for row in range(input_ids.shape[0]):
-            generated = input_ids[row, self.prompt_length :].tolist()
-            state = self._advance(row, generated)
-            allowed[row] = self._mask(state, len(generated), scores.shape[-1]).to(scores.device)
-        return scores.masked_fill(~allowed, -torch.inf)
+        words = torch.stack([
+            self._words(self._advance(row, generated), len(generated), scores.device)
+            for row, generated in enumerate(input_ids[:, self.prompt_length :].tolist())
+        ])  # fmt: skip
+        return apply_bitmask(scores, words)  # one operation, on the scores' device
 
     def _advance(self, row: int, generated: list[int]) -> int | None:
         read, state = self._rows.get(row, (0, self.index.initial_state))
@@ -98,23 +98,20 @@ class RegexLogitsProcessor(LogitsProcessor):
         self._rows[row] = (len(generated), state)
         return state
 
-    def _mask(self, state: int | None, done: int, size: int) -> torch.Tensor:
+    def _words(self, state: int | None, done: int, device: torch.device) -> torch.Tensor:
+        """The packed mask of a row in ``state`` after ``done`` generated tokens, on
+        ``device`` (kept there per state, and per step where the safe end restricts it)."""
         left = None if self.max_new_tokens is None else self.max_new_tokens - done
-        if state is not None and left is not None and self.index.finishes_within(state, left):
-            key: tuple[object, ...] = (state, size, left)  # the safe end restricts this step
-        else:
-            key = (state, size)
-        return self._masks.get_or_build(key, lambda: self._build_mask(state, size, left))
+        if state is None or left is None or not self.index.finishes_within(state, left):
+            left = None  # no safe end, or nothing to save: the state's own mask
+        key = (state, str(device), left)
+        return self._masks.get_or_build(key, lambda: self._build_words(state, left, device))
 
-    def _build_mask(self, state: int | None, size: int, left: int | None) -> torch.Tensor:
-        mask = np.zeros(size, dtype=bool)
-        eos = self.index.vocab.eos_token_id
-        if state is None:
-            mask[eos] = True
-        elif left is None or not self.index.finishes_within(state, left):
-            mask[self.index.allowed_tokens(state)] = True  # no safe end, or nothing to save
+    def _build_words(
+        self, state: int | None, left: int | None, device: torch.device
+    ) -> torch.Tensor:
+        if state is None:  # finished (or unreadable): EOS only
+            words = packed(np.array([self.index.vocab.eos_token_id]), len(self.index.vocab))
         else:
-            row = self.index.row(state)
-            mask[row.tokens[self.index.finishes_within(row.targets, left - 1)]] = True
-            mask[eos] = self.index.is_accepting(state)
-        return torch.from_numpy(mask)
+            words = allowed_bitmask(self.index, state, left)
+        return torch.from_numpy(words.copy()).to(device)

@@ -70,7 +70,7 @@ from fsmviz.tokens.fast.successors import (
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["IndexTooLarge", "TokenIndex", "build_index", "warm"]
+__all__ = ["IndexTooLarge", "TokenIndex", "build_index", "packed", "warm"]
 
 CLOSURE_SECONDS = 5.0
 """CPU time of the walking thread (``time.thread_time``: a busy machine slows the wall
@@ -93,6 +93,9 @@ goes to the DAWG at once."""
 KEPT_ENTRIES = 4_000_000
 """Row entries (token, target) kept, ~32 MB; past it a row is made again each time it is
 asked for (successor sets are always kept)."""
+BITMASKS_KEPT = 1_024
+"""Packed masks kept per index (``TokenIndex.bitmask``): 6 kB each for 49k tokens, so at
+most ~6 MB; the least recently used is made again (from its kept row) when asked for."""
 
 
 class IndexTooLarge(ExplainedError):
@@ -165,6 +168,9 @@ class TokenIndex:
     _chains: Chains | None = field(
         default=None, repr=False
     )  # for rows (``fsmviz.tokens.fast.rowwalk``)
+    _bitmasks: BoundedCache[np.ndarray] = field(
+        default_factory=lambda: BoundedCache(BITMASKS_KEPT), repr=False
+    )
 
     initial_state: int = 0
 
@@ -189,6 +195,22 @@ class TokenIndex:
 
     def is_accepting(self, state: int) -> bool:
         return bool(self.byte_dfa.accepting[state])
+
+    def bitmask(self, state: int) -> np.ndarray:
+        """``allowed_tokens(state)`` packed as llguidance and xgrammar pack it: int32 words,
+        ``ceil(len(vocab) / 32)`` of them, bit ``i % 32`` of word ``i // 32`` set when token
+        ``i`` is allowed. Made once per state and kept (``BITMASKS_KEPT`` per index), so a
+        step's mask costs a lookup; read-only (copy it to change it).
+
+        >>> from fsmviz import Vocabulary, build_index
+        >>> vocab = Vocabulary.from_strings(["a", ".", ".2", "1"], eos_token="</s>")
+        >>> index = build_index(r"[0-9]+\\.[0-9]+", vocab)
+        >>> [int(t) for t in index.allowed_tokens(1)], index.bitmask(1)  # tokens 1, 2, 3
+        ([1, 2, 3], array([14], dtype=int32))
+        """
+        return self._bitmasks.get_or_build(
+            state, lambda: packed(self.allowed_tokens(state), len(self.vocab))
+        )
 
     @property
     def states(self) -> tuple[int, ...]:
@@ -384,6 +406,20 @@ class TokenIndex:
         self._successors = {s: found[live[found]] for s, found in self._successors.items()}
         self._states = None
         self._states = self._close()
+
+
+def packed(tokens: np.ndarray, size: int) -> np.ndarray:
+    """Token ids as a read-only bitmask of ``ceil(size / 32)`` int32 words (bit ``i % 32``
+    of word ``i // 32`` for token ``i``: the peers' layout).
+
+    >>> packed(np.array([0, 33]), 40).tolist()
+    [1, 2]
+    """
+    bits = np.zeros(-(-size // 32) * 32, dtype=bool)
+    bits[tokens] = True
+    words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
+    words.flags.writeable = False
+    return words
 
 
 def with_eos(tokens: np.ndarray, eos_token_id: int) -> np.ndarray:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
+from functools import cache
 
 import numpy as np
 
@@ -81,6 +82,10 @@ MAX_DERIVED = 2_000
 under a time budget (``dfa.MAX_SECONDS``): a pattern with many states a token's length from
 the start, where the DFA may be too large to build, is refused there as it should be. The
 22-field schema's first set derives 4, ``words`` 15."""
+
+
+MAX_CLOSURE = 64
+"""States a ``_NearStart.closure`` follows before it gives up (``.*a``: 2)."""
 
 
 class _Unsure(Exception):
@@ -132,6 +137,7 @@ class _Regexes:
         self._ids: dict[tuple, int] = {}
         self._heads: dict[int, tuple[int, ...]] = {NONE: (), EPS: ()}
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
+        self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
         self._ranges: dict[tuple[frozenset[str], bool], int] = {}
         self._parts: dict[int, tuple] = {}  # id -> the parts of a ``_SEQ``
         self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
@@ -312,7 +318,15 @@ class _Regexes:
 
     def signature(self, heads: tuple[int, ...], lo: int, hi: int) -> int:
         """Which ``heads`` hold all of ``lo..hi`` (bit k for ``heads[k]``), when each holds
-        all or none of it; -1 when some head holds only part."""
+        all or none of it; -1 when some head holds only part. (Kept: every state whose
+        regex has these heads asks it again for each lead byte.)"""
+        key = (heads, lo, hi)
+        found = self._signatures.get(key)
+        if found is None:
+            found = self._signatures[key] = self._signature(heads, lo, hi)
+        return found
+
+    def _signature(self, heads: tuple[int, ...], lo: int, hi: int) -> int:
         signature = 0
         for k, head in enumerate(heads):
             bounds = self.bounds[head]
@@ -424,6 +438,7 @@ def _length(lead: int) -> int:
     return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
+@cache
 def _interval(prefix: bytes) -> tuple[int, int]:
     """The code points whose UTF-8 form begins with ``prefix`` (a lead byte, then
     continuation bytes): ``lo > hi`` when there is none (an overlong form).
@@ -476,6 +491,7 @@ class _NearStart:
         self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
         self.main_target: dict[int, int] = {}  # b for byte b), and that target
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
+        self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -580,8 +596,10 @@ class _NearStart:
                 for state in [int(states[0])] if alike else np.unique(states).tolist():
                     at = slice(None) if alike else np.flatnonzero(states == state)
                     heights = trie.height[nodes[at]]
-                    chain = self.chain(state, int(heights.max()))
-                    outside = trie.subtree_bytes[nodes[at]] & ~chain[heights]
+                    upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
+                    outside = below & ~self.chain(state, upto)[heights]
+                    taken[at] |= ~outside.any(axis=1)
+                    outside = below & ~self.closure(state, upto)[heights]
                     taken[at] |= ~outside.any(axis=1)
             whole.append(nodes[taken])
             nodes, states, counts = nodes[~taken], states[~taken], counts[~taken]
@@ -597,6 +615,50 @@ class _NearStart:
             trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
         ])  # fmt: skip
         return np.sort(tokens).astype(np.int32)
+
+    def closure(self, state: int, upto: int) -> np.ndarray:
+        """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
+        bytes from ``state``, whichever states the bytes lead to (as ``chain``'s sets):
+        where ``chain`` follows one target, this follows them all, so under ``.*a`` the
+        ASCII bytes but the newline pass (to ``.*a`` or to ``.*a|ε``, both of which read
+        them all), a whole subtree at a time, though ``a`` and the rest lead apart. The
+        set for ``h`` holds only bytes every state reachable in fewer than ``h`` of them
+        reads; it starts from the bytes that end a character (a byte inside one leads
+        where the next must continue it) and shrinks as states are met. It stops (empty
+        sets) past ``MAX_CLOSURE`` states."""
+        known = self._closures.get(state)
+        if known is not None and len(known) > upto:
+            return known
+        if not self.made[state]:
+            self.make_rows(np.array([state]))
+        row = self.table[state]
+        ends = [b for b in np.flatnonzero(row >= 0).tolist() if not self.states[row[b]][1]]
+        bits = sum(1 << b for b in ends)
+        sets, seen, layer = [_ALL_BYTES], {state}, [state]
+        while len(sets) <= upto and bits:
+            for s in layer:  # every state met reads each byte of the set
+                bits &= self._reads(s)
+            if not bits:
+                break
+            sets.append(bits)
+            columns = list(set_bits(bits))
+            reached = np.unique(self.table[np.array(layer)][:, columns]).tolist()
+            layer = [s for s in reached if s not in seen]
+            if not layer:  # closed: the same set at every height from here
+                sets += [bits] * (upto + 1 - len(sets))
+                break
+            seen.update(layer)
+            if len(seen) > MAX_CLOSURE:
+                break
+            self.make_rows(np.array(layer))
+        sets += [0] * (upto + 1 - len(sets))
+        words = b"".join(bits.to_bytes(32, "little") for bits in sets)
+        found = self._closures[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
+        return found
+
+    def _reads(self, state: int) -> int:
+        """The bytes ``state`` reads, as a 256-bit int (its row made)."""
+        return int.from_bytes(np.packbits(self.table[state] >= 0, bitorder="little"), "little")
 
     def chain(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so

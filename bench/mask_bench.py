@@ -1,0 +1,176 @@
+"""The mask of one step, beside xgrammar's and llguidance's, along real tokenizations.
+
+For each pattern of ``bench/mask_patterns.py`` (``key="value"`` lists, ``.*``-led patterns,
+counted repeats inside counted repeats, JSON Schemas as people write them), a matching
+text is tokenized by the bundled tokenizer and walked token by token. At each step:
+
+* **fsmviz** ``index.bitmask(state)``: the packed mask (int32 words), kept per state;
+  *new*: the same the first time a state is met, from a fresh pattern string (its row is
+  walked then, and packed);
+* **xgrammar** 0.2.8 ``GrammarMatcher.fill_next_token_bitmask`` (its grammar compiled);
+* **llguidance** 1.9.1 ``fill_next_token_bitmask`` (``compute_bitmask`` into numpy);
+* *apply*: fsmviz's ``apply_bitmask`` on a CPU torch row of the model's 49,152 logits
+  (unpack the words, one ``masked_fill``), beside xgrammar's
+  ``apply_token_bitmask_inplace`` (CPU).
+
+Each per-step figure is the mean over the path, the best of 3 walks (µs). *first*: the
+pattern string -> the initial mask (fsmviz ``first_allowed_tokens``, by derivatives;
+llguidance: a matcher and its first bitmask), the median of 5 fresh strings (ms).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+
+import llguidance
+import llguidance.numpy
+import numpy as np
+import torch
+import xgrammar
+
+import fsmviz.automaton.dfa
+from bench.cold import Fresh
+from bench.index_bench import Engines, bundled_tokenizer, medians_ms
+from bench.mask_patterns import mask_patterns
+from bench.table import check, geomean, print_table
+from fsmviz import Vocabulary, build_index
+from fsmviz.generation.masks import apply_bitmask
+from fsmviz.tokens.fast.dawg import dawg_of
+
+WALKS = 3
+
+
+def walk_us(step, ids: list[int], advance) -> float:
+    """Mean µs of ``step()`` along ``ids`` (``advance(token)`` between steps, untimed)."""
+    spent = 0.0
+    for token in ids:
+        start = time.perf_counter()
+        step()
+        spent += time.perf_counter() - start
+        advance(token)
+    return spent / len(ids) * 1e6
+
+
+def fsmviz_step_us(pattern: str, vocab: Vocabulary, ids: list[int]) -> tuple[float, float]:
+    """(kept, new): µs per step of ``bitmask`` once every state on the path has its mask,
+    and the first time (a fresh pattern string: rows walked and packed as met)."""
+    index = build_index(pattern + "()" * 20, vocab)  # a string the first masks never saw
+    state = [index.initial_state]
+
+    def advance(token: int) -> None:
+        state[0] = index.next_state(state[0], token)
+
+    def step() -> None:
+        index.bitmask(state[0])
+
+    new = walk_us(step, ids, advance)
+    best = float("inf")
+    for _ in range(WALKS):
+        state[0] = index.initial_state
+        best = min(best, walk_us(step, ids, advance))
+    return best, new
+
+
+def xgrammar_step_us(engines: Engines, pattern: str, ids: list[int]) -> float:
+    compiled = engines.xgrammar.compile_regex(pattern)
+    best = float("inf")
+    for _ in range(WALKS):
+        matcher = xgrammar.GrammarMatcher(compiled)
+        mask = xgrammar.allocate_token_bitmask(1, len(engines.vocab))
+
+        def advance(token: int, matcher=matcher) -> None:
+            if not matcher.accept_token(token):
+                raise ValueError(f"xgrammar refused token {token} of {pattern!r}")
+
+        def step(m=matcher, b=mask) -> None:
+            m.fill_next_token_bitmask(b)
+
+        best = min(best, walk_us(step, ids, advance))
+    return best
+
+
+def llguidance_step_us(engines: Engines, pattern: str, ids: list[int]) -> float:
+    best = float("inf")
+    for _ in range(WALKS):
+        matcher = engines.llguidance_matcher(pattern)
+        mask = llguidance.numpy.allocate_token_bitmask(1, len(engines.vocab))
+
+        def advance(token: int, matcher=matcher) -> None:
+            if not matcher.consume_token(token):
+                raise ValueError(f"llguidance refused token {token} of {pattern!r}")
+
+        def step(m=matcher, b=mask) -> None:
+            llguidance.numpy.fill_next_token_bitmask(m, b)
+
+        best = min(best, walk_us(step, ids, advance))
+    return best
+
+
+def apply_us(vocab: Vocabulary, pattern: str) -> tuple[float, float]:
+    """µs to mask one CPU row of logits with a packed mask: fsmviz's ``apply_bitmask``
+    (a new tensor) and xgrammar's ``apply_token_bitmask_inplace``."""
+    index = build_index(pattern, vocab)
+    words = torch.from_numpy(index.bitmask(index.initial_state).copy())[None]
+    logits = torch.randn((1, len(vocab)))
+
+    def ours() -> None:
+        apply_bitmask(logits, words)
+
+    def theirs() -> None:
+        xgrammar.apply_token_bitmask_inplace(logits, words)
+
+    return [min(_timed(fn) for _ in range(200)) * 1e6 for fn in (ours, theirs)]
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> list[tuple[str, ...]]:
+    fsmviz.automaton.dfa.MAX_SECONDS = 10.0  # measure a slow DFA rather than refuse it
+    vocab = Vocabulary.bundled()
+    tokenizer = bundled_tokenizer()
+    dawg_of(vocab)  # per vocabulary set-up, untimed (as the peers' tokenizers)
+    engines = Engines(vocab, tokenizer)
+    gc.freeze()
+    rows, kept_ratios, firsts = [], [], []
+    for name, (pattern, text) in mask_patterns().items():
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        first = medians_ms(
+            {"ours": engines.fsmviz_first, "llg": engines.llguidance_first}, Fresh(pattern)
+        )
+        kept, new = fsmviz_step_us(pattern, vocab, ids)
+        xgr = xgrammar_step_us(engines, pattern, ids)
+        llg = llguidance_step_us(engines, pattern, ids)
+        kept_ratios.append(kept / xgr)
+        firsts.append(first["ours"])
+        rows.append((name, len(ids), first["ours"], first["llg"], kept, new, xgr, llg, kept / xgr))
+    ours_apply, xgr_apply = apply_us(vocab, "[a-z]+")
+    print_table(
+        f"One step's mask over {len(vocab):,} tokens along a real tokenization (µs a step; "
+        "first mask in ms, median of 5 fresh strings)",
+        ["pattern", "tokens", "first", "llg", "kept", "new", "xgr", "llg", "kept/xgr"],
+        rows,
+    )
+    print(
+        "  kept: fsmviz bitmask(state) once made; new: the first time (row walked, packed); "
+        "xgr = xgrammar 0.2.8 fill_next_token_bitmask, llg = llguidance 1.9.1 "
+        f"fill_next_token_bitmask. Applying a packed mask to a CPU row: fsmviz "
+        f"{ours_apply:.0f} µs, xgrammar {xgr_apply:.0f} µs"
+    )
+    kept_mean, first_worst = geomean(kept_ratios), max(firsts)
+    slowest = rows[int(np.argmax(firsts))][0]
+    return [
+        check("step mask / xgrammar, geometric mean", kept_mean, "<= 1.0", kept_mean <= 1.0),
+        check(f"first mask, slowest of {len(rows)} ({slowest})", first_worst, "<= 5 ms",
+              first_worst <= 5, " ms"),
+        ("first mask, median of the set", f"{statistics.median(firsts):.3g} ms", "(shown)", ""),
+    ]  # fmt: skip
+
+
+if __name__ == "__main__":
+    print_table("Targets", ["target", "measured", "wanted", ""], main())
