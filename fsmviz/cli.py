@@ -32,7 +32,14 @@ __all__ = ["COMMANDS", "Arg", "Command", "arg", "build_parser", "command", "main
 BAD_INPUT = 2
 """Exit status for input fsmviz refuses (as argparse uses for bad arguments)."""
 FINDINGS_ERROR = 1
-"""Exit status of ``diagnose`` when a finding has severity ``error``."""
+"""Exit status of ``diagnose`` when a finding has severity ``error``, and of ``generate``
+and ``schema`` when the output does not match."""
+MAX_FILE_BYTES = 4 * 1024 * 1024
+"""The most a file argument may hold (``read_capped``): four times the largest schema the
+page takes, and ``/dev/zero`` or a 20 GB log is refused after reading this much."""
+PATH_ARGUMENTS = frozenset({"file", "svg", "model"})
+"""Arguments that name files: a Linux file name may be any bytes, so these alone may hold
+what is not UTF-8 (every other argument is text and is refused when it is not)."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the subcommand, return its status."""
     args = build_parser().parse_args(argv)
     from fsmviz.automaton.syntax import RegexError
-    from fsmviz.errors import ExplainedError
+    from fsmviz.errors import FsmvizError
 
     try:
+        _check_text_arguments(args)
         return COMMANDS[args.command].run(args)
     except RegexError as error:
         pattern = getattr(args, "regex", "")
@@ -114,11 +122,76 @@ def main(argv: Sequence[str] | None = None) -> int:
         if error.position is not None:
             print(error.pointer(pattern), file=sys.stderr)
         return BAD_INPUT
-    except (ValueError, ExplainedError) as error:  # a prompt, an option, an index too large
+    except (ValueError, FsmvizError) as error:  # an option, a file, a model, an index
         print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except RecursionError:
+        print("error: the input is nested too deeply to read: flatten it", file=sys.stderr)
+        return BAD_INPUT
+    except BrokenPipeError:  # `… | head`: the reader left; nothing more to say
+        import os  # no flush at exit into the closed pipe (Python's own advice)
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as error:  # a file or device the command could not read or write
+        where = f" {error.filename}" if error.filename else ""
+        print(f"error: cannot use{where}: {error.strerror or error}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         return 130
+
+
+def _check_text_arguments(args: argparse.Namespace) -> None:
+    """Refuse an argument that is not UTF-8 (Python hands such bytes over as lone
+    surrogates, which would be taken silently and printed raw)."""
+    for name, value in vars(args).items():
+        if name in PATH_ARGUMENTS or not isinstance(value, str):
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            byte = ord(value[error.start]) & 0xFF
+            raise ValueError(
+                f"the {name} argument is not valid UTF-8 (byte 0x{byte:02X} at position "
+                f"{error.start}): write it as UTF-8 text"
+            ) from None
+
+
+def check_model_path(model: str | None) -> None:
+    """A ``--model`` written as a path (``/``, ``./``, ``../``, ``~``) must be a folder: say
+    so plainly rather than let the hub refuse it as a malformed repository id."""
+    import os
+
+    if model and model.startswith(("/", "./", "../", "~")):
+        folder = os.path.expanduser(model)
+        if not os.path.isdir(folder):
+            what = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise ValueError(
+                f"--model {model} {what}: give a model folder (with config.json) or a hub id "
+                "such as HuggingFaceTB/SmolLM2-135M-Instruct"
+            )
+
+
+def read_capped(file: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of ``file`` (``-``: standard input), UTF-8, refused when it holds more than
+    ``limit`` bytes (a device such as ``/dev/zero`` is read only that far), is a folder, or
+    is not UTF-8. Raises ``ValueError`` with a message that names the file."""
+    try:
+        if file == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(file, "rb") as source:
+                data = source.read(limit + 1)
+    except OSError as error:
+        raise ValueError(f"cannot read {file}: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise ValueError(f"{file} holds more than {limit:,} bytes, the most a file may hold")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{file} is not UTF-8 text (byte 0x{data[error.start]:02X} at {error.start})"
+        ) from None
 
 
 REGEX = arg("regex", help="the regular expression (quote it for the shell)")
@@ -153,8 +226,12 @@ def _dfa(args: argparse.Namespace) -> int:
         if args.dot:
             print(to_dot(dfa, title=args.regex), end="")
         else:
-            with open(args.svg, "w", encoding="utf-8") as out:
-                out.write(to_svg(dfa, title=args.regex))
+            drawing = to_svg(dfa, title=args.regex)
+            try:  # a folder, a missing folder, /dev/full, /proc/version: a message
+                with open(args.svg, "w", encoding="utf-8") as out:
+                    out.write(drawing)
+            except OSError as error:
+                raise ValueError(f"cannot write {args.svg}: {error.strerror or error}") from None
             _progress(f"wrote {args.svg}")
     else:
         print(dfa_table(dfa))
@@ -203,9 +280,12 @@ def dfa_table(dfa: Any) -> str:
 def _diagnose(args: argparse.Namespace) -> int:
     from fsmviz.automaton.dfa import compile_regex
     from fsmviz.diagnose import diagnose
+    from fsmviz.params import check_generation
     from fsmviz.tokens.vocab import Vocabulary
 
     compile_regex(args.regex)  # a bad pattern: the message and caret line, status 2
+    if args.max_tokens is not None:
+        check_generation(max_tokens=args.max_tokens)
     vocab = Vocabulary.bundled()
     findings = diagnose(args.regex, vocab, max_tokens=args.max_tokens, engines=args.engines)
     for f in findings:
@@ -261,14 +341,16 @@ def _first(args: argparse.Namespace) -> int:
 )
 def _generate(args: argparse.Namespace) -> int:
     from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.params import check_generation
 
     compile_regex(args.regex)  # refuse a bad pattern and bad options before loading the model
+    options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
+    check_generation(**options)  # each option's type and range, before torch is imported
+    check_model_path(args.model)
     started = time.perf_counter()
-    from fsmviz.generation.generate import GenerationOptions, stream  # torch: ~3 s
+    from fsmviz.generation.generate import stream  # torch: ~3 s
     from fsmviz.generation.models import load_model
 
-    options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
-    GenerationOptions(**options)
     _progress(f"loading {args.model or 'the bundled model'} (~10 s)…")
     model = load_model(args.model)
     _progress(f"model ready in {time.perf_counter() - started:.1f} s")
@@ -284,7 +366,7 @@ def _generate(args: argparse.Namespace) -> int:
         print(decoder.decode(b"", final=True))
         verdict = "matches" if trace.matched else "does not match"
         _progress(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]")
-    return 0
+    return 0 if trace.matched else FINDINGS_ERROR
 
 
 # --- schema -------------------------------------------------------------------------------
@@ -334,6 +416,7 @@ def schema_command(
     status: 0, 1 when the output does not validate, 2 for a bad file or schema."""
     out = out or sys.stdout
     err = err or sys.stderr
+    from fsmviz.params import check_generation
     from fsmviz.schema.convert import (  # outlines-core and jsonschema load only here
         SchemaError,
         check_json,
@@ -341,13 +424,16 @@ def schema_command(
     )
 
     try:
-        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
-        compiled = compile_schema(text, whitespace)
-    except OSError as error:
-        print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
-        return 2
+        opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        compiled = compile_schema(read_capped(file), whitespace)
     except SchemaError as error:
         print(f"fsmviz schema: {file}: {error}", file=err)
+        return 2
+    except ValueError as error:  # a file that cannot be read, an option out of range
+        print(f"fsmviz schema: {error}", file=err)
+        return 2
+    except RecursionError:
+        print(f"fsmviz schema: {file}: nested too deeply to read: flatten it", file=err)
         return 2
     if prompt is None:
         print(compiled.regex, file=out)
@@ -355,14 +441,7 @@ def schema_command(
     from fsmviz.generation.generate import generate
     from fsmviz.generation.models import load_model
 
-    trace = generate(
-        model if model is not None else load_model(),
-        compiled.regex,
-        prompt,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        seed=seed,
-    )
+    trace = generate(model if model is not None else load_model(), compiled.regex, prompt, **opts)
     print(trace.text, file=out)
     check = check_json(trace.text, compiled.schema)
     if check.valid:

@@ -26,6 +26,7 @@ LAYERS = {
     "automaton": 1,
     "tokens": 2,
     "generation": 3,
+    "params": 0,  # every parameter checked in one place
     "processor": 3,  # the contract's path to generation.processor
     "schema": 4,
     "peers": 5,

@@ -94,7 +94,8 @@ def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_
     prompt = page.locator("#prompt textarea").input_value()
     page.fill("#prompt textarea", "x" * (MAX_PROMPT + 1))
     page.click("#run")
-    expect(page.locator("#error")).to_contain_text("prompt is too long", timeout=UI_TIMEOUT)
+    too_long = "prompt must be text of at most"
+    expect(page.locator("#error")).to_contain_text(too_long, timeout=UI_TIMEOUT)
     expect(view).to_be_hidden()
     page.fill("#prompt textarea", prompt)
     # an edited regex is a plain regex again: no JSON view on the next run

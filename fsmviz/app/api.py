@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 
 import gradio as gr
 
+from fsmviz.app.answers import answered
 from fsmviz.app.handlers import DRAFT_TOKENS  # speculative drafts, as on the page
 from fsmviz.app.schema_page import schema_endpoint
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
@@ -29,6 +30,7 @@ from fsmviz.drawing.render import to_dot
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.generate import generate
 from fsmviz.generation.models import BackgroundModel
+from fsmviz.params import MAX_PROMPT_CHARS, check_generation, pattern, text
 
 __all__ = ["DfaResult", "DiagnoseResult", "FindingResult", "TraceResult", "add_api"]
 
@@ -96,7 +98,7 @@ def add_api(models: BackgroundModel, runs_at_once: int) -> None:
     """Register ``/trace``, ``/dfa``, ``/diagnose`` and ``/schema`` on the Blocks being built."""
     for name, fn in tools(models).items():
         limit = runs_at_once if name in ("trace", "schema") else None
-        gr.api(fn, api_name=name, concurrency_limit=limit)
+        gr.api(answered(fn), api_name=name, concurrency_limit=limit)  # no {"error": null}
 
 
 def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
@@ -130,16 +132,13 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         Returns:
             The generated text, whether it matches, why it stopped, and every step.
         """
-        try:
+        try:  # every parameter checked before the model is waited for (fsmviz.params)
+            opts = check_generation(
+                max_tokens=max_tokens, temperature=temperature, seed=seed, chat=chat
+            )
+            regex, prompt = pattern(regex), text("prompt", prompt, MAX_PROMPT_CHARS)
             result = generate(
-                models.get(timeout=MODEL_WAIT),
-                regex,
-                prompt,
-                max_tokens=int(max_tokens),
-                temperature=float(temperature),
-                seed=int(seed),
-                chat=bool(chat),
-                draft_tokens=DRAFT_TOKENS,
+                models.get(timeout=MODEL_WAIT), regex, prompt, **opts, draft_tokens=DRAFT_TOKENS
             )
         except (FsmvizError, ValueError) as error:  # RegexError, IndexTooLarge, model errors
             raise gr.Error(str(error)) from None
@@ -158,8 +157,8 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
             States (0 is initial), accepting states, transitions and the DOT source.
         """
         try:
-            automaton = compile_regex(regex)
-        except RegexError as error:
+            automaton = compile_regex(pattern(regex))
+        except (RegexError, ValueError) as error:
             raise gr.Error(str(error)) from None
         return {**automaton.to_dict(), "dot": to_dot(automaton, title=regex)}  # type: ignore[typeddict-item]
 
@@ -179,8 +178,12 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         Returns:
             The findings, errors first, and the vocabulary they were checked against.
         """
-        vocab = models.vocabulary()
-        found = diagnose(regex, vocab, max_tokens=int(max_tokens))
+        try:
+            budget = check_generation(max_tokens=max_tokens)["max_tokens"]
+            vocab = models.vocabulary()
+            found = diagnose(pattern(regex), vocab, max_tokens=budget)
+        except (FsmvizError, ValueError) as error:
+            raise gr.Error(str(error)) from None
         return {
             "pattern": regex,
             "vocabulary": vocab.name if vocab is not None else "none",

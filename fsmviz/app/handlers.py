@@ -49,6 +49,8 @@ from fsmviz.generation.batching import ForwardPassError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
 from fsmviz.generation.trace import Trace
+from fsmviz.params import MAX_PROMPT_CHARS, check_generation
+from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
 """The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles
@@ -57,7 +59,7 @@ ALLOWED_SECONDS = 30
 allowed_on_gpu = on_gpu(allowed_at, lambda *args: ALLOWED_SECONDS)
 """A step's whole allowed set: one forward pass, on the GPU where there is one."""
 
-MAX_PROMPT = 4_000
+MAX_PROMPT = MAX_PROMPT_CHARS
 DRAFT_TOKENS = 8
 """Speculative drafts in the app (``GenerationOptions.draft_tokens``): repeated structure
 such as JSON is written about twice as fast; the output is the same (greedy) or drawn from
@@ -123,15 +125,13 @@ class Page:
 
 
 def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
-    """The page's inputs as a checked record."""
-    return GenerationOptions(
-        max_tokens=int(max_tokens),
-        temperature=float(temperature),
-        seed=int(seed),
-        chat=bool(chat),
-        prob_limit=float(prob_limit) if prob_limit else None,
-        draft_tokens=DRAFT_TOKENS,
-    )
+    """The page's inputs as a checked record (``fsmviz.params``: a bad one is a
+    ``ParameterError`` naming it); a prob limit of 0 is off."""
+    checked = check_generation(
+        max_tokens=max_tokens, temperature=temperature, seed=seed, chat=chat,
+        prob_limit=prob_limit or None,
+    )  # fmt: skip
+    return GenerationOptions(**checked, draft_tokens=DRAFT_TOKENS)
 
 
 def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
@@ -150,8 +150,7 @@ def run_frames(
 ) -> Iterator[Frame]:
     """The frames of one run; a failure is a frame with a message, never a traceback."""
     try:
-        if len(prompt) > MAX_PROMPT:
-            raise ValueError(f"the prompt is too long (limit {MAX_PROMPT:,} characters)")
+        checked_text("prompt", prompt, MAX_PROMPT)
         model = models.get(timeout=600)
         view = pattern_view(pattern, model.vocab, distances=distances, drawing=drawing)
     except (ValueError, ModelLoadError) as error:

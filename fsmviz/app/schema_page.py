@@ -31,6 +31,7 @@ from fsmviz.diagnose.schema import (
     SchemaFinding,
     diagnose_schema,
 )
+from fsmviz.params import MAX_PROMPT_CHARS, ParameterError, check_generation, choice, text
 from fsmviz.schema.convert import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -325,18 +326,18 @@ def schema_api(
 ) -> dict[str, Any]:
     """Generate JSON for a JSON Schema: ``{"regex", "trace", "json"}``, where ``json`` says
     whether the output parses and validates (``check_json``). ``model`` defaults to the
-    bundled one. Raises ``SchemaError`` for a schema that cannot be used."""
+    bundled one; it may be a function that returns the model, called once every input is
+    checked. Raises ``SchemaError`` for a schema that cannot be used, ``ParameterError``
+    for a bad parameter (``fsmviz.params``), both before any work."""
     from fsmviz import generate, load_model
 
-    compiled = compile_schema(schema, whitespace or None)
-    trace = generate(
-        model if model is not None else load_model(),
-        compiled.regex,
-        prompt,
-        max_tokens=int(max_tokens),
-        temperature=float(temperature),
-        seed=int(seed),
-    )
+    opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+    prompt = text("prompt", prompt, MAX_PROMPT_CHARS)
+    if not isinstance(schema, str):
+        raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
+    compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
+    model = model() if callable(model) else model  # a getter: called once all is checked
+    trace = generate(model if model is not None else load_model(), compiled.regex, prompt, **opts)
     check = check_json(trace.text, compiled.schema)
     return {
         "regex": compiled.regex,
@@ -382,7 +383,7 @@ def schema_endpoint(get_model: Any) -> Any:
         """
         try:
             return schema_api(
-                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model()
+                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model
             )
         except ValueError as error:
             raise gr.Error(str(error)) from None

@@ -58,6 +58,8 @@ from fsmviz.generation.trace import (
     StopReason,
     Trace,
 )
+from fsmviz.params import MAX_PROMPT_CHARS as _PROMPT_LIMIT
+from fsmviz.params import text as _checked_text
 from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
 
 __all__ = [
@@ -71,7 +73,7 @@ __all__ = [
 ]
 
 TOP_CANDIDATES = 5
-MAX_PROMPT_CHARS = 4_000
+MAX_PROMPT_CHARS = _PROMPT_LIMIT
 """The longest prompt ``stream`` accepts, in characters (the page, the API and the command
 line alike): enough for a worked example or two, not a book to read before each run."""
 
@@ -120,21 +122,7 @@ def _check_prompt(prompt: str) -> None:
     """A prompt must be text of at most ``MAX_PROMPT_CHARS`` that a tokenizer can encode:
     a lone surrogate (``"\\ud800"``, which JSON can carry but UTF-8 cannot) would fail deep
     inside the tokenizer."""
-    if not isinstance(prompt, str):
-        raise ValueError("the prompt must be text")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise ValueError(
-            f"the prompt is too long ({len(prompt):,} characters; the limit is "
-            f"{MAX_PROMPT_CHARS:,}): shorten it"
-        )
-    try:
-        prompt.encode("utf-8")
-    except UnicodeEncodeError as error:
-        code = ord(prompt[error.start])
-        raise ValueError(
-            f"the prompt contains U+{code:04X} at position {error.start}, half of a surrogate "
-            "pair, which is not a character"
-        ) from None
+    _checked_text("prompt", prompt, MAX_PROMPT_CHARS)
 
 
 class Stream(Iterator[Step]):
@@ -218,20 +206,57 @@ def full_match(pattern: str, text: str, dfa_accepts: bool) -> bool:
 
 
 def encode_prompt(model: Model, prompt: str, chat: bool) -> list[int]:
-    """Prompt token ids: through the chat template when ``chat`` (and the model has one)."""
+    """Prompt token ids: through the chat template when ``chat`` (and the model has one).
+
+    The prompt is always text: ``<|im_end|>`` typed by a user is tokenized as its
+    characters, never as the control token, so a prompt cannot close its own turn and open
+    a ``system`` one. The template is rendered around a marker and only its own text is
+    read for special tokens (``_prompt_text_ids``)."""
     tokenizer = model.tokenizer
     if chat and getattr(tokenizer, "chat_template", None):
-        ids = tokenizer.apply_chat_template(
-            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
-        )
-        if not isinstance(ids, list):  # a BatchEncoding in newer transformers
-            ids = ids["input_ids"]
+        ids = _chat_ids(tokenizer, prompt)
     else:
-        ids = tokenizer(prompt, add_special_tokens=True)["input_ids"]
+        ids = _prompt_text_ids(tokenizer, prompt, add_special_tokens=True)
     if not ids:  # an empty raw prompt: start from a boundary token
         start = tokenizer.bos_token_id
         ids = [start if start is not None else model.vocab.eos_token_id]
     return list(ids)
+
+
+_MARK = "\x00fsmviz-prompt\x00"
+"""Stands for the prompt while the chat template is rendered: no template writes it."""
+
+
+def _chat_ids(tokenizer, prompt: str) -> list[int]:
+    """The chat template's text around the prompt (special tokens read as such), the
+    prompt itself as plain text."""
+    rendered = tokenizer.apply_chat_template(
+        [{"role": "user", "content": _MARK}], add_generation_prompt=True, tokenize=False
+    )
+    before, mark, after = rendered.partition(_MARK)
+    if not mark or _MARK in after:  # a template that rewrites its content: refuse the tags
+        special = [t for t in tokenizer.all_special_tokens if t and t in prompt]
+        if special:
+            raise ValueError(
+                f"the prompt contains the control token {special[0]!r}, which this model's "
+                "chat template would read as one: write it another way, or turn chat off"
+            )
+        rendered = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
+        )
+        return tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    return (
+        tokenizer(before, add_special_tokens=False)["input_ids"]
+        + _prompt_text_ids(tokenizer, prompt, add_special_tokens=False)
+        + tokenizer(after, add_special_tokens=False)["input_ids"]
+    )
+
+
+def _prompt_text_ids(tokenizer, prompt: str, *, add_special_tokens: bool) -> list[int]:
+    """``prompt`` tokenized as text: special-token strings in it are split like any text."""
+    return tokenizer(prompt, add_special_tokens=add_special_tokens, split_special_tokens=True)[
+        "input_ids"
+    ]
 
 
 @dataclass(frozen=True, eq=False)

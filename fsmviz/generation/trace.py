@@ -17,8 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Literal, NamedTuple, Protocol
 
+from fsmviz.params import GENERATION, MAX_TOKENS_LIMIT
+
 __all__ = [
     "Candidate",
+    "MAX_TOKENS_LIMIT",
     "GenerationOptions",
     "Step",
     "StopReason",
@@ -27,7 +30,6 @@ __all__ = [
     "pieces",
 ]
 
-MAX_TOKENS_LIMIT = 1024
 MAX_DRAFT_TOKENS = 16
 
 CSV_COLUMNS = ("step", "token_id", "text", "state_before", "state_after", "allowed_count",
@@ -46,7 +48,7 @@ class GenerationOptions:
     8
     >>> GenerationOptions(top_p=0)
     Traceback (most recent call last):
-    ValueError: top_p must be in (0, 1]
+    fsmviz.params.ParameterError: top_p must be a number greater than 0 and at most 1; got 0
     """
 
     max_tokens: int = 64
@@ -63,14 +65,9 @@ class GenerationOptions:
     sampling agrees (same output distribution; greedy output unchanged). 0: off."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
-            raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}")
-        if not 0.0 <= self.temperature <= 10.0:
-            raise ValueError("temperature must be between 0 (greedy) and 10")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError("top_p must be in (0, 1]")
-        if self.prob_limit is not None and not 0.0 <= self.prob_limit <= 1.0:
-            raise ValueError("prob_limit must be between 0 and 1")
+        for f in fields(self):  # type and range, as the page, API and CLI check them
+            if f.name in GENERATION:
+                object.__setattr__(self, f.name, GENERATION[f.name].check(getattr(self, f.name)))
         if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
             raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
 
