@@ -550,7 +550,15 @@ def utf8_size(lead: int) -> int:
     """How many bytes the UTF-8 character starting with ``lead`` has (0: not a start)."""
     if lead < 0x80:
         return 1
-    return 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if lead <= 0xF4 else 0
+    return (
+        2
+        if 0xC2 <= lead <= 0xDF
+        else 3
+        if 0xE0 <= lead <= 0xEF
+        else 4
+        if 0xF0 <= lead <= 0xF4
+        else 0
+    )
 
 
 def _decode_loose(data: bytes) -> int | None:
