@@ -29,6 +29,7 @@ LAYERS = {
     "params": 0,  # every parameter checked in one place
     "processor": 3,  # the contract's path to generation.processor
     "schema": 4,
+    "grammar": 4,
     "peers": 5,
     "diagnose": 6,
     "learn": 6,
