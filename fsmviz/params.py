@@ -36,7 +36,7 @@ import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from fsmviz.errors import FsmvizError
+from fsmviz.errors import InputError
 
 __all__ = [
     "GENERATION",
@@ -72,15 +72,16 @@ SHOWN = 40
 """Characters of a refused value a message shows."""
 
 
-class ParameterError(FsmvizError, ValueError):
+class ParameterError(InputError):
     """A parameter with the wrong type or out of range: ``.name``, ``.value`` (the value as
     given) and ``.allowed`` (what may be written instead, in words)."""
 
-    def __init__(self, name: str, value: object, allowed: str):
+    def __init__(self, name: str, value: object, allowed: str, problem: str | None = None):
         self.name = name
         self.value = value
         self.allowed = allowed
-        self.message = f"{name} must be {allowed}; got {shorten(value)}"
+        why = f", which {problem}" if problem else ""
+        self.message = f"{name} must be {allowed}; got {shorten(value)}{why}"
         super().__init__(self.message)
 
     def __str__(self) -> str:
@@ -185,13 +186,17 @@ def text(name: str, value: object, limit: int) -> str:
     """A string of at most ``limit`` characters that UTF-8 can write (no lone surrogate,
     ``"\\ud800"``, which JSON can carry but no tokenizer can encode).
 
-    >>> text("prompt", "x" * 5, 4)
-    Traceback (most recent call last):
-    fsmviz.params.ParameterError: prompt must be text of at most 4 characters; got 'xxxxx'
+    >>> try:
+    ...     text("prompt", "x" * 5, 4)
+    ... except ParameterError as error:
+    ...     print(error)
+    prompt must be text of at most 4 characters; got 'xxxxx', which is too long
     """
     allowed = f"text of at most {limit:,} characters"
-    if not isinstance(value, str) or len(value) > limit:
+    if not isinstance(value, str):
         raise ParameterError(name, value, allowed)
+    if len(value) > limit:
+        raise ParameterError(name, value, allowed, "is too long")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
