@@ -27,6 +27,7 @@ LAYERS = {
     "generation": 3,
     "processor": 3,  # the contract's path to generation.processor
     "schema": 4,
+    "grammar": 4,
     "peers": 5,
     "diagnose": 6,
     "learn": 6,
