@@ -235,3 +235,23 @@ def _extends(net, text: str) -> bool:
     """Some sentence longer than the brute-force bound begins with ``text``: a closing of
     every open bracket or one more digit finishes it."""
     return place_of(net, text + ")" * text.count("(")).accepts or place_of(net, text + "1").accepts
+
+
+def test_lark_ignore_text_may_come_between_terminals_and_is_not_drawn() -> None:
+    g = t.Grammar(
+        (t.Rule("start", t.Seq((L("a"), R("start2")))), t.Rule("start2", L("b"))),
+        "start",
+        "lark",
+        ignore=(t.Repeat(t.CharSet(((32, 32),)), 1, None),),
+    )
+    net = build_network(g)
+    assert net.ignore is not None and "%ignore" in net.ignore.label
+    assert "ignore" not in rules_dot(net)
+    assert place_of(net, "a  b").accepts and place_of(net, " a b").accepts
+    assert not place_of(net, "a  c").is_prefix
+    assert "in `start` after `a` expecting `start2`" in place_of(net, "a ").lines()
+
+
+def test_a_lark_regex_with_the_i_flag_ignores_case() -> None:
+    g = grammar(("s", t.RegexTerm("ab+", "i")))
+    assert place_of(build_network(g), "AbB").accepts

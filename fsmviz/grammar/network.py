@@ -151,6 +151,9 @@ class Network:
 
     machines: tuple[Machine, ...]
     start: str
+    ignore: Symbol | None = None
+    """Lark's ``%ignore``: text that may come between any two terminals of a rule, read
+    without moving (not drawn)."""
     _by_name: Mapping[str, int] = field(repr=False, compare=False, hash=False, default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -256,7 +259,9 @@ def node_regex(node: t.Node, terminals: Mapping[str, t.Node] | None = None) -> s
             return "[^\\s\\S]" if not node.negated else "[\\s\\S]"
         return "[" + ("^" if node.negated else "") + "".join(parts) + "]"
     if isinstance(node, t.RegexTerm):
-        return f"(?:{node.pattern})"
+        return (
+            f"(?i:{node.pattern})" if "i" in getattr(node, "flags", "") else f"(?:{node.pattern})"
+        )
     if isinstance(node, t.RuleRef):
         body = terminals.get(node.name)
         if body is None:
@@ -484,7 +489,13 @@ def _build(grammar: t.Grammar) -> Network:
     terminals = {rule.name: rule.body for rule in grammar.rules if rule.terminal}
     drawn = [rule for rule in grammar.rules if not rule.terminal]
     machines = tuple(_machine(rule, k, terminals) for k, rule in enumerate(drawn))
-    return Network(machines, grammar.start)
+    pieces = tuple(getattr(grammar, "ignore", ()))
+    ignore = None
+    if pieces:
+        text = " | ".join(describe(piece) for piece in pieces)
+        either = "|".join(node_regex(piece, terminals) for piece in pieces)
+        ignore = Symbol("regex", f"%ignore {text}", f"(?:{either})")
+    return Network(machines, grammar.start, ignore)
 
 
 def folds(node: t.Node, terminals: Mapping[str, t.Node]) -> bool:

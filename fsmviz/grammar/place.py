@@ -143,11 +143,14 @@ def reader(pattern: str) -> Reader:
 # --- the chart -----------------------------------------------------------------------------
 
 # An item: (machine, state, origin, arc, inner, start). ``arc`` is -1 for an item at a
-# state; for an item inside a terminal it is the arc's index, ``inner`` the terminal's
-# reader state and ``start`` the character where the terminal began.
+# state; for an item inside a terminal it is the arc's index (``IGNORED`` inside Lark's
+# ``%ignore`` text, which returns to the same state), ``inner`` the terminal's reader
+# state and ``start`` the character where the terminal began.
 Item = tuple[int, int, int, int, object, int]
 # Waiting at a call: callee machine -> [(machine, state, origin, call arc index)].
 Waiting = dict[int, list[tuple[int, int, int, int]]]
+AT_STATE = -1
+IGNORED = -2
 
 
 @dataclass(frozen=True)
@@ -218,9 +221,11 @@ def _close(
         add(seed)
     while agenda:
         m, s, origin, arc, _, _ = agenda.pop()
-        if arc >= 0:
+        if arc != AT_STATE:
             continue  # inside a terminal: waits for the next character
         machine = machines[m]
+        if network.ignore is not None and machine.outgoing[s]:
+            add((m, s, origin, IGNORED, _symbol_reader(network.ignore).initial, k))
         for out in machine.outgoing[s]:
             symbol = out.symbol
             if symbol.is_call:
@@ -252,16 +257,18 @@ def _scan(network: Network, items: tuple[Item, ...], char: str) -> list[Item]:
     """The items of the next set that reading ``char`` gives."""
     moved: dict[Item, None] = {}
     for m, s, origin, arc, inner, start in items:
-        if arc < 0:
+        if arc == AT_STATE:
             continue
-        symbol = network.machines[m].arcs[arc].symbol
-        read = _symbol_reader(symbol)
+        ignored = arc == IGNORED
+        symbol = network.ignore if ignored else network.machines[m].arcs[arc].symbol
+        read = _symbol_reader(symbol)  # type: ignore[arg-type]
         after = read.step(inner, char)
         if after is None:
             continue
         moved[(m, s, origin, arc, after, start)] = None
         if read.accepts(after):
-            moved[(m, network.machines[m].arcs[arc].target, origin, -1, None, -1)] = None
+            target = s if ignored else network.machines[m].arcs[arc].target
+            moved[(m, target, origin, AT_STATE, None, -1)] = None
     return list(moved)
 
 
@@ -355,7 +362,10 @@ def _stacks(chart: Chart) -> Iterator[Stack]:
     tops: list[Item] = []
     for item in last:
         m, s, origin, arc, _, start = item
-        if arc >= 0:
+        if arc == IGNORED:
+            if start < n and (origin < n or s != 0):  # between terminals: at the state
+                tops.append((m, s, origin, AT_STATE, None, -1))
+        elif arc >= 0:
             read = _symbol_reader(network.machines[m].arcs[arc].symbol)
             if start < n and read.more(item[4]):  # inside a terminal, more may come
                 tops.append(item)
