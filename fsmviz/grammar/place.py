@@ -55,6 +55,7 @@ from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache
 from fsmviz.grammar.network import Arc, Network, Symbol
+from fsmviz.printable import printable
 
 __all__ = ["MAX_STACKS", "Chart", "Frame", "Place", "Stack", "place_of", "reader"]
 
@@ -292,6 +293,8 @@ class Frame:
     inner: object = None
     at: int = 0
     """The character position where the frame reached ``state`` (after ``text[:at]``)."""
+    begun: int = 0
+    """Where the frame's rule began: it has read something when ``begun < at``."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +387,7 @@ def _stacks(chart: Chart) -> Iterator[Stack]:
             chart.text[start:] if arc >= 0 else "",
             inner if arc >= 0 else None,
             start if arc >= 0 else n,
+            origin,
         )
         for below, cut in _callers(chart, m, origin, ((m, s, origin),)):
             yield Stack((*below, top), cut)
@@ -405,7 +409,7 @@ def _callers(
         key = (wm, call.source, wo)
         if key in path:
             continue  # left recursion: the same call again, no new way down
-        frame = Frame(machine.rule, wm, call.source, call, at=origin)
+        frame = Frame(machine.rule, wm, call.source, call, at=origin, begun=wo)
         for below, cut in _callers(chart, wm, wo, (*path, key)):
             yield (*below, frame), cut
 
@@ -421,18 +425,16 @@ def symbol_words(symbol: Symbol) -> str:
     ('`,`', '`pair`')
     """
     if symbol.kind == "literal" and symbol.text is not None:
-        text = symbol.text
+        text = printable(symbol.text)
         return f"`{text}`" if "`" not in text else repr(text)
-    return f"`{symbol.label}`"
+    return f"`{printable(symbol.label)}`"
 
 
 def _frame_words(frame: Frame, network: Network | None, top: bool, read: str) -> str:
     words = f"in `{frame.rule}`"
     machine = network.machines[frame.machine] if network is not None else None
-    if frame.state != 0 and machine is not None:
+    if machine is not None and frame.begun < frame.at and machine.incoming[frame.state]:
         words += " after " + _either(_came_by(machine.incoming[frame.state], read[: frame.at]))
-    elif frame.state != 0 and frame.arc is not None:
-        words += f" at {frame.state}"
     if not top:
         return words
     if frame.arc is not None and not frame.arc.symbol.is_call:
