@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal as Kind
-from typing import Union
+from typing import TypeAlias
 
 __all__ = [
     "MAX_CODE_POINT",
@@ -128,7 +128,7 @@ class Repeat:
     max: int | None
 
 
-Node = Union[Literal, CharSet, RegexTerm, RuleRef, Seq, Alt, Repeat]
+Node: TypeAlias = "Literal | CharSet | RegexTerm | RuleRef | Seq | Alt | Repeat"
 
 
 @dataclass(frozen=True)
