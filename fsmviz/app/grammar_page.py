@@ -30,7 +30,8 @@ from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import diagnose_grammar
-from fsmviz.drawing.render import RenderError, highlight, to_svg
+from fsmviz.drawing.compact import compact
+from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, rules_svg
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.trace import Step
@@ -53,6 +54,10 @@ EXAMPLES_FILE = Path(__file__).with_name("grammar_examples.json")
 FORMATS = ("auto", "gbnf", "lark")
 FRAME_EVERY = 0.1
 """Seconds between streamed frames at most (each carries the lit drawing)."""
+DRAW_LIMIT = 300
+"""A terminal's DFA with more states is not drawn."""
+COMPACT_ABOVE = 30
+"""A terminal's DFA with more states is drawn compact (``fsmviz.drawing.compact``)."""
 MAX_GRAMMAR = 20_000
 """Characters of a grammar the page takes."""
 
@@ -209,12 +214,22 @@ def terminal_html(place: Place | None) -> str:
     symbol = top.arc.symbol
     try:
         dfa = compile_regex(symbol.regex or "")
-        if dfa.num_states > 60:
+        if dfa.num_states > DRAW_LIMIT:
             return ""
-        svg = to_svg(dfa, title=f"terminal {symbol.label}")
+        if dfa.num_states <= COMPACT_ABOVE:
+            lit = highlight(to_svg(dfa, title=f"terminal {symbol.label}"), current=top.inner)
+        else:  # a counted repeat is one looped state: "7 of 160"
+            graph = compact(dfa)
+            svg = compact_svg(graph, dfa, title=f"terminal {symbol.label}")
+            at = graph.places[top.inner]
+            if at.node is not None:
+                node = graph.nodes[at.node]
+                note = f"{at.index} of {at.of}" if node.loop else None
+                lit = highlight(svg, current=node.first, note=note)
+            else:
+                lit = highlight(svg, links={at.link: {"current"}})
     except (RegexError, RenderError):
         return ""
-    lit = highlight(svg, current=top.inner)
     read = json.dumps(top.read, ensure_ascii=False)
     return (
         f'<div class="grammar-terminal"><p>Reading the terminal <code>{escape(symbol.label)}'

@@ -1,0 +1,71 @@
+"""The grammar tab's pure parts: every example compiles, is drawn and has a place; what the
+page writes is escaped; the step slider's place is the chart's. No browser, no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from fsmviz.app.grammar_page import (
+    grammar_examples,
+    grammar_findings,
+    grammar_view,
+    place_after,
+    place_html,
+    rules_html,
+    terminal_html,
+)
+from fsmviz.drawing.rules import lit_classes
+
+SAMPLES = {
+    "nested JSON": '{"title": "Dune", "year": 1965, "authors": [{"name": "Fr',
+    "arithmetic": "(3+8-1)*",
+    "a list": "- apple\n- pear\n- ",
+    "function call (Llama 3)": "[get_user_info(user_id=7890, special='bl",
+    "think, then answer": '<think>Paris is the capital.</think>\n{"city": "Par',
+    "chess moves": "1. e4 e5 2. Nf3 Nc6 3. B",
+}
+
+
+def test_there_are_the_six_examples_the_issue_asks_for() -> None:
+    assert list(grammar_examples()) == list(SAMPLES)
+    assert {e.format for e in grammar_examples().values()} == {"gbnf", "lark"}
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_every_example_compiles_is_drawn_and_lit_along_a_sample_text(name: str) -> None:
+    example = grammar_examples()[name]
+    view = grammar_view(example.grammar, example.format)
+    assert view.error == "" and view.network is not None
+    assert view.grammar.is_prefix(SAMPLES[name])
+    place = place_after(view, SAMPLES[name])
+    assert place.is_prefix and place.stacks
+    lit = rules_html(view, place)
+    assert lit.startswith("<style>") and lit_classes(lit, "current") and lit_classes(lit, "top")
+    assert "<li>" in place_html(place)
+    assert not [f for f in grammar_findings(view, None) if f.severity == "error"]
+
+
+def test_the_terminal_being_read_is_drawn_with_its_state_lit() -> None:
+    example = grammar_examples()["think, then answer"]
+    view = grammar_view(example.grammar, example.format)
+    html = terminal_html(place_after(view, "<think>Par"))
+    assert "Reading the terminal" in html and "THOUGHT" in html
+    assert 'class="node state s' in html and " current" in html
+
+
+def test_a_bad_grammar_is_an_error_with_its_line_and_never_a_traceback() -> None:
+    view = grammar_view('root ::= "a" valu\n', "gbnf")
+    assert view.network is None and "valu" in view.error and "line 1" in view.error
+    assert "drawn here once" in rules_html(view)
+
+
+def test_user_text_and_output_are_escaped() -> None:
+    evil = "<img src=x onerror=alert(1)>"
+    view = grammar_view(f'root ::= "{evil}" [a-z]*\n', "gbnf")
+    assert view.error == ""
+    assert "<img" not in rules_html(view)
+    place = place_after(view, evil + "ab")
+    for html in (place_html(place), rules_html(view, place)):
+        assert "<img" not in html and "&lt;img" in html
+    dead = place_after(view, "<script>")
+    assert "<script" not in place_html(dead) and "nowhere" in place_html(dead)
