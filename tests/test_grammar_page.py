@@ -69,3 +69,18 @@ def test_user_text_and_output_are_escaped() -> None:
         assert "<img" not in html and "&lt;img" in html
     dead = place_after(view, "<script>")
     assert "<script" not in place_html(dead) and "nowhere" in place_html(dead)
+
+
+def test_learn_the_dfa_grows_with_the_depth_and_the_grammar_does_not() -> None:
+    from fsmviz.app.grammar_page import learn_html
+    from fsmviz.learn.grammar import brackets_dfa, brackets_regex, brackets_rows
+
+    rows = brackets_rows(6)
+    assert [r.states for r in rows] == [2, 3, 4, 5, 6, 7]
+    dfa = brackets_dfa(3)
+    assert dfa.accepts("((()))()") and not dfa.accepts("(((())))") and not dfa.accepts("(()")
+    assert len(brackets_regex(6)) > len(brackets_regex(3))
+    html = learn_html(4)
+    assert html.count("<tr") == 9 and "4 positions on the stack" in html  # header + 8 depths
+    assert 'class="node state s4 current"' in html  # the DFA after (((( is in state 4
+    assert lit_classes(html, "top") and len(lit_classes(html, "current")) >= 2

@@ -255,3 +255,12 @@ def test_lark_ignore_text_may_come_between_terminals_and_is_not_drawn() -> None:
 def test_a_lark_regex_with_the_i_flag_ignores_case() -> None:
     g = grammar(("s", t.RegexTerm("ab+", "i")))
     assert place_of(build_network(g), "AbB").accepts
+
+
+def test_a_position_the_minimal_automaton_shares_with_the_start_still_says_after() -> None:
+    # term ::= f ("*" f)*: after "*" the automaton is back at its start position
+    loop = t.Repeat(t.Seq((L("*"), R("f"))), 0, None)
+    net = build_network(grammar(("term", t.Seq((R("f"), loop))), ("f", digits(1, 1))))
+    assert net.machine("term").num_states == 2
+    assert place_of(net, "2*").lines() == ["in `term` after `*` expecting `f`"]
+    assert place_of(net, "").lines() == ["in `term` expecting `f`"]

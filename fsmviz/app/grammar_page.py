@@ -24,6 +24,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from fsmviz.app.schema_page import code_spans
 from fsmviz.app.views import error_html, output_html
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
@@ -244,7 +245,7 @@ def findings_html(findings: Sequence[Finding]) -> str:
         return '<p class="grammar-findings-none">No findings: the grammar looks healthy.</p>'
     items = "".join(
         f'<li class="grammar-finding {escape(f.severity)}" data-kind="{escape(f.kind)}" '
-        f'data-rule="{escape(f.fragment or "")}">{escape(f.message)}</li>'
+        f'data-rule="{escape(f.fragment or "")}">{code_spans(f.message)}</li>'
         for f in findings
     )
     return f'<ul class="grammar-findings">{items}</ul>'
@@ -321,6 +322,50 @@ def place_after(view: GrammarView, text: str) -> Place | None:
     return place_in(Chart.start(view.network).after(text))
 
 
+# --- learn: from regex to grammar ---------------------------------------------------------
+
+LEARN_DEPTHS = 8
+
+
+def learn_html(depth: int) -> str:
+    """Balanced brackets to ``depth``: the regex and its DFA, which grow with the depth,
+    beside the one-rule grammar, its drawing lit after ``depth`` open brackets."""
+    from fsmviz.learn.grammar import BRACKETS_GRAMMAR, brackets_dfa, brackets_regex, brackets_rows
+
+    depth = max(1, min(int(depth), LEARN_DEPTHS))
+    view = grammar_view(BRACKETS_GRAMMAR, "gbnf")
+    positions = sum(m.num_states for m in view.network.machines) if view.network else "?"
+    rows = "".join(
+        f"<tr{' class=chosen' if row.depth == depth else ''}><td>{row.depth}</td>"
+        f"<td>{len(row.regex)}</td><td>{row.states}</td><td>{positions}</td></tr>"
+        for row in brackets_rows(LEARN_DEPTHS)
+    )
+    place = place_after(view, "(" * depth)
+    try:
+        dfa = to_svg(brackets_dfa(depth), title=f"regex, depth ≤ {depth}")
+        dfa = highlight(dfa, current=depth)
+    except RenderError as error:
+        dfa = error_html(error)
+    return (
+        '<div class="learn-grammar">'
+        "<p>No DFA checks balanced brackets to any depth: it can only count the open ones "
+        "in its states, one state per count. The regex for depth ≤ k nests k groups, its "
+        "DFA has k + 1 states; the grammar is one rule, drawn as one automaton whose middle "
+        "edge <em>calls</em> the rule again. What the grammar adds is a <b>stack</b>: each "
+        "call remembers where to come back to.</p>"
+        "<table class='learn-grammar-table'><thead><tr><th>depth k</th><th>regex characters"
+        "</th><th>DFA states</th><th>grammar positions</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+        f"<p>The regex for depth ≤ {depth}: <code>{escape(brackets_regex(depth))}</code>. "
+        f"After <code>{'(' * depth}</code> its DFA is in state {depth}, the last before "
+        "it must close; one more <code>(</code> and it is dead.</p>"
+        f"{dfa}"
+        f"<p>The grammar <code>{escape(BRACKETS_GRAMMAR.strip())}</code> after the same "
+        f"text: {depth} positions on the stack.</p>"
+        f"{place_html(place)}{rules_html(view, place)}</div>"
+    )
+
+
 # --- the tab -------------------------------------------------------------------------------
 
 
@@ -374,6 +419,11 @@ def build_grammar_tab(models: Any) -> None:
                 interactive=False,
             )  # fmt: skip
             status = gr.HTML("", elem_id="grammar-status")
+    with gr.Accordion("Learn: from regex to grammar", open=False, elem_id="grammar-learn"):
+        depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
+                          elem_id="grammar-learn-depth")  # fmt: skip
+        learn = gr.HTML(learn_html(3), elem_id="grammar-learn-view")
+    depth.change(learn_html, depth, learn, trigger_mode="always_last", **private)
     steps_state = gr.State(())
     drawn = [rules, doctor, error]
     box.change(partial(on_grammar, models), [box, fmt, max_tokens], drawn,
