@@ -18,7 +18,7 @@ import codecs
 import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from html import escape
 from pathlib import Path
@@ -30,7 +30,7 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.grammar import diagnose_grammar
+from fsmviz.diagnose.grammar import diagnose_grammar, grammar_collapses
 from fsmviz.drawing.compact import compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, rules_svg
@@ -266,6 +266,8 @@ class GrammarFrame:
     status: str
     pieces: tuple[str, ...] = ()
     done: bool = False
+    collapses: tuple[Finding, ...] = ()
+    """At the end: where the valid mass collapsed, named by rule (the doctor's)."""
 
 
 def run_frames(view: GrammarView, model: Any, prompt: str, options: Any) -> Iterator[GrammarFrame]:
@@ -292,7 +294,9 @@ def run_frames(view: GrammarView, model: Any, prompt: str, options: Any) -> Iter
         chart = chart.after(tail)
     reason = run.stop_reason
     status = f"{len(steps)} tokens; stopped: {reason}" if reason else f"{len(steps)} tokens"
-    yield _frame(view, chart, steps, pieces, status, done=True)
+    last_frame = _frame(view, chart, steps, pieces, status, done=True)
+    collapses = tuple(grammar_collapses(view.grammar, run.trace()))
+    yield replace(last_frame, collapses=collapses)
 
 
 def _frame(
@@ -429,7 +433,7 @@ def build_grammar_tab(models: Any) -> None:
     box.change(partial(on_grammar, models), [box, fmt, max_tokens], drawn,
                trigger_mode="always_last", **private)  # fmt: skip
     fmt.input(partial(on_grammar, models), [box, fmt, max_tokens], drawn, **private)
-    outputs = [rules, place, terminal, output, status, error, steps_state, step, run]
+    outputs = [rules, place, terminal, output, status, error, steps_state, step, run, doctor]
     inputs = [box, fmt, prompt, max_tokens, chat]
     run.click(partial(on_run, models), inputs, outputs, concurrency_id="generate", **private)
     for button, name in buttons:
@@ -455,7 +459,7 @@ def on_grammar(models: Any, text: str, fmt: str, max_tokens):
 
 def on_run(models: Any, text: str, fmt: str, prompt: str, max_tokens, chat):
     """Generate under the grammar, the place lit at every frame; then the step slider
-    replays it."""
+    replays it and the doctor names the run's collapses by rule."""
     import gradio as gr
 
     from fsmviz.generation.trace import GenerationOptions
@@ -463,23 +467,26 @@ def on_run(models: Any, text: str, fmt: str, prompt: str, max_tokens, chat):
     keep = (gr.skip(),) * 5
     view = grammar_view(text, fmt)
     if view.network is None:
-        yield (*keep, view.error, (), gr.skip(), gr.skip())
+        yield (*keep, view.error, (), gr.skip(), gr.skip(), gr.skip())
         return
     frame = None
     try:
         model = models.get(timeout=600)
         options = GenerationOptions(max_tokens=int(max_tokens), chat=bool(chat))
-        yield (*keep, "", (), gr.update(interactive=False), gr.update(interactive=False))
+        busy = gr.update(interactive=False)
+        yield (*keep, "", (), busy, busy, gr.skip())
         for frame in run_frames(view, model, prompt, options):
             yield (frame.rules, frame.place, frame.terminal, frame.output, frame.status,
-                   "", frame.pieces, gr.skip(), gr.skip())  # fmt: skip
+                   "", frame.pieces, gr.skip(), gr.skip(), gr.skip())  # fmt: skip
     except (ValueError, FsmvizError) as error:
-        yield (*keep, error_html(error), (), gr.skip(), gr.update(interactive=True))
+        yield (*keep, error_html(error), (), gr.skip(), gr.update(interactive=True), gr.skip())
         return
     n = len(frame.pieces) if frame is not None else 0
+    found = grammar_findings(view, models.vocabulary(), int(max_tokens))
+    found += frame.collapses if frame is not None else ()
     yield (*keep, gr.skip(), gr.skip(),
            gr.update(minimum=0, maximum=max(n, 1), value=n, interactive=n > 0),
-           gr.update(interactive=True))  # fmt: skip
+           gr.update(interactive=True), findings_html(found))  # fmt: skip
 
 
 def on_step(k, pieces: Sequence[str], text: str, fmt: str):

@@ -32,6 +32,7 @@ terminal's own DFA:
 
 from __future__ import annotations
 
+import codecs
 import math
 from collections import deque
 from collections.abc import Iterable
@@ -40,11 +41,18 @@ from dataclasses import dataclass
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose.finding import KINDS, RANK, Finding
+from fsmviz.generation.trace import Trace
 from fsmviz.grammar import tree as t
 from fsmviz.grammar.network import Network, NetworkError, Symbol, build_network
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["GRAMMAR_KINDS", "Shortest", "diagnose_grammar", "shortest_texts"]
+__all__ = [
+    "GRAMMAR_KINDS",
+    "Shortest",
+    "diagnose_grammar",
+    "grammar_collapses",
+    "shortest_texts",
+]
 
 GRAMMAR_KINDS: dict[str, str] = {
     kind: KINDS[kind]
@@ -57,6 +65,7 @@ GRAMMAR_KINDS: dict[str, str] = {
         "overlapping_terminals",
         "unspellable_terminal",
         "grammar_budget",
+        "valid_mass_collapse",
     )
 }
 """The grammar doctor's finding kinds, one line each (beside ``finding.KINDS``)."""
@@ -471,12 +480,15 @@ def _overlaps(network: Network) -> list[Finding]:
     dfas: dict[Symbol, Dfa | None] = {}
     out: list[Finding] = []
     done: set[frozenset[Symbol]] = set()
+    told: set[int] = set()  # one finding per rule
     for (m, s), symbols in first.items():
+        if m in told:
+            continue
         ordered = sorted(symbols, key=lambda x: (x.kind, x.label))
         for i, a in enumerate(ordered):
             for b in ordered[i + 1 :]:
                 pair = frozenset((a, b))
-                if pair in done or len(out) >= MAX_OVERLAPS:
+                if pair in done or m in told or len(out) >= MAX_OVERLAPS:
                     continue
                 done.add(pair)
                 da = dfas.setdefault(a, _dfa(a.regex or ""))
@@ -487,6 +499,7 @@ def _overlaps(network: Network) -> list[Finding]:
                 if common is None:
                     continue
                 rule = network.machines[m].rule
+                told.add(m)
                 out.append(
                     Finding(
                         "overlapping_terminals",
@@ -588,3 +601,49 @@ def _where(line: int | None) -> str:
 def _names(names: list[str], joiner: str = "or") -> str:
     quoted = [f"`{n}`" for n in names]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" {joiner} " + quoted[-1]
+
+
+# --- a run's collapses, by rule --------------------------------------------------------------
+
+
+def grammar_collapses(grammar: t.Grammar, trace: Trace, threshold: float = 0.05) -> list[Finding]:
+    """Where a grammar run's valid mass fell below ``threshold``, named by the parser's
+    place before that step: the rule and position the grammar held the model in, what
+    the model wanted instead and what the grammar let it write.
+
+    >>> from fsmviz.generation.trace import Candidate, Step
+    >>> g = t.Grammar((t.Rule("s", t.Seq((t.Literal("{"), t.RuleRef("k"), t.Literal("}")))),
+    ...                t.Rule("k", t.Literal("a"))), "s")
+    >>> steps = (Step(0, "{", 0, 0, 1, 0.9, (), token_bytes=b"{", index=0),
+    ...          Step(1, "a", 0, 0, 1, 0.01, (Candidate("Hello", 0.7, False),),
+    ...               token_bytes=b"a", index=1))
+    >>> found = grammar_collapses(g, Trace("{a", steps, "max_tokens", False))
+    >>> print(found[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    At step 1 the valid mass fell to 1.0%: the grammar held the model in `s` after `{`
+    expecting `k`; it wanted 'Hello' and wrote 'a'.
+    """
+    from fsmviz.grammar.place import Chart, place_in
+
+    network = build_network(grammar)
+    chart = Chart.start(network)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    found = []
+    for step in trace.steps:
+        if step.valid_mass < threshold and not step.forced and not step.is_eos:
+            place = place_in(chart, 1)
+            where = place.lines()[0] if place.stacks else "at the start"
+            wanted = next((c.text for c in step.top if not c.allowed), None)
+            want = f"it wanted {wanted!r} and " if wanted is not None else ""
+            top = place.stacks[0].top.rule if place.stacks else network.start
+            found.append(
+                Finding(
+                    "valid_mass_collapse",
+                    "info",
+                    f"At step {step.index} the valid mass fell to {step.valid_mass:.1%}: the "
+                    f"grammar held the model {where}; {want}wrote {step.text!r}.",
+                    steps=(step.index,),
+                    fragment=top,
+                )
+            )
+        chart = chart.after(decoder.decode(step.token_bytes))
+    return found
