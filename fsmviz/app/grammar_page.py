@@ -55,6 +55,8 @@ EXAMPLES_FILE = Path(__file__).with_name("grammar_examples.json")
 FORMATS = ("auto", "gbnf", "lark")
 FRAME_EVERY = 0.1
 """Seconds between streamed frames at most (each carries the lit drawing)."""
+DRAW_POSITIONS = 400
+"""A grammar whose rules have more positions is not drawn (nor run on the page)."""
 DRAW_LIMIT = 300
 """A terminal's DFA with more states is not drawn."""
 COMPACT_ABOVE = 30
@@ -136,6 +138,12 @@ def _grammar_view(text: str, format: str) -> GrammarView:
     try:
         grammar = compile_grammar(text, None if format in ("", "auto", None) else format)
         network = build_network(grammar)
+        positions = sum(m.num_states for m in network.machines)
+        if positions > DRAW_POSITIONS:
+            raise RenderError(
+                f"the grammar's rules have {positions} positions, more than the page draws "
+                f"({DRAW_POSITIONS}): its drawing would be unreadable; try a smaller grammar"
+            )
         svg = rules_svg(network, title=f"{grammar.format} grammar, start: {grammar.start}")
     except (ValueError, RenderError) as error:  # GrammarError, NetworkError are ValueErrors
         return GrammarView(text, None, None, "", grammar_error_html(error))
@@ -162,6 +170,17 @@ def grammar_error_html(error: Exception) -> str:
     return f'<div class="error-box"><b>{escape(message)}</b>{where}{tip}</div>'
 
 
+PAGE_CSS = """
+.rules-drawing { overflow-x: auto; }
+@media (max-width: 640px) { .rules-drawing svg.fsm.rules { width: 600px; max-width: none; } }
+.grammar-place ol.stacks { margin: 0.2em 0 0.4em 1.2em; padding: 0; font-size: 0.92em; }
+.grammar-place ol.stacks li { margin: 0.15em 0; }
+.grammar-place .bad { color: #c33; } .grammar-place .good { color: #1d6b40; }
+"""
+"""The tab's own look beside ``RULES_CSS``: a phone scrolls the drawing sideways at a
+readable size instead of shrinking it to a thumbnail."""
+
+
 # --- what a place looks like -----------------------------------------------------------------
 
 
@@ -170,7 +189,7 @@ def rules_html(view: GrammarView, place: Place | None = None) -> str:
     if view.network is None or not view.svg:
         return '<p class="empty">The rules are drawn here once the grammar compiles.</p>'
     svg = view.svg if place is None else highlight_rules(view.svg, lighting(place, view.network))
-    return f'<style>{RULES_CSS}</style><div class="rules-drawing">{svg}</div>'
+    return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{svg}</div>'
 
 
 def place_html(place: Place | None) -> str:
@@ -407,12 +426,8 @@ def build_grammar_tab(models: Any) -> None:
                 chat = gr.Checkbox(True, label="Chat template", elem_id="grammar-chat")
             run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
             error = gr.HTML(start.error, elem_id="grammar-error")
-            gr.HTML("<h3>Grammar doctor</h3>")
-            doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
+            status = gr.HTML("", elem_id="grammar-status")
         with gr.Column(scale=3, min_width=320):
-            rules = gr.HTML(rules_html(start), elem_id="rules")
-            place = gr.HTML(place_html(None), elem_id="grammar-place")
-            terminal = gr.HTML("", elem_id="grammar-terminal")
             gr.HTML("<h3>Constrained output</h3>")
             output = gr.HTML(
                 '<p class="empty">Press Generate: the output appears here.</p>',
@@ -422,7 +437,11 @@ def build_grammar_tab(models: Any) -> None:
                 0, 1, value=0, step=1, label="After step", elem_id="grammar-step",
                 interactive=False,
             )  # fmt: skip
-            status = gr.HTML("", elem_id="grammar-status")
+            place = gr.HTML(place_html(None), elem_id="grammar-place")
+            rules = gr.HTML(rules_html(start), elem_id="rules")
+            terminal = gr.HTML("", elem_id="grammar-terminal")
+            gr.HTML("<h3>Grammar doctor</h3>")
+            doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
     with gr.Accordion("Learn: from regex to grammar", open=False, elem_id="grammar-learn"):
         depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
                           elem_id="grammar-learn-depth")  # fmt: skip

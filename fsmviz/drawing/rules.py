@@ -55,6 +55,8 @@ __all__ = [
     "rules_svg",
 ]
 
+QUICK_LAYOUT_ABOVE = 80
+"""Drawings with more positions get graphviz's quick layout (as ``render`` does for DFAs)."""
 MAX_EDGE_LABEL = 28
 """Edge labels longer than this are shortened with "…"; the full text is a tooltip."""
 CALL_COLOUR = "#7a3db8"
@@ -91,9 +93,10 @@ def rules_dot(network: Network, *, title: str | None = None) -> str:
         f"{positions} positions; dashed: a call of another rule"
     )
     caption = f"{printable(title)}  ·  {count}" if title else count
+    quick = " nslimit=1, nslimit1=1," if positions > QUICK_LAYOUT_ABOVE else ""
     lines = [
         "digraph rules {",
-        "  graph [rankdir=LR, ranksep=0.3, nodesep=0.2, outputorder=edgesfirst,",
+        f"  graph [rankdir=LR, ranksep=0.3, nodesep=0.2, outputorder=edgesfirst,{quick}",
         '         fontname="Helvetica,Arial,sans-serif", fontsize=12, labelloc=t, labeljust=l,',
         f"         label={quote(caption)}];",
         '  node [shape=circle, fontname="Helvetica,Arial,sans-serif", fontsize=11,',

@@ -61,6 +61,8 @@ __all__ = ["MAX_STACKS", "Chart", "Frame", "Place", "Stack", "place_of", "reader
 
 MAX_STACKS = 6
 """Live stacks listed at most (ambiguous text can have many)."""
+LOOK_AT_MOST = 400
+"""Stacks looked at, repeats included, before the listing stops (``Place.more``)."""
 MAX_DEPTH = 64
 """Frames of one stack at most (deeper nesting is cut at the bottom)."""
 
@@ -346,7 +348,10 @@ def place_in(chart: Chart, max_stacks: int = MAX_STACKS) -> Place:
     stacks: list[Stack] = []
     seen: set[tuple] = set()
     more = False
-    for stack in _stacks(chart):
+    for looked, stack in enumerate(_stacks(chart)):
+        if looked >= LOOK_AT_MOST:  # a very ambiguous text: its ways down are legion
+            more = True
+            break
         key = tuple((f.machine, f.state, f.arc.index if f.arc else -1) for f in stack.frames)
         if key in seen:
             continue
