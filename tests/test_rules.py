@@ -264,3 +264,10 @@ def test_a_position_the_minimal_automaton_shares_with_the_start_still_says_after
     assert net.machine("term").num_states == 2
     assert place_of(net, "2*").lines() == ["in `term` after `*` expecting `f`"]
     assert place_of(net, "").lines() == ["in `term` expecting `f`"]
+
+
+def test_ignored_text_may_also_come_first_and_last() -> None:
+    g = t.Grammar((t.Rule("start", t.Seq((L("a"), L("b")))),), "start", "lark",
+                  ignore=(L(" "),))  # fmt: skip
+    net = build_network(g)
+    assert place_of(net, " a b ").accepts and place_of(net, "ab").accepts

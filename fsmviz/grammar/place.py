@@ -227,7 +227,7 @@ def _close(
         if arc != AT_STATE:
             continue  # inside a terminal: waits for the next character
         machine = machines[m]
-        if network.ignore is not None and machine.outgoing[s]:
+        if network.ignore is not None:
             add((m, s, origin, IGNORED, _symbol_reader(network.ignore).initial, k))
         for out in machine.outgoing[s]:
             symbol = out.symbol
