@@ -21,7 +21,7 @@ SENTENCES = {
     "arithmetic.gbnf": ["1+2*(3-4)/5=6\n"],
     "arithmetic.lark": ["1 + 2 * (3 - 4)", "12/3"],
     "brackets.gbnf": ["(()(()))", ""],
-    "chess.gbnf": ["1. e4 e5 2. Nf3 Nc6 3. Bb5 a6\n"],
+    "chess.gbnf": ["1. e4 e5\n2. Nf3 Nc6\n3. Bb5 a6\n"],
     "list.gbnf": ["- apple\n- pear\n"],
     "nested JSON": ['{"title": "Dune", "year": 1965, "authors": [{"name": "Frank H"}]}'],
     "arithmetic": ["(3+8-1)*3"],
