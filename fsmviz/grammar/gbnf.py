@@ -18,9 +18,8 @@ This reader follows llama.cpp's ``grammar-parser`` in where a newline may fall, 
 that llama.cpp reads is read here the same way.
 
 >>> g = parse_gbnf('root ::= "a" | [b-c]{2}  # two of b, c')
->>> g.rule("root").body
-Alt(options=(Literal(text='a'), Repeat(item=CharSet(ranges=((98, 99),), negated=False), \
-min=2, max=2)))
+>>> g.rule("root").body.options
+(Literal(text='a'), Repeat(item=CharSet(ranges=((98, 99),), negated=False), min=2, max=2))
 """
 
 from __future__ import annotations

@@ -101,8 +101,8 @@ class RuleRef:
     """A use of the rule ``name``; ``line``/``column`` say where it was written (1-based)."""
 
     name: str
-    line: int | None = field(default=None, compare=False)
-    column: int | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False, repr=False)
+    column: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,230 @@
+"""Exact token masks for a grammar, from llguidance (the engine vLLM and SGLang run).
+
+fsmviz does not compute grammar masks itself: a context-free mask over 49k tokens is
+llguidance's job, and it does it in microseconds to milliseconds a step. What fsmviz adds
+is the naive check beside it (``fsmviz.grammar.oracle``, over its own Earley recognizer)
+and the picture around it. The pieces:
+
+* ``llguidance_grammar(grammar)``: the grammar as llguidance reads it. A Lark grammar goes
+  as written (llguidance's own dialect); a GBNF grammar goes as Lark that
+  ``fsmviz.grammar.to_lark`` writes one character a lexeme (llguidance's own GBNF
+  converter breaks on ``\\U0010FFFF`` and lexes character rules greedily).
+* ``lltokenizer(vocab)``: llguidance's tokenizer over fsmviz's byte table (the same bytes
+  every other part of fsmviz reads), built once per vocabulary and kept in a
+  ``BoundedCache``. Special tokens are marked as llguidance expects (a leading 0xFF byte).
+* ``GrammarMatcher``: one run's ``LLMatcher``: the allowed tokens or the packed bitmask
+  now, ``consume``, the forced tokens ahead (``forced``), ``is_accepting``, ``stop_reason``
+  and ``error``.
+
+>>> from fsmviz.grammar.compile import compile_grammar
+>>> from fsmviz.tokens.vocab import Vocabulary
+>>> vocab = Vocabulary.from_strings(["(", ")", "()", "x"])
+>>> m = GrammarMatcher(compile_grammar('root ::= "(" root ")" | "x"'), vocab)
+>>> [vocab.token_text(t) for t in m.allowed_tokens()]
+['(', 'x']
+>>> m.consume(0), [vocab.token_text(t) for t in m.allowed_tokens()]
+(True, ['(', 'x'])
+>>> m.consume(3), [vocab.token_text(t) for t in m.forced()], m.is_accepting()
+(True, [')'], False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fsmviz.cache import BoundedCache
+from fsmviz.grammar.errors import GrammarError
+from fsmviz.grammar.to_lark import to_lark
+from fsmviz.grammar.tree import Grammar
+from fsmviz.tokens.vocab import Vocabulary
+
+__all__ = ["GrammarMatcher", "llguidance_grammar", "lltokenizer"]
+
+NO_FORCING = '%llguidance {"no_forcing": true}'
+"""llguidance's option for the naive mask. With forcing on (its default), where the text
+ahead is fixed llguidance allows only the forced text's own tokens (after ``{"a": t`` only
+``rue``, not ``r`` or ``ru``); fsmviz fast-forwards such text itself (``forced``), so the
+mask stays the definition's: every token that keeps the text a prefix of a sentence."""
+
+_TOKENIZERS: BoundedCache[Any] = BoundedCache(maxsize=4)
+_GRAMMARS: BoundedCache[str] = BoundedCache(maxsize=32)
+
+
+def llguidance_grammar(grammar: Grammar) -> str:
+    """llguidance's grammar for ``grammar`` (validated; ``GrammarError`` if llguidance
+    refuses it, with its message)."""
+
+    def build() -> str:
+        import llguidance
+
+        lark = grammar.text if grammar.format == "lark" else to_lark(grammar)
+        if "%llguidance" not in lark:
+            lark = f"{NO_FORCING}\n{lark}"
+        compiled = llguidance.grammar_from("lark", lark)
+        problem = llguidance.LLMatcher.validate_grammar(compiled)
+        if problem:
+            first = problem.strip().splitlines()[0]
+            raise GrammarError(
+                f"llguidance refuses this grammar: {first}",
+                None,
+                None,
+                "simplify the construct it names",
+            )
+        return compiled
+
+    return _GRAMMARS.get_or_build(grammar, build)
+
+
+def lltokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | None = None) -> Any:
+    """llguidance's ``LLTokenizer`` over ``vocab``'s bytes. ``encode`` (text -> ids; the
+    model's own tokenizer) is what llguidance tokenizes forced text with; without it a
+    greedy longest-match over the vocabulary stands in. Kept per vocabulary."""
+    key = (vocab.fingerprint, encode is not None)
+    return _TOKENIZERS.get_or_build(key, lambda: _build_tokenizer(vocab, encode))
+
+
+def _build_tokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | None) -> Any:
+    import llguidance
+
+    tokens = list(vocab.all_token_bytes)
+    special = [i for i, data in enumerate(tokens) if not data]
+    for i in special:  # llguidance marks special tokens with a leading 0xFF byte
+        tokens[i] = b"\xff" + vocab.token_text(i).encode("utf-8", errors="replace")
+    longest = {data: i for i, data in reversed(list(enumerate(tokens))) if data[:1] != b"\xff"}
+    width = max(len(data) for data in longest) if longest else 1
+
+    def greedy(text: bytes) -> list[int]:
+        out, at = [], 0
+        while at < len(text):
+            for end in range(min(len(text), at + width), at, -1):
+                if text[at:end] in longest:
+                    out.append(longest[text[at:end]])
+                    at = end
+                    break
+            else:
+                at += 1  # a byte no token spells: llguidance will not force it
+        return out
+
+    class Source:
+        eos_token_id = vocab.eos_token_id
+        bos_token_id = None
+        special_token_ids = special
+
+        def __init__(self) -> None:
+            self.tokens = tokens
+
+        def __call__(self, text: bytes) -> list[int]:
+            if encode is not None:
+                try:
+                    return list(encode(text.decode("utf-8")))
+                except UnicodeDecodeError:
+                    pass
+            return greedy(text)
+
+    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(Source()))
+
+
+_LENGTHS: BoundedCache[np.ndarray] = BoundedCache(maxsize=4)
+
+
+def _lengths(vocab: Vocabulary) -> np.ndarray:
+    return _LENGTHS.get_or_build(
+        vocab.fingerprint,
+        lambda: np.array([len(b) for b in vocab.all_token_bytes], dtype=np.int64),
+    )
+
+
+class GrammarMatcher:
+    """One run's grammar state over a vocabulary: what may come next, token by token."""
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        vocab: Vocabulary,
+        encode: Callable[[str], list[int]] | None = None,
+    ):
+        import llguidance
+
+        self.grammar = grammar
+        self.vocab = vocab
+        self.tokenizer = lltokenizer(vocab, encode)
+        self._matcher = llguidance.LLMatcher(
+            self.tokenizer, llguidance_grammar(grammar), log_level=0
+        )
+        self._words = (self.tokenizer.vocab_size + 31) // 32
+        self.consumed: list[int] = []
+        self._lengths = _lengths(vocab)
+
+    def bitmask(self) -> np.ndarray:
+        """The allowed tokens now, packed 32 to an int32 word (bit ``i % 32`` of word
+        ``i // 32``), as llguidance, xgrammar and vLLM pass masks around."""
+        bits = np.full(self._words, -1, dtype=np.int32)
+        if self._matcher.is_error():
+            bits[:] = 0
+            return bits
+        self._matcher.unsafe_compute_mask_ptr(bits.ctypes.data, bits.nbytes)
+        return bits
+
+    def allowed_mask(self) -> np.ndarray:
+        """The allowed tokens now as one boolean per token id of the vocabulary."""
+        bits = self.bitmask().view(np.uint32)
+        unpacked = np.unpackbits(bits.view(np.uint8), bitorder="little").astype(bool)
+        return unpacked[: len(self.vocab)]
+
+    def allowed_tokens(self) -> np.ndarray:
+        """The allowed token ids now, ascending (EOS among them when the text so far is a
+        sentence)."""
+        return np.flatnonzero(self.allowed_mask())
+
+    def consume(self, token: int) -> bool:
+        """Move past ``token``; False (and ``error`` says why) when it was not allowed."""
+        ok = bool(self._matcher.consume_token(int(token)))
+        if ok:
+            self.consumed.append(int(token))
+        return ok
+
+    def rollback(self, count: int) -> None:
+        """Forget the last ``count`` tokens."""
+        if count:
+            self._matcher.rollback(count)
+            del self.consumed[-count:]
+
+    def forced(self) -> list[int]:
+        """The tokens the grammar leaves no choice about from here (fast-forward): the
+        text llguidance finds fixed ahead (``compute_ff_bytes``), tokenized, cut before
+        the first place where an allowed token reaches past that text (``rue`` then
+        ``,``: a token ``e,`` may be the model's way to cross the boundary). Empty when
+        there is a choice. The matcher is left where it was."""
+        data = bytes(self._matcher.compute_ff_bytes())
+        if not data or self._matcher.is_error():
+            return []
+        chain: list[int] = []
+        left = len(data)
+        for token in self.tokenizer.tokenize_bytes(data):
+            mask = self.allowed_mask()
+            if not mask[token] or self._lengths[mask].max() > left:
+                break
+            self.consume(token)
+            chain.append(token)
+            left -= int(self._lengths[token])
+        self.rollback(len(chain))
+        return chain
+
+    def is_accepting(self) -> bool:
+        """Whether the text so far is a whole sentence (EOS may come now)."""
+        return bool(self._matcher.is_accepting())
+
+    def is_stopped(self) -> bool:
+        """Whether nothing but EOS may come (the sentence is complete and cannot grow)."""
+        return bool(self._matcher.is_stopped())
+
+    def stop_reason(self) -> str:
+        """llguidance's stop reason (``"NotStopped"`` while running)."""
+        return str(self._matcher.stop_reason())
+
+    def error(self) -> str:
+        """llguidance's error message, ``""`` when there is none."""
+        return str(self._matcher.get_error())
