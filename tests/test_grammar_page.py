@@ -84,3 +84,28 @@ def test_learn_the_dfa_grows_with_the_depth_and_the_grammar_does_not() -> None:
     assert html.count("<tr") == 9 and "4 positions on the stack" in html  # header + 8 depths
     assert 'class="node state s4 current"' in html  # the DFA after (((( is in state 4
     assert lit_classes(html, "top") and len(lit_classes(html, "current")) >= 2
+
+
+def test_parserllm_per_terminal_mask_loses_a_token_that_crosses_two_terminals() -> None:
+    from fsmviz.grammar import compile_grammar
+    from fsmviz.learn.grammar import compare_masks
+    from fsmviz.tokens.vocab import Vocabulary
+
+    # a toy vocabulary: `":` ends the key's string and begins the colon
+    vocab = Vocabulary.from_strings(["{", '"', "a", "ab", ":", '":', "}", '"}', "1"])
+    g = compile_grammar('root ::= "{" "\\"" [a-z]+ "\\"" ":" [0-9] "}"\n')
+    found = compare_masks(g, vocab, '{"a')
+    named = {vocab.token_text(t) for t in found.exact}
+    assert named == {"a", "ab", '"', '":'}
+    assert {vocab.token_text(t) for t in found.lost} == {'":'}
+    assert found.per_terminal <= found.exact
+
+
+def test_the_masks_view_names_the_lost_tokens_escaped() -> None:
+    from fsmviz.app.grammar_page import masks_html
+    from fsmviz.tokens.vocab import Vocabulary
+
+    vocab = Vocabulary.from_strings(['"', "<b>", '<b>":', ":", "1"])  # a toy vocabulary
+    view = grammar_view('root ::= "\\"" [<>a-z]+ "\\"" ":" [0-9]\n', "gbnf")
+    html = masks_html(view, vocab, '"<b>')
+    assert "&lt;b&gt;&quot;:" in html and '<b>"' not in html and "loses <b>1</b>" in html

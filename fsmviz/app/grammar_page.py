@@ -46,6 +46,7 @@ __all__ = [
     "build_grammar_tab",
     "grammar_examples",
     "grammar_view",
+    "masks_html",
     "place_html",
     "rules_html",
     "terminal_html",
@@ -389,6 +390,42 @@ def learn_html(depth: int) -> str:
     )
 
 
+def masks_html(view: GrammarView, vocab: Vocabulary | None, text: str) -> str:
+    """ParserLLM's per-terminal mask against the exact one after ``text`` (escaped)."""
+    from fsmviz.app.views import shown
+    from fsmviz.learn.grammar import compare_masks
+
+    if view.grammar is None:
+        return view.error
+    if vocab is None:
+        return '<p class="empty">The tokenizer is still loading: try again in a moment.</p>'
+    if not view.grammar.is_prefix(text):
+        return (
+            f"<p class='bad'>No sentence of the grammar begins with "
+            f"<code>{escape(json.dumps(text, ensure_ascii=False))}</code>.</p>"
+        )
+    try:
+        found = compare_masks(view.grammar, vocab, text)
+    except (ValueError, FsmvizError) as error:
+        return error_html(error)
+    lost = sorted(found.lost, key=lambda t: vocab.token_text(t))
+    chips = "".join(
+        f'<code class="lost-token">{escape(shown(vocab.token_text(t)))}</code> ' for t in lost[:40]
+    )
+    more = f" and {len(lost) - 40} more" if len(lost) > 40 else ""
+    terminals = ", ".join(f"<code>{escape(name)}</code>" for name in found.terminals)
+    return (
+        "<div class='masks'><p>After <code>"
+        f"{escape(json.dumps(text, ensure_ascii=False))}</code> the parser may read next: "
+        f"{terminals}. ParserLLM's method (seed 002) joins those terminals into one regex and "
+        "allows a token only if it stays inside one of them.</p>"
+        f"<p><b>{len(found.exact):,}</b> tokens are allowed by the definition (P + token a "
+        f"prefix of a sentence); the per-terminal method allows <b>{len(found.per_terminal):,}"
+        f"</b> and loses <b>{len(lost):,}</b>: tokens that end one terminal and begin the "
+        f"next.</p><p>{chips or 'none'}{more}</p></div>"
+    )
+
+
 # --- the tab -------------------------------------------------------------------------------
 
 
@@ -446,6 +483,16 @@ def build_grammar_tab(models: Any) -> None:
         depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
                           elem_id="grammar-learn-depth")  # fmt: skip
         learn = gr.HTML(learn_html(3), elem_id="grammar-learn-view")
+        gr.HTML(
+            "<h4>ParserLLM's method against the exact mask</h4><p>Seed 002's ParserLLM asks "
+            "the parser which terminals may come next and masks with their regex: a token "
+            "that crosses from one terminal into the next is lost. Type a text the grammar "
+            "above may begin with.</p>"
+        )
+        with gr.Row():
+            prefix = gr.Textbox('{"title', label="Text so far", elem_id="grammar-learn-prefix")
+            compare = gr.Button("Compare the masks", elem_id="grammar-learn-compare")
+        masks = gr.HTML("", elem_id="grammar-learn-masks")
     depth.change(learn_html, depth, learn, trigger_mode="always_last", **private)
     steps_state = gr.State(())
     drawn = [rules, doctor, error]
@@ -459,6 +506,7 @@ def build_grammar_tab(models: Any) -> None:
         button.click(
             partial(on_example, name), None, [box, fmt, prompt, max_tokens], **private
         ).then(partial(on_run, models), inputs, outputs, concurrency_id="generate", **private)
+    compare.click(partial(on_compare, models), [box, fmt, prefix], masks, **private)
     step.input(on_step, [step, steps_state, box, fmt], [rules, place, terminal],
                trigger_mode="always_last", **private)  # fmt: skip
 
@@ -506,6 +554,11 @@ def on_run(models: Any, text: str, fmt: str, prompt: str, max_tokens, chat):
     yield (*keep, gr.skip(), gr.skip(),
            gr.update(minimum=0, maximum=max(n, 1), value=n, interactive=n > 0),
            gr.update(interactive=True), findings_html(found))  # fmt: skip
+
+
+def on_compare(models: Any, text: str, fmt: str, prefix: str):
+    """Compare the masks after ``prefix`` under the grammar in the box."""
+    return masks_html(grammar_view(text, fmt), models.vocabulary(), prefix)
 
 
 def on_step(k, pieces: Sequence[str], text: str, fmt: str):

@@ -50,6 +50,7 @@ __all__ = [
     "GRAMMAR_KINDS",
     "Shortest",
     "diagnose_grammar",
+    "first_terminals",
     "grammar_collapses",
     "shortest_texts",
 ]
@@ -473,6 +474,16 @@ def _first(network: Network) -> dict[tuple[int, int], set[Symbol]]:
                     here |= first[(m.index, arc.target)]
                 changed |= len(here) != size
     return first
+
+
+def first_terminals(network: Network) -> dict[str, tuple[Symbol, ...]]:
+    """The terminals each rule may begin with, through calls and parts that may read
+    nothing (the parser's FIRST sets, over the drawn automata)."""
+    first = _first(network)
+    return {
+        m.rule: tuple(sorted(first[(m.index, 0)], key=lambda s: (s.kind, s.label)))
+        for m in network.machines
+    }
 
 
 def _overlaps(network: Network) -> list[Finding]:
