@@ -5,15 +5,13 @@ automaton of ``object ::= "{" (pair ("," pair)*)? "}"`` reads ``{``, then either
 *call* of ``pair``; after a pair, ``,`` leads back to another call of ``pair`` and ``}``
 ends the object::
 
-    object:  (0) --"{"--> (1) --"}"--> ((3))
-                           |  \\
-                         pair   "}"
-                           v    /
-                          (2) -+
-                           |  ^
-                          ","  pair
-                           v  |
-                          (4)-+
+    object:  (0) --"{"--> (1) --------"}"--------> ((3))
+                           |                       ^
+                           +--pair--> (2) --"}"----+
+                                      | ^
+                                     ","  pair
+                                      v |
+                                      (4)
 
 An edge either reads a *terminal* (a literal, a character class, a regex) or *calls*
 another rule: the parser jumps to that rule's start, and when the rule ends it comes back
@@ -496,8 +494,3 @@ def _build(grammar: t.Grammar) -> Network:
         either = "|".join(node_regex(piece, terminals) for piece in pieces)
         ignore = Symbol("regex", f"%ignore {text}", f"(?:{either})")
     return Network(machines, grammar.start, ignore)
-
-
-def folds(node: t.Node, terminals: Mapping[str, t.Node]) -> bool:
-    """Is ``node`` read as one terminal (it calls no rule and repeats)?"""
-    return not _calls(node, terminals) and _repeats(node)
