@@ -13,7 +13,9 @@ Read the engine top-down, one folder a layer, in the order data flows; each fold
 3. ``generation/`` a real model under the mask: ``models``, ``bundled``, ``batching``,
    ``generate`` (the recorded step loop), ``trace`` (its records), ``processor`` (the mask
    for transformers' own ``generate``)
-4. ``schema/``     JSON Schema in: a schema becomes a regex that keeps its schema names
+4. ``schema/``     JSON Schema in: a schema becomes a regex that keeps its schema names;
+   ``grammar/`` a context-free grammar in (GBNF, Lark): its tree, fsmviz's own Earley
+   recognizer, llguidance's exact masks, and the run that puts them in the loop
 5. ``peers/``      the same pattern asked of outlines-core, llguidance and xgrammar
 6. ``diagnose/``   the stall doctor; ``learn/`` the teaching view's pure functions
 7. ``drawing/``    DOT and SVG (graphviz's ``dot``): the automata drawn
@@ -36,6 +38,7 @@ from fsmviz.cache import clear_caches
 from fsmviz.diagnose import Finding, diagnose
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.trace import Candidate, GenerationOptions, Step, Trace
+from fsmviz.grammar import Grammar, GrammarError, compile_grammar
 from fsmviz.tokens.fast.derivatives import first_allowed_tokens
 from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
@@ -85,6 +88,8 @@ __all__ = [
     "ForwardPassError",
     "FsmvizError",
     "GenerationOptions",
+    "Grammar",
+    "GrammarError",
     "IndexTooLarge",
     "Model",
     "ModelLoadError",
@@ -97,6 +102,7 @@ __all__ = [
     "Vocabulary",
     "build_index",
     "clear_caches",
+    "compile_grammar",
     "compile_regex",
     "diagnose",
     "first_allowed_tokens",

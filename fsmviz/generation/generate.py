@@ -41,6 +41,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 import regex
@@ -69,6 +70,19 @@ __all__ = [
     "stream",
 ]
 
+
+class GrammarLike(Protocol):
+    """What ``stream`` needs of a grammar (``fsmviz.grammar.Grammar``, a higher layer):
+    its source ``text``, its own judge ``accepts`` (``Trace.matched``), and the run that
+    puts its mask into this loop where a regex puts its ``TokenIndex``."""
+
+    text: str
+
+    def accepts(self, text: str) -> bool: ...
+
+    def generation_run(self, model: Model, options: GenerationOptions) -> _Run: ...
+
+
 TOP_CANDIDATES = 5
 MAX_PROMPT_CHARS = 4_000
 """The longest prompt ``stream`` accepts, in characters (the page, the API and the command
@@ -77,7 +91,7 @@ line alike): enough for a worked example or two, not a book to read before each 
 
 def generate(
     model: Model,
-    pattern: str | None,
+    pattern: str | GrammarLike | None,
     prompt: str,
     options: GenerationOptions | None = None,
     **overrides: object,
@@ -91,13 +105,14 @@ def generate(
 
 def stream(
     model: Model,
-    pattern: str | None,
+    pattern: str | GrammarLike | None,
     prompt: str,
     options: GenerationOptions | None = None,
     **overrides: object,
 ) -> Stream:
     """Generate token by token, yielding a ``Step`` for each as soon as it exists.
-    ``pattern=None`` runs the same loop unconstrained.
+    ``pattern=None`` runs the same loop unconstrained; a ``Grammar``
+    (``fsmviz.compile_grammar``) runs it under the grammar's mask.
 
     The knobs come as a ``GenerationOptions`` record, as keyword arguments, or both (the
     keywords win): ``stream(m, p, q, max_tokens=8)`` is ``stream(m, p, q,
@@ -105,6 +120,10 @@ def stream(
     ``ValueError`` for bad options or a bad prompt, before any work is done."""
     opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
+    if pattern is not None and not isinstance(pattern, str):
+        # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
+        # this loop with llguidance's mask where a regex has its index.
+        return Stream(pattern.generation_run(model, opts), pattern, prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
     run = _Run(model, index, opts)
     if index is not None and opts.safe_end:
@@ -140,7 +159,7 @@ class Stream(Iterator[Step]):
     """The steps of one generation as they come; ``stop_reason`` and ``trace()`` once
     it is exhausted."""
 
-    def __init__(self, run: _Run, pattern: str | None, prompt: str):
+    def __init__(self, run: _Run, pattern: str | GrammarLike | None, prompt: str):
         self.pattern = pattern
         self.prompt = prompt
         self.steps: list[Step] = []
@@ -183,7 +202,10 @@ class Stream(Iterator[Step]):
         """The finished generation (call after the stream is exhausted)."""
         text = self.text.decode("utf-8", errors="replace")
         matched = False
-        if self.pattern is not None and self._run.index is not None:
+        pattern = self.pattern
+        if pattern is not None and not isinstance(pattern, str):  # a grammar: its own judge
+            matched, pattern = pattern.accepts(text), pattern.text
+        elif self.pattern is not None and self._run.index is not None:
             index = self._run.index
             end = self.steps[-1].state_after if self.steps else index.initial_state
             matched = full_match(self.pattern, text, index.is_accepting(end))
@@ -192,7 +214,7 @@ class Stream(Iterator[Step]):
             steps=tuple(self.steps),
             stop_reason=self.stop_reason or "max_tokens",
             matched=matched,
-            pattern=self.pattern,
+            pattern=pattern,
             prompt=self.prompt,
             options=self._run.opts,
             seconds=self._seconds or time.perf_counter() - self._started,

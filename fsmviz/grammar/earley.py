@@ -122,6 +122,9 @@ class Column:
     items: frozenset[Item]
     waiting: dict[int, list[Item]]
     scans: tuple[Item, ...]
+    # what ``Recognizer.completion`` worked out here (it depends only on this column and
+    # the ones before it, which every chart holding this column shares)
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -420,7 +423,10 @@ class Recognizer:
         after: list[dict[int, str]] = []
         last = len(columns) - 1
         for k in range(last + 1):
-            after.append(self._after(k, columns[k], after))
+            known = columns[k].memo.get("after")
+            if known is None:
+                known = columns[k].memo["after"] = self._after(k, columns[k], after)
+            after.append(known)  # type: ignore[arg-type]
         best: str | None = None
         for item in columns[last].items:
             p, dot, origin, state = item

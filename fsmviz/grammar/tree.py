@@ -187,6 +187,13 @@ class Grammar:
 
         return recognizer(self).is_prefix(text)
 
+    def generation_run(self, model, options):
+        """The step loop of ``fsmviz.stream`` for this grammar (``fsmviz.grammar.run``);
+        ``stream(model, grammar, prompt)`` calls it."""
+        from fsmviz.grammar.run import GrammarRun
+
+        return GrammarRun(model, self, options)
+
     def shortest_completion(self, text: str) -> str | None:
         """The shortest text that makes ``text`` a whole sentence (``""`` when it is one),
         or None when no sentence begins with ``text``."""

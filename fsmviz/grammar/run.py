@@ -1,0 +1,212 @@
+"""A generation under a grammar: ``stream``'s step loop with llguidance's mask in it.
+
+``fsmviz.generation.generate`` runs one loop for every constraint; a regex brings its
+``TokenIndex`` (state -> allowed tokens -> next state). A grammar has no finite state
+table, so ``GrammarRun`` gives the loop the same few answers another way:
+
+* the **state** is the number of tokens written so far (``Step.state_before`` and
+  ``state_after`` count tokens for a grammar run; the parser's place itself is drawn from
+  the text);
+* the **mask** at each step is ``GrammarMatcher.allowed_mask()`` (llguidance), EOS
+  included when the text is a sentence; ``allowed_count``, ``valid_mass``, ``top`` and
+  ``forced`` are filled from it exactly as for a regex;
+* **forced** text (``{"a": t`` leaves only ``rue``) is fast-forwarded: the tokens of
+  ``GrammarMatcher.forced()`` go through the model in one pass, marked ``forced``;
+* the run is ``accepted`` once EOS is taken or nothing but EOS may follow; drafts are off.
+
+**Safe end.** fsmviz's own Earley chart of the text so far gives the shortest text that
+finishes a sentence (``Recognizer.completion``); its length in tokens is that text
+through the model's tokenizer (or fewer, when the run is already following such a plan).
+When that fits in the tokens left, a sampled token is kept only if the shortest
+completion *after* it still fits in what will then be left; otherwise it is struck from
+the mask and the sample drawn again (the same distribution as masking first, computed
+for the few tokens actually drawn instead of all 49k). After ``MAX_REDRAWS`` strikes the
+plan's next token is taken, which always fits. So a grammar run ends in a whole sentence
+whenever the shortest completion fits in ``max_tokens`` (tokens that end inside a UTF-8
+character are kept only while a few tokens of slack remain).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsmviz.generation.generate import _Run
+from fsmviz.generation.models import Model
+from fsmviz.generation.trace import GenerationOptions
+from fsmviz.grammar.earley import Column, recognizer
+from fsmviz.grammar.matcher import GrammarMatcher
+from fsmviz.grammar.oracle import split_utf8
+from fsmviz.grammar.tree import Grammar
+
+__all__ = ["MAX_REDRAWS", "GrammarRun", "Place"]
+
+MAX_REDRAWS = 32
+_KEPT_MASKS = 64
+_SLACK = 3  # tokens of slack under which a token ending inside a character is struck
+
+
+class Place:
+    """Where a grammar run is: llguidance's matcher and fsmviz's Earley chart of the same
+    text, moved together token by token. Stands where ``_Run`` expects a ``TokenIndex``
+    (``initial_state``, ``next_state``, ``is_accepting``), the state counting tokens."""
+
+    initial_state = 0
+
+    def __init__(self, grammar: Grammar, model: Model):
+        tokenizer = model.tokenizer
+
+        def encode(text: str) -> list[int]:
+            return list(tokenizer.encode(text, add_special_tokens=False))
+
+        self.encode = encode
+        self.vocab = model.vocab
+        self.matcher = GrammarMatcher(grammar, model.vocab, encode)
+        self.recognizer = recognizer(grammar)
+        self.columns: list[Column] = [self.recognizer.first]
+        self.pending = b""  # bytes of a character the text so far ends inside
+        self.plan: list[int] | None = None  # tokens of a shortest completion from here
+        self.lost = False  # the chart died where llguidance went on (they disagree)
+
+    @property
+    def position(self) -> int:
+        return len(self.matcher.consumed)
+
+    def next_state(self, state: int, token: int) -> int | None:
+        if state != self.position:
+            raise RuntimeError(f"a grammar run only moves on (at {self.position}, not {state})")
+        if not self.matcher.consume(token):
+            return None
+        if self.plan and self.plan[0] == token:
+            self.plan = self.plan[1:]
+        else:
+            self.plan = None
+        if token != self.vocab.eos_token_id and not self.lost:
+            extended = self.extend(self.columns, self.pending, self.vocab.token_bytes(token))
+            if extended is None:
+                self.lost = True
+            else:
+                self.columns, self.pending = extended
+        return state + 1
+
+    def is_accepting(self, state: int) -> bool:
+        return self.matcher.is_accepting()
+
+    def extend(
+        self, columns: list[Column], pending: bytes, data: bytes
+    ) -> tuple[list[Column], bytes] | None:
+        """The chart after ``data`` more bytes (a new list; None if the chart dies)."""
+        split = split_utf8(pending + data)
+        if split is None:
+            return None
+        text, tail = split
+        out = list(columns)
+        for char in text:
+            column = self.recognizer.step(out, char)
+            if not column:
+                return None
+            out.append(column)
+        return out, tail
+
+    def need(self) -> int | None:
+        """Fewest tokens known to finish a sentence from here (None: unknown)."""
+        if self.lost or self.pending:
+            return None
+        if self.plan is None:
+            self.plan = self.encode(self.recognizer.completion(self.columns))
+        return len(self.plan)
+
+    def fits(self, token: int, budget: int) -> bool:
+        """Whether a sentence can still be finished within ``budget`` tokens after
+        ``token`` (EOS: whether the text is a sentence now)."""
+        if token == self.vocab.eos_token_id:
+            return self.matcher.is_accepting()
+        if self.plan and self.plan[0] == token:
+            return True
+        extended = self.extend(self.columns, self.pending, self.vocab.token_bytes(token))
+        if extended is None:
+            return False
+        columns, tail = extended
+        if tail:
+            return budget - (self.need() or 0) >= _SLACK
+        return len(self.encode(self.recognizer.completion(columns))) <= budget
+
+
+class GrammarRun(_Run):
+    """``_Run`` with a grammar: the hooks where a regex run asks its ``TokenIndex``."""
+
+    def __init__(self, model: Model, grammar: Grammar, opts: GenerationOptions):
+        place = Place(grammar, model)
+        super().__init__(model, place, opts)  # type: ignore[arg-type]
+        self.place = place
+        self.grammar = grammar
+        self._left = opts.max_tokens
+
+    def _allowed(self, state: int) -> np.ndarray | None:
+        mask = self.masks.get(state)
+        if mask is None:
+            if state != self.place.position:
+                raise RuntimeError(f"no mask kept for step {state}")
+            allowed = self.place.matcher.allowed_mask()
+            if not allowed.any():
+                return None
+            mask = np.zeros(self.size, dtype=bool)
+            mask[: len(allowed)] = allowed[: self.size]
+            if len(self.masks) > _KEPT_MASKS:  # a forced chain's masks are kept until drawn
+                self.masks = {s: m for s, m in self.masks.items() if s >= state - _KEPT_MASKS}
+            self.masks[state] = mask
+        return mask
+
+    def _accepting(self, state: int) -> bool:
+        return self.place.matcher.is_accepting()
+
+    def _finished(self, state: int) -> bool:
+        matcher = self.place.matcher
+        if matcher.is_stopped():
+            return True
+        if not matcher.is_accepting():
+            return False
+        allowed = self._allowed(state)
+        return allowed is not None and int(allowed.sum()) == 1
+
+    def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
+        if not self.opts.fast_forward or budget <= 0:
+            return []
+        chain = []
+        for token in self.place.matcher.forced()[:budget]:
+            self._allowed(state)  # kept for the forced step's record
+            after = self.place.next_state(state, token)
+            if after is None:
+                break
+            chain.append((token, after))
+            state = after
+        return chain
+
+    def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:
+        return []
+
+    def _safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
+        self._left = self.opts.max_tokens - done  # this step's token included
+        return allowed
+
+    def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
+        token = super()._sample(logits, mask, draft)
+        if not self.opts.safe_end:
+            return token
+        place, left = self.place, self._left
+        need = place.need()
+        if need is None or need > left:
+            return token  # even the shortest completion does not fit: nothing to save
+        if place.fits(token, left - 1):
+            return token
+        mask = mask.copy()
+        for _ in range(MAX_REDRAWS):
+            mask[token] = False
+            if not mask.any():
+                break
+            token = super()._sample(logits, mask, draft)
+            if place.fits(token, left - 1):
+                return token
+        plan = place.plan or []
+        if plan:
+            return plan[0]
+        return self.eos
