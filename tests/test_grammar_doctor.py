@@ -98,3 +98,20 @@ def test_a_healthy_grammar_has_only_notes() -> None:
     g = grammar(("root", t.Seq((L("move "), R("square")))),
                 ("square", t.Seq((t.CharSet(((97, 104),)), t.CharSet(((49, 56),))))))  # fmt: skip
     assert diagnose_grammar(g) == []
+
+
+def test_a_runs_collapses_are_named_by_rule_the_worst_one_by_one() -> None:
+    from fsmviz.diagnose.grammar import grammar_collapses
+    from fsmviz.generation.trace import Candidate, Step, Trace
+
+    g = grammar(("root", t.Seq((L("["), R("item"), L("]")))), ("item", t.Repeat(L("ab"), 0, 9)))
+    text = "[ababababab]"
+    steps = tuple(
+        Step(k, c, 0, 0, 1, 0.9 if k < 2 else 0.001 * k, (Candidate("no", 0.5, False),),
+             token_bytes=c.encode(), index=k)
+        for k, c in enumerate(text)
+    )  # fmt: skip
+    found = grammar_collapses(g, Trace(text, steps, "accepted", True), threshold=0.05)
+    assert [f.steps for f in found[:3]] == [(2,), (3,), (4,)]  # the worst three, in order
+    assert "in `root` after `[`, in `item`" in found[0].message and "'no'" in found[0].message
+    assert found[3].steps == tuple(range(5, len(text))) and "`item`" in found[3].message

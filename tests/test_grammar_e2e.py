@@ -78,9 +78,9 @@ def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> N
 
 def test_an_example_runs_in_one_click(page, app_url: str) -> None:
     open_tab(page, app_url)
-    page.locator("#grammar-examples button", has_text="chess moves").click()
+    page.locator("#grammar-examples button", has_text="arithmetic").click()
     expect(page.locator("#grammar textarea")).to_have_value(
-        grammar_examples()["chess moves"].grammar
+        grammar_examples()["arithmetic"].grammar
     )
     expect(page.locator("#grammar-status")).to_contain_text("tokens", timeout=RUN_TIMEOUT)
     expect(page.locator("#rules svg g.cluster.current").first).to_be_attached()

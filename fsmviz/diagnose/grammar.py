@@ -74,6 +74,8 @@ GRAMMAR_KINDS: dict[str, str] = {
 WHITESPACE = frozenset(" \t\n\r\f\v")
 MAX_OVERLAPS = 4
 """Pairs of overlapping terminals reported at most."""
+MAX_COLLAPSES = 3
+"""A run's collapses told one by one at most (the worst); the rest in one line."""
 
 
 # --- terminals -----------------------------------------------------------------------------
@@ -657,4 +659,18 @@ def grammar_collapses(grammar: t.Grammar, trace: Trace, threshold: float = 0.05)
                 )
             )
         chart = chart.after(decoder.decode(step.token_bytes))
-    return found
+    if len(found) <= MAX_COLLAPSES:
+        return found
+    mass = {step.index: step.valid_mass for step in trace.steps}
+    shown = sorted(found, key=lambda f: mass[f.steps[0]])[:MAX_COLLAPSES]
+    rest = sorted(f.steps[0] for f in found if f not in shown)
+    rules = sorted({f.fragment or "" for f in found if f not in shown})
+    listed = ", ".join(map(str, rest[:12])) + ("…" if len(rest) > 12 else "")
+    summary = Finding(
+        "valid_mass_collapse",
+        "info",
+        f"The valid mass also fell below {threshold:.0%} at {len(rest)} more steps ({listed}), "
+        f"in {', '.join(f'`{r}`' for r in rules)}.",
+        steps=tuple(rest),
+    )
+    return sorted(shown, key=lambda f: f.steps[0]) + [summary]
