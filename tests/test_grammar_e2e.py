@@ -23,6 +23,7 @@ from scripts.screenshot import CHROMIUM  # noqa: E402
 RUN_TIMEOUT = 240_000  # ms: a grammar run on a busy CPU
 UI_TIMEOUT = 90_000  # ms: compile, draw and diagnose a grammar through the queue
 ROOT = Path(__file__).resolve().parent.parent
+expect.set_options(timeout=UI_TIMEOUT)
 
 ARITHMETIC = (
     'root ::= expr\nexpr ::= term (("+" | "-") term)*\nterm ::= [0-9]{1,4} | "(" expr ")"\n'

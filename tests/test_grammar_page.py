@@ -109,3 +109,17 @@ def test_the_masks_view_names_the_lost_tokens_escaped() -> None:
     view = grammar_view('root ::= "\\"" [<>a-z]+ "\\"" ":" [0-9]\n', "gbnf")
     html = masks_html(view, vocab, '"<b>')
     assert "&lt;b&gt;&quot;:" in html and '<b>"' not in html and "loses <b>1</b>" in html
+
+
+def test_the_grammar_boxs_handler_draws_and_diagnoses_with_the_vocabulary() -> None:
+    from fsmviz.app.grammar_page import on_grammar
+    from fsmviz.tokens.vocab import Vocabulary
+
+    class Models:  # what the handler asks of the page's BackgroundModel
+        def vocabulary(self) -> Vocabulary:
+            return Vocabulary.from_strings(list("ab"))  # a toy vocabulary: no `c`
+
+    rules, doctor, error = on_grammar(Models(), 'root ::= "a" [ \\n]* "c"\n', "auto", 16)
+    assert error == "" and "<svg" in rules
+    assert 'data-kind="unspellable_terminal"' in doctor
+    assert 'data-kind="looping_whitespace"' in doctor

@@ -121,7 +121,7 @@ def grammar_findings(
     """The grammar doctor's findings for ``view`` (none for a grammar that failed)."""
     if view.grammar is None:
         return ()
-    key = (view.text, view.grammar, vocab.fingerprint() if vocab else None, max_tokens)
+    key = (view.text, view.grammar, vocab.fingerprint if vocab is not None else None, max_tokens)
     return _doctor.get_or_build(
         key, lambda: tuple(diagnose_grammar(view.grammar, vocab, max_tokens=max_tokens))
     )
