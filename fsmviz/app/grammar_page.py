@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -190,7 +191,17 @@ def rules_html(view: GrammarView, place: Place | None = None) -> str:
     if view.network is None or not view.svg:
         return '<p class="empty">The rules are drawn here once the grammar compiles.</p>'
     svg = view.svg if place is None else highlight_rules(view.svg, lighting(place, view.network))
-    return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{svg}</div>'
+    return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{_natural(svg)}</div>'
+
+
+def _natural(svg: str) -> str:
+    """``svg`` no wider than graphviz drew it (a three-rule grammar is not blown up to the
+    column's width); wider drawings still shrink to fit."""
+    match = re.search(r'data-width="([\d.]+)pt"', svg)
+    if match is None:
+        return svg
+    pixels = round(float(match.group(1)) * 4 / 3)
+    return svg.replace("<svg ", f'<svg style="max-width: {pixels}px" ', 1)
 
 
 def place_html(place: Place | None) -> str:
