@@ -68,9 +68,10 @@ svg.fsm.rules .cluster.current > path, svg.fsm.rules .cluster.current > polygon 
 svg.fsm.rules .node.pos ellipse { fill: #fff; stroke: #555; }
 svg.fsm.rules .node.pos.accepting ellipse { stroke: #2a7; }
 svg.fsm.rules .node.pos.accepting ellipse + ellipse { fill: none; }
-svg.fsm.rules .node.pos.current ellipse { fill: #9dbdf0; stroke: #1a4a9a; stroke-width: 2; }
-svg.fsm.rules .node.pos.current.top ellipse { fill: #2b6cd4; }
-svg.fsm.rules .node.pos.current.top text { fill: #fff; font-weight: bold; }
+svg.fsm.rules .node.pos.current ellipse { fill: #9dbdf0 !important; stroke: #1a4a9a; }
+svg.fsm.rules .node.pos.current text { fill: #0b2a5c !important; font-weight: bold; }
+svg.fsm.rules .node.pos.current.top ellipse { fill: #2b6cd4 !important; }
+svg.fsm.rules .node.pos.current.top text { fill: #fff !important; }
 svg.fsm.rules .edge.call path { stroke: #7a3db8; }
 svg.fsm.rules .edge.call polygon { fill: #7a3db8; stroke: #7a3db8; }
 svg.fsm.rules .edge.call text { fill: #7a3db8; font-style: italic; }
@@ -78,7 +79,9 @@ svg.fsm.rules .edge.taken path { stroke-width: 3; }
 svg.fsm.rules .edge.next path { stroke: #2a7; stroke-width: 2; }
 svg.fsm.rules .edge.next text { fill: #1d6b40; font-weight: bold; }
 """
-"""The look of the rules drawing and of its lit classes (on top of ``render.CSS``)."""
+"""The look of the rules drawing and of its lit classes (on top of ``render.CSS``, whose
+``.node.current`` rules a page may scope more tightly: hence the ``!important`` that keeps
+the stack's lower positions lighter than its top)."""
 
 
 def _short(text: str) -> str:
