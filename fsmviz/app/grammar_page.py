@@ -174,7 +174,7 @@ def grammar_error_html(error: Exception) -> str:
 
 PAGE_CSS = """
 .rules-drawing { overflow-x: auto; }
-@media (max-width: 640px) { .rules-drawing svg.fsm.rules { width: 600px; max-width: none; } }
+@media (max-width: 640px) { .rules-drawing svg.fsm.rules { width: 600px !important; } }
 .grammar-place ol.stacks { margin: 0.2em 0 0.4em 1.2em; padding: 0; font-size: 0.92em; }
 .grammar-place ol.stacks li { margin: 0.15em 0; }
 .grammar-place .bad { color: #c33; } .grammar-place .good { color: #1d6b40; }
@@ -211,7 +211,7 @@ def place_html(place: Place | None) -> str:
     >>> from fsmviz.grammar.place import place_of
     >>> net = build_network(t.Grammar((t.Rule("s", t.Seq((t.Literal("<"), t.Literal(">")))),), "s"))
     >>> print(place_html(place_of(net, "<")))
-    <div class="grammar-place"><p>After <code>&quot;&lt;&quot;</code>, the parser is:</p><ol class="stacks"><li>in `s` after `&lt;` expecting `&gt;`</li></ol></div>
+    <div class="grammar-place"><p>After <code>&quot;&lt;&quot;</code>, the parser is:</p><ol class="stacks"><li>in <code>s</code> after <code>&lt;</code> expecting <code>&gt;</code></li></ol></div>
     """  # noqa: E501
     if place is None:
         return (
@@ -226,7 +226,7 @@ def place_html(place: Place | None) -> str:
             "grammar begins with this text (fsmviz's own parser disagrees with the mask "
             "here: say so in an issue).</p></div>"
         )
-    items = "".join(f"<li>{escape(line)}</li>" for line in place.lines())
+    items = "".join(f"<li>{code_spans(line)}</li>" for line in place.lines())
     more = '<p class="more">More stacks are live; the first are shown.</p>' if place.more else ""
     done = ""
     if place.accepts:
