@@ -65,9 +65,7 @@ def main() -> None:
         box = page.locator("#grammar-step input[type=number]")
         box.fill(str(round(steps * args.at)))
         box.press("Enter")
-        page.wait_for_function(
-            "() => (document.querySelector('#grammar-place')?.textContent || '').includes('the parser is:') && !!document.querySelector('#grammar-place li')"
-        )
+        page.wait_for_function("() => !!document.querySelector('#grammar-place li')")
         page.wait_for_timeout(800)
         print(f"place: {page.text_content('#grammar-place')!r}")
         page.mouse.move(0, 0)
