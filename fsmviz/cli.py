@@ -4,6 +4,7 @@
     python -m fsmviz diagnose '(a|b)*c' --max-tokens 8   the stall doctor's findings (--engines)
     python -m fsmviz first '[0-9]+(\\.[0-9]+)?'          the tokens the first step may take
     python -m fsmviz generate '[0-9]{4}' 'Year of the moon landing?'   stream a guided answer
+    python -m fsmviz grammar json.gbnf 'A shop as JSON.'   stream text under a grammar
     python -m fsmviz serve --port 7860                   the web page
 
 Arguments are parsed before anything heavy is imported, so ``--help`` answers at once;
@@ -452,6 +453,102 @@ def schema_command(
     where = f" at {check.path or '/'}" if check.path is not None else ""
     print(f"not valid: {check.error}{where} ({trace.stop_reason})", file=err)
     return 1
+
+
+# --- grammar ------------------------------------------------------------------------------
+
+
+@command(
+    "grammar",
+    "a context-free grammar (GBNF or Lark) checked, or text generated under it given a prompt",
+    arg("file", help="the grammar file, GBNF or llguidance's Lark (- reads standard input)"),
+    arg("prompt", nargs="?", default=None, help="generate text for this prompt"),
+    arg("--format", choices=("gbnf", "lark"), default=None, help="default: told apart"),
+    arg("--max-tokens", type=int, default=64, help="the most tokens to generate"),
+    arg("--temperature", type=float, default=0.0, help="0 is greedy"),
+    arg("--seed", type=int, default=0, help="the sampling seed"),
+    arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
+    arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
+)
+def _grammar(args: argparse.Namespace) -> int:
+    return grammar_command(
+        args.file,
+        args.prompt,
+        format=args.format,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+        model_name=args.model,
+        as_json=args.json,
+    )
+
+
+def grammar_command(
+    file: str,
+    prompt: str | None = None,
+    *,
+    format: str | None = None,
+    max_tokens: int = 64,
+    temperature: float = 0.0,
+    seed: int = 0,
+    model_name: str | None = None,
+    as_json: bool = False,
+    model: object = None,
+    out: Any = None,
+    err: Any = None,
+) -> int:
+    """``python -m fsmviz grammar FILE [PROMPT]``: check the grammar and print its rules
+    and a shortest sentence; given a prompt, stream text generated under it (the bundled
+    model, or ``model``) and say on stderr whether it is a sentence of the grammar. A bad
+    grammar prints ``FILE:line:column: message`` and its hint, and returns 2."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    from fsmviz.grammar import GrammarError, compile_grammar
+    from fsmviz.grammar.compile import left_recursive, unreachable
+
+    try:
+        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
+        grammar = compile_grammar(text, format)
+    except OSError as error:
+        print(f"fsmviz grammar: cannot read {file}: {error.strerror}", file=err)
+        return BAD_INPUT
+    except GrammarError as error:
+        print(f"fsmviz grammar: {file}:{error.location()}: {error.message}", file=err)
+        if error.hint:
+            print(f"hint: {error.hint}", file=err)
+        return BAD_INPUT
+    if prompt is None:
+        print(f"{grammar.format}: {len(grammar.rules)} rules, start {grammar.start!r}", file=out)
+        for rule in grammar.rules:
+            kind = "terminal" if rule.terminal else "rule"
+            print(f"  {rule.line:>4}:{rule.column:<3} {kind:8} {rule.name}", file=out)
+        for name in unreachable(grammar):
+            print(f"note: the start never uses {name!r}", file=out)
+        for name in left_recursive(grammar):
+            print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
+        print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
+        return 0
+    from fsmviz.generation.generate import GenerationOptions, stream  # torch: ~3 s
+    from fsmviz.generation.models import load_model
+
+    options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+    GenerationOptions(**options)
+    if model is None:
+        print(f"loading {model_name or 'the bundled model'} (~10 s)…", file=err, flush=True)
+        model = load_model(model_name)
+    steps = stream(model, grammar, prompt, **options)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for step in steps:
+        if not as_json:
+            print(decoder.decode(step.token_bytes), end="", flush=True, file=out)
+    trace = steps.trace()
+    if as_json:
+        print(trace.to_json(), file=out)
+    else:
+        print(decoder.decode(b"", final=True), file=out)
+        verdict = "is a sentence of the grammar" if trace.matched else "is not a sentence"
+        print(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]", file=err)
+    return 0
 
 
 # --- serve --------------------------------------------------------------------------------

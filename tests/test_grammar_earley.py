@@ -120,3 +120,14 @@ def test_shortest_completion_of_the_empty_text_is_a_sentence(name: str) -> None:
     g = grammar(name)
     completion = g.shortest_completion("")
     assert completion is not None and g.accepts(completion)
+
+
+def test_an_ambiguous_grammar_is_refused_past_the_work_bound(monkeypatch) -> None:
+    from fsmviz.grammar import GrammarError, earley
+
+    g = compile_grammar('root ::= root root | "a" | ""')
+    assert g.accepts("a" * 20)
+    monkeypatch.setattr(earley, "MAX_CHART_WORK", 20_000)
+    earley._CACHE.clear()
+    with pytest.raises(GrammarError, match="too ambiguous"):
+        g.accepts("a" * 60)

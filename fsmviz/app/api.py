@@ -20,6 +20,7 @@ from typing import Any, TypedDict
 import gradio as gr
 
 from fsmviz.app.answers import answered
+from fsmviz.app.grammar_api import grammar_endpoint
 from fsmviz.app.handlers import DRAFT_TOKENS  # speculative drafts, as on the page
 from fsmviz.app.schema_page import schema_endpoint
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
@@ -97,7 +98,7 @@ class DiagnoseResult(TypedDict):
 def add_api(models: BackgroundModel, runs_at_once: int) -> None:
     """Register ``/trace``, ``/dfa``, ``/diagnose`` and ``/schema`` on the Blocks being built."""
     for name, fn in tools(models).items():
-        limit = runs_at_once if name in ("trace", "schema") else None
+        limit = runs_at_once if name in ("trace", "schema", "grammar") else None
         gr.api(answered(fn), api_name=name, concurrency_limit=limit)  # no {"error": null}
 
 
@@ -208,6 +209,7 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         "dfa": dfa,
         "diagnose": diagnose_tool,
         "schema": on_gpu(schema, trace_seconds),
+        "grammar": on_gpu(grammar_endpoint(lambda: models.get(timeout=MODEL_WAIT)), trace_seconds),
     }
 
 

@@ -20,6 +20,7 @@ import gradio as gr
 
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
+from fsmviz.app.grammar_page import build_grammar_tab
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
 from fsmviz.app.live import COMPACT_ABOVE
@@ -61,6 +62,8 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                 main = main_view(models, status, runs_at_once)
             with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
                 build_learn_tab(main.inputs[0])
+            with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
+                build_grammar_tab(models)
         timer = gr.Timer(1.0)
 
         def load(request: gr.Request):  # Gradio finds the request by this annotation

@@ -40,6 +40,15 @@ KINDS: dict[str, str] = {
     "engine_difference": "an engine allows different tokens than fsmviz on sampled walks",
     "engine_agrees": "an engine allows the same tokens as fsmviz on sampled walks",
     "engine_missing": "engines not installed, so not compared",
+    # the grammar doctor (fsmviz.diagnose.grammar)
+    "grammar_error": "the grammar's rules cannot be built as automata",
+    "unfinishable_rule": "a rule no string can finish: a run that enters it never ends",
+    "unreachable_rule": "a rule no chain of calls from the start rule reaches",
+    "unbounded_rule": "a rule whose loop or recursion lets the output grow without end",
+    "looping_whitespace": "whitespace that may repeat without bound",
+    "overlapping_terminals": "two terminals that may come next match the same text",
+    "unspellable_terminal": "a terminal no token of the vocabulary can spell",
+    "grammar_budget": "the shortest sentence of the grammar compared with max_tokens",
 }
 """Every finding kind, with a one-line description (for legends and documentation)."""
 

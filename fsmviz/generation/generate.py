@@ -47,6 +47,7 @@ import numpy as np
 import regex
 
 from fsmviz.automaton.dfa import SURROGATES
+from fsmviz.errors import FsmvizError
 from fsmviz.generation.batching import Sequence
 from fsmviz.generation.masks import safe_end_tokens, unpack
 from fsmviz.generation.models import Model
@@ -193,7 +194,11 @@ class Stream(Iterator[Step]):
         matched = False
         pattern = self.pattern
         if pattern is not None and not isinstance(pattern, str):  # a grammar: its own judge
-            matched, pattern = pattern.accepts(text), pattern.text
+            try:
+                matched = pattern.accepts(text)
+            except FsmvizError:  # a text too ambiguous to judge in time: the mask's verdict
+                matched = bool(self.steps) and self._run._accepting(self.steps[-1].state_after)
+            pattern = pattern.text
         elif self.pattern is not None and self._run.index is not None:
             index = self._run.index
             end = self.steps[-1].state_after if self.steps else index.initial_state

@@ -66,9 +66,23 @@ from fsmviz.grammar.tree import (
     Seq,
 )
 
-__all__ = ["MAX_TEXT_CHARS", "Column", "Recognizer", "recognizer", "utf8_range", "utf8_size"]
+__all__ = [
+    "MAX_CHART_WORK",
+    "MAX_COLUMN_WORK",
+    "MAX_TEXT_CHARS",
+    "Column",
+    "Recognizer",
+    "recognizer",
+    "utf8_range",
+    "utf8_size",
+]
 
 MAX_TEXT_CHARS = 20_000
+MAX_COLUMN_WORK = 300_000
+MAX_CHART_WORK = 2_000_000
+"""Earley's moves one column (one chart) may take: an ambiguous grammar (``s ::= s s |
+"a"``) makes the work grow with the cube of the text; past these bounds (a second or
+two, seconds) the recognizer refuses with a ``GrammarError`` rather than take minutes."""
 _CACHE: BoundedCache[Recognizer] = BoundedCache(maxsize=16)
 
 Item = tuple[int, int, int, int]
@@ -124,6 +138,7 @@ class Column:
     scans: tuple[Item, ...]
     # what ``Recognizer.completion`` worked out here (it depends only on this column and
     # the ones before it, which every chart holding this column shares)
+    moves: int = 0  # Earley moves it took (for the work bound)
     memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
@@ -307,8 +322,12 @@ class Recognizer:
         scans: list[Item] = []
         prods, by_lhs, nullable, terms = self.prods, self.by_lhs, self.nullable, self.terms
         predicted: set[int] = set()
+        moves = 0
         while work:
+            if moves > MAX_COLUMN_WORK:
+                raise _too_ambiguous(k)
             item = work.pop()
+            moves += 1
             if item in items:
                 continue
             items.add(item)
@@ -336,7 +355,7 @@ class Recognizer:
                     work.append((p, dot + 1, origin, -1))
                 continue
             scans.append(item)
-        return Column(frozenset(items), waiting, tuple(scans))
+        return Column(frozenset(items), waiting, tuple(scans), moves)
 
     def step(self, columns: list[Column], char: str) -> Column:
         """The column after reading ``char`` at the end of ``columns`` (maybe empty)."""
@@ -363,9 +382,13 @@ class Recognizer:
                 f"{MAX_TEXT_CHARS:,})"
             )
         columns = [self.first]
+        work = 0
         for char in text:
             column = self.step(columns, char)
             columns.append(column)
+            work += column.moves
+            if work > MAX_CHART_WORK:
+                raise _too_ambiguous(len(columns) - 1)
             if not column:
                 break
         return columns
@@ -496,6 +519,15 @@ class Recognizer:
                 self._suffix[key] = "".join(parts)
         rest = self._suffix[key]
         return None if rest is None else head + rest
+
+
+def _too_ambiguous(k: int) -> GrammarError:
+    return GrammarError(
+        f"the grammar is too ambiguous to check this text in time (stopped at character {k})",
+        None,
+        None,
+        "make the rules less ambiguous (s ::= s s lets a text split many ways)",
+    )
 
 
 def _options(body: Node) -> tuple[Node, ...]:

@@ -34,6 +34,7 @@ from fsmviz.generation.generate import _Run
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import GenerationOptions
 from fsmviz.grammar.earley import Column, recognizer
+from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.matcher import GrammarMatcher
 from fsmviz.grammar.oracle import split_utf8
 from fsmviz.grammar.tree import Grammar
@@ -100,11 +101,14 @@ class Place:
             return None
         text, tail = split
         out = list(columns)
-        for char in text:
-            column = self.recognizer.step(out, char)
-            if not column:
-                return None
-            out.append(column)
+        try:
+            for char in text:
+                column = self.recognizer.step(out, char)
+                if not column:
+                    return None
+                out.append(column)
+        except GrammarError:  # too ambiguous to follow in time: no safe end from here
+            return None
         return out, tail
 
     def need(self) -> int | None:

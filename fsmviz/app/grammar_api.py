@@ -1,0 +1,79 @@
+"""The ``/grammar`` endpoint (and MCP tool): text generated under a context-free grammar.
+
+``grammar_api`` is plain Python (the engine's ``compile_grammar`` and ``generate``);
+``grammar_endpoint`` wraps it for ``gr.api``, every bad input a ``gr.Error`` whose message
+names the line and column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsmviz.generation.generate import generate
+from fsmviz.grammar import GrammarError, compile_grammar
+
+__all__ = ["grammar_api", "grammar_endpoint"]
+
+
+def grammar_api(
+    grammar: str,
+    prompt: str,
+    max_tokens: int = 64,
+    temperature: float = 0.0,
+    seed: int = 0,
+    *,
+    model: Any,
+) -> dict[str, Any]:
+    """Compile ``grammar`` (GBNF or Lark, told apart), generate under it with ``model``,
+    and return the trace as a dict (``matched``: the text is a sentence of the grammar).
+    Raises ``GrammarError`` (a ``ValueError``) for a bad grammar, before the model runs."""
+    compiled = compile_grammar(grammar)
+    trace = generate(
+        model,
+        compiled,
+        prompt,
+        max_tokens=int(max_tokens),
+        temperature=float(temperature),
+        seed=int(seed),
+    )
+    return {**trace.to_dict(), "format": compiled.format}
+
+
+def grammar_endpoint(get_model: Any) -> Any:
+    """The ``/grammar`` API function for ``gr.api``."""
+    import gradio as gr
+
+    def grammar(
+        grammar: str,
+        prompt: str,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> dict[str, Any]:
+        """Generate text with a small language model while a context-free grammar
+        constrains every token (exact masks from llguidance), and return the whole trace.
+        Unlike a regex, a grammar can nest without limit: JSON, arithmetic, code.
+
+        Args:
+            grammar: The grammar, in llama.cpp's GBNF (`root ::= "(" root ")" | "x"`) or
+                llguidance's Lark dialect (`start: expr` with `expr: ...`, UPPERCASE
+                terminals, `/regex/`, `%ignore`). The format is told apart by `::=`.
+            prompt: What the model is asked (with the chat template).
+            max_tokens: The most tokens to generate (1 to 1024); the run still ends in a
+                whole sentence whenever the shortest completion fits.
+            temperature: 0 for greedy decoding; higher samples more freely (up to 2).
+            seed: Random seed for sampling, so a run can be repeated.
+
+        Returns:
+            The generated text, whether it is a sentence of the grammar, why it stopped,
+            and every step (allowed tokens, valid mass, forced tokens).
+        """
+        try:
+            compile_grammar(grammar)  # a bad grammar answers before the model is waited for
+            return grammar_api(grammar, prompt, max_tokens, temperature, seed, model=get_model())
+        except GrammarError as error:
+            raise gr.Error(f"{error} [line:column {error.location()}]") from None
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+
+    return grammar

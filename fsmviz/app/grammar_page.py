@@ -1,0 +1,579 @@
+"""The page's grammar mode: a context-free grammar typed or chosen, drawn as automata that
+call each other, and a real model run under it with the parser's place lit at each step.
+
+The tab holds the grammar box (``#grammar``), one button per example (each fills the
+boxes and runs at once), the rules drawing (``#rules``: one box per rule, the positions
+on the parser's stacks carrying the CSS class ``current``), the stacks in plain words,
+the terminal being read drawn as its own DFA with its state lit, the output, and the
+grammar doctor's findings. A step slider replays the run: the place after any step.
+
+Everything but ``build_grammar_tab`` (layout and wiring) and the ``on_*`` handlers (one
+call each) is a pure function returning data or HTML, with every piece of user text and
+model output escaped, tested without a browser.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import cache, partial
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from fsmviz.app.schema_page import code_spans
+from fsmviz.app.views import error_html, output_html
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.automaton.syntax import RegexError
+from fsmviz.cache import BoundedCache
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.grammar import diagnose_grammar, grammar_collapses
+from fsmviz.drawing.compact import compact
+from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
+from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, rules_svg
+from fsmviz.errors import FsmvizError
+from fsmviz.generation.trace import Step
+from fsmviz.grammar.network import Network, build_network
+from fsmviz.grammar.place import Chart, Place, place_in
+from fsmviz.tokens.vocab import Vocabulary
+
+__all__ = [
+    "GrammarExample",
+    "GrammarView",
+    "build_grammar_tab",
+    "grammar_examples",
+    "grammar_view",
+    "masks_html",
+    "place_html",
+    "rules_html",
+    "terminal_html",
+]
+
+EXAMPLES_FILE = Path(__file__).with_name("grammar_examples.json")
+FORMATS = ("auto", "gbnf", "lark")
+FRAME_EVERY = 0.1
+"""Seconds between streamed frames at most (each carries the lit drawing)."""
+DRAW_POSITIONS = 400
+"""A grammar whose rules have more positions is not drawn (nor run on the page)."""
+DRAW_LIMIT = 300
+"""A terminal's DFA with more states is not drawn."""
+COMPACT_ABOVE = 30
+"""A terminal's DFA with more states is drawn compact (``fsmviz.drawing.compact``)."""
+MAX_GRAMMAR = 20_000
+"""Characters of a grammar the page takes."""
+
+
+@dataclass(frozen=True)
+class GrammarExample:
+    """A grammar (``format`` gbnf or lark), a prompt for it and a max_tokens that fits."""
+
+    name: str
+    format: str
+    grammar: str
+    prompt: str
+    max_tokens: int
+
+
+@cache
+def grammar_examples() -> dict[str, GrammarExample]:
+    """The examples by name, in the file's order.
+
+    >>> list(grammar_examples())[:2]
+    ['nested JSON', 'arithmetic']
+    """
+    data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
+    return {
+        name: GrammarExample(
+            name, item["format"], item["grammar"], item["prompt"], int(item["max_tokens"])
+        )
+        for name, item in data.items()
+    }
+
+
+@dataclass(frozen=True)
+class GrammarView:
+    """A grammar as the page shows it before a run: the compiled grammar and its network
+    (None when it cannot be used), the drawing, the error."""
+
+    text: str
+    grammar: Any
+    network: Network | None
+    svg: str
+    error: str
+
+
+_views: BoundedCache[GrammarView] = BoundedCache(32)
+_doctor: BoundedCache[tuple[Finding, ...]] = BoundedCache(32)
+
+
+def grammar_view(text: str, format: str = "auto") -> GrammarView:
+    """Compile and draw ``text``; a bad grammar is an error, never an exception. Cached
+    by (text, format)."""
+    return _views.get_or_build((text, format), lambda: _grammar_view(text, format))
+
+
+def grammar_findings(
+    view: GrammarView, vocab: Vocabulary | None, max_tokens: int | None = None
+) -> tuple[Finding, ...]:
+    """The grammar doctor's findings for ``view`` (none for a grammar that failed)."""
+    if view.grammar is None:
+        return ()
+    key = (view.text, view.grammar, vocab.fingerprint if vocab is not None else None, max_tokens)
+    return _doctor.get_or_build(
+        key, lambda: tuple(diagnose_grammar(view.grammar, vocab, max_tokens=max_tokens))
+    )
+
+
+def _grammar_view(text: str, format: str) -> GrammarView:
+    from fsmviz.grammar import compile_grammar
+
+    if len(text) > MAX_GRAMMAR:
+        error = FsmvizError(
+            f"the grammar has {len(text):,} characters, more than the page takes "
+            f"({MAX_GRAMMAR:,}): use the library or the command line for it"
+        )
+        return GrammarView(text, None, None, "", error_html(error))
+    try:
+        grammar = compile_grammar(text, None if format in ("", "auto", None) else format)
+        network = build_network(grammar)
+        positions = sum(m.num_states for m in network.machines)
+        if positions > DRAW_POSITIONS:
+            raise RenderError(
+                f"the grammar's rules have {positions} positions, more than the page draws "
+                f"({DRAW_POSITIONS}): its drawing would be unreadable; try a smaller grammar"
+            )
+        svg = rules_svg(network, title=f"{grammar.format} grammar, start: {grammar.start}")
+    except (ValueError, RenderError) as error:  # GrammarError, NetworkError are ValueErrors
+        return GrammarView(text, None, None, "", grammar_error_html(error))
+    return GrammarView(text, grammar, network, svg, "")
+
+
+def grammar_error_html(error: Exception) -> str:
+    """A grammar error with its line, column and hint, escaped.
+
+    >>> from fsmviz.grammar import GrammarError
+    >>> grammar_error_html(GrammarError("undefined rule '<x>'", 2, 5, "define it"))
+    '<div class="error-box"><b>undefined rule &#x27;&lt;x&gt;&#x27;</b> <span class="where">line 2, column 5</span><div class="hint">define it</div></div>'
+    """  # noqa: E501
+    message = getattr(error, "message", None)
+    if message is None:
+        return error_html(error)
+    line, column = getattr(error, "line", None), getattr(error, "column", None)
+    where = ""
+    if line is not None:
+        at = f"line {line}" + (f", column {column}" if column is not None else "")
+        where = f' <span class="where">{escape(at)}</span>'
+    hint = getattr(error, "hint", None)
+    tip = f'<div class="hint">{escape(hint)}</div>' if hint else ""
+    return f'<div class="error-box"><b>{escape(message)}</b>{where}{tip}</div>'
+
+
+PAGE_CSS = """
+.rules-drawing { overflow-x: auto; }
+@media (max-width: 640px) { .rules-drawing svg.fsm.rules { width: 600px !important; } }
+.grammar-place ol.stacks { margin: 0.2em 0 0.4em 1.2em; padding: 0; font-size: 0.92em; }
+.grammar-place ol.stacks li { margin: 0.15em 0; }
+.grammar-place .bad { color: #c33; } .grammar-place .good { color: #1d6b40; }
+"""
+"""The tab's own look beside ``RULES_CSS``: a phone scrolls the drawing sideways at a
+readable size instead of shrinking it to a thumbnail."""
+
+
+# --- what a place looks like -----------------------------------------------------------------
+
+
+def rules_html(view: GrammarView, place: Place | None = None) -> str:
+    """The rules drawing (inline SVG, its look with it), lit at ``place`` when given."""
+    if view.network is None or not view.svg:
+        return '<p class="empty">The rules are drawn here once the grammar compiles.</p>'
+    svg = view.svg if place is None else highlight_rules(view.svg, lighting(place, view.network))
+    return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{_natural(svg)}</div>'
+
+
+def _natural(svg: str) -> str:
+    """``svg`` no wider than graphviz drew it (a three-rule grammar is not blown up to the
+    column's width); wider drawings still shrink to fit."""
+    match = re.search(r'data-width="([\d.]+)pt"', svg)
+    if match is None:
+        return svg
+    pixels = round(float(match.group(1)) * 4 / 3)
+    return svg.replace("<svg ", f'<svg style="max-width: {pixels}px" ', 1)
+
+
+def place_html(place: Place | None) -> str:
+    """The parser's live stacks in plain words, one line each, escaped.
+
+    >>> from fsmviz.grammar import tree as t
+    >>> from fsmviz.grammar.place import place_of
+    >>> net = build_network(t.Grammar((t.Rule("s", t.Seq((t.Literal("<"), t.Literal(">")))),), "s"))
+    >>> print(place_html(place_of(net, "<")))
+    <div class="grammar-place"><p>After <code>&quot;&lt;&quot;</code>, the parser is:</p><ol class="stacks"><li>in <code>s</code> after <code>&lt;</code> expecting <code>&gt;</code></li></ol></div>
+    """  # noqa: E501
+    if place is None:
+        return (
+            '<div class="grammar-place"><p class="empty">Run the grammar: the parser\'s place '
+            "after each token is said here and lit in the drawing.</p></div>"
+        )
+    shown = json.dumps(place.text[-60:], ensure_ascii=False)
+    head = f"<p>After <code>{escape(shown)}</code>, the parser is:</p>"
+    if not place.is_prefix:
+        return (
+            f'<div class="grammar-place dead">{head}<p class="bad">nowhere: no sentence of the '
+            "grammar begins with this text (fsmviz's own parser disagrees with the mask "
+            "here: say so in an issue).</p></div>"
+        )
+    items = "".join(f"<li>{code_spans(line)}</li>" for line in place.lines())
+    more = '<p class="more">More stacks are live; the first are shown.</p>' if place.more else ""
+    done = ""
+    if place.accepts:
+        done = '<p class="good">The text is a whole sentence of the grammar: it may end here.</p>'
+    stacks = f'<ol class="stacks">{items}</ol>' if items else ""
+    return f'<div class="grammar-place">{head}{stacks}{more}{done}</div>'
+
+
+def terminal_html(place: Place | None) -> str:
+    """The terminal the parser is reading, drawn as its own DFA with its state lit ("" when
+    no terminal is half read, or it has no drawable DFA)."""
+    if place is None or not place.stacks:
+        return ""
+    top = place.stacks[0].top
+    if top.arc is None or top.arc.symbol.is_call or not isinstance(top.inner, int):
+        return ""
+    symbol = top.arc.symbol
+    try:
+        dfa = compile_regex(symbol.regex or "")
+        if dfa.num_states > DRAW_LIMIT:
+            return ""
+        if dfa.num_states <= COMPACT_ABOVE:
+            lit = highlight(to_svg(dfa, title=f"terminal {symbol.label}"), current=top.inner)
+        else:  # a counted repeat is one looped state: "7 of 160"
+            graph = compact(dfa)
+            svg = compact_svg(graph, dfa, title=f"terminal {symbol.label}")
+            at = graph.places[top.inner]
+            if at.node is not None:
+                node = graph.nodes[at.node]
+                note = f"{at.index} of {at.of}" if node.loop else None
+                lit = highlight(svg, current=node.first, note=note)
+            else:
+                lit = highlight(svg, links={at.link: {"current"}})
+    except (RegexError, RenderError):
+        return ""
+    read = json.dumps(top.read, ensure_ascii=False)
+    return (
+        f'<div class="grammar-terminal"><p>Reading the terminal <code>{escape(symbol.label)}'
+        f"</code> of <code>{escape(top.rule)}</code>: <code>{escape(read)}</code> so far, "
+        f"state {top.inner} of its DFA.</p>{lit}</div>"
+    )
+
+
+def findings_html(findings: Sequence[Finding]) -> str:
+    """The grammar doctor's findings as a list, each naming its rule (escaped)."""
+    if not findings:
+        return '<p class="grammar-findings-none">No findings: the grammar looks healthy.</p>'
+    items = "".join(
+        f'<li class="grammar-finding {escape(f.severity)}" data-kind="{escape(f.kind)}" '
+        f'data-rule="{escape(f.fragment or "")}">{code_spans(f.message)}</li>'
+        for f in findings
+    )
+    return f'<ul class="grammar-findings">{items}</ul>'
+
+
+# --- a run ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GrammarFrame:
+    """What the page shows at one moment of a run; ``pieces`` is the text each step
+    added (the step slider replays the place from them)."""
+
+    rules: str
+    place: str
+    terminal: str
+    output: str
+    status: str
+    pieces: tuple[str, ...] = ()
+    done: bool = False
+    collapses: tuple[Finding, ...] = ()
+    """At the end: where the valid mass collapsed, named by rule (the doctor's)."""
+
+
+def run_frames(view: GrammarView, model: Any, prompt: str, options: Any) -> Iterator[GrammarFrame]:
+    """Stream ``model`` under the grammar (the engine's grammar ``stream``) and the place
+    after each token: a frame at most every ``FRAME_EVERY`` seconds, and the last."""
+    from fsmviz.generation.generate import stream
+
+    chart = Chart.start(view.network)  # type: ignore[arg-type]
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    steps: list[Step] = []
+    pieces: list[str] = []
+    last = 0.0
+    run = stream(model, view.grammar, prompt, options)
+    for step in run:
+        steps.append(step)
+        pieces.append(decoder.decode(step.token_bytes))
+        chart = chart.after(pieces[-1])
+        if time.monotonic() - last >= FRAME_EVERY:
+            last = time.monotonic()
+            yield _frame(view, chart, steps, pieces, f"step {len(steps)}…")
+    tail = decoder.decode(b"", final=True)  # a character left unfinished: U+FFFD
+    if pieces and tail:
+        pieces[-1] += tail
+        chart = chart.after(tail)
+    reason = run.stop_reason
+    status = f"{len(steps)} tokens; stopped: {reason}" if reason else f"{len(steps)} tokens"
+    last_frame = _frame(view, chart, steps, pieces, status, done=True)
+    collapses = tuple(grammar_collapses(view.grammar, run.trace()))
+    yield replace(last_frame, collapses=collapses)
+
+
+def _frame(
+    view: GrammarView,
+    chart: Chart,
+    steps: Sequence[Step],
+    pieces: Sequence[str],
+    status: str,
+    done: bool = False,
+) -> GrammarFrame:
+    place = place_in(chart)
+    return GrammarFrame(
+        rules_html(view, place),
+        place_html(place),
+        terminal_html(place),
+        output_html(steps, final=done),
+        escape(status),
+        tuple(pieces),
+        done,
+    )
+
+
+def place_after(view: GrammarView, text: str) -> Place | None:
+    """The place after ``text`` (a step of a finished run), None without a network."""
+    if view.network is None:
+        return None
+    return place_in(Chart.start(view.network).after(text))
+
+
+# --- learn: from regex to grammar ---------------------------------------------------------
+
+LEARN_DEPTHS = 8
+
+
+def learn_html(depth: int) -> str:
+    """Balanced brackets to ``depth``: the regex and its DFA, which grow with the depth,
+    beside the one-rule grammar, its drawing lit after ``depth`` open brackets."""
+    from fsmviz.learn.grammar import BRACKETS_GRAMMAR, brackets_dfa, brackets_regex, brackets_rows
+
+    depth = max(1, min(int(depth), LEARN_DEPTHS))
+    view = grammar_view(BRACKETS_GRAMMAR, "gbnf")
+    positions = sum(m.num_states for m in view.network.machines) if view.network else "?"
+    rows = "".join(
+        f"<tr{' class=chosen' if row.depth == depth else ''}><td>{row.depth}</td>"
+        f"<td>{len(row.regex)}</td><td>{row.states}</td><td>{positions}</td></tr>"
+        for row in brackets_rows(LEARN_DEPTHS)
+    )
+    place = place_after(view, "(" * depth)
+    try:
+        dfa = to_svg(brackets_dfa(depth), title=f"regex, depth ≤ {depth}")
+        dfa = highlight(dfa, current=depth)
+    except RenderError as error:
+        dfa = error_html(error)
+    return (
+        '<div class="learn-grammar">'
+        "<p>No DFA checks balanced brackets to any depth: it can only count the open ones "
+        "in its states, one state per count. The regex for depth ≤ k nests k groups, its "
+        "DFA has k + 1 states; the grammar is one rule, drawn as one automaton whose middle "
+        "edge <em>calls</em> the rule again. What the grammar adds is a <b>stack</b>: each "
+        "call remembers where to come back to.</p>"
+        "<table class='learn-grammar-table'><thead><tr><th>depth k</th><th>regex characters"
+        "</th><th>DFA states</th><th>grammar positions</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+        f"<p>The regex for depth ≤ {depth}: <code>{escape(brackets_regex(depth))}</code>. "
+        f"After <code>{'(' * depth}</code> its DFA is in state {depth}, the last before "
+        "it must close; one more <code>(</code> and it is dead.</p>"
+        f"{dfa}"
+        f"<p>The grammar <code>{escape(BRACKETS_GRAMMAR.strip())}</code> after the same "
+        f"text: {depth} positions on the stack.</p>"
+        f"{place_html(place)}{rules_html(view, place)}</div>"
+    )
+
+
+def masks_html(view: GrammarView, vocab: Vocabulary | None, text: str) -> str:
+    """ParserLLM's per-terminal mask against the exact one after ``text`` (escaped)."""
+    from fsmviz.app.views import shown
+    from fsmviz.learn.grammar import compare_masks
+
+    if view.grammar is None:
+        return view.error
+    if vocab is None:
+        return '<p class="empty">The tokenizer is still loading: try again in a moment.</p>'
+    if not view.grammar.is_prefix(text):
+        return (
+            f"<p class='bad'>No sentence of the grammar begins with "
+            f"<code>{escape(json.dumps(text, ensure_ascii=False))}</code>.</p>"
+        )
+    try:
+        found = compare_masks(view.grammar, vocab, text)
+    except (ValueError, FsmvizError) as error:
+        return error_html(error)
+    lost = sorted(found.lost, key=lambda t: vocab.token_text(t))
+    chips = "".join(
+        f'<code class="lost-token">{escape(shown(vocab.token_text(t)))}</code> ' for t in lost[:40]
+    )
+    more = f" and {len(lost) - 40} more" if len(lost) > 40 else ""
+    terminals = ", ".join(f"<code>{escape(name)}</code>" for name in found.terminals)
+    return (
+        "<div class='masks'><p>After <code>"
+        f"{escape(json.dumps(text, ensure_ascii=False))}</code> the parser may read next: "
+        f"{terminals}. ParserLLM's method (seed 002) joins those terminals into one regex and "
+        "allows a token only if it stays inside one of them.</p>"
+        f"<p><b>{len(found.exact):,}</b> tokens are allowed by the definition (P + token a "
+        f"prefix of a sentence); the per-terminal method allows <b>{len(found.per_terminal):,}"
+        f"</b> and loses <b>{len(lost):,}</b>: tokens that end one terminal and begin the "
+        f"next.</p><p>{chips or 'none'}{more}</p></div>"
+    )
+
+
+# --- the tab -------------------------------------------------------------------------------
+
+
+def build_grammar_tab(models: Any) -> None:
+    """Lay out and wire the grammar tab inside the current ``gr.Tab``."""
+    import gradio as gr
+
+    first = next(iter(grammar_examples().values()))
+    start = grammar_view(first.grammar, first.format)
+    private = {"api_visibility": "private"}
+    gr.HTML(
+        "<p class='lead'>A context-free grammar (llama.cpp's GBNF or llguidance's Lark) "
+        "drawn as small automata that <em>call</em> each other: a dashed edge reads a whole "
+        "rule, then comes back. While the model writes, the parser's place, a stack of "
+        "positions, is lit across the boxes.</p>",
+        elem_id="grammar-intro",
+    )
+    with gr.Row(elem_id="grammar-examples"):
+        buttons = [
+            (gr.Button(name, size="sm", elem_classes="grammar-example"), name)
+            for name in grammar_examples()
+        ]
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2, min_width=300):
+            box = gr.Textbox(
+                first.grammar, label="Grammar", elem_id="grammar", lines=10, max_lines=24
+            )
+            fmt = gr.Radio(list(FORMATS), value="auto", label="Format", elem_id="grammar-format")
+            prompt = gr.Textbox(first.prompt, label="Prompt", elem_id="grammar-prompt", lines=2)
+            with gr.Row():
+                max_tokens = gr.Slider(
+                    1, 256, value=first.max_tokens, step=1, label="Max tokens",
+                    elem_id="grammar-max-tokens",
+                )  # fmt: skip
+                chat = gr.Checkbox(True, label="Chat template", elem_id="grammar-chat")
+            run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
+            error = gr.HTML(start.error, elem_id="grammar-error")
+            status = gr.HTML("", elem_id="grammar-status")
+        with gr.Column(scale=3, min_width=320):
+            gr.HTML("<h3>Constrained output</h3>")
+            output = gr.HTML(
+                '<p class="empty">Press Generate: the output appears here.</p>',
+                elem_id="grammar-output",
+            )
+            step = gr.Slider(
+                0, 1, value=0, step=1, label="After step", elem_id="grammar-step",
+                interactive=False,
+            )  # fmt: skip
+            place = gr.HTML(place_html(None), elem_id="grammar-place")
+            rules = gr.HTML(rules_html(start), elem_id="rules")
+            terminal = gr.HTML("", elem_id="grammar-terminal")
+            gr.HTML("<h3>Grammar doctor</h3>")
+            doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
+    with gr.Accordion("Learn: from regex to grammar", open=False, elem_id="grammar-learn"):
+        depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
+                          elem_id="grammar-learn-depth")  # fmt: skip
+        learn = gr.HTML(learn_html(3), elem_id="grammar-learn-view")
+        gr.HTML(
+            "<h4>ParserLLM's method against the exact mask</h4><p>Seed 002's ParserLLM asks "
+            "the parser which terminals may come next and masks with their regex: a token "
+            "that crosses from one terminal into the next is lost. Type a text the grammar "
+            "above may begin with.</p>"
+        )
+        with gr.Row():
+            prefix = gr.Textbox('{"title', label="Text so far", elem_id="grammar-learn-prefix")
+            compare = gr.Button("Compare the masks", elem_id="grammar-learn-compare")
+        masks = gr.HTML("", elem_id="grammar-learn-masks")
+    depth.change(learn_html, depth, learn, trigger_mode="always_last", **private)
+    steps_state = gr.State(())
+    drawn = [rules, doctor, error]
+    box.change(partial(on_grammar, models), [box, fmt, max_tokens], drawn,
+               trigger_mode="always_last", **private)  # fmt: skip
+    fmt.input(partial(on_grammar, models), [box, fmt, max_tokens], drawn, **private)
+    outputs = [rules, place, terminal, output, status, error, steps_state, step, run, doctor]
+    inputs = [box, fmt, prompt, max_tokens, chat]
+    run.click(partial(on_run, models), inputs, outputs, concurrency_id="generate", **private)
+    for button, name in buttons:
+        button.click(
+            partial(on_example, name), None, [box, fmt, prompt, max_tokens], **private
+        ).then(partial(on_run, models), inputs, outputs, concurrency_id="generate", **private)
+    compare.click(partial(on_compare, models), [box, fmt, prefix], masks, **private)
+    step.input(on_step, [step, steps_state, box, fmt], [rules, place, terminal],
+               trigger_mode="always_last", **private)  # fmt: skip
+
+
+def on_example(name: str):
+    """An example button: its grammar, format, prompt and max tokens."""
+    item = grammar_examples()[name]
+    return item.grammar, item.format, item.prompt, item.max_tokens
+
+
+def on_grammar(models: Any, text: str, fmt: str, max_tokens):
+    """The grammar box changed: drawing, findings, error."""
+    view = grammar_view(text, fmt)
+    found = grammar_findings(view, models.vocabulary(), int(max_tokens))
+    return rules_html(view), findings_html(found), view.error
+
+
+def on_run(models: Any, text: str, fmt: str, prompt: str, max_tokens, chat):
+    """Generate under the grammar, the place lit at every frame; then the step slider
+    replays it and the doctor names the run's collapses by rule."""
+    import gradio as gr
+
+    from fsmviz.generation.trace import GenerationOptions
+
+    keep = (gr.skip(),) * 5
+    view = grammar_view(text, fmt)
+    if view.network is None:
+        yield (*keep, view.error, (), gr.skip(), gr.skip(), gr.skip())
+        return
+    frame = None
+    try:
+        model = models.get(timeout=600)
+        options = GenerationOptions(max_tokens=int(max_tokens), chat=bool(chat))
+        busy = gr.update(interactive=False)
+        yield (*keep, "", (), busy, busy, gr.skip())
+        for frame in run_frames(view, model, prompt, options):
+            yield (frame.rules, frame.place, frame.terminal, frame.output, frame.status,
+                   "", frame.pieces, gr.skip(), gr.skip(), gr.skip())  # fmt: skip
+    except (ValueError, FsmvizError) as error:
+        yield (*keep, error_html(error), (), gr.skip(), gr.update(interactive=True), gr.skip())
+        return
+    n = len(frame.pieces) if frame is not None else 0
+    found = grammar_findings(view, models.vocabulary(), int(max_tokens))
+    found += frame.collapses if frame is not None else ()
+    yield (*keep, gr.skip(), gr.skip(),
+           gr.update(minimum=0, maximum=max(n, 1), value=n, interactive=n > 0),
+           gr.update(interactive=True), findings_html(found))  # fmt: skip
+
+
+def on_compare(models: Any, text: str, fmt: str, prefix: str):
+    """Compare the masks after ``prefix`` under the grammar in the box."""
+    return masks_html(grammar_view(text, fmt), models.vocabulary(), prefix)
+
+
+def on_step(k, pieces: Sequence[str], text: str, fmt: str):
+    """The step slider: the place after step ``k`` of the last run."""
+    view = grammar_view(text, fmt)
+    place = place_after(view, "".join(pieces[: int(k)]))
+    return rules_html(view, place), place_html(place), terminal_html(place)

@@ -1,0 +1,86 @@
+"""Take the README's screenshots of the grammar tab from a running app.
+
+    python app.py --port 7860 &
+    python scripts/screenshot_grammar.py --url http://127.0.0.1:7860 --out static/grammar.png
+    python scripts/screenshot_grammar.py --width 390 --out static/grammar-phone.png
+
+The picture: an example grammar (nested JSON by default) run on the real model in one
+click, then the step slider set part-way through the run, so the parser's place is a stack
+several rules deep: said in words above the drawing and lit across the rules' boxes. The
+desktop picture is the tab from its examples to the end of the drawing; a phone's, the
+first three screens. Needs Debian's chromium (no Playwright browser download).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scripts.screenshot import ARGS, CHROMIUM  # noqa: E402  (one launch recipe)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", default="http://127.0.0.1:7860")
+    parser.add_argument("--out", type=Path, default=ROOT / "static" / "grammar.png")
+    parser.add_argument("--example", default="nested JSON", help="an example's button text")
+    parser.add_argument("--at", type=float, default=0.45, help="the step shown, as a fraction")
+    parser.add_argument("--width", type=int, default=1440, help="1440 desktop, 390 a phone")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds for the run")
+    args = parser.parse_args()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        phone = args.width < 600
+        page = browser.new_page(
+            viewport={"width": args.width, "height": 844 if phone else 1000},
+            device_scale_factor=2 if phone else 1,
+        )
+        page.set_default_timeout(args.timeout * 1000)
+        page.goto(args.url)
+        page.wait_for_function(
+            "() => (document.querySelector('#status')?.textContent || '').includes('Model:')"
+        )
+        page.get_by_role("tab", name="Grammar").click()
+        page.wait_for_selector("#rules svg")
+        started = time.monotonic()
+        page.locator("#grammar-examples button", has_text=args.example).click()
+        page.wait_for_function(
+            "() => (document.querySelector('#grammar-status')?.textContent || '')"
+            ".includes('tokens')"
+        )
+        page.wait_for_selector("#grammar-step input[type=range]:not([disabled])")
+        status = (page.text_content("#grammar-status") or "").strip()
+        output = page.eval_on_selector("#grammar-output .tokens", "e => e.textContent")
+        print(f"run: {time.monotonic() - started:.1f} s; {status}")
+        print(f"output: {output!r}")
+        steps = int(page.get_attribute("#grammar-step input[type=range]", "max") or 0)
+        box = page.locator("#grammar-step input[type=number]")
+        box.fill(str(round(steps * args.at)))
+        box.press("Enter")
+        page.wait_for_function("() => !!document.querySelector('#grammar-place li')")
+        page.wait_for_timeout(800)
+        print(f"place: {page.text_content('#grammar-place')!r}")
+        page.mouse.move(0, 0)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        top = page.locator("#grammar-intro").bounding_box()
+        if phone:
+            clip = {"x": 0, "y": top["y"], "width": args.width, "height": 844 * 3}
+        else:
+            bottom = page.locator("#rules").bounding_box()
+            height = bottom["y"] + bottom["height"] + 16 - top["y"]
+            clip = {"x": 0, "y": top["y"], "width": args.width, "height": height}
+        page.screenshot(path=str(args.out), full_page=True, clip=clip, animations="disabled")
+        browser.close()
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KB)")
+
+
+if __name__ == "__main__":
+    main()
