@@ -11,6 +11,8 @@ from typing import Any
 
 from fsmviz.generation.generate import generate
 from fsmviz.grammar import GrammarError, compile_grammar
+from fsmviz.grammar.compile import MAX_GRAMMAR_CHARS
+from fsmviz.params import MAX_PROMPT_CHARS, check_generation, text
 
 __all__ = ["grammar_api", "grammar_endpoint"]
 
@@ -27,15 +29,9 @@ def grammar_api(
     """Compile ``grammar`` (GBNF or Lark, told apart), generate under it with ``model``,
     and return the trace as a dict (``matched``: the text is a sentence of the grammar).
     Raises ``GrammarError`` (a ``ValueError``) for a bad grammar, before the model runs."""
-    compiled = compile_grammar(grammar)
-    trace = generate(
-        model,
-        compiled,
-        prompt,
-        max_tokens=int(max_tokens),
-        temperature=float(temperature),
-        seed=int(seed),
-    )
+    options = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+    compiled = compile_grammar(text("grammar", grammar, MAX_GRAMMAR_CHARS))
+    trace = generate(model, compiled, text("prompt", prompt, MAX_PROMPT_CHARS), **options)
     return {**trace.to_dict(), "format": compiled.format}
 
 
