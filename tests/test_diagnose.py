@@ -561,3 +561,14 @@ def test_diagnose_never_raises_and_every_suggestion_compiles(pattern):
     for f in findings:
         if f.span is not None:
             assert pattern[f.span[0] : f.span[1]] == f.fragment
+
+
+def test_diagnose_takes_a_grammar_and_gives_the_grammar_doctor_s_findings():
+    """CONTRACT: ``diagnose`` takes a ``Grammar`` wherever it takes a regex."""
+    from fsmviz import compile_grammar
+
+    nested = compile_grammar('root ::= "(" root ")" | "x"')
+    kinds = {f.kind for f in diagnose(nested, ASCII, max_tokens=4)}
+    assert "unbounded_rule" in kinds
+    too_short = diagnose(compile_grammar('root ::= "abcdefgh"'), ASCII, max_tokens=2)
+    assert [f.kind for f in too_short] == ["grammar_budget"], too_short

@@ -48,6 +48,7 @@ from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.finding import KINDS, RANK, Finding, Severity
 from fsmviz.diagnose.static import index_too_large, regex_error, static_findings
 from fsmviz.generation.trace import Trace
+from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.index import IndexTooLarge, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -66,7 +67,7 @@ TOKEN_KINDS = ("dead_end", "unreachable_char", "budget", "index_size")
 
 
 def diagnose(
-    pattern: str,
+    pattern: str | Grammar,
     vocab: Vocabulary | None,
     trace: Trace | None = None,
     *,
@@ -82,7 +83,9 @@ def diagnose(
     ``ValueError`` otherwise. ``collapse_threshold`` is the valid mass below which a step
     counts as a collapse. ``vocab=None``: the pattern-level checks only. ``engines`` adds
     how the engines of vLLM, SGLang and TGI treat the pattern (``fsmviz.diagnose.engines``;
-    a second or two).
+    a second or two). A ``Grammar`` (``compile_grammar``) gets the grammar doctor
+    (``fsmviz.diagnose.grammar``): rules that cannot finish or be reached, loops, overlaps,
+    terminals no token spells, and a run's collapses named by rule and position.
 
     A pattern that needs a character no token can write is a dead end; a repeat with no
     bound is a loop the model may never leave (the finding's ``suggestion`` bounds it):
@@ -95,6 +98,8 @@ def diagnose(
     >>> [f.suggestion for f in loops]
     ['[0-9]{1,12}\\.[0-9]+', '[0-9]+\\.[0-9]{1,12}']
     """
+    if isinstance(pattern, Grammar):
+        return _grammar_findings(pattern, vocab, trace, max_tokens, collapse_threshold)
     if vocab is None:
         return _pattern_only(pattern, max_tokens)
     try:
@@ -138,3 +143,20 @@ def _pattern_only(pattern: str, max_tokens: int | None) -> list[Finding]:
         "tokens to a match (budget). Load a model or its tokenizer to run them.",
     )
     return [f for f in found if f.kind not in TOKEN_KINDS] + [skipped]
+
+
+def _grammar_findings(
+    grammar: Grammar,
+    vocab: Vocabulary | None,
+    trace: Trace | None,
+    max_tokens: int | None,
+    collapse_threshold: float,
+) -> list[Finding]:
+    from fsmviz.diagnose.grammar import diagnose_grammar, grammar_collapses
+
+    if max_tokens is None and trace is not None and trace.options:
+        max_tokens = trace.options.max_tokens
+    found = diagnose_grammar(grammar, vocab, max_tokens=max_tokens)
+    if trace is not None:
+        found += grammar_collapses(grammar, trace, collapse_threshold)
+    return found

@@ -9,6 +9,9 @@ vocabulary by llguidance.
 * ``earley``   the naive oracle: a character-level Earley recognizer (``accepts``,
   ``is_prefix``, the shortest completion)
 * ``matcher``  llguidance's exact token masks over a vocabulary, per run
+* ``network``  each rule's right-hand side as a small automaton, the rules calling each
+  other (a recursive transition network: what ``fsmviz.drawing.rules`` draws)
+* ``place``    the parser's place after a text: the stacks of positions in that network
 
 May import: ``fsmviz.automaton``, ``fsmviz.tokens``, ``fsmviz.generation`` and the shared
 modules (``matcher`` imports llguidance on first use).
