@@ -122,6 +122,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 REGEX = arg("regex", help="the regular expression (quote it for the shell)")
+DECODING = (
+    arg("--top-p", type=float, default=1.0, help="nucleus sampling on the allowed tokens (1: off)"),
+    arg("--top-k", type=int, default=0, help="sample among the k likeliest allowed (0: off)"),
+    arg("--prob-limit", type=float, default=None,
+        help="stop at a match once the allowed tokens hold less than this probability"),
+    arg("--stop", choices=("eos", "first"), default="eos",
+        help="eos: until the model ends or nothing may follow; first: at the first full match"),
+    arg("--overshoot", action="store_true",
+        help="also take a token whose start completes a match; the output is cut there"),
+)  # fmt: skip
+"""The decoding options every generating subcommand takes (``decoding_options``)."""
+
+
+def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``DECODING`` flags as ``GenerationOptions`` keywords."""
+    return {
+        "top_p": args.top_p,
+        "top_k": args.top_k,
+        "prob_limit": args.prob_limit,
+        "stop": args.stop,
+        "overshoot": args.overshoot,
+    }
 
 
 def _progress(message: str) -> None:
@@ -256,6 +278,7 @@ def _first(args: argparse.Namespace) -> int:
     arg("--max-tokens", type=int, default=64, help="the most tokens to generate"),
     arg("--temperature", type=float, default=0.0, help="0 is greedy"),
     arg("--seed", type=int, default=0, help="the sampling seed"),
+    *DECODING,
     arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
     arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
 )
@@ -268,6 +291,7 @@ def _generate(args: argparse.Namespace) -> int:
     from fsmviz.generation.models import load_model
 
     options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
+    options.update(decoding_options(args))
     GenerationOptions(**options)
     _progress(f"loading {args.model or 'the bundled model'} (~10 s)…")
     model = load_model(args.model)
@@ -283,7 +307,11 @@ def _generate(args: argparse.Namespace) -> int:
     else:
         print(decoder.decode(b"", final=True))
         verdict = "matches" if trace.matched else "does not match"
-        _progress(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]")
+        cut = trace.steps[-1].cut if trace.steps else ""
+        cut_note = f"; {cut!r} cut off" if cut else ""
+        _progress(
+            f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}{cut_note}]"
+        )
     return 0
 
 
@@ -304,6 +332,7 @@ def _generate(args: argparse.Namespace) -> int:
     arg("--max-tokens", type=int, default=256, help="tokens to generate at most"),
     arg("--temperature", type=float, default=0.0, help="0 is greedy"),
     arg("--seed", type=int, default=0, help="random seed for sampling"),
+    *DECODING,
 )
 def _schema(args: argparse.Namespace) -> int:
     return schema_command(
@@ -313,6 +342,7 @@ def _schema(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         seed=args.seed,
+        **decoding_options(args),
     )
 
 
@@ -327,11 +357,13 @@ def schema_command(
     model: object = None,
     out: Any = None,
     err: Any = None,
+    **decoding: Any,
 ) -> int:
     """``python -m fsmviz schema FILE [PROMPT]``: print the schema's regex, or, given a
     prompt, generate JSON for it with the bundled model (``model`` overrides) and print it,
     with whether it validates on stderr. ``FILE`` ``-`` reads stdin. Returns the exit
-    status: 0, 1 when the output does not validate, 2 for a bad file or schema."""
+    status: 0, 1 when the output does not validate, 2 for a bad file or schema.
+    ``decoding``: the further ``GenerationOptions`` (``top_k``, ``stop``, ``overshoot``...)."""
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.schema.convert import (  # outlines-core and jsonschema load only here
@@ -362,6 +394,7 @@ def schema_command(
         max_tokens=max_tokens,
         temperature=temperature,
         seed=seed,
+        **decoding,
     )
     print(trace.text, file=out)
     check = check_json(trace.text, compiled.schema)

@@ -48,6 +48,10 @@ class StepResult(TypedDict):
     forced: bool
     drafted: bool
     top: list[dict[str, Any]]
+    cut: str
+    top_k_removed: int
+    top_p_removed: int
+    overshoot_count: int
 
 
 class TraceResult(TypedDict):
@@ -109,6 +113,11 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         temperature: float = 0.0,
         seed: int = 0,
         chat: bool = True,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        prob_limit: float | None = None,
+        stop: str = "eos",
+        overshoot: bool = False,
     ) -> TraceResult:
         """Generate text with a small language model (SmolLM2-135M-Instruct by default)
         while a regular expression constrains every token, and return the whole trace.
@@ -126,6 +135,14 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
             seed: Random seed for sampling, so a run can be repeated.
             chat: True wraps the prompt in the model's chat template; False continues the
                 prompt as raw text.
+            top_p: Nucleus sampling over the allowed tokens (1 is off).
+            top_k: Sample only among the k likeliest allowed tokens (0 is off).
+            prob_limit: Stop at a full match once the allowed tokens hold less than this
+                much of the model's probability (seed 002's `prob_limit`; empty is off).
+            stop: "eos" runs until the model ends where the pattern accepts or nothing may
+                follow; "first" stops at the first full match (as ReLLM).
+            overshoot: Also take a token whose beginning completes a match (`0,` after
+                `27.0`); the output is cut at the match and the step's `cut` holds the rest.
 
         Returns:
             The generated text, whether it matches, why it stopped, and every step.
@@ -140,6 +157,7 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
                 seed=int(seed),
                 chat=bool(chat),
                 draft_tokens=DRAFT_TOKENS,
+                **decoding_options(top_p, top_k, prob_limit, stop, overshoot),
             )
         except (FsmvizError, ValueError) as error:  # RegexError, IndexTooLarge, model errors
             raise gr.Error(str(error)) from None
@@ -205,6 +223,21 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         "dfa": dfa,
         "diagnose": diagnose_tool,
         "schema": on_gpu(schema, trace_seconds),
+    }
+
+
+def decoding_options(
+    top_p: float, top_k: int, prob_limit: float | None, stop: str, overshoot: bool
+) -> dict[str, Any]:
+    """The decoding parameters of ``/trace`` as ``GenerationOptions`` keywords (a blank
+    ``prob_limit`` from a form is off)."""
+    limit = None if prob_limit in (None, "") else float(prob_limit)
+    return {
+        "top_p": float(top_p),
+        "top_k": int(top_k),
+        "prob_limit": limit,
+        "stop": str(stop),
+        "overshoot": bool(overshoot),
     }
 
 
