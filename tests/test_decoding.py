@@ -94,3 +94,31 @@ def test_narrow_keeps_the_nucleus_and_the_top_k() -> None:
             ordered = np.sort(probs[kept])[::-1]
             assert ordered[:-1].sum() < p * total + 1e-12
             assert ordered.sum() >= min(p * total, total) - 1e-9
+
+
+def test_the_doctor_names_where_overshoot_fired(tiny) -> None:
+    from fsmviz import diagnose
+
+    trace = generate(tiny, "[a-z]", "x", max_tokens=6, overshoot=True, chat=False, seed=1)
+    found = [f for f in diagnose("[a-z]", tiny.vocab, trace) if f.kind == "overshoot"]
+    assert len(found) == 1 and found[0].steps == (trace.steps[-1].index,)
+    assert "was cut" in found[0].message and trace.steps[-1].cut.strip() in found[0].message
+
+
+def test_the_doctor_says_a_first_match_could_have_gone_on(tiny) -> None:
+    from fsmviz import diagnose
+
+    trace = generate(tiny, "[a-z]+", "x", max_tokens=6, stop="first", chat=False)
+    found = [f for f in diagnose("[a-z]+", tiny.vocab, trace) if f.kind == "first_match"]
+    assert len(found) == 1 and "longer match was still possible" in found[0].message
+
+
+def test_the_steps_table_shows_the_cut_and_the_samplers(tiny) -> None:
+    from fsmviz.app.views import output_html, steps_html
+
+    trace = generate(tiny, "[a-z]", "x", max_tokens=6, overshoot=True, chat=False, seed=1, top_k=3)
+    table = steps_html(trace.steps)
+    assert "overshoot:" in table and "was cut" in table and "top-k removed" in table
+    assert "by overshoot" in table
+    out = output_html(trace.steps, final=True)
+    assert 'class="tok overshoot"' in out and "data-cut=" in out

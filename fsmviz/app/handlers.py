@@ -122,7 +122,17 @@ class Page:
     compare_chart: Any = None
 
 
-def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
+def options(
+    max_tokens,
+    temperature,
+    seed,
+    chat,
+    prob_limit,
+    top_k=0,
+    top_p=1.0,
+    stop="eos",
+    overshoot=False,
+) -> GenerationOptions:
     """The page's inputs as a checked record."""
     return GenerationOptions(
         max_tokens=int(max_tokens),
@@ -131,7 +141,11 @@ def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOption
         chat=bool(chat),
         prob_limit=float(prob_limit) if prob_limit else None,
         draft_tokens=DRAFT_TOKENS,
-    )
+        top_k=int(top_k or 0),
+        top_p=float(top_p) if top_p else 1.0,
+        stop=stop or "eos",
+        overshoot=bool(overshoot),
+    )  # fmt: skip
 
 
 def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
@@ -208,12 +222,14 @@ def on_run(
     distances,
     drawing="auto",
     schema: SchemaChoice | None = None,
+    *decoding,
 ) -> Iterator[dict]:
     """Generate: Generate is disabled and Stop shown while the frames stream. ``schema``:
-    the JSON Schema put in the Regex box, if any (a schema run while it is still there)."""
+    the JSON Schema put in the Regex box, if any (a schema run while it is still there);
+    ``decoding``: top-k, top-p, the stop rule and overshoot (``decoding_controls``)."""
     yield started(page)
     try:
-        opts = options(max_tokens, temperature, seed, chat, prob_limit)
+        opts = options(max_tokens, temperature, seed, chat, prob_limit, *decoding)
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
