@@ -63,3 +63,15 @@ def test_unknown_ways_and_retries_are_refused(tiny) -> None:
 def test_extract_finds_the_number_in_a_chatty_answer() -> None:
     assert extract(r"[0-9]+\.[0-9]+", "It costs about 3.50 euros.") == "3.50"
     assert extract(r"[0-9]+\.[0-9]+", "No number here") is None
+
+
+def test_the_compare_table_escapes_and_marks_each_row(rows) -> None:
+    from dataclasses import replace
+
+    from fsmviz.app.compare_page import compare_figure, compare_html
+
+    shown = [replace(r, output=r.output + "<b>") for r in rows.values()]
+    table = compare_html(shown, ["still running"])
+    assert table.count("&lt;b&gt;") >= len(shown) and "<b>" not in table
+    assert table.count("data-way=") == 5 and 'class="pending"' in table
+    assert len(compare_figure(list(rows.values())).data) == 3  # the masked runs' curves

@@ -20,6 +20,7 @@ import gradio as gr
 
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
+from fsmviz.app.compare_page import build_compare_tab
 from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
@@ -62,6 +63,8 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                 main = main_view(models, status, runs_at_once)
             with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
                 build_learn_tab(main.inputs[0])
+            with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
+                build_compare_tab(models, main.inputs[0], main.inputs[1])
         timer = gr.Timer(1.0)
 
         def load(request: gr.Request):  # Gradio finds the request by this annotation
