@@ -72,10 +72,13 @@ SHOWS = {
     "protein": "a number read from the prompt",
     "three_letters_digit": "fixed-length classes",
     "pi_digits": "digits the model remembers",
-    "pink_floyd_json": "JSON: forced structure",
+    "pink_floyd_json": "JSON: forced structure, seed 000's prompt",
     "paper_float": "everything optional",
     "counting_123": "a repeated group",
     "hot_cold_hotel": "words that are prefixes of each other",
+    "protein_20g": "seed 004: 20g becomes an invented 20.0g",
+    "no_letter_e": "seed 001: a poem without the letter e",
+    "stop_string": "a stop string: up to the first period",
 }
 """What each seed example shows, for the examples menu."""
 

@@ -33,6 +33,7 @@ from fsmviz.learn import (
     transition_table,
     walk_string,
 )
+from fsmviz.learn.token_table import token_table
 from fsmviz.learn.toy import ToyView
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -195,6 +196,35 @@ def table_html(pattern: str) -> str:
     )
 
 
+def token_table_html(pattern: str, vocab: Vocabulary | None = None) -> str:
+    """Seed 001's table over the real vocabulary (``fsmviz.learn.token_table``): states ×
+    the token ids that move, each cell the next state."""
+    try:
+        t = token_table(pattern, vocab or Vocabulary.bundled())
+    except (RegexError, ValueError) as error:
+        return error_html(error, pattern)
+    head = "".join(
+        f"<th title='token id {i}'>{i}<br>{code(x)}</th>"
+        for i, x in zip(t.tokens, t.texts, strict=True)
+    )
+    rows = []
+    for state, accepting, cells in zip(t.states, t.accepting, t.cells, strict=True):
+        tds = "".join("<td class='blank'></td>" if c is None else f"<td>{c}</td>" for c in cells)
+        rows.append(f"<tr><td>{state}{'*' if accepting else ''}</td>{tds}</tr>")
+    more = (
+        f" Showing {len(t.tokens)} of the {t.moving:,} tokens that move (the lowest ids)."
+        if t.moving > len(t.tokens)
+        else ""
+    )
+    return (
+        f"<div class='learn-svg'><table class='learn'><tr><th>state \\ token id</th>{head}</tr>"
+        f"{''.join(rows)}</table></div><p class='why'>Seed 001's <code>state_transitions"
+        "[state, token_id]</code>: a row per state of the token index (* accepting), a column "
+        "per token of the real vocabulary that moves from some state, the next state in each "
+        f"cell (blank: the mask forbids it).{more}</p>"
+    )
+
+
 def expectations_html(pattern: str, block: str) -> str:
     dfa, error = _compile(pattern)
     if dfa is None:
@@ -276,7 +306,8 @@ def toy_state(
     logits, problem = parse_logits(logits_text, len(vocab)) if model == "typed" else (None, "")
     if problem:
         return None, problem
-    zip_model = ZipModel(training) if model == "ZipModel" else None
+    prompt = TOY_EXAMPLES[example].prompt if example in TOY_EXAMPLES else ""
+    zip_model = ZipModel(training.lower(), prompt=prompt) if model == "ZipModel" else None
     try:
         return toy_view(pattern, vocab, history, logits=logits, model=zip_model), ""
     except (RegexError, ValueError) as error:
@@ -511,6 +542,12 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
                 target = gr.Textbox("23.37", label="Walk towards", elem_id="naive-target")
                 measure = gr.Button("Measure", elem_id="naive-run")
             naive = gr.HTML(elem_id="naive")
+        with gr.Accordion(
+            "9. Seed 001's transition table over the real vocabulary: states × token ids",
+            open=False,
+        ):
+            build_table = gr.Button("Build it for the regex above", elem_id="token-table-run")
+            token_transitions = gr.HTML(elem_id="token-transitions")
 
     toy_inputs = [mirror, tokens, example, history, model, logits, training]
 
@@ -555,9 +592,10 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
 
     def on_example(name, current_tokens, pattern):
         if name not in TOY_EXAMPLES:
-            return current_tokens, pattern, []
+            return current_tokens, pattern, [], gr.update(), gr.update()
         e = TOY_EXAMPLES[name]
-        return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, []
+        training_text = e.training or gr.update()  # a ZipModel example brings its book
+        return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, [], e.model, training_text
 
     private = {"api_visibility": "private"}
     # The Learn tab reads its own copy of the regex (a hidden tab's components fire no
@@ -577,13 +615,19 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     walk.change(walk_html, [mirror, walk], walk_result, **private)
     tests.change(expectations_html, [mirror, tests], tests_result, **private)
     hex_tokens.change(bytes_html, [mirror, hex_tokens], byte_result, **private)
-    example.change(on_example, [example, tokens, mirror], [tokens, mirror, history], **private)
+    example.change(
+        on_example,
+        [example, tokens, mirror],
+        [tokens, mirror, history, model, training],
+        **private,
+    )
     toy_next.click(step_toy, toy_inputs, history, **private)
     toy_back.click(_drop_last, history, history, **private)
     pick.select(pick_toy, [*toy_inputs, pick], history, **private)  # (a blur fires input)
     for component in (mirror, history, tokens, model, logits, training):
         component.change(show_toy, toy_inputs, [toy, pick], **private)
     measure.click(naive_html, [mirror, target], naive, **private)
+    build_table.click(token_table_html, mirror, token_transitions, **private)
 
 
 def _same(value: str) -> str:
