@@ -13,7 +13,7 @@ expect = playwright_api.expect
 
 from test_e2e import app_url, browser_type_launch_args  # noqa: E402, F401  (same fixtures)
 
-RUN_TIMEOUT = 240_000
+RUN_TIMEOUT = 400_000
 
 
 def test_compare_runs_every_way_and_draws_the_curves(page: Page, app_url: str) -> None:  # noqa: F811
@@ -24,6 +24,9 @@ def test_compare_runs_every_way_and_draws_the_curves(page: Page, app_url: str) -
     expect(page.locator("#compare")).to_contain_text("Press Compare")
     page.fill("#compare-regex textarea", r"[0-9]+\.[0-9]+")
     page.fill("#compare-prompt textarea", "How much does a coffee cost in Paris, in euros? <b>")
+    for box, value in (("#compare-max-tokens", "16"), ("#compare-retries", "1")):
+        page.fill(f"{box} input[type=number]", value)
+        page.locator(f"{box} input[type=number]").press("Enter")
     page.locator("#compare-run").click()
     table = page.locator("#compare table")
     expect(table.locator("tbody tr:not(.pending)")).to_have_count(5, timeout=RUN_TIMEOUT)
@@ -33,3 +36,20 @@ def test_compare_runs_every_way_and_draws_the_curves(page: Page, app_url: str) -
         expect(table.locator(f"tr[data-way={way}]")).to_contain_text("✓ yes")
     expect(table.locator("tr[data-way=first]")).to_contain_text("first_match")
     expect(page.locator("#compare-chart .scatterlayer .trace")).to_have_count(3)
+
+
+def test_the_decoding_options_reach_the_run_and_the_steps_table(page: Page, app_url: str) -> None:  # noqa: F811
+    from test_e2e import click_and_wait, open_app, set_inputs
+
+    page.set_default_timeout(60_000)
+    open_app(page, app_url + "/")
+    set_inputs(page, "[a-z]", "Write the word banana in lowercase.", 8, True)
+    page.get_by_text("Decoding: samplers, stop rule, overshoot").click()
+    page.locator("#overshoot input[type=checkbox]").set_checked(True)
+    click_and_wait(page, "#run")
+    steps = page.locator("#steps")
+    expect(steps).to_contain_text("was cut", timeout=RUN_TIMEOUT)
+    expect(steps).to_contain_text("by overshoot")
+    text = page.eval_on_selector("#output .tokens", "e => e.textContent")
+    assert len(text) == 1 and text.islower()  # the token's first letter; the rest was cut
+    expect(page.locator("#output .tok.overshoot")).to_have_count(1)

@@ -179,11 +179,15 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
         regex = gr.Textbox(first[0], label="Regex", elem_id="compare-regex", lines=1)
         prompt = gr.Textbox(first[1], label="Prompt", elem_id="compare-prompt", lines=3)
         with gr.Row():
-            max_tokens = gr.Slider(1, 256, value=48, step=1, label="Max tokens")
+            max_tokens = gr.Slider(
+                1, 256, value=48, step=1, label="Max tokens", elem_id="compare-max-tokens"
+            )
             temperature = gr.Slider(0.0, 2.0, value=0.0, step=0.05, label="Temperature")
             seed = gr.Number(0, label="Seed", precision=0, minimum=0)
             chat = gr.Checkbox(first[2], label="Chat template", elem_id="compare-chat")
-            retries = gr.Slider(0, 8, value=3, step=1, label="Retries (ask again)")
+            retries = gr.Slider(
+                0, 8, value=3, step=1, label="Retries (ask again)", elem_id="compare-retries"
+            )
         ways = gr.CheckboxGroup(
             [(w.label, w.name) for w in WAYS],
             value=[w.name for w in WAYS],
