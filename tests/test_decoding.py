@@ -122,3 +122,15 @@ def test_the_steps_table_shows_the_cut_and_the_samplers(tiny) -> None:
     assert "by overshoot" in table
     out = output_html(trace.steps, final=True)
     assert 'class="tok overshoot"' in out and "data-cut=" in out
+
+
+def test_every_stop_reason_has_words_on_the_page() -> None:
+    from typing import get_args
+
+    from fsmviz.app import live
+    from fsmviz.app.views import STOPPED
+    from fsmviz.generation.trace import StopReason, Trace
+
+    assert set(get_args(StopReason)) == set(STOPPED)
+    for reason in get_args(StopReason):
+        assert "stopped because" in live._status(Trace("", (), reason, True))

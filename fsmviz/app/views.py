@@ -213,6 +213,8 @@ STOPPED = {
     "max_tokens": "the token budget ran out",
     "prob_limit": "the valid mass fell below the limit",
     "dead_end": "no token could continue",
+    "first_match": "the text was a full match (stop at the first match)",
+    "overshoot": "a token completed the match and its rest was cut (overshoot)",
 }
 """Why a run stopped, in words."""
 
