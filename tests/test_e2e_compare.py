@@ -53,3 +53,4 @@ def test_the_decoding_options_reach_the_run_and_the_steps_table(page: Page, app_
     text = page.eval_on_selector("#output .tokens", "e => e.textContent")
     assert len(text) == 1 and text.islower()  # the token's first letter; the rest was cut
     expect(page.locator("#output .tok.overshoot")).to_have_count(1)
+    expect(page.locator("#status")).to_contain_text("its rest was cut (overshoot)")
