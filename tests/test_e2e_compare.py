@@ -3,6 +3,8 @@ under every way of decoding, a table row each, and the valid-mass curves."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -54,3 +56,24 @@ def test_the_decoding_options_reach_the_run_and_the_steps_table(page: Page, app_
     assert len(text) == 1 and text.islower()  # the token's first letter; the rest was cut
     expect(page.locator("#output .tok.overshoot")).to_have_count(1)
     expect(page.locator("#status")).to_contain_text("its rest was cut (overshoot)")
+
+
+def test_learn_offers_moby_dick_on_the_zip_model(page: Page, app_url: str) -> None:  # noqa: F811
+    page.set_default_timeout(60_000)
+    page.goto(app_url + "/")
+    expect(page.locator("body[data-restored=yes]")).to_have_count(1)
+    page.get_by_role("tab", name="Learn").click()
+    learn = page
+    learn.get_by_text("5. Toy vocabularies").click()
+    learn.locator("#toy-example input").click()
+    learn.get_by_role("option", name="seed 000: Moby Dick on the ZipModel").click()
+    expect(learn.locator("#learn-regex textarea")).to_have_value("(ishmael|moby dick)")
+    expect(learn.locator("#toy-model input[value=ZipModel]")).to_be_checked()
+    expect(learn.locator("#toy-training textarea")).to_have_value(re.compile("^call me ishmael"))
+    expect(learn.locator("#toy")).to_contain_text("allowed next: i, m.")
+    learn.get_by_text("9. Seed 001's transition table").click()
+    learn.fill("#learn-regex textarea", "[0-9]{2}")
+    learn.locator("#token-table-run").click()
+    table = learn.locator("#token-transitions table")
+    expect(table.locator("tr")).to_have_count(4)  # header + 3 states
+    expect(table.locator("th")).to_have_count(11)  # the corner + the ten digit tokens
