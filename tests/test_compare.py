@@ -75,3 +75,20 @@ def test_the_compare_table_escapes_and_marks_each_row(rows) -> None:
     assert table.count("&lt;b&gt;") >= len(shown) and "<b>" not in table
     assert table.count("data-way=") == 5 and 'class="pending"' in table
     assert len(compare_figure(list(rows.values())).data) == 3  # the masked runs' curves
+
+
+def test_the_page_streams_a_row_per_way_then_the_chart(tiny) -> None:
+    from fsmviz.app.compare_page import on_compare
+
+    class Ready:  # the page's BackgroundModel, with the tiny model already loaded
+        def get(self, timeout: float):
+            return tiny
+
+    ways = ["constrained", "first", "extract"]
+    updates = list(on_compare(Ready(), PATTERN, "x", 4, 0.0, 3, False, 1, ways))
+    tables = [table for table, _ in updates]
+    assert tables[0].count('class="pending"') == 3
+    assert tables[-1].count("data-way=") == 3 and 'class="pending"' not in tables[-1]
+    assert updates[-1][1] is not None and len(updates[-1][1].data) == 2
+    none = list(on_compare(Ready(), PATTERN, "x", 4, 0.0, 3, False, 1, []))
+    assert "choose at least one" in none[0][0]

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from fsmviz.app.charts import MASS_LINEAR
 from fsmviz.app.views import error_html, shown
+from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.compare import WAYS, Decoding, compare
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
@@ -115,6 +116,19 @@ def compare_figure(rows: Sequence[Decoding]) -> go.Figure:
     return figure
 
 
+def compare_seconds(model, pattern, prompt, opts, ways, retries) -> int:
+    """ZeroGPU ``duration``: a run per way, and every retry."""
+    return gpu_seconds(opts.max_tokens, runs=len(ways) + int(retries))
+
+
+def compare_rows(model, pattern, prompt, opts, ways, retries) -> Iterator[Decoding]:
+    """The engine's rows (plain records: they pickle back from a ZeroGPU worker)."""
+    yield from compare(model, pattern, prompt, opts, ways=ways, retries=retries)
+
+
+compare_rows_on_gpu = on_gpu(compare_rows, compare_seconds)
+
+
 def on_compare(
     models: BackgroundModel,
     pattern: str,
@@ -141,8 +155,8 @@ def on_compare(
         model = models.get(timeout=600)
         rows: list[Decoding] = []
         yield compare_html(rows, [w.label for w in chosen]), None
-        runs = compare(
-            model, pattern, prompt, opts, ways=[w.name for w in chosen], retries=int(retries)
+        runs = compare_rows_on_gpu(
+            model, pattern, prompt, opts, [w.name for w in chosen], int(retries)
         )
         for row in runs:
             rows.append(row)
