@@ -139,8 +139,10 @@ def on_compare(
     chat,
     retries,
     ways: list[str],
+    prob_limit=0.0,
 ) -> Iterator[tuple[str, Any]]:
-    """Run the chosen ways one after another, the table growing as each finishes."""
+    """Run the chosen ways one after another, the table growing as each finishes
+    (``prob_limit``: seed 002's stop for the masked ways, 0 = off)."""
     chosen = [way for way in WAYS if way.name in (ways or [])]
     if not chosen:
         yield error_html(ValueError("choose at least one way of decoding")), None
@@ -151,6 +153,7 @@ def on_compare(
             temperature=float(temperature),
             seed=int(seed or 0),
             chat=bool(chat),
+            prob_limit=float(prob_limit) if prob_limit else None,
         )
         model = models.get(timeout=600)
         rows: list[Decoding] = []
@@ -202,6 +205,10 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
             retries = gr.Slider(
                 0, 8, value=3, step=1, label="Retries (ask again)", elem_id="compare-retries"
             )
+        prob_limit = gr.Number(
+            0.0, label="Prob limit (0 = off)", minimum=0, maximum=1, step=0.01,
+            elem_id="compare-prob-limit",
+        )  # fmt: skip
         ways = gr.CheckboxGroup(
             [(w.label, w.name) for w in WAYS],
             value=[w.name for w in WAYS],
@@ -216,7 +223,7 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
     take.click(lambda r, p: (r, p), [regex_box, prompt_box], [regex, prompt], **private)
     run.click(
         partial(on_compare, models),
-        [regex, prompt, max_tokens, temperature, seed, chat, retries, ways],
+        [regex, prompt, max_tokens, temperature, seed, chat, retries, ways, prob_limit],
         [table, chart],
         concurrency_id="generate",
         **private,
