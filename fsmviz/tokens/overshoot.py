@@ -68,7 +68,9 @@ def overshoot(index, state: int) -> Overshoot:
     >>> state = index.next_state(index.next_state(index.initial_state, 0), 2)  # "1."
     >>> found = overshoot(index, state)
     >>> [(vocab.token_text(int(t)), int(k)) for t, k in zip(found.tokens, found.kept)]
-    [('0,', 1)]
+    [('0,', 1), ('1.0', 1)]
+
+    (``1.`` + ``1`` is ``1.1``, a match; the ``.0`` after it could never be.)
     """
     trie, dfa = index.trie, index.byte_dfa
     table, accepting = dfa.table, dfa.accepting
