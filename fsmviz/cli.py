@@ -196,6 +196,28 @@ def read_capped(file: str, limit: int = MAX_FILE_BYTES) -> str:
 
 
 REGEX = arg("regex", help="the regular expression (quote it for the shell)")
+DECODING = (
+    arg("--top-p", type=float, default=1.0, help="nucleus sampling on the allowed tokens (1: off)"),
+    arg("--top-k", type=int, default=0, help="sample among the k likeliest allowed (0: off)"),
+    arg("--prob-limit", type=float, default=None,
+        help="stop at a match once the allowed tokens hold less than this probability"),
+    arg("--stop", choices=("eos", "first"), default="eos",
+        help="eos: until the model ends or nothing may follow; first: at the first full match"),
+    arg("--overshoot", action="store_true",
+        help="also take a token whose start completes a match; the output is cut there"),
+)  # fmt: skip
+"""The decoding options every generating subcommand takes (``decoding_options``)."""
+
+
+def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``DECODING`` flags as ``GenerationOptions`` keywords."""
+    return {
+        "top_p": args.top_p,
+        "top_k": args.top_k,
+        "prob_limit": args.prob_limit,
+        "stop": args.stop,
+        "overshoot": args.overshoot,
+    }
 
 
 def _progress(message: str) -> None:
@@ -337,6 +359,7 @@ def _first(args: argparse.Namespace) -> int:
     arg("--max-tokens", type=int, default=64, help="the most tokens to generate"),
     arg("--temperature", type=float, default=0.0, help="0 is greedy"),
     arg("--seed", type=int, default=0, help="the sampling seed"),
+    *DECODING,
     arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
     arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
 )
@@ -346,7 +369,7 @@ def _generate(args: argparse.Namespace) -> int:
 
     compile_regex(args.regex)  # refuse a bad pattern and bad options before loading the model
     options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
-    check_generation(**options)  # each option's type and range, before torch is imported
+    options = check_generation(**options, **decoding_options(args))  # before torch loads
     check_model_path(args.model)
     started = time.perf_counter()
     from fsmviz.generation.generate import stream  # torch: ~3 s
@@ -366,7 +389,11 @@ def _generate(args: argparse.Namespace) -> int:
     else:
         print(decoder.decode(b"", final=True))
         verdict = "matches" if trace.matched else "does not match"
-        _progress(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]")
+        cut = trace.steps[-1].cut if trace.steps else ""
+        cut_note = f"; {cut!r} cut off" if cut else ""
+        _progress(
+            f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}{cut_note}]"
+        )
     return 0 if trace.matched else FINDINGS_ERROR
 
 
@@ -387,6 +414,7 @@ def _generate(args: argparse.Namespace) -> int:
     arg("--max-tokens", type=int, default=256, help="tokens to generate at most"),
     arg("--temperature", type=float, default=0.0, help="0 is greedy"),
     arg("--seed", type=int, default=0, help="random seed for sampling"),
+    *DECODING,
 )
 def _schema(args: argparse.Namespace) -> int:
     return schema_command(
@@ -396,6 +424,7 @@ def _schema(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         seed=args.seed,
+        **decoding_options(args),
     )
 
 
@@ -410,11 +439,13 @@ def schema_command(
     model: object = None,
     out: Any = None,
     err: Any = None,
+    **decoding: Any,
 ) -> int:
     """``python -m fsmviz schema FILE [PROMPT]``: print the schema's regex, or, given a
     prompt, generate JSON for it with the bundled model (``model`` overrides) and print it,
     with whether it validates on stderr. ``FILE`` ``-`` reads stdin. Returns the exit
-    status: 0, 1 when the output does not validate, 2 for a bad file or schema."""
+    status: 0, 1 when the output does not validate, 2 for a bad file or schema.
+    ``decoding``: the further ``GenerationOptions`` (``top_k``, ``stop``, ``overshoot``...)."""
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.params import check_generation
@@ -425,7 +456,9 @@ def schema_command(
     )
 
     try:
-        opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        opts = check_generation(
+            max_tokens=max_tokens, temperature=temperature, seed=seed, **decoding
+        )
         compiled = compile_schema(read_capped(file), whitespace)
     except SchemaError as error:
         print(f"fsmviz schema: {file}: {error}", file=err)
@@ -505,17 +538,18 @@ def grammar_command(
     err = err or sys.stderr
     from fsmviz.grammar import GrammarError, compile_grammar
     from fsmviz.grammar.compile import left_recursive, unreachable
+    from fsmviz.params import check_generation
 
     try:
-        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
-        grammar = compile_grammar(text, format)
-    except OSError as error:
-        print(f"fsmviz grammar: cannot read {file}: {error.strerror}", file=err)
-        return BAD_INPUT
+        options = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        grammar = compile_grammar(read_capped(file), format)
     except GrammarError as error:
         print(f"fsmviz grammar: {file}:{error.location()}: {error.message}", file=err)
         if error.hint:
             print(f"hint: {error.hint}", file=err)
+        return BAD_INPUT
+    except ValueError as error:  # an unreadable file, a bad option
+        print(f"fsmviz grammar: {error}", file=err)
         return BAD_INPUT
     if prompt is None:
         print(f"{grammar.format}: {len(grammar.rules)} rules, start {grammar.start!r}", file=out)
@@ -528,11 +562,9 @@ def grammar_command(
             print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
         print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
         return 0
-    from fsmviz.generation.generate import GenerationOptions, stream  # torch: ~3 s
+    from fsmviz.generation.generate import stream  # torch: ~3 s
     from fsmviz.generation.models import load_model
 
-    options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
-    GenerationOptions(**options)
     if model is None:
         print(f"loading {model_name or 'the bundled model'} (~10 s)…", file=err, flush=True)
         model = load_model(model_name)
@@ -548,7 +580,7 @@ def grammar_command(
         print(decoder.decode(b"", final=True), file=out)
         verdict = "is a sentence of the grammar" if trace.matched else "is not a sentence"
         print(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]", file=err)
-    return 0
+    return 0 if trace.matched else FINDINGS_ERROR
 
 
 # --- serve --------------------------------------------------------------------------------

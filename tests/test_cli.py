@@ -151,3 +151,24 @@ def test_schema_with_a_prompt_generates_json_that_validates(tmp_path: Path) -> N
     done = fsmviz("schema", str(path), "Name the capital of France.", "--max-tokens", "24")
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)) == {"city"}
+
+
+def test_bad_decoding_options_exit_2_before_the_model_loads() -> None:
+    for flags in (["--top-k", "-1"], ["--top-p", "0"], ["--prob-limit", "2"]):
+        done = fsmviz("generate", "a", "x", *flags)
+        assert done.returncode == 2 and "error:" in done.stderr, flags
+        assert "loading" not in done.stderr
+    assert fsmviz("generate", "a", "x", "--stop", "longest").returncode == 2  # argparse
+
+
+@pytest.mark.slow
+def test_generate_takes_the_decoding_flags() -> None:
+    done = fsmviz(
+        "generate", "[0-9]+", "How many legs does a spider have?", "--stop", "first",
+        "--overshoot", "--top-k", "3", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trace = json.loads(done.stdout.splitlines()[-1])
+    assert trace["options"]["stop"] == "first" and trace["options"]["top_k"] == 3
+    assert trace["options"]["overshoot"] is True
+    assert trace["stop_reason"] in ("first_match", "overshoot", "accepted")

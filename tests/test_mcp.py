@@ -41,7 +41,8 @@ async def session_calls(url: str) -> tuple[dict[str, object], dict[str, object]]
                 "diagnose", {"regex": "[a-z.]+@[a-z.]+", "max_tokens": 16}
             ),
             "trace": await session.call_tool(
-                "trace", {"regex": "(cat|dog)s?", "prompt": "A pet?", "max_tokens": 4}
+                "trace",
+                {"regex": "(cat|dog)s?", "prompt": "A pet?", "max_tokens": 4, "stop": "first"},
             ),
         }
         return listed, calls
@@ -73,6 +74,7 @@ def test_the_three_tools_are_listed_documented_and_answer(mcp_app):
         print(f"{name}({', '.join(tool.inputSchema['properties'])}): {tool.description}")
     trace_params = listed["trace"].inputSchema["properties"]
     assert {"prompt", "max_tokens", "temperature", "seed", "chat"} <= set(trace_params)
+    assert {"top_p", "top_k", "prob_limit", "stop", "overshoot"} <= set(trace_params)
     assert "integer" in json.dumps(trace_params["max_tokens"])
 
     dfa = data_of(calls["dfa"])
@@ -85,3 +87,4 @@ def test_the_three_tools_are_listed_documented_and_answer(mcp_app):
 
     trace = data_of(calls["trace"])
     assert trace["matched"] and trace["text"] in {"cat", "cats", "dog", "dogs"}
+    assert trace["options"]["stop"] == "first"

@@ -51,6 +51,10 @@ class StepResult(TypedDict):
     forced: bool
     drafted: bool
     top: list[dict[str, Any]]
+    cut: str
+    top_k_removed: int
+    top_p_removed: int
+    overshoot_count: int
 
 
 class TraceResult(TypedDict):
@@ -112,6 +116,11 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         temperature: float = 0.0,
         seed: int = 0,
         chat: bool = True,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        prob_limit: float | None = None,
+        stop: str = "eos",
+        overshoot: bool = False,
     ) -> TraceResult:
         """Generate text with a small language model (SmolLM2-135M-Instruct by default)
         while a regular expression constrains every token, and return the whole trace.
@@ -129,13 +138,29 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
             seed: Random seed for sampling, so a run can be repeated.
             chat: True wraps the prompt in the model's chat template; False continues the
                 prompt as raw text.
+            top_p: Nucleus sampling over the allowed tokens (1 is off).
+            top_k: Sample only among the k likeliest allowed tokens (0 is off).
+            prob_limit: Stop at a full match once the allowed tokens hold less than this
+                much of the model's probability (seed 002's `prob_limit`; empty is off).
+            stop: "eos" runs until the model ends where the pattern accepts or nothing may
+                follow; "first" stops at the first full match (as ReLLM).
+            overshoot: Also take a token whose beginning completes a match (`0,` after
+                `27.0`); the output is cut at the match and the step's `cut` holds the rest.
 
         Returns:
             The generated text, whether it matches, why it stopped, and every step.
         """
         try:  # every parameter checked before the model is waited for (fsmviz.params)
             opts = check_generation(
-                max_tokens=max_tokens, temperature=temperature, seed=seed, chat=chat
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                chat=chat,
+                top_p=top_p,
+                top_k=top_k,
+                prob_limit=None if prob_limit == "" else prob_limit,  # a blank form box: off
+                stop=stop,
+                overshoot=overshoot,
             )
             regex, prompt = pattern(regex), text("prompt", prompt, MAX_PROMPT_CHARS)
             result = generate(

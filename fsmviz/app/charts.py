@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 
+from fsmviz.app.decoding_view import cut_sentence
 from fsmviz.app.views import shown
 from fsmviz.generation.trace import Step
 
@@ -38,6 +39,7 @@ def valid_mass_figure(
         f"step {s.index}<br>token {_hover_token(s)}"
         f"<br>valid mass {s.valid_mass:.2%}<br>{s.allowed_count:,} allowed"
         + ("<br>forced" if s.forced else "<br>drafted" if s.drafted else "")
+        + (f"<br>{cut_sentence(s)}" if s.cut else "")
         for s in steps
     ]
     figure = go.Figure()
@@ -77,6 +79,11 @@ def valid_mass_figure(
                 hoverinfo="skip",
             )
         )
+    for s in steps:
+        if s.cut:  # where overshoot fired: the run ended there, the token cut
+            figure.add_annotation(
+                x=s.index, y=s.valid_mass, text="overshoot: cut", showarrow=True, arrowhead=2
+            )
     if selected is not None:
         figure.add_vline(x=selected, line={"color": "#c33", "width": 1, "dash": "dash"})
     most = max((s.allowed_count for s in steps), default=1)

@@ -16,7 +16,7 @@ __all__ = ["Example", "examples", "default_example"]
 
 EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 
-CONTINUATIONS = frozenset({"moby_choice", "email", "protein"})
+CONTINUATIONS = frozenset({"moby_choice", "email", "protein", "protein_20g"})
 """Seed prompts that are the start of a sentence to continue, not a question for a chat."""
 
 

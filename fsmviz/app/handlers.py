@@ -74,10 +74,13 @@ SHOWS = {
     "protein": "a number read from the prompt",
     "three_letters_digit": "fixed-length classes",
     "pi_digits": "digits the model remembers",
-    "pink_floyd_json": "JSON: forced structure",
+    "pink_floyd_json": "JSON: forced structure, seed 000's prompt",
     "paper_float": "everything optional",
     "counting_123": "a repeated group",
     "hot_cold_hotel": "words that are prefixes of each other",
+    "protein_20g": "seed 004: 20g becomes an invented 20.0g",
+    "no_letter_e": "seed 001: a poem without the letter e",
+    "stop_string": "a stop string: up to the first period",
 }
 """What each seed example shows, for the examples menu."""
 
@@ -124,12 +127,23 @@ class Page:
     compare_chart: Any = None
 
 
-def options(max_tokens, temperature, seed, chat, prob_limit) -> GenerationOptions:
+def options(
+    max_tokens,
+    temperature,
+    seed,
+    chat,
+    prob_limit,
+    top_k=0,
+    top_p=1.0,
+    stop="eos",
+    overshoot=False,
+) -> GenerationOptions:
     """The page's inputs as a checked record (``fsmviz.params``: a bad one is a
-    ``ParameterError`` naming it); a prob limit of 0 is off."""
+    ``ParameterError`` naming it); a prob limit of 0 is off, a blank top-k or top-p too."""
     checked = check_generation(
         max_tokens=max_tokens, temperature=temperature, seed=seed, chat=chat,
-        prob_limit=prob_limit or None,
+        prob_limit=prob_limit or None, top_k=top_k or 0, top_p=top_p or 1.0,
+        stop=stop or "eos", overshoot=overshoot,
     )  # fmt: skip
     return GenerationOptions(**checked, draft_tokens=DRAFT_TOKENS)
 
@@ -207,12 +221,14 @@ def on_run(
     distances,
     drawing="auto",
     schema: SchemaChoice | None = None,
+    *decoding,
 ) -> Iterator[dict]:
     """Generate: Generate is disabled and Stop shown while the frames stream. ``schema``:
-    the JSON Schema put in the Regex box, if any (a schema run while it is still there)."""
+    the JSON Schema put in the Regex box, if any (a schema run while it is still there);
+    ``decoding``: top-k, top-p, the stop rule and overshoot (``decoding_controls``)."""
     yield started(page)
     try:
-        opts = options(max_tokens, temperature, seed, chat, prob_limit)
+        opts = options(max_tokens, temperature, seed, chat, prob_limit, *decoding)
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return

@@ -32,6 +32,7 @@ from fsmviz.learn import (
     transition_table,
     walk_string,
 )
+from fsmviz.learn.token_table import token_table
 from fsmviz.learn.toy import ToyView
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -190,6 +191,35 @@ def table_html(pattern: str) -> str:
     )
 
 
+def token_table_html(pattern: str, vocab: Vocabulary | None = None) -> str:
+    """Seed 001's table over the real vocabulary (``fsmviz.learn.token_table``): states ×
+    the token ids that move, each cell the next state."""
+    try:
+        t = token_table(pattern, vocab or Vocabulary.bundled())
+    except (RegexError, ValueError) as error:
+        return error_html(error, pattern)
+    head = "".join(
+        f"<th title='token id {i}'>{i}<br>{code(x)}</th>"
+        for i, x in zip(t.tokens, t.texts, strict=True)
+    )
+    rows = []
+    for state, accepting, cells in zip(t.states, t.accepting, t.cells, strict=True):
+        tds = "".join("<td class='blank'></td>" if c is None else f"<td>{c}</td>" for c in cells)
+        rows.append(f"<tr><td>{state}{'*' if accepting else ''}</td>{tds}</tr>")
+    more = (
+        f" Showing {len(t.tokens)} of the {t.moving:,} tokens that move (the lowest ids)."
+        if t.moving > len(t.tokens)
+        else ""
+    )
+    return (
+        f"<div class='learn-svg'><table class='learn'><tr><th>state \\ token id</th>{head}</tr>"
+        f"{''.join(rows)}</table></div><p class='why'>Seed 001's <code>state_transitions"
+        "[state, token_id]</code>: a row per state of the token index (* accepting), a column "
+        "per token of the real vocabulary that moves from some state, the next state in each "
+        f"cell (blank: the mask forbids it).{more}</p>"
+    )
+
+
 def expectations_html(pattern: str, block: str) -> str:
     dfa, error = _compile(pattern)
     if dfa is None:
@@ -271,7 +301,8 @@ def toy_state(
     logits, problem = parse_logits(logits_text, len(vocab)) if model == "typed" else (None, "")
     if problem:
         return None, problem
-    zip_model = ZipModel(training) if model == "ZipModel" else None
+    prompt = TOY_EXAMPLES[example].prompt if example in TOY_EXAMPLES else ""
+    zip_model = ZipModel(training.lower(), prompt=prompt) if model == "ZipModel" else None
     try:
         return toy_view(pattern, vocab, history, logits=logits, model=zip_model), ""
     except (RegexError, ValueError) as error:
@@ -438,6 +469,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
         history = _toy_section(mirror, pattern0)
         hex_tokens, byte_result = _bytes_section(mirror, pattern0)
         _naive_section(mirror)
+        _token_table_section(mirror)
 
     def on_pattern(pattern, walked, block, hexes):
         return (
@@ -545,7 +577,12 @@ def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
         toy = gr.HTML(toy_html(view0, problem0, pattern0), elem_id="toy")
 
     toy_inputs = [mirror, tokens, example, history, model, logits, training]
-    example.change(_on_toy_example, [example, tokens, mirror], [tokens, mirror, history], **PRIVATE)
+    example.change(
+        _on_toy_example,
+        [example, tokens, mirror],
+        [tokens, mirror, history, model, training],
+        **PRIVATE,
+    )
     toy_next.click(_step_toy, toy_inputs, history, **PRIVATE)
     toy_back.click(_drop_last, history, history, **PRIVATE)
     pick.select(_pick_toy, [*toy_inputs, pick], history, **PRIVATE)  # (a blur fires input)
@@ -573,6 +610,17 @@ def _naive_section(mirror: gr.Textbox) -> None:
             measure = gr.Button("Measure", elem_id="naive-run")
         naive = gr.HTML(elem_id="naive")
     measure.click(naive_html, [mirror, target], naive, **PRIVATE)
+
+
+def _token_table_section(mirror: gr.Textbox) -> None:
+    """9. Seed 001's ``state_transitions[state, token_id]`` over the real vocabulary."""
+    with gr.Accordion(
+        "9. Seed 001's transition table over the real vocabulary: states × token ids",
+        open=False,
+    ):
+        build_table = gr.Button("Build it for the regex above", elem_id="token-table-run")
+        token_transitions = gr.HTML(elem_id="token-transitions")
+    build_table.click(token_table_html, mirror, token_transitions, **PRIVATE)
 
 
 def _show_toy(*args):
@@ -606,9 +654,10 @@ def _pick_toy(*args):
 
 def _on_toy_example(name, current_tokens, pattern):
     if name not in TOY_EXAMPLES:
-        return current_tokens, pattern, []
+        return current_tokens, pattern, [], gr.update(), gr.update()
     e = TOY_EXAMPLES[name]
-    return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, []
+    training_text = e.training or gr.update()  # a ZipModel example brings its book
+    return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, [], e.model, training_text
 
 
 def _same(value: str) -> str:

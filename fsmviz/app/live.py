@@ -452,6 +452,8 @@ def _status(trace: Trace) -> str:
         "max_tokens": "the token budget ran out",
         "prob_limit": "the valid mass fell below the limit",
         "dead_end": "no token could continue",
+        "first_match": "the text was a full match (stop at the first match)",
+        "overshoot": "a token completed the match and its rest was cut (overshoot)",
     }[trace.stop_reason]
     return esc(
         f"Done: {plural(len(trace.steps), 'token')} in {trace.seconds:.1f} s "

@@ -20,6 +20,8 @@ import gradio as gr
 
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
+from fsmviz.app.compare_page import build_compare_tab
+from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.grammar_page import build_grammar_tab
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
@@ -64,6 +66,8 @@ def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Bl
                 build_learn_tab(main.inputs[0])
             with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
                 build_grammar_tab(models)
+            with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
+                build_compare_tab(models, main.inputs[0], main.inputs[1])
         timer = gr.Timer(1.0)
 
         def load(request: gr.Request):  # Gradio finds the request by this annotation
@@ -161,6 +165,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
                     elem_id="prob-limit",
                 )
                 chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
+            decoding = decoding_controls()
             with gr.Row(elem_id="actions"):
                 run = gr.Button("Generate", variant="primary", elem_id="run")
                 stop = gr.Button("Stop", variant="stop", elem_id="stop", visible=False)
@@ -269,7 +274,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     stop_mark = gr.State(h.StopMark())
     run.click(
         h.stoppable(page, partial(h.on_run, page, models)),
-        [*inputs, show_distances, drawing, schema.choice, stop_mark],
+        [*inputs, show_distances, drawing, schema.choice, *decoding.components, stop_mark],
         [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
          findings_state, step, downloads, run, stop, json_view],
         concurrency_limit=runs_at_once,

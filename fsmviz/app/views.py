@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from fsmviz.app.decoding_view import allowed_note, cut_sentence, overshoot_tag
 from fsmviz.app.fixes import fix_json, fix_of
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
@@ -56,8 +57,13 @@ def output_html(
             classes += " selected"
         mass = f' style="--mass:{step.valid_mass:.4f}"' if tint else ""
         title = f"step {step.index} · valid mass {step.valid_mass:.1%}"
+        cut = ""
+        if step.cut:  # drawn by CSS (::after), so the text content stays the output
+            classes += " overshoot"
+            title += f" · {cut_sentence(step)}"
+            cut = f' data-cut="{esc(step.cut)}"'
         spans.append(
-            f'<span class="{classes}" data-step="{step.index}"{mass} title="{title}">'
+            f'<span class="{classes}" data-step="{step.index}"{mass}{cut} title="{esc(title)}">'
             f"{esc(piece)}</span>"
         )
     cursor = "" if final else '<span class="cursor" aria-hidden="true"></span>'
@@ -113,6 +119,7 @@ def steps_html(
             if on
         )
         how = FORCED_TAG if step.forced else DRAFTED_TAG if step.drafted else ""
+        how += overshoot_tag(step)
         before, after = (step.state_before, step.state_after) if moved is None else moved[:2]
         top = " ".join(
             f'<span class="cand {"ok" if c.allowed else "no"}">'
@@ -123,7 +130,8 @@ def steps_html(
             f'<tr data-step="{step.index}" class="{classes}">'
             f"<td>{step.index}</td><td>{before} → {after}</td>"
             f"<td>{token_cell(step, piece)}{how}</td>"
-            f"<td>{step.allowed_count:,}</td><td>{step.valid_mass:.1%}</td><td>{top}</td></tr>"
+            f"<td>{step.allowed_count:,}{allowed_note(step)}</td><td>{step.valid_mass:.1%}</td>"
+            f"<td>{top}</td></tr>"
         )
     head = (
         "<tr><th>step</th><th>state</th><th>token taken</th><th>allowed</th>"
@@ -205,6 +213,8 @@ STOPPED = {
     "max_tokens": "the token budget ran out",
     "prob_limit": "the valid mass fell below the limit",
     "dead_end": "no token could continue",
+    "first_match": "the text was a full match (stop at the first match)",
+    "overshoot": "a token completed the match and its rest was cut (overshoot)",
 }
 """Why a run stopped, in words."""
 

@@ -388,6 +388,8 @@ def _ending(
                 steps=last_step,
             )
         ]
+    if trace.stop_reason in ("overshoot", "first_match"):
+        return [_decoding_stop(case, trace, states)]
     if trace.stop_reason == "dead_end":
         return [
             Finding(
@@ -400,3 +402,31 @@ def _ending(
             )
         ]
     return []
+
+
+def _decoding_stop(case: Case, trace: Trace, states: tuple[int, ...]) -> Finding:
+    """Where a decoding option ended the run: overshoot (seed 002) or the first match."""
+    last = trace.steps[-1]
+    if trace.stop_reason == "overshoot":
+        kept = last.token_bytes.decode("utf-8", errors="replace")
+        return Finding(
+            "overshoot",
+            "info",
+            f"Overshoot fired at step {last.index}: the model took `{show(last.text)}`; "
+            f"`{show(kept)}` completes the match and `{show(last.cut)}` was cut, so the "
+            f"output ends as `{show(trace.text)}`{f' (state {states[0]})' if states else ''}."
+            " The masked run would have forbidden this token and made the model write "
+            "something else.",
+            states=states,
+            steps=(last.index,),
+        )
+    more = bool(states) and len(case.index.row(last.state_after).tokens) > 0
+    longer = " A longer match was still possible; stop='eos' lets the model go on." if more else ""
+    return Finding(
+        "first_match",
+        "info",
+        f"The run stopped after step {last.index} at its first full match, `{show(trace.text)}`,"
+        f" as stop='first' asks (ReLLM's rule).{longer}",
+        states=states,
+        steps=(last.index,),
+    )

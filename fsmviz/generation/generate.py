@@ -26,6 +26,11 @@ Four refinements make it end well and run fast:
   and a draft is kept while the sample equals it (``drafted`` steps), so one pass can
   write several sampled tokens. The rejected rest is forgotten by the next pass.
 
+Beside them, the decoding choices seed 002 contrasts (``GenerationOptions``): ``stop="first"``
+ends at the first full match (ReLLM); ``overshoot`` also allows a token whose beginning
+completes a match, and cuts the output there (``fsmviz.tokens.overshoot``); ``top_k`` and
+``top_p`` narrow the allowed distribution (``fsmviz.generation.samplers``).
+
 So each forward pass is planned as a ``_Pass`` record — what the model has not read yet,
 the forced tokens, the drafts, what to forget first — and ``_Run._loop`` is steps 2–4
 over its rows.
@@ -51,6 +56,7 @@ from fsmviz.errors import FsmvizError
 from fsmviz.generation.batching import Sequence
 from fsmviz.generation.masks import safe_end_tokens, unpack
 from fsmviz.generation.models import Model
+from fsmviz.generation.samplers import narrow
 from fsmviz.generation.trace import (
     MAX_DRAFT_TOKENS,
     MAX_TOKENS_LIMIT,
@@ -63,6 +69,7 @@ from fsmviz.generation.trace import (
 from fsmviz.params import MAX_PROMPT_CHARS as _PROMPT_LIMIT
 from fsmviz.params import text as _checked_text
 from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
+from fsmviz.tokens.overshoot import Overshoot, overshoot
 
 __all__ = [
     "MAX_DRAFT_TOKENS",
@@ -319,6 +326,8 @@ class _Run:
         self.stop_reason: StopReason | None = None
         self.rng = np.random.default_rng(opts.seed)
         self.notes: list[str] = []  # what the trace should say about how the run went
+        self.overshoots: dict[int, Overshoot] = {}  # per state, with ``opts.overshoot``
+        self.overshot = False  # the last step took an overshoot token: the run ends
 
     def give_up_safe_end(self, error: IndexTooLarge) -> None:
         """Go on without a safe end, and say why: the index is too large to know every
@@ -428,19 +437,60 @@ class _Run:
         if limit is not None and self._accepting(state) and valid_mass < limit:
             self.stop_reason = "prob_limit"
             return None
-        token = self._sample(row, self._safe(allowed, state, written), draft)
+        mask = self._safe(allowed, state, written)
+        token = self._sample(row, mask, draft)
         after = self.index.next_state(state, token) if self.index else 0
-        return self._step(
+        kept = None
+        if after is None:  # allowed only as an overshoot token: its end is cut off
+            kept, after = self._overshoot(state).find(token)  # type: ignore[misc]
+        step = self._step(
             written, row, state, token, after, probs, valid_mass, drafted=token == draft
         )
+        return self._decoding_details(step, row, mask, kept)
+
+    def _decoding_details(
+        self, step: Step, row: np.ndarray, mask: np.ndarray, kept: int | None
+    ) -> Step:
+        """The step with what the samplers removed, the overshoot tokens it was offered,
+        and, when it overshot (``kept`` bytes of its token kept), the cut."""
+        changes: dict[str, object] = {}
+        if self.opts.top_k or self.opts.top_p < 1.0:
+            t = self.opts.temperature
+            masked = _softmax(np.where(mask, row / t if t > 0 else row, -np.inf))
+            narrowed = narrow(masked, self.opts.top_k, self.opts.top_p)
+            changes.update(
+                top_k_removed=narrowed.top_k_removed, top_p_removed=narrowed.top_p_removed
+            )
+        if self.opts.overshoot and self.index is not None:
+            changes["overshoot_count"] = len(self._overshoot(step.state_before))
+        if kept is not None:
+            self.overshot = True
+            whole = step.token_bytes
+            changes.update(
+                token_bytes=whole[:kept], cut=whole[kept:].decode("utf-8", errors="replace")
+            )
+        return replace(step, **changes) if changes else step
+
+    def _overshoot(self, state: int) -> Overshoot:
+        """The overshoot tokens of ``state`` (``fsmviz.tokens.overshoot``), once per run."""
+        found = self.overshoots.get(state)
+        if found is None:
+            found = self.overshoots[state] = overshoot(self.index, state)
+        return found
 
     # --- pieces ---------------------------------------------------------------------------
 
     def _stop_after(self, token: int, state: int, done: int) -> StopReason | None:
         """Why the run stops after writing ``token`` (now in ``state``, ``done`` tokens
         written), or None to go on."""
-        if token == self.eos or self._finished(state):
+        if token == self.eos:
             return "accepted"
+        if self.overshot:
+            return "overshoot"
+        if self._finished(state):
+            return "accepted"
+        if self.opts.stop == "first" and self.index is not None and self._accepting(state):
+            return "first_match"
         if done == self.opts.max_tokens:
             return "max_tokens"
         return None
@@ -474,10 +524,12 @@ class _Run:
         if mask is None:
             if self.index is None:
                 mask = np.ones(self.size, dtype=bool)
-            elif self.index.allowed_count(state) == 0:
-                return None
             else:  # the index keeps each state's packed mask; this run its booleans
                 mask = unpack(self.index.bitmask(state), self.size)
+                if self.opts.overshoot:  # seed 002: also tokens that overshoot a match
+                    mask[self._overshoot(state).tokens] = True
+                if not mask.any():
+                    return None
             self.masks[state] = mask
         return mask
 
@@ -495,6 +547,8 @@ class _Run:
             return allowed
         mask = np.zeros(self.size, dtype=bool)
         mask[restricted] = True
+        if self.opts.overshoot:  # an overshoot token ends the run on a match: it fits
+            mask[self._overshoot(state).tokens] = True
         return mask
 
     def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
@@ -619,12 +673,8 @@ def sample(
     if opts.temperature == 0:
         return int(np.argmax(masked))
     probs = _softmax(masked / opts.temperature)
-    if opts.top_p < 1.0:
-        order = np.argsort(-probs, kind="stable")
-        before = np.cumsum(probs[order]) - probs[order]  # mass of the likelier tokens
-        nucleus = np.zeros_like(probs)
-        nucleus[order[before < opts.top_p]] = 1.0
-        probs = probs * nucleus
+    if opts.top_k or opts.top_p < 1.0:  # on the allowed distribution, after the mask
+        probs = narrow(probs, opts.top_k, opts.top_p).probs
     if draft is not None:
         probs = probs / probs.sum(dtype=np.float64)
         if rng.random() < probs[draft]:

@@ -33,9 +33,12 @@ __all__ = [
 MAX_DRAFT_TOKENS = 16
 
 CSV_COLUMNS = ("step", "token_id", "text", "state_before", "state_after", "allowed_count",
-               "valid_mass", "prob", "forced", "drafted", "top")  # fmt: skip
+               "valid_mass", "prob", "forced", "drafted", "top", "cut", "top_k_removed",
+               "top_p_removed")  # fmt: skip
 
-StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end"]
+StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end", "first_match", "overshoot"]
+StopRule = Literal["eos", "first"]
+STOP_RULES: tuple[StopRule, ...] = ("eos", "first")
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,18 @@ class GenerationOptions:
     """Speculative drafts: up to this many tokens guessed by prompt lookup (what followed
     the same words earlier in the prompt or output) fed in the same pass, and kept while
     sampling agrees (same output distribution; greedy output unchanged). 0: off."""
+    top_k: int = 0
+    """Sample only among the ``top_k`` likeliest *allowed* tokens (0: off); with
+    ``top_p``, after the mask (``fsmviz.generation.samplers``)."""
+    stop: StopRule = "eos"
+    """``"eos"``: the model ends with EOS where the pattern accepts, or the run ends where
+    nothing may follow; ``"first"``: stop at the first full match, as ReLLM does (``[0-9]+``
+    returns after one digit). Stop reason ``first_match``."""
+    overshoot: bool = False
+    """Seed 002's smarter token selection: a token whose beginning completes a match may be
+    taken even though its rest leaves the pattern (``0,`` after ``27.0``); the run then
+    ends with the output cut at the longest match (stop reason ``overshoot``,
+    ``Step.cut``). With ``stop="eos"`` this is seed 002's "longest match"."""
 
     def __post_init__(self) -> None:
         for f in fields(self):  # type and range, as the page, API and CLI check them
@@ -70,6 +85,10 @@ class GenerationOptions:
                 object.__setattr__(self, f.name, GENERATION[f.name].check(getattr(self, f.name)))
         if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
             raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
+            raise ValueError("top_k must be a whole number >= 0 (0: off)")
+        if self.stop not in STOP_RULES:
+            raise ValueError(f"stop must be one of {', '.join(map(repr, STOP_RULES))}")
 
     def __getitem__(self, name: str) -> object:
         """An option by name, as when ``Trace.options`` was a dict (``options["seed"]``)."""
@@ -115,6 +134,16 @@ class Step:
     drafted: bool = False
     """Proposed by prompt lookup and kept because sampling agreed (``draft_tokens``): its
     logits came from the same forward pass as the tokens before it."""
+    cut: str = ""
+    """Overshoot (``GenerationOptions.overshoot``): the end of the token that was cut off
+    because it left the pattern (``","`` of ``0,``); ``token_bytes`` then holds only the
+    part kept, ``text`` the whole token. Empty for every other step."""
+    top_k_removed: int = 0
+    """Allowed tokens the top-k sampler removed at this step."""
+    top_p_removed: int = 0
+    """Allowed tokens the top-p (nucleus) sampler removed at this step."""
+    overshoot_count: int = 0
+    """Tokens allowed at this step only as overshoot tokens (counted in ``allowed_count``)."""
 
 
 def pieces(steps: Iterable[Step]) -> list[str]:
@@ -219,6 +248,7 @@ class Trace:
             )
             writer.writerow(
                 [s.index, s.token_id, s.text, s.state_before, s.state_after, s.allowed_count,
-                 f"{s.valid_mass:.6f}", f"{s.prob:.6f}", s.forced, s.drafted, top]
+                 f"{s.valid_mass:.6f}", f"{s.prob:.6f}", s.forced, s.drafted, top, s.cut,
+                 s.top_k_removed, s.top_p_removed]
             )  # fmt: skip
         return out.getvalue()

@@ -22,6 +22,7 @@ import random
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from fsmviz.errors import InputError
 from fsmviz.tokens.index import TokenIndex, build_index
@@ -39,9 +40,24 @@ class ToyExample:
     eos: str
     pattern: str
     source: str
+    model: str = "uniform"
+    """The logits the example runs with: ``"uniform"`` or ``"ZipModel"``."""
+    training: str = ""
+    """The ZipModel's training text (lowercased, as the seed reads its book)."""
+    prompt: str = ""
+    """What the ZipModel reads before the generated text (lowercased, as the seed's
+    tokenizer does)."""
 
     def vocabulary(self) -> Vocabulary:
         return Vocabulary.from_strings(self.tokens, self.eos)
+
+
+ZIP_VOCABULARY = "qwertyuiopasdfghjklzxcvbnm,.;:1234567890@_\\/ "
+"""Seed 000's ``ziplm`` vocabulary, 45 characters as its Python string spells them
+(``\\/`` is a backslash and a slash); the end token ``<|endoftext|>`` is id 45."""
+MOBY_DICK = (Path(__file__).with_name("mobydick.txt")).read_text(encoding="utf-8").lower()
+"""A public-domain passage of Moby-Dick (Melville, 1851): the opening of chapter 1 and lines
+of chapter 36, the ZipModel's training text (the seed trained on the whole book)."""
 
 
 TOY_EXAMPLES: dict[str, ToyExample] = {
@@ -60,6 +76,16 @@ TOY_EXAMPLES: dict[str, ToyExample] = {
             "<eos>",
             r"([0-9]*)?\.?[0-9]*",
             "seed 004: guided generation with Outlines",
+        ),
+        ToyExample(
+            "seed 000: Moby Dick on the ZipModel",
+            tuple(ZIP_VOCABULARY),
+            "<|endoftext|>",
+            "(ishmael|moby dick)",
+            "seed 000: a gzip model asked about Moby Dick",
+            model="ZipModel",
+            training=MOBY_DICK,
+            prompt="ahab is seeking vengeance against",
         ),
         ToyExample(
             "seed 003: hot / cold / hotel",
@@ -85,10 +111,13 @@ class ZipModel:
 
     training: str
     conversion: float = math.log(256)
+    prompt: str = ""
+    """Read before the context, as the seed's model reads the prompt's tokens."""
 
     def logits(self, context: str, tokens: Sequence[str]) -> list[float]:
+        inputs = self.prompt + context
         return [
-            -len(gzip.compress(" ".join([self.training, context, t]).encode(), mtime=0))
+            -len(gzip.compress(" ".join([self.training, inputs, t]).encode(), mtime=0))
             * self.conversion
             for t in tokens
         ]

@@ -1,0 +1,230 @@
+"""The Compare view (page id ``compare``): one prompt and seed under every way of decoding
+(``fsmviz.generation.compare``), as a table of outputs and one chart of valid-mass curves.
+
+Layout and wiring here; the runs are the engine's. The table (``#compare``) fills row by
+row as each way finishes; the chart follows once the masked runs are in.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator, Sequence
+from functools import partial
+from typing import Any
+
+import gradio as gr
+import plotly.graph_objects as go
+
+from fsmviz.app.charts import MASS_LINEAR
+from fsmviz.app.views import error_html, shown
+from fsmviz.app.zerogpu import gpu_seconds, on_gpu
+from fsmviz.errors import FsmvizError
+from fsmviz.generation.compare import WAYS, Decoding, compare
+from fsmviz.generation.models import BackgroundModel, ModelLoadError
+from fsmviz.generation.trace import GenerationOptions
+
+__all__ = ["PRESETS", "build_compare_tab", "compare_figure", "compare_html", "on_compare"]
+
+PRICE = r"[0-9]+\.[0-9]+"
+EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
+PRESETS: dict[str, tuple[str, str, bool]] = {
+    "a price, [0-9]+\\.[0-9]+": (
+        PRICE,
+        "How much does a cup of coffee cost in Paris, in euros?",
+        True,
+    ),
+    "seed 002: Jerome's e-mail address (completion)": (
+        EMAIL,
+        "My name is Jerome Swannack, I work at coolcompany.com and my email address is",
+        False,
+    ),
+    "seed 004: protein in a product, \\d+\\.\\d+g": (
+        r"\d+\.\d+g",
+        "Context:\nChocolate flavour nutritionally complete drink with sweetener \n Features "
+        "include: \n 20g protein \n 26 vitamins & minerals \n Plant-based \n Low sugar\n\n"
+        "How much protein is in the given product description?\n\nOutput:",
+        True,
+    ),
+    "seed 002: an integer, [0-9]+": (r"[0-9]+", "How many moons does Mars have?", True),
+}
+COLORS = {"constrained": "#2b6cd4", "overshoot": "#c0392b", "first": "#27ae60"}
+
+
+def compare_html(rows: Sequence[Decoding], pending: Sequence[str] = ()) -> str:
+    """The table of decodings side by side (``pending``: labels of ways still running).
+
+    >>> compare_html([])
+    '<p class="empty">Press Compare: each way of decoding runs on the same prompt and seed.</p>'
+    """
+    if not rows and not pending:
+        return (
+            '<p class="empty">Press Compare: each way of decoding runs on the same prompt '
+            "and seed.</p>"
+        )
+    body = []
+    for row in rows:
+        ok = "✓ yes" if row.matched else "✗ no"
+        raw = (
+            f'<br><small title="what the model wrote">wrote: '
+            f"<code>{html.escape(shown(row.raw[:200]))}</code></small>"
+            if row.raw != row.output
+            else ""
+        )
+        body.append(
+            f'<tr data-way="{row.way.name}" class="{"ok" if row.matched else "no"}">'
+            f"<td>{html.escape(row.way.label)}</td>"
+            f"<td><code>{html.escape(shown(row.output))}</code>{raw}</td>"
+            f"<td>{ok}</td><td>{row.tokens}</td><td>{row.seconds:.2f} s</td>"
+            f"<td>{html.escape(row.stop_reason)}"
+            f"{' · ' + html.escape(row.note) if row.note else ''}</td></tr>"
+        )
+    for label in pending:
+        body.append(f'<tr class="pending"><td>{html.escape(label)}</td><td colspan="5">…</td></tr>')
+    head = (
+        "<tr><th>decoding</th><th>output</th><th>matches?</th><th>tokens</th><th>time</th>"
+        "<th>stopped</th></tr>"
+    )
+    rows_html = "".join(body)
+    return f'<table class="compare steps"><thead>{head}</thead><tbody>{rows_html}</tbody></table>'
+
+
+def compare_figure(rows: Sequence[Decoding]) -> go.Figure:
+    """The masked runs' valid mass per step, one curve each (the free runs have none: the
+    pattern did not guide them)."""
+    figure = go.Figure()
+    for row in rows:
+        if not row.steps:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[s.index for s in row.steps],
+                y=[s.valid_mass for s in row.steps],
+                mode="lines+markers",
+                name=row.way.label,
+                line={"color": COLORS.get(row.way.name, "#888")},
+                hovertext=[f"{row.way.name} step {s.index}: {s.text!r}" for s in row.steps],
+                hoverinfo="text+y",
+            )
+        )
+    figure.update_layout(
+        height=280,
+        margin={"l": 60, "r": 20, "t": 30, "b": 40},
+        xaxis={"title": "step", "rangemode": "tozero", "tickformat": "d"},
+        yaxis=MASS_LINEAR,
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return figure
+
+
+def compare_seconds(model, pattern, prompt, opts, ways, retries) -> int:
+    """ZeroGPU ``duration``: a run per way, and every retry."""
+    return gpu_seconds(opts.max_tokens, runs=len(ways) + int(retries))
+
+
+def compare_rows(model, pattern, prompt, opts, ways, retries) -> Iterator[Decoding]:
+    """The engine's rows (plain records: they pickle back from a ZeroGPU worker)."""
+    yield from compare(model, pattern, prompt, opts, ways=ways, retries=retries)
+
+
+compare_rows_on_gpu = on_gpu(compare_rows, compare_seconds)
+
+
+def on_compare(
+    models: BackgroundModel,
+    pattern: str,
+    prompt: str,
+    max_tokens,
+    temperature,
+    seed,
+    chat,
+    retries,
+    ways: list[str],
+    prob_limit=0.0,
+) -> Iterator[tuple[str, Any]]:
+    """Run the chosen ways one after another, the table growing as each finishes
+    (``prob_limit``: seed 002's stop for the masked ways, 0 = off)."""
+    chosen = [way for way in WAYS if way.name in (ways or [])]
+    if not chosen:
+        yield error_html(ValueError("choose at least one way of decoding")), None
+        return
+    try:
+        opts = GenerationOptions(
+            max_tokens=int(max_tokens),
+            temperature=float(temperature),
+            seed=int(seed or 0),
+            chat=bool(chat),
+            prob_limit=float(prob_limit) if prob_limit else None,
+        )
+        model = models.get(timeout=600)
+        rows: list[Decoding] = []
+        yield compare_html(rows, [w.label for w in chosen]), None
+        runs = compare_rows_on_gpu(
+            model, pattern, prompt, opts, [w.name for w in chosen], int(retries)
+        )
+        for row in runs:
+            rows.append(row)
+            yield compare_html(rows, [w.label for w in chosen[len(rows) :]]), None
+    except (FsmvizError, ValueError, ModelLoadError) as error:
+        yield error_html(error, pattern), None
+        return
+    yield compare_html(rows), compare_figure(rows)
+
+
+def on_preset(name: str | None):
+    """A preset's regex, prompt and chat setting (nothing changes for no choice)."""
+    if name not in PRESETS:
+        return gr.update(), gr.update(), gr.update()
+    return PRESETS[name]
+
+
+def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) -> None:
+    """The Compare view's components, created inside the caller's ``gr.Tab``;
+    ``regex_box`` and ``prompt_box`` are the Generate tab's (copied on request)."""
+    first = next(iter(PRESETS.values()))
+    with gr.Column(elem_id="compare-view"):
+        gr.HTML(
+            "<p>The same prompt and seed under each way of decoding the seeds describe: "
+            "masking (today's), overshoot-and-cut (seed 002), ReLLM's first match, and the "
+            "alternatives the seeds argue against: write freely and extract with "
+            "<code>re.search</code>, or write freely and ask again until it matches.</p>"
+        )
+        with gr.Row():
+            preset = gr.Dropdown(
+                list(PRESETS), value=None, label="Presets", elem_id="compare-preset"
+            )
+            take = gr.Button("Use the Generate tab's regex and prompt", size="sm")
+        regex = gr.Textbox(first[0], label="Regex", elem_id="compare-regex", lines=1)
+        prompt = gr.Textbox(first[1], label="Prompt", elem_id="compare-prompt", lines=3)
+        with gr.Row():
+            max_tokens = gr.Slider(
+                1, 256, value=48, step=1, label="Max tokens", elem_id="compare-max-tokens"
+            )
+            temperature = gr.Slider(0.0, 2.0, value=0.0, step=0.05, label="Temperature")
+            seed = gr.Number(0, label="Seed", precision=0, minimum=0)
+            chat = gr.Checkbox(first[2], label="Chat template", elem_id="compare-chat")
+            retries = gr.Slider(
+                0, 8, value=3, step=1, label="Retries (ask again)", elem_id="compare-retries"
+            )
+        prob_limit = gr.Number(
+            0.0, label="Prob limit (0 = off)", minimum=0, maximum=1, step=0.01,
+            elem_id="compare-prob-limit",
+        )  # fmt: skip
+        ways = gr.CheckboxGroup(
+            [(w.label, w.name) for w in WAYS],
+            value=[w.name for w in WAYS],
+            label="Ways of decoding",
+            elem_id="compare-ways",
+        )
+        run = gr.Button("Compare", variant="primary", elem_id="compare-run")
+        table = gr.HTML(compare_html([]), elem_id="compare")
+        chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="compare-chart")
+    private = {"api_visibility": "private"}
+    preset.change(on_preset, preset, [regex, prompt, chat], **private)
+    take.click(lambda r, p: (r, p), [regex_box, prompt_box], [regex, prompt], **private)
+    run.click(
+        partial(on_compare, models),
+        [regex, prompt, max_tokens, temperature, seed, chat, retries, ways, prob_limit],
+        [table, chart],
+        concurrency_id="generate",
+        **private,
+    )
