@@ -426,11 +426,12 @@ def on_load(models: BackgroundModel, request: gr.Request):
     fire its change event for seconds, each value in turn.)"""
     q = dict(request.query_params) if request else {}
 
-    def given(key, cast, lo, hi):
+    def given(key, cast, lo, hi):  # out of range: clamped; not a number (NaN too): skipped
         try:
-            return min(max(cast(q[key]), lo), hi)
-        except (KeyError, ValueError):
+            value = cast(q[key])
+        except (KeyError, ValueError, OverflowError):
             return gr.skip()
+        return min(max(value, lo), hi) if value == value else gr.skip()
 
     pattern = q["regex"][:MAX_PATTERN_LENGTH] if "regex" in q else None
     max_tokens = given("max_tokens", int, 1, MAX_TOKENS_LIMIT)
