@@ -97,9 +97,8 @@ def dfa_call(client: httpx.Client, url: str, k: int) -> str | None:
 
 def trace_call(client: httpx.Client, url: str, k: int) -> str | None:
     """One short ``/trace`` call (a fresh pattern, ``RUN_TOKENS`` tokens)."""
-    return rest_call(
-        client, url, "trace", [f"[0-9]{{{k % 5 + 2}}}", f"A number? ({k})", RUN_TOKENS]
-    )
+    data = [f"[0-9]{{{k % 5 + 2}}}", f"A number? ({k})", RUN_TOKENS, 0.0, k, True]
+    return rest_call(client, url, "trace", data)  # REST takes every argument, defaults too
 
 
 def rest_call(client: httpx.Client, url: str, endpoint: str, data: list) -> str | None:
