@@ -86,7 +86,7 @@ def disk(tmp: Path) -> tuple[float, int, int]:
                 files += 1
             except OSError:
                 pass
-    runs = sum(1 for p in tmp.glob("fsmviz-*") if p.is_dir())
+    runs = sum(1 for p in [*tmp.glob("fsmviz-*"), *tmp.glob("gradio/fsmviz-*")] if p.is_dir())
     return size / 2**20, files, runs
 
 
