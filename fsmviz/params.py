@@ -36,7 +36,7 @@ import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from fsmviz.errors import FsmvizError
+from fsmviz.errors import InputError
 
 __all__ = [
     "GENERATION",
@@ -72,9 +72,10 @@ SHOWN = 40
 """Characters of a refused value a message shows."""
 
 
-class ParameterError(FsmvizError, ValueError):
-    """A parameter with the wrong type or out of range: ``.name``, ``.value`` (the value as
-    given) and ``.allowed`` (what may be written instead, in words)."""
+class ParameterError(InputError):
+    """A parameter with the wrong type or out of range (an ``InputError``: an ``FsmvizError``
+    and a ``ValueError``): ``.name``, ``.value`` (as given) and ``.allowed`` (what may be
+    written instead, in words)."""
 
     def __init__(self, name: str, value: object, allowed: str):
         self.name = name
