@@ -257,10 +257,13 @@ def use_schema(
         )
     except SchemaError as error:
         return SchemaUse(None, (), "", error_html(error))
+    except RecursionError:  # JSON nested thousands deep: Python's reader gives up
+        return SchemaUse(None, (), "", error_html(SchemaError(NESTED_SCHEMA)))
     choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
     return SchemaUse(choice, tuple(found), findings_html(found), "")
 
 
+NESTED_SCHEMA = "the schema is nested too deeply to read: write fewer levels of nesting"
 MAX_LINKED_SCHEMA = 20_000
 """Characters of a schema a link may carry (a 22-field schema is ~3,000)."""
 
