@@ -480,7 +480,8 @@ def on_use(models: Any, schema: str, whitespace: str, max_tokens):
     """Use this schema: its regex in the Regex box, its findings; or why it cannot be."""
     import gradio as gr
 
-    used = use_schema(schema, whitespace, models.vocabulary(), int(max_tokens))
+    budget = check_generation(max_tokens=max_tokens)["max_tokens"]  # a message naming it
+    used = use_schema(schema, whitespace, models.vocabulary(), budget)
     if used.choice is None:  # a bad schema: the Regex box and the choice stay
         return gr.skip(), gr.skip(), (), "", used.error, gr.skip()
     regex = used.choice.regex
