@@ -56,6 +56,10 @@ class Tally:
     worst: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def done(self) -> int:
+        return self.ok + len(self.errors)
+
     def add(self, seconds: float, error: str | None) -> None:
         with self.lock:
             self.worst = max(self.worst, seconds)
@@ -194,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__.split("\n")[0])
     p.add_argument("--calls", type=int, default=1000, help="cheap /dfa calls (default 1000)")
     p.add_argument("--runs", type=int, default=10, help="page runs (default 10)")
-    p.add_argument("--traces", type=int, default=50, help="short /trace calls (default 50)")
+    p.add_argument("--traces", type=int, default=20, help="short /trace calls (default 20)")
     p.add_argument("--clients", type=int, default=4, help="concurrent local clients")
     p.add_argument("--minutes", type=float, default=15, help="the whole soak's time limit")
     args = p.parse_args(argv)
@@ -222,16 +226,19 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(FILE_TTL + FILE_TTL // 6 + 2)
         rows.append(before := point("before (warm)"))
         tallies = []
-        step = max(args.calls // 4, 1)
+        step, calls = max(args.calls // 4, 1), 0
         for done in range(0, args.calls, step):
             count = min(step, args.calls - done)
             tallies.append(soak(url, count, args.clients, deadline, dfa_call, "/dfa")[0])
-            rows.append(point(f"after {done + count} /dfa calls"))
+            calls += tallies[-1].done
+            rows.append(point(f"after {calls} /dfa calls"))
         tallies.append(soak(url, args.traces, args.clients, deadline, trace_call, "/trace")[0])
-        rows.append(point(f"after {args.traces} /trace calls"))
+        rows.append(point(f"after {tallies[-1].done} /trace calls"))
         run = lambda c, u, k: page_run(c, u, event, k)  # noqa: E731
         tallies.append(soak(url, args.runs, args.clients, deadline, run, "page runs")[0])
-        rows.append(point(f"after {args.runs} page runs"))
+        rows.append(point(f"after {tallies[-1].done} page runs"))
+        if time.monotonic() > deadline:
+            print(f"  (stopped at the {args.minutes:g}-minute limit: fewer calls than asked)")
         time.sleep(FILE_TTL + FILE_TTL // 6 + 2)  # Gradio's sweep, then ours
         rows.append(after := point("after the file sweep"))
     print_table(
