@@ -64,7 +64,8 @@ bench: $(VENV)/.dev system
 
 # Memory and disk under anonymous traffic: the app on 127.0.0.1, cheap /dfa calls and short
 # page runs from a few local clients; prints RSS and temp disk before and after (bench/soak.py).
-# SOAK_ARGS="--calls 10000 --runs 200" for the issue's full count (~40 min on this CPU).
+# SOAK_ARGS="--calls 10000 --traces 200 --runs 200 --minutes 120" for the issue's full count
+# (about an hour on a shared 2-core CPU).
 SOAK_ARGS ?=
 soak: $(VENV)/.dev system
 	mkdir -p .tmp/gradio
