@@ -1,6 +1,7 @@
 # fsmviz — two commands on a fresh machine:
 #   make run    set up, then start the app on http://127.0.0.1:7860 with the bundled model
 #   make test   set up, then run every test (browser tests included)
+# `make soak` for memory and disk under anonymous traffic,
 # and `make bench` for the speed targets, `make lint` for ruff and hadolint, `make
 # space-check` for what a Hugging Face Space does with this repository (~12 min, mostly pip).
 
@@ -22,7 +23,7 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench lint space-check gpu-check system clean
+.PHONY: run test bench soak lint space-check gpu-check system clean
 
 $(VENV)/.runtime: requirements.txt
 	mkdir -p .tmp
@@ -60,6 +61,15 @@ test: $(VENV)/.dev system
 
 bench: $(VENV)/.dev system
 	$(TEST_ENV) $(PY) -m bench
+
+# Memory and disk under anonymous traffic: the app on 127.0.0.1, cheap /dfa calls and short
+# page runs from a few local clients; prints RSS and temp disk before and after (bench/soak.py).
+# SOAK_ARGS="--calls 10000 --traces 200 --runs 200 --minutes 120" for the issue's full count
+# (about an hour on a shared 2-core CPU).
+SOAK_ARGS ?=
+soak: $(VENV)/.dev system
+	mkdir -p .tmp/gradio
+	$(TEST_ENV) $(PY) -m bench.soak $(SOAK_ARGS)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

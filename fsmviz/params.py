@@ -73,8 +73,9 @@ SHOWN = 40
 
 
 class ParameterError(InputError):
-    """A parameter with the wrong type or out of range: ``.name``, ``.value`` (the value as
-    given) and ``.allowed`` (what may be written instead, in words)."""
+    """A parameter with the wrong type or out of range (an ``InputError``: an ``FsmvizError``
+    and a ``ValueError``): ``.name``, ``.value`` (as given) and ``.allowed`` (what may be
+    written instead, in words)."""
 
     def __init__(self, name: str, value: object, allowed: str, problem: str | None = None):
         self.name = name

@@ -108,3 +108,35 @@ def test_the_wrapper_keeps_what_gradio_and_mcp_read(api):
     raw = tools(NoModelWanted())["trace"]
     assert inspect.signature(api["trace"]) == inspect.signature(raw)
     assert api["trace"].__doc__ == raw.__doc__ and api["trace"].__name__ == "trace"
+
+
+class Link:
+    """A share link's query, as ``gr.Request`` gives it to ``on_load``."""
+
+    def __init__(self, **query: str):
+        self.query_params = query
+
+
+class Loading(NoModelWanted):
+    status = "Loading…"
+    ready = False
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e309", "abc", "[]", ""])
+def test_a_share_link_s_hostile_numbers_are_skipped_or_clamped(value):
+    from fsmviz.app.handlers import on_load
+
+    values = on_load(Loading(), Link(max_tokens=value, temperature=value, seed=value))
+    max_tokens, temperature, seed = values[2], values[3], values[4]
+    for got, lo, hi in ((max_tokens, 1, 1024), (temperature, 0.0, 2.0), (seed, 0, 2**31 - 1)):
+        assert not isinstance(got, int | float) or lo <= got <= hi, (value, got)
+
+
+@pytest.mark.parametrize(
+    "schema", [deep_list(100_000), '{"a":' * 5000 + "1" + "}" * 5000], ids=["array", "object"]
+)
+def test_the_page_s_schema_box_says_a_deep_schema_is_too_deep(schema):
+    from fsmviz.app.schema_page import use_schema
+
+    used = use_schema(schema, "none", None)
+    assert used.choice is None and "nested too deeply" in used.error

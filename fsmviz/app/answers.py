@@ -1,11 +1,12 @@
 """Every failure of an API call is a message: no endpoint answers ``{"error": null}``.
 
-Gradio shows a ``gr.Error``'s text to the caller; any other exception it hides (the app
-runs with ``show_error=False``, so no traceback reaches a visitor) and the caller gets
-``null``. ``answered`` wraps each API function (and so each MCP tool) so that whatever it
-raises leaves as a ``gr.Error`` saying what went wrong: the refusal itself for bad input
-(``FsmvizError``, ``ValueError``), and plain words for what Python raises on hostile shapes
-(a structure nested thousands deep, a value too large for memory).
+Gradio shows a ``gr.Error``'s text to the caller, with its title and duration; any other
+exception's text only when the app runs with ``show_error=True`` (it does, for Gradio's own
+refusals), and then as whatever Python said. ``answered`` wraps each API function (and so
+each MCP tool) so that whatever it raises leaves as a ``gr.Error`` saying what went wrong:
+the refusal itself for bad input (``FsmvizError``, ``ValueError``), and plain words for what
+Python raises on hostile shapes (a structure nested thousands deep, a value too large for
+memory) or for a failure of the server's own. No traceback is ever sent.
 """
 
 from __future__ import annotations

@@ -13,10 +13,8 @@ updates here, outside the generation.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -33,6 +31,7 @@ from fsmviz.app.schema_page import (
     mode_html,
     use_linked_schema,
 )
+from fsmviz.app.scratch import run_folder
 from fsmviz.app.views import (
     allowed_html,
     comparison_html,
@@ -443,11 +442,12 @@ def on_load(models: BackgroundModel, request: gr.Request):
     fire its change event for seconds, each value in turn.)"""
     q = dict(request.query_params) if request else {}
 
-    def given(key, cast, lo, hi):
+    def given(key, cast, lo, hi):  # out of range: clamped; not a number (NaN too): skipped
         try:
-            return min(max(cast(q[key]), lo), hi)
-        except (KeyError, ValueError):
+            value = cast(q[key])
+        except (KeyError, ValueError, OverflowError):
             return gr.skip()
+        return min(max(value, lo), hi) if value == value else gr.skip()
 
     pattern = q["regex"][:MAX_PATTERN_LENGTH] if "regex" in q else None
     max_tokens = given("max_tokens", int, 1, MAX_TOKENS_LIMIT)
@@ -494,8 +494,10 @@ def _drawn(view, trace: Trace):
 
 
 def downloads(trace: Trace) -> list[str]:
-    """The DFA as DOT and SVG, the trace as JSON and CSV, written to a fresh folder."""
-    folder = Path(tempfile.mkdtemp(prefix="fsmviz-"))
+    """The DFA as DOT and SVG, the trace as JSON and CSV, written to a fresh folder
+    in Gradio's cache folder, served from there until the server's ``--file-ttl`` has
+    passed (``scratch``)."""
+    folder = run_folder()
     files = {"trace.json": trace.to_json(indent=1), "trace.csv": trace.to_csv()}
     if trace.pattern:
         try:  # the DOT always; the SVG only for what the page would draw

@@ -257,10 +257,13 @@ def use_schema(
         )
     except SchemaError as error:
         return SchemaUse(None, (), "", error_html(error))
+    except RecursionError:  # JSON nested thousands deep: Python's reader gives up
+        return SchemaUse(None, (), "", error_html(SchemaError(NESTED_SCHEMA)))
     choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
     return SchemaUse(choice, tuple(found), findings_html(found), "")
 
 
+NESTED_SCHEMA = "the schema is nested too deeply to read: write fewer levels of nesting"
 MAX_LINKED_SCHEMA = 20_000
 """Characters of a schema a link may carry (a 22-field schema is ~3,000)."""
 
@@ -477,7 +480,8 @@ def on_use(models: Any, schema: str, whitespace: str, max_tokens):
     """Use this schema: its regex in the Regex box, its findings; or why it cannot be."""
     import gradio as gr
 
-    used = use_schema(schema, whitespace, models.vocabulary(), int(max_tokens))
+    budget = check_generation(max_tokens=max_tokens)["max_tokens"]  # a message naming it
+    used = use_schema(schema, whitespace, models.vocabulary(), budget)
     if used.choice is None:  # a bad schema: the Regex box and the choice stay
         return gr.skip(), gr.skip(), (), "", used.error, gr.skip()
     regex = used.choice.regex

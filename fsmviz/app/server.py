@@ -22,6 +22,14 @@ from collections.abc import Sequence
 __all__ = ["main", "parser"]
 
 RUNS_AT_ONCE = 16  # as fsmviz.app.ui.RUNS_AT_ONCE, which cannot be imported this early
+FILE_TTL = 1800  # as fsmviz.app.ui.FILE_TTL
+SESSIONS = 500
+"""Visitors whose page state (Gradio's per-session copy of the page, ~0.2 MB, and their
+last trace) is kept; the least recently active goes first. Every REST call is a session
+of its own, so without this bound anonymous API traffic grows the memory until 10,000."""
+MAX_UPLOAD = "1kb"
+"""Nothing on the page uploads a file; Gradio's upload route still exists, so it takes
+next to nothing (and what it takes is swept with the cache, ``--file-ttl``)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,6 +70,13 @@ def parser() -> argparse.ArgumentParser:
         help="generations served at once, more wait in the queue (default: %(default)s)",
     )
     p.add_argument(
+        "--file-ttl",
+        type=int,
+        default=FILE_TTL,
+        metavar="SECONDS",
+        help="how long a run's downloads are served before they are deleted (default: %(default)s)",
+    )
+    p.add_argument(
         "--mcp",
         action="store_true",
         default=os.environ.get("GRADIO_MCP_SERVER", "").lower() == "true",
@@ -98,18 +113,36 @@ def main(argv: Sequence[str] | None = None) -> None:
     serve(models, args)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - BackgroundModel
     """Build the page around ``models`` and serve it until interrupted."""
+    import atexit
+    import signal
+
+    from fsmviz.app.scratch import Sweeper
     from fsmviz.app.ui import STATIC, build_ui
     from fsmviz.drawing.render import CSS as DFA_CSS
 
-    demo = build_ui(models, args.runs_at_once)
+    demo = build_ui(models, args.runs_at_once, file_ttl=max(args.file_ttl, 1))
     demo.queue(default_concurrency_limit=4, max_size=64)
+    sweeper = Sweeper(age=max(args.file_ttl, 1))  # each run's downloads (fsmviz.app.scratch)
+    atexit.register(sweeper.stop)
+    # SIGTERM (a container's stop) ends the server as Ctrl-C does: Gradio closes, and the
+    # run folders and Gradio's cache are removed on the way out.
+    signal.signal(signal.SIGTERM, _interrupt)
     demo.launch(
+        max_file_size=MAX_UPLOAD,
+        state_session_capacity=SESSIONS,
         server_name=args.host,
         server_port=args.port,
         css=DFA_CSS + (STATIC / "app.css").read_text(),
         js=(STATIC / "app.js").read_text(),
-        show_error=False,
+        # Every error fsmviz raises reaches the caller as a message (fsmviz.app.answers);
+        # so do Gradio's own refusals ("needed: 6, got: 5" for a REST call short of
+        # arguments), rather than {"error": null}. A message only, never a traceback.
+        show_error=True,
         mcp_server=args.mcp,
     )

@@ -47,10 +47,25 @@ STEPPER = (
 )
 
 
-def build_ui(models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE) -> gr.Blocks:
+FILE_TTL = 1800
+"""Seconds a run's downloads are served (``scratch.Sweeper``, started by the server) and
+Gradio keeps what else it cached (an upload) before its cache is swept (``delete_cache``,
+every ``FILE_TTL // 6`` seconds)."""
+STATE_TTL = 3600
+"""Seconds a visitor's last trace and findings (``gr.State``) are kept after they were set:
+an hour to step through a run; then the memory is freed even if the tab stays open."""
+
+
+def build_ui(
+    models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE, file_ttl: int = FILE_TTL
+) -> gr.Blocks:
     """The whole page, wired to ``models`` (which may still be loading); at most
-    ``runs_at_once`` generations run at a time."""
-    with gr.Blocks(title="fsmviz — see regex-guided generation") as demo:
+    ``runs_at_once`` generations run at a time; files served are removed after
+    ``file_ttl`` seconds."""
+    with gr.Blocks(
+        title="fsmviz — see regex-guided generation",
+        delete_cache=(max(file_ttl // 6, 1), file_ttl),
+    ) as demo:
         gr.HTML(
             "<h1>fsmviz</h1><p class='lead'>Type a regex and a prompt: watch a real language "
             "model generate under the regex's automaton, token by token — which tokens the "
@@ -244,8 +259,8 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
             )
     with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
         downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
-    trace_state = gr.State(None)
-    findings_state = gr.State(())
+    trace_state = gr.State(None, time_to_live=STATE_TTL)
+    findings_state = gr.State((), time_to_live=STATE_TTL)
 
     page = h.Page(
         dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
