@@ -339,16 +339,28 @@ def schema_command(
         check_json,
         compile_schema,
     )
+    from fsmviz.schema.limits import MAX_SCHEMA_BYTES
 
     try:
-        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
+        stream = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
+        with stream:
+            text = stream.read(MAX_SCHEMA_BYTES + 1)  # a size cap: never /dev/zero whole
         compiled = compile_schema(text, whitespace)
     except OSError as error:
         print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
         return 2
-    except SchemaError as error:
+    except (SchemaError, UnicodeDecodeError) as error:
         print(f"fsmviz schema: {file}: {error}", file=err)
         return 2
+    for where, keyword in compiled.unenforced:
+        print(f"fsmviz schema: not enforced: {keyword} at {where or '/'}", file=err)
+    if compiled.path == "grammar":
+        print(f"fsmviz schema: the grammar path (llguidance): {compiled.reason}", file=err)
+        if prompt is not None:
+            print("fsmviz schema: generating on the grammar path needs grammar mode", file=err)
+            return 2
+        print(compiled.grammar, file=out)
+        return 0
     if prompt is None:
         print(compiled.regex, file=out)
         return 0

@@ -252,12 +252,24 @@ def use_schema(
     try:
         compiled = compile_schema(schema, whitespace or None)
         found = diagnose_schema(
-            compiled.schema, vocab, whitespace=whitespace or None, max_tokens=max_tokens
+            compiled, vocab, whitespace=whitespace or None, max_tokens=max_tokens
         )
     except SchemaError as error:
         return SchemaUse(None, (), "", error_html(error))
+    if compiled.path == "grammar":
+        note = error_html(grammar_only(compiled))
+        return SchemaUse(None, tuple(found), findings_html(found), note)
     choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
     return SchemaUse(choice, tuple(found), findings_html(found), "")
+
+
+def grammar_only(compiled: Any) -> SchemaError:
+    """Why a schema on the grammar path does not run here yet (``SchemaGrammar.reason``)."""
+    return SchemaError(
+        f"this schema takes the grammar path (llguidance), not a regex: {compiled.reason}. "
+        "This page runs schemas on the regex path; the findings below still name what the "
+        "grammar leaves unenforced"
+    )
 
 
 MAX_LINKED_SCHEMA = 20_000
@@ -329,6 +341,8 @@ def schema_api(
     from fsmviz import generate, load_model
 
     compiled = compile_schema(schema, whitespace or None)
+    if compiled.path == "grammar":
+        raise grammar_only(compiled)
     trace = generate(
         model if model is not None else load_model(),
         compiled.regex,
