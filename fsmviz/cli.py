@@ -304,8 +304,16 @@ def _generate(args: argparse.Namespace) -> int:
     arg("--max-tokens", type=int, default=256, help="tokens to generate at most"),
     arg("--temperature", type=float, default=0.0, help="0 is greedy"),
     arg("--seed", type=int, default=0, help="random seed for sampling"),
+    arg(
+        "--engines",
+        action="store_true",
+        help="which engine gets this schema right: fsmviz, outlines-core, llguidance and "
+        "xgrammar on instances made from it (fsmviz.peers.schema)",
+    ),
 )
 def _schema(args: argparse.Namespace) -> int:
+    if args.engines:
+        return engines_command(args.file)
     return schema_command(
         args.file,
         args.prompt,
@@ -314,6 +322,28 @@ def _schema(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         seed=args.seed,
     )
+
+
+def engines_command(file: str, *, out: Any = None, err: Any = None) -> int:
+    """``python -m fsmviz schema --engines FILE``: the engine-verdict table for a schema
+    (``fsmviz.peers.schema``). Returns 0, or 2 for a file or schema fsmviz cannot read."""
+    from fsmviz.peers.schema import engine_verdicts, verdicts_text
+    from fsmviz.schema.convert import SchemaError
+    from fsmviz.schema.limits import MAX_SCHEMA_BYTES
+
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        stream = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
+        with stream:
+            text = stream.read(MAX_SCHEMA_BYTES + 1)
+        print(verdicts_text(engine_verdicts(text)), file=out)
+    except OSError as error:
+        print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
+        return 2
+    except (SchemaError, UnicodeDecodeError) as error:
+        print(f"fsmviz schema: {file}: {error}", file=err)
+        return 2
+    return 0
 
 
 def schema_command(
