@@ -174,4 +174,7 @@ def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:
                 break
         else:
             break
+    for key in ("allOf", "oneOf", "anyOf"):
+        if isinstance(node, dict) and key in node:  # the parts are fine, their mix is not
+            return pointer((*path, key))
     return pointer(path)

@@ -411,8 +411,42 @@ class SchemaRegex:
         return (self.dfa or compile_regex(self.regex)).accepts(text)
 
 
+REGEX_MISREADS = {
+    "allOf": "outlines-core's regex keeps one branch of an allOf, not their intersection",
+    "prefixItems": "outlines-core's regex takes exactly the prefixItems, no shorter array and "
+    "no further items",
+    "items": "outlines-core's regex ignores items: false",
+    "$ref": "outlines-core's regex ignores the keywords beside a $ref",
+}
+"""Constructs outlines-core 0.2.14 writes as a *different* constraint, without a word (found
+by the JSON-Schema-Test-Suite, ``bench/conformance.py``): a schema holding one takes the
+grammar path, where llguidance reads it as the schema means."""
+
+
+def regex_misread(root: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first (JSON pointer, why) of a construct outlines-core's regex misreads, or None.
+
+    >>> regex_misread({"properties": {"a": {"allOf": [{"type": "string"}, {"maxLength": 3}]}}})
+    ('/properties/a', "outlines-core's regex keeps one branch of an allOf, not their intersection")
+    """
+    from fsmviz.schema.keywords import ASSERTIONS, subschemas
+
+    for path, node in subschemas(root):
+        for key in ("allOf", "prefixItems"):
+            if key in node:
+                return pointer(path), REGEX_MISREADS[key]
+        if node.get("items") is False:
+            return pointer(path), REGEX_MISREADS["items"]
+        if "$ref" in node and any(k in ASSERTIONS for k in node if k != "$ref"):
+            return pointer(path), REGEX_MISREADS["$ref"]
+    return None
+
+
 def compile_schema(
-    schema: str | Mapping[str, Any] | type, whitespace: str | None = None
+    schema: str | Mapping[str, Any] | type | bool,
+    whitespace: str | None = None,
+    *,
+    path: str | None = None,
 ) -> SchemaRegex | SchemaGrammar:
     """A JSON Schema (text, mapping or pydantic model class) compiled for generation.
 
@@ -424,6 +458,13 @@ def compile_schema(
     over fsmviz's limits. Both answer ``.accepts(text)`` and ``.unenforced``, the
     (JSON pointer, keyword) pairs the constraint does not enforce. ``SchemaError`` (with
     the JSON pointer) when neither path can take it, or the schema is over a size limit.
+    Schemas that outlines-core's regex would misread (``REGEX_MISREADS``: ``allOf``,
+    ``prefixItems``, ``items: false``, keywords beside a ``$ref``) take the grammar path too.
+    ``path="grammar"`` asks for the grammar path whatever the schema (``"regex"``: the
+    regex path or a ``SchemaError``).
+
+    On the regex path the output holds the schema's declared properties only, in the order
+    of ``properties`` (outlines-core's rule); keywords it leaves free are named.
 
     >>> compile_schema({"type": "integer", "minimum": 1}).unenforced
     (('', 'minimum'),)
@@ -438,9 +479,27 @@ def compile_schema(
     from fsmviz.schema.keywords import unenforced
     from fsmviz.schema.limits import REGEX_BUDGET, regex_cost
 
-    root = load_schema(schema)
+    if path not in (None, "regex", "grammar"):
+        raise SchemaError(f'unknown path {path!r}: write "regex", "grammar" or None')
+    if schema is True:
+        schema = {}
+    elif schema is False or schema == "false":
+        raise SchemaError("the schema false allows no value at all: nothing can be generated")
+    root = load_schema("{}" if schema == "true" else schema)
     ws = _whitespace(whitespace)
+    if path == "grammar":
+        return compile_grammar(root, whitespace, "the grammar path was asked for")
+    misread = regex_misread(root) if path is None else None
+    if misread is not None:
+        return compile_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
     cost = regex_cost(root)
+    if path == "regex" and (cost.recursive is not None or cost.length > REGEX_BUDGET):
+        raise SchemaError(
+            "this schema cannot take the regex path: "
+            + (f"the $ref at {cost.recursive} is recursive" if cost.recursive else
+               f"its regex would be about {cost.length:,} characters"),
+            cost.recursive or "",
+        )  # fmt: skip
     if cost.recursive is not None:
         return compile_grammar(
             root,
@@ -459,6 +518,8 @@ def compile_schema(
         regex = _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
         refusal = _refusal(root, ws, error)
+        if path == "regex":
+            raise refusal from None
         try:
             return compile_grammar(
                 root, whitespace, f"outlines-core cannot express {refusal.path or '/'}"
@@ -469,6 +530,8 @@ def compile_schema(
     try:
         dfa = compile_regex(regex)
     except RegexError as error:
+        if path == "regex":
+            raise _regex_refusal(where, error) from None
         try:
             return compile_grammar(
                 root, whitespace, f"fsmviz's automaton cannot hold it: {error.message}"
