@@ -183,3 +183,20 @@ def test_a_regex_longer_than_ten_thousand_characters_compiles():
     schema = {"type": "object", "properties": props, "required": list(props)}
     compiled = compile_schema(schema, "none")
     assert compiled.path == "regex" and len(compiled.regex) > 10_000
+
+
+def test_a_tool_list_is_one_call_of_one_of_its_tools():
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+        {"name": "add", "inputSchema": {"$defs": {"n": {"type": "integer"}}, "type": "object",
+         "properties": {"a": {"$ref": "#/$defs/n"}}, "required": ["a"]}},
+    ]  # fmt: skip
+    compiled = compile_schema(json.dumps(tools), "none")
+    assert compiled.accepts('{"name":"get_weather","arguments":{"city":"Oslo"}}')
+    assert compiled.accepts('{"name":"add","arguments":{"a":3}}')
+    assert not compiled.accepts('{"name":"add","arguments":{"a":"x"}}')
+    assert not compiled.accepts('{"name":"get_weather","arguments":{"a":3}}')
+    with pytest.raises(SchemaError) as caught:
+        compile_schema([{"name": "ok"}, {"parameters": {}}])
+    assert caught.value.path == "/1"

@@ -109,7 +109,8 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
     anything else reads it, then against its metaschema. Raises ``SchemaError``.
 
     ``schema`` is JSON text, a mapping, or a pydantic model class (its
-    ``model_json_schema()``).
+    ``model_json_schema()``); a list of tools (OpenAI or MCP) is one call of one of them
+    (``fsmviz.schema.tools``).
 
     >>> from pydantic import BaseModel
     >>> class Point(BaseModel):
@@ -138,7 +139,7 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
         except RecursionError:
             raise SchemaError("the schema is nested too deeply to read", "") from None
         check_shape(value)
-    elif isinstance(schema, Mapping):
+    elif isinstance(schema, (Mapping, list)):
         check_shape(schema)
         try:
             text = json.dumps(schema)
@@ -151,6 +152,11 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
             "a schema is JSON text, a mapping or a pydantic model class, not "
             f"{type(schema).__name__}"
         )
+    from fsmviz.schema.tools import is_tool_list, tools_schema
+
+    if is_tool_list(value):
+        value = tools_schema(value)
+        check_shape(value)
     if not isinstance(value, dict):
         raise SchemaError(
             f'a schema must be a JSON object such as {{"type": "string"}}, '
