@@ -200,3 +200,22 @@ def test_a_tool_list_is_one_call_of_one_of_its_tools():
     with pytest.raises(SchemaError) as caught:
         compile_schema([{"name": "ok"}, {"parameters": {}}])
     assert caught.value.path == "/1"
+
+
+@pytest.mark.parametrize("whitespace", [None, "none", "space", "flexible"])
+def test_both_paths_put_the_same_whitespace_between_tokens(whitespace):
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+              "required": ["a", "b"]}  # fmt: skip
+    grammar = compile_schema(schema, whitespace, path="grammar")
+    regex = compile_schema(schema, whitespace, path="regex")
+    assert (grammar.path, regex.path) == ("grammar", "regex")
+    for text in ['{"a":1,"b":2}', '{"a": 1, "b": 2}', '{ "a" : 1 , "b" : 2 }', '{\n"a":1,"b":2}',
+                 '{"a":  1,"b":2}']:  # fmt: skip
+        assert grammar.accepts(text) == regex.accepts(text), text
+
+
+def test_a_path_that_cannot_take_the_schema_says_so():
+    with pytest.raises(SchemaError, match="recursive"):
+        compile_schema(TREE, path="regex")
+    with pytest.raises(SchemaError, match="unknown path"):
+        compile_schema({}, path="dfa")
