@@ -112,7 +112,7 @@ def test_a_recursive_schema_takes_the_grammar_path_and_is_not_cut():
 
 def test_a_small_regular_schema_stays_on_the_regex_path():
     compiled = compile_schema(
-        {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}},
+        {"type": "object", "properties": {"n": {"type": "number", "minimum": 1}},
          "required": ["n"]}, "none")  # fmt: skip
     assert isinstance(compiled, SchemaRegex) and compiled.path == "regex"
     assert compiled.accepts('{"n":0}')  # the regex has no minimum...
@@ -142,12 +142,26 @@ def test_a_pydantic_model_class_is_a_schema():
     from pydantic import BaseModel, Field
 
     class Point(BaseModel):
-        x: int = Field(ge=0)
-        y: int
+        x: float = Field(ge=0)
+        y: int = Field(ge=1, le=12)
 
     compiled = compile_schema(Point, "none")
-    assert compiled.accepts('{"x":1,"y":2}')
-    assert ("/properties/x", "minimum") in compiled.unenforced
+    assert compiled.accepts('{"x":1,"y":2}') and not compiled.accepts('{"x":1,"y":13}')
+    assert compiled.unenforced == (("/properties/x", "minimum"),)
+
+
+def test_integer_bounds_are_enforced_on_the_regex_path():
+    port = {"type": "object", "properties": {"port": {"type": "integer", "minimum": 1,
+            "maximum": 65535}, "count": {"type": "integer", "exclusiveMinimum": 0}},
+            "required": ["port", "count"]}  # fmt: skip
+    compiled = compile_schema(port, "none")
+    assert compiled.path == "regex" and compiled.unenforced == ()
+    assert compiled.accepts('{"port":443,"count":1}')
+    assert not compiled.accepts('{"port":0,"count":1}')
+    assert not compiled.accepts('{"port":65536,"count":1}')
+    assert not compiled.accepts('{"port":80,"count":0}')
+    where = compiled.locations.span_of("/properties/port")
+    assert where is not None and "3[0-5]" in compiled.regex[where[0] : where[1]]
 
 
 @pytest.mark.parametrize(

@@ -187,10 +187,14 @@ def _whitespace(whitespace: str | None) -> str | None:
 
 @lru_cache(maxsize=64)
 def _build(text: str, whitespace: str | None) -> str:
-    """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused)."""
+    """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused),
+    with bounded integers written as their ranges (``fsmviz.schema.ranges``)."""
     from outlines_core.json_schema import build_regex_from_schema
 
-    return build_regex_from_schema(text, whitespace)
+    from fsmviz.schema.ranges import fill_ranges, mark_ranges
+
+    marked = json.dumps(mark_ranges(json.loads(text)))
+    return fill_ranges(build_regex_from_schema(marked, whitespace))
 
 
 def _build_part(part: object, root: Mapping[str, Any], whitespace: str | None) -> str | None:
@@ -472,8 +476,10 @@ def compile_schema(
     On the regex path the output holds the schema's declared properties only, in the order
     of ``properties`` (outlines-core's rule); keywords it leaves free are named.
 
-    >>> compile_schema({"type": "integer", "minimum": 1}).unenforced
+    >>> compile_schema({"type": "number", "minimum": 1}).unenforced
     (('', 'minimum'),)
+    >>> compile_schema({"type": "integer", "minimum": 1}).accepts("0")  # a range: enforced
+    False
     >>> tree = {"type": "object", "properties": {"label": {"type": "string"},
     ...     "kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["label"]}
     >>> g = compile_schema(tree, "none")

@@ -7,7 +7,8 @@ validation afterwards. ``unenforced`` walks the schema and names every such keyw
 JSON pointer, for the path that compiled it:
 
 * ``"regex"`` (outlines-core 0.2.14's ``build_regex_from_schema``): it enforces
-  ``REGEX_ENFORCED``; ``oneOf`` is written as ``anyOf`` (a value matching two branches is
+  ``REGEX_ENFORCED``, and fsmviz adds the bounds of integers (``fsmviz.schema.ranges``);
+  ``oneOf`` is written as ``anyOf`` (a value matching two branches is
   not refused), and the number bounds, ``uniqueItems``, ``maxProperties``, ``contains``,
   ``patternProperties``... are not written at all;
 * ``"grammar"`` (llguidance 1.9.1's JSON Schema compiler, run ``lenient``: its
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from fsmviz.schema.ranges import BOUNDS, bounded_integer
 
 __all__ = ["ASSERTIONS", "GRAMMAR_ENFORCED", "REGEX_ENFORCED", "unenforced"]
 
@@ -127,7 +130,10 @@ def unenforced(schema: Mapping[str, Any], path: str) -> tuple[tuple[str, str], .
         ref = node.get("$ref")
         if isinstance(ref, str) and not ref.startswith("#"):
             found.append((where, "$ref"))  # a remote $ref: neither engine fetches it
+        ranged = path == "regex" and bounded_integer(node) is not None
         for key in node:
+            if ranged and key in BOUNDS:
+                continue  # written as a range of integers (fsmviz.schema.ranges)
             if key not in ASSERTIONS or key in enforced:
                 if key == "format" and path == "grammar" and node.get(key) not in GRAMMAR_FORMATS:
                     found.append((where, key))
