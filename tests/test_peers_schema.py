@@ -14,7 +14,7 @@ PRODUCT = {
     "type": "object",
     "properties": {
         "name": {"type": "string", "maxLength": 20},
-        "price": {"type": "number", "minimum": 0},
+        "price": {"type": "number", "minimum": 0, "maximum": 1000},
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
     },
     "required": ["name", "price"],
@@ -27,7 +27,7 @@ def test_instances_are_labelled_by_jsonschema_and_cover_each_mutation():
     valid = [i for i in made if i.valid]
     assert valid and all(json.loads(i.text)["price"] >= 0 for i in valid)
     hows = {i.how for i in made if not i.valid}
-    for how in ("required name dropped", "extra key", "price: minimum crossed",
+    for how in ("required name dropped", "extra key", "price: maximum crossed",
                 "name: maxLength crossed", "tags: maxItems crossed"):  # fmt: skip
         assert any(h.endswith(how) or h == how for h in hows), how
     assert all(list(json.loads(i.text))[:1] in (["name"], ["price"], []) for i in made)
@@ -53,8 +53,8 @@ def test_isolated_survives_a_native_abort_a_runaway_and_an_exception():
 def test_the_verdicts_show_who_lets_a_negative_price_through():
     table = engine_verdicts(PRODUCT, engines=("fsmviz", "outlines-core", "llguidance"))
     by = {v.engine: v for v in table.verdicts}
-    assert any("minimum crossed" in h for h in by["fsmviz"].invalid_accepted)
-    assert "minimum at /properties/price" in by["fsmviz"].ignored  # and fsmviz says so
+    assert any("maximum crossed" in h for h in by["fsmviz"].invalid_accepted)
+    assert "maximum at /properties/price" in by["fsmviz"].ignored  # and fsmviz says so
     assert by["llguidance"].compiled and not by["llguidance"].invalid_accepted
     text = verdicts_text(table)
     assert "| fsmviz | yes (regex path) |" in text

@@ -18,9 +18,9 @@ JSON pointer, for the path that compiled it:
 Keywords that only annotate (``title``, ``description``, ``default``, ``examples``...) and
 unknown keys constrain nothing in draft 2020-12 and are never named.
 
->>> s = {"type": "object", "properties": {"price": {"type": "number", "minimum": 0}}}
+>>> s = {"type": "object", "properties": {"price": {"type": "number", "maximum": 99}}}
 >>> unenforced(s, "regex")
-(('/properties/price', 'minimum'),)
+(('/properties/price', 'maximum'),)
 >>> unenforced(s, "grammar")
 ()
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from fsmviz.schema.ranges import BOUNDS, bounded_integer
+from fsmviz.schema.ranges import BOUNDS, bounded_integer, signed_number
 
 __all__ = ["ASSERTIONS", "GRAMMAR_ENFORCED", "REGEX_ENFORCED", "unenforced"]
 
@@ -130,7 +130,9 @@ def unenforced(schema: Mapping[str, Any], path: str) -> tuple[tuple[str, str], .
         ref = node.get("$ref")
         if isinstance(ref, str) and not ref.startswith("#"):
             found.append((where, "$ref"))  # a remote $ref: neither engine fetches it
-        ranged = path == "regex" and bounded_integer(node) is not None
+        ranged = path == "regex" and (
+            bounded_integer(node) is not None or signed_number(node) is not None
+        )
         for key in node:
             if ranged and key in BOUNDS:
                 continue  # written as a range of integers (fsmviz.schema.ranges)

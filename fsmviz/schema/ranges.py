@@ -1,5 +1,6 @@
 """Integer bounds as a regex: ``minimum``/``maximum`` (and the exclusive ones) enforced on the
-regex path.
+regex path, and a ``number`` that must not be negative (``minimum: 0``) or must be positive
+(``exclusiveMinimum: 0``).
 
 outlines-core writes every integer as ``(-)?(0|[1-9][0-9]*)`` whatever its bounds, so a count
 with ``"minimum": 1`` takes ``0`` and a port takes ``70000``. A range of integers is a
@@ -25,10 +26,25 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BOUNDS", "bounded_integer", "fill_ranges", "integer_range", "mark_ranges"]
+__all__ = [
+    "BOUNDS",
+    "NUMBER_SIGNS",
+    "bounded_integer",
+    "fill_ranges",
+    "integer_range",
+    "mark_ranges",
+    "signed_number",
+]
 
 BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 _MARKER = re.compile(r'"__fsmviz_int_(m?[0-9]+|n)_(m?[0-9]+|n)__"')
+_EXPONENT = "([eE][+-]?[0-9]+)?"
+NUMBER_SIGNS = {
+    "min0": f"(0|[1-9][0-9]*)(\\.[0-9]+)?{_EXPONENT}",
+    "gt0": f"(0\\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\\.[0-9]+)?){_EXPONENT}",
+}
+"""Numbers whose only bound is ``"minimum": 0`` (no minus sign) or ``"exclusiveMinimum": 0``
+(no minus sign and some digit not zero): a price, an amount, a length."""
 MAX_DIGITS = 30
 """Bounds with more digits than this are left to outlines-core (and named)."""
 
@@ -56,6 +72,26 @@ def bounded_integer(node: object) -> tuple[int | None, int | None] | None:
     if any(v is not None and len(str(abs(v))) > MAX_DIGITS for v in (low, high)):
         return None
     return low, high
+
+
+def signed_number(node: object) -> str | None:
+    """``"min0"`` or ``"gt0"`` for a ``number`` whose only bound is ``minimum: 0`` or
+    ``exclusiveMinimum: 0`` (``NUMBER_SIGNS``), else None.
+
+    >>> import re
+    >>> [x for x in ("0", "2.50", "-1", "0.0", "1e-3") if re.fullmatch(NUMBER_SIGNS["gt0"], x)]
+    ['2.50', '1e-3']
+    """
+    if not isinstance(node, Mapping) or node.get("type") != "number":
+        return None
+    if any(k in node for k in ("enum", "const", "$ref")):
+        return None
+    present = [k for k in BOUNDS if k in node]
+    if present == ["minimum"] and node["minimum"] == 0 and not isinstance(node["minimum"], bool):
+        return "min0"
+    if present == ["exclusiveMinimum"] and node["exclusiveMinimum"] == 0:
+        return "gt0" if not isinstance(node["exclusiveMinimum"], bool) else None
+    return None
 
 
 def _same_length(x: str, y: str) -> str:
@@ -121,6 +157,9 @@ def mark_ranges(node: Any) -> Any:
     bounds = bounded_integer(node)
     if bounds is not None:
         return {"const": f"__fsmviz_int_{_marker(bounds[0])}_{_marker(bounds[1])}__"}
+    sign = signed_number(node)
+    if sign is not None:
+        return {"const": f"__fsmviz_num_{sign}__"}
     if isinstance(node, Mapping):
         return {k: (v if k in ("enum", "const") else mark_ranges(v)) for k, v in node.items()}
     if isinstance(node, list):
@@ -134,4 +173,7 @@ def fill_ranges(regex: str) -> str:
     def value(text: str) -> int | None:
         return None if text == "n" else (-int(text[1:]) if text[0] == "m" else int(text))
 
-    return _MARKER.sub(lambda m: integer_range(value(m[1]), value(m[2])), regex)
+    regex = _MARKER.sub(lambda m: integer_range(value(m[1]), value(m[2])), regex)
+    for sign, pattern in NUMBER_SIGNS.items():
+        regex = regex.replace(f'"__fsmviz_num_{sign}__"', f"({pattern})")
+    return regex
