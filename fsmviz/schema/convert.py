@@ -489,7 +489,7 @@ def compile_schema(
     from fsmviz.automaton.dfa import compile_regex
     from fsmviz.schema.by_grammar import compile_grammar
     from fsmviz.schema.keywords import unenforced
-    from fsmviz.schema.limits import REGEX_BUDGET, regex_cost
+    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, regex_cost
 
     if path not in (None, "regex", "grammar"):
         raise SchemaError(f'unknown path {path!r}: write "regex", "grammar" or None')
@@ -505,27 +505,21 @@ def compile_schema(
     if misread is not None:
         return compile_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
     cost = regex_cost(root)
-    if path == "regex" and (cost.recursive is not None or cost.length > REGEX_BUDGET):
-        raise SchemaError(
-            "this schema cannot take the regex path: "
-            + (f"the $ref at {cost.recursive} is recursive" if cost.recursive else
-               f"its regex would be about {cost.length:,} characters"),
-            cost.recursive or "",
-        )  # fmt: skip
     if cost.recursive is not None:
-        return compile_grammar(
-            root,
-            whitespace,
-            f"the $ref at {cost.recursive} leads back into itself: a regex would cut it at "
-            "a fixed depth",
-        )
-    if cost.length > REGEX_BUDGET:
-        return compile_grammar(
-            root,
-            whitespace,
-            f"outlines-core's regex would be about {cost.length:,} characters (its budget is "
-            f"{REGEX_BUDGET:,})",
-        )
+        why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
+               "at a fixed depth")  # fmt: skip
+    elif cost.ref_depth > MAX_REF_DEPTH:
+        why = (f"its $refs nest {cost.ref_depth} deep, and outlines-core's regex cuts them "
+               f"after {MAX_REF_DEPTH}")  # fmt: skip
+    elif cost.length > REGEX_BUDGET:
+        why = (f"outlines-core's regex would be about {cost.length:,} characters (its budget "
+               f"is {REGEX_BUDGET:,})")  # fmt: skip
+    else:
+        why = ""
+    if why and path == "regex":
+        raise SchemaError(f"this schema cannot take the regex path: {why}", cost.recursive or "")
+    if why:
+        return compile_grammar(root, whitespace, why)
     try:
         regex = _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
@@ -538,18 +532,18 @@ def compile_schema(
             )
         except SchemaError as other:
             raise SchemaError(f"{refusal.message}; {other.message}", refusal.path) from None
-    where = _locate(root, regex, ws)
     try:
         dfa = compile_regex(regex)
     except RegexError as error:
         if path == "regex":
-            raise _regex_refusal(where, error) from None
+            raise _regex_refusal(_locate(root, regex, ws), error) from None
         try:
             return compile_grammar(
                 root, whitespace, f"fsmviz's automaton cannot hold it: {error.message}"
             )
         except SchemaError:
-            raise _regex_refusal(where, error) from None
+            raise _regex_refusal(_locate(root, regex, ws), error) from None
+    where = _locate(root, regex, ws)
     return SchemaRegex(root, regex, whitespace, where, unenforced(root, "regex"), dfa)
 
 

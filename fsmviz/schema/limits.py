@@ -37,6 +37,7 @@ from typing import Any
 __all__ = [
     "MAX_DEPTH",
     "MAX_PROPERTIES",
+    "MAX_REF_DEPTH",
     "MAX_SCHEMA_BYTES",
     "MAX_SUBSCHEMAS",
     "REGEX_BUDGET",
@@ -58,6 +59,8 @@ MAX_PROPERTIES = 5_000
 MAX_SUBSCHEMAS = 20_000
 """Subschemas (JSON objects) in the whole document; ``jsonschema``'s metaschema check costs
 about 0.25 ms each."""
+MAX_REF_DEPTH = 3
+"""``$ref``s inside ``$ref``s that outlines-core follows; it cuts the fourth silently."""
 REGEX_BUDGET = 200_000
 """Estimated characters of outlines-core's regex above which it is not built at all: the
 regex path refuses patterns over 50,000 characters anyway, and the estimate is rough."""
@@ -146,6 +149,7 @@ class RegexCost:
 
     length: int
     recursive: str | None = None
+    ref_depth: int = 0
 
 
 _CONTAINERS = ("properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "$ref")
@@ -227,4 +231,32 @@ def regex_cost(root: Mapping[str, Any]) -> RegexCost:
         return total
 
     length = cost(root, (), ())
-    return RegexCost(length, recursive[0] if recursive else None)
+    if recursive:
+        return RegexCost(length, recursive[0])
+    return RegexCost(length, None, _ref_depth(root))
+
+
+def _ref_depth(root: Mapping[str, Any]) -> int:
+    """The most ``$ref``s followed one inside another on any path (the schema is not
+    recursive). outlines-core writes a fourth one as ``{...,}``: broken JSON, no error."""
+    from fsmviz.schema.convert import resolve
+    from fsmviz.schema.keywords import subschemas
+
+    memo: dict[int, int] = {}
+
+    def depth(node: Mapping[str, Any]) -> int:
+        if id(node) in memo:
+            return memo[id(node)]
+        memo[id(node)] = 0  # a guard; the schema has no cycle
+        deepest = 0
+        for _, part in subschemas(node):
+            ref = part.get("$ref")
+            if isinstance(ref, str):
+                target = resolve(root, ref)
+                if target is not None and isinstance(target[1], Mapping):
+                    deepest = max(deepest, 1 + depth(target[1]))
+        memo[id(node)] = deepest
+        return deepest
+
+    body = {k: v for k, v in root.items() if k not in ("$defs", "definitions")}
+    return depth(body)
