@@ -234,3 +234,20 @@ def test_a_path_that_cannot_take_the_schema_says_so():
         compile_schema(TREE, path="regex")
     with pytest.raises(SchemaError, match="unknown path"):
         compile_schema({}, path="dfa")
+
+
+def test_the_page_says_when_a_schema_takes_the_grammar_path():
+    from fsmviz.app.schema_page import use_schema
+
+    used = use_schema(json.dumps(TREE), "none", None)
+    assert used.choice is None
+    assert "grammar path" in used.error and "leads back into itself" in used.error
+
+
+def test_parse_output_names_where_the_output_breaks_the_schema():
+    from fsmviz.schema.parsed import parse_output
+
+    with pytest.raises(SchemaError) as caught:
+        parse_output('{"label": 5}', TREE)
+    assert caught.value.path == "/label"
+    assert parse_output('{"label": "a"}', TREE) == {"label": "a"}
