@@ -251,3 +251,19 @@ def test_parse_output_names_where_the_output_breaks_the_schema():
         parse_output('{"label": 5}', TREE)
     assert caught.value.path == "/label"
     assert parse_output('{"label": "a"}', TREE) == {"label": "a"}
+
+
+def test_the_command_line_prints_the_grammar_path_and_reads_with_a_cap(tmp_path):
+    import io
+
+    from fsmviz.cli import schema_command
+
+    path = tmp_path / "tree.json"
+    path.write_text(json.dumps(TREE))
+    out, err = io.StringIO(), io.StringIO()
+    assert schema_command(str(path), whitespace="none", out=out, err=err) == 0
+    assert "json_schema" in out.getvalue() and "grammar path" in err.getvalue()
+    assert schema_command(str(path), "a tree", out=out, err=err) == 2  # needs grammar mode
+    err = io.StringIO()
+    assert schema_command("/dev/zero", out=out, err=err) == 2  # not read whole
+    assert "bytes" in err.getvalue()
