@@ -196,8 +196,9 @@ def test_a_regex_longer_than_ten_thousand_characters_compiles():
     kinds = [{"type": "integer"}, {"type": "boolean"}, {"type": "string", "maxLength": 20}]
     props = {f"field_{i}": kinds[i % 3] for i in range(300)}
     schema = {"type": "object", "properties": props, "required": list(props)}
-    compiled = compile_schema(schema, "none")
+    compiled = compile_schema(schema, "none", path="regex")  # past REGEX_POSITIONS: asked
     assert compiled.path == "regex" and len(compiled.regex) > 10_000
+    assert compile_schema(schema, "none").path == "grammar"  # the faster path by default
 
 
 def test_a_tool_list_is_one_call_of_one_of_its_tools():

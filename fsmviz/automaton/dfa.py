@@ -61,6 +61,7 @@ __all__ = [
     "check_size",
     "compile_regex",
     "complement_ranges",
+    "count_positions",
     "point_ranges",
     "set_bits",
     "MAX_POSITIONS",
@@ -350,6 +351,16 @@ def _expanded_size(node: object) -> int:
     if node is EMPTY:
         return 0
     return 1
+
+
+def count_positions(pattern: str) -> int:
+    """How many character positions ``pattern`` expands to (its repeats counted out), from its
+    parse alone: a cheap forecast of the DFA's cost. Raises ``RegexError`` if it does not parse.
+
+    >>> count_positions("[a-z]{3}@x")
+    5
+    """
+    return _expanded_size(parse(pattern)[1])
 
 
 def check_size(tree: Pattern, pattern: str) -> None:

@@ -486,10 +486,10 @@ def compile_schema(
     >>> g.path, g.accepts('{"label":"a","kids":[{"label":"b","kids":[{"label":"c"}]}]}')
     ('grammar', True)
     """
-    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.automaton.dfa import compile_regex, count_positions
     from fsmviz.schema.by_grammar import compile_grammar
     from fsmviz.schema.keywords import unenforced
-    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, regex_cost
+    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
 
     if path not in (None, "regex", "grammar"):
         raise SchemaError(f'unknown path {path!r}: write "regex", "grammar" or None')
@@ -532,6 +532,18 @@ def compile_schema(
             )
         except SchemaError as other:
             raise SchemaError(f"{refusal.message}; {other.message}", refusal.path) from None
+    if path is None:
+        try:
+            size = count_positions(regex)
+        except RegexError:
+            size = 0  # compile_regex below says what is wrong
+        if size > REGEX_POSITIONS:
+            return compile_grammar(
+                root,
+                whitespace,
+                f"its regex has {size:,} character positions; the regex path takes up to "
+                f"{REGEX_POSITIONS:,}",
+            )
     try:
         dfa = compile_regex(regex)
     except RegexError as error:

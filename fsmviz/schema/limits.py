@@ -41,6 +41,7 @@ __all__ = [
     "MAX_SCHEMA_BYTES",
     "MAX_SUBSCHEMAS",
     "REGEX_BUDGET",
+    "REGEX_POSITIONS",
     "RegexCost",
     "check_shape",
     "check_text",
@@ -61,6 +62,12 @@ MAX_SUBSCHEMAS = 20_000
 about 0.25 ms each."""
 MAX_REF_DEPTH = 3
 """``$ref``s inside ``$ref``s that outlines-core follows; it cuts the fourth silently."""
+REGEX_POSITIONS = 10_000
+"""Character positions of the regex (``dfa.count_positions``) above which a schema takes the
+grammar path without building its DFA (``path="regex"`` still builds it, up to the DFA's
+own budget): past it the DFA costs over 0.25 s on an idle CPU (a string with ``maxLength``
+5,000 alone has 10,001), more than llguidance needs for any schema of the sample, and it is
+far past what can be drawn readably."""
 REGEX_BUDGET = 200_000
 """Estimated characters of outlines-core's regex above which it is not built at all: the
 regex path refuses patterns over 50,000 characters anyway, and the estimate is rough."""
