@@ -42,10 +42,14 @@ def _compile_and_check(engine: str, text: str, samples: list[str]) -> dict[str, 
     """In a child: compile time, verdicts, and for fsmviz its path and unenforced keywords."""
     from fsmviz.peers.schema import compile_checker
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     accepts = compile_checker(engine, text)
-    seconds = time.perf_counter() - start
-    out: dict[str, Any] = {"seconds": seconds, "verdicts": [bool(accepts(s)) for s in samples]}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    out: dict[str, Any] = {
+        "seconds": seconds,
+        "cpu": cpu,
+        "verdicts": [bool(accepts(s)) for s in samples],
+    }
     if engine == "fsmviz":
         from fsmviz.schema.convert import compile_schema
 
@@ -88,6 +92,7 @@ def measure(only: str = "") -> tuple[list[str], list[dict[str, Any]]]:
             row["engines"][engine] = {
                 "taken": True,
                 "seconds": answer["seconds"],
+                "cpu": answer["cpu"],
                 "path": answer.get("path", ""),
                 "invalid_accepted": len(accepted),
                 "named": sum(any(k in i.how for k in named) for i in accepted),
@@ -126,13 +131,15 @@ def main(only: str = "") -> list[tuple[str, ...]]:
             f"{sum(g['invalid_accepted'] for g in got)}/{invalid}",
             f"{sum(g['named'] for g in got)}" if e == "fsmviz" else "-",
             f"{sum(g['valid_rejected'] for g in got)}/{valid}",
-            p95([g["seconds"] for g in got]), max((g["seconds"] for g in got), default=math.nan),
+            p95([g["seconds"] for g in got]), p95([g["cpu"] for g in got]),
+            max((g["cpu"] for g in got), default=math.nan),
         ))  # fmt: skip
     print_table(
         "Per engine, on the schemas it took: instances made from the schema (jsonschema's "
-        "label); compile time in seconds",
+        "label); compile time in seconds, wall and CPU (the CPU time of the compiling process, "
+        "all its threads: this 2-core machine is shared, and its wall clock is not)",
         ["engine", "taken", "invalid accepted", "of them named", "valid rejected",
-         "compile p95", "compile max"],
+         "wall p95", "CPU p95", "CPU max"],
         summary,
     )  # fmt: skip
     refused = [(r["kind"], r["name"], e, r["engines"][e].get("why", ""))
@@ -146,13 +153,13 @@ def main(only: str = "") -> list[tuple[str, ...]]:
     silent = sum(x["invalid_accepted"] - x["named"] for x in got)
     rejected = sum(x["valid_rejected"] for x in got)
     valid = max(1, sum(x["valid"] for x in got))
-    slowest = p95([x["seconds"] for x in got])
+    slowest = p95([x["cpu"] for x in got])
     return [
         check("schemas taken (fsmviz, bench/schemas)", taken, ">= 95 %", taken >= 95, " %"),
         check("invalid accepted, no keyword named (fsmviz)", silent, "0", silent == 0),
         check("valid instances rejected (fsmviz)", 100 * rejected / valid, "<= 1 %",
               rejected <= 0.01 * valid, " %"),
-        check("schema compile p95 (fsmviz)", slowest, "<= 1 s", slowest <= 1.0, " s"),
+        check("schema compile p95, CPU (fsmviz)", slowest, "<= 1 s", slowest <= 1.0, " s"),
     ]  # fmt: skip
 
 
