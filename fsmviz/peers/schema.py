@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import faulthandler
+import importlib
 import importlib.metadata
 import json
 import multiprocessing
@@ -359,7 +360,8 @@ def _string(node: Mapping[str, Any]) -> str:
     if isinstance(node.get("format"), str) and node["format"] in _FORMATS:
         return _FORMATS[node["format"]]
     if isinstance(node.get("pattern"), str):
-        for guess in ("a", "abc", "A1", "1", "ab-12", "a1b2", "2024-01-01", "x@y.z", "AB"):
+        for guess in ("a", "abc", "A1", "1", "12345", "AB123", "ab-12", "a1b2", "2024-01-01",
+                      "x@y.z", "AB", "aa", "en-US", "1.2.3", "a/b", "ABC"):  # fmt: skip
             import regex
 
             try:
@@ -469,17 +471,20 @@ def instances(schema: Mapping[str, Any], limit: int = 40) -> list[Instance]:
     cls = jsonschema.validators.validator_for(schema)
     validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
     made: dict[str, Instance] = {}
-    for full in (False, True):
-        base = _Walker(schema, full).value(schema)
-        candidates = [(base, "walk" if not full else "walk, every property")]
-        candidates += list(_mutations(base, schema, schema))
-        for value, how in candidates:
-            ordered = in_schema_order(value, schema)
-            text = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
-            if text not in made and len(made) < limit:
-                # "!!" is no date, e-mail, uuid...: jsonschema checks only some formats
-                broken = how.endswith("format broken")
-                made[text] = Instance(text, not broken and validator.is_valid(ordered), how)
+    bases = [_Walker(schema, full).value(schema) for full in (False, True)]
+    candidates = [(bases[0], "walk"), (bases[1], "walk, every property")]
+    mutated = [list(_mutations(base, schema, schema)) for base in bases]
+    for pair in zip(*mutated, strict=False):  # the two walks' near-misses in turn
+        candidates += pair
+    longer = max(mutated, key=len)
+    candidates += longer[min(len(m) for m in mutated) :]
+    for value, how in candidates:
+        ordered = in_schema_order(value, schema)
+        text = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
+        if text not in made and len(made) < limit:
+            # "!!" is no date, e-mail, uuid...: jsonschema checks only some formats
+            broken = how.endswith("format broken")
+            made[text] = Instance(text, not broken and validator.is_valid(ordered), how)
     return list(made.values())
 
 
@@ -533,9 +538,12 @@ def engine_verdicts(
         have = version(engine)
         if have is None:
             continue
+        if engine in _PACKAGE:  # imported here once: a child forked from us starts with it
+            importlib.import_module(_PACKAGE[engine])
         status, answer = check_isolated(engine, text, samples, seconds)
         if status != "ok":
-            verdicts.append(EngineVerdict(engine, have, False, str(answer)))
+            why = str(answer) if status == "error" else f"no answer: {answer}"
+            verdicts.append(EngineVerdict(engine, have, False, why))
             continue
         ignored: tuple[str, ...] = ()
         path = ""
