@@ -27,7 +27,14 @@ Three things are added here:
   JSON pointer of the subschema that produced them, so the doctor's findings (which carry a
   ``span`` into the regex) can say "``/properties/name``" instead of a column number.
 
-The engine imports no gradio; ``outlines_core`` and ``jsonschema`` load on first use.
+* **Two paths.** ``compile_schema`` takes the regex path where outlines-core reads the
+  schema right and the automaton fits, and otherwise the grammar path
+  (``fsmviz.schema.by_grammar``, llguidance); both name what they do not enforce
+  (``fsmviz.schema.keywords``), and both are reached only through the bounds of
+  ``fsmviz.schema.limits``.
+
+The engine imports no gradio; ``outlines_core``, ``llguidance`` and ``jsonschema`` load on
+first use.
 """
 
 from __future__ import annotations
@@ -61,24 +68,7 @@ __all__ = [
 WHITESPACE: dict[str, str] = {"none": "", "space": "[ ]?", "flexible": r"[\n\t ]*"}
 """Named whitespace patterns, the regex each puts between JSON tokens (see the module doc)."""
 
-IGNORED_KEYWORDS = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "patternProperties",
-    "propertyNames",
-    "dependentRequired",
-    "dependentSchemas",
-    "contains",
-    "uniqueItems",
-    "multipleOf",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-)
-"""Keywords the converter does not turn into regex: output may break them (a finding says so)."""
+# What each path does not enforce: ``fsmviz.schema.keywords.unenforced``.
 
 
 class SchemaError(FsmvizError, ValueError):
