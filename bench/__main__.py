@@ -1,6 +1,15 @@
 """Run every benchmark and print the targets table last."""
 
-from bench import app_bench, generate_bench, index_bench, load_bench, mask_bench, schema_bench
+from bench import (
+    app_bench,
+    conformance,
+    coverage,
+    generate_bench,
+    index_bench,
+    load_bench,
+    mask_bench,
+    schema_bench,
+)
 from bench.table import print_table
 
 
@@ -9,6 +18,8 @@ def main() -> None:
     targets += index_bench.main()
     targets += mask_bench.main()
     targets += schema_bench.main()
+    targets += conformance.main()
+    targets += coverage.main()
     targets += generate_bench.main()
     targets += app_bench.main()
     targets += load_bench.main()

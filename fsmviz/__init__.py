@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from fsmviz.generation.batching import ForwardPassError
     from fsmviz.generation.generate import Stream, generate, stream
     from fsmviz.generation.models import Model, ModelLoadError, load_model
-    from fsmviz.schema.convert import SchemaError, regex_from_schema
+    from fsmviz.schema.convert import SchemaError, compile_schema, regex_from_schema
 
 # The generation names need torch and transformers, which take seconds to import; someone
 # who only wants ``build_index`` should not pay for them. They load on first use.
@@ -62,6 +62,7 @@ _LAZY = {
     # JSON Schema in: outlines-core and jsonschema load with it, not with fsmviz.
     "SchemaError": "fsmviz.schema.convert",
     "regex_from_schema": "fsmviz.schema.convert",
+    "compile_schema": "fsmviz.schema.convert",
     "ForwardPassError": "fsmviz.generation.batching",
     "BundledModelMissing": "fsmviz.bundled",
 }
@@ -104,6 +105,7 @@ __all__ = [
     "clear_caches",
     "compile_grammar",
     "compile_regex",
+    "compile_schema",
     "diagnose",
     "first_allowed_tokens",
     "generate",

@@ -415,8 +415,16 @@ def _generate(args: argparse.Namespace) -> int:
     arg("--temperature", type=float, default=0.0, help="0 is greedy"),
     arg("--seed", type=int, default=0, help="random seed for sampling"),
     *DECODING,
+    arg(
+        "--engines",
+        action="store_true",
+        help="which engine gets this schema right: fsmviz, outlines-core, llguidance and "
+        "xgrammar on instances made from it (fsmviz.peers.schema)",
+    ),
 )
 def _schema(args: argparse.Namespace) -> int:
+    if args.engines:
+        return engines_command(args.file)
     return schema_command(
         args.file,
         args.prompt,
@@ -426,6 +434,28 @@ def _schema(args: argparse.Namespace) -> int:
         seed=args.seed,
         **decoding_options(args),
     )
+
+
+def engines_command(file: str, *, out: Any = None, err: Any = None) -> int:
+    """``python -m fsmviz schema --engines FILE``: the engine-verdict table for a schema
+    (``fsmviz.peers.schema``). Returns 0, or 2 for a file or schema fsmviz cannot read."""
+    from fsmviz.peers.schema import engine_verdicts, verdicts_text
+    from fsmviz.schema.convert import SchemaError
+    from fsmviz.schema.limits import MAX_SCHEMA_BYTES
+
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        stream = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
+        with stream:
+            text = stream.read(MAX_SCHEMA_BYTES + 1)
+        print(verdicts_text(engine_verdicts(text)), file=out)
+    except OSError as error:
+        print(f"fsmviz schema: cannot read {file}: {error.strerror}", file=err)
+        return 2
+    except (SchemaError, UnicodeDecodeError) as error:
+        print(f"fsmviz schema: {file}: {error}", file=err)
+        return 2
+    return 0
 
 
 def schema_command(
@@ -454,12 +484,13 @@ def schema_command(
         check_json,
         compile_schema,
     )
+    from fsmviz.schema.limits import MAX_SCHEMA_BYTES
 
     try:
         opts = check_generation(
             max_tokens=max_tokens, temperature=temperature, seed=seed, **decoding
         )
-        compiled = compile_schema(read_capped(file), whitespace)
+        compiled = compile_schema(read_capped(file, MAX_SCHEMA_BYTES), whitespace)
     except SchemaError as error:
         print(f"fsmviz schema: {file}: {error}", file=err)
         return 2
@@ -469,6 +500,15 @@ def schema_command(
     except RecursionError:
         print(f"fsmviz schema: {file}: nested too deeply to read: flatten it", file=err)
         return 2
+    for where, keyword in compiled.unenforced:
+        print(f"fsmviz schema: not enforced: {keyword} at {where or '/'}", file=err)
+    if compiled.path == "grammar":
+        print(f"fsmviz schema: the grammar path (llguidance): {compiled.reason}", file=err)
+        if prompt is not None:
+            print("fsmviz schema: generating on the grammar path needs grammar mode", file=err)
+            return 2
+        print(compiled.grammar, file=out)
+        return 0
     if prompt is None:
         print(compiled.regex, file=out)
         return 0

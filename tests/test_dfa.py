@@ -116,7 +116,7 @@ def test_refusals_say_what_where_and_what_instead(pattern, position, words):
 
 
 @pytest.mark.parametrize(
-    "pattern", ["(a|b)*a(a|b){20}", "a{100000}", "((a{10}){10}){100}", "(.{0,50}x){2}[ab]{30}"]
+    "pattern", ["(a|b)*a(a|b){20}", "a{100000}", "((a{10}){10}){1000}", "(.{0,50}x){2}[ab]{30}"]
 )
 def test_explosive_patterns_are_refused_as_too_large(pattern):
     with pytest.raises(RegexError, match="too large"):

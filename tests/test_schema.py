@@ -131,18 +131,19 @@ def test_the_22_field_schema_compiles_within_the_limits():
     assert compiled.regex == regex_from_schema(ORDER)
 
 
-def test_a_schema_too_large_for_fsmviz_names_the_large_part():
+def test_a_schema_too_large_for_fsmviz_takes_the_grammar_path():
     big = {
         "type": "object",
         "properties": {
             "id": {"type": "integer"},
             "blob": {
                 "type": "object",
-                "properties": {"bio": {"type": "string", "maxLength": 6000}},
+                "properties": {"bio": {"type": "string", "maxLength": 30_000}},
             },
         },
     }
-    with pytest.raises(SchemaError) as caught:
-        compile_schema(big)
-    assert caught.value.path == "/properties/blob/properties/bio"
-    assert "too large" in caught.value.message
+    compiled = compile_schema(big)  # the DFA would be too large: llguidance takes it
+    assert compiled.path == "grammar"
+    assert "character positions" in compiled.reason
+    assert compiled.accepts('{"id": 1, "blob": {"bio": "' + "x" * 5000 + '"}}')
+    assert not compiled.accepts('{"id": 1, "blob": {"bio": "' + "x" * 30_001 + '"}}')

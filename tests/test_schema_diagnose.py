@@ -88,7 +88,7 @@ def test_a_bounded_integer_suggestion_still_allows_one_digit():
 def test_free_form_objects_and_ignored_keywords_are_found():
     schema = {
         "type": "object",
-        "properties": {"extra": {"type": "object"}, "n": {"type": "integer", "minimum": 3}},
+        "properties": {"extra": {"type": "object"}, "n": {"type": "number", "minimum": 3}},
     }
     found = {(f.kind, f.pointer) for f in schema_findings(schema)}
     assert ("free_form_object", "/properties/extra") in found

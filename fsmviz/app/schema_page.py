@@ -253,17 +253,31 @@ def use_schema(
     try:
         compiled = compile_schema(schema, whitespace or None)
         found = diagnose_schema(
-            compiled.schema, vocab, whitespace=whitespace or None, max_tokens=max_tokens
+            compiled, vocab, whitespace=whitespace or None, max_tokens=max_tokens
         )
     except SchemaError as error:
         return SchemaUse(None, (), "", error_html(error))
     except RecursionError:  # JSON nested thousands deep: Python's reader gives up
         return SchemaUse(None, (), "", error_html(SchemaError(NESTED_SCHEMA)))
+    if compiled.path == "grammar":
+        note = error_html(grammar_only(compiled))
+        return SchemaUse(None, tuple(found), findings_html(found), note)
     choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
     return SchemaUse(choice, tuple(found), findings_html(found), "")
 
 
 NESTED_SCHEMA = "the schema is nested too deeply to read: write fewer levels of nesting"
+
+
+def grammar_only(compiled: Any) -> SchemaError:
+    """Why a schema on the grammar path does not run here yet (``SchemaGrammar.reason``)."""
+    return SchemaError(
+        f"this schema takes the grammar path (llguidance), not a regex: {compiled.reason}. "
+        "This page runs schemas on the regex path; the findings below still name what the "
+        "grammar leaves unenforced"
+    )
+
+
 MAX_LINKED_SCHEMA = 20_000
 """Characters of a schema a link may carry (a 22-field schema is ~3,000)."""
 
@@ -339,6 +353,8 @@ def schema_api(
     if not isinstance(schema, str):
         raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
     compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
+    if compiled.path == "grammar":
+        raise grammar_only(compiled)
     model = model() if callable(model) else model  # a getter: called once all is checked
     trace = generate(model if model is not None else load_model(), compiled.regex, prompt, **opts)
     check = check_json(trace.text, compiled.schema)

@@ -24,14 +24,16 @@ from typing import Any
 
 from fsmviz.diagnose.finding import RANK, Finding, Severity
 from fsmviz.generation.trace import Trace
+from fsmviz.schema.by_grammar import SchemaGrammar
 from fsmviz.schema.convert import (
-    IGNORED_KEYWORDS,
     WHITESPACE,
     SchemaLocations,
+    SchemaRegex,
     compile_schema,
     pointer,
     walk,
 )
+from fsmviz.schema.keywords import unenforced as unenforced_keywords
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["SCHEMA_KINDS", "SchemaFinding", "diagnose_schema", "name_findings", "schema_findings"]
@@ -42,7 +44,8 @@ SCHEMA_KINDS: dict[str, str] = {
     "free_form_object": "an object with any keys (additionalProperties): unbounded and vague",
     "unbounded_digits": "a number whose digits have no bound",
     "flexible_whitespace": "whitespace runs between JSON tokens: the commonest JSON loop",
-    "ignored_keyword": "a keyword the regex does not enforce: the output may not validate",
+    "ignored_keyword": "a keyword the constraint does not enforce: the output may not validate",
+    "grammar_path": "the schema takes the grammar path (llguidance), not the regex path",
 }
 """Every schema finding kind (the regex doctor's kinds are in ``finding.KINDS``)."""
 
@@ -94,9 +97,16 @@ def _types(node: Mapping[str, Any]) -> set[str]:
 
 
 def schema_findings(
-    schema: Mapping[str, Any], whitespace: str | None = None
+    schema: Mapping[str, Any],
+    whitespace: str | None = None,
+    unenforced: tuple[tuple[str, str], ...] | None = None,
+    engine: str = "the regex",
 ) -> list[SchemaFinding]:
     """What the schema alone says about how a generation may go wrong (no model needed).
+
+    ``unenforced`` are the (JSON pointer, keyword) pairs the constraint leaves free (by
+    default the regex path's, ``fsmviz.schema.keywords.unenforced``); each is a finding
+    naming ``engine``.
 
     >>> found = schema_findings({"type": "object", "properties": {"name": {"type": "string"}}})
     >>> [(f.kind, f.pointer) for f in found]
@@ -169,17 +179,18 @@ def schema_findings(
                     where,
                 )
             )
-        for keyword in IGNORED_KEYWORDS:
-            if keyword in node:
-                found.append(
-                    SchemaFinding(
-                        "ignored_keyword",
-                        "warning",
-                        f"{_where(where)} uses `{keyword}`, which the regex does not enforce: "
-                        "the output can break it and then fails validation.",
-                        pointer((*path, keyword)),
-                    )
-                )
+    if unenforced is None:
+        unenforced = unenforced_keywords(schema, "regex")
+    for where, keyword in unenforced:
+        found.append(
+            SchemaFinding(
+                "ignored_keyword",
+                "warning",
+                f"{_where(where)} uses `{keyword}`, which {engine} does not enforce: "
+                "the output can break it and then fails validation.",
+                pointer_join(where, keyword),
+            )
+        )
     if whitespace == "flexible":
         found.append(
             SchemaFinding(
@@ -194,6 +205,15 @@ def schema_findings(
             )
         )
     return found
+
+
+def pointer_join(where: str, key: str) -> str:
+    """``where`` (a JSON pointer) with one more key.
+
+    >>> pointer_join("/properties/n", "minimum")
+    '/properties/n/minimum'
+    """
+    return where + pointer((key,))
 
 
 def name_findings(
@@ -228,7 +248,7 @@ def name_findings(
 
 
 def diagnose_schema(
-    schema: str | Mapping[str, Any],
+    schema: str | Mapping[str, Any] | SchemaRegex | SchemaGrammar,
     vocab: Vocabulary,
     trace: Trace | None = None,
     *,
@@ -237,11 +257,25 @@ def diagnose_schema(
 ) -> list[SchemaFinding]:
     """Why generation from ``schema`` may stall: schema findings, then the regex doctor's
     findings named by schema location, errors first. Raises ``SchemaError`` for a schema
-    that cannot be used."""
+    that cannot be used. ``schema`` may be one ``compile_schema`` already compiled."""
     from fsmviz.diagnose import diagnose
 
-    compiled = compile_schema(schema, whitespace)
-    own = schema_findings(compiled.schema, whitespace)
+    compiled = schema if isinstance(schema, (SchemaRegex, SchemaGrammar)) else None
+    if compiled is None:
+        compiled = compile_schema(schema, whitespace)
+    if compiled.path == "grammar":
+        own = schema_findings(
+            compiled.schema, whitespace, compiled.unenforced, "llguidance's grammar"
+        )
+        note = SchemaFinding(
+            "grammar_path",
+            "info",
+            f"This schema takes the grammar path (llguidance): {compiled.reason}. The "
+            "regex doctor and the DFA drawing apply to the regex path only.",
+            "",
+        )
+        return sorted([*own, note], key=lambda f: RANK[f.severity])
+    own = schema_findings(compiled.schema, whitespace, compiled.unenforced)
     covered = {f.pointer for f in own if f.kind != "ignored_keyword"}
     doctor = name_findings(
         diagnose(compiled.regex, vocab, trace, max_tokens=max_tokens),

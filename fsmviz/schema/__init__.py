@@ -1,11 +1,19 @@
 """Layer 4, JSON Schema in: a schema becomes a constraint that keeps its schema names.
 
-* ``convert`` a schema (text or mapping) -> a regex (outlines-core's converter), the
-  pieces of that regex located by JSON pointer, and the output checked with ``jsonschema``.
+* ``limits`` the size and shape bounds checked before any conversion, and the cost of
+  outlines-core's regex estimated before it is built.
+* ``convert`` a schema (text, mapping, pydantic class, tool list) -> ``compile_schema``: the
+  regex path (outlines-core's regex, located by JSON pointer, fsmviz's DFA) or the grammar
+  path; the output checked with ``jsonschema``.
+* ``by_grammar`` the grammar path: llguidance's JSON Schema compiler (lenient, its gaps
+  named) and its matcher over bytes for ``.accepts``.
+* ``keywords`` which keywords each path enforces; ``unenforced`` names the rest.
+* ``tools`` a list of tools (OpenAI, MCP) as one schema: one call of one of them.
 
 May import: ``fsmviz.automaton``, ``fsmviz.tokens`` and the shared modules.
 """
 
-from fsmviz.schema.convert import SchemaError, compile_schema, regex_from_schema
+from fsmviz.schema.by_grammar import SchemaGrammar
+from fsmviz.schema.convert import SchemaError, SchemaRegex, compile_schema, regex_from_schema
 
-__all__ = ["SchemaError", "compile_schema", "regex_from_schema"]
+__all__ = ["SchemaError", "SchemaGrammar", "SchemaRegex", "compile_schema", "regex_from_schema"]

@@ -27,19 +27,30 @@ Three things are added here:
   JSON pointer of the subschema that produced them, so the doctor's findings (which carry a
   ``span`` into the regex) can say "``/properties/name``" instead of a column number.
 
-The engine imports no gradio; ``outlines_core`` and ``jsonschema`` load on first use.
+* **Two paths.** ``compile_schema`` takes the regex path where outlines-core reads the
+  schema right and the automaton fits, and otherwise the grammar path
+  (``fsmviz.schema.by_grammar``, llguidance); both name what they do not enforce
+  (``fsmviz.schema.keywords``), and both are reached only through the bounds of
+  ``fsmviz.schema.limits``.
+
+The engine imports no gradio; ``outlines_core``, ``llguidance`` and ``jsonschema`` load on
+first use.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.errors import FsmvizError
+
+if TYPE_CHECKING:
+    from fsmviz.automaton.dfa import Dfa
+    from fsmviz.schema.by_grammar import SchemaGrammar
 
 __all__ = [
     "WHITESPACE",
@@ -57,24 +68,7 @@ __all__ = [
 WHITESPACE: dict[str, str] = {"none": "", "space": "[ ]?", "flexible": r"[\n\t ]*"}
 """Named whitespace patterns, the regex each puts between JSON tokens (see the module doc)."""
 
-IGNORED_KEYWORDS = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "patternProperties",
-    "propertyNames",
-    "dependentRequired",
-    "dependentSchemas",
-    "contains",
-    "uniqueItems",
-    "multipleOf",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-)
-"""Keywords the converter does not turn into regex: output may break them (a finding says so)."""
+# What each path does not enforce: ``fsmviz.schema.keywords.unenforced``.
 
 
 class SchemaError(FsmvizError, ValueError):
@@ -100,9 +94,31 @@ def pointer(parts: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def load_schema(schema: str | Mapping[str, Any]) -> dict[str, Any]:
-    """The schema as a dict, checked against its metaschema. Raises ``SchemaError``."""
+def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
+    """The schema as a dict, checked for size and shape (``fsmviz.schema.limits``) before
+    anything else reads it, then against its metaschema. Raises ``SchemaError``.
+
+    ``schema`` is JSON text, a mapping, or a pydantic model class (its
+    ``model_json_schema()``); a list of tools (OpenAI or MCP) is one call of one of them
+    (``fsmviz.schema.tools``).
+
+    >>> from pydantic import BaseModel
+    >>> class Point(BaseModel):
+    ...     x: int
+    >>> load_schema(Point)["required"]
+    ['x']
+    """
+    from fsmviz.schema.limits import check_shape, check_text
+
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        schema = schema.model_json_schema()
+    if isinstance(schema, (bytes, bytearray)):
+        try:
+            schema = schema.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SchemaError(f"the schema is not UTF-8 text: {error.reason}") from None
     if isinstance(schema, str):
+        check_text(schema)
         try:
             value = json.loads(schema)
         except json.JSONDecodeError as error:
@@ -110,8 +126,27 @@ def load_schema(schema: str | Mapping[str, Any]) -> dict[str, Any]:
                 f"the schema is not valid JSON: {error.msg} at line {error.lineno}, "
                 f"column {error.colno}"
             ) from None
+        except RecursionError:
+            raise SchemaError("the schema is nested too deeply to read", "") from None
+        check_shape(value)
+    elif isinstance(schema, (Mapping, list)):
+        check_shape(schema)
+        try:
+            text = json.dumps(schema)
+        except (TypeError, ValueError) as error:
+            raise SchemaError(f"the schema holds a value that is not JSON: {error}") from None
+        check_text(text)
+        value = json.loads(text)  # a deep, JSON-only copy
     else:
-        value = json.loads(json.dumps(schema))  # a deep, JSON-only copy
+        raise SchemaError(
+            "a schema is JSON text, a mapping or a pydantic model class, not "
+            f"{type(schema).__name__}"
+        )
+    from fsmviz.schema.tools import is_tool_list, tools_schema
+
+    if is_tool_list(value):
+        value = tools_schema(value)
+        check_shape(value)
     if not isinstance(value, dict):
         raise SchemaError(
             f'a schema must be a JSON object such as {{"type": "string"}}, '
@@ -124,7 +159,7 @@ def load_schema(schema: str | Mapping[str, Any]) -> dict[str, Any]:
         jsonschema.validators.validator_for(value).check_schema(value)
     except jsonschema.SchemaError as error:
         raise SchemaError(
-            f"the schema breaks the JSON Schema rules: {error.message}",
+            f"the schema breaks the JSON Schema rules: {error.message[:300]}",
             pointer(tuple(error.absolute_path)),
         ) from None
     return value
@@ -140,12 +175,16 @@ def _whitespace(whitespace: str | None) -> str | None:
     return WHITESPACE[whitespace]
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)
 def _build(text: str, whitespace: str | None) -> str:
-    """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused)."""
+    """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused),
+    with bounded integers written as their ranges (``fsmviz.schema.ranges``)."""
     from outlines_core.json_schema import build_regex_from_schema
 
-    return build_regex_from_schema(text, whitespace)
+    from fsmviz.schema.ranges import fill_ranges, mark_ranges
+
+    marked = json.dumps(mark_ranges(json.loads(text)))
+    return fill_ranges(build_regex_from_schema(marked, whitespace))
 
 
 def _build_part(part: object, root: Mapping[str, Any], whitespace: str | None) -> str | None:
@@ -208,7 +247,7 @@ def walk(root: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[
         todo += [(path + rel, child) for rel, child in children(node)]
 
 
-def regex_from_schema(schema: str | Mapping[str, Any], whitespace: str | None = None) -> str:
+def regex_from_schema(schema: str | Mapping[str, Any] | type, whitespace: str | None = None) -> str:
     """The regex a JSON Schema describes (schema as JSON text or a mapping).
 
     ``whitespace`` is None (outlines-core's default, ``[ ]?``) or a name from ``WHITESPACE``.
@@ -225,10 +264,26 @@ def regex_from_schema(schema: str | Mapping[str, Any], whitespace: str | None = 
     """
     root = load_schema(schema)
     ws = _whitespace(whitespace)
+    _check_cost(root)
     try:
         return _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
         raise _refusal(root, ws, error) from None
+
+
+def _check_cost(root: dict[str, Any]) -> None:
+    """Refuse, before building it, a regex estimated over ``REGEX_BUDGET`` characters."""
+    from fsmviz.schema.limits import REGEX_BUDGET, regex_cost
+
+    cost = regex_cost(root)
+    if cost.recursive is None and cost.length > REGEX_BUDGET:
+        raise SchemaError(
+            f"this schema's regex would be about {cost.length:,} characters (the budget is "
+            f"{REGEX_BUDGET:,}): an object with no required property is written once per "
+            'property. Mark properties "required", or use compile_schema, which takes the '
+            "grammar path",
+            "",
+        )
 
 
 def _refusal(root: dict[str, Any], ws: str | None, error: Exception) -> SchemaError:
@@ -298,8 +353,10 @@ def locate(
     >>> where.pointer_at((r.index("{0,3}"), r.index("{0,3}") + 5))
     '/properties/tag'
     """
-    root = load_schema(schema)
-    ws = _whitespace(whitespace)
+    return _locate(load_schema(schema), regex, _whitespace(whitespace))
+
+
+def _locate(root: dict[str, Any], regex: str, ws: str | None) -> SchemaLocations:
     sep = WHITESPACE["space"] if ws is None else ws
     spans: list[tuple[int, int, str]] = [(0, len(regex), "")]
     todo: list[tuple[tuple[str | int, ...], object, int, int, int]] = [((), root, 0, len(regex), 0)]
@@ -330,35 +387,166 @@ def locate(
 
 @dataclass(frozen=True)
 class SchemaRegex:
-    """A schema compiled for generation: the dict, the regex, its locations, the whitespace."""
+    """A schema compiled for generation on the regex path: the dict, outlines-core's regex,
+    its locations, the whitespace, the keywords the regex does not enforce, and its DFA."""
 
     schema: dict[str, Any]
     regex: str
     whitespace: str | None
     locations: SchemaLocations
+    unenforced: tuple[tuple[str, str], ...] = ()
+    dfa: Dfa | None = field(default=None, repr=False, compare=False)
+
+    path = "regex"
+    reason = ""
 
     @property
     def text(self) -> str:
         return json.dumps(self.schema, indent=2, ensure_ascii=False)
 
+    def accepts(self, text: str) -> bool:
+        """Whether the regex matches ``text`` whole (fsmviz's DFA)."""
+        from fsmviz.automaton.dfa import compile_regex
 
-def compile_schema(schema: str | Mapping[str, Any], whitespace: str | None = None) -> SchemaRegex:
-    """The schema's regex, checked to compile within fsmviz's limits (``compile_regex``).
+        return (self.dfa or compile_regex(self.regex)).accepts(text)
 
-    A regex fsmviz refuses becomes a ``SchemaError`` naming the subschema responsible: the
-    one whose regex holds the error's position, or, for a regex too large to compile, the
-    deepest subschema that is too large on its own.
+
+REGEX_MISREADS = {
+    "allOf": "outlines-core's regex keeps one branch of an allOf, not their intersection",
+    "prefixItems": "outlines-core's regex takes exactly the prefixItems, no shorter array and "
+    "no further items",
+    "items": "outlines-core's regex ignores items: false",
+    "$ref": "outlines-core's regex ignores the keywords beside a $ref",
+}
+"""Constructs outlines-core 0.2.14 writes as a *different* constraint, without a word (found
+by the JSON-Schema-Test-Suite, ``bench/conformance.py``): a schema holding one takes the
+grammar path, where llguidance reads it as the schema means."""
+
+
+def regex_misread(root: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first (JSON pointer, why) of a construct outlines-core's regex misreads, or None.
+
+    >>> regex_misread({"properties": {"a": {"allOf": [{"type": "string"}, {"maxLength": 3}]}}})
+    ('/properties/a', "outlines-core's regex keeps one branch of an allOf, not their intersection")
     """
-    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.schema.keywords import ASSERTIONS, subschemas
 
-    root = load_schema(schema)
-    regex = regex_from_schema(root, whitespace)
-    where = locate(root, regex, whitespace)
+    for path, node in subschemas(root):
+        for key in ("allOf", "prefixItems"):
+            if key in node:
+                return pointer(path), REGEX_MISREADS[key]
+        if node.get("items") is False:
+            return pointer(path), REGEX_MISREADS["items"]
+        if "$ref" in node and any(k in ASSERTIONS for k in node if k != "$ref"):
+            return pointer(path), REGEX_MISREADS["$ref"]
+    return None
+
+
+def compile_schema(
+    schema: str | Mapping[str, Any] | type | bool,
+    whitespace: str | None = None,
+    *,
+    path: str | None = None,
+) -> SchemaRegex | SchemaGrammar:
+    """A JSON Schema (text, mapping or pydantic model class) compiled for generation.
+
+    The **regex path** (``SchemaRegex``) where the schema is regular and its automaton fits:
+    outlines-core's regex, compiled within fsmviz's limits, drawn as a DFA. Otherwise the
+    **grammar path** (``SchemaGrammar``, llguidance's compiler, ``.reason`` says why): a
+    recursive ``$ref``, a regex estimated over ``limits.REGEX_BUDGET`` characters (checked
+    before outlines-core builds it), a part outlines-core cannot express, or an automaton
+    over fsmviz's limits. Both answer ``.accepts(text)`` and ``.unenforced``, the
+    (JSON pointer, keyword) pairs the constraint does not enforce. ``SchemaError`` (with
+    the JSON pointer) when neither path can take it, or the schema is over a size limit.
+    Schemas that outlines-core's regex would misread (``REGEX_MISREADS``: ``allOf``,
+    ``prefixItems``, ``items: false``, keywords beside a ``$ref``) take the grammar path too.
+    ``path="grammar"`` asks for the grammar path whatever the schema (``"regex"``: the
+    regex path or a ``SchemaError``).
+
+    On the regex path the output holds the schema's declared properties only, in the order
+    of ``properties`` (outlines-core's rule); keywords it leaves free are named.
+
+    >>> compile_schema({"type": "number", "minimum": 1}).unenforced
+    (('', 'minimum'),)
+    >>> compile_schema({"type": "integer", "minimum": 1}).accepts("0")  # a range: enforced
+    False
+    >>> tree = {"type": "object", "properties": {"label": {"type": "string"},
+    ...     "kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["label"]}
+    >>> g = compile_schema(tree, "none")
+    >>> g.path, g.accepts('{"label":"a","kids":[{"label":"b","kids":[{"label":"c"}]}]}')
+    ('grammar', True)
+    """
+    from fsmviz.automaton.dfa import compile_regex, count_positions
+    from fsmviz.schema.by_grammar import compile_grammar
+    from fsmviz.schema.keywords import unenforced
+    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
+
+    if path not in (None, "regex", "grammar"):
+        raise SchemaError(f'unknown path {path!r}: write "regex", "grammar" or None')
+    if schema is True:
+        schema = {}
+    elif schema is False or schema == "false":
+        raise SchemaError("the schema false allows no value at all: nothing can be generated")
+    root = load_schema("{}" if schema == "true" else schema)
+    ws = _whitespace(whitespace)
+    if path == "grammar":
+        return compile_grammar(root, whitespace, "the grammar path was asked for")
+    misread = regex_misread(root) if path is None else None
+    if misread is not None:
+        return compile_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
+    cost = regex_cost(root)
+    if cost.recursive is not None:
+        why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
+               "at a fixed depth")  # fmt: skip
+    elif cost.ref_depth > MAX_REF_DEPTH:
+        why = (f"its $refs nest {cost.ref_depth} deep, and outlines-core's regex cuts them "
+               f"after {MAX_REF_DEPTH}")  # fmt: skip
+    elif cost.length > REGEX_BUDGET:
+        why = (f"outlines-core's regex would be about {cost.length:,} characters (its budget "
+               f"is {REGEX_BUDGET:,})")  # fmt: skip
+    else:
+        why = ""
+    if why and path == "regex":
+        raise SchemaError(f"this schema cannot take the regex path: {why}", cost.recursive or "")
+    if why:
+        return compile_grammar(root, whitespace, why)
     try:
-        compile_regex(regex)
+        regex = _build(json.dumps(root), ws)
+    except (ValueError, TypeError) as error:
+        refusal = _refusal(root, ws, error)
+        if path == "regex":
+            raise refusal from None
+        try:
+            return compile_grammar(
+                root, whitespace, f"outlines-core cannot express {refusal.path or '/'}"
+            )
+        except SchemaError as other:
+            raise SchemaError(f"{refusal.message}; {other.message}", refusal.path) from None
+    if path is None:
+        try:
+            size = count_positions(regex)
+        except RegexError:
+            size = 0  # compile_regex below says what is wrong
+        if size > REGEX_POSITIONS:
+            return compile_grammar(
+                root,
+                whitespace,
+                f"its regex has {size:,} character positions; the regex path takes up to "
+                f"{REGEX_POSITIONS:,}",
+            )
+    try:
+        dfa = compile_regex(regex)
     except RegexError as error:
-        raise _regex_refusal(where, error) from None
-    return SchemaRegex(root, regex, whitespace, where)
+        if path == "regex":
+            raise _regex_refusal(_locate(root, regex, ws), error) from None
+        try:
+            return compile_grammar(
+                root, whitespace, f"fsmviz's automaton cannot hold it: {error.message}"
+            )
+        except SchemaError:
+            raise _regex_refusal(_locate(root, regex, ws), error) from None
+    where = _locate(root, regex, ws)
+    return SchemaRegex(root, regex, whitespace, where, unenforced(root, "regex"), dfa)
 
 
 def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:

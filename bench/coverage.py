@@ -1,0 +1,167 @@
+"""Real-world coverage: how many schemas of each kind each engine takes, how fast, and how
+right it is on instances made from each schema.
+
+The sample is ``bench/schemas/<kind>/*.json``: 64 schemas written by us in the shapes of
+public ones (``bench/schemas/make.py``; see ``bench/schemas/README.md``). For each schema and
+engine (fsmviz, outlines-core, llguidance, xgrammar where installed), in a child process
+with a time and memory limit (``fsmviz.peers.schema.isolated``; a kill is "not taken"):
+
+* **taken**: the engine compiled it, with its defaults; the time to compile (engines
+  imported beforehand, so an import is not counted);
+* the instances of ``fsmviz.peers.schema.instances`` (valid by walking the schema,
+  near-misses by mutation, labelled by ``jsonschema``): **invalid accepted** and **valid
+  rejected**; for fsmviz an invalid instance accepted is *named* when the keyword its
+  mutation broke is among those fsmviz named as not enforced.
+
+    python -m bench.coverage            # every kind
+    python -m bench.coverage recursive  # one kind
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.conformance import preload
+from bench.table import check, print_table
+
+SAMPLE = Path(__file__).resolve().parent / "schemas"
+SECONDS = 30.0
+MEMORY = 3 << 30
+MAX_TEXT = 5_000
+"""Instances longer than this (a 2,000-property object) are not checked: the bench is about
+taking the schema, and a matcher's time on a 60 KB text is not the question."""
+
+
+def _compile_and_check(engine: str, text: str, samples: list[str]) -> dict[str, Any]:
+    """In a child: compile time, verdicts, and for fsmviz its path and unenforced keywords."""
+    from fsmviz.peers.schema import compile_checker
+
+    start, cpu = time.perf_counter(), time.process_time()
+    accepts = compile_checker(engine, text)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    out: dict[str, Any] = {
+        "seconds": seconds,
+        "cpu": cpu,
+        "verdicts": [bool(accepts(s)) for s in samples],
+    }
+    if engine == "fsmviz":
+        from fsmviz.schema.convert import compile_schema
+
+        compiled = compile_schema(text)
+        out["path"] = compiled.path
+        out["unenforced"] = [k for _, k in compiled.unenforced]
+    return out
+
+
+def p95(values: Sequence[float]) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def measure(only: str = "") -> tuple[list[str], list[dict[str, Any]]]:
+    from fsmviz.peers.schema import ENGINES, instances, isolated, version
+
+    engines = [e for e in ENGINES if version(e) is not None]
+    preload(engines)
+    rows = []
+    for path in sorted(SAMPLE.glob("*/*.json")):
+        kind = path.parent.name
+        if only and only != kind:
+            continue
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        made = [i for i in instances(schema) if len(i.text) <= MAX_TEXT]
+        samples = [i.text for i in made]
+        row: dict[str, Any] = {"kind": kind, "name": path.stem, "engines": {}}
+        for engine in engines:
+            status, answer = isolated(_compile_and_check, engine, json.dumps(schema), samples,
+                                      seconds=SECONDS, memory=MEMORY)  # fmt: skip
+            if status != "ok":
+                row["engines"][engine] = {"taken": False, "why": str(answer)[:120]}
+                continue
+            bad = [i for i, ok in zip(made, answer["verdicts"], strict=True) if ok != i.valid]
+            named = answer.get("unenforced", [])
+            accepted = [i for i in bad if not i.valid]
+            row["engines"][engine] = {
+                "taken": True,
+                "seconds": answer["seconds"],
+                "cpu": answer["cpu"],
+                "path": answer.get("path", ""),
+                "invalid_accepted": len(accepted),
+                "named": sum(any(k in i.how for k in named) for i in accepted),
+                "valid_rejected": sum(i.valid for i in bad),
+                "valid": sum(i.valid for i in made),
+                "invalid": sum(not i.valid for i in made),
+            }
+        rows.append(row)
+        print(f"  {kind}/{path.stem}: " + ", ".join(
+            f"{e} {'ok' if r['taken'] else 'no'}" for e, r in row["engines"].items()),
+            flush=True)  # fmt: skip
+    return engines, rows
+
+
+def main(only: str = "") -> list[tuple[str, ...]]:
+    engines, rows = measure(only)
+    kinds = sorted({r["kind"] for r in rows})
+    table = []
+    for kind in [*kinds, "all"]:
+        mine = [r for r in rows if kind in ("all", r["kind"])]
+        cells = []
+        for e in engines:
+            taken = sum(r["engines"][e]["taken"] for r in mine)
+            cells.append(f"{taken}/{len(mine)}")
+        grammar = sum(r["engines"]["fsmviz"].get("path") == "grammar" for r in mine)
+        table.append((kind, len(mine), *cells, grammar))
+    print_table("Real-world-style schemas taken (compiled), by kind (bench/schemas)",
+                ["kind", "schemas", *engines, "fsmviz by grammar"], table)  # fmt: skip
+    summary = []
+    for e in engines:
+        got = [r["engines"][e] for r in rows if r["engines"][e]["taken"]]
+        valid = sum(g["valid"] for g in got)
+        invalid = sum(g["invalid"] for g in got)
+        summary.append((
+            e, f"{100 * len(got) / len(rows):.0f}%",
+            f"{sum(g['invalid_accepted'] for g in got)}/{invalid}",
+            f"{sum(g['named'] for g in got)}" if e == "fsmviz" else "-",
+            f"{sum(g['valid_rejected'] for g in got)}/{valid}",
+            p95([g["seconds"] for g in got]), p95([g["cpu"] for g in got]),
+            max((g["cpu"] for g in got), default=math.nan),
+        ))  # fmt: skip
+    print_table(
+        "Per engine, on the schemas it took: instances made from the schema (jsonschema's "
+        "label); compile time in seconds, wall and CPU (the CPU time of the compiling process, "
+        "all its threads: this 2-core machine is shared, and its wall clock is not)",
+        ["engine", "taken", "invalid accepted", "of them named", "valid rejected",
+         "wall p95", "CPU p95", "CPU max"],
+        summary,
+    )  # fmt: skip
+    refused = [(r["kind"], r["name"], e, r["engines"][e].get("why", ""))
+               for r in rows for e in engines if not r["engines"][e]["taken"]]  # fmt: skip
+    if refused:
+        print_table("Not taken, with the engine's message", ["kind", "schema", "engine", "why"],
+                    refused)  # fmt: skip
+    f = [r["engines"]["fsmviz"] for r in rows]
+    taken = 100 * sum(x["taken"] for x in f) / len(f)
+    got = [x for x in f if x["taken"]]
+    silent = sum(x["invalid_accepted"] - x["named"] for x in got)
+    rejected = sum(x["valid_rejected"] for x in got)
+    valid = max(1, sum(x["valid"] for x in got))
+    slowest = p95([x["cpu"] for x in got])
+    return [
+        check("schemas taken (fsmviz, bench/schemas)", taken, ">= 95 %", taken >= 95, " %"),
+        check("invalid accepted, no keyword named (fsmviz)", silent, "0", silent == 0),
+        check("valid instances rejected (fsmviz)", 100 * rejected / valid, "<= 1 %",
+              rejected <= 0.01 * valid, " %"),
+        check("schema compile p95, CPU (fsmviz)", slowest, "<= 1 s", slowest <= 1.0, " s"),
+    ]  # fmt: skip
+
+
+if __name__ == "__main__":
+    print_table("Targets", ["target", "measured", "wanted", ""], main(*sys.argv[1:2]))

@@ -1,0 +1,180 @@
+"""The grammar path of a JSON Schema: llguidance's JSON Schema compiler, for schemas that are
+not regular (a tree whose children are trees) or whose regex would not fit.
+
+outlines-core turns a schema into one regex, and fsmviz draws its automaton; that fails for a
+recursive schema (outlines-core unrolls it to depth 3 without a word, and the regex then
+takes ``{"label":"d",}``), for one whose regex grows past what an automaton can hold (the
+square of its optional properties), and for keywords outlines-core refuses (``not``,
+``if``, formats it does not know). llguidance compiles the same schema into a context-free
+grammar (``grammar_from("json_schema", text)``) in time linear in the schema, enforcing more
+keywords (number bounds, ``multipleOf``, ``maxProperties``, more formats). fsmviz runs it
+``lenient``: a keyword llguidance cannot enforce is left free and *named*
+(``SchemaGrammar.unenforced``, ``SchemaGrammar.warnings``), never silently dropped.
+
+``SchemaGrammar.accepts(text)`` asks llguidance's own matcher, fed the text's UTF-8 bytes
+one byte per token (a 257-token vocabulary: the 256 bytes and an end token). That is the
+constraint's verdict, not ``jsonschema``'s: a keyword the grammar leaves free shows up as a
+text it accepts that the schema calls invalid, which is what the engines' table is for.
+
+Generation with it is grammar mode's work (``fsmviz.grammar``): the ``grammar`` string is
+what an ``llguidance.LLMatcher`` over the model's tokenizer takes.
+
+>>> g = compile_grammar({"type": "object", "properties": {"n": {"type": "integer",
+...     "minimum": 1}}, "required": ["n"]}, "none")
+>>> g.accepts('{"n":3}'), g.accepts('{"n":0}'), g.accepts('{"n": 3}')
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from fsmviz.schema.keywords import unenforced as _unenforced
+
+__all__ = ["GRAMMAR_LIMITS", "SchemaGrammar", "byte_tokenizer", "compile_grammar"]
+
+GRAMMAR_LIMITS = {"max_items_in_row": 20_100}
+"""llguidance's parser limits as fsmviz sets them. ``max_items_in_row`` is 2,000 by default,
+which an object of 500 optional properties already passes (four items a property): the
+grammar validates, then every text fails at ``{``. 20,100 fits ``MAX_PROPERTIES`` (5,000)."""
+
+_WHITESPACE_OPTIONS: dict[str | None, dict[str, object]] = {
+    "none": {"whitespace_flexible": False},
+    None: {"whitespace_pattern": "[ ]?"},
+    "default": {"whitespace_pattern": "[ ]?"},
+    "space": {"whitespace_pattern": "[ ]?"},
+    "flexible": {"whitespace_pattern": r"[\n\t ]*"},
+}
+"""fsmviz's whitespace names (``convert.WHITESPACE``) as llguidance's JSON options."""
+
+
+class _Bytes:
+    """A vocabulary of the 256 bytes and an end token (256), for ``TokenizerWrapper``."""
+
+    eos_token_id = 256
+    bos_token_id = None
+    tokens = [bytes([b]) for b in range(256)] + [b"<end>"]
+    special_token_ids = [256]
+
+    def __call__(self, text: bytes) -> list[int]:
+        return list(text)
+
+
+@lru_cache(maxsize=1)
+def byte_tokenizer() -> Any:
+    """llguidance's tokenizer over single bytes: ``LLMatcher`` then checks text byte by byte."""
+    import llguidance
+
+    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Bytes()))
+
+
+def _limits() -> Any:
+    import llguidance
+
+    return llguidance.LLParserLimits(**GRAMMAR_LIMITS)
+
+
+@dataclass(frozen=True)
+class SchemaGrammar:
+    """A schema compiled by llguidance: the grammar path.
+
+    ``schema`` the schema (a dict), ``grammar`` llguidance's grammar (a JSON string an
+    ``LLMatcher`` takes, with fsmviz's whitespace and ``lenient`` in its options),
+    ``whitespace`` fsmviz's whitespace name, ``reason`` why the regex path was not taken,
+    ``unenforced`` the (JSON pointer, keyword) pairs it does not enforce, ``warnings``
+    llguidance's own words about them.
+    """
+
+    schema: dict[str, Any]
+    grammar: str
+    whitespace: str | None
+    reason: str
+    unenforced: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...] = ()
+
+    path = "grammar"
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.schema, indent=2, ensure_ascii=False)
+
+    def matcher(self, tokenizer: Any = None) -> Any:
+        """A fresh ``llguidance.LLMatcher`` for this grammar (over bytes by default)."""
+        import llguidance
+
+        tok = byte_tokenizer() if tokenizer is None else tokenizer
+        return llguidance.LLMatcher(tok, self.grammar, log_level=0, limits=_limits())
+
+    def accepts(self, text: str) -> bool:
+        """Whether the grammar takes ``text`` whole (its UTF-8 bytes, then the end)."""
+        matcher = self.matcher()
+        return matcher.consume_tokens(list(text.encode("utf-8"))) and matcher.is_accepting()
+
+
+def grammar_text(schema: Mapping[str, Any], whitespace: str | None) -> str:
+    """llguidance's grammar for ``schema`` with fsmviz's whitespace, lenient."""
+    import llguidance
+
+    options = {"lenient": True, **_WHITESPACE_OPTIONS.get(whitespace, {})}
+    return llguidance.LLMatcher.grammar_from_json_schema(json.dumps(schema), overrides=options)
+
+
+def check_grammar(grammar: str) -> tuple[str | None, tuple[str, ...]]:
+    """llguidance's error for a grammar (None if it compiles) and its warnings."""
+    import llguidance
+
+    is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(
+        grammar, byte_tokenizer(), limits=_limits()
+    )
+    if is_error:
+        return (messages[0] if messages else "llguidance refused it"), ()
+    return None, tuple(messages)
+
+
+def compile_grammar(
+    schema: Mapping[str, Any], whitespace: str | None = None, reason: str = ""
+) -> SchemaGrammar:
+    """The schema on the grammar path; raises ``SchemaError`` (with the JSON pointer of the
+    deepest part llguidance refuses on its own) when llguidance cannot compile it."""
+    from fsmviz.schema.convert import SchemaError
+
+    grammar = grammar_text(schema, whitespace)
+    error, warnings = check_grammar(grammar)
+    if error is not None:
+        first = error.strip().splitlines()[0][:300]
+        raise SchemaError(
+            f"llguidance cannot compile this schema: {first}",
+            _deepest_refused(schema, whitespace),
+        )
+    return SchemaGrammar(
+        dict(schema), grammar, whitespace, reason, _unenforced(schema, "grammar"), warnings
+    )
+
+
+def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:
+    """The JSON pointer of the deepest subschema llguidance refuses on its own ("" if none)."""
+    from fsmviz.schema.convert import children, pointer
+
+    path: tuple[str | int, ...] = ()
+    node: object = schema
+    for _ in range(64):
+        for rel, child in children(node):
+            if not isinstance(child, dict):
+                continue
+            part = dict(child)
+            for key in ("$defs", "definitions"):
+                if key in schema and key not in part:
+                    part[key] = schema[key]
+            if check_grammar(grammar_text(part, whitespace))[0] is not None:
+                path, node = path + rel, child
+                break
+        else:
+            break
+    for key in ("allOf", "oneOf", "anyOf"):
+        if isinstance(node, dict) and key in node:  # the parts are fine, their mix is not
+            return pointer((*path, key))
+    return pointer(path)
