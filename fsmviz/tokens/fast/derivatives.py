@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -433,6 +433,17 @@ def _mask(flags: np.ndarray) -> int:
     return sum(1 << int(i) for i in np.flatnonzero(flags))
 
 
+@lru_cache(maxsize=256)
+def _columns(bits: int) -> np.ndarray:
+    """The bytes of a 256-bit set, as an array of byte values.
+
+    >>> _columns(0b101).tolist()
+    [0, 2]
+    """
+    return np.flatnonzero(np.unpackbits(np.frombuffer(bits.to_bytes(32, "little"), np.uint8),
+                                        bitorder="little"))  # fmt: skip
+
+
 def _length(lead: int) -> int:
     """The length of a UTF-8 character from its first byte (``_LEADS``)."""
     return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
@@ -492,6 +503,7 @@ class _NearStart:
         self.main_target: dict[int, int] = {}  # b for byte b), and that target
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
+        self._read: dict[int, int] = {}  # state -> ``_reads(state)``
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -641,8 +653,7 @@ class _NearStart:
             if not bits:
                 break
             sets.append(bits)
-            columns = list(set_bits(bits))
-            reached = np.unique(self.table[np.array(layer)][:, columns]).tolist()
+            reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
             layer = [s for s in reached if s not in seen]
             if not layer:  # closed: the same set at every height from here
                 sets += [bits] * (upto + 1 - len(sets))
@@ -658,7 +669,11 @@ class _NearStart:
 
     def _reads(self, state: int) -> int:
         """The bytes ``state`` reads, as a 256-bit int (its row made)."""
-        return int.from_bytes(np.packbits(self.table[state] >= 0, bitorder="little"), "little")
+        found = self._read.get(state)
+        if found is None:
+            bits = np.packbits(self.table[state] >= 0, bitorder="little")
+            found = self._read[state] = int.from_bytes(bits, "little")
+        return found
 
     def chain(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
