@@ -502,20 +502,17 @@ def schema_command(
         return 2
     for where, keyword in compiled.unenforced:
         print(f"fsmviz schema: not enforced: {keyword} at {where or '/'}", file=err)
-    if compiled.path == "grammar":
+    on_grammar = compiled.path == "grammar"
+    if on_grammar:
         print(f"fsmviz schema: the grammar path (llguidance): {compiled.reason}", file=err)
-        if prompt is not None:
-            print("fsmviz schema: generating on the grammar path needs grammar mode", file=err)
-            return 2
-        print(compiled.grammar, file=out)
-        return 0
     if prompt is None:
-        print(compiled.regex, file=out)
+        print(compiled.grammar if on_grammar else compiled.regex, file=out)
         return 0
     from fsmviz.generation.generate import generate
     from fsmviz.generation.models import load_model
 
-    trace = generate(model if model is not None else load_model(), compiled.regex, prompt, **opts)
+    constraint = compiled if on_grammar else compiled.regex
+    trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
     print(trace.text, file=out)
     check = check_json(trace.text, compiled.schema)
     if check.valid:

@@ -264,7 +264,26 @@ def test_the_command_line_prints_the_grammar_path_and_reads_with_a_cap(tmp_path)
     out, err = io.StringIO(), io.StringIO()
     assert schema_command(str(path), whitespace="none", out=out, err=err) == 0
     assert "json_schema" in out.getvalue() and "grammar path" in err.getvalue()
-    assert schema_command(str(path), "a tree", out=out, err=err) == 2  # needs grammar mode
     err = io.StringIO()
     assert schema_command("/dev/zero", out=out, err=err) == 2  # not read whole
     assert "bytes" in err.getvalue()
+
+
+def test_a_recursive_schema_generates_on_the_grammar_path(tiny):
+    """The grammar path runs: llguidance's mask in fsmviz's step loop (``stream`` takes the
+    compiled schema), every finished run valid JSON for the schema (the tiny random model
+    rambles, so only runs that ended are checked, and at least one must end)."""
+    import jsonschema
+
+    from fsmviz import generate
+
+    compiled = compile_schema(TREE)
+    assert compiled.path == "grammar"
+    ended = []
+    for seed in range(4):
+        trace = generate(tiny, compiled, "A tree:", max_tokens=40, seed=seed, temperature=1.0)
+        assert trace.matched == compiled.accepts(trace.text)
+        if trace.stop_reason == "accepted":
+            jsonschema.validate(json.loads(trace.text), TREE)
+            ended.append(trace.text)
+    assert ended, "no run ended"

@@ -341,11 +341,13 @@ def schema_api(
     *,
     model: Any = None,
 ) -> dict[str, Any]:
-    """Generate JSON for a JSON Schema: ``{"regex", "trace", "json"}``, where ``json`` says
-    whether the output parses and validates (``check_json``). ``model`` defaults to the
-    bundled one; it may be a function that returns the model, called once every input is
-    checked. Raises ``SchemaError`` for a schema that cannot be used, ``ParameterError``
-    for a bad parameter (``fsmviz.params``), both before any work."""
+    """Generate JSON for a JSON Schema: ``{"path", "regex", "trace", "json"}``, where
+    ``path`` is ``"regex"`` (fsmviz's index over the schema's regex) or ``"grammar"``
+    (llguidance's mask, for a schema no regex can hold: ``regex`` is then None), and
+    ``json`` says whether the output parses and validates (``check_json``). ``model``
+    defaults to the bundled one; it may be a function that returns the model, called once
+    every input is checked. Raises ``SchemaError`` for a schema that cannot be used,
+    ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work."""
     from fsmviz import generate, load_model
 
     opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
@@ -353,13 +355,14 @@ def schema_api(
     if not isinstance(schema, str):
         raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
     compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
-    if compiled.path == "grammar":
-        raise grammar_only(compiled)
     model = model() if callable(model) else model  # a getter: called once all is checked
-    trace = generate(model if model is not None else load_model(), compiled.regex, prompt, **opts)
+    on_grammar = compiled.path == "grammar"  # llguidance's mask where no regex fits
+    constraint = compiled if on_grammar else compiled.regex
+    trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
     check = check_json(trace.text, compiled.schema)
     return {
-        "regex": compiled.regex,
+        "path": compiled.path,
+        "regex": None if on_grammar else compiled.regex,
         "trace": trace.to_dict(),
         "json": {
             "parses": check.parses,

@@ -142,18 +142,21 @@ class GrammarMatcher:
 
     def __init__(
         self,
-        grammar: Grammar,
+        grammar: Grammar | str,
         vocab: Vocabulary,
         encode: Callable[[str], list[int]] | None = None,
+        limits: Any = None,
     ):
+        """``grammar``: fsmviz's ``Grammar``, or a grammar llguidance already compiled (a
+        JSON Schema's, ``fsmviz.schema.by_grammar``), with its parser ``limits``."""
         import llguidance
 
         self.grammar = grammar
         self.vocab = vocab
         self.tokenizer = lltokenizer(vocab, encode)
-        self._matcher = llguidance.LLMatcher(
-            self.tokenizer, llguidance_grammar(grammar), log_level=0
-        )
+        compiled = grammar if isinstance(grammar, str) else llguidance_grammar(grammar)
+        extra = {} if limits is None else {"limits": limits}
+        self._matcher = llguidance.LLMatcher(self.tokenizer, compiled, log_level=0, **extra)
         self._words = (self.tokenizer.vocab_size + 31) // 32
         self.consumed: list[int] = []
         self._lengths = _lengths(vocab)

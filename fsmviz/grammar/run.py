@@ -28,6 +28,8 @@ character are kept only while a few tokens of slack remain).
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
 
 from fsmviz.generation.generate import _Run
@@ -46,6 +48,15 @@ _KEPT_MASKS = 64
 _SLACK = 3  # tokens of slack under which a token ending inside a character is struck
 
 
+class SchemaGrammarLike(Protocol):
+    """A grammar llguidance compiled itself (``fsmviz.schema.by_grammar.SchemaGrammar``, a
+    JSON Schema's): its text and its parser limits, and no tree for fsmviz's chart."""
+
+    grammar: str
+
+    def limits(self) -> Any: ...
+
+
 class Place:
     """Where a grammar run is: llguidance's matcher and fsmviz's Earley chart of the same
     text, moved together token by token. Stands where ``_Run`` expects a ``TokenIndex``
@@ -53,7 +64,7 @@ class Place:
 
     initial_state = 0
 
-    def __init__(self, grammar: Grammar, model: Model):
+    def __init__(self, grammar: Grammar | SchemaGrammarLike, model: Model):
         tokenizer = model.tokenizer
 
         def encode(text: str) -> list[int]:
@@ -61,12 +72,17 @@ class Place:
 
         self.encode = encode
         self.vocab = model.vocab
-        self.matcher = GrammarMatcher(grammar, model.vocab, encode)
-        self.recognizer = recognizer(grammar)
-        self.columns: list[Column] = [self.recognizer.first]
+        if isinstance(grammar, Grammar):
+            self.matcher = GrammarMatcher(grammar, model.vocab, encode)
+            self.recognizer = recognizer(grammar)
+            self.columns: list[Column] = [self.recognizer.first]
+        else:  # a JSON Schema's grammar, compiled by llguidance: no chart, no safe end
+            self.matcher = GrammarMatcher(grammar.grammar, model.vocab, encode, grammar.limits())
+            self.columns = []
         self.pending = b""  # bytes of a character the text so far ends inside
         self.plan: list[int] | None = None  # tokens of a shortest completion from here
-        self.lost = False  # the chart died where llguidance went on (they disagree)
+        self.lost = not isinstance(grammar, Grammar)  # True: no chart (or it died where
+        # llguidance went on: they disagree), so no safe end from here
 
     @property
     def position(self) -> int:
@@ -138,7 +154,7 @@ class Place:
 class GrammarRun(_Run):
     """``_Run`` with a grammar: the hooks where a regex run asks its ``TokenIndex``."""
 
-    def __init__(self, model: Model, grammar: Grammar, opts: GenerationOptions):
+    def __init__(self, model: Model, grammar: Grammar | SchemaGrammarLike, opts: GenerationOptions):
         place = Place(grammar, model)
         super().__init__(model, place, opts)  # type: ignore[arg-type]
         self.place = place

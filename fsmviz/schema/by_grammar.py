@@ -109,6 +109,19 @@ class SchemaGrammar:
         tok = byte_tokenizer() if tokenizer is None else tokenizer
         return llguidance.LLMatcher(tok, self.grammar, log_level=0, limits=_limits())
 
+    def limits(self) -> Any:
+        """llguidance's parser limits for this grammar (``GRAMMAR_LIMITS``)."""
+        return _limits()
+
+    def generation_run(self, model: Any, options: Any) -> Any:
+        """The step loop of ``fsmviz.stream`` under this grammar: llguidance's exact mask
+        over the model's tokens (``fsmviz.grammar.run.GrammarRun``), no safe end (fsmviz's
+        own chart reads grammars, not compiled schemas). ``stream(model, schema_grammar,
+        prompt)`` calls it."""
+        from fsmviz.grammar.run import GrammarRun
+
+        return GrammarRun(model, self, options)
+
     def accepts(self, text: str) -> bool:
         """Whether the grammar takes ``text`` whole (its UTF-8 bytes, then the end)."""
         matcher = self.matcher()
