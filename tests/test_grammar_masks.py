@@ -4,8 +4,13 @@ A token is allowed after text P iff P + token is a prefix of a sentence (EOS iff
 sentence): ``naive_allowed``, decided by fsmviz's own Earley recognizer. Each comparison
 says which tokens only one side allows, with the prefix, when they differ.
 
-One difference is known and pinned: llguidance lets Lark's ``%ignore`` text come between
-terminals but not before the first one (Lark itself allows it there).
+Two differences are known and pinned:
+
+* llguidance *forces*: where the text ahead is fixed it allows only that text's first token
+  as its tokenizer spells it (after ``{"a": t`` only ``rue``; the definition also allows
+  ``r`` and ``ru``). fsmviz fast-forwards those steps, so sampling never meets them.
+* llguidance lets Lark's ``%ignore`` text come between terminals but not before the first
+  one (Lark itself allows it there).
 """
 
 from __future__ import annotations
@@ -13,11 +18,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from fsmviz.grammar import compile_grammar
-from fsmviz.grammar.matcher import GrammarMatcher
+from fsmviz.grammar.matcher import GrammarMatcher, lltokenizer
 from fsmviz.grammar.oracle import naive_allowed
 
 pytestmark = pytest.mark.slow
@@ -35,6 +39,11 @@ def differences(g, vocab, matcher: GrammarMatcher, prefix: bytes) -> str:
     exact = set(matcher.allowed_tokens().tolist())
     if naive == exact:
         return ""
+    ahead = matcher.forced_bytes()
+    if ahead and exact and exact < naive:
+        spelled = [vocab.token_bytes(t) for t in exact]
+        if all(ahead.startswith(b) or b.startswith(ahead) for b in spelled):
+            return ""  # llguidance forcing: the fixed text's own first token only
 
     def show(ids: set[int]) -> list[str]:
         return [vocab.token_text(i) for i in sorted(ids)[:12]]
@@ -95,6 +104,24 @@ def test_masks_agree_along_random_walks(name: str, bundled_vocab) -> None:
     assert not any(problems), "\n".join(p for p in problems if p)
 
 
+def test_gbnf_is_read_by_characters_not_greedy_lexemes(bundled_vocab) -> None:
+    """Why fsmviz writes GBNF's Lark itself: llguidance's own GBNF import makes ``x`` a
+    terminal and lexes it greedily, so after ``ab`` it will not end ``x`` at ``a`` and
+    refuses ``abc`` (``a`` + ``bc``), a sentence; fsmviz's lowering keeps it."""
+    import llguidance
+
+    g = compile_grammar('root ::= x "bc"\nx ::= "a" | "ab"')
+    assert g.accepts("abc") and g.accepts("abbc")
+    theirs = llguidance.LLMatcher(
+        lltokenizer(bundled_vocab), llguidance.grammar_from("gbnf", g.text), log_level=0
+    )
+    ids = theirs_ids = [bundled_vocab.all_token_bytes.index(c) for c in (b"a", b"b", b"c")]
+    assert theirs.validate_tokens(theirs_ids) < 3  # llguidance's import: refused
+    ours = GrammarMatcher(g, bundled_vocab)
+    assert all(ours.consume(t) for t in ids) and ours.is_accepting()
+    assert not differences(g, bundled_vocab, GrammarMatcher(g, bundled_vocab), b"")
+
+
 def test_lark_masks_agree_but_for_leading_ignore(bundled_vocab) -> None:
     g = grammar("arithmetic.lark")
     for prefix in ["1 +", "(2*3", "-(1", "1 + 2 "]:
@@ -112,6 +139,7 @@ def test_forced_tokens_are_allowed_and_fixed(bundled_vocab) -> None:
     matcher = matcher_after(g, bundled_vocab, '{"a": t')
     forced = matcher.forced()
     assert b"".join(bundled_vocab.token_bytes(t) for t in forced) == b"rue"
-    assert matcher.consumed[-1] == matcher_after(g, bundled_vocab, '{"a": t').consumed[-1]
-    mask = matcher.allowed_mask()
-    assert mask[forced[0]] and np.flatnonzero(mask).size == 3  # r, ru, rue: no forcing
+    assert matcher.forced_bytes() == b"rue"
+    assert matcher.allowed_tokens().tolist() == [forced[0]]  # llguidance forces: not r, ru
+    naive = naive_allowed(g, bundled_vocab, b'{"a": t').tolist()
+    assert forced[0] in naive and len(naive) == 3  # the definition: r, ru, rue

@@ -6,9 +6,16 @@ is the naive check beside it (``fsmviz.grammar.oracle``, over its own Earley rec
 and the picture around it. The pieces:
 
 * ``llguidance_grammar(grammar)``: the grammar as llguidance reads it. A Lark grammar goes
-  as written (llguidance's own dialect); a GBNF grammar goes as Lark that
-  ``fsmviz.grammar.to_lark`` writes one character a lexeme (llguidance's own GBNF
-  converter breaks on ``\\U0010FFFF`` and lexes character rules greedily).
+  as written (llguidance's own dialect); a GBNF grammar as the Lark that
+  ``fsmviz.grammar.to_lark`` writes (llguidance's own GBNF import drops the leading zeros
+  of ``\\U0010FFFF`` and ``\\u00e9``, which its regex parser then refuses, and lexes
+  character rules greedily: it refuses ``a = b\\n`` in llama.cpp's arithmetic grammar,
+  where ``ws`` swallows the newline the rule needs).
+
+  llguidance *forces* (its default, as vLLM runs it): where the text ahead is fixed, its
+  mask holds only the first token of that text as its tokenizer spells it (after
+  ``{"a": t`` only ``rue``, not ``r`` or ``ru``, which the naive definition allows too).
+  Those are the steps fsmviz fast-forwards anyway; the tests pin exactly this difference.
 * ``lltokenizer(vocab)``: llguidance's tokenizer over fsmviz's byte table (the same bytes
   every other part of fsmviz reads), built once per vocabulary and kept in a
   ``BoundedCache``. Special tokens are marked as llguidance expects (a leading 0xFF byte).
@@ -43,39 +50,38 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["GrammarMatcher", "llguidance_grammar", "lltokenizer"]
 
-NO_FORCING = '%llguidance {"no_forcing": true}'
-"""llguidance's option for the naive mask. With forcing on (its default), where the text
-ahead is fixed llguidance allows only the forced text's own tokens (after ``{"a": t`` only
-``rue``, not ``r`` or ``ru``); fsmviz fast-forwards such text itself (``forced``), so the
-mask stays the definition's: every token that keeps the text a prefix of a sentence."""
-
 _TOKENIZERS: BoundedCache[Any] = BoundedCache(maxsize=4)
 _GRAMMARS: BoundedCache[str] = BoundedCache(maxsize=32)
 
 
 def llguidance_grammar(grammar: Grammar) -> str:
     """llguidance's grammar for ``grammar`` (validated; ``GrammarError`` if llguidance
-    refuses it, with its message)."""
+    refuses it, with its message). See ``lowering`` for which way a GBNF grammar goes."""
+    return _GRAMMARS.get_or_build(grammar, lambda: _lowered(grammar)[1])
 
-    def build() -> str:
-        import llguidance
 
-        lark = grammar.text if grammar.format == "lark" else to_lark(grammar)
-        if "%llguidance" not in lark:
-            lark = f"{NO_FORCING}\n{lark}"
-        compiled = llguidance.grammar_from("lark", lark)
+def lowering(grammar: Grammar) -> str:
+    """How ``grammar`` reaches llguidance: ``"lark"`` (as written) or ``"fsmviz"`` (GBNF
+    written out as Lark by ``fsmviz.grammar.to_lark``)."""
+    return "lark" if grammar.format == "lark" else "fsmviz"
+
+
+def _lowered(grammar: Grammar) -> tuple[str, str]:
+    import llguidance
+
+    text = grammar.text if grammar.format == "lark" else to_lark(grammar)
+    problem = "unknown error"
+    try:
+        compiled = llguidance.grammar_from("lark", text)
         problem = llguidance.LLMatcher.validate_grammar(compiled)
-        if problem:
-            first = problem.strip().splitlines()[0]
-            raise GrammarError(
-                f"llguidance refuses this grammar: {first}",
-                None,
-                None,
-                "simplify the construct it names",
-            )
-        return compiled
-
-    return _GRAMMARS.get_or_build(grammar, build)
+    except Exception as error:  # noqa: BLE001 - the converter's own exceptions vary
+        problem = str(error)
+    if problem:
+        first = problem.strip().splitlines()[0] if problem.strip() else "unknown error"
+        raise GrammarError(
+            f"llguidance refuses this grammar: {first}", None, None, "simplify what it names"
+        )
+    return lowering(grammar), compiled
 
 
 def lltokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | None = None) -> Any:
@@ -127,16 +133,6 @@ def _build_tokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | Non
     return llguidance.LLTokenizer(llguidance.TokenizerWrapper(Source()))
 
 
-_LENGTHS: BoundedCache[np.ndarray] = BoundedCache(maxsize=4)
-
-
-def _lengths(vocab: Vocabulary) -> np.ndarray:
-    return _LENGTHS.get_or_build(
-        vocab.fingerprint,
-        lambda: np.array([len(b) for b in vocab.all_token_bytes], dtype=np.int64),
-    )
-
-
 class GrammarMatcher:
     """One run's grammar state over a vocabulary: what may come next, token by token."""
 
@@ -159,7 +155,6 @@ class GrammarMatcher:
         self._matcher = llguidance.LLMatcher(self.tokenizer, compiled, log_level=0, **extra)
         self._words = (self.tokenizer.vocab_size + 31) // 32
         self.consumed: list[int] = []
-        self._lengths = _lengths(vocab)
 
     def bitmask(self) -> np.ndarray:
         """The allowed tokens now, packed 32 to an int32 word (bit ``i % 32`` of word
@@ -196,25 +191,13 @@ class GrammarMatcher:
             del self.consumed[-count:]
 
     def forced(self) -> list[int]:
-        """The tokens the grammar leaves no choice about from here (fast-forward): the
-        text llguidance finds fixed ahead (``compute_ff_bytes``), tokenized, cut before
-        the first place where an allowed token reaches past that text (``rue`` then
-        ``,``: a token ``e,`` may be the model's way to cross the boundary). Empty when
-        there is a choice. The matcher is left where it was."""
-        data = bytes(self._matcher.compute_ff_bytes())
-        if not data or self._matcher.is_error():
-            return []
-        chain: list[int] = []
-        left = len(data)
-        for token in self.tokenizer.tokenize_bytes(data):
-            mask = self.allowed_mask()
-            if not mask[token] or self._lengths[mask].max() > left:
-                break
-            self.consume(token)
-            chain.append(token)
-            left -= int(self._lengths[token])
-        self.rollback(len(chain))
-        return chain
+        """The tokens the grammar leaves no choice about from here (fast-forward), as
+        llguidance tokenizes the text that is fixed ahead; empty when there is a choice."""
+        return list(self._matcher.compute_ff_tokens())
+
+    def forced_bytes(self) -> bytes:
+        """The text fixed ahead, as bytes (what ``forced`` tokenizes)."""
+        return bytes(self._matcher.compute_ff_bytes())
 
     def is_accepting(self) -> bool:
         """Whether the text so far is a whole sentence (EOS may come now)."""

@@ -1,6 +1,7 @@
-r"""A GBNF grammar written out as llguidance's Lark, one character a lexeme.
+r"""A GBNF grammar written out as llguidance's Lark, one character a lexeme: the exact
+way in, used where llguidance's own GBNF import refuses a grammar (``matcher.lowering``).
 
-llguidance reads GBNF itself, but two things make fsmviz write the Lark instead:
+llguidance reads GBNF itself, but its import has two flaws this way avoids:
 
 * its converter spells ``\U0010FFFF`` as ``\U10FFFF``, which its own regex parser then
   refuses ("invalid hexadecimal digit"), so grammars with the full code-point range fail;
@@ -11,7 +12,10 @@ llguidance reads GBNF itself, but two things make fsmviz write the Lark instead:
 So each literal becomes its characters, each class one ``/[...]/`` of one character, and
 every rule a Lark *rule* (lowercase): nothing for a lexer to split two ways, and the
 language llguidance masks for is the grammar's own, the one fsmviz's Earley recognizer
-decides. Code points are written ``\x{...}`` (Rust's regex syntax); the surrogates
+decides. The price: llguidance's parser then works at every byte (JSON's mask: ~12 ms a
+step instead of ~0.3 ms), which is why it is the fallback, not the first way.
+
+Code points are written ``\x{...}`` (Rust's regex syntax); the surrogates
 U+D800–DFFF, which no text holds (and Rust's regex refuses), are left out of classes.
 
 >>> from fsmviz.grammar.compile import compile_grammar
@@ -36,6 +40,7 @@ from fsmviz.grammar.tree import (
     Repeat,
     RuleRef,
     Seq,
+    children,
 )
 
 __all__ = ["to_lark"]
@@ -68,6 +73,9 @@ def _names(grammar: Grammar) -> dict[str, str]:
 
 
 def _write(node: Node, names: dict[str, str], top: bool = False) -> str:
+    lexeme = _lexeme(node)
+    if lexeme is not None:
+        return lexeme
     if isinstance(node, Literal):
         if not node.text:
             return '""'
@@ -81,7 +89,7 @@ def _write(node: Node, names: dict[str, str], top: bool = False) -> str:
     if isinstance(node, Seq):
         if not node.items:
             return '""'
-        return " ".join(_group(item, names) for item in node.items)
+        return " ".join(_runs(node.items, names))
     if isinstance(node, Alt):
         body = " | ".join(_write(option, names) for option in node.options)
         return body if top else f"({body})"
@@ -97,6 +105,84 @@ def _write(node: Node, names: dict[str, str], top: bool = False) -> str:
             return f"{inner}{{{node.min},}}"
         return f"{inner}{{{node.min},{node.max}}}"
     raise TypeError(node)
+
+
+def _lexeme(node: Node) -> str | None:
+    """``node`` as one ``/regex/`` lexeme, when that cannot change the language: it holds
+    characters only (no rule), repeats something (``"\\"" [^"]* "\\""``: where a mask over
+    49k tokens is costly one character at a time), and is *prefix-free*: no text it matches
+    can be extended into another it matches (its minimal DFA has no move out of an
+    accepting state), so a greedy lexer can end it in one place only."""
+    if not isinstance(node, (Seq, Alt, Repeat)) or not _has_repeat(node):
+        return None
+    python = _regex(node, _python_char)
+    if python is None:
+        return None
+    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.errors import FsmvizError
+
+    try:
+        dfa = compile_regex(python)
+    except FsmvizError:
+        return None
+    if any(dfa.moves[s] for s in dfa.accepting) or dfa.num_states > 200:
+        return None
+    return "/" + (_regex(node, _rust_char) or "") + "/"
+
+
+def _runs(items: tuple[Node, ...], names: dict[str, str]) -> list[str]:
+    """A sequence's items written out, the longest runs of them that make one lexeme
+    (``"\\"" [^"]* "\\""`` inside ``string ::= "\\"" [^"]* "\\"" ws``) joined."""
+    out, i = [], 0
+    while i < len(items):
+        for j in range(len(items), i + 1, -1):
+            lexeme = _lexeme(Seq(items[i:j]))
+            if lexeme is not None:
+                out.append(lexeme)
+                i = j
+                break
+        else:
+            out.append(_group(items[i], names))
+            i += 1
+    return out
+
+
+def _has_repeat(node: Node) -> bool:
+    if isinstance(node, Repeat):
+        return True
+    return any(_has_repeat(child) for child in children(node))
+
+
+def _regex(node: Node, char) -> str | None:
+    """A regex for ``node`` (None when it uses a rule), characters spelled by ``char``."""
+    if isinstance(node, Literal):
+        return "".join(char(ord(c)) for c in node.text)
+    if isinstance(node, CharSet):
+        ranges = tuple(_without_surrogates(node.ranges))
+        if not ranges:
+            return None
+        parts = "".join(char(lo) if lo == hi else f"{char(lo)}-{char(hi)}" for lo, hi in ranges)
+        return f"[{'^' if node.negated else ''}{parts}]"
+    if isinstance(node, (Seq, Alt)):
+        inner = [_regex(child, char) for child in children(node)]
+        if any(part is None for part in inner):
+            return None
+        return "(?:" + ("" if isinstance(node, Seq) else "|").join(inner) + ")"  # type: ignore[arg-type]
+    if isinstance(node, Repeat):
+        inner = _regex(node.item, char)
+        if inner is None:
+            return None
+        high = "" if node.max is None else str(node.max)
+        return f"(?:{inner}){{{node.min},{high}}}"
+    return None
+
+
+def _python_char(code: int) -> str:
+    return f"\\U{code:08x}"
+
+
+def _rust_char(code: int) -> str:
+    return f"\\x{{{code:x}}}"
 
 
 def _group(node: Node, names: dict[str, str]) -> str:
