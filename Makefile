@@ -54,10 +54,17 @@ system:
 run: $(VENV)/.runtime system
 	$(PY) app.py
 
+# Two pytest workers (pytest-xdist): the browser tests run on one of them (conftest.py puts
+# every e2e test in one xdist group: one app server, one Chromium), the rest share both.
+# TEST_WORKERS=0 runs everything in one process. One torch thread per process (also set
+# by tests/conftest.py): with two each, workers and app spun on the cores they share.
+TEST_WORKERS ?= 2
+
 test: $(VENV)/.dev system
 	mkdir -p .tmp/gradio
 	$(PY) -m ruff check .
-	$(TEST_ENV) $(PY) -m pytest --basetemp=.tmp/pytest -p no:cacheprovider
+	$(TEST_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+		--basetemp=.tmp/pytest -p no:cacheprovider
 
 bench: $(VENV)/.dev system
 	$(TEST_ENV) $(PY) -m bench

@@ -1,4 +1,20 @@
-"""Shared test set-up: offline environment, the bundled vocabulary, the seed cases."""
+"""Shared test set-up: offline environment, the bundled vocabulary, the seed cases.
+
+How the suite stays fast (``make test``: two pytest-xdist workers, ``--dist loadgroup``,
+and the 15 slowest tests printed at the end of every run):
+
+- Every test marked ``e2e``, or using the ``app_server`` fixture, goes to one xdist group
+  (``pytest_collection_modifyitems`` below): one worker runs them all against one app
+  process and one Chromium, while the other worker takes the rest. A new browser test needs
+  only the marker; it must not start its own app (ask for ``app_server``/``app_url``).
+- Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
+  (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
+  the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept
+  under ~/.cache/fsmviz). Tests that call ``clear_caches()`` also drop the loaded model.
+- One torch thread per process (``OMP_NUM_THREADS=1``, set here): two workers and the app
+  share two cores.
+- Tests land on either worker in any order: no test may rely on another having run first.
+"""
 
 from __future__ import annotations
 
@@ -22,12 +38,31 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One torch thread per process: `make test` runs two pytest workers, and the app under test
+# generates beside them, on two cores. Two threads each made the real model's tests spend
+# five times the CPU spinning (1.3 s against 6.7 s for 13 tokens, on a busy machine).
+# The app server inherits it (appserver.py copies the environment).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from oracle import load_seed_cases  # noqa: E402  (tests/ is on sys.path under pytest)
+
+APP_GROUP = "app"
+"""The pytest-xdist group of every test that talks to the app server (marker ``e2e``, or the
+``app_server`` fixture): ``make test`` runs with ``--dist loadgroup``, so they all run on one
+worker, against one app process and one Chromium."""
 
 RUNS_AT_ONCE = 4
 """Generations the test app serves at once: fewer than the eight visitors of
 ``test_concurrency.py``, so some must wait in the queue."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the browser tests in one xdist group (see ``APP_GROUP``), by marker or fixture, so
+    a new browser test lands there without being named anywhere."""
+    for item in items:
+        if item.get_closest_marker("e2e") or "app_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(APP_GROUP))
 
 
 @pytest.fixture(scope="session")
