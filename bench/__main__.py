@@ -5,6 +5,7 @@ from bench import (
     conformance,
     coverage,
     generate_bench,
+    grammar_bench,
     index_bench,
     load_bench,
     mask_bench,
@@ -23,6 +24,7 @@ def main() -> None:
     targets += generate_bench.main()
     targets += app_bench.main()
     targets += load_bench.main()
+    targets += grammar_bench.main()
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 

@@ -88,7 +88,7 @@ def test_finishes_within_agrees_with_the_exact_distances(pattern, bundled_vocab)
     index = build_index(pattern, bundled_vocab)
     spelled = index.spelled_distances()
     states = np.array(index.states)
-    exact = index.tokens_to_match(states)
+    exact = index.token_distances()[states]
     assert (exact <= spelled[states]).all()  # an upper bound
     fresh = index_module.TokenIndex(index.dfa, index.byte_dfa, bundled_vocab, index.trie)
     for left in range(24, -1, -1):  # the bound settles the large ones first
