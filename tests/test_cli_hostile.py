@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fsmviz.cli import MAX_FILE_BYTES, main, read_capped
+from fsmviz.cli import main, read_capped
+from fsmviz.schema.limits import MAX_SCHEMA_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +50,7 @@ def files(tmp_path_factory) -> Path:
 @pytest.mark.parametrize(
     "args,words",
     [
-        (["schema", "/dev/zero"], ["/dev/zero", f"{MAX_FILE_BYTES:,} bytes"]),
+        (["schema", "/dev/zero"], ["/dev/zero", f"{MAX_SCHEMA_BYTES:,} bytes"]),  # its own cap
         (["schema", "folder"], ["folder", "Is a directory"]),
         (["schema", "missing.json"], ["missing.json", "No such file"]),
         (["schema", "deep.json"], ["deep.json", "nested too deeply"]),

@@ -22,7 +22,7 @@ from fsmviz.app.views import (
     pieces,
     steps_html,
 )
-from fsmviz.automaton.syntax import RegexError
+from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose import Finding
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Trace
@@ -214,7 +214,7 @@ def test_a_fix_read_back_from_the_browser_is_checked():
     assert read_fix('{"regex": "[0-9]+", "chat": false, "n": 3}') == Fix("[0-9]+", False)
     for junk in ("", "null", "[1]", '{"regex": 1}', '{"chat": "yes"}', '{"n": 1}', "{", "3"):
         assert read_fix(junk) is None, junk
-    assert read_fix(json.dumps({"regex": "a" * 10_001})) is None
+    assert read_fix(json.dumps({"regex": "a" * (MAX_PATTERN_LENGTH + 1)})) is None
     assert fix_of(Finding("loop", "info", "m", settings=(("chat", "yes"),))) is None
     inputs = Inputs("[a-z]+", "Say it", 8, 0.0, 0, False, 0.0)
     assert Fix(chat=True).applied(inputs) == replace(inputs, chat=True)

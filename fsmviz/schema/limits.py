@@ -82,7 +82,7 @@ def check_text(text: str) -> None:
 
     >>> check_text("[" * 5000)
     Traceback (most recent call last):
-    fsmviz.schema.convert.SchemaError: the schema is nested too deeply (5,000 levels; ...)
+    fsmviz.schema.convert.SchemaError: the schema is nested too deeply: 5,000 levels deep; ...
     """
     from fsmviz.schema.convert import SchemaError
 
@@ -99,7 +99,7 @@ def check_text(text: str) -> None:
         deepest = max(deepest, depth)
     if deepest > MAX_DEPTH:
         raise SchemaError(
-            f"the schema is nested too deeply ({deepest:,} levels; the limit is {MAX_DEPTH}): "
+            f"the schema is nested too deeply: {deepest:,} levels deep; the limit is {MAX_DEPTH}: "
             "move deep parts into $defs and refer to them with $ref",
             "",
         )
@@ -122,8 +122,8 @@ def check_shape(root: object) -> None:
         path, node = todo.pop()
         if len(path) > MAX_DEPTH:
             raise SchemaError(
-                f"the schema is nested too deeply (more than {MAX_DEPTH} levels): move deep parts "
-                "into $defs and refer to them with $ref",
+                f"the schema is nested too deeply (nested more than {MAX_DEPTH} levels): "
+                "move deep parts into $defs and refer to them with $ref",
                 pointer(path[:MAX_DEPTH]),
             )
         if isinstance(node, Mapping):
