@@ -108,7 +108,20 @@ def generate(
     options: GenerationOptions | None = None,
     **overrides: object,
 ) -> Trace:
-    """Run ``stream`` to the end and return the finished ``Trace``."""
+    """Run ``stream`` to the end and return the finished ``Trace``: the text, every step,
+    why it stopped and whether the text matches.
+
+    >>> from fsmviz import load_model
+    >>> model = load_model()              # the bundled SmolLM2-135M-Instruct, offline
+    >>> trace = generate(model, r"(yes|no)", "Is the sky blue? Answer yes or no.")
+    >>> trace.text, trace.matched, trace.stop_reason
+    ('no', True, 'accepted')
+    >>> round(trace.steps[0].valid_mass, 2)   # the model wanted to write a sentence
+    0.01
+
+    The pattern holds the form, not the facts: 1% of the model's probability was on "yes"
+    or "no" at all, which is what the valid-mass chart and the doctor point at.
+    """
     run = stream(model, pattern, prompt, options, **overrides)
     for _ in run:
         pass
@@ -124,7 +137,19 @@ def stream(
 ) -> Stream:
     """Generate token by token, yielding a ``Step`` for each as soon as it exists.
     ``pattern=None`` runs the same loop unconstrained; a ``Grammar``
-    (``fsmviz.compile_grammar``) runs it under the grammar's mask.
+    (``fsmviz.compile_grammar``) or a compiled JSON Schema on the grammar path runs it
+    under llguidance's mask.
+
+    Each step says what was allowed, what the model wanted, and what was taken:
+
+    >>> from fsmviz import load_model
+    >>> steps = stream(load_model(), r"[0-9]{4}", "When did Apollo 11 land on the moon?")
+    >>> [(s.text, s.allowed_count) for s in steps]         # ten digit tokens each time
+    [('1', 10), ('9', 10), ('6', 10), ('9', 10)]
+    >>> [round(s.valid_mass, 1) for s in steps.trace().steps]  # it wanted words first
+    [0.0, 1.0, 1.0, 1.0]
+    >>> steps.trace().text, steps.trace().stop_reason
+    ('1969', 'accepted')
 
     The knobs come as a ``GenerationOptions`` record, as keyword arguments, or both (the
     keywords win): ``stream(m, p, q, max_tokens=8)`` is ``stream(m, p, q,

@@ -83,6 +83,20 @@ class RegexLogitsProcessor(LogitsProcessor):
         self._masks: BoundedCache[torch.Tensor] = BoundedCache(MASKS_KEPT)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        """``scores`` with every token the pattern forbids after each row's generated ids
+        at ``-inf`` (a new tensor). Here the prompt is two ids, and the rows have written
+        nothing yet, then ``"1"``, then ``"a"`` (which ``[0-9]+`` cannot read: only EOS):
+
+        >>> from fsmviz import Vocabulary, build_index
+        >>> vocab = Vocabulary.from_strings(["1", "2", "a"], eos_token="<eos>")  # EOS is id 3
+        >>> mask = RegexLogitsProcessor(build_index("[0-9]+", vocab), prompt=2)
+        >>> ids = torch.tensor([[0, 0, 0], [0, 0, 0], [0, 0, 2]])[:, :2]
+        >>> mask(ids, torch.zeros(3, 4))[0].tolist()          # a digit must come first
+        [0.0, 0.0, -inf, -inf]
+        >>> ids = torch.tensor([[0, 0, 0], [0, 0, 2]])
+        >>> mask(ids, torch.zeros(2, 4)).tolist()   # after "1": digits or end; after "a": end
+        [[0.0, 0.0, -inf, 0.0], [-inf, -inf, -inf, 0.0]]
+        """
         words = torch.stack([
             self._words(self._advance(row, generated), len(generated), scores.device)
             for row, generated in enumerate(input_ids[:, self.prompt_length :].tolist())
