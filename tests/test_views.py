@@ -66,11 +66,16 @@ def test_steps_table_and_findings_escape_everything():
 
 
 def test_steps_table_has_one_row_per_step_and_marks_selection():
-    steps = [step(i, b"a", forced=i == 1) for i in range(4)]
+    steps = [step(i, b"a", forced=i in (1, 3)) for i in range(4)]
+    steps[1] = replace(steps[1], allowed_count=1)
     markup = steps_html(steps, selected=2)
     assert markup.count("<tr data-step=") == 4
     assert '<tr data-step="2" class="selected">' in markup
     assert '<tr data-step="1" class="forced">' in markup
+    # "forced" only where one token was possible: step 3 was written without sampling,
+    # but its state allowed 3 tokens
+    assert '<tr data-step="3" class="">' in markup
+    assert markup.count(">forced</em>") == 1
 
 
 def test_steps_table_marks_and_explains_drafted_steps():
@@ -282,13 +287,14 @@ def test_a_long_suggestion_is_shown_by_what_it_changes():
 
 
 def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
-    """Stop sets the session's mark; the run sees it before its next frame, closes its
+    """Stop moves the session's mark on; the run sees it before its next frame, closes its
     generator (ending the generation) and says "Stopped." last (``handlers.stoppable``:
     a Gradio-cancelled run's last message could land after Stop's and undo it)."""
     from fsmviz.app.handlers import Page, StopMark, on_stop, stoppable
 
     page = Page(*(f"c{i}" for i in range(20)))
-    mark = StopMark(stopped=True)  # a Stop from the previous run does not stop this one
+    mark = StopMark()
+    on_stop(page, mark)  # a Stop from the previous run does not stop this one
     closed = []
 
     def frames(first, second):
@@ -312,3 +318,20 @@ def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
         {"status": "b"},
         {"status": "never asked for"},
     ]
+
+
+def test_a_new_run_ends_the_last_one_without_a_word():
+    """Generate stays available during a run: a second run moves the session's mark on, and
+    the first ends before its next frame, saying nothing (the new run owns the page)."""
+    from fsmviz.app.handlers import Page, StopMark, stoppable
+
+    page = Page(*(f"c{i}" for i in range(20)))
+    mark = StopMark()
+
+    def frames():
+        yield {"status": "old 1"}
+        mark.start()  # Generate pressed again: a new run takes a number
+        yield {"status": "old 2"}
+
+    assert list(stoppable(page, frames)(mark)) == [{"status": "old 1"}]
+    assert not mark.stopped(1)
