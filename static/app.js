@@ -84,7 +84,11 @@
       + (d.r !== d.t ? ` (the run allowed ${n(d.r)}: the safe end or a forced chain narrowed the pattern's set)` : "")
       + `, together ${percent(d.m, 1)} of the model's probability`);
     if (d.k) head.append(" · took ", code(d.k[0], d.k[1]));
-    root.querySelector(".allowed-list").replaceChildren(...d.a.map((a) => item(a, true)));
+    const list = root.querySelector(".allowed-list");
+    list.dataset.step = String(i);
+    list.dataset.drawn = "0";
+    list.replaceChildren();
+    drawMore(list, d);
     const more = d.t - d.a.length;
     root.querySelector(".more").textContent = more > 0 ? `… and ${n(more)} more, each less likely.` : "";
     const blocked = root.querySelector(".blocked-list");
@@ -94,6 +98,28 @@
     root.dataset.shown = String(i);
     filterAllowed(root.querySelector(".allowed-filter"));  // the search box keeps filtering
   };
+  // The list shows LIST_CHUNK tokens at first (its box shows about ten), more as it is
+  // scrolled: a step change lays out a few dozen rows, not 300.
+  const LIST_CHUNK = 40;
+  const drawMore = (list, d) => {
+    const from = Number(list.dataset.drawn || 0);
+    const upto = Math.min(from + LIST_CHUNK, d.a.length);
+    if (from >= upto) return;
+    list.append(...d.a.slice(from, upto).map((a) => item(a, true)));
+    list.dataset.drawn = String(upto);
+    const filter = list.closest(".allowed-view")?.querySelector(".allowed-filter");
+    if (filter && filter.value) filterAllowed(filter);
+  };
+  const setOf = (list) => {
+    const sets = dataOf("#allowed-tokens template.allowed-data");
+    return sets && list.dataset.step !== undefined ? sets[Math.min(Number(list.dataset.step), sets.length - 1)] : null;
+  };
+  document.addEventListener("scroll", (event) => {
+    const list = event.target.closest?.(".allowed-list");
+    if (!list || list.scrollTop + list.clientHeight < list.scrollHeight - 40) return;
+    const d = setOf(list);
+    if (d) drawMore(list, d);
+  }, true);
   const renderCard = (i, row) => {
     const card = $("#stepper .step-card");
     if (!card) return;
@@ -134,17 +160,20 @@
     if (!rows.length) return;
     i = Math.min(Math.max(i, 0), rows.length - 1);
     view_step.chosen = i;
+    // every change first, then what needs the layout (one layout, not one per part)
     const svg = $("#dfa svg");
     const lights = dataOf("#dfa template.lights");
-    if (svg && lights && lights.length) { lightStep(svg, lights, i); followCurrent(); }
+    if (svg && lights && lights.length) lightStep(svg, lights, i);
     for (const r of document.querySelectorAll("#steps tbody tr.selected")) if (r !== rows[i]) r.classList.remove("selected");
     rows[i].classList.add("selected");
-    scrollRow(rows[i]);
     for (const t of document.querySelectorAll("#output .tok.selected")) t.classList.remove("selected");
     $(`#output .tok[data-step="${i}"]`)?.classList.add("selected");
     renderCard(i, rows[i]);
     renderAllowed(i);
     placeMarker(i);
+    // what needs the layout waits for the frame being drawn (a forced layout here would
+    // cost a step change 40-140 ms on a busy machine)
+    requestAnimationFrame(() => { followCurrent(); scrollRow(rows[i]); });
   };
   // what the server sent may not show the chosen step yet (a redraw, the run's last
   // frame): painted again whenever a part disagrees
@@ -171,12 +200,19 @@
     }
     if (stale(view_step.chosen)) paint(view_step.chosen);
   }).observe(document.body, { childList: true, subtree: true });
+  // The Step slider is the server's record of the step (a redraw keeps it): told once the
+  // visitor pauses, since Gradio's slider takes 20-150 ms to follow a value.
+  let tellServer = null;
   const selectStep = (i) => {
     const rows = rowsOf();
     if (!rows.length) return false;
     const k = Math.min(Math.max(i, 0), rows.length - 1);
     paint(k);
-    setNumber("step", k);  // the server's record of the step (redraws, the link)
+    clearTimeout(tellServer);
+    tellServer = setTimeout(() => {
+      const box = $("#step input[type=number]");
+      if (box && Number(box.value) !== view_step.chosen) setNumber("step", view_step.chosen);
+    }, 400);
     return true;
   };
   const moveStep = (delta) => {
@@ -327,6 +363,12 @@
   function filterAllowed(input) {
     if (!input) return;
     const needle = input.value.toLowerCase();
+    const list = input.closest(".allowed-view").querySelector(".allowed-list");
+    const d = needle && list ? setOf(list) : null;
+    if (d && Number(list.dataset.drawn) < d.a.length) {  // a search looks at all of them
+      list.append(...d.a.slice(Number(list.dataset.drawn)).map((a) => item(a, true)));
+      list.dataset.drawn = String(d.a.length);
+    }
     for (const li of input.closest(".allowed-view").querySelectorAll(".allowed-list li")) {
       li.hidden = needle !== "" && !li.dataset.token.toLowerCase().includes(needle);
     }
