@@ -70,12 +70,14 @@ ALLOWED_JS = """async (i) => {
 FIRST_DRAWING_JS = """() => new Promise(resolve => {
   const done = () => resolve(performance.now());
   if (document.querySelector('#dfa svg')) return done();
-  new MutationObserver((_, o) => { if (document.querySelector('#dfa svg')) { o.disconnect(); done(); } })
-    .observe(document, { childList: true, subtree: true });
+  new MutationObserver((_, o) => {
+    if (document.querySelector('#dfa svg')) { o.disconnect(); done(); }
+  }).observe(document, { childList: true, subtree: true });
 })"""
 IN_VIEW_JS = """() => {
   const inside = (el) => { if (!el) return false; const r = el.getBoundingClientRect();
-    return r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth && r.height > 0; };
+    return r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth
+      && r.height > 0; };
   const node = document.querySelector('#dfa svg .node.current');
   return {
     drawing: inside(document.querySelector('#dfa .dfa-scroll')),
@@ -174,9 +176,7 @@ def measure(url: str, max_tokens: int, timeout_s: float) -> list[tuple[str, ...]
         print(f"{len(bad)} measurements timed out")
     rows.append(check("step change, median", step_p50, "<= 100 ms", 0 <= step_p50 <= 100, " ms"))
     rows.append(check("step change, max", step_max, "<= 100 ms", 0 <= step_max <= 100, " ms"))
-    rows.append(
-        check("allowed set, max", allowed_max, "<= 300 ms", 0 <= allowed_max <= 300, " ms")
-    )
+    rows.append(check("allowed set, max", allowed_max, "<= 300 ms", 0 <= allowed_max <= 300, " ms"))
     rows.append(check("first drawing, cold page", first, "<= 2 s", first <= 2, " s"))
     together = in_view["current"] and in_view["stepper"] and in_view["card"]
     rows.append(
