@@ -30,6 +30,7 @@ from fsmviz.app.live import (
     finish,
     live_run,
     pattern_view,
+    plural,
 )
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
@@ -315,12 +316,12 @@ def on_run(
             page.status: "Done; the shadow run was skipped.",
         }
         return
+    said = f"Stopped after {plural(len(written), 'token')}."
     if written:
-        yield {page.status: f"Stopped after {len(written):,} tokens: keeping what was written…"}
+        yield {page.status: f"{said[:-1]}: keeping what was written…"}
         yield frame_updates(stopped_frame(models, pattern, prompt, opts, written, distances,
                                           drawing), page, chosen)  # fmt: skip
-    yield {**idle(page), page.status: f"Stopped after {len(written):,} tokens." if written
-           else "Stopped."}  # fmt: skip
+    yield {**idle(page), page.status: said if written else "Stopped."}
 
 
 def stopped_frame(
@@ -348,9 +349,9 @@ def stopped_frame(
         pattern=pattern,
         prompt=prompt,
         options=opts,
-        notes=(f"Stopped by the visitor after {len(written):,} tokens.",),
+        notes=(f"Stopped by the visitor after {plural(len(written), 'token')}.",),
     )
-    return finish_on_gpu(model, view, trace, f"Stopped after {len(written):,} tokens.")
+    return finish_on_gpu(model, view, trace, f"Stopped after {plural(len(written), 'token')}.")
 
 
 def on_apply(

@@ -685,12 +685,24 @@ def allowed_sets(model: Model, trace: Trace) -> tuple[AllowedSet, ...]:
 
 
 def allowed_at(model: Model, trace: Trace, i: int) -> AllowedSet:
-    """Step ``i``'s allowed set with probabilities (one forward pass; ``allowed_sets``
-    gives every step's at once)."""
-    import dataclasses
+    """Step ``i``'s allowed set with probabilities, from a forward pass of its own over the
+    prompt and the tokens before it (``allowed_sets`` gives every step's at once; this is
+    what its test compares with)."""
+    import numpy as np
 
-    cut = dataclasses.replace(trace, steps=trace.steps[: i + 1])
-    return allowed_sets(model, cut)[i]
+    from fsmviz.generation.generate import encode_prompt
+
+    assert trace.pattern is not None
+    ids = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
+    ids += [s.token_id for s in trace.steps[:i]]
+    sequence = model.passes.open()
+    try:
+        logits = np.asarray(sequence.forward(ids, 1)[-1], dtype=np.float64)
+    finally:
+        sequence.close()
+    temperature = float(_option(trace, "temperature", 0.0) or 0.0)
+    index = build_index(trace.pattern, model.vocab)
+    return _allowed(model.vocab, index, trace.steps[i], logits, temperature)
 
 
 def _allowed(vocab: Vocabulary, index, step: Step, logits, temperature: float) -> AllowedSet:
