@@ -288,7 +288,15 @@
     if (r.left < b.left || r.right > b.right) box.scrollLeft += r.left + r.width / 2 - (b.left + b.width / 2);
     if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top + r.height / 2 - (b.top + b.height / 2);
   };
-  const followCurrent = () => { const box = $("#dfa .dfa-scroll"); if (box) follow(box); };
+  // a drawing wider (or taller) than its box says so: a shade on the side that scrolls
+  const edges = (box) => {
+    const v = box.closest(".dfa-view");
+    if (!v) return;
+    v.classList.toggle("more-left", box.scrollLeft > 2);
+    v.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
+    v.classList.toggle("more-below", box.scrollTop + box.clientHeight < box.scrollHeight - 2);
+  };
+  const followCurrent = () => { const box = $("#dfa .dfa-scroll"); if (box) { follow(box); edges(box); } };
   const adopt = () => {
     const box = $("#dfa .dfa-scroll");
     if (!box || box.dataset.adopted) return;
@@ -297,7 +305,8 @@
     box.scrollLeft = view.left;
     box.scrollTop = view.top;
     follow(box);
-    box.addEventListener("scroll", () => { view.left = box.scrollLeft; view.top = box.scrollTop; });
+    edges(box);
+    box.addEventListener("scroll", () => { view.left = box.scrollLeft; view.top = box.scrollTop; edges(box); });
     box.addEventListener("wheel", (event) => {
       if (!event.ctrlKey && !event.metaKey) return; // plain wheel scrolls; Ctrl + wheel (or a pinch) zooms
       event.preventDefault();

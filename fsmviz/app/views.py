@@ -178,6 +178,23 @@ def cand_text(text: str) -> str:
     return esc(shown(text))
 
 
+_NUMBERS = re.compile(r"\b\d+(?:, \d+){9,}(?:,? and \d+)?\b")
+
+
+def summarised(text: str, shown: int = 6) -> str:
+    """A message's long list of numbers (states, steps) cut to its first few and a count.
+
+    >>> summarised("states 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 11 loop")
+    'states 1, 2, 3, 4, 5, 6, … (11 in all) loop'
+    """
+
+    def cut(m: re.Match[str]) -> str:
+        numbers = re.findall(r"\d+", m.group(0))
+        return ", ".join(numbers[:shown]) + f", … ({len(numbers)} in all)"
+
+    return _NUMBERS.sub(cut, text)
+
+
 def markdown_html(text: str) -> str:
     """A message's light Markdown as HTML, everything escaped: ```code``` spans and
     ``**bold**``; nothing else is read.
@@ -222,7 +239,7 @@ def findings_html(
             f'<li class="finding {esc(f.severity)}{chosen}" data-finding="{i}">'
             f'<span class="severity">{esc(f.severity)}</span> '
             f'<span class="kind">{esc(f.kind.replace("_", " "))}</span>'
-            f'<div class="message">{markdown_html(f.message)}</div>{suggestion}</li>'
+            f'<div class="message">{markdown_html(summarised(f.message))}</div>{suggestion}</li>'
         )
     return f'<ol class="findings">{"".join(items)}</ol>'
 
