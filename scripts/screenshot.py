@@ -46,7 +46,10 @@ def main() -> None:
     parser.add_argument("--example", default="email", help="a seed regex by name")
     parser.add_argument("--max-tokens", type=int, default=40)
     parser.add_argument("--width", type=int, default=1440, help="1440 desktop, 390 a phone")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds for the run")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for the run")
+    parser.add_argument(
+        "--skip-shadow", action="store_true", help="skip the shadow run (a busy machine)"
+    )
     args = parser.parse_args()
 
     cases = json.loads(CASES.read_text())
@@ -76,9 +79,9 @@ def main() -> None:
 
         started = time.monotonic()
         page.click("#run")
-        page.wait_for_function(
-            f"() => !document.querySelector('{TRACKER}')?.classList.contains('hide')"
-        )
+        page.wait_for_selector("#dfa template.lights", state="attached")  # the run is over
+        if args.skip_shadow:
+            page.click("#stop")  # "Skip shadow run"
         page.wait_for_function(
             f"() => document.querySelector('{TRACKER}')?.classList.contains('hide')"
         )

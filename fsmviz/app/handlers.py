@@ -27,6 +27,7 @@ from fsmviz.app.fixes import Inputs, read_fix, same_run
 from fsmviz.app.live import (
     DRAW_LIMIT,
     Frame,
+    done_status,
     finish,
     live_run,
     pattern_view,
@@ -313,7 +314,7 @@ def on_run(
         yield {
             **idle(page),
             page.shadow: '<p class="empty">The shadow run was skipped.</p>',
-            page.status: "Done; the shadow run was skipped.",
+            page.status: f"{done_status(traced)} The shadow run was skipped.",
         }
         return
     said = f"Stopped after {plural(len(written), 'token')}."

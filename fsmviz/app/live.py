@@ -54,6 +54,7 @@ __all__ = [
     "AllowedSet",
     "allowed_at",
     "allowed_sets",
+    "done_status",
     "finish",
     "progress",
     "step_lights",
@@ -503,7 +504,7 @@ def finish(model: Model, view: PatternView, trace: Trace, status: str | None = N
     findings = tuple(diagnose(view.pattern, model.vocab, trace))
     sets = allowed_sets(model, trace)
     return Frame(
-        status if status is not None else _status(trace),
+        status if status is not None else done_status(trace),
         dfa=view.dfa_html(steps, stepping=True),
         output=output_html(steps, final=True),
         text="".join(pieces(steps)),
@@ -585,7 +586,8 @@ def ahead(steps: Stream) -> Iterator[list[Step]]:
         stop.set()
 
 
-def _status(trace: Trace) -> str:
+def done_status(trace: Trace) -> str:
+    """The status line of a finished run: tokens, time, why it stopped, the verdict."""
     verdict = "matches the pattern" if trace.matched else "does NOT match the pattern"
     why = {
         "accepted": "the pattern was complete",
