@@ -1,6 +1,13 @@
 """Run every benchmark and print the targets table last."""
 
-from bench import app_bench, generate_bench, index_bench, load_bench, schema_bench
+from bench import (
+    app_bench,
+    generate_bench,
+    index_bench,
+    load_bench,
+    page_bench,
+    schema_bench,
+)
 from bench.table import print_table
 
 
@@ -11,6 +18,7 @@ def main() -> None:
     targets += generate_bench.main()
     targets += app_bench.main()
     targets += load_bench.main()
+    targets += page_bench.main([])
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 
