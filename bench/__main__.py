@@ -9,6 +9,7 @@ from bench import (
     index_bench,
     load_bench,
     mask_bench,
+    page_bench,
     schema_bench,
 )
 from bench.table import print_table
@@ -25,6 +26,7 @@ def main() -> None:
     targets += app_bench.main()
     targets += load_bench.main()
     targets += grammar_bench.main()
+    targets += page_bench.main([])
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 

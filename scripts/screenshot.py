@@ -6,10 +6,12 @@
 
 The picture tells seed 002's story: the email pattern, the prompt as a sentence to continue
 (chat template off), 40 tokens. The model writes an address, then rides `.I.I.I` because
-`.` is inside the last repeat, and the valid mass collapses; the doctor's first finding is
-chosen, so its states are marked in the DFA and its steps ringed in the chart. The picture
-is the page from the title down to the doctor. Needs Debian's chromium (no Playwright
-browser download).
+`.` is inside the last repeat, and the valid mass collapses. The run is then stepped
+through: a step in the collapse chosen, then Next twice, so the picture shows the page as
+an instrument: the drawing lit at that step, the step's token and the model's candidates,
+its allowed set; on the left the output (the step's token outlined), the shadow run and the
+doctor. Desktop: one 1440 x 900 screen, scrolled to the output. A phone: two screens from
+the drawing down. Needs Debian's chromium (no Playwright browser download).
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ def main() -> None:
     parser.add_argument("--example", default="email", help="a seed regex by name")
     parser.add_argument("--max-tokens", type=int, default=40)
     parser.add_argument("--width", type=int, default=1440, help="1440 desktop, 390 a phone")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds for the run")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for the run")
+    parser.add_argument(
+        "--skip-shadow", action="store_true", help="skip the shadow run (a busy machine)"
+    )
     args = parser.parse_args()
 
     cases = json.loads(CASES.read_text())
@@ -55,7 +60,7 @@ def main() -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         phone = args.width < 600
         page = browser.new_page(
-            viewport={"width": args.width, "height": 844 if phone else 1000},
+            viewport={"width": args.width, "height": 844 if phone else 900},
             device_scale_factor=2 if phone else 1,
         )
         page.set_default_timeout(timeout_ms)
@@ -74,9 +79,9 @@ def main() -> None:
 
         started = time.monotonic()
         page.click("#run")
-        page.wait_for_function(
-            f"() => !document.querySelector('{TRACKER}')?.classList.contains('hide')"
-        )
+        page.wait_for_selector("#dfa template.lights", state="attached")  # the run is over
+        if args.skip_shadow:
+            page.click("#stop")  # "Skip shadow run"
         page.wait_for_function(
             f"() => document.querySelector('{TRACKER}')?.classList.contains('hide')"
         )
@@ -89,28 +94,28 @@ def main() -> None:
         print(f"run: {time.monotonic() - started:.1f} s; {status.strip()}")
         print(f"output: {page.eval_on_selector('#output .tokens', 'e => e.textContent')!r}")
 
-        # a step in the middle of the collapse is chosen: its token outlined, its allowed set
+        # stepping through: a step in the collapse chosen, then Next twice (in the browser)
         last = page.locator("#steps tbody tr").count() - 1
-        page.click(f"#steps tbody tr[data-step='{max(last - 3, 0)}']")
-        page.wait_for_selector("#allowed-tokens .allowed-view")
-        page.locator("#diagnosis [data-finding]").first.click()
-        page.wait_for_selector("#diagnosis [data-finding].selected")
-        page.wait_for_selector("#dfa svg .node.marked")
-        page.wait_for_timeout(1500)  # let Plotly redraw the chart with the finding's rings
+        page.click(f"#steps tbody tr[data-step='{max(last - 6, 0)}']")
+        for _ in range(2):
+            page.click("[data-stepper=next]")
+            page.wait_for_timeout(300)
+        chosen = min(max(last - 6, 0) + 2, last)
+        page.wait_for_selector(f"#allowed-tokens .allowed-view[data-step='{chosen}']")
+        page.wait_for_timeout(1500)  # let Plotly settle and the drawing follow
         page.mouse.move(0, 0)  # no hover label or tooltip in the picture
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        # desktop: the page down to the chart; a phone: the first two screens
-        if phone:
-            clip = {"x": 0, "y": 0, "width": args.width, "height": 844 * 2}
-        else:
-            bottom = page.locator("#valid-mass").bounding_box()
-            clip = {
-                "x": 0,
-                "y": 0,
-                "width": args.width,
-                "height": bottom["y"] + bottom["height"] + 16,
-            }
-        page.screenshot(path=str(args.out), full_page=True, clip=clip, animations="disabled")
+        if phone:  # two screens from the drawing down
+            top = page.eval_on_selector("#dfa", "e => e.getBoundingClientRect().top + scrollY")
+            clip = {"x": 0, "y": max(top - 8, 0), "width": args.width, "height": 844 * 2}
+            page.screenshot(path=str(args.out), full_page=True, clip=clip, animations="disabled")
+        else:  # one screen, scrolled to the output: the sticky instrument beside it
+            page.evaluate(
+                "() => window.scrollTo(0, document.querySelector('#output-head')"
+                ".getBoundingClientRect().top + scrollY - 12)"
+            )
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(args.out), animations="disabled")
         browser.close()
     size = args.out.stat().st_size
     print(f"wrote {args.out} ({size / 1024:.0f} KB)")

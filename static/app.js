@@ -1,8 +1,10 @@
-// fsmviz page behaviour. The server re-renders the DFA on every frame and step; what the
+// fsmviz page behaviour. The server re-renders the DFA on every frame of a run; what the
 // visitor chose here (zoom, where the drawing is scrolled) is kept in `view` and put back on
 // each new drawing. The drawing follows the current state inside its own scroll box only:
-// the window is never scrolled. Clicks on the chart, table rows, output tokens and the
-// stepper become Step slider changes; the URL follows every edit (a link restores the run).
+// the window is never scrolled. A finished run's steps are stepped through here, in the
+// browser (Prev / Next / Play, keys, clicks on the chart, rows and tokens): the drawing,
+// the row, the token, the step's card and its allowed set change at once, and the Step
+// slider follows; the URL follows every edit (a link restores the run and its step).
 () => {
   const view = { zoom: 1, fit: false, chosen: false, left: 0, top: 0 };
   const $ = (selector) => document.querySelector(selector);
@@ -20,18 +22,206 @@
     box.dispatchEvent(new Event("input", { bubbles: true }));
   };
 
-  // --- the step: Prev / Next / Play, arrow keys ------------------------------------------
-  const stepRange = () => {
-    const range = $("#step input[type=range]");
-    if (!range || range.disabled) return null;
-    return { now: Number(range.value), max: Number(range.max), rows: document.querySelectorAll("#steps tbody tr").length };
+  // --- the step: chosen and painted here, at once ----------------------------------------
+  // A finished run brings every step's lights (the drawing's <template class="lights">)
+  // and allowed set (#allowed-tokens' <template class="allowed-data">): choosing a step
+  // lights its state, its row, its token, its card and its allowed set in the browser, with
+  // no round trip; the Step slider follows, so the server knows the step for redraws.
+  const parsed = new WeakMap();
+  const dataOf = (selector) => {
+    const t = $(selector);
+    if (!t) return null;
+    if (!parsed.has(t)) {
+      try { parsed.set(t, JSON.parse(t.content.textContent)); } catch { parsed.set(t, null); }
+    }
+    return parsed.get(t);
+  };
+  const rowsOf = () => document.querySelectorAll("#steps tbody tr[data-step]");
+  const lightStep = (svg, lights, i) => {
+    for (const el of svg.querySelectorAll(".current, .visited, .taken")) el.classList.remove("current", "visited", "taken");
+    for (const t of svg.querySelectorAll("text[data-was]")) { t.textContent = t.dataset.was; t.removeAttribute("data-was"); }
+    const k = Math.min(i, lights.length - 1);
+    for (let j = 0; j <= k; j++) {
+      for (const c of lights[j].v) for (const n of svg.querySelectorAll(`g.node.${c}`)) n.classList.add("visited");
+      for (const c of lights[j].e) for (const e of svg.querySelectorAll(`g.edge.${c}`)) e.classList.add("taken");
+    }
+    const lit = lights[k];
+    const node = lit.c ? svg.querySelector(`g.node.${lit.c}`) : null;
+    if (node) {
+      node.classList.add("current");
+      const label = lit.n ? node.querySelector("text") : null;
+      if (label) { label.dataset.was = label.textContent; label.textContent = lit.n; }
+    }
+    if (lit.l) for (const e of svg.querySelectorAll(`g.edge.${lit.l}`)) e.classList.add("current");
+    const where = $("#dfa .dfa-bar .where");
+    if (where) where.textContent = lit.w;
+    svg.dataset.lit = String(i);
+  };
+  const percent = (p, digits) => `${(p * 100).toFixed(digits)}%`;
+  const code = (label, isBytes) => {
+    const c = document.createElement("code");
+    c.textContent = label;
+    if (isBytes) { c.className = "bytes"; c.title = "bytes (hex) of a character split across tokens"; }
+    return c;
+  };
+  const item = ([label, isBytes, p], withToken) => {
+    const li = document.createElement("li");
+    if (withToken) li.dataset.token = label;
+    const prob = document.createElement("span");
+    prob.className = "p";
+    prob.textContent = percent(p, 2);
+    li.append(code(label, isBytes), prob);
+    return li;
+  };
+  const renderAllowed = (i) => {
+    const root = $("#allowed-tokens .allowed-view");
+    const sets = dataOf("#allowed-tokens template.allowed-data");
+    if (!root || !sets || !sets.length) return;
+    const d = sets[Math.min(i, sets.length - 1)];
+    const n = (x) => x.toLocaleString("en-US");
+    const head = root.querySelector(".allowed-head");
+    head.replaceChildren(`Step ${d.s}: ${n(d.t)} allowed`
+      + (d.r !== d.t ? ` (the run allowed ${n(d.r)}: the safe end or a forced chain narrowed the pattern's set)` : "")
+      + `, together ${percent(d.m, 1)} of the model's probability`);
+    if (d.k) head.append(" · took ", code(d.k[0], d.k[1]));
+    const list = root.querySelector(".allowed-list");
+    list.dataset.step = String(i);
+    list.dataset.drawn = "0";
+    list.replaceChildren();
+    drawMore(list, d);
+    const more = d.t - d.a.length;
+    root.querySelector(".more").textContent = more > 0 ? `… and ${n(more)} more, each less likely.` : "";
+    const blocked = root.querySelector(".blocked-list");
+    if (d.b.length) blocked.replaceChildren(...d.b.map((b) => item(b, false)));
+    else { const li = document.createElement("li"); li.textContent = "none"; blocked.replaceChildren(li); }
+    root.dataset.step = String(d.s);
+    root.dataset.shown = String(i);
+    filterAllowed(root.querySelector(".allowed-filter"));  // the search box keeps filtering
+  };
+  // The list shows LIST_CHUNK tokens at first (its box shows about ten), more as it is
+  // scrolled: a step change lays out a few dozen rows, not 300.
+  const LIST_CHUNK = 40;
+  const drawMore = (list, d) => {
+    const from = Number(list.dataset.drawn || 0);
+    const upto = Math.min(from + LIST_CHUNK, d.a.length);
+    if (from >= upto) return;
+    list.append(...d.a.slice(from, upto).map((a) => item(a, true)));
+    list.dataset.drawn = String(upto);
+    const filter = list.closest(".allowed-view")?.querySelector(".allowed-filter");
+    if (filter && filter.value) filterAllowed(filter);
+  };
+  const setOf = (list) => {
+    const sets = dataOf("#allowed-tokens template.allowed-data");
+    return sets && list.dataset.step !== undefined ? sets[Math.min(Number(list.dataset.step), sets.length - 1)] : null;
+  };
+  document.addEventListener("scroll", (event) => {
+    const list = event.target.closest?.(".allowed-list");
+    if (!list || list.scrollTop + list.clientHeight < list.scrollHeight - 40) return;
+    const d = setOf(list);
+    if (d) drawMore(list, d);
+  }, true);
+  const renderCard = (i, row) => {
+    const card = $("#stepper .step-card");
+    if (!card) return;
+    const cells = row.cells;
+    const part = (cls, ...nodes) => { const s = document.createElement("span"); s.className = cls; s.append(...nodes); return s; };
+    const clone = (cell) => [...cell.childNodes].map((c) => c.cloneNode(true));
+    card.replaceChildren(
+      part("card-step", `Step ${i}`), " · ", part("card-states", `state ${cells[1].textContent}`), " · took ",
+      part("card-token", ...clone(cells[2])), " · ", part("card-allowed", `${cells[3].textContent} allowed`),
+      " · valid mass ", part("card-mass", cells[4].textContent),
+      document.createElement("br"), part("card-top", "model's top: ", ...clone(cells[5])),
+    );
+    card.dataset.step = String(i);
+  };
+  const placeMarker = (i) => {
+    const plot = $("#valid-mass .js-plotly-plot");
+    const layout = plot?._fullLayout;
+    if (!layout || !layout.xaxis || !layout.xaxis.l2p) return;
+    let marker = plot.querySelector(".step-marker");
+    if (!marker) { marker = document.createElement("div"); marker.className = "step-marker"; plot.append(marker); }
+    marker.style.left = `${layout._size.l + layout.xaxis.l2p(i)}px`;
+    marker.style.top = `${layout._size.t}px`;
+    marker.style.height = `${layout._size.h}px`;
+    marker.dataset.step = String(i);
+  };
+  const scrollRow = (row) => {
+    const box = row.closest(".html-container") || row.closest("#steps");
+    if (!box) return;
+    const b = box.getBoundingClientRect();
+    const r = row.getBoundingClientRect();
+    const head = row.closest("table")?.tHead?.getBoundingClientRect().height || 0;
+    if (r.top < b.top + head) box.scrollTop -= b.top + head - r.top;
+    else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom;
+  };
+  const view_step = { chosen: null };
+  const paint = (i) => {
+    const rows = rowsOf();
+    if (!rows.length) return;
+    i = Math.min(Math.max(i, 0), rows.length - 1);
+    view_step.chosen = i;
+    // every change first, then what needs the layout (one layout, not one per part)
+    const svg = $("#dfa svg");
+    const lights = dataOf("#dfa template.lights");
+    if (svg && lights && lights.length) lightStep(svg, lights, i);
+    for (const r of document.querySelectorAll("#steps tbody tr.selected")) if (r !== rows[i]) r.classList.remove("selected");
+    rows[i].classList.add("selected");
+    for (const t of document.querySelectorAll("#output .tok.selected")) t.classList.remove("selected");
+    $(`#output .tok[data-step="${i}"]`)?.classList.add("selected");
+    renderCard(i, rows[i]);
+    renderAllowed(i);
+    placeMarker(i);
+    // what needs the layout waits for the frame being drawn (a forced layout here would
+    // cost a step change 40-140 ms on a busy machine)
+    requestAnimationFrame(() => { followCurrent(); scrollRow(rows[i]); });
+  };
+  // what the server sent may not show the chosen step yet (a redraw, the run's last
+  // frame): painted again whenever a part disagrees
+  const stale = (i) => {
+    const rows = rowsOf();
+    if (!rows.length) return false;
+    const k = Math.min(i, rows.length - 1);
+    const svg = $("#dfa svg");
+    const lights = dataOf("#dfa template.lights");
+    const root = $("#allowed-tokens .allowed-view");
+    return !rows[k].classList.contains("selected")
+      || (svg && lights && svg.dataset.lit !== String(k))
+      || (root && $("#allowed-tokens template.allowed-data") && root.dataset.shown !== String(k))
+      || $("#stepper .step-card")?.dataset.step !== String(k);
+  };
+  const finished = () => !!$("#dfa template.lights") || !!$("#allowed-tokens template.allowed-data");
+  new MutationObserver(() => {
+    if (view_step.chosen === null) {
+      // a run just ended: its last step is the chosen one
+      if (!finished()) return;
+      const rows = rowsOf();
+      if (rows.length) paint(rows.length - 1);
+      return;
+    }
+    if (stale(view_step.chosen)) paint(view_step.chosen);
+  }).observe(document.body, { childList: true, subtree: true });
+  // The Step slider is the server's record of the step (a redraw keeps it): told once the
+  // visitor pauses, since Gradio's slider takes 20-150 ms to follow a value.
+  let tellServer = null;
+  const selectStep = (i) => {
+    const rows = rowsOf();
+    if (!rows.length) return false;
+    const k = Math.min(Math.max(i, 0), rows.length - 1);
+    paint(k);
+    clearTimeout(tellServer);
+    tellServer = setTimeout(() => {
+      const box = $("#step input[type=number]");
+      if (box && Number(box.value) !== view_step.chosen) setNumber("step", view_step.chosen);
+    }, 400);
+    return true;
   };
   const moveStep = (delta) => {
-    const r = stepRange();
-    if (!r || !r.rows) return false;
-    const next = Math.min(Math.max(r.now + delta, 0), r.rows - 1);
-    if (next !== r.now) setNumber("step", next);
-    return next !== r.now;
+    const rows = rowsOf();
+    if (!rows.length) return false;
+    const now = view_step.chosen ?? rows.length - 1;
+    const next = Math.min(Math.max(now + delta, 0), rows.length - 1);
+    if (next === now) return false;
+    return selectStep(next);
   };
   let playing = null;
   const stopPlaying = () => {
@@ -42,11 +232,12 @@
   };
   const play = () => {
     if (playing) return stopPlaying();
-    const r = stepRange();
-    if (!r || !r.rows) return;
-    if (r.now >= r.rows - 1) setNumber("step", 0);
+    const rows = rowsOf();
+    if (!rows.length) return;
+    if ((view_step.chosen ?? rows.length - 1) >= rows.length - 1) selectStep(0);
     $("[data-stepper=play]").textContent = "⏸ Pause";
-    playing = setInterval(() => { if (!moveStep(1)) stopPlaying(); }, 800);
+    // each step is painted before the next is asked for: Play never runs ahead
+    playing = setInterval(() => { if (!moveStep(1)) stopPlaying(); }, 700);
   };
   document.addEventListener("keydown", (event) => {
     const typing = event.target.closest("input, textarea, select, [contenteditable]");
@@ -54,6 +245,19 @@
     if (event.key === "ArrowRight" && moveStep(1)) event.preventDefault();
     if (event.key === "ArrowLeft" && moveStep(-1)) event.preventDefault();
   });
+  // the slider itself (dragged, or its number typed)
+  const fromSlider = (event) => {
+    const input = event.target.closest("#step input");
+    if (!input) return;
+    const i = Number(input.value);
+    if (Number.isInteger(i) && i !== view_step.chosen) paint(i);
+  };
+  document.addEventListener("input", fromSlider);
+  document.addEventListener("change", fromSlider);
+  // a new run (Generate, Apply & run, a link's run): its last step will be the chosen one
+  document.addEventListener("click", (event) => {
+    if (event.target.closest("#run") || event.target.closest("#diagnosis [data-fix]")) { stopPlaying(); view_step.chosen = null; }
+  }, true);
 
   // --- the drawing: zoom kept, followed inside its box -------------------------------------
   // Until the visitor zooms, a drawing that fits its box at 70 % of graphviz's size or more
@@ -84,6 +288,15 @@
     if (r.left < b.left || r.right > b.right) box.scrollLeft += r.left + r.width / 2 - (b.left + b.width / 2);
     if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top + r.height / 2 - (b.top + b.height / 2);
   };
+  // a drawing wider (or taller) than its box says so: a shade on the side that scrolls
+  const edges = (box) => {
+    const v = box.closest(".dfa-view");
+    if (!v) return;
+    v.classList.toggle("more-left", box.scrollLeft > 2);
+    v.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
+    v.classList.toggle("more-below", box.scrollTop + box.clientHeight < box.scrollHeight - 2);
+  };
+  const followCurrent = () => { const box = $("#dfa .dfa-scroll"); if (box) { follow(box); edges(box); } };
   const adopt = () => {
     const box = $("#dfa .dfa-scroll");
     if (!box || box.dataset.adopted) return;
@@ -92,7 +305,8 @@
     box.scrollLeft = view.left;
     box.scrollTop = view.top;
     follow(box);
-    box.addEventListener("scroll", () => { view.left = box.scrollLeft; view.top = box.scrollTop; });
+    edges(box);
+    box.addEventListener("scroll", () => { view.left = box.scrollLeft; view.top = box.scrollTop; edges(box); });
     box.addEventListener("wheel", (event) => {
       if (!event.ctrlKey && !event.metaKey) return; // plain wheel scrolls; Ctrl + wheel (or a pinch) zooms
       event.preventDefault();
@@ -146,21 +360,28 @@
       $("#run")?.click();
       const wanted = Number(restore.get("step"));
       const chosen = setInterval(() => {
-        if (!(document.querySelector("#status")?.textContent || "").trim().startsWith("Done")) return;
-        const r = stepRange();
-        if (!r || !r.rows) return;
+        if (!finished()) return;
+        const rows = rowsOf().length;
+        if (!rows) return;
         clearInterval(chosen);
-        if (Number.isInteger(wanted) && wanted >= 0 && wanted < r.rows) setNumber("step", wanted);
+        if (Number.isInteger(wanted) && wanted >= 0 && wanted < rows) selectStep(wanted);
       }, 300);
     }, 300); // let the page-load handler's values land first
   }, 200);
 
-  const filterAllowed = (input) => {
+  function filterAllowed(input) {
+    if (!input) return;
     const needle = input.value.toLowerCase();
+    const list = input.closest(".allowed-view").querySelector(".allowed-list");
+    const d = needle && list ? setOf(list) : null;
+    if (d && Number(list.dataset.drawn) < d.a.length) {  // a search looks at all of them
+      list.append(...d.a.slice(Number(list.dataset.drawn)).map((a) => item(a, true)));
+      list.dataset.drawn = String(d.a.length);
+    }
     for (const li of input.closest(".allowed-view").querySelectorAll(".allowed-list li")) {
       li.hidden = needle !== "" && !li.dataset.token.toLowerCase().includes(needle);
     }
-  };
+  }
 
   // --- Apply & run: the comparison is brought into view once, when the run is over ------
   let applied = 0;
@@ -212,7 +433,7 @@
       return;
     }
     const row = event.target.closest("#steps tr[data-step], #output .tok[data-step]");
-    if (row) { stopPlaying(); setNumber("step", row.dataset.step); return; }
+    if (row) { stopPlaying(); selectStep(Number(row.dataset.step)); return; }
     const finding = event.target.closest("#diagnosis [data-finding]");
     if (finding) return setNumber("finding-pick", finding.dataset.finding);
     const schemaFix = event.target.closest("#schema-findings [data-schema-fix]");
@@ -224,8 +445,9 @@
     const plot = $("#valid-mass .js-plotly-plot");
     if (plot && plot.on && !plot.dataset.fsmvizHooked) {
       plot.dataset.fsmvizHooked = "1";
-      plot.on("plotly_click", (data) => { if (data.points.length) setNumber("step", data.points[0].x); });
+      plot.on("plotly_click", (data) => { if (data.points.length) { stopPlaying(); selectStep(data.points[0].x); } });
     }
+    if (plot && view_step.chosen !== null && plot.querySelector(".step-marker")?.dataset.step !== String(view_step.chosen)) placeMarker(view_step.chosen);
   };
   setInterval(hook, 500);
 }

@@ -66,11 +66,16 @@ def test_steps_table_and_findings_escape_everything():
 
 
 def test_steps_table_has_one_row_per_step_and_marks_selection():
-    steps = [step(i, b"a", forced=i == 1) for i in range(4)]
+    steps = [step(i, b"a", forced=i in (1, 3)) for i in range(4)]
+    steps[1] = replace(steps[1], allowed_count=1)
     markup = steps_html(steps, selected=2)
     assert markup.count("<tr data-step=") == 4
     assert '<tr data-step="2" class="selected">' in markup
     assert '<tr data-step="1" class="forced">' in markup
+    # "forced" only where one token was possible: step 3 was written without sampling,
+    # but its state allowed 3 tokens
+    assert '<tr data-step="3" class="">' in markup
+    assert markup.count(">forced</em>") == 1
 
 
 def test_steps_table_marks_and_explains_drafted_steps():
@@ -282,13 +287,14 @@ def test_a_long_suggestion_is_shown_by_what_it_changes():
 
 
 def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
-    """Stop sets the session's mark; the run sees it before its next frame, closes its
+    """Stop moves the session's mark on; the run sees it before its next frame, closes its
     generator (ending the generation) and says "Stopped." last (``handlers.stoppable``:
     a Gradio-cancelled run's last message could land after Stop's and undo it)."""
     from fsmviz.app.handlers import Page, StopMark, on_stop, stoppable
 
     page = Page(*(f"c{i}" for i in range(20)))
-    mark = StopMark(stopped=True)  # a Stop from the previous run does not stop this one
+    mark = StopMark()
+    on_stop(page, mark)  # a Stop from the previous run does not stop this one
     closed = []
 
     def frames(first, second):
@@ -312,3 +318,114 @@ def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
         {"status": "b"},
         {"status": "never asked for"},
     ]
+
+
+def test_a_new_run_ends_the_last_one_without_a_word():
+    """Generate stays available during a run: a second run moves the session's mark on, and
+    the first ends before its next frame, saying nothing (the new run owns the page)."""
+    from fsmviz.app.handlers import Page, StopMark, stoppable
+
+    page = Page(*(f"c{i}" for i in range(20)))
+    mark = StopMark()
+
+    def frames():
+        yield {"status": "old 1"}
+        mark.start()  # Generate pressed again: a new run takes a number
+        yield {"status": "old 2"}
+
+    assert list(stoppable(page, frames)(mark)) == [{"status": "old 1"}]
+    assert not mark.stopped(1)
+
+
+# ------------------------------------------------------------------ issue 30: text and figures
+
+
+def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set():
+    """A token that splits a character is its bytes in hex pairs everywhere: the token
+    taken, a candidate (whose engine text is Python's ``\\xa6\\x82``), the allowed list."""
+    from fsmviz.app.live import AllowedSet
+    from fsmviz.app.views import allowed_html
+
+    top = (Candidate("\\xa6\\x82", 0.3, True), Candidate("a", 0.2, True))
+    steps = [Step(0, "\\xe6\\x9d", 0, 1, 2, 0.5, top, token_bytes=b"\xe6\x9d")]
+    table = steps_html(steps)
+    assert "\\x" not in table
+    assert ">e6 9d</code>" in table and ">a6 82</code>" in table
+    allowed = AllowedSet(0, (("e6 9d", True, 0.3), ("a", False, 0.2)), 2, 0.5, ())
+    panel = allowed_html([allowed], steps)
+    assert '<code class="bytes"' in panel and ">e6 9d</code>" in panel
+    data = json.loads(html.unescape(re.search(r"<template[^>]*>(.*)</template>", panel)[1]))
+    assert data[0]["a"][0] == ["e6 9d", True, 0.3] and data[0]["k"] == ["e6 9d", True]
+
+
+def test_the_allowed_sets_go_to_the_page_escaped_in_a_template():
+    from fsmviz.app.live import AllowedSet
+    from fsmviz.app.views import allowed_html
+
+    sets = [
+        AllowedSet(i, ((payload, False, 0.5),), 1, 0.5, ((payload, False, 0.1),))
+        for i, payload in enumerate(HOSTILE)
+    ]
+    steps = [step(i, p.encode()) for i, p in enumerate(HOSTILE)]
+    panel = allowed_html(sets, steps, selected=1)
+    assert "<img" not in panel and "<script" not in panel
+    assert 'data-step="1"' in panel  # the chosen step's set is the one written out
+    data = json.loads(html.unescape(re.search(r"<template[^>]*>(.*)</template>", panel)[1]))
+    assert [d["a"][0][0] for d in data] == HOSTILE
+
+
+def test_the_doctor_renders_its_markdown_and_offers_a_fix_once():
+    same = "[a-z]{1,32}"
+    findings = [
+        Finding("unbounded_repeat", "warning", "loops on `[a-z]+` <b>", suggestion=same),
+        Finding("eos_blocked", "warning", "ends **never**", suggestion=same),
+    ]
+    markup = findings_html(findings)
+    assert "<code>[a-z]+</code>" in markup and "`" not in markup and "&lt;b&gt;" in markup
+    assert "<b>never</b>" in markup
+    assert markup.count('class="apply"') == 1
+    assert "The same fix as finding 1." in markup
+
+
+def test_a_comparisons_lowest_valid_mass_is_the_tables():
+    """The end of text is a step of the table and the chart: the summary counts it too."""
+    low = replace(step(1, b"", mass=0.003), is_eos=True)
+    trace = Trace("a", (step(0, b"a", mass=0.004), low), "accepted", True, pattern="a")
+    assert "lowest valid mass 0.3% (step 1)" in comparison_html(trace, trace)
+
+
+def test_step_lights_give_each_step_what_the_server_would_light(bundled_vocab):
+    """The browser lights a step from ``step_lights``: the nodes and edges it adds up to a
+    step are those ``path_view`` (the server's drawing) lights there."""
+    from fsmviz.app.live import step_lights
+
+    pattern = "[0-9]{3}-[0-9]{4}"
+    view = pattern_view(pattern, None)
+    data = [b"55", b"5", b"-", b"12", b"34"]
+    steps = [Step(i, d.decode(), 0, 0, 1, 1.0, (), index=i, token_bytes=d) for i, d in
+             enumerate(data)]  # fmt: skip
+    lights = step_lights(view, steps)
+    for i in range(len(steps)):
+        current, visited, edges = path_view(steps, i, view.dfa)
+        assert lights[i]["c"] == f"s{current}"
+        assert {v for lit in lights[: i + 1] for v in lit["v"]} == {f"s{s}" for s in visited}
+        assert {e for lit in lights[: i + 1] for e in lit["e"]} == {f"e{a}-{b}" for a, b in edges}
+    html_ = view.dfa_html(steps, stepping=True)
+    assert '<template class="lights">' in html_
+
+
+def test_every_steps_allowed_set_from_one_pass_is_each_steps_own(tiny):
+    """``allowed_sets`` (one pass over the written sequence, at the end of the run) gives
+    each step what a forward pass at that step alone gives (``allowed_at``)."""
+    from fsmviz.app.live import allowed_at, allowed_sets
+    from fsmviz.generation.generate import generate
+
+    trace = generate(tiny, "[a-z]{2}[0-9]", "Hi", max_tokens=6)
+    sets = allowed_sets(tiny, trace)
+    assert [s.step for s in sets] == [s.index for s in trace.steps]
+    for i in range(len(trace.steps)):
+        alone = allowed_at(tiny, trace, i)
+        assert sets[i].total == alone.total
+        assert [a[0] for a in sets[i].allowed[:5]] == [a[0] for a in alone.allowed[:5]]
+        assert sets[i].mass == pytest.approx(alone.mass, abs=1e-4)
+        assert sets[i].mass == pytest.approx(trace.steps[i].valid_mass, abs=1e-3)

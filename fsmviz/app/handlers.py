@@ -22,7 +22,15 @@ import gradio as gr
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
-from fsmviz.app.live import DRAW_LIMIT, Frame, allowed_at, drawn_path, live_run, pattern_view
+from fsmviz.app.live import (
+    DRAW_LIMIT,
+    Frame,
+    done_status,
+    finish,
+    live_run,
+    pattern_view,
+    plural,
+)
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
     SchemaChoice,
@@ -37,7 +45,6 @@ from fsmviz.app.views import (
     comparison_html,
     error_html,
     findings_html,
-    output_html,
     steps_html,
 )
 from fsmviz.app.zerogpu import on_gpu
@@ -45,18 +52,19 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.drawing.render import to_dot, to_svg
 from fsmviz.generation.batching import ForwardPassError
-from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions
+from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full_match
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
-from fsmviz.generation.trace import Trace
+from fsmviz.generation.trace import Step, Trace, drawn_path
 from fsmviz.params import MAX_PROMPT_CHARS, check_generation
 from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
 """The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles
 each one: plain ``Frame`` data, turned into component updates here (``frame_updates``)."""
-ALLOWED_SECONDS = 30
-allowed_on_gpu = on_gpu(allowed_at, lambda *args: ALLOWED_SECONDS)
-"""A step's whole allowed set: one forward pass, on the GPU where there is one."""
+FINISH_SECONDS = 30
+finish_on_gpu = on_gpu(finish, lambda *args, **kwargs: FINISH_SECONDS)
+"""A stopped run's last frame (every step's allowed set: forward passes), on the GPU
+where there is one."""
 
 MAX_PROMPT = MAX_PROMPT_CHARS
 DRAFT_TOKENS = 8
@@ -124,6 +132,8 @@ class Page:
     chat: Any = None
     compare_view: Any = None
     compare_chart: Any = None
+    example: Any = None
+    """The examples menu (it names the example loaded, ``on_pattern_edit``)."""
 
 
 def options(
@@ -151,6 +161,62 @@ def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
     """A new pattern: its drawing, the doctor's findings, or why it cannot be used."""
     view = pattern_view(pattern, models.vocabulary(), drawing=drawing)
     return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
+
+
+def on_pattern_edit(
+    page: Page, models: BackgroundModel, pattern: str, drawing: str, trace: Trace | None
+) -> dict:
+    """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
+    examples menu names the example loaded, if it is one; and a run of another pattern
+    (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
+    none of it belongs to what the box now says."""
+    dfa, diagnosis, error = on_pattern(models, pattern, drawing)
+    updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
+    if page.example is not None:
+        updates[page.example] = example_of(pattern)
+    if trace is not None and trace.pattern != pattern:
+        updates.update(cleared(page))
+    return updates
+
+
+def pattern_edit_outputs(page: Page) -> list:
+    """The components ``on_pattern_edit`` may write."""
+    return [page.dfa, page.diagnosis, page.error, *([page.example] if page.example else []),
+            *cleared(page)]  # fmt: skip
+
+
+def run_outputs(page: Page) -> list:
+    """The components a run (``on_run``, ``on_apply``) writes."""
+    return [page.dfa, page.output, page.shadow, page.steps, page.chart, page.diagnosis,
+            page.error, page.status, page.trace, page.findings, page.step, page.downloads,
+            page.run, page.stop, page.allowed, *([page.json] if page.json else [])]  # fmt: skip
+
+
+def cleared(page: Page) -> dict:
+    """Every output of a run emptied (a new pattern or schema: nothing of it belongs)."""
+    updates = {
+        page.output: EMPTY_OUTPUT,
+        page.shadow: "",
+        page.steps: steps_html([]),
+        page.chart: None,
+        page.allowed: allowed_html(None),
+        page.trace: None,
+        page.findings: (),
+        page.status: "",
+        page.step: gr.update(value=0, maximum=1, interactive=False),
+        page.downloads: None,
+    }
+    if page.json is not None:
+        updates[page.json] = ""
+    return updates
+
+
+EMPTY_OUTPUT = '<p class="empty">Press Generate: the output appears here.</p>'
+
+
+def example_of(pattern: str) -> str | None:
+    """The examples menu's label of the example whose pattern this is, else None."""
+    return next((name for name, (p, *_rest) in EXAMPLES.items() if p == pattern), None)
 
 
 def run_frames(
@@ -193,8 +259,11 @@ def frame_updates(frame: Frame, page: Page, schema: SchemaChoice | None = None) 
         page.diagnosis: frame.diagnosis,
         page.error: frame.error,
         page.status: frame.status,
+        page.allowed: frame.allowed,
     }
     updates = {component: value for component, value in fields.items() if value is not None}
+    if frame.shadow_next:
+        updates[page.stop] = gr.update(value="Skip shadow run", visible=True, interactive=True)
     if page.json is not None and frame.text is not None:
         updates[page.json] = json_view_html(schema, frame.text, done=frame.trace is not None)
     if frame.trace is not None:
@@ -220,21 +289,89 @@ def on_run(
     distances,
     drawing="auto",
     schema: SchemaChoice | None = None,
-    *decoding,
+    top_k=0,
+    top_p=1.0,
+    stop="eos",
+    overshoot=False,
+    mark: StopMark | None = None,
 ) -> Iterator[dict]:
-    """Generate: Generate is disabled and Stop shown while the frames stream. ``schema``:
-    the JSON Schema put in the Regex box, if any (a schema run while it is still there);
-    ``decoding``: top-k, top-p, the stop rule and overshoot (``decoding_controls``)."""
+    """Generate: Stop shown while the frames stream; Generate stays available (a new run
+    ends this one: ``StopMark``). ``schema``: the JSON Schema put in the Regex box, if any
+    (a schema run while it is still there); ``top_k`` to ``overshoot``: the decoding box
+    (``decoding_controls``). Stopped during the constrained run, the steps written so far
+    become the run's trace (stepping, allowed sets and downloads work on them); stopped
+    during the shadow run, the shadow run is skipped."""
+    mark = mark if mark is not None else StopMark()
+    me = mark.start()
     yield started(page)
     try:
-        opts = options(max_tokens, temperature, seed, chat, prob_limit, *decoding)
+        opts = options(
+            max_tokens, temperature, seed, chat, prob_limit, top_k, top_p, stop, overshoot
+        )
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
     chosen = in_use(schema, pattern)
-    for frame in run_frames(models, pattern, prompt, opts, bool(distances), drawing):
-        yield frame_updates(frame, page, chosen)
-    yield idle(page)
+    written: list[Step] = []
+    traced = None
+    frames = run_frames(models, pattern, prompt, opts, bool(distances), drawing)
+    try:
+        for frame in frames:
+            if mark.run != me:
+                break
+            written.extend(frame.new_steps)
+            traced = frame.trace or traced
+            yield frame_updates(frame, page, chosen)
+        else:
+            yield idle(page)
+            return
+    finally:
+        frames.close()
+    if not mark.stopped(me):
+        return  # a new run took over: it owns the page from here
+    if traced is not None:
+        yield {
+            **idle(page),
+            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
+            page.status: f"{done_status(traced)} The shadow run was skipped.",
+        }
+        return
+    said = f"Stopped after {plural(len(written), 'token')}."
+    if written:
+        yield {page.status: f"{said[:-1]}: keeping what was written…"}
+        yield frame_updates(stopped_frame(models, pattern, prompt, opts, written, distances,
+                                          drawing), page, chosen)  # fmt: skip
+    yield {**idle(page), page.status: said if written else "Stopped."}
+
+
+def stopped_frame(
+    models: BackgroundModel,
+    pattern: str,
+    prompt: str,
+    opts: GenerationOptions,
+    written: list[Step],
+    distances,
+    drawing: str,
+) -> Frame:
+    """The last frame of a run stopped half-way: its steps as a trace (with a note that
+    the visitor stopped it), drawn for stepping, with every step's allowed set."""
+    model = models.get(timeout=600)
+    view = pattern_view(pattern, model.vocab, distances=bool(distances), drawing=drawing)
+    raw = b"".join(step.token_bytes for step in written)
+    text = raw.decode("utf-8", errors="replace")
+    ends = drawn_path(written, view.dfa)[-1][1] if view.dfa is not None else None
+    accepts = view.dfa is not None and ends in view.dfa.accepting
+    trace = Trace(
+        text=text,
+        steps=tuple(written),
+        stop_reason="max_tokens",
+        matched=full_match(pattern, text, accepts),
+        pattern=pattern,
+        prompt=prompt,
+        options=opts,
+        notes=(f"Stopped by the visitor after {plural(len(written), 'token')}.",),
+    )
+    return finish_on_gpu(model, view, trace, f"Stopped after {plural(len(written), 'token')}.")
 
 
 def on_apply(
@@ -269,6 +406,10 @@ def on_apply(
         return
     before = trace if same_run(trace, pattern, prompt, opts_now) else None
     if before is None:
+        yield {
+            page.status: "Apply & run: first the run before the fix (the inputs as they are, "
+            "not run yet), then the run with it…"
+        }
         before = yield from traced(
             page, run_frames(models, pattern, prompt, opts_now, bool(distances), drawing)
         )
@@ -305,11 +446,14 @@ def on_dismiss():
 
 
 def started(page: Page) -> dict:
-    """Generate disabled, Stop shown, the last run's JSON view gone (a run that fails
-    before its first token must not leave the previous run's verdict standing)."""
+    """Stop shown, Generate left available (pressing it again starts over), the last
+    run's status, allowed sets and JSON view gone (a run that fails before its first token
+    must not leave the previous run's verdict standing)."""
     updates = {
-        page.run: gr.update(interactive=False),
+        page.run: gr.update(interactive=True),
         page.stop: gr.update(value="Stop", visible=True, interactive=True),
+        page.status: "Starting: the pattern's index, then the model reads the prompt…",
+        page.allowed: '<p class="empty">Every step\'s allowed set comes when the run ends.</p>',
     }
     if page.json is not None:
         updates[page.json] = ""
@@ -323,16 +467,32 @@ def idle(page: Page) -> dict:
 
 @dataclass
 class StopMark:
-    """One per browser session (a ``gr.State``): Stop sets it, the run's handler reads it
-    before each frame and ends the run itself (``stoppable``)."""
+    """One per browser session (a ``gr.State``): each run takes a number (``start``);
+    Stop, or a new run, moves the number on, and a run that sees a number other than its
+    own ends itself before its next frame (``on_run``, ``stoppable``)."""
 
-    stopped: bool = False
+    run: int = 0
+    stopped_run: int = -1
+    """The run that Stop ended (not one a new run replaced)."""
+
+    def start(self) -> int:
+        self.run += 1
+        return self.run
+
+    def stop(self) -> None:
+        self.stopped_run = self.run
+        self.run += 1
+
+    def stopped(self, run: int) -> bool:
+        """Whether Stop (rather than a new run) ended ``run``."""
+        return self.stopped_run == run
 
 
 def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
-    """``handler`` taking one more input last, the session's ``StopMark``: when the mark is
-    set, the run's generator is closed (which ends the generation) and its last update is
-    "Stopped.", Generate back and Stop hidden.
+    """``handler`` taking one more input last, the session's ``StopMark``: when Stop moves
+    the mark on, the run's generator is closed (which ends the generation) and its last
+    update is "Stopped.", Generate back and Stop hidden; when a new run moves it on, the
+    run ends without a word (the new run owns the page).
 
     The run ends itself rather than being cancelled by Gradio (``cancels=``): a cancelled
     event's last message could reach the page after Stop's own update and put its
@@ -342,52 +502,28 @@ def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..
 
     def run(*values):
         *values, mark = values
-        mark.stopped = False
+        me = mark.start()
         updates = handler(*values)
         try:
             for update in updates:
-                if mark.stopped:
+                if mark.run != me:
                     break
                 yield update
             else:
                 return
         finally:
             updates.close()
-        yield {**idle(page), page.status: "Stopped."}
+        if mark.stopped(me):
+            yield {**idle(page), page.status: "Stopped."}
 
     return run
 
 
 def on_stop(page: Page, mark: StopMark) -> dict:
-    """Stop: the run sees the mark before its next frame and ends (``stoppable``); until
+    """Stop: the run sees the mark before its next frame and ends (``on_run``); until
     then the button says so."""
-    mark.stopped = True
+    mark.stop()
     return {page.stop: gr.update(value="Stopping…", interactive=False)}
-
-
-def on_step(models: BackgroundModel, i, trace: Trace | None, log, distances, drawing="auto"):
-    """A step chosen: the DFA lit up to it, its row, its token, its point on the chart."""
-    if trace is None or not trace.steps:
-        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-    i = min(max(int(i), 0), len(trace.steps) - 1)
-    view = pattern_view(
-        trace.pattern or "", models.vocabulary(), distances=distances, diagnosed=False,
-        drawing=drawing,
-    )  # fmt: skip
-    return (
-        view.dfa_html(trace.steps, upto=i),
-        steps_html(trace.steps, selected=i, states=_drawn(view, trace)),
-        valid_mass_figure(trace.steps, log=log, selected=i),
-        output_html(trace.steps, final=True, selected=i),
-    )
-
-
-def on_allowed(models: BackgroundModel, i, trace: Trace | None) -> str:
-    """The chosen step's whole allowed set, with the model's probabilities."""
-    if trace is None or not trace.steps or trace.pattern is None:
-        return allowed_html(None)
-    i = min(max(int(i), 0), len(trace.steps) - 1)
-    return allowed_html(allowed_on_gpu(models.get(timeout=600), trace, i), trace.steps[i])
 
 
 def on_distances(
@@ -399,7 +535,8 @@ def on_distances(
         pattern, models.vocabulary(), distances=distances, diagnosed=False, drawing=drawing
     )
     if trace is not None and trace.pattern == pattern and trace.steps:
-        return view.dfa_html(trace.steps, upto=min(int(i), len(trace.steps) - 1))
+        upto = min(int(i), len(trace.steps) - 1)
+        return view.dfa_html(trace.steps, upto=upto, stepping=True)
     return view.dfa_html()
 
 
@@ -416,14 +553,15 @@ def on_finding(
     trace_steps = trace.steps if trace else ()
     figure = valid_mass_figure(trace_steps, log=log, marked=finding.steps) if trace else gr.skip()
     return (
-        view.dfa_html(trace_steps, marked=finding.states),
+        view.dfa_html(trace_steps, marked=finding.states, stepping=bool(trace_steps)),
         findings_html(chosen, selected=k, pattern=pattern),
         figure,
     )
 
 
 def on_log(log, trace: Trace | None, i):
-    return valid_mass_figure(trace.steps, log=log, selected=int(i)) if trace else gr.skip()
+    """The log scale toggled (the chosen step's marker is the page's: static/app.js)."""
+    return valid_mass_figure(trace.steps, log=log) if trace else gr.skip()
 
 
 def on_example(name):

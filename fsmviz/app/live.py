@@ -12,6 +12,8 @@ the page: each frame shows every token that arrived since the last one.
 
 from __future__ import annotations
 
+import html
+import json
 import queue
 import re
 import threading
@@ -23,7 +25,15 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from fsmviz.app.charts import valid_mass_figure
-from fsmviz.app.views import error_html, esc, findings_html, output_html, steps_html
+from fsmviz.app.views import (
+    allowed_html,
+    bytes_label,
+    error_html,
+    esc,
+    findings_html,
+    output_html,
+    steps_html,
+)
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.automaton.syntax import RegexError
@@ -43,6 +53,11 @@ __all__ = [
     "DRAWINGS",
     "AllowedSet",
     "allowed_at",
+    "allowed_sets",
+    "done_status",
+    "finish",
+    "progress",
+    "step_lights",
     "Frame",
     "PatternView",
     "drawn_path",
@@ -84,9 +99,13 @@ class PatternView:
     """The compact drawing's graph when ``svg`` is compact, else None."""
 
     def dfa_html(
-        self, steps: Sequence[Step] = (), upto: int | None = None, marked: Sequence[int] = ()
+        self,
+        steps: Sequence[Step] = (),
+        upto: int | None = None,
+        marked: Sequence[int] = (),
+        stepping: bool = False,
     ) -> str:
-        return dfa_html(self, steps, upto, marked)
+        return dfa_html(self, steps, upto, marked, stepping)
 
 
 def pattern_view(
@@ -184,9 +203,13 @@ def dfa_html(
     steps: Sequence[Step] = (),
     upto: int | None = None,
     marked: Sequence[int] = (),
+    stepping: bool = False,
 ) -> str:
+    """The drawing lit after step ``upto`` (all ``steps`` if None). With ``stepping`` (a
+    finished run), each step's lights go with it as JSON (``step_lights``), so that the
+    browser (static/app.js) lights any chosen step at once, with no server round trip."""
     if view.dfa is None:
-        return '<p class="empty">No automaton: fix the pattern above.</p>'
+        return '<p class="empty">No automaton: fix the pattern in the Regex box.</p>'
     dfa = view.dfa
     summary = f"{plural(dfa.num_states, 'state')}, {len(dfa.accepting)} accepting (double circles)"
     if view.graph is not None:
@@ -214,13 +237,70 @@ def dfa_html(
             ("in", "+", "zoom in (or Ctrl + wheel)"),
         )
     )
+    lights = ""
+    if stepping and steps:
+        data = json.dumps(step_lights(view, steps), ensure_ascii=False, separators=(",", ":"))
+        lights = f'<template class="lights">{html.escape(data, quote=False)}</template>'
     return (
         f'<div class="dfa-view" data-states="{dfa.num_states}" '
         f'data-drawing="{"exact" if view.graph is None else "compact"}">'
-        f'<div class="dfa-bar">{summary} · {esc(where)}'
+        f'<div class="dfa-bar">{summary} · <span class="where">{esc(where)}</span>'
         f'<span class="zoom">{zoom}</span></div>'
-        f'<div class="dfa-scroll" style="--natural:{natural_width(view.svg)}px">{svg}</div></div>'
+        f'<div class="dfa-scroll" style="--natural:{natural_width(view.svg)}px">{svg}</div>'
+        f"{lights}</div>"
     )
+
+
+def step_lights(view: PatternView, steps: Sequence[Step]) -> list[dict[str, object]]:
+    """What the drawing lights when each step is chosen, as the browser applies it: for
+    step ``i``, ``c`` the current node's class (``s3``) or None, ``l`` the current link's
+    (a compact drawing's folded run, ``l2``) or None, ``v`` and ``e`` the node and edge
+    classes first visited or taken at that step (the browser adds those of steps ``0..i``),
+    ``n`` the current node's label when it tells how far into a loop (``7 of 40``), ``w``
+    the drawing bar's "current state ..." text.
+
+    >>> from fsmviz.generation.trace import Step
+    >>> view = pattern_view("ab", None)
+    >>> steps = [Step(0, "a", 0, 1, 1, 1.0, (), token_bytes=b"a"),
+    ...          Step(1, "b", 1, 2, 1, 1.0, (), index=1, token_bytes=b"b")]
+    >>> [(lit["c"], lit["v"], lit["e"]) for lit in step_lights(view, steps)]
+    [('s1', ['s0', 's1'], ['e0-1']), ('s2', ['s2'], ['e1-2'])]
+    """
+    assert view.dfa is not None
+    dfa, out = view.dfa, []
+    visited: set[int] = {dfa.initial}
+    edges: set[tuple[int, int]] = set()
+    shown_nodes: set[str] = set()
+    shown_edges: set[str] = set()
+    for _, current, walked in drawn_path(steps, dfa):
+        edges.update(walked)
+        visited.update(target for _, target in walked)
+        if view.graph is None:
+            node, link, note = f"s{current}", None, None
+            nodes = {f"s{s}" for s in visited}
+            taken = {f"e{a}-{b}" for a, b in edges}
+            where = f"current state {current}"
+        else:
+            lit = compact_lights(view.graph, current, visited, edges)
+            node = None if lit.current is None else f"s{lit.current}"
+            link = next((f"l{k}" for k, c in lit.links.items() if "current" in c), None)
+            note = lit.note
+            nodes = {f"s{s}" for s in lit.visited}
+            taken = {f"l{k}" for k, c in lit.links.items() if "taken" in c}
+            where = f"current state {current}{lit.where}"
+        out.append(
+            {
+                "c": node,
+                "l": link,
+                "v": sorted(nodes - shown_nodes),
+                "e": sorted(taken - shown_edges),
+                "n": note,
+                "w": where,
+            }
+        )
+        shown_nodes |= nodes
+        shown_edges |= taken
+    return out
 
 
 @dataclass(frozen=True)
@@ -323,6 +403,13 @@ class Frame:
     findings: tuple[Finding, ...] = ()
     text: str | None = None
     """The constrained output so far, as text (set with ``output``)."""
+    allowed: str | None = None
+    """The allowed-set panel (``views.allowed_html``), every step's set inside it."""
+    new_steps: tuple[Step, ...] = ()
+    """The constrained run's steps that arrived with this frame: a run stopped half-way
+    keeps what it wrote (``handlers.on_run`` makes its trace from them)."""
+    shadow_next: bool = False
+    """Set on the trace's frame when the shadow run comes next (Stop then skips it)."""
 
 
 def live_run(
@@ -331,7 +418,7 @@ def live_run(
     """Stream the constrained run, then the shadow run, as page frames."""
     if view.dfa is None:
         yield Frame(
-            "Fix the pattern first.",
+            "Fix the pattern first: the Regex box says what is wrong.",
             dfa=dfa_html(view),
             output="",
             shadow="",
@@ -345,6 +432,7 @@ def live_run(
     last_chart = 0.0
     run = stream(model, view.pattern, prompt, options)
     first = True
+    started = time.perf_counter()
     # closing(): a visitor who leaves mid-run stops the generation at once
     with closing(ahead(run)) as arrivals:
         for new in arrivals:
@@ -354,42 +442,95 @@ def live_run(
             if now - last_chart > CHART_EVERY:
                 chart, last_chart = valid_mass_figure(steps), now
             yield Frame(
-                f"Generating… {plural(len(steps), 'token')}",
+                progress("Generating", len(steps), options.max_tokens, now - started),
                 dfa=view.dfa_html(steps),
                 output=output_html(steps),
                 text="".join(pieces(steps)),
-                shadow="" if first else None,
+                shadow=SHADOW_LATER if first else None,
                 steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
                 chart=chart,
                 diagnosis=findings_html(view.findings, pattern=view.pattern) if first else None,
                 error="" if first else None,
+                new_steps=tuple(new),
             )
             first = False
     trace = run.trace()
-    findings = tuple(diagnose(view.pattern, model.vocab, trace))
-    done = _status(trace)
+    ending = finish(model, view, trace)
+    shadow_cost = (
+        f" Now the unconstrained shadow run: up to {plural(options.max_tokens, 'token')}, "
+        f"about {options.max_tokens / max(trace.tokens_per_second, 0.1):.0f} s at most "
+        "(“Skip shadow run” skips it; everything above stays)."
+    )
     yield Frame(
-        done + " Now the unconstrained shadow run…",
-        dfa=view.dfa_html(steps),
-        output=output_html(steps, final=True),
-        text="".join(pieces(steps)),
-        shadow="" if first else None,
-        steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
-        chart=valid_mass_figure(steps),
-        diagnosis=findings_html(findings, pattern=view.pattern),
+        ending.status + shadow_cost,
+        dfa=ending.dfa,
+        output=ending.output,
+        text=ending.text,
+        shadow=SHADOW_LATER if first else None,
+        steps=ending.steps,
+        chart=ending.chart,
+        diagnosis=ending.diagnosis,
         error="",
         trace=trace,
-        findings=findings,
+        findings=ending.findings,
+        allowed=ending.allowed,
+        shadow_next=True,
     )
+    done = ending.status
     shadow_steps: list[Step] = []
+    started = time.perf_counter()
     with closing(ahead(stream(model, None, prompt, options))) as arrivals:
         for new in arrivals:
             shadow_steps.extend(new)
+            elapsed = time.perf_counter() - started
+            line = progress("the shadow run", len(shadow_steps), options.max_tokens, elapsed)
             yield Frame(
-                f"{done} Now the unconstrained shadow run… {plural(len(shadow_steps), 'token')}",
+                f"{done} Now {line}",
                 shadow=output_html(shadow_steps),
             )
     yield Frame(done, shadow=shadow_html(shadow_steps))
+
+
+SHADOW_LATER = (
+    '<p class="empty">After the run, the model writes freely here (the shadow run; it can '
+    "be skipped).</p>"
+)
+
+
+def finish(model: Model, view: PatternView, trace: Trace, status: str | None = None) -> Frame:
+    """The frame of a finished (or stopped) constrained run: everything drawn for stepping
+    through it, the doctor's findings on the trace, every step's allowed set."""
+    steps = list(trace.steps)
+    findings = tuple(diagnose(view.pattern, model.vocab, trace))
+    sets = allowed_sets(model, trace)
+    return Frame(
+        status if status is not None else done_status(trace),
+        dfa=view.dfa_html(steps, stepping=True),
+        output=output_html(steps, final=True),
+        text="".join(pieces(steps)),
+        steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
+        chart=valid_mass_figure(steps),
+        diagnosis=findings_html(findings, pattern=view.pattern),
+        trace=trace,
+        findings=findings,
+        allowed=allowed_html(sets, steps, selected=len(steps) - 1) if steps else None,
+    )
+
+
+def progress(what: str, done: int, budget: int, seconds: float) -> str:
+    """The progress line of a run: tokens so far, the budget, the pace and the most time
+    left (the run may end sooner, when the pattern is complete).
+
+    >>> progress("Generating", 8, 64, 4.0)
+    'Generating… 8 of at most 64 tokens · 2.0 tokens/s · at most ~28 s left'
+    >>> progress("Generating", 1, 64, 0.0)
+    'Generating… 1 of at most 64 tokens'
+    """
+    line = f"{what}… {done:,} of at most {plural(budget, 'token')}"
+    if done > 1 and seconds > 0:
+        rate = done / seconds
+        line += f" · {rate:.1f} tokens/s · at most ~{max(budget - done, 0) / rate:.0f} s left"
+    return line
 
 
 def shadow_html(steps: Sequence[Step]) -> str:
@@ -445,7 +586,8 @@ def ahead(steps: Stream) -> Iterator[list[Step]]:
         stop.set()
 
 
-def _status(trace: Trace) -> str:
+def done_status(trace: Trace) -> str:
+    """The status line of a finished run: tokens, time, why it stopped, the verdict."""
     verdict = "matches the pattern" if trace.matched else "does NOT match the pattern"
     why = {
         "accepted": "the pattern was complete",
@@ -462,28 +604,35 @@ def _status(trace: Trace) -> str:
     )
 
 
-ALLOWED_SHOWN = 1_000
-"""Allowed tokens listed for a step, most probable first (a wide state allows ~49k: the
-rest are summed up in one line rather than sent to the browser)."""
+ALLOWED_SHOWN = 300
+"""Allowed tokens kept for each step, most probable first (a wide state allows ~49k: the
+rest are summed up in one line). All steps' lists go to the browser with the run's last
+frame, so that choosing a step shows its set at once."""
+FAVOURITES = 10
+"""The model's blocked favourites kept for each step."""
+ALLOWED_CHUNK = 128
+"""Steps whose logits one forward pass returns at a time (128 x 49k floats: 25 MB)."""
 
 
 @dataclass(frozen=True)
 class AllowedSet:
     """The whole allowed set of one step, with the model's probability of each token.
 
-    The trace keeps only each step's top candidates, not 49k probabilities per step. The
-    set is recomputed when a step is chosen: the index gives the allowed ids at the step's
-    state, and one forward pass over the prompt and the tokens before the step gives the
-    model's distribution there (the same as during the run, up to float rounding).
+    The trace keeps only each step's top candidates, not 49k probabilities per step. When
+    the run ends, one forward pass over the prompt and every token written gives the model's
+    distribution at every step at once (the same as during the run, up to float rounding;
+    ``allowed_sets``), and the index gives the allowed ids at each step's state.
     """
 
     step: int
-    allowed: tuple[tuple[str, float], ...]
-    """(token text, probability), most probable first, at most ``ALLOWED_SHOWN``."""
+    allowed: tuple[tuple[str, float, bool], ...]
+    """(token as shown, shown as bytes, probability), most probable first, at most
+    ``ALLOWED_SHOWN``. A token that is not whole UTF-8 is shown as its bytes in hex pairs
+    (``e6 9d``), as in the step table (``token_label``)."""
     total: int
     """How many tokens the index allows at this state."""
     mass: float
-    blocked: tuple[tuple[str, float], ...]
+    blocked: tuple[tuple[str, float, bool], ...]
     """The model's favourites that the pattern blocked, most probable first."""
 
 
@@ -492,13 +641,61 @@ def _option(trace: Trace, key: str, default: object) -> object:
     return options.get(key, default) if isinstance(options, dict) else getattr(options, key)
 
 
-def allowed_at(model: Model, trace: Trace, i: int, favourites: int = 10) -> AllowedSet:
-    """Step ``i``'s allowed set with probabilities (see ``AllowedSet``)."""
+def token_label(vocab: Vocabulary, token: int) -> tuple[str, bool]:
+    """A token as the allowed set lists it: ``EOS``, its text with whitespace made
+    visible, or, when its bytes are not whole UTF-8, those bytes as hex pairs (the step
+    table's notation); and whether it is shown as bytes.
+
+    >>> vocab = Vocabulary.from_strings(["a b", "x"], eos_token="x")
+    >>> token_label(vocab, 0), token_label(vocab, 1)
+    (('a␣b', False), ('EOS', False))
+    """
+    if token == vocab.eos_token_id:
+        return "EOS", False
+    raw = vocab.token_bytes(int(token))
+    if not raw and vocab.is_special(int(token)):
+        return vocab.token_text(int(token)), False
+    return bytes_label(raw)
+
+
+def allowed_sets(model: Model, trace: Trace) -> tuple[AllowedSet, ...]:
+    """Every step's allowed set with probabilities (see ``AllowedSet``): the logits of all
+    steps from forward passes over the written sequence, ``ALLOWED_CHUNK`` steps a pass."""
     import numpy as np
 
     from fsmviz.generation.generate import encode_prompt
 
-    step = trace.steps[i]
+    if trace.pattern is None or not trace.steps:
+        return ()
+    prompt = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
+    tokens = [s.token_id for s in trace.steps]
+    index = build_index(trace.pattern, model.vocab)
+    temperature = float(_option(trace, "temperature", 0.0) or 0.0)
+    out: list[AllowedSet] = []
+    sequence = model.passes.open()
+    try:
+        k = 0
+        while k < len(tokens):
+            count = min(ALLOWED_CHUNK, len(tokens) - k)
+            # the logits of steps k..k+count-1 come after the tokens before each of them
+            fed = prompt + tokens[: count - 1] if k == 0 else tokens[k - 1 : k + count - 1]
+            logits = np.asarray(sequence.forward(fed, count), dtype=np.float64)
+            for j in range(count):
+                out.append(_allowed(model.vocab, index, trace.steps[k + j], logits[j], temperature))
+            k += count
+    finally:
+        sequence.close()
+    return tuple(out)
+
+
+def allowed_at(model: Model, trace: Trace, i: int) -> AllowedSet:
+    """Step ``i``'s allowed set with probabilities, from a forward pass of its own over the
+    prompt and the tokens before it (``allowed_sets`` gives every step's at once; this is
+    what its test compares with)."""
+    import numpy as np
+
+    from fsmviz.generation.generate import encode_prompt
+
     assert trace.pattern is not None
     ids = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
     ids += [s.token_id for s in trace.steps[:i]]
@@ -507,26 +704,30 @@ def allowed_at(model: Model, trace: Trace, i: int, favourites: int = 10) -> Allo
         logits = np.asarray(sequence.forward(ids, 1)[-1], dtype=np.float64)
     finally:
         sequence.close()
-    vocab = model.vocab
-    logits = logits[: len(vocab)]
     temperature = float(_option(trace, "temperature", 0.0) or 0.0)
+    index = build_index(trace.pattern, model.vocab)
+    return _allowed(model.vocab, index, trace.steps[i], logits, temperature)
+
+
+def _allowed(vocab: Vocabulary, index, step: Step, logits, temperature: float) -> AllowedSet:
+    import numpy as np
+
+    logits = logits[: len(vocab)]
     if temperature > 0:
         logits = logits / temperature
     probs = np.exp(logits - logits.max())
     probs /= probs.sum()
-    allowed = np.asarray(build_index(trace.pattern, vocab).allowed_tokens(step.state_before))
+    allowed = np.asarray(index.allowed_tokens(step.state_before))
     is_allowed = np.zeros(len(vocab), dtype=bool)
     is_allowed[allowed] = True
     order = allowed[np.argsort(-probs[allowed], kind="stable")][:ALLOWED_SHOWN]
-    blocked = [t for t in np.argsort(-probs)[: favourites * 4] if not is_allowed[t]][:favourites]
-
-    def text(t: int) -> str:
-        return "EOS" if t == vocab.eos_token_id else vocab.token_text(int(t))
-
+    top = np.argpartition(-probs, FAVOURITES * 4)[: FAVOURITES * 4]
+    top = top[np.argsort(-probs[top], kind="stable")]
+    blocked = [t for t in top if not is_allowed[t]][:FAVOURITES]
     return AllowedSet(
-        i,
-        tuple((text(t), float(probs[t])) for t in order),
+        step.index,
+        tuple((*token_label(vocab, t), float(probs[t])) for t in order),
         len(allowed),
         float(probs[allowed].sum()),
-        tuple((text(t), float(probs[t])) for t in blocked),
+        tuple((*token_label(vocab, t), float(probs[t])) for t in blocked),
     )

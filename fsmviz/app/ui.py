@@ -44,7 +44,11 @@ STEPPER = (
     '<button type="button" data-stepper="play" title="play the run step by step">▶ Play</button>'
     '<button type="button" data-stepper="next" title="next step (→)">Next ▶</button>'
     '<span class="keys">or ← → keys</span></div>'
+    '<div class="step-card" aria-live="polite"><p class="empty">After a run, choose a step '
+    "(Prev, Next, a row, a token, a point): its token and the model's top candidates show "
+    "here, its state lights in the drawing.</p></div>"
 )
+"""The step controls and the chosen step's card (filled by static/app.js from the table)."""
 
 
 FILE_TTL = 1800
@@ -122,212 +126,263 @@ class MainView:
         the Regex box and the part's accordion."""
 
 
+class Inputs:
+    """The inputs column's components (``inputs_column``)."""
+
+    def __init__(self, **parts: Any) -> None:
+        self.__dict__.update(parts)
+
+
 def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainView:
-    """Lay out the Generate tab and wire its events."""
+    """Lay out the Generate tab and wire its events.
+
+    Two columns: on the left the inputs, the output, the doctor, then the chart and the
+    step table; on the right the instrument, sticky on a wide screen: the drawing, the step
+    controls, the chosen step's token and candidates, its allowed set. Stepping, the
+    drawing and the chosen step stay in view together (a phone: inputs, drawing, stepper,
+    output, doctor, chart, steps; see static/app.css).
+    """
+    first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
     with gr.Row(equal_height=False, elem_id="top"):
-        with gr.Column(scale=2, min_width=300, elem_id="controls"):
-            # Defaults in place from the first paint, the default pattern drawn and
-            # diagnosed with them: the page-load handler only sets what a permalink gives
-            # (a click or keystroke before it comes back is the visitor's, kept).
-            first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
-            regex_box = gr.Textbox(
-                DEFAULT[0],
-                label="Regex",
-                elem_id="regex",
-                lines=2,
-                max_lines=8,
-                placeholder="a regular expression, e.g. [0-9]{3}-[0-9]{4}",
-            )
-            prompt = gr.Textbox(
-                DEFAULT[1],
-                label="Prompt",
-                elem_id="prompt",
-                lines=3,
-                max_lines=10,
-                placeholder="what to ask the model, e.g. Give a phone number",
-            )
-            example = gr.Dropdown(
-                list(EXAMPLES),
-                label="Examples (from the seed posts): what each shows",
-                value=None,
-                elem_id="examples",
-            )
-            with gr.Row():
-                max_tokens = gr.Slider(
-                    1,
-                    MAX_TOKENS_LIMIT,
-                    value=DEFAULT_MAX_TOKENS,
-                    step=1,
-                    label="Max tokens",
-                    elem_id="max-tokens",
-                )
-                temperature = gr.Slider(
-                    0.0,
-                    2.0,
-                    value=0.0,
-                    step=0.05,
-                    label="Temperature (0 = greedy)",
-                    elem_id="temperature",
-                )
-            with gr.Row():
-                seed = gr.Number(0, label="Seed", precision=0, elem_id="seed", minimum=0)
-                prob_limit = gr.Number(
-                    0.0,
-                    label="Prob limit (0 = off)",
-                    minimum=0,
-                    maximum=1,
-                    step=0.01,
-                    elem_id="prob-limit",
-                )
-                chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
-            decoding = decoding_controls()
-            with gr.Row(elem_id="actions"):
-                run = gr.Button("Generate", variant="primary", elem_id="run")
-                stop = gr.Button("Stop", variant="stop", elem_id="stop", visible=False)
-                gr.HTML(
-                    '<button type="button" id="copy-link" title="copy a link to this pattern, '
-                    'prompt, settings and step">Copy link</button>',
-                    elem_id="share",
-                )
-            error_box = gr.HTML(first_error, elem_id="error")
-            schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
-            with gr.Accordion(
-                "Or a JSON Schema: its regex goes in the Regex box",
-                open=False,
-                elem_id="schema-part",
-            ) as schema_accordion:
-                schema = build_schema_part()
-            # on a phone, this heading and all after it come after the output (app.css)
-            gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
-            diagnosis = gr.HTML(first_diagnosis, elem_id="diagnosis")
-            finding = gr.Number(
-                -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
-            )
-            # An "Apply & run" click writes its finding's fix here (JSON, with a counter
-            # that makes every click a change): see handlers.on_apply.
-            apply_pick = gr.Textbox(
-                "", elem_id="apply-pick", elem_classes="offscreen", label="fix to apply"
-            )
-        with gr.Column(scale=3, min_width=320, elem_id="drawing"):
-            dfa = gr.HTML(first_dfa, elem_id="dfa")
-            show_distances = gr.Checkbox(
-                False, label="Show each state's fewest tokens to a match", elem_id="distances"
-            )
-            drawing = gr.Radio(
-                [(f"auto (compact above {COMPACT_ABOVE} states)", "auto"),
-                 ("compact: long chains folded", "compact"), ("exact: every state", "exact")],
-                value="auto", label="Drawing", elem_id="compact",
-            )  # fmt: skip
-            gr.HTML("<h3>Constrained output</h3>")
-            json_view = gr.HTML("", elem_id="json-view", padding=False)
-            output = gr.HTML(
-                '<p class="empty">Press Generate: the output appears here.</p>', elem_id="output"
-            )
-            gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>")
-            shadow = gr.HTML(
-                '<p class="empty">After the run, the model writes freely here.</p>',
-                elem_id="shadow",
-            )
-    # Shown only while it holds a comparison (app.css): a Gradio visibility change and
-    # new values in the same update could leave the chart undrawn.
-    with gr.Column(elem_id="comparison"):
-        with gr.Row(elem_id="comparison-head"):
-            gr.HTML("<h3>Before and after the fix</h3>")
-            dismiss = gr.Button("Dismiss", size="sm", elem_id="comparison-dismiss")
-        compare_view = gr.HTML(elem_id="comparison-view")
-        compare_chart = gr.Plot(
-            label="Valid mass per step, before and after",
-            show_label=False,
-            elem_id="comparison-chart",
-        )
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=4, min_width=300):
-            chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="valid-mass")
-        with gr.Column(scale=1, min_width=220):
-            step = gr.Slider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
-            gr.HTML(STEPPER, elem_id="stepper")
-            log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=3, min_width=300):
-            gr.HTML("<h3>Steps</h3>")
-            steps = gr.HTML(elem_id="steps")
-        with gr.Column(scale=2, min_width=260):
-            gr.HTML("<h3>Everything the chosen step allowed</h3>")
-            allowed = gr.HTML(
-                '<p class="empty">Choose a step to see every token it allowed.</p>',
-                elem_id="allowed-tokens",
-            )
-    with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
-        downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
+        with gr.Column(scale=1, min_width=300, elem_id="controls"):
+            ins = inputs_column(first_error)
+            out = outputs_block()
+            compare = comparison_block()
+            schema_note, schema_accordion, schema = schema_block()
+            doctor = doctor_block(first_diagnosis)
+            chart, log, steps, downloads = run_block()
+        with gr.Column(scale=1, min_width=320, elem_id="drawing"):
+            panel = instrument_column(first_dfa)
     trace_state = gr.State(None, time_to_live=STATE_TTL)
     findings_state = gr.State((), time_to_live=STATE_TTL)
 
     page = h.Page(
-        dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-        findings_state, step, downloads, run, stop, allowed, json_view, regex_box, chat,
-        compare_view, compare_chart,
+        panel.dfa, out.output, out.shadow, steps, chart, doctor.diagnosis, ins.error, status,
+        trace_state, findings_state, panel.step, downloads, ins.run, ins.stop, panel.allowed,
+        out.json_view, ins.regex, ins.chat, compare.view, compare.chart, ins.example,
     )  # fmt: skip
-    inputs = [regex_box, prompt, max_tokens, temperature, seed, chat, prob_limit]
-    private = {"api_visibility": "private"}
-    regex_box.change(
-        partial(h.on_pattern, models),
-        [regex_box, drawing],
-        [dfa, diagnosis, error_box],
-        trigger_mode="always_last",
-        **private,
-    )
-    for redraw in (show_distances, drawing):
-        redraw.change(
-            partial(h.on_distances, models),
-            [regex_box, show_distances, trace_state, step, drawing],
-            dfa,
-            trigger_mode="always_last",
-            **private,
-        )
-    example.change(h.on_example, example, [regex_box, prompt, chat], **private)
-    wire_schema_part(schema, models, regex_box, schema_note, prompt, max_tokens, chat)
-    stop_mark = gr.State(h.StopMark())
-    run.click(
-        h.stoppable(page, partial(h.on_run, page, models)),
-        [*inputs, show_distances, drawing, schema.choice, *decoding.components, stop_mark],
-        [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-         findings_state, step, downloads, run, stop, json_view],
-        concurrency_limit=runs_at_once,
-        concurrency_id="generate",
-        **private,
-    )  # fmt: skip
-    apply_pick.change(
-        h.stoppable(page, partial(h.on_apply, page, models)),
-        [apply_pick, trace_state, *inputs, show_distances, drawing, stop_mark],
-        [dfa, output, shadow, steps, chart, diagnosis, error_box, status, trace_state,
-         findings_state, step, downloads, run, stop, regex_box, chat, compare_view,
-         compare_chart, json_view],
-        concurrency_limit=runs_at_once,
-        concurrency_id="generate",
-        **private,
-    )  # fmt: skip
-    stop.click(partial(h.on_stop, page), stop_mark, stop, **private)  # (see h.stoppable)
-    dismiss.click(h.on_dismiss, None, [compare_view, compare_chart], **private)
-    step.change(
-        partial(h.on_step, models),
-        [step, trace_state, log, show_distances, drawing],
-        [dfa, steps, chart, output],
-        trigger_mode="always_last",
-        **private,
-    ).then(
-        partial(h.on_allowed, models),
-        [step, trace_state],
-        allowed,
-        trigger_mode="always_last",
-        **private,
-    )
-    finding.change(
-        partial(h.on_finding, models),
-        [finding, trace_state, findings_state, log, regex_box, show_distances, drawing],
-        [dfa, diagnosis, chart],
-        **private,
-    )
-    log.change(h.on_log, [log, trace_state, step], chart, **private)
+    inputs = [ins.regex, ins.prompt, ins.max_tokens, ins.temperature, ins.seed, ins.chat,
+              ins.prob_limit]  # fmt: skip
+    wire_pattern(page, models, ins, panel, trace_state, schema, schema_note)
+    wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare)
+    wire_stepping(page, models, ins, panel, doctor, chart, log)
     schema_outputs = [schema.schema, schema.whitespace, schema.choice, schema.found,
                       schema.findings, schema.error, schema_note, schema_accordion]  # fmt: skip
     return MainView(page, inputs, schema_outputs)
+
+
+def inputs_column(first_error: str) -> Inputs:
+    """Regex (its errors right under it), prompt, examples, options, Generate and Stop."""
+    # Defaults in place from the first paint, the default pattern drawn and diagnosed with
+    # them: the page-load handler only sets what a permalink gives (a click or keystroke
+    # before it comes back is the visitor's, kept).
+    regex_box = gr.Textbox(
+        DEFAULT[0],
+        label="Regex",
+        elem_id="regex",
+        lines=2,
+        max_lines=8,
+        placeholder="a regular expression, e.g. [0-9]{3}-[0-9]{4}",
+    )
+    error_box = gr.HTML(first_error, elem_id="error")
+    prompt = gr.Textbox(
+        DEFAULT[1],
+        label="Prompt",
+        elem_id="prompt",
+        lines=3,
+        max_lines=10,
+        placeholder="what to ask the model, e.g. Give a phone number",
+    )
+    example = gr.Dropdown(
+        list(EXAMPLES),
+        label="Examples (from the seed posts): what each shows",
+        value=h.example_of(DEFAULT[0]),
+        elem_id="examples",
+    )
+    with gr.Row():
+        max_tokens = gr.Slider(
+            1, MAX_TOKENS_LIMIT, value=DEFAULT_MAX_TOKENS, step=1, label="Max tokens",
+            elem_id="max-tokens",
+        )  # fmt: skip
+        temperature = gr.Slider(
+            0.0, 2.0, value=0.0, step=0.05, label="Temperature (0 = greedy)",
+            elem_id="temperature",
+        )  # fmt: skip
+    with gr.Row():
+        seed = gr.Number(0, label="Seed", precision=0, elem_id="seed", minimum=0)
+        prob_limit = gr.Number(
+            0.0, label="Prob limit (0 = off)", minimum=0, maximum=1, step=0.01,
+            elem_id="prob-limit",
+        )  # fmt: skip
+        chat = gr.Checkbox(DEFAULT[2], label="Chat template", elem_id="chat")
+    decoding = decoding_controls()
+    with gr.Row(elem_id="actions"):
+        run = gr.Button("Generate", variant="primary", elem_id="run")
+        stop = gr.Button("Stop", variant="stop", elem_id="stop", visible=False)
+        gr.HTML(
+            '<button type="button" id="copy-link" title="copy a link to this pattern, '
+            'prompt, settings and step">Copy link</button>',
+            elem_id="share",
+        )
+    return Inputs(
+        regex=regex_box, error=error_box, prompt=prompt, example=example,
+        max_tokens=max_tokens, temperature=temperature, seed=seed, prob_limit=prob_limit,
+        chat=chat, decoding=decoding, run=run, stop=stop,
+    )  # fmt: skip
+
+
+def outputs_block() -> Inputs:
+    """The constrained output (and its JSON view), then the shadow run's."""
+    gr.HTML("<h3>Constrained output</h3>", elem_id="output-head")
+    json_view = gr.HTML("", elem_id="json-view", padding=False)
+    output = gr.HTML(h.EMPTY_OUTPUT, elem_id="output")
+    gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>",
+            elem_id="shadow-head")  # fmt: skip
+    shadow = gr.HTML(
+        '<p class="empty">After the run, the model writes freely here.</p>', elem_id="shadow"
+    )
+    return Inputs(output=output, shadow=shadow, json_view=json_view)
+
+
+def comparison_block() -> Inputs:
+    """Apply & run's runs before and after a fix (shown only while it holds one: app.css;
+    a Gradio visibility change and new values in one update could leave the chart undrawn)."""
+    with gr.Column(elem_id="comparison"):
+        with gr.Row(elem_id="comparison-head"):
+            gr.HTML("<h3>Before and after the fix</h3>")
+            dismiss = gr.Button("Dismiss", size="sm", elem_id="comparison-dismiss")
+        view = gr.HTML(elem_id="comparison-view")
+        chart = gr.Plot(
+            label="Valid mass per step, before and after",
+            show_label=False,
+            elem_id="comparison-chart",
+        )
+    return Inputs(view=view, chart=chart, dismiss=dismiss)
+
+
+def schema_block():
+    """The JSON Schema part: its note under the Regex box's row, its accordion."""
+    schema_note = gr.HTML("", elem_id="schema-mode", padding=False)
+    with gr.Accordion(
+        "Or a JSON Schema: its regex goes in the Regex box", open=False, elem_id="schema-part"
+    ) as schema_accordion:
+        schema = build_schema_part()
+    return schema_note, schema_accordion, schema
+
+
+def doctor_block(first_diagnosis: str) -> Inputs:
+    """The doctor's findings, and the hidden boxes a click on one writes to."""
+    # on a phone, this heading and all after it come after the output (app.css)
+    gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
+    diagnosis = gr.HTML(first_diagnosis, elem_id="diagnosis")
+    finding = gr.Number(
+        -1, precision=0, elem_id="finding-pick", elem_classes="offscreen", label="finding"
+    )
+    # An "Apply & run" click writes its finding's fix here (JSON, with a counter that
+    # makes every click a change): see handlers.on_apply.
+    apply_pick = gr.Textbox(
+        "", elem_id="apply-pick", elem_classes="offscreen", label="fix to apply"
+    )
+    return Inputs(diagnosis=diagnosis, finding=finding, apply_pick=apply_pick)
+
+
+def run_block():
+    """The valid-mass chart, the step table (in a box of its own height), downloads."""
+    gr.HTML("<h3>Valid mass per step</h3>", elem_id="chart-head")
+    chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="valid-mass")
+    log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
+    gr.HTML("<h3>Steps</h3>", elem_id="steps-head")
+    steps = gr.HTML(elem_id="steps")
+    with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
+        downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
+    return chart, log, steps, downloads
+
+
+def instrument_column(first_dfa: str) -> Inputs:
+    """The drawing, the step controls and slider, the chosen step's card, its allowed set,
+    and how the drawing is drawn."""
+    dfa = gr.HTML(first_dfa, elem_id="dfa")
+    gr.HTML(STEPPER, elem_id="stepper")
+    step = gr.Slider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
+    allowed = gr.HTML(
+        '<p class="empty">Choose a step to see every token it allowed.</p>',
+        elem_id="allowed-tokens",
+    )
+    with gr.Accordion("Drawing options", open=False, elem_id="drawing-options"):
+        show_distances = gr.Checkbox(
+            False, label="Show each state's fewest tokens to a match", elem_id="distances"
+        )
+        drawing = gr.Radio(
+            [(f"auto (compact above {COMPACT_ABOVE} states)", "auto"),
+             ("compact: long chains folded", "compact"), ("exact: every state", "exact")],
+            value="auto", label="Drawing", elem_id="compact",
+        )  # fmt: skip
+    return Inputs(
+        dfa=dfa, step=step, allowed=allowed, show_distances=show_distances, drawing=drawing
+    )
+
+
+PRIVATE = {"api_visibility": "private"}
+
+
+def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> None:
+    """The Regex box, the examples menu, the drawing's options, the schema part."""
+    ins.regex.change(
+        partial(h.on_pattern_edit, page, models),
+        [ins.regex, panel.drawing, trace_state],
+        h.pattern_edit_outputs(page),
+        trigger_mode="always_last",
+        **PRIVATE,
+    )
+    for redraw in (panel.show_distances, panel.drawing):
+        redraw.change(
+            partial(h.on_distances, models),
+            [ins.regex, panel.show_distances, trace_state, panel.step, panel.drawing],
+            panel.dfa,
+            trigger_mode="always_last",
+            **PRIVATE,
+        )
+    # ``select``: Gradio's Dropdown fires ``input`` on every blur too
+    ins.example.select(h.on_example, ins.example, [ins.regex, ins.prompt, ins.chat], **PRIVATE)
+    wire_schema_part(schema, models, ins.regex, schema_note, ins.prompt, ins.max_tokens, ins.chat)
+
+
+def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare) -> None:
+    """Generate (always available: a new run ends the last), Stop, Apply & run."""
+    stop_mark = gr.State(h.StopMark())
+    run_outputs = h.run_outputs(page)
+    ins.run.click(
+        partial(h.on_run, page, models),
+        [*inputs, panel.show_distances, panel.drawing, schema.choice,
+         *ins.decoding.components, stop_mark],  # fmt: skip
+        run_outputs,
+        concurrency_limit=runs_at_once,
+        concurrency_id="generate",
+        trigger_mode="multiple",
+        **PRIVATE,
+    )
+    doctor.apply_pick.change(
+        h.stoppable(page, partial(h.on_apply, page, models)),
+        [doctor.apply_pick, page.trace, *inputs, panel.show_distances, panel.drawing,
+         stop_mark],
+        [*run_outputs, ins.regex, ins.chat, compare.view, compare.chart],
+        concurrency_limit=runs_at_once,
+        concurrency_id="generate",
+        **PRIVATE,
+    )  # fmt: skip
+    ins.stop.click(partial(h.on_stop, page), stop_mark, ins.stop, **PRIVATE)
+    compare.dismiss.click(h.on_dismiss, None, [compare.view, compare.chart], **PRIVATE)
+
+
+def wire_stepping(page, models, ins, panel, doctor, chart, log) -> None:
+    """Stepping happens in the browser (static/app.js lights the drawing, the row, the
+    token and the allowed set from what the run's last frame brought); the server hears of
+    the chosen step only through the slider, for redraws that keep it."""
+    doctor.finding.change(
+        partial(h.on_finding, models),
+        [doctor.finding, page.trace, page.findings, log, ins.regex, panel.show_distances,
+         panel.drawing],
+        [panel.dfa, doctor.diagnosis, chart],
+        **PRIVATE,
+    )  # fmt: skip
+    log.change(h.on_log, [log, page.trace, panel.step], chart, **PRIVATE)

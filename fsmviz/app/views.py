@@ -9,6 +9,8 @@ numbers this module computes.
 from __future__ import annotations
 
 import html
+import json
+import re
 from collections.abc import Sequence
 
 from fsmviz.app.decoding_view import allowed_note, cut_sentence, overshoot_tag
@@ -20,6 +22,8 @@ from fsmviz.printable import VISIBLE_WHITESPACE, printable
 
 __all__ = [
     "allowed_html",
+    "bytes_label",
+    "markdown_html",
     "comparison_html",
     "error_html",
     "findings_html",
@@ -52,7 +56,7 @@ def output_html(
     for step, piece in zip(steps, pieces(steps), strict=True):
         if step.is_eos:
             continue
-        classes = "tok forced" if step.forced else "tok"
+        classes = "tok forced" if step.forced and step.allowed_count == 1 else "tok"
         if step.index == selected:
             classes += " selected"
         mass = f' style="--mass:{step.valid_mass:.4f}"' if tint else ""
@@ -79,19 +83,53 @@ DRAFTED_TAG = (
 )
 
 
+BYTES_TITLE = "bytes (hex) of a character split across tokens"
+
+
+def bytes_label(raw: bytes) -> tuple[str, bool]:
+    r"""Token bytes as every table of the page shows them: the text, whitespace made
+    visible, when they are whole UTF-8; else the bytes as hex pairs. Also whether it is the
+    bytes (the one notation of the page for a token that splits a character).
+
+    >>> bytes_label(b"a b"), bytes_label(b"\xe6\x9d")
+    (('a␣b', False), ('e6 9d', True))
+    """
+    try:
+        return shown(raw.decode("utf-8")), False
+    except UnicodeDecodeError:
+        return " ".join(f"{b:02x}" for b in raw), True
+
+
+_ESCAPED_BYTES = re.compile(r"(?:\\x[89a-f][0-9a-f])+")
+
+
+def label_html(text: str, is_bytes: bool = False) -> str:
+    r"""A token label as code, escaped; hex pairs marked as bytes. A text that still holds
+    Python's escapes of stray bytes (``\xa6\x82``: a candidate's text, from the
+    engine) is written in the same notation, hex pairs (``a6 82``).
+
+    >>> label_html("a<")
+    '<code>a&lt;</code>'
+    >>> label_html(r"\xa6\x82").split(">")[1]
+    'a6 82</code'
+    """
+    if not is_bytes and _ESCAPED_BYTES.fullmatch(text):
+        text, is_bytes = " ".join(text.split("\\x")[1:]), True
+    if is_bytes:
+        return f'<code class="bytes" title="{BYTES_TITLE}">{esc(text)}</code>'
+    return f"<code>{esc(shown(text))}</code>"
+
+
 def token_cell(step: Step, completes: str) -> str:
     """The token taken, escaped, whitespace made visible. A token that is not whole UTF-8
-    (it ends, or starts, inside a character) is shown as its bytes, with the characters
-    the step completes: ``e6 9d`` then ``b1 → 東``."""
+    (it ends, or starts, inside a character) is shown as its bytes in hex pairs, with the
+    characters the step completes: ``e6 9d`` then ``b1 → 東`` (``bytes_label``)."""
     if step.is_eos:
         return "<code>EOS</code>"
-    try:
-        step.token_bytes.decode("utf-8")
-    except UnicodeDecodeError:
-        hexed = " ".join(f"{b:02x}" for b in step.token_bytes)
+    label, is_bytes = bytes_label(step.token_bytes)
+    if is_bytes:
         done = f" → {esc(shown(completes))}" if completes else " (a character begins)"
-        title = "bytes of a character split across tokens"
-        return f'<code class="bytes" title="{title}">{hexed}</code>{done}'
+        return f"{label_html(label, True)}{done}"
     return f"<code>{esc(shown(step.text))}</code>"
 
 
@@ -109,21 +147,22 @@ def steps_html(
         return '<p class="empty">Run a generation to see each step.</p>'
     rows = []
     for step, piece, moved in zip(steps, pieces(steps), states or [None] * len(steps), strict=True):
+        forced = step.forced and step.allowed_count == 1
         classes = " ".join(
             c
             for c, on in (
-                ("forced", step.forced),
+                ("forced", forced),
                 ("drafted", step.drafted),
                 ("selected", step.index == selected),
             )
             if on
         )
-        how = FORCED_TAG if step.forced else DRAFTED_TAG if step.drafted else ""
+        how = FORCED_TAG if forced else DRAFTED_TAG if step.drafted else ""
         how += overshoot_tag(step)
         before, after = (step.state_before, step.state_after) if moved is None else moved[:2]
         top = " ".join(
             f'<span class="cand {"ok" if c.allowed else "no"}">'
-            f"{'✓' if c.allowed else '✗'}{esc(shown(c.text))} {c.prob:.0%}</span>"
+            f"{'✓' if c.allowed else '✗'}{cand_text(c.text)} {c.prob:.0%}</span>"
             for c in step.top
         )
         rows.append(
@@ -140,6 +179,48 @@ def steps_html(
     return f'<table class="steps"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def cand_text(text: str) -> str:
+    """A candidate's text in the table: escaped, whitespace visible, stray bytes as hex."""
+    if _ESCAPED_BYTES.fullmatch(text):
+        return label_html(text)
+    return esc(shown(text))
+
+
+_NUMBERS = re.compile(r"\b\d+(?:, \d+){9,}(?:,? and \d+)?\b")
+
+
+def summarised(text: str, shown: int = 6) -> str:
+    """A message's long list of numbers (states, steps) cut to its first few and a count.
+
+    >>> summarised("states 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 11 loop")
+    'states 1, 2, 3, 4, 5, 6, … (11 in all) loop'
+    """
+
+    def cut(m: re.Match[str]) -> str:
+        numbers = re.findall(r"\d+", m.group(0))
+        return ", ".join(numbers[:shown]) + f", … ({len(numbers)} in all)"
+
+    return _NUMBERS.sub(cut, text)
+
+
+def markdown_html(text: str) -> str:
+    """A message's light Markdown as HTML, everything escaped: ```code``` spans and
+    ``**bold**``; nothing else is read.
+
+    >>> markdown_html("write `a{0,9}` not **`a*`** <b>")
+    'write <code>a{0,9}</code> not <b><code>a*</code></b> &lt;b&gt;'
+    """
+    parts = re.split(r"(`[^`\n]+`)", text)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(f"<code>{esc(part[1:-1])}</code>")
+        else:
+            out.append(esc(part))
+    joined = "".join(out)
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", joined)
+
+
 def findings_html(
     findings: Sequence[Finding], *, selected: int | None = None, pattern: str | None = None
 ) -> str:
@@ -149,13 +230,24 @@ def findings_html(
     if not findings:
         return '<p class="empty">No problems found.</p>'
     items = []
+    offered: dict[str, int] = {}  # a fix already offered: by the number of its finding
     for i, f in enumerate(findings):
         chosen = " selected" if i == selected else ""
+        fix = fix_of(f)
+        key = fix_json(fix) if fix is not None else None
+        if key is not None and key in offered:
+            suggestion = (
+                f'<div class="suggestion same">The same fix as finding {offered[key] + 1}.</div>'
+            )
+        else:
+            suggestion = suggestion_html(f, pattern)
+            if key is not None:
+                offered[key] = i
         items.append(
             f'<li class="finding {esc(f.severity)}{chosen}" data-finding="{i}">'
             f'<span class="severity">{esc(f.severity)}</span> '
             f'<span class="kind">{esc(f.kind.replace("_", " "))}</span>'
-            f'<div class="message">{esc(f.message)}</div>{suggestion_html(f, pattern)}</li>'
+            f'<div class="message">{markdown_html(summarised(f.message))}</div>{suggestion}</li>'
         )
     return f'<ol class="findings">{"".join(items)}</ol>'
 
@@ -229,8 +321,8 @@ def comparison_html(before: Trace, after: Trace) -> str:
 
 def _side(name: str, trace: Trace) -> str:
     chat = trace.options is not None and trace.options.chat
-    written = [s for s in trace.steps if not s.is_eos]
-    lowest = min(written, key=lambda s: s.valid_mass, default=None)
+    # every step, as the table and the chart list them (the end of text included)
+    lowest = min(trace.steps, key=lambda s: s.valid_mass, default=None)
     low = (
         f"; lowest valid mass {lowest.valid_mass:.1%} (step {lowest.index})"
         if lowest is not None
@@ -261,38 +353,71 @@ def error_html(error: Exception | None, pattern: str = "") -> str:
     return f'<div class="error-box"><b>{esc(str(error))}</b></div>'
 
 
-def allowed_html(allowed, step: Step | None = None) -> str:
-    """A step's whole allowed set (``live.AllowedSet``) as a searchable list, the model's
-    blocked favourites beside it."""
-    if allowed is None:
+def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) -> str:
+    """Every step's allowed set (``live.AllowedSet``, one per step) as a searchable list,
+    the model's blocked favourites beside it: the ``selected`` step's set written here,
+    all of them as JSON in a ``<template>`` for the page's script, which shows another
+    step's set at once when one is chosen (static/app.js, ``renderAllowed``)."""
+    if not sets:
         return '<p class="empty">Choose a step to see every token it allowed.</p>'
+    sets = list(sets)
+    i = len(sets) - 1 if selected is None else min(max(selected, 0), len(sets) - 1)
+    data = [_allowed_data(a, steps[k] if k < len(steps) else None) for k, a in enumerate(sets)]
+    chosen = data[i]
     rows = "".join(
-        f'<li data-token="{esc(shown(text))}"><code>{esc(shown(text))}</code>'
+        f'<li data-token="{esc(label)}">{label_html(label, is_bytes)}'
         f'<span class="p">{prob:.2%}</span></li>'
-        for text, prob in allowed.allowed
+        for label, is_bytes, prob in chosen["a"]
     )
-    more = allowed.total - len(allowed.allowed)
-    rest = f'<p class="more">… and {more:,} more, each less likely.</p>' if more > 0 else ""
     blocked = "".join(
-        f'<li><code>{esc(shown(text))}</code><span class="p">{prob:.2%}</span></li>'
-        for text, prob in allowed.blocked
+        f"<li>{label_html(label, is_bytes)}<span class='p'>{prob:.2%}</span></li>"
+        for label, is_bytes, prob in chosen["b"]
     )
-    taken = ""
-    if step is not None:
-        taken = f" · took <code>{esc('EOS' if step.is_eos else shown(step.text))}</code>"
-    narrowed = ""
-    if step is not None and step.allowed_count != allowed.total:
-        narrowed = (
-            f" (the run allowed {step.allowed_count:,}: the safe end or a forced chain "
-            "narrowed the pattern's set)"
-        )
+    payload = html.escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")), False)
     return (
-        f'<div class="allowed-view" data-step="{allowed.step}">'
-        f'<div class="allowed-head">Step {allowed.step}: {allowed.total:,} allowed'
-        f"{narrowed}, together {allowed.mass:.1%} of the model's probability{taken}</div>"
+        f'<div class="allowed-view" data-step="{chosen["s"]}">'
+        f'<div class="allowed-head">{_allowed_head(chosen)}</div>'
         '<div class="allowed-cols"><div><input type="search" class="allowed-filter" '
         'placeholder="search allowed tokens" aria-label="search allowed tokens">'
-        f'<ol class="allowed-list">{rows}</ol>{rest}</div>'
+        f'<ol class="allowed-list">{rows}</ol><p class="more">{_allowed_more(chosen)}</p>'
+        "</div>"
         f'<div><b>Blocked favourites</b><ol class="blocked-list">{blocked or "<li>none</li>"}'
-        "</ol></div></div></div>"
+        "</ol></div></div>"
+        f'<template class="allowed-data">{payload}</template></div>'
     )
+
+
+def _allowed_data(allowed, step: Step | None) -> dict:
+    """One step's set as the page's script reads it (short keys: it goes to the browser)."""
+    taken = None
+    if step is not None:
+        taken = ["EOS", False] if step.is_eos else list(bytes_label(step.token_bytes))
+    return {
+        "s": allowed.step,
+        "t": allowed.total,
+        "m": round(allowed.mass, 6),
+        "r": step.allowed_count if step is not None else allowed.total,
+        "k": taken,
+        "a": [[label, is_bytes, round(p, 6)] for label, is_bytes, p in allowed.allowed],
+        "b": [[label, is_bytes, round(p, 6)] for label, is_bytes, p in allowed.blocked],
+    }
+
+
+def _allowed_head(d: dict) -> str:
+    """The line above a step's set (app.js writes the same for another step)."""
+    narrowed = ""
+    if d["r"] != d["t"]:
+        narrowed = (
+            f" (the run allowed {d['r']:,}: the safe end or a forced chain narrowed the "
+            "pattern's set)"
+        )
+    taken = f" · took {label_html(*d['k'])}" if d["k"] else ""
+    return (
+        f"Step {d['s']}: {d['t']:,} allowed{narrowed}, together {d['m']:.1%} of the "
+        f"model's probability{taken}"
+    )
+
+
+def _allowed_more(d: dict) -> str:
+    more = d["t"] - len(d["a"])
+    return f"… and {more:,} more, each less likely." if more > 0 else ""
