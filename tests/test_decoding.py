@@ -133,4 +133,4 @@ def test_every_stop_reason_has_words_on_the_page() -> None:
 
     assert set(get_args(StopReason)) == set(STOPPED)
     for reason in get_args(StopReason):
-        assert "stopped because" in live._status(Trace("", (), reason, True))
+        assert "stopped because" in live.done_status(Trace("", (), reason, True))
