@@ -144,14 +144,14 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     """
     first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
     with gr.Row(equal_height=False, elem_id="top"):
-        with gr.Column(scale=1, min_width=300, elem_id="controls"):
+        with gr.Column(scale=2, min_width=300, elem_id="controls"):
             ins = inputs_column(first_error)
             out = outputs_block()
             compare = comparison_block()
             schema_note, schema_accordion, schema = schema_block()
             doctor = doctor_block(first_diagnosis)
             chart, log, steps, downloads = run_block()
-        with gr.Column(scale=1, min_width=320, elem_id="drawing"):
+        with gr.Column(scale=3, min_width=320, elem_id="drawing"):
             panel = instrument_column(first_dfa)
     trace_state = gr.State(None, time_to_live=STATE_TTL)
     findings_state = gr.State((), time_to_live=STATE_TTL)

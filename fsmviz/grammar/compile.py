@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
@@ -251,16 +252,23 @@ def unreachable(grammar: Grammar) -> list[str]:
 
 def productive_rules(grammar: Grammar) -> set[str]:
     """Rules that derive at least one finite text (the least fixed point)."""
+    return _least_fixed_point(grammar, _finishes)
+
+
+def _least_fixed_point(grammar: Grammar, holds: Callable[[Node, set[str]], bool]) -> set[str]:
+    """The rules for which ``holds(body, found)`` becomes true, adding rules to ``found``
+    until nothing changes. ``a: b "x"`` is productive once ``b`` is: a rule waits for the
+    rules it calls, so the loop runs until no rule is added."""
     bodies = {rule.name: rule.body for rule in grammar.rules}
-    done: set[str] = set()
+    found: set[str] = set()
     changed = True
     while changed:
         changed = False
         for name, body in bodies.items():
-            if name not in done and _finishes(body, done):
-                done.add(name)
+            if name not in found and holds(body, found):
+                found.add(name)
                 changed = True
-    return done
+    return found
 
 
 def _finishes(node: Node, done: set[str]) -> bool:
@@ -281,16 +289,7 @@ def _finishes(node: Node, done: set[str]) -> bool:
 
 def nullable_rules(grammar: Grammar) -> set[str]:
     """Rules that can derive the empty text."""
-    bodies = {rule.name: rule.body for rule in grammar.rules}
-    done: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, body in bodies.items():
-            if name not in done and _nullable(body, done):
-                done.add(name)
-                changed = True
-    return done
+    return _least_fixed_point(grammar, _nullable)
 
 
 def _nullable(node: Node, done: set[str]) -> bool:
