@@ -28,13 +28,19 @@
   // lights its state, its row, its token, its card and its allowed set in the browser, with
   // no round trip; the Step slider follows, so the server knows the step for redraws.
   const parsed = new WeakMap();
+  // Kept per element and its text: a redraw may patch the same <template> in place (a
+  // compact drawing's lights replaced by the exact one's), so the text decides.
   const dataOf = (selector) => {
     const t = $(selector);
     if (!t) return null;
-    if (!parsed.has(t)) {
-      try { parsed.set(t, JSON.parse(t.content.textContent)); } catch { parsed.set(t, null); }
+    const text = t.content.textContent;
+    const kept = parsed.get(t);
+    if (!kept || kept.text !== text) {
+      let data = null;
+      try { data = JSON.parse(text); } catch { data = null; }
+      parsed.set(t, { text, data });
     }
-    return parsed.get(t);
+    return parsed.get(t).data;
   };
   const rowsOf = () => document.querySelectorAll("#steps tbody tr[data-step]");
   const lightStep = (svg, lights, i) => {

