@@ -353,8 +353,14 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
     run_outputs = h.run_outputs(page)
     ins.run.click(
         partial(h.on_run, page, models),
-        [*inputs, panel.show_distances, panel.drawing, schema.choice,
-         *ins.decoding.components, stop_mark],  # fmt: skip
+        [
+            *inputs,
+            panel.show_distances,
+            panel.drawing,
+            schema.choice,
+            *ins.decoding.components,
+            stop_mark,
+        ],  # fmt: skip
         run_outputs,
         concurrency_limit=runs_at_once,
         concurrency_id="generate",
