@@ -4,7 +4,10 @@
 * ``models``   loading it, or any Hugging Face model, with its vocabulary;
 * ``batching`` one thread runs the forward passes of every concurrent generation, batched;
 * ``trace``    what a run records: its options, one ``Step`` per token, the ``Trace``;
-* ``generate`` the masked, recorded step loop (safe end, fast-forward, drafts);
+* ``generate`` the masked, recorded step loop (safe end, fast-forward, drafts), with
+  its pieces beside it: ``fastforward`` (the constant text ahead), ``drafts`` (prompt
+  lookup), ``samplers`` (top-k, top-p, the draw), ``records`` (a ``Step`` written down),
+  ``masks`` (a step's packed mask and the safe end);
 * ``processor`` the same mask as a transformers ``LogitsProcessor``.
 
 May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules; torch and

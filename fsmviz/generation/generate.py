@@ -33,7 +33,15 @@ completes a match, and cuts the output there (``fsmviz.tokens.overshoot``); ``to
 
 So each forward pass is planned as a ``_Pass`` record — what the model has not read yet,
 the forced tokens, the drafts, what to forget first — and ``_Run._loop`` is steps 2–4
-over its rows.
+over its rows. The pieces live beside this module, one idea each:
+
+* ``_Constraint`` (here): what the loop asks of the pattern — a state's mask, the safe
+  end, whether a state ends a match; a grammar run (``fsmviz.grammar.run``) answers the
+  same hooks from llguidance;
+* ``fastforward``: the constant text ahead of a state and its tokens;
+* ``drafts``: prompt lookup, cut where the pattern forbids a guess;
+* ``samplers``: top-k, top-p and the (speculative) draw;
+* ``records``: the ``Step`` written down for each token.
 
 ``stream`` keeps all per-call state (KV cache, random generator, DFA state) in the call,
 so one loaded ``Model`` can serve concurrent callers. The forward passes themselves go
@@ -44,24 +52,24 @@ and batches concurrent callers; everything else here is numpy on the logits it r
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 import regex
-import torch
 
-from fsmviz.automaton.dfa import SURROGATES
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.batching import Sequence
+from fsmviz.generation.drafts import draft_chain, lookup
+from fsmviz.generation.fastforward import forced_chain
 from fsmviz.generation.masks import safe_end_tokens, unpack
 from fsmviz.generation.models import Model
-from fsmviz.generation.samplers import narrow
+from fsmviz.generation.records import decoding_details, record_step
+from fsmviz.generation.samplers import mass, sample, softmax
 from fsmviz.generation.trace import (
     MAX_DRAFT_TOKENS,
     MAX_TOKENS_LIMIT,
-    Candidate,
     GenerationOptions,
     Step,
     StopReason,
@@ -79,6 +87,8 @@ __all__ = [
     "GenerationOptions",
     "Stream",
     "generate",
+    "lookup",
+    "sample",
     "stream",
 ]
 
@@ -95,7 +105,6 @@ class GrammarLike(Protocol):
     def generation_run(self, model: Model, options: GenerationOptions) -> _Run: ...
 
 
-TOP_CANDIDATES = 5
 MAX_PROMPT_CHARS = _PROMPT_LIMIT
 """The longest prompt ``stream`` accepts, in characters (the page, the API and the command
 line alike): enough for a worked example or two, not a book to read before each run."""
@@ -338,8 +347,29 @@ class _Pass:
         return [*self.pending, *(token for token, _ in self.forced), *self.drafts]
 
 
-class _Run:
-    """One generation: everything here belongs to this call only."""
+@dataclass(eq=False)
+class _Cursor:
+    """Where a run is between two steps: the pattern's ``state``, the tokens ``written``
+    so far, and the ``context`` the model has read or will (the prompt, then the output).
+    Drafts are guessed from the context."""
+
+    state: int
+    written: int
+    context: list[int]
+
+
+class _Constraint:
+    """What the step loop asks of its pattern, answered from a ``TokenIndex`` (``index``
+    None: no pattern, every token allowed). These methods are the hooks that
+    ``fsmviz.grammar.run.GrammarRun`` answers from a grammar instead:
+
+    * ``_allowed``, ``_accepting``, ``_finished``: a state's mask, and whether it ends a match;
+    * ``_safe``: that mask narrowed to the tokens that can still finish in time (safe end);
+    * ``_forced``: the tokens fast-forward writes unasked (``fsmviz.generation.fastforward``);
+    * ``_drafts``: the tokens tried ahead in the same pass (``fsmviz.generation.drafts``).
+
+    A run keeps each state's mask (``masks``) and overshoot tokens (``overshoots``) for as
+    long as it lasts; what it had to give up on the way goes to ``notes``."""
 
     def __init__(self, model: Model, index: TokenIndex | None, opts: GenerationOptions):
         self.model = model
@@ -348,12 +378,8 @@ class _Run:
         self.size = model.logits_size
         self.eos = model.vocab.eos_token_id
         self.masks: dict[int, np.ndarray] = {}
-        self.sequence: Sequence | None = None  # our KV cache, once the prompt went in
-        self.stop_reason: StopReason | None = None
-        self.rng = np.random.default_rng(opts.seed)
         self.notes: list[str] = []  # what the trace should say about how the run went
         self.overshoots: dict[int, Overshoot] = {}  # per state, with ``opts.overshoot``
-        self.overshot = False  # the last step took an overshoot token: the run ends
 
     def give_up_safe_end(self, error: IndexTooLarge) -> None:
         """Go on without a safe end, and say why: the index is too large to know every
@@ -361,177 +387,6 @@ class _Run:
         bound did not settle it)."""
         self.opts = replace(self.opts, safe_end=False)
         self.notes.append(f"No safe end: {error.message}.")
-
-    # --- the loop -------------------------------------------------------------------------
-
-    def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
-        try:
-            yield from self._loop(prompt_ids)
-        finally:  # also when the consumer stops early: the cache is freed at once
-            if self.sequence is not None:
-                self.sequence.close()
-
-    def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
-        """Each turn is one forward pass (a ``_Pass``): it yields the pass's forced steps,
-        then samples at each draft's position in turn, keeping drafts while the sample
-        equals them, and ends with one token the pass did not feed, which the next pass
-        feeds first."""
-        state = self.index.initial_state if self.index else 0
-        context = list(prompt_ids)  # what the model has read or will: prompt, then output
-        written = 0
-        step_pass = self._plan(state, written, context, pending=tuple(prompt_ids))
-        while True:
-            logits = self._feed(step_pass)
-            for (token, after), row in zip(step_pass.forced, logits, strict=False):
-                step = self._step(written, row, state, token, after, forced=True)
-                state, written = after, written + 1
-                context.append(token)
-                self.stop_reason = self._stop_after(token, state, written)
-                yield step
-                if self.stop_reason:
-                    return
-            drafts = step_pass.drafts
-            for i, row in enumerate(logits[len(step_pass.forced) :]):
-                budget = self.opts.max_tokens - written
-                chain = self._forced(state, budget) if i and self.index else []
-                if chain:
-                    # Kept drafts reached constant text: fast-forward it in the next pass,
-                    # exactly as without drafts (this row gives its first token's numbers).
-                    step_pass = self._plan(
-                        state, written, context, drop=len(drafts) - i, carried=row, chain=chain
-                    )
-                    break
-                draft = drafts[i] if i < len(drafts) else None
-                step = self._sampled(row, state, written, draft)
-                if step is None:
-                    return
-                state, written = step.state_after, written + 1
-                context.append(step.token_id)
-                self.stop_reason = self._stop_after(step.token_id, state, written)
-                yield step
-                if self.stop_reason:
-                    return
-                if step.token_id != draft:  # a rejected draft (or the pass's last row):
-                    step_pass = self._plan(  # its wrong drafts leave the cache next pass
-                        state, written, context, pending=(step.token_id,), drop=len(drafts) - i
-                    )
-                    break
-
-    def _plan(
-        self,
-        state: int,
-        written: int,
-        context: list[int],
-        pending: tuple[int, ...] = (),
-        drop: int = 0,
-        carried: np.ndarray | None = None,
-        chain: list[tuple[int, int]] | None = None,
-    ) -> _Pass:
-        """The next pass from ``state``, ``written`` tokens written so far: the forced
-        chain (``chain`` when the last pass found it), then drafts guessed after it."""
-        budget = self.opts.max_tokens - written
-        if chain is None:
-            chain = self._forced(state, budget) if self.index else []
-        forced = tuple(chain)
-        end = forced[-1][1] if forced else state
-        ahead = [*context, *(token for token, _ in forced)]
-        drafts = tuple(self._drafts(ahead, end, budget - len(forced)))
-        return _Pass(pending, forced, drafts, drop, carried)
-
-    def _feed(self, step_pass: _Pass) -> np.ndarray:
-        """Run the pass: one row of logits per forced token, per draft, and for the token
-        after them (the first row carried over from the pass before, when there is one)."""
-        rows = len(step_pass.forced) + len(step_pass.drafts) + 1
-        if step_pass.carried is None:
-            return self._forward(step_pass.feed, rows, step_pass.drop)
-        fresh = self._forward(step_pass.feed, rows - 1, step_pass.drop)
-        return np.concatenate([step_pass.carried[None], fresh])
-
-    def _sampled(self, row: np.ndarray, state: int, written: int, draft: int | None) -> Step | None:
-        """The step sampled from ``row`` (keeping ``draft`` when sampling agrees), or None
-        when the run stops before it (``stop_reason`` says why)."""
-        if written >= self.opts.max_tokens:
-            self.stop_reason = "max_tokens"
-            return None
-        allowed = self._allowed(state)
-        if allowed is None:
-            self.stop_reason = "dead_end"  # no token can follow, and no match so far
-            return None
-        probs = self._distribution(row)
-        valid_mass = _mass(probs, allowed)
-        limit = self.opts.prob_limit
-        if limit is not None and self._accepting(state) and valid_mass < limit:
-            self.stop_reason = "prob_limit"
-            return None
-        mask = self._safe(allowed, state, written)
-        token = self._sample(row, mask, draft)
-        after = self.index.next_state(state, token) if self.index else 0
-        kept = None
-        if after is None:  # allowed only as an overshoot token: its end is cut off
-            kept, after = self._overshoot(state).find(token)  # type: ignore[misc]
-        step = self._step(
-            written, row, state, token, after, probs, valid_mass, drafted=token == draft
-        )
-        return self._decoding_details(step, row, mask, kept)
-
-    def _decoding_details(
-        self, step: Step, row: np.ndarray, mask: np.ndarray, kept: int | None
-    ) -> Step:
-        """The step with what the samplers removed, the overshoot tokens it was offered,
-        and, when it overshot (``kept`` bytes of its token kept), the cut."""
-        changes: dict[str, object] = {}
-        if self.opts.top_k or self.opts.top_p < 1.0:
-            t = self.opts.temperature
-            masked = _softmax(np.where(mask, row / t if t > 0 else row, -np.inf))
-            narrowed = narrow(masked, self.opts.top_k, self.opts.top_p)
-            changes.update(
-                top_k_removed=narrowed.top_k_removed, top_p_removed=narrowed.top_p_removed
-            )
-        if self.opts.overshoot and self.index is not None:
-            changes["overshoot_count"] = len(self._overshoot(step.state_before))
-        if kept is not None:
-            self.overshot = True
-            whole = step.token_bytes
-            changes.update(
-                token_bytes=whole[:kept], cut=whole[kept:].decode("utf-8", errors="replace")
-            )
-        return replace(step, **changes) if changes else step
-
-    def _overshoot(self, state: int) -> Overshoot:
-        """The overshoot tokens of ``state`` (``fsmviz.tokens.overshoot``), once per run."""
-        found = self.overshoots.get(state)
-        if found is None:
-            found = self.overshoots[state] = overshoot(self.index, state)
-        return found
-
-    # --- pieces ---------------------------------------------------------------------------
-
-    def _stop_after(self, token: int, state: int, done: int) -> StopReason | None:
-        """Why the run stops after writing ``token`` (now in ``state``, ``done`` tokens
-        written), or None to go on."""
-        if token == self.eos:
-            return "accepted"
-        if self.overshot:
-            return "overshoot"
-        if self._finished(state):
-            return "accepted"
-        if self.opts.stop == "first" and self.index is not None and self._accepting(state):
-            return "first_match"
-        if done == self.opts.max_tokens:
-            return "max_tokens"
-        return None
-
-    def _forward(self, ids: list[int], last: int, drop: int) -> np.ndarray:
-        """Forget the last ``drop`` tokens of our KV cache (rejected drafts), feed ``ids``
-        through the model; float32 logits of the last ``last`` positions."""
-        if self.sequence is None:
-            self.sequence = self.model.passes.open()
-        return self.sequence.forward(ids, last, drop)
-
-    def _distribution(self, logits: np.ndarray) -> np.ndarray:
-        """The model's unconstrained distribution after temperature (greedy shows T=1)."""
-        t = self.opts.temperature
-        return _softmax(logits / t if t > 0 else logits)
 
     def _accepting(self, state: int) -> bool:
         return self.index.is_accepting(state) if self.index else True
@@ -559,6 +414,13 @@ class _Run:
             self.masks[state] = mask
         return mask
 
+    def _overshoot(self, state: int) -> Overshoot:
+        """The overshoot tokens of ``state`` (``fsmviz.tokens.overshoot``), once per run."""
+        found = self.overshoots.get(state)
+        if found is None:
+            found = self.overshoots[state] = overshoot(self.index, state)
+        return found
+
     def _safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
         """Restrict ``allowed`` to tokens that can still reach acceptance within budget."""
         if self.index is None or not self.opts.safe_end:
@@ -577,71 +439,203 @@ class _Run:
             mask[self._overshoot(state).tokens] = True
         return mask
 
+    def _fits(self, before: int, after: int, left: int) -> bool:
+        """Whether a forced token from ``before`` to ``after`` keeps the safe end's promise:
+        a match is still finishable in the ``left`` tokens after it (or was not before)."""
+        if not self.opts.safe_end:
+            return True
+        finishes = self.index.finishes_within
+        try:
+            return bool(finishes(after, left) or not finishes(before, left + 1))
+        except IndexTooLarge as error:
+            self.give_up_safe_end(error)
+            return True
+
+    def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
+        """The tokens of the only possible continuation from ``state`` (fast-forward), as
+        (token, state after) pairs, at most ``budget``; empty when the model has a choice."""
+        if not self.opts.fast_forward or budget <= 0:
+            return []
+        tokenizer = self.model.tokenizer
+
+        def encode(text: str) -> list[int]:
+            return tokenizer.encode(text, add_special_tokens=False)
+
+        vocab = self.model.vocab
+        return forced_chain(self.index, vocab, encode, state, budget, self._fits, self._accepting)
+
+    def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:
+        """Tokens to try ahead (``draft_tokens``), room left for the token after them. None
+        while other generations share the model's passes: batching serves them better."""
+        if not self.opts.draft_tokens or budget <= 1 or self.model.passes.sharing:
+            return []
+        count = min(self.opts.draft_tokens, budget - 1)
+        return draft_chain(context, state, count, self.eos, self.index)
+
+
+class _Run(_Constraint):
+    """One generation: everything here belongs to this call only.
+
+    The loop runs in forward passes. ``_plan`` decides what the next pass feeds (a
+    ``_Pass``: the token sampled last, the forced chain, the drafts); ``_feed`` runs it and
+    returns one row of logits per position; ``_loop`` yields the forced steps, then
+    ``_choose`` samples at each remaining row in turn (``_sampled``: stop or choose, then
+    record) until a sample is not the draft there, and plans the next pass from it. What
+    the pattern allows at each step comes from the hooks of ``_Constraint``."""
+
+    def __init__(self, model: Model, index: TokenIndex | None, opts: GenerationOptions):
+        super().__init__(model, index, opts)
+        self.sequence: Sequence | None = None  # our KV cache, once the prompt went in
+        self.stop_reason: StopReason | None = None
+        self.rng = np.random.default_rng(opts.seed)
+        self.overshot = False  # the last step took an overshoot token: the run ends
+
+    # --- the loop -------------------------------------------------------------------------
+
+    def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
+        try:
+            yield from self._loop(prompt_ids)
+        finally:  # also when the consumer stops early: the cache is freed at once
+            if self.sequence is not None:
+                self.sequence.close()
+
+    def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
+        """Each turn is one forward pass (a ``_Pass``): it yields the pass's forced steps,
+        then the sampled ones (``_choose``), which also plans the next pass."""
+        at = _Cursor(self.index.initial_state if self.index else 0, 0, list(prompt_ids))
+        step_pass: _Pass | None = self._plan(at, pending=tuple(prompt_ids))
+        while step_pass is not None:
+            logits = self._feed(step_pass)
+            for (token, after), row in zip(step_pass.forced, logits, strict=False):
+                step = self._step(at.written, row, at.state, token, after, forced=True)
+                yield self._advance(at, step)
+                if self.stop_reason:
+                    return
+            step_pass = yield from self._choose(step_pass, logits[len(step_pass.forced) :], at)
+
+    def _choose(
+        self, step_pass: _Pass, rows: np.ndarray, at: _Cursor
+    ) -> Generator[Step, None, _Pass | None]:
+        """Sample at each draft's position in turn (``rows``: one per draft, and one for
+        the token after them), keeping drafts while the sample equals them; yield each
+        step and return the next pass, or None when the run stops."""
+        drafts = step_pass.drafts
+        for i, row in enumerate(rows):
+            if i and self.index:
+                chain = self._forced(at.state, self.opts.max_tokens - at.written)
+                if chain:
+                    # Kept drafts reached constant text: fast-forward it in the next pass,
+                    # exactly as without drafts (this row gives its first token's numbers).
+                    return self._plan(at, drop=len(drafts) - i, carried=row, chain=chain)
+            draft = drafts[i] if i < len(drafts) else None
+            step = self._sampled(row, at.state, at.written, draft)
+            if step is None:
+                return None
+            yield self._advance(at, step)
+            if self.stop_reason:
+                return None
+            if step.token_id != draft:  # a rejected draft (or the pass's last row): its
+                # wrong drafts leave the cache next pass, which feeds this token first
+                return self._plan(at, pending=(step.token_id,), drop=len(drafts) - i)
+        return None  # not reached: the last row has no draft, so it plans the next pass
+
+    def _advance(self, at: _Cursor, step: Step) -> Step:
+        """Move ``at`` past ``step`` and decide whether the run stops after it."""
+        at.state, at.written = step.state_after, at.written + 1
+        at.context.append(step.token_id)
+        self.stop_reason = self._stop_after(step.token_id, at.state, at.written)
+        return step
+
+    def _stop_after(self, token: int, state: int, done: int) -> StopReason | None:
+        """Why the run stops after writing ``token`` (now in ``state``, ``done`` tokens
+        written), or None to go on."""
+        if token == self.eos:
+            return "accepted"
+        if self.overshot:
+            return "overshoot"
+        if self._finished(state):
+            return "accepted"
+        if self.opts.stop == "first" and self.index is not None and self._accepting(state):
+            return "first_match"
+        if done == self.opts.max_tokens:
+            return "max_tokens"
+        return None
+
+    # --- the passes -----------------------------------------------------------------------
+
+    def _plan(
+        self,
+        at: _Cursor,
+        pending: tuple[int, ...] = (),
+        drop: int = 0,
+        carried: np.ndarray | None = None,
+        chain: list[tuple[int, int]] | None = None,
+    ) -> _Pass:
+        """The next pass from where the run is: the forced chain (``chain`` when the last
+        pass found it), then drafts guessed after it."""
+        budget = self.opts.max_tokens - at.written
+        if chain is None:
+            chain = self._forced(at.state, budget) if self.index else []
+        forced = tuple(chain)
+        end = forced[-1][1] if forced else at.state
+        ahead = [*at.context, *(token for token, _ in forced)]
+        drafts = tuple(self._drafts(ahead, end, budget - len(forced)))
+        return _Pass(pending, forced, drafts, drop, carried)
+
+    def _feed(self, step_pass: _Pass) -> np.ndarray:
+        """Run the pass: one row of logits per forced token, per draft, and for the token
+        after them (the first row carried over from the pass before, when there is one)."""
+        rows = len(step_pass.forced) + len(step_pass.drafts) + 1
+        if step_pass.carried is None:
+            return self._forward(step_pass.feed, rows, step_pass.drop)
+        fresh = self._forward(step_pass.feed, rows - 1, step_pass.drop)
+        return np.concatenate([step_pass.carried[None], fresh])
+
+    def _forward(self, ids: list[int], last: int, drop: int) -> np.ndarray:
+        """Forget the last ``drop`` tokens of our KV cache (rejected drafts), feed ``ids``
+        through the model; float32 logits of the last ``last`` positions."""
+        if self.sequence is None:
+            self.sequence = self.model.passes.open()
+        return self.sequence.forward(ids, last, drop)
+
+    # --- one step: stop or choose, then record --------------------------------------------
+
+    def _sampled(self, row: np.ndarray, state: int, written: int, draft: int | None) -> Step | None:
+        """The step sampled from ``row`` (keeping ``draft`` when sampling agrees), or None
+        when the run stops before it (``stop_reason`` says why)."""
+        if written >= self.opts.max_tokens:
+            self.stop_reason = "max_tokens"
+            return None
+        allowed = self._allowed(state)
+        if allowed is None:
+            self.stop_reason = "dead_end"  # no token can follow, and no match so far
+            return None
+        probs = self._distribution(row)
+        valid_mass = mass(probs, allowed)
+        limit = self.opts.prob_limit
+        if limit is not None and self._accepting(state) and valid_mass < limit:
+            self.stop_reason = "prob_limit"
+            return None
+        mask = self._safe(allowed, state, written)
+        token = self._sample(row, mask, draft)
+        after = self.index.next_state(state, token) if self.index else 0
+        kept = None
+        if after is None:  # allowed only as an overshoot token: its end is cut off
+            kept, after = self._overshoot(state).find(token)  # type: ignore[misc]
+        step = self._step(
+            written, row, state, token, after, probs=probs, valid_mass=valid_mass,
+            drafted=token == draft,
+        )  # fmt: skip
+        return self._decoding_details(step, row, mask, kept)
+
     def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
         """``sample`` with this run's options and seeded generator."""
         return sample(logits, mask, self.opts, self.rng, draft)
 
-    def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
-        """The tokens of the only possible continuation from ``state`` (fast-forward), as
-        (token, state after) pairs; empty when the model has a choice to make. The chain
-        stops where a token could run past the constant text, and, with a safe end, before
-        a token that would leave too few tokens to finish."""
-        if not self.opts.fast_forward or budget <= 0:
-            return []
-        text = _forced_text(self.index, state)
-        ids = self.model.tokenizer.encode(text, add_special_tokens=False) if text else []
-        chain: list[tuple[int, int]] = []
-
-        def fits(after: int) -> bool:
-            if not self.opts.safe_end:
-                return True
-            left = budget - len(chain) - 1  # tokens left after this one
-            finishes = self.index.finishes_within
-            try:
-                return bool(finishes(after, left) or not finishes(state, left + 1))
-            except IndexTooLarge as error:
-                self.give_up_safe_end(error)
-                return True
-
-        vocab = self.model.vocab
-        left = len(text.encode())  # bytes of constant text still ahead
-        for token in ids[:budget]:
-            after = self.index.next_state(state, token)
-            if after is None or not fits(after):
-                return chain
-            if any(len(vocab.token_bytes(t)) > left for t in self.index.row(state).tokens):
-                # A token here reaches past the constant text (``"\n"`` + indentation as
-                # one token ``"\n\t"``): how to cross the boundary is the model's choice.
-                # Forcing the short token would split text the model writes as one token.
-                return chain
-            chain.append((token, after))
-            left -= len(vocab.token_bytes(token))
-            state = after
-        while len(chain) < budget and not self._accepting(state):
-            row = self.index.row(state)  # a single allowed token is forced too (toy vocabs)
-            if len(row.tokens) != 1:
-                break
-            chain.append((int(row.tokens[0]), int(row.targets[0])))
-            state = int(row.targets[0])
-        return chain
-
-    def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:
-        """Tokens to try ahead (``draft_tokens``): what followed the latest earlier
-        occurrence of the context's last few tokens, cut where the pattern forbids a token
-        (a draft the DFA rejects could never be kept). Room is left for the token after.
-        None while other generations share the model's passes: batching serves them better."""
-        if not self.opts.draft_tokens or budget <= 1 or self.model.passes.sharing:
-            return []
-        drafts = []
-        for token in lookup(context, min(self.opts.draft_tokens, budget - 1)):
-            if token == self.eos:
-                break
-            if self.index is not None:
-                state = self.index.next_state(state, token)
-                if state is None:
-                    break
-            drafts.append(token)
-        return drafts
+    def _distribution(self, logits: np.ndarray) -> np.ndarray:
+        """The model's unconstrained distribution after temperature (greedy shows T=1)."""
+        t = self.opts.temperature
+        return softmax(logits / t if t > 0 else logits)
 
     def _step(
         self,
@@ -655,117 +649,25 @@ class _Run:
         forced: bool = False,
         drafted: bool = False,
     ) -> Step:
-        """The record of a step; ``probs`` and ``valid_mass`` when already computed."""
+        """The record of a step (``fsmviz.generation.records``); ``probs`` and
+        ``valid_mass`` when already computed."""
         if probs is None:
             probs = self._distribution(logits)
         allowed = self._allowed(state)
-        allowed_mask = allowed if allowed is not None else np.zeros(len(probs), dtype=bool)
-        if valid_mass is None:
-            valid_mass = _mass(probs, allowed_mask)
-        # torch's top-k: a third of argpartition's time over 49k, every step of every run
-        top_ids = torch.from_numpy(probs).topk(TOP_CANDIDATES).indices.numpy()
-        top_ids = top_ids[np.argsort(-probs[top_ids], kind="stable")]
         vocab = self.model.vocab
-        top = tuple(
-            Candidate(_text(vocab, int(i)), float(probs[i]), bool(allowed_mask[i])) for i in top_ids
-        )
-        return Step(
-            token_id=token,
-            text="" if token == self.eos else _text(vocab, token),
-            state_before=state,
-            state_after=after,
-            allowed_count=int(allowed_mask.sum()),
-            valid_mass=valid_mass,
-            top=top,
-            forced=forced,
-            drafted=drafted,
-            index=number,
-            prob=float(probs[token]),
-            token_bytes=b"" if token == self.eos else _bytes(vocab, token),
-            is_eos=token == self.eos,
-        )
+        return record_step(
+            vocab, self.eos, number, probs, allowed, state, token, after, valid_mass, forced,
+            drafted,
+        )  # fmt: skip
 
-
-def sample(
-    logits: np.ndarray,
-    mask: np.ndarray,
-    opts: GenerationOptions,
-    rng: np.random.Generator,
-    draft: int | None = None,
-) -> int:
-    """A token from the masked distribution. Given a ``draft``, the same distribution
-    through speculative sampling: keep the draft with its probability q, else draw
-    from the rest (greedy: keep it exactly when it is the argmax)."""
-    masked = np.where(mask, logits, -np.inf)
-    if opts.temperature == 0:
-        return int(np.argmax(masked))
-    probs = _softmax(masked / opts.temperature)
-    if opts.top_k or opts.top_p < 1.0:  # on the allowed distribution, after the mask
-        probs = narrow(probs, opts.top_k, opts.top_p).probs
-    if draft is not None:
-        probs = probs / probs.sum(dtype=np.float64)
-        if rng.random() < probs[draft]:
-            return draft
-        probs[draft] = 0.0
-    # Inverse-CDF sampling: one uniform draw from the seeded generator.
-    cumulative = np.cumsum(probs, dtype=np.float64)
-    index = np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")
-    return int(min(index, len(cumulative) - 1))
-
-
-def lookup(context: list[int], count: int, longest: int = 3, shortest: int = 2) -> list[int]:
-    """Prompt-lookup drafting: find the latest earlier place where the last ``n`` tokens
-    of ``context`` occurred (``n`` from ``longest`` down to ``shortest``) and return up to
-    ``count`` tokens that followed it there. Repeated structure (JSON keys, indentation,
-    a name from the prompt) is guessed right; elsewhere there is no match and no draft."""
-    tokens = np.asarray(context)
-    for n in range(longest, shortest - 1, -1):
-        if len(tokens) <= n:
-            continue
-        tail = tokens[-n:]
-        windows = np.lib.stride_tricks.sliding_window_view(tokens[:-1], n)
-        hits = np.flatnonzero((windows == tail).all(axis=1))
-        if len(hits):
-            start = int(hits[-1]) + n
-            return tokens[start : start + count].tolist()
-    return []
-
-
-def _mass(probs: np.ndarray, mask: np.ndarray) -> float:
-    """Total probability of the masked-in tokens, summed in float64 and kept in [0, 1]."""
-    return min(1.0, float(probs.sum(where=mask, dtype=np.float64)))
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    """Probabilities from logits (``-inf`` gives 0), in float32."""
-    shifted = np.exp(logits - logits.max(), dtype=np.float32)
-    return shifted / shifted.sum(dtype=np.float64).astype(np.float32)
-
-
-def _text(vocab, token: int) -> str:
-    return vocab.token_text(token) if token < len(vocab) else f"<{token}>"
-
-
-def _bytes(vocab, token: int) -> bytes:
-    return vocab.token_bytes(token) if token < len(vocab) else b""
-
-
-def _forced_text(index: TokenIndex, state: int) -> str:
-    """The constant text ahead of ``state``: follow the DFA while exactly one character is
-    possible and the text so far is not yet a match. It stops before a lone surrogate
-    (``\\ud800`` in a pattern): no UTF-8 text, and so no tokenizer, can write one."""
-    if not index.is_char_state(state):
-        return ""
-    dfa = index.dfa
-    chars = []
-    while not dfa.is_accepting(state) and len(dfa.transitions[state]) == 1:
-        ((k, target),) = dfa.transitions[state].items()
-        cls = dfa.classes[k]
-        if cls.others or len(cls.chars) != 1:
-            break
-        char = next(iter(cls.chars))
-        if SURROGATES[0] <= ord(char) <= SURROGATES[1]:
-            break
-        chars.append(char)
-        state = target
-    return "".join(chars)
+    def _decoding_details(
+        self, step: Step, row: np.ndarray, mask: np.ndarray, kept: int | None
+    ) -> Step:
+        """The step with what the decoding options did (``records.decoding_details``); an
+        overshoot (``kept`` bytes of its token kept) ends the run."""
+        count = None
+        if self.opts.overshoot and self.index is not None:
+            count = len(self._overshoot(step.state_before))
+        if kept is not None:
+            self.overshot = True
+        return decoding_details(step, row, mask, self.opts, count, kept)

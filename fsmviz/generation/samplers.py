@@ -1,4 +1,4 @@
-"""Top-k and top-p (nucleus) sampling, on the distribution the mask left.
+"""The choice of a token: top-k and top-p (nucleus) narrowing, then the draw itself.
 
 The mask comes first: the samplers see only the tokens the pattern allows, renormalised,
 so ``top_k=5`` keeps the five likeliest *allowed* tokens, never a forbidden one, and a
@@ -6,6 +6,10 @@ nucleus of 0.9 is 90 % of the allowed mass. Each sampler reports how many allowe
 it removed, which the steps table shows (``Step.top_k_removed``, ``Step.top_p_removed``).
 
     allowed distribution ─top_k─▶ the k likeliest ─top_p─▶ the smallest head holding p ─▶ sample
+
+``sample`` is the draw the step loop makes: greedy at temperature 0, else one uniform draw
+from the run's seeded generator; given a *draft* (``fsmviz.generation.drafts``) it keeps
+the draft exactly as often as it would have drawn it (speculative sampling).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Narrowed", "narrow"]
+from fsmviz.generation.trace import GenerationOptions
+
+__all__ = ["Narrowed", "mass", "narrow", "sample", "softmax"]
 
 
 class Narrowed(NamedTuple):
@@ -54,3 +60,48 @@ def narrow(probs: np.ndarray, top_k: int = 0, top_p: float = 1.0) -> Narrowed:
         removed_p = alive - int(inside.sum())
         probs = nucleus
     return Narrowed(probs, removed_k, removed_p)
+
+
+def sample(
+    logits: np.ndarray,
+    mask: np.ndarray,
+    opts: GenerationOptions,
+    rng: np.random.Generator,
+    draft: int | None = None,
+) -> int:
+    """A token from the masked distribution. Given a ``draft``, the same distribution
+    through speculative sampling: keep the draft with its probability q, else draw
+    from the rest (greedy: keep it exactly when it is the argmax).
+
+    >>> logits = np.log(np.array([0.6, 0.3, 0.1]))
+    >>> allowed = np.array([False, True, True])
+    >>> sample(logits, allowed, GenerationOptions(temperature=0), np.random.default_rng(0))
+    1
+    """
+    masked = np.where(mask, logits, -np.inf)
+    if opts.temperature == 0:
+        return int(np.argmax(masked))
+    probs = softmax(masked / opts.temperature)
+    if opts.top_k or opts.top_p < 1.0:  # on the allowed distribution, after the mask
+        probs = narrow(probs, opts.top_k, opts.top_p).probs
+    if draft is not None:
+        probs = probs / probs.sum(dtype=np.float64)
+        if rng.random() < probs[draft]:
+            return draft
+        probs[draft] = 0.0
+    # Inverse-CDF sampling: one uniform draw from the seeded generator.
+    cumulative = np.cumsum(probs, dtype=np.float64)
+    index = np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")
+    return int(min(index, len(cumulative) - 1))
+
+
+def mass(probs: np.ndarray, mask: np.ndarray) -> float:
+    """Total probability of the masked-in tokens, summed in float64 and kept in [0, 1]
+    (a step's *valid mass* when ``probs`` is the model's own distribution)."""
+    return min(1.0, float(probs.sum(where=mask, dtype=np.float64)))
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities from logits (``-inf`` gives 0), in float32."""
+    shifted = np.exp(logits - logits.max(), dtype=np.float32)
+    return shifted / shifted.sum(dtype=np.float64).astype(np.float32)
