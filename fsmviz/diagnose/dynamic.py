@@ -324,56 +324,17 @@ def _periodic_stretch(text: str, max_unit: int = 16) -> tuple[int, int, str] | N
 def _ending(
     case: Case, trace: Trace, max_tokens: int | None, loops: list[Finding]
 ) -> list[Finding]:
-    """Why the run stopped where it did, when that is worth saying."""
+    """Why the run stopped where it did, when that is worth saying: one finding per
+    stop reason that needs one (``max_tokens``, ``prob_limit``, the decoding stops,
+    ``dead_end``), none for a run the model ended itself."""
     steps = trace.steps
     final = steps[-1].state_after if steps else case.index.initial_state
-    text = trace.text
     states = (final,) if final < case.dfa.num_states else ()
     last_step = (len(steps) - 1,) if steps else ()
-    loop_fix = next((f.suggestion for f in loops if f.suggestion), None)
     if trace.stop_reason == "max_tokens":
+        loop_fix = next((f.suggestion for f in loops if f.suggestion), None)
         limit = max_tokens if max_tokens is not None else len(steps)
-        if trace.matched:
-            return [
-                Finding(
-                    "truncation",
-                    "info",
-                    f"The run stopped at max_tokens={limit}. The text happens to match, "
-                    "but the model had not chosen to end it.",
-                    suggestion=loop_fix,
-                    states=states,
-                    steps=last_step,
-                )
-            ]
-        need_tokens = case.tokens_needed(final)
-        if final < case.dfa.num_states:
-            rest = case.completion(final)
-            tokens = f", {plural(need_tokens, 'token')}" if need_tokens != UNREACHABLE else ""
-            missing = (
-                f"it still needed at least {plural(len(rest), 'more character')} "
-                f"(e.g. `{show(rest)}`{tokens})"
-            )
-        elif need_tokens != UNREACHABLE:
-            missing = f"it still needed at least {plural(need_tokens, 'more token')}"
-        else:
-            missing = "it stopped inside a character"
-        safe = trace.options.safe_end if trace.options else None
-        advice = " Raise max_tokens"
-        if safe is False:
-            advice += ", turn safe_end on (it steers towards a match when tokens run out)"
-        if loop_fix:
-            advice += ", or bound the loop as suggested"
-        return [
-            Finding(
-                "truncation",
-                "error",
-                f"The run hit max_tokens={limit} without a complete match: after "
-                f"`{show(text)}` (state {final}) {missing}.{advice}.",
-                suggestion=loop_fix,
-                states=states,
-                steps=last_step,
-            )
-        ]
+        return [_truncation(case, trace, final, limit, loop_fix, states, last_step)]
     if trace.stop_reason == "prob_limit":
         limit = trace.options.prob_limit if trace.options else None
         shown = f" ({percent(limit)})" if limit is not None else ""
@@ -383,7 +344,7 @@ def _ending(
                 "info",
                 f"The run stopped after step {len(steps) - 1} because the allowed tokens' "
                 f"share of the model's probability fell below prob_limit{shown}; the text "
-                f"`{show(text)}` was already a complete match.",
+                f"`{show(trace.text)}` was already a complete match.",
                 states=states,
                 steps=last_step,
             )
@@ -396,12 +357,64 @@ def _ending(
                 "dead_end",
                 "error",
                 f"The run got stuck {case.where(final)}: no token could follow "
-                f"`{show(text)}` and it was not a complete match.",
+                f"`{show(trace.text)}` and it was not a complete match.",
                 states=states,
                 steps=last_step,
             )
         ]
     return []
+
+
+def _truncation(
+    case: Case,
+    trace: Trace,
+    final: int,
+    limit: int,
+    loop_fix: str | None,
+    states: tuple[int, ...],
+    last_step: tuple[int, ...],
+) -> Finding:
+    """The run hit ``max_tokens`` (``limit``) in state ``final``: a note when the text
+    happens to match anyway, else an error saying how much was still missing and what to
+    change (more tokens, the safe end, the loop's bound ``loop_fix``). Both light the
+    final ``states`` and the ``last_step``."""
+    if trace.matched:
+        return Finding(
+            "truncation",
+            "info",
+            f"The run stopped at max_tokens={limit}. The text happens to match, "
+            "but the model had not chosen to end it.",
+            suggestion=loop_fix,
+            states=states,
+            steps=last_step,
+        )
+    need_tokens = case.tokens_needed(final)
+    if final < case.dfa.num_states:
+        rest = case.completion(final)
+        tokens = f", {plural(need_tokens, 'token')}" if need_tokens != UNREACHABLE else ""
+        missing = (
+            f"it still needed at least {plural(len(rest), 'more character')} "
+            f"(e.g. `{show(rest)}`{tokens})"
+        )
+    elif need_tokens != UNREACHABLE:
+        missing = f"it still needed at least {plural(need_tokens, 'more token')}"
+    else:
+        missing = "it stopped inside a character"
+    safe = trace.options.safe_end if trace.options else None
+    advice = " Raise max_tokens"
+    if safe is False:
+        advice += ", turn safe_end on (it steers towards a match when tokens run out)"
+    if loop_fix:
+        advice += ", or bound the loop as suggested"
+    return Finding(
+        "truncation",
+        "error",
+        f"The run hit max_tokens={limit} without a complete match: after "
+        f"`{show(trace.text)}` (state {final}) {missing}.{advice}.",
+        suggestion=loop_fix,
+        states=states,
+        steps=last_step,
+    )
 
 
 def _decoding_stop(case: Case, trace: Trace, states: tuple[int, ...]) -> Finding:

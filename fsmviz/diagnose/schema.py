@@ -96,6 +96,93 @@ def _types(node: Mapping[str, Any]) -> set[str]:
     return {kind} if isinstance(kind, str) else set(kind or ())
 
 
+def _unbounded(
+    schema: Mapping[str, Any], path: tuple[str | int, ...], node: Mapping[str, Any]
+) -> list[SchemaFinding]:
+    """What may grow without end at one node (at ``path`` in ``schema``): a string, an
+    array, a free-form object or a number of digits, each with the bound to add."""
+    found: list[SchemaFinding] = []
+    where = pointer(path)
+    kinds = _types(node)
+    free = not any(k in node for k in ("enum", "const", "$ref", "pattern", "format"))
+    if "string" in kinds and free and "maxLength" not in node:
+        found.append(
+            SchemaFinding(
+                "unbounded_string",
+                "warning",
+                f"{_where(where)} is a string with no maxLength: the model may ride it "
+                f'forever, until max_tokens cuts the JSON off. Add "maxLength": '
+                f"{STRING_BOUND}.",
+                where,
+                _rewrite(schema, path, maxLength=STRING_BOUND),
+            )
+        )
+    if "array" in kinds and "maxItems" not in node and "prefixItems" not in node:
+        found.append(
+            SchemaFinding(
+                "unbounded_array",
+                "warning",
+                f"{_where(where)} is an array with no maxItems: the model may add items "
+                f'forever. Add "maxItems": {ARRAY_BOUND}.',
+                where,
+                _rewrite(schema, path, maxItems=ARRAY_BOUND),
+            )
+        )
+    if "object" in kinds and "properties" not in node and "maxProperties" not in node:
+        found.append(
+            SchemaFinding(
+                "free_form_object",
+                "warning",
+                f"{_where(where)} is an object with no properties "
+                "(additionalProperties): any keys, any values nested two deep, without "
+                f'end. List its properties, or at least add "maxProperties": {ARRAY_BOUND}.',
+                where,
+                _rewrite(schema, path, maxProperties=ARRAY_BOUND),
+            )
+        )
+    found.extend(_unbounded_digits(schema, path, node, free))
+    return found
+
+
+def _unbounded_digits(
+    schema: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    node: Mapping[str, Any],
+    free: bool,
+) -> list[SchemaFinding]:
+    """An integer or a number at one node whose digits have no bound (``free``: no enum,
+    const, $ref, pattern or format fixes them), with outlines-core's bound where one is safe."""
+    found: list[SchemaFinding] = []
+    where = pointer(path)
+    kinds = _types(node)
+    if "integer" in kinds and free and "maxDigits" not in node:
+        found.append(
+            SchemaFinding(
+                "unbounded_digits",
+                "info",
+                f"{_where(where)} is an integer with no bound on its digits "
+                f"(`[1-9][0-9]*`): a model may write digits forever. Add outlines-core's "
+                f'"maxDigits": {DIGITS_BOUND}.',
+                where,
+                _rewrite(schema, path, maxDigits=DIGITS_BOUND),
+            )
+        )
+    if "number" in kinds and free:
+        found.append(
+            SchemaFinding(
+                "unbounded_digits",
+                "info",
+                f"{_where(where)} is a number whose integer, fraction and exponent digits "
+                "have no bound. outlines-core 0.2.14 offers no safe one: maxDigitsInteger "
+                "refuses one-digit numbers and maxDigitsFraction allows `5.`, which is not "
+                "JSON. The safe end still closes the number within max_tokens; use "
+                f'"type": "integer" with "maxDigits" where a whole number will do.',
+                where,
+            )
+        )
+    return found
+
+
 def schema_findings(
     schema: Mapping[str, Any],
     whitespace: str | None = None,
@@ -116,69 +203,7 @@ def schema_findings(
     """
     found: list[SchemaFinding] = []
     for path, node in walk(schema):
-        where = pointer(path)
-        kinds = _types(node)
-        free = not any(k in node for k in ("enum", "const", "$ref", "pattern", "format"))
-        if "string" in kinds and free and "maxLength" not in node:
-            found.append(
-                SchemaFinding(
-                    "unbounded_string",
-                    "warning",
-                    f"{_where(where)} is a string with no maxLength: the model may ride it "
-                    f'forever, until max_tokens cuts the JSON off. Add "maxLength": '
-                    f"{STRING_BOUND}.",
-                    where,
-                    _rewrite(schema, path, maxLength=STRING_BOUND),
-                )
-            )
-        if "array" in kinds and "maxItems" not in node and "prefixItems" not in node:
-            found.append(
-                SchemaFinding(
-                    "unbounded_array",
-                    "warning",
-                    f"{_where(where)} is an array with no maxItems: the model may add items "
-                    f'forever. Add "maxItems": {ARRAY_BOUND}.',
-                    where,
-                    _rewrite(schema, path, maxItems=ARRAY_BOUND),
-                )
-            )
-        if "object" in kinds and "properties" not in node and "maxProperties" not in node:
-            found.append(
-                SchemaFinding(
-                    "free_form_object",
-                    "warning",
-                    f"{_where(where)} is an object with no properties "
-                    "(additionalProperties): any keys, any values nested two deep, without "
-                    f'end. List its properties, or at least add "maxProperties": {ARRAY_BOUND}.',
-                    where,
-                    _rewrite(schema, path, maxProperties=ARRAY_BOUND),
-                )
-            )
-        if "integer" in kinds and free and "maxDigits" not in node:
-            found.append(
-                SchemaFinding(
-                    "unbounded_digits",
-                    "info",
-                    f"{_where(where)} is an integer with no bound on its digits "
-                    f"(`[1-9][0-9]*`): a model may write digits forever. Add outlines-core's "
-                    f'"maxDigits": {DIGITS_BOUND}.',
-                    where,
-                    _rewrite(schema, path, maxDigits=DIGITS_BOUND),
-                )
-            )
-        if "number" in kinds and free:
-            found.append(
-                SchemaFinding(
-                    "unbounded_digits",
-                    "info",
-                    f"{_where(where)} is a number whose integer, fraction and exponent digits "
-                    "have no bound. outlines-core 0.2.14 offers no safe one: maxDigitsInteger "
-                    "refuses one-digit numbers and maxDigitsFraction allows `5.`, which is not "
-                    "JSON. The safe end still closes the number within max_tokens; use "
-                    f'"type": "integer" with "maxDigits" where a whole number will do.',
-                    where,
-                )
-            )
+        found.extend(_unbounded(schema, path, node))
     if unenforced is None:
         unenforced = unenforced_keywords(schema, "regex")
     for where, keyword in unenforced:

@@ -131,11 +131,7 @@ def compact(dfa: Dfa) -> CompactGraph:
     module's docstring). A DFA without either comes back with one node per state and one
     link per drawn edge."""
     outs = _outs(dfa)
-    sources: list[set[int]] = [set() for _ in dfa.states]
-    for s in dfa.states:
-        for out in outs[s]:
-            sources[out.target].add(s)
-    sources[dfa.initial].add(-1)  # the start arrow is a way in
+    sources = _sources(dfa, outs)
 
     def threaded(s: int, t: int) -> bool:
         """``t`` is entered only from ``s`` (and is not ``s``)."""
@@ -177,15 +173,7 @@ def compact(dfa: Dfa) -> CompactGraph:
         for i, s in enumerate(chain):
             places[s] = Place(k, None, i, len(chain) - 1)
         ends = tuple(i for i, s in enumerate(chain) if s in dfa.accepting) if counted else ()
-        # exits, merged by (label, target): the run behind them is the same
-        exits: dict[tuple[str, int], list[int]] = {}
-        loop_edges = []
-        for i, s in enumerate(chain):
-            for out in outs[s]:
-                if i + 1 < len(chain) and out.target == chain[i + 1]:
-                    loop_edges.append((s, out.target))
-                else:
-                    exits.setdefault((out.label, out.target), []).append(i)
+        exits, loop_edges = _exits(chain, outs)
         everywhere = sorted({i for at in exits.values() for i in at} | set(ends))
         loop = None
         if counted:
@@ -208,6 +196,33 @@ def compact(dfa: Dfa) -> CompactGraph:
         edge_links,
         node_of[dfa.initial],
     )
+
+
+def _sources(dfa: Dfa, outs: list[list[_Out]]) -> list[set[int]]:
+    """Each state's ways in: the states with an edge to it, and -1 for the start arrow."""
+    sources: list[set[int]] = [set() for _ in dfa.states]
+    for s in dfa.states:
+        for out in outs[s]:
+            sources[out.target].add(s)
+    sources[dfa.initial].add(-1)  # the start arrow is a way in
+    return sources
+
+
+def _exits(
+    chain: tuple[int, ...], outs: list[list[_Out]]
+) -> tuple[dict[tuple[str, int], list[int]], list[tuple[int, int]]]:
+    """A node's edges read along its ``chain`` of states: the exits, merged by (label,
+    target) with the places in the chain they leave from (the run behind them is the same),
+    and the edges that go round the counted loop."""
+    exits: dict[tuple[str, int], list[int]] = {}
+    loop_edges = []
+    for i, s in enumerate(chain):
+        for out in outs[s]:
+            if i + 1 < len(chain) and out.target == chain[i + 1]:
+                loop_edges.append((s, out.target))
+            else:
+                exits.setdefault((out.label, out.target), []).append(i)
+    return exits, loop_edges
 
 
 def _outs(dfa: Dfa) -> list[list[_Out]]:
