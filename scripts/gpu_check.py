@@ -14,7 +14,7 @@ plotly), and prints one table:
   against one user alone;
 * the ZeroGPU stand-in: a fresh process forks a worker that loads the model onto the GPU
   and streams a run back, every step pickled (``fsmviz.app.zerogpu.on_gpu`` with the fork
-  of ``tests/test_zerogpu.py``), as ``spaces.GPU`` does;
+  of ``fsmviz.app.fork_gpu``, the stand-in ``tests/test_zerogpu.py`` uses), as ``spaces.GPU`` does;
 * GPU memory: the most allocated, and reserved.
 
 **Weights.** A folder with weights (``--model DIR``, or the bundled model when it is
@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import sys
@@ -417,6 +416,7 @@ def zerogpu_part(folder: Path, device: str, tokens: int) -> int:
     """Fork a worker as ``spaces.GPU`` does; it loads the model onto the device (the
     model's passes in its own thread: the fork has no batching thread) and streams a run
     back, each step pickled."""
+    from fsmviz.app.fork_gpu import fork_gpu
     from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 
     def task(pattern: str, prompt: str, max_tokens: int):
@@ -430,7 +430,7 @@ def zerogpu_part(folder: Path, device: str, tokens: int) -> int:
     calls: list[int] = []
     start = time.perf_counter()
     frames = list(
-        on_gpu(task, lambda *a: gpu_seconds(tokens, runs=1), forked(calls))(REGEX, PROMPT, tokens)
+        on_gpu(task, lambda *a: gpu_seconds(tokens, runs=1), fork_gpu(calls))(REGEX, PROMPT, tokens)
     )
     total = time.perf_counter() - start
     trace = frames[-1]
@@ -441,46 +441,6 @@ def zerogpu_part(folder: Path, device: str, tokens: int) -> int:
     ]  # fmt: skip
     print(json.dumps(rows))
     return 0
-
-
-def forked(calls: list[int]):
-    """``spaces.GPU`` played: each call runs in a forked process; arguments and every
-    yielded value cross the boundary pickled (as ``tests/test_zerogpu.py``'s stand-in)."""
-    import multiprocessing
-    import traceback
-
-    def gpu(duration):
-        def wrap(task):
-            def handler(*args, **kwargs):
-                calls.append(duration(*args, **kwargs))
-                ctx = multiprocessing.get_context("fork")
-                results = ctx.SimpleQueue()
-                payload = pickle.dumps((args, kwargs))
-
-                def worker() -> None:
-                    try:
-                        a, k = pickle.loads(payload)
-                        for value in task(*a, **k):
-                            results.put(pickle.dumps(value))
-                        results.put(b"end")
-                    except BaseException:  # noqa: BLE001 - reported to the parent
-                        results.put(b"error:" + traceback.format_exc().encode())
-
-                process = ctx.Process(target=worker, daemon=True)
-                process.start()
-                try:
-                    while (item := results.get()) != b"end":
-                        if item.startswith(b"error:"):
-                            raise RuntimeError(item[6:].decode())
-                        yield pickle.loads(item)
-                finally:
-                    process.join(timeout=60)
-
-            return handler
-
-        return wrap
-
-    return gpu
 
 
 # --- export and output ---------------------------------------------------------------------

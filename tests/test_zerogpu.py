@@ -2,68 +2,20 @@
 
 ``spaces`` 0.51 forks a worker process, pickles the decorated function's arguments to it,
 and pickles back every value the function yields (``spaces/zero/wrappers.py``). The
-stand-in below does exactly that with ``multiprocessing``'s fork context, explicitly
-pickling each value (a value that does not pickle fails the run, as it would there).
+stand-in, ``fsmviz.app.fork_gpu``, does exactly that with ``multiprocessing``'s fork
+context, explicitly pickling each value (a value that does not pickle fails the run, as it
+would there); ``scripts/gpu_check.py`` runs a real GPU run through the same one.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
-import traceback
-from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 
+from fsmviz.app.fork_gpu import fork_gpu
 from fsmviz.app.zerogpu import on_gpu, run_seconds
 from fsmviz.generation.generate import GenerationOptions
-
-END = b"end"
-
-
-def fork_gpu(calls: list[int]) -> Callable[..., Callable[[Callable], Callable]]:
-    """A stand-in for ``spaces.GPU``: each call runs in a forked process; arguments and
-    every yielded value cross the process boundary pickled. ``calls`` records the
-    ``duration`` asked for each call."""
-
-    def gpu(duration: Callable[..., int]) -> Callable[[Callable], Callable]:
-        def wrap(task: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
-            def handler(*args: Any, **kwargs: Any) -> Iterator[Any]:
-                calls.append(duration(*args, **kwargs))
-                ctx = multiprocessing.get_context("fork")
-                results = ctx.SimpleQueue()
-                payload = pickle.dumps((args, kwargs))
-
-                def worker() -> None:
-                    try:
-                        a, k = pickle.loads(payload)
-                        for value in task(*a, **k):
-                            results.put(pickle.dumps(value))
-                        results.put(END)
-                    except BaseException:  # noqa: BLE001 - reported to the parent
-                        results.put(b"error:" + traceback.format_exc().encode())
-
-                process = ctx.Process(target=worker, daemon=True)
-                process.start()
-                try:
-                    while True:
-                        item = results.get()
-                        if item == END:
-                            return
-                        if item.startswith(b"error:"):
-                            raise RuntimeError(item[6:].decode())
-                        yield pickle.loads(item)
-                finally:
-                    process.join(timeout=30)
-                    if process.is_alive():
-                        process.kill()
-
-            return handler
-
-        return wrap
-
-    return gpu
 
 
 def test_gpu_time_grows_with_the_tokens_asked_for():
