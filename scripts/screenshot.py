@@ -39,6 +39,20 @@ ARGS = [  # also the browser tests' launch flags (tests/test_e2e.py)
 TRACKER = "#output [data-testid=status-tracker]"
 
 
+def open_page(playwright, width: int, height: int, timeout_s: float):
+    """Debian's chromium with the tests' flags, and one page ``width`` wide: a phone
+    (under 600 px) is 844 px high at twice the pixels, a desktop ``height`` high. Every
+    wait on the page may take ``timeout_s``. Returns (browser, page)."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    phone = width < 600
+    page = browser.new_page(
+        viewport={"width": width, "height": 844 if phone else height},
+        device_scale_factor=2 if phone else 1,
+    )
+    page.set_default_timeout(timeout_s * 1000)
+    return browser, page
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", default="http://127.0.0.1:7860")
@@ -54,16 +68,10 @@ def main() -> None:
 
     cases = json.loads(CASES.read_text())
     pattern, prompt = cases["regexes"][args.example], cases["prompts"][args.example]
-    timeout_ms = args.timeout * 1000
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser, page = open_page(p, args.width, 900, args.timeout)
         phone = args.width < 600
-        page = browser.new_page(
-            viewport={"width": args.width, "height": 844 if phone else 900},
-            device_scale_factor=2 if phone else 1,
-        )
-        page.set_default_timeout(timeout_ms)
         page.goto(args.url)
         # the page-load event fills the inputs; wait for it before typing
         page.wait_for_function(

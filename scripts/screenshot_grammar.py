@@ -23,7 +23,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.screenshot import ARGS, CHROMIUM  # noqa: E402  (one launch recipe)
+from scripts.screenshot import open_page  # noqa: E402  (one launch recipe)
 
 
 def main() -> None:
@@ -37,13 +37,8 @@ def main() -> None:
     args = parser.parse_args()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser, page = open_page(p, args.width, 1000, args.timeout)
         phone = args.width < 600
-        page = browser.new_page(
-            viewport={"width": args.width, "height": 844 if phone else 1000},
-            device_scale_factor=2 if phone else 1,
-        )
-        page.set_default_timeout(args.timeout * 1000)
         page.goto(args.url)
         page.wait_for_function(
             "() => (document.querySelector('#status')?.textContent || '').includes('Model:')"
