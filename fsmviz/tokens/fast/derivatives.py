@@ -142,6 +142,8 @@ class _Regexes:
         self._parts: dict[int, tuple] = {}  # id -> the parts of a ``_SEQ``
         self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
         self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
+        self._split: dict[tuple, tuple[int, int]] = {}  # a ``_SEQ`` node -> ``_head``
+        self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
 
     @staticmethod
     def of(pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
@@ -269,10 +271,13 @@ class _Regexes:
         return found
 
     def _head(self, node: tuple) -> tuple[int, int]:
-        """A ``_SEQ`` node's first part and the rest, as regexes."""
-        _, parts_id, i, flags = node
-        parts = self._parts[parts_id]
-        return self.convert(parts[i], flags), self.seq(parts, i + 1, flags)
+        """A ``_SEQ`` node's first part and the rest, as regexes (kept)."""
+        found = self._split.get(node)
+        if found is None:
+            _, parts_id, i, flags = node
+            parts = self._parts[parts_id]
+            found = self._split[node] = self.convert(parts[i], flags), self.seq(parts, i + 1, flags)
+        return found
 
     def _charset(self, chars: frozenset[str], negated: bool) -> int:
         """A class's set: its characters (all others when ``negated``), no surrogates."""
@@ -340,11 +345,23 @@ class _Regexes:
         return signature
 
     def derive(self, regex: int, code: int) -> int:
-        """``d(regex, chr(code))``."""
+        """``d(regex, chr(code))``, kept per ``(regex, code)``: the derivatives of one
+        state's bytes meet the same parts again (each option of ``.*(error|warning)``'s
+        states derives ``.*(error|warning)`` anew). A regex none of whose ``heads`` holds
+        ``code`` derives to ``∅`` without reading its parts."""
+        key = (regex, code)
+        found = self._by_code.get(key)
+        if found is None:
+            if regex <= EPS or not any(self.contains(h, code) for h in self.heads(regex)):
+                found = NONE
+            else:
+                found = self._derive(regex, code)
+            self._by_code[key] = found
+        return found
+
+    def _derive(self, regex: int, code: int) -> int:
         node = self.nodes[regex]
         kind = node[0]
-        if regex <= EPS:
-            return NONE
         if kind == _SET:
             return EPS if self.contains(regex, code) else NONE
         if kind in (_CAT, _SEQ):
@@ -359,16 +376,19 @@ class _Regexes:
         rest = self.rep(base, max(least - 1, 0), None if most is None else most - 1)
         return self.cat(self.derive(base, code), rest)
 
-    def derive_by(self, regex: int, heads: tuple[int, ...], code: int) -> int:
-        """``derive``, once per *signature*: which of the regex's ``heads`` hold the code
-        point. Characters that every head treats alike derive alike (all the letters of a
-        JSON string give the same string state)."""
+    def code_signature(self, heads: tuple[int, ...], code: int) -> int:
+        """Which ``heads`` hold ``code`` (bit k for ``heads[k]``). Characters that every
+        head treats alike derive alike (all the letters of a JSON string give the same
+        string state): see ``derived``."""
         signature = 0
         for k, head in enumerate(heads):
             if self.contains(head, code):
                 signature |= 1 << k
-        if not signature:
-            return NONE
+        return signature
+
+    def derived(self, regex: int, signature: int, code: int) -> int:
+        """``derive(regex, code)``, kept per ``(regex, signature)``: ``signature`` must be
+        ``code``'s (``code_signature``)."""
         key = (regex, signature)
         found = self._derived.get(key)
         if found is None:
@@ -429,11 +449,22 @@ def _nullable(node: object) -> bool:
     return node is EMPTY
 
 
+def _crowded(states: np.ndarray) -> list[int]:
+    """The states that ``WIDE`` or more of a level's nodes are in: a subtree test per state
+    costs a dozen numpy calls, more than walking a few nodes along with the rest.
+
+    >>> _crowded(np.array([3] * 16 + [5] * 15 + [2]))
+    [3]
+    """
+    found, counts = np.unique(states, return_counts=True)
+    return found[counts >= WIDE].tolist()
+
+
 def _mask(flags: np.ndarray) -> int:
     return sum(1 << int(i) for i in np.flatnonzero(flags))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _columns(bits: int) -> np.ndarray:
     """The bytes of a 256-bit set, as an array of byte values.
 
@@ -470,7 +501,7 @@ def _interval(prefix: bytes) -> tuple[int, int]:
 
 _Partial = bytes | tuple[int, int, int]
 """What a state inside a character knows of it: ``b""`` between characters; the bytes read
-so far; or, where every completion derives alike (``_NearStart.enter``), how many bytes
+so far; or, where every completion derives alike (``_NearStart._layout``), how many bytes
 are left and the range of the next one (its regex is then the derivative to come)."""
 
 
@@ -486,6 +517,8 @@ def _second_bytes(lead: int) -> tuple[int, int]:
 
 
 _NEXT = {bytes([lead]): _second_bytes(lead) for lead in _LEADS}
+_CHAR, _ENDS, _ENTER, _STAY = range(4)
+"""How a group of ``_NearStart._layout`` leads: see there."""
 
 
 class _NearStart:
@@ -502,8 +535,11 @@ class _NearStart:
         self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
         self.main_target: dict[int, int] = {}  # b for byte b), and that target
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
+        self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
         self._read: dict[int, int] = {}  # state -> ``_reads(state)``
+        self._layouts: dict[tuple[tuple[int, ...], bytes], tuple[tuple, ...]] = {}
+        self._lead_moves: dict[tuple[int, ...], list[tuple]] = {}  # ``_leads``
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -523,7 +559,7 @@ class _NearStart:
         """Make the rows of ``states`` not made yet, and note each row's main group."""
         todo = states[~self.made[states]]
         for s in sorted(set(todo.tolist())) if todo.size else ():
-            row = np.array(self._row(*self.states[s]), dtype=np.int32)
+            row = self._row(*self.states[s])
             self.table[s] = row  # after ``_row``, which may have grown the table
             self.made[s] = True
             if (row >= 0).any():
@@ -531,65 +567,122 @@ class _NearStart:
                 group = np.packbits(row == target, bitorder="little").tobytes()
                 self.main_group[s] = int.from_bytes(group, "little")
 
-    def _row(self, regex: int, partial: _Partial) -> list[int]:
-        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none)."""
+    def _row(self, regex: int, partial: _Partial) -> np.ndarray:
+        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none):
+        one derivative per group of ``_layout`` (a handful), not one per byte."""
         regexes = self.regexes
-        row = [-1] * 256
-        if isinstance(partial, tuple):  # a whole interval alike: ``enter``
+        row = np.full(256, -1, dtype=np.int32)
+        if isinstance(partial, tuple):  # a whole interval alike: ``_ENTER``
             left, first, last = partial
-            after = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
-            row[first : last + 1] = [after] * (last + 1 - first)
+            row[first : last + 1] = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
             return row
-        heads = regexes.heads(regex)
+        for columns, kind, signature, code, extra in self._layout(regexes.heads(regex), partial):
+            if kind == _STAY:
+                target = self.state(regex, extra)
+            else:
+                after = regexes.derived(regex, signature, code)
+                if kind == _ENDS and after == NONE:
+                    continue
+                target = self.state(after, extra)
+            row[columns] = target
+        return row
+
+    def _layout(self, heads: tuple[int, ...], partial: bytes) -> tuple[tuple, ...]:
+        """The bytes that lead alike from any state whose regex has ``heads`` and which
+        has read ``partial`` of a character: ``(columns, kind, signature, code, extra)``
+        groups, in the order their states are first met. A group's bytes all derive by
+        ``signature`` (which heads hold them; ``code`` one of its code points), so one
+        derivative serves them all: ``_CHAR`` to a state between characters (``extra``
+        is ``b""``), ``_ENDS`` likewise unless the derivative is ``∅``, ``_ENTER`` to a
+        state inside a character that every completion derives alike (``extra``: the
+        ``_Partial`` tuple), ``_STAY`` to the same regex with the bytes so far (``extra``
+        the prefix; ``signature`` and ``code`` unused). Kept per ``(heads, partial)``:
+        many states share their heads (every count of ``[^,\\n]{1,20}``)."""
+        key = (heads, partial)
+        found = self._layouts.get(key)
+        if found is not None:
+            return found
+        regexes = self.regexes
+        groups: dict[tuple, list[int]] = {}  # (kind, signature, extra) -> [code, bytes]
+
+        def add(kind: int, signature: int, code: int, extra: object, bits: int) -> None:
+            group = groups.setdefault((kind, signature, extra), [code, 0])
+            group[1] |= bits
+
         if partial:
             length = _length(partial[0])
             for byte in _CONTINUATION:
                 prefix = partial + bytes([byte])
                 if len(prefix) < length:
-                    row[byte] = self.enter(regex, heads, prefix)
+                    kind, signature, code, extra = self._enter(heads, prefix)
+                    if kind >= 0:
+                        add(kind, signature, code, extra, 1 << byte)
                     continue
                 lo, hi = _interval(prefix)
-                if lo <= hi and (after := regexes.derive_by(regex, heads, lo)) != NONE:
-                    row[byte] = self.state(after, b"")
-            return row
-        parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
-        for head in heads:
-            mask, split = regexes.ascii[head], []
+                if lo <= hi and (signature := regexes.code_signature(heads, lo)):
+                    add(_ENDS, signature, lo, b"", 1 << byte)
+        else:
+            parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
+            for head in heads:
+                mask, split = regexes.ascii[head], []
+                for part in parts:
+                    split += [p for p in (part & mask, part & ~mask) if p]
+                    mask &= ~part
+                parts = split + ([mask] if mask else [])
             for part in parts:
-                split += [p for p in (part & mask, part & ~mask) if p]
-                mask &= ~part
-            parts = split + ([mask] if mask else [])
-        for part in parts:
-            codes = list(set_bits(part))
-            target = self.state(regexes.derive(regex, codes[0]), b"")
-            for code in codes:
-                row[code] = target
-        if any(regexes.bounds[h][-1] > 128 for h in heads):
-            for lead in _LEADS:
-                row[lead] = self.enter(regex, heads, bytes([lead]))
-        return row
+                code = (part & -part).bit_length() - 1
+                add(_CHAR, regexes.code_signature(heads, code), code, b"", part)
+            wide = [k for k, head in enumerate(heads) if regexes.bounds[head][-1] > 128]
+            if wide:
+                for kind, signature, code, extra, bits in self._leads(
+                    tuple(heads[k] for k in wide)
+                ):
+                    if kind == _ENTER:  # its heads' bits where ``heads`` has them
+                        signature = sum(1 << wide[j] for j in set_bits(signature))
+                    add(kind, signature, code, extra, bits)
+        found = self._layouts[key] = tuple(
+            (_columns(bits), kind, signature, code, extra)
+            for (kind, signature, extra), (code, bits) in groups.items()
+        )
+        return found
 
-    def enter(self, regex: int, heads: tuple[int, ...], prefix: bytes) -> int:
-        """The state after the unfinished character ``prefix`` from ``regex`` (-1: none).
+    def _leads(self, wide: tuple[int, ...]) -> list[tuple]:
+        """``(kind, signature, code, extra, bytes)`` groups of the lead bytes that
+        ``_enter`` does not refuse (``bytes`` as a 256-bit int), with ``heads`` the sets
+        ``wide`` (those holding a character beyond ASCII: the others can never take a
+        lead byte). Kept per ``wide``: states
+        with different heads often share these (``.`` beside the letters of a keyword)."""
+        found = self._lead_moves.get(wide)
+        if found is None:
+            groups: dict[tuple, list[int]] = {}  # (kind, signature, extra) -> [code, bytes]
+            for lead in _LEADS:
+                kind, signature, code, extra = self._enter(wide, bytes([lead]))
+                if kind >= 0:
+                    groups.setdefault((kind, signature, extra), [code, 0])[1] |= 1 << lead
+            found = self._lead_moves[wide] = [
+                (kind, signature, code, extra, bits)
+                for (kind, signature, extra), (code, bits) in groups.items()
+            ]
+        return found
+
+    def _enter(self, heads: tuple[int, ...], prefix: bytes) -> tuple[int, int, int, object]:
+        """How the unfinished character ``prefix`` leads from a regex with ``heads``, as
+        ``(kind, signature, code, extra)`` of a ``_layout`` group (kind -1: nowhere).
         Where every head holds all or none of the code points ``prefix`` can still
-        become (the usual case: ``.`` or a JSON string's class takes every character
-        from ``\\xe6``), they all derive alike, and the state is that derivative with
-        the bytes left to read and the range of the next (``_Partial``): one state for
-        all of them, not one per prefix in the vocabulary (thousands under ``.*``)."""
+        become (the usual case: ``.`` or a JSON string's class takes every character from
+        ``\\xe6``), they all derive alike, and the state is that derivative with the bytes
+        left to read and the range of the next (``_Partial``): one state for all of them,
+        not one per prefix in the vocabulary (thousands under ``.*``)."""
         regexes = self.regexes
         lo, hi = _interval(prefix)
-        if lo > hi:
-            return -1
-        signature = regexes.signature(heads, lo, hi)
-        if signature == 0:
-            return -1
-        if signature > 0:
-            after = regexes.derive_by(regex, heads, lo)
-            left = _length(prefix[0]) - len(prefix)
-            return self.state(after, (left, *_NEXT.get(prefix, (0x80, 0xBF))))
-        if not any(regexes.meets(h, lo, hi) for h in heads):
-            return -1
-        return self.state(regex, prefix)
+        if lo <= hi:
+            signature = regexes.signature(heads, lo, hi)
+            if signature > 0:
+                left = _length(prefix[0]) - len(prefix)
+                return _ENTER, signature, lo, (left, *_NEXT.get(prefix, (0x80, 0xBF)))
+            if signature < 0 and any(regexes.meets(h, lo, hi) for h in heads):
+                return _STAY, 0, 0, prefix
+        return -1, 0, 0, None
 
     def first_row(self, trie: VocabTrie) -> np.ndarray:
         """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks
@@ -605,14 +698,16 @@ class _NearStart:
             taken = counts == 0  # a leaf: its own tokens
             if len(nodes) >= WIDE:
                 alike = states.min() == states.max()  # often: one state for the level
-                for state in [int(states[0])] if alike else np.unique(states).tolist():
-                    at = slice(None) if alike else np.flatnonzero(states == state)
+                for state in [int(states[0])] if alike else _crowded(states):
+                    at = np.arange(len(nodes)) if alike else np.flatnonzero(states == state)
                     heights = trie.height[nodes[at]]
                     upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
-                    outside = below & ~self.chain(state, upto)[heights]
-                    taken[at] |= ~outside.any(axis=1)
-                    outside = below & ~self.closure(state, upto)[heights]
-                    taken[at] |= ~outside.any(axis=1)
+                    chained = ~(below & ~self.chain(state, upto)[heights]).any(axis=1)
+                    taken[at[chained]] = True
+                    if not chained.all():  # the closure, only for the nodes left
+                        at, heights, below = at[~chained], heights[~chained], below[~chained]
+                        closure = self.closure(state, int(heights.max()))
+                        taken[at] |= ~(below & ~closure[heights]).any(axis=1)
             whole.append(nodes[taken])
             nodes, states, counts = nodes[~taken], states[~taken], counts[~taken]
             own.append(nodes[trie.has_token[nodes]])
@@ -626,7 +721,11 @@ class _NearStart:
             trie.sorted_ids[runs(trie.span_start[taken], trie.span_size[taken])],
             trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
         ])  # fmt: skip
-        return np.sort(tokens).astype(np.int32)
+        if not tokens.size:
+            return tokens.astype(np.int32)
+        allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
+        allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
+        return np.flatnonzero(allowed).astype(np.int32)
 
     def closure(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
@@ -637,7 +736,9 @@ class _NearStart:
         set for ``h`` holds only bytes every state reachable in fewer than ``h`` of them
         reads; it starts from the bytes that end a character (a byte inside one leads
         where the next must continue it) and shrinks as states are met. It stops (empty
-        sets) past ``MAX_CLOSURE`` states."""
+        sets) past ``MAX_CLOSURE`` states, and where its set holds no byte beyond
+        ``chain``'s for the same height (``[^,\\n]{1,20}``: counting, it would visit
+        every count for nothing ``chain`` has not taken)."""
         known = self._closures.get(state)
         if known is not None and len(known) > upto:
             return known
@@ -647,11 +748,14 @@ class _NearStart:
         ends = [b for b in np.flatnonzero(row >= 0).tolist() if not self.states[row[b]][1]]
         bits = sum(1 << b for b in ends)
         sets, seen, layer = [_ALL_BYTES], {state}, [state]
+        chain = self._chain_sets.get(state, ())
         while len(sets) <= upto and bits:
             for s in layer:  # every state met reads each byte of the set
                 bits &= self._reads(s)
             if not bits:
                 break
+            if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
+                break  # no more than ``chain`` takes: the rest would cost, not take
             sets.append(bits)
             reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
             layer = [s for s in reached if s not in seen]
@@ -696,6 +800,7 @@ class _NearStart:
             sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
             at = target
         sets += [0] * (upto + 1 - len(sets))
+        self._chain_sets[state] = sets
         words = b"".join(bits.to_bytes(32, "little") for bits in sets)
         found = self._chains[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
         return found
