@@ -13,7 +13,7 @@ The *derivative* of a regex ``r`` by a character ``c`` is a regex for what may f
 
 The regex left after the text read so far is a DFA state: deriving by each character in
 turn walks the DFA without building it. Equal regexes must be found equal, so each is made
-once (``_Regexes``: ``∅`` absorbs a concatenation, ``ε`` vanishes from one, alternatives
+once (``regex_terms.Terms``: ``∅`` absorbs a concatenation, ``ε`` vanishes from one, alternatives
 are a sorted set), and since no part of a pattern matches nothing (an empty class becomes
 ``∅`` at once), every regex but ``∅`` can still be finished. So a token is allowed exactly
 when deriving by its characters never gives ``∅``.
@@ -37,27 +37,13 @@ lands in that state.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
 from functools import cache, lru_cache
 
 import numpy as np
 
 from fsmviz.arrays import runs
-from fsmviz.automaton.dfa import (
-    DOT,
-    EMPTY,
-    SURROGATES,
-    CharGroup,
-    Concatenation,
-    NonCapturing,
-    Pattern,
-    Repeated,
-    check_size,
-    complement_ranges,
-    point_ranges,
-    set_bits,
-)
-from fsmviz.automaton.syntax import REFlags, RegexError, parse
+from fsmviz.automaton.dfa import set_bits
+from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -65,12 +51,6 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["first_allowed_tokens"]
 
-_IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
-NONE, EPS = 0, 1
-"""The regexes ``∅`` (matches nothing) and ``ε`` (matches the empty text only)."""
-_SET, _CAT, _ALT, _REP, _SEQ = range(5)
-"""The other kinds: a character set, ``ab``, ``a|b``, ``a{m,n}``, and the parts of a
-concatenation in the syntax tree from one on (not yet read)."""
 _CONTINUATION = range(0x80, 0xC0)
 _LEADS = range(0xC2, 0xF5)  # bytes that begin a character of 2, 3 or 4 bytes
 _CODES = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}  # by UTF-8 length
@@ -88,10 +68,6 @@ MAX_CLOSURE = 64
 """States a ``_NearStart.closure`` follows before it gives up (``.*a``: 2)."""
 
 
-class _Unsure(Exception):
-    """The shortcut cannot answer this pattern exactly; the index will."""
-
-
 def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
     """Token ids allowed in the initial state of ``pattern`` (sorted; EOS among them when
     the empty text matches): ``build_index(pattern, vocab).allowed_tokens(0)``, without
@@ -107,18 +83,18 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
         try:
             regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
             tokens = _NearStart(regexes, start).first_row(trie)
-        except _Unsure:
+        except Unsure:
             built = build_index(pattern, vocab)
         else:
             return with_eos(tokens, vocab.eos_token_id) if regexes.nullable[start] else tokens
     return built.allowed_tokens(built.initial_state)
 
 
-class _Regexes:
-    """The regexes of one pattern, each made once and named by an int: a node is
-    ``(kind, a, b, c)`` in ``nodes``. ``∅`` is 0 and ``ε`` is 1. A character set keeps
-    its ranges as a flat list of bounds ``[lo, hi + 1, lo, hi + 1, …]`` (a code point is
-    in it when ``bisect_right`` lands on an odd index) and its ASCII members as a bit mask.
+class _Regexes(TreeTerms):
+    """A pattern's terms (``regex_terms.TreeTerms``) and their derivatives: what a match
+    may begin with (``heads``), what is left after one character (``derive``), and which
+    characters derive alike (``code_signature``, ``signature``), so that a state's 256
+    bytes take a handful of derivatives, not 256.
 
     >>> r = _Regexes()
     >>> a, b = r.charset(((97, 97),)), r.charset(((98, 98),))
@@ -130,167 +106,26 @@ class _Regexes:
     """
 
     def __init__(self) -> None:
-        self.nodes: list[tuple] = [(_SET,), (_SET,)]  # placeholders for ∅ and ε
-        self.nullable: list[bool] = [False, True]
-        self.bounds: dict[int, list[int]] = {}  # set -> its flat bounds
-        self.ascii: dict[int, int] = {}  # set -> bit c set for each ASCII member c
-        self._ids: dict[tuple, int] = {}
+        super().__init__()
         self._heads: dict[int, tuple[int, ...]] = {NONE: (), EPS: ()}
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
-        self._ranges: dict[tuple[frozenset[str], bool], int] = {}
-        self._parts: dict[int, tuple] = {}  # id -> the parts of a ``_SEQ``
-        self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
-        self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
-        self._split: dict[tuple, tuple[int, int]] = {}  # a ``_SEQ`` node -> ``_head``
         self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
 
-    @staticmethod
-    def of(pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
+    @classmethod
+    def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
         """The regexes of ``pattern`` and the whole pattern's. Raises ``RegexError`` as
-        ``compile_regex`` would before building anything, and ``_Unsure`` where only the
+        ``compile_regex`` would before building anything, and ``Unsure`` where only the
         whole index can answer: under ``(?i)``, where a class accepts nothing, and where
         some class is not ``spellable`` with ``single_bytes``, the bytes that are tokens
         on their own."""
-        core, tree = parse(pattern)
-        check_size(tree, core)  # refused here as the DFA's construction refuses it
-        classes: dict[tuple[frozenset[str], bool], None] = {}
-        _survey(tree, classes)
-        regexes = _Regexes()
-        sets = [regexes._charset(*key) for key in classes]
+        regexes = cls()
+        tree, sets = regexes.survey(pattern)
         if NONE in sets:
-            raise _Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
+            raise Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
         if not regexes.spellable(sets, single_bytes):
-            raise _Unsure
+            raise Unsure
         return regexes, regexes.convert(tree, 0)
-
-    # --- made once each -----------------------------------------------------------------
-
-    def _make(self, key: tuple, nullable: bool) -> int:
-        found = self._ids.get(key)
-        if found is None:
-            found = self._ids[key] = len(self.nodes)
-            self.nodes.append(key)
-            self.nullable.append(nullable)
-        return found
-
-    def charset(self, ranges: tuple[tuple[int, int], ...]) -> int:
-        if not ranges:
-            return NONE
-        key = (_SET, ranges)
-        found = self._ids.get(key)
-        if found is None:
-            found = self._make(key, False)
-            self.bounds[found] = [bound for lo, hi in ranges for bound in (lo, hi + 1)]
-            mask = 0
-            for lo, hi in ranges:
-                if lo < 128:
-                    mask |= (1 << (min(hi, 127) + 1)) - (1 << lo)
-            self.ascii[found] = mask
-        return found
-
-    def cat(self, a: int, b: int) -> int:
-        if a == NONE or b == NONE:
-            return NONE
-        if a == EPS:
-            return b
-        if b == EPS:
-            return a
-        node = self.nodes[a]
-        if node[0] == _CAT:  # (xy)b = x(yb): one spelling per concatenation
-            return self.cat(node[1], self.cat(node[2], b))
-        return self._make((_CAT, a, b), self.nullable[a] and self.nullable[b])
-
-    def alt(self, options: Iterable[int]) -> int:
-        flat: set[int] = set()
-        for option in options:
-            node = self.nodes[option]
-            if node[0] == _ALT:
-                flat.update(node[1])
-            elif option != NONE:
-                flat.add(option)
-        if len(flat) <= 1:
-            return flat.pop() if flat else NONE
-        return self._make((_ALT, tuple(sorted(flat))), any(self.nullable[o] for o in flat))
-
-    def rep(self, a: int, least: int, most: int | None) -> int:
-        if most == 0 or a == EPS:
-            return EPS
-        if a == NONE:
-            return EPS if least == 0 else NONE
-        if least == most == 1:
-            return a
-        return self._make((_REP, a, least, most), least == 0 or self.nullable[a])
-
-    # --- from the syntax tree -----------------------------------------------------------
-
-    def convert(self, node: object, flags: int) -> int:
-        """The regex of a syntax-tree node under ``flags`` (as ``dfa._Positions.walk``
-        reads the tree). A concatenation stays unread (``_SEQ``) until a derivative gets
-        to its parts: a schema's regex is one concatenation of ~200 parts, and the first
-        mask reads three of them."""
-        kind = type(node)
-        if kind is CharGroup:
-            return self._charset(frozenset(node.chars), node.negated)
-        if kind is Concatenation:
-            return self.seq(node.parts, 0, flags)
-        if node is EMPTY:
-            return EPS
-        if node is DOT:
-            return self._charset(frozenset() if flags & _DOTALL else frozenset("\n"), True)
-        key = (id(node), flags)  # the tree outlives this object: ids stay its nodes'
-        found = self._converted.get(key)
-        if found is None:
-            if kind is Repeated:
-                found = self.rep(self.convert(node.base, flags), node.min, node.max)
-            elif kind is Pattern:
-                if node.added_flags or node.removed_flags:
-                    flags = (flags | node.added_flags.value) & ~node.removed_flags.value
-                found = self.alt([self.convert(option, flags) for option in node.options])
-            else:
-                raise RegexError(f"unsupported construct {kind.__name__}", None, None)
-            self._converted[key] = found
-        return found
-
-    def seq(self, parts: tuple, i: int, flags: int) -> int:
-        """``parts[i:]`` concatenated, read lazily."""
-        if i >= len(parts) - 1:
-            return self.convert(parts[i], flags) if i < len(parts) else EPS
-        key = (_SEQ, id(parts), i, flags)
-        found = self._ids.get(key)
-        if found is None:
-            tails = self._tails.get(id(parts))
-            if tails is None:  # tails[i]: whether parts[i:] match the empty text
-                tails = [True]
-                for part in reversed(parts):
-                    tails.append(tails[-1] and _nullable(part))
-                tails.reverse()
-                self._tails[id(parts)] = tails
-                self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
-            found = self._make(key, tails[i])
-        return found
-
-    def _head(self, node: tuple) -> tuple[int, int]:
-        """A ``_SEQ`` node's first part and the rest, as regexes (kept)."""
-        found = self._split.get(node)
-        if found is None:
-            _, parts_id, i, flags = node
-            parts = self._parts[parts_id]
-            found = self._split[node] = self.convert(parts[i], flags), self.seq(parts, i + 1, flags)
-        return found
-
-    def _charset(self, chars: frozenset[str], negated: bool) -> int:
-        """A class's set: its characters (all others when ``negated``), no surrogates."""
-        key = (chars, negated)
-        found = self._ranges.get(key)
-        if found is None:
-            lo, hi = SURROGATES
-            points = sorted(p for p in map(ord, chars) if not lo <= p <= hi)
-            ranges = complement_ranges(points) if negated else point_ranges(points)
-            found = self._ranges[key] = self.charset(ranges)
-        return found
-
-    # --- derivatives --------------------------------------------------------------------
 
     def heads(self, regex: int) -> tuple[int, ...]:
         """The sets a match of ``regex`` may begin with."""
@@ -298,28 +133,19 @@ class _Regexes:
         if found is None:
             node = self.nodes[regex]
             kind = node[0]
-            if kind == _SET:
+            if kind == SET:
                 found = (regex,)
-            elif kind in (_CAT, _SEQ):
-                first, rest = node[1:3] if kind == _CAT else self._head(node)
+            elif kind in (CAT, SEQ):
+                first, rest = node[1:3] if kind == CAT else self.head(node)
                 found = self.heads(first)
                 if self.nullable[first]:
                     found = tuple(dict.fromkeys(found + self.heads(rest)))
-            elif kind == _ALT:
+            elif kind == ALT:
                 found = tuple(dict.fromkeys(h for option in node[1] for h in self.heads(option)))
-            else:  # _REP
+            else:  # REP
                 found = self.heads(node[1])
             self._heads[regex] = found
         return found
-
-    def contains(self, charset: int, code: int) -> bool:
-        return bisect_right(self.bounds[charset], code) % 2 == 1
-
-    def meets(self, charset: int, lo: int, hi: int) -> bool:
-        """Whether the set holds a code point in ``lo..hi``."""
-        bounds = self.bounds[charset]
-        i = bisect_right(bounds, lo)
-        return i % 2 == 1 or (i < len(bounds) and bounds[i] <= hi)
 
     def signature(self, heads: tuple[int, ...], lo: int, hi: int) -> int:
         """Which ``heads`` hold all of ``lo..hi`` (bit k for ``heads[k]``), when each holds
@@ -362,15 +188,15 @@ class _Regexes:
     def _derive(self, regex: int, code: int) -> int:
         node = self.nodes[regex]
         kind = node[0]
-        if kind == _SET:
+        if kind == SET:
             return EPS if self.contains(regex, code) else NONE
-        if kind in (_CAT, _SEQ):
-            first, rest = node[1:3] if kind == _CAT else self._head(node)
+        if kind in (CAT, SEQ):
+            first, rest = node[1:3] if kind == CAT else self.head(node)
             derived = self.cat(self.derive(first, code), rest)
             if self.nullable[first]:
                 derived = self.alt([derived, self.derive(rest, code)])
             return derived
-        if kind == _ALT:
+        if kind == ALT:
             return self.alt([self.derive(option, code) for option in node[1]])
         base, least, most = node[1], node[2], node[3]
         rest = self.rep(base, max(least - 1, 0), None if most is None else most - 1)
@@ -409,44 +235,6 @@ class _Regexes:
         return all(
             self.ascii[s] & usable or any(self.meets(s, lo, hi) for lo, hi in leads) for s in sets
         )
-
-
-def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> None:
-    """Note each distinct class of ``node`` in ``classes`` (the dot's as without ``(?s)``:
-    what it holds beyond "\\n" is what the checks read). Raises ``_Unsure`` under ``(?i)``
-    (case folding is the DFA's: ``dfa._Positions._case_folded``) and ``RegexError`` for a
-    construct the DFA refuses."""
-    kind = type(node)
-    if kind is CharGroup:
-        classes[frozenset(node.chars), node.negated] = None
-    elif kind is Concatenation:
-        for part in node.parts:
-            if type(part) is NonCapturing:
-                raise RegexError("lookarounds are not supported", None, "remove them")
-            _survey(part, classes)
-    elif kind is Pattern:
-        if node.added_flags.value & _IGNORECASE:
-            raise _Unsure
-        for option in node.options:
-            _survey(option, classes)
-    elif kind is Repeated:
-        _survey(node.base, classes)
-    elif node is DOT:
-        classes[frozenset("\n"), True] = None
-    elif node is not EMPTY:
-        raise RegexError(f"unsupported construct {kind.__name__}", None, None)
-
-
-def _nullable(node: object) -> bool:
-    """Whether a syntax-tree node matches the empty text."""
-    kind = type(node)
-    if kind is Concatenation:
-        return all(_nullable(part) for part in node.parts)
-    if kind is Pattern:
-        return any(_nullable(option) for option in node.options)
-    if kind is Repeated:
-        return node.min == 0 or _nullable(node.base)
-    return node is EMPTY
 
 
 def _crowded(states: np.ndarray) -> list[int]:
@@ -547,7 +335,7 @@ class _NearStart:
         found = self._ids.get(key)
         if found is None:
             if len(self.states) == MAX_DERIVED:
-                raise _Unsure
+                raise Unsure
             found = self._ids[key] = len(self.states)
             self.states.append(key)
             if found == len(self.table):
