@@ -30,7 +30,8 @@ done outside the timings, like the peers' tokenizer set-up.)
 fsmviz's *whole* index is every reachable state's successor set (what the closure, the
 safe end and the doctor need); a state's token list (its row) is made when first asked for.
 
-Patterns: the seed regexes, a dozen everyday ones, and the regex of a realistic 22-field JSON
+Patterns: the seed regexes, a dozen everyday ones, four whose states read almost every byte
+(``DOT_LED``: ``.*``-led ones and a CSV row), and the regex of a realistic 22-field JSON
 schema (``bench/schema22.json``, made by outlines-core's ``build_regex_from_schema``).
 """
 
@@ -55,6 +56,8 @@ from outlines_core.json_schema import build_regex_from_schema
 import fsmviz.automaton.dfa
 import fsmviz.tokens.index
 from bench.cold import Fresh
+from bench.mask_patterns import PATTERNS
+from bench.order_sample import ORDER
 from bench.table import check, geomean, print_table
 from fsmviz import Vocabulary, build_index, first_allowed_tokens
 from fsmviz.tokens.fast.dawg import dawg_of
@@ -97,30 +100,10 @@ EVERYDAY = {  # name: (pattern, a text it matches)
     "name_age": (r'\{"name": "[A-Za-z ]{1,30}", "age": \d{1,3}\}', '{"name": "Ada", "age": 36}'),
 }
 
-SCHEMA_SAMPLE = {
-    "order_id": "A-1042",
-    "customer": "Ada Lovelace",
-    "email": "ada@example.org",
-    "phone": "+44 20 7946",
-    "status": "shipped",
-    "currency": "GBP",
-    "total": 129.5,
-    "tax": 21.58,
-    "discount": 0,
-    "items_count": 3,
-    "gift": False,
-    "express": True,
-    "paid": True,
-    "coupon": "SPRING",
-    "notes": "leave at door",
-    "created": "2024-05-17",
-    "rating": 5,
-    "channel": "web",
-    "address": {"street": "12 Analytical Row", "city": "London", "zip": "N1 9GU", "country": "GB"},
-    "tags": ["gift", "fragile"],
-    "weight_kg": 2.25,
-    "loyalty_points": 120,
-}
+
+DOT_LED = ("dot_a", "dot_keyword", "dot_digits", "csv_row")
+"""Patterns of ``bench/mask_patterns.py`` whose every state reads almost every byte
+(``.*``-led, a field of ``[^,\\n]``): the whole index's hardest case beside xgrammar."""
 
 
 def medians_ms(fns: dict[str, Callable[[str], object]], fresh: Fresh, repeat: int = 5) -> dict:
@@ -142,8 +125,9 @@ def benchmark_patterns() -> dict[str, tuple[str, str]]:
     seeds = json.loads(SEEDS.read_text())["regexes"]
     cases = {name: (pattern, SEED_SAMPLES[name]) for name, pattern in seeds.items()}
     cases.update(EVERYDAY)
+    cases.update({name: PATTERNS[name] for name in DOT_LED})
     schema_regex = build_regex_from_schema(SCHEMA.read_text())
-    cases["schema_22_fields"] = (schema_regex, json.dumps(SCHEMA_SAMPLE, separators=(",", ":")))
+    cases["schema_22_fields"] = (schema_regex, json.dumps(ORDER, separators=(",", ":")))
     for name, (pattern, text) in cases.items():
         if not regex.fullmatch(pattern, text):
             raise ValueError(f"bench sample for {name!r} does not match its pattern")

@@ -15,6 +15,8 @@ import json
 
 import regex
 
+from bench.order_sample import ORDER
+
 PATTERNS: dict[str, tuple[str, str]] = {  # name: (pattern, a text it matches)
     "kv_list": (
         r'[a-z_]+="[^"]*"(, [a-z_]+="[^"]*")*',
@@ -172,8 +174,9 @@ SCHEMAS: dict[str, tuple[dict, object]] = {  # name: (schema, an instance)
                         "street": {"type": "string"},
                         "city": {"type": "string"},
                         "zip": {"type": "string"},
+                        "country": {"enum": ["FR", "DE", "GB", "US", "JP"]},
                     },
-                    "required": ["street", "city", "zip"],
+                    "required": ["street", "city", "zip", "country"],
                 },
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "weight_kg": {"type": "number"},
@@ -204,30 +207,7 @@ SCHEMAS: dict[str, tuple[dict, object]] = {  # name: (schema, an instance)
                 "loyalty_points",
             ],  # fmt: skip
         },
-        {
-            "order_id": "A-1042",
-            "customer": "Ada Lovelace",
-            "email": "ada@example.org",
-            "phone": "+44 20 7946",
-            "status": "shipped",
-            "currency": "GBP",
-            "total": 129.5,
-            "tax": 21.58,
-            "discount": 0,
-            "items_count": 3,
-            "gift": False,
-            "express": True,
-            "paid": True,
-            "coupon": "SPRING",
-            "notes": "leave at door",
-            "created": "2024-05-17",
-            "rating": 5,
-            "channel": "web",
-            "address": {"street": "12 Analytical Row", "city": "London", "zip": "N1 9GU"},
-            "tags": ["gift", "fragile"],
-            "weight_kg": 2.25,
-            "loyalty_points": 120,
-        },  # fmt: skip
+        ORDER,
     ),
     "schema_optional_all": (
         {

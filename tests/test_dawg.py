@@ -100,3 +100,31 @@ def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
         answers.append(sorted(zip(origin.tolist(), target.tolist(), strict=True)))
     assert answers[0] == answers[1] == answers[2]
     assert len(answers[0]) > len(starts)  # the pattern's states do lead on
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [".*a", ".*(error|warning): [A-Za-z ]+", ".*[0-9]{3}", "(?s).*ab", "[^\\n]*é", "[a-z]{0,3}"],
+)
+def test_a_start_that_reached_every_state_it_can_stops_walking(bundled_vocab, pattern, monkeypatch):
+    """A start whose tokens have reached every state bytes can lead it to is walked no
+    further (``dawg._byte_reach``): the answer is the full walk's, in fewer rounds where
+    every start gets there (``.*a``: three bytes, not the vocabulary's longest token)."""
+    import fsmviz.tokens.fast.dawg as dawg_module
+
+    dawg = dawg_of(bundled_vocab)
+    table = to_bytes(compile_regex(pattern)).table
+    starts = list(range(min(len(table), 64)))
+    answers, rounds = [], []
+    for cells in (0, dawg_module.MAX_BOUND_CELLS):
+        monkeypatch.setattr(dawg_module, "MAX_BOUND_CELLS", cells)
+        rounds.append(0)
+
+        def count() -> None:
+            rounds[-1] += 1
+
+        origin, target = dawg_successor_pairs(dawg, table, starts, check=count)
+        answers.append(sorted(zip(origin.tolist(), target.tolist(), strict=True)))
+    assert answers[0] == answers[1], pattern
+    if pattern == ".*a":
+        assert rounds[1] < rounds[0] / 2, rounds

@@ -59,6 +59,15 @@ DOT_LED = [  # every string of some bytes stays alive, whichever state it reache
     "[a-z ]*(ab|ba)[a-z]{0,3}",
     '[a-z_]+="[^"]*"(, [a-z_]+="[^"]*")*',
     "([^,\\n]{1,20},){3}[^,\\n]{1,20}",
+    # groups of bytes alike shared between states (``_NearStart._layout``), a closure
+    # stopped where it adds nothing to the chain, keywords after a loop over every byte
+    ".*(error|warning|fatal)[0-9]{2}",
+    "([^;\\n]{1,9};){2}[^;\\n]{0,5}",
+    ".*(é|日本)(ab|cd)",
+    "[^\\u00e9]*é.",
+    "(.|é){2,5}x",
+    "[^ ]{1,8} .*x[a-z]{0,3}",
+    "([^,]{0,3},|.){1,4}",
 ]
 EDGES = ["", "a*", "(a|)b", "a{0}b", "(ab|a)*c", "(a*)*b", "((ab){2,3}c)*d", "a?b?c?d?"]
 HANDED_OVER = [  # only the whole index answers these exactly

@@ -11,7 +11,8 @@ naive oracle.
 * ``dawg`` the vocabulary as a minimal automaton, for successor sets of wide states
   (``tests/test_dawg.py``);
 * ``derivatives`` the first allowed set without building the whole DFA, by regex
-  derivatives (``tests/test_derivatives.py``: equal to ``build_index(...).allowed_tokens(0)``).
+  derivatives (``tests/test_derivatives.py``: equal to ``build_index(...).allowed_tokens(0)``),
+  over ``regex_terms``: a pattern's regexes, each made once, read lazily from its syntax tree.
 
 May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules.
 """

@@ -202,7 +202,9 @@ def dawg_successor_pairs(
     # The bytes that do not loop, by state, as sets like ``below``'s.
     leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
     peak = 0  # the frontier grows, then shrinks as tokens end: the tail is past the peak
-    ends, end_masks = [], []  # pairs on a node where a token ends, and their fresh bits
+    # The starts with a token into each state: the bits that reached it on a final node.
+    reached = np.zeros(num_states, dtype=mask_type)
+    bound = _byte_reach(table, starts) if len(starts) * num_states <= MAX_BOUND_CELLS else None
     while len(nodes) >= peak or dawg.tokens_below[nodes].sum() > TAIL:
         peak = max(peak, len(nodes))
         if check is not None:
@@ -234,19 +236,61 @@ def dawg_successor_pairs(
         maybe = np.flatnonzero(loops[states])
         done = maybe[~(dawg.below[nodes[maybe]] & leaving[states[maybe]]).any(axis=1)]
         final[done] = True
-        ends.append(states[final])
-        end_masks.append(masks[final])
-        if len(done):
-            walked_on = np.ones(len(nodes), dtype=bool)
-            walked_on[done] = False
+        np.bitwise_or.at(reached, states[final], masks[final])
+        walked_on = np.ones(len(nodes), dtype=bool)
+        walked_on[done] = False
+        if bound is not None:  # starts that reached every state they could: done
+            complete = _complete(reached, bound, mask_type)
+            if complete:
+                masks &= ~mask_type(complete)
+                walked_on &= masks != 0
+        if not walked_on.all():
             nodes, states, masks = nodes[walked_on], states[walked_on], masks[walked_on]
-    # The starts with a token into each state: the bits that reached it on a final node.
-    reached = np.zeros(num_states, dtype=mask_type)
-    np.bitwise_or.at(reached, np.concatenate(ends), np.concatenate(end_masks))
     _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
     dawg.scratch.give(carried, slot, np.concatenate(touched))
     bits = (reached[None, :] >> np.arange(len(starts), dtype=mask_type)[:, None]) & mask_type(1)
     return np.nonzero(bits)
+
+
+MAX_BOUND_CELLS = 4096
+"""Starts × states up to which a walk tests, each round, whether a start has reached every
+state bytes can lead it to (``_byte_reach``): then no token can add one, and its bit is
+walked no further. ``.*a``'s start reaches all of its few states within three bytes, and
+the rest of its walk (most of the vocabulary) was for nothing. Past this size the test
+costs more than it saves."""
+
+
+def _byte_reach(table: np.ndarray, starts: list[int]) -> np.ndarray:
+    """``bound[i, t]``: some nonempty byte string leads from ``starts[i]`` to ``t`` (every
+    token's target is one of them).
+
+    >>> table = np.array([[1, -1], [1, 2], [-1, -1]])  # 0 -a-> 1 -a-> 1 -b-> 2
+    >>> _byte_reach(table, [0, 2]).astype(int).tolist()
+    [[0, 1, 1], [0, 0, 0]]
+    """
+    num_states = len(table)
+    step = np.zeros((num_states, num_states), dtype=bool)
+    rows, cols = np.nonzero(table >= 0)
+    step[rows, table[rows, cols]] = True
+    bound = step[np.asarray(starts)]
+    while True:  # one more byte each round, until nothing new
+        grown = bound | (bound.astype(np.uint8) @ step.astype(np.uint8) > 0)
+        if (grown == bound).all():
+            return bound
+        bound = grown
+
+
+def _complete(reached: np.ndarray, bound: np.ndarray, mask_type: type) -> int:
+    """The bits of the starts whose tokens have reached every state of their ``bound`` row.
+
+    >>> bound = np.array([[True, True], [True, False]])
+    >>> _complete(np.array([1, 3], dtype=np.uint8), bound, np.uint8)  # start 0 has both
+    1
+    """
+    shifts = np.arange(len(bound), dtype=mask_type)[:, None]
+    have = ((reached[None, :] >> shifts) & mask_type(1)).astype(bool)
+    done = ~(bound & ~have).any(axis=1)
+    return sum(1 << int(i) for i in np.flatnonzero(done))
 
 
 def _mask_type(starts: int) -> type[np.unsignedinteger]:

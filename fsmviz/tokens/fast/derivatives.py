@@ -13,7 +13,7 @@ The *derivative* of a regex ``r`` by a character ``c`` is a regex for what may f
 
 The regex left after the text read so far is a DFA state: deriving by each character in
 turn walks the DFA without building it. Equal regexes must be found equal, so each is made
-once (``_Regexes``: ``∅`` absorbs a concatenation, ``ε`` vanishes from one, alternatives
+once (``regex_terms.Terms``: ``∅`` absorbs a concatenation, ``ε`` vanishes from one, alternatives
 are a sorted set), and since no part of a pattern matches nothing (an empty class becomes
 ``∅`` at once), every regex but ``∅`` can still be finished. So a token is allowed exactly
 when deriving by its characters never gives ``∅``.
@@ -37,27 +37,13 @@ lands in that state.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
 from functools import cache, lru_cache
 
 import numpy as np
 
 from fsmviz.arrays import runs
-from fsmviz.automaton.dfa import (
-    DOT,
-    EMPTY,
-    SURROGATES,
-    CharGroup,
-    Concatenation,
-    NonCapturing,
-    Pattern,
-    Repeated,
-    check_size,
-    complement_ranges,
-    point_ranges,
-    set_bits,
-)
-from fsmviz.automaton.syntax import REFlags, RegexError, parse
+from fsmviz.automaton.dfa import set_bits
+from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -65,12 +51,6 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["first_allowed_tokens"]
 
-_IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
-NONE, EPS = 0, 1
-"""The regexes ``∅`` (matches nothing) and ``ε`` (matches the empty text only)."""
-_SET, _CAT, _ALT, _REP, _SEQ = range(5)
-"""The other kinds: a character set, ``ab``, ``a|b``, ``a{m,n}``, and the parts of a
-concatenation in the syntax tree from one on (not yet read)."""
 _CONTINUATION = range(0x80, 0xC0)
 _LEADS = range(0xC2, 0xF5)  # bytes that begin a character of 2, 3 or 4 bytes
 _CODES = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}  # by UTF-8 length
@@ -88,10 +68,6 @@ MAX_CLOSURE = 64
 """States a ``_NearStart.closure`` follows before it gives up (``.*a``: 2)."""
 
 
-class _Unsure(Exception):
-    """The shortcut cannot answer this pattern exactly; the index will."""
-
-
 def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
     """Token ids allowed in the initial state of ``pattern`` (sorted; EOS among them when
     the empty text matches): ``build_index(pattern, vocab).allowed_tokens(0)``, without
@@ -107,18 +83,18 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
         try:
             regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
             tokens = _NearStart(regexes, start).first_row(trie)
-        except _Unsure:
+        except Unsure:
             built = build_index(pattern, vocab)
         else:
             return with_eos(tokens, vocab.eos_token_id) if regexes.nullable[start] else tokens
     return built.allowed_tokens(built.initial_state)
 
 
-class _Regexes:
-    """The regexes of one pattern, each made once and named by an int: a node is
-    ``(kind, a, b, c)`` in ``nodes``. ``∅`` is 0 and ``ε`` is 1. A character set keeps
-    its ranges as a flat list of bounds ``[lo, hi + 1, lo, hi + 1, …]`` (a code point is
-    in it when ``bisect_right`` lands on an odd index) and its ASCII members as a bit mask.
+class _Regexes(TreeTerms):
+    """A pattern's terms (``regex_terms.TreeTerms``) and their derivatives: what a match
+    may begin with (``heads``), what is left after one character (``derive``), and which
+    characters derive alike (``code_signature``, ``signature``), so that a state's 256
+    bytes take a handful of derivatives, not 256.
 
     >>> r = _Regexes()
     >>> a, b = r.charset(((97, 97),)), r.charset(((98, 98),))
@@ -130,162 +106,26 @@ class _Regexes:
     """
 
     def __init__(self) -> None:
-        self.nodes: list[tuple] = [(_SET,), (_SET,)]  # placeholders for ∅ and ε
-        self.nullable: list[bool] = [False, True]
-        self.bounds: dict[int, list[int]] = {}  # set -> its flat bounds
-        self.ascii: dict[int, int] = {}  # set -> bit c set for each ASCII member c
-        self._ids: dict[tuple, int] = {}
+        super().__init__()
         self._heads: dict[int, tuple[int, ...]] = {NONE: (), EPS: ()}
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
-        self._ranges: dict[tuple[frozenset[str], bool], int] = {}
-        self._parts: dict[int, tuple] = {}  # id -> the parts of a ``_SEQ``
-        self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
-        self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
+        self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
 
-    @staticmethod
-    def of(pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
+    @classmethod
+    def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
         """The regexes of ``pattern`` and the whole pattern's. Raises ``RegexError`` as
-        ``compile_regex`` would before building anything, and ``_Unsure`` where only the
+        ``compile_regex`` would before building anything, and ``Unsure`` where only the
         whole index can answer: under ``(?i)``, where a class accepts nothing, and where
         some class is not ``spellable`` with ``single_bytes``, the bytes that are tokens
         on their own."""
-        core, tree = parse(pattern)
-        check_size(tree, core)  # refused here as the DFA's construction refuses it
-        classes: dict[tuple[frozenset[str], bool], None] = {}
-        _survey(tree, classes)
-        regexes = _Regexes()
-        sets = [regexes._charset(*key) for key in classes]
+        regexes = cls()
+        tree, sets = regexes.survey(pattern)
         if NONE in sets:
-            raise _Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
+            raise Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
         if not regexes.spellable(sets, single_bytes):
-            raise _Unsure
+            raise Unsure
         return regexes, regexes.convert(tree, 0)
-
-    # --- made once each -----------------------------------------------------------------
-
-    def _make(self, key: tuple, nullable: bool) -> int:
-        found = self._ids.get(key)
-        if found is None:
-            found = self._ids[key] = len(self.nodes)
-            self.nodes.append(key)
-            self.nullable.append(nullable)
-        return found
-
-    def charset(self, ranges: tuple[tuple[int, int], ...]) -> int:
-        if not ranges:
-            return NONE
-        key = (_SET, ranges)
-        found = self._ids.get(key)
-        if found is None:
-            found = self._make(key, False)
-            self.bounds[found] = [bound for lo, hi in ranges for bound in (lo, hi + 1)]
-            mask = 0
-            for lo, hi in ranges:
-                if lo < 128:
-                    mask |= (1 << (min(hi, 127) + 1)) - (1 << lo)
-            self.ascii[found] = mask
-        return found
-
-    def cat(self, a: int, b: int) -> int:
-        if a == NONE or b == NONE:
-            return NONE
-        if a == EPS:
-            return b
-        if b == EPS:
-            return a
-        node = self.nodes[a]
-        if node[0] == _CAT:  # (xy)b = x(yb): one spelling per concatenation
-            return self.cat(node[1], self.cat(node[2], b))
-        return self._make((_CAT, a, b), self.nullable[a] and self.nullable[b])
-
-    def alt(self, options: Iterable[int]) -> int:
-        flat: set[int] = set()
-        for option in options:
-            node = self.nodes[option]
-            if node[0] == _ALT:
-                flat.update(node[1])
-            elif option != NONE:
-                flat.add(option)
-        if len(flat) <= 1:
-            return flat.pop() if flat else NONE
-        return self._make((_ALT, tuple(sorted(flat))), any(self.nullable[o] for o in flat))
-
-    def rep(self, a: int, least: int, most: int | None) -> int:
-        if most == 0 or a == EPS:
-            return EPS
-        if a == NONE:
-            return EPS if least == 0 else NONE
-        if least == most == 1:
-            return a
-        return self._make((_REP, a, least, most), least == 0 or self.nullable[a])
-
-    # --- from the syntax tree -----------------------------------------------------------
-
-    def convert(self, node: object, flags: int) -> int:
-        """The regex of a syntax-tree node under ``flags`` (as ``dfa._Positions.walk``
-        reads the tree). A concatenation stays unread (``_SEQ``) until a derivative gets
-        to its parts: a schema's regex is one concatenation of ~200 parts, and the first
-        mask reads three of them."""
-        kind = type(node)
-        if kind is CharGroup:
-            return self._charset(frozenset(node.chars), node.negated)
-        if kind is Concatenation:
-            return self.seq(node.parts, 0, flags)
-        if node is EMPTY:
-            return EPS
-        if node is DOT:
-            return self._charset(frozenset() if flags & _DOTALL else frozenset("\n"), True)
-        key = (id(node), flags)  # the tree outlives this object: ids stay its nodes'
-        found = self._converted.get(key)
-        if found is None:
-            if kind is Repeated:
-                found = self.rep(self.convert(node.base, flags), node.min, node.max)
-            elif kind is Pattern:
-                if node.added_flags or node.removed_flags:
-                    flags = (flags | node.added_flags.value) & ~node.removed_flags.value
-                found = self.alt([self.convert(option, flags) for option in node.options])
-            else:
-                raise RegexError(f"unsupported construct {kind.__name__}", None, None)
-            self._converted[key] = found
-        return found
-
-    def seq(self, parts: tuple, i: int, flags: int) -> int:
-        """``parts[i:]`` concatenated, read lazily."""
-        if i >= len(parts) - 1:
-            return self.convert(parts[i], flags) if i < len(parts) else EPS
-        key = (_SEQ, id(parts), i, flags)
-        found = self._ids.get(key)
-        if found is None:
-            tails = self._tails.get(id(parts))
-            if tails is None:  # tails[i]: whether parts[i:] match the empty text
-                tails = [True]
-                for part in reversed(parts):
-                    tails.append(tails[-1] and _nullable(part))
-                tails.reverse()
-                self._tails[id(parts)] = tails
-                self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
-            found = self._make(key, tails[i])
-        return found
-
-    def _head(self, node: tuple) -> tuple[int, int]:
-        """A ``_SEQ`` node's first part and the rest, as regexes."""
-        _, parts_id, i, flags = node
-        parts = self._parts[parts_id]
-        return self.convert(parts[i], flags), self.seq(parts, i + 1, flags)
-
-    def _charset(self, chars: frozenset[str], negated: bool) -> int:
-        """A class's set: its characters (all others when ``negated``), no surrogates."""
-        key = (chars, negated)
-        found = self._ranges.get(key)
-        if found is None:
-            lo, hi = SURROGATES
-            points = sorted(p for p in map(ord, chars) if not lo <= p <= hi)
-            ranges = complement_ranges(points) if negated else point_ranges(points)
-            found = self._ranges[key] = self.charset(ranges)
-        return found
-
-    # --- derivatives --------------------------------------------------------------------
 
     def heads(self, regex: int) -> tuple[int, ...]:
         """The sets a match of ``regex`` may begin with."""
@@ -293,28 +133,19 @@ class _Regexes:
         if found is None:
             node = self.nodes[regex]
             kind = node[0]
-            if kind == _SET:
+            if kind == SET:
                 found = (regex,)
-            elif kind in (_CAT, _SEQ):
-                first, rest = node[1:3] if kind == _CAT else self._head(node)
+            elif kind in (CAT, SEQ):
+                first, rest = node[1:3] if kind == CAT else self.head(node)
                 found = self.heads(first)
                 if self.nullable[first]:
                     found = tuple(dict.fromkeys(found + self.heads(rest)))
-            elif kind == _ALT:
+            elif kind == ALT:
                 found = tuple(dict.fromkeys(h for option in node[1] for h in self.heads(option)))
-            else:  # _REP
+            else:  # REP
                 found = self.heads(node[1])
             self._heads[regex] = found
         return found
-
-    def contains(self, charset: int, code: int) -> bool:
-        return bisect_right(self.bounds[charset], code) % 2 == 1
-
-    def meets(self, charset: int, lo: int, hi: int) -> bool:
-        """Whether the set holds a code point in ``lo..hi``."""
-        bounds = self.bounds[charset]
-        i = bisect_right(bounds, lo)
-        return i % 2 == 1 or (i < len(bounds) and bounds[i] <= hi)
 
     def signature(self, heads: tuple[int, ...], lo: int, hi: int) -> int:
         """Which ``heads`` hold all of ``lo..hi`` (bit k for ``heads[k]``), when each holds
@@ -340,35 +171,50 @@ class _Regexes:
         return signature
 
     def derive(self, regex: int, code: int) -> int:
-        """``d(regex, chr(code))``."""
+        """``d(regex, chr(code))``, kept per ``(regex, code)``: the derivatives of one
+        state's bytes meet the same parts again (each option of ``.*(error|warning)``'s
+        states derives ``.*(error|warning)`` anew). A regex none of whose ``heads`` holds
+        ``code`` derives to ``∅`` without reading its parts."""
+        key = (regex, code)
+        found = self._by_code.get(key)
+        if found is None:
+            if regex <= EPS or not any(self.contains(h, code) for h in self.heads(regex)):
+                found = NONE
+            else:
+                found = self._derive(regex, code)
+            self._by_code[key] = found
+        return found
+
+    def _derive(self, regex: int, code: int) -> int:
         node = self.nodes[regex]
         kind = node[0]
-        if regex <= EPS:
-            return NONE
-        if kind == _SET:
+        if kind == SET:
             return EPS if self.contains(regex, code) else NONE
-        if kind in (_CAT, _SEQ):
-            first, rest = node[1:3] if kind == _CAT else self._head(node)
+        if kind in (CAT, SEQ):
+            first, rest = node[1:3] if kind == CAT else self.head(node)
             derived = self.cat(self.derive(first, code), rest)
             if self.nullable[first]:
                 derived = self.alt([derived, self.derive(rest, code)])
             return derived
-        if kind == _ALT:
+        if kind == ALT:
             return self.alt([self.derive(option, code) for option in node[1]])
         base, least, most = node[1], node[2], node[3]
         rest = self.rep(base, max(least - 1, 0), None if most is None else most - 1)
         return self.cat(self.derive(base, code), rest)
 
-    def derive_by(self, regex: int, heads: tuple[int, ...], code: int) -> int:
-        """``derive``, once per *signature*: which of the regex's ``heads`` hold the code
-        point. Characters that every head treats alike derive alike (all the letters of a
-        JSON string give the same string state)."""
+    def code_signature(self, heads: tuple[int, ...], code: int) -> int:
+        """Which ``heads`` hold ``code`` (bit k for ``heads[k]``). Characters that every
+        head treats alike derive alike (all the letters of a JSON string give the same
+        string state): see ``derived``."""
         signature = 0
         for k, head in enumerate(heads):
             if self.contains(head, code):
                 signature |= 1 << k
-        if not signature:
-            return NONE
+        return signature
+
+    def derived(self, regex: int, signature: int, code: int) -> int:
+        """``derive(regex, code)``, kept per ``(regex, signature)``: ``signature`` must be
+        ``code``'s (``code_signature``)."""
         key = (regex, signature)
         found = self._derived.get(key)
         if found is None:
@@ -391,49 +237,22 @@ class _Regexes:
         )
 
 
-def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> None:
-    """Note each distinct class of ``node`` in ``classes`` (the dot's as without ``(?s)``:
-    what it holds beyond "\\n" is what the checks read). Raises ``_Unsure`` under ``(?i)``
-    (case folding is the DFA's: ``dfa._Positions._case_folded``) and ``RegexError`` for a
-    construct the DFA refuses."""
-    kind = type(node)
-    if kind is CharGroup:
-        classes[frozenset(node.chars), node.negated] = None
-    elif kind is Concatenation:
-        for part in node.parts:
-            if type(part) is NonCapturing:
-                raise RegexError("lookarounds are not supported", None, "remove them")
-            _survey(part, classes)
-    elif kind is Pattern:
-        if node.added_flags.value & _IGNORECASE:
-            raise _Unsure
-        for option in node.options:
-            _survey(option, classes)
-    elif kind is Repeated:
-        _survey(node.base, classes)
-    elif node is DOT:
-        classes[frozenset("\n"), True] = None
-    elif node is not EMPTY:
-        raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+def _crowded(states: np.ndarray) -> list[int]:
+    """The states that ``WIDE`` or more of a level's nodes are in: a subtree test per state
+    costs a dozen numpy calls, more than walking a few nodes along with the rest.
 
-
-def _nullable(node: object) -> bool:
-    """Whether a syntax-tree node matches the empty text."""
-    kind = type(node)
-    if kind is Concatenation:
-        return all(_nullable(part) for part in node.parts)
-    if kind is Pattern:
-        return any(_nullable(option) for option in node.options)
-    if kind is Repeated:
-        return node.min == 0 or _nullable(node.base)
-    return node is EMPTY
+    >>> _crowded(np.array([3] * 16 + [5] * 15 + [2]))
+    [3]
+    """
+    found, counts = np.unique(states, return_counts=True)
+    return found[counts >= WIDE].tolist()
 
 
 def _mask(flags: np.ndarray) -> int:
     return sum(1 << int(i) for i in np.flatnonzero(flags))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _columns(bits: int) -> np.ndarray:
     """The bytes of a 256-bit set, as an array of byte values.
 
@@ -470,7 +289,7 @@ def _interval(prefix: bytes) -> tuple[int, int]:
 
 _Partial = bytes | tuple[int, int, int]
 """What a state inside a character knows of it: ``b""`` between characters; the bytes read
-so far; or, where every completion derives alike (``_NearStart.enter``), how many bytes
+so far; or, where every completion derives alike (``_NearStart._layout``), how many bytes
 are left and the range of the next one (its regex is then the derivative to come)."""
 
 
@@ -486,6 +305,8 @@ def _second_bytes(lead: int) -> tuple[int, int]:
 
 
 _NEXT = {bytes([lead]): _second_bytes(lead) for lead in _LEADS}
+_CHAR, _ENDS, _ENTER, _STAY = range(4)
+"""How a group of ``_NearStart._layout`` leads: see there."""
 
 
 class _NearStart:
@@ -502,8 +323,11 @@ class _NearStart:
         self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
         self.main_target: dict[int, int] = {}  # b for byte b), and that target
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
+        self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
         self._read: dict[int, int] = {}  # state -> ``_reads(state)``
+        self._layouts: dict[tuple[tuple[int, ...], bytes], tuple[tuple, ...]] = {}
+        self._lead_moves: dict[tuple[int, ...], list[tuple]] = {}  # ``_leads``
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -511,7 +335,7 @@ class _NearStart:
         found = self._ids.get(key)
         if found is None:
             if len(self.states) == MAX_DERIVED:
-                raise _Unsure
+                raise Unsure
             found = self._ids[key] = len(self.states)
             self.states.append(key)
             if found == len(self.table):
@@ -523,7 +347,7 @@ class _NearStart:
         """Make the rows of ``states`` not made yet, and note each row's main group."""
         todo = states[~self.made[states]]
         for s in sorted(set(todo.tolist())) if todo.size else ():
-            row = np.array(self._row(*self.states[s]), dtype=np.int32)
+            row = self._row(*self.states[s])
             self.table[s] = row  # after ``_row``, which may have grown the table
             self.made[s] = True
             if (row >= 0).any():
@@ -531,65 +355,122 @@ class _NearStart:
                 group = np.packbits(row == target, bitorder="little").tobytes()
                 self.main_group[s] = int.from_bytes(group, "little")
 
-    def _row(self, regex: int, partial: _Partial) -> list[int]:
-        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none)."""
+    def _row(self, regex: int, partial: _Partial) -> np.ndarray:
+        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none):
+        one derivative per group of ``_layout`` (a handful), not one per byte."""
         regexes = self.regexes
-        row = [-1] * 256
-        if isinstance(partial, tuple):  # a whole interval alike: ``enter``
+        row = np.full(256, -1, dtype=np.int32)
+        if isinstance(partial, tuple):  # a whole interval alike: ``_ENTER``
             left, first, last = partial
-            after = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
-            row[first : last + 1] = [after] * (last + 1 - first)
+            row[first : last + 1] = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
             return row
-        heads = regexes.heads(regex)
+        for columns, kind, signature, code, extra in self._layout(regexes.heads(regex), partial):
+            if kind == _STAY:
+                target = self.state(regex, extra)
+            else:
+                after = regexes.derived(regex, signature, code)
+                if kind == _ENDS and after == NONE:
+                    continue
+                target = self.state(after, extra)
+            row[columns] = target
+        return row
+
+    def _layout(self, heads: tuple[int, ...], partial: bytes) -> tuple[tuple, ...]:
+        """The bytes that lead alike from any state whose regex has ``heads`` and which
+        has read ``partial`` of a character: ``(columns, kind, signature, code, extra)``
+        groups, in the order their states are first met. A group's bytes all derive by
+        ``signature`` (which heads hold them; ``code`` one of its code points), so one
+        derivative serves them all: ``_CHAR`` to a state between characters (``extra``
+        is ``b""``), ``_ENDS`` likewise unless the derivative is ``∅``, ``_ENTER`` to a
+        state inside a character that every completion derives alike (``extra``: the
+        ``_Partial`` tuple), ``_STAY`` to the same regex with the bytes so far (``extra``
+        the prefix; ``signature`` and ``code`` unused). Kept per ``(heads, partial)``:
+        many states share their heads (every count of ``[^,\\n]{1,20}``)."""
+        key = (heads, partial)
+        found = self._layouts.get(key)
+        if found is not None:
+            return found
+        regexes = self.regexes
+        groups: dict[tuple, list[int]] = {}  # (kind, signature, extra) -> [code, bytes]
+
+        def add(kind: int, signature: int, code: int, extra: object, bits: int) -> None:
+            group = groups.setdefault((kind, signature, extra), [code, 0])
+            group[1] |= bits
+
         if partial:
             length = _length(partial[0])
             for byte in _CONTINUATION:
                 prefix = partial + bytes([byte])
                 if len(prefix) < length:
-                    row[byte] = self.enter(regex, heads, prefix)
+                    kind, signature, code, extra = self._enter(heads, prefix)
+                    if kind >= 0:
+                        add(kind, signature, code, extra, 1 << byte)
                     continue
                 lo, hi = _interval(prefix)
-                if lo <= hi and (after := regexes.derive_by(regex, heads, lo)) != NONE:
-                    row[byte] = self.state(after, b"")
-            return row
-        parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
-        for head in heads:
-            mask, split = regexes.ascii[head], []
+                if lo <= hi and (signature := regexes.code_signature(heads, lo)):
+                    add(_ENDS, signature, lo, b"", 1 << byte)
+        else:
+            parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
+            for head in heads:
+                mask, split = regexes.ascii[head], []
+                for part in parts:
+                    split += [p for p in (part & mask, part & ~mask) if p]
+                    mask &= ~part
+                parts = split + ([mask] if mask else [])
             for part in parts:
-                split += [p for p in (part & mask, part & ~mask) if p]
-                mask &= ~part
-            parts = split + ([mask] if mask else [])
-        for part in parts:
-            codes = list(set_bits(part))
-            target = self.state(regexes.derive(regex, codes[0]), b"")
-            for code in codes:
-                row[code] = target
-        if any(regexes.bounds[h][-1] > 128 for h in heads):
-            for lead in _LEADS:
-                row[lead] = self.enter(regex, heads, bytes([lead]))
-        return row
+                code = (part & -part).bit_length() - 1
+                add(_CHAR, regexes.code_signature(heads, code), code, b"", part)
+            wide = [k for k, head in enumerate(heads) if regexes.bounds[head][-1] > 128]
+            if wide:
+                for kind, signature, code, extra, bits in self._leads(
+                    tuple(heads[k] for k in wide)
+                ):
+                    if kind == _ENTER:  # its heads' bits where ``heads`` has them
+                        signature = sum(1 << wide[j] for j in set_bits(signature))
+                    add(kind, signature, code, extra, bits)
+        found = self._layouts[key] = tuple(
+            (_columns(bits), kind, signature, code, extra)
+            for (kind, signature, extra), (code, bits) in groups.items()
+        )
+        return found
 
-    def enter(self, regex: int, heads: tuple[int, ...], prefix: bytes) -> int:
-        """The state after the unfinished character ``prefix`` from ``regex`` (-1: none).
+    def _leads(self, wide: tuple[int, ...]) -> list[tuple]:
+        """``(kind, signature, code, extra, bytes)`` groups of the lead bytes that
+        ``_enter`` does not refuse (``bytes`` as a 256-bit int), with ``heads`` the sets
+        ``wide`` (those holding a character beyond ASCII: the others can never take a
+        lead byte). Kept per ``wide``: states
+        with different heads often share these (``.`` beside the letters of a keyword)."""
+        found = self._lead_moves.get(wide)
+        if found is None:
+            groups: dict[tuple, list[int]] = {}  # (kind, signature, extra) -> [code, bytes]
+            for lead in _LEADS:
+                kind, signature, code, extra = self._enter(wide, bytes([lead]))
+                if kind >= 0:
+                    groups.setdefault((kind, signature, extra), [code, 0])[1] |= 1 << lead
+            found = self._lead_moves[wide] = [
+                (kind, signature, code, extra, bits)
+                for (kind, signature, extra), (code, bits) in groups.items()
+            ]
+        return found
+
+    def _enter(self, heads: tuple[int, ...], prefix: bytes) -> tuple[int, int, int, object]:
+        """How the unfinished character ``prefix`` leads from a regex with ``heads``, as
+        ``(kind, signature, code, extra)`` of a ``_layout`` group (kind -1: nowhere).
         Where every head holds all or none of the code points ``prefix`` can still
-        become (the usual case: ``.`` or a JSON string's class takes every character
-        from ``\\xe6``), they all derive alike, and the state is that derivative with
-        the bytes left to read and the range of the next (``_Partial``): one state for
-        all of them, not one per prefix in the vocabulary (thousands under ``.*``)."""
+        become (the usual case: ``.`` or a JSON string's class takes every character from
+        ``\\xe6``), they all derive alike, and the state is that derivative with the bytes
+        left to read and the range of the next (``_Partial``): one state for all of them,
+        not one per prefix in the vocabulary (thousands under ``.*``)."""
         regexes = self.regexes
         lo, hi = _interval(prefix)
-        if lo > hi:
-            return -1
-        signature = regexes.signature(heads, lo, hi)
-        if signature == 0:
-            return -1
-        if signature > 0:
-            after = regexes.derive_by(regex, heads, lo)
-            left = _length(prefix[0]) - len(prefix)
-            return self.state(after, (left, *_NEXT.get(prefix, (0x80, 0xBF))))
-        if not any(regexes.meets(h, lo, hi) for h in heads):
-            return -1
-        return self.state(regex, prefix)
+        if lo <= hi:
+            signature = regexes.signature(heads, lo, hi)
+            if signature > 0:
+                left = _length(prefix[0]) - len(prefix)
+                return _ENTER, signature, lo, (left, *_NEXT.get(prefix, (0x80, 0xBF)))
+            if signature < 0 and any(regexes.meets(h, lo, hi) for h in heads):
+                return _STAY, 0, 0, prefix
+        return -1, 0, 0, None
 
     def first_row(self, trie: VocabTrie) -> np.ndarray:
         """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks
@@ -605,14 +486,16 @@ class _NearStart:
             taken = counts == 0  # a leaf: its own tokens
             if len(nodes) >= WIDE:
                 alike = states.min() == states.max()  # often: one state for the level
-                for state in [int(states[0])] if alike else np.unique(states).tolist():
-                    at = slice(None) if alike else np.flatnonzero(states == state)
+                for state in [int(states[0])] if alike else _crowded(states):
+                    at = np.arange(len(nodes)) if alike else np.flatnonzero(states == state)
                     heights = trie.height[nodes[at]]
                     upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
-                    outside = below & ~self.chain(state, upto)[heights]
-                    taken[at] |= ~outside.any(axis=1)
-                    outside = below & ~self.closure(state, upto)[heights]
-                    taken[at] |= ~outside.any(axis=1)
+                    chained = ~(below & ~self.chain(state, upto)[heights]).any(axis=1)
+                    taken[at[chained]] = True
+                    if not chained.all():  # the closure, only for the nodes left
+                        at, heights, below = at[~chained], heights[~chained], below[~chained]
+                        closure = self.closure(state, int(heights.max()))
+                        taken[at] |= ~(below & ~closure[heights]).any(axis=1)
             whole.append(nodes[taken])
             nodes, states, counts = nodes[~taken], states[~taken], counts[~taken]
             own.append(nodes[trie.has_token[nodes]])
@@ -626,7 +509,11 @@ class _NearStart:
             trie.sorted_ids[runs(trie.span_start[taken], trie.span_size[taken])],
             trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
         ])  # fmt: skip
-        return np.sort(tokens).astype(np.int32)
+        if not tokens.size:
+            return tokens.astype(np.int32)
+        allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
+        allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
+        return np.flatnonzero(allowed).astype(np.int32)
 
     def closure(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
@@ -637,7 +524,9 @@ class _NearStart:
         set for ``h`` holds only bytes every state reachable in fewer than ``h`` of them
         reads; it starts from the bytes that end a character (a byte inside one leads
         where the next must continue it) and shrinks as states are met. It stops (empty
-        sets) past ``MAX_CLOSURE`` states."""
+        sets) past ``MAX_CLOSURE`` states, and where its set holds no byte beyond
+        ``chain``'s for the same height (``[^,\\n]{1,20}``: counting, it would visit
+        every count for nothing ``chain`` has not taken)."""
         known = self._closures.get(state)
         if known is not None and len(known) > upto:
             return known
@@ -647,11 +536,14 @@ class _NearStart:
         ends = [b for b in np.flatnonzero(row >= 0).tolist() if not self.states[row[b]][1]]
         bits = sum(1 << b for b in ends)
         sets, seen, layer = [_ALL_BYTES], {state}, [state]
+        chain = self._chain_sets.get(state, ())
         while len(sets) <= upto and bits:
             for s in layer:  # every state met reads each byte of the set
                 bits &= self._reads(s)
             if not bits:
                 break
+            if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
+                break  # no more than ``chain`` takes: the rest would cost, not take
             sets.append(bits)
             reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
             layer = [s for s in reached if s not in seen]
@@ -696,6 +588,7 @@ class _NearStart:
             sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
             at = target
         sets += [0] * (upto + 1 - len(sets))
+        self._chain_sets[state] = sets
         words = b"".join(bits.to_bytes(32, "little") for bits in sets)
         found = self._chains[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
         return found

@@ -1,0 +1,281 @@
+"""A pattern's regexes as numbered terms, each made once, read lazily from its syntax tree.
+
+Regex derivatives (``fsmviz.tokens.fast.derivatives``) walk a pattern's DFA without
+building it: the regex left after the text read so far is the state. Two states are the
+same exactly when their regexes are found equal, so every regex here is made once and
+named by an int (``Terms``): a concatenation, an alternation or a repeat is looked up by
+its parts before it is made, ``∅`` absorbs a concatenation, ``ε`` vanishes from one, and
+an alternation is a sorted set of options. Then equality is ``==`` on ints.
+
+A long pattern is mostly never read by its first mask (a JSON schema's regex is one
+concatenation of ~200 parts; the first mask reads three), so ``TreeTerms`` makes the term
+of a concatenation's rest only when a derivative reaches it (``SEQ``).
+
+>>> terms = TreeTerms()
+>>> tree, sets = terms.survey("ab|ac")
+>>> len(sets)  # the classes a, b and c
+3
+>>> start = terms.convert(tree, 0)
+>>> start == terms.convert(tree, 0), terms.nullable[start]
+(True, False)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+
+from fsmviz.automaton.dfa import (
+    DOT,
+    EMPTY,
+    SURROGATES,
+    CharGroup,
+    Concatenation,
+    NonCapturing,
+    Pattern,
+    Repeated,
+    check_size,
+    complement_ranges,
+    point_ranges,
+)
+from fsmviz.automaton.syntax import REFlags, RegexError, parse
+
+__all__ = ["EPS", "NONE", "TreeTerms", "Terms", "Unsure"]
+
+_IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
+NONE, EPS = 0, 1
+"""The regexes ``∅`` (matches nothing) and ``ε`` (matches the empty text only)."""
+SET, CAT, ALT, REP, SEQ = range(5)
+"""The other kinds: a character set, ``ab``, ``a|b``, ``a{m,n}``, and the parts of a
+concatenation in the syntax tree from one on (not yet read)."""
+
+
+class Unsure(Exception):
+    """The shortcut cannot answer this pattern exactly; the index will."""
+
+
+class Terms:
+    """Regexes each made once and named by an int: a node is ``(kind, a, b, c)`` in
+    ``nodes``, ``nullable[r]`` says whether ``r`` matches the empty text. ``∅`` is 0 and
+    ``ε`` is 1. A character set keeps its ranges as a flat list of bounds ``[lo, hi + 1,
+    lo, hi + 1, …]`` (a code point is in it when ``bisect_right`` lands on an odd index)
+    and its ASCII members as a bit mask.
+
+    >>> t = Terms()
+    >>> a, b = t.charset(((97, 97),)), t.charset(((98, 98),))
+    >>> t.cat(a, b) == t.cat(a, b), t.alt([a, b]) == t.alt([b, a, NONE])
+    (True, True)
+    >>> t.cat(a, NONE), t.cat(EPS, b) == b, t.rep(a, 0, 0)
+    (0, True, 1)
+    >>> t.contains(a, 97), t.meets(b, 90, 100), t.meets(b, 99, 120)
+    (True, True, False)
+    """
+
+    def __init__(self) -> None:
+        self.nodes: list[tuple] = [(SET,), (SET,)]  # placeholders for ∅ and ε
+        self.nullable: list[bool] = [False, True]
+        self.bounds: dict[int, list[int]] = {}  # set -> its flat bounds
+        self.ascii: dict[int, int] = {}  # set -> bit c set for each ASCII member c
+        self._ids: dict[tuple, int] = {}
+
+    def _make(self, key: tuple, nullable: bool) -> int:
+        """The number of the node ``key``, made the first time it is asked for."""
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.nodes)
+            self.nodes.append(key)
+            self.nullable.append(nullable)
+        return found
+
+    def charset(self, ranges: tuple[tuple[int, int], ...]) -> int:
+        """The set of code points in ``ranges`` (sorted, disjoint ``(lo, hi)``); ``∅``
+        when there are none."""
+        if not ranges:
+            return NONE
+        key = (SET, ranges)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._make(key, False)
+            self.bounds[found] = [bound for lo, hi in ranges for bound in (lo, hi + 1)]
+            mask = 0
+            for lo, hi in ranges:
+                if lo < 128:
+                    mask |= (1 << (min(hi, 127) + 1)) - (1 << lo)
+            self.ascii[found] = mask
+        return found
+
+    def cat(self, a: int, b: int) -> int:
+        """``ab``."""
+        if a == NONE or b == NONE:
+            return NONE
+        if a == EPS:
+            return b
+        if b == EPS:
+            return a
+        node = self.nodes[a]
+        if node[0] == CAT:  # (xy)b = x(yb): one spelling per concatenation
+            return self.cat(node[1], self.cat(node[2], b))
+        return self._make((CAT, a, b), self.nullable[a] and self.nullable[b])
+
+    def alt(self, options: Iterable[int]) -> int:
+        """``a|b|…``: nested alternations flattened, ``∅`` dropped, options sorted."""
+        flat: set[int] = set()
+        for option in options:
+            node = self.nodes[option]
+            if node[0] == ALT:
+                flat.update(node[1])
+            elif option != NONE:
+                flat.add(option)
+        if len(flat) <= 1:
+            return flat.pop() if flat else NONE
+        return self._make((ALT, tuple(sorted(flat))), any(self.nullable[o] for o in flat))
+
+    def rep(self, a: int, least: int, most: int | None) -> int:
+        """``a{least,most}`` (``most`` None: unbounded)."""
+        if most == 0 or a == EPS:
+            return EPS
+        if a == NONE:
+            return EPS if least == 0 else NONE
+        if least == most == 1:
+            return a
+        return self._make((REP, a, least, most), least == 0 or self.nullable[a])
+
+    def contains(self, charset: int, code: int) -> bool:
+        """Whether the set holds the code point ``code``."""
+        return bisect_right(self.bounds[charset], code) % 2 == 1
+
+    def meets(self, charset: int, lo: int, hi: int) -> bool:
+        """Whether the set holds a code point in ``lo..hi``."""
+        bounds = self.bounds[charset]
+        i = bisect_right(bounds, lo)
+        return i % 2 == 1 or (i < len(bounds) and bounds[i] <= hi)
+
+
+class TreeTerms(Terms):
+    """The terms of one pattern's syntax tree (``fsmviz.automaton.syntax.parse``), made
+    as they are needed: a concatenation's rest stays unread (``SEQ``: the parts from one
+    on) until ``head`` is asked for its first part."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ranges: dict[tuple[frozenset[str], bool], int] = {}
+        self._parts: dict[int, tuple] = {}  # id -> the parts of a ``SEQ``
+        self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
+        self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
+        self._split: dict[tuple, tuple[int, int]] = {}  # a ``SEQ`` node -> ``head``
+
+    def survey(self, pattern: str) -> tuple[object, list[int]]:
+        """``pattern``'s syntax tree and the set of each of its distinct classes (the
+        dot's as without ``(?s)``: what it holds beyond "\\n" is what a check reads),
+        made before anything else is read. Raises ``RegexError`` as ``compile_regex``
+        would before building anything, and ``Unsure`` under ``(?i)`` (case folding is
+        the DFA's: ``dfa._Positions._case_folded``)."""
+        core, tree = parse(pattern)
+        check_size(tree, core)  # refused here as the DFA's construction refuses it
+        classes: dict[tuple[frozenset[str], bool], None] = {}
+        _survey(tree, classes)
+        return tree, [self.class_set(*key) for key in classes]
+
+    def convert(self, node: object, flags: int) -> int:
+        """The regex of a syntax-tree node under ``flags`` (as ``dfa._Positions.walk``
+        reads the tree). A concatenation stays unread (``SEQ``) until a derivative gets
+        to its parts: a schema's regex is one concatenation of ~200 parts, and the first
+        mask reads three of them."""
+        kind = type(node)
+        if kind is CharGroup:
+            return self.class_set(frozenset(node.chars), node.negated)
+        if kind is Concatenation:
+            return self.seq(node.parts, 0, flags)
+        if node is EMPTY:
+            return EPS
+        if node is DOT:
+            return self.class_set(frozenset() if flags & _DOTALL else frozenset("\n"), True)
+        key = (id(node), flags)  # the tree outlives this object: ids stay its nodes'
+        found = self._converted.get(key)
+        if found is None:
+            if kind is Repeated:
+                found = self.rep(self.convert(node.base, flags), node.min, node.max)
+            elif kind is Pattern:
+                if node.added_flags or node.removed_flags:
+                    flags = (flags | node.added_flags.value) & ~node.removed_flags.value
+                found = self.alt([self.convert(option, flags) for option in node.options])
+            else:
+                raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+            self._converted[key] = found
+        return found
+
+    def seq(self, parts: tuple, i: int, flags: int) -> int:
+        """``parts[i:]`` concatenated, read lazily."""
+        if i >= len(parts) - 1:
+            return self.convert(parts[i], flags) if i < len(parts) else EPS
+        key = (SEQ, id(parts), i, flags)
+        found = self._ids.get(key)
+        if found is None:
+            tails = self._tails.get(id(parts))
+            if tails is None:  # tails[i]: whether parts[i:] match the empty text
+                tails = [True]
+                for part in reversed(parts):
+                    tails.append(tails[-1] and _nullable(part))
+                tails.reverse()
+                self._tails[id(parts)] = tails
+                self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
+            found = self._make(key, tails[i])
+        return found
+
+    def head(self, node: tuple) -> tuple[int, int]:
+        """A ``SEQ`` node's first part and the rest, as regexes (kept)."""
+        found = self._split.get(node)
+        if found is None:
+            _, parts_id, i, flags = node
+            parts = self._parts[parts_id]
+            found = self._split[node] = self.convert(parts[i], flags), self.seq(parts, i + 1, flags)
+        return found
+
+    def class_set(self, chars: frozenset[str], negated: bool) -> int:
+        """A class's set: its characters (all others when ``negated``), no surrogates."""
+        key = (chars, negated)
+        found = self._ranges.get(key)
+        if found is None:
+            lo, hi = SURROGATES
+            points = sorted(p for p in map(ord, chars) if not lo <= p <= hi)
+            ranges = complement_ranges(points) if negated else point_ranges(points)
+            found = self._ranges[key] = self.charset(ranges)
+        return found
+
+
+def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> None:
+    """Note each distinct class of ``node`` in ``classes`` (the dot's as without ``(?s)``:
+    what it holds beyond "\\n" is what the checks read). Raises ``Unsure`` under ``(?i)``
+    (case folding is the DFA's: ``dfa._Positions._case_folded``) and ``RegexError`` for a
+    construct the DFA refuses."""
+    kind = type(node)
+    if kind is CharGroup:
+        classes[frozenset(node.chars), node.negated] = None
+    elif kind is Concatenation:
+        for part in node.parts:
+            if type(part) is NonCapturing:
+                raise RegexError("lookarounds are not supported", None, "remove them")
+            _survey(part, classes)
+    elif kind is Pattern:
+        if node.added_flags.value & _IGNORECASE:
+            raise Unsure
+        for option in node.options:
+            _survey(option, classes)
+    elif kind is Repeated:
+        _survey(node.base, classes)
+    elif node is DOT:
+        classes[frozenset("\n"), True] = None
+    elif node is not EMPTY:
+        raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+
+
+def _nullable(node: object) -> bool:
+    """Whether a syntax-tree node matches the empty text."""
+    kind = type(node)
+    if kind is Concatenation:
+        return all(_nullable(part) for part in node.parts)
+    if kind is Pattern:
+        return any(_nullable(option) for option in node.options)
+    if kind is Repeated:
+        return node.min == 0 or _nullable(node.base)
+    return node is EMPTY
