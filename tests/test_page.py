@@ -380,12 +380,6 @@ def drawing(page: Page, how: str) -> None:
         expect(page.locator(f"#dfa .dfa-view[data-drawing={how}]")).to_have_count(1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known regression of the merge (issue 30): after a run, switching the drawing from "
-    "compact to exact keeps the compact drawing's step lights in the page, so the exact "
-    "drawing lights state 0, not the run's last state",
-)
 def test_a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Page) -> None:
     # the page-load event draws the default pattern: typed before it lands, it would be undone
     expect(app.locator("#dfa .dfa-view[data-drawing=exact]")).to_have_count(1)
@@ -721,7 +715,7 @@ def test_i30_generate_stays_available_and_the_shadow_run_is_announced_and_skippa
     expect(app.locator("#shadow")).to_contain_text("skipped")
     # the run stays usable: steps, lights, downloads
     assert len(table_rows(app)) >= 8
-    expect(app.locator("#dfa template.lights")).to_have_count(1)
+    expect(app.locator("#dfa .lights")).to_have_count(1)
     downloads_offered(app)
 
 
@@ -751,7 +745,7 @@ def test_i30_after_stop_what_was_written_stays_usable(app: Page) -> None:
     )
     rows = table_rows(app)
     assert len(rows) >= 3
-    expect(app.locator("#dfa template.lights")).to_have_count(1)
+    expect(app.locator("#dfa .lights")).to_have_count(1)
     downloads_offered(app)
     choose(app, 1)
     assert lit_step(app) == "1"

@@ -240,7 +240,9 @@ def dfa_html(
     lights = ""
     if stepping and steps:
         data = json.dumps(step_lights(view, steps), ensure_ascii=False, separators=(",", ":"))
-        lights = f'<template class="lights">{html.escape(data, quote=False)}</template>'
+        # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by
+        # node, and a <template>'s content is no child node, so it kept the old lights
+        lights = f'<div class="lights" hidden data-json="{html.escape(data)}"></div>'
     return (
         f'<div class="dfa-view" data-states="{dfa.num_states}" '
         f'data-drawing="{"exact" if view.graph is None else "compact"}">'

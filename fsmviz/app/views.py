@@ -356,8 +356,8 @@ def error_html(error: Exception | None, pattern: str = "") -> str:
 def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) -> str:
     """Every step's allowed set (``live.AllowedSet``, one per step) as a searchable list,
     the model's blocked favourites beside it: the ``selected`` step's set written here,
-    all of them as JSON in a ``<template>`` for the page's script, which shows another
-    step's set at once when one is chosen (static/app.js, ``renderAllowed``)."""
+    all of them as JSON in a hidden element's ``data-json`` for the page's script, which
+    shows another step's set at once when one is chosen (static/app.js, ``renderAllowed``)."""
     if not sets:
         return '<p class="empty">Choose a step to see every token it allowed.</p>'
     sets = list(sets)
@@ -373,7 +373,7 @@ def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) 
         f"<li>{label_html(label, is_bytes)}<span class='p'>{prob:.2%}</span></li>"
         for label, is_bytes, prob in chosen["b"]
     )
-    payload = html.escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")), False)
+    payload = html.escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     return (
         f'<div class="allowed-view" data-step="{chosen["s"]}">'
         f'<div class="allowed-head">{_allowed_head(chosen)}</div>'
@@ -383,7 +383,7 @@ def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) 
         "</div>"
         f'<div><b>Blocked favourites</b><ol class="blocked-list">{blocked or "<li>none</li>"}'
         "</ol></div></div>"
-        f'<template class="allowed-data">{payload}</template></div>'
+        f'<div class="allowed-data" hidden data-json="{payload}"></div></div>'
     )
 
 
