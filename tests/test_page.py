@@ -453,11 +453,6 @@ def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_s
         phone.close()
 
 
-@pytest.mark.xfail(
-    reason="after this session's merges the drawing column is wider again (so the e-mail DFA "
-    "fits whole, test_a_small_drawing_...), and this older layout check fails; the two "
-    "layouts are to be reconciled (see the closing note of session 14)",
-)
 def test_on_a_desktop_the_dfa_and_the_output_are_big_and_above_the_fold(app: Page) -> None:
     app.set_viewport_size({"width": 1440, "height": 1000})
     expect(app.locator("#dfa svg.fsm")).to_be_visible()

@@ -189,7 +189,7 @@ def inputs_column(first_error: str) -> Inputs:
         DEFAULT[1],
         label="Prompt",
         elem_id="prompt",
-        lines=3,
+        lines=2,
         max_lines=10,
         placeholder="what to ask the model, e.g. Give a phone number",
     )
@@ -205,7 +205,7 @@ def inputs_column(first_error: str) -> Inputs:
             elem_id="max-tokens",
         )  # fmt: skip
         temperature = gr.Slider(
-            0.0, 2.0, value=0.0, step=0.05, label="Temperature (0 = greedy)",
+            0.0, 2.0, value=0.0, step=0.05, label="Temperature",  # 0: greedy
             elem_id="temperature",
         )  # fmt: skip
     with gr.Row():
