@@ -336,6 +336,21 @@
     });
     const limit = value("prob-limit", "input");
     if (limit && Number(limit)) params.set("prob_limit", limit);
+    // the decoding box: only what differs from its defaults (top-k 0, top-p 1, EOS, no
+    // overshoot); while its accordion is closed its inputs are not in the page, and the
+    // link keeps what it said
+    if (field("top-k", "input")) {
+      const topK = value("top-k", "input");
+      if (topK && Number(topK)) params.set("top_k", topK);
+      const topP = value("top-p", "input[type=number]");
+      if (topP && Number(topP) < 1) params.set("top_p", topP);
+      const stop = $("#stop-rule input:checked")?.value;
+      if (stop && stop !== "eos") params.set("stop", stop);
+      if (field("overshoot", "input[type=checkbox]")?.checked) params.set("overshoot", "1");
+    } else {
+      const now = new URLSearchParams(location.search);
+      for (const key of ["top_k", "top_p", "stop", "overshoot"]) if (now.has(key)) params.set(key, now.get(key));
+    }
     const mode = $("#schema-mode .schema-mode");  // the Regex box holds a schema's regex
     if (mode) { params.set("schema", mode.dataset.schema); params.set("whitespace", mode.dataset.whitespace); }
     const chosen = $("#steps tbody tr.selected");
@@ -351,10 +366,10 @@
   setInterval(updateLink, 700); // also after the server's updates (a chosen step, a run)
   document.addEventListener("input", (event) => {
     if (event.target.closest(".allowed-filter")) return filterAllowed(event.target);
-    if (event.target.closest("#regex, #prompt, #max-tokens, #temperature, #seed, #prob-limit, #step")) updateLink();
+    if (event.target.closest("#regex, #prompt, #max-tokens, #temperature, #seed, #prob-limit, #step, #top-k, #top-p")) updateLink();
   });
   document.addEventListener("change", (event) => {
-    if (event.target.closest("#chat, #max-tokens, #temperature, #seed, #prob-limit, #step")) updateLink();
+    if (event.target.closest("#chat, #max-tokens, #temperature, #seed, #prob-limit, #step, #top-k, #top-p, #stop-rule, #overshoot")) updateLink();
   });
   const restore = new URLSearchParams(location.search);
   const ready = setInterval(() => {

@@ -356,6 +356,26 @@ def test_the_link_follows_edits_and_restores_the_run(ran: Page, browser) -> None
     ran.fill("#prompt textarea", PHONE_PROMPT)
 
 
+def test_the_link_carries_the_decoding_box(browser, app_url: str) -> None:
+    """A link with decoding options opens the decoding box with them set, keeps them while
+    the page updates the link, and an edit there changes the link."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.set_default_timeout(UI_TIMEOUT)
+        open_app(page, app_url + "/?regex=%5Ba-z%5D%2B&top_k=5&top_p=0.9&stop=first")
+        expect(page.locator("#top-k input")).to_have_value("5")
+        expect(page.locator("#top-p input[type=number]")).to_have_value("0.9")
+        expect(page.locator("#stop-rule input[value=first]")).to_be_checked()
+        expect(page).to_have_url(re.compile(r"[?&]regex=%5Ba-z%5D%2B&"))  # link updated
+        query = parse_qs(urlparse(page.url).query)
+        assert (query["top_k"], query["top_p"], query["stop"]) == (["5"], ["0.9"], ["first"])
+        assert "overshoot" not in query
+        page.locator("#overshoot input[type=checkbox]").check()
+        expect(page).to_have_url(re.compile(r"[?&]overshoot=1\b"))
+    finally:
+        page.close()
+
+
 def test_examples_say_what_they_show_and_panels_have_placeholders(app: Page) -> None:
     app.click("#examples input")
     options = app.locator("ul[role=listbox] li").all_text_contents()

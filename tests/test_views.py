@@ -235,6 +235,47 @@ def test_the_last_run_is_before_only_when_it_ran_these_inputs():
     assert not same_run(trace, "[a-z]+", "Say it", replace(same, chat=True))
     assert not same_run(trace, "[a-z]+", "Say it", replace(same, max_tokens=9))
     assert not same_run(None, "[a-z]+", "Say it", same)
+    for decoding in ({"top_k": 3}, {"top_p": 0.5}, {"stop": "first"}, {"overshoot": True}):
+        assert not same_run(trace, "[a-z]+", "Say it", replace(same, **decoding)), decoding
+
+
+def test_apply_and_run_runs_with_the_decoding_box_s_options(monkeypatch):
+    """Apply & run takes the decoding box's options, as Generate does: the run before the
+    fix (none was made yet) and the run with it both use them."""
+    from fsmviz.app import handlers as h
+
+    ran = []
+
+    def run_frames(models, pattern, prompt, opts, distances, drawing):
+        ran.append((pattern, opts))
+        yield from ()  # no frame: the run failed, so nothing more is run
+
+    monkeypatch.setattr(h, "run_frames", run_frames)
+    page = h.Page(*(f"part{i}" for i in range(15)))
+    picked = json.dumps({"regex": "[a-z]{1,8}", "n": 1})
+    decoding = {"top_k": 3, "top_p": 0.5, "stop": "first", "overshoot": True}
+    updates = h.on_apply(page, None, picked, None, "[a-z]+", "Say it", 8, 0.0, 0, False, 0.0,
+                         False, "auto", **decoding)  # fmt: skip
+    assert list(updates)
+    assert [pattern for pattern, _ in ran] == ["[a-z]+"]
+    assert {name: ran[0][1][name] for name in decoding} == decoding
+
+
+def test_a_link_restores_the_decoding_box_and_opens_it():
+    from fsmviz.app.handlers import on_load
+
+    class Link:
+        query_params = {"top_k": "5", "top_p": "0.9", "stop": "first", "overshoot": "1"}
+
+    class Loading:
+        status, ready = "Loading…", False
+
+    *_, top_k, top_p, stop, overshoot, box = on_load(Loading(), Link())
+    assert (top_k, top_p, stop, overshoot) == (5, 0.9, "first", True)
+    assert box.open is True  # an update: the accordion opened
+    Link.query_params = {"stop": "<script>", "top_k": "x"}
+    *_, top_k, top_p, stop, overshoot, box = on_load(Loading(), Link())
+    assert all(v == {"__type__": "update"} for v in (top_k, top_p, stop, overshoot, box))
 
 
 def test_comparison_shows_both_outputs_with_their_patterns_all_escaped():

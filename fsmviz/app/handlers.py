@@ -54,8 +54,8 @@ from fsmviz.drawing.render import to_dot, to_svg
 from fsmviz.generation.batching import ForwardPassError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full_match
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
-from fsmviz.generation.trace import Step, Trace, drawn_path
-from fsmviz.params import MAX_PROMPT_CHARS, check_generation
+from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path
+from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K, check_generation
 from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
@@ -388,15 +388,21 @@ def on_apply(
     prob_limit,
     distances,
     drawing="auto",
+    top_k=0,
+    top_p=1.0,
+    stop="eos",
+    overshoot=False,
 ) -> Iterator[dict]:
     """Apply & run: the picked fix (``fixes.read_fix``) put into the inputs and run, then
     the runs before and after it side by side. The last run is "before" when it ran the
-    inputs on the page (``fixes.same_run``); otherwise they are run first."""
+    inputs on the page (``fixes.same_run``, the decoding box's options included: ``top_k``
+    to ``overshoot``, as ``on_run`` takes them); otherwise they are run first."""
     fix = read_fix(picked)
     if fix is None:
         yield {}
         return
-    now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit)
+    now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit,
+                 top_k, top_p, stop, overshoot)  # fmt: skip
     fixed = fix.applied(now)
     yield {**started(page), page.compare_view: "", page.compare_chart: None}
     try:
@@ -427,8 +433,9 @@ def on_apply(
 
 def _options(inputs: Inputs) -> GenerationOptions:
     return options(
-        inputs.max_tokens, inputs.temperature, inputs.seed, inputs.chat, inputs.prob_limit
-    )
+        inputs.max_tokens, inputs.temperature, inputs.seed, inputs.chat, inputs.prob_limit,
+        inputs.top_k, inputs.top_p, inputs.stop, inputs.overshoot,
+    )  # fmt: skip
 
 
 def traced(page: Page, frames: Iterator[Frame]) -> Generator[dict, None, Trace | None]:
@@ -571,7 +578,8 @@ def on_example(name):
 def on_load(models: BackgroundModel, request: gr.Request):
     """Restore inputs from the URL (a permalink); every value is data, checked. A schema
     run's link also restores the JSON Schema part (schema, whitespace, findings) and opens
-    it: the outputs after the timer are ``MainView.schema_outputs``.
+    it: the outputs after the timer are ``MainView.schema_outputs``, then the decoding box's
+    (``top_k``, ``top_p``, ``stop``, ``overshoot``, its accordion; ``MainView.decoding``).
 
     Only what the link gives is set; everything else is skipped, so a visitor who starts
     typing before this event comes back keeps what they typed. (The page's first paint
@@ -606,6 +614,14 @@ def on_load(models: BackgroundModel, request: gr.Request):
             gr.Accordion(open=True),
         )
     drawn = on_pattern(models, pattern) if pattern is not None else (gr.skip(),) * 3
+    decoding = (  # the decoding box (``MainView.decoding``): a link carries what is not default
+        given("top_k", int, 0, MAX_TOP_K),
+        given("top_p", float, 0.01, 1.0),
+        q["stop"] if q.get("stop") in STOP_RULES else gr.skip(),
+        q["overshoot"] != "0" if "overshoot" in q else gr.skip(),
+    )
+    linked = any(v != gr.skip() for v in decoding)
+    decoding += (gr.Accordion(open=True) if linked else gr.skip(),)  # shown: why it differs
     return (
         pattern if pattern is not None else gr.skip(),
         q["prompt"][:MAX_PROMPT] if "prompt" in q else gr.skip(),
@@ -620,6 +636,7 @@ def on_load(models: BackgroundModel, request: gr.Request):
         # status of a run started right after the page loaded.
         gr.Timer(active=not models.ready),
         *schema_part,
+        *decoding,
     )
 
 
