@@ -12,7 +12,7 @@ import pytest
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.fixes import Fix, Inputs, fix_of, read_fix, same_run
-from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view, plural
+from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view
 from fsmviz.app.views import (
     comparison_html,
     error_html,
@@ -24,6 +24,7 @@ from fsmviz.app.views import (
 )
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose import Finding
+from fsmviz.diagnose.text import plural
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Trace
 
@@ -416,6 +417,15 @@ def test_the_allowed_sets_go_to_the_page_escaped_in_an_attribute():
     assert 'data-step="1"' in panel  # the chosen step's set is the one written out
     data = json.loads(html.unescape(re.search(ALLOWED_DATA, panel)[1]))
     assert [d["a"][0][0] for d in data] == HOSTILE
+
+
+def test_a_state_no_tokens_can_finish_from_is_drawn_so():
+    """With the distances on, a state from which no sequence of tokens reaches a match says
+    "cannot finish" (it is ``UNREACHABLE``, not 0 as an accepting state would be)."""
+    view = pattern_view("ab|c", Vocabulary.from_strings(["a", "c"]), distances=True)
+    assert "(cannot finish)" in view.svg
+    assert "state 1: after “a”; cannot finish" in view.svg
+    assert "to go" not in view.svg.split("(cannot finish)")[0].rsplit("<g", 1)[-1]
 
 
 def test_the_doctor_renders_its_markdown_and_offers_a_fix_once():

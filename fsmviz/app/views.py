@@ -17,6 +17,7 @@ from fsmviz.app.decoding_view import allowed_note, cut_sentence, overshoot_tag
 from fsmviz.app.fixes import fix_json, fix_of
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
+from fsmviz.diagnose.text import plural
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.printable import VISIBLE_WHITESPACE, printable
 
@@ -329,7 +330,7 @@ def _side(name: str, trace: Trace) -> str:
         else ""
     )
     verdict = "matches" if trace.matched else "does NOT match"
-    tokens = f"{len(trace.steps):,} token{'' if len(trace.steps) == 1 else 's'}"
+    tokens = plural(len(trace.steps), "token")
     return (
         f'<section class="side {name}" data-side="{name}">'
         f'<div class="side-head"><b>{name.capitalize()}</b> '

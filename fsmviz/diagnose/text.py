@@ -95,4 +95,9 @@ def percent(p: float) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    """A count with its noun, thousands separated: the one such helper (the page uses it too).
+
+    >>> plural(1, "token"), plural(49152, "token")
+    ('1 token', '49,152 tokens')
+    """
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
