@@ -484,3 +484,19 @@ def test_every_steps_allowed_set_from_one_pass_is_each_steps_own(tiny):
         assert [a[0] for a in sets[i].allowed[:5]] == [a[0] for a in alone.allowed[:5]]
         assert sets[i].mass == pytest.approx(alone.mass, abs=1e-4)
         assert sets[i].mass == pytest.approx(trace.steps[i].valid_mass, abs=1e-3)
+
+
+def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
+    """The "unreachable character" note of a JSON schema's regex names 70 states: it says
+    they are all inside strings, with a few numbers, not the 70 numbers."""
+    from fsmviz.app.schema_page import schema_examples, use_schema
+    from fsmviz.diagnose import diagnose
+
+    choice = use_schema(schema_examples()["person"].schema, "none", bundled_vocab).choice
+    swept = [f for f in diagnose(choice.regex, bundled_vocab) if f.kind == "unreachable_char"]
+    assert swept and all(len(f.states) > 6 for f in swept)
+    for finding in swept:
+        assert f"In {len(finding.states)} states, all inside a quoted string (states " in (
+            finding.message
+        )
+        assert finding.message.count(",") < 12, finding.message
