@@ -97,7 +97,7 @@ def run_default(page, max_tokens: int, timeout_s: float) -> float:
     box.press("Enter")
     started = time.monotonic()
     page.click("#run")
-    page.wait_for_selector("#dfa template.lights", state="attached", timeout=timeout_s * 1000)
+    page.wait_for_selector("#dfa .lights", state="attached", timeout=timeout_s * 1000)
     seconds = time.monotonic() - started
     skip = page.locator("#stop")
     if skip.is_visible() and "Skip" in (skip.text_content() or ""):

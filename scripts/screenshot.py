@@ -87,7 +87,7 @@ def main() -> None:
 
         started = time.monotonic()
         page.click("#run")
-        page.wait_for_selector("#dfa template.lights", state="attached")  # the run is over
+        page.wait_for_selector("#dfa .lights", state="attached")  # the run is over
         if args.skip_shadow:
             page.click("#stop")  # "Skip shadow run"
         page.wait_for_function(

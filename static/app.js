@@ -23,17 +23,18 @@
   };
 
   // --- the step: chosen and painted here, at once ----------------------------------------
-  // A finished run brings every step's lights (the drawing's <template class="lights">)
-  // and allowed set (#allowed-tokens' <template class="allowed-data">): choosing a step
+  // A finished run brings every step's lights (the drawing's hidden .lights element) and
+  // allowed set (#allowed-tokens' .allowed-data), as JSON in their data-json: choosing a step
   // lights its state, its row, its token, its card and its allowed set in the browser, with
   // no round trip; the Step slider follows, so the server knows the step for redraws.
   const parsed = new WeakMap();
-  // Kept per element and its text: a redraw may patch the same <template> in place (a
-  // compact drawing's lights replaced by the exact one's), so the text decides.
+  // Kept per element and its text: Gradio patches a redrawn HTML output in place (a
+  // compact drawing's lights become the exact one's in the same element), so the text
+  // decides. (Not a <template>: its content is no child node, and Gradio's patch kept it.)
   const dataOf = (selector) => {
     const t = $(selector);
     if (!t) return null;
-    const text = t.content.textContent;
+    const text = t.dataset.json || "";
     const kept = parsed.get(t);
     if (!kept || kept.text !== text) {
       let data = null;
@@ -81,7 +82,7 @@
   };
   const renderAllowed = (i) => {
     const root = $("#allowed-tokens .allowed-view");
-    const sets = dataOf("#allowed-tokens template.allowed-data");
+    const sets = dataOf("#allowed-tokens .allowed-data");
     if (!root || !sets || !sets.length) return;
     const d = sets[Math.min(i, sets.length - 1)];
     const n = (x) => x.toLocaleString("en-US");
@@ -117,7 +118,7 @@
     if (filter && filter.value) filterAllowed(filter);
   };
   const setOf = (list) => {
-    const sets = dataOf("#allowed-tokens template.allowed-data");
+    const sets = dataOf("#allowed-tokens .allowed-data");
     return sets && list.dataset.step !== undefined ? sets[Math.min(Number(list.dataset.step), sets.length - 1)] : null;
   };
   document.addEventListener("scroll", (event) => {
@@ -168,7 +169,7 @@
     view_step.chosen = i;
     // every change first, then what needs the layout (one layout, not one per part)
     const svg = $("#dfa svg");
-    const lights = dataOf("#dfa template.lights");
+    const lights = dataOf("#dfa .lights");
     if (svg && lights && lights.length) lightStep(svg, lights, i);
     for (const r of document.querySelectorAll("#steps tbody tr.selected")) if (r !== rows[i]) r.classList.remove("selected");
     rows[i].classList.add("selected");
@@ -188,14 +189,14 @@
     if (!rows.length) return false;
     const k = Math.min(i, rows.length - 1);
     const svg = $("#dfa svg");
-    const lights = dataOf("#dfa template.lights");
+    const lights = dataOf("#dfa .lights");
     const root = $("#allowed-tokens .allowed-view");
     return !rows[k].classList.contains("selected")
       || (svg && lights && svg.dataset.lit !== String(k))
-      || (root && $("#allowed-tokens template.allowed-data") && root.dataset.shown !== String(k))
+      || (root && $("#allowed-tokens .allowed-data") && root.dataset.shown !== String(k))
       || $("#stepper .step-card")?.dataset.step !== String(k);
   };
-  const finished = () => !!$("#dfa template.lights") || !!$("#allowed-tokens template.allowed-data");
+  const finished = () => !!$("#dfa .lights") || !!$("#allowed-tokens .allowed-data");
   new MutationObserver(() => {
     if (view_step.chosen === null) {
       // a run just ended: its last step is the chosen one
@@ -335,6 +336,21 @@
     });
     const limit = value("prob-limit", "input");
     if (limit && Number(limit)) params.set("prob_limit", limit);
+    // the decoding box: only what differs from its defaults (top-k 0, top-p 1, EOS, no
+    // overshoot); while its accordion is closed its inputs are not in the page, and the
+    // link keeps what it said
+    if (field("top-k", "input")) {
+      const topK = value("top-k", "input");
+      if (topK && Number(topK)) params.set("top_k", topK);
+      const topP = value("top-p", "input[type=number]");
+      if (topP && Number(topP) < 1) params.set("top_p", topP);
+      const stop = $("#stop-rule input:checked")?.value;
+      if (stop && stop !== "eos") params.set("stop", stop);
+      if (field("overshoot", "input[type=checkbox]")?.checked) params.set("overshoot", "1");
+    } else {
+      const now = new URLSearchParams(location.search);
+      for (const key of ["top_k", "top_p", "stop", "overshoot"]) if (now.has(key)) params.set(key, now.get(key));
+    }
     const mode = $("#schema-mode .schema-mode");  // the Regex box holds a schema's regex
     if (mode) { params.set("schema", mode.dataset.schema); params.set("whitespace", mode.dataset.whitespace); }
     const chosen = $("#steps tbody tr.selected");
@@ -350,10 +366,10 @@
   setInterval(updateLink, 700); // also after the server's updates (a chosen step, a run)
   document.addEventListener("input", (event) => {
     if (event.target.closest(".allowed-filter")) return filterAllowed(event.target);
-    if (event.target.closest("#regex, #prompt, #max-tokens, #temperature, #seed, #prob-limit, #step")) updateLink();
+    if (event.target.closest("#regex, #prompt, #max-tokens, #temperature, #seed, #prob-limit, #step, #top-k, #top-p")) updateLink();
   });
   document.addEventListener("change", (event) => {
-    if (event.target.closest("#chat, #max-tokens, #temperature, #seed, #prob-limit, #step")) updateLink();
+    if (event.target.closest("#chat, #max-tokens, #temperature, #seed, #prob-limit, #step, #top-k, #top-p, #stop-rule, #overshoot")) updateLink();
   });
   const restore = new URLSearchParams(location.search);
   const ready = setInterval(() => {

@@ -80,10 +80,6 @@ def test_test_strings_show_a_python_disagreement(learn: Page) -> None:
     expect(result.locator("tr.fail")).to_contain_text("ASCII")
 
 
-@pytest.mark.xfail(
-    reason="seen failing once after this session's merges (Learn's toy section: after Next "
-    "then Back the token stayed); not yet reproduced alone, see the closing note of session 14",
-)
 def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
     learn.get_by_text("5. Toy vocabularies").click()
     learn.locator("#toy-example input").click()

@@ -228,7 +228,7 @@ def test_the_json_view_shows_a_schema_run_and_nothing_for_a_regex_run():
 
 def test_a_schema_runs_frames_update_the_json_view_and_a_regex_runs_clear_it():
     from fsmviz.app.handlers import Page, frame_updates
-    from fsmviz.app.live import Frame
+    from fsmviz.app.live import PageFrame as Frame
 
     page = Page(*(f"c{k}" for k in range(15)), json="json")
     choice = use_schema(schema_examples()["enum"].schema, "none", None).choice

@@ -12,7 +12,7 @@ import pytest
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.fixes import Fix, Inputs, fix_of, read_fix, same_run
-from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view, plural
+from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view
 from fsmviz.app.views import (
     comparison_html,
     error_html,
@@ -24,6 +24,7 @@ from fsmviz.app.views import (
 )
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose import Finding
+from fsmviz.diagnose.text import plural
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Trace
 
@@ -235,6 +236,47 @@ def test_the_last_run_is_before_only_when_it_ran_these_inputs():
     assert not same_run(trace, "[a-z]+", "Say it", replace(same, chat=True))
     assert not same_run(trace, "[a-z]+", "Say it", replace(same, max_tokens=9))
     assert not same_run(None, "[a-z]+", "Say it", same)
+    for decoding in ({"top_k": 3}, {"top_p": 0.5}, {"stop": "first"}, {"overshoot": True}):
+        assert not same_run(trace, "[a-z]+", "Say it", replace(same, **decoding)), decoding
+
+
+def test_apply_and_run_runs_with_the_decoding_box_s_options(monkeypatch):
+    """Apply & run takes the decoding box's options, as Generate does: the run before the
+    fix (none was made yet) and the run with it both use them."""
+    from fsmviz.app import handlers as h
+
+    ran = []
+
+    def run_frames(models, pattern, prompt, opts, distances, drawing):
+        ran.append((pattern, opts))
+        yield from ()  # no frame: the run failed, so nothing more is run
+
+    monkeypatch.setattr(h, "run_frames", run_frames)
+    page = h.Page(*(f"part{i}" for i in range(15)))
+    picked = json.dumps({"regex": "[a-z]{1,8}", "n": 1})
+    decoding = {"top_k": 3, "top_p": 0.5, "stop": "first", "overshoot": True}
+    updates = h.on_apply(page, None, picked, None, "[a-z]+", "Say it", 8, 0.0, 0, False, 0.0,
+                         False, "auto", **decoding)  # fmt: skip
+    assert list(updates)
+    assert [pattern for pattern, _ in ran] == ["[a-z]+"]
+    assert {name: ran[0][1][name] for name in decoding} == decoding
+
+
+def test_a_link_restores_the_decoding_box_and_opens_it():
+    from fsmviz.app.handlers import on_load
+
+    class Link:
+        query_params = {"top_k": "5", "top_p": "0.9", "stop": "first", "overshoot": "1"}
+
+    class Loading:
+        status, ready = "Loading…", False
+
+    *_, top_k, top_p, stop, overshoot, box = on_load(Loading(), Link())
+    assert (top_k, top_p, stop, overshoot) == (5, 0.9, "first", True)
+    assert box.open is True  # an update: the accordion opened
+    Link.query_params = {"stop": "<script>", "top_k": "x"}
+    *_, top_k, top_p, stop, overshoot, box = on_load(Loading(), Link())
+    assert all(v == {"__type__": "update"} for v in (top_k, top_p, stop, overshoot, box))
 
 
 def test_comparison_shows_both_outputs_with_their_patterns_all_escaped():
@@ -340,6 +382,9 @@ def test_a_new_run_ends_the_last_one_without_a_word():
 # ------------------------------------------------------------------ issue 30: text and figures
 
 
+ALLOWED_DATA = r'class="allowed-data" hidden data-json="([^"]*)"'
+
+
 def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set():
     """A token that splits a character is its bytes in hex pairs everywhere: the token
     taken, a candidate (whose engine text is Python's ``\\xa6\\x82``), the allowed list."""
@@ -354,11 +399,11 @@ def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set(
     allowed = AllowedSet(0, (("e6 9d", True, 0.3), ("a", False, 0.2)), 2, 0.5, ())
     panel = allowed_html([allowed], steps)
     assert '<code class="bytes"' in panel and ">e6 9d</code>" in panel
-    data = json.loads(html.unescape(re.search(r"<template[^>]*>(.*)</template>", panel)[1]))
+    data = json.loads(html.unescape(re.search(ALLOWED_DATA, panel)[1]))
     assert data[0]["a"][0] == ["e6 9d", True, 0.3] and data[0]["k"] == ["e6 9d", True]
 
 
-def test_the_allowed_sets_go_to_the_page_escaped_in_a_template():
+def test_the_allowed_sets_go_to_the_page_escaped_in_an_attribute():
     from fsmviz.app.live import AllowedSet
     from fsmviz.app.views import allowed_html
 
@@ -370,8 +415,17 @@ def test_the_allowed_sets_go_to_the_page_escaped_in_a_template():
     panel = allowed_html(sets, steps, selected=1)
     assert "<img" not in panel and "<script" not in panel
     assert 'data-step="1"' in panel  # the chosen step's set is the one written out
-    data = json.loads(html.unescape(re.search(r"<template[^>]*>(.*)</template>", panel)[1]))
+    data = json.loads(html.unescape(re.search(ALLOWED_DATA, panel)[1]))
     assert [d["a"][0][0] for d in data] == HOSTILE
+
+
+def test_a_state_no_tokens_can_finish_from_is_drawn_so():
+    """With the distances on, a state from which no sequence of tokens reaches a match says
+    "cannot finish" (it is ``UNREACHABLE``, not 0 as an accepting state would be)."""
+    view = pattern_view("ab|c", Vocabulary.from_strings(["a", "c"]), distances=True)
+    assert "(cannot finish)" in view.svg
+    assert "state 1: after “a”; cannot finish" in view.svg
+    assert "to go" not in view.svg.split("(cannot finish)")[0].rsplit("<g", 1)[-1]
 
 
 def test_the_doctor_renders_its_markdown_and_offers_a_fix_once():
@@ -411,7 +465,8 @@ def test_step_lights_give_each_step_what_the_server_would_light(bundled_vocab):
         assert {v for lit in lights[: i + 1] for v in lit["v"]} == {f"s{s}" for s in visited}
         assert {e for lit in lights[: i + 1] for e in lit["e"]} == {f"e{a}-{b}" for a, b in edges}
     html_ = view.dfa_html(steps, stepping=True)
-    assert '<template class="lights">' in html_
+    data = re.search(r'<div class="lights" hidden data-json="([^"]*)"', html_)[1]
+    assert json.loads(html.unescape(data)) == lights
 
 
 def test_every_steps_allowed_set_from_one_pass_is_each_steps_own(tiny):
@@ -429,3 +484,19 @@ def test_every_steps_allowed_set_from_one_pass_is_each_steps_own(tiny):
         assert [a[0] for a in sets[i].allowed[:5]] == [a[0] for a in alone.allowed[:5]]
         assert sets[i].mass == pytest.approx(alone.mass, abs=1e-4)
         assert sets[i].mass == pytest.approx(trace.steps[i].valid_mass, abs=1e-3)
+
+
+def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
+    """The "unreachable character" note of a JSON schema's regex names 70 states: it says
+    they are all inside strings, with a few numbers, not the 70 numbers."""
+    from fsmviz.app.schema_page import schema_examples, use_schema
+    from fsmviz.diagnose import diagnose
+
+    choice = use_schema(schema_examples()["person"].schema, "none", bundled_vocab).choice
+    swept = [f for f in diagnose(choice.regex, bundled_vocab) if f.kind == "unreachable_char"]
+    assert swept and all(len(f.states) > 6 for f in swept)
+    for finding in swept:
+        assert f"In {len(finding.states)} states, all inside a quoted string (states " in (
+            finding.message
+        )
+        assert finding.message.count(",") < 12, finding.message

@@ -50,7 +50,7 @@ def test_stand_in_refuses_what_does_not_pickle():
 
 @pytest.mark.slow
 def test_the_page_generation_runs_in_a_forked_worker_with_pickled_frames():
-    from fsmviz.app.live import Frame, live_run, pattern_view
+    from fsmviz.app.live import PageFrame, live_run, pattern_view
     from fsmviz.generation.models import load_model
 
     model = load_model(None, "cpu", threaded=False)  # as on ZeroGPU: no batching thread
@@ -61,7 +61,7 @@ def test_the_page_generation_runs_in_a_forked_worker_with_pickled_frames():
     run = on_gpu(live_run, gpu=fork_gpu(calls))
     frames = list(run(model, view, "A pet?", options))
     assert calls == [run_seconds(model, view, "A pet?", options)]
-    assert frames and all(isinstance(f, Frame) for f in frames)
+    assert frames and all(isinstance(f, PageFrame) for f in frames)
     done = [f for f in frames if f.trace is not None]
     assert done, "no final frame with the trace"
     trace = done[-1].trace

@@ -26,6 +26,8 @@ class DecodingControls:
     top_p: Any
     stop: Any
     overshoot: Any
+    accordion: Any = None
+    """The box around them (a link that sets one opens it: ``handlers.on_load``)."""
 
     @property
     def components(self) -> list[Any]:
@@ -35,7 +37,9 @@ class DecodingControls:
 
 def decoding_controls() -> DecodingControls:
     """A row of the decoding options (call inside the controls column)."""
-    with gr.Accordion("Decoding: samplers, stop rule, overshoot", open=False, elem_id="decoding"):
+    with gr.Accordion(
+        "Decoding: samplers, stop rule, overshoot", open=False, elem_id="decoding"
+    ) as accordion:
         with gr.Row():
             top_k = gr.Number(0, label="Top-k (0 = off)", precision=0, minimum=0, elem_id="top-k")
             top_p = gr.Slider(0.01, 1.0, value=1.0, step=0.01, label="Top-p", elem_id="top-p")
@@ -46,4 +50,4 @@ def decoding_controls() -> DecodingControls:
             "match; the output ends there",
             elem_id="overshoot",
         )
-    return DecodingControls(top_k, top_p, stop, overshoot)
+    return DecodingControls(top_k, top_p, stop, overshoot, accordion)

@@ -38,6 +38,11 @@ class Inputs:
     seed: int
     chat: bool
     prob_limit: float
+    top_k: int = 0
+    top_p: float = 1.0
+    stop: str = "eos"
+    overshoot: bool = False
+    """The decoding box's options (``decoding_controls``), defaults as it starts."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,10 @@ def read_fix(text: str) -> Fix | None:
     return None if fix == Fix() else fix
 
 
-PAGE_OPTIONS = ("max_tokens", "temperature", "seed", "chat", "prob_limit")
+PAGE_OPTIONS = (
+    "max_tokens", "temperature", "seed", "chat", "prob_limit",
+    "top_k", "top_p", "stop", "overshoot",
+)  # fmt: skip
 """The generation options the page sets (the others are the page's fixed choices)."""
 
 

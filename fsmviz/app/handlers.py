@@ -6,7 +6,7 @@ dict of updates, the page's components (``Page``) — is passed in explicitly wh
 ``ui.build_ui`` wires it (``functools.partial``); nothing is closed over. Per-visitor
 data (the last trace, its findings) comes in and goes out through ``gr.State``.
 
-A run is a stream of plain-data frames (``live.Frame``, made by ``run_frames``, which a
+A run is a stream of plain-data frames (``live.PageFrame``, made by ``run_frames``, which a
 ZeroGPU Space runs in a GPU worker); ``frame_updates`` turns each frame into component
 updates here, outside the generation.
 """
@@ -24,12 +24,11 @@ from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
 from fsmviz.app.live import (
     DRAW_LIMIT,
-    Frame,
+    PageFrame,
     done_status,
     finish,
     live_run,
     pattern_view,
-    plural,
 )
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
@@ -50,17 +49,18 @@ from fsmviz.app.views import (
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
+from fsmviz.diagnose.text import plural
 from fsmviz.drawing.render import to_dot, to_svg
 from fsmviz.generation.batching import ForwardPassError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full_match
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
-from fsmviz.generation.trace import Step, Trace, drawn_path
-from fsmviz.params import MAX_PROMPT_CHARS, check_generation
+from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path
+from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K, check_generation
 from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
 """The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles
-each one: plain ``Frame`` data, turned into component updates here (``frame_updates``)."""
+each one: plain ``PageFrame`` data, turned into component updates here (``frame_updates``)."""
 FINISH_SECONDS = 30
 finish_on_gpu = on_gpu(finish, lambda *args, **kwargs: FINISH_SECONDS)
 """A stopped run's last frame (every step's allowed set: forward passes), on the GPU
@@ -226,14 +226,14 @@ def run_frames(
     opts: GenerationOptions,
     distances: bool,
     drawing: str = "auto",
-) -> Iterator[Frame]:
+) -> Iterator[PageFrame]:
     """The frames of one run; a failure is a frame with a message, never a traceback."""
     try:
         checked_text("prompt", prompt, MAX_PROMPT)
         model = models.get(timeout=600)
         view = pattern_view(pattern, model.vocab, distances=distances, drawing=drawing)
     except (ValueError, ModelLoadError) as error:
-        yield Frame(str(error), error=error_html(error))
+        yield PageFrame(str(error), error=error_html(error))
         return
     try:
         yield from live_run_on_gpu(model, view, prompt, opts)
@@ -243,10 +243,10 @@ def run_frames(
             if isinstance(error, ForwardPassError)
             else f"The generation failed: {type(error).__name__}: {error}"
         )
-        yield Frame(message, error=error_html(RuntimeError(message)))
+        yield PageFrame(message, error=error_html(RuntimeError(message)))
 
 
-def frame_updates(frame: Frame, page: Page, schema: SchemaChoice | None = None) -> dict:
+def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = None) -> dict:
     """A frame as Gradio updates: its fields that are set; once the constrained run has
     ended (``frame.trace``), the trace, the Step slider's range and the downloads too. With
     the ``schema`` of a schema run, the output as JSON ("" for a regex run)."""
@@ -352,7 +352,7 @@ def stopped_frame(
     written: list[Step],
     distances,
     drawing: str,
-) -> Frame:
+) -> PageFrame:
     """The last frame of a run stopped half-way: its steps as a trace (with a note that
     the visitor stopped it), drawn for stepping, with every step's allowed set."""
     model = models.get(timeout=600)
@@ -388,15 +388,21 @@ def on_apply(
     prob_limit,
     distances,
     drawing="auto",
+    top_k=0,
+    top_p=1.0,
+    stop="eos",
+    overshoot=False,
 ) -> Iterator[dict]:
     """Apply & run: the picked fix (``fixes.read_fix``) put into the inputs and run, then
     the runs before and after it side by side. The last run is "before" when it ran the
-    inputs on the page (``fixes.same_run``); otherwise they are run first."""
+    inputs on the page (``fixes.same_run``, the decoding box's options included: ``top_k``
+    to ``overshoot``, as ``on_run`` takes them); otherwise they are run first."""
     fix = read_fix(picked)
     if fix is None:
         yield {}
         return
-    now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit)
+    now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit,
+                 top_k, top_p, stop, overshoot)  # fmt: skip
     fixed = fix.applied(now)
     yield {**started(page), page.compare_view: "", page.compare_chart: None}
     try:
@@ -427,11 +433,12 @@ def on_apply(
 
 def _options(inputs: Inputs) -> GenerationOptions:
     return options(
-        inputs.max_tokens, inputs.temperature, inputs.seed, inputs.chat, inputs.prob_limit
-    )
+        inputs.max_tokens, inputs.temperature, inputs.seed, inputs.chat, inputs.prob_limit,
+        inputs.top_k, inputs.top_p, inputs.stop, inputs.overshoot,
+    )  # fmt: skip
 
 
-def traced(page: Page, frames: Iterator[Frame]) -> Generator[dict, None, Trace | None]:
+def traced(page: Page, frames: Iterator[PageFrame]) -> Generator[dict, None, Trace | None]:
     """A run's frames as updates (``yield from``); returns its trace, None if it failed."""
     trace = None
     for frame in frames:
@@ -571,7 +578,8 @@ def on_example(name):
 def on_load(models: BackgroundModel, request: gr.Request):
     """Restore inputs from the URL (a permalink); every value is data, checked. A schema
     run's link also restores the JSON Schema part (schema, whitespace, findings) and opens
-    it: the outputs after the timer are ``MainView.schema_outputs``.
+    it: the outputs after the timer are ``MainView.schema_outputs``, then the decoding box's
+    (``top_k``, ``top_p``, ``stop``, ``overshoot``, its accordion; ``MainView.decoding``).
 
     Only what the link gives is set; everything else is skipped, so a visitor who starts
     typing before this event comes back keeps what they typed. (The page's first paint
@@ -606,6 +614,14 @@ def on_load(models: BackgroundModel, request: gr.Request):
             gr.Accordion(open=True),
         )
     drawn = on_pattern(models, pattern) if pattern is not None else (gr.skip(),) * 3
+    decoding = (  # the decoding box (``MainView.decoding``): a link carries what is not default
+        given("top_k", int, 0, MAX_TOP_K),
+        given("top_p", float, 0.01, 1.0),
+        q["stop"] if q.get("stop") in STOP_RULES else gr.skip(),
+        q["overshoot"] != "0" if "overshoot" in q else gr.skip(),
+    )
+    linked = any(v != gr.skip() for v in decoding)
+    decoding += (gr.Accordion(open=True) if linked else gr.skip(),)  # shown: why it differs
     return (
         pattern if pattern is not None else gr.skip(),
         q["prompt"][:MAX_PROMPT] if "prompt" in q else gr.skip(),
@@ -620,6 +636,7 @@ def on_load(models: BackgroundModel, request: gr.Request):
         # status of a run started right after the page loaded.
         gr.Timer(active=not models.ready),
         *schema_part,
+        *decoding,
     )
 
 

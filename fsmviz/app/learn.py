@@ -586,8 +586,17 @@ def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
     toy_next.click(_step_toy, toy_inputs, history, **PRIVATE)
     toy_back.click(_drop_last, history, history, **PRIVATE)
     pick.select(_pick_toy, [*toy_inputs, pick], history, **PRIVATE)  # (a blur fires input)
-    for component in (mirror, history, tokens, model, logits, training):
-        component.change(_show_toy, toy_inputs, [toy, pick], **PRIVATE)
+    # One listener for every input, not one each: its runs follow one another, and the last
+    # reads the latest inputs. Six listeners ran side by side, and under load a render from
+    # before Next or Back (an example's several changed inputs) could land after it.
+    gr.on(
+        [c.change for c in (mirror, history, tokens, model, logits, training)],
+        _show_toy,
+        toy_inputs,
+        [toy, pick],
+        trigger_mode="always_last",
+        **PRIVATE,
+    )
     return history
 
 

@@ -39,6 +39,7 @@ from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding, diagnose
 from fsmviz.diagnose.examples import example_prefixes
+from fsmviz.diagnose.text import plural
 from fsmviz.drawing.compact import CompactGraph, compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.generation.generate import GenerationOptions, Stream, stream
@@ -58,13 +59,12 @@ __all__ = [
     "finish",
     "progress",
     "step_lights",
-    "Frame",
+    "PageFrame",
     "PatternView",
     "drawn_path",
     "live_run",
     "path_view",
     "pattern_view",
-    "plural",
     "state_tooltips",
 ]
 
@@ -161,7 +161,9 @@ def state_tooltips(dfa: Dfa, distances: Sequence[int] | None = None) -> list[str
         tip = f"state {s}: " + (f"after “{prefix}”" if s != dfa.initial else "the start")
         if distances is not None:
             d = distances[s]
-            if d > 0:
+            if d >= UNREACHABLE:
+                tip += "; cannot finish: no tokens from here spell a match"
+            elif d > 0:
                 tip += f"; {plural(d, 'token')} to a match"
             elif s in dfa.accepting:
                 tip += "; a match may end here"
@@ -177,13 +179,23 @@ EMPTY_PATTERN = RegexError(
 
 
 def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
-    """Fewest tokens from each drawn state to a match (0 where none is reachable); None
-    when the index is too large to walk in full (the doctor says so)."""
+    """Fewest tokens from each drawn state to a match: 0 where one may end, ``UNREACHABLE``
+    where no sequence of the vocabulary's tokens finishes one (the drawing and the tooltip
+    say "cannot finish"); None when the index is too large to walk in full (the doctor
+    says so).
+
+    >>> from fsmviz import Vocabulary, compile_regex
+    >>> token_distances(compile_regex("ab|c"), Vocabulary.from_strings(["a", "b", "c"]))
+    [1, 1, 0]
+    >>> far = token_distances(compile_regex("ab|c"), Vocabulary.from_strings(["a", "c"]))
+    >>> far[1] == UNREACHABLE  # after "a" a "b" is needed, and no token spells it
+    True
+    """
     try:
         far = build_index(dfa, vocab).token_distances()[: dfa.num_states]
     except IndexTooLarge:
         return None
-    return [int(d) if d < UNREACHABLE else 0 for d in far]
+    return [int(d) for d in far]
 
 
 def path_view(steps: Sequence[Step], upto: int | None, dfa: Dfa):
@@ -240,7 +252,9 @@ def dfa_html(
     lights = ""
     if stepping and steps:
         data = json.dumps(step_lights(view, steps), ensure_ascii=False, separators=(",", ":"))
-        lights = f'<template class="lights">{html.escape(data, quote=False)}</template>'
+        # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by
+        # node, and a <template>'s content is no child node, so it kept the old lights
+        lights = f'<div class="lights" hidden data-json="{html.escape(data)}"></div>'
     return (
         f'<div class="dfa-view" data-states="{dfa.num_states}" '
         f'data-drawing="{"exact" if view.graph is None else "compact"}">'
@@ -381,7 +395,7 @@ def natural_width(svg: str) -> int:
 
 
 @dataclass(frozen=True)
-class Frame:
+class PageFrame:
     """One update of the page, as plain data: a field left ``None`` is unchanged.
 
     Frames are picklable (strings, a plotly figure, engine records): on a ZeroGPU Space the
@@ -414,10 +428,10 @@ class Frame:
 
 def live_run(
     model: Model, view: PatternView, prompt: str, options: GenerationOptions
-) -> Iterator[Frame]:
+) -> Iterator[PageFrame]:
     """Stream the constrained run, then the shadow run, as page frames."""
     if view.dfa is None:
-        yield Frame(
+        yield PageFrame(
             "Fix the pattern first: the Regex box says what is wrong.",
             dfa=dfa_html(view),
             output="",
@@ -441,7 +455,7 @@ def live_run(
             chart = None
             if now - last_chart > CHART_EVERY:
                 chart, last_chart = valid_mass_figure(steps), now
-            yield Frame(
+            yield PageFrame(
                 progress("Generating", len(steps), options.max_tokens, now - started),
                 dfa=view.dfa_html(steps),
                 output=output_html(steps),
@@ -461,7 +475,7 @@ def live_run(
         f"about {options.max_tokens / max(trace.tokens_per_second, 0.1):.0f} s at most "
         "(“Skip shadow run” skips it; everything above stays)."
     )
-    yield Frame(
+    yield PageFrame(
         ending.status + shadow_cost,
         dfa=ending.dfa,
         output=ending.output,
@@ -484,11 +498,11 @@ def live_run(
             shadow_steps.extend(new)
             elapsed = time.perf_counter() - started
             line = progress("the shadow run", len(shadow_steps), options.max_tokens, elapsed)
-            yield Frame(
+            yield PageFrame(
                 f"{done} Now {line}",
                 shadow=output_html(shadow_steps),
             )
-    yield Frame(done, shadow=shadow_html(shadow_steps))
+    yield PageFrame(done, shadow=shadow_html(shadow_steps))
 
 
 SHADOW_LATER = (
@@ -497,13 +511,13 @@ SHADOW_LATER = (
 )
 
 
-def finish(model: Model, view: PatternView, trace: Trace, status: str | None = None) -> Frame:
+def finish(model: Model, view: PatternView, trace: Trace, status: str | None = None) -> PageFrame:
     """The frame of a finished (or stopped) constrained run: everything drawn for stepping
     through it, the doctor's findings on the trace, every step's allowed set."""
     steps = list(trace.steps)
     findings = tuple(diagnose(view.pattern, model.vocab, trace))
     sets = allowed_sets(model, trace)
-    return Frame(
+    return PageFrame(
         status if status is not None else done_status(trace),
         dfa=view.dfa_html(steps, stepping=True),
         output=output_html(steps, final=True),
@@ -541,11 +555,6 @@ def shadow_html(steps: Sequence[Step]) -> str:
             "would have written nothing at all. The pattern is what made it write.</p>"
         )
     return output_html(steps, final=True)
-
-
-def plural(n: int, word: str) -> str:
-    """``1 token``, ``2 tokens``."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def ahead(steps: Stream) -> Iterator[list[Step]]:

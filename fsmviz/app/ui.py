@@ -103,6 +103,7 @@ def build_ui(
                 status,
                 timer,
                 *main.schema_outputs,
+                *main.decoding,
             ],  # fmt: skip
             api_visibility="private",
         ).then(  # a mark for scripts and tests: the link's values (if any) are in place
@@ -117,13 +118,18 @@ def build_ui(
 class MainView:
     """The Generate tab's components that ``build_ui`` wires beyond the tab."""
 
-    def __init__(self, page: h.Page, inputs: list[Any], schema_outputs: list[Any]):
+    def __init__(
+        self, page: h.Page, inputs: list[Any], schema_outputs: list[Any], decoding: list[Any]
+    ):
         self.page = page
         self.inputs = inputs
         self.schema_outputs = schema_outputs
         """What a schema run's link restores (``handlers.on_load``): the schema box, the
         whitespace, the choice, the findings (state and HTML), the error, the note under
         the Regex box and the part's accordion."""
+        self.decoding = decoding
+        """The decoding box's top-k, top-p, stop rule and overshoot, then the box (a link
+        restores them and opens it)."""
 
 
 class Inputs:
@@ -168,7 +174,9 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     wire_stepping(page, models, ins, panel, doctor, chart, log)
     schema_outputs = [schema.schema, schema.whitespace, schema.choice, schema.found,
                       schema.findings, schema.error, schema_note, schema_accordion]  # fmt: skip
-    return MainView(page, inputs, schema_outputs)
+    return MainView(
+        page, inputs, schema_outputs, [*ins.decoding.components, ins.decoding.accordion]
+    )
 
 
 def inputs_column(first_error: str) -> Inputs:
@@ -189,7 +197,7 @@ def inputs_column(first_error: str) -> Inputs:
         DEFAULT[1],
         label="Prompt",
         elem_id="prompt",
-        lines=3,
+        lines=2,
         max_lines=10,
         placeholder="what to ask the model, e.g. Give a phone number",
     )
@@ -205,7 +213,7 @@ def inputs_column(first_error: str) -> Inputs:
             elem_id="max-tokens",
         )  # fmt: skip
         temperature = gr.Slider(
-            0.0, 2.0, value=0.0, step=0.05, label="Temperature (0 = greedy)",
+            0.0, 2.0, value=0.0, step=0.05, label="Temperature",  # 0: greedy
             elem_id="temperature",
         )  # fmt: skip
     with gr.Row():
@@ -370,7 +378,7 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
     doctor.apply_pick.change(
         h.stoppable(page, partial(h.on_apply, page, models)),
         [doctor.apply_pick, page.trace, *inputs, panel.show_distances, panel.drawing,
-         stop_mark],
+         *ins.decoding.components, stop_mark],
         [*run_outputs, ins.regex, ins.chat, compare.view, compare.chart],
         concurrency_limit=runs_at_once,
         concurrency_id="generate",

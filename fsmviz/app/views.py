@@ -17,6 +17,7 @@ from fsmviz.app.decoding_view import allowed_note, cut_sentence, overshoot_tag
 from fsmviz.app.fixes import fix_json, fix_of
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
+from fsmviz.diagnose.text import plural
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.printable import VISIBLE_WHITESPACE, printable
 
@@ -329,7 +330,7 @@ def _side(name: str, trace: Trace) -> str:
         else ""
     )
     verdict = "matches" if trace.matched else "does NOT match"
-    tokens = f"{len(trace.steps):,} token{'' if len(trace.steps) == 1 else 's'}"
+    tokens = plural(len(trace.steps), "token")
     return (
         f'<section class="side {name}" data-side="{name}">'
         f'<div class="side-head"><b>{name.capitalize()}</b> '
@@ -356,8 +357,8 @@ def error_html(error: Exception | None, pattern: str = "") -> str:
 def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) -> str:
     """Every step's allowed set (``live.AllowedSet``, one per step) as a searchable list,
     the model's blocked favourites beside it: the ``selected`` step's set written here,
-    all of them as JSON in a ``<template>`` for the page's script, which shows another
-    step's set at once when one is chosen (static/app.js, ``renderAllowed``)."""
+    all of them as JSON in a hidden element's ``data-json`` for the page's script, which
+    shows another step's set at once when one is chosen (static/app.js, ``renderAllowed``)."""
     if not sets:
         return '<p class="empty">Choose a step to see every token it allowed.</p>'
     sets = list(sets)
@@ -373,7 +374,7 @@ def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) 
         f"<li>{label_html(label, is_bytes)}<span class='p'>{prob:.2%}</span></li>"
         for label, is_bytes, prob in chosen["b"]
     )
-    payload = html.escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")), False)
+    payload = html.escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     return (
         f'<div class="allowed-view" data-step="{chosen["s"]}">'
         f'<div class="allowed-head">{_allowed_head(chosen)}</div>'
@@ -383,7 +384,7 @@ def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) 
         "</div>"
         f'<div><b>Blocked favourites</b><ol class="blocked-list">{blocked or "<li>none</li>"}'
         "</ol></div></div>"
-        f'<template class="allowed-data">{payload}</template></div>'
+        f'<div class="allowed-data" hidden data-json="{payload}"></div></div>'
     )
 
 

@@ -12,7 +12,7 @@ from fsmviz.diagnose.examples import completion, example_prefixes
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, parse_pieces
 from fsmviz.diagnose.loops import Loop, LoopFix, bounded_fix, cycle_ids, find_loops, loop_for, sccs
-from fsmviz.diagnose.text import after
+from fsmviz.diagnose.text import after, states_summary
 from fsmviz.tokens.index import TokenIndex
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -45,6 +45,10 @@ class Case:
         if state >= self.dfa.num_states:
             return f"inside a multi-byte character (state {state})"
         return f"{after(self.prefixes[state])} (state {state})"
+
+    def states(self, states: Iterable[int]) -> str:
+        """A few states by number; many by what they share (``text.states_summary``)."""
+        return states_summary(list(states), self.prefixes)
 
     @cached_property
     def char_cycles(self) -> dict[int, int]:

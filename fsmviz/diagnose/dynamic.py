@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.text import frag, percent, plural, show, states_text
+from fsmviz.diagnose.text import frag, percent, plural, show
 from fsmviz.generation.trace import Candidate, Step, Trace, drawn_path, pieces
 
 
@@ -281,7 +281,7 @@ def _loop(
     finding = Finding(
         "loop",
         "error" if cut else "warning",
-        f"Steps {numbers[0]}–{numbers[-1]} went round {states_text(states)} "
+        f"Steps {numbers[0]}–{numbers[-1]} went round {case.states(states)} "
         f"{len(laps)} times with little variety ({plural(len(counts), 'different lap')}), "
         f"writing `{show(text)}`{repeated}. {ending}{through}"
         + (" The loop ran until max_tokens." if cut else ""),

@@ -19,7 +19,7 @@ from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, atom_chars
-from fsmviz.diagnose.text import cap, frag, plural, ranges_text, states_text
+from fsmviz.diagnose.text import cap, frag, plural, ranges_text
 from fsmviz.tokens.trie import trie_of
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -66,7 +66,7 @@ def spelling(case: Case) -> list[Finding]:
             Finding(
                 "unreachable_char",
                 "info",
-                f"In {states_text(states)} the pattern's wide classes include "
+                f"In {case.states(states)} the pattern's wide classes include "
                 f"{ranges_text(swept, 6)}, which no token of {name} can write. Harmless "
                 "unless you need those characters.",
                 states=tuple(states),
@@ -110,18 +110,18 @@ def _unreachable(
     single = len(ranges) == 1 and ranges[0][0] == ranges[0][1]
     if whole:
         edges = "edge" if len(group) == 1 else "edges"
-        consequence = f" The {edges} to {states_text(targets)} can never be taken"
+        consequence = f" The {edges} to {case.states(targets)} can never be taken"
     else:
         consequence = f" {'It' if single else 'They'} can never be written there"
     never = [t for t in targets if t not in reachable]
     if never:
-        consequence += f", and {states_text(never)} {'is' if len(never) == 1 else 'are'}"
+        consequence += f", and {case.states(never)} {'is' if len(never) == 1 else 'are'}"
         consequence += " never reached"
     fragment = f" (from `{frag(case.text(atom))}`)" if atom else ""
     where = (
         cap(case.where(first.state))
         if len(group) == 1
-        else f"In {states_text(sorted({g.state for g in group}))}"
+        else f"In {case.states({g.state for g in group})}"
     )
     finding = Finding(
         "unreachable_char",

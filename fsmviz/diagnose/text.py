@@ -85,6 +85,66 @@ def states_text(states: Sequence[int]) -> str:
     return "states " + ", ".join(map(str, states[:-1])) + f" and {states[-1]}"
 
 
+STATES_LISTED = 6
+"""Up to this many states a finding names them all; beyond, it says what they share."""
+
+
+def states_summary(states: Sequence[int], prefixes: Sequence[str]) -> str:
+    """``states_text`` for a few states; for many, what they have in common, as far as the
+    DFA tells (``prefixes``: each state's shortest example text, ``example_prefixes``):
+    all inside a quoted string (their texts open a ``"`` they have not closed), every
+    state or all but a few, or all after the same text; else how many, and the first few.
+
+    >>> from fsmviz.automaton.dfa import compile_regex
+    >>> from fsmviz.diagnose.examples import example_prefixes
+    >>> prefixes = example_prefixes(compile_regex('"[a-z]{7}"'))
+    >>> states_summary([1, 2, 3, 4, 5, 6, 7, 8], prefixes)
+    '8 states, all inside a quoted string (states 1, 2, 3, …)'
+    >>> states_summary(range(9), prefixes)
+    'all 10 states but state 9'
+    >>> states_summary([2, 3], prefixes)
+    'states 2 and 3'
+    """
+    states = sorted(set(states))
+    n, total = len(states), len(prefixes)
+    if n <= STATES_LISTED:
+        return states_text(states)
+    drawn = [prefixes[s] for s in states if s < total]  # beyond: inside a character
+    rest = [s for s in range(total) if s not in set(states)]
+    few = "states " + ", ".join(map(str, states[:3])) + ", …"
+    if len(drawn) == n and all(_in_quotes(text) for text in drawn):
+        return f"{n:,} states, all inside a quoted string ({few})"
+    if len(drawn) == n and len(rest) <= 3:
+        return f"all {total:,} states" + (f" but {states_text(rest)}" if rest else "")
+    shared = _common_prefix(drawn) if len(drawn) == n else ""
+    if shared.strip():
+        return f"{n:,} states, all after `{show(shared)}` ({few})"
+    return f"{n:,} {few[:-3]} and more"
+
+
+def _in_quotes(text: str) -> bool:
+    """Whether ``text`` leaves a ``"`` open (a backslash escapes the next character)."""
+    inside, escaped = False, False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            inside = not inside
+    return inside
+
+
+def _common_prefix(texts: Sequence[str]) -> str:
+    if not texts:
+        return ""
+    first, last = min(texts), max(texts)
+    k = 0
+    while k < min(len(first), len(last)) and first[k] == last[k]:
+        k += 1
+    return first[:k]
+
+
 def percent(p: float) -> str:
     """``100%``, ``42%``, ``<1%``, ``0%``."""
     if p >= 0.995:
@@ -95,4 +155,9 @@ def percent(p: float) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    """A count with its noun, thousands separated: the one such helper (the page uses it too).
+
+    >>> plural(1, "token"), plural(49152, "token")
+    ('1 token', '49,152 tokens')
+    """
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"

@@ -32,6 +32,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from fsmviz.automaton.dfa import Edge
+from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.cache import BoundedCache
 from fsmviz.drawing.compact import CompactGraph
 from fsmviz.errors import FsmvizError, InputError
@@ -230,12 +231,14 @@ def _check_lengths(n: int, *per_state: Sequence[object] | None) -> None:
 
 
 def _state_label(s: int, distances: Sequence[int] | None) -> str:
-    """State ``s``'s number, over a smaller ``(d to go)`` when its distance d > 0."""
+    """State ``s``'s number, over a smaller ``(d to go)`` when its distance d > 0, or
+    ``(cannot finish)`` when it is ``UNREACHABLE`` (no tokens lead from it to a match)."""
     if distances is None or distances[s] <= 0:
         return f'"{s}"'
-    # An HTML-like label (only digits go in it) lets the second line be smaller, which
-    # keeps the circles, and so 100+ state drawings, a third narrower.
-    return f'<{s}<BR/><FONT POINT-SIZE="7">({distances[s]} to go)</FONT>>'
+    # An HTML-like label (only digits and fixed words go in it) lets the second line be
+    # smaller, which keeps the circles, and so 100+ state drawings, a third narrower.
+    far = "cannot finish" if distances[s] >= UNREACHABLE else f"{distances[s]} to go"
+    return f'<{s}<BR/><FONT POINT-SIZE="7">({far})</FONT>>'
 
 
 def _head(title: str | None, count: str, start: str, *, quick: bool = False) -> list[str]:
