@@ -525,8 +525,13 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
     prev.click(partial(on_move, -1), [step, page.trace], step, **PRIVATE)
     after.click(partial(on_move, 1), [step, page.trace], step, **PRIVATE)
     if demo is not None:
+
+        def load(request):  # Gradio hands the request in by this annotation
+            return on_load(models, request)
+
+        load.__annotations__["request"] = gr.Request
         demo.load(
-            partial(on_load, models), None,
+            load, None,
             [box, fmt, prompt, max_tokens, temperature, seed, chat], js=GRAMMAR_JS, **PRIVATE,
         )  # fmt: skip
 
