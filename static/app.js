@@ -359,7 +359,7 @@
   };
   let loaded = false;
   const updateLink = () => {
-    if (!loaded) return;
+    if (!loaded || $("#grammar-run")?.offsetParent) return;  // the Grammar tab's: grammar.js
     const query = "?" + link().toString();
     if (query !== location.search) history.replaceState(null, "", query);
   };
@@ -378,7 +378,7 @@
     clearInterval(ready);
     setTimeout(() => {
       loaded = true;
-      if (restore.get("run") !== "1") return updateLink();
+      if (restore.get("run") !== "1" || restore.has("grammar")) return updateLink();
       $("#run")?.click();
       const wanted = Number(restore.get("step"));
       const chosen = setInterval(() => {

@@ -1,13 +1,17 @@
 """End-to-end: the grammar tab in headless Chromium with the real app and model. A grammar
 is typed, drawn as one box per rule, run on the real model, and the parser's place is lit
 in the drawing (``#rules svg .current``) and said in words; an example runs in one click.
+A run does what a regex run does: Stop keeps what was written, Generate is always there,
+the valid-mass chart, the step table and each step's allowed set, the shadow run, a link
+that restores the run and its step, and the downloads.
 Screenshots of the tab at 1440 and 390 px go to ``.tmp/`` (``static/grammar*.png`` are
 taken from them)."""
 
 from __future__ import annotations
 
-import os
+import re
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -16,9 +20,12 @@ pytestmark = pytest.mark.e2e
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
+import test_e2e  # noqa: E402
+
 from fsmviz.app.grammar_page import grammar_examples  # noqa: E402
-from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.screenshot import CHROMIUM  # noqa: E402
+
+app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
+browser_type_launch_args = test_e2e.browser_type_launch_args
 
 RUN_TIMEOUT = 240_000  # ms: a grammar run on a busy CPU
 UI_TIMEOUT = 90_000  # ms: compile, draw and diagnose a grammar through the queue
@@ -30,24 +37,37 @@ ARITHMETIC = (
 )
 
 
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-@pytest.fixture(scope="session")
-def app_url(request: pytest.FixtureRequest, browser) -> str:
-    if not os.environ.get("FSMVIZ_E2E_URL") and not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    return request.getfixturevalue("app_server")
-
-
 def open_tab(page, url: str) -> None:
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(url + "/")
     expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
     page.get_by_role("tab", name="Grammar").click()
     expect(page.locator("#grammar textarea")).to_be_visible()
+
+
+def set_budget(page, max_tokens: int) -> None:
+    box = page.locator("#grammar-max-tokens input[type=number]")
+    box.fill(str(max_tokens))
+    box.press("Enter")
+    expect(page.locator("#grammar-max-tokens input[type=range]")).to_have_value(str(max_tokens))
+
+
+def wait_done(page) -> int:
+    """Wait for the whole run (constrained, then shadow) to end; its number of steps."""
+    status = page.locator("#grammar-status")
+    expect(status).to_have_text(re.compile(r"^\s*Done: \d+"), timeout=RUN_TIMEOUT)
+    expect(status).not_to_contain_text("shadow run", timeout=RUN_TIMEOUT)
+    expect(page.locator("#grammar-stop")).to_be_hidden(timeout=RUN_TIMEOUT)
+    found = re.match(r"\s*Done: (\d+) tokens?", page.text_content("#grammar-status") or "")
+    assert found, page.text_content("#grammar-status")
+    return int(found.group(1))
+
+
+def choose_step(page, i: int) -> None:
+    """Click step ``i``'s row: its place, row, token and allowed set are shown."""
+    page.locator(f"#grammar-steps tbody tr[data-step='{i}']").click()
+    expect(page.locator(f"#grammar-steps tbody tr.selected[data-step='{i}']")).to_have_count(1)
+    expect(page.locator("#grammar-allowed .allowed-view")).to_have_attribute("data-step", str(i))
 
 
 def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> None:
@@ -68,12 +88,15 @@ def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> N
     assert "in root" in place or "whole sentence" in place
     text = page.text_content("#grammar-output .tokens") or ""
     assert text, "the output is empty"
-    # the step slider replays the place: after step 0, the start rule's first position
+    # the step slider replays the place: after step 0, the first token read
     expect(page.locator("#grammar-step input[type=range]")).to_be_enabled()
     number = page.locator("#grammar-step input[type=number]")
     number.fill("0")
     number.press("Enter")
-    expect(page.locator("#grammar-place")).to_contain_text("in root expecting expr")
+    first = page.locator("#grammar-output .tok[data-step='0']").text_content() or ""
+    shown = page.locator("#grammar-place p").first
+    expect(shown).to_contain_text(first.strip() or "After")
+    expect(page.locator("#grammar-place")).to_contain_text("in root")
     page.screenshot(path=str(ROOT / ".tmp" / "grammar-typed.png"), full_page=True)
 
 
@@ -85,3 +108,123 @@ def test_an_example_runs_in_one_click(page, app_url: str) -> None:
     )
     expect(page.locator("#grammar-status")).to_contain_text("tokens", timeout=RUN_TIMEOUT)
     expect(page.locator("#rules svg g.cluster.current").first).to_be_attached()
+
+
+LONG = 'root ::= "Once upon a time, " [a-z ,.]{150,400}\n'
+"""A grammar the model cannot finish soon: a run of it is still going when Stop comes."""
+
+
+def start_long_run(page) -> None:
+    page.fill("#grammar textarea", LONG)
+    expect(page.locator("#rules svg g.cluster")).to_have_count(1)
+    page.fill("#grammar-prompt textarea", "Tell a long story.")
+    set_budget(page, 200)
+    page.click("#grammar-run")
+    expect(page.locator("#grammar-status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
+
+
+def test_stop_keeps_what_was_written_for_stepping(page, app_url: str) -> None:
+    open_tab(page, app_url)
+    start_long_run(page)
+    expect(page.locator("#grammar-run")).to_be_enabled()  # never disabled while a run goes
+    expect(page.locator("#grammar-output .tok").nth(2)).to_be_attached(timeout=RUN_TIMEOUT)
+    page.click("#grammar-stop")
+    status = page.locator("#grammar-status")
+    expect(status).to_have_text(re.compile(r"^\s*Stopped after \d+ tokens?\.\s*$"),
+                                timeout=RUN_TIMEOUT)  # fmt: skip
+    expect(page.locator("#grammar-stop")).to_be_hidden()
+    n = int(re.findall(r"\d+", page.text_content("#grammar-status") or "")[0])
+    assert 3 <= n < 200
+    # what was written stays, and is stepped through as a finished run is
+    expect(page.locator("#grammar-steps tbody tr")).to_have_count(n)
+    expect(page.locator("#grammar-allowed template.allowed-data")).to_have_count(1)
+    expect(page.locator("#grammar-chart .js-plotly-plot")).to_be_visible()
+    choose_step(page, 1)
+    expect(page.locator("#grammar-place")).to_contain_text("in root")
+
+
+def test_generate_during_a_run_starts_the_new_run(page, app_url: str) -> None:
+    open_tab(page, app_url)
+    start_long_run(page)
+    page.fill("#grammar textarea", 'root ::= [0-9]{3} "!"\n')
+    set_budget(page, 8)
+    page.click("#grammar-run")  # the first run ends, this one runs
+    done = re.compile(r"^\s*Done: \d+ tokens?")
+    expect(page.locator("#grammar-status")).to_have_text(done, timeout=RUN_TIMEOUT)
+    n = wait_done(page)
+    page.wait_for_timeout(1000)  # nothing of the first run comes back after it
+    expect(page.locator("#grammar-status")).to_have_text(done)
+    assert re.fullmatch(r"[0-9]{3}!", page.text_content("#grammar-output .tokens") or "")
+    expect(page.locator("#grammar-steps tbody tr")).to_have_count(n)
+
+
+def test_a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(
+    page, app_url: str
+) -> None:
+    open_tab(page, app_url)
+    page.fill("#grammar textarea", ARITHMETIC)
+    expect(page.locator("#rules svg g.cluster")).to_have_count(3)
+    page.fill("#grammar-prompt textarea", "Write a sum of three small numbers.")
+    set_budget(page, 8)
+    page.click("#grammar-run")
+    n = wait_done(page)
+    # the chart: one point per step
+    expect(page.locator("#grammar-chart .js-plotly-plot")).to_be_visible()
+    points = page.locator("#grammar-chart .js-plotly-plot .scatterlayer .trace").first
+    expect(points.locator(".point")).to_have_count(n)
+    # the table, and each step's allowed set with the blocked favourites
+    expect(page.locator("#grammar-steps tbody tr")).to_have_count(n)
+    expect(page.locator("#grammar-allowed .allowed-list li").first).to_be_attached()
+    expect(page.locator("#grammar-allowed .blocked-list")).to_be_attached()
+    choose_step(page, 0)
+    expect(page.locator("#grammar-output .tok.selected[data-step='0']")).to_have_count(1)
+    expect(page.locator("#grammar-allowed .allowed-head")).to_contain_text("Step 0:")
+    # Next moves on one step
+    page.click("#grammar-next")
+    expect(page.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(1)
+    # the shadow run: what the model wrote freely for the same prompt and seed
+    expect(page.locator("#grammar-shadow .tokens")).to_be_attached()
+    assert (page.text_content("#grammar-shadow .tokens") or "").strip()
+
+
+def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_there(
+    page, app_url: str, browser
+) -> None:
+    open_tab(page, app_url)
+    grammar = 'root ::= "<" [a-z]{2,6} ">" " & " [0-9]{1,3}\n'
+    page.fill("#grammar textarea", grammar)
+    expect(page.locator("#rules svg g.cluster")).to_have_count(1)
+    page.fill("#grammar-prompt textarea", "A tag & a number: <x>")
+    set_budget(page, 7)
+    page.click("#grammar-run")
+    n = wait_done(page)
+    assert n >= 2
+    choose_step(page, 1)
+    # the downloads: the trace, the grammar and its rules drawing
+    page.get_by_text("Downloads: the trace as JSON and CSV").click()
+    for name in ("trace", "grammar", "rules"):
+        expect(page.locator("#grammar-downloads")).to_contain_text(name)
+    offered = re.sub(r"\s+", "", page.text_content("#grammar-downloads") or "")
+    for name in ("trace.json", "trace.csv", "grammar.gbnf", "rules.svg"):
+        assert name in offered, offered
+    # the address follows the tab: grammar, prompt, options, run and step
+    page.wait_for_timeout(1500)
+    query = parse_qs(urlparse(page.url).query)
+    assert query["grammar"] == [grammar]
+    assert query["prompt"] == ["A tag & a number: <x>"]
+    assert query["max_tokens"] == ["7"] and query["run"] == ["1"] and query["step"] == ["1"]
+    text = page.text_content("#grammar-output .tokens")
+
+    other = browser.new_page()
+    other.set_default_timeout(UI_TIMEOUT)
+    other.goto(page.url)
+    expect(other.locator("#grammar textarea")).to_be_visible(timeout=UI_TIMEOUT)
+    expect(other.locator("#grammar textarea")).to_have_value(grammar)
+    expect(other.locator("#grammar-prompt textarea")).to_have_value("A tag & a number: <x>")
+    expect(other.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(
+        1, timeout=RUN_TIMEOUT
+    )
+    # the same run (greedy, the same seed): the same text
+    assert other.text_content("#grammar-output .tokens") == text
+    expect(other.locator("#grammar-place")).to_contain_text("After")
+    other.close()

@@ -5,9 +5,7 @@ as JSON with its verdict; each schema finding's fix is a button."""
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,26 +14,17 @@ pytestmark = pytest.mark.e2e
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
+import test_e2e  # noqa: E402
+
 from fsmviz.app.handlers import MAX_PROMPT  # noqa: E402
 from fsmviz.schema.convert import regex_from_schema  # noqa: E402
-from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.screenshot import CHROMIUM  # noqa: E402
+
+app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
+browser_type_launch_args = test_e2e.browser_type_launch_args
 
 RUN_TIMEOUT = 240_000  # ms: diagnose + generate on a busy CPU
 UI_TIMEOUT = 90_000  # ms: compile and diagnose a schema through the queue
 PART = "Or a JSON Schema"
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-@pytest.fixture(scope="session")
-def app_url(request: pytest.FixtureRequest, browser) -> str:
-    if not os.environ.get("FSMVIZ_E2E_URL") and not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    return request.getfixturevalue("app_server")
 
 
 def open_part(page, app_url: str) -> None:

@@ -14,11 +14,9 @@ model output escaped, tested without a browser.
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
 from html import escape
@@ -31,7 +29,7 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.grammar import diagnose_grammar, grammar_collapses
+from fsmviz.diagnose.grammar import diagnose_grammar
 from fsmviz.drawing.compact import compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, rules_svg
@@ -39,6 +37,8 @@ from fsmviz.errors import FsmvizError
 from fsmviz.generation.trace import Step
 from fsmviz.grammar.network import Network, build_network
 from fsmviz.grammar.place import Chart, Place, place_in
+from fsmviz.params import MAX_PROMPT_CHARS
+from fsmviz.params import text as checked_text
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
@@ -283,71 +283,7 @@ def findings_html(findings: Sequence[Finding]) -> str:
 
 
 # --- a run ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GrammarFrame:
-    """What the page shows at one moment of a run; ``pieces`` is the text each step
-    added (the step slider replays the place from them)."""
-
-    rules: str
-    place: str
-    terminal: str
-    output: str
-    status: str
-    pieces: tuple[str, ...] = ()
-    done: bool = False
-    collapses: tuple[Finding, ...] = ()
-    """At the end: where the valid mass collapsed, named by rule (the doctor's)."""
-
-
-def run_frames(view: GrammarView, model: Any, prompt: str, options: Any) -> Iterator[GrammarFrame]:
-    """Stream ``model`` under the grammar (the engine's grammar ``stream``) and the place
-    after each token: a frame at most every ``FRAME_EVERY`` seconds, and the last."""
-    from fsmviz.generation.generate import stream
-
-    chart = Chart.start(view.network)  # type: ignore[arg-type]
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    steps: list[Step] = []
-    pieces: list[str] = []
-    last = 0.0
-    run = stream(model, view.grammar, prompt, options)
-    for step in run:
-        steps.append(step)
-        pieces.append(decoder.decode(step.token_bytes))
-        chart = chart.after(pieces[-1])
-        if time.monotonic() - last >= FRAME_EVERY:
-            last = time.monotonic()
-            yield _frame(view, chart, steps, pieces, f"step {len(steps)}…")
-    tail = decoder.decode(b"", final=True)  # a character left unfinished: U+FFFD
-    if pieces and tail:
-        pieces[-1] += tail
-        chart = chart.after(tail)
-    reason = run.stop_reason
-    status = f"{len(steps)} tokens; stopped: {reason}" if reason else f"{len(steps)} tokens"
-    last_frame = _frame(view, chart, steps, pieces, status, done=True)
-    collapses = tuple(grammar_collapses(view.grammar, run.trace()))
-    yield replace(last_frame, collapses=collapses)
-
-
-def _frame(
-    view: GrammarView,
-    chart: Chart,
-    steps: Sequence[Step],
-    pieces: Sequence[str],
-    status: str,
-    done: bool = False,
-) -> GrammarFrame:
-    place = place_in(chart)
-    return GrammarFrame(
-        rules_html(view, place),
-        place_html(place),
-        terminal_html(place),
-        output_html(steps, final=done),
-        escape(status),
-        tuple(pieces),
-        done,
-    )
+# A run's frames are ``grammar_live``'s (the regex page's frames, the place lit in them).
 
 
 def place_after(view: GrammarView, text: str) -> Place | None:
@@ -439,14 +375,37 @@ def masks_html(view: GrammarView, vocab: Vocabulary | None, text: str) -> str:
 
 # --- the tab -------------------------------------------------------------------------------
 
+GRAMMAR_JS = (Path(__file__).resolve().parents[2] / "static" / "grammar.js").read_text(
+    encoding="utf-8"
+)
+"""The tab's behaviour in the browser (static/grammar.js): a click on a step's row, its
+token or its point on the chart chooses that step; the address follows the tab's inputs
+and chosen step, and opening such a link restores them and the run."""
+PRIVATE = {"api_visibility": "private"}
 
-def build_grammar_tab(models: Any) -> None:
-    """Lay out and wire the grammar tab inside the current ``gr.Tab``."""
+
+@dataclass(frozen=True)
+class GrammarTab:
+    """The tab's components: ``page`` those a run writes as on the regex page
+    (``handlers.Page``: its ``dfa`` is the rules drawing), and the tab's own."""
+
+    page: Any
+    place: Any
+    terminal: Any
+    stepping: Any
+    """A ``gr.State``: the finished run's ``grammar_live.Stepping`` (names, allowed sets)."""
+
+
+def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> None:
+    """Lay out and wire the grammar tab inside the current ``gr.Tab``; with ``demo`` (the
+    page's ``gr.Blocks``), a link's grammar, prompt, options, run and step are restored
+    when the page loads (``on_load``, static/grammar.js)."""
     import gradio as gr
+
+    from fsmviz.app.handlers import Page, StopMark
 
     first = next(iter(grammar_examples().values()))
     start = grammar_view(first.grammar, first.format)
-    private = {"api_visibility": "private"}
     gr.HTML(
         "<p class='lead'>A context-free grammar (llama.cpp's GBNF or llguidance's Lark) "
         "drawn as small automata that <em>call</em> each other: a dashed edge reads a whole "
@@ -471,25 +430,59 @@ def build_grammar_tab(models: Any) -> None:
                     1, 256, value=first.max_tokens, step=1, label="Max tokens",
                     elem_id="grammar-max-tokens",
                 )  # fmt: skip
+                temperature = gr.Slider(
+                    0.0, 2.0, value=0.0, step=0.05, label="Temperature (0 = greedy)",
+                    elem_id="grammar-temperature",
+                )  # fmt: skip
+            with gr.Row():
+                seed = gr.Number(0, label="Seed", precision=0, minimum=0, elem_id="grammar-seed")
                 chat = gr.Checkbox(True, label="Chat template", elem_id="grammar-chat")
-            run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
+            with gr.Row(elem_id="grammar-actions"):
+                run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
+                stop = gr.Button("Stop", variant="stop", elem_id="grammar-stop", visible=False)
+                gr.HTML(
+                    '<button type="button" id="grammar-copy-link" title="copy a link to this '
+                    'grammar, prompt, settings and step">Copy link</button>',
+                    elem_id="grammar-share",
+                )
             error = gr.HTML(start.error, elem_id="grammar-error")
             status = gr.HTML("", elem_id="grammar-status")
-        with gr.Column(scale=3, min_width=320):
             gr.HTML("<h3>Constrained output</h3>")
             output = gr.HTML(
                 '<p class="empty">Press Generate: the output appears here.</p>',
                 elem_id="grammar-output",
             )
-            step = gr.Slider(
-                0, 1, value=0, step=1, label="After step", elem_id="grammar-step",
-                interactive=False,
-            )  # fmt: skip
+            gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>")
+            shadow = gr.HTML(
+                '<p class="empty">After the run, the model writes freely here.</p>',
+                elem_id="grammar-shadow",
+            )
+            gr.HTML("<h3>Grammar doctor</h3>")
+            doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
+        with gr.Column(scale=3, min_width=320):
+            with gr.Row(elem_id="grammar-stepper", equal_height=True):
+                prev = gr.Button("◀ Prev", size="sm", elem_id="grammar-prev", min_width=60)
+                step = gr.Slider(
+                    0, 1, value=0, step=1, label="Step", elem_id="grammar-step",
+                    interactive=False, scale=4,
+                )  # fmt: skip
+                after = gr.Button("Next ▶", size="sm", elem_id="grammar-next", min_width=60)
             place = gr.HTML(place_html(None), elem_id="grammar-place")
             rules = gr.HTML(rules_html(start), elem_id="rules")
             terminal = gr.HTML("", elem_id="grammar-terminal")
-            gr.HTML("<h3>Grammar doctor</h3>")
-            doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
+            allowed = gr.HTML(
+                '<p class="empty">After a run, every token each step allowed, and the '
+                "model's favourites the grammar blocked.</p>",
+                elem_id="grammar-allowed",
+            )
+    gr.HTML("<h3>Valid mass per step</h3>")
+    chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="grammar-chart")
+    gr.HTML("<h3>Steps</h3>")
+    steps = gr.HTML('<p class="empty">Run a generation to see each step.</p>',
+                    elem_id="grammar-steps")  # fmt: skip
+    with gr.Accordion("Downloads: the trace as JSON and CSV, the grammar, its rules drawing "
+                      "as SVG", open=False):  # fmt: skip
+        downloads = gr.File(file_count="multiple", elem_id="grammar-downloads", interactive=False)
     with gr.Accordion("Learn: from regex to grammar", open=False, elem_id="grammar-learn"):
         depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
                           elem_id="grammar-learn-depth")  # fmt: skip
@@ -504,22 +497,50 @@ def build_grammar_tab(models: Any) -> None:
             prefix = gr.Textbox('{"title', label="Text so far", elem_id="grammar-learn-prefix")
             compare = gr.Button("Compare the masks", elem_id="grammar-learn-compare")
         masks = gr.HTML("", elem_id="grammar-learn-masks")
-    depth.change(learn_html, depth, learn, trigger_mode="always_last", **private)
-    steps_state = gr.State(())
+    state = {"time_to_live": 3600}
+    page = Page(
+        rules, output, shadow, steps, chart, doctor, error, status, gr.State(None, **state),
+        gr.State((), **state), step, downloads, run, stop, allowed,
+    )  # fmt: skip
+    tab = GrammarTab(page, place, terminal, gr.State(None, **state))
+    mark = gr.State(StopMark())
+    depth.change(learn_html, depth, learn, trigger_mode="always_last", **PRIVATE)
     drawn = [rules, doctor, error]
     box.change(partial(on_grammar, models), [box, fmt, max_tokens], drawn,
-               trigger_mode="always_last", **private)  # fmt: skip
-    fmt.input(partial(on_grammar, models), [box, fmt, max_tokens], drawn, **private)
-    outputs = [rules, place, terminal, output, status, error, steps_state, step, run, doctor]
-    inputs = [box, fmt, prompt, max_tokens, chat]
-    run.click(partial(on_run, models), inputs, outputs, concurrency_id="generate", **private)
+               trigger_mode="always_last", **PRIVATE)  # fmt: skip
+    fmt.input(partial(on_grammar, models), [box, fmt, max_tokens], drawn, **PRIVATE)
+    outputs = run_outputs(tab)
+    inputs = [box, fmt, prompt, max_tokens, temperature, seed, chat, mark]
+    running = {"concurrency_limit": runs_at_once, "concurrency_id": "generate", **PRIVATE}
+    run.click(partial(on_run, tab, models), inputs, outputs, trigger_mode="multiple", **running)
     for button, name in buttons:
         button.click(
-            partial(on_example, name), None, [box, fmt, prompt, max_tokens], **private
-        ).then(partial(on_run, models), inputs, outputs, concurrency_id="generate", **private)
-    compare.click(partial(on_compare, models), [box, fmt, prefix], masks, **private)
-    step.input(on_step, [step, steps_state, box, fmt], [rules, place, terminal],
-               trigger_mode="always_last", **private)  # fmt: skip
+            partial(on_example, name), None, [box, fmt, prompt, max_tokens], **PRIVATE
+        ).then(partial(on_run, tab, models), inputs, outputs, **running)
+    stop.click(partial(on_stop, tab), mark, stop, **PRIVATE)
+    compare.click(partial(on_compare, models), [box, fmt, prefix], masks, **PRIVATE)
+    shown = [rules, place, terminal, steps, output, allowed, chart]
+    step.change(on_step, [step, page.trace, tab.stepping, box, fmt], shown,
+                trigger_mode="always_last", **PRIVATE)  # fmt: skip
+    prev.click(partial(on_move, -1), [step, page.trace], step, **PRIVATE)
+    after.click(partial(on_move, 1), [step, page.trace], step, **PRIVATE)
+    if demo is not None:
+
+        def load(request):  # Gradio hands the request in by this annotation
+            return on_load(models, request)
+
+        load.__annotations__["request"] = gr.Request
+        demo.load(
+            load, None,
+            [box, fmt, prompt, max_tokens, temperature, seed, chat], js=GRAMMAR_JS, **PRIVATE,
+        )  # fmt: skip
+
+
+def run_outputs(tab: GrammarTab) -> list:
+    """What a grammar run writes: the regex page's run outputs and the tab's own."""
+    from fsmviz.app.handlers import run_outputs as page_outputs
+
+    return [*page_outputs(tab.page), tab.place, tab.terminal, tab.stepping]
 
 
 def on_example(name: str):
@@ -535,36 +556,113 @@ def on_grammar(models: Any, text: str, fmt: str, max_tokens):
     return rules_html(view), findings_html(found), view.error
 
 
-def on_run(models: Any, text: str, fmt: str, prompt: str, max_tokens, chat):
-    """Generate under the grammar, the place lit at every frame; then the step slider
-    replays it and the doctor names the run's collapses by rule."""
+def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:
+    """A ``grammar_live.GrammarFrame`` as Gradio updates: the regex page's
+    (``handlers.frame_updates``) with the place and the terminal; once the constrained run
+    has ended, the trace, the Step slider, the downloads and what stepping needs."""
     import gradio as gr
 
-    from fsmviz.generation.trace import GenerationOptions
+    from fsmviz.app.grammar_live import grammar_downloads
+    from fsmviz.app.handlers import frame_updates
 
-    keep = (gr.skip(),) * 5
+    page = tab.page
+    out = frame_updates(replace(frame.frame, trace=None), page)
+    if frame.place is not None:
+        out[tab.place] = frame.place
+    if frame.terminal is not None:
+        out[tab.terminal] = frame.terminal
+    trace = frame.frame.trace
+    if trace is not None:
+        last = max(len(trace.steps) - 1, 0)
+        out[page.trace] = trace
+        out[page.findings] = frame.frame.findings
+        out[tab.stepping] = frame.stepping
+        # a slider needs minimum < maximum: a one-step trace leaves it fixed at 0
+        out[page.step] = gr.update(maximum=max(last, 1), value=last, interactive=last > 0)
+        out[page.downloads] = grammar_downloads(trace, view)
+    return out
+
+
+def on_run(
+    tab: GrammarTab, models: Any, text, fmt, prompt, max_tokens, temperature, seed, chat, mark
+):
+    """Generate under the grammar: as the regex page's Generate (``handlers.on_run``),
+    Stop shown while it streams and Generate always available (a new run ends this one:
+    ``handlers.StopMark``). Stopped during the constrained run, the steps written so far
+    become the run's trace (stepping, allowed sets, downloads work on them); stopped
+    during the shadow run, the shadow run is skipped."""
+    from fsmviz.app.grammar_live import grammar_frames, grammar_status
+    from fsmviz.app.handlers import idle, options, started
+
+    page = tab.page
+    me = mark.start()
+    yield {**started(page), page.status: "Starting: the grammar's parser, then the model "
+           "reads the prompt…"}  # fmt: skip
     view = grammar_view(text, fmt)
     if view.network is None:
-        yield (*keep, view.error, (), gr.skip(), gr.skip(), gr.skip())
+        said = "Fix the grammar first: the box under Generate says what is wrong."
+        yield {page.error: view.error, page.status: said, **idle(page)}
         return
-    frame = None
     try:
+        opts = options(max_tokens, temperature, seed, chat, 0)
+        checked_text("prompt", prompt, MAX_PROMPT_CHARS)
         model = models.get(timeout=600)
-        options = GenerationOptions(max_tokens=int(max_tokens), chat=bool(chat))
-        busy = gr.update(interactive=False)
-        yield (*keep, "", (), busy, busy, gr.skip())
-        for frame in run_frames(view, model, prompt, options):
-            yield (frame.rules, frame.place, frame.terminal, frame.output, frame.status,
-                   "", frame.pieces, gr.skip(), gr.skip(), gr.skip())  # fmt: skip
     except (ValueError, FsmvizError) as error:
-        yield (*keep, error_html(error), (), gr.skip(), gr.update(interactive=True), gr.skip())
+        yield {page.error: error_html(error), page.status: escape(str(error)), **idle(page)}
         return
-    n = len(frame.pieces) if frame is not None else 0
-    found = grammar_findings(view, models.vocabulary(), int(max_tokens))
-    found += frame.collapses if frame is not None else ()
-    yield (*keep, gr.skip(), gr.skip(),
-           gr.update(minimum=0, maximum=max(n, 1), value=n, interactive=n > 0),
-           gr.update(interactive=True), findings_html(found))  # fmt: skip
+    found = grammar_findings(view, model.vocab, int(max_tokens))
+    written: list[Step] = []
+    traced = None
+    frames = grammar_frames(model, view, prompt, opts, found)
+    try:
+        for frame in frames:
+            if mark.run != me:
+                break
+            written.extend(frame.frame.new_steps)
+            traced = frame.frame.trace or traced
+            yield updates(frame, tab, view)
+        else:
+            yield idle(page)
+            return
+    except Exception as error:  # e.g. out of memory: a message, never a traceback
+        said = f"The generation failed: {type(error).__name__}: {error}"
+        yield {page.error: error_html(RuntimeError(said)), page.status: escape(said),
+               **idle(page)}  # fmt: skip
+        return
+    finally:
+        frames.close()
+    if not mark.stopped(me):
+        return  # a new run took over: it owns the page from here
+    if traced is not None:
+        yield {
+            **idle(page),
+            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
+            page.status: f"{grammar_status(traced)} The shadow run was skipped.",
+        }
+        return
+    yield from _stopped(tab, model, view, prompt, opts, found, written)
+
+
+def _stopped(tab, model, view, prompt, opts, found, written):
+    """A run stopped during its constrained part: what was written kept, for stepping."""
+    from fsmviz.app.grammar_live import finish_grammar, stopped_trace
+    from fsmviz.app.handlers import idle
+    from fsmviz.app.live import plural
+
+    page = tab.page
+    said = f"Stopped after {plural(len(written), 'token')}."
+    if written:
+        yield {page.status: f"{said[:-1]}: keeping what was written…"}
+        trace = stopped_trace(view.grammar, prompt, opts, written)
+        yield updates(finish_grammar(model, view, trace, found, status=said), tab, view)
+    yield {**idle(page), page.status: said if written else "Stopped."}
+
+
+def on_stop(tab: GrammarTab, mark: Any):
+    """Stop: the run sees the mark before its next frame and ends (``on_run``)."""
+    from fsmviz.app.handlers import on_stop as page_stop
+
+    return page_stop(tab.page, mark)
 
 
 def on_compare(models: Any, text: str, fmt: str, prefix: str):
@@ -572,8 +670,66 @@ def on_compare(models: Any, text: str, fmt: str, prefix: str):
     return masks_html(grammar_view(text, fmt), models.vocabulary(), prefix)
 
 
-def on_step(k, pieces: Sequence[str], text: str, fmt: str):
-    """The step slider: the place after step ``k`` of the last run."""
+def on_step(k, trace: Any, stepping: Any, text: str, fmt: str):
+    """A step chosen (the slider, Prev/Next, a row, a token, a point of the chart): the
+    place after it lit and said, its row, its token, its point, its allowed set."""
+    import gradio as gr
+
+    from fsmviz.app.charts import valid_mass_figure
+    from fsmviz.app.views import allowed_html, steps_html
+    from fsmviz.generation.trace import pieces
+
     view = grammar_view(text, fmt)
-    place = place_after(view, "".join(pieces[: int(k)]))
-    return rules_html(view, place), place_html(place), terminal_html(place)
+    if trace is None or not trace.steps or stepping is None or trace.pattern != view.text:
+        return (gr.skip(),) * 7
+    i = min(max(int(k or 0), 0), len(trace.steps) - 1)
+    steps = trace.steps
+    place = place_after(view, "".join(pieces(steps[: i + 1])))
+    return (
+        rules_html(view, place),
+        place_html(place),
+        terminal_html(place),
+        steps_html(steps, selected=i, states=stepping.states),
+        output_html(steps, final=True, selected=i),
+        allowed_html(stepping.sets, steps, selected=i) if stepping.sets else gr.skip(),
+        valid_mass_figure(steps, selected=i),
+    )
+
+
+def on_move(delta: int, k, trace: Any):
+    """Prev / Next: the Step slider one step on (its change shows the step)."""
+    import gradio as gr
+
+    if trace is None or not trace.steps:
+        return gr.skip()
+    return min(max(int(k or 0) + delta, 0), len(trace.steps) - 1)
+
+
+def on_load(models: Any, request: Any):
+    """A Grammar tab link (``?grammar=…``): its grammar, format, prompt and options put
+    back, each checked and clamped; without one, nothing is touched. (static/grammar.js
+    opens the tab, runs when the link says ``run=1``, and chooses its ``step``.)"""
+    import gradio as gr
+
+    from fsmviz.generation.generate import MAX_TOKENS_LIMIT
+
+    q = dict(request.query_params) if request is not None else {}
+    if "grammar" not in q:
+        return (gr.skip(),) * 7
+
+    def given(key, cast, lo, hi):
+        try:
+            value = cast(q[key])
+        except (KeyError, ValueError, OverflowError):
+            return gr.skip()
+        return min(max(value, lo), hi) if value == value else gr.skip()
+
+    return (
+        q["grammar"][:MAX_GRAMMAR],
+        q["format"] if q.get("format") in FORMATS else gr.skip(),
+        q["prompt"][:MAX_PROMPT_CHARS] if "prompt" in q else gr.skip(),
+        given("max_tokens", int, 1, min(256, MAX_TOKENS_LIMIT)),
+        given("temperature", float, 0.0, 2.0),
+        given("seed", int, 0, 2**31 - 1),
+        q["chat"] != "0" if "chat" in q else gr.skip(),
+    )

@@ -58,6 +58,7 @@ __all__ = [
     "done_status",
     "finish",
     "progress",
+    "shadow_frames",
     "step_lights",
     "PageFrame",
     "PatternView",
@@ -490,7 +491,15 @@ def live_run(
         allowed=ending.allowed,
         shadow_next=True,
     )
-    done = ending.status
+    yield from shadow_frames(model, prompt, options, ending.status)
+
+
+def shadow_frames(
+    model: Model, prompt: str, options: GenerationOptions, done: str
+) -> Iterator[Frame]:
+    """The unconstrained *shadow* run for the same prompt and options, as frames that set
+    only ``shadow`` and the status (``done``, the constrained run's, then its progress).
+    The grammar tab streams its shadow run with this too."""
     shadow_steps: list[Step] = []
     started = time.perf_counter()
     with closing(ahead(stream(model, None, prompt, options))) as arrivals:
@@ -667,18 +676,21 @@ def token_label(vocab: Vocabulary, token: int) -> tuple[str, bool]:
     return bytes_label(raw)
 
 
-def allowed_sets(model: Model, trace: Trace) -> tuple[AllowedSet, ...]:
+def allowed_sets(model: Model, trace: Trace, index=None) -> tuple[AllowedSet, ...]:
     """Every step's allowed set with probabilities (see ``AllowedSet``): the logits of all
-    steps from forward passes over the written sequence, ``ALLOWED_CHUNK`` steps a pass."""
+    steps from forward passes over the written sequence, ``ALLOWED_CHUNK`` steps a pass.
+    ``index`` answers ``allowed_tokens(step.state_before)``: the pattern's ``TokenIndex``
+    unless another is given (a grammar run's masks, ``grammar_live.StepMasks``)."""
     import numpy as np
 
     from fsmviz.generation.generate import encode_prompt
 
-    if trace.pattern is None or not trace.steps:
+    if (index is None and trace.pattern is None) or not trace.steps:
         return ()
     prompt = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
     tokens = [s.token_id for s in trace.steps]
-    index = build_index(trace.pattern, model.vocab)
+    if index is None:
+        index = build_index(trace.pattern, model.vocab)
     temperature = float(_option(trace, "temperature", 0.0) or 0.0)
     out: list[AllowedSet] = []
     sequence = model.passes.open()

@@ -84,7 +84,7 @@ def build_ui(
             with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
                 build_learn_tab(main.inputs[0])
             with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
-                build_grammar_tab(models)
+                build_grammar_tab(models, demo, runs_at_once)
             with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
                 build_compare_tab(models, main.inputs[0], main.inputs[1])
         timer = gr.Timer(1.0)

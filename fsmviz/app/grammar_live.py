@@ -1,0 +1,311 @@
+"""What the Grammar tab shows, frame by frame, while a grammar run streams.
+
+The same frames as a regex run (``live.Frame``: output, step table, valid-mass chart,
+the doctor, every step's allowed set at the end, then the unconstrained shadow run from
+``live.shadow_frames``), with the rules drawing lit at the parser's place where a regex
+run has its DFA (``Frame.dfa``), and two pieces of their own: the parser's place in words
+and the terminal being read (``GrammarFrame``). The page's handlers turn them into
+component updates with the regex page's ``handlers.frame_updates``.
+
+A grammar run has no finite states: the step table's "state" column names the rule the
+parser is in before and after each token (the innermost rule of its first live stack),
+and each step's allowed set comes from llguidance's mask replayed along the written
+tokens (``StepMasks``) instead of a ``TokenIndex``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.live import (
+    CHART_EVERY,
+    SHADOW_LATER,
+    Frame,
+    ahead,
+    allowed_sets,
+    plural,
+    progress,
+    shadow_frames,
+)
+from fsmviz.app.scratch import run_folder
+from fsmviz.app.views import allowed_html, output_html, steps_html
+from fsmviz.diagnose.finding import Finding
+from fsmviz.diagnose.grammar import grammar_collapses
+from fsmviz.generation.trace import GenerationOptions, Step, Trace, pieces
+from fsmviz.grammar.place import Chart, place_in
+
+__all__ = [
+    "GrammarFrame",
+    "StepMasks",
+    "Stepping",
+    "grammar_downloads",
+    "grammar_frames",
+    "grammar_status",
+    "finish_grammar",
+    "rule_path",
+    "stopped_trace",
+]
+
+WHY = {
+    "accepted": "the sentence was complete",
+    "max_tokens": "the token budget ran out",
+    "prob_limit": "the valid mass fell below the limit",
+    "dead_end": "no token could continue",
+    "first_match": "the text was a whole sentence (stop at the first match)",
+    "overshoot": "a token completed the sentence and its rest was cut",
+}
+"""Why a grammar run stopped, in words."""
+
+
+@dataclass(frozen=True)
+class GrammarFrame:
+    """One update of the Grammar tab: ``frame`` as for a regex run (its ``dfa`` is the
+    lit rules drawing), and the parser's place in words and the terminal being read
+    (None: unchanged)."""
+
+    frame: Frame
+    place: str | None = None
+    terminal: str | None = None
+    stepping: Stepping | None = None
+    """Set with ``frame.trace``: what choosing a step redraws from."""
+
+
+@dataclass(frozen=True)
+class Stepping:
+    """What the tab keeps of a finished run to show any step again: each step's rules
+    before and after (the table's "state" column) and every step's allowed set."""
+
+    states: tuple[tuple[str, str], ...]
+    sets: tuple[Any, ...]
+
+
+class StepMasks:
+    """A grammar run's allowed tokens at each step, for ``live.allowed_sets``: llguidance's
+    mask replayed along the run's tokens. Stands where a ``TokenIndex`` does:
+    ``allowed_tokens(state)``, the state of a grammar run's step counting the tokens before
+    it (``Step.state_before``).
+
+    >>> from fsmviz.grammar import compile_grammar
+    >>> from fsmviz.tokens.vocab import Vocabulary
+    >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "bb", "</s>"], eos_token="</s>")
+    >>> masks = StepMasks(compile_grammar('root ::= ("a" | "b") "b"'), vocab, [0])
+    >>> [vocab.token_text(int(t)) for t in masks.allowed_tokens(0)]
+    ['a', 'b', 'ab', 'bb']
+    >>> [vocab.token_text(int(t)) for t in masks.allowed_tokens(1)]
+    ['b']
+    """
+
+    def __init__(self, grammar: Any, vocab: Any, tokens: Sequence[int], encode=None):
+        from fsmviz.grammar.matcher import GrammarMatcher
+
+        matcher = GrammarMatcher(grammar, vocab, encode)
+        self.masks: list[np.ndarray] = []
+        for token in [*tokens, None]:
+            self.masks.append(matcher.allowed_tokens())
+            if token is None or not matcher.consume(int(token)):
+                break
+
+    def allowed_tokens(self, state: int) -> np.ndarray:
+        if not 0 <= state < len(self.masks):
+            return np.zeros(0, dtype=np.int64)
+        return self.masks[state]
+
+
+def rule_path(chart: Chart) -> str:
+    """The innermost rule of the parser's first live stack at the end of ``chart``: the
+    grammar run's "state" in the step table; ``end`` after a whole sentence that nothing
+    may continue, ``—`` when the text is no prefix of a sentence."""
+    place = place_in(chart, max_stacks=1)
+    if place.stacks:
+        return place.stacks[0].top.rule
+    return "end" if place.accepts else "—"
+
+
+def grammar_status(trace: Trace) -> str:
+    """The status line of a finished grammar run: tokens, time, why, the verdict.
+
+    >>> print(grammar_status(Trace("1+2", (), "accepted", True, seconds=0.5)))
+    Done: 0 tokens in 0.5 s (0.0/s); stopped because the sentence was complete; the output is a sentence of the grammar.
+    """  # noqa: E501
+    verdict = "is a sentence" if trace.matched else "is NOT a sentence"
+    return escape(
+        f"Done: {plural(len(trace.steps), 'token')} in {trace.seconds:.1f} s "
+        f"({trace.tokens_per_second:.1f}/s); stopped because "
+        f"{WHY.get(trace.stop_reason, trace.stop_reason)}; the output {verdict} of the grammar."
+        + "".join(f" {note}" for note in trace.notes)
+    )
+
+
+def grammar_frames(
+    model: Any,
+    view: Any,
+    prompt: str,
+    options: GenerationOptions,
+    findings: tuple[Finding, ...] = (),
+    shadow: bool = True,
+) -> Iterator[GrammarFrame]:
+    """Stream ``model`` under ``view``'s grammar (a ``grammar_page.GrammarView``), then the
+    shadow run: frames as the regex page's (``live.live_run``), the place lit in each.
+    ``findings``: the grammar doctor's, shown with the run's collapses at the end."""
+    from fsmviz.app import grammar_page as gp
+    from fsmviz.generation.generate import stream
+
+    chart = Chart.start(view.network)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    steps: list[Step] = []
+    rules: list[tuple[str, str]] = []
+    before = rule_path(chart)
+    last_chart = 0.0
+    started = time.perf_counter()
+    run = stream(model, view.grammar, prompt, options)
+    first = True
+    with closing(ahead(run)) as arrivals:
+        for new in arrivals:
+            for step in new:
+                steps.append(step)
+                chart = chart.after(decoder.decode(step.token_bytes))
+                after = rule_path(chart)
+                rules.append((before, after))
+                before = after
+            now = time.perf_counter()
+            figure = None
+            if now - last_chart > CHART_EVERY:
+                figure, last_chart = valid_mass_figure(steps), now
+            place = place_in(chart)
+            yield GrammarFrame(
+                Frame(
+                    progress("Generating", len(steps), options.max_tokens, now - started),
+                    dfa=gp.rules_html(view, place),
+                    output=output_html(steps),
+                    text="".join(pieces(steps)),
+                    shadow=SHADOW_LATER if first else None,
+                    steps=steps_html(steps, states=rules),
+                    chart=figure,
+                    error="" if first else None,
+                    new_steps=tuple(new),
+                ),
+                gp.place_html(place),
+                gp.terminal_html(place),
+            )
+            first = False
+    trace = run.trace()
+    ending = finish_grammar(model, view, trace, findings)
+    if not shadow:
+        yield ending
+        return
+    cost = (
+        f" Now the unconstrained shadow run: up to {plural(options.max_tokens, 'token')}, "
+        f"about {options.max_tokens / max(trace.tokens_per_second, 0.1):.0f} s at most "
+        "(“Skip shadow run” skips it; everything above stays)."
+    )
+    frame = ending.frame
+    yield GrammarFrame(
+        Frame(
+            frame.status + cost,
+            **{k: getattr(frame, k) for k in _FINAL},
+            shadow=SHADOW_LATER if first else None,
+            shadow_next=True,
+        ),
+        ending.place,
+        ending.terminal,
+        ending.stepping,
+    )
+    for later in shadow_frames(model, prompt, options, frame.status):
+        yield GrammarFrame(later)
+
+
+_FINAL = ("dfa", "output", "text", "steps", "chart", "diagnosis", "error", "trace", "findings",
+          "allowed")  # fmt: skip
+
+
+def finish_grammar(
+    model: Any,
+    view: Any,
+    trace: Trace,
+    findings: tuple[Finding, ...] = (),
+    status: str | None = None,
+) -> GrammarFrame:
+    """The frame of a finished (or stopped) grammar run: the place after its text, the
+    table, the chart, every step's allowed set (llguidance's masks along the run), and the
+    doctor's findings with the run's collapses named by rule."""
+    from fsmviz.app import grammar_page as gp
+
+    steps = list(trace.steps)
+    charts = [Chart.start(view.network)]
+    for piece in pieces(steps):
+        charts.append(charts[-1].after(piece))
+    names = [rule_path(c) for c in charts]
+    states = tuple(zip(names, names[1:], strict=False))
+    place = place_in(charts[-1])
+    collapses = tuple(grammar_collapses(view.grammar, trace))
+    found = (*findings, *collapses)
+    sets = ()
+    if steps:
+        encode = _encoder(model)
+        masks = StepMasks(view.grammar, model.vocab, [s.token_id for s in steps], encode)
+        sets = allowed_sets(model, trace, index=masks)
+    frame = Frame(
+        status if status is not None else grammar_status(trace),
+        dfa=gp.rules_html(view, place),
+        output=output_html(steps, final=True),
+        text="".join(pieces(steps)),
+        steps=steps_html(steps, states=states),
+        chart=valid_mass_figure(steps),
+        diagnosis=gp.findings_html(found),
+        error="",
+        trace=trace,
+        findings=found,
+        allowed=allowed_html(sets, steps, selected=len(steps) - 1) if sets else None,
+    )
+    return GrammarFrame(
+        frame, gp.place_html(place), gp.terminal_html(place), Stepping(states, tuple(sets))
+    )
+
+
+def _encoder(model: Any):
+    tokenizer = model.tokenizer
+
+    def encode(text: str) -> list[int]:
+        return list(tokenizer.encode(text, add_special_tokens=False))
+
+    return encode
+
+
+def stopped_trace(
+    grammar: Any, prompt: str, options: GenerationOptions, written: Sequence[Step]
+) -> Trace:
+    """The trace of a run the visitor stopped: the steps written so far, with a note."""
+    text = b"".join(step.token_bytes for step in written).decode("utf-8", errors="replace")
+    try:
+        matched = grammar.accepts(text)
+    except ValueError:  # too ambiguous to judge in time
+        matched = False
+    said = f"Stopped by the visitor after {plural(len(written), 'token')}."
+    return Trace(text, tuple(written), "max_tokens", matched, grammar.text, prompt, options,
+                 notes=(said,))  # fmt: skip
+
+
+def grammar_downloads(trace: Trace, view: Any) -> list[str]:
+    """The run's trace as JSON and CSV, the grammar as typed, and the rules drawing as
+    SVG, in a fresh folder served for a while (``scratch``)."""
+    folder = run_folder()
+    suffix = "lark" if getattr(view.grammar, "format", "") == "lark" else "gbnf"
+    files = {
+        "trace.json": trace.to_json(indent=1),
+        "trace.csv": trace.to_csv(),
+        f"grammar.{suffix}": view.text,
+    }
+    if view.svg:
+        files["rules.svg"] = view.svg
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return [str(folder / name) for name in files]
