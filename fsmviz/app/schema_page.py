@@ -354,11 +354,12 @@ def schema_api(
     """Generate JSON for a JSON Schema: ``{"path", "regex", "trace", "json"}``, where
     ``path`` is ``"regex"`` (fsmviz's index over the schema's regex) or ``"grammar"``
     (llguidance's mask, for a schema no regex can hold: ``regex`` is then None), and
-    ``json`` says whether the output parses and validates (``check_json``). ``model``
+    ``json`` says whether the output parses and validates (``check_json``); the trace's
+    ``parsed`` is the value read back (``fsmviz.schema.run.SchemaTrace``). ``model``
     defaults to the bundled one; it may be a function that returns the model, called once
     every input is checked. Raises ``SchemaError`` for a schema that cannot be used,
     ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work."""
-    from fsmviz import generate, load_model
+    from fsmviz import load_model
 
     opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
     prompt = text("prompt", prompt, MAX_PROMPT_CHARS)
@@ -367,8 +368,7 @@ def schema_api(
     compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
     model = model() if callable(model) else model  # a getter: called once all is checked
     on_grammar = compiled.path == "grammar"  # llguidance's mask where no regex fits
-    constraint = compiled if on_grammar else compiled.regex
-    trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
+    trace = compiled.generate(model if model is not None else load_model(), prompt, **opts)
     check = check_json(trace.text, compiled.schema)
     return {
         "path": compiled.path,
