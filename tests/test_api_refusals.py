@@ -61,6 +61,8 @@ HOSTILE_CALLS = [
     ("schema", {"schema": "{}", "prompt": "x", "max_tokens": None}, "max_tokens"),
     ("schema", {"schema": {"type": "string"}, "prompt": "x"}, "schema"),
     ("schema", {"schema": None, "prompt": "x"}, "schema"),
+    ("schema_engines", {"schema": None}, "schema"),
+    ("schema_engines", {"schema": {"type": "string"}}, "schema"),
 ]
 
 

@@ -189,3 +189,47 @@ def test_a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
         expect(other.locator("#schema-mode")).not_to_contain_text("JSON")
     finally:
         other.close()
+
+
+def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page, app_url):
+    """The tree example takes the grammar path: the Regex box is emptied, the drawing
+    panel says why there is no DFA, Generate streams under llguidance's mask, and the JSON
+    view ends with the verdict and the tree drawn by its structure, lit."""
+    open_part(page, app_url)
+    page.locator("#schema-example input").click()
+    page.locator("ul[role=listbox] li", has_text="tree").first.click()
+    expect(page.locator("#schema-mode")).to_contain_text("grammar path", timeout=UI_TIMEOUT)
+    expect(page.locator("#regex textarea")).to_have_value("")
+    expect(page.locator("#dfa")).to_contain_text("no character DFA")
+    expect(page.locator("#error")).not_to_contain_text("empty")
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    view = page.locator("#json-view")
+    expect(view.locator(".json-verdict.good")).to_have_text(
+        "parses and validates against the schema"
+    )
+    written = json.loads(view.locator(".json-text").text_content())
+    assert written["label"] == "fruit" and len(written["children"]) == 2
+    drawing = view.locator("#schema-structure svg.rules")
+    expect(drawing).to_be_visible()
+    assert drawing.locator(".cluster.rule").count() == 3  # start, its fields, children
+    # (the lights while it streams are checked without a browser: test_schema_structure)
+    assert page.locator("#steps tbody tr").count() >= 10
+    expect(page.locator("#valid-mass .js-plotly-plot")).to_be_visible()
+    # a regex typed in the box is a plain regex run again
+    page.fill("#regex textarea", "[0-9]{2}")
+    expect(page.locator("#schema-mode")).not_to_contain_text("grammar path")
+    expect(page.locator("#dfa svg.fsm")).to_be_visible(timeout=UI_TIMEOUT)
+
+
+def test_a_regex_path_schema_shows_its_structure_beside_its_dfa(page, app_url):
+    open_part(page, app_url)
+    page.locator("#schema-example input").click()
+    page.locator("ul[role=listbox] li", has_text="person").first.click()
+    expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    expect(page.locator("#dfa svg.fsm")).to_be_visible()  # the character DFA stays
+    drawing = page.locator("#json-view #schema-structure svg.rules")
+    expect(drawing).to_be_visible()
+    assert drawing.locator(".cluster.rule").count() == 2  # the person and its fields

@@ -239,12 +239,16 @@ def test_a_path_that_cannot_take_the_schema_says_so():
         compile_schema({}, path="dfa")
 
 
-def test_the_page_says_when_a_schema_takes_the_grammar_path():
-    from fsmviz.app.schema_page import use_schema
+def test_the_page_uses_a_grammar_path_schema_and_says_why():
+    from fsmviz.app.schema_page import in_use, mode_html, use_schema
 
     used = use_schema(json.dumps(TREE), "none", None)
-    assert used.choice is None
-    assert "grammar path" in used.error and "leads back into itself" in used.error
+    assert used.error == ""
+    assert used.choice.path == "grammar" and used.choice.regex == ""
+    assert "leads back into itself" in used.choice.reason
+    assert in_use(used.choice, "") is used.choice and in_use(used.choice, "[0-9]") is None
+    note = mode_html(used.choice, "")
+    assert "grammar path" in note and "leads back into itself" in note
 
 
 def test_parse_output_names_where_the_output_breaks_the_schema():

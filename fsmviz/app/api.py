@@ -1,5 +1,5 @@
-"""The app's API: Gradio endpoints ``/trace``, ``/dfa``, ``/diagnose``, and the same three as
-MCP tools (``python app.py --mcp``).
+"""The app's API: Gradio endpoints ``/trace``, ``/dfa``, ``/diagnose``, ``/schema``,
+``/schema_engines``, ``/grammar``, and the same as MCP tools (``python app.py --mcp``).
 
 Gradio builds each endpoint's schema from the function itself, and its MCP server turns
 that into a tool: the name is the ``api_name``, the description and the parameters' meaning
@@ -9,7 +9,12 @@ agent to read: what each does, what every argument means, what comes back.
 
 ``/dfa`` and ``/diagnose`` need no model: the drawing and the pattern-level checks run
 without one, the token-level checks with a tokenizer alone. ``/trace`` needs the model and
-says plainly what to install or set when there is none.
+says plainly what to install or set when there is none. ``/schema_engines`` needs none
+either: it asks each installed engine (fsmviz, outlines-core, llguidance, xgrammar) to
+compile the schema and to judge instances made from it.
+
+``tools`` gathers the endpoints from one small builder per family (``regex_tools``,
+``schema_tools``, ``grammar_tools``).
 """
 
 from __future__ import annotations
@@ -31,9 +36,17 @@ from fsmviz.drawing.render import to_dot
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.generate import generate
 from fsmviz.generation.models import BackgroundModel
-from fsmviz.params import MAX_PROMPT_CHARS, check_generation, pattern, text
+from fsmviz.params import MAX_PROMPT_CHARS, ParameterError, check_generation, pattern, text
 
-__all__ = ["DfaResult", "DiagnoseResult", "FindingResult", "TraceResult", "add_api"]
+__all__ = [
+    "DfaResult",
+    "DiagnoseResult",
+    "EnginesResult",
+    "FindingResult",
+    "TraceResult",
+    "add_api",
+    "tools",
+]
 
 MODEL_WAIT = 600
 """Seconds a call waits for a model that is still loading."""
@@ -99,15 +112,55 @@ class DiagnoseResult(TypedDict):
     findings: list[FindingResult]
 
 
+class EngineResult(TypedDict):
+    engine: str
+    version: str | None
+    compiled: bool
+    refusal: str
+    path: str
+    invalid_accepted: list[str]
+    valid_rejected: list[str]
+    ignored: list[str]
+
+
+class EnginesResult(TypedDict):
+    """Which engine gets the schema right: each engine's verdict on the schema and on
+    instances made from it, and the same as a Markdown table."""
+
+    instances: list[dict[str, Any]]
+    engines: list[EngineResult]
+    table: str
+
+
+GENERATING = ("trace", "schema", "grammar")
+"""The endpoints that run the model: at most ``runs_at_once`` calls of each at a time."""
+ONE_AT_A_TIME = ("schema_engines",)
+"""The endpoints that start a child process per engine: one call at a time."""
+
+
 def add_api(models: BackgroundModel, runs_at_once: int) -> None:
-    """Register ``/trace``, ``/dfa``, ``/diagnose`` and ``/schema`` on the Blocks being built."""
+    """Register every endpoint of ``tools`` on the Blocks being built."""
     for name, fn in tools(models).items():
-        limit = runs_at_once if name in ("trace", "schema", "grammar") else None
+        limit = runs_at_once if name in GENERATING else 1 if name in ONE_AT_A_TIME else None
         gr.api(answered(fn), api_name=name, concurrency_limit=limit)  # no {"error": null}
 
 
 def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
     """The API functions (and MCP tools), by endpoint name, answering with ``models``."""
+    return {**regex_tools(models), **schema_tools(models), **grammar_tools(models)}
+
+
+def regex_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
+    """``/trace`` (on the GPU on ZeroGPU), ``/dfa`` and ``/diagnose``."""
+    return {
+        "trace": on_gpu(trace_endpoint(models), trace_seconds),
+        "dfa": dfa,
+        "diagnose": diagnose_endpoint(models),
+    }
+
+
+def trace_endpoint(models: BackgroundModel) -> Callable[..., TraceResult]:
+    """The ``/trace`` function, generating with ``models``."""
 
     def trace(
         regex: str,
@@ -170,23 +223,30 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
             raise gr.Error(str(error)) from None
         return result.to_dict()  # type: ignore[return-value]
 
-    def dfa(regex: str) -> DfaResult:
-        """Compile a regular expression into its minimal character-level DFA (the
-        automaton that guides generation) and return its states, transitions and a
-        Graphviz DOT drawing. Needs no model.
+    return trace
 
-        Args:
-            regex: The pattern, e.g. `(cat|dog)s?`. Python regex syntax without anchors,
-                lookarounds or backreferences.
 
-        Returns:
-            States (0 is initial), accepting states, transitions and the DOT source.
-        """
-        try:
-            automaton = compile_regex(pattern(regex))
-        except (RegexError, ValueError) as error:
-            raise gr.Error(str(error)) from None
-        return {**automaton.to_dict(), "dot": to_dot(automaton, title=regex)}  # type: ignore[typeddict-item]
+def dfa(regex: str) -> DfaResult:
+    """Compile a regular expression into its minimal character-level DFA (the
+    automaton that guides generation) and return its states, transitions and a
+    Graphviz DOT drawing. Needs no model.
+
+    Args:
+        regex: The pattern, e.g. `(cat|dog)s?`. Python regex syntax without anchors,
+            lookarounds or backreferences.
+
+    Returns:
+        States (0 is initial), accepting states, transitions and the DOT source.
+    """
+    try:
+        automaton = compile_regex(pattern(regex))
+    except (RegexError, ValueError) as error:
+        raise gr.Error(str(error)) from None
+    return {**automaton.to_dict(), "dot": to_dot(automaton, title=regex)}  # type: ignore[typeddict-item]
+
+
+def diagnose_endpoint(models: BackgroundModel) -> Callable[..., DiagnoseResult]:
+    """The ``/diagnose`` function, with ``models``' tokenizer when it has one."""
 
     def diagnose_tool(regex: str, max_tokens: int = 64) -> DiagnoseResult:
         """Say why a regex-guided generation may stall, loop, truncate or stop early, before
@@ -227,15 +287,65 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
         }
 
     diagnose_tool.__name__ = "diagnose"
+    return diagnose_tool
+
+
+def schema_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
+    """``/schema`` (generation, on the GPU on ZeroGPU) and ``/schema_engines``."""
     schema = schema_endpoint(lambda: models.get(timeout=MODEL_WAIT))
-    # ZeroGPU: the GPU is attached while it generates
+    return {"schema": on_gpu(schema, trace_seconds), "schema_engines": schema_engines}
+
+
+def schema_engines(schema: str) -> EnginesResult:
+    """Which engine gets your JSON Schema right: fsmviz, outlines-core, llguidance and
+    xgrammar (those installed) each compile the schema, or refuse it with their message,
+    and judge instances made from it: valid ones (a walk of the schema) and near-misses
+    (a bound crossed, a required key dropped, a wrong type), labelled by `jsonschema`.
+    An engine that accepts invalid JSON, or cannot write valid JSON, is named with the
+    instances that show it; fsmviz also names the keywords it does not enforce, by JSON
+    pointer. Needs no model; takes a few seconds (each engine runs in a child process
+    with a time limit).
+
+    Args:
+        schema: The JSON Schema, as JSON text, e.g. `{"type": "object", "properties":
+            {"qty": {"type": "integer", "minimum": 1}}, "required": ["qty"]}`.
+
+    Returns:
+        The instances (text, valid, how each was made), one verdict per engine (compiled
+        or its refusal, invalid instances it accepts, valid ones it rejects, keywords it
+        names as not enforced) and the same as a Markdown table.
+    """
+    from fsmviz.peers.schema import engine_verdicts, verdicts_text
+
+    try:  # a refusal names what is wrong (fsmviz.params, SchemaError with its pointer)
+        if not isinstance(schema, str):
+            raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
+        table = engine_verdicts(schema)
+    except (FsmvizError, ValueError) as error:
+        raise gr.Error(str(error)) from None
     return {
-        "trace": on_gpu(trace, trace_seconds),
-        "dfa": dfa,
-        "diagnose": diagnose_tool,
-        "schema": on_gpu(schema, trace_seconds),
-        "grammar": on_gpu(grammar_endpoint(lambda: models.get(timeout=MODEL_WAIT)), trace_seconds),
+        "instances": [{"text": i.text, "valid": i.valid, "how": i.how} for i in table.instances],
+        "engines": [
+            {
+                "engine": v.engine,
+                "version": v.version,
+                "compiled": v.compiled,
+                "refusal": v.refusal,
+                "path": v.path,
+                "invalid_accepted": list(v.invalid_accepted),
+                "valid_rejected": list(v.valid_rejected),
+                "ignored": list(v.ignored),
+            }
+            for v in table.verdicts
+        ],
+        "table": verdicts_text(table),
     }
+
+
+def grammar_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
+    """``/grammar`` (generation, on the GPU on ZeroGPU)."""
+    grammar = grammar_endpoint(lambda: models.get(timeout=MODEL_WAIT))
+    return {"grammar": on_gpu(grammar, trace_seconds)}
 
 
 def trace_seconds(regex: str, prompt: str, max_tokens: int = 64, *rest: Any, **options: Any) -> int:

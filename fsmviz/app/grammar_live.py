@@ -1,9 +1,9 @@
 """What the Grammar tab shows, frame by frame, while a grammar run streams.
 
-The same frames as a regex run (``live.Frame``: output, step table, valid-mass chart,
+The same frames as a regex run (``live.PageFrame``: output, step table, valid-mass chart,
 the doctor, every step's allowed set at the end, then the unconstrained shadow run from
 ``live.shadow_frames``), with the rules drawing lit at the parser's place where a regex
-run has its DFA (``Frame.dfa``), and two pieces of their own: the parser's place in words
+run has its DFA (``PageFrame.dfa``), and two pieces of their own: the parser's place in words
 and the terminal being read (``GrammarFrame``). The page's handlers turn them into
 component updates with the regex page's ``handlers.frame_updates``.
 
@@ -29,7 +29,7 @@ from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.live import (
     CHART_EVERY,
     SHADOW_LATER,
-    Frame,
+    PageFrame,
     ahead,
     allowed_sets,
     plural,
@@ -72,7 +72,7 @@ class GrammarFrame:
     lit rules drawing), and the parser's place in words and the terminal being read
     (None: unchanged)."""
 
-    frame: Frame
+    frame: PageFrame
     place: str | None = None
     terminal: str | None = None
     stepping: Stepping | None = None
@@ -182,7 +182,7 @@ def grammar_frames(
                 figure, last_chart = valid_mass_figure(steps), now
             place = place_in(chart)
             yield GrammarFrame(
-                Frame(
+                PageFrame(
                     progress("Generating", len(steps), options.max_tokens, now - started),
                     dfa=gp.rules_html(view, place),
                     output=output_html(steps),
@@ -209,7 +209,7 @@ def grammar_frames(
     )
     frame = ending.frame
     yield GrammarFrame(
-        Frame(
+        PageFrame(
             frame.status + cost,
             **{k: getattr(frame, k) for k in _FINAL},
             shadow=SHADOW_LATER if first else None,
@@ -253,7 +253,7 @@ def finish_grammar(
         encode = _encoder(model)
         masks = StepMasks(view.grammar, model.vocab, [s.token_id for s in steps], encode)
         sets = allowed_sets(model, trace, index=masks)
-    frame = Frame(
+    frame = PageFrame(
         status if status is not None else grammar_status(trace),
         dfa=gp.rules_html(view, place),
         output=output_html(steps, final=True),

@@ -38,6 +38,7 @@ from fsmviz.app.schema_page import (
     mode_html,
     use_linked_schema,
 )
+from fsmviz.app.schema_run import grammar_frames, grammar_note, on_grammar_path
 from fsmviz.app.scratch import run_folder
 from fsmviz.app.views import (
     allowed_html,
@@ -59,6 +60,7 @@ from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K, check_generation
 from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
+grammar_frames_on_gpu = on_gpu(grammar_frames)
 """The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles
 each one: plain ``PageFrame`` data, turned into component updates here (``frame_updates``)."""
 FINISH_SECONDS = 30
@@ -164,13 +166,23 @@ def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
 
 
 def on_pattern_edit(
-    page: Page, models: BackgroundModel, pattern: str, drawing: str, trace: Trace | None
+    page: Page,
+    models: BackgroundModel,
+    pattern: str,
+    drawing: str,
+    trace: Trace | None,
+    schema: SchemaChoice | None = None,
 ) -> dict:
     """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
     examples menu names the example loaded, if it is one; and a run of another pattern
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
-    none of it belongs to what the box now says."""
-    dfa, diagnosis, error = on_pattern(models, pattern, drawing)
+    none of it belongs to what the box now says. Emptied for a grammar-path ``schema``: the
+    drawing panel says so (``schema_run.grammar_note``), no error."""
+    chosen = in_use(schema, pattern)
+    if on_grammar_path(chosen):
+        dfa, diagnosis, error = grammar_note(chosen), "", ""  # type: ignore[arg-type]
+    else:
+        dfa, diagnosis, error = on_pattern(models, pattern, drawing)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
     if page.example is not None:
         updates[page.example] = example_of(pattern)
@@ -226,17 +238,24 @@ def run_frames(
     opts: GenerationOptions,
     distances: bool,
     drawing: str = "auto",
+    schema: SchemaChoice | None = None,
 ) -> Iterator[PageFrame]:
-    """The frames of one run; a failure is a frame with a message, never a traceback."""
+    """The frames of one run; a failure is a frame with a message, never a traceback.
+    ``schema``: a grammar-path JSON Schema in use (``schema_run``), run instead."""
     try:
         checked_text("prompt", prompt, MAX_PROMPT)
         model = models.get(timeout=600)
-        view = pattern_view(pattern, model.vocab, distances=distances, drawing=drawing)
+        view = None
+        if not on_grammar_path(schema):
+            view = pattern_view(pattern, model.vocab, distances=distances, drawing=drawing)
     except (ValueError, ModelLoadError) as error:
         yield PageFrame(str(error), error=error_html(error))
         return
     try:
-        yield from live_run_on_gpu(model, view, prompt, opts)
+        if view is None:
+            yield from grammar_frames_on_gpu(model, schema, prompt, opts)
+        else:
+            yield from live_run_on_gpu(model, view, prompt, opts)
     except Exception as error:  # e.g. out of memory: a message, never a traceback
         message = (
             f"The generation stopped: {error}"  # says what happened and what to do
@@ -314,7 +333,7 @@ def on_run(
     chosen = in_use(schema, pattern)
     written: list[Step] = []
     traced = None
-    frames = run_frames(models, pattern, prompt, opts, bool(distances), drawing)
+    frames = run_frames(models, pattern, prompt, opts, bool(distances), drawing, chosen)
     try:
         for frame in frames:
             if mark.run != me:
@@ -337,7 +356,7 @@ def on_run(
         }
         return
     said = f"Stopped after {plural(len(written), 'token')}."
-    if written:
+    if written and not on_grammar_path(chosen):  # a grammar run keeps its frames as they are
         yield {page.status: f"{said[:-1]}: keeping what was written…"}
         yield frame_updates(stopped_frame(models, pattern, prompt, opts, written, distances,
                                           drawing), page, chosen)  # fmt: skip

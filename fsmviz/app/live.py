@@ -496,7 +496,7 @@ def live_run(
 
 def shadow_frames(
     model: Model, prompt: str, options: GenerationOptions, done: str
-) -> Iterator[Frame]:
+) -> Iterator[PageFrame]:
     """The unconstrained *shadow* run for the same prompt and options, as frames that set
     only ``shadow`` and the status (``done``, the constrained run's, then its progress).
     The grammar tab streams its shadow run with this too."""

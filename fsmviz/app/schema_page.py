@@ -227,6 +227,11 @@ class SchemaChoice:
     schema: str
     whitespace: str
     regex: str
+    path: str = "regex"
+    """``"grammar"`` for a schema no regex holds (``SchemaGrammar``): the Regex box is then
+    emptied (``regex`` is ""), and Generate runs llguidance's mask (``schema_run``)."""
+    reason: str = ""
+    """Why the grammar path (``SchemaGrammar.reason``)."""
 
 
 @dataclass(frozen=True)
@@ -260,22 +265,13 @@ def use_schema(
     except RecursionError:  # JSON nested thousands deep: Python's reader gives up
         return SchemaUse(None, (), "", error_html(SchemaError(NESTED_SCHEMA)))
     if compiled.path == "grammar":
-        note = error_html(grammar_only(compiled))
-        return SchemaUse(None, tuple(found), findings_html(found), note)
-    choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
+        choice = SchemaChoice(compiled.text, whitespace, "", "grammar", compiled.reason)
+    else:
+        choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
     return SchemaUse(choice, tuple(found), findings_html(found), "")
 
 
 NESTED_SCHEMA = "the schema is nested too deeply to read: write fewer levels of nesting"
-
-
-def grammar_only(compiled: Any) -> SchemaError:
-    """Why a schema on the grammar path does not run here yet (``SchemaGrammar.reason``)."""
-    return SchemaError(
-        f"this schema takes the grammar path (llguidance), not a regex: {compiled.reason}. "
-        "This page runs schemas on the regex path; the findings below still name what the "
-        "grammar leaves unenforced"
-    )
 
 
 MAX_LINKED_SCHEMA = 20_000
@@ -309,10 +305,21 @@ def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
         return ""
     assert choice is not None
     # the schema and its whitespace ride along for the page's link (static/app.js)
-    return (
+    head = (
         f'<p class="schema-mode" data-schema="{escape(choice.schema, quote=True)}" '
-        f'data-whitespace="{escape(choice.whitespace, quote=True)}">'
-        "This regex is the JSON Schema's (whitespace "
+        f'data-whitespace="{escape(choice.whitespace, quote=True)}" '
+        f'data-path="{escape(choice.path)}">'
+    )
+    if choice.path == "grammar":
+        return (
+            f"{head}The JSON Schema takes the <b>grammar path</b> ({escape(choice.reason)}): "
+            "no regex holds it, so the Regex box is empty and Generate runs llguidance's "
+            f"mask for it (whitespace <code>{escape(choice.whitespace)}</code>), writes JSON "
+            "and checks it against the schema. Type a regex and it is a plain regex run "
+            "again.</p>"
+        )
+    return (
+        f"{head}This regex is the JSON Schema's (whitespace "
         f"<code>{escape(choice.whitespace)}</code>): Generate writes JSON and checks it "
         "against the schema. Edit the regex and it is a plain regex again.</p>"
     )
@@ -320,14 +327,17 @@ def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
 
 def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -> str:
     """The output as JSON (``json_stream_html``) for a schema run, "" for a plain regex
-    run; ``choice`` is the schema in use (``in_use``)."""
+    run; ``choice`` is the schema in use (``in_use``). Under it, the schema drawn by its
+    structure, lit where the output is (``schema_structure.structure_html``)."""
     if choice is None:
         return ""
+    from fsmviz.app.schema_structure import structure_html  # it draws with grammar_page's
+
     schema = json.loads(choice.schema) if done else None
     return (
         '<div class="json-view"><div class="json-head">The output as JSON'
         f"{' (streaming)' if not done else ''}</div>"
-        f"{json_stream_html(text, schema, done)}</div>"
+        f"{json_stream_html(text, schema, done)}{structure_html(choice.schema, text)}</div>"
     )
 
 
@@ -344,11 +354,12 @@ def schema_api(
     """Generate JSON for a JSON Schema: ``{"path", "regex", "trace", "json"}``, where
     ``path`` is ``"regex"`` (fsmviz's index over the schema's regex) or ``"grammar"``
     (llguidance's mask, for a schema no regex can hold: ``regex`` is then None), and
-    ``json`` says whether the output parses and validates (``check_json``). ``model``
+    ``json`` says whether the output parses and validates (``check_json``); the trace's
+    ``parsed`` is the value read back (``fsmviz.schema.run.SchemaTrace``). ``model``
     defaults to the bundled one; it may be a function that returns the model, called once
     every input is checked. Raises ``SchemaError`` for a schema that cannot be used,
     ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work."""
-    from fsmviz import generate, load_model
+    from fsmviz import load_model
 
     opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
     prompt = text("prompt", prompt, MAX_PROMPT_CHARS)
@@ -357,8 +368,7 @@ def schema_api(
     compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
     model = model() if callable(model) else model  # a getter: called once all is checked
     on_grammar = compiled.path == "grammar"  # llguidance's mask where no regex fits
-    constraint = compiled if on_grammar else compiled.regex
-    trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
+    trace = compiled.generate(model if model is not None else load_model(), prompt, **opts)
     check = check_json(trace.text, compiled.schema)
     return {
         "path": compiled.path,

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from fsmviz.schema.keywords import unenforced as _unenforced
+from fsmviz.schema.run import SchemaRuns
 
 __all__ = ["GRAMMAR_LIMITS", "SchemaGrammar", "byte_tokenizer", "compile_grammar"]
 
@@ -79,14 +80,15 @@ def _limits() -> Any:
 
 
 @dataclass(frozen=True)
-class SchemaGrammar:
+class SchemaGrammar(SchemaRuns):
     """A schema compiled by llguidance: the grammar path.
 
     ``schema`` the schema (a dict), ``grammar`` llguidance's grammar (a JSON string an
     ``LLMatcher`` takes, with fsmviz's whitespace and ``lenient`` in its options),
     ``whitespace`` fsmviz's whitespace name, ``reason`` why the regex path was not taken,
     ``unenforced`` the (JSON pointer, keyword) pairs it does not enforce, ``warnings``
-    llguidance's own words about them.
+    llguidance's own words about them, ``source`` the pydantic model class it came from
+    (``run.SchemaRuns``: ``.generate`` a run, ``.parse`` its output).
     """
 
     schema: dict[str, Any]
@@ -95,6 +97,7 @@ class SchemaGrammar:
     reason: str
     unenforced: tuple[tuple[str, str], ...]
     warnings: tuple[str, ...] = ()
+    source: type | None = field(default=None, repr=False, compare=False)
 
     path = "grammar"
 

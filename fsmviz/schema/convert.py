@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.errors import FsmvizError
+from fsmviz.schema.run import SchemaRuns
 
 if TYPE_CHECKING:
     from fsmviz.automaton.dfa import Dfa
@@ -386,9 +387,11 @@ def _locate(root: dict[str, Any], regex: str, ws: str | None) -> SchemaLocations
 
 
 @dataclass(frozen=True)
-class SchemaRegex:
+class SchemaRegex(SchemaRuns):
     """A schema compiled for generation on the regex path: the dict, outlines-core's regex,
-    its locations, the whitespace, the keywords the regex does not enforce, and its DFA."""
+    its locations, the whitespace, the keywords the regex does not enforce, and its DFA;
+    ``source`` the pydantic model class it came from, if any (``run.SchemaRuns``:
+    ``.generate`` a run, ``.parse`` its output)."""
 
     schema: dict[str, Any]
     regex: str
@@ -396,6 +399,7 @@ class SchemaRegex:
     locations: SchemaLocations
     unenforced: tuple[tuple[str, str], ...] = ()
     dfa: Dfa | None = field(default=None, repr=False, compare=False)
+    source: type | None = field(default=None, repr=False, compare=False)
 
     path = "regex"
     reason = ""
@@ -475,7 +479,19 @@ def compile_schema(
     >>> g = compile_schema(tree, "none")
     >>> g.path, g.accepts('{"label":"a","kids":[{"label":"b","kids":[{"label":"c"}]}]}')
     ('grammar', True)
+
+    Given a pydantic model class, the compiled schema keeps it (``source``): its runs read
+    the output back as an instance (``.generate(model, prompt).parsed``, ``run.SchemaTrace``).
     """
+    compiled = _compile_schema(schema, whitespace, path)
+    if isinstance(schema, type):
+        compiled = replace(compiled, source=schema)
+    return compiled
+
+
+def _compile_schema(
+    schema: str | Mapping[str, Any] | type | bool, whitespace: str | None, path: str | None
+) -> SchemaRegex | SchemaGrammar:
     from fsmviz.automaton.dfa import compile_regex, count_positions
     from fsmviz.schema.by_grammar import compile_grammar
     from fsmviz.schema.keywords import unenforced

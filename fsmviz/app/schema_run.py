@@ -1,0 +1,148 @@
+"""A grammar-path schema run on the page: the main view's frames without a character DFA.
+
+A schema no regex can hold (a recursive tree, a Kubernetes manifest's ``$defs``) takes the
+grammar path: ``compile_schema`` gives a ``SchemaGrammar`` and ``stream`` runs it under
+llguidance's exact mask. This module makes of that stream the same ``live.PageFrame`` records a
+regex run makes, so the page's handlers show it as they show any run: tokens streaming in
+the output, the step table, the valid-mass chart, the doctor (the schema's findings, then
+where the valid mass collapsed, named by the schema's structure), the JSON view with its
+verdict (``schema_page.json_view_html``, the structure drawing lit), then the shadow run.
+What it lacks is said in the drawing panel: no character DFA (there is none to draw) and
+no allowed-token sets (llguidance's mask is not kept per step).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from html import escape
+from typing import Any
+
+from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.live import (
+    CHART_EVERY,
+    SHADOW_LATER,
+    PageFrame,
+    ahead,
+    done_status,
+    plural,
+    progress,
+    shadow_html,
+)
+from fsmviz.app.schema_page import SchemaChoice, findings_html
+from fsmviz.app.views import output_html, steps_html
+from fsmviz.cache import BoundedCache
+from fsmviz.generation.generate import GenerationOptions, stream
+from fsmviz.generation.trace import Step, pieces
+
+__all__ = ["grammar_frames", "grammar_note", "on_grammar_path"]
+
+_compiled: BoundedCache[Any] = BoundedCache(16)
+
+
+def on_grammar_path(choice: SchemaChoice | None) -> bool:
+    """Whether ``choice`` (a schema in use) runs on the grammar path."""
+    return choice is not None and choice.path == "grammar"
+
+
+def compiled_of(choice: SchemaChoice) -> Any:
+    """The choice's ``SchemaGrammar`` (cached: the page compiles a schema once)."""
+    from fsmviz.schema.convert import compile_schema
+
+    key = (choice.schema, choice.whitespace)
+    return _compiled.get_or_build(key, lambda: compile_schema(choice.schema, choice.whitespace))
+
+
+def grammar_note(choice: SchemaChoice) -> str:
+    """What the drawing panel says for a grammar-path schema (it has no character DFA).
+
+    >>> print(grammar_note(SchemaChoice('{"$ref": "#"}', "none", "", "grammar", "it recurses")))
+    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn under the output, lit where the output is.</p></div>
+    """  # noqa: E501
+    return (
+        '<div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> '
+        f"(llguidance's exact mask): {escape(choice.reason)}. No regex holds it, so there is "
+        "no character DFA to draw: its structure is drawn under the output, lit where the "
+        "output is.</p></div>"
+    )
+
+
+def grammar_frames(
+    model: Any, choice: SchemaChoice, prompt: str, options: GenerationOptions
+) -> Iterator[PageFrame]:
+    """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
+    page frames (``live.live_run``'s order and pace)."""
+    from fsmviz.diagnose.grammar import grammar_collapses
+    from fsmviz.diagnose.schema import diagnose_schema
+    from fsmviz.grammar import compile_grammar
+    from fsmviz.schema.structure import structure_lark
+
+    compiled = compiled_of(choice)
+    found = diagnose_schema(compiled, model.vocab, max_tokens=options.max_tokens)
+    steps: list[Step] = []
+    last_chart, first, started = 0.0, True, time.perf_counter()
+    run = stream(model, compiled, prompt, options)
+    with closing(ahead(run)) as arrivals:
+        for new in arrivals:
+            steps.extend(new)
+            now = time.perf_counter()
+            chart = None
+            if now - last_chart > CHART_EVERY:
+                chart, last_chart = valid_mass_figure(steps), now
+            yield PageFrame(
+                progress(
+                    "Generating (grammar path)", len(steps), options.max_tokens, now - started
+                ),  # fmt: skip
+                dfa=grammar_note(choice) if first else None,
+                output=output_html(steps),
+                text="".join(pieces(steps)),
+                shadow=SHADOW_LATER if first else None,
+                steps=steps_html(steps),
+                chart=chart,
+                diagnosis=findings_html(found) if first else None,
+                error="" if first else None,
+                new_steps=tuple(new),
+            )
+            first = False
+    trace = run.trace()
+    try:  # where the valid mass collapsed, by the schema's structure
+        shape = compile_grammar(structure_lark(choice.schema), "lark")
+        collapses = grammar_collapses(shape, trace)
+    except ValueError:  # a structure too large to write: the schema's findings stand
+        collapses = []
+    findings = diagnose_schema(compiled, model.vocab, trace, max_tokens=options.max_tokens)
+    done = done_status(trace)
+    yield PageFrame(
+        f"{done} Now the unconstrained shadow run: up to "
+        f"{plural(options.max_tokens, 'token')} (“Skip shadow run” skips it).",
+        dfa=grammar_note(choice),
+        output=output_html(steps, final=True),
+        text="".join(pieces(steps)),
+        shadow=SHADOW_LATER if first else None,
+        steps=steps_html(steps),
+        chart=valid_mass_figure(steps),
+        diagnosis=findings_html(findings) + collapses_html(collapses),
+        error="",
+        trace=trace,
+        shadow_next=True,
+    )
+    shadow: list[Step] = []
+    started = time.perf_counter()
+    with closing(ahead(stream(model, None, prompt, options))) as arrivals:
+        for new in arrivals:
+            shadow.extend(new)
+            line = progress("the shadow run", len(shadow), options.max_tokens,
+                            time.perf_counter() - started)  # fmt: skip
+            yield PageFrame(f"{done} Now {line}", shadow=output_html(shadow))
+    yield PageFrame(done, shadow=shadow_html(shadow))
+
+
+def collapses_html(collapses: list[Any]) -> str:
+    """Where the run's valid mass collapsed, each named by the schema's structure ("" if
+    nowhere): the grammar doctor's words (``grammar_page.findings_html``)."""
+    if not collapses:
+        return ""
+    from fsmviz.app.grammar_page import findings_html as grammar_findings_html
+
+    return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'

@@ -1,0 +1,74 @@
+"""A JSON Schema drawn by its structure on the page, lit where the output is.
+
+``fsmviz.schema.structure`` writes the schema's structure as a grammar (one rule per object,
+its fields, each array and alternative; strings and numbers one labelled edge each); the
+grammar tab draws it (``grammar_page.grammar_view``: the rules as small automata) and
+finds the parser's place after a text (``grammar_page.place_after``), so the object and
+the field being written are lit while a schema run streams, on either path. The
+character DFA of a regex-path schema stays in the main drawing.
+
+Pure functions returning HTML (every piece of user text escaped), tested without a browser.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from fsmviz.app.grammar_page import GrammarView, grammar_view, place_after, rules_html
+from fsmviz.cache import BoundedCache
+from fsmviz.schema.convert import SchemaError
+from fsmviz.schema.structure import structure_lark
+
+__all__ = ["structure_html", "structure_view"]
+
+_lark: BoundedCache[str | SchemaError] = BoundedCache(32)
+
+
+def structure_view(schema: str) -> GrammarView | str:
+    """The drawn structure of ``schema`` (JSON text), or why it is not drawn (plain text).
+
+    >>> view = structure_view('{"type": "object", "properties": {"n": {"type": "integer"}}}')
+    >>> view.grammar.format, [m.rule for m in view.network.machines]
+    ('lark', ['start', 'start_field'])
+    """
+
+    def build() -> str | SchemaError:
+        try:
+            return structure_lark(schema)
+        except SchemaError as error:
+            return error
+
+    lark = _lark.get_or_build(schema, build)
+    if isinstance(lark, SchemaError):
+        return lark.message
+    view = grammar_view(lark, "lark")
+    if view.network is None:  # too large to draw: the grammar tab's own words
+        return "its structure is too large to draw on the page"
+    return view
+
+
+def structure_html(schema: str, text: str | None = None) -> str:
+    """The structure drawing (``#schema-structure``), lit at the place after ``text`` (the
+    output so far) when given; a schema too large to draw is said so.
+
+    >>> html = structure_html('{"type": "object", "properties": {"n": {"type": "integer"}}}',
+    ...                       '{"n": 1')
+    >>> import re
+    >>> re.findall(r'class="node pos (r[0-9]+s[0-9]+) current top"', html)
+    ['r1s1', 'r0s2']
+
+    Two places are live: in the field, reading the number, and back in the object after it
+    (the number may be whole).
+    """
+    view = structure_view(schema)
+    head = (
+        '<div class="structure-head">The schema by its structure: one automaton per object '
+        "(its frame and its fields), array and alternative; strings and numbers are one "
+        "edge each. Lit: where the output is.</div>"
+    )
+    if isinstance(view, str):
+        body = f'<p class="empty">The structure is not drawn: {escape(view)}.</p>'
+    else:
+        place = place_after(view, text) if text else None
+        body = rules_html(view, place)
+    return f'<div id="schema-structure" class="schema-structure">{head}{body}</div>'

@@ -1,0 +1,86 @@
+"""A grammar-path JSON Schema on the page: the main view's frames (output, steps, chart,
+doctor, the JSON view with its verdict and the structure drawing lit), without a browser.
+The tiny random model (``tiny``) stands in for speed where only the frames' shape is
+checked; the real model writes the tree in ``test_the_real_model_writes_a_valid_tree``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fsmviz.app.handlers import Page, frame_updates, on_pattern_edit
+from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
+from fsmviz.app.schema_run import grammar_frames, grammar_note
+from fsmviz.generation.generate import GenerationOptions
+
+TREE = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string", "maxLength": 10},
+        "children": {"type": "array", "items": {"$ref": "#"}, "maxItems": 3},
+    },
+    "required": ["label"],
+    "additionalProperties": False,
+}
+
+
+def tree_choice():
+    used = use_schema(json.dumps(TREE), "space", None)
+    assert used.choice is not None and used.choice.path == "grammar"
+    return used.choice
+
+
+def test_a_grammar_path_run_streams_frames_and_ends_with_a_trace(tiny):
+    choice = tree_choice()
+    options = GenerationOptions(max_tokens=12, temperature=1.0, seed=1)
+    frames = list(grammar_frames(tiny, choice, "A tree:", options))
+    first, ended = frames[0], next(f for f in frames if f.trace is not None)
+    assert "grammar path" in first.dfa and first.steps and first.output is not None
+    assert "No findings" not in first.diagnosis or first.diagnosis  # the schema's findings
+    assert ended.trace.steps and ended.text == ended.trace.text
+    assert ended.trace.text.startswith("{")  # llguidance's mask held the model to JSON
+    assert ended.chart is not None and ended.shadow_next
+    assert frames[-1].shadow is not None and frames[-1].trace is None  # the shadow run last
+
+
+def test_the_json_view_of_a_grammar_run_draws_the_tree_lit_in_its_field():
+    choice = tree_choice()
+    streaming = json_view_html(choice, '{"label": "a", "children": [{"label": "b')
+    assert 'id="schema-structure"' in streaming
+    assert "current" in streaming and "writing <code>/children/0/label</code>" in streaming
+    done = json_view_html(choice, '{"label": "a", "children": [{"label": "b"}]}', done=True)
+    assert "parses and validates against the schema" in done
+    bad = json_view_html(choice, '{"label": "a", "children": [{"label": 5}]}', done=True)
+    assert "does not validate" in bad
+
+
+def test_emptying_the_regex_box_for_a_grammar_schema_shows_the_note_not_an_error():
+    page = Page(*(f"c{k}" for k in range(15)), json="json")
+    choice = tree_choice()
+    updates = on_pattern_edit(page, None, "", "auto", None, choice)
+    assert updates["c0"] == grammar_note(choice) and updates["c6"] == ""
+
+
+def test_a_grammar_frame_updates_the_json_view():
+    page = Page(*(f"c{k}" for k in range(15)), json="json")
+    choice = tree_choice()
+    from fsmviz.app.live import PageFrame as Frame
+
+    updates = frame_updates(Frame("…", output="o", text='{"label": "x'), page, choice)
+    assert "schema-structure" in updates["json"]
+
+
+@pytest.mark.slow
+def test_the_real_model_writes_a_valid_tree():
+    from fsmviz import load_model
+
+    example = schema_examples()["tree (grammar path)"]
+    choice = use_schema(example.schema, "space", None).choice
+    options = GenerationOptions(max_tokens=example.max_tokens)
+    frames = list(grammar_frames(load_model(), choice, example.prompt, options))
+    trace = next(f.trace for f in frames if f.trace is not None)
+    assert trace.stop_reason == "accepted", trace.text
+    assert json.loads(trace.text)["children"][1] == {"label": "pear"}
+    view = json_view_html(choice, trace.text, done=True)
+    assert "parses and validates" in view and "schema-structure" in view
