@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsmviz.errors import InputError
+
 __all__ = ["COMMANDS", "Arg", "Command", "arg", "build_parser", "command", "main"]
 
 BAD_INPUT = 2
@@ -152,7 +154,7 @@ def _check_text_arguments(args: argparse.Namespace) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError as error:
             byte = ord(value[error.start]) & 0xFF
-            raise ValueError(
+            raise InputError(
                 f"the {name} argument is not valid UTF-8 (byte 0x{byte:02X} at position "
                 f"{error.start}): write it as UTF-8 text"
             ) from None
@@ -167,7 +169,7 @@ def check_model_path(model: str | None) -> None:
         folder = os.path.expanduser(model)
         if not os.path.isdir(folder):
             what = "is not a folder" if os.path.exists(folder) else "does not exist"
-            raise ValueError(
+            raise InputError(
                 f"--model {model} {what}: give a model folder (with config.json) or a hub id "
                 "such as HuggingFaceTB/SmolLM2-135M-Instruct"
             )
@@ -184,13 +186,13 @@ def read_capped(file: str, limit: int = MAX_FILE_BYTES) -> str:
             with open(file, "rb") as source:
                 data = source.read(limit + 1)
     except OSError as error:
-        raise ValueError(f"cannot read {file}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     if len(data) > limit:
-        raise ValueError(f"{file} holds more than {limit:,} bytes, the most a file may hold")
+        raise InputError(f"{file} holds more than {limit:,} bytes, the most a file may hold")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(
+        raise InputError(
             f"{file} is not UTF-8 text (byte 0x{data[error.start]:02X} at {error.start})"
         ) from None
 
@@ -239,7 +241,7 @@ def _dfa(args: argparse.Namespace) -> int:
     from fsmviz.automaton.dfa import compile_regex
 
     if sum(map(bool, (args.svg, args.dot, args.json))) > 1:
-        raise ValueError("choose one of --svg, --dot and --json")
+        raise InputError("choose one of --svg, --dot and --json")
     dfa = compile_regex(args.regex)
     if args.json:
         print(json.dumps(dfa.to_dict(), ensure_ascii=False, indent=1))
@@ -254,7 +256,7 @@ def _dfa(args: argparse.Namespace) -> int:
                 with open(args.svg, "w", encoding="utf-8") as out:
                     out.write(drawing)
             except OSError as error:
-                raise ValueError(f"cannot write {args.svg}: {error.strerror or error}") from None
+                raise InputError(f"cannot write {args.svg}: {error.strerror or error}") from None
             _progress(f"wrote {args.svg}")
     else:
         print(dfa_table(dfa))

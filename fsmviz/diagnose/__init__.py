@@ -47,6 +47,7 @@ from fsmviz.diagnose.dynamic import dynamic_findings
 from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.finding import KINDS, RANK, Finding, Severity
 from fsmviz.diagnose.static import index_too_large, regex_error, static_findings
+from fsmviz.errors import InputError
 from fsmviz.generation.trace import Trace
 from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.index import IndexTooLarge, build_index
@@ -111,7 +112,10 @@ def diagnose(
     if trace is not None:
         known = index.byte_dfa.num_states
         if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
-            raise ValueError("the trace's states do not belong to this pattern's index")
+            raise InputError(
+                "the trace's states do not belong to this pattern's index: pass the trace "
+                "of a run of this same pattern"
+            )
     if max_tokens is None and trace is not None:
         max_tokens = trace.options.max_tokens if trace.options else None
     case = Case(pattern, index, vocab)
