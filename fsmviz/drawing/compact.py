@@ -16,7 +16,7 @@ drawing says just that, with two folds:
   possible after 3 to 40 letters). An exit possible after fewer counts than the others
   says so on its edge (``@ after 5..40``).
 
-Every exact state keeps a ``Place`` in the compact drawing (a node, and how far into its
+Every exact state keeps a ``CompactPlace`` in the compact drawing (a node, and how far into its
 count; or a link, and how far along its run), so a generation's current state can still
 be lit, and every exact edge belongs to one ``Link``, so the walked path can be too.
 
@@ -36,7 +36,7 @@ be lit, and every exact edge belongs to one ``Link``, so the walked path can be 
     10 net 22
     10 org 22
     >>> graph.places[graph.nodes[0].states[7]]  # 7 letters read, of at most 40
-    Place(node=0, link=None, index=7, of=40)
+    CompactPlace(node=0, link=None, index=7, of=40)
 
 The engine draws nothing itself: ``fsmviz.drawing.render`` turns a ``CompactGraph`` into DOT.
 """
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 from fsmviz.automaton.dfa import Dfa
 
-__all__ = ["CompactGraph", "Link", "Node", "Place", "compact", "counts_text"]
+__all__ = ["CompactGraph", "Link", "Node", "CompactPlace", "compact", "counts_text"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class Link:
 
 
 @dataclass(frozen=True)
-class Place:
+class CompactPlace:
     """Where an exact state is drawn: in ``node`` (``index`` reads of ``of`` in a counted
     repeat, 0 of 0 for a plain state) or along ``link`` (``index`` characters of ``of``)."""
 
@@ -105,7 +105,7 @@ class CompactGraph:
 
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
-    places: tuple[Place, ...]
+    places: tuple[CompactPlace, ...]
     """``places[s]`` for every exact state ``s``."""
     edge_links: Mapping[tuple[int, int], int]
     """Exact edge (source, target) -> the link that draws it."""
@@ -155,7 +155,7 @@ def compact(dfa: Dfa) -> CompactGraph:
     heads = {chain[0]: chain for chain in repeats}
     chains = [heads.get(s, (s,)) for s in order if s in heads or not (s in in_repeat or passes(s))]
     node_of = {s: k for k, chain in enumerate(chains) for s in chain}
-    places: dict[int, Place] = {}
+    places: dict[int, CompactPlace] = {}
     nodes: list[Node] = []
     links: list[Link] = []
     edge_links: dict[tuple[int, int], int] = {}
@@ -166,12 +166,12 @@ def compact(dfa: Dfa) -> CompactGraph:
         for edge in edges:
             edge_links[edge] = k
         for i, s in enumerate(inside, 1):
-            places[s] = Place(None, k, i, len(inside) + 1)
+            places[s] = CompactPlace(None, k, i, len(inside) + 1)
 
     for k, chain in enumerate(chains):
         counted = len(chain) > 1
         for i, s in enumerate(chain):
-            places[s] = Place(k, None, i, len(chain) - 1)
+            places[s] = CompactPlace(k, None, i, len(chain) - 1)
         ends = tuple(i for i, s in enumerate(chain) if s in dfa.accepting) if counted else ()
         exits, loop_edges = _exits(chain, outs)
         everywhere = sorted({i for at in exits.values() for i in at} | set(ends))
