@@ -516,7 +516,12 @@ def schema_command(
     constraint = compiled if on_grammar else compiled.regex
     trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
     print(trace.text, file=out)
-    check = check_json(trace.text, compiled.schema)
+    return _validates(trace, check_json(trace.text, compiled.schema), err)
+
+
+def _validates(trace: Any, check: Any, err: Any) -> int:
+    """Say on ``err`` whether the generated JSON validates (``check``, from
+    ``check_json``): exit status 0 when it does, 1 with where it does not."""
     if check.valid:
         print(
             f"valid JSON for the schema ({trace.stop_reason}, {len(trace.steps)} tokens)", file=err
@@ -524,7 +529,7 @@ def schema_command(
         return 0
     where = f" at {check.path or '/'}" if check.path is not None else ""
     print(f"not valid: {check.error}{where} ({trace.stop_reason})", file=err)
-    return 1
+    return FINDINGS_ERROR
 
 
 # --- grammar ------------------------------------------------------------------------------
@@ -576,7 +581,6 @@ def grammar_command(
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.grammar import GrammarError, compile_grammar
-    from fsmviz.grammar.compile import left_recursive, unreachable
     from fsmviz.params import check_generation
 
     try:
@@ -591,15 +595,7 @@ def grammar_command(
         print(f"fsmviz grammar: {error}", file=err)
         return BAD_INPUT
     if prompt is None:
-        print(f"{grammar.format}: {len(grammar.rules)} rules, start {grammar.start!r}", file=out)
-        for rule in grammar.rules:
-            kind = "terminal" if rule.terminal else "rule"
-            print(f"  {rule.line:>4}:{rule.column:<3} {kind:8} {rule.name}", file=out)
-        for name in unreachable(grammar):
-            print(f"note: the start never uses {name!r}", file=out)
-        for name in left_recursive(grammar):
-            print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
-        print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
+        _describe_grammar(grammar, out)
         return 0
     from fsmviz.generation.generate import stream  # torch: ~3 s
     from fsmviz.generation.models import load_model
@@ -620,6 +616,22 @@ def grammar_command(
         verdict = "is a sentence of the grammar" if trace.matched else "is not a sentence"
         print(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]", file=err)
     return 0 if trace.matched else FINDINGS_ERROR
+
+
+def _describe_grammar(grammar: Any, out: Any) -> None:
+    """Print a checked grammar's rules (line, column, kind, name), the notes on rules the
+    start never uses and on left recursion, and a shortest sentence."""
+    from fsmviz.grammar.compile import left_recursive, unreachable
+
+    print(f"{grammar.format}: {len(grammar.rules)} rules, start {grammar.start!r}", file=out)
+    for rule in grammar.rules:
+        kind = "terminal" if rule.terminal else "rule"
+        print(f"  {rule.line:>4}:{rule.column:<3} {kind:8} {rule.name}", file=out)
+    for name in unreachable(grammar):
+        print(f"note: the start never uses {name!r}", file=out)
+    for name in left_recursive(grammar):
+        print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
+    print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
 
 
 # --- serve --------------------------------------------------------------------------------
