@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsmviz.errors import InputError
+
 __all__ = ["COMMANDS", "Arg", "Command", "arg", "build_parser", "command", "main"]
 
 BAD_INPUT = 2
@@ -152,7 +154,7 @@ def _check_text_arguments(args: argparse.Namespace) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError as error:
             byte = ord(value[error.start]) & 0xFF
-            raise ValueError(
+            raise InputError(
                 f"the {name} argument is not valid UTF-8 (byte 0x{byte:02X} at position "
                 f"{error.start}): write it as UTF-8 text"
             ) from None
@@ -167,7 +169,7 @@ def check_model_path(model: str | None) -> None:
         folder = os.path.expanduser(model)
         if not os.path.isdir(folder):
             what = "is not a folder" if os.path.exists(folder) else "does not exist"
-            raise ValueError(
+            raise InputError(
                 f"--model {model} {what}: give a model folder (with config.json) or a hub id "
                 "such as HuggingFaceTB/SmolLM2-135M-Instruct"
             )
@@ -184,13 +186,13 @@ def read_capped(file: str, limit: int = MAX_FILE_BYTES) -> str:
             with open(file, "rb") as source:
                 data = source.read(limit + 1)
     except OSError as error:
-        raise ValueError(f"cannot read {file}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     if len(data) > limit:
-        raise ValueError(f"{file} holds more than {limit:,} bytes, the most a file may hold")
+        raise InputError(f"{file} holds more than {limit:,} bytes, the most a file may hold")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(
+        raise InputError(
             f"{file} is not UTF-8 text (byte 0x{data[error.start]:02X} at {error.start})"
         ) from None
 
@@ -239,7 +241,7 @@ def _dfa(args: argparse.Namespace) -> int:
     from fsmviz.automaton.dfa import compile_regex
 
     if sum(map(bool, (args.svg, args.dot, args.json))) > 1:
-        raise ValueError("choose one of --svg, --dot and --json")
+        raise InputError("choose one of --svg, --dot and --json")
     dfa = compile_regex(args.regex)
     if args.json:
         print(json.dumps(dfa.to_dict(), ensure_ascii=False, indent=1))
@@ -254,7 +256,7 @@ def _dfa(args: argparse.Namespace) -> int:
                 with open(args.svg, "w", encoding="utf-8") as out:
                     out.write(drawing)
             except OSError as error:
-                raise ValueError(f"cannot write {args.svg}: {error.strerror or error}") from None
+                raise InputError(f"cannot write {args.svg}: {error.strerror or error}") from None
             _progress(f"wrote {args.svg}")
     else:
         print(dfa_table(dfa))
@@ -514,7 +516,12 @@ def schema_command(
     constraint = compiled if on_grammar else compiled.regex
     trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
     print(trace.text, file=out)
-    check = check_json(trace.text, compiled.schema)
+    return _validates(trace, check_json(trace.text, compiled.schema), err)
+
+
+def _validates(trace: Any, check: Any, err: Any) -> int:
+    """Say on ``err`` whether the generated JSON validates (``check``, from
+    ``check_json``): exit status 0 when it does, 1 with where it does not."""
     if check.valid:
         print(
             f"valid JSON for the schema ({trace.stop_reason}, {len(trace.steps)} tokens)", file=err
@@ -522,7 +529,7 @@ def schema_command(
         return 0
     where = f" at {check.path or '/'}" if check.path is not None else ""
     print(f"not valid: {check.error}{where} ({trace.stop_reason})", file=err)
-    return 1
+    return FINDINGS_ERROR
 
 
 # --- grammar ------------------------------------------------------------------------------
@@ -574,7 +581,6 @@ def grammar_command(
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.grammar import GrammarError, compile_grammar
-    from fsmviz.grammar.compile import left_recursive, unreachable
     from fsmviz.params import check_generation
 
     try:
@@ -589,15 +595,7 @@ def grammar_command(
         print(f"fsmviz grammar: {error}", file=err)
         return BAD_INPUT
     if prompt is None:
-        print(f"{grammar.format}: {len(grammar.rules)} rules, start {grammar.start!r}", file=out)
-        for rule in grammar.rules:
-            kind = "terminal" if rule.terminal else "rule"
-            print(f"  {rule.line:>4}:{rule.column:<3} {kind:8} {rule.name}", file=out)
-        for name in unreachable(grammar):
-            print(f"note: the start never uses {name!r}", file=out)
-        for name in left_recursive(grammar):
-            print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
-        print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
+        _describe_grammar(grammar, out)
         return 0
     from fsmviz.generation.generate import stream  # torch: ~3 s
     from fsmviz.generation.models import load_model
@@ -618,6 +616,22 @@ def grammar_command(
         verdict = "is a sentence of the grammar" if trace.matched else "is not a sentence"
         print(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]", file=err)
     return 0 if trace.matched else FINDINGS_ERROR
+
+
+def _describe_grammar(grammar: Any, out: Any) -> None:
+    """Print a checked grammar's rules (line, column, kind, name), the notes on rules the
+    start never uses and on left recursion, and a shortest sentence."""
+    from fsmviz.grammar.compile import left_recursive, unreachable
+
+    print(f"{grammar.format}: {len(grammar.rules)} rules, start {grammar.start!r}", file=out)
+    for rule in grammar.rules:
+        kind = "terminal" if rule.terminal else "rule"
+        print(f"  {rule.line:>4}:{rule.column:<3} {kind:8} {rule.name}", file=out)
+    for name in unreachable(grammar):
+        print(f"note: the start never uses {name!r}", file=out)
+    for name in left_recursive(grammar):
+        print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
+    print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from fsmviz.errors import InputError
+from fsmviz.errors import FsmvizError, InputError
 
 __all__ = [
     "GENERATION",
@@ -47,6 +47,7 @@ __all__ = [
     "MAX_TOP_K",
     "Param",
     "ParameterError",
+    "UnknownOptionError",
     "check_generation",
     "choice",
     "flag",
@@ -87,6 +88,11 @@ class ParameterError(InputError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class UnknownOptionError(FsmvizError, TypeError):
+    """An option no one knows (``check_generation(bogus=1)``): a ``TypeError``, as an
+    unknown keyword argument is, and an ``FsmvizError`` like every error fsmviz raises."""
 
 
 _REPR = reprlib.Repr()
@@ -277,8 +283,11 @@ its fields named here)."""
 def check_generation(**values: object) -> dict[str, object]:
     """The given generation options, each checked (``GENERATION``) and normalised
     (``64.0`` -> ``64``, ``0`` -> ``0.0`` for a real). An option not in ``GENERATION`` is a
-    ``TypeError``, as an unknown keyword would be."""
+    ``TypeError`` (``UnknownOptionError``), as an unknown keyword would be."""
     unknown = sorted(set(values) - set(GENERATION))
     if unknown:
-        raise TypeError(f"unknown generation option(s): {', '.join(unknown)}")
+        known = ", ".join(GENERATION)
+        raise UnknownOptionError(
+            f"unknown generation option(s): {', '.join(unknown)}; the options are {known}"
+        )
     return {name: GENERATION[name].check(value) for name, value in values.items()}

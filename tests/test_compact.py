@@ -17,7 +17,7 @@ from fsmviz.app.live import (
     state_tooltips,
 )
 from fsmviz.diagnose import diagnose
-from fsmviz.drawing.compact import Place, compact
+from fsmviz.drawing.compact import CompactPlace, compact
 from fsmviz.drawing.render import compact_dot, compact_svg, highlight, to_svg
 from fsmviz.generation.trace import Candidate, Step, Trace
 
@@ -70,7 +70,7 @@ def test_a_run_of_single_way_states_is_one_edge_with_its_text():
     (link,) = graph.links
     assert link.label == "[0-9]{3}-[0-9]{4}"
     assert len(link.inside) == 7 and len(link.edges) == 8
-    assert graph.places[dfa.run("12")] == Place(None, 0, 2, 8)
+    assert graph.places[dfa.run("12")] == CompactPlace(None, 0, 2, 8)
     assert compact(compile_regex("http://[a-z]+")).links[0].label == "http://[a-z]"
 
 
@@ -82,7 +82,7 @@ def test_a_counted_repeat_is_one_looped_state():
     assert node.loop == "[a-z] ×3..40" and node.accepting and node.ends == tuple(range(3, 41))
     (loop,) = graph.links
     assert (loop.source, loop.target, loop.label) == (0, 0, "[a-z] ×3..40")
-    assert graph.places[dfa.run("abcdefg")] == Place(0, None, 7, 40)
+    assert graph.places[dfa.run("abcdefg")] == CompactPlace(0, None, 7, 40)
 
 
 def test_the_83_state_pattern_becomes_four_nodes():

@@ -12,7 +12,7 @@ import pytest
 
 from fsmviz import Edge, compile_regex
 from fsmviz.drawing import render
-from fsmviz.drawing.render import RenderError, highlight, printable, to_dot, to_svg
+from fsmviz.drawing.render import RenderError, highlight, label_text, to_dot, to_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 ALLOWED_TAGS = {"svg", "g", "title", "path", "polygon", "ellipse", "text", "polyline", "a"}
@@ -253,9 +253,9 @@ def test_hostile_patterns_are_shown_literally_and_safely(pattern):
     root = parse(svg)
     edges = groups(root, "edge")
     for edge in dfa.edges():
-        assert_shows(edges[f"e{edge.source}-{edge.target}"], printable(edge.label))
+        assert_shows(edges[f"e{edge.source}-{edge.target}"], label_text(edge.label))
     caption = text_of(root.find(f"{SVG}g"))
-    assert caption.startswith(printable(pattern)[: render.MAX_TITLE - 1])
+    assert caption.startswith(label_text(pattern)[: render.MAX_TITLE - 1])
 
 
 def test_labels_made_of_escape_sequences_are_displayed_as_written():
@@ -296,7 +296,7 @@ def test_characters_xml_forbids_are_escaped():
     svg = to_svg(dfa, title=nasty)
     assert_safe(svg)
     expected = "a\\x00b\\x04c\\x1bd\\x7fe\\x85f\\u202eg\\ud800h\\ufffei\\U000e0001j\\nk\\tl"
-    assert printable(nasty) == expected
+    assert label_text(nasty) == expected
     assert_shows(groups(parse(svg), "edge")["e0-1"], expected)
 
 

@@ -18,10 +18,10 @@ from fsmviz.app.views import error_html, esc, shown
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import bounded
-from fsmviz.drawing.render import RenderError, highlight, printable, to_svg
+from fsmviz.drawing.render import RenderError, highlight, label_text, to_svg
 from fsmviz.learn import (
     TOY_EXAMPLES,
-    Frame,
+    ConstructionFrame,
     ZipModel,
     byte_drawing,
     byte_walk,
@@ -82,7 +82,7 @@ def code(text: str) -> str:
 
 
 @bounded(maxsize=32)
-def _frames(pattern: str) -> tuple[Frame, ...]:
+def _frames(pattern: str) -> tuple[ConstructionFrame, ...]:
     return construction_frames(pattern)
 
 
@@ -121,7 +121,7 @@ def construction_html(pattern: str, i: int) -> tuple[str, int]:
     lit = {"current": f.current, "marked": f.marked, "path_edges": f.taken}
     notes = "".join(f"<li>{esc(n)}</li>" for n in f.notes)
     head = "position" if f.stage == "positions" else "state"
-    legend = "".join(f"<tr><td>{s}</td><td>{esc(printable(v))}</td></tr>" for s, v in f.legend)
+    legend = "".join(f"<tr><td>{s}</td><td>{esc(label_text(v))}</td></tr>" for s, v in f.legend)
     return (
         f"<h3>{esc(f.title)} <small>({i + 1} / {len(frames)})</small></h3>"
         f"<ul class='notes'>{notes}</ul>{_svg(f.drawing, pattern, **lit)}"
@@ -175,7 +175,7 @@ def table_html(pattern: str) -> str:
     t = transition_table(dfa)
     if len(t.rows) > DRAW_LIMIT:
         return f"<p class='why'>{len(t.rows)} states: too many rows to show.</p>"
-    head = "".join(f"<th>{esc(printable(c))}</th>" for c in t.classes)
+    head = "".join(f"<th>{esc(label_text(c))}</th>" for c in t.classes)
     rows = []
     for r in t.rows:
         mark = ("→" if r.start else "") + ("*" if r.accepting else "")

@@ -47,6 +47,7 @@ from fsmviz.diagnose.dynamic import dynamic_findings
 from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.finding import KINDS, RANK, Finding, Severity
 from fsmviz.diagnose.static import index_too_large, regex_error, static_findings
+from fsmviz.errors import InputError
 from fsmviz.generation.trace import Trace
 from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.index import IndexTooLarge, build_index
@@ -80,12 +81,13 @@ def diagnose(
     Never raises for a bad pattern: it becomes a single ``regex_error`` finding. When
     ``max_tokens`` is not given it is taken from ``trace.options`` if present. The trace
     must come from this pattern and vocabulary (its states are the index's states);
-    ``ValueError`` otherwise. ``collapse_threshold`` is the valid mass below which a step
-    counts as a collapse. ``vocab=None``: the pattern-level checks only. ``engines`` adds
-    how the engines of vLLM, SGLang and TGI treat the pattern (``fsmviz.diagnose.engines``;
-    a second or two). A ``Grammar`` (``compile_grammar``) gets the grammar doctor
-    (``fsmviz.diagnose.grammar``): rules that cannot finish or be reached, loops, overlaps,
-    terminals no token spells, and a run's collapses named by rule and position.
+    ``InputError`` (a ``ValueError``) otherwise. ``collapse_threshold`` is the valid mass
+    below which a step counts as a collapse. ``vocab=None``: the pattern-level checks
+    only. ``engines`` adds how the engines of vLLM, SGLang and TGI treat the pattern
+    (``fsmviz.diagnose.engines``; a second or two). A ``Grammar`` (``compile_grammar``)
+    gets the grammar doctor (``fsmviz.diagnose.grammar``): rules that cannot finish or be
+    reached, loops, overlaps, terminals no token spells, and a run's collapses named by
+    rule and position.
 
     A pattern that needs a character no token can write is a dead end; a repeat with no
     bound is a loop the model may never leave (the finding's ``suggestion`` bounds it):
@@ -109,9 +111,7 @@ def diagnose(
     except IndexTooLarge as error:  # the pattern is fine; no token-level check can run
         return [index_too_large(error)]
     if trace is not None:
-        known = index.byte_dfa.num_states
-        if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
-            raise ValueError("the trace's states do not belong to this pattern's index")
+        _check_states(trace, index.byte_dfa.num_states)
     if max_tokens is None and trace is not None:
         max_tokens = trace.options.max_tokens if trace.options else None
     case = Case(pattern, index, vocab)
@@ -127,6 +127,16 @@ def diagnose(
 
         found += engine_findings(pattern, vocab)
     return sorted(found, key=lambda f: RANK[f.severity])
+
+
+def _check_states(trace: Trace, known: int) -> None:
+    """Refuse a trace whose states are not among the index's ``known`` states: it is the
+    run of another pattern, and its steps would point at the wrong places."""
+    if any(not 0 <= s < known for st in trace.steps for s in (st.state_before, st.state_after)):
+        raise InputError(
+            "the trace's states do not belong to this pattern's index: pass the trace "
+            "of a run of this same pattern"
+        )
 
 
 def _pattern_only(pattern: str, max_tokens: int | None) -> list[Finding]:

@@ -49,7 +49,7 @@ class PatternNode:
 def parse_pieces(pattern: str) -> list[PatternNode]:
     """Every piece of ``pattern``, outermost first; none when the lexer cannot read it."""
     try:
-        return list(_Parser(pattern).parse().walk())
+        return list(_PieceParser(pattern).parse().walk())
     except (ValueError, IndexError):
         return []
 
@@ -62,8 +62,10 @@ _ESCAPE = re.compile(
 )
 
 
-class _Parser:
-    """Recursive descent: alt = seq ('|' seq)*, seq = item*, item = atom quantifier*."""
+class _PieceParser:
+    """The pattern's text read into ``PatternNode`` pieces with their spans, for the
+    doctor's rewrites (``fsmviz.automaton.syntax`` reads it into the DFA's syntax tree).
+    Recursive descent: alt = seq ('|' seq)*, seq = item*, item = atom quantifier*."""
 
     def __init__(self, text: str):
         self.text = text

@@ -35,7 +35,7 @@ from __future__ import annotations
 import codecs
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fsmviz.automaton.dfa import Dfa, compile_regex
@@ -43,7 +43,7 @@ from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose.finding import KINDS, RANK, Finding
 from fsmviz.generation.trace import Trace
 from fsmviz.grammar import tree as t
-from fsmviz.grammar.network import Network, NetworkError, Symbol, build_network
+from fsmviz.grammar.network import Arc, Machine, Network, NetworkError, Symbol, build_network
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
@@ -201,28 +201,29 @@ def shortest_texts(network: Network) -> Shortest:
         for m in network.machines
         for s in range(m.num_states)
     }
-    changed = True
-    while changed:
-        changed = False
-        for machine in network.machines:
-            for arc in machine.arcs:
-                after = best[(machine.index, arc.target)]
-                if after is None:
-                    continue
-                symbol = arc.symbol
-                if symbol.is_call:
-                    if not network.has(symbol.rule or ""):
-                        continue
-                    read = best[(network.machine(symbol.rule or "").index, 0)]
-                else:
-                    read = terminal[symbol]
-                if read is None:
-                    continue
-                text = read + after
-                here = best[(machine.index, arc.source)]
-                if here is None or len(text) < len(here):
-                    best[(machine.index, arc.source)] = text
-                    changed = True
+
+    def shorten(machine: Machine, arc: Arc) -> bool:
+        """Whether the arc gives its source a shorter way to the end."""
+        after = best[(machine.index, arc.target)]
+        if after is None:
+            return False
+        symbol = arc.symbol
+        if symbol.is_call:
+            if not network.has(symbol.rule or ""):
+                return False
+            read = best[(network.machine(symbol.rule or "").index, 0)]
+        else:
+            read = terminal[symbol]
+        if read is None:
+            return False
+        text = read + after
+        here = best[(machine.index, arc.source)]
+        if here is None or len(text) < len(here):
+            best[(machine.index, arc.source)] = text
+            return True
+        return False
+
+    _until_stable(network, shorten)
     return Shortest({m.rule: best[(m.index, 0)] for m in network.machines}, best)
 
 
@@ -460,22 +461,34 @@ def _first(network: Network) -> dict[tuple[int, int], set[Symbol]]:
     first: dict[tuple[int, int], set[Symbol]] = {
         (m.index, s): set() for m in network.machines for s in range(m.num_states)
     }
+
+    def grow(m: Machine, arc: Arc) -> bool:
+        """Whether the arc adds terminals to its source's FIRST set."""
+        here = first[(m.index, arc.source)]
+        size = len(here)
+        if arc.symbol.is_call:
+            if network.has(arc.symbol.rule or ""):
+                here |= first[(network.machine(arc.symbol.rule or "").index, 0)]
+        else:
+            here.add(arc.symbol)
+        if nullable(arc.symbol):
+            here |= first[(m.index, arc.target)]
+        return len(here) != size
+
+    _until_stable(network, grow)
+    return first
+
+
+def _until_stable(network: Network, visit: Callable[[Machine, Arc], bool]) -> None:
+    """Visit every arc of every machine, in order, again and again until no visit
+    changes anything (it returns whether it did): the least fixed point behind the
+    shortest texts and the FIRST sets."""
     changed = True
     while changed:
         changed = False
-        for m in network.machines:
-            for arc in m.arcs:
-                here = first[(m.index, arc.source)]
-                size = len(here)
-                if arc.symbol.is_call:
-                    if network.has(arc.symbol.rule or ""):
-                        here |= first[(network.machine(arc.symbol.rule or "").index, 0)]
-                else:
-                    here.add(arc.symbol)
-                if nullable(arc.symbol):
-                    here |= first[(m.index, arc.target)]
-                changed |= len(here) != size
-    return first
+        for machine in network.machines:
+            for arc in machine.arcs:
+                changed |= visit(machine, arc)
 
 
 def first_terminals(network: Network) -> dict[str, tuple[Symbol, ...]]:

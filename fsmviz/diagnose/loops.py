@@ -18,7 +18,7 @@ from typing import NamedTuple
 from fsmviz.automaton.dfa import Dfa
 from fsmviz.diagnose.examples import completion, lap
 from fsmviz.diagnose.fragments import PatternNode, fullmatch, instrument
-from fsmviz.diagnose.rewrites import bounded, rewrite
+from fsmviz.diagnose.rewrites import bounded_loop, rewrite
 
 
 def sccs(nodes: Iterable[int], successors: Callable[[int], Iterable[int]]) -> list[list[int]]:
@@ -208,7 +208,7 @@ def bounded_fix(
     ]
     reopens = dot_reopens(dfa, loop)
     for shrink in (1, 2, 4, 8):
-        new, why = bounded(pattern, loop.node, reopens, shrink)
+        new, why = bounded_loop(pattern, loop.node, reopens, shrink)
         rewritten = rewrite(pattern, [(n, new) for n in copies])
         if rewritten:
             return LoopFix(rewritten, new, why)

@@ -57,7 +57,9 @@ def rewrite(pattern: str, edits: Iterable[tuple[PatternNode, str]]) -> str | Non
     return out if out != pattern and compiles(out) else None
 
 
-def bounded(pattern: str, node: PatternNode, reopens: bool, shrink: int = 1) -> tuple[str, str]:
+def bounded_loop(
+    pattern: str, node: PatternNode, reopens: bool, shrink: int = 1
+) -> tuple[str, str]:
     """A bounded rewrite of the unbounded repeat ``node``: (new fragment, why). The bound is a
     plausible length for the kind of text (12 digits, 32 letters, 8 repetitions of a group,
     one space), divided by ``shrink``. With ``reopens`` (a ``.`` in the loop leads out of

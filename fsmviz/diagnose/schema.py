@@ -96,7 +96,7 @@ def _types(node: Mapping[str, Any]) -> set[str]:
     return {kind} if isinstance(kind, str) else set(kind or ())
 
 
-def _unbounded(
+def _unbounded_size(
     schema: Mapping[str, Any], path: tuple[str | int, ...], node: Mapping[str, Any]
 ) -> list[SchemaFinding]:
     """What may grow without end at one node (at ``path`` in ``schema``): a string, an
@@ -203,7 +203,7 @@ def schema_findings(
     """
     found: list[SchemaFinding] = []
     for path, node in walk(schema):
-        found.extend(_unbounded(schema, path, node))
+        found.extend(_unbounded_size(schema, path, node))
     if unenforced is None:
         unenforced = unenforced_keywords(schema, "regex")
     for where, keyword in unenforced:

@@ -24,6 +24,27 @@ _Hit = tuple[int, str, str, str, str]
 
 
 def early_stops(case: Case) -> list[Finding]:
+    """Where a match can stop before the text the pattern was written for: an accepting
+    state with a longer match going on from it, explained by the alternative whose option
+    is a prefix of another (``prefix_alternative``) or by an optional tail
+    (``optional_tail``). One finding per alternative or optional, lighting every state
+    where it happens."""
+    candidates = _candidates(case)
+    if not candidates:
+        return []
+    alts = [n for n in case.nodes if n.kind == "alt"]
+    optionals = [n for n in case.nodes if n.kind == "repeat" and n.lo == 0 and n.hi]
+    found = []
+    for (what, i), hits in _explained(case, candidates, alts, optionals).items():
+        node = alts[i] if what == "alt" else optionals[i]
+        found.append(case.locate(_early_stop(case, what, node, hits), node))
+    return found
+
+
+def _candidates(case: Case) -> dict[int, list[tuple[str, str]]]:
+    """For each accepting state reached by a non-empty text: (that short match, a longer
+    match through one of its edges) pairs, leaving out the edges that only go round the
+    same loop again (``unbounded_repeat``'s business)."""
     dfa = case.dfa
     candidates: dict[int, list[tuple[str, str]]] = {}
     for s in sorted(dfa.accepting):
@@ -36,10 +57,19 @@ def early_stops(case: Case) -> list[Finding]:
                 continue  # more of the same loop: that is unbounded_repeat's business
             longer = short + representative(dfa, k) + case.completion(t)
             candidates.setdefault(s, []).append((short, longer))
-    if not candidates:
-        return []
-    alts = [n for n in case.nodes if n.kind == "alt"]
-    optionals = [n for n in case.nodes if n.kind == "repeat" and n.lo == 0 and n.hi]
+    return candidates
+
+
+def _explained(
+    case: Case,
+    candidates: dict[int, list[tuple[str, str]]],
+    alts: list[PatternNode],
+    optionals: list[PatternNode],
+) -> dict[tuple[str, int], list[_Hit]]:
+    """The candidates explained by the pattern: both texts matched against the pattern
+    with every alternative's options and every optional in a named group, grouped by the
+    alternative (``("alt", i)``) or optional (``("opt", i)``) that tells them apart; the
+    first explained pair of each state."""
     spans = [
         (o.start, o.end, f"fsmvizA{a}o{j}")
         for a, alt in enumerate(alts)
@@ -58,37 +88,36 @@ def early_stops(case: Case) -> list[Finding]:
                 what, i, options = hit
                 groups.setdefault((what, i), []).append((s, short, longer, *options))
                 break
-    found = []
-    for (what, i), hits in groups.items():
-        states = tuple(sorted({h[0] for h in hits}))
-        s, short, longer, shorter_option, longer_option = hits[0]
-        if what == "alt":
-            node = alts[i]
-            finding = Finding(
-                "prefix_alternative",
-                "warning",
-                f"In `{frag(case.text(node))}` the option `{frag(shorter_option)}` "
-                f"matches the start of `{frag(longer_option)}`: `{show(short)}` "
-                f"(state {s}) is already a complete match, so the model may stop "
-                f"there instead of writing `{show(longer)}`. Put something after the "
-                "choice that marks its end (seed 003 adds an end marker), and list "
-                "the longer option first for engines that take the first alternative "
-                "that matches.",
-                states=states,
-                suggestion=rewrite(case.pattern, [(node, longest_first(case.pattern, node))]),
-            )
-        else:
-            node = optionals[i]
-            finding = Finding(
-                "optional_tail",
-                "info",
-                f"{cap(case.where(s))} the text `{show(short)}` is already a "
-                f"complete match, so the model may stop before the optional "
-                f"`{frag(case.text(node))}` (as in `{show(longer)}`).",
-                states=states,
-            )
-        found.append(case.locate(finding, node))
-    return found
+    return groups
+
+
+def _early_stop(case: Case, what: str, node: PatternNode, hits: list[_Hit]) -> Finding:
+    """The finding for one alternative (``what == "alt"``) or optional ``node``, told
+    with its first hit and lighting the states of all of them."""
+    states = tuple(sorted({h[0] for h in hits}))
+    s, short, longer, shorter_option, longer_option = hits[0]
+    if what == "alt":
+        return Finding(
+            "prefix_alternative",
+            "warning",
+            f"In `{frag(case.text(node))}` the option `{frag(shorter_option)}` "
+            f"matches the start of `{frag(longer_option)}`: `{show(short)}` "
+            f"(state {s}) is already a complete match, so the model may stop "
+            f"there instead of writing `{show(longer)}`. Put something after the "
+            "choice that marks its end (seed 003 adds an end marker), and list "
+            "the longer option first for engines that take the first alternative "
+            "that matches.",
+            states=states,
+            suggestion=rewrite(case.pattern, [(node, longest_first(case.pattern, node))]),
+        )
+    return Finding(
+        "optional_tail",
+        "info",
+        f"{cap(case.where(s))} the text `{show(short)}` is already a "
+        f"complete match, so the model may stop before the optional "
+        f"`{frag(case.text(node))}` (as in `{show(longer)}`).",
+        states=states,
+    )
 
 
 def _explain(

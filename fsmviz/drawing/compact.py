@@ -16,7 +16,7 @@ drawing says just that, with two folds:
   possible after 3 to 40 letters). An exit possible after fewer counts than the others
   says so on its edge (``@ after 5..40``).
 
-Every exact state keeps a ``Place`` in the compact drawing (a node, and how far into its
+Every exact state keeps a ``CompactPlace`` in the compact drawing (a node, and how far into its
 count; or a link, and how far along its run), so a generation's current state can still
 be lit, and every exact edge belongs to one ``Link``, so the walked path can be too.
 
@@ -36,7 +36,7 @@ be lit, and every exact edge belongs to one ``Link``, so the walked path can be 
     10 net 22
     10 org 22
     >>> graph.places[graph.nodes[0].states[7]]  # 7 letters read, of at most 40
-    Place(node=0, link=None, index=7, of=40)
+    CompactPlace(node=0, link=None, index=7, of=40)
 
 The engine draws nothing itself: ``fsmviz.drawing.render`` turns a ``CompactGraph`` into DOT.
 """
@@ -44,12 +44,12 @@ The engine draws nothing itself: ``fsmviz.drawing.render`` turns a ``CompactGrap
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from fsmviz.automaton.dfa import Dfa
 
-__all__ = ["CompactGraph", "Link", "Node", "Place", "compact", "counts_text"]
+__all__ = ["CompactGraph", "Link", "Node", "CompactPlace", "compact", "counts_text"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class Link:
 
 
 @dataclass(frozen=True)
-class Place:
+class CompactPlace:
     """Where an exact state is drawn: in ``node`` (``index`` reads of ``of`` in a counted
     repeat, 0 of 0 for a plain state) or along ``link`` (``index`` characters of ``of``)."""
 
@@ -105,7 +105,7 @@ class CompactGraph:
 
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
-    places: tuple[Place, ...]
+    places: tuple[CompactPlace, ...]
     """``places[s]`` for every exact state ``s``."""
     edge_links: Mapping[tuple[int, int], int]
     """Exact edge (source, target) -> the link that draws it."""
@@ -155,47 +155,78 @@ def compact(dfa: Dfa) -> CompactGraph:
     heads = {chain[0]: chain for chain in repeats}
     chains = [heads.get(s, (s,)) for s in order if s in heads or not (s in in_repeat or passes(s))]
     node_of = {s: k for k, chain in enumerate(chains) for s in chain}
-    places: dict[int, Place] = {}
-    nodes: list[Node] = []
-    links: list[Link] = []
-    edge_links: dict[tuple[int, int], int] = {}
-
-    def add_link(source: int, target: int, label: str, edges, inside=()) -> None:
-        k = len(links)
-        links.append(Link(k, source, target, label, tuple(edges), tuple(inside)))
-        for edge in edges:
-            edge_links[edge] = k
-        for i, s in enumerate(inside, 1):
-            places[s] = Place(None, k, i, len(inside) + 1)
-
+    drawn = _Drawn()
     for k, chain in enumerate(chains):
-        counted = len(chain) > 1
-        for i, s in enumerate(chain):
-            places[s] = Place(k, None, i, len(chain) - 1)
-        ends = tuple(i for i, s in enumerate(chain) if s in dfa.accepting) if counted else ()
-        exits, loop_edges = _exits(chain, outs)
-        everywhere = sorted({i for at in exits.values() for i in at} | set(ends))
-        loop = None
-        if counted:
-            cls = next(o.label for o in outs[chain[0]] if o.target == chain[1])
-            loop = f"{_class_text(cls)} ×{counts_text(everywhere)}"
-            add_link(k, k, loop, loop_edges)
-        nodes.append(Node(k, chain, any(s in dfa.accepting for s in chain), loop, ends))
-        for (_, target), at in exits.items():
-            run = _follow(outs, chain[at[0]], target, passes)
-            text = _run_text([(o.label, o.literal) for o in run])
-            if counted and at != everywhere:
-                text += f" after {counts_text(at)}"
-            edges = [(chain[i], target) for i in at]
-            edges += [(a.target, b.target) for a, b in zip(run, run[1:], strict=False)]
-            add_link(k, node_of[run[-1].target], text, edges, [o.target for o in run[:-1]])
+        _draw_node(drawn, k, chain, dfa, outs, passes, node_of)
     return CompactGraph(
-        tuple(nodes),
-        tuple(links),
-        tuple(places[s] for s in dfa.states),
-        edge_links,
+        tuple(drawn.nodes),
+        tuple(drawn.links),
+        tuple(drawn.places[s] for s in dfa.states),
+        drawn.edge_links,
         node_of[dfa.initial],
     )
+
+
+@dataclass
+class _Drawn:
+    """The compact drawing while it is made: its nodes and links so far, where each
+    exact state went, and which link draws each exact edge."""
+
+    nodes: list[Node] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    places: dict[int, CompactPlace] = field(default_factory=dict)
+    edge_links: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def link(
+        self,
+        source: int,
+        target: int,
+        label: str,
+        edges: Sequence[tuple[int, int]],
+        inside: Sequence[int] = (),
+    ) -> None:
+        """Add a link from node ``source`` to node ``target`` drawing the exact ``edges``,
+        the states ``inside`` a run placed along it."""
+        k = len(self.links)
+        self.links.append(Link(k, source, target, label, tuple(edges), tuple(inside)))
+        for edge in edges:
+            self.edge_links[edge] = k
+        for i, s in enumerate(inside, 1):
+            self.places[s] = CompactPlace(None, k, i, len(inside) + 1)
+
+
+def _draw_node(
+    drawn: _Drawn,
+    k: int,
+    chain: tuple[int, ...],
+    dfa: Dfa,
+    outs: list[list[_Out]],
+    passes: Callable[[int], bool],
+    node_of: Mapping[int, int],
+) -> None:
+    """Draw node ``k`` for ``chain`` (one state, or a counted repeat's states): the node,
+    its loop when counted, and one link per exit, following the run behind it through
+    states that merely ``passes`` to the node where it ends."""
+    counted = len(chain) > 1
+    for i, s in enumerate(chain):
+        drawn.places[s] = CompactPlace(k, None, i, len(chain) - 1)
+    ends = tuple(i for i, s in enumerate(chain) if s in dfa.accepting) if counted else ()
+    exits, loop_edges = _exits(chain, outs)
+    everywhere = sorted({i for at in exits.values() for i in at} | set(ends))
+    loop = None
+    if counted:
+        cls = next(o.label for o in outs[chain[0]] if o.target == chain[1])
+        loop = f"{_class_text(cls)} ×{counts_text(everywhere)}"
+        drawn.link(k, k, loop, loop_edges)
+    drawn.nodes.append(Node(k, chain, any(s in dfa.accepting for s in chain), loop, ends))
+    for (_, target), at in exits.items():
+        run = _follow(outs, chain[at[0]], target, passes)
+        text = _run_text([(o.label, o.literal) for o in run])
+        if counted and at != everywhere:
+            text += f" after {counts_text(at)}"
+        edges = [(chain[i], target) for i in at]
+        edges += [(a.target, b.target) for a, b in zip(run, run[1:], strict=False)]
+        drawn.link(k, node_of[run[-1].target], text, edges, [o.target for o in run[:-1]])
 
 
 def _sources(dfa: Dfa, outs: list[list[_Out]]) -> list[set[int]]:

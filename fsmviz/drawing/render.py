@@ -46,7 +46,7 @@ __all__ = [
     "compact_dot",
     "compact_svg",
     "highlight",
-    "printable",
+    "label_text",
     "to_dot",
     "to_svg",
 ]
@@ -129,7 +129,7 @@ class DrawableDfa(Protocol):
 # --- DOT ----------------------------------------------------------------------------------
 
 
-def printable(text: str) -> str:
+def label_text(text: str) -> str:
     """``text`` with every invisible or non-printable character written as an escape
     (``\\x04``, ``\\u202e``), so it can neither break XML nor hide what a label says."""
     return _printable(text, NEWLINE_AND_TAB)
@@ -137,7 +137,7 @@ def printable(text: str) -> str:
 
 def quote(text: str) -> str:
     """``text`` as a quoted DOT string that graphviz displays literally."""
-    text = printable(text).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;")
+    text = label_text(text).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;")
     return f'"{text}"'
 
 
@@ -244,7 +244,7 @@ def _state_label(s: int, distances: Sequence[int] | None) -> str:
 def _head(title: str | None, count: str, start: str, *, quick: bool = False) -> list[str]:
     """A drawing's first DOT lines: layout (``quick``: see ``QUICK_LAYOUT_ABOVE``), fonts,
     caption and the start arrow."""
-    caption = f"{_shorten(printable(title), MAX_TITLE)}  ·  {count}" if title else count
+    caption = f"{_shorten(label_text(title), MAX_TITLE)}  ·  {count}" if title else count
     return [
         "digraph fsm {",
         # Compact spacing keeps 100+ state drawings legible when scaled to fit a page.
@@ -262,7 +262,7 @@ def _head(title: str | None, count: str, start: str, *, quick: bool = False) -> 
 
 def _edge_label(label: str) -> str:
     """An edge's label attribute; a long one is shortened, its full text a tooltip."""
-    full = printable(label)
+    full = label_text(label)
     attrs = f"label={quote(_shorten(full, MAX_LABEL))}"
     if len(full) > MAX_LABEL:
         attrs += f", tooltip={quote(full)}, labeltooltip={quote(full)}"

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fsmviz.drawing.render import _svg, printable, quote
+from fsmviz.drawing.render import _svg, label_text, quote
 from fsmviz.grammar.network import Machine, Network
 from fsmviz.grammar.place import Place
 
@@ -95,7 +95,7 @@ def rules_dot(network: Network, *, title: str | None = None) -> str:
         f"{len(network.machines)} rule{'s' if len(network.machines) != 1 else ''}, "
         f"{positions} positions; dashed: a call of another rule"
     )
-    caption = f"{printable(title)}  ·  {count}" if title else count
+    caption = f"{label_text(title)}  ·  {count}" if title else count
     quick = " nslimit=1, nslimit1=1," if positions > QUICK_LAYOUT_ABOVE else ""
     lines = [
         "digraph rules {",
@@ -133,11 +133,11 @@ def _cluster(machine: Machine, *, start: bool) -> list[str]:
     for arc in machine.arcs:
         symbol = arc.symbol
         kind = {"call": "call", "token": "token"}.get(symbol.kind, "term")
-        text = printable(symbol.label)
+        text = label_text(symbol.label)
         attrs = f'label={quote(_short(text))}, class="arc r{m}a{arc.index} {kind}"'
         tip = text
         if symbol.kind == "token" and symbol.regex:
-            tip = f"{text} = /{printable(symbol.regex)}/"
+            tip = f"{text} = /{label_text(symbol.regex)}/"
         if symbol.is_call:
             tip = f"call {text}: read the rule {text}, then come back"
             attrs += f', style=dashed, color="{CALL_COLOUR}", fontcolor="{CALL_COLOUR}"'

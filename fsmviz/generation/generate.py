@@ -59,7 +59,7 @@ from typing import Protocol
 import numpy as np
 import regex
 
-from fsmviz.errors import FsmvizError
+from fsmviz.errors import FsmvizError, InputError
 from fsmviz.generation.batching import Sequence
 from fsmviz.generation.drafts import draft_chain, lookup
 from fsmviz.generation.fastforward import forced_chain
@@ -201,7 +201,7 @@ class Stream(Iterator[Step]):
         ids = encode_prompt(run.model, prompt, run.opts.chat)
         context = getattr(run.model.model.config, "max_position_embeddings", None)
         if context and len(ids) + run.opts.max_tokens > context:
-            raise ValueError(
+            raise InputError(
                 f"the prompt is {len(ids):,} tokens; with max_tokens={run.opts.max_tokens} that "
                 f"exceeds the model's context of {context:,} tokens: shorten the prompt"
             )
@@ -306,7 +306,7 @@ def _chat_ids(tokenizer, prompt: str) -> list[int]:
     if not mark or _MARK in after:  # a template that rewrites its content: refuse the tags
         special = [t for t in tokenizer.all_special_tokens if t and t in prompt]
         if special:
-            raise ValueError(
+            raise InputError(
                 f"the prompt contains the control token {special[0]!r}, which this model's "
                 "chat template would read as one: write it another way, or turn chat off"
             )

@@ -58,7 +58,20 @@ MASKS_KEPT = 256
 
 
 class RegexLogitsProcessor(LogitsProcessor):
-    """Masks every token the pattern forbids at each row's current DFA state."""
+    """Masks every token the pattern forbids at each row's current DFA state; pass it to
+    ``model.generate(..., logits_processor=[processor])``. Given the same
+    ``max_new_tokens`` as ``generate``, it also keeps the safe end's promise:
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> vocab = Vocabulary.from_strings(["a", "b", "ab"], eos_token="</s>")  # EOS is id 3
+    >>> index = build_index("(ab)+", vocab)
+    >>> prompt = torch.tensor([[3]])                   # one prompt id, nothing generated yet
+    >>> RegexLogitsProcessor(index, prompt)(prompt, torch.zeros(1, 4)).tolist()
+    [[0.0, -inf, 0.0, -inf]]
+    >>> safe = RegexLogitsProcessor(index, prompt, max_new_tokens=1)
+    >>> safe(prompt, torch.zeros(1, 4)).tolist()       # one token left: only "ab" ends a match
+    [[-inf, -inf, 0.0, -inf]]
+    """
 
     def __init__(
         self,

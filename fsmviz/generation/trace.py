@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Literal, NamedTuple, Protocol
 
-from fsmviz.params import GENERATION, MAX_TOKENS_LIMIT
+from fsmviz.params import GENERATION, MAX_TOKENS_LIMIT, ParameterError
 
 __all__ = [
     "Candidate",
@@ -84,11 +84,13 @@ class GenerationOptions:
             if f.name in GENERATION:
                 object.__setattr__(self, f.name, GENERATION[f.name].check(getattr(self, f.name)))
         if not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
-            raise ValueError(f"draft_tokens must be between 0 (off) and {MAX_DRAFT_TOKENS}")
+            allowed = f"between 0 (off) and {MAX_DRAFT_TOKENS}"
+            raise ParameterError("draft_tokens", self.draft_tokens, allowed)
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
-            raise ValueError("top_k must be a whole number >= 0 (0: off)")
+            raise ParameterError("top_k", self.top_k, "a whole number >= 0 (0: off)")
         if self.stop not in STOP_RULES:
-            raise ValueError(f"stop must be one of {', '.join(map(repr, STOP_RULES))}")
+            allowed = f"one of {', '.join(map(repr, STOP_RULES))}"
+            raise ParameterError("stop", self.stop, allowed)
 
     def __getitem__(self, name: str) -> object:
         """An option by name, as when ``Trace.options`` was a dict (``options["seed"]``)."""

@@ -18,7 +18,7 @@ Nothing here imports gradio, plotly or torch.
 """
 
 from fsmviz.learn.bytes import ByteStep, byte_drawing, byte_walk
-from fsmviz.learn.construction import Drawing, Frame, construction_frames
+from fsmviz.learn.construction import ConstructionFrame, Drawing, construction_frames
 from fsmviz.learn.naive import NaiveStep, naive_vs_index
 from fsmviz.learn.toy import TOY_EXAMPLES, ToyExample, ToyView, ZipModel, toy_view
 from fsmviz.learn.walk import (
@@ -35,7 +35,7 @@ __all__ = [
     "TOY_EXAMPLES",
     "ByteStep",
     "Drawing",
-    "Frame",
+    "ConstructionFrame",
     "NaiveStep",
     "TableRow",
     "TestResult",

@@ -24,7 +24,13 @@ from dataclasses import dataclass
 
 from fsmviz.automaton.dfa import Dfa, Edge, Stages, compile_stages
 
-__all__ = ["Drawing", "Frame", "MAX_SUBSET_FRAMES", "construction_frames", "positions_of"]
+__all__ = [
+    "Drawing",
+    "ConstructionFrame",
+    "MAX_SUBSET_FRAMES",
+    "construction_frames",
+    "positions_of",
+]
 
 MAX_SUBSET_FRAMES = 24
 """The subset construction shows at most this many frames (a large DFA is sampled)."""
@@ -43,7 +49,7 @@ class Drawing:
 
 
 @dataclass(frozen=True)
-class Frame:
+class ConstructionFrame:
     """One picture of the construction, with what to light and what to say.
 
     ``legend`` pairs a state with what it stands for (``"{1, 3}"``); ``marked`` states are
@@ -86,7 +92,7 @@ def nfa_drawing(st: Stages) -> Drawing:
     return Drawing(len(st.positions) + 1, accepting, tuple(edges))
 
 
-def construction_frames(pattern: str) -> tuple[Frame, ...]:
+def construction_frames(pattern: str) -> tuple[ConstructionFrame, ...]:
     """The frames of building ``pattern``'s DFA; raises ``RegexError`` for a bad pattern.
 
     >>> [f.stage for f in construction_frames("x|y")]
@@ -99,7 +105,7 @@ def construction_frames(pattern: str) -> tuple[Frame, ...]:
             _minimisation_frame(st), _minimal_frame(st))  # fmt: skip
 
 
-def _positions_frame(st: Stages) -> Frame:
+def _positions_frame(st: Stages) -> ConstructionFrame:
     n = len(st.positions)
     follows = [f"after {p + 1} may come {_set(f)}" for p, f in enumerate(st.follow) if f]
     notes = (
@@ -115,10 +121,12 @@ def _positions_frame(st: Stages) -> Frame:
         "This is a nondeterministic automaton: a character may lead to several positions.",
     )
     legend = tuple((p + 1, label) for p, label in enumerate(st.positions))
-    return Frame("positions", "1. Positions (Glushkov NFA)", notes, nfa_drawing(st), legend)
+    return ConstructionFrame(
+        "positions", "1. Positions (Glushkov NFA)", notes, nfa_drawing(st), legend
+    )
 
 
-def _subset_frames(st: Stages) -> list[Frame]:
+def _subset_frames(st: Stages) -> list[ConstructionFrame]:
     m = len(st.subsets)
     stride = max(1, -(-m // MAX_SUBSET_FRAMES))
     shown = sorted({*range(0, m, stride), m - 1})
@@ -141,7 +149,7 @@ def _subset_frames(st: Stages) -> list[Frame]:
             )
             taken = frozenset({(s, j)})
         accept = " It holds a last position, so it accepts." if j in st.subset_accepting else ""
-        frames.append(Frame(
+        frames.append(ConstructionFrame(
             "subsets", f"2. Subset construction: state {j} of {m}",
             (why + accept, "Each DFA state is the set of positions just matched."),
             _dfa_drawing(st, st.subset_moves, st.subset_accepting, keep=j + 1),
@@ -150,7 +158,7 @@ def _subset_frames(st: Stages) -> list[Frame]:
     return frames
 
 
-def _pruning_frame(st: Stages) -> Frame:
+def _pruning_frame(st: Stages) -> ConstructionFrame:
     dead = frozenset(set(range(len(st.subsets))) - set(st.kept))
     notes = (
         (f"States {sorted(dead)} can never reach an accepting state: they are dropped, and "
@@ -159,10 +167,12 @@ def _pruning_frame(st: Stages) -> Frame:
     )  # fmt: skip
     legend = tuple((s, _set(st.subsets[s])) for s in range(len(st.subsets)))
     drawing = _dfa_drawing(st, st.subset_moves, st.subset_accepting)
-    return Frame("pruning", "3. Dead states pruned", notes, drawing, legend, marked=dead)
+    return ConstructionFrame(
+        "pruning", "3. Dead states pruned", notes, drawing, legend, marked=dead
+    )
 
 
-def _minimisation_frame(st: Stages) -> Frame:
+def _minimisation_frame(st: Stages) -> ConstructionFrame:
     groups: dict[int, list[int]] = {}
     for s, m in enumerate(st.merged_into):
         groups.setdefault(m, []).append(s)
@@ -188,10 +198,12 @@ def _minimisation_frame(st: Stages) -> Frame:
         (i, f"{_set(st.subsets[s])} → state {st.merged_into[i]}") for i, s in enumerate(st.kept)
     )
     drawing = _dfa_drawing(st, st.pruned_moves, st.pruned_accepting)
-    return Frame("minimisation", "4. Minimisation", tuple(notes), drawing, legend, marked=marked)
+    return ConstructionFrame(
+        "minimisation", "4. Minimisation", tuple(notes), drawing, legend, marked=marked
+    )
 
 
-def _minimal_frame(st: Stages) -> Frame:
+def _minimal_frame(st: Stages) -> ConstructionFrame:
     d = st.dfa
     notes = (
         f"The minimal DFA: {d.num_states} states, {len(d.accepting)} accepting. This is what "
@@ -202,4 +214,4 @@ def _minimal_frame(st: Stages) -> Frame:
         for m in range(d.num_states)
     )
     drawing = Drawing(d.num_states, d.accepting, tuple(d.edges()))
-    return Frame("minimal", "5. Minimal DFA", notes, drawing, legend)
+    return ConstructionFrame("minimal", "5. Minimal DFA", notes, drawing, legend)
