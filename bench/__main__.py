@@ -6,6 +6,7 @@ from bench import (
     coverage,
     generate_bench,
     grammar_bench,
+    grammar_run_bench,
     index_bench,
     load_bench,
     mask_bench,
@@ -26,6 +27,7 @@ def main() -> None:
     targets += app_bench.main()
     targets += load_bench.main()
     targets += grammar_bench.main()
+    targets += grammar_run_bench.main()
     targets += page_bench.main([])
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 

@@ -5,10 +5,13 @@
     python scripts/screenshot_grammar.py --width 390 --out static/grammar-phone.png
 
 The picture: an example grammar (nested JSON by default) run on the real model in one
-click, then the step slider set part-way through the run, so the parser's place is a stack
-several rules deep: said in words above the drawing and lit across the rules' boxes. The
-desktop picture is the tab from its examples to the end of the drawing; a phone's, the
-first three screens. Needs Debian's chromium (no Playwright browser download).
+click, then a step part-way through the run chosen by a click on
+its row and Next pressed once, so the parser's place is a stack several rules deep: said
+in words above the drawing, lit across the rules' boxes, the step's allowed set beside
+it, its row and its token outlined, its point on the valid-mass chart. The desktop
+picture is the tab from its examples to the chart; a phone's, from the output to the
+step's place and the top of the drawing.
+Needs Debian's chromium (no Playwright browser download).
 """
 
 from __future__ import annotations
@@ -47,31 +50,44 @@ def main() -> None:
         page.wait_for_selector("#rules svg")
         started = time.monotonic()
         page.locator("#grammar-examples button", has_text=args.example).click()
-        page.wait_for_function(
-            "() => (document.querySelector('#grammar-status')?.textContent || '')"
-            ".includes('tokens')"
+        page.wait_for_function(  # the run, then its shadow run, over
+            "() => { const s = document.querySelector('#grammar-status')?.textContent || '';"
+            " return s.includes('Done') && !s.includes('shadow run'); }",
+            polling=1000,
         )
-        page.wait_for_selector("#grammar-step input[type=range]:not([disabled])")
+        page.wait_for_selector("#grammar-allowed template.allowed-data", state="attached")
         status = (page.text_content("#grammar-status") or "").strip()
         output = page.eval_on_selector("#grammar-output .tokens", "e => e.textContent")
         print(f"run: {time.monotonic() - started:.1f} s; {status}")
         print(f"output: {output!r}")
-        steps = int(page.get_attribute("#grammar-step input[type=range]", "max") or 0)
-        box = page.locator("#grammar-step input[type=number]")
-        box.fill(str(round(steps * args.at)))
-        box.press("Enter")
-        page.wait_for_function("() => !!document.querySelector('#grammar-place li')")
-        page.wait_for_timeout(800)
+        rows = page.locator("#grammar-steps tbody tr").count()
+        chosen = max(round(rows * args.at) - 1, 0)
+        page.locator(f"#grammar-steps tbody tr[data-step='{chosen}']").click()
+        page.wait_for_selector(f"#grammar-steps tr.selected[data-step='{chosen}']")
+        page.click("#grammar-next")
+        page.wait_for_selector(f"#grammar-steps tr.selected[data-step='{chosen + 1}']")
+        page.wait_for_selector(f"#grammar-allowed .allowed-view[data-step='{chosen + 1}']")
+        page.wait_for_timeout(1500)  # the chart's redraw
         print(f"place: {page.text_content('#grammar-place')!r}")
         page.mouse.move(0, 0)
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        top = page.locator("#grammar-intro").bounding_box()
-        if phone:
-            clip = {"x": 0, "y": top["y"], "width": args.width, "height": 844 * 3}
+
+        def box(selector: str) -> dict:  # in the page's coordinates, not the window's
+            return page.eval_on_selector(
+                selector,
+                "e => { const r = e.getBoundingClientRect();"
+                " return {y: r.y + window.scrollY, height: r.height}; }",
+            )
+
+        if phone:  # the output, the shadow run, the doctor, the step and its place
+            top = box("#grammar-output-head")
+            bottom = box("#rules")
+            height = min(bottom["y"] + 844 * 0.6, top["y"] + 844 * 4) - top["y"]
         else:
-            bottom = page.locator("#rules").bounding_box()
+            top = box("#grammar-intro")
+            bottom = box("#grammar-chart")
             height = bottom["y"] + bottom["height"] + 16 - top["y"]
-            clip = {"x": 0, "y": top["y"], "width": args.width, "height": height}
+        clip = {"x": 0, "y": top["y"], "width": args.width, "height": height}
         page.screenshot(path=str(args.out), full_page=True, clip=clip, animations="disabled")
         browser.close()
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KB)")

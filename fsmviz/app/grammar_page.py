@@ -447,7 +447,7 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
                 )
             error = gr.HTML(start.error, elem_id="grammar-error")
             status = gr.HTML("", elem_id="grammar-status")
-            gr.HTML("<h3>Constrained output</h3>")
+            gr.HTML("<h3>Constrained output</h3>", elem_id="grammar-output-head")
             output = gr.HTML(
                 '<p class="empty">Press Generate: the output appears here.</p>',
                 elem_id="grammar-output",
@@ -460,7 +460,7 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
             gr.HTML("<h3>Grammar doctor</h3>")
             doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
         with gr.Column(scale=3, min_width=320):
-            with gr.Row(elem_id="grammar-stepper", equal_height=True):
+            with gr.Row(elem_id="grammar-stepper", equal_height=False):
                 prev = gr.Button("◀ Prev", size="sm", elem_id="grammar-prev", min_width=60)
                 step = gr.Slider(
                     0, 1, value=0, step=1, label="Step", elem_id="grammar-step",
