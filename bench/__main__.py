@@ -4,6 +4,7 @@ from bench import (
     app_bench,
     conformance,
     coverage,
+    crowd_bench,
     generate_bench,
     grammar_bench,
     index_bench,
@@ -25,6 +26,7 @@ def main() -> None:
     targets += generate_bench.main()
     targets += app_bench.main()
     targets += load_bench.main()
+    targets += crowd_bench.main()
     targets += grammar_bench.main()
     targets += page_bench.main([])
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
