@@ -4,6 +4,7 @@ from bench import (
     app_bench,
     conformance,
     coverage,
+    crowd_bench,
     generate_bench,
     grammar_bench,
     grammar_run_bench,
@@ -26,6 +27,7 @@ def main() -> None:
     targets += generate_bench.main()
     targets += app_bench.main()
     targets += load_bench.main()
+    targets += crowd_bench.main()
     targets += grammar_bench.main()
     targets += grammar_run_bench.main()
     targets += page_bench.main([])
