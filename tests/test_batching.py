@@ -85,15 +85,6 @@ def test_a_sequence_that_leaves_the_group_goes_on_alone(tiny):
     assert group.rows == [] and group.cache is None
 
 
-TOKENIZER_RACE = (
-    "generate.encode_prompt tokenizes the prompt with split_special_tokens=True, which "
-    "flips the shared fast tokenizer's encode_special_tokens while another thread reads "
-    "the chat template's <|im_start|> as seven characters: a lock around encode_prompt "
-    "(generate.py, being split by another branch) mends it"
-)
-
-
-@pytest.mark.xfail(reason=TOKENIZER_RACE, strict=True)
 def test_prompts_encoded_at_once_read_the_template_s_control_tokens(tiny):
     """Visitors' prompts are encoded in their own threads at once: each must get the ids
     it gets alone (a race once spelled ``<|im_start|>`` out as text in a batched run, so
@@ -137,7 +128,6 @@ AT_ONCE = {
         pytest.param("real", marks=pytest.mark.slow),
     ],
 )
-@pytest.mark.xfail(reason=TOKENIZER_RACE)  # not strict: the race is won by timing
 def test_concurrent_generations_share_forward_passes(tiny, which):
     """Threads generating at once are advanced together (batch sizes above one), and each
     gets what it gets alone (greedy, so any mix-up between rows would show), up to a
