@@ -500,3 +500,14 @@ def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
             finding.message
         )
         assert finding.message.count(",") < 12, finding.message
+
+
+def test_blocked_favourites_the_model_gave_nothing_are_not_listed():
+    from fsmviz.app.live import AllowedSet
+    from fsmviz.app.views import allowed_html
+
+    blocked = (("x", False, 0.2), ("y", False, 0.00001))
+    panel = allowed_html([AllowedSet(0, (("a", False, 0.7),), 1, 0.7, blocked)])
+    assert "<code>x</code>" in panel and "<code>y</code>" not in panel
+    nothing = allowed_html([AllowedSet(0, (("a", False, 1.0),), 1, 1.0, blocked[1:])])
+    assert '<ol class="blocked-list"><li>none</li></ol>' in nothing
