@@ -164,18 +164,29 @@ def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
 
 
 def on_pattern_edit(
-    page: Page, models: BackgroundModel, pattern: str, drawing: str, trace: Trace | None
+    page: Page,
+    models: BackgroundModel,
+    pattern: str,
+    drawing: str,
+    trace: Trace | None,
+    distances: bool = False,
 ) -> dict:
     """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
     examples menu names the example loaded, if it is one; and a run of another pattern
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
-    none of it belongs to what the box now says."""
+    none of it belongs to what the box now says. A run of this very pattern (Apply & run's
+    run after the fix, there before this event is answered) keeps its lit drawing and its
+    findings."""
     dfa, diagnosis, error = on_pattern(models, pattern, drawing)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
     if page.example is not None:
         updates[page.example] = example_of(pattern)
     if trace is not None and trace.pattern != pattern:
         updates.update(cleared(page))
+    elif trace is not None and trace.steps:  # a run of this pattern (Apply & run's after)
+        upto = len(trace.steps) - 1
+        updates[page.dfa] = on_distances(models, pattern, distances, trace, upto, drawing)
+        updates.pop(page.diagnosis)  # the run's findings stay
     return updates
 
 
@@ -421,7 +432,9 @@ def on_apply(
         )
     after = None
     if before is not None:
-        yield {page.regex: fixed.pattern, page.chat: fixed.chat}
+        # the run before is let go with the old pattern: the Regex box's change (which
+        # clears a run of another pattern) must not clear the run after, arriving meanwhile
+        yield {page.regex: fixed.pattern, page.chat: fixed.chat, page.trace: None}
         frames = run_frames(models, fixed.pattern, prompt, opts_fixed, bool(distances), drawing)
         after = yield from traced(page, frames)
     if before is not None and after is not None:
