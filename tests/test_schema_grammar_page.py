@@ -58,7 +58,7 @@ def test_the_json_view_of_a_grammar_run_draws_the_tree_lit_in_its_field():
 def test_emptying_the_regex_box_for_a_grammar_schema_shows_the_note_not_an_error():
     page = Page(*(f"c{k}" for k in range(15)), json="json")
     choice = tree_choice()
-    updates = on_pattern_edit(page, None, "", "auto", None, choice)
+    updates = on_pattern_edit(page, None, "", "auto", None, False, choice)
     assert updates["c0"] == grammar_note(choice) and updates["c6"] == ""
 
 

@@ -500,3 +500,35 @@ def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
             finding.message
         )
         assert finding.message.count(",") < 12, finding.message
+
+
+def test_blocked_favourites_the_model_gave_nothing_are_not_listed():
+    from fsmviz.app.live import AllowedSet
+    from fsmviz.app.views import allowed_html
+
+    blocked = (("x", False, 0.2), ("y", False, 0.00001))
+    panel = allowed_html([AllowedSet(0, (("a", False, 0.7),), 1, 0.7, blocked)])
+    assert "<code>x</code>" in panel and "<code>y</code>" not in panel
+    nothing = allowed_html([AllowedSet(0, (("a", False, 1.0),), 1, 1.0, blocked[1:])])
+    assert '<ol class="blocked-list"><li>none</li></ol>' in nothing
+
+
+def test_the_regex_box_set_to_the_run_s_own_pattern_keeps_the_run():
+    """Apply & run puts the fixed pattern in the Regex box while the run after the fix goes:
+    when the box's change is answered, that run may already be the page's trace. Its pattern
+    is the box's: the run stays, drawn lit for stepping; another pattern's run is cleared.
+    (A toy two-letter vocabulary: only the drawing and the doctor need one.)"""
+    from fsmviz.app import handlers as h
+
+    class Models:
+        def vocabulary(self):
+            return Vocabulary.from_strings(["a", "b"])
+
+    page = h.Page(*(f"part{i}" for i in range(15)))
+    trace = run_of("[ab]{1,3}", [b"a", b"b"], chat=False, masses=[0.5, 0.5])
+    kept = h.on_pattern_edit(page, Models(), "[ab]{1,3}", "auto", trace)
+    assert page.output not in kept and page.trace not in kept and page.diagnosis not in kept
+    assert 'class="lights"' in kept[page.dfa]
+    cleared = h.on_pattern_edit(page, Models(), "[ab]{1,4}", "auto", trace)
+    assert cleared[page.trace] is None and cleared[page.output] == h.EMPTY_OUTPUT
+    assert 'class="lights"' not in cleared[page.dfa]

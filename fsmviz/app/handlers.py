@@ -171,13 +171,16 @@ def on_pattern_edit(
     pattern: str,
     drawing: str,
     trace: Trace | None,
+    distances: bool = False,
     schema: SchemaChoice | None = None,
 ) -> dict:
     """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
     examples menu names the example loaded, if it is one; and a run of another pattern
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
-    none of it belongs to what the box now says. Emptied for a grammar-path ``schema``: the
-    drawing panel says so (``schema_run.grammar_note``), no error."""
+    none of it belongs to what the box now says. A run of this very pattern (Apply & run's
+    run after the fix, there before this event is answered) keeps its lit drawing and its
+    findings. Emptied for a grammar-path ``schema``: the drawing panel says so
+    (``schema_run.grammar_note``), no error."""
     chosen = in_use(schema, pattern)
     if on_grammar_path(chosen):
         dfa, diagnosis, error = grammar_note(chosen), "", ""  # type: ignore[arg-type]
@@ -188,6 +191,11 @@ def on_pattern_edit(
         updates[page.example] = example_of(pattern)
     if trace is not None and trace.pattern != pattern:
         updates.update(cleared(page))
+    elif trace is not None and trace.steps and not on_grammar_path(chosen):
+        # a run of this pattern (Apply & run's after): lit where it ended
+        upto = len(trace.steps) - 1
+        updates[page.dfa] = on_distances(models, pattern, distances, trace, upto, drawing)
+        updates.pop(page.diagnosis)  # the run's findings stay
     return updates
 
 
@@ -440,7 +448,9 @@ def on_apply(
         )
     after = None
     if before is not None:
-        yield {page.regex: fixed.pattern, page.chat: fixed.chat}
+        # the run before is let go with the old pattern: the Regex box's change (which
+        # clears a run of another pattern) must not clear the run after, arriving meanwhile
+        yield {page.regex: fixed.pattern, page.chat: fixed.chat, page.trace: None}
         frames = run_frames(models, fixed.pattern, prompt, opts_fixed, bool(distances), drawing)
         after = yield from traced(page, frames)
     if before is not None and after is not None:

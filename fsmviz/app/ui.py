@@ -337,7 +337,7 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
     """The Regex box, the examples menu, the drawing's options, the schema part."""
     ins.regex.change(
         partial(h.on_pattern_edit, page, models),
-        [ins.regex, panel.drawing, trace_state, schema.choice],
+        [ins.regex, panel.drawing, trace_state, panel.show_distances, schema.choice],
         h.pattern_edit_outputs(page),
         trigger_mode="always_last",
         **PRIVATE,

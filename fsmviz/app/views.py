@@ -388,6 +388,11 @@ def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) 
     )
 
 
+BLOCKED_SHOWN_FROM = 0.00005
+"""A blocked favourite is listed from this probability (it reads 0.01%): below, the list
+said "0.00%" eight times where the pattern took nothing the model wanted."""
+
+
 def _allowed_data(allowed, step: Step | None) -> dict:
     """One step's set as the page's script reads it (short keys: it goes to the browser)."""
     taken = None
@@ -400,7 +405,11 @@ def _allowed_data(allowed, step: Step | None) -> dict:
         "r": step.allowed_count if step is not None else allowed.total,
         "k": taken,
         "a": [[label, is_bytes, round(p, 6)] for label, is_bytes, p in allowed.allowed],
-        "b": [[label, is_bytes, round(p, 6)] for label, is_bytes, p in allowed.blocked],
+        "b": [
+            [label, is_bytes, round(p, 6)]
+            for label, is_bytes, p in allowed.blocked
+            if p >= BLOCKED_SHOWN_FROM
+        ],
     }
 
 
