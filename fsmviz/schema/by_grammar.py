@@ -160,15 +160,54 @@ def compile_grammar(
 
     grammar = grammar_text(schema, whitespace)
     error, warnings = check_grammar(grammar)
+    relaxed: tuple[tuple[str, str], ...] = ()
+    if error is not None and "regex" in error:  # a pattern in a dialect llguidance lacks
+        schema, relaxed = relax_patterns(schema, whitespace)
+        if relaxed:
+            grammar = grammar_text(schema, whitespace)
+            error, warnings = check_grammar(grammar)
     if error is not None:
         first = error.strip().splitlines()[0][:300]
         raise SchemaError(
             f"llguidance cannot compile this schema: {first}",
             _deepest_refused(schema, whitespace),
         )
-    return SchemaGrammar(
-        dict(schema), grammar, whitespace, reason, _unenforced(schema, "grammar"), warnings
-    )
+    named = sorted({*_unenforced(schema, "grammar"), *relaxed}, key=lambda f: f[0].split("/"))
+    return SchemaGrammar(dict(schema), grammar, whitespace, reason, tuple(named), warnings)
+
+
+def relax_patterns(
+    schema: Mapping[str, Any], whitespace: str | None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``schema`` without the regexes llguidance cannot read (a lookahead such as
+    ``^(?!@@)[a-z]+$``, written for JavaScript's engine): a ``pattern`` is dropped, a
+    ``patternProperties`` key becomes one that takes every name; each is returned as a
+    (JSON pointer, keyword) pair, not enforced and named.
+
+    >>> relax_patterns({"type": "string", "pattern": "^(?!a)b$"}, None)
+    ({'type': 'string'}, (('', 'pattern'),))
+    """
+    from fsmviz.schema.convert import pointer
+    from fsmviz.schema.keywords import subschemas
+
+    def readable(regex: object) -> bool:
+        part = {"type": "string", "pattern": regex}
+        return check_grammar(grammar_text(part, whitespace))[0] is None
+
+    copy = json.loads(json.dumps(schema))
+    relaxed = []
+    for where, node in list(subschemas(copy)):
+        if "pattern" in node and not readable(node["pattern"]):
+            del node["pattern"]  # type: ignore[attr-defined]  # the copy's dicts
+            relaxed.append((pointer(where), "pattern"))
+        named = node.get("patternProperties")
+        if isinstance(named, dict) and not all(readable(k) for k in named):
+            kept = {}
+            for k, (key, sub) in enumerate(named.items()):
+                kept[key if readable(key) else "(" * k + ")" * k] = sub  # "" "()": any name
+            node["patternProperties"] = kept  # type: ignore[index]
+            relaxed.append((pointer(where), "patternProperties"))
+    return copy, tuple(relaxed)
 
 
 def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:
