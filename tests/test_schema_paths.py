@@ -325,3 +325,18 @@ def test_a_pattern_llguidance_cannot_read_is_dropped_and_named():
     compiled = compile_schema(schema, "none", path="grammar")
     assert {("", "patternProperties"), ("/properties/id", "pattern")} <= set(compiled.unenforced)
     assert compiled.accepts('{"id":"xa","any":"v"}') and not compiled.accepts('{"any":1}')
+
+
+def test_int64_bounds_llguidance_cannot_write_are_left_free_and_named():
+    """Java and pydantic write int64 bounds; llguidance cannot write that range as a regex.
+    A property may be named like a keyword ("default"): its schema is still relaxed."""
+    long = {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1}
+    schema = {
+        "type": "object",
+        "properties": {"default": long, "next": {"$ref": "#"}},
+        "additionalProperties": False,
+    }
+    compiled = compile_schema(schema, "none")
+    assert compiled.path == "grammar"
+    assert ("/properties/default", "minimum") in compiled.unenforced
+    assert compiled.accepts('{"default":12,"next":{"default":-3}}')
