@@ -308,9 +308,7 @@ def test_a_remote_or_dangling_ref_is_taken_with_its_ref_named_not_enforced():
         "required": ["root"],
     }
     compiled = compile_schema(schema, "none")
-    assert {("/properties/root", "$ref"), ("/properties/lost", "$ref")} <= set(
-        compiled.unenforced
-    )
+    assert {("/properties/root", "$ref"), ("/properties/lost", "$ref")} <= set(compiled.unenforced)
     assert compiled.accepts('{"root":"anything","lost":[1],"n":3}')
     assert not compiled.accepts('{"root":1,"n":"x"}')
 
