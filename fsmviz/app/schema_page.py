@@ -338,7 +338,8 @@ def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -
     return (
         '<div class="json-view"><div class="json-head">The output as JSON'
         f"{' (streaming)' if not done else ''}</div>"
-        f"{json_stream_html(text, schema, done)}{structure_html(choice.schema, text)}</div>"
+        f"{json_stream_html(text, schema, done)}"
+        f"{structure_html(choice.schema, text, streaming=not done)}</div>"
     )
 
 
