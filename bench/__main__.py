@@ -12,6 +12,7 @@ from bench import (
     load_bench,
     mask_bench,
     page_bench,
+    public_coverage,
     schema_bench,
 )
 from bench.table import print_table
@@ -24,6 +25,7 @@ def main() -> None:
     targets += schema_bench.main()
     targets += conformance.main()
     targets += coverage.main()
+    targets += public_coverage.main()
     targets += generate_bench.main()
     targets += app_bench.main()
     targets += load_bench.main()

@@ -66,28 +66,67 @@ def p95(values: Sequence[float]) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
 
 
-def measure(only: str = "") -> tuple[list[str], list[dict[str, Any]]]:
+def outcome(status: str, answer: object) -> str:
+    """How an engine that did not take a schema failed: ``refused`` (its own error, with a
+    message), ``hang`` (over the time limit), ``crash`` (died, or an error that is not a
+    refusal: a ``KeyError`` deep inside is a bug, not an answer).
+
+    >>> outcome("error", "SchemaError: the $ref at /a cannot be read"), outcome("killed", "over the 30 s limit")
+    ('refused', 'hang')
+    """  # noqa: E501
+    if status == "killed":
+        return "hang" if "limit" in str(answer) else "crash"
+    kind = str(answer).split(":", 1)[0]
+    refusals = ("SchemaError", "ValueError", "RuntimeError", "JSONDecodeError", "out of memory")
+    return "refused" if kind in refusals or "Error" not in kind else "crash"
+
+
+def broken(schema: dict[str, Any], text: str, how: str = "") -> set[str]:
+    """The keywords an invalid instance breaks, by ``jsonschema`` (``oneOf`` for a value
+    valid under two branches, ``minimum`` for a bound crossed...), and ``format`` for a
+    format the mutation broke (``how``: jsonschema checks few formats).
+
+    >>> sorted(broken({"properties": {"n": {"minimum": 1}}}, '{"n": 0}'))
+    ['minimum']
+    """
+    import jsonschema
+
+    try:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        found = {e.validator for e in validator.iter_errors(json.loads(text))}
+    except Exception:  # noqa: BLE001 - a $ref jsonschema cannot resolve: nothing to name
+        found = set()
+    return found | ({"format"} if how.endswith("format broken") else set())
+
+
+def measure(
+    only: str = "", sample: Path = SAMPLE, seconds: float = SECONDS
+) -> tuple[list[str], list[dict[str, Any]]]:
     from fsmviz.peers.schema import ENGINES, instances, isolated, version
 
     engines = [e for e in ENGINES if version(e) is not None]
     preload(engines)
     rows = []
-    for path in sorted(SAMPLE.glob("*/*.json")):
+    for path in sorted(sample.glob("*/*.json")):
         kind = path.parent.name
         if only and only != kind:
             continue
         schema = json.loads(path.read_text(encoding="utf-8"))
-        made = [i for i in instances(schema) if len(i.text) <= MAX_TEXT]
+        status, made = isolated(instances, schema, seconds=seconds, memory=MEMORY)
+        if status != "ok":  # a schema jsonschema cannot resolve, or too slow to walk
+            made = []
+        made = [i for i in made if len(i.text) <= MAX_TEXT]
         samples = [i.text for i in made]
         row: dict[str, Any] = {"kind": kind, "name": path.stem, "engines": {}}
         for engine in engines:
             status, answer = isolated(_compile_and_check, engine, json.dumps(schema), samples,
-                                      seconds=SECONDS, memory=MEMORY)  # fmt: skip
+                                      seconds=seconds, memory=MEMORY)  # fmt: skip
             if status != "ok":
-                row["engines"][engine] = {"taken": False, "why": str(answer)[:120]}
+                row["engines"][engine] = {"taken": False, "why": str(answer)[:120],
+                                          "outcome": outcome(status, answer)}  # fmt: skip
                 continue
             bad = [i for i, ok in zip(made, answer["verdicts"], strict=True) if ok != i.valid]
-            named = answer.get("unenforced", [])
+            named = set(answer.get("unenforced", []))
             accepted = [i for i in bad if not i.valid]
             row["engines"][engine] = {
                 "taken": True,
@@ -95,7 +134,7 @@ def measure(only: str = "") -> tuple[list[str], list[dict[str, Any]]]:
                 "cpu": answer["cpu"],
                 "path": answer.get("path", ""),
                 "invalid_accepted": len(accepted),
-                "named": sum(any(k in i.how for k in named) for i in accepted),
+                "named": sum(bool(broken(schema, i.text, i.how) & named) for i in accepted),
                 "valid_rejected": sum(i.valid for i in bad),
                 "valid": sum(i.valid for i in made),
                 "invalid": sum(not i.valid for i in made),
@@ -107,20 +146,25 @@ def measure(only: str = "") -> tuple[list[str], list[dict[str, Any]]]:
     return engines, rows
 
 
-def main(only: str = "") -> list[tuple[str, ...]]:
-    engines, rows = measure(only)
+def main(
+    only: str = "", sample: Path = SAMPLE, seconds: float = SECONDS, name: str = "bench/schemas"
+) -> list[tuple[str, ...]]:
+    engines, rows = measure(only, sample, seconds)
     kinds = sorted({r["kind"] for r in rows})
     table = []
     for kind in [*kinds, "all"]:
         mine = [r for r in rows if kind in ("all", r["kind"])]
-        cells = []
-        for e in engines:
-            taken = sum(r["engines"][e]["taken"] for r in mine)
-            cells.append(f"{taken}/{len(mine)}")
-        grammar = sum(r["engines"]["fsmviz"].get("path") == "grammar" for r in mine)
-        table.append((kind, len(mine), *cells, grammar))
-    print_table("Real-world-style schemas taken (compiled), by kind (bench/schemas)",
-                ["kind", "schemas", *engines, "fsmviz by grammar"], table)  # fmt: skip
+        f = [r["engines"]["fsmviz"] for r in mine]
+        paths = [sum(x.get("path") == p for x in f) for p in ("regex", "grammar")]
+        failed = [sum(x.get("outcome") == o for x in f) for o in ("refused", "crash", "hang")]
+        cells = [f"{sum(r['engines'][e]['taken'] for r in mine)}/{len(mine)}"
+                 for e in engines if e != "fsmviz"]  # fmt: skip
+        cpu = p95([x["cpu"] for x in f if x["taken"]])
+        table.append((kind, len(mine), f"{sum(paths)}/{len(mine)}", *paths, *failed, *cells, cpu))
+    others = [e for e in engines if e != "fsmviz"]
+    print_table(f"Schemas taken (compiled), by kind ({name}); fsmviz's compile CPU p95 in s",
+                ["kind", "schemas", "fsmviz", "regex path", "grammar path", "refused", "crash",
+                 "hang", *others, "CPU p95"], table)  # fmt: skip
     summary = []
     for e in engines:
         got = [r["engines"][e] for r in rows if r["engines"][e]["taken"]]
@@ -142,11 +186,11 @@ def main(only: str = "") -> list[tuple[str, ...]]:
          "wall p95", "CPU p95", "CPU max"],
         summary,
     )  # fmt: skip
-    refused = [(r["kind"], r["name"], e, r["engines"][e].get("why", ""))
+    refused = [(r["kind"], r["name"], e, r["engines"][e]["outcome"], r["engines"][e]["why"])
                for r in rows for e in engines if not r["engines"][e]["taken"]]  # fmt: skip
     if refused:
-        print_table("Not taken, with the engine's message", ["kind", "schema", "engine", "why"],
-                    refused)  # fmt: skip
+        print_table("Not taken, with the engine's message",
+                    ["kind", "schema", "engine", "how", "why"], refused)  # fmt: skip
     f = [r["engines"]["fsmviz"] for r in rows]
     taken = 100 * sum(x["taken"] for x in f) / len(f)
     got = [x for x in f if x["taken"]]
@@ -154,8 +198,10 @@ def main(only: str = "") -> list[tuple[str, ...]]:
     rejected = sum(x["valid_rejected"] for x in got)
     valid = max(1, sum(x["valid"] for x in got))
     slowest = p95([x["cpu"] for x in got])
+    broken = sum(x.get("outcome") in ("crash", "hang") for x in f)
     return [
-        check("schemas taken (fsmviz, bench/schemas)", taken, ">= 95 %", taken >= 95, " %"),
+        check(f"crashes and hangs (fsmviz, {name})", broken, "0", broken == 0),
+        check(f"schemas taken (fsmviz, {name})", taken, ">= 95 %", taken >= 95, " %"),
         check("invalid accepted, no keyword named (fsmviz)", silent, "0", silent == 0),
         check("valid instances rejected (fsmviz)", 100 * rejected / valid, "<= 1 %",
               rejected <= 0.01 * valid, " %"),

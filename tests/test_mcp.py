@@ -44,6 +44,10 @@ async def session_calls(url: str) -> tuple[dict[str, object], dict[str, object]]
                 "trace",
                 {"regex": "(cat|dog)s?", "prompt": "A pet?", "max_tokens": 4, "stop": "first"},
             ),
+            "engines": await session.call_tool(
+                "schema_engines",
+                {"schema": '{"type": "integer", "minimum": 1, "maximum": 9}'},
+            ),
         }
         return listed, calls
 
@@ -84,6 +88,11 @@ def test_the_three_tools_are_listed_documented_and_answer(mcp_app):
     report = data_of(calls["diagnose"])
     assert report["vocabulary"] == "SmolLM2-135M-Instruct"
     assert "unbounded_repeat" in {f["kind"] for f in report["findings"]}
+
+    engines = data_of(calls["engines"])
+    assert "schema" in listed["schema_engines"].inputSchema["properties"]
+    fsmviz = next(v for v in engines["engines"] if v["engine"] == "fsmviz")
+    assert fsmviz["compiled"] and not fsmviz["invalid_accepted"] and engines["table"]
 
     trace = data_of(calls["trace"])
     assert trace["matched"] and trace["text"] in {"cat", "cats", "dog", "dogs"}

@@ -89,8 +89,10 @@ def test_an_unsupported_construct_names_the_deepest_part():
 def test_a_pattern_fsmviz_refuses_is_named_by_its_property():
     bad = {"type": "object", "properties": {"code": {"type": "string", "pattern": "(?<=a)b"}}}
     with pytest.raises(SchemaError) as caught:
-        compile_schema(bad)
+        compile_schema(bad, path="regex")
     assert caught.value.path == "/properties/code"
+    taken = compile_schema(bad)  # the grammar path takes it, the pattern left free and named
+    assert taken.path == "grammar" and ("/properties/code", "pattern") in taken.unenforced
 
 
 def test_fsmviz_exports_the_schema_names():

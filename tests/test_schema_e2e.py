@@ -233,3 +233,22 @@ def test_a_regex_path_schema_shows_its_structure_beside_its_dfa(page, app_url):
     drawing = page.locator("#json-view #schema-structure svg.rules")
     expect(drawing).to_be_visible()
     assert drawing.locator(".cluster.rule").count() == 2  # the person and its fields
+
+
+def test_which_engine_gets_the_schema_right_is_a_table_on_the_page(page, app_url):
+    schema = {
+        "type": "object",
+        "properties": {"qty": {"type": "integer", "minimum": 1}, "note": {"type": "string"}},
+        "required": ["qty"],
+        "additionalProperties": False,
+    }
+    open_part(page, app_url)
+    fill_schema(page, json.dumps(schema))
+    page.click("#schema-engines-run")
+    table = page.locator("#schema-engines table")
+    expect(table).to_be_visible(timeout=RUN_TIMEOUT)
+    fsmviz_row = table.locator("tr", has_text="fsmviz")
+    expect(fsmviz_row).to_contain_text("yes (regex path)")
+    expect(fsmviz_row).to_have_class(re.compile("right"))
+    assert table.locator("tr").count() >= 3  # the head, fsmviz and at least one peer
+    expect(page.locator("#schema-engines")).to_contain_text("near-misses")

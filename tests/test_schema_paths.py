@@ -293,3 +293,48 @@ def test_a_recursive_schema_generates_on_the_grammar_path(tiny):
             jsonschema.validate(json.loads(trace.text), TREE)
             ended.append(trace.text)
     assert ended, "no run ended"
+
+
+def test_a_remote_or_dangling_ref_is_taken_with_its_ref_named_not_enforced():
+    """Public schemas point at other files (``base-04.json#/definitions/path``): fsmviz
+    does not fetch them; the subschema allows any value there, and the $ref is named."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "root": {"$ref": "base-04.json#/definitions/path", "description": "a path"},
+            "lost": {"$ref": "#/definitions/nowhere"},
+            "n": {"type": "integer"},
+        },
+        "required": ["root"],
+    }
+    compiled = compile_schema(schema, "none")
+    assert {("/properties/root", "$ref"), ("/properties/lost", "$ref")} <= set(compiled.unenforced)
+    assert compiled.accepts('{"root":"anything","lost":[1],"n":3}')
+    assert not compiled.accepts('{"root":1,"n":"x"}')
+
+
+def test_a_pattern_llguidance_cannot_read_is_dropped_and_named():
+    schema = {
+        "type": "object",
+        "patternProperties": {"^(?!@@)[a-z]+$": {"type": "string"}},
+        "properties": {"id": {"type": "string", "pattern": "^(?!x)[a-z]+$"}},
+        "additionalProperties": False,
+    }
+    compiled = compile_schema(schema, "none", path="grammar")
+    assert {("", "patternProperties"), ("/properties/id", "pattern")} <= set(compiled.unenforced)
+    assert compiled.accepts('{"id":"xa","any":"v"}') and not compiled.accepts('{"any":1}')
+
+
+def test_int64_bounds_llguidance_cannot_write_are_left_free_and_named():
+    """Java and pydantic write int64 bounds; llguidance cannot write that range as a regex.
+    A property may be named like a keyword ("default"): its schema is still relaxed."""
+    long = {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1}
+    schema = {
+        "type": "object",
+        "properties": {"default": long, "next": {"$ref": "#"}},
+        "additionalProperties": False,
+    }
+    compiled = compile_schema(schema, "none")
+    assert compiled.path == "grammar"
+    assert ("/properties/default", "minimum") in compiled.unenforced
+    assert compiled.accepts('{"default":12,"next":{"default":-3}}')

@@ -91,3 +91,12 @@ def test_the_drawing_escapes_what_the_schema_names():
         json.dumps({"type": "object", "properties": {"<i>x": {"type": "string"}}})
     )
     assert "&lt;i&gt;x" in html and "<i>" not in html
+
+
+def test_a_drawing_too_large_to_stream_is_drawn_when_the_run_ends():
+    kubernetes = (SAMPLE / "kubernetes" / "deployment.json").read_text()
+    streaming = structure_html(kubernetes, '{"apiVersion": "apps/v1"', streaming=True)
+    assert "<svg" not in streaming and "when the run ends" in streaming
+    assert "<svg" in structure_html(kubernetes, '{"apiVersion": "apps/v1"}')
+    small = schema_examples()["person"].schema
+    assert "<svg" in structure_html(small, '{"name": "A', streaming=True)

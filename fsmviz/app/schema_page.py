@@ -39,6 +39,7 @@ __all__ = [
     "SchemaChoice",
     "SchemaExample",
     "SchemaUse",
+    "engines_html",
     "findings_html",
     "in_use",
     "json_stream_html",
@@ -337,7 +338,8 @@ def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -
     return (
         '<div class="json-view"><div class="json-head">The output as JSON'
         f"{' (streaming)' if not done else ''}</div>"
-        f"{json_stream_html(text, schema, done)}{structure_html(choice.schema, text)}</div>"
+        f"{json_stream_html(text, schema, done)}"
+        f"{structure_html(choice.schema, text, streaming=not done)}</div>"
     )
 
 
@@ -440,6 +442,10 @@ class SchemaPart:
     """gr.State: the findings shown, whose fixes the buttons apply."""
     choice: Any
     """gr.State: the ``SchemaChoice`` put in the Regex box, or None."""
+    engines: Any = None
+    """The button "Which engine gets it right?"."""
+    verdicts: Any = None
+    """Its answer: ``engines_html``."""
 
 
 def build_schema_part() -> SchemaPart:
@@ -467,8 +473,10 @@ def build_schema_part() -> SchemaPart:
     pick = gr.Number(
         -1, precision=0, elem_id="schema-fix-pick", elem_classes="offscreen", label="fix"
     )
+    engines = gr.Button("Which engine gets it right?", elem_id="schema-engines-run", size="sm")
+    verdicts = gr.HTML("", elem_id="schema-engines")
     return SchemaPart(example, schema_box, whitespace, use, error, findings, pick,
-                      gr.State(()), gr.State(None))  # fmt: skip
+                      gr.State(()), gr.State(None), engines, verdicts)  # fmt: skip
 
 
 def wire_schema_part(
@@ -494,9 +502,74 @@ def wire_schema_part(
         **private,
     )
     regex.change(mode_html, [part.choice, regex], note, trigger_mode="always_last", **private)
+    if part.engines is not None:  # one at a time: a child process per engine
+        part.engines.click(on_engines, part.schema, part.verdicts, concurrency_limit=1,
+                           concurrency_id="schema-engines", **private)  # fmt: skip
     # the example menu names what the schema box holds (typed, fixed or linked), or nothing
     part.schema.change(example_named, part.schema, part.example, trigger_mode="always_last",
                        **private)  # fmt: skip
+
+
+def engines_html(table: Any) -> str:
+    """Which engine gets the schema right (``fsmviz.peers.schema.engine_verdicts``), as an
+    HTML table: compiled or refused (its message), the invalid instances it accepts, the
+    valid ones it rejects, the keywords it names as not enforced; every cell escaped.
+
+    >>> from fsmviz.peers.schema import EngineVerdict, Instance, VerdictTable
+    >>> table = VerdictTable((Instance("0", False, "minimum crossed"),),
+    ...     (EngineVerdict("x<y>", "1", True, invalid_accepted=("minimum crossed",)),))
+    >>> html = engines_html(table)
+    >>> "x&lt;y&gt; 1" in html, "1 of 1: minimum crossed" in html
+    (True, True)
+    """
+    valid = sum(i.valid for i in table.instances)
+    rows = []
+    for v in table.verdicts:
+        name = escape(f"{v.engine} {v.version}" if v.version != "this" else v.engine)
+        if not v.compiled:
+            rows.append(f'<tr class="refused"><td>{name}</td><td colspan="4">refused: '
+                        f"{escape(v.refusal[:300])}</td></tr>")  # fmt: skip
+            continue
+        path = f" ({escape(v.path)} path)" if v.path else ""
+        bad = len(table.instances) - valid
+        cells = [
+            f"yes{path}",
+            _hows(v.invalid_accepted, bad),
+            _hows(v.valid_rejected, valid),
+            escape(", ".join(v.ignored)) or "—",
+        ]
+        right = "right" if v.right else "wrong"
+        rows.append(f'<tr class="{right}"><td>{name}</td>'
+                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")  # fmt: skip
+    head = (
+        "<tr><th>engine</th><th>compiled</th><th>invalid JSON accepted</th>"
+        "<th>valid JSON rejected</th><th>keywords named as not enforced</th></tr>"
+    )
+    return (
+        f'<div class="schema-engines"><p>{len(table.instances)} instances made from the '
+        f"schema: {valid} valid, {len(table.instances) - valid} near-misses (a bound crossed, "
+        "a required key dropped, a wrong type), labelled by jsonschema; each checked by "
+        f"every engine's matcher.</p><table>{head}{''.join(rows)}</table></div>"
+    )
+
+
+def _hows(hows: tuple[str, ...], of: int) -> str:
+    if not hows:
+        return f"0 of {of}"
+    shown = "; ".join(hows[:3]) + ("; …" if len(hows) > 3 else "")
+    return f"{len(hows)} of {of}: {escape(shown)}"
+
+
+def on_engines(schema: str) -> str:
+    """Which engine gets it right: the table, or why the schema cannot be read."""
+    from fsmviz.peers.schema import engine_verdicts
+
+    try:
+        return engines_html(engine_verdicts(schema))
+    except SchemaError as error:
+        return error_html(error)
+    except RecursionError:
+        return error_html(SchemaError(NESTED_SCHEMA))
 
 
 def on_schema_example(name: str):

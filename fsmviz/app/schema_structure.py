@@ -47,9 +47,15 @@ def structure_view(schema: str) -> GrammarView | str:
     return view
 
 
-def structure_html(schema: str, text: str | None = None) -> str:
+STREAM_LIMIT = 150_000
+"""Characters of drawing sent with every streamed frame at most (about ten a second): a
+Kubernetes Deployment's 67 boxes (350 KB) are drawn once the run ends instead."""
+
+
+def structure_html(schema: str, text: str | None = None, streaming: bool = False) -> str:
     """The structure drawing (``#schema-structure``), lit at the place after ``text`` (the
-    output so far) when given; a schema too large to draw is said so.
+    output so far) when given; a schema too large to draw is said so, and one whose
+    drawing is over ``STREAM_LIMIT`` is drawn when the run ends, not while ``streaming``.
 
     >>> html = structure_html('{"type": "object", "properties": {"n": {"type": "integer"}}}',
     ...                       '{"n": 1')
@@ -68,6 +74,11 @@ def structure_html(schema: str, text: str | None = None) -> str:
     )
     if isinstance(view, str):
         body = f'<p class="empty">The structure is not drawn: {escape(view)}.</p>'
+    elif streaming and len(view.svg) > STREAM_LIMIT:
+        body = (
+            f'<p class="empty">The structure ({len(view.network.machines)} boxes) is drawn '  # type: ignore[union-attr]
+            "when the run ends: too large to send with every token.</p>"
+        )
     else:
         place = place_after(view, text) if text else None
         body = rules_html(view, place)

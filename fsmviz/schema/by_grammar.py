@@ -160,15 +160,147 @@ def compile_grammar(
 
     grammar = grammar_text(schema, whitespace)
     error, warnings = check_grammar(grammar)
+    relaxed: tuple[tuple[str, str], ...] = ()
+    tried: set[str] = set()
+    while error is not None:  # what llguidance cannot do, left free and named: try again
+        words = next((w for w, _ in RELAXATIONS if w in error and w not in tried), None)
+        if words is None:
+            break
+        tried.add(words)
+        changed, more = dict(RELAXATIONS)[words](schema, whitespace)
+        if changed != schema:
+            schema, relaxed = changed, relaxed + more
+            grammar = grammar_text(schema, whitespace)
+            error, warnings = check_grammar(grammar)
     if error is not None:
         first = error.strip().splitlines()[0][:300]
         raise SchemaError(
             f"llguidance cannot compile this schema: {first}",
             _deepest_refused(schema, whitespace),
         )
-    return SchemaGrammar(
-        dict(schema), grammar, whitespace, reason, _unenforced(schema, "grammar"), warnings
-    )
+    named = sorted({*_unenforced(schema, "grammar"), *relaxed}, key=lambda f: f[0].split("/"))
+    return SchemaGrammar(dict(schema), grammar, whitespace, reason, tuple(named), warnings)
+
+
+ANNOTATIONS_ONLY = "circular references with sibling keys"
+_ROOT_KEEPS = frozenset(("$defs", "definitions", "$schema", "$id"))
+"""llguidance's words for a recursive ``$ref`` with keywords beside it."""
+
+
+def relax_ref_siblings(
+    schema: Mapping[str, Any], whitespace: str | None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``schema`` with only ``$ref`` left where keywords stand beside one: annotations
+    (``description``, ``title``, ``default``...) go silently, assertions are named.
+
+    >>> relax_ref_siblings({"properties": {"a": {"$ref": "#", "title": "A", "maxLength": 3}}}, None)
+    ({'properties': {'a': {'$ref': '#'}}}, (('/properties/a', 'maxLength'),))
+    """  # noqa: E501
+    from fsmviz.schema.convert import pointer
+    from fsmviz.schema.keywords import ASSERTIONS, subschemas
+
+    copy = json.loads(json.dumps(schema))
+    relaxed = []
+    for where, node in list(subschemas(copy)):
+        if "$ref" not in node:
+            continue
+        kept = _ROOT_KEEPS if where == () else ()  # the root keeps its definitions
+        beside = [k for k in node if k != "$ref" and k not in kept]
+        relaxed += [(pointer(where), k) for k in beside if k in ASSERTIONS]
+        for key in beside:
+            del node[key]  # type: ignore[attr-defined]  # the copy's dicts
+    return copy, tuple(relaxed)
+
+
+BOUND_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+HUGE = 2**53
+"""A bound at or past this (the int64 and float64 limits pydantic and Java write) says no
+more than "a number" to a model's short output; llguidance cannot write its range."""
+
+
+def relax_huge_bounds(
+    schema: Mapping[str, Any], whitespace: str | None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``schema`` without number bounds of magnitude ``HUGE`` or more, each named.
+
+    >>> relax_huge_bounds({"type": "integer", "minimum": -2**63, "maximum": 10}, None)
+    ({'type': 'integer', 'maximum': 10}, (('', 'minimum'),))
+    """
+    from fsmviz.schema.convert import pointer
+
+    copy = json.loads(json.dumps(schema))
+    relaxed = []
+    for where, node in _objects(copy):  # every object: a $ref may name any of them
+        for key in BOUND_KEYS:
+            value = node.get(key)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if number and abs(value) >= HUGE:  # type: ignore[arg-type]
+                del node[key]  # type: ignore[attr-defined]
+                relaxed.append((pointer(where), key))
+    return copy, tuple(relaxed)
+
+
+_VALUES = frozenset(("enum", "const", "default", "examples", "example"))
+_NAME_MAPS = frozenset(("properties", "patternProperties", "$defs", "definitions"))
+
+
+def _objects(root: object) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """Every JSON object in ``root`` with its path, values (``enum``, ``default``...) left out."""
+    found, todo = [], [((), root)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, dict):
+            found.append((where, value))
+            names = bool(where) and where[-1] in _NAME_MAPS  # its keys are names, not keywords
+            todo += [((*where, k), v) for k, v in value.items() if names or k not in _VALUES]
+        elif isinstance(value, list):
+            todo += [((*where, i), v) for i, v in enumerate(value)]
+    return found
+
+
+def relax_patterns(
+    schema: Mapping[str, Any], whitespace: str | None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``schema`` without the regexes llguidance cannot read (a lookahead such as
+    ``^(?!@@)[a-z]+$``, written for JavaScript's engine): a ``pattern`` is dropped, a
+    ``patternProperties`` entry's subschema takes every name the other entries do not
+    (``additionalProperties``); each is returned as a (JSON pointer, keyword) pair, not
+    enforced and named.
+
+    >>> relax_patterns({"type": "string", "pattern": "^(?!a)b$"}, None)
+    ({'type': 'string'}, (('', 'pattern'),))
+    """
+    from fsmviz.schema.convert import pointer
+
+    def readable(regex: object) -> bool:
+        part = {"type": "string", "pattern": regex}
+        return check_grammar(grammar_text(part, whitespace))[0] is None
+
+    copy = json.loads(json.dumps(schema))
+    relaxed = []
+    for where, node in _objects(copy):  # every object: a $ref may name any of them
+        if isinstance(node.get("pattern"), str) and not readable(node["pattern"]):
+            del node["pattern"]  # type: ignore[attr-defined]  # the copy's dicts
+            relaxed.append((pointer(where), "pattern"))
+        named = node.get("patternProperties")
+        if isinstance(named, dict) and not all(readable(k) for k in named):
+            # the unreadable ones' subschemas take every name the others do not
+            lost = [sub for key, sub in named.items() if not readable(key)]
+            node["patternProperties"] = {k: v for k, v in named.items() if readable(k)}  # type: ignore[index]
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict):
+                lost.append(extra)
+            node["additionalProperties"] = lost[0] if len(lost) == 1 else {"anyOf": lost}  # type: ignore[index]
+            relaxed.append((pointer(where), "patternProperties"))
+    return copy, tuple(relaxed)
+
+
+RELAXATIONS = (
+    ("regex", relax_patterns),
+    (ANNOTATIONS_ONLY, relax_ref_siblings),
+    ("range", relax_huge_bounds),
+)
+"""llguidance's refusal (words in its message) and what fsmviz leaves free for it."""
 
 
 def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:

@@ -218,6 +218,28 @@ def resolve(root: Mapping[str, Any], ref: str) -> tuple[tuple[str, ...], object]
     return parts, node
 
 
+def local_refs(root: dict[str, Any]) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``root`` with each ``$ref`` that does not lead inside it removed (a remote one,
+    ``base.json#/definitions/path``, which fsmviz does not fetch, or a local one that names
+    nothing), and the (JSON pointer, ``"$ref"``) pairs of those: not enforced, named. The
+    subschema keeps its other keywords; with none left, it allows any value. ``root`` is
+    ``load_schema``'s own copy and is changed in place.
+
+    >>> local_refs({"properties": {"a": {"$ref": "other.json#/x"}, "b": {"$ref": "#/$defs/n"}},
+    ...             "$defs": {"n": {"type": "integer"}}})
+    ({'properties': {'a': {}, 'b': {'$ref': '#/$defs/n'}}, '$defs': {'n': {'type': 'integer'}}}, (('/properties/a', '$ref'),))
+    """  # noqa: E501
+    from fsmviz.schema.keywords import subschemas
+
+    dropped = []
+    for where, node in list(subschemas(root)):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and resolve(root, ref) is None:
+            del node["$ref"]  # type: ignore[attr-defined]  # load_schema's dicts
+            dropped.append((pointer(where), "$ref"))
+    return root, tuple(dropped)
+
+
 def children(node: object) -> Iterator[tuple[tuple[str | int, ...], object]]:
     """The subschemas directly inside ``node``, each with its relative path."""
     if not isinstance(node, dict):
@@ -492,18 +514,28 @@ def compile_schema(
 def _compile_schema(
     schema: str | Mapping[str, Any] | type | bool, whitespace: str | None, path: str | None
 ) -> SchemaRegex | SchemaGrammar:
-    from fsmviz.automaton.dfa import compile_regex, count_positions
-    from fsmviz.schema.by_grammar import compile_grammar
-    from fsmviz.schema.keywords import unenforced
-    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
-
     if path not in (None, "regex", "grammar"):
         raise SchemaError(f'unknown path {path!r}: write "regex", "grammar" or None')
     if schema is True:
         schema = {}
     elif schema is False or schema == "false":
         raise SchemaError("the schema false allows no value at all: nothing can be generated")
-    root = load_schema("{}" if schema == "true" else schema)
+    root, unfetched = local_refs(load_schema("{}" if schema == "true" else schema))
+    compiled = _compile_root(root, whitespace, path)
+    if not unfetched:
+        return compiled
+    named = sorted({*compiled.unenforced, *unfetched}, key=lambda f: (f[0].split("/"), f[1]))
+    return replace(compiled, unenforced=tuple(named))
+
+
+def _compile_root(
+    root: dict[str, Any], whitespace: str | None, path: str | None
+) -> SchemaRegex | SchemaGrammar:
+    from fsmviz.automaton.dfa import compile_regex, count_positions
+    from fsmviz.schema.by_grammar import compile_grammar
+    from fsmviz.schema.keywords import unenforced
+    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
+
     ws = _whitespace(whitespace)
     if path == "grammar":
         return compile_grammar(root, whitespace, "the grammar path was asked for")
