@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz.app.handlers import Page, frame_updates, on_pattern_edit
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
-from fsmviz.app.schema_run import grammar_frames, grammar_note
+from fsmviz.app.schema_run import schema_frames, grammar_note
 from fsmviz.generation.generate import GenerationOptions
 
 TREE = {
@@ -34,7 +34,7 @@ def tree_choice():
 def test_a_grammar_path_run_streams_frames_and_ends_with_a_trace(tiny):
     choice = tree_choice()
     options = GenerationOptions(max_tokens=12, temperature=1.0, seed=1)
-    frames = list(grammar_frames(tiny, choice, "A tree:", options))
+    frames = list(schema_frames(tiny, choice, "A tree:", options))
     first, ended = frames[0], next(f for f in frames if f.trace is not None)
     assert "grammar path" in first.dfa and first.steps and first.output is not None
     assert "No findings" not in first.diagnosis or first.diagnosis  # the schema's findings
@@ -78,7 +78,7 @@ def test_the_real_model_writes_a_valid_tree():
     example = schema_examples()["tree (grammar path)"]
     choice = use_schema(example.schema, "space", None).choice
     options = GenerationOptions(max_tokens=example.max_tokens)
-    frames = list(grammar_frames(load_model(), choice, example.prompt, options))
+    frames = list(schema_frames(load_model(), choice, example.prompt, options))
     trace = next(f.trace for f in frames if f.trace is not None)
     assert trace.stop_reason == "accepted", trace.text
     assert json.loads(trace.text)["children"][1] == {"label": "pear"}

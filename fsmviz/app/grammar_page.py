@@ -647,7 +647,7 @@ def _stopped(tab, model, view, prompt, opts, found, written):
     """A run stopped during its constrained part: what was written kept, for stepping."""
     from fsmviz.app.grammar_live import finish_grammar, stopped_trace
     from fsmviz.app.handlers import idle
-    from fsmviz.app.live import plural
+    from fsmviz.diagnose.text import plural
 
     page = tab.page
     said = f"Stopped after {plural(len(written), 'token')}."

@@ -38,7 +38,7 @@ from fsmviz.app.schema_page import (
     mode_html,
     use_linked_schema,
 )
-from fsmviz.app.schema_run import grammar_frames, grammar_note, on_grammar_path
+from fsmviz.app.schema_run import grammar_note, on_grammar_path, schema_frames
 from fsmviz.app.scratch import run_folder
 from fsmviz.app.views import (
     allowed_html,
@@ -60,7 +60,7 @@ from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K, check_generation
 from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
-grammar_frames_on_gpu = on_gpu(grammar_frames)
+schema_frames_on_gpu = on_gpu(schema_frames)
 """The run's frames. On a ZeroGPU Space they are generated in the GPU worker, which pickles
 each one: plain ``PageFrame`` data, turned into component updates here (``frame_updates``)."""
 FINISH_SECONDS = 30
@@ -261,7 +261,7 @@ def run_frames(
         return
     try:
         if view is None:
-            yield from grammar_frames_on_gpu(model, schema, prompt, opts)
+            yield from schema_frames_on_gpu(model, schema, prompt, opts)
         else:
             yield from live_run_on_gpu(model, view, prompt, opts)
     except Exception as error:  # e.g. out of memory: a message, never a traceback

@@ -26,17 +26,17 @@ from fsmviz.app.live import (
     PageFrame,
     ahead,
     done_status,
-    plural,
     progress,
-    shadow_html,
+    shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, findings_html
 from fsmviz.app.views import output_html, steps_html
 from fsmviz.cache import BoundedCache
+from fsmviz.diagnose.text import plural
 from fsmviz.generation.generate import GenerationOptions, stream
 from fsmviz.generation.trace import Step, pieces
 
-__all__ = ["grammar_frames", "grammar_note", "on_grammar_path"]
+__all__ = ["schema_frames", "grammar_note", "on_grammar_path"]
 
 _compiled: BoundedCache[Any] = BoundedCache(16)
 
@@ -68,7 +68,7 @@ def grammar_note(choice: SchemaChoice) -> str:
     )
 
 
-def grammar_frames(
+def schema_frames(
     model: Any, choice: SchemaChoice, prompt: str, options: GenerationOptions
 ) -> Iterator[PageFrame]:
     """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
@@ -127,15 +127,7 @@ def grammar_frames(
         trace=trace,
         shadow_next=True,
     )
-    shadow: list[Step] = []
-    started = time.perf_counter()
-    with closing(ahead(stream(model, None, prompt, options))) as arrivals:
-        for new in arrivals:
-            shadow.extend(new)
-            line = progress("the shadow run", len(shadow), options.max_tokens,
-                            time.perf_counter() - started)  # fmt: skip
-            yield PageFrame(f"{done} Now {line}", shadow=output_html(shadow))
-    yield PageFrame(done, shadow=shadow_html(shadow))
+    yield from shadow_frames(model, prompt, options, done)
 
 
 def collapses_html(collapses: list[Any]) -> str:
