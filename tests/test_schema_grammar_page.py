@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz.app.handlers import Page, frame_updates, on_pattern_edit
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
-from fsmviz.app.schema_run import schema_frames, grammar_note
+from fsmviz.app.schema_run import grammar_note, schema_frames
 from fsmviz.generation.generate import GenerationOptions
 
 TREE = {

@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache, partial
+from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from fsmviz.app.schema_page import code_spans
 from fsmviz.app.views import error_html, output_html
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import BoundedCache, bounded
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import diagnose_grammar
 from fsmviz.drawing.compact import compact
@@ -78,7 +78,7 @@ class GrammarExample:
     max_tokens: int
 
 
-@cache
+@bounded(maxsize=1)
 def grammar_examples() -> dict[str, GrammarExample]:
     """The examples by name, in the file's order.
 

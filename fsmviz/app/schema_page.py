@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from fsmviz.app.views import error_html
+from fsmviz.cache import bounded
 from fsmviz.diagnose.schema import (
     ARRAY_BOUND,
     DIGITS_BOUND,
@@ -64,7 +65,7 @@ class SchemaExample:
     max_tokens: int
 
 
-@cache
+@bounded(maxsize=1)
 def schema_examples() -> dict[str, SchemaExample]:
     """The schema examples by name, in the file's order."""
     data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]

@@ -30,9 +30,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
+from fsmviz.cache import bounded
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
 
@@ -65,7 +65,7 @@ class _Bytes:
         return list(text)
 
 
-@lru_cache(maxsize=1)
+@bounded(maxsize=1)
 def byte_tokenizer() -> Any:
     """llguidance's tokenizer over single bytes: ``LLMatcher`` then checks text byte by byte."""
     import llguidance

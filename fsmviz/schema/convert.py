@@ -42,10 +42,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from fsmviz.automaton.syntax import RegexError
+from fsmviz.cache import bounded
 from fsmviz.errors import FsmvizError
 from fsmviz.schema.run import SchemaRuns
 
@@ -176,7 +176,7 @@ def _whitespace(whitespace: str | None) -> str | None:
     return WHITESPACE[whitespace]
 
 
-@lru_cache(maxsize=64)
+@bounded(maxsize=64)
 def _build(text: str, whitespace: str | None) -> str:
     """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused),
     with bounded integers written as their ranges (``fsmviz.schema.ranges``)."""

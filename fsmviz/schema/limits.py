@@ -31,8 +31,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
+
+from fsmviz.cache import bounded
 
 __all__ = [
     "MAX_DEPTH",
@@ -163,7 +164,7 @@ _CONTAINERS = ("properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", 
 _CAP = 10**12  # an estimate past any budget; keeps the arithmetic small
 
 
-@lru_cache(maxsize=256)
+@bounded(maxsize=256)
 def _leaf_length(text: str) -> int:
     """outlines-core's regex length for a subschema with no subschemas (cheap to build)."""
     from outlines_core.json_schema import build_regex_from_schema
