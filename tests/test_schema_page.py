@@ -12,12 +12,12 @@ import pytest
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
     apply_fix,
-    findings_html,
     in_use,
     json_stream_html,
     json_view_html,
     mode_html,
     schema_examples,
+    schema_findings_html,
     use_linked_schema,
     use_schema,
 )
@@ -84,7 +84,7 @@ def test_findings_html_escapes_and_gives_each_fix_its_own_button():
         "properties": {"<b>": {"type": "string"}, "n": {"type": "number"}},
     }
     found = schema_findings(schema, "flexible")
-    html = findings_html(found)
+    html = schema_findings_html(found)
     assert "<b>" not in html and "&lt;b&gt;" in html
     fixable = [k for k, f in enumerate(found) if f.schema or f.whitespace]
     assert len(fixable) == 2 < len(found)  # the number's finding has no fix

@@ -260,7 +260,7 @@ def finish_grammar(
         text="".join(pieces(steps)),
         steps=steps_html(steps, states=states),
         chart=valid_mass_figure(steps),
-        diagnosis=gp.findings_html(found),
+        diagnosis=gp.grammar_findings_html(found),
         error="",
         trace=trace,
         findings=found,

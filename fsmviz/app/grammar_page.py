@@ -270,7 +270,7 @@ def terminal_html(place: Place | None) -> str:
     )
 
 
-def findings_html(findings: Sequence[Finding]) -> str:
+def grammar_findings_html(findings: Sequence[Finding]) -> str:
     """The grammar doctor's findings as a list, each naming its rule (escaped)."""
     if not findings:
         return '<p class="grammar-findings-none">No findings: the grammar looks healthy.</p>'
@@ -458,7 +458,9 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
                 elem_id="grammar-shadow",
             )
             gr.HTML("<h3>Grammar doctor</h3>")
-            doctor = gr.HTML(findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
+            doctor = gr.HTML(
+                grammar_findings_html(grammar_findings(start, None)), elem_id="grammar-doctor"
+            )
         with gr.Column(scale=3, min_width=320):
             with gr.Row(elem_id="grammar-stepper", equal_height=False):
                 prev = gr.Button("◀ Prev", size="sm", elem_id="grammar-prev", min_width=60)
@@ -553,7 +555,7 @@ def on_grammar(models: Any, text: str, fmt: str, max_tokens):
     """The grammar box changed: drawing, findings, error."""
     view = grammar_view(text, fmt)
     found = grammar_findings(view, models.vocabulary(), int(max_tokens))
-    return rules_html(view), findings_html(found), view.error
+    return rules_html(view), grammar_findings_html(found), view.error
 
 
 def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:

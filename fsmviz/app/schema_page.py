@@ -41,7 +41,7 @@ __all__ = [
     "SchemaExample",
     "SchemaUse",
     "engines_html",
-    "findings_html",
+    "schema_findings_html",
     "in_use",
     "json_stream_html",
     "json_view_html",
@@ -181,7 +181,7 @@ def code_spans(text: str) -> str:
     return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
 
 
-def findings_html(findings: Sequence[SchemaFinding]) -> str:
+def schema_findings_html(findings: Sequence[SchemaFinding]) -> str:
     """The schema findings as a list; each names its JSON pointer and, when it has a fix,
     carries a button for it (``data-schema-fix`` is the finding's index: the page's script
     hands it to the server, which applies that finding's fix)."""
@@ -270,7 +270,7 @@ def use_schema(
         choice = SchemaChoice(compiled.text, whitespace, "", "grammar", compiled.reason)
     else:
         choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
-    return SchemaUse(choice, tuple(found), findings_html(found), "")
+    return SchemaUse(choice, tuple(found), schema_findings_html(found), "")
 
 
 NESTED_SCHEMA = "the schema is nested too deeply to read: write fewer levels of nesting"

@@ -29,7 +29,7 @@ from fsmviz.app.live import (
     progress,
     shadow_frames,
 )
-from fsmviz.app.schema_page import SchemaChoice, findings_html
+from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
 from fsmviz.app.views import output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.text import plural
@@ -100,7 +100,7 @@ def schema_frames(
                 shadow=SHADOW_LATER if first else None,
                 steps=steps_html(steps),
                 chart=chart,
-                diagnosis=findings_html(found) if first else None,
+                diagnosis=schema_findings_html(found) if first else None,
                 error="" if first else None,
                 new_steps=tuple(new),
             )
@@ -122,7 +122,7 @@ def schema_frames(
         shadow=SHADOW_LATER if first else None,
         steps=steps_html(steps),
         chart=valid_mass_figure(steps),
-        diagnosis=findings_html(findings) + collapses_html(collapses),
+        diagnosis=schema_findings_html(findings) + collapses_html(collapses),
         error="",
         trace=trace,
         shadow_next=True,
@@ -132,9 +132,9 @@ def schema_frames(
 
 def collapses_html(collapses: list[Any]) -> str:
     """Where the run's valid mass collapsed, each named by the schema's structure ("" if
-    nowhere): the grammar doctor's words (``grammar_page.findings_html``)."""
+    nowhere): the grammar doctor's words (``grammar_page.grammar_findings_html``)."""
     if not collapses:
         return ""
-    from fsmviz.app.grammar_page import findings_html as grammar_findings_html
+    from fsmviz.app.grammar_page import grammar_findings_html
 
     return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'

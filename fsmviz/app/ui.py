@@ -132,8 +132,8 @@ class MainView:
         restores them and opens it)."""
 
 
-class Inputs:
-    """The inputs column's components (``inputs_column``)."""
+class Components:
+    """A block of the page's components by name (``inputs_column``, ``outputs_block``, ...)."""
 
     def __init__(self, **parts: Any) -> None:
         self.__dict__.update(parts)
@@ -179,7 +179,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     )
 
 
-def inputs_column(first_error: str) -> Inputs:
+def inputs_column(first_error: str) -> Components:
     """Regex (its errors right under it), prompt, examples, options, Generate and Stop."""
     # Defaults in place from the first paint, the default pattern drawn and diagnosed with
     # them: the page-load handler only sets what a permalink gives (a click or keystroke
@@ -232,14 +232,14 @@ def inputs_column(first_error: str) -> Inputs:
             'prompt, settings and step">Copy link</button>',
             elem_id="share",
         )
-    return Inputs(
+    return Components(
         regex=regex_box, error=error_box, prompt=prompt, example=example,
         max_tokens=max_tokens, temperature=temperature, seed=seed, prob_limit=prob_limit,
         chat=chat, decoding=decoding, run=run, stop=stop,
     )  # fmt: skip
 
 
-def outputs_block() -> Inputs:
+def outputs_block() -> Components:
     """The constrained output (and its JSON view), then the shadow run's."""
     gr.HTML("<h3>Constrained output</h3>", elem_id="output-head")
     json_view = gr.HTML("", elem_id="json-view", padding=False)
@@ -249,10 +249,10 @@ def outputs_block() -> Inputs:
     shadow = gr.HTML(
         '<p class="empty">After the run, the model writes freely here.</p>', elem_id="shadow"
     )
-    return Inputs(output=output, shadow=shadow, json_view=json_view)
+    return Components(output=output, shadow=shadow, json_view=json_view)
 
 
-def comparison_block() -> Inputs:
+def comparison_block() -> Components:
     """Apply & run's runs before and after a fix (shown only while it holds one: app.css;
     a Gradio visibility change and new values in one update could leave the chart undrawn)."""
     with gr.Column(elem_id="comparison"):
@@ -265,7 +265,7 @@ def comparison_block() -> Inputs:
             show_label=False,
             elem_id="comparison-chart",
         )
-    return Inputs(view=view, chart=chart, dismiss=dismiss)
+    return Components(view=view, chart=chart, dismiss=dismiss)
 
 
 def schema_block():
@@ -278,7 +278,7 @@ def schema_block():
     return schema_note, schema_accordion, schema
 
 
-def doctor_block(first_diagnosis: str) -> Inputs:
+def doctor_block(first_diagnosis: str) -> Components:
     """The doctor's findings, and the hidden boxes a click on one writes to."""
     # on a phone, this heading and all after it come after the output (app.css)
     gr.HTML("<h3>Doctor</h3>", elem_id="doctor-head")
@@ -291,7 +291,7 @@ def doctor_block(first_diagnosis: str) -> Inputs:
     apply_pick = gr.Textbox(
         "", elem_id="apply-pick", elem_classes="offscreen", label="fix to apply"
     )
-    return Inputs(diagnosis=diagnosis, finding=finding, apply_pick=apply_pick)
+    return Components(diagnosis=diagnosis, finding=finding, apply_pick=apply_pick)
 
 
 def run_block():
@@ -306,7 +306,7 @@ def run_block():
     return chart, log, steps, downloads
 
 
-def instrument_column(first_dfa: str) -> Inputs:
+def instrument_column(first_dfa: str) -> Components:
     """The drawing, the step controls and slider, the chosen step's card, its allowed set,
     and how the drawing is drawn."""
     dfa = gr.HTML(first_dfa, elem_id="dfa")
@@ -325,7 +325,7 @@ def instrument_column(first_dfa: str) -> Inputs:
              ("compact: long chains folded", "compact"), ("exact: every state", "exact")],
             value="auto", label="Drawing", elem_id="compact",
         )  # fmt: skip
-    return Inputs(
+    return Components(
         dfa=dfa, step=step, allowed=allowed, show_distances=show_distances, drawing=drawing
     )
 

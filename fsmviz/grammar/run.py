@@ -41,7 +41,7 @@ from fsmviz.grammar.matcher import GrammarMatcher
 from fsmviz.grammar.oracle import split_utf8
 from fsmviz.grammar.tree import Grammar
 
-__all__ = ["MAX_REDRAWS", "GrammarRun", "Place"]
+__all__ = ["MAX_REDRAWS", "GrammarRun", "GrammarCursor"]
 
 MAX_REDRAWS = 32
 _KEPT_MASKS = 64
@@ -57,7 +57,7 @@ class SchemaGrammarLike(Protocol):
     def limits(self) -> Any: ...
 
 
-class Place:
+class GrammarCursor:
     """Where a grammar run is: llguidance's matcher and fsmviz's Earley chart of the same
     text, moved together token by token. Stands where ``_Run`` expects a ``TokenIndex``
     (``initial_state``, ``next_state``, ``is_accepting``), the state counting tokens."""
@@ -155,7 +155,7 @@ class GrammarRun(_Run):
     """``_Run`` with a grammar: the hooks where a regex run asks its ``TokenIndex``."""
 
     def __init__(self, model: Model, grammar: Grammar | SchemaGrammarLike, opts: GenerationOptions):
-        place = Place(grammar, model)
+        place = GrammarCursor(grammar, model)
         super().__init__(model, place, opts)  # type: ignore[arg-type]
         self.place = place
         self.grammar = grammar

@@ -19,7 +19,7 @@ text it accepts that the schema calls invalid, which is what the engines' table 
 Generation with it is grammar mode's work (``fsmviz.grammar``): the ``grammar`` string is
 what an ``llguidance.LLMatcher`` over the model's tokenizer takes.
 
->>> g = compile_grammar({"type": "object", "properties": {"n": {"type": "integer",
+>>> g = schema_grammar({"type": "object", "properties": {"n": {"type": "integer",
 ...     "minimum": 1}}, "required": ["n"]}, "none")
 >>> g.accepts('{"n":3}'), g.accepts('{"n":0}'), g.accepts('{"n": 3}')
 (True, False, False)
@@ -36,7 +36,7 @@ from fsmviz.cache import bounded
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
 
-__all__ = ["GRAMMAR_LIMITS", "SchemaGrammar", "byte_tokenizer", "compile_grammar"]
+__all__ = ["GRAMMAR_LIMITS", "SchemaGrammar", "byte_tokenizer", "schema_grammar"]
 
 GRAMMAR_LIMITS = {"max_items_in_row": 20_100}
 """llguidance's parser limits as fsmviz sets them. ``max_items_in_row`` is 2,000 by default,
@@ -151,7 +151,7 @@ def check_grammar(grammar: str) -> tuple[str | None, tuple[str, ...]]:
     return None, tuple(messages)
 
 
-def compile_grammar(
+def schema_grammar(
     schema: Mapping[str, Any], whitespace: str | None = None, reason: str = ""
 ) -> SchemaGrammar:
     """The schema on the grammar path; raises ``SchemaError`` (with the JSON pointer of the

@@ -532,16 +532,16 @@ def _compile_root(
     root: dict[str, Any], whitespace: str | None, path: str | None
 ) -> SchemaRegex | SchemaGrammar:
     from fsmviz.automaton.dfa import compile_regex, count_positions
-    from fsmviz.schema.by_grammar import compile_grammar
+    from fsmviz.schema.by_grammar import schema_grammar
     from fsmviz.schema.keywords import unenforced
     from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
 
     ws = _whitespace(whitespace)
     if path == "grammar":
-        return compile_grammar(root, whitespace, "the grammar path was asked for")
+        return schema_grammar(root, whitespace, "the grammar path was asked for")
     misread = regex_misread(root) if path is None else None
     if misread is not None:
-        return compile_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
+        return schema_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
     cost = regex_cost(root)
     if cost.recursive is not None:
         why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
@@ -557,7 +557,7 @@ def _compile_root(
     if why and path == "regex":
         raise SchemaError(f"this schema cannot take the regex path: {why}", cost.recursive or "")
     if why:
-        return compile_grammar(root, whitespace, why)
+        return schema_grammar(root, whitespace, why)
     try:
         regex = _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
@@ -565,7 +565,7 @@ def _compile_root(
         if path == "regex":
             raise refusal from None
         try:
-            return compile_grammar(
+            return schema_grammar(
                 root, whitespace, f"outlines-core cannot express {refusal.path or '/'}"
             )
         except SchemaError as other:
@@ -576,7 +576,7 @@ def _compile_root(
         except RegexError:
             size = 0  # compile_regex below says what is wrong
         if size > REGEX_POSITIONS:
-            return compile_grammar(
+            return schema_grammar(
                 root,
                 whitespace,
                 f"its regex has {size:,} character positions; the regex path takes up to "
@@ -588,7 +588,7 @@ def _compile_root(
         if path == "regex":
             raise _regex_refusal(_locate(root, regex, ws), error) from None
         try:
-            return compile_grammar(
+            return schema_grammar(
                 root, whitespace, f"fsmviz's automaton cannot hold it: {error.message}"
             )
         except SchemaError:
