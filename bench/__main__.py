@@ -9,6 +9,7 @@ from bench import (
     grammar_bench,
     grammar_run_bench,
     index_bench,
+    llama_cpp_corpus,
     load_bench,
     mask_bench,
     page_bench,
@@ -32,6 +33,7 @@ def main() -> None:
     targets += crowd_bench.main()
     targets += grammar_bench.main()
     targets += grammar_run_bench.main()
+    targets += llama_cpp_corpus.main()
     targets += page_bench.main([])
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 

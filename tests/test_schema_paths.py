@@ -338,3 +338,19 @@ def test_int64_bounds_llguidance_cannot_write_are_left_free_and_named():
     assert compiled.path == "grammar"
     assert ("/properties/default", "minimum") in compiled.unenforced
     assert compiled.accepts('{"default":12,"next":{"default":-3}}')
+
+
+@pytest.mark.parametrize("extra", [True, {"type": "string"}])
+def test_additional_properties_beside_properties_take_the_grammar_path(extra):
+    """outlines-core's regex writes only the listed properties and drops
+    ``additionalProperties`` without a word (found by llama.cpp's schema tests): such a
+    schema takes the grammar path, where an extra property is written as the schema allows."""
+    schema = {"properties": {"a": {"type": "integer"}}, "additionalProperties": extra}
+    compiled = compile_schema(json.dumps(schema))
+    assert isinstance(compiled, SchemaGrammar)
+    assert "additionalProperties" in compiled.reason
+    assert compiled.accepts('{"a": 42, "c": ""}')
+    assert not compiled.accepts('{"a": ""}')
+    closed = compile_schema(json.dumps({**schema, "additionalProperties": False}))
+    assert isinstance(closed, SchemaRegex)
+    assert not closed.accepts('{"a": 42, "c": ""}')

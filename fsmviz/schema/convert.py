@@ -443,9 +443,12 @@ REGEX_MISREADS = {
     "no further items",
     "items": "outlines-core's regex ignores items: false",
     "$ref": "outlines-core's regex ignores the keywords beside a $ref",
+    "additionalProperties": "outlines-core's regex ignores additionalProperties beside "
+    "properties: it writes the listed properties only",
 }
 """Constructs outlines-core 0.2.14 writes as a *different* constraint, without a word (found
-by the JSON-Schema-Test-Suite, ``bench/conformance.py``): a schema holding one takes the
+by the JSON-Schema-Test-Suite, ``bench/conformance.py``, and llama.cpp's schema tests,
+``bench/llama_cpp_corpus.py``): a schema holding one takes the
 grammar path, where llguidance reads it as the schema means."""
 
 
@@ -465,6 +468,8 @@ def regex_misread(root: Mapping[str, Any]) -> tuple[str, str] | None:
             return pointer(path), REGEX_MISREADS["items"]
         if "$ref" in node and any(k in ASSERTIONS for k in node if k != "$ref"):
             return pointer(path), REGEX_MISREADS["$ref"]
+        if "properties" in node and node.get("additionalProperties", False) is not False:
+            return pointer(path), REGEX_MISREADS["additionalProperties"]
     return None
 
 
