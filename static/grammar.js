@@ -74,7 +74,7 @@
       $("#grammar-run")?.click();
       const step = Number(restore.get("step"));
       const done = setInterval(() => {
-        if (!$("#grammar-allowed template.allowed-data") || !$("#grammar-steps tbody tr")) return;
+        if (!$("#grammar-allowed .allowed-data") || !$("#grammar-steps tbody tr")) return;
         clearInterval(done);
         restoring = false;
         const rows = document.querySelectorAll("#grammar-steps tbody tr").length;

@@ -137,7 +137,7 @@ def test_stop_keeps_what_was_written_for_stepping(page, app_url: str) -> None:
     assert 3 <= n < 200
     # what was written stays, and is stepped through as a finished run is
     expect(page.locator("#grammar-steps tbody tr")).to_have_count(n)
-    expect(page.locator("#grammar-allowed template.allowed-data")).to_have_count(1)
+    expect(page.locator("#grammar-allowed .allowed-data")).to_have_count(1)
     expect(page.locator("#grammar-chart .js-plotly-plot")).to_be_visible()
     choose_step(page, 1)
     expect(page.locator("#grammar-place")).to_contain_text("in root")
