@@ -34,7 +34,6 @@ from fsmviz.drawing.compact import compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, rules_svg
 from fsmviz.errors import FsmvizError
-from fsmviz.generation.trace import Step
 from fsmviz.grammar.network import Network, build_network
 from fsmviz.grammar.place import Chart, Place, place_in
 from fsmviz.params import MAX_PROMPT_CHARS
@@ -594,7 +593,7 @@ def on_run(
     become the run's trace (stepping, allowed sets, downloads work on them); stopped
     during the shadow run, the shadow run is skipped."""
     from fsmviz.app.grammar_live import grammar_frames, grammar_status
-    from fsmviz.app.handlers import idle, options, started
+    from fsmviz.app.handlers import follow, idle, options, started
 
     page = tab.page
     me = mark.start()
@@ -613,34 +612,17 @@ def on_run(
         yield {page.error: error_html(error), page.status: escape(str(error)), **idle(page)}
         return
     found = grammar_findings(view, model.vocab, int(max_tokens))
-    written: list[Step] = []
-    traced = None
     frames = grammar_frames(model, view, prompt, opts, found)
     try:
-        for frame in frames:
-            if mark.run != me:
-                break
-            written.extend(frame.frame.new_steps)
-            traced = frame.frame.trace or traced
-            yield updates(frame, tab, view)
-        else:
-            yield idle(page)
-            return
+        written = yield from follow(
+            page, mark, me, frames, partial(updates, tab=tab, view=view), grammar_status
+        )
     except Exception as error:  # e.g. out of memory: a message, never a traceback
         said = f"The generation failed: {type(error).__name__}: {error}"
         yield {page.error: error_html(RuntimeError(said)), page.status: escape(said),
                **idle(page)}  # fmt: skip
         return
-    finally:
-        frames.close()
-    if not mark.stopped(me):
-        return  # a new run took over: it owns the page from here
-    if traced is not None:
-        yield {
-            **idle(page),
-            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
-            page.status: f"{grammar_status(traced)} The shadow run was skipped.",
-        }
+    if written is None:
         return
     yield from _stopped(tab, model, view, prompt, opts, found, written)
 

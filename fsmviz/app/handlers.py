@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import gradio as gr
@@ -339,29 +340,10 @@ def on_run(
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
     chosen = in_use(schema, pattern)
-    written: list[Step] = []
-    traced = None
     frames = run_frames(models, pattern, prompt, opts, bool(distances), drawing, chosen)
-    try:
-        for frame in frames:
-            if mark.run != me:
-                break
-            written.extend(frame.new_steps)
-            traced = frame.trace or traced
-            yield frame_updates(frame, page, chosen)
-        else:
-            yield idle(page)
-            return
-    finally:
-        frames.close()
-    if not mark.stopped(me):
-        return  # a new run took over: it owns the page from here
-    if traced is not None:
-        yield {
-            **idle(page),
-            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
-            page.status: f"{done_status(traced)} The shadow run was skipped.",
-        }
+    updates = partial(frame_updates, page=page, schema=chosen)
+    written = yield from follow(page, mark, me, frames, updates, done_status)
+    if written is None:
         return
     said = f"Stopped after {plural(len(written), 'token')}."
     if written and not on_grammar_path(chosen):  # a grammar run keeps its frames as they are
@@ -494,6 +476,46 @@ def started(page: Page) -> dict:
     if page.json is not None:
         updates[page.json] = ""
     return updates
+
+
+def follow(
+    page: Page,
+    mark: StopMark,
+    me: int,
+    frames: Iterator[Any],
+    updates: Callable[[Any], dict],
+    status: Callable[[Trace], str],
+) -> Generator[dict, None, list[Step] | None]:
+    """Yield each of a run's frames as page updates (``updates``) while run ``me`` is the
+    page's, for the regex page and the grammar tab alike. Returns the steps written when
+    Stop came during the constrained run (the caller keeps them for stepping), else None:
+    the frames ran out (the page is idle again), a new run took over (it owns the page),
+    or Stop came during the shadow run (skipped, said with the run's ``status``)."""
+    written: list[Step] = []
+    traced = None
+    try:
+        for frame in frames:
+            if mark.run != me:
+                break
+            page_frame = getattr(frame, "frame", frame)  # a GrammarFrame holds one
+            written.extend(page_frame.new_steps)
+            traced = page_frame.trace or traced
+            yield updates(frame)
+        else:
+            yield idle(page)
+            return None
+    finally:
+        frames.close()  # type: ignore[attr-defined]
+    if not mark.stopped(me):
+        return None
+    if traced is not None:
+        yield {
+            **idle(page),
+            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
+            page.status: f"{status(traced)} The shadow run was skipped.",
+        }
+        return None
+    return written
 
 
 def idle(page: Page) -> dict:
