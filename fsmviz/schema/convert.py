@@ -531,10 +531,11 @@ def _compile_schema(
 def _compile_root(
     root: dict[str, Any], whitespace: str | None, path: str | None
 ) -> SchemaRegex | SchemaGrammar:
-    from fsmviz.automaton.dfa import compile_regex, count_positions
+    """Choose the path for ``root`` and compile it: the grammar path when asked, when
+    outlines-core would misread the schema, when its regex would cost too much or cannot
+    be built, or (path chosen automatically) when it has too many positions; otherwise the
+    regex path. With ``path="regex"`` each of those is a ``SchemaError`` instead."""
     from fsmviz.schema.by_grammar import schema_grammar
-    from fsmviz.schema.keywords import unenforced
-    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
 
     ws = _whitespace(whitespace)
     if path == "grammar":
@@ -542,6 +543,25 @@ def _compile_root(
     misread = regex_misread(root) if path is None else None
     if misread is not None:
         return schema_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
+    why, where = _regex_too_costly(root)
+    if why and path == "regex":
+        raise SchemaError(f"this schema cannot take the regex path: {why}", where)
+    if why:
+        return schema_grammar(root, whitespace, why)
+    regex = _outlines_regex(root, ws, whitespace, path)
+    if not isinstance(regex, str):
+        return regex
+    why = _too_many_positions(regex) if path is None else ""
+    if why:
+        return schema_grammar(root, whitespace, why)
+    return _regex_path(root, regex, ws, whitespace, path)
+
+
+def _regex_too_costly(root: dict[str, Any]) -> tuple[str, str]:
+    """Why outlines-core's regex for ``root`` would be wrong or too long (a recursive or
+    deeply nested ``$ref``, a regex over the budget), and where; ``("", "")`` if fine."""
+    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, regex_cost
+
     cost = regex_cost(root)
     if cost.recursive is not None:
         why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
@@ -554,12 +574,18 @@ def _compile_root(
                f"is {REGEX_BUDGET:,})")  # fmt: skip
     else:
         why = ""
-    if why and path == "regex":
-        raise SchemaError(f"this schema cannot take the regex path: {why}", cost.recursive or "")
-    if why:
-        return schema_grammar(root, whitespace, why)
+    return why, cost.recursive or ""
+
+
+def _outlines_regex(
+    root: dict[str, Any], ws: str | None, whitespace: str | None, path: str | None
+) -> str | SchemaGrammar:
+    """outlines-core's regex for ``root``; where it cannot build one, the grammar path
+    (or, on the regex path, outlines-core's refusal, located in the schema)."""
+    from fsmviz.schema.by_grammar import schema_grammar
+
     try:
-        regex = _build(json.dumps(root), ws)
+        return _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
         refusal = _refusal(root, ws, error)
         if path == "regex":
@@ -570,18 +596,37 @@ def _compile_root(
             )
         except SchemaError as other:
             raise SchemaError(f"{refusal.message}; {other.message}", refusal.path) from None
-    if path is None:
-        try:
-            size = count_positions(regex)
-        except RegexError:
-            size = 0  # compile_regex below says what is wrong
-        if size > REGEX_POSITIONS:
-            return schema_grammar(
-                root,
-                whitespace,
-                f"its regex has {size:,} character positions; the regex path takes up to "
-                f"{REGEX_POSITIONS:,}",
-            )
+
+
+def _too_many_positions(regex: str) -> str:
+    """Why the regex is too big for the regex path (more than ``REGEX_POSITIONS``
+    character positions), or ``""``; a regex that does not parse passes here and is
+    refused by ``compile_regex``."""
+    from fsmviz.automaton.dfa import count_positions
+    from fsmviz.schema.limits import REGEX_POSITIONS
+
+    try:
+        size = count_positions(regex)
+    except RegexError:
+        size = 0  # compile_regex says what is wrong
+    if size > REGEX_POSITIONS:
+        return (
+            f"its regex has {size:,} character positions; the regex path takes up to "
+            f"{REGEX_POSITIONS:,}"
+        )
+    return ""
+
+
+def _regex_path(
+    root: dict[str, Any], regex: str, ws: str | None, whitespace: str | None, path: str | None
+) -> SchemaRegex | SchemaGrammar:
+    """The regex compiled to a DFA: the regex path, with the schema location of each part
+    of the regex and the keywords it does not enforce; where fsmviz's automaton cannot
+    hold it, the grammar path (on the regex path, the error located in the schema)."""
+    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.schema.by_grammar import schema_grammar
+    from fsmviz.schema.keywords import unenforced
+
     try:
         dfa = compile_regex(regex)
     except RegexError as error:
