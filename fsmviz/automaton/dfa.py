@@ -912,19 +912,7 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
     dead state that is never written out: the starting blocks already tell apart the
     states that refuse a class (Valmari and Lehtinen, 2008, refine partial DFAs so).
     """
-    incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
-    alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
-    for source, moves in enumerate(transitions):
-        moved_on = 0
-        for target, classes in moves.items():
-            incoming[target].append((source, classes))
-            moved_on |= classes
-        alike.setdefault((source in accepting, moved_on), set()).add(source)
-    blocks = list(alike.values())
-    block_of = [0] * len(transitions)
-    for b, members in enumerate(blocks):
-        for state in members:
-            block_of[state] = b
+    incoming, blocks, block_of = _starting_blocks(accepting, transitions)
     largest = max(range(len(blocks)), key=lambda b: len(blocks[b]))
     queued = set(range(len(blocks))) - {largest}
     pending = sorted(queued)
@@ -962,6 +950,33 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
             queued.update(halves)
             pending.extend(halves)
     return block_of
+
+
+def _starting_blocks(
+    accepting: set[int], transitions: list[_Moves]
+) -> tuple[list[list[tuple[int, int]]], list[set[int]], list[int]]:
+    """Hopcroft's starting partition: states alike in whether they accept and which
+    classes they move on, as ``(incoming, blocks, block_of)``: each state's incoming edges
+    ``(source, classes)``, the blocks, and each state's block number.
+
+    >>> _, blocks, block_of = _starting_blocks({2}, [{1: 0b1}, {2: 0b1}, {}])
+    >>> blocks, block_of
+    ([{0, 1}, {2}], [0, 0, 1])
+    """
+    incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
+    alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
+    for source, moves in enumerate(transitions):
+        moved_on = 0
+        for target, classes in moves.items():
+            incoming[target].append((source, classes))
+            moved_on |= classes
+        alike.setdefault((source in accepting, moved_on), set()).add(source)
+    blocks = list(alike.values())
+    block_of = [0] * len(transitions)
+    for b, members in enumerate(blocks):
+        for state in members:
+            block_of[state] = b
+    return incoming, blocks, block_of
 
 
 def _renumbered(
