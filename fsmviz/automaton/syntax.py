@@ -550,7 +550,22 @@ def _regular_anchors(pattern: str) -> frozenset[int]:
     [[4, 8], [3], [], [0]]
     """
     tokens = _anchor_tokens(pattern)
-    partner: dict[int, int] = {}  # "(" token <-> its ")" token
+    partner = _group_partners(tokens)
+    regular = set()
+    for t, (kind, position) in enumerate(tokens):
+        first = kind == "start" and _nothing_before(tokens, partner, t)
+        if first or kind == "end" and _nothing_after(tokens, partner, t):
+            regular.add(position)
+    return frozenset(regular)
+
+
+_Tokens = list[tuple[str, int]]
+"""The anchor tokens, ``(kind, position)`` pairs (``_anchor_tokens``)."""
+
+
+def _group_partners(tokens: _Tokens) -> dict[int, int]:
+    """Each ``(`` token's ``)`` token and back (an unclosed group has none)."""
+    partner: dict[int, int] = {}
     stack: list[int] = []
     for t, (kind, _) in enumerate(tokens):
         if kind == "(":
@@ -558,55 +573,59 @@ def _regular_anchors(pattern: str) -> frozenset[int]:
         elif kind == ")" and stack:
             opened = stack.pop()
             partner[opened], partner[t] = t, opened
+    return partner
 
-    def repeated(close: int) -> bool:
-        return close + 1 < len(tokens) and tokens[close + 1][0] == "quantifier"
 
-    def is_first(t: int) -> bool:  # nothing can be read before token t
-        t -= 1
-        while t >= 0:
-            kind = tokens[t][0]
-            if kind == "flags" or kind == "(" and t in partner and not repeated(partner[t]):
+def _repeated(tokens: _Tokens, close: int) -> bool:
+    """Whether the group closed by token ``close`` is repeated (a quantifier follows)."""
+    return close + 1 < len(tokens) and tokens[close + 1][0] == "quantifier"
+
+
+def _nothing_before(tokens: _Tokens, partner: dict[int, int], t: int) -> bool:
+    """Whether nothing can be read before token ``t``: going left, only flag groups and
+    the openings of unrepeated groups, or an ``|`` whose group is itself such a first
+    item, up to the pattern's start."""
+    t -= 1
+    while t >= 0:
+        kind = tokens[t][0]
+        if kind == "flags" or kind == "(" and t in partner and not _repeated(tokens, partner[t]):
+            t -= 1
+        elif kind == "|":
+            depth = 0  # go out to the group holding this alternative
+            while t >= 0 and not (tokens[t][0] == "(" and depth == 0):
+                depth += 1 if tokens[t][0] == ")" else -1 if tokens[t][0] == "(" else 0
                 t -= 1
-            elif kind == "|":
-                depth = 0  # go out to the group holding this alternative
-                while t >= 0 and not (tokens[t][0] == "(" and depth == 0):
-                    depth += 1 if tokens[t][0] == ")" else -1 if tokens[t][0] == "(" else 0
-                    t -= 1
-                if t < 0:
-                    return True
-                if t not in partner or repeated(partner[t]):
-                    return False
-                t -= 1
-            else:
+            if t < 0:
+                return True
+            if t not in partner or _repeated(tokens, partner[t]):
                 return False
-        return True
+            t -= 1
+        else:
+            return False
+    return True
 
-    def is_last(t: int) -> bool:  # nothing can be read after token t
-        t += 1
-        while t < len(tokens):
-            kind = tokens[t][0]
-            if kind == ")" and t in partner and not repeated(t):
+
+def _nothing_after(tokens: _Tokens, partner: dict[int, int], t: int) -> bool:
+    """Whether nothing can be read after token ``t``: ``_nothing_before`` mirrored, going
+    right through the closings of unrepeated groups and out of alternatives."""
+    t += 1
+    while t < len(tokens):
+        kind = tokens[t][0]
+        if kind == ")" and t in partner and not _repeated(tokens, t):
+            t += 1
+        elif kind == "|":
+            depth = 0
+            while t < len(tokens) and not (tokens[t][0] == ")" and depth == 0):
+                depth += 1 if tokens[t][0] == "(" else -1 if tokens[t][0] == ")" else 0
                 t += 1
-            elif kind == "|":
-                depth = 0
-                while t < len(tokens) and not (tokens[t][0] == ")" and depth == 0):
-                    depth += 1 if tokens[t][0] == "(" else -1 if tokens[t][0] == ")" else 0
-                    t += 1
-                if t == len(tokens):
-                    return True
-                if t not in partner or repeated(t):
-                    return False
-                t += 1
-            else:
+            if t == len(tokens):
+                return True
+            if t not in partner or _repeated(tokens, t):
                 return False
-        return True
-
-    regular = set()
-    for t, (kind, position) in enumerate(tokens):
-        if kind == "start" and is_first(t) or kind == "end" and is_last(t):
-            regular.add(position)
-    return frozenset(regular)
+            t += 1
+        else:
+            return False
+    return True
 
 
 def _anchor_tokens(pattern: str) -> list[tuple[str, int]]:
