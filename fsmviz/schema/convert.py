@@ -109,6 +109,27 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
     >>> load_schema(Point)["required"]
     ['x']
     """
+    from fsmviz.schema.limits import check_shape
+    from fsmviz.schema.tools import is_tool_list, tools_schema
+
+    value = _json_value(schema)
+    if is_tool_list(value):
+        value = tools_schema(value)
+        check_shape(value)
+    if not isinstance(value, dict):
+        raise SchemaError(
+            f'a schema must be a JSON object such as {{"type": "string"}}, '
+            f"not {type(value).__name__} {json.dumps(value)[:40]}",
+            "",
+        )
+    _check_metaschema(value)
+    return value
+
+
+def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
+    """The schema as a plain JSON value (a deep copy), its size and shape checked before
+    it is read: from a pydantic model class, UTF-8 bytes, JSON text, or a mapping or list
+    of JSON values."""
     from fsmviz.schema.limits import check_shape, check_text
 
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
@@ -130,30 +151,23 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
         except RecursionError:
             raise SchemaError("the schema is nested too deeply to read", "") from None
         check_shape(value)
-    elif isinstance(schema, (Mapping, list)):
+        return value
+    if isinstance(schema, (Mapping, list)):
         check_shape(schema)
         try:
             text = json.dumps(schema)
         except (TypeError, ValueError) as error:
             raise SchemaError(f"the schema holds a value that is not JSON: {error}") from None
         check_text(text)
-        value = json.loads(text)  # a deep, JSON-only copy
-    else:
-        raise SchemaError(
-            "a schema is JSON text, a mapping or a pydantic model class, not "
-            f"{type(schema).__name__}"
-        )
-    from fsmviz.schema.tools import is_tool_list, tools_schema
+        return json.loads(text)  # a deep, JSON-only copy
+    raise SchemaError(
+        f"a schema is JSON text, a mapping or a pydantic model class, not {type(schema).__name__}"
+    )
 
-    if is_tool_list(value):
-        value = tools_schema(value)
-        check_shape(value)
-    if not isinstance(value, dict):
-        raise SchemaError(
-            f'a schema must be a JSON object such as {{"type": "string"}}, '
-            f"not {type(value).__name__} {json.dumps(value)[:40]}",
-            "",
-        )
+
+def _check_metaschema(value: dict[str, Any]) -> None:
+    """Refuse a schema its own metaschema (by ``$schema``, else the latest draft) rejects,
+    naming where."""
     import jsonschema
 
     try:
@@ -163,7 +177,6 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
             f"the schema breaks the JSON Schema rules: {error.message[:300]}",
             pointer(tuple(error.absolute_path)),
         ) from None
-    return value
 
 
 def _whitespace(whitespace: str | None) -> str | None:
