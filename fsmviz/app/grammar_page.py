@@ -723,7 +723,7 @@ def on_run(
     become the run's trace (stepping, allowed sets, downloads work on them); stopped
     during the shadow run, the shadow run is skipped."""
     from fsmviz.app.grammar_live import grammar_frames, grammar_status
-    from fsmviz.app.handlers import idle, options, started
+    from fsmviz.app.handlers import idle, options, shadow_skipped, started
 
     page = tab.page
     me = mark.start()
@@ -765,11 +765,7 @@ def on_run(
     if not mark.stopped(me):
         return  # a new run took over: it owns the page from here
     if traced is not None:
-        yield {
-            **idle(page),
-            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
-            page.status: f"{grammar_status(traced)} The shadow run was skipped.",
-        }
+        yield shadow_skipped(page, grammar_status(traced))
         return
     yield from _stopped(tab, model, view, prompt, opts, found, written)
 
