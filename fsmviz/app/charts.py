@@ -34,51 +34,12 @@ def valid_mass_figure(
 ) -> go.Figure:
     """Valid mass per step (left axis), allowed-token count (right axis, log scale);
     ``selected`` draws a vertical line, ``marked`` steps (from a finding) are ringed."""
-    x = [s.index for s in steps]
-    hover = [
-        f"step {s.index}<br>token {_hover_token(s)}"
-        f"<br>valid mass {s.valid_mass:.2%}<br>{s.allowed_count:,} allowed"
-        + ("<br>forced" if s.forced else "<br>drafted" if s.drafted else "")
-        + (f"<br>{cut_sentence(s)}" if s.cut else "")
-        for s in steps
-    ]
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=[max(s.valid_mass, 1e-6) if log else s.valid_mass for s in steps],
-            mode="lines+markers",
-            name="valid mass",
-            marker={"color": ["#888" if s.forced else "#2b6cd4" for s in steps], "size": 7},
-            line={"color": "#2b6cd4"},
-            hovertext=hover,
-            hoverinfo="text",
-        )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=[s.allowed_count for s in steps],
-            mode="lines",
-            name="allowed tokens",
-            line={"color": "#aaa", "dash": "dot", "shape": "hv"},
-            yaxis="y2",
-            hoverinfo="skip",
-        )
-    )
+    figure.add_trace(_mass_line(steps, log))
+    figure.add_trace(_allowed_line(steps))
     marked = sorted(set(marked))
     if marked:
-        by_index = {s.index: s for s in steps}
-        figure.add_trace(
-            go.Scatter(
-                x=[i for i in marked if i in by_index],
-                y=[by_index[i].valid_mass for i in marked if i in by_index],
-                mode="markers",
-                name="finding",
-                marker={"size": 15, "color": "rgba(0,0,0,0)", "line": RING},
-                hoverinfo="skip",
-            )
-        )
+        figure.add_trace(_finding_rings(steps, marked))
     for s in steps:
         if s.cut:  # where overshoot fired: the run ended there, the token cut
             figure.add_annotation(
@@ -86,7 +47,6 @@ def valid_mass_figure(
             )
     if selected is not None:
         figure.add_vline(x=selected, line={"color": "#c33", "width": 1, "dash": "dash"})
-    most = max((s.allowed_count for s in steps), default=1)
     figure.update_layout(
         height=280,
         margin={"l": 60, "r": 60, "t": 40, "b": 40},
@@ -98,27 +58,79 @@ def valid_mass_figure(
             "dtick": _step_ticks(len(steps)),
         },
         yaxis=MASS_LOG if log else MASS_LINEAR,
-        # from 1 token to the widest step (log): 20 tokens among 15,000 is not a cliff
-        yaxis2={
-            "title": "allowed tokens",
-            "overlaying": "y",
-            "side": "right",
-            "type": "log",
-            "range": [0, math.log10(max(most, 10)) + 0.15],
-            "tickvals": [
-                v for v in (1, 10, 100, 1_000, 10_000, 100_000) if v <= max(most, 10) * 1.4
-            ],
-            "ticktext": [
-                f"{v:,}" for v in (1, 10, 100, 1_000, 10_000, 100_000) if v <= max(most, 10) * 1.4
-            ],
-            "showgrid": False,
-        },
+        yaxis2=_allowed_axis(steps),
         # above the plot, never over the line
         legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         plot_bgcolor="#fff",
         hovermode="closest",
     )
     return figure
+
+
+def _mass_line(steps: Sequence[Step], log: bool) -> go.Scatter:
+    """The valid mass, one marker per step (grey where the step was forced), with a hover
+    text naming the token, the mass, the allowed count and how the step was taken; on a log
+    axis a zero mass is drawn at 1e-6."""
+    hover = [
+        f"step {s.index}<br>token {_hover_token(s)}"
+        f"<br>valid mass {s.valid_mass:.2%}<br>{s.allowed_count:,} allowed"
+        + ("<br>forced" if s.forced else "<br>drafted" if s.drafted else "")
+        + (f"<br>{cut_sentence(s)}" if s.cut else "")
+        for s in steps
+    ]
+    return go.Scatter(
+        x=[s.index for s in steps],
+        y=[max(s.valid_mass, 1e-6) if log else s.valid_mass for s in steps],
+        mode="lines+markers",
+        name="valid mass",
+        marker={"color": ["#888" if s.forced else "#2b6cd4" for s in steps], "size": 7},
+        line={"color": "#2b6cd4"},
+        hovertext=hover,
+        hoverinfo="text",
+    )
+
+
+def _allowed_line(steps: Sequence[Step]) -> go.Scatter:
+    """The allowed-token count per step, a dotted staircase on the right axis."""
+    return go.Scatter(
+        x=[s.index for s in steps],
+        y=[s.allowed_count for s in steps],
+        mode="lines",
+        name="allowed tokens",
+        line={"color": "#aaa", "dash": "dot", "shape": "hv"},
+        yaxis="y2",
+        hoverinfo="skip",
+    )
+
+
+def _finding_rings(steps: Sequence[Step], marked: Sequence[int]) -> go.Scatter:
+    """A ring around each marked step that the run has (a finding's steps)."""
+    by_index = {s.index: s for s in steps}
+    return go.Scatter(
+        x=[i for i in marked if i in by_index],
+        y=[by_index[i].valid_mass for i in marked if i in by_index],
+        mode="markers",
+        name="finding",
+        marker={"size": 15, "color": "rgba(0,0,0,0)", "line": RING},
+        hoverinfo="skip",
+    )
+
+
+def _allowed_axis(steps: Sequence[Step]) -> dict:
+    """The right axis, log scale from 1 token to the widest step (at least 10), ticked at
+    powers of ten: 20 tokens among 15,000 is not a cliff."""
+    most = max((s.allowed_count for s in steps), default=1)
+    ticks = [v for v in (1, 10, 100, 1_000, 10_000, 100_000) if v <= max(most, 10) * 1.4]
+    return {
+        "title": "allowed tokens",
+        "overlaying": "y",
+        "side": "right",
+        "type": "log",
+        "range": [0, math.log10(max(most, 10)) + 0.15],
+        "tickvals": ticks,
+        "ticktext": [f"{v:,}" for v in ticks],
+        "showgrid": False,
+    }
 
 
 MASS_LINEAR = {"title": "valid mass", "type": "linear", "range": [0, 1.05], "tickformat": ".0%"}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import codecs
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from html import escape
@@ -34,6 +34,7 @@ from fsmviz.app.live import (
     allowed_sets,
     plural,
     progress,
+    shadow_announcement,
     shadow_frames,
 )
 from fsmviz.app.scratch import run_folder
@@ -156,7 +157,23 @@ def grammar_frames(
     """Stream ``model`` under ``view``'s grammar (a ``grammar_page.GrammarView``), then the
     shadow run: frames as the regex page's (``live.live_run``), the place lit in each.
     ``findings``: the grammar doctor's, shown with the run's collapses at the end."""
-    from fsmviz.app import grammar_page as gp
+    trace, first = yield from _constrained_frames(model, view, prompt, options)
+    ending = finish_grammar(model, view, trace, findings)
+    if not shadow:
+        yield ending
+        return
+    yield _shadow_announced(ending, trace, options, first)
+    for later in shadow_frames(model, prompt, options, ending.frame.status):
+        yield GrammarFrame(later)
+
+
+def _constrained_frames(
+    model: Any, view: Any, prompt: str, options: GenerationOptions
+) -> Generator[GrammarFrame, None, tuple[Trace, bool]]:
+    """The constrained run's frames, one per arrival of steps: the parser's chart follows
+    the decoded text, each step records the rule path before and after it, and the chart
+    is redrawn at most every ``CHART_EVERY`` seconds. Returns the run's trace and whether
+    no frame was yielded (the run wrote nothing)."""
     from fsmviz.generation.generate import stream
 
     chart = Chart.start(view.network)
@@ -180,37 +197,53 @@ def grammar_frames(
             figure = None
             if now - last_chart > CHART_EVERY:
                 figure, last_chart = valid_mass_figure(steps), now
-            place = place_in(chart)
-            yield GrammarFrame(
-                PageFrame(
-                    progress("Generating", len(steps), options.max_tokens, now - started),
-                    dfa=gp.rules_html(view, place),
-                    output=output_html(steps),
-                    text="".join(pieces(steps)),
-                    shadow=SHADOW_LATER if first else None,
-                    steps=steps_html(steps, states=rules),
-                    chart=figure,
-                    error="" if first else None,
-                    new_steps=tuple(new),
-                ),
-                gp.place_html(place),
-                gp.terminal_html(place),
-            )
+            status = progress("Generating", len(steps), options.max_tokens, now - started)
+            yield _lit_frame(view, status, steps, rules, place_in(chart), figure, new, first)
             first = False
-    trace = run.trace()
-    ending = finish_grammar(model, view, trace, findings)
-    if not shadow:
-        yield ending
-        return
-    cost = (
-        f" Now the unconstrained shadow run: up to {plural(options.max_tokens, 'token')}, "
-        f"about {options.max_tokens / max(trace.tokens_per_second, 0.1):.0f} s at most "
-        "(“Skip shadow run” skips it; everything above stays)."
-    )
-    frame = ending.frame
-    yield GrammarFrame(
+    return run.trace(), first
+
+
+def _lit_frame(
+    view: Any,
+    status: str,
+    steps: list[Step],
+    rules: list[tuple[str, str]],
+    place: Any,
+    figure: Any,
+    new: Sequence[Step],
+    first: bool,
+) -> GrammarFrame:
+    """One frame of the constrained run: the rules drawing with ``place`` lit, the output
+    and steps so far, the place and its terminal in words; the first frame also clears the
+    error and says the shadow run comes later."""
+    from fsmviz.app import grammar_page as gp
+
+    return GrammarFrame(
         PageFrame(
-            frame.status + cost,
+            status,
+            dfa=gp.rules_html(view, place),
+            output=output_html(steps),
+            text="".join(pieces(steps)),
+            shadow=SHADOW_LATER if first else None,
+            steps=steps_html(steps, states=rules),
+            chart=figure,
+            error="" if first else None,
+            new_steps=tuple(new),
+        ),
+        gp.place_html(place),
+        gp.terminal_html(place),
+    )
+
+
+def _shadow_announced(
+    ending: GrammarFrame, trace: Trace, options: GenerationOptions, first: bool
+) -> GrammarFrame:
+    """The constrained run's last frame with the shadow run announced: its cost at the
+    run's speed, and how to skip it."""
+    frame = ending.frame
+    return GrammarFrame(
+        PageFrame(
+            frame.status + shadow_announcement(options, trace),
             **{k: getattr(frame, k) for k in _FINAL},
             shadow=SHADOW_LATER if first else None,
             shadow_next=True,
@@ -219,8 +252,6 @@ def grammar_frames(
         ending.terminal,
         ending.stepping,
     )
-    for later in shadow_frames(model, prompt, options, frame.status):
-        yield GrammarFrame(later)
 
 
 _FINAL = ("dfa", "output", "text", "steps", "chart", "diagnosis", "error", "trace", "findings",

@@ -7,9 +7,9 @@ on the parser's stacks carrying the CSS class ``current``), the stacks in plain 
 the terminal being read drawn as its own DFA with its state lit, the output, and the
 grammar doctor's findings. A step slider replays the run: the place after any step.
 
-Everything but ``build_grammar_tab`` (layout and wiring) and the ``on_*`` handlers (one
-call each) is a pure function returning data or HTML, with every piece of user text and
-model output escaped, tested without a browser.
+Everything but ``build_grammar_tab`` (a layout calling small builders, then the wiring)
+and the ``on_*`` handlers (one call each) is a pure function returning data or HTML, with
+every piece of user text and model output escaped, tested without a browser.
 """
 
 from __future__ import annotations
@@ -395,16 +395,83 @@ class GrammarTab:
     """A ``gr.State``: the finished run's ``grammar_live.Stepping`` (names, allowed sets)."""
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """The left column's inputs: what a run reads."""
+
+    box: Any
+    fmt: Any
+    prompt: Any
+    max_tokens: Any
+    temperature: Any
+    seed: Any
+    chat: Any
+
+    def run_inputs(self, mark: Any) -> list:
+        """The inputs ``on_run`` takes, in its order, with the Stop mark last."""
+        return [self.box, self.fmt, self.prompt, self.max_tokens, self.temperature, self.seed,
+                self.chat, mark]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Learn:
+    """The Learn accordion's parts: the depth slider and its view, the masks comparison."""
+
+    depth: Any
+    view: Any
+    prefix: Any
+    compare: Any
+    masks: Any
+
+
 def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> None:
     """Lay out and wire the grammar tab inside the current ``gr.Tab``; with ``demo`` (the
     page's ``gr.Blocks``), a link's grammar, prompt, options, run and step are restored
-    when the page loads (``on_load``, static/grammar.js)."""
+    when the page loads (``on_load``, static/grammar.js).
+
+    A layout: each builder below adds its components in page order and returns them;
+    the last ones wire the events."""
     import gradio as gr
 
     from fsmviz.app.handlers import Page, StopMark
 
     first = next(iter(grammar_examples().values()))
     start = grammar_view(first.grammar, first.format)
+    buttons = _example_buttons()
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2, min_width=300):
+            settings = _settings(first)
+            run, stop = _actions()
+            error, status, output, shadow, doctor = _results(start)
+        with gr.Column(scale=3, min_width=320):
+            prev, step, after = _stepper()
+            place, rules, terminal, allowed = _run_views(start)
+    chart, steps, downloads = _run_record()
+    learn = _learn()
+    state = {"time_to_live": 3600}
+    page = Page(
+        rules, output, shadow, steps, chart, doctor, error, status, gr.State(None, **state),
+        gr.State((), **state), step, downloads, run, stop, allowed,
+    )  # fmt: skip
+    tab = GrammarTab(page, place, terminal, gr.State(None, **state))
+    mark = gr.State(StopMark())
+    _wire_grammar(models, settings, learn, tab)
+    _wire_runs(models, settings, tab, mark, buttons, runs_at_once)
+    learn.compare.click(
+        partial(on_compare, models),
+        [settings.box, settings.fmt, learn.prefix],
+        learn.masks,
+        **PRIVATE,
+    )
+    _wire_stepping(settings, tab, prev, after)
+    if demo is not None:
+        _restore_on_load(demo, models, settings)
+
+
+def _example_buttons() -> list:
+    """The tab's lead paragraph and one button per example: ``(button, example name)``."""
+    import gradio as gr
+
     gr.HTML(
         "<p class='lead'>A context-free grammar (llama.cpp's GBNF or llguidance's Lark) "
         "drawn as small automata that <em>call</em> each other: a dashed edge reads a whole "
@@ -413,69 +480,105 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
         elem_id="grammar-intro",
     )
     with gr.Row(elem_id="grammar-examples"):
-        buttons = [
+        return [
             (gr.Button(name, size="sm", elem_classes="grammar-example"), name)
             for name in grammar_examples()
         ]
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=2, min_width=300):
-            box = gr.Textbox(
-                first.grammar, label="Grammar", elem_id="grammar", lines=10, max_lines=24
-            )
-            fmt = gr.Radio(list(FORMATS), value="auto", label="Format", elem_id="grammar-format")
-            prompt = gr.Textbox(first.prompt, label="Prompt", elem_id="grammar-prompt", lines=2)
-            with gr.Row():
-                max_tokens = gr.Slider(
-                    1, 256, value=first.max_tokens, step=1, label="Max tokens",
-                    elem_id="grammar-max-tokens",
-                )  # fmt: skip
-                temperature = gr.Slider(
-                    0.0, 2.0, value=0.0, step=0.05, label="Temperature (0 = greedy)",
-                    elem_id="grammar-temperature",
-                )  # fmt: skip
-            with gr.Row():
-                seed = gr.Number(0, label="Seed", precision=0, minimum=0, elem_id="grammar-seed")
-                chat = gr.Checkbox(True, label="Chat template", elem_id="grammar-chat")
-            with gr.Row(elem_id="grammar-actions"):
-                run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
-                stop = gr.Button("Stop", variant="stop", elem_id="grammar-stop", visible=False)
-                gr.HTML(
-                    '<button type="button" id="grammar-copy-link" title="copy a link to this '
-                    'grammar, prompt, settings and step">Copy link</button>',
-                    elem_id="grammar-share",
-                )
-            error = gr.HTML(start.error, elem_id="grammar-error")
-            status = gr.HTML("", elem_id="grammar-status")
-            gr.HTML("<h3>Constrained output</h3>", elem_id="grammar-output-head")
-            output = gr.HTML(
-                '<p class="empty">Press Generate: the output appears here.</p>',
-                elem_id="grammar-output",
-            )
-            gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>")
-            shadow = gr.HTML(
-                '<p class="empty">After the run, the model writes freely here.</p>',
-                elem_id="grammar-shadow",
-            )
-            gr.HTML("<h3>Grammar doctor</h3>")
-            doctor = gr.HTML(
-                grammar_findings_html(grammar_findings(start, None)), elem_id="grammar-doctor"
-            )
-        with gr.Column(scale=3, min_width=320):
-            with gr.Row(elem_id="grammar-stepper", equal_height=False):
-                prev = gr.Button("◀ Prev", size="sm", elem_id="grammar-prev", min_width=60)
-                step = gr.Slider(
-                    0, 1, value=0, step=1, label="Step", elem_id="grammar-step",
-                    interactive=False, scale=4,
-                )  # fmt: skip
-                after = gr.Button("Next ▶", size="sm", elem_id="grammar-next", min_width=60)
-            place = gr.HTML(place_html(None), elem_id="grammar-place")
-            rules = gr.HTML(rules_html(start), elem_id="rules")
-            terminal = gr.HTML("", elem_id="grammar-terminal")
-            allowed = gr.HTML(
-                '<p class="empty">After a run, every token each step allowed, and the '
-                "model's favourites the grammar blocked.</p>",
-                elem_id="grammar-allowed",
-            )
+
+
+def _settings(first: GrammarExample) -> _Settings:
+    """The grammar box, its format, the prompt and the sampling options, filled from the
+    first example."""
+    import gradio as gr
+
+    box = gr.Textbox(first.grammar, label="Grammar", elem_id="grammar", lines=10, max_lines=24)
+    fmt = gr.Radio(list(FORMATS), value="auto", label="Format", elem_id="grammar-format")
+    prompt = gr.Textbox(first.prompt, label="Prompt", elem_id="grammar-prompt", lines=2)
+    with gr.Row():
+        max_tokens = gr.Slider(
+            1, 256, value=first.max_tokens, step=1, label="Max tokens",
+            elem_id="grammar-max-tokens",
+        )  # fmt: skip
+        temperature = gr.Slider(
+            0.0, 2.0, value=0.0, step=0.05, label="Temperature (0 = greedy)",
+            elem_id="grammar-temperature",
+        )  # fmt: skip
+    with gr.Row():
+        seed = gr.Number(0, label="Seed", precision=0, minimum=0, elem_id="grammar-seed")
+        chat = gr.Checkbox(True, label="Chat template", elem_id="grammar-chat")
+    return _Settings(box, fmt, prompt, max_tokens, temperature, seed, chat)
+
+
+def _actions() -> tuple[Any, Any]:
+    """Generate, Stop (shown while a run streams) and the copy-link button: ``(run, stop)``."""
+    import gradio as gr
+
+    with gr.Row(elem_id="grammar-actions"):
+        run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
+        stop = gr.Button("Stop", variant="stop", elem_id="grammar-stop", visible=False)
+        gr.HTML(
+            '<button type="button" id="grammar-copy-link" title="copy a link to this '
+            'grammar, prompt, settings and step">Copy link</button>',
+            elem_id="grammar-share",
+        )
+    return run, stop
+
+
+def _results(start: GrammarView) -> tuple[Any, ...]:
+    """What a run writes under the inputs: ``(error, status, output, shadow, doctor)``; the
+    doctor starts with the first example's findings."""
+    import gradio as gr
+
+    error = gr.HTML(start.error, elem_id="grammar-error")
+    status = gr.HTML("", elem_id="grammar-status")
+    gr.HTML("<h3>Constrained output</h3>", elem_id="grammar-output-head")
+    output = gr.HTML(
+        '<p class="empty">Press Generate: the output appears here.</p>',
+        elem_id="grammar-output",
+    )
+    gr.HTML("<h3>What the model wanted (unconstrained, same prompt and seed)</h3>")
+    shadow = gr.HTML(
+        '<p class="empty">After the run, the model writes freely here.</p>',
+        elem_id="grammar-shadow",
+    )
+    gr.HTML("<h3>Grammar doctor</h3>")
+    doctor = gr.HTML(grammar_findings_html(grammar_findings(start, None)), elem_id="grammar-doctor")
+    return error, status, output, shadow, doctor
+
+
+def _stepper() -> tuple[Any, Any, Any]:
+    """The Step slider between Prev and Next: ``(prev, step, next)``; fixed until a run."""
+    import gradio as gr
+
+    with gr.Row(elem_id="grammar-stepper", equal_height=False):
+        prev = gr.Button("◀ Prev", size="sm", elem_id="grammar-prev", min_width=60)
+        step = gr.Slider(
+            0, 1, value=0, step=1, label="Step", elem_id="grammar-step",
+            interactive=False, scale=4,
+        )  # fmt: skip
+        after = gr.Button("Next ▶", size="sm", elem_id="grammar-next", min_width=60)
+    return prev, step, after
+
+
+def _run_views(start: GrammarView) -> tuple[Any, Any, Any, Any]:
+    """The right column's views of one step: ``(place, rules, terminal, allowed)``."""
+    import gradio as gr
+
+    place = gr.HTML(place_html(None), elem_id="grammar-place")
+    rules = gr.HTML(rules_html(start), elem_id="rules")
+    terminal = gr.HTML("", elem_id="grammar-terminal")
+    allowed = gr.HTML(
+        '<p class="empty">After a run, every token each step allowed, and the '
+        "model's favourites the grammar blocked.</p>",
+        elem_id="grammar-allowed",
+    )
+    return place, rules, terminal, allowed
+
+
+def _run_record() -> tuple[Any, Any, Any]:
+    """Under both columns, the whole run: ``(chart, steps, downloads)``."""
+    import gradio as gr
+
     gr.HTML("<h3>Valid mass per step</h3>")
     chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="grammar-chart")
     gr.HTML("<h3>Steps</h3>")
@@ -484,10 +587,17 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
     with gr.Accordion("Downloads: the trace as JSON and CSV, the grammar, its rules drawing "
                       "as SVG", open=False):  # fmt: skip
         downloads = gr.File(file_count="multiple", elem_id="grammar-downloads", interactive=False)
+    return chart, steps, downloads
+
+
+def _learn() -> _Learn:
+    """The Learn accordion: regex to grammar by depth, and ParserLLM's mask against ours."""
+    import gradio as gr
+
     with gr.Accordion("Learn: from regex to grammar", open=False, elem_id="grammar-learn"):
         depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
                           elem_id="grammar-learn-depth")  # fmt: skip
-        learn = gr.HTML(learn_html(3), elem_id="grammar-learn-view")
+        view = gr.HTML(learn_html(3), elem_id="grammar-learn-view")
         gr.HTML(
             "<h4>ParserLLM's method against the exact mask</h4><p>Seed 002's ParserLLM asks "
             "the parser which terminals may come next and masks with their regex: a token "
@@ -498,43 +608,62 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
             prefix = gr.Textbox('{"title', label="Text so far", elem_id="grammar-learn-prefix")
             compare = gr.Button("Compare the masks", elem_id="grammar-learn-compare")
         masks = gr.HTML("", elem_id="grammar-learn-masks")
-    state = {"time_to_live": 3600}
-    page = Page(
-        rules, output, shadow, steps, chart, doctor, error, status, gr.State(None, **state),
-        gr.State((), **state), step, downloads, run, stop, allowed,
-    )  # fmt: skip
-    tab = GrammarTab(page, place, terminal, gr.State(None, **state))
-    mark = gr.State(StopMark())
-    depth.change(learn_html, depth, learn, trigger_mode="always_last", **PRIVATE)
-    drawn = [rules, doctor, error]
-    box.change(partial(on_grammar, models), [box, fmt, max_tokens], drawn,
-               trigger_mode="always_last", **PRIVATE)  # fmt: skip
-    fmt.input(partial(on_grammar, models), [box, fmt, max_tokens], drawn, **PRIVATE)
+    return _Learn(depth, view, prefix, compare, masks)
+
+
+def _wire_grammar(models: Any, settings: _Settings, learn: _Learn, tab: GrammarTab) -> None:
+    """The grammar box and its format redraw the rules and the doctor; Learn's depth
+    redraws Learn's view."""
+    page = tab.page
+    learn.depth.change(learn_html, learn.depth, learn.view, trigger_mode="always_last", **PRIVATE)
+    drawn = [page.dfa, page.diagnosis, page.error]
+    typed = [settings.box, settings.fmt, settings.max_tokens]
+    settings.box.change(partial(on_grammar, models), typed, drawn,
+                        trigger_mode="always_last", **PRIVATE)  # fmt: skip
+    settings.fmt.input(partial(on_grammar, models), typed, drawn, **PRIVATE)
+
+
+def _wire_runs(
+    models: Any, settings: _Settings, tab: GrammarTab, mark: Any, buttons: list, at_once: int
+) -> None:
+    """Generate and each example button start a run (an example fills the boxes first);
+    Stop marks the run to end. At most ``at_once`` runs share the model."""
     outputs = run_outputs(tab)
-    inputs = [box, fmt, prompt, max_tokens, temperature, seed, chat, mark]
-    running = {"concurrency_limit": runs_at_once, "concurrency_id": "generate", **PRIVATE}
-    run.click(partial(on_run, tab, models), inputs, outputs, trigger_mode="multiple", **running)
+    inputs = settings.run_inputs(mark)
+    running = {"concurrency_limit": at_once, "concurrency_id": "generate", **PRIVATE}
+    tab.page.run.click(
+        partial(on_run, tab, models), inputs, outputs, trigger_mode="multiple", **running
+    )
+    filled = [settings.box, settings.fmt, settings.prompt, settings.max_tokens]
     for button, name in buttons:
-        button.click(
-            partial(on_example, name), None, [box, fmt, prompt, max_tokens], **PRIVATE
-        ).then(partial(on_run, tab, models), inputs, outputs, **running)
-    stop.click(partial(on_stop, tab), mark, stop, **PRIVATE)
-    compare.click(partial(on_compare, models), [box, fmt, prefix], masks, **PRIVATE)
-    shown = [rules, place, terminal, steps, output, allowed, chart]
-    step.change(on_step, [step, page.trace, tab.stepping, box, fmt], shown,
-                trigger_mode="always_last", **PRIVATE)  # fmt: skip
-    prev.click(partial(on_move, -1), [step, page.trace], step, **PRIVATE)
-    after.click(partial(on_move, 1), [step, page.trace], step, **PRIVATE)
-    if demo is not None:
+        button.click(partial(on_example, name), None, filled, **PRIVATE).then(
+            partial(on_run, tab, models), inputs, outputs, **running
+        )
+    tab.page.stop.click(partial(on_stop, tab), mark, tab.page.stop, **PRIVATE)
 
-        def load(request):  # Gradio hands the request in by this annotation
-            return on_load(models, request)
 
-        load.__annotations__["request"] = gr.Request
-        demo.load(
-            load, None,
-            [box, fmt, prompt, max_tokens, temperature, seed, chat], js=GRAMMAR_JS, **PRIVATE,
-        )  # fmt: skip
+def _wire_stepping(settings: _Settings, tab: GrammarTab, prev: Any, after: Any) -> None:
+    """The Step slider redraws the place after that step; Prev and Next move it by one."""
+    page = tab.page
+    shown = [page.dfa, tab.place, tab.terminal, page.steps, page.output, page.allowed,
+             page.chart]  # fmt: skip
+    page.step.change(on_step, [page.step, page.trace, tab.stepping, settings.box, settings.fmt],
+                     shown, trigger_mode="always_last", **PRIVATE)  # fmt: skip
+    prev.click(partial(on_move, -1), [page.step, page.trace], page.step, **PRIVATE)
+    after.click(partial(on_move, 1), [page.step, page.trace], page.step, **PRIVATE)
+
+
+def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
+    """On page load, a link's grammar, prompt and options fill the boxes (``on_load``);
+    static/grammar.js then restores the run and the step."""
+    import gradio as gr
+
+    def load(request):  # Gradio hands the request in by this annotation
+        return on_load(models, request)
+
+    load.__annotations__["request"] = gr.Request
+    filled = settings.run_inputs(None)[:-1]
+    demo.load(load, None, filled, js=GRAMMAR_JS, **PRIVATE)
 
 
 def run_outputs(tab: GrammarTab) -> list:

@@ -353,6 +353,16 @@ def on_run(
     yield {**idle(page), page.status: said if written else "Stopped."}
 
 
+def shadow_skipped(page: Page, status: str) -> dict:
+    """The updates of a run stopped during its shadow run: idle again, the shadow output
+    saying it was skipped, the constrained run's ``status`` kept."""
+    return {
+        **idle(page),
+        page.shadow: '<p class="empty">The shadow run was skipped.</p>',
+        page.status: f"{status} The shadow run was skipped.",
+    }
+
+
 def stopped_frame(
     models: BackgroundModel,
     pattern: str,
@@ -509,11 +519,7 @@ def follow(
     if not mark.stopped(me):
         return None
     if traced is not None:
-        yield {
-            **idle(page),
-            page.shadow: '<p class="empty">The shadow run was skipped.</p>',
-            page.status: f"{status(traced)} The shadow run was skipped.",
-        }
+        yield shadow_skipped(page, status(traced))
         return None
     return written
 
@@ -638,41 +644,14 @@ def on_load(models: BackgroundModel, request: gr.Request):
     ``ui.main_view``; a box set here while someone types in it can make Gradio's page
     fire its change event for seconds, each value in turn.)"""
     q = dict(request.query_params) if request else {}
-
-    def given(key, cast, lo, hi):  # out of range: clamped; not a number (NaN too): skipped
-        try:
-            value = cast(q[key])
-        except (KeyError, ValueError, OverflowError):
-            return gr.skip()
-        return min(max(value, lo), hi) if value == value else gr.skip()
-
+    given = partial(_given, q)
     pattern = q["regex"][:MAX_PATTERN_LENGTH] if "regex" in q else None
     max_tokens = given("max_tokens", int, 1, MAX_TOKENS_LIMIT)
     schema_part = (gr.skip(),) * 8  # no schema in the link: the part as it is
     if "schema" in q:  # a schema run's link: the schema's regex, not the regex given
-        budget = max_tokens if isinstance(max_tokens, int) else DEFAULT_MAX_TOKENS
-        used = use_linked_schema(q["schema"], q.get("whitespace"), models.vocabulary(), budget)
-        if used.choice is not None:
-            pattern = used.choice.regex
-        schema_part = (
-            q["schema"][:MAX_LINKED_SCHEMA],
-            used.choice.whitespace if used.choice else gr.skip(),
-            used.choice,
-            used.findings,
-            used.findings_html,
-            used.error,
-            mode_html(used.choice, pattern or ""),
-            gr.Accordion(open=True),
-        )
+        pattern, schema_part = _linked_schema_part(models, q, pattern, max_tokens)
     drawn = on_pattern(models, pattern) if pattern is not None else (gr.skip(),) * 3
-    decoding = (  # the decoding box (``MainView.decoding``): a link carries what is not default
-        given("top_k", int, 0, MAX_TOP_K),
-        given("top_p", float, 0.01, 1.0),
-        q["stop"] if q.get("stop") in STOP_RULES else gr.skip(),
-        q["overshoot"] != "0" if "overshoot" in q else gr.skip(),
-    )
-    linked = any(v != gr.skip() for v in decoding)
-    decoding += (gr.Accordion(open=True) if linked else gr.skip(),)  # shown: why it differs
+    decoding = _linked_decoding(q)
     return (
         pattern if pattern is not None else gr.skip(),
         q["prompt"][:MAX_PROMPT] if "prompt" in q else gr.skip(),
@@ -689,6 +668,51 @@ def on_load(models: BackgroundModel, request: gr.Request):
         *schema_part,
         *decoding,
     )
+
+
+def _given(q: dict[str, str], key: str, cast, lo, hi):
+    """The link's number ``q[key]`` read by ``cast``: out of range, clamped; missing or not
+    a number (NaN too), skipped."""
+    try:
+        value = cast(q[key])
+    except (KeyError, ValueError, OverflowError):
+        return gr.skip()
+    return min(max(value, lo), hi) if value == value else gr.skip()
+
+
+def _linked_schema_part(
+    models: BackgroundModel, q: dict[str, str], pattern: str | None, max_tokens
+) -> tuple[str | None, tuple]:
+    """A schema run's link: the pattern (the schema's regex where it has one, else
+    ``pattern``) and the JSON Schema part's eight values (``MainView.schema_outputs``),
+    the part opened."""
+    budget = max_tokens if isinstance(max_tokens, int) else DEFAULT_MAX_TOKENS
+    used = use_linked_schema(q["schema"], q.get("whitespace"), models.vocabulary(), budget)
+    if used.choice is not None:
+        pattern = used.choice.regex
+    return pattern, (
+        q["schema"][:MAX_LINKED_SCHEMA],
+        used.choice.whitespace if used.choice else gr.skip(),
+        used.choice,
+        used.findings,
+        used.findings_html,
+        used.error,
+        mode_html(used.choice, pattern or ""),
+        gr.Accordion(open=True),
+    )
+
+
+def _linked_decoding(q: dict[str, str]) -> tuple:
+    """The decoding box (``MainView.decoding``): what the link carries, the rest skipped,
+    and the box opened when the link sets any of it (it shows why the run differs)."""
+    decoding = (
+        _given(q, "top_k", int, 0, MAX_TOP_K),
+        _given(q, "top_p", float, 0.01, 1.0),
+        q["stop"] if q.get("stop") in STOP_RULES else gr.skip(),
+        q["overshoot"] != "0" if "overshoot" in q else gr.skip(),
+    )
+    linked = any(v != gr.skip() for v in decoding)
+    return (*decoding, gr.Accordion(open=True) if linked else gr.skip())
 
 
 def on_tick(models: BackgroundModel):

@@ -18,7 +18,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -58,6 +58,7 @@ __all__ = [
     "done_status",
     "finish",
     "progress",
+    "shadow_announcement",
     "shadow_frames",
     "step_lights",
     "PageFrame",
@@ -432,17 +433,50 @@ def live_run(
 ) -> Iterator[PageFrame]:
     """Stream the constrained run, then the shadow run, as page frames."""
     if view.dfa is None:
-        yield PageFrame(
-            "Fix the pattern first: the Regex box says what is wrong.",
-            dfa=dfa_html(view),
-            output="",
-            shadow="",
-            steps=steps_html([]),
-            text="",
-            diagnosis=findings_html(view.findings, pattern=view.pattern),
-            error=view.error,
-        )
+        yield _unfixed_frame(view)
         return
+    trace, first = yield from _constrained_frames(model, view, prompt, options)
+    ending = finish(model, view, trace)
+    yield PageFrame(
+        ending.status + shadow_announcement(options, trace),
+        dfa=ending.dfa,
+        output=ending.output,
+        text=ending.text,
+        shadow=SHADOW_LATER if first else None,
+        steps=ending.steps,
+        chart=ending.chart,
+        diagnosis=ending.diagnosis,
+        error="",
+        trace=trace,
+        findings=ending.findings,
+        allowed=ending.allowed,
+        shadow_next=True,
+    )
+    yield from shadow_frames(model, prompt, options, ending.status)
+
+
+def _unfixed_frame(view: PatternView) -> PageFrame:
+    """The one frame of a run asked for while the pattern does not compile: nothing run,
+    the Regex box's error and the doctor's findings kept."""
+    return PageFrame(
+        "Fix the pattern first: the Regex box says what is wrong.",
+        dfa=dfa_html(view),
+        output="",
+        shadow="",
+        steps=steps_html([]),
+        text="",
+        diagnosis=findings_html(view.findings, pattern=view.pattern),
+        error=view.error,
+    )
+
+
+def _constrained_frames(
+    model: Model, view: PatternView, prompt: str, options: GenerationOptions
+) -> Generator[PageFrame, None, tuple[Trace, bool]]:
+    """The constrained run's frames, one per arrival of steps, the path lit in the drawing
+    and the chart redrawn at most every ``CHART_EVERY`` seconds; the first also clears the
+    error and shows the findings. Returns the run's trace and whether no frame was yielded
+    (the run wrote nothing)."""
     steps: list[Step] = []
     last_chart = 0.0
     run = stream(model, view.pattern, prompt, options)
@@ -469,29 +503,25 @@ def live_run(
                 new_steps=tuple(new),
             )
             first = False
-    trace = run.trace()
-    ending = finish(model, view, trace)
-    shadow_cost = (
+    return run.trace(), first
+
+
+def shadow_announcement(options: GenerationOptions, trace: Trace) -> str:
+    """The sentence added to a finished run's status before the shadow run: how many
+    tokens it may write and, at the constrained run's speed, about how long that takes.
+
+    >>> from fsmviz.generation.trace import GenerationOptions
+    >>> class Run:
+    ...     tokens_per_second = 20.0
+    >>> text = shadow_announcement(GenerationOptions(max_tokens=40), Run())
+    >>> "up to 40 tokens, about 2 s at most" in text
+    True
+    """
+    return (
         f" Now the unconstrained shadow run: up to {plural(options.max_tokens, 'token')}, "
         f"about {options.max_tokens / max(trace.tokens_per_second, 0.1):.0f} s at most "
         "(“Skip shadow run” skips it; everything above stays)."
     )
-    yield PageFrame(
-        ending.status + shadow_cost,
-        dfa=ending.dfa,
-        output=ending.output,
-        text=ending.text,
-        shadow=SHADOW_LATER if first else None,
-        steps=ending.steps,
-        chart=ending.chart,
-        diagnosis=ending.diagnosis,
-        error="",
-        trace=trace,
-        findings=ending.findings,
-        allowed=ending.allowed,
-        shadow_next=True,
-    )
-    yield from shadow_frames(model, prompt, options, ending.status)
 
 
 def shadow_frames(

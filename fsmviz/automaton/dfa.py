@@ -32,7 +32,7 @@ follow links grow quadratically like ``(a?){4000}``, is refused too.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, reduce
 from operator import or_
@@ -649,21 +649,8 @@ def _subsets(
                         j = new_state(target)
                     moves[j] = moves.get(j, 0) | 1 << k
         elif reachable:
-            by_classes: dict[int, int] = {}  # a set of classes -> the positions accepting them
-            for p in set_bits(reachable):
-                classes = position_classes[p]
-                by_classes[classes] = by_classes.get(classes, 0) | 1 << p
-            groups = {everything: 0}  # classes alike so far -> the positions they reach
-            for accepted, positions in by_classes.items():
-                split: dict[int, int] = {}
-                for classes, target in groups.items():
-                    if inside := classes & accepted:
-                        split[inside] = target | positions
-                    if outside := classes & ~accepted:
-                        split[outside] = target
-                groups = split
             new: list[tuple[int, int]] = []  # (classes, target) of targets not seen before
-            for classes, target in groups.items():
+            for classes, target in _class_groups(reachable, position_classes, everything):
                 if target:
                     j = ids.get(target)
                     if j is None:
@@ -676,6 +663,37 @@ def _subsets(
         transitions.append(moves)
         i += 1
     return accepting, transitions
+
+
+def _class_groups(
+    reachable: int, position_classes: list[int], everything: int
+) -> Iterable[tuple[int, int]]:
+    """The classes split by where they lead from ``reachable``: ``(classes, target)``
+    pairs, the classes in each leading to the same positions (an empty target where they
+    lead nowhere).
+
+    The reachable positions are first gathered by the classes they accept; each such set
+    then cuts every group in two (the classes inside it reach its positions too, those
+    outside do not). Example: positions 1 (``[^"]``) and 2 (``"``), classes 0 (``"``) and
+    1 (the rest): ``{0b01: 0b100, 0b10: 0b010}``, one lookup per group.
+
+    >>> sorted(_class_groups(0b110, [0, 0b10, 0b01], 0b11))
+    [(1, 4), (2, 2)]
+    """
+    by_classes: dict[int, int] = {}  # a set of classes -> the positions accepting them
+    for p in set_bits(reachable):
+        classes = position_classes[p]
+        by_classes[classes] = by_classes.get(classes, 0) | 1 << p
+    groups = {everything: 0}  # classes alike so far -> the positions they reach
+    for accepted, positions in by_classes.items():
+        split: dict[int, int] = {}
+        for classes, target in groups.items():
+            if inside := classes & accepted:
+                split[inside] = target | positions
+            if outside := classes & ~accepted:
+                split[outside] = target
+        groups = split
+    return groups.items()
 
 
 def _smallest_class_first(moves: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -894,19 +912,7 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
     dead state that is never written out: the starting blocks already tell apart the
     states that refuse a class (Valmari and Lehtinen, 2008, refine partial DFAs so).
     """
-    incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
-    alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
-    for source, moves in enumerate(transitions):
-        moved_on = 0
-        for target, classes in moves.items():
-            incoming[target].append((source, classes))
-            moved_on |= classes
-        alike.setdefault((source in accepting, moved_on), set()).add(source)
-    blocks = list(alike.values())
-    block_of = [0] * len(transitions)
-    for b, members in enumerate(blocks):
-        for state in members:
-            block_of[state] = b
+    incoming, blocks, block_of = _starting_blocks(accepting, transitions)
     largest = max(range(len(blocks)), key=lambda b: len(blocks[b]))
     queued = set(range(len(blocks))) - {largest}
     pending = sorted(queued)
@@ -944,6 +950,33 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
             queued.update(halves)
             pending.extend(halves)
     return block_of
+
+
+def _starting_blocks(
+    accepting: set[int], transitions: list[_Moves]
+) -> tuple[list[list[tuple[int, int]]], list[set[int]], list[int]]:
+    """Hopcroft's starting partition: states alike in whether they accept and which
+    classes they move on, as ``(incoming, blocks, block_of)``: each state's incoming edges
+    ``(source, classes)``, the blocks, and each state's block number.
+
+    >>> _, blocks, block_of = _starting_blocks({2}, [{1: 0b1}, {2: 0b1}, {}])
+    >>> blocks, block_of
+    ([{0, 1}, {2}], [0, 0, 1])
+    """
+    incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
+    alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
+    for source, moves in enumerate(transitions):
+        moved_on = 0
+        for target, classes in moves.items():
+            incoming[target].append((source, classes))
+            moved_on |= classes
+        alike.setdefault((source in accepting, moved_on), set()).add(source)
+    blocks = list(alike.values())
+    block_of = [0] * len(transitions)
+    for b, members in enumerate(blocks):
+        for state in members:
+            block_of[state] = b
+    return incoming, blocks, block_of
 
 
 def _renumbered(

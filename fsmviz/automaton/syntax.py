@@ -550,7 +550,22 @@ def _regular_anchors(pattern: str) -> frozenset[int]:
     [[4, 8], [3], [], [0]]
     """
     tokens = _anchor_tokens(pattern)
-    partner: dict[int, int] = {}  # "(" token <-> its ")" token
+    partner = _group_partners(tokens)
+    regular = set()
+    for t, (kind, position) in enumerate(tokens):
+        first = kind == "start" and _nothing_before(tokens, partner, t)
+        if first or kind == "end" and _nothing_after(tokens, partner, t):
+            regular.add(position)
+    return frozenset(regular)
+
+
+_Tokens = list[tuple[str, int]]
+"""The anchor tokens, ``(kind, position)`` pairs (``_anchor_tokens``)."""
+
+
+def _group_partners(tokens: _Tokens) -> dict[int, int]:
+    """Each ``(`` token's ``)`` token and back (an unclosed group has none)."""
+    partner: dict[int, int] = {}
     stack: list[int] = []
     for t, (kind, _) in enumerate(tokens):
         if kind == "(":
@@ -558,55 +573,59 @@ def _regular_anchors(pattern: str) -> frozenset[int]:
         elif kind == ")" and stack:
             opened = stack.pop()
             partner[opened], partner[t] = t, opened
+    return partner
 
-    def repeated(close: int) -> bool:
-        return close + 1 < len(tokens) and tokens[close + 1][0] == "quantifier"
 
-    def is_first(t: int) -> bool:  # nothing can be read before token t
-        t -= 1
-        while t >= 0:
-            kind = tokens[t][0]
-            if kind == "flags" or kind == "(" and t in partner and not repeated(partner[t]):
+def _repeated(tokens: _Tokens, close: int) -> bool:
+    """Whether the group closed by token ``close`` is repeated (a quantifier follows)."""
+    return close + 1 < len(tokens) and tokens[close + 1][0] == "quantifier"
+
+
+def _nothing_before(tokens: _Tokens, partner: dict[int, int], t: int) -> bool:
+    """Whether nothing can be read before token ``t``: going left, only flag groups and
+    the openings of unrepeated groups, or an ``|`` whose group is itself such a first
+    item, up to the pattern's start."""
+    t -= 1
+    while t >= 0:
+        kind = tokens[t][0]
+        if kind == "flags" or kind == "(" and t in partner and not _repeated(tokens, partner[t]):
+            t -= 1
+        elif kind == "|":
+            depth = 0  # go out to the group holding this alternative
+            while t >= 0 and not (tokens[t][0] == "(" and depth == 0):
+                depth += 1 if tokens[t][0] == ")" else -1 if tokens[t][0] == "(" else 0
                 t -= 1
-            elif kind == "|":
-                depth = 0  # go out to the group holding this alternative
-                while t >= 0 and not (tokens[t][0] == "(" and depth == 0):
-                    depth += 1 if tokens[t][0] == ")" else -1 if tokens[t][0] == "(" else 0
-                    t -= 1
-                if t < 0:
-                    return True
-                if t not in partner or repeated(partner[t]):
-                    return False
-                t -= 1
-            else:
+            if t < 0:
+                return True
+            if t not in partner or _repeated(tokens, partner[t]):
                 return False
-        return True
+            t -= 1
+        else:
+            return False
+    return True
 
-    def is_last(t: int) -> bool:  # nothing can be read after token t
-        t += 1
-        while t < len(tokens):
-            kind = tokens[t][0]
-            if kind == ")" and t in partner and not repeated(t):
+
+def _nothing_after(tokens: _Tokens, partner: dict[int, int], t: int) -> bool:
+    """Whether nothing can be read after token ``t``: ``_nothing_before`` mirrored, going
+    right through the closings of unrepeated groups and out of alternatives."""
+    t += 1
+    while t < len(tokens):
+        kind = tokens[t][0]
+        if kind == ")" and t in partner and not _repeated(tokens, t):
+            t += 1
+        elif kind == "|":
+            depth = 0
+            while t < len(tokens) and not (tokens[t][0] == ")" and depth == 0):
+                depth += 1 if tokens[t][0] == "(" else -1 if tokens[t][0] == ")" else 0
                 t += 1
-            elif kind == "|":
-                depth = 0
-                while t < len(tokens) and not (tokens[t][0] == ")" and depth == 0):
-                    depth += 1 if tokens[t][0] == "(" else -1 if tokens[t][0] == ")" else 0
-                    t += 1
-                if t == len(tokens):
-                    return True
-                if t not in partner or repeated(t):
-                    return False
-                t += 1
-            else:
+            if t == len(tokens):
+                return True
+            if t not in partner or _repeated(tokens, t):
                 return False
-        return True
-
-    regular = set()
-    for t, (kind, position) in enumerate(tokens):
-        if kind == "start" and is_first(t) or kind == "end" and is_last(t):
-            regular.add(position)
-    return frozenset(regular)
+            t += 1
+        else:
+            return False
+    return True
 
 
 def _anchor_tokens(pattern: str) -> list[tuple[str, int]]:
@@ -832,7 +851,10 @@ def _normalize(pattern: str) -> str:
     (``\\0``, ``\\101``) become the characters themselves, a literal ``]`` first in a class
     (``[]a]``) becomes ``\\]``, a ``{`` that starts no repeat (``a{``, ``x{}``) becomes
     ``\\{``, comments ``(?#…)`` are dropped, and so are the anchors ``_regular_anchors``
-    finds (each stands for the empty string there)."""
+    finds (each stands for the empty string there).
+
+    One pass, left to right; each construct's piece says what it becomes and where the
+    reading goes on."""
     regular = _regular_anchors(pattern)
     out: list[str] = []
     i, in_class = 0, False
@@ -840,69 +862,86 @@ def _normalize(pattern: str) -> str:
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
-            e = pattern[i + 1]
-            code = _UNICODE_ESCAPE.match(pattern, i)
-            if not code:
-                code = (_CLASS_OCTAL if in_class else _OCTAL_ESCAPE).match(pattern, i)
-            if code:
-                char = _escaped_char(code)
-                out.append("\\" + char if char in _SPECIAL else char)
-                i = code.end()
-                continue
-            if not in_class:
-                if i in regular:
-                    i += 2
-                    continue
-                if e in _ESCAPE_REFUSALS:
-                    _refuse(_ESCAPE_REFUSALS[e], i)
-                if e in "123456789":
-                    _refuse(_BACKREF, i)
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if not in_class and pattern.startswith("(?#", i):
-            i = _comment_end(pattern, i)
-            continue
-        if not in_class and c == "{":
-            repeat = _QUANTIFIER.match(pattern, i)
-            if repeat is None:
-                out.append("\\{")  # Python reads it as the character "{"
-                i += 1
-                continue
-            if pattern.startswith("+", repeat.end()):
-                _refuse(_POSSESSIVE, repeat.end())
-            out.append(repeat.group())
-            i = repeat.end()
-            continue
-        if in_class:
+            text, i = _escape_at(pattern, i, in_class, regular)
+        elif in_class:
             in_class = c != "]"
+            text, i = c, i + 1
+        elif pattern.startswith("(?#", i):
+            text, i = "", _comment_end(pattern, i)
+        elif c == "{":
+            text, i = _brace_at(pattern, i)
         elif c == "[":
-            negated = pattern.startswith("[^", i)
-            out.append("[^" if negated else "[")
-            i += 2 if negated else 1
-            if pattern.startswith("]", i):
-                out.append("\\]")
-                i += 1
+            text, i = _class_open_at(pattern, i)
             in_class = True
-            continue
-        elif c == "(":
-            for prefix, refusal in _GROUP_REFUSALS.items():
-                if pattern.startswith(prefix, i):
-                    _refuse(refusal, i)
-            flags = _FLAG_GROUP.match(pattern, i)
-            for flag in (flags.group(1) or "") + (flags.group(2) or "") if flags else "":
-                if flag not in _SUPPORTED_FLAGS:
-                    _refuse(_Refusal(f"the inline flag {flag!r} is not supported", _FLAG_HINT), i)
         elif c in "^$":
             if i not in regular:
                 _refuse(_ANCHOR, i)
-            i += 1
-            continue
-        elif c in "*+?" and pattern.startswith("+", i + 1) and _is_quantifier_end(pattern, i):
-            _refuse(_POSSESSIVE, i + 1)
-        out.append(c)
-        i += 1
+            text, i = "", i + 1
+        else:
+            _check_outside_class(pattern, i)
+            text, i = c, i + 1
+        out.append(text)
     return "".join(out)
+
+
+def _escape_at(pattern: str, i: int, in_class: bool, regular: frozenset[int]) -> tuple[str, int]:
+    """The escape at ``pattern[i]`` as interegular should read it, and where reading goes on:
+    a ``\\uXXXX`` or octal escape becomes its character (escaped again if special), a
+    regular anchor (``\\A``, ``\\Z``) is dropped, a back-reference or an escape interegular
+    cannot read is refused; any other escape stays as written."""
+    code = _UNICODE_ESCAPE.match(pattern, i)
+    if not code:
+        code = (_CLASS_OCTAL if in_class else _OCTAL_ESCAPE).match(pattern, i)
+    if code:
+        char = _escaped_char(code)
+        return ("\\" + char if char in _SPECIAL else char), code.end()
+    if not in_class:
+        e = pattern[i + 1]
+        if i in regular:
+            return "", i + 2
+        if e in _ESCAPE_REFUSALS:
+            _refuse(_ESCAPE_REFUSALS[e], i)
+        if e in "123456789":
+            _refuse(_BACKREF, i)
+    return pattern[i : i + 2], i + 2
+
+
+def _brace_at(pattern: str, i: int) -> tuple[str, int]:
+    """A ``{`` outside a class: a repeat ``{m,n}`` stays (a possessive ``{m,n}+`` is
+    refused); any other ``{`` is the character itself, written ``\\{``."""
+    repeat = _QUANTIFIER.match(pattern, i)
+    if repeat is None:
+        return "\\{", i + 1  # Python reads it as the character "{"
+    if pattern.startswith("+", repeat.end()):
+        _refuse(_POSSESSIVE, repeat.end())
+    return repeat.group(), repeat.end()
+
+
+def _class_open_at(pattern: str, i: int) -> tuple[str, int]:
+    """A class's opening ``[`` or ``[^``; a ``]`` right after it is a literal, written
+    ``\\]``."""
+    negated = pattern.startswith("[^", i)
+    text, i = ("[^", i + 2) if negated else ("[", i + 1)
+    if pattern.startswith("]", i):
+        return text + "\\]", i + 1
+    return text, i
+
+
+def _check_outside_class(pattern: str, i: int) -> None:
+    """Refuse what ``pattern[i]`` starts, outside a class, if it is not regular: a group
+    kind interegular lacks (look-around, named back-reference, …), an unsupported inline
+    flag, a possessive quantifier (``a*+``)."""
+    c = pattern[i]
+    if c == "(":
+        for prefix, refusal in _GROUP_REFUSALS.items():
+            if pattern.startswith(prefix, i):
+                _refuse(refusal, i)
+        flags = _FLAG_GROUP.match(pattern, i)
+        for flag in (flags.group(1) or "") + (flags.group(2) or "") if flags else "":
+            if flag not in _SUPPORTED_FLAGS:
+                _refuse(_Refusal(f"the inline flag {flag!r} is not supported", _FLAG_HINT), i)
+    elif c in "*+?" and pattern.startswith("+", i + 1) and _is_quantifier_end(pattern, i):
+        _refuse(_POSSESSIVE, i + 1)
 
 
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")

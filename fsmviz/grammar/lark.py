@@ -328,57 +328,85 @@ class _Reader:
         return items[0] if len(items) == 1 else Seq(tuple(items))
 
     def atom(self, terminal: bool) -> Node | None:
+        """One atom of a sequence: a string or a range, a /regex/, a rule's name, a group
+        ``( )`` or an optional ``[ ]``; ``None`` where the sequence ends, and a clear refusal
+        for Lark's and llguidance's constructs this reader does not take."""
         token = self.peek()
         kind, text = token.kind, token.text
         if kind == "string":
-            self.take()
-            literal = _string(text.rstrip("i") if text.endswith("i") else text, self, token)
-            if self.peek().text == "..":
-                self.take()
-                end = self.take()
-                if end.kind != "string":
-                    raise self.error('a range is written "a".."z"', None, end.at)
-                last = _string(end.text, self, end)
-                if len(literal) != 1 or len(last) != 1 or ord(last) < ord(literal):
-                    raise self.error(
-                        'a range joins two single characters, lowest first: "a".."z"',
-                        None,
-                        token.at,
-                    )
-                return CharSet(((ord(literal), ord(last)),), False)
-            if text.endswith("i") and any(c.isalpha() for c in literal):
-                return RegexTerm(re.escape(literal), "i")
-            return Literal(literal)
+            return self.string(self.take())
         if kind == "regex":
+            return self.regex(self.take())
+        if kind == "name" and not text.startswith(("?", "!")):
+            return self.reference(token)
+        if text in ("(", "["):
+            return self.group(self.take(), terminal)
+        self.refuse_unsupported(token)
+        return None
+
+    def string(self, token: _Token) -> Node:
+        """A ``"literal"`` (``"abc"i`` ignores case), or a range ``"a".."z"`` of single
+        characters, lowest first."""
+        text = token.text
+        literal = _string(text.rstrip("i") if text.endswith("i") else text, self, token)
+        if self.peek().text == "..":
             self.take()
-            end = text.rfind("/")
-            flags = text[end + 1 :]
-            if set(flags) - {"i"}:
+            end = self.take()
+            if end.kind != "string":
+                raise self.error('a range is written "a".."z"', None, end.at)
+            last = _string(end.text, self, end)
+            if len(literal) != 1 or len(last) != 1 or ord(last) < ord(literal):
                 raise self.error(
-                    f"the regex flags {flags!r} are not supported (only i)",
-                    "write the regex without them",
+                    'a range joins two single characters, lowest first: "a".."z"',
+                    None,
                     token.at,
                 )
-            return RegexTerm(text[1:end].replace("\\/", "/"), flags)
-        if kind == "name" and not text.startswith(("?", "!")):
-            if "." in text:
-                raise self.error(f"{text!r}: dotted names are not supported", None, token.at)
-            self.take()
-            line, column = line_column(self.text, token.at)
-            if self.peek().text == "{":
-                raise self.error("templates are not supported", "write the rule out", token.at)
-            return RuleRef(text, line, column)
-        if text in ("(", "["):
-            self.take()
-            body = self.alternatives(terminal, nested=True)
-            self.skip_newlines()
-            close = ")" if text == "(" else "]"
-            if self.peek().text != close:
-                raise self.error(
-                    f"this {text} is never closed", f"add a {close} at the end", token.at
-                )
-            self.take()
-            return body if text == "(" else Repeat(body, 0, 1)
+            return CharSet(((ord(literal), ord(last)),), False)
+        if text.endswith("i") and any(c.isalpha() for c in literal):
+            return RegexTerm(re.escape(literal), "i")
+        return Literal(literal)
+
+    def regex(self, token: _Token) -> Node:
+        """A ``/regex/`` with at most the flag ``i``; ``\\/`` inside is a slash."""
+        text = token.text
+        end = text.rfind("/")
+        flags = text[end + 1 :]
+        if set(flags) - {"i"}:
+            raise self.error(
+                f"the regex flags {flags!r} are not supported (only i)",
+                "write the regex without them",
+                token.at,
+            )
+        return RegexTerm(text[1:end].replace("\\/", "/"), flags)
+
+    def reference(self, token: _Token) -> Node:
+        """A rule's or terminal's name, with its line and column for the messages; dotted
+        names (imports) and templates ``name{…}`` are refused."""
+        text = token.text
+        if "." in text:
+            raise self.error(f"{text!r}: dotted names are not supported", None, token.at)
+        self.take()
+        line, column = line_column(self.text, token.at)
+        if self.peek().text == "{":
+            raise self.error("templates are not supported", "write the rule out", token.at)
+        return RuleRef(text, line, column)
+
+    def group(self, token: _Token, terminal: bool) -> Node:
+        """``( alternatives )``, or ``[ alternatives ]``: the same, optional."""
+        text = token.text
+        body = self.alternatives(terminal, nested=True)
+        self.skip_newlines()
+        close = ")" if text == "(" else "]"
+        if self.peek().text != close:
+            raise self.error(f"this {text} is never closed", f"add a {close} at the end", token.at)
+        self.take()
+        return body if text == "(" else Repeat(body, 0, 1)
+
+    def refuse_unsupported(self, token: _Token) -> None:
+        """Refuse a construct of Lark's or llguidance's that this reader does not take:
+        special tokens, the terminal operators ``&`` and ``~``, other grammars (``@name``).
+        Anything else ends the sequence (the caller reads it)."""
+        kind, text = token.kind, token.text
         if kind == "special":
             raise self.error(
                 f"special tokens ({text}) are not supported",
@@ -397,7 +425,6 @@ class _Reader:
                 "write the grammar's rules here",
                 token.at,
             )
-        return None
 
     def postfix(self, atom: Node) -> Node:
         while True:

@@ -109,6 +109,27 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
     >>> load_schema(Point)["required"]
     ['x']
     """
+    from fsmviz.schema.limits import check_shape
+    from fsmviz.schema.tools import is_tool_list, tools_schema
+
+    value = _json_value(schema)
+    if is_tool_list(value):
+        value = tools_schema(value)
+        check_shape(value)
+    if not isinstance(value, dict):
+        raise SchemaError(
+            f'a schema must be a JSON object such as {{"type": "string"}}, '
+            f"not {type(value).__name__} {json.dumps(value)[:40]}",
+            "",
+        )
+    _check_metaschema(value)
+    return value
+
+
+def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
+    """The schema as a plain JSON value (a deep copy), its size and shape checked before
+    it is read: from a pydantic model class, UTF-8 bytes, JSON text, or a mapping or list
+    of JSON values."""
     from fsmviz.schema.limits import check_shape, check_text
 
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
@@ -130,30 +151,23 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
         except RecursionError:
             raise SchemaError("the schema is nested too deeply to read", "") from None
         check_shape(value)
-    elif isinstance(schema, (Mapping, list)):
+        return value
+    if isinstance(schema, (Mapping, list)):
         check_shape(schema)
         try:
             text = json.dumps(schema)
         except (TypeError, ValueError) as error:
             raise SchemaError(f"the schema holds a value that is not JSON: {error}") from None
         check_text(text)
-        value = json.loads(text)  # a deep, JSON-only copy
-    else:
-        raise SchemaError(
-            "a schema is JSON text, a mapping or a pydantic model class, not "
-            f"{type(schema).__name__}"
-        )
-    from fsmviz.schema.tools import is_tool_list, tools_schema
+        return json.loads(text)  # a deep, JSON-only copy
+    raise SchemaError(
+        f"a schema is JSON text, a mapping or a pydantic model class, not {type(schema).__name__}"
+    )
 
-    if is_tool_list(value):
-        value = tools_schema(value)
-        check_shape(value)
-    if not isinstance(value, dict):
-        raise SchemaError(
-            f'a schema must be a JSON object such as {{"type": "string"}}, '
-            f"not {type(value).__name__} {json.dumps(value)[:40]}",
-            "",
-        )
+
+def _check_metaschema(value: dict[str, Any]) -> None:
+    """Refuse a schema its own metaschema (by ``$schema``, else the latest draft) rejects,
+    naming where."""
     import jsonschema
 
     try:
@@ -163,7 +177,6 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
             f"the schema breaks the JSON Schema rules: {error.message[:300]}",
             pointer(tuple(error.absolute_path)),
         ) from None
-    return value
 
 
 def _whitespace(whitespace: str | None) -> str | None:
@@ -536,10 +549,11 @@ def _compile_schema(
 def _compile_root(
     root: dict[str, Any], whitespace: str | None, path: str | None
 ) -> SchemaRegex | SchemaGrammar:
-    from fsmviz.automaton.dfa import compile_regex, count_positions
+    """Choose the path for ``root`` and compile it: the grammar path when asked, when
+    outlines-core would misread the schema, when its regex would cost too much or cannot
+    be built, or (path chosen automatically) when it has too many positions; otherwise the
+    regex path. With ``path="regex"`` each of those is a ``SchemaError`` instead."""
     from fsmviz.schema.by_grammar import schema_grammar
-    from fsmviz.schema.keywords import unenforced
-    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
 
     ws = _whitespace(whitespace)
     if path == "grammar":
@@ -547,6 +561,25 @@ def _compile_root(
     misread = regex_misread(root) if path is None else None
     if misread is not None:
         return schema_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
+    why, where = _regex_too_costly(root)
+    if why and path == "regex":
+        raise SchemaError(f"this schema cannot take the regex path: {why}", where)
+    if why:
+        return schema_grammar(root, whitespace, why)
+    regex = _outlines_regex(root, ws, whitespace, path)
+    if not isinstance(regex, str):
+        return regex
+    why = _too_many_positions(regex) if path is None else ""
+    if why:
+        return schema_grammar(root, whitespace, why)
+    return _regex_path(root, regex, ws, whitespace, path)
+
+
+def _regex_too_costly(root: dict[str, Any]) -> tuple[str, str]:
+    """Why outlines-core's regex for ``root`` would be wrong or too long (a recursive or
+    deeply nested ``$ref``, a regex over the budget), and where; ``("", "")`` if fine."""
+    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, regex_cost
+
     cost = regex_cost(root)
     if cost.recursive is not None:
         why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
@@ -559,12 +592,18 @@ def _compile_root(
                f"is {REGEX_BUDGET:,})")  # fmt: skip
     else:
         why = ""
-    if why and path == "regex":
-        raise SchemaError(f"this schema cannot take the regex path: {why}", cost.recursive or "")
-    if why:
-        return schema_grammar(root, whitespace, why)
+    return why, cost.recursive or ""
+
+
+def _outlines_regex(
+    root: dict[str, Any], ws: str | None, whitespace: str | None, path: str | None
+) -> str | SchemaGrammar:
+    """outlines-core's regex for ``root``; where it cannot build one, the grammar path
+    (or, on the regex path, outlines-core's refusal, located in the schema)."""
+    from fsmviz.schema.by_grammar import schema_grammar
+
     try:
-        regex = _build(json.dumps(root), ws)
+        return _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
         refusal = _refusal(root, ws, error)
         if path == "regex":
@@ -575,18 +614,37 @@ def _compile_root(
             )
         except SchemaError as other:
             raise SchemaError(f"{refusal.message}; {other.message}", refusal.path) from None
-    if path is None:
-        try:
-            size = count_positions(regex)
-        except RegexError:
-            size = 0  # compile_regex below says what is wrong
-        if size > REGEX_POSITIONS:
-            return schema_grammar(
-                root,
-                whitespace,
-                f"its regex has {size:,} character positions; the regex path takes up to "
-                f"{REGEX_POSITIONS:,}",
-            )
+
+
+def _too_many_positions(regex: str) -> str:
+    """Why the regex is too big for the regex path (more than ``REGEX_POSITIONS``
+    character positions), or ``""``; a regex that does not parse passes here and is
+    refused by ``compile_regex``."""
+    from fsmviz.automaton.dfa import count_positions
+    from fsmviz.schema.limits import REGEX_POSITIONS
+
+    try:
+        size = count_positions(regex)
+    except RegexError:
+        size = 0  # compile_regex says what is wrong
+    if size > REGEX_POSITIONS:
+        return (
+            f"its regex has {size:,} character positions; the regex path takes up to "
+            f"{REGEX_POSITIONS:,}"
+        )
+    return ""
+
+
+def _regex_path(
+    root: dict[str, Any], regex: str, ws: str | None, whitespace: str | None, path: str | None
+) -> SchemaRegex | SchemaGrammar:
+    """The regex compiled to a DFA: the regex path, with the schema location of each part
+    of the regex and the keywords it does not enforce; where fsmviz's automaton cannot
+    hold it, the grammar path (on the regex path, the error located in the schema)."""
+    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.schema.by_grammar import schema_grammar
+    from fsmviz.schema.keywords import unenforced
+
     try:
         dfa = compile_regex(regex)
     except RegexError as error:
