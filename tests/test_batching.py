@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from fsmviz.generation import batching
 from fsmviz.generation.batching import ForwardPassError, ForwardPasses, _Group, _groupable, _Job
 from fsmviz.generation.generate import generate, stream
 from fsmviz.generation.models import load_model
@@ -334,3 +335,19 @@ def test_prompts_that_arrive_together_from_a_shared_start_step_with_the_group(ti
         alone = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False).open()
         np.testing.assert_allclose(jobs[i].logits, alone.forward(prompt, 1), atol=1e-4)
         np.testing.assert_allclose(step[i].logits, alone.forward([40 + i], 1), atol=1e-4)
+
+
+@torch.inference_mode()
+def test_only_a_long_prompt_s_first_tokens_are_kept_for_the_next(tiny, monkeypatch):
+    """A long prompt's cache is kept only up to ``PREFIX_TOKENS`` (a system prompt's
+    length), and the next prompt still starts from it."""
+    monkeypatch.setattr(batching, "PREFIX_TOKENS", 10)
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    passes.open().forward(list(range(100, 130)), 1)
+    ids, cache = passes._prefix
+    assert ids == list(range(100, 110)) and cache.get_seq_length() == 10
+    prompt = list(range(100, 125)) + [7]
+    sequence = passes.open()
+    got = sequence.forward(prompt, 1)
+    alone = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False).open()
+    np.testing.assert_allclose(got, alone.forward(prompt, 1), atol=1e-4)

@@ -61,6 +61,9 @@ MIN_PREFIX = 8
 from that prompt's cache (``ForwardPasses._shared_prefix``): a chat template's system
 prompt is most of a short question's (24 of SmolLM2's 38 tokens)."""
 
+PREFIX_TOKENS = 256
+"""The most first tokens of the last prompt kept for the next (a system prompt's)."""
+
 
 class ForwardPassError(FsmvizError, RuntimeError):
     """A forward pass failed (out of memory, most often); the message says what to do."""
@@ -235,7 +238,10 @@ class ForwardPasses:
         sequence.length += len(ids)
         job.logits = _numpy(out.logits[0, -job.last :])
         if prompt and _groupable(sequence.cache):
-            self._prefix = (list(job.ids), copy.deepcopy(sequence.cache))
+            kept = copy.deepcopy(sequence.cache)
+            if sequence.length > PREFIX_TOKENS:
+                kept.crop(PREFIX_TOKENS - sequence.length)
+            self._prefix = (list(job.ids[:PREFIX_TOKENS]), kept)
 
     def _shared_prefix(self, ids: list[int], last: int) -> tuple[int, Any]:
         """How many first tokens of the prompt ``ids`` the last prompt passed alone had
