@@ -43,7 +43,7 @@ import numpy as np
 
 from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
-from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, SEQ, SET, TreeTerms, Unsure
+from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -261,6 +261,11 @@ def _columns(bits: int) -> np.ndarray:
     """
     return np.flatnonzero(np.unpackbits(np.frombuffer(bits.to_bytes(32, "little"), np.uint8),
                                         bitorder="little"))  # fmt: skip
+
+
+def _words(sets: list[int]) -> np.ndarray:
+    """256-bit sets as rows of 4 little-endian 64-bit words."""
+    return np.frombuffer(b"".join(b.to_bytes(32, "little") for b in sets), "<u8").reshape(-1, 4)
 
 
 def _length(lead: int) -> int:
@@ -550,6 +555,10 @@ class _NearStart:
         if not self.made[state]:
             self.make_rows(np.array([state]))
         bits = self._ends[state]
+        stays = self._stays(state) & bits
+        if stays:  # ``X*R`` among its options: strings of X's ASCII stay alive
+            found = self._closures[state] = _words([_ALL_BYTES] + [stays] * upto)
+            return found
         sets, seen, layer = [_ALL_BYTES], {state}, [state]
         chain = self._chain_sets.get(state, ())
         while len(sets) <= upto and bits:
@@ -573,6 +582,26 @@ class _NearStart:
         words = b"".join(bits.to_bytes(32, "little") for bits in sets)
         found = self._closures[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
         return found
+
+    def _stays(self, state: int) -> int:
+        """ASCII bytes under which ``state`` stays alive whatever follows, as a 256-bit
+        int: where its regex (between characters) is, or has as an option, ``X*R`` with
+        ``X`` a set (``.*(error|warning)``'s every state), a character of ``X`` derives it
+        to ``X*R | d(R, c)``, which has ``X*R`` again and is never ``∅``. 0 otherwise."""
+        regex, partial = self.states[state]
+        if partial:
+            return 0
+        nodes, regexes = self.regexes.nodes, self.regexes
+        node = nodes[regex]
+        stays = 0
+        for option in node[1] if node[0] == ALT else (regex,):
+            kind = nodes[option][0]
+            if kind in (CAT, SEQ):
+                first = nodes[option][1] if kind == CAT else regexes.head(nodes[option])[0]
+                star = nodes[first]
+                if star[0] == REP and star[2] == 0 and star[3] is None and nodes[star[1]][0] == SET:
+                    stays |= regexes.ascii[star[1]]
+        return stays
 
     def chain(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
