@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from fsmviz.generation import batching
 from fsmviz.generation.batching import ForwardPassError, ForwardPasses, _Group, _groupable, _Job
 from fsmviz.generation.generate import generate, stream
 from fsmviz.generation.models import load_model
@@ -281,3 +282,72 @@ def test_prompts_that_arrive_together_share_a_pass(tiny):
         np.testing.assert_allclose(step[i].logits, alone.forward([40 + i], 1), atol=1e-4)
     assert [s.row for s in sequences] == [0, 1, 2]
     assert [s.length for s in sequences] == [len(p) + 1 for p in PROMPTS]
+
+
+@torch.inference_mode()
+def test_a_prompt_that_shares_the_last_prompt_s_start_reads_only_the_rest(tiny):
+    """A prompt whose first tokens (a chat template's system prompt) the last prompt
+    passed alone had starts from that prompt's cache: its pass reads only the rest, and
+    its logits, and those of the steps after, equal a whole solo pass's. Prompts that all
+    share it go alone rather than in one left-padded pass; a short overlap is not used."""
+    system = list(range(100, 124))
+    first, second, third = system + [5, 6, 7], system + [8, 9], system[:5] + [10, 11, 12]
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    passes.open().forward(first, 1)
+    fed = []
+    net_pass = passes.net.forward
+    passes.net.forward = lambda **inputs: (
+        fed.append(inputs["input_ids"].shape[1]) or net_pass(**inputs)
+    )
+    try:
+        sequence = passes.open()
+        got = [sequence.forward(second, 2), sequence.forward([40, 41], 1)]
+    finally:
+        passes.net.forward = net_pass
+    assert fed == [2, 2]  # the prompt's own two tokens, not its 26
+    assert sequence.length == len(second) + 2
+    alone = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False).open()
+    np.testing.assert_allclose(got[0], alone.forward(second, 2), atol=1e-4)
+    np.testing.assert_allclose(got[1], alone.forward([40, 41], 1), atol=1e-4)
+    assert passes._shared_length(third, 1) == 0  # five shared tokens: below MIN_PREFIX
+    jobs = [_Job(passes.open(), p, 1) for p in (system + [1], system + [2, 3])]
+    assert passes._all_prefixed(jobs)
+    assert not passes._all_prefixed(jobs + [_Job(passes.open(), third, 1)])
+
+
+@torch.inference_mode()
+def test_prompts_that_arrive_together_from_a_shared_start_step_with_the_group(tiny):
+    """Prompts that arrive together, all sharing the last prompt's start, join the group
+    from copies of its cache and feed only the rest in one group step, beside a row
+    already there: every logit equals a whole solo pass's."""
+    system = list(range(100, 124))
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    passes._run([_Job(passes.open(), system + [5, 6, 7], 1)])  # as the model's thread: the
+    # first prompt alone, then into the group
+    prompts = [system + [8, 9], system + [10, 11, 12, 13], system + [14]]
+    jobs = [_Job(passes.open(), p, 1) for p in prompts]
+    passes._run(jobs)
+    assert [len(job.ids) for job in jobs] == [2, 4, 1]  # what each fed after the prefix
+    assert [job.sequence.length for job in jobs] == [len(p) for p in prompts]
+    step = [_Job(job.sequence, [40 + i], 1) for i, job in enumerate(jobs)]
+    passes._run(step)
+    for i, prompt in enumerate(prompts):
+        alone = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False).open()
+        np.testing.assert_allclose(jobs[i].logits, alone.forward(prompt, 1), atol=1e-4)
+        np.testing.assert_allclose(step[i].logits, alone.forward([40 + i], 1), atol=1e-4)
+
+
+@torch.inference_mode()
+def test_only_a_long_prompt_s_first_tokens_are_kept_for_the_next(tiny, monkeypatch):
+    """A long prompt's cache is kept only up to ``PREFIX_TOKENS`` (a system prompt's
+    length), and the next prompt still starts from it."""
+    monkeypatch.setattr(batching, "PREFIX_TOKENS", 10)
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    passes.open().forward(list(range(100, 130)), 1)
+    ids, cache = passes._prefix
+    assert ids == list(range(100, 110)) and cache.get_seq_length() == 10
+    prompt = list(range(100, 125)) + [7]
+    sequence = passes.open()
+    got = sequence.forward(prompt, 1)
+    alone = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False).open()
+    np.testing.assert_allclose(got, alone.forward(prompt, 1), atol=1e-4)

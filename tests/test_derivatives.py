@@ -68,6 +68,10 @@ DOT_LED = [  # every string of some bytes stays alive, whichever state it reache
     "(.|é){2,5}x",
     "[^ ]{1,8} .*x[a-z]{0,3}",
     "([^,]{0,3},|.){1,4}",
+    # an option ``X*R`` keeps a state alive under X's ASCII (``_NearStart._stays``)
+    "[a-c]*(ab|b)c|x[0-9]",
+    "(x|[^\\n]*(error|warning)): [A-Z]+",
+    "[a-z ]*[A-Z]{2}|[0-9]*!",
 ]
 EDGES = ["", "a*", "(a|)b", "a{0}b", "(ab|a)*c", "(a*)*b", "((ab){2,3}c)*d", "a?b?c?d?"]
 HANDED_OVER = [  # only the whole index answers these exactly

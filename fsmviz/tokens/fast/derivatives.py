@@ -43,7 +43,7 @@ import numpy as np
 
 from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
-from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, SEQ, SET, TreeTerms, Unsure
+from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -263,6 +263,11 @@ def _columns(bits: int) -> np.ndarray:
                                         bitorder="little"))  # fmt: skip
 
 
+def _words(sets: list[int]) -> np.ndarray:
+    """256-bit sets as rows of 4 little-endian 64-bit words."""
+    return np.frombuffer(b"".join(b.to_bytes(32, "little") for b in sets), "<u8").reshape(-1, 4)
+
+
 def _length(lead: int) -> int:
     """The length of a UTF-8 character from its first byte (``_LEADS``)."""
     return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
@@ -325,7 +330,8 @@ class _NearStart:
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
         self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
-        self._read: dict[int, int] = {}  # state -> ``_reads(state)``
+        self._read: dict[int, int] = {}  # made state -> the bytes it reads (256-bit int)
+        self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
         self._layouts: dict[tuple[tuple[int, ...], bytes], tuple[tuple, ...]] = {}
         self._lead_moves: dict[tuple[int, ...], list[tuple]] = {}  # ``_leads``
         self.state(start, b"")
@@ -344,27 +350,41 @@ class _NearStart:
         return found
 
     def make_rows(self, states: np.ndarray) -> None:
-        """Make the rows of ``states`` not made yet, and note each row's main group."""
+        """Make the rows of ``states`` not made yet, and note each row's main group, the
+        bytes it reads and those that end a character (``_reads``, ``_ends``), from the
+        groups' 256-bit sets (numpy's bincount and packbits per row cost more)."""
         todo = states[~self.made[states]]
         for s in sorted(set(todo.tolist())) if todo.size else ():
-            row = self._row(*self.states[s])
+            row, targets = self._row(*self.states[s])
             self.table[s] = row  # after ``_row``, which may have grown the table
             self.made[s] = True
-            if (row >= 0).any():
-                target = self.main_target[s] = int(np.bincount(row[row >= 0]).argmax())
-                group = np.packbits(row == target, bitorder="little").tobytes()
-                self.main_group[s] = int.from_bytes(group, "little")
+            reads = ends = 0
+            most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
+            for target, bits in targets.items():
+                reads |= bits
+                if not self.states[target][1]:
+                    ends |= bits
+                most = max(most, (bits.bit_count(), -target))
+            self._read[s], self._ends[s] = reads, ends
+            if reads:
+                self.main_target[s] = -most[1]
+                self.main_group[s] = targets[-most[1]]
 
-    def _row(self, regex: int, partial: _Partial) -> np.ndarray:
-        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none):
-        one derivative per group of ``_layout`` (a handful), not one per byte."""
+    def _row(self, regex: int, partial: _Partial) -> tuple[np.ndarray, dict[int, int]]:
+        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none), and
+        the bytes that lead to each target (a 256-bit int): one derivative per group of
+        ``_layout`` (a handful), not one per byte."""
         regexes = self.regexes
         row = np.full(256, -1, dtype=np.int32)
         if isinstance(partial, tuple):  # a whole interval alike: ``_ENTER``
             left, first, last = partial
-            row[first : last + 1] = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
-            return row
-        for columns, kind, signature, code, extra in self._layout(regexes.heads(regex), partial):
+            target = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
+            row[first : last + 1] = target
+            return row, {target: (1 << last + 1) - (1 << first)}
+        targets: dict[int, int] = {}
+        for columns, bits, kind, signature, code, extra in self._layout(
+            regexes.heads(regex), partial
+        ):
             if kind == _STAY:
                 target = self.state(regex, extra)
             else:
@@ -373,12 +393,14 @@ class _NearStart:
                     continue
                 target = self.state(after, extra)
             row[columns] = target
-        return row
+            targets[target] = targets.get(target, 0) | bits
+        return row, targets
 
     def _layout(self, heads: tuple[int, ...], partial: bytes) -> tuple[tuple, ...]:
         """The bytes that lead alike from any state whose regex has ``heads`` and which
         has read ``partial`` of a character: ``(columns, kind, signature, code, extra)``
-        groups, in the order their states are first met. A group's bytes all derive by
+        groups (``columns`` as an array, ``bits`` as a 256-bit int), in the order their
+        states are first met. A group's bytes all derive by
         ``signature`` (which heads hold them; ``code`` one of its code points), so one
         derivative serves them all: ``_CHAR`` to a state between characters (``extra``
         is ``b""``), ``_ENDS`` likewise unless the derivative is ``∅``, ``_ENTER`` to a
@@ -429,7 +451,7 @@ class _NearStart:
                         signature = sum(1 << wide[j] for j in set_bits(signature))
                     add(kind, signature, code, extra, bits)
         found = self._layouts[key] = tuple(
-            (_columns(bits), kind, signature, code, extra)
+            (_columns(bits), bits, kind, signature, code, extra)
             for (kind, signature, extra), (code, bits) in groups.items()
         )
         return found
@@ -532,14 +554,16 @@ class _NearStart:
             return known
         if not self.made[state]:
             self.make_rows(np.array([state]))
-        row = self.table[state]
-        ends = [b for b in np.flatnonzero(row >= 0).tolist() if not self.states[row[b]][1]]
-        bits = sum(1 << b for b in ends)
+        bits = self._ends[state]
+        stays = self._stays(state) & bits
+        if stays:  # ``X*R`` among its options: strings of X's ASCII stay alive
+            found = self._closures[state] = _words([_ALL_BYTES] + [stays] * upto)
+            return found
         sets, seen, layer = [_ALL_BYTES], {state}, [state]
         chain = self._chain_sets.get(state, ())
         while len(sets) <= upto and bits:
             for s in layer:  # every state met reads each byte of the set
-                bits &= self._reads(s)
+                bits &= self._read[s]
             if not bits:
                 break
             if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
@@ -559,13 +583,25 @@ class _NearStart:
         found = self._closures[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
         return found
 
-    def _reads(self, state: int) -> int:
-        """The bytes ``state`` reads, as a 256-bit int (its row made)."""
-        found = self._read.get(state)
-        if found is None:
-            bits = np.packbits(self.table[state] >= 0, bitorder="little")
-            found = self._read[state] = int.from_bytes(bits, "little")
-        return found
+    def _stays(self, state: int) -> int:
+        """ASCII bytes under which ``state`` stays alive whatever follows, as a 256-bit
+        int: where its regex (between characters) is, or has as an option, ``X*R`` with
+        ``X`` a set (``.*(error|warning)``'s every state), a character of ``X`` derives it
+        to ``X*R | d(R, c)``, which has ``X*R`` again and is never ``∅``. 0 otherwise."""
+        regex, partial = self.states[state]
+        if partial:
+            return 0
+        nodes, regexes = self.regexes.nodes, self.regexes
+        node = nodes[regex]
+        stays = 0
+        for option in node[1] if node[0] == ALT else (regex,):
+            kind = nodes[option][0]
+            if kind in (CAT, SEQ):
+                first = nodes[option][1] if kind == CAT else regexes.head(nodes[option])[0]
+                star = nodes[first]
+                if star[0] == REP and star[2] == 0 and star[3] is None and nodes[star[1]][0] == SET:
+                    stays |= regexes.ascii[star[1]]
+        return stays
 
     def chain(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
