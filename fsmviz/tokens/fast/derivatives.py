@@ -37,12 +37,12 @@ lands in that state.
 from __future__ import annotations
 
 from bisect import bisect_right
-from functools import cache, lru_cache
 
 import numpy as np
 
 from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
+from fsmviz.cache import bounded
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
@@ -252,7 +252,7 @@ def _mask(flags: np.ndarray) -> int:
     return sum(1 << int(i) for i in np.flatnonzero(flags))
 
 
-@lru_cache(maxsize=4096)
+@bounded(maxsize=4096)
 def _columns(bits: int) -> np.ndarray:
     """The bytes of a 256-bit set, as an array of byte values.
 
@@ -273,7 +273,7 @@ def _length(lead: int) -> int:
     return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
-@cache
+@bounded(maxsize=4096)
 def _interval(prefix: bytes) -> tuple[int, int]:
     """The code points whose UTF-8 form begins with ``prefix`` (a lead byte, then
     continuation bytes): ``lo > hi`` when there is none (an overlong form).
