@@ -85,6 +85,8 @@ def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
     learn.locator("#toy-example input").click()
     learn.get_by_role("option", name="seed 003: hot / cold / hotel").click()
     expect(learn.locator("#learn-regex textarea")).to_have_value("(hot|cold|hotel)")
+    # the new pattern's views have been answered (the construction's first stage of it)
+    expect(learn.locator("#construction")).to_contain_text("12 positions")
     toy = learn.locator("#toy")
     expect(toy).to_contain_text("allowed next: c, h.")
     expect(toy.locator(".mask td.on")).to_have_count(2)  # of 53 tokens (52 letters and *)
