@@ -100,6 +100,9 @@ def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
     learn.get_by_role("option", name="h", exact=True).click()
     expect(toy).to_contain_text("Text so far: h")
     expect(toy).to_contain_text("allowed next: o.")
+    learn.fill("#learn-regex textarea", "(hot|cold)")  # a walk made for another pattern
+    expect(toy).to_contain_text("Text so far: (empty)")
+    expect(toy).to_contain_text("allowed next: c, h.")
 
 
 def test_zip_model_gives_real_logits(learn: Page) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import gradio as gr
 
@@ -466,7 +467,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
         frame, stages = _construction_section(mirror, pattern0)
         walk, walk_result, table = _walk_section(mirror, pattern0)
         tests, tests_result = _tests_section(mirror, pattern0)
-        history = _toy_section(mirror, pattern0)
+        _toy_section(mirror, pattern0)
         hex_tokens, byte_result = _bytes_section(mirror, pattern0)
         _naive_section(mirror)
         _token_table_section(mirror)
@@ -479,13 +480,12 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             table_html(pattern),
             expectations_html(pattern, block),
             bytes_html(pattern, hexes),
-            [],
         )
 
     mirror.change(
         on_pattern,
         [mirror, walk, tests, hex_tokens],
-        [stages, frame, walk_result, table, tests_result, byte_result, history],
+        [stages, frame, walk_result, table, tests_result, byte_result],
         **PRIVATE,
     )
 
@@ -544,9 +544,28 @@ def _tests_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HT
     return tests, tests_result
 
 
-def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
+@dataclass(frozen=True)
+class ToyWalk:
+    """The toy tokens picked so far, with the pattern and vocabulary they were picked for.
+
+    Nothing ever resets a walk: one made for another pattern or vocabulary reads as empty
+    (:meth:`ids_for`). A reset event could land after a later Next click under load (events
+    of one page run side by side) and undo it; a key cannot go stale that way."""
+
+    pattern: str = ""
+    tokens: str = ""
+    ids: tuple[int, ...] = ()
+
+    def ids_for(self, pattern: str, tokens: str) -> tuple[int, ...]:
+        return self.ids if (self.pattern, self.tokens) == (pattern, tokens) else ()
+
+    def then(self, pattern: str, tokens: str, ids: Sequence[int]) -> ToyWalk:
+        return ToyWalk(pattern, tokens, tuple(ids))
+
+
+def _toy_section(mirror: gr.Textbox, pattern0: str) -> None:
     """5. A toy vocabulary stepped token by token, with uniform, typed or ZipModel logits
-    (8. the gzip model). Returns the picked tokens so far (a new pattern empties them)."""
+    (8. the gzip model). The walk so far is a :class:`ToyWalk`."""
     first = next(iter(TOY_EXAMPLES.values()))
     first_tokens = json.dumps(list(first.tokens))
     with gr.Accordion("5. Toy vocabularies, token by token (8. a gzip model)", open=False):
@@ -568,7 +587,7 @@ def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
             training = gr.Textbox(
                 DEFAULT_TRAINING, label="ZipModel training text", elem_id="toy-training"
             )
-        history = gr.State([])
+        history = gr.State(ToyWalk())
         with gr.Row():
             toy_back = gr.Button("◀ Back", elem_id="toy-back", size="sm")
             toy_next = gr.Button("Next ▶ (sample)", elem_id="toy-next", size="sm")
@@ -580,11 +599,11 @@ def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
     example.change(
         _on_toy_example,
         [example, tokens, mirror],
-        [tokens, mirror, history, model, training],
+        [tokens, mirror, model, training],
         **PRIVATE,
     )
     toy_next.click(_step_toy, toy_inputs, history, **PRIVATE)
-    toy_back.click(_drop_last, history, history, **PRIVATE)
+    toy_back.click(_drop_last, [mirror, tokens, history], history, **PRIVATE)
     pick.select(_pick_toy, [*toy_inputs, pick], history, **PRIVATE)  # (a blur fires input)
     # One listener for every input, not one each: its runs follow one another, and the last
     # reads the latest inputs. Six listeners ran side by side, and under load a render from
@@ -597,7 +616,6 @@ def _toy_section(mirror: gr.Textbox, pattern0: str) -> gr.State:
         trigger_mode="always_last",
         **PRIVATE,
     )
-    return history
 
 
 def _bytes_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HTML]:
@@ -632,8 +650,14 @@ def _token_table_section(mirror: gr.Textbox) -> None:
     build_table.click(token_table_html, mirror, token_transitions, **PRIVATE)
 
 
+def _toy(pattern, tokens, example, walk: ToyWalk, *rest) -> tuple[ToyView | None, str]:
+    """``toy_state`` for the page's inputs: the walk as its token ids (none if it was made
+    for another pattern or vocabulary)."""
+    return toy_state(pattern, tokens, example, walk.ids_for(pattern, tokens), *rest)
+
+
 def _show_toy(*args):
-    view, problem = toy_state(*args)
+    view, problem = _toy(*args)
     choices = (
         []
         if view is None
@@ -642,31 +666,32 @@ def _show_toy(*args):
     return toy_html(view, problem, args[0]), gr.update(choices=choices, value=None)
 
 
-def _step_toy(*args):
-    view, _ = toy_state(*args)
-    hist = list(args[3])
+def _step_toy(pattern, tokens, example, walk: ToyWalk, *rest) -> ToyWalk:
+    view, _ = _toy(pattern, tokens, example, walk, *rest)
+    ids = list(walk.ids_for(pattern, tokens))
     if view is not None and view.allowed:
-        hist.append(view.allowed[_pick_index(view, len(hist))])
-    return hist
+        ids.append(view.allowed[_pick_index(view, len(ids))])
+    return walk.then(pattern, tokens, ids)
 
 
-def _pick_toy(*args):
+def _pick_toy(*args) -> ToyWalk:
     """A clicked token goes on the text, if it is allowed where the text now stands (a
     pick made against an older state, e.g. one the Back button undid, is dropped)."""
     *inputs, token = args
-    view, _ = toy_state(*inputs)
-    hist = list(inputs[3])
+    pattern, tokens, _, walk = inputs[:4]
+    view, _ = _toy(*inputs)
+    ids = list(walk.ids_for(pattern, tokens))
     if token is not None and view is not None and int(token) in view.allowed:
-        hist.append(int(token))
-    return hist
+        ids.append(int(token))
+    return walk.then(pattern, tokens, ids)
 
 
 def _on_toy_example(name, current_tokens, pattern):
     if name not in TOY_EXAMPLES:
-        return current_tokens, pattern, [], gr.update(), gr.update()
+        return current_tokens, pattern, gr.update(), gr.update()
     e = TOY_EXAMPLES[name]
     training_text = e.training or gr.update()  # a ZipModel example brings its book
-    return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, [], e.model, training_text
+    return json.dumps(list(e.tokens), ensure_ascii=False), e.pattern, e.model, training_text
 
 
 def _same(value: str) -> str:
@@ -681,8 +706,8 @@ def _next(pattern: str, i: int) -> tuple[str, int]:
     return construction_html(pattern, i + 1)
 
 
-def _drop_last(history: list[int]) -> list[int]:
-    return list(history)[:-1]
+def _drop_last(pattern: str, tokens: str, walk: ToyWalk) -> ToyWalk:
+    return walk.then(pattern, tokens, walk.ids_for(pattern, tokens)[:-1])
 
 
 def _pick_index(view: ToyView, step: int) -> int:
