@@ -15,7 +15,9 @@ text is tokenized by the bundled tokenizer and walked token by token. At each st
 
 Each per-step figure is the mean over the path, the best of 3 walks (µs). *first*: the
 pattern string -> the initial mask (fsmviz ``first_allowed_tokens``, by derivatives;
-llguidance: a matcher and its first bitmask), the median of 5 fresh strings (ms).
+llguidance: a matcher and its first bitmask), the median of 5 fresh strings (ms), as wall
+time and as this process's CPU time (*cpu*: what a busy machine does not inflate; on a quiet
+one the two agree).
 """
 
 from __future__ import annotations
@@ -143,17 +145,21 @@ def main() -> list[tuple[str, ...]]:
         first = medians_ms(
             {"ours": engines.fsmviz_first, "llg": engines.llguidance_first}, Fresh(pattern)
         )
+        first_cpu = medians_ms({"ours": engines.fsmviz_first}, Fresh(pattern), 5, time.process_time)
         kept, new = fsmviz_step_us(pattern, vocab, ids)
         xgr = xgrammar_step_us(engines, pattern, ids)
         llg = llguidance_step_us(engines, pattern, ids)
         kept_ratios.append(kept / xgr)
         firsts.append(first["ours"])
-        rows.append((name, len(ids), first["ours"], first["llg"], kept, new, xgr, llg, kept / xgr))
+        rows.append(
+            (name, len(ids), first["ours"], first_cpu["ours"], first["llg"], kept, new, xgr, llg,
+             kept / xgr)
+        )  # fmt: skip
     ours_apply, xgr_apply = apply_us(vocab, "[a-z]+")
     print_table(
         f"One step's mask over {len(vocab):,} tokens along a real tokenization (µs a step; "
         "first mask in ms, median of 5 fresh strings)",
-        ["pattern", "tokens", "first", "llg", "kept", "new", "xgr", "llg", "kept/xgr"],
+        ["pattern", "tokens", "first", "cpu", "llg", "kept", "new", "xgr", "llg", "kept/xgr"],
         rows,
     )
     print(
@@ -164,10 +170,12 @@ def main() -> list[tuple[str, ...]]:
     )
     kept_mean, first_worst = geomean(kept_ratios), max(firsts)
     slowest = rows[int(np.argmax(firsts))][0]
+    cpu_worst = max(row[3] for row in rows)
     return [
         check("step mask / xgrammar, geometric mean", kept_mean, "<= 1.0", kept_mean <= 1.0),
-        check(f"first mask, slowest of {len(rows)} ({slowest})", first_worst, "<= 5 ms",
+        check(f"first mask, slowest of {len(rows)} ({slowest}), wall", first_worst, "<= 5 ms",
               first_worst <= 5, " ms"),
+        check("  the slowest first mask, CPU time", cpu_worst, "<= 5 ms", cpu_worst <= 5, " ms"),
         ("first mask, median of the set", f"{statistics.median(firsts):.3g} ms", "(shown)", ""),
     ]  # fmt: skip
 
