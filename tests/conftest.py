@@ -107,8 +107,8 @@ def tiny():
 
 @pytest.fixture(scope="session")
 def app_server() -> Iterator[str]:
-    """The real app (``app.py``, bundled model) on a free port, model loaded: its URL, no
-    trailing slash. One process for the whole session, shared by the browser tests and the
+    """The real app (``app.py --mcp``, bundled model) on a free port, model loaded: its URL,
+    no trailing slash. One process for the whole session, shared by the browser tests and the
     concurrency tests, killed with its process group at the end (see ``appserver.py``).
     ``FSMVIZ_E2E_URL=http://127.0.0.1:7870`` uses an app already running instead."""
     from appserver import ROOT, AppServer, AppStartError
@@ -116,7 +116,7 @@ def app_server() -> Iterator[str]:
     server = AppServer(
         ROOT / ".tmp" / "e2e-app.log",
         url=os.environ.get("FSMVIZ_E2E_URL"),
-        args=("--runs-at-once", str(RUNS_AT_ONCE)),
+        args=("--runs-at-once", str(RUNS_AT_ONCE), "--mcp"),  # test_mcp.py's server too
     )
     try:
         url = server.__enter__()

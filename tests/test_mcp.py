@@ -1,5 +1,6 @@
 """``python app.py --mcp``: the app as an MCP server, called by the ``mcp`` package's own
-client over streamable HTTP at Gradio's MCP URL (``/gradio_api/mcp/``)."""
+client over streamable HTTP at Gradio's MCP URL (``/gradio_api/mcp/``). The suite's shared
+app server (``app_server`` in conftest.py) runs with ``--mcp``: one app process, not two."""
 
 from __future__ import annotations
 
@@ -7,21 +8,12 @@ import ast
 import asyncio
 import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
-from appserver import AppServer
 
-ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {"dfa", "diagnose", "trace"}
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def mcp_app() -> str:
-    with AppServer(ROOT / ".tmp" / "mcp-app.log", args=("--mcp",)) as url:
-        yield url
 
 
 async def session_calls(url: str) -> tuple[dict[str, object], dict[str, object]]:
@@ -64,11 +56,11 @@ def data_of(result) -> dict:  # noqa: ANN001
     return ast.literal_eval(text_of(result))
 
 
-def test_the_three_tools_are_listed_documented_and_answer(mcp_app):
+def test_the_three_tools_are_listed_documented_and_answer(app_server):
     # A thread of its own: the browser tests' sync Playwright leaves an event loop running
     # in this one, and asyncio.run refuses to start a second.
     with ThreadPoolExecutor(1) as pool:
-        listed, calls = pool.submit(asyncio.run, session_calls(mcp_app)).result()
+        listed, calls = pool.submit(asyncio.run, session_calls(app_server)).result()
     assert set(listed) >= TOOLS
     for name in TOOLS:
         tool = listed[name]
