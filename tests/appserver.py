@@ -78,7 +78,8 @@ class AppServer:
 
     def _start(self) -> None:
         tmp = ROOT / ".tmp"
-        (tmp / "gradio").mkdir(parents=True, exist_ok=True)
+        cache = tmp / f"gradio-{self.log_path.stem}"  # its own: an app clears its cache on exit
+        cache.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
@@ -89,7 +90,7 @@ class AppServer:
             "TRANSFORMERS_OFFLINE": "1",
             "NO_PROXY": LOCAL,
             "no_proxy": LOCAL,
-            "GRADIO_TEMP_DIR": str(tmp / "gradio"),
+            "GRADIO_TEMP_DIR": str(cache),
             "TMPDIR": str(tmp),
             "TOKENIZERS_PARALLELISM": "false",
             "PYTHONUNBUFFERED": "1",

@@ -3,10 +3,13 @@
 How the suite stays fast (``make test``: two pytest-xdist workers, ``--dist loadgroup``,
 and the 15 slowest tests printed at the end of every run):
 
-- Every test marked ``e2e``, or using the ``app_server`` fixture, goes to one xdist group
-  (``pytest_collection_modifyitems`` below): one worker runs them all against one app
-  process and one Chromium, while the other worker takes the rest. A new browser test needs
-  only the marker; it must not start its own app (ask for ``app_server``/``app_url``).
+- Every test marked ``e2e``, or using the ``app_server`` fixture, goes to one of two xdist
+  groups (``pytest_collection_modifyitems`` below): ``test_page.py`` in one, the other
+  browser files in the other. Each group runs on one worker against one app process and one
+  Chromium; xdist hands the two largest groups out first, one to each worker, and the other
+  tests fill in around them. (One group for all was the suite's critical path.) A new
+  browser test needs only the marker; it must not start its own app (ask for
+  ``app_server``/``app_url``).
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept
@@ -46,10 +49,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from oracle import load_seed_cases  # noqa: E402  (tests/ is on sys.path under pytest)
 
+APP_GROUPS = {"test_page.py": "app-page"}
+"""The pytest-xdist group of the tests that talk to the app server (marker ``e2e``, or the
+``app_server`` fixture), by file; any other file's are in ``APP_GROUP``. ``make test`` runs
+with ``--dist loadgroup``: each group runs on one worker, against that worker's app process
+and Chromium, so the two groups run side by side."""
 APP_GROUP = "app"
-"""The pytest-xdist group of every test that talks to the app server (marker ``e2e``, or the
-``app_server`` fixture): ``make test`` runs with ``--dist loadgroup``, so they all run on one
-worker, against one app process and one Chromium."""
 
 RUNS_AT_ONCE = 4
 """Generations the test app serves at once: fewer than the eight visitors of
@@ -58,11 +63,12 @@ RUNS_AT_ONCE = 4
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the browser tests in one xdist group (see ``APP_GROUP``), by marker or fixture, so
-    a new browser test lands there without being named anywhere."""
+    """Put the browser tests in their xdist group (see ``APP_GROUPS``), by marker or fixture,
+    so a new browser test lands in one without being named anywhere."""
     for item in items:
         if item.get_closest_marker("e2e") or "app_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(APP_GROUP))
+            group = APP_GROUPS.get(item.path.name, APP_GROUP)
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -114,7 +120,7 @@ def app_server() -> Iterator[str]:
     from appserver import ROOT, AppServer, AppStartError
 
     server = AppServer(
-        ROOT / ".tmp" / "e2e-app.log",
+        ROOT / ".tmp" / f"e2e-app-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log",
         url=os.environ.get("FSMVIZ_E2E_URL"),
         args=("--runs-at-once", str(RUNS_AT_ONCE), "--mcp"),  # test_mcp.py's server too
     )

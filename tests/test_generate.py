@@ -22,7 +22,7 @@ EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
 EMAIL_PROMPT = "My name is Jerome Swannack, I work at coolcompany.com and my email address is"
 
 # Budgets large enough for the shortest completion of each seed regex.
-BUDGETS = {"pink_floyd_json": 160}
+BUDGETS = {"pink_floyd_json": 64}  # its shortest text is 21 tokens; the others take 24
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def recomputed_distribution(model: Model, prompt_ids: list[int], generated: list
 def test_every_seed_regex_trace_fully_matches(model, seed_cases):
     for name, pattern in seed_cases["regexes"].items():
         prompt = seed_cases["prompts"].get(name, "Give one example.")
-        trace = generate(model, pattern, prompt, max_tokens=BUDGETS.get(name, 48))
+        trace = generate(model, pattern, prompt, max_tokens=BUDGETS.get(name, 24))
         assert trace.matched, (name, trace.text, trace.stop_reason)
         assert regex.fullmatch(pattern, trace.text)
         assert trace.stop_reason in ("accepted", "max_tokens")
@@ -134,8 +134,8 @@ def test_eos_only_in_accepting_states(model):
 def test_fast_forward_writes_constant_text_without_sampling(model, seed_cases):
     pattern = seed_cases["regexes"]["pink_floyd_json"]
     prompt = "List one Pink Floyd song as JSON."
-    fast = generate(model, pattern, prompt, max_tokens=160)
-    slow = generate(model, pattern, prompt, max_tokens=160, fast_forward=False)
+    fast = generate(model, pattern, prompt, max_tokens=64)  # 21 tokens at the least
+    slow = generate(model, pattern, prompt, max_tokens=64, fast_forward=False)
     assert fast.matched and slow.matched
     assert any(s.forced for s in fast.steps) and not any(s.forced for s in slow.steps)
     forced_text = b"".join(s.token_bytes for s in fast.steps if s.forced)

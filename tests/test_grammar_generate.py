@@ -79,11 +79,11 @@ def test_stream_yields_steps_and_stops_when_the_sentence_is_complete(tiny) -> No
 def test_real_model_writes_nested_json_that_parses(bundled_model_for_grammar) -> None:
     model = bundled_model_for_grammar
     prompt = "Give a JSON object for a shop with a name and items that contain sub-items."
-    for budget in (12, 24, 48, 96):
+    for budget in (12, 48):  # cut short by the safe end, and longer
         trace = generate(model, NESTED, prompt, max_tokens=budget, temperature=0.7, seed=0)
         assert trace.matched, (budget, trace.text)
         json.loads(trace.text)
-    trace = generate(model, JSON, prompt, max_tokens=64, temperature=0.0)
+    trace = generate(model, JSON, prompt, max_tokens=40, temperature=0.0)
     assert trace.matched and isinstance(json.loads(trace.text), dict)
 
 
