@@ -43,10 +43,11 @@ On ``((``::
     finish:    S -> •, 2            rest "" + after[2][S]                = "))"
 
 An item's origin is never later than its column, so one pass from column 0 fills the
-table, except where users begun in the same column wait on each other (``a ::= b "x"``,
-``b ::= a | "y"``): within a column that is a shortest-path problem, solved by Dijkstra.
-Each column keeps its row (``Column.memo``), so the completion after one more token costs
-one more row.
+table, but for the items predicted in the column itself (``A -> • B γ, k``): their own
+``after[k][A]`` is in the row being made, and such items can wait on each other in a cycle
+(left recursion: ``e ::= e "+" t | t``). Within a column the row is therefore a
+shortest-path problem, solved by Dijkstra from the items begun earlier. Each column keeps
+its row (``Column.memo``), so the completion after one more token costs one more row.
 
 >>> r.shortest_completion("((")
 '))'
