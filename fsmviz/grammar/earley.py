@@ -15,6 +15,10 @@ alive after ``k`` characters; three moves fill it:
 The productions the items point into are the grammar flattened once
 (``fsmviz.grammar.productions``: literals become characters, repeats helper rules); this
 module holds what depends on the text: the chart, and the shortest completion read off it.
+Two details of the moves: an item before a Lark ``/regex/`` carries the regex's DFA state
+(it moves on every character the DFA reads, and its dot moves past the regex whenever
+the DFA accepts); and a nullable rule's users move on as soon as it is predicted (Aycock
+and Horspool's fix), so empty rules need no special case.
 
 Worked example, ``S -> "(" S ")" | ""`` on ``(``::
 
