@@ -17,58 +17,33 @@ Alone and at once alternate ``PASSES`` times; each side is judged by its best pa
 from __future__ import annotations
 
 import statistics
-import threading
-import time
 
 from bench.table import check, print_table
-from fsmviz import load_model, stream
+from bench.users import PATTERNS, Timed, at_once, timed_stream
+from fsmviz import load_model
 
 USERS = 16
 TOKENS = 24
 PASSES = 2
-PATTERNS = [
-    (r"[a-z ]{200,}", "Describe the sea in a few sentences."),
-    (r"[0-9, ]{150,}", "Count upward from one, in digits."),
-    (r"[A-Za-z ,.]{200,}", "Tell a very short story about a fox."),
-    (r"[a-z]+(, [a-z]+){60,}", "List as many fruits as you can."),
-]
 
 
-def request(model, user: int) -> tuple[int, float, float]:
-    """(tokens, seconds to the first step, seconds in all) of one user's request."""
+def request(model, user: int) -> Timed:
+    """One user's request: its pattern, sampled with the user's seed."""
     pattern, prompt = PATTERNS[user % len(PATTERNS)]
-    start = time.perf_counter()
-    run = stream(model, pattern, prompt, max_tokens=TOKENS, temperature=0.8, seed=user)
-    first, tokens = None, 0
-    for _ in run:
-        tokens += 1
-        if first is None:
-            first = time.perf_counter() - start
-    return tokens, first or 0.0, time.perf_counter() - start
+    return timed_stream(model, pattern, prompt, TOKENS, temperature=0.8, seed=user)
 
 
 def alone(model) -> tuple[float, list[float]]:
+    """(tokens/s, seconds to each first step) of one user's requests in turn."""
     results = [request(model, user) for user in range(len(PATTERNS))]
-    return sum(r[0] for r in results) / sum(r[2] for r in results), [r[1] for r in results]
+    rate = sum(r.tokens for r in results) / sum(r.total for r in results)
+    return rate, [r.first for r in results]
 
 
-def at_once(model) -> tuple[float, list[float]]:
-    results: list[tuple[int, float, float]] = [(0, 0.0, 0.0)] * USERS
-    gate = threading.Barrier(USERS + 1)
-
-    def user(i: int) -> None:
-        gate.wait()
-        results[i] = request(model, i)
-
-    threads = [threading.Thread(target=user, args=(i,)) for i in range(USERS)]
-    for t in threads:
-        t.start()
-    gate.wait()
-    began = time.perf_counter()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - began
-    return sum(r[0] for r in results) / wall, [r[1] for r in results]
+def crowd(model) -> tuple[float, list[float]]:
+    """(tokens/s in all, seconds to each first step) of ``USERS`` requests at once."""
+    results, wall = at_once(USERS, lambda user: request(model, user))
+    return sum(r.tokens for r in results) / wall, [r.first for r in results]
 
 
 def main() -> list[tuple[str, ...]]:
@@ -80,7 +55,7 @@ def main() -> list[tuple[str, ...]]:
         rates_alone.append(rate)
         firsts_alone.append(statistics.median(firsts))
         rows.append((f"1 user alone, pass {n}", rate, statistics.median(firsts), max(firsts)))
-        rate, firsts = at_once(model)
+        rate, firsts = crowd(model)
         rates_crowd.append(rate)
         firsts_crowd.append(max(firsts))
         rows.append((f"{USERS} users at once, pass {n}", rate, statistics.median(firsts),

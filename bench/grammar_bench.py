@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bench.table import check, print_table
+from bench.table import check, print_table, walk_us
 from fsmviz import Vocabulary, compile_grammar
 from fsmviz.grammar.matcher import GrammarMatcher, lltokenizer
 
@@ -34,16 +34,6 @@ def _walk(vocab: Vocabulary) -> list[int]:
     return tokenizer.encode(DOCUMENT, add_special_tokens=False)
 
 
-def _per_step(mask, consume, tokens: list[int]) -> float:
-    total = 0.0
-    for token in tokens:
-        start = time.perf_counter()
-        mask()
-        total += time.perf_counter() - start
-        consume(token)
-    return total / len(tokens) * 1e6
-
-
 def masks(vocab: Vocabulary) -> tuple[list[tuple], dict[str, float]]:
     import llguidance
     import xgrammar
@@ -54,13 +44,13 @@ def masks(vocab: Vocabulary) -> tuple[list[tuple], dict[str, float]]:
     timings: dict[str, float] = {}
 
     ours = GrammarMatcher(grammar, vocab)
-    timings["fsmviz (llguidance + unpack)"] = _per_step(ours.allowed_mask, ours.consume, tokens)
+    timings["fsmviz (llguidance + unpack)"] = walk_us(ours.allowed_mask, tokens, ours.consume)
 
     bare = llguidance.LLMatcher(
         lltokenizer(vocab), llguidance.grammar_from("gbnf", text), log_level=0
     )
-    timings["llguidance compute_bitmask"] = _per_step(
-        bare.compute_bitmask, bare.consume_token, tokens
+    timings["llguidance compute_bitmask"] = walk_us(
+        bare.compute_bitmask, tokens, bare.consume_token
     )
 
     info = xgrammar.TokenizerInfo(
@@ -72,8 +62,8 @@ def masks(vocab: Vocabulary) -> tuple[list[tuple], dict[str, float]]:
     compiled = xgrammar.GrammarCompiler(info).compile_grammar(text.replace("::= |", '::= "" |'))
     matcher = xgrammar.GrammarMatcher(compiled)
     bits = xgrammar.allocate_token_bitmask(1, len(vocab))
-    timings["xgrammar fill_next_token_bitmask"] = _per_step(
-        lambda: matcher.fill_next_token_bitmask(bits), matcher.accept_token, tokens
+    timings["xgrammar fill_next_token_bitmask"] = walk_us(
+        lambda: matcher.fill_next_token_bitmask(bits), tokens, matcher.accept_token
     )
     rows = [(name, f"{value:.0f}") for name, value in timings.items()]
     return rows, timings

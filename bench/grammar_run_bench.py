@@ -19,8 +19,8 @@ from __future__ import annotations
 import statistics
 import time
 
-from bench.grammar_bench import JSON_GBNF, _per_step, _walk
-from bench.table import check, print_table
+from bench.grammar_bench import JSON_GBNF, _walk
+from bench.table import check, print_table, walk_us
 
 ROUNDS = 3
 TOKENS = 48
@@ -63,9 +63,9 @@ def mask_costs() -> tuple[float, float]:
     text = JSON_GBNF.read_text()
     steps = _walk(vocab)
     ours = GrammarMatcher(compile_grammar(text), vocab)
-    mine = _per_step(ours.allowed_mask, ours.consume, steps)
+    mine = walk_us(ours.allowed_mask, steps, ours.consume)
     bare = llguidance.LLMatcher(lltokenizer(vocab), llguidance.grammar_from("gbnf", text))
-    theirs = _per_step(bare.compute_bitmask, bare.consume_token, steps)
+    theirs = walk_us(bare.compute_bitmask, steps, bare.consume_token)
     return mine, theirs
 
 

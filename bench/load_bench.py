@@ -23,14 +23,13 @@ throughput).
 from __future__ import annotations
 
 import statistics
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gradio_client import Client
 
 from bench.table import check, print_table
+from bench.users import PATTERNS, at_once
 from fsmviz.app.ui import RUNS_AT_ONCE
 from tests.appserver import ROOT, AppServer
 
@@ -39,12 +38,6 @@ TOKENS = 24
 TIMEOUT = 900  # s per request: a guard against a hang only
 TEMPERATURE = 0.8
 PASSES = 2
-PATTERNS = [
-    (r"[a-z ]{200,}", "Describe the sea in a few sentences."),
-    (r"[0-9, ]{150,}", "Count upward from one, in digits."),
-    (r"[A-Za-z ,.]{200,}", "Tell a very short story about a fox."),
-    (r"[a-z]+(, [a-z]+){60,}", "List as many fruits as you can."),
-]
 
 
 @dataclass
@@ -78,22 +71,10 @@ def alone(url: str) -> list[Result]:
     return [request(client, user) for user in range(len(PATTERNS))]
 
 
-def at_once(url: str) -> tuple[list[Result], float]:
+def crowd(url: str) -> tuple[list[Result], float]:
     """Every session's result, and the wall time from the common start to the last one."""
     clients = [Client(url + "/", verbose=False) for _ in range(USERS)]
-    start = threading.Barrier(USERS + 1)
-
-    def session(user: int) -> Result:
-        start.wait(timeout=TIMEOUT)
-        return request(clients[user], user)
-
-    with ThreadPoolExecutor(max_workers=USERS) as pool:
-        futures = [pool.submit(session, user) for user in range(USERS)]
-        start.wait(timeout=TIMEOUT)
-        began = time.perf_counter()
-        results = [f.result() for f in futures]
-        wall = time.perf_counter() - began
-    return results, wall
+    return at_once(USERS, lambda user: request(clients[user], user), timeout=TIMEOUT)
 
 
 def percentile(values: list[float], q: int) -> float:
@@ -125,9 +106,9 @@ def main() -> list[tuple[str, ...]]:
         for n in range(1, PASSES + 1):
             single = alone(url)
             rows.append(row(f"1 user alone, pass {n}", single, sum(r.seconds for r in single)))
-            crowd, wall = at_once(url)
-            rows.append(row(f"{USERS} users at once, pass {n}", crowd, wall))
-            messages += [r.error for r in crowd if r.error]
+            results, wall = crowd(url)
+            rows.append(row(f"{USERS} users at once, pass {n}", results, wall))
+            messages += [r.error for r in results if r.error]
     print_table(
         f"/trace under load: {TOKENS} tokens a request, {len(PATTERNS)} patterns, the app "
         f"serves {RUNS_AT_ONCE} at once (latency: submit to answer, s)",

@@ -36,23 +36,12 @@ import fsmviz.automaton.dfa
 from bench.cold import Fresh
 from bench.index_bench import Engines, bundled_tokenizer, medians_ms
 from bench.mask_patterns import mask_patterns
-from bench.table import check, geomean, print_table
+from bench.table import check, geomean, print_table, walk_us
 from fsmviz import Vocabulary, build_index
 from fsmviz.generation.masks import apply_bitmask
 from fsmviz.tokens.fast.dawg import dawg_of
 
 WALKS = 3
-
-
-def walk_us(step, ids: list[int], advance) -> float:
-    """Mean µs of ``step()`` along ``ids`` (``advance(token)`` between steps, untimed)."""
-    spent = 0.0
-    for token in ids:
-        start = time.perf_counter()
-        step()
-        spent += time.perf_counter() - start
-        advance(token)
-    return spent / len(ids) * 1e6
 
 
 def fsmviz_step_us(pattern: str, vocab: Vocabulary, ids: list[int]) -> tuple[float, float]:

@@ -1,4 +1,5 @@
-"""Print benchmark results as aligned tables, with targets checked side by side."""
+"""Print benchmark results as aligned tables, with targets checked side by side; and the
+timing helpers the benches share."""
 
 from __future__ import annotations
 
@@ -15,6 +16,18 @@ def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def walk_us(step: Callable[[], object], ids: list[int], advance: Callable[[int], object]) -> float:
+    """Mean µs of ``step()`` along ``ids`` (``advance(token)`` between steps, untimed): a
+    mask's cost per step along a text written token by token."""
+    spent = 0.0
+    for token in ids:
+        start = time.perf_counter()
+        step()
+        spent += time.perf_counter() - start
+        advance(token)
+    return spent / len(ids) * 1e6
 
 
 def geomean(values: Sequence[float]) -> float:

@@ -198,6 +198,20 @@ def read_capped(file: str, limit: int = MAX_FILE_BYTES) -> str:
 
 
 REGEX = arg("regex", help="the regular expression (quote it for the shell)")
+MODEL = arg("--model", default=None, help="a hub id or local folder (default: the bundled model)")
+AS_JSON = arg("--json", action="store_true", help="print the whole trace as JSON at the end")
+
+
+def sampling(max_tokens: int) -> tuple[Arg, ...]:
+    """``--max-tokens`` (default ``max_tokens``), ``--temperature`` and ``--seed``: what
+    every generating subcommand takes, before its ``DECODING`` flags."""
+    return (
+        arg("--max-tokens", type=int, default=max_tokens, help="the most tokens to generate"),
+        arg("--temperature", type=float, default=0.0, help="0 is greedy"),
+        arg("--seed", type=int, default=0, help="the sampling seed"),
+    )
+
+
 DECODING = (
     arg("--top-p", type=float, default=1.0, help="nucleus sampling on the allowed tokens (1: off)"),
     arg("--top-k", type=int, default=0, help="sample among the k likeliest allowed (0: off)"),
@@ -358,12 +372,10 @@ def _first(args: argparse.Namespace) -> int:
     "generate text that fully matches the pattern, streamed token by token",
     REGEX,
     arg("prompt", help="what to ask the model"),
-    arg("--max-tokens", type=int, default=64, help="the most tokens to generate"),
-    arg("--temperature", type=float, default=0.0, help="0 is greedy"),
-    arg("--seed", type=int, default=0, help="the sampling seed"),
+    *sampling(max_tokens=64),
     *DECODING,
-    arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
-    arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
+    MODEL,
+    AS_JSON,
 )
 def _generate(args: argparse.Namespace) -> int:
     from fsmviz.automaton.dfa import compile_regex
@@ -413,9 +425,7 @@ def _generate(args: argparse.Namespace) -> int:
         default=None,
         help="whitespace between JSON tokens (default: outlines-core's, a single optional space)",
     ),
-    arg("--max-tokens", type=int, default=256, help="tokens to generate at most"),
-    arg("--temperature", type=float, default=0.0, help="0 is greedy"),
-    arg("--seed", type=int, default=0, help="random seed for sampling"),
+    *sampling(max_tokens=256),
     *DECODING,
     arg(
         "--engines",
@@ -541,11 +551,9 @@ def _validates(trace: Any, check: Any, err: Any) -> int:
     arg("file", help="the grammar file, GBNF or llguidance's Lark (- reads standard input)"),
     arg("prompt", nargs="?", default=None, help="generate text for this prompt"),
     arg("--format", choices=("gbnf", "lark"), default=None, help="default: told apart"),
-    arg("--max-tokens", type=int, default=64, help="the most tokens to generate"),
-    arg("--temperature", type=float, default=0.0, help="0 is greedy"),
-    arg("--seed", type=int, default=0, help="the sampling seed"),
-    arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
-    arg("--json", action="store_true", help="print the whole trace as JSON at the end"),
+    *sampling(max_tokens=64),
+    MODEL,
+    AS_JSON,
 )
 def _grammar(args: argparse.Namespace) -> int:
     return grammar_command(

@@ -11,7 +11,8 @@ plotly), and prints one table:
   with ``RegexLogitsProcessor`` against without it;
 * first-token latency (``stream`` to its first step, the index warm);
 * sixteen concurrent users through the forward passes (``model.passes``): tokens/s in all
-  against one user alone;
+  against one user alone (the timed run and the crowd are ``bench/users.py``'s, as in
+  ``bench/crowd_bench.py``);
 * the ZeroGPU stand-in: a fresh process forks a worker that loads the model onto the GPU
   and streams a run back, every step pickled (``fsmviz.app.zerogpu.on_gpu`` with the fork
   of ``fsmviz.app.fork_gpu``, the stand-in ``tests/test_zerogpu.py`` uses), as ``spaces.GPU`` does;
@@ -43,7 +44,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -59,6 +59,8 @@ EXPORT = ROOT / ".tmp" / "gpu-check"
 sys.path.insert(0, str(ROOT))
 if (EXPORT / "site").is_dir():
     sys.path.insert(0, str(EXPORT / "site"))  # the carried interegular
+
+from bench.users import at_once, timed_stream  # noqa: E402 - after the path is set
 
 REGEX = r"[a-z ]{400,}"
 """Never finishes within a run, so every run writes all its tokens; a counted repeat, so
@@ -209,42 +211,31 @@ def dtype_of(model) -> str:
     return str(next(model.model.parameters()).dtype).removeprefix("torch.")
 
 
-def timed_run(model, pattern, tokens: int, **options) -> tuple[float, float, int, str]:
-    """(seconds to the first step, seconds in all, tokens written, stop reason)."""
-    from fsmviz.generation.generate import stream
-
-    start = time.perf_counter()
-    run = stream(model, pattern, PROMPT, max_tokens=tokens, **options)
-    first = None
-    for _ in run:
-        first = first or time.perf_counter() - start
-    total = time.perf_counter() - start
-    return first or total, total, len(run.steps), run.trace().stop_reason
-
-
 def runs(model, tokens: int) -> list[tuple[str, str, str]]:
     from fsmviz.tokens.index import build_index
 
     rows = []
     build_index(REGEX, model.vocab)
-    timed_run(model, REGEX, 4)  # warm: kernels, the index's first rows
-    timed_run(model, None, 4)
-    free = best(lambda: timed_run(model, None, tokens, temperature=0.8))
-    masked = best(lambda: timed_run(model, REGEX, tokens, temperature=0.8))
-    ratio = (masked[2] / masked[1]) / (free[2] / free[1])
-    rows.append(("tokens/s, unconstrained", f"{free[2] / free[1]:.1f}", f"{free[2]} tokens"))
-    rows.append(("tokens/s, regex " + REGEX, f"{masked[2] / masked[1]:.1f}", f"{masked[2]} tokens"))
+    timed_stream(model, REGEX, PROMPT, 4)  # warm: kernels, the index's first rows
+    timed_stream(model, None, PROMPT, 4)
+    free = best(lambda: timed_stream(model, None, PROMPT, tokens, temperature=0.8))
+    masked = best(lambda: timed_stream(model, REGEX, PROMPT, tokens, temperature=0.8))
+    ratio = masked.rate / free.rate
+    rows.append(("tokens/s, unconstrained", f"{free.rate:.1f}", f"{free.tokens} tokens"))
+    rows.append(("tokens/s, regex " + REGEX, f"{masked.rate:.1f}", f"{masked.tokens} tokens"))
     rows.append(("  / unconstrained", f"{ratio:.3f}", "a new state each step; wanted >= 0.95"))
-    timed_run(model, LOOP, 4)
-    loop = best(lambda: timed_run(model, LOOP, tokens, temperature=0.8))
-    ratio = (loop[2] / loop[1]) / (free[2] / free[1])
+    timed_stream(model, LOOP, PROMPT, 4)
+    loop = best(lambda: timed_stream(model, LOOP, PROMPT, tokens, temperature=0.8))
+    ratio = loop.rate / free.rate
     rows.append(
-        ("tokens/s, regex " + LOOP, f"{loop[2] / loop[1]:.1f}", f"{loop[2]} tokens, {loop[3]}")
+        ("tokens/s, regex " + LOOP, f"{loop.rate:.1f}", f"{loop.tokens} tokens, {loop.stop_reason}")
     )
     rows.append(("  / unconstrained", f"{ratio:.3f}", "masks kept; wanted >= 0.95"))
-    rows.append(("first token, regex (warm)", f"{masked[0] * 1e3:.0f} ms", "wanted <= 200 ms"))
-    date = timed_run(model, DATE, 16)
-    rows.append(("regex " + DATE, f"{date[2]} tokens, {date[3]}", f"{date[1]:.2f} s"))
+    rows.append(("first token, regex (warm)", f"{masked.first * 1e3:.0f} ms", "wanted <= 200 ms"))
+    date = timed_stream(model, DATE, PROMPT, 16)
+    rows.append(
+        ("regex " + DATE, f"{date.tokens} tokens, {date.stop_reason}", f"{date.total:.2f} s")
+    )
     rows.append(schema_row(model, tokens))
     rows.append(grammar_row(model, tokens))
     return rows
@@ -252,7 +243,7 @@ def runs(model, tokens: int) -> list[tuple[str, str, str]]:
 
 def best(run, times: int = 2):
     """The fastest of ``times`` runs (by total seconds)."""
-    return min((run() for _ in range(times)), key=lambda r: r[1])
+    return min((run() for _ in range(times)), key=lambda r: r.total)
 
 
 def schema_regex() -> tuple[str, str]:
@@ -268,11 +259,11 @@ def schema_regex() -> tuple[str, str]:
 
 def schema_row(model, tokens: int) -> tuple[str, str, str]:
     pattern, made = schema_regex()
-    first, total, written, reason = timed_run(model, pattern, max(tokens, 96))
+    run = timed_stream(model, pattern, PROMPT, max(tokens, 96))
     return (
         "schema (4 fields)",
-        f"{written / total:.1f} tokens/s",
-        f"{written} tokens, {reason}; regex {made}",
+        f"{run.rate:.1f} tokens/s",
+        f"{run.tokens} tokens, {run.stop_reason}; regex {made}",
     )
 
 
@@ -288,10 +279,10 @@ def grammar_row(model, tokens: int) -> tuple[str, str, str]:
         if compile_grammar is None:
             from fsmviz.grammar import compile_grammar
         grammar = compile_grammar(GRAMMAR)
-        first, total, written, reason = timed_run(model, grammar, tokens)
+        run = timed_stream(model, grammar, PROMPT, tokens)
     except Exception as error:  # noqa: BLE001 - reported in the table, the check goes on
         return ("grammar", "FAILED", f"{type(error).__name__}: {error}"[:120])
-    return ("grammar (Lark)", f"{written / total:.1f} tokens/s", f"{written} tokens, {reason}")
+    return ("grammar (Lark)", f"{run.rate:.1f} tokens/s", f"{run.tokens} tokens, {run.stop_reason}")
 
 
 def masks(model) -> list[tuple[str, str, str]]:
@@ -370,30 +361,17 @@ def processor(model, tokens: int) -> list[tuple[str, str, str]]:
 
 def crowd(model, tokens: int, users: int) -> list[tuple[str, str, str]]:
     """``users`` threads generating at once through the model's passes, against one."""
-    alone = best(lambda: timed_run(model, REGEX, tokens, temperature=0.8))
-    rate_alone = alone[2] / alone[1]
-    results: list[tuple[float, float, int, str]] = [None] * users  # type: ignore[list-item]
-    barrier = threading.Barrier(users + 1)
-
-    def user(k: int) -> None:
-        barrier.wait()
-        results[k] = timed_run(model, REGEX, tokens, temperature=0.8, seed=k)
-
-    threads = [threading.Thread(target=user, args=(k,)) for k in range(users)]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    start = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - start
-    written = sum(r[2] for r in results)
-    firsts = sorted(r[0] for r in results)
+    alone = best(lambda: timed_stream(model, REGEX, PROMPT, tokens, temperature=0.8))
+    results, wall = at_once(
+        users, lambda k: timed_stream(model, REGEX, PROMPT, tokens, temperature=0.8, seed=k)
+    )
+    written = sum(r.tokens for r in results)
+    firsts = sorted(r.first for r in results)
     how = "batched on the model's thread" if model.passes.threaded else "in turns"
-    note = f"1 alone: {rate_alone:.1f}; {how}"
+    note = f"1 alone: {alone.rate:.1f}; {how}"
     return [
         (f"{users} users at once, tokens/s in all", f"{written / wall:.1f}", note),
-        (f"  {users} users / 1", f"{written / wall / rate_alone:.2f}", "wanted >= 6"),
+        (f"  {users} users / 1", f"{written / wall / alone.rate:.2f}", "wanted >= 6"),
         (f"  first token, median of {users}", f"{firsts[len(firsts) // 2] * 1e3:.0f} ms", ""),
     ]  # fmt: skip
 

@@ -3,14 +3,9 @@
 A function that long holds more than one idea; split it into named pieces, each with a short
 docstring that says what it does. The body is counted from its first statement after the
 docstring to its last line, less the docstrings of functions defined inside it: a docstring
-that teaches costs nothing.
-
-Known remainder (functions still over the limit, in files being reworked elsewhere at the time
-this test was written); the list only shrinks: the test also fails when one of them is now short
-enough, so whoever splits one removes it here:
-
-- ``fsmviz/tokens/trie.py::VocabTrie.build``
-- ``fsmviz/tokens/fast/dawg.py::dawg_successor_pairs``
+that teaches costs nothing. The limit holds for every function: there is no list of
+exceptions (the last two, ``VocabTrie.build`` and ``dawg_successor_pairs``, were split into
+named steps).
 """
 
 from __future__ import annotations
@@ -20,13 +15,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fsmviz"
 LIMIT = 60
-
-KNOWN_REMAINDER = frozenset(
-    {
-        "fsmviz/tokens/trie.py::VocabTrie.build",
-        "fsmviz/tokens/fast/dawg.py::dawg_successor_pairs",
-    }
-)
 
 
 def _docstring(node: ast.AST) -> ast.Expr | None:
@@ -87,18 +75,9 @@ def _lengths() -> dict[str, int]:
     return out
 
 
-def test_no_function_outside_the_known_remainder_is_over_the_limit():
-    long = {name: n for name, n in _lengths().items() if n > LIMIT}
-    new = sorted(f"{name} ({n} lines)" for name, n in long.items() if name not in KNOWN_REMAINDER)
-    assert not new, f"functions over {LIMIT} lines; split them into named pieces: {new}"
-
-
-def test_the_known_remainder_only_shrinks():
-    lengths = _lengths()
-    gone = sorted(name for name in KNOWN_REMAINDER if name not in lengths)
-    short = sorted(name for name in KNOWN_REMAINDER if 0 < lengths.get(name, 0) <= LIMIT)
-    assert not gone, f"listed functions no longer exist; remove them from KNOWN_REMAINDER: {gone}"
-    assert not short, f"listed functions are now short enough; remove them from the list: {short}"
+def test_no_function_is_over_the_limit():
+    long = sorted(f"{name} ({n} lines)" for name, n in _lengths().items() if n > LIMIT)
+    assert not long, f"functions over {LIMIT} lines; split them into named pieces: {long}"
 
 
 def test_the_count_sees_a_long_function():

@@ -107,41 +107,47 @@ def _unbounded_size(
     free = not any(k in node for k in ("enum", "const", "$ref", "pattern", "format"))
     if "string" in kinds and free and "maxLength" not in node:
         found.append(
-            SchemaFinding(
-                "unbounded_string",
-                "warning",
+            _bound_missing(
+                schema, path, "unbounded_string", "warning",
                 f"{_where(where)} is a string with no maxLength: the model may ride it "
                 f'forever, until max_tokens cuts the JSON off. Add "maxLength": '
                 f"{STRING_BOUND}.",
-                where,
-                _rewrite(schema, path, maxLength=STRING_BOUND),
+                maxLength=STRING_BOUND,
             )
-        )
+        )  # fmt: skip
     if "array" in kinds and "maxItems" not in node and "prefixItems" not in node:
         found.append(
-            SchemaFinding(
-                "unbounded_array",
-                "warning",
+            _bound_missing(
+                schema, path, "unbounded_array", "warning",
                 f"{_where(where)} is an array with no maxItems: the model may add items "
                 f'forever. Add "maxItems": {ARRAY_BOUND}.',
-                where,
-                _rewrite(schema, path, maxItems=ARRAY_BOUND),
+                maxItems=ARRAY_BOUND,
             )
-        )
+        )  # fmt: skip
     if "object" in kinds and "properties" not in node and "maxProperties" not in node:
         found.append(
-            SchemaFinding(
-                "free_form_object",
-                "warning",
+            _bound_missing(
+                schema, path, "free_form_object", "warning",
                 f"{_where(where)} is an object with no properties "
                 "(additionalProperties): any keys, any values nested two deep, without "
                 f'end. List its properties, or at least add "maxProperties": {ARRAY_BOUND}.',
-                where,
-                _rewrite(schema, path, maxProperties=ARRAY_BOUND),
+                maxProperties=ARRAY_BOUND,
             )
-        )
+        )  # fmt: skip
     found.extend(_unbounded_digits(schema, path, node, free))
     return found
+
+
+def _bound_missing(
+    schema: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    kind: str,
+    severity: Severity,
+    message: str,
+    **bound: int,
+) -> SchemaFinding:
+    """A finding at ``path`` whose fix is the schema with ``bound`` added to that node."""
+    return SchemaFinding(kind, severity, message, pointer(path), _rewrite(schema, path, **bound))
 
 
 def _unbounded_digits(
@@ -157,16 +163,14 @@ def _unbounded_digits(
     kinds = _types(node)
     if "integer" in kinds and free and "maxDigits" not in node:
         found.append(
-            SchemaFinding(
-                "unbounded_digits",
-                "info",
+            _bound_missing(
+                schema, path, "unbounded_digits", "info",
                 f"{_where(where)} is an integer with no bound on its digits "
                 f"(`[1-9][0-9]*`): a model may write digits forever. Add outlines-core's "
                 f'"maxDigits": {DIGITS_BOUND}.',
-                where,
-                _rewrite(schema, path, maxDigits=DIGITS_BOUND),
+                maxDigits=DIGITS_BOUND,
             )
-        )
+        )  # fmt: skip
     if "number" in kinds and free:
         found.append(
             SchemaFinding(

@@ -6,8 +6,10 @@ vocabulary by llguidance.
   ``RegexTerm``, ``RuleRef``, ``Seq``, ``Alt``, ``Repeat``, ``Rule``, ``Grammar``)
 * ``gbnf``, ``lark``  the two readers; ``errors`` the ``GrammarError`` they raise
 * ``compile``  ``compile_grammar``: read, then check (undefined, unfinishable, bounds)
-* ``earley``   the naive oracle: a character-level Earley recognizer (``accepts``,
-  ``is_prefix``, the shortest completion)
+* ``productions``  the grammar flattened for Earley: numbered productions and terminals,
+  with what depends on the grammar alone (nullable rules, shortest texts)
+* ``earley``   the naive oracle: a character-level Earley recognizer over those productions
+  (``accepts``, ``is_prefix``, the shortest completion)
 * ``matcher``  llguidance's exact token masks over a vocabulary, per run
 * ``network``  each rule's right-hand side as a small automaton, the rules calling each
   other (a recursive transition network: what ``fsmviz.drawing.rules`` draws)

@@ -272,19 +272,16 @@ def _least_fixed_point(grammar: Grammar, holds: Callable[[Node, set[str]], bool]
 
 
 def _finishes(node: Node, done: set[str]) -> bool:
-    if isinstance(node, (Literal, RegexTerm)):
+    """Whether ``node`` derives some finite text, the rules in ``done`` known to."""
+    return _derives(node, done, _reads_something)
+
+
+def _reads_something(leaf: Node) -> bool:
+    if isinstance(leaf, (Literal, RegexTerm)):
         return True
-    if isinstance(node, CharSet):
-        return bool(node.positive())
-    if isinstance(node, RuleRef):
-        return node.name in done
-    if isinstance(node, Seq):
-        return all(_finishes(item, done) for item in node.items)
-    if isinstance(node, Alt):
-        return any(_finishes(option, done) for option in node.options)
-    if isinstance(node, Repeat):
-        return node.min == 0 or _finishes(node.item, done)
-    raise TypeError(node)
+    if isinstance(leaf, CharSet):
+        return bool(leaf.positive())
+    raise TypeError(leaf)
 
 
 def nullable_rules(grammar: Grammar) -> set[str]:
@@ -293,21 +290,38 @@ def nullable_rules(grammar: Grammar) -> set[str]:
 
 
 def _nullable(node: Node, done: set[str]) -> bool:
-    if isinstance(node, Literal):
-        return node.text == ""
-    if isinstance(node, RegexTerm):
-        return compile_regex(regex_text(node)).accepts("")
-    if isinstance(node, CharSet):
+    """Whether ``node`` derives the empty text, the rules in ``done`` known to."""
+    return _derives(node, done, _reads_empty)
+
+
+def _reads_empty(leaf: Node) -> bool:
+    if isinstance(leaf, Literal):
+        return leaf.text == ""
+    if isinstance(leaf, RegexTerm):
+        return compile_regex(regex_text(leaf)).accepts("")
+    if isinstance(leaf, CharSet):
         return False
+    raise TypeError(leaf)
+
+
+def _derives(node: Node, done: set[str], leaf: Callable[[Node], bool]) -> bool:
+    """Whether ``node`` derives a text of the kind ``leaf`` says its terminals can read,
+    the rules in ``done`` being known to: a sequence when all its items do, a choice when
+    one option does, a repeat when it may be taken no times or its item does.
+
+    >>> from fsmviz.grammar.tree import Seq
+    >>> _derives(Seq((RuleRef("a"), Literal(""))), {"a"}, _reads_empty)
+    True
+    """
     if isinstance(node, RuleRef):
         return node.name in done
     if isinstance(node, Seq):
-        return all(_nullable(item, done) for item in node.items)
+        return all(_derives(item, done, leaf) for item in node.items)
     if isinstance(node, Alt):
-        return any(_nullable(option, done) for option in node.options)
+        return any(_derives(option, done, leaf) for option in node.options)
     if isinstance(node, Repeat):
-        return node.min == 0 or _nullable(node.item, done)
-    raise TypeError(node)
+        return node.min == 0 or _derives(node.item, done, leaf)
+    return leaf(node)
 
 
 def left_recursive(grammar: Grammar) -> list[str]:

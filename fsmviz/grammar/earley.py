@@ -12,6 +12,14 @@ alive after ``k`` characters; three moves fill it:
 * **complete**: an item finished (``B -> γ •, i``): every item of column ``i`` that
   expected ``B`` moves its dot over ``B``.
 
+The productions the items point into are the grammar flattened once
+(``fsmviz.grammar.productions``: literals become characters, repeats helper rules); this
+module holds what depends on the text: the chart, and the shortest completion read off it.
+Two details of the moves: an item before a Lark ``/regex/`` carries the regex's DFA state
+(it moves on every character the DFA reads, and its dot moves past the regex whenever
+the DFA accepts); and a nullable rule's users move on as soon as it is predicted (Aycock
+and Horspool's fix), so empty rules need no special case.
+
 Worked example, ``S -> "(" S ")" | ""`` on ``(``::
 
     column 0:  S' -> • S, 0     S -> • "(" S ")", 0     S -> •, 0     S' -> S •, 0
@@ -26,16 +34,27 @@ column holds the start item finished from 0:
 >>> r = recognizer(compile_grammar('root ::= "(" root ")" | ""'))
 >>> r.is_prefix("(("), r.accepts("(("), r.accepts("(())"), r.is_prefix("())")
 (True, False, True, False)
+
+**The shortest completion** (the hardest part of the code) is read off the chart from the
+bottom up. ``after[k][B]`` is the shortest text that finishes the sentence once a rule
+``B`` begun at column ``k`` is complete: some item of column ``k`` waits on ``B``; it needs
+the shortest rest of its own production, then ``after`` of *its* rule at *its* origin.
+On ``((``::
+
+    column 0:  S' -> • S, 0         waits on S: rest ""         after[0][S] = ""
+    column 1:  S -> "(" • S ")", 0  waits on S: rest ")" + after[0][S]   = ")"
+    column 2:  S -> "(" • S ")", 1  waits on S: rest ")" + after[1][S]   = "))"
+    finish:    S -> •, 2            rest "" + after[2][S]                = "))"
+
+An item's origin is never later than its column, so one pass from column 0 fills the
+table, but for the items predicted in the column itself (``A -> • B γ, k``): their own
+``after[k][A]`` is in the row being made, and such items can wait on each other in a cycle
+(left recursion: ``e ::= e "+" t | t``). Within a column the row is therefore a
+shortest-path problem, solved by Dijkstra from the items begun earlier. Each column keeps
+its row (``Column.memo``), so the completion after one more token costs one more row.
+
 >>> r.shortest_completion("((")
 '))'
-
-Grammar pieces become items this way: a literal is its characters one by one; a class is
-one character; ``*``, ``+``, ``?`` and ``{m,n}`` become small helper rules; a Lark
-``/regex/`` is compiled to fsmviz's character DFA and an item *inside* it carries the DFA
-state (it moves on every character the DFA reads, and its dot moves past the regex
-whenever the DFA accepts). Lark's ``%ignore`` text may come before every terminal of a
-rule and at the end. A nullable rule's users move on when it is predicted (Aycock and
-Horspool's fix), so empty rules need no special case.
 
 Texts arrive as characters; token bytes that end inside a UTF-8 character are judged with
 ``can_continue``: some character whose encoding begins with those bytes is readable next
@@ -45,26 +64,14 @@ bounded: at most ``MAX_TEXT_CHARS`` characters a text.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.cache import BoundedCache
-from fsmviz.grammar.compile import regex_text
 from fsmviz.grammar.errors import GrammarError
-from fsmviz.grammar.tree import (
-    Alt,
-    CharSet,
-    Grammar,
-    Literal,
-    Node,
-    RegexTerm,
-    Repeat,
-    RuleRef,
-    Seq,
-)
+from fsmviz.grammar.productions import Chars, Productions, Regex
+from fsmviz.grammar.tree import Grammar
 
 __all__ = [
     "MAX_CHART_WORK",
@@ -95,40 +102,6 @@ def recognizer(grammar: Grammar) -> Recognizer:
 
 
 @dataclass(frozen=True, eq=False)
-class _Chars:
-    """A terminal that reads one character: sorted disjoint code-point ranges."""
-
-    ranges: tuple[tuple[int, int], ...]
-    lows: tuple[int, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "lows", tuple(lo for lo, _ in self.ranges))
-
-    def __contains__(self, code: int) -> bool:
-        i = bisect.bisect_right(self.lows, code) - 1
-        return i >= 0 and code <= self.ranges[i][1]
-
-    def meets(self, lo: int, hi: int) -> bool:
-        i = bisect.bisect_right(self.lows, hi) - 1
-        return i >= 0 and self.ranges[i][1] >= lo
-
-    def sample(self) -> str:
-        """A readable character of the set (a printable one when there is one)."""
-        for lo, hi in self.ranges:
-            if hi >= 0x20 and lo <= 0x7E:
-                return chr(max(lo, 0x20))
-        return chr(self.ranges[0][0])
-
-
-@dataclass(frozen=True, eq=False)
-class _Regex:
-    """A terminal that reads any text its DFA accepts."""
-
-    dfa: Dfa
-    distance: tuple[int, ...]  # fewest characters from each state to acceptance
-
-
-@dataclass(frozen=True, eq=False)
 class Column:
     """The items alive after some characters: ``waiting[B]`` are the items expecting rule
     ``B`` (completions look them up), ``scans`` the items expecting a character."""
@@ -146,171 +119,13 @@ class Column:
 
 
 class Recognizer:
-    """Earley over one grammar, flattened into numbered productions."""
+    """Earley's chart over one grammar's productions: columns, and what they answer."""
 
     def __init__(self, grammar: Grammar):
         self.grammar = grammar
-        self.prods: list[tuple[int, tuple[int, ...]]] = []  # (rule number, symbols)
-        self.names: list[str] = []  # rule numbers -> names (helper rules get "name/…")
-        self.terms: list[_Chars | _Regex] = []  # terminal k is symbol -k-1
-        self._term_ids: dict[object, int] = {}
-        self._rule_ids: dict[str, int] = {}
-        self._terminal_rules = {rule.name for rule in grammar.rules if rule.terminal}
-        self._build()
-        self.by_lhs: dict[int, list[int]] = {}
-        for p, (lhs, _) in enumerate(self.prods):
-            self.by_lhs.setdefault(lhs, []).append(p)
-        self.nullable = self._nullable()
-        self._shortest = self._shortest_texts()
-        self._suffix: dict[tuple[int, int], str] = {}
-        self.first = self._close(0, [(self.start_prod, 0, 0, -1)], [])
-
-    # --- the grammar, flattened ----------------------------------------------------------
-
-    def _build(self) -> None:
-        for rule in self.grammar.rules:
-            self._rule(rule.name)
-        ignore = None
-        if self.grammar.ignore:
-            ignore = self._new("%ignore")
-            self._add(ignore, ())
-            piece = self._new("%ignore/piece")
-            for node in self.grammar.ignore:
-                self._add(piece, self._symbols(node, lark_rule=False))
-            self._add(ignore, (ignore, piece))
-        self.ignore = ignore
-        bodies = {rule.name: rule for rule in self.grammar.rules}
-        for name, number in list(self._rule_ids.items()):
-            rule = bodies[name]
-            lark_rule = ignore is not None and not rule.terminal
-            for option in _options(rule.body):
-                self._add(number, self._symbols(option, lark_rule))
-        self.top = self._new("%start")
-        tail = (ignore,) if ignore is not None else ()
-        self._add(self.top, (self._rule(self.grammar.start), *tail))
-        self.start_prod = len(self.prods) - 1
-
-    def _new(self, name: str) -> int:
-        self.names.append(name)
-        return len(self.names) - 1
-
-    def _rule(self, name: str) -> int:
-        if name not in self._rule_ids:
-            self._rule_ids[name] = self._new(name)
-        return self._rule_ids[name]
-
-    def _add(self, lhs: int, symbols: Iterable[int]) -> None:
-        self.prods.append((lhs, tuple(symbols)))
-
-    def _term(self, key: object, build) -> int:
-        if key not in self._term_ids:
-            self._term_ids[key] = len(self.terms)
-            self.terms.append(build())
-        return -self._term_ids[key] - 1
-
-    def _chars(self, ranges: tuple[tuple[int, int], ...]) -> int:
-        return self._term(("chars", ranges), lambda: _Chars(ranges))
-
-    def _symbols(self, node: Node, lark_rule: bool) -> list[int]:
-        """The symbols ``node`` spells inside a production (helper rules made as needed);
-        in a Lark rule each terminal gets the ``%ignore`` rule before it."""
-        before = [self.ignore] if lark_rule and self.ignore is not None else []
-        if isinstance(node, Literal):
-            chars = [self._chars(((ord(c), ord(c)),)) for c in node.text]
-            return [*before, *chars] if chars else []
-        if isinstance(node, CharSet):
-            ranges = node.positive()
-            if not ranges:
-                return [self._chars(((-1, -1),))]  # an empty class: nothing can be read
-            return [*before, self._chars(ranges)]
-        if isinstance(node, RegexTerm):
-            pattern = regex_text(node)
-
-            def build() -> _Regex:
-                dfa = compile_regex(pattern)
-                return _Regex(dfa, tuple(dfa.distances()))
-
-            return [*before, self._term(("regex", pattern), build)]
-        if isinstance(node, RuleRef):
-            if lark_rule and node.name in self._terminal_rules:
-                return [*before, self._rule(node.name)]
-            return [self._rule(node.name)]
-        if isinstance(node, Seq):
-            return [s for item in node.items for s in self._symbols(item, lark_rule)]
-        if isinstance(node, Alt):
-            helper = self._new("(…|…)")
-            for option in node.options:
-                self._add(helper, self._symbols(option, lark_rule))
-            return [helper]
-        if isinstance(node, Repeat):
-            return self._repeat(node, lark_rule)
-        raise TypeError(node)
-
-    def _repeat(self, node: Repeat, lark_rule: bool) -> list[int]:
-        item = self._symbols(node.item, lark_rule)
-        if len(item) != 1:
-            helper = self._new("(…)")
-            self._add(helper, item)
-            item = [helper]
-        (x,) = item
-        out = [x] * node.min
-        if node.max is None:
-            star = self._new("…*")
-            self._add(star, ())
-            self._add(star, (star, x))
-            return [*out, star]
-        rest = None
-        for _ in range(node.max - node.min):
-            optional = self._new("…?")
-            self._add(optional, ())
-            self._add(optional, (x, rest) if rest is not None else (x,))
-            rest = optional
-        return [*out, rest] if rest is not None else out
-
-    def _nullable(self) -> set[int]:
-        done: set[int] = set()
-        changed = True
-        while changed:
-            changed = False
-            for lhs, symbols in self.prods:
-                if lhs not in done and all(self._empty_ok(s, done) for s in symbols):
-                    done.add(lhs)
-                    changed = True
-        return done
-
-    def _empty_ok(self, symbol: int, done: set[int]) -> bool:
-        if symbol >= 0:
-            return symbol in done
-        term = self.terms[-symbol - 1]
-        return isinstance(term, _Regex) and term.dfa.is_accepting(term.dfa.initial)
-
-    def _shortest_texts(self) -> dict[int, str]:
-        """A shortest text of every rule (a fixed point, like Knuth's shortest derivation)."""
-        best: dict[int, str] = {}
-        changed = True
-        while changed:
-            changed = False
-            for lhs, symbols in self.prods:
-                parts = []
-                for s in symbols:
-                    text = best.get(s) if s >= 0 else self._term_text(s)
-                    if text is None:
-                        break
-                    parts.append(text)
-                else:
-                    text = "".join(parts)
-                    if lhs not in best or len(text) < len(best[lhs]):
-                        best[lhs] = text
-                        changed = True
-        return best
-
-    def _term_text(self, symbol: int, state: int = -1) -> str | None:
-        term = self.terms[-symbol - 1]
-        if isinstance(term, _Chars):
-            return term.sample() if term.ranges[0][0] >= 0 else None
-        dfa = term.dfa
-        state = dfa.initial if state < 0 else state
-        return _dfa_shortest(dfa, state)
+        self.productions = g = Productions(grammar)
+        self.first = self._close(0, [(g.start_prod, 0, 0, -1)], [])
+        self._sentence = (g.start_prod, len(g.prods[g.start_prod][1]), 0, -1)
 
     # --- the chart -----------------------------------------------------------------------
 
@@ -320,7 +135,8 @@ class Recognizer:
         work = list(seeds)
         waiting: dict[int, list[Item]] = {}
         scans: list[Item] = []
-        prods, by_lhs, nullable, terms = self.prods, self.by_lhs, self.nullable, self.terms
+        g = self.productions
+        prods, by_lhs, nullable, terms = g.prods, g.by_lhs, g.nullable, g.terms
         predicted: set[int] = set()
         moves = 0
         while work:
@@ -348,7 +164,7 @@ class Recognizer:
                     work.append((p, dot + 1, origin, -1))
                 continue
             term = terms[-symbol - 1]
-            if isinstance(term, _Regex) and state < 0:
+            if isinstance(term, Regex) and state < 0:
                 start = term.dfa.initial
                 work.append((p, dot, origin, start))
                 if term.dfa.is_accepting(start):
@@ -361,9 +177,10 @@ class Recognizer:
         """The column after reading ``char`` at the end of ``columns`` (maybe empty)."""
         code = ord(char)
         seeds: list[Item] = []
+        prods, terms = self.productions.prods, self.productions.terms
         for p, dot, origin, state in columns[-1].scans:
-            term = self.terms[-self.prods[p][1][dot] - 1]
-            if isinstance(term, _Chars):
+            term = terms[-prods[p][1][dot] - 1]
+            if isinstance(term, Chars):
                 if code in term:
                     seeds.append((p, dot + 1, origin, -1))
                 continue
@@ -403,7 +220,7 @@ class Recognizer:
 
     def finished(self, column: Column) -> bool:
         """Whether the text read so far is a whole sentence."""
-        return (self.start_prod, len(self.prods[self.start_prod][1]), 0, -1) in column.items
+        return self._sentence in column.items
 
     def can_continue(self, column: Column, tail: bytes) -> bool:
         """Whether some character whose UTF-8 begins with ``tail`` (the bytes of a
@@ -412,9 +229,10 @@ class Recognizer:
         if span is None:
             return False
         lo, hi = span
+        prods, terms = self.productions.prods, self.productions.terms
         for p, dot, _, state in column.scans:
-            term = self.terms[-self.prods[p][1][dot] - 1]
-            if isinstance(term, _Chars):
+            term = terms[-prods[p][1][dot] - 1]
+            if isinstance(term, Chars):
                 if term.meets(lo, hi):
                     return True
                 continue
@@ -450,14 +268,15 @@ class Recognizer:
             if known is None:
                 known = columns[k].memo["after"] = self._after(k, columns[k], after)
             after.append(known)  # type: ignore[arg-type]
+        g = self.productions
         best: str | None = None
         for item in columns[last].items:
             p, dot, origin, state = item
-            rest = self._rest(p, dot, state)
+            rest = g.rest(p, dot, state)
             if rest is None:
                 continue
-            tail = after[origin].get(self.prods[p][0])
-            if p == self.start_prod:
+            tail = after[origin].get(g.prods[p][0])
+            if p == g.start_prod:
                 tail = ""
             if tail is None:
                 continue
@@ -471,13 +290,14 @@ class Recognizer:
         found: dict[int, str] = {}
         heap: list[tuple[int, int, str]] = []
         same: dict[int, list[tuple[int, str]]] = {}  # lhs started here -> (B, rest)
+        g = self.productions
         for symbol, users in column.waiting.items():
             for p, dot, origin, _ in users:
-                rest = self._rest(p, dot + 1, -1)
+                rest = g.rest(p, dot + 1, -1)
                 if rest is None:
                     continue
-                lhs = self.prods[p][0]
-                if p == self.start_prod:
+                lhs = g.prods[p][0]
+                if p == g.start_prod:
                     heapq.heappush(heap, (len(rest), symbol, rest))
                 elif origin < k:
                     tail = after[origin].get(lhs)
@@ -496,30 +316,6 @@ class Recognizer:
                     heapq.heappush(heap, (len(total), user_symbol, total))
         return found
 
-    def _rest(self, p: int, dot: int, state: int) -> str | None:
-        """A shortest text for the rest of production ``p`` from ``dot`` (inside the
-        regex terminal at ``dot`` when ``state`` is a DFA state)."""
-        symbols = self.prods[p][1]
-        head = ""
-        if state >= 0:
-            text = self._term_text(symbols[dot], state)
-            if text is None:
-                return None
-            head, dot = text, dot + 1
-        key = (p, dot)
-        if key not in self._suffix:
-            parts = []
-            for s in symbols[dot:]:
-                text = self._shortest.get(s) if s >= 0 else self._term_text(s)
-                if text is None:
-                    self._suffix[key] = None  # type: ignore[assignment]
-                    break
-                parts.append(text)
-            else:
-                self._suffix[key] = "".join(parts)
-        rest = self._suffix[key]
-        return None if rest is None else head + rest
-
 
 def _too_ambiguous(k: int) -> GrammarError:
     return GrammarError(
@@ -528,34 +324,6 @@ def _too_ambiguous(k: int) -> GrammarError:
         None,
         "make the rules less ambiguous (s ::= s s lets a text split many ways)",
     )
-
-
-def _options(body: Node) -> tuple[Node, ...]:
-    return body.options if isinstance(body, Alt) else (body,)
-
-
-def _dfa_shortest(dfa: Dfa, state: int) -> str | None:
-    """A shortest text from ``state`` to acceptance (breadth first)."""
-    if dfa.is_accepting(state):
-        return ""
-    seen = {state: ""}
-    frontier = [state]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for k, target in dfa.transitions[s].items():
-                if target in seen:
-                    continue
-                ranges = dfa.classes[k].ranges(dfa.mentioned)
-                if not ranges:
-                    continue
-                char = _Chars(ranges).sample()
-                seen[target] = seen[s] + char
-                if dfa.is_accepting(target):
-                    return seen[target]
-                nxt.append(target)
-        frontier = nxt
-    return None
 
 
 def utf8_range(tail: bytes) -> tuple[int, int] | None:

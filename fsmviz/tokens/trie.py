@@ -14,6 +14,7 @@ on the edge into child ``c``. That layout lets the index expand a whole level of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,75 +51,117 @@ class VocabTrie:
 
     @staticmethod
     def build(vocab: Vocabulary) -> VocabTrie:
+        """The trie of ``vocab``: its tokens sorted by their bytes, laid out level by level
+        (``_lay_out``), the tokens that end at each node (``_tokens_at_nodes``), then each
+        subtree summed up (``_subtrees``)."""
         eos = vocab.eos_token_id
         entries = sorted(
             (data, i) for i, data in enumerate(vocab.all_token_bytes) if data and i != eos
         )
-        # Sorted tokens make every trie node a contiguous run of entries; walk depth by depth.
-        first_child, num_children, byte = [0], [0], [-1]
-        span_start, span_size, depths = [0], [len(entries)], [0]
-        token_nodes: list[tuple[int, int]] = []  # (node, token id)
-        level = [(0, 0, len(entries))]  # (node, first entry, end entry) at depth d
-        depth = 0
-        while level:
-            next_level = []
-            for node, lo, hi in level:
-                first_child[node] = len(byte)
-                i = lo
-                while i < hi and len(entries[i][0]) == depth:
-                    token_nodes.append((node, entries[i][1]))
-                    i += 1
-                while i < hi:
-                    b = entries[i][0][depth]
-                    j = i
-                    while j < hi and entries[j][0][depth] == b:
-                        j += 1
-                    child = len(byte)
-                    byte.append(b)
-                    first_child.append(0)
-                    num_children.append(0)
-                    num_children[node] += 1
-                    span_start.append(i)
-                    span_size.append(j - i)
-                    depths.append(depth + 1)
-                    next_level.append((child, i, j))
-                    i = j
-            level = next_level
-            depth += 1
-        nodes = np.array([n for n, _ in token_nodes], dtype=np.int64)
-        order = np.argsort(nodes, kind="stable")
-        counts = np.bincount(nodes, minlength=len(byte))
-        token_start = np.zeros(len(byte) + 1, dtype=np.int32)
-        np.cumsum(counts, out=token_start[1:])
-        single = np.zeros(256, dtype=bool)
-        for data in vocab.all_token_bytes:
-            if len(data) == 1:
-                single[data[0]] = True
-        first_child_array = np.array(first_child, dtype=np.int32)
-        num_children_array = np.array(num_children, dtype=np.int32)
-        byte_array = np.array(byte, dtype=np.int32)
-        depth_array = np.array(depths, dtype=np.int32)
-        height, below, lengths = _subtrees(
-            first_child_array, num_children_array, byte_array, depth_array, counts > 0
-        )
+        layout = _lay_out(entries)
+        token_start, token_ids, has_token = _tokens_at_nodes(layout.token_nodes, len(layout.byte))
+        first_child = np.array(layout.first_child, dtype=np.int32)
+        num_children = np.array(layout.num_children, dtype=np.int32)
+        byte = np.array(layout.byte, dtype=np.int32)
+        depth = np.array(layout.depth, dtype=np.int32)
+        height, below, lengths = _subtrees(first_child, num_children, byte, depth, has_token)
         return VocabTrie(
-            first_child=first_child_array,
-            num_children=num_children_array,
-            byte=byte_array,
+            first_child=first_child,
+            num_children=num_children,
+            byte=byte,
             token_start=token_start,
-            token_ids=np.array([t for _, t in token_nodes], dtype=np.int32)[order],
-            has_token=counts > 0,
-            single_byte_tokens=single,
-            depth=depth_array,
+            token_ids=token_ids,
+            has_token=has_token,
+            single_byte_tokens=_single_byte_tokens(vocab),
+            depth=depth,
             height=height,
             subtree_bytes=below,
             lengths_below=lengths,
-            span_start=np.array(span_start, dtype=np.int32),
-            span_size=np.array(span_size, dtype=np.int32),
+            span_start=np.array(layout.span_start, dtype=np.int32),
+            span_size=np.array(layout.span_size, dtype=np.int32),
             sorted_ids=np.array([i for _, i in entries], dtype=np.int32),
             sorted_lengths=np.array([len(data) for data, _ in entries], dtype=np.int32),
             sorted_bytes=tuple(data for data, _ in entries),
         )
+
+
+class _Layout(NamedTuple):
+    """The trie's nodes in breadth-first order, as lists (index: node number)."""
+
+    first_child: list[int]
+    num_children: list[int]
+    byte: list[int]  # the byte into the node (root: -1)
+    span_start: list[int]  # the node's run of sorted entries: its first…
+    span_size: list[int]  # …and how many
+    depth: list[int]
+    token_nodes: list[tuple[int, int]]  # (node, token id) for each token, in entry order
+
+
+def _lay_out(entries: list[tuple[bytes, int]]) -> _Layout:
+    """Number the trie's nodes breadth-first from the sorted (bytes, token id) entries.
+
+    Sorted tokens make every trie node a contiguous run of entries, so a level is a list
+    of (node, first entry, end entry): a node's tokens that end at it come first in its
+    run, then one child per run of entries that share their next byte.
+
+    >>> layout = _lay_out([(b"a", 7), (b"ab", 8), (b"b", 9)])
+    >>> layout.byte, layout.first_child, layout.num_children, layout.token_nodes
+    ([-1, 97, 98, 98], [1, 3, 4, 4], [2, 1, 0, 0], [(1, 7), (2, 9), (3, 8)])
+    """
+    first_child, num_children, byte = [0], [0], [-1]
+    span_start, span_size, depths = [0], [len(entries)], [0]
+    token_nodes: list[tuple[int, int]] = []
+    level = [(0, 0, len(entries))]  # (node, first entry, end entry) at depth d
+    depth = 0
+    while level:
+        next_level = []
+        for node, lo, hi in level:
+            first_child[node] = len(byte)
+            i = lo
+            while i < hi and len(entries[i][0]) == depth:
+                token_nodes.append((node, entries[i][1]))
+                i += 1
+            while i < hi:
+                b = entries[i][0][depth]
+                j = i
+                while j < hi and entries[j][0][depth] == b:
+                    j += 1
+                child = len(byte)
+                byte.append(b)
+                first_child.append(0)
+                num_children.append(0)
+                num_children[node] += 1
+                span_start.append(i)
+                span_size.append(j - i)
+                depths.append(depth + 1)
+                next_level.append((child, i, j))
+                i = j
+        level = next_level
+        depth += 1
+    return _Layout(first_child, num_children, byte, span_start, span_size, depths, token_nodes)
+
+
+def _tokens_at_nodes(
+    token_nodes: list[tuple[int, int]], num_nodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(token_start, token_ids, has_token): the tokens ending at node ``n`` are
+    ``token_ids[token_start[n] : token_start[n + 1]]``, grouped by node (stable)."""
+    nodes = np.array([n for n, _ in token_nodes], dtype=np.int64)
+    order = np.argsort(nodes, kind="stable")
+    counts = np.bincount(nodes, minlength=num_nodes)
+    token_start = np.zeros(num_nodes + 1, dtype=np.int32)
+    np.cumsum(counts, out=token_start[1:])
+    token_ids = np.array([t for _, t in token_nodes], dtype=np.int32)[order]
+    return token_start, token_ids, counts > 0
+
+
+def _single_byte_tokens(vocab: Vocabulary) -> np.ndarray:
+    """bool [256]: the bytes that are a whole token on their own (any token, EOS too)."""
+    single = np.zeros(256, dtype=bool)
+    for data in vocab.all_token_bytes:
+        if len(data) == 1:
+            single[data[0]] = True
+    return single
 
 
 def _subtrees(

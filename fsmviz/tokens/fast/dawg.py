@@ -182,39 +182,77 @@ def dawg_successor_pairs(
     """Every (position in ``starts``, state) such that some token leads from that start to
     that state; sorted, without repeats. At most ``MAX_STARTS`` starts (one bit each of a
     mask); ``table`` is the byte DFA's; ``check`` is called once per walked depth (it may
-    raise to stop a walk that runs out of time)."""
+    raise to stop a walk that runs out of time).
+
+    The walk goes one depth a round in numpy (``_PairWalk.round``) while the frontier
+    grows, and while many tokens lie below it; the few long tokens left are walked one
+    by one in Python (``_walk_tail``)."""
     if len(starts) > MAX_STARTS:
         raise ValueError(f"at most {MAX_STARTS} starts per walk, not {len(starts)}")
-    num_states, width = table.shape
-    flat = table.reshape(-1)
-    # Two arrays over every (node, state) pair: 22,000 nodes × 129 states is 2.8 million
-    # pairs, so they are as narrow as the starts allow (memory the walk touches is zeroed
-    # by the system page by page: 45 MB of it would take longer than the walk itself).
-    mask_type = _mask_type(len(starts))
-    # carried: the bits walked per pair; slot: scratch that merges a round's repeats
-    carried, slot = dawg.scratch.take(dawg.num_nodes * num_states, mask_type)
-    touched = []  # the entries of carried set, cleared before the arrays are given back
+    walk = _PairWalk(dawg, table, starts)
     nodes = np.full(len(starts), dawg.root, dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
-    masks = np.left_shift(mask_type(1), np.arange(len(starts), dtype=mask_type))
-    looping_bytes = table == np.arange(num_states)[:, None]
-    loops = looping_bytes.sum(axis=1) >= 2  # (a loop on one byte would take few tokens)
-    # The bytes that do not loop, by state, as sets like ``below``'s.
-    leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
+    masks = np.left_shift(walk.mask_type(1), np.arange(len(starts), dtype=walk.mask_type))
     peak = 0  # the frontier grows, then shrinks as tokens end: the tail is past the peak
-    # The starts with a token into each state: the bits that reached it on a final node.
-    reached = np.zeros(num_states, dtype=mask_type)
-    bound = _byte_reach(table, starts) if len(starts) * num_states <= MAX_BOUND_CELLS else None
     while len(nodes) >= peak or dawg.tokens_below[nodes].sum() > TAIL:
         peak = max(peak, len(nodes))
         if check is not None:
             check()
+        nodes, states, masks = walk.round(nodes, states, masks)
+    return walk.finish(nodes, states, masks)
+
+
+class _PairWalk:
+    """One walk of ``dawg_successor_pairs``: its fixed arrays, the bits carried per pair,
+    and ``reached[t]``, the starts with a token into state ``t`` (the bits that reached it
+    on a final node)."""
+
+    def __init__(self, dawg: VocabDawg, table: np.ndarray, starts: list[int]) -> None:
+        self.dawg = dawg
+        num_states, self.width = table.shape
+        self.num_states = num_states
+        self.flat = table.reshape(-1)
+        self.num_starts = len(starts)
+        # Two arrays over every (node, state) pair: 22,000 nodes × 129 states is 2.8 million
+        # pairs, so they are as narrow as the starts allow (memory the walk touches is zeroed
+        # by the system page by page: 45 MB of it would take longer than the walk itself).
+        self.mask_type = mask_type = _mask_type(len(starts))
+        # carried: the bits walked per pair; slot: scratch that merges a round's repeats
+        self.carried, self.slot = dawg.scratch.take(dawg.num_nodes * num_states, mask_type)
+        self.touched: list[np.ndarray] = []  # the entries of carried set, cleared at the end
+        looping_bytes = table == np.arange(num_states)[:, None]
+        self.loops = looping_bytes.sum(axis=1) >= 2  # (a loop on one byte takes few tokens)
+        # The bytes that do not loop, by state, as sets like ``below``'s.
+        self.leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
+        self.reached = np.zeros(num_states, dtype=mask_type)
+        small = len(starts) * num_states <= MAX_BOUND_CELLS
+        self.bound = _byte_reach(table, starts) if small else None
+
+    def round(
+        self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs one byte further, each with the bits it carries for the first time;
+        those that end a token recorded, those with nothing left to find dropped."""
+        keys, masks = self._fresh(*self._step(nodes, states, masks))
+        nodes, states = np.divmod(keys, self.num_states)
+        return self._settle(nodes, states, masks)
+
+    def _step(
+        self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every edge out of the pairs that the DFA reads: (pair keys, their masks)."""
+        dawg = self.dawg
         counts = dawg.num_edges[nodes]
         edges = runs(dawg.first_edge[nodes], counts)
-        targets = flat[np.repeat(states * width, counts) + dawg.edge_byte[edges]]
+        targets = self.flat[np.repeat(states * self.width, counts) + dawg.edge_byte[edges]]
         alive = targets >= 0
-        keys = dawg.edge_target[edges[alive]] * num_states + targets[alive]
-        masks = np.repeat(masks, counts)[alive]
+        keys = dawg.edge_target[edges[alive]] * self.num_states + targets[alive]
+        return keys, np.repeat(masks, counts)[alive]
+
+    def _fresh(self, keys: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One entry per pair (paths meeting in it merged), with only the bits it has not
+        carried before; those bits are now carried."""
+        slot, carried = self.slot, self.carried
         # Paths meeting in one pair this round: one entry, the union of their masks.
         order = np.arange(len(keys), dtype=np.int32)
         slot[keys] = order
@@ -228,13 +266,19 @@ def dawg_successor_pairs(
         fresh = masks != 0
         keys, masks = keys[fresh], masks[fresh]
         carried[keys] |= masks
-        touched.append(keys)
-        nodes, states = np.divmod(keys, num_states)
+        self.touched.append(keys)
+        return keys, masks
+
+    def _settle(
+        self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Record the token ends among the pairs; keep those still to walk on."""
+        dawg, reached, bound, mask_type = self.dawg, self.reached, self.bound, self.mask_type
         # A pair whose bytes below all loop back to its state ends every token below
         # there: it counts as a token's end, and is walked no further.
         final = dawg.final[nodes]
-        maybe = np.flatnonzero(loops[states])
-        done = maybe[~(dawg.below[nodes[maybe]] & leaving[states[maybe]]).any(axis=1)]
+        maybe = np.flatnonzero(self.loops[states])
+        done = maybe[~(dawg.below[nodes[maybe]] & self.leaving[states[maybe]]).any(axis=1)]
         final[done] = True
         grew = bound is not None and bool((masks[final] & ~reached[states[final]]).any())
         np.bitwise_or.at(reached, states[final], masks[final])
@@ -247,10 +291,18 @@ def dawg_successor_pairs(
                 walked_on &= masks != 0
         if not walked_on.all():
             nodes, states, masks = nodes[walked_on], states[walked_on], masks[walked_on]
-    _walk_tail(dawg, flat, width, carried, reached, nodes, states, masks)
-    dawg.scratch.give(carried, slot, np.concatenate(touched))
-    bits = (reached[None, :] >> np.arange(len(starts), dtype=mask_type)[:, None]) & mask_type(1)
-    return np.nonzero(bits)
+        return nodes, states, masks
+
+    def finish(
+        self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Walk the tail, give the arrays back, and read the pairs off ``reached``."""
+        reached, mask_type = self.reached, self.mask_type
+        _walk_tail(self.dawg, self.flat, self.width, self.carried, reached, nodes, states, masks)
+        self.dawg.scratch.give(self.carried, self.slot, np.concatenate(self.touched))
+        shifts = np.arange(self.num_starts, dtype=mask_type)[:, None]
+        bits = (reached[None, :] >> shifts) & mask_type(1)
+        return np.nonzero(bits)
 
 
 MAX_BOUND_CELLS = 1024
