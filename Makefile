@@ -66,8 +66,10 @@ test: $(VENV)/.dev system
 	$(TEST_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		--basetemp=.tmp/pytest -p no:cacheprovider
 
+# BENCH="index mask generate crowd" runs only those (bench/__main__.py names them all).
+BENCH ?=
 bench: $(VENV)/.dev system
-	$(TEST_ENV) $(PY) -m bench
+	$(TEST_ENV) $(PY) -m bench $(BENCH)
 
 # Memory and disk under anonymous traffic: the app on 127.0.0.1, cheap /dfa calls and short
 # page runs from a few local clients; prints RSS and temp disk before and after (bench/soak.py).

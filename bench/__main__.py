@@ -1,4 +1,8 @@
-"""Run every benchmark and print the targets table last."""
+"""Run the benchmarks and print the targets table last: ``python -m bench`` runs them all
+(``make bench``); ``python -m bench index mask generate crowd`` runs those named, in one
+process, and prints their targets the same way (``make bench BENCH="index mask"``)."""
+
+import sys
 
 from bench import (
     app_bench,
@@ -18,25 +22,35 @@ from bench import (
 )
 from bench.table import print_table
 
+BENCHES = {
+    "index": index_bench.main,
+    "mask": mask_bench.main,
+    "schema": schema_bench.main,
+    "conformance": conformance.main,
+    "coverage": coverage.main,
+    "public": public_coverage.main,
+    "generate": generate_bench.main,
+    "app": app_bench.main,
+    "load": load_bench.main,
+    "crowd": crowd_bench.main,
+    "grammar": grammar_bench.main,
+    "grammar_run": grammar_run_bench.main,
+    "llama_cpp": llama_cpp_corpus.main,
+    "page": lambda: page_bench.main([]),
+}
+"""Each benchmark by its short name, in the order ``make bench`` runs them."""
 
-def main() -> None:
+
+def main(names: list[str]) -> None:
+    unknown = [name for name in names if name not in BENCHES]
+    if unknown:
+        known = ", ".join(BENCHES)
+        raise SystemExit(f"unknown benchmark {', '.join(unknown)}: choose from {known}")
     targets = []
-    targets += index_bench.main()
-    targets += mask_bench.main()
-    targets += schema_bench.main()
-    targets += conformance.main()
-    targets += coverage.main()
-    targets += public_coverage.main()
-    targets += generate_bench.main()
-    targets += app_bench.main()
-    targets += load_bench.main()
-    targets += crowd_bench.main()
-    targets += grammar_bench.main()
-    targets += grammar_run_bench.main()
-    targets += llama_cpp_corpus.main()
-    targets += page_bench.main([])
+    for name in names or BENCHES:
+        targets += BENCHES[name]()
     print_table("Targets", ["target", "measured", "wanted", ""], targets)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
