@@ -552,6 +552,7 @@ def _validates(trace: Any, check: Any, err: Any) -> int:
     arg("prompt", nargs="?", default=None, help="generate text for this prompt"),
     arg("--format", choices=("gbnf", "lark"), default=None, help="default: told apart"),
     *sampling(max_tokens=64),
+    *DECODING,
     MODEL,
     AS_JSON,
 )
@@ -563,6 +564,7 @@ def _grammar(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         seed=args.seed,
+        decoding=decoding_options(args),
         model_name=args.model,
         as_json=args.json,
     )
@@ -576,6 +578,7 @@ def grammar_command(
     max_tokens: int = 64,
     temperature: float = 0.0,
     seed: int = 0,
+    decoding: dict[str, Any] | None = None,
     model_name: str | None = None,
     as_json: bool = False,
     model: object = None,
@@ -584,15 +587,20 @@ def grammar_command(
 ) -> int:
     """``python -m fsmviz grammar FILE [PROMPT]``: check the grammar and print its rules
     and a shortest sentence; given a prompt, stream text generated under it (the bundled
-    model, or ``model``) and say on stderr whether it is a sentence of the grammar. A bad
-    grammar prints ``FILE:line:column: message`` and its hint, and returns 2."""
+    model, or ``model``) and say on stderr whether it is a sentence of the grammar.
+    ``decoding``: the ``DECODING`` flags' keywords (``top_p``, ``stop``...). A bad grammar
+    prints ``FILE:line:column: message`` and its hint, and returns 2."""
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.grammar import GrammarError, compile_grammar
     from fsmviz.params import check_generation
 
     try:
-        options = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        options = check_generation(
+            max_tokens=max_tokens, temperature=temperature, seed=seed, **(decoding or {})
+        )
+        if options.get("overshoot"):
+            raise ValueError("--overshoot reads a regex's automaton: a grammar run has none")
         grammar = compile_grammar(read_capped(file), format)
     except GrammarError as error:
         print(f"fsmviz grammar: {file}:{error.location()}: {error.message}", file=err)

@@ -4,6 +4,8 @@ model is needed (noise, so the grammar does all the work)."""
 from __future__ import annotations
 
 import io
+import itertools
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 
 from fsmviz.app.grammar_api import grammar_api, grammar_endpoint
 from fsmviz.cli import grammar_command
+from fsmviz.generation.generate import stream
 from fsmviz.grammar import GrammarError, compile_grammar
 
 CASES = Path(__file__).parent / "cases" / "grammars"
@@ -82,3 +85,26 @@ def test_the_endpoint_answers_bad_grammars_with_a_message_and_no_model() -> None
     with pytest.raises(gr.Error, match=r"line 2, column 1"):
         endpoint('root ::= "a"\nroot ::= "b"', "hi")
     assert "Args:" in (endpoint.__doc__ or "")
+
+
+def test_the_decoding_flags_reach_a_grammar_run_and_overshoot_is_refused(tiny) -> None:
+    """``grammar`` takes every generating option: ``--stop first`` ends at the first
+    sentence; ``--overshoot`` (a regex automaton's) is refused with a reason."""
+    kwargs = {"max_tokens": 12, "temperature": 1.0, "model": tiny, "as_json": True}
+    status, out, _ = run(str(CASES / "brackets.gbnf"), "b", decoding={"stop": "first"}, **kwargs)
+    trace = json.loads(out)
+    assert status == 0 and trace["options"]["stop"] == "first"
+    # the first moment the text is a sentence (balanced again) is where it ends
+    depth = list(itertools.accumulate(+1 if c in "([" else -1 for c in trace["text"]))
+    assert depth[-1] == 0 and 0 not in depth[:-1], trace["text"]
+    status, out, err = run(
+        str(CASES / "brackets.gbnf"), "b", decoding={"overshoot": True}, **kwargs
+    )
+    assert status == 2 and not out and "overshoot" in err and "grammar" in err
+    with pytest.raises(ValueError, match="overshoot"):  # the library says so too
+        stream(tiny, compile_grammar("root ::= [a-z]+"), "b", overshoot=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "fsmviz", "grammar", "--help"],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert all(flag in done.stdout for flag in ("--top-p", "--top-k", "--prob-limit", "--stop"))

@@ -170,6 +170,11 @@ def stream(
     if pattern is not None and not isinstance(pattern, str):
         # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
         # this loop with llguidance's mask where a regex has its index.
+        if opts.overshoot:
+            raise ValueError(
+                "overshoot reads a regex's automaton (which tokens run past a match); a "
+                "grammar run takes every other option: leave overshoot off"
+            )
         return Stream(pattern.generation_run(model, opts), pattern, prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
     run = _Run(model, index, opts)
