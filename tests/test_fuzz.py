@@ -180,7 +180,7 @@ def check_refusal(error: RegexError, pattern: str) -> None:
 # --- 1. any string as a pattern ------------------------------------------------------------
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)  # 300 until session 16: the same fixed examples, a third fewer
 @given(pattern=patterns, data=st.data())
 def test_any_pattern_compiles_or_is_refused_clearly(pattern: str, data, toy) -> None:
     dfa = compile_or_refuse(pattern)
