@@ -13,15 +13,17 @@ with a time and memory limit (``fsmviz.peers.schema.isolated``; a kill is "not t
   rejected**; for fsmviz an invalid instance accepted is *named* when the keyword its
   mutation broke is among those fsmviz named as not enforced.
 
-    python -m bench.coverage            # every kind
-    python -m bench.coverage recursive  # one kind
+    python -m bench.coverage                                # every kind
+    python -m bench.coverage recursive                      # one kind
+    python -m bench.coverage --engines fsmviz --misses      # fsmviz alone, its misses listed
+    python -m bench.coverage --only tree                    # schemas whose name has "tree"
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,16 +102,23 @@ def broken(schema: dict[str, Any], text: str, how: str = "") -> set[str]:
 
 
 def measure(
-    only: str = "", sample: Path = SAMPLE, seconds: float = SECONDS
+    only: str = "",
+    sample: Path = SAMPLE,
+    seconds: float = SECONDS,
+    engines: Sequence[str] = (),
+    name: str = "",
 ) -> tuple[list[str], list[dict[str, Any]]]:
+    """Each schema of ``sample`` (of kind ``only``, its file name containing ``name``, where
+    given) on each engine (``engines``, or every one installed; fsmviz is always measured)."""
     from fsmviz.peers.schema import ENGINES, instances, isolated, version
 
-    engines = [e for e in ENGINES if version(e) is not None]
+    wanted = {"fsmviz", *engines} if engines else set(ENGINES)
+    engines = [e for e in ENGINES if e in wanted and version(e) is not None]
     preload(engines)
     rows = []
     for path in sorted(sample.glob("*/*.json")):
         kind = path.parent.name
-        if only and only != kind:
+        if (only and only != kind) or name not in path.stem:
             continue
         schema = json.loads(path.read_text(encoding="utf-8"))
         status, made = isolated(instances, schema, seconds=seconds, memory=MEMORY)
@@ -128,14 +137,17 @@ def measure(
             bad = [i for i, ok in zip(made, answer["verdicts"], strict=True) if ok != i.valid]
             named = set(answer.get("unenforced", []))
             accepted = [i for i in bad if not i.valid]
+            silent = [i for i in accepted if not broken(schema, i.text, i.how) & named]
             row["engines"][engine] = {
                 "taken": True,
                 "seconds": answer["seconds"],
                 "cpu": answer["cpu"],
                 "path": answer.get("path", ""),
                 "invalid_accepted": len(accepted),
-                "named": sum(bool(broken(schema, i.text, i.how) & named) for i in accepted),
+                "named": len(accepted) - len(silent),
                 "valid_rejected": sum(i.valid for i in bad),
+                "misses": [("valid rejected", i.how, i.text) for i in bad if i.valid]
+                + [("invalid accepted, unnamed", i.how, i.text) for i in silent],
                 "valid": sum(i.valid for i in made),
                 "invalid": sum(not i.valid for i in made),
             }
@@ -147,9 +159,17 @@ def measure(
 
 
 def main(
-    only: str = "", sample: Path = SAMPLE, seconds: float = SECONDS, name: str = "bench/schemas"
+    only: str = "",
+    sample: Path = SAMPLE,
+    seconds: float = SECONDS,
+    name: str = "bench/schemas",
+    engines: Sequence[str] = (),
+    schema: str = "",
+    misses: bool = False,
 ) -> list[tuple[str, ...]]:
-    engines, rows = measure(only, sample, seconds)
+    engines, rows = measure(only, sample, seconds, engines, schema)
+    if not rows:
+        raise SystemExit(f"no schema of {name} matches kind {only!r} and name {schema!r}")
     kinds = sorted({r["kind"] for r in rows})
     table = []
     for kind in [*kinds, "all"]:
@@ -191,6 +211,13 @@ def main(
     if refused:
         print_table("Not taken, with the engine's message",
                     ["kind", "schema", "engine", "how", "why"], refused)  # fmt: skip
+    if misses:
+        print_table(
+            "fsmviz's misses: valid JSON rejected, invalid JSON accepted with no keyword named",
+            ["schema", "miss", "how the instance was made", "instance"],
+            [(f"{r['kind']}/{r['name']}", m, how, text[:160])
+             for r in rows for m, how, text in r["engines"]["fsmviz"].get("misses", [])],
+        )  # fmt: skip
     f = [r["engines"]["fsmviz"] for r in rows]
     taken = 100 * sum(x["taken"] for x in f) / len(f)
     got = [x for x in f if x["taken"]]
@@ -209,5 +236,22 @@ def main(
     ]  # fmt: skip
 
 
+def arguments(description: str) -> argparse.Namespace:
+    """The command line of ``bench.coverage`` and ``bench.public_coverage``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("kind", nargs="?", default="", help="one kind (a folder) only")
+    parser.add_argument("--only", default="", help="schemas whose file name contains this")
+    parser.add_argument("--engines", default="", help="comma-separated engines (fsmviz always)")
+    parser.add_argument("--misses", action="store_true", help="list fsmviz's misses")
+    return parser.parse_args()
+
+
+def run(args: argparse.Namespace, sample: Path, seconds: float, name: str) -> None:
+    """Measure as the command line asks and print the tables, then the targets."""
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    targets = main(args.kind, sample, seconds, name, engines, args.only, args.misses)
+    print_table("Targets", ["target", "measured", "wanted", ""], targets)
+
+
 if __name__ == "__main__":
-    print_table("Targets", ["target", "measured", "wanted", ""], main(*sys.argv[1:2]))
+    run(arguments(__doc__.splitlines()[0]), SAMPLE, SECONDS, "bench/schemas")
