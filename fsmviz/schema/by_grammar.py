@@ -158,9 +158,9 @@ def schema_grammar(
     deepest part llguidance refuses on its own) when llguidance cannot compile it."""
     from fsmviz.schema.convert import SchemaError
 
+    schema, relaxed = relax_property_counts(schema, whitespace)
     grammar = grammar_text(schema, whitespace)
     error, warnings = check_grammar(grammar)
-    relaxed: tuple[tuple[str, str], ...] = ()
     tried: set[str] = set()
     while error is not None:  # what llguidance cannot do, left free and named: try again
         words = next((w for w, _ in RELAXATIONS if w in error and w not in tried), None)
@@ -209,6 +209,49 @@ def relax_ref_siblings(
         relaxed += [(pointer(where), k) for k in beside if k in ASSERTIONS]
         for key in beside:
             del node[key]  # type: ignore[attr-defined]  # the copy's dicts
+    return copy, tuple(relaxed)
+
+
+def relax_property_counts(
+    schema: Mapping[str, Any], whitespace: str | None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``schema`` without the ``minProperties`` / ``maxProperties`` llguidance miscounts,
+    each named.
+
+    llguidance 1.9.1 counts an object's properties right only where every property of
+    ``properties`` is required (its issue #168): beside an optional one it counts the other
+    keys alone, so ``{"minProperties": 1, "properties": {"a": {}}}`` refuses ``{"a":1}``
+    (valid JSON no model could write) and ``"maxProperties": 1`` takes ``{"a":1,"b":2}``.
+    There the count is left free and named, unless the schema's other keywords already
+    say it (as many ``required`` names as ``minProperties``; no more possible keys than
+    ``maxProperties``): then it goes without a word.
+
+    >>> relax_property_counts({"minProperties": 1, "properties": {"a": {}}}, None)
+    ({'properties': {'a': {}}}, (('', 'minProperties'),))
+    >>> relax_property_counts({"minProperties": 1, "required": ["a"], "properties": {"a": {},
+    ...     "b": {}}}, None)
+    ({'required': ['a'], 'properties': {'a': {}, 'b': {}}}, ())
+    """
+    from fsmviz.schema.convert import pointer
+
+    copy = json.loads(json.dumps(schema))
+    relaxed = []
+    for where, node in _objects(copy):  # every object: a $ref may name any of them
+        names = node.get("properties")
+        required = node.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        if not isinstance(names, dict) or set(names) <= required:
+            continue  # llguidance counts these right
+        closed = node.get("additionalProperties") is False and "patternProperties" not in node
+        for key in ("minProperties", "maxProperties"):
+            count = node.get(key)
+            if not isinstance(count, int) or isinstance(count, bool):
+                continue
+            implied = len(required) >= count if key == "minProperties" else (
+                closed and len(names) <= count)  # fmt: skip
+            del node[key]  # type: ignore[attr-defined]  # the copy's dicts
+            if not implied:
+                relaxed.append((pointer(where), key))
     return copy, tuple(relaxed)
 
 
