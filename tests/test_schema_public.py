@@ -4,12 +4,13 @@ Each test holds a small schema written for it, in the shape of a public one that
 wrong: valid JSON it could not write, or invalid JSON it took without naming a keyword.
 """
 
+import json
 import re
 
 import jsonschema
 import pytest
 
-from fsmviz.schema.convert import compile_schema
+from fsmviz.schema.convert import SchemaError, compile_schema
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 
@@ -103,3 +104,96 @@ def test_property_counts_llguidance_reads_right_stay_enforced():
     compiled = compile_schema(implied, "none", path="grammar")
     assert compiled.accepts('{"a":1}') and not compiled.accepts("{}")
     assert compiled.unenforced == ()
+
+
+def _agrees(compiled, schema, texts, named=()):
+    """Each text accepted exactly when jsonschema calls it valid (or breaks a named one)."""
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    for text, breaks in texts:
+        wanted = validator.is_valid(json.loads(text)) or breaks in named
+        assert compiled.accepts(text) is wanted, text
+
+
+def test_a_recursive_definition_extended_by_allof_is_taken_exactly():
+    # dart-test: a test configuration's tags are test configurations extended by allOf
+    # (keys in the order of the merged properties, the order llguidance writes)
+    schema = {
+        "definitions": {
+            "test": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "tags": {
+                    "type": "object", "additionalProperties": {"$ref": "#/definitions/inner"}}},
+            },
+            "inner": {"allOf": [{"$ref": "#/definitions/test"},
+                                {"properties": {"paths": {"type": "array"}},
+                                 "required": ["paths"]}]},
+        },
+        "$ref": "#/definitions/test",
+    }  # fmt: skip
+    compiled = compile_schema(schema, "none")
+    assert compiled.path == "grammar" and compiled.unenforced == ()
+    _agrees(compiled, schema, [
+        ('{"name":"a"}', ""), ('{"tags":{"x":{"name":"b","paths":[]}}}', ""),
+        ('{"tags":{"x":{"name":"b"}}}', ""), ('{"tags":{"x":{"name":1,"paths":[]}}}', ""),
+        ('{"tags":{"x":{"tags":{"y":{"name":"c","paths":[]}},"paths":[]}}}', ""),
+        ('{"tags":{"x":{"tags":{"y":{"name":2,"paths":[]}},"paths":[]}}}', ""),
+    ])  # fmt: skip
+
+
+def test_the_same_recursive_property_in_a_branch_is_taken_exactly():
+    # grpc-api-gateway: Schema.Item declares "schema" and its oneOf branch declares it again
+    schema = {
+        "$defs": {"S": {"type": "object", "properties": {
+            "item": {"$ref": "#/$defs/Item"}, "title": {"type": "string"}}},
+            "Item": {"type": "object",
+                     "properties": {"schema": {"$ref": "#/$defs/S"}, "list": {"type": "array"}},
+                     "anyOf": [{"properties": {"schema": {"$ref": "#/$defs/S"}},
+                                "required": ["schema"]},
+                               {"required": ["list"]}]}},
+        "$ref": "#/$defs/S",
+    }  # fmt: skip
+    compiled = compile_schema(schema, "none")
+    assert compiled.unenforced == ()
+    _agrees(compiled, schema, [
+        ('{"item":{"schema":{"title":"a"}}}', ""), ('{"item":{"list":[]}}', ""),
+        ('{"item":{}}', ""), ('{"item":{"schema":{"title":3}}}', ""),
+        ('{"item":{"schema":{"item":{"schema":{"title":"x"}}}}}', ""),
+        ('{"item":{"schema":{"item":{"schema":{"title":1}}}}}', ""),
+    ])  # fmt: skip
+
+
+def test_keywords_beside_recursive_alternatives_hold_elsewhere_and_are_named():
+    # resjson: {"minProperties": 1, "anyOf": [{"type": "string"}, {"$ref": resource}]}
+    schema = {
+        "type": "object",
+        "additionalProperties": {"maxLength": 3, "anyOf": [{"type": "string"},
+                                                           {"$ref": "#/$defs/r"}]},
+        "$defs": {"r": {"type": "object", "additionalProperties": {
+            "maxLength": 3, "anyOf": [{"type": "string"}, {"$ref": "#/$defs/r"}]}}},
+    }  # fmt: skip
+    compiled = compile_schema(schema, "none")
+    assert compiled.unenforced == (
+        ("/$defs/r/additionalProperties", "maxLength"),
+        ("/additionalProperties", "maxLength"),
+    )
+    _agrees(compiled, schema, [
+        ('{"a":"abc"}', ""), ('{"a":"abcd"}', ""), ('{"a":{"b":"xyz"}}', ""),
+        ('{"a":{"b":"wxyz"}}', ""), ('{"a":{"b":{"c":"v"}}}', ""), ('{"a":3}', ""),
+    ])  # fmt: skip
+
+
+def test_a_circular_ref_llguidance_still_refuses_is_located_and_explained():
+    # T is only a $ref to U, so its body cannot be copied into the allOf: still refused
+    schema = {
+        "definitions": {
+            "T": {"$ref": "#/definitions/U"},
+            "U": {"type": "object", "properties": {"k": {"$ref": "#/definitions/I"}}},
+            "I": {"allOf": [{"$ref": "#/definitions/T"}, {"required": ["k"]}]},
+        },
+        "$ref": "#/definitions/T",
+    }
+    with pytest.raises(SchemaError) as refused:
+        compile_schema(schema)
+    assert refused.value.path == "/definitions/I/allOf/0"
+    assert "write that $ref alone" in refused.value.message
+    assert "#/definitions/T" in refused.value.message

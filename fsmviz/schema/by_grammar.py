@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsmviz.cache import bounded
+from fsmviz.schema.circular import tangled_at, untangle_circular_refs
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
 
@@ -161,23 +162,31 @@ def schema_grammar(
     schema, relaxed = relax_property_counts(schema, whitespace)
     grammar = grammar_text(schema, whitespace)
     error, warnings = check_grammar(grammar)
-    tried: set[str] = set()
+    tried: set[int] = set()
     while error is not None:  # what llguidance cannot do, left free and named: try again
-        words = next((w for w, _ in RELAXATIONS if w in error and w not in tried), None)
-        if words is None:
+        step = next((i for i, (w, _) in enumerate(RELAXATIONS) if w in error and i not in tried),
+                    None)  # fmt: skip
+        if step is None:
             break
-        tried.add(words)
-        changed, more = dict(RELAXATIONS)[words](schema, whitespace)
+        tried.add(step)
+        changed, more = RELAXATIONS[step][1](schema, whitespace)
         if changed != schema:
             schema, relaxed = changed, relaxed + more
             grammar = grammar_text(schema, whitespace)
             error, warnings = check_grammar(grammar)
     if error is not None:
         first = error.strip().splitlines()[0][:300]
-        raise SchemaError(
-            f"llguidance cannot compile this schema: {first}",
-            _deepest_refused(schema, whitespace),
-        )
+        where = _deepest_refused(schema, whitespace)
+        if ANNOTATIONS_ONLY in first and "#" in first:
+            target = "#" + first.rsplit("#", 1)[1].strip()
+            where = tangled_at(schema, target) or where
+            first += (
+                f". The $ref to {target} leads back into itself, and llguidance cannot "
+                "combine it with keywords at the same place (beside it, or in an allOf or "
+                "anyOf with it): write that $ref alone, or move those keywords into the "
+                f"definition {target} names"
+            )
+        raise SchemaError(f"llguidance cannot compile this schema: {first}", where)
     named = sorted({*_unenforced(schema, "grammar"), *relaxed}, key=lambda f: f[0].split("/"))
     return SchemaGrammar(dict(schema), grammar, whitespace, reason, tuple(named), warnings)
 
@@ -340,10 +349,13 @@ def relax_patterns(
 
 RELAXATIONS = (
     ("regex", relax_patterns),
+    (ANNOTATIONS_ONLY, untangle_circular_refs),
     (ANNOTATIONS_ONLY, relax_ref_siblings),
     ("range", relax_huge_bounds),
 )
-"""llguidance's refusal (words in its message) and what fsmviz leaves free for it."""
+"""llguidance's refusal (words in its message) and what fsmviz leaves free for it, in turn
+(a circular ``$ref`` beside keywords: first rewritten, ``fsmviz.schema.circular``, and what
+is left, with its keywords dropped)."""
 
 
 def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:
