@@ -284,13 +284,19 @@ def main(
     if refused:
         print_table("Not taken, with the engine's message",
                     ["kind", "schema", "engine", "how", "why"], refused)  # fmt: skip
-    if misses:
+    missed = [
+        (f"{r['kind']}/{r['name']}", m, how, text[:160])
+        for r in rows
+        for m, how, text in r["engines"]["fsmviz"].get("misses", [])
+    ]
+    if misses and missed:
         print_table(
             "fsmviz's misses: valid JSON rejected, invalid JSON accepted with no keyword named",
             ["schema", "miss", "how the instance was made", "instance"],
-            [(f"{r['kind']}/{r['name']}", m, how, text[:160])
-             for r in rows for m, how, text in r["engines"]["fsmviz"].get("misses", [])],
-        )  # fmt: skip
+            missed,
+        )
+    elif misses:
+        print("\nfsmviz's misses: none (no valid JSON rejected, every invalid one named)")
     f = [r["engines"]["fsmviz"] for r in rows]
     taken = 100 * sum(x["taken"] for x in f) / len(f)
     got = [x for x in f if x["taken"]]
