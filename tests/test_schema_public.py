@@ -197,3 +197,47 @@ def test_a_circular_ref_llguidance_still_refuses_is_located_and_explained():
     assert refused.value.path == "/definitions/I/allOf/0"
     assert "write that $ref alone" in refused.value.message
     assert "#/definitions/T" in refused.value.message
+
+
+def test_keywords_moved_into_alternatives_keep_their_own_reading():
+    # "additionalProperties": false beside alternatives is relative to its own "properties":
+    # moved into an alternative, it must not take the alternative's properties for its own
+    from fsmviz.schema.circular import untangle_circular_refs
+
+    schema = {
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,
+        "anyOf": [{"properties": {"b": {"type": "integer"}}}, {"$ref": "#/$defs/r"}, {}],
+        "$defs": {"r": {"type": "object", "properties": {"next": {"$ref": "#/$defs/r"}}}},
+    }
+    untangled, named = untangle_circular_refs(schema)
+    beside = {"properties": {"a": {"type": "string"}}, "additionalProperties": False}
+    assert untangled["anyOf"] == [
+        {"allOf": [{"properties": {"b": {"type": "integer"}}}, beside]},
+        {"$ref": "#/$defs/r"},
+        beside,
+    ]
+    assert named == (("", "properties"), ("", "additionalProperties"))
+    assert "properties" not in untangled and "additionalProperties" not in untangled
+    # where the $ref's alternative does not hold, the rewrite is exact
+    r = jsonschema.Draft202012Validator({"$ref": "#/$defs/r", "$defs": schema["$defs"]})
+    checked = 0
+    for value in [{"a": "x", "next": 5}, {"b": 1, "next": 5}, {"next": 5}, "x", 3, {"a": 1}]:
+        if not r.is_valid(value):
+            was = jsonschema.Draft202012Validator(schema).is_valid(value)
+            assert jsonschema.Draft202012Validator(untangled).is_valid(value) is was, value
+            checked += 1
+    assert checked == 5
+
+
+def test_a_branch_with_its_own_additional_properties_keeps_its_copy():
+    from fsmviz.schema.circular import untangle_circular_refs
+
+    s = {"$ref": "#/$defs/S"}
+    schema = {
+        "$defs": {"S": {"type": "object", "properties": {"kid": {"$ref": "#/$defs/S"}}}},
+        "properties": {"kid": s},
+        "anyOf": [{"properties": {"kid": s}, "additionalProperties": False}],
+    }
+    untangled, named = untangle_circular_refs(schema)
+    assert untangled["anyOf"][0]["properties"] == {"kid": s}

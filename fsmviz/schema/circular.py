@@ -11,12 +11,14 @@ reads the schema:
   it is dropped: *exact*;
 * **a recursive definition extended**: ``{"allOf": [{"$ref": "#/definitions/T"}, {...}]}``
   (dart-test's runner configuration is its test configuration and more). The ``$ref`` is
-  replaced by its definition's body, one level, which llguidance merges with the rest;
-  the recursion inside stays a ``$ref``: *exact*;
+  replaced by its definition's body, one level, which llguidance merges with the rest
+  (keywords that stood beside the ``$ref`` become one more part); the recursion inside
+  stays a ``$ref``: *exact*;
 * **keywords beside alternatives**: ``{"minProperties": 1, "anyOf": [{"type": "string"},
-  {"$ref": "#/definitions/R"}]}`` (resjson). The keywords move into each alternative (``A
-  and (B or C)`` is ``(A and B) or (A and C)``), where they hold on every alternative but
-  the ``$ref``; there they are left free and *named*, with the pointer of where they stood.
+  {"$ref": "#/definitions/R"}]}`` (resjson). The keywords move into each alternative, in
+  an ``allOf`` with it (``A and (B or C)`` is ``(A and B) or (A and C)``), where they hold
+  on every alternative but the ``$ref``; there they are left free and *named*, with the
+  pointer of where they stood.
 
 What is still a ``$ref`` beside other keywords afterwards is for ``relax_ref_siblings``.
 
@@ -40,6 +42,7 @@ _VALUES = frozenset(("enum", "const", "default", "examples", "example"))
 _DEFINITIONS = frozenset(("$defs", "definitions"))
 _NAME_MAPS = frozenset(("properties", "patternProperties", *_DEFINITIONS))
 _ALTERNATIVES = ("anyOf", "oneOf")
+_RELATIVE_TO_PROPERTIES = frozenset(("additionalProperties", "unevaluatedProperties"))
 _KEEP = frozenset(("$defs", "definitions", "$schema", "$id", "id"))
 """What stays where a definition's body is copied (its own definitions are reached by
 pointer from the root, and an ``$id`` copied would name a second resource)."""
@@ -130,20 +133,23 @@ def untangle_circular_refs(
                 theirs = branch.get("properties") if isinstance(branch, dict) else None
                 if not (isinstance(own, dict) and isinstance(theirs, dict)):
                     continue
+                if set(branch) & _RELATIVE_TO_PROPERTIES:
+                    continue  # a name dropped from its properties would become "additional"
                 for name in [n for n, sub in theirs.items() if own.get(n) == sub]:
                     if _holds(theirs[name], circular):
                         del theirs[name]  # the parent's own says it already
         parts = node.get("allOf")
         if isinstance(parts, list) and (len(parts) > 1 or set(node) & (ASSERTIONS - {"allOf"})):
-            for i, part in enumerate(parts):
+            for i, part in enumerate(list(parts)):
                 ref = part.get("$ref") if isinstance(part, dict) else None
                 target = resolve(copy, ref) if ref in circular else None
                 body = target[1] if target is not None else None
-                clash = isinstance(body, dict) and set(body) & (set(part) & ASSERTIONS)
-                if isinstance(body, dict) and "$ref" not in body and not clash:
+                if isinstance(body, dict) and "$ref" not in body:
                     inline = {k: v for k, v in body.items() if k not in _KEEP}
-                    parts[i] = {**json.loads(json.dumps(inline)),
-                                **{k: v for k, v in part.items() if k != "$ref"}}  # fmt: skip
+                    parts[i] = json.loads(json.dumps(inline))
+                    rest = {k: v for k, v in part.items() if k in ASSERTIONS and k != "$ref"}
+                    if rest:  # what stood beside the $ref holds too: one more part
+                        parts.append(rest)
         for key in _ALTERNATIVES:
             branches = node.get(key)
             beside = {k: v for k, v in node.items() if k in ASSERTIONS and k != key}
@@ -155,8 +161,9 @@ def untangle_circular_refs(
                 if isinstance(branch, dict) and branch.get("$ref") in circular:
                     continue  # the keywords beside are left free here: named below
                 moved = json.loads(json.dumps(beside))
-                fits = isinstance(branch, dict) and not set(branch) & set(moved)
-                branches[i] = {**branch, **moved} if fits else {"allOf": [branch, moved]}
+                # both apply, each read in its own object ("additionalProperties" is
+                # relative to its own "properties"): side by side in an allOf
+                branches[i] = moved if branch in ({}, True) else {"allOf": [branch, moved]}
             for name in beside:
                 del node[name]
                 named.append((pointer(where), name))
