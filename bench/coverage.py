@@ -13,15 +13,17 @@ with a time and memory limit (``fsmviz.peers.schema.isolated``; a kill is "not t
   rejected**; for fsmviz an invalid instance accepted is *named* when the keyword its
   mutation broke is among those fsmviz named as not enforced.
 
-    python -m bench.coverage            # every kind
-    python -m bench.coverage recursive  # one kind
+    python -m bench.coverage                                # every kind
+    python -m bench.coverage recursive                      # one kind
+    python -m bench.coverage --engines fsmviz --misses      # fsmviz alone, its misses listed
+    python -m bench.coverage --only tree                    # schemas whose name has "tree"
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,7 +57,7 @@ def _compile_and_check(engine: str, text: str, samples: list[str]) -> dict[str, 
 
         compiled = compile_schema(text)
         out["path"] = compiled.path
-        out["unenforced"] = [k for _, k in compiled.unenforced]
+        out["unenforced"] = list(compiled.unenforced)
     return out
 
 
@@ -99,17 +101,97 @@ def broken(schema: dict[str, Any], text: str, how: str = "") -> set[str]:
     return found | ({"format"} if how.endswith("format broken") else set())
 
 
+_NAMES = frozenset(("properties", "patternProperties", "definitions", "$defs", "dependentSchemas",
+                    "dependencies", "prefixItems", "anyOf", "oneOf", "allOf", "items"))  # fmt: skip
+"""Keywords whose next step in a schema path is a name or an index, not a keyword."""
+
+
+def _named_on_path(
+    schema: dict[str, Any], steps: Sequence[object], named: set[tuple[str, str]]
+) -> bool:  # noqa: E501
+    """Whether a ``jsonschema`` error's schema path (``$ref`` followed into its target)
+    passes through one of the (JSON pointer, keyword) pairs in ``named``."""
+    from fsmviz.schema.convert import pointer, resolve
+
+    node: object = schema
+    where: tuple[str | int, ...] = ()
+    keyword_next = True
+    for step in steps:
+        for _ in range(64):  # draft 7's paths skip the "$ref" they follow: follow it here
+            ref = node.get("$ref") if isinstance(node, dict) and keyword_next else None
+            if not isinstance(ref, str) or (step != "$ref" and step in node):  # type: ignore[operator]
+                break
+            if (pointer(where), "$ref") in named:
+                return True
+            target = resolve(schema, ref)
+            if target is None:
+                return False
+            where, node = tuple(target[0]), target[1]
+        if step == "$ref":
+            continue
+        if keyword_next and isinstance(node, dict) and (pointer(where), str(step)) in named:
+            return True
+        if isinstance(node, dict) and step in node:
+            node = node[step]  # type: ignore[index]
+        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+            node = node[step]
+        else:
+            return False
+        where = (*where, step)  # type: ignore[assignment]
+        if keyword_next:  # a name or an index next, but "items" may be one schema
+            keyword_next = step not in _NAMES or (step == "items" and isinstance(node, dict))
+        else:
+            keyword_next = True
+    return False
+
+
+def explained(schema: dict[str, Any], text: str, how: str, named: set[tuple[str, str]]) -> bool:
+    """Whether an invalid instance an engine accepted is explained by a keyword it named
+    (``named``: (JSON pointer, keyword) pairs): one of ``jsonschema``'s errors passes
+    through such a keyword (an error inside a named ``then`` is the ``then``'s), or, for a
+    format the mutation broke, ``format`` is named.
+
+    >>> s = {"properties": {"n": {"if": {"minimum": 5}, "then": {"multipleOf": 2}}}}
+    >>> explained(s, '{"n": 7}', "", {("/properties/n", "then")})
+    True
+    >>> explained(s, '{"n": 7}', "", {("", "then")})
+    False
+    """
+    import jsonschema
+
+    if how.endswith("format broken") and any(k == "format" for _, k in named):
+        return True
+    try:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        todo = list(validator.iter_errors(json.loads(text)))
+    except Exception:  # noqa: BLE001 - a $ref jsonschema cannot resolve: nothing to name
+        return False
+    while todo:
+        error = todo.pop()
+        if _named_on_path(schema, list(error.absolute_schema_path), named):
+            return True
+        todo += list(error.context or ())  # an anyOf's branches: their own errors
+    return False
+
+
 def measure(
-    only: str = "", sample: Path = SAMPLE, seconds: float = SECONDS
+    only: str = "",
+    sample: Path = SAMPLE,
+    seconds: float = SECONDS,
+    engines: Sequence[str] = (),
+    name: str = "",
 ) -> tuple[list[str], list[dict[str, Any]]]:
+    """Each schema of ``sample`` (of kind ``only``, its file name containing ``name``, where
+    given) on each engine (``engines``, or every one installed; fsmviz is always measured)."""
     from fsmviz.peers.schema import ENGINES, instances, isolated, version
 
-    engines = [e for e in ENGINES if version(e) is not None]
+    wanted = {"fsmviz", *engines} if engines else set(ENGINES)
+    engines = [e for e in ENGINES if e in wanted and version(e) is not None]
     preload(engines)
     rows = []
     for path in sorted(sample.glob("*/*.json")):
         kind = path.parent.name
-        if only and only != kind:
+        if (only and only != kind) or name not in path.stem:
             continue
         schema = json.loads(path.read_text(encoding="utf-8"))
         status, made = isolated(instances, schema, seconds=seconds, memory=MEMORY)
@@ -126,16 +208,19 @@ def measure(
                                           "outcome": outcome(status, answer)}  # fmt: skip
                 continue
             bad = [i for i, ok in zip(made, answer["verdicts"], strict=True) if ok != i.valid]
-            named = set(answer.get("unenforced", []))
+            named = {tuple(pair) for pair in answer.get("unenforced", [])}
             accepted = [i for i in bad if not i.valid]
+            silent = [i for i in accepted if not explained(schema, i.text, i.how, named)]
             row["engines"][engine] = {
                 "taken": True,
                 "seconds": answer["seconds"],
                 "cpu": answer["cpu"],
                 "path": answer.get("path", ""),
                 "invalid_accepted": len(accepted),
-                "named": sum(bool(broken(schema, i.text, i.how) & named) for i in accepted),
+                "named": len(accepted) - len(silent),
                 "valid_rejected": sum(i.valid for i in bad),
+                "misses": [("valid rejected", i.how, i.text) for i in bad if i.valid]
+                + [("invalid accepted, unnamed", i.how, i.text) for i in silent],
                 "valid": sum(i.valid for i in made),
                 "invalid": sum(not i.valid for i in made),
             }
@@ -147,9 +232,17 @@ def measure(
 
 
 def main(
-    only: str = "", sample: Path = SAMPLE, seconds: float = SECONDS, name: str = "bench/schemas"
+    only: str = "",
+    sample: Path = SAMPLE,
+    seconds: float = SECONDS,
+    name: str = "bench/schemas",
+    engines: Sequence[str] = (),
+    schema: str = "",
+    misses: bool = False,
 ) -> list[tuple[str, ...]]:
-    engines, rows = measure(only, sample, seconds)
+    engines, rows = measure(only, sample, seconds, engines, schema)
+    if not rows:
+        raise SystemExit(f"no schema of {name} matches kind {only!r} and name {schema!r}")
     kinds = sorted({r["kind"] for r in rows})
     table = []
     for kind in [*kinds, "all"]:
@@ -191,6 +284,19 @@ def main(
     if refused:
         print_table("Not taken, with the engine's message",
                     ["kind", "schema", "engine", "how", "why"], refused)  # fmt: skip
+    missed = [
+        (f"{r['kind']}/{r['name']}", m, how, text[:160])
+        for r in rows
+        for m, how, text in r["engines"]["fsmviz"].get("misses", [])
+    ]
+    if misses and missed:
+        print_table(
+            "fsmviz's misses: valid JSON rejected, invalid JSON accepted with no keyword named",
+            ["schema", "miss", "how the instance was made", "instance"],
+            missed,
+        )
+    elif misses:
+        print("\nfsmviz's misses: none (no valid JSON rejected, every invalid one named)")
     f = [r["engines"]["fsmviz"] for r in rows]
     taken = 100 * sum(x["taken"] for x in f) / len(f)
     got = [x for x in f if x["taken"]]
@@ -209,5 +315,22 @@ def main(
     ]  # fmt: skip
 
 
+def arguments(description: str) -> argparse.Namespace:
+    """The command line of ``bench.coverage`` and ``bench.public_coverage``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("kind", nargs="?", default="", help="one kind (a folder) only")
+    parser.add_argument("--only", default="", help="schemas whose file name contains this")
+    parser.add_argument("--engines", default="", help="comma-separated engines (fsmviz always)")
+    parser.add_argument("--misses", action="store_true", help="list fsmviz's misses")
+    return parser.parse_args()
+
+
+def run(args: argparse.Namespace, sample: Path, seconds: float, name: str) -> None:
+    """Measure as the command line asks and print the tables, then the targets."""
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    targets = main(args.kind, sample, seconds, name, engines, args.only, args.misses)
+    print_table("Targets", ["target", "measured", "wanted", ""], targets)
+
+
 if __name__ == "__main__":
-    print_table("Targets", ["target", "measured", "wanted", ""], main(*sys.argv[1:2]))
+    run(arguments(__doc__.splitlines()[0]), SAMPLE, SECONDS, "bench/schemas")

@@ -6,15 +6,15 @@ and hangs apart.
 
     python -m bench.public_coverage            # every kind
     python -m bench.public_coverage recursive  # one kind
+    python -m bench.public_coverage --engines fsmviz --misses  # fsmviz alone, misses listed
+    python -m bench.public_coverage --only kubernetes          # schemas whose name has this
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from bench import coverage
-from bench.table import print_table
 
 PUBLIC = Path(__file__).resolve().parent / "schemas_public"
 SECONDS = 20.0
@@ -27,4 +27,5 @@ def main(only: str = "") -> list[tuple[str, ...]]:
 
 
 if __name__ == "__main__":
-    print_table("Targets", ["target", "measured", "wanted", ""], main(*sys.argv[1:2]))
+    coverage.run(coverage.arguments(__doc__.splitlines()[0]), PUBLIC, SECONDS,
+                 "bench/schemas_public")  # fmt: skip

@@ -5,6 +5,9 @@
 * ``convert`` a schema (text, mapping, pydantic class, tool list) -> ``compile_schema``: the
   regex path (outlines-core's regex, located by JSON pointer, fsmviz's DFA) or the grammar
   path; the output checked with ``jsonschema``.
+* ``patterns`` a ``pattern`` is a search: written as the whole match outlines-core needs.
+* ``circular`` a ``$ref`` that leads back into itself, rewritten where llguidance would
+  have to intersect it with other keywords.
 * ``by_grammar`` the grammar path: llguidance's JSON Schema compiler (lenient, its gaps
   named) and its matcher over bytes for ``.accepts``.
 * ``keywords`` which keywords each path enforces; ``unenforced`` names the rest.

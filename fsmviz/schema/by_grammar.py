@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsmviz.cache import bounded
+from fsmviz.schema.circular import tangled_at, untangle_circular_refs
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
 
@@ -158,26 +159,34 @@ def schema_grammar(
     deepest part llguidance refuses on its own) when llguidance cannot compile it."""
     from fsmviz.schema.convert import SchemaError
 
+    schema, relaxed = relax_property_counts(schema, whitespace)
     grammar = grammar_text(schema, whitespace)
     error, warnings = check_grammar(grammar)
-    relaxed: tuple[tuple[str, str], ...] = ()
-    tried: set[str] = set()
+    tried: set[int] = set()
     while error is not None:  # what llguidance cannot do, left free and named: try again
-        words = next((w for w, _ in RELAXATIONS if w in error and w not in tried), None)
-        if words is None:
+        step = next((i for i, (w, _) in enumerate(RELAXATIONS) if w in error and i not in tried),
+                    None)  # fmt: skip
+        if step is None:
             break
-        tried.add(words)
-        changed, more = dict(RELAXATIONS)[words](schema, whitespace)
+        tried.add(step)
+        changed, more = RELAXATIONS[step][1](schema, whitespace)
         if changed != schema:
             schema, relaxed = changed, relaxed + more
             grammar = grammar_text(schema, whitespace)
             error, warnings = check_grammar(grammar)
     if error is not None:
         first = error.strip().splitlines()[0][:300]
-        raise SchemaError(
-            f"llguidance cannot compile this schema: {first}",
-            _deepest_refused(schema, whitespace),
-        )
+        where = _deepest_refused(schema, whitespace)
+        if ANNOTATIONS_ONLY in first and "#" in first:
+            target = "#" + first.rsplit("#", 1)[1].strip()
+            where = tangled_at(schema, target) or where
+            first += (
+                f". The $ref to {target} leads back into itself, and llguidance cannot "
+                "combine it with keywords at the same place (beside it, or in an allOf or "
+                "anyOf with it): write that $ref alone, or move those keywords into the "
+                f"definition {target} names"
+            )
+        raise SchemaError(f"llguidance cannot compile this schema: {first}", where)
     named = sorted({*_unenforced(schema, "grammar"), *relaxed}, key=lambda f: f[0].split("/"))
     return SchemaGrammar(dict(schema), grammar, whitespace, reason, tuple(named), warnings)
 
@@ -209,6 +218,49 @@ def relax_ref_siblings(
         relaxed += [(pointer(where), k) for k in beside if k in ASSERTIONS]
         for key in beside:
             del node[key]  # type: ignore[attr-defined]  # the copy's dicts
+    return copy, tuple(relaxed)
+
+
+def relax_property_counts(
+    schema: Mapping[str, Any], whitespace: str | None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """``schema`` without the ``minProperties`` / ``maxProperties`` llguidance miscounts,
+    each named.
+
+    llguidance 1.9.1 counts an object's properties right only where every property of
+    ``properties`` is required (its issue #168): beside an optional one it counts the other
+    keys alone, so ``{"minProperties": 1, "properties": {"a": {}}}`` refuses ``{"a":1}``
+    (valid JSON no model could write) and ``"maxProperties": 1`` takes ``{"a":1,"b":2}``.
+    There the count is left free and named, unless the schema's other keywords already
+    say it (as many ``required`` names as ``minProperties``; no more possible keys than
+    ``maxProperties``): then it goes without a word.
+
+    >>> relax_property_counts({"minProperties": 1, "properties": {"a": {}}}, None)
+    ({'properties': {'a': {}}}, (('', 'minProperties'),))
+    >>> relax_property_counts({"minProperties": 1, "required": ["a"], "properties": {"a": {},
+    ...     "b": {}}}, None)
+    ({'required': ['a'], 'properties': {'a': {}, 'b': {}}}, ())
+    """
+    from fsmviz.schema.convert import pointer
+
+    copy = json.loads(json.dumps(schema))
+    relaxed = []
+    for where, node in _objects(copy):  # every object: a $ref may name any of them
+        names = node.get("properties")
+        required = node.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        if not isinstance(names, dict) or set(names) <= required:
+            continue  # llguidance counts these right
+        closed = node.get("additionalProperties") is False and "patternProperties" not in node
+        for key in ("minProperties", "maxProperties"):
+            count = node.get(key)
+            if not isinstance(count, int) or isinstance(count, bool):
+                continue
+            implied = len(required) >= count if key == "minProperties" else (
+                closed and len(names) <= count)  # fmt: skip
+            del node[key]  # type: ignore[attr-defined]  # the copy's dicts
+            if not implied:
+                relaxed.append((pointer(where), key))
     return copy, tuple(relaxed)
 
 
@@ -297,10 +349,13 @@ def relax_patterns(
 
 RELAXATIONS = (
     ("regex", relax_patterns),
+    (ANNOTATIONS_ONLY, untangle_circular_refs),
     (ANNOTATIONS_ONLY, relax_ref_siblings),
     ("range", relax_huge_bounds),
 )
-"""llguidance's refusal (words in its message) and what fsmviz leaves free for it."""
+"""llguidance's refusal (words in its message) and what fsmviz leaves free for it, in turn
+(a circular ``$ref`` beside keywords: first rewritten, ``fsmviz.schema.circular``, and what
+is left, with its keywords dropped)."""
 
 
 def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:

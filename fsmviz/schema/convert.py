@@ -192,12 +192,14 @@ def _whitespace(whitespace: str | None) -> str | None:
 @bounded(maxsize=64)
 def _build(text: str, whitespace: str | None) -> str:
     """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused),
-    with bounded integers written as their ranges (``fsmviz.schema.ranges``)."""
+    with bounded integers written as their ranges (``fsmviz.schema.ranges``) and each
+    ``pattern`` as the search it is (``fsmviz.schema.patterns``)."""
     from outlines_core.json_schema import build_regex_from_schema
 
+    from fsmviz.schema.patterns import search_patterns
     from fsmviz.schema.ranges import fill_ranges, mark_ranges
 
-    marked = json.dumps(mark_ranges(json.loads(text)))
+    marked = json.dumps(mark_ranges(search_patterns(json.loads(text))))
     return fill_ranges(build_regex_from_schema(marked, whitespace))
 
 
@@ -251,6 +253,39 @@ def local_refs(root: dict[str, Any]) -> tuple[dict[str, Any], tuple[tuple[str, s
             del node["$ref"]  # type: ignore[attr-defined]  # load_schema's dicts
             dropped.append((pointer(where), "$ref"))
     return root, tuple(dropped)
+
+
+def ref_overrides(root: dict[str, Any]) -> dict[str, Any]:
+    """``root`` without the assertions beside a ``$ref`` where its draft ignores them.
+
+    Up to draft 7 a ``$ref`` *replaces* its subschema: "all other properties in a $ref
+    object MUST be ignored" (``{"$ref": "#/definitions/n", "type": "integer"}`` takes what
+    ``n`` takes, a string too). From draft 2019-09 on they apply beside it. SchemaStore's
+    schemas are mostly draft 7 and often write a ``type`` beside a ``$ref`` as a hint; an
+    engine that enforces it rejects valid JSON. The draft is ``$schema``'s, as ``jsonschema``
+    reads it (no ``$schema``: the latest). ``root`` is ``load_schema``'s copy, changed in
+    place; annotations and definitions stay.
+
+    >>> ref_overrides({"$schema": "http://json-schema.org/draft-07/schema#",
+    ...     "properties": {"n": {"$ref": "#/definitions/n", "type": "integer"}},
+    ...     "definitions": {"n": {"type": ["integer", "string"]}}})["properties"]
+    {'n': {'$ref': '#/definitions/n'}}
+    >>> ref_overrides({"properties": {"n": {"$ref": "#/$defs/n", "type": "integer"}}})["properties"]
+    {'n': {'$ref': '#/$defs/n', 'type': 'integer'}}
+    """
+    import jsonschema
+
+    from fsmviz.schema.keywords import ASSERTIONS, subschemas
+
+    legacy = (jsonschema.Draft3Validator, jsonschema.Draft4Validator, jsonschema.Draft6Validator,
+              jsonschema.Draft7Validator)  # fmt: skip
+    if jsonschema.validators.validator_for(root) not in legacy:
+        return root
+    for _, node in list(subschemas(root)):
+        if "$ref" in node:
+            for key in [k for k in node if k != "$ref" and k in ASSERTIONS]:
+                del node[key]  # type: ignore[attr-defined]  # load_schema's dicts
+    return root
 
 
 def children(node: object) -> Iterator[tuple[tuple[str | int, ...], object]]:
@@ -538,7 +573,7 @@ def _compile_schema(
         schema = {}
     elif schema is False or schema == "false":
         raise SchemaError("the schema false allows no value at all: nothing can be generated")
-    root, unfetched = local_refs(load_schema("{}" if schema == "true" else schema))
+    root, unfetched = local_refs(ref_overrides(load_schema("{}" if schema == "true" else schema)))
     compiled = _compile_root(root, whitespace, path)
     if not unfetched:
         return compiled
