@@ -19,6 +19,7 @@ from bench import (
     page_bench,
     public_coverage,
     schema_bench,
+    schema_first_token,
 )
 from bench.table import print_table
 
@@ -29,6 +30,7 @@ BENCHES = {
     "conformance": conformance.main,
     "coverage": coverage.main,
     "public": public_coverage.main,
+    "schema_first": schema_first_token.main,
     "generate": generate_bench.main,
     "app": app_bench.main,
     "load": load_bench.main,
