@@ -180,7 +180,7 @@ def test_a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(
     expect(page.locator("#grammar-output .tok.selected[data-step='0']")).to_have_count(1)
     expect(page.locator("#grammar-allowed .allowed-head")).to_contain_text("Step 0:")
     # Next moves on one step
-    page.click("#grammar-next")
+    page.click("#grammar-stepper [data-stepper=next]")
     expect(page.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(1)
     # the shadow run: what the model wrote freely for the same prompt and seed
     expect(page.locator("#grammar-shadow .tokens")).to_be_attached()

@@ -6,6 +6,8 @@ checked; the real model writes the tree in ``test_the_real_model_writes_a_valid_
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 
 import pytest
 
@@ -42,6 +44,48 @@ def test_a_grammar_path_run_streams_frames_and_ends_with_a_trace(tiny):
     assert ended.trace.text.startswith("{")  # llguidance's mask held the model to JSON
     assert ended.chart is not None and ended.shadow_next
     assert frames[-1].shadow is not None and frames[-1].trace is None  # the shadow run last
+
+
+def allowed_data(html: str) -> list[dict]:
+    """The allowed-set panel's per-step data (what static/app.js reads)."""
+    return json.loads(
+        unescape(re.search(r'class="allowed-data" hidden data-json="([^"]*)"', html)[1])
+    )
+
+
+def test_a_grammar_path_run_ends_with_every_steps_allowed_set(tiny):
+    choice = tree_choice()
+    options = GenerationOptions(max_tokens=10, temperature=1.0, seed=3)
+    ended = next(f for f in schema_frames(tiny, choice, "A tree:", options) if f.trace is not None)
+    steps = ended.trace.steps
+    sets = allowed_data(ended.allowed)
+    assert [d["s"] for d in sets] == [s.index for s in steps]
+    # llguidance's mask replayed along the run: the sets the run itself masked with
+    assert [d["t"] for d in sets] == [s.allowed_count for s in steps]
+    assert sets[0]["k"] == [steps[0].token_bytes.decode(), False]  # the token taken
+
+
+def test_a_finished_json_view_lights_the_structure_at_every_step():
+    from fsmviz.app.grammar_page import place_after, rules_html
+    from fsmviz.app.schema_structure import structure_view
+    from fsmviz.drawing.rules import lighting, lit_names
+    from fsmviz.generation.trace import Step
+
+    choice = tree_choice()
+    text = '{"label": "a", "children": []}'
+    steps = [Step(k, c, k, k + 1, 1, 1.0, (), index=k, token_bytes=c.encode())
+             for k, c in enumerate(text)]  # fmt: skip
+    done = json_view_html(choice, text, done=True, steps=steps)
+    lights = json.loads(unescape(re.search(r'class="lights" hidden data-json="([^"]*)"', done)[1]))
+    assert len(lights) == len(steps)
+    view = structure_view(choice.schema)
+    for i in (3, 12, 20):  # inside "label", its value, "children"
+        place = place_after(view, text[: i + 1])
+        assert lights[i] == lit_names(lighting(place, view.network)) and lights[i]
+        lit = [name for name, classes in lights[i].items() if "top" in classes]
+        assert all(f"{name} current top" in rules_html(view, place) for name in lit)
+    assert lights[3] != lights[12]  # the field being written moves
+    assert '<div class="lights"' not in json_view_html(choice, text, done=True)
 
 
 def test_the_json_view_of_a_grammar_run_draws_the_tree_lit_in_its_field():

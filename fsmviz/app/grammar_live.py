@@ -29,6 +29,7 @@ from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.live import (
     CHART_EVERY,
     SHADOW_LATER,
+    AllowedSet,
     PageFrame,
     ahead,
     allowed_sets,
@@ -52,6 +53,7 @@ __all__ = [
     "grammar_frames",
     "grammar_status",
     "finish_grammar",
+    "grammar_allowed_sets",
     "rule_path",
     "stopped_trace",
 ]
@@ -106,9 +108,15 @@ class StepMasks:
     """
 
     def __init__(self, grammar: Any, vocab: Any, tokens: Sequence[int], encode=None):
+        """``grammar``: fsmviz's ``Grammar``, or a JSON Schema's that llguidance compiled
+        (``fsmviz.schema.by_grammar.SchemaGrammar``: its grammar text and parser limits)."""
         from fsmviz.grammar.matcher import GrammarMatcher
+        from fsmviz.grammar.tree import Grammar
 
-        matcher = GrammarMatcher(grammar, vocab, encode)
+        if isinstance(grammar, Grammar):
+            matcher = GrammarMatcher(grammar, vocab, encode)
+        else:
+            matcher = GrammarMatcher(grammar.grammar, vocab, encode, grammar.limits())
         self.masks: list[np.ndarray] = []
         for token in [*tokens, None]:
             self.masks.append(matcher.allowed_tokens())
@@ -279,11 +287,7 @@ def finish_grammar(
     place = place_in(charts[-1])
     collapses = tuple(grammar_collapses(view.grammar, trace))
     found = (*findings, *collapses)
-    sets = ()
-    if steps:
-        encode = _encoder(model)
-        masks = StepMasks(view.grammar, model.vocab, [s.token_id for s in steps], encode)
-        sets = allowed_sets(model, trace, index=masks)
+    sets = grammar_allowed_sets(model, view.grammar, trace)
     frame = PageFrame(
         status if status is not None else grammar_status(trace),
         dfa=gp.rules_html(view, place),
@@ -300,6 +304,18 @@ def finish_grammar(
     return GrammarFrame(
         frame, gp.place_html(place), gp.terminal_html(place), Stepping(states, tuple(sets))
     )
+
+
+def grammar_allowed_sets(model: Any, grammar: Any, trace: Trace) -> tuple[AllowedSet, ...]:
+    """Every step's allowed set of a run under ``grammar`` (a ``Grammar`` or a JSON
+    Schema's ``SchemaGrammar``), the model's probabilities with it: llguidance's masks
+    replayed along the run's tokens (``StepMasks``) in ``live.allowed_sets``. The Grammar
+    tab's panel and a grammar-path schema run's (``schema_run``) both come from here."""
+    if not trace.steps:
+        return ()
+    tokens = [s.token_id for s in trace.steps]
+    masks = StepMasks(grammar, model.vocab, tokens, _encoder(model))
+    return allowed_sets(model, trace, index=masks)
 
 
 def _encoder(model: Any):

@@ -293,7 +293,10 @@ def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = No
     if frame.shadow_next:
         updates[page.stop] = gr.update(value="Skip shadow run", visible=True, interactive=True)
     if page.json is not None and frame.text is not None:
-        updates[page.json] = json_view_html(schema, frame.text, done=frame.trace is not None)
+        steps = frame.trace.steps if frame.trace is not None else ()
+        updates[page.json] = json_view_html(
+            schema, frame.text, done=frame.trace is not None, steps=steps
+        )
     if frame.trace is not None:
         last = max(len(frame.trace.steps) - 1, 0)
         updates[page.trace] = frame.trace

@@ -327,10 +327,13 @@ def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
     )
 
 
-def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -> str:
+def json_view_html(
+    choice: SchemaChoice | None, text: str, done: bool = False, steps: Sequence[Any] = ()
+) -> str:
     """The output as JSON (``json_stream_html``) for a schema run, "" for a plain regex
     run; ``choice`` is the schema in use (``in_use``). Under it, the schema drawn by its
-    structure, lit where the output is (``schema_structure.structure_html``)."""
+    structure, lit where the output is (``schema_structure.structure_html``), and with a
+    finished run's ``steps`` lit at whichever step the page chooses."""
     if choice is None:
         return ""
     from fsmviz.app.schema_structure import structure_html  # it draws with grammar_page's
@@ -340,7 +343,7 @@ def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -
         '<div class="json-view"><div class="json-head">The output as JSON'
         f"{' (streaming)' if not done else ''}</div>"
         f"{json_stream_html(text, schema, done)}"
-        f"{structure_html(choice.schema, text, streaming=not done)}</div>"
+        f"{structure_html(choice.schema, text, streaming=not done, steps=steps)}</div>"
     )
 
 

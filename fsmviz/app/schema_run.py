@@ -7,33 +7,33 @@ regex run makes, so the page's handlers show it as they show any run: tokens str
 the output, the step table, the valid-mass chart, the doctor (the schema's findings, then
 where the valid mass collapsed, named by the schema's structure), the JSON view with its
 verdict (``schema_page.json_view_html``, the structure drawing lit), then the shadow run.
-What it lacks is said in the drawing panel: no character DFA (there is none to draw) and
-no allowed-token sets (llguidance's mask is not kept per step).
+What it lacks is said in the drawing panel: no character DFA (there is none to draw). Each
+step's allowed set comes with the run's end, as on the Grammar tab (llguidance's mask
+replayed along the run), and choosing a step lights the structure drawing there
+(``schema_structure``).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import closing
+from collections.abc import Iterator, Sequence
+from functools import partial
 from html import escape
 from typing import Any
 
 from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.grammar_live import grammar_allowed_sets
 from fsmviz.app.live import (
-    CHART_EVERY,
     SHADOW_LATER,
     PageFrame,
-    ahead,
+    constrained_frames,
     done_status,
-    progress,
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
-from fsmviz.app.views import output_html, steps_html
+from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.text import plural
-from fsmviz.generation.generate import GenerationOptions, stream
+from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, pieces
 
 __all__ = ["schema_frames", "grammar_note", "on_grammar_path"]
@@ -72,7 +72,10 @@ def schema_frames(
     model: Any, choice: SchemaChoice, prompt: str, options: GenerationOptions
 ) -> Iterator[PageFrame]:
     """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
-    page frames (``live.live_run``'s order and pace)."""
+    page frames (``live.live_run``'s order and pace, from the same
+    ``live.constrained_frames``). The last frame of the constrained run carries every
+    step's allowed set (``grammar_live.grammar_allowed_sets``: llguidance's masks replayed
+    along the run, as the Grammar tab shows them)."""
     from fsmviz.diagnose.grammar import grammar_collapses
     from fsmviz.diagnose.schema import diagnose_schema
     from fsmviz.grammar import compile_grammar
@@ -80,38 +83,18 @@ def schema_frames(
 
     compiled = compiled_of(choice)
     found = diagnose_schema(compiled, model.vocab, max_tokens=options.max_tokens)
-    steps: list[Step] = []
-    last_chart, first, started = 0.0, True, time.perf_counter()
-    run = stream(model, compiled, prompt, options)
-    with closing(ahead(run)) as arrivals:
-        for new in arrivals:
-            steps.extend(new)
-            now = time.perf_counter()
-            chart = None
-            if now - last_chart > CHART_EVERY:
-                chart, last_chart = valid_mass_figure(steps), now
-            yield PageFrame(
-                progress(
-                    "Generating (grammar path)", len(steps), options.max_tokens, now - started
-                ),  # fmt: skip
-                dfa=grammar_note(choice) if first else None,
-                output=output_html(steps),
-                text="".join(pieces(steps)),
-                shadow=SHADOW_LATER if first else None,
-                steps=steps_html(steps),
-                chart=chart,
-                diagnosis=schema_findings_html(found) if first else None,
-                error="" if first else None,
-                new_steps=tuple(new),
-            )
-            first = False
-    trace = run.trace()
+    trace, first = yield from constrained_frames(
+        model, compiled, prompt, options, partial(_drawn, choice, found),
+        "Generating (grammar path)",
+    )  # fmt: skip
     try:  # where the valid mass collapsed, by the schema's structure
         shape = compile_grammar(structure_lark(choice.schema), "lark")
         collapses = grammar_collapses(shape, trace)
     except ValueError:  # a structure too large to write: the schema's findings stand
         collapses = []
     findings = diagnose_schema(compiled, model.vocab, trace, max_tokens=options.max_tokens)
+    steps = list(trace.steps)
+    sets = grammar_allowed_sets(model, compiled, trace)
     done = done_status(trace)
     yield PageFrame(
         f"{done} Now the unconstrained shadow run: up to "
@@ -125,9 +108,23 @@ def schema_frames(
         diagnosis=schema_findings_html(findings) + collapses_html(collapses),
         error="",
         trace=trace,
+        allowed=allowed_html(sets, steps, selected=len(steps) - 1) if sets else None,
         shadow_next=True,
     )
     yield from shadow_frames(model, prompt, options, done)
+
+
+def _drawn(
+    choice: SchemaChoice, found: Sequence[Any], steps: Sequence[Step], first: bool
+) -> dict[str, str | None]:
+    """What a grammar-path schema run draws of its steps so far
+    (``live.constrained_frames``' ``drawn``): the drawing panel's note and the schema's
+    findings once, the step table each time."""
+    return {
+        "dfa": grammar_note(choice) if first else None,
+        "steps": steps_html(steps),
+        "diagnosis": schema_findings_html(found) if first else None,
+    }
 
 
 def collapses_html(collapses: list[Any]) -> str:

@@ -4,7 +4,8 @@
 its fields, each array and alternative; strings and numbers one labelled edge each); the
 grammar tab draws it (``grammar_page.grammar_view``: the rules as small automata) and
 finds the parser's place after a text (``grammar_page.place_after``), so the object and
-the field being written are lit while a schema run streams, on either path. The
+the field being written are lit while a schema run streams, on either path; once it has
+ended, at whichever step is chosen (``rules_lights``, applied in the browser). The
 character DFA of a regex-path schema stays in the main drawing.
 
 Pure functions returning HTML (every piece of user text escaped), tested without a browser.
@@ -12,9 +13,17 @@ Pure functions returning HTML (every piece of user text escaped), tested without
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
+from typing import Any
 
-from fsmviz.app.grammar_page import GrammarView, grammar_view, place_after, rules_html
+from fsmviz.app.grammar_page import (
+    GrammarView,
+    grammar_view,
+    place_after,
+    rules_html,
+    rules_lights,
+)
 from fsmviz.cache import BoundedCache
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import structure_lark
@@ -52,10 +61,14 @@ STREAM_LIMIT = 150_000
 Kubernetes Deployment's 67 boxes (350 KB) are drawn once the run ends instead."""
 
 
-def structure_html(schema: str, text: str | None = None, streaming: bool = False) -> str:
+def structure_html(
+    schema: str, text: str | None = None, streaming: bool = False, steps: Sequence[Any] = ()
+) -> str:
     """The structure drawing (``#schema-structure``), lit at the place after ``text`` (the
     output so far) when given; a schema too large to draw is said so, and one whose
     drawing is over ``STREAM_LIMIT`` is drawn when the run ends, not while ``streaming``.
+    With a finished run's ``steps``, each step's lights go with it (``rules_lights``): the
+    page lights the field being written at whichever step is chosen.
 
     >>> html = structure_html('{"type": "object", "properties": {"n": {"type": "integer"}}}',
     ...                       '{"n": 1')
@@ -81,5 +94,5 @@ def structure_html(schema: str, text: str | None = None, streaming: bool = False
         )
     else:
         place = place_after(view, text) if text else None
-        body = rules_html(view, place)
+        body = rules_html(view, place) + rules_lights(view, steps)
     return f'<div id="schema-structure" class="schema-structure">{head}{body}</div>'
