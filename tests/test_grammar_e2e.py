@@ -228,3 +228,51 @@ def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_ther
     assert other.text_content("#grammar-output .tokens") == text
     expect(other.locator("#grammar-place")).to_contain_text("After")
     other.close()
+
+
+SEEN_STEPS = """() => {
+    window.__seenSteps = [];
+    const note = () => {
+        const row = document.querySelector('#grammar-steps tbody tr.selected');
+        const seen = window.__seenSteps;
+        if (row && seen[seen.length - 1] !== Number(row.dataset.step)) {
+            seen.push(Number(row.dataset.step));
+        }
+    };
+    note();
+    new MutationObserver(note).observe(document.querySelector('#grammar-steps'),
+        {subtree: true, childList: true, attributes: true});
+}"""
+"""Records each step the Grammar tab's table shows selected, in turn (from the one now)."""
+
+
+def test_play_and_the_arrow_keys_step_through_a_grammar_run(page, app_url: str) -> None:
+    """The Generate tab's Prev / Play / Next and ← → keys step the Grammar tab's run too:
+    Play shows every step in turn, each drawn before the next (it never runs ahead); the
+    blocked favourites list only what the model wanted (no 0.00% entries)."""
+    open_tab(page, app_url)
+    page.fill("#grammar textarea", 'root ::= [a-z]{2,6} " " [0-9]{1,3} "!"\n')
+    expect(page.locator("#rules svg g.cluster")).to_have_count(1)
+    page.fill("#grammar-prompt textarea", "A word, a space and a number:")
+    set_budget(page, 6)
+    page.click("#grammar-run")
+    n = wait_done(page)
+    assert n >= 3
+    selected = "#grammar-steps tbody tr.selected[data-step='{}']"
+    expect(page.locator(selected.format(n - 1))).to_have_count(1)
+    page.locator("#grammar-place").click()  # the keys are the page's, not a box's
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator(selected.format(n - 2))).to_have_count(1)
+    expect(page.locator("#grammar-allowed .allowed-view")).to_have_attribute(
+        "data-step", str(n - 2)
+    )
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(selected.format(n - 1))).to_have_count(1)
+    page.evaluate(SEEN_STEPS)
+    play = page.locator("#grammar-stepper [data-stepper=play]")
+    play.click()  # at the last step: Play starts again from the first
+    expect(play).to_have_text("⏸ Pause")
+    expect(play).to_have_text("▶ Play", timeout=RUN_TIMEOUT)
+    expect(page.locator(selected.format(n - 1))).to_have_count(1)
+    assert page.evaluate("() => window.__seenSteps") == [n - 1, *range(n)]
+    expect(page.locator("#grammar-allowed .blocked-list")).not_to_contain_text("0.00%")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +253,85 @@ def test_which_engine_gets_the_schema_right_is_a_table_on_the_page(page, app_url
     expect(fsmviz_row).to_have_class(re.compile("right"))
     assert table.locator("tr").count() >= 3  # the head, fsmviz and at least one peer
     expect(page.locator("#schema-engines")).to_contain_text("near-misses")
+
+
+SMALL_TREE = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string", "maxLength": 8},
+        "children": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2},
+    },
+    "required": ["label"],
+    "additionalProperties": False,
+}
+LIT_TOPS = """() => [...document.querySelectorAll('#schema-structure svg g.node.pos.top')]
+    .map((g) => [...g.classList].find((c) => /^r\\d+s\\d+$/.test(c))).sort()"""
+
+
+def set_budget(page, max_tokens: int) -> None:
+    box = page.locator("#max-tokens input[type=number]")
+    box.fill(str(max_tokens))
+    box.press("Enter")
+    expect(page.locator("#max-tokens input[type=range]")).to_have_value(str(max_tokens))
+
+
+def use_pasted(page, app_url: str, schema: str, prompt: str, max_tokens: int) -> None:
+    """The part opened, ``schema`` pasted and used, the prompt and budget set."""
+    open_part(page, app_url)
+    fill_schema(page, schema)
+    page.click("#schema-use")
+    expect(page.locator("#schema-mode .schema-mode")).to_be_attached(timeout=UI_TIMEOUT)
+    page.fill("#prompt textarea", prompt)
+    set_budget(page, max_tokens)
+
+
+def test_a_grammar_path_run_shows_each_steps_allowed_set_and_lights_its_field(page, app_url):
+    """A grammar-path schema run ends with every step's allowed set (llguidance's mask
+    replayed, the model's probabilities beside it), and choosing a step (a row, the ← →
+    keys) shows that step's set and lights the field it wrote in the structure drawing."""
+    use_pasted(page, app_url, json.dumps(SMALL_TREE), "A tree of two fruits, as JSON:", 10)
+    expect(page.locator("#schema-mode")).to_contain_text("grammar path")
+    page.click("#run")
+    allowed = page.locator("#allowed-tokens")
+    expect(allowed.locator(".allowed-data")).to_be_attached(timeout=RUN_TIMEOUT)
+    n = page.locator("#steps tbody tr[data-step]").count()
+    expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {n - 1}:")
+    lights = json.loads(page.get_attribute("#schema-structure .lights", "data-json") or "")
+    assert len(lights) == n
+
+    def tops(i: int) -> list[str]:
+        return sorted(name for name, classes in lights[i].items() if "top" in classes.split())
+
+    moved = [i for i in range(n - 1) if tops(i) != tops(n - 1)]
+    assert moved, lights  # some step was written in another place than the last
+    i = moved[0]
+    page.locator(f"#steps tbody tr[data-step='{i}']").click()
+    expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {i}:")
+    expect(allowed.locator(".allowed-head")).to_contain_text("took")
+    expect(allowed.locator(".allowed-list li").first).to_be_attached()
+    expect(page.locator("#schema-structure svg")).to_have_attribute("data-lit", str(i))
+    assert page.evaluate(LIT_TOPS) == tops(i)
+    page.keyboard.press("ArrowRight")
+    expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {i + 1}:")
+    expect(page.locator("#schema-structure svg")).to_have_attribute("data-lit", str(i + 1))
+    assert page.evaluate(LIT_TOPS) == tops(i + 1)
+    expect(allowed.locator(".blocked-list")).not_to_contain_text("0.00%")
+
+
+def test_a_pasted_kubernetes_deployment_schema_compiles_draws_and_runs(page, app_url):
+    """A Kubernetes Deployment's schema (nested $defs) pasted as an engineer would: it
+    compiles, its structure is drawn (one box per object and array), and a few tokens of
+    a manifest are written under it."""
+    root = Path(__file__).resolve().parent.parent
+    schema = (root / "bench" / "schemas" / "kubernetes" / "deployment.json").read_text()
+    prompt = "A Deployment named web with 3 replicas, as JSON:"
+    use_pasted(page, app_url, schema, prompt, 8)
+    expect(page.locator("#schema-mode")).to_contain_text(re.compile("grammar path|writes JSON"))
+    expect(page.locator("#schema-error")).to_have_text("")
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    drawing = page.locator("#json-view #schema-structure svg.rules")
+    expect(drawing).to_be_visible()
+    assert drawing.locator(".cluster.rule").count() >= 20  # the Deployment and its $defs
+    text = page.locator("#output .tokens").text_content() or ""
+    assert text.startswith("{") and len(page.locator("#steps tbody tr").all()) >= 3
