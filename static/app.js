@@ -336,7 +336,7 @@
   };
   // a drawing wider (or taller) than its box says so: a shade on the side that scrolls
   const edges = (box) => {
-    const v = box.closest(".dfa-view");
+    const v = box.closest(".dfa-view, .schema-structure, #rules");
     if (!v) return;
     v.classList.toggle("more-left", box.scrollLeft > 2);
     v.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
@@ -368,7 +368,17 @@
       setZoom(view.zoom * (event.deltaY < 0 ? 1.2 : 1 / 1.2));
     }, { passive: false });
   };
-  new MutationObserver(adopt).observe(document.body, { childList: true, subtree: true });
+  // the rules drawings (a schema's structure, the Grammar tab's) scroll sideways on a
+  // phone: the same shades say so
+  const adoptRules = () => {
+    for (const box of document.querySelectorAll("#schema-structure .rules-drawing, #rules .rules-drawing")) {
+      if (box.dataset.adopted) continue;
+      box.dataset.adopted = "1";
+      edges(box);
+      box.addEventListener("scroll", () => edges(box));
+    }
+  };
+  new MutationObserver(() => { adopt(); adoptRules(); }).observe(document.body, { childList: true, subtree: true });
 
   // --- the link: follows every edit; opening it restores inputs, step and run ------------
   const field = (id, kind) => $(`#${id} ${kind}`);

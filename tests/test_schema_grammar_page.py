@@ -63,6 +63,10 @@ def test_a_grammar_path_run_ends_with_every_steps_allowed_set(tiny):
     # llguidance's mask replayed along the run: the sets the run itself masked with
     assert [d["t"] for d in sets] == [s.allowed_count for s in steps]
     assert sets[0]["k"] == [steps[0].token_bytes.decode(), False]  # the token taken
+    # the table's "state": the rule of the schema's structure the parser is in
+    assert re.search(
+        r"<td>(start|start_field|children) → (start|start_field|children|end)<", ended.steps
+    )
 
 
 def test_a_finished_json_view_lights_the_structure_at_every_step():

@@ -55,6 +55,7 @@ __all__ = [
     "finish_grammar",
     "grammar_allowed_sets",
     "rule_path",
+    "rule_states",
     "stopped_trace",
 ]
 
@@ -137,6 +138,13 @@ def rule_path(chart: Chart) -> str:
     if place.stacks:
         return place.stacks[0].top.rule
     return "end" if place.accepts else "—"
+
+
+def rule_states(charts: Sequence[Chart]) -> tuple[tuple[str, str], ...]:
+    """Each step's (rule before, rule after) (``rule_path``) from the charts before the
+    run and after each step (``grammar_page.step_charts``): the step table's "state"."""
+    names = [rule_path(chart) for chart in charts]
+    return tuple(zip(names, names[1:], strict=False))
 
 
 def grammar_status(trace: Trace) -> str:
@@ -279,11 +287,8 @@ def finish_grammar(
     from fsmviz.app import grammar_page as gp
 
     steps = list(trace.steps)
-    charts = [Chart.start(view.network)]
-    for piece in pieces(steps):
-        charts.append(charts[-1].after(piece))
-    names = [rule_path(c) for c in charts]
-    states = tuple(zip(names, names[1:], strict=False))
+    charts = gp.step_charts(view.network, steps)
+    states = rule_states(charts)
     place = place_in(charts[-1])
     collapses = tuple(grammar_collapses(view.grammar, trace))
     found = (*findings, *collapses)

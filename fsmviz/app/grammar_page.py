@@ -214,12 +214,8 @@ def rules_lights(view: GrammarView, steps: Sequence[Any]) -> str:
     """
     if view.network is None or not view.svg or not steps:
         return ""
-    from fsmviz.generation.trace import pieces
-
-    chart, lights = Chart.start(view.network), []
-    for piece in pieces(steps):
-        chart = chart.after(piece)
-        lights.append(lit_names(lighting(place_in(chart), view.network)))
+    charts = step_charts(view.network, steps)[1:]
+    lights = [lit_names(lighting(place_in(chart), view.network)) for chart in charts]
     data = json.dumps(lights, separators=(",", ":"))
     # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by node
     return f'<div class="lights" hidden data-json="{escape(data)}"></div>'
@@ -315,6 +311,18 @@ def grammar_findings_html(findings: Sequence[Finding]) -> str:
 
 # --- a run ---------------------------------------------------------------------------------
 # A run's frames are ``grammar_live``'s (the regex page's frames, the place lit in them).
+
+
+def step_charts(network: Network, steps: Sequence[Any]) -> list[Chart]:
+    """The parser's chart before the run and after each of ``steps`` (the text each adds,
+    ``trace.pieces``): what the step table's rules, the lights of each step and the
+    place after it are read from."""
+    from fsmviz.generation.trace import pieces
+
+    charts = [Chart.start(network)]
+    for piece in pieces(steps):
+        charts.append(charts[-1].after(piece))
+    return charts
 
 
 def place_after(view: GrammarView, text: str) -> Place | None:

@@ -656,9 +656,10 @@ def ahead(steps: Stream) -> Iterator[list[Step]]:
         stop.set()
 
 
-def done_status(trace: Trace) -> str:
-    """The status line of a finished run: tokens, time, why it stopped, the verdict."""
-    verdict = "matches the pattern" if trace.matched else "does NOT match the pattern"
+def done_status(trace: Trace, of: str = "the pattern") -> str:
+    """The status line of a finished run: tokens, time, why it stopped, the verdict
+    (whether the output matches ``of``: the pattern, or a schema's grammar)."""
+    verdict = f"matches {of}" if trace.matched else f"does NOT match {of}"
     why = {
         "accepted": "the pattern was complete",
         "max_tokens": "the token budget ran out",

@@ -30,6 +30,7 @@ from fsmviz.app.live import (
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
+from fsmviz.app.schema_structure import structure_states
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.text import plural
@@ -95,7 +96,7 @@ def schema_frames(
     findings = diagnose_schema(compiled, model.vocab, trace, max_tokens=options.max_tokens)
     steps = list(trace.steps)
     sets = grammar_allowed_sets(model, compiled, trace)
-    done = done_status(trace)
+    done = done_status(trace, "the schema's grammar")
     yield PageFrame(
         f"{done} Now the unconstrained shadow run: up to "
         f"{plural(options.max_tokens, 'token')} (“Skip shadow run” skips it).",
@@ -103,7 +104,7 @@ def schema_frames(
         output=output_html(steps, final=True),
         text="".join(pieces(steps)),
         shadow=SHADOW_LATER if first else None,
-        steps=steps_html(steps),
+        steps=steps_html(steps, states=structure_states(choice.schema, steps)),
         chart=valid_mass_figure(steps),
         diagnosis=schema_findings_html(findings) + collapses_html(collapses),
         error="",

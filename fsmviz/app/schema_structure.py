@@ -28,7 +28,7 @@ from fsmviz.cache import BoundedCache
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import structure_lark
 
-__all__ = ["structure_html", "structure_view"]
+__all__ = ["structure_html", "structure_states", "structure_view"]
 
 _lark: BoundedCache[str | SchemaError] = BoundedCache(32)
 
@@ -54,6 +54,29 @@ def structure_view(schema: str) -> GrammarView | str:
     if view.network is None:  # too large to draw: the grammar tab's own words
         return "its structure is too large to draw on the page"
     return view
+
+
+def structure_states(schema: str, steps: Sequence[Any]) -> tuple[tuple[str, str], ...] | None:
+    """Each step's (rule before, rule after) in the schema's structure, as the Grammar
+    tab's step table names them (``grammar_live.rule_states``): ``start_field`` while a
+    field of the top object is written; None when the structure is not drawn.
+
+    >>> from fsmviz.generation.trace import Step
+    >>> schema = '{"type": "object", "properties": {"n": {"type": "integer"}}}'
+    >>> steps = [Step(k, t, k, k + 1, 1, 1.0, (), index=k, token_bytes=t.encode())
+    ...          for k, t in enumerate(['{"', 'n":', ' 1', '}'])]
+    >>> structure_states(schema, steps)
+    (('start', 'start_field'), ('start_field', 'start_field'), ('start_field', 'start_field'), ('start_field', 'end'))
+
+    After `` 1`` the number may go on: the parser is still in the field.
+    """  # noqa: E501
+    from fsmviz.app.grammar_live import rule_states
+    from fsmviz.app.grammar_page import step_charts
+
+    view = structure_view(schema)
+    if isinstance(view, str) or view.network is None:
+        return None
+    return rule_states(step_charts(view.network, steps))
 
 
 STREAM_LIMIT = 150_000

@@ -180,7 +180,7 @@ def steps_html(
         )
         rows.append(
             f'<tr data-step="{step.index}" class="{classes}">'
-            f"<td>{step.index}</td><td>{before} → {after}</td>"
+            f"<td>{step.index}</td><td>{esc(str(before))} → {esc(str(after))}</td>"
             f"<td>{token_cell(step, piece)}{how}</td>"
             f"<td>{step.allowed_count:,}{allowed_note(step)}</td><td>{step.valid_mass:.1%}</td>"
             f"<td>{top}</td></tr>"
