@@ -45,6 +45,10 @@
     return parsed.get(t).data;
   };
   const rowsOf = () => document.querySelectorAll("#steps tbody tr[data-step]");
+  // the character DFA's (a grammar-path schema's drawing panel holds its structure instead,
+  // with lights of its own: #schema-structure)
+  const DFA_SVG = "#dfa .dfa-scroll svg";
+  const DFA_LIGHTS = "#dfa .dfa-view > .lights";
   const lightStep = (svg, lights, i) => {
     for (const el of svg.querySelectorAll(".current, .visited, .taken")) el.classList.remove("current", "visited", "taken");
     for (const t of svg.querySelectorAll("text[data-was]")) { t.textContent = t.dataset.was; t.removeAttribute("data-was"); }
@@ -181,8 +185,8 @@
     i = Math.min(Math.max(i, 0), rows.length - 1);
     view_step.chosen = i;
     // every change first, then what needs the layout (one layout, not one per part)
-    const svg = $("#dfa svg");
-    const lights = dataOf("#dfa .lights");
+    const svg = $(DFA_SVG);
+    const lights = dataOf(DFA_LIGHTS);
     if (svg && lights && lights.length) lightStep(svg, lights, i);
     const structure = $("#schema-structure svg");
     const structureLights = dataOf("#schema-structure .lights");
@@ -204,8 +208,8 @@
     const rows = rowsOf();
     if (!rows.length) return false;
     const k = Math.min(i, rows.length - 1);
-    const svg = $("#dfa svg");
-    const lights = dataOf("#dfa .lights");
+    const svg = $(DFA_SVG);
+    const lights = dataOf(DFA_LIGHTS);
     const root = $("#allowed-tokens .allowed-view");
     const structure = $("#schema-structure svg");
     return !rows[k].classList.contains("selected")
@@ -214,7 +218,7 @@
       || (root && $("#allowed-tokens .allowed-data") && root.dataset.shown !== String(k))
       || $("#stepper .step-card")?.dataset.step !== String(k);
   };
-  const finished = () => !!$("#dfa .lights") || !!$("#allowed-tokens .allowed-data");
+  const finished = () => !!$(DFA_LIGHTS) || !!$("#allowed-tokens .allowed-data");
   new MutationObserver(() => {
     if (view_step.chosen === null) {
       // a run just ended: its last step is the chosen one
@@ -336,20 +340,23 @@
   };
   // a drawing wider (or taller) than its box says so: a shade on the side that scrolls
   const edges = (box) => {
-    const v = box.closest(".dfa-view, .schema-structure, #rules");
+    const v = box.closest(".dfa-view, .structure-drawing, #rules");
     if (!v) return;
     v.classList.toggle("more-left", box.scrollLeft > 2);
     v.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
     v.classList.toggle("more-below", box.scrollTop + box.clientHeight < box.scrollHeight - 2);
   };
-  // the structure drawing scrolls sideways on a phone: its top position kept in view
+  // the structure drawing scrolls in its box (sideways on a phone, down for a large
+  // schema): its top position kept in view
   const followStructure = () => {
     const box = $("#schema-structure .rules-drawing");
     const top = box?.querySelector(".node.pos.top");
-    if (!top || box.scrollWidth <= box.clientWidth) return;
+    if (!top) return;
     const b = box.getBoundingClientRect();
     const r = top.getBoundingClientRect();
     if (r.left < b.left || r.right > b.right) box.scrollLeft += r.left + r.width / 2 - (b.left + b.width / 2);
+    if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top + r.height / 2 - (b.top + b.height / 2);
+    edges(box);
   };
   const followCurrent = () => { const box = $("#dfa .dfa-scroll"); if (box) { follow(box); edges(box); } };
   const adopt = () => {

@@ -194,8 +194,8 @@ def test_a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
 
 def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page, app_url):
     """The tree example takes the grammar path: the Regex box is emptied, the drawing
-    panel says why there is no DFA, Generate streams under llguidance's mask, and the JSON
-    view ends with the verdict and the tree drawn by its structure, lit."""
+    panel says why there is no DFA and draws the tree by its structure instead, Generate
+    streams under llguidance's mask, and the JSON view ends with the verdict."""
     open_part(page, app_url)
     page.locator("#schema-example input").click()
     page.locator("ul[role=listbox] li", has_text="tree").first.click()
@@ -211,7 +211,7 @@ def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page
     )
     written = json.loads(view.locator(".json-text").text_content())
     assert written["label"] == "fruit" and len(written["children"]) == 2
-    drawing = view.locator("#schema-structure svg.rules")
+    drawing = page.locator("#dfa #schema-structure svg.rules")  # where a DFA would be
     expect(drawing).to_be_visible()
     assert drawing.locator(".cluster.rule").count() == 3  # start, its fields, children
     # (the lights while it streams are checked without a browser: test_schema_structure)
@@ -330,7 +330,7 @@ def test_a_pasted_kubernetes_deployment_schema_compiles_draws_and_runs(page, app
     expect(page.locator("#schema-error")).to_have_text("")
     page.click("#run")
     expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
-    drawing = page.locator("#json-view #schema-structure svg.rules")
+    drawing = page.locator("#schema-structure svg.rules")
     expect(drawing).to_be_visible()
     assert drawing.locator(".cluster.rule").count() >= 20  # the Deployment and its $defs
     text = page.locator("#output .tokens").text_content() or ""

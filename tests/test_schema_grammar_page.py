@@ -13,7 +13,7 @@ import pytest
 
 from fsmviz.app.handlers import Page, frame_updates, on_pattern_edit
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
-from fsmviz.app.schema_run import grammar_note, schema_frames
+from fsmviz.app.schema_run import grammar_note, grammar_panel, schema_frames
 from fsmviz.generation.generate import GenerationOptions
 
 TREE = {
@@ -69,7 +69,7 @@ def test_a_grammar_path_run_ends_with_every_steps_allowed_set(tiny):
     )
 
 
-def test_a_finished_json_view_lights_the_structure_at_every_step():
+def test_a_finished_runs_drawing_panel_lights_the_structure_at_every_step():
     from fsmviz.app.grammar_page import place_after, rules_html
     from fsmviz.app.schema_structure import structure_view
     from fsmviz.drawing.rules import lighting, lit_names
@@ -79,7 +79,7 @@ def test_a_finished_json_view_lights_the_structure_at_every_step():
     text = '{"label": "a", "children": []}'
     steps = [Step(k, c, k, k + 1, 1, 1.0, (), index=k, token_bytes=c.encode())
              for k, c in enumerate(text)]  # fmt: skip
-    done = json_view_html(choice, text, done=True, steps=steps)
+    done = grammar_panel(choice, text, steps=steps)
     lights = json.loads(unescape(re.search(r'class="lights" hidden data-json="([^"]*)"', done)[1]))
     assert len(lights) == len(steps)
     view = structure_view(choice.schema)
@@ -89,14 +89,18 @@ def test_a_finished_json_view_lights_the_structure_at_every_step():
         lit = [name for name, classes in lights[i].items() if "top" in classes]
         assert all(f"{name} current top" in rules_html(view, place) for name in lit)
     assert lights[3] != lights[12]  # the field being written moves
-    assert '<div class="lights"' not in json_view_html(choice, text, done=True)
+    assert '<div class="lights"' not in grammar_panel(choice, text)
+    # the structure is in the drawing panel, beside the step controls, not in the JSON view
+    assert "schema-structure" not in json_view_html(choice, text, done=True, steps=steps)
 
 
-def test_the_json_view_of_a_grammar_run_draws_the_tree_lit_in_its_field():
+def test_a_grammar_runs_json_view_and_drawing_panel_show_the_field_being_written():
     choice = tree_choice()
-    streaming = json_view_html(choice, '{"label": "a", "children": [{"label": "b')
-    assert 'id="schema-structure"' in streaming
-    assert "current" in streaming and "writing <code>/children/0/label</code>" in streaming
+    text = '{"label": "a", "children": [{"label": "b'
+    streaming = json_view_html(choice, text)
+    assert "writing <code>/children/0/label</code>" in streaming
+    panel = grammar_panel(choice, text, streaming=True)
+    assert 'id="schema-structure"' in panel and "current top" in panel
     done = json_view_html(choice, '{"label": "a", "children": [{"label": "b"}]}', done=True)
     assert "parses and validates against the schema" in done
     bad = json_view_html(choice, '{"label": "a", "children": [{"label": 5}]}', done=True)
@@ -107,7 +111,8 @@ def test_emptying_the_regex_box_for_a_grammar_schema_shows_the_note_not_an_error
     page = Page(*(f"c{k}" for k in range(15)), json="json")
     choice = tree_choice()
     updates = on_pattern_edit(page, None, "", "auto", None, False, choice)
-    assert updates["c0"] == grammar_note(choice) and updates["c6"] == ""
+    assert updates["c0"] == grammar_panel(choice) and updates["c6"] == ""
+    assert updates["c0"].startswith(grammar_note(choice)) and "schema-structure" in updates["c0"]
 
 
 def test_a_grammar_frame_updates_the_json_view():
@@ -116,7 +121,7 @@ def test_a_grammar_frame_updates_the_json_view():
     from fsmviz.app.live import PageFrame as Frame
 
     updates = frame_updates(Frame("…", output="o", text='{"label": "x'), page, choice)
-    assert "schema-structure" in updates["json"]
+    assert "json-stream" in updates["json"] and "writing <code>/label</code>" in updates["json"]
 
 
 @pytest.mark.slow
@@ -131,4 +136,6 @@ def test_the_real_model_writes_a_valid_tree():
     assert trace.stop_reason == "accepted", trace.text
     assert json.loads(trace.text)["children"][1] == {"label": "pear"}
     view = json_view_html(choice, trace.text, done=True)
-    assert "parses and validates" in view and "schema-structure" in view
+    assert "parses and validates" in view
+    ended = next(f for f in frames if f.trace is not None)
+    assert "schema-structure" in ended.dfa and 'class="lights"' in ended.dfa

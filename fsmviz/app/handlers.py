@@ -39,7 +39,7 @@ from fsmviz.app.schema_page import (
     mode_html,
     use_linked_schema,
 )
-from fsmviz.app.schema_run import grammar_note, on_grammar_path, schema_frames
+from fsmviz.app.schema_run import grammar_panel, on_grammar_path, schema_frames
 from fsmviz.app.scratch import run_folder
 from fsmviz.app.views import (
     allowed_html,
@@ -180,11 +180,11 @@ def on_pattern_edit(
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
     none of it belongs to what the box now says. A run of this very pattern (Apply & run's
     run after the fix, there before this event is answered) keeps its lit drawing and its
-    findings. Emptied for a grammar-path ``schema``: the drawing panel says so
-    (``schema_run.grammar_note``), no error."""
+    findings. Emptied for a grammar-path ``schema``: the drawing panel says so and draws
+    the schema's structure instead (``schema_run.grammar_panel``), no error."""
     chosen = in_use(schema, pattern)
     if on_grammar_path(chosen):
-        dfa, diagnosis, error = grammar_note(chosen), "", ""  # type: ignore[arg-type]
+        dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
         dfa, diagnosis, error = on_pattern(models, pattern, drawing)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}

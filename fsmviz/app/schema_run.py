@@ -6,11 +6,11 @@ llguidance's exact mask. This module makes of that stream the same ``live.PageFr
 regex run makes, so the page's handlers show it as they show any run: tokens streaming in
 the output, the step table, the valid-mass chart, the doctor (the schema's findings, then
 where the valid mass collapsed, named by the schema's structure), the JSON view with its
-verdict (``schema_page.json_view_html``, the structure drawing lit), then the shadow run.
-What it lacks is said in the drawing panel: no character DFA (there is none to draw). Each
-step's allowed set comes with the run's end, as on the Grammar tab (llguidance's mask
-replayed along the run), and choosing a step lights the structure drawing there
-(``schema_structure``).
+verdict (``schema_page.json_view_html``), then the shadow run. Where a regex run has its
+character DFA, the drawing panel has the schema's structure (``grammar_panel``), lit where
+the output is; choosing a step of the finished run lights it there, beside the step
+controls. Each step's allowed set comes with the run's end, as on the Grammar tab
+(llguidance's mask replayed along the run).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from fsmviz.app.live import (
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
-from fsmviz.app.schema_structure import structure_states
+from fsmviz.app.schema_structure import structure_html, structure_states
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.text import plural
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, pieces
 
-__all__ = ["schema_frames", "grammar_note", "on_grammar_path"]
+__all__ = ["schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
 
 _compiled: BoundedCache[Any] = BoundedCache(16)
 
@@ -59,14 +59,33 @@ def grammar_note(choice: SchemaChoice) -> str:
     """What the drawing panel says for a grammar-path schema (it has no character DFA).
 
     >>> print(grammar_note(SchemaChoice('{"$ref": "#"}', "none", "", "grammar", "it recurses")))
-    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn under the output, lit where the output is.</p></div>
+    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn here instead, lit where the output is.</p></div>
     """  # noqa: E501
     return (
         '<div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> '
         f"(llguidance's exact mask): {escape(choice.reason)}. No regex holds it, so there is "
-        "no character DFA to draw: its structure is drawn under the output, lit where the "
-        "output is.</p></div>"
+        "no character DFA to draw: its structure is drawn here instead, lit where the output "
+        "is.</p></div>"
     )
+
+
+def grammar_panel(
+    choice: SchemaChoice,
+    text: str | None = None,
+    streaming: bool = False,
+    steps: Sequence[Step] = (),
+) -> str:
+    """The drawing panel of a grammar-path schema: the note, then the schema's structure
+    where a regex run has its DFA, lit at the place after ``text`` and, with a finished
+    run's ``steps``, at whichever step is chosen (``schema_structure.structure_html``):
+    the drawing stays beside the step controls while a run is stepped through.
+
+    >>> choice = SchemaChoice('{"type": "array"}', "none", "", "grammar", "it is large")
+    >>> html = grammar_panel(choice)
+    >>> html.startswith(grammar_note(choice)), 'id="schema-structure"' in html
+    (True, True)
+    """
+    return grammar_note(choice) + structure_html(choice.schema, text, streaming, steps)
 
 
 def schema_frames(
@@ -100,7 +119,7 @@ def schema_frames(
     yield PageFrame(
         f"{done} Now the unconstrained shadow run: up to "
         f"{plural(options.max_tokens, 'token')} (“Skip shadow run” skips it).",
-        dfa=grammar_note(choice),
+        dfa=grammar_panel(choice, "".join(pieces(steps)), steps=steps),
         output=output_html(steps, final=True),
         text="".join(pieces(steps)),
         shadow=SHADOW_LATER if first else None,
@@ -119,10 +138,10 @@ def _drawn(
     choice: SchemaChoice, found: Sequence[Any], steps: Sequence[Step], first: bool
 ) -> dict[str, str | None]:
     """What a grammar-path schema run draws of its steps so far
-    (``live.constrained_frames``' ``drawn``): the drawing panel's note and the schema's
-    findings once, the step table each time."""
+    (``live.constrained_frames``' ``drawn``): the structure lit where the output is and
+    the step table each time, the schema's findings once."""
     return {
-        "dfa": grammar_note(choice) if first else None,
+        "dfa": grammar_panel(choice, "".join(pieces(steps)), streaming=True),
         "steps": steps_html(steps),
         "diagnosis": schema_findings_html(found) if first else None,
     }

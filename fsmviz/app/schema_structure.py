@@ -117,5 +117,7 @@ def structure_html(
         )
     else:
         place = place_after(view, text) if text else None
-        body = rules_html(view, place) + rules_lights(view, steps)
+        # the scroll shades (static/app.js) sit on the drawing's own box, under the head
+        drawing = f'<div class="structure-drawing">{rules_html(view, place)}</div>'
+        body = drawing + rules_lights(view, steps)
     return f'<div id="schema-structure" class="schema-structure">{head}{body}</div>'
