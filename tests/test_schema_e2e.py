@@ -16,6 +16,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 import test_e2e  # noqa: E402
+from test_schema_grammar_page import TREE  # noqa: E402  (a small recursive schema)
 
 from fsmviz.app.handlers import MAX_PROMPT  # noqa: E402
 from fsmviz.schema.convert import regex_from_schema  # noqa: E402
@@ -255,15 +256,6 @@ def test_which_engine_gets_the_schema_right_is_a_table_on_the_page(page, app_url
     expect(page.locator("#schema-engines")).to_contain_text("near-misses")
 
 
-SMALL_TREE = {
-    "type": "object",
-    "properties": {
-        "label": {"type": "string", "maxLength": 8},
-        "children": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2},
-    },
-    "required": ["label"],
-    "additionalProperties": False,
-}
 LIT_TOPS = """() => [...document.querySelectorAll('#schema-structure svg g.node.pos.top')]
     .map((g) => [...g.classList].find((c) => /^r\\d+s\\d+$/.test(c))).sort()"""
 
@@ -289,7 +281,7 @@ def test_a_grammar_path_run_shows_each_steps_allowed_set_and_lights_its_field(pa
     """A grammar-path schema run ends with every step's allowed set (llguidance's mask
     replayed, the model's probabilities beside it), and choosing a step (a row, the ← →
     keys) shows that step's set and lights the field it wrote in the structure drawing."""
-    use_pasted(page, app_url, json.dumps(SMALL_TREE), "A tree of two fruits, as JSON:", 10)
+    use_pasted(page, app_url, json.dumps(TREE), "A tree of two fruits, as JSON:", 10)
     expect(page.locator("#schema-mode")).to_contain_text("grammar path")
     page.click("#run")
     allowed = page.locator("#allowed-tokens")
