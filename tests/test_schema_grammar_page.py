@@ -139,3 +139,29 @@ def test_the_real_model_writes_a_valid_tree():
     assert "parses and validates" in view
     ended = next(f for f in frames if f.trace is not None)
     assert "schema-structure" in ended.dfa and 'class="lights"' in ended.dfa
+
+
+def test_a_stopped_grammar_path_run_keeps_what_was_written_for_stepping(tiny):
+    """Stop during the constrained run: the steps written become the trace, drawn for
+    stepping as a finished run is (the structure's lights, every step's allowed set)."""
+    from fsmviz.app.handlers import StopMark, on_run
+
+    class Models:  # the page's BackgroundModel as on_run uses it, holding the tiny model
+        def get(self, timeout=None):
+            return tiny
+
+    page = Page(*(f"c{k}" for k in range(15)), json="json")
+    mark = StopMark()
+    run = on_run(page, Models(), "", "A tree:", 12, 1.0, 5, True, 0, False, "auto",
+                 tree_choice(), mark=mark)  # fmt: skip
+    seen = []
+    for update in run:
+        seen.append(update)
+        if any(isinstance(u, str) and u.startswith("Generating") for u in update.values()):
+            mark.stop()  # Stop, once the first tokens are on the page
+    trace = next(u["c8"] for u in seen if u.get("c8") is not None)
+    assert trace.steps and trace.notes and "Stopped" in trace.notes[0]
+    kept = next(u for u in seen if u.get("c8") is not None)
+    assert 'class="lights"' in kept["c0"] and "schema-structure" in kept["c0"]
+    assert len(allowed_data(kept["c14"])) == len(trace.steps)
+    assert seen[-1]["c7"].startswith("Stopped after")

@@ -16,6 +16,7 @@ controls. Each step's allowed set comes with the run's end, as on the Grammar ta
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from html import escape
 from typing import Any
@@ -27,17 +28,17 @@ from fsmviz.app.live import (
     PageFrame,
     constrained_frames,
     done_status,
+    shadow_announcement,
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
 from fsmviz.app.schema_structure import structure_html, structure_states
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
-from fsmviz.diagnose.text import plural
 from fsmviz.generation.generate import GenerationOptions
-from fsmviz.generation.trace import Step, pieces
+from fsmviz.generation.trace import Step, Trace, pieces
 
-__all__ = ["schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
+__all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
 
 _compiled: BoundedCache[Any] = BoundedCache(16)
 
@@ -93,13 +94,8 @@ def schema_frames(
 ) -> Iterator[PageFrame]:
     """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
     page frames (``live.live_run``'s order and pace, from the same
-    ``live.constrained_frames``). The last frame of the constrained run carries every
-    step's allowed set (``grammar_live.grammar_allowed_sets``: llguidance's masks replayed
-    along the run, as the Grammar tab shows them)."""
-    from fsmviz.diagnose.grammar import grammar_collapses
+    ``live.constrained_frames``); the constrained run ends with ``finish_schema``."""
     from fsmviz.diagnose.schema import diagnose_schema
-    from fsmviz.grammar import compile_grammar
-    from fsmviz.schema.structure import structure_lark
 
     compiled = compiled_of(choice)
     found = diagnose_schema(compiled, model.vocab, max_tokens=options.max_tokens)
@@ -107,6 +103,39 @@ def schema_frames(
         model, compiled, prompt, options, partial(_drawn, choice, found),
         "Generating (grammar path)",
     )  # fmt: skip
+    ending = finish_schema(model, choice, trace, options)
+    yield replace(
+        ending,
+        status=ending.status + shadow_announcement(options, trace),
+        shadow=SHADOW_LATER if first else None,
+        shadow_next=True,
+    )
+    yield from shadow_frames(model, prompt, options, ending.status)
+
+
+VERDICT_OF = "the schema's grammar"
+"""What a grammar-path schema run's status says the output matches (``done_status``)."""
+
+
+def finish_schema(
+    model: Any,
+    choice: SchemaChoice,
+    trace: Trace,
+    options: GenerationOptions,
+    status: str | None = None,
+) -> PageFrame:
+    """The frame of a finished (or stopped) grammar-path schema run, drawn for stepping
+    through it (``live.finish``'s for a regex): the structure lit at each step, the table
+    with each step's rules, the chart, every step's allowed set
+    (``grammar_live.grammar_allowed_sets``: llguidance's masks replayed along the run, as
+    the Grammar tab shows them), the schema's findings on the trace and where the valid
+    mass collapsed, named by the schema's structure."""
+    from fsmviz.diagnose.grammar import grammar_collapses
+    from fsmviz.diagnose.schema import diagnose_schema
+    from fsmviz.grammar import compile_grammar
+    from fsmviz.schema.structure import structure_lark
+
+    compiled = compiled_of(choice)
     try:  # where the valid mass collapsed, by the schema's structure
         shape = compile_grammar(structure_lark(choice.schema), "lark")
         collapses = grammar_collapses(shape, trace)
@@ -114,24 +143,20 @@ def schema_frames(
         collapses = []
     findings = diagnose_schema(compiled, model.vocab, trace, max_tokens=options.max_tokens)
     steps = list(trace.steps)
+    text = "".join(pieces(steps))
     sets = grammar_allowed_sets(model, compiled, trace)
-    done = done_status(trace, "the schema's grammar")
-    yield PageFrame(
-        f"{done} Now the unconstrained shadow run: up to "
-        f"{plural(options.max_tokens, 'token')} (“Skip shadow run” skips it).",
-        dfa=grammar_panel(choice, "".join(pieces(steps)), steps=steps),
+    return PageFrame(
+        status if status is not None else done_status(trace, VERDICT_OF),
+        dfa=grammar_panel(choice, text, steps=steps),
         output=output_html(steps, final=True),
-        text="".join(pieces(steps)),
-        shadow=SHADOW_LATER if first else None,
+        text=text,
         steps=steps_html(steps, states=structure_states(choice.schema, steps)),
         chart=valid_mass_figure(steps),
         diagnosis=schema_findings_html(findings) + collapses_html(collapses),
         error="",
         trace=trace,
         allowed=allowed_html(sets, steps, selected=len(steps) - 1) if sets else None,
-        shadow_next=True,
     )
-    yield from shadow_frames(model, prompt, options, done)
 
 
 def _drawn(
