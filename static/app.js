@@ -4,7 +4,8 @@
 // the window is never scrolled. A finished run's steps are stepped through here, in the
 // browser (Prev / Next / Play, keys, clicks on the chart, rows and tokens): the drawing,
 // the row, the token, the step's card and its allowed set change at once, and the Step
-// slider follows; the URL follows every edit (a link restores the run and its step).
+// slider follows; the URL follows every edit (a link restores the run and its step). The
+// Grammar tab's Prev / Next / Play and keys are these too (its steps drawn by the server).
 () => {
   const view = { zoom: 1, fit: false, chosen: false, left: 0, top: 0 };
   const $ = (selector) => document.querySelector(selector);
@@ -44,6 +45,10 @@
     return parsed.get(t).data;
   };
   const rowsOf = () => document.querySelectorAll("#steps tbody tr[data-step]");
+  // the character DFA's (a grammar-path schema's drawing panel holds its structure instead,
+  // with lights of its own: #schema-structure)
+  const DFA_SVG = "#dfa .dfa-scroll svg";
+  const DFA_LIGHTS = "#dfa .dfa-view > .lights";
   const lightStep = (svg, lights, i) => {
     for (const el of svg.querySelectorAll(".current, .visited, .taken")) el.classList.remove("current", "visited", "taken");
     for (const t of svg.querySelectorAll("text[data-was]")) { t.textContent = t.dataset.was; t.removeAttribute("data-was"); }
@@ -62,6 +67,18 @@
     if (lit.l) for (const e of svg.querySelectorAll(`g.edge.${lit.l}`)) e.classList.add("current");
     const where = $("#dfa .dfa-bar .where");
     if (where) where.textContent = lit.w;
+    svg.dataset.lit = String(i);
+  };
+  // The rules drawing of a schema's structure (#schema-structure): each step's lit groups
+  // by name (a position r0s1, an arc r0a2, a rule's box r1) with their classes, as
+  // grammar_page.rules_lights wrote them.
+  const RULE_LIGHTS = ["current", "top", "taken", "next"];
+  const lightRules = (svg, lights, i) => {
+    for (const el of svg.querySelectorAll("g.node.pos, g.edge.arc, g.cluster.rule")) el.classList.remove(...RULE_LIGHTS);
+    const lit = lights[Math.min(i, lights.length - 1)];
+    for (const [name, classes] of Object.entries(lit)) {
+      for (const el of svg.querySelectorAll(`g.${name}`)) el.classList.add(...classes.split(" "));
+    }
     svg.dataset.lit = String(i);
   };
   const percent = (p, digits) => `${(p * 100).toFixed(digits)}%`;
@@ -168,9 +185,12 @@
     i = Math.min(Math.max(i, 0), rows.length - 1);
     view_step.chosen = i;
     // every change first, then what needs the layout (one layout, not one per part)
-    const svg = $("#dfa svg");
-    const lights = dataOf("#dfa .lights");
+    const svg = $(DFA_SVG);
+    const lights = dataOf(DFA_LIGHTS);
     if (svg && lights && lights.length) lightStep(svg, lights, i);
+    const structure = $("#schema-structure svg");
+    const structureLights = dataOf("#schema-structure .lights");
+    if (structure && structureLights && structureLights.length) lightRules(structure, structureLights, i);
     for (const r of document.querySelectorAll("#steps tbody tr.selected")) if (r !== rows[i]) r.classList.remove("selected");
     rows[i].classList.add("selected");
     for (const t of document.querySelectorAll("#output .tok.selected")) t.classList.remove("selected");
@@ -180,7 +200,7 @@
     placeMarker(i);
     // what needs the layout waits for the frame being drawn (a forced layout here would
     // cost a step change 40-140 ms on a busy machine)
-    requestAnimationFrame(() => { followCurrent(); scrollRow(rows[i]); });
+    requestAnimationFrame(() => { followCurrent(); followStructure(); scrollRow(rows[i]); });
   };
   // what the server sent may not show the chosen step yet (a redraw, the run's last
   // frame): painted again whenever a part disagrees
@@ -188,15 +208,17 @@
     const rows = rowsOf();
     if (!rows.length) return false;
     const k = Math.min(i, rows.length - 1);
-    const svg = $("#dfa svg");
-    const lights = dataOf("#dfa .lights");
+    const svg = $(DFA_SVG);
+    const lights = dataOf(DFA_LIGHTS);
     const root = $("#allowed-tokens .allowed-view");
+    const structure = $("#schema-structure svg");
     return !rows[k].classList.contains("selected")
       || (svg && lights && svg.dataset.lit !== String(k))
+      || (structure && $("#schema-structure .lights") && structure.dataset.lit !== String(k))
       || (root && $("#allowed-tokens .allowed-data") && root.dataset.shown !== String(k))
       || $("#stepper .step-card")?.dataset.step !== String(k);
   };
-  const finished = () => !!$("#dfa .lights") || !!$("#allowed-tokens .allowed-data");
+  const finished = () => !!$(DFA_LIGHTS) || !!$("#allowed-tokens .allowed-data");
   new MutationObserver(() => {
     if (view_step.chosen === null) {
       // a run just ended: its last step is the chosen one
@@ -222,29 +244,49 @@
     }, 400);
     return true;
   };
-  const moveStep = (delta) => {
-    const rows = rowsOf();
-    if (!rows.length) return false;
-    const now = view_step.chosen ?? rows.length - 1;
-    const next = Math.min(Math.max(now + delta, 0), rows.length - 1);
+  // Prev / Next / Play and the ← → keys step through the run of the tab shown: the
+  // Generate tab's here, in the browser (selectStep); the Grammar tab's through its Step
+  // slider, whose change the server draws (the row it marks tells when it is drawn).
+  const regexStepper = {
+    count: () => rowsOf().length,
+    chosen: () => view_step.chosen,
+    select: selectStep,
+    drawn: () => true,
+  };
+  const grammarSlider = () => $("#grammar-step input[type=number]");
+  const grammarStepper = {
+    count: () => document.querySelectorAll("#grammar-steps tbody tr[data-step]").length,
+    chosen: () => { const box = grammarSlider(); return box && box.value !== "" ? Number(box.value) : null; },
+    select: (i) => { if (grammarSlider()?.disabled) return false; setNumber("grammar-step", i); return true; },
+    drawn: () => $("#grammar-steps tbody tr.selected")?.dataset.step === grammarSlider()?.value,
+  };
+  const shownStepper = () => ($("#grammar-run")?.offsetParent ? grammarStepper : regexStepper);
+  const moveStep = (delta, stepper = shownStepper()) => {
+    const count = stepper.count();
+    if (!count) return false;
+    const now = Math.min(stepper.chosen() ?? count - 1, count - 1);
+    const next = Math.min(Math.max(now + delta, 0), count - 1);
     if (next === now) return false;
-    return selectStep(next);
+    return stepper.select(next);
   };
   let playing = null;
   const stopPlaying = () => {
     if (playing) clearInterval(playing);
     playing = null;
-    const button = $("[data-stepper=play]");
-    if (button) button.textContent = "▶ Play";
+    for (const button of document.querySelectorAll("[data-stepper=play]")) button.textContent = "▶ Play";
   };
-  const play = () => {
+  const play = (button) => {
     if (playing) return stopPlaying();
-    const rows = rowsOf();
-    if (!rows.length) return;
-    if ((view_step.chosen ?? rows.length - 1) >= rows.length - 1) selectStep(0);
-    $("[data-stepper=play]").textContent = "⏸ Pause";
-    // each step is painted before the next is asked for: Play never runs ahead
-    playing = setInterval(() => { if (!moveStep(1)) stopPlaying(); }, 700);
+    const stepper = shownStepper();
+    const count = stepper.count();
+    if (!count) return;
+    if ((stepper.chosen() ?? count - 1) >= count - 1) stepper.select(0);
+    button.textContent = "⏸ Pause";
+    // each step is drawn before the next is asked for: Play never runs ahead
+    playing = setInterval(() => {
+      if (!stepper.drawn()) return;
+      if (!moveStep(1, stepper)) stopPlaying();
+    }, 700);
   };
   document.addEventListener("keydown", (event) => {
     const typing = event.target.closest("input, textarea, select, [contenteditable]");
@@ -264,6 +306,7 @@
   // a new run (Generate, Apply & run, a link's run): its last step will be the chosen one
   document.addEventListener("click", (event) => {
     if (event.target.closest("#run") || event.target.closest("#diagnosis [data-fix]")) { stopPlaying(); view_step.chosen = null; }
+    if (event.target.closest("#grammar-run, .grammar-example, #grammar-steps tr[data-step], #grammar-output .tok[data-step]")) stopPlaying();
   }, true);
 
   // --- the drawing: zoom kept, followed inside its box -------------------------------------
@@ -297,11 +340,23 @@
   };
   // a drawing wider (or taller) than its box says so: a shade on the side that scrolls
   const edges = (box) => {
-    const v = box.closest(".dfa-view");
+    const v = box.closest(".dfa-view, .structure-drawing, #rules");
     if (!v) return;
     v.classList.toggle("more-left", box.scrollLeft > 2);
     v.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
     v.classList.toggle("more-below", box.scrollTop + box.clientHeight < box.scrollHeight - 2);
+  };
+  // the structure drawing scrolls in its box (sideways on a phone, down for a large
+  // schema): its top position kept in view
+  const followStructure = () => {
+    const box = $("#schema-structure .rules-drawing");
+    const top = box?.querySelector(".node.pos.top");
+    if (!top) return;
+    const b = box.getBoundingClientRect();
+    const r = top.getBoundingClientRect();
+    if (r.left < b.left || r.right > b.right) box.scrollLeft += r.left + r.width / 2 - (b.left + b.width / 2);
+    if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top + r.height / 2 - (b.top + b.height / 2);
+    edges(box);
   };
   const followCurrent = () => { const box = $("#dfa .dfa-scroll"); if (box) { follow(box); edges(box); } };
   const adopt = () => {
@@ -320,7 +375,17 @@
       setZoom(view.zoom * (event.deltaY < 0 ? 1.2 : 1 / 1.2));
     }, { passive: false });
   };
-  new MutationObserver(adopt).observe(document.body, { childList: true, subtree: true });
+  // the rules drawings (a schema's structure, the Grammar tab's) scroll sideways on a
+  // phone: the same shades say so
+  const adoptRules = () => {
+    for (const box of document.querySelectorAll("#schema-structure .rules-drawing, #rules .rules-drawing")) {
+      if (box.dataset.adopted) continue;
+      box.dataset.adopted = "1";
+      edges(box);
+      box.addEventListener("scroll", () => edges(box));
+    }
+  };
+  new MutationObserver(() => { adopt(); adoptRules(); }).observe(document.body, { childList: true, subtree: true });
 
   // --- the link: follows every edit; opening it restores inputs, step and run ------------
   const field = (id, kind) => $(`#${id} ${kind}`);
@@ -429,7 +494,7 @@
     const stepper = event.target.closest("[data-stepper]");
     if (stepper) {
       const what = stepper.dataset.stepper;
-      if (what === "play") return play();
+      if (what === "play") return play(stepper);
       stopPlaying();
       moveStep(what === "next" ? 1 : -1);
       return;

@@ -63,6 +63,18 @@ def wait_done(page) -> int:
     return int(found.group(1))
 
 
+def run_one_rule(page, app_url: str, grammar: str, prompt: str, max_tokens: int) -> int:
+    """The tab opened, a one-rule ``grammar`` typed (its box drawn) and run on ``prompt``
+    to the end; the run's number of steps."""
+    open_tab(page, app_url)
+    page.fill("#grammar textarea", grammar)
+    expect(page.locator("#rules svg g.cluster")).to_have_count(1)
+    page.fill("#grammar-prompt textarea", prompt)
+    set_budget(page, max_tokens)
+    page.click("#grammar-run")
+    return wait_done(page)
+
+
 def choose_step(page, i: int) -> None:
     """Click step ``i``'s row: its place, row, token and allowed set are shown."""
     page.locator(f"#grammar-steps tbody tr[data-step='{i}']").click()
@@ -180,7 +192,7 @@ def test_a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(
     expect(page.locator("#grammar-output .tok.selected[data-step='0']")).to_have_count(1)
     expect(page.locator("#grammar-allowed .allowed-head")).to_contain_text("Step 0:")
     # Next moves on one step
-    page.click("#grammar-next")
+    page.click("#grammar-stepper [data-stepper=next]")
     expect(page.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(1)
     # the shadow run: what the model wrote freely for the same prompt and seed
     expect(page.locator("#grammar-shadow .tokens")).to_be_attached()
@@ -190,14 +202,8 @@ def test_a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(
 def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_there(
     page, app_url: str, browser
 ) -> None:
-    open_tab(page, app_url)
     grammar = 'root ::= "<" [a-z]{2,6} ">" " & " [0-9]{1,3}\n'
-    page.fill("#grammar textarea", grammar)
-    expect(page.locator("#rules svg g.cluster")).to_have_count(1)
-    page.fill("#grammar-prompt textarea", "A tag & a number: <x>")
-    set_budget(page, 7)
-    page.click("#grammar-run")
-    n = wait_done(page)
+    n = run_one_rule(page, app_url, grammar, "A tag & a number: <x>", 7)
     assert n >= 2
     choose_step(page, 1)
     # the downloads: the trace, the grammar and its rules drawing
@@ -228,3 +234,46 @@ def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_ther
     assert other.text_content("#grammar-output .tokens") == text
     expect(other.locator("#grammar-place")).to_contain_text("After")
     other.close()
+
+
+SEEN_STEPS = """() => {
+    window.__seenSteps = [];
+    const note = () => {
+        const row = document.querySelector('#grammar-steps tbody tr.selected');
+        const seen = window.__seenSteps;
+        if (row && seen[seen.length - 1] !== Number(row.dataset.step)) {
+            seen.push(Number(row.dataset.step));
+        }
+    };
+    note();
+    new MutationObserver(note).observe(document.querySelector('#grammar-steps'),
+        {subtree: true, childList: true, attributes: true});
+}"""
+"""Records each step the Grammar tab's table shows selected, in turn (from the one now)."""
+
+
+def test_play_and_the_arrow_keys_step_through_a_grammar_run(page, app_url: str) -> None:
+    """The Generate tab's Prev / Play / Next and ← → keys step the Grammar tab's run too:
+    Play shows every step in turn, each drawn before the next (it never runs ahead); the
+    blocked favourites list only what the model wanted (no 0.00% entries)."""
+    grammar = 'root ::= [a-z]{2,6} " " [0-9]{1,3} "!"\n'
+    n = run_one_rule(page, app_url, grammar, "A word, a space and a number:", 6)
+    assert n >= 3
+    selected = "#grammar-steps tbody tr.selected[data-step='{}']"
+    expect(page.locator(selected.format(n - 1))).to_have_count(1)
+    page.locator("#grammar-place").click()  # the keys are the page's, not a box's
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator(selected.format(n - 2))).to_have_count(1)
+    expect(page.locator("#grammar-allowed .allowed-view")).to_have_attribute(
+        "data-step", str(n - 2)
+    )
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(selected.format(n - 1))).to_have_count(1)
+    page.evaluate(SEEN_STEPS)
+    play = page.locator("#grammar-stepper [data-stepper=play]")
+    play.click()  # at the last step: Play starts again from the first
+    expect(play).to_have_text("⏸ Pause")
+    expect(play).to_have_text("▶ Play", timeout=RUN_TIMEOUT)
+    expect(page.locator(selected.format(n - 1))).to_have_count(1)
+    assert page.evaluate("() => window.__seenSteps") == [n - 1, *range(n)]
+    expect(page.locator("#grammar-allowed .blocked-list")).not_to_contain_text("0.00%")

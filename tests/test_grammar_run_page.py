@@ -18,7 +18,6 @@ from fsmviz.app.grammar_page import (
     grammar_examples,
     grammar_view,
     on_load,
-    on_move,
     on_run,
     on_step,
 )
@@ -110,9 +109,6 @@ def test_choosing_a_step_shows_its_place_row_token_point_and_allowed_set(tiny) -
     assert f'class="tok selected" data-step="{i}"' in output or "selected" in output
     assert f'data-step="{i}"' in allowed
     assert isinstance(chart, go.Figure) and "current" in rules
-    # Prev / Next stay inside the run
-    assert on_move(-1, 0, trace) == 0
-    assert on_move(1, len(trace.steps) - 1, trace) == len(trace.steps) - 1
     # another grammar in the box: the old run's steps are not shown over it
     other = on_step(i, trace, end.stepping, 'root ::= "x"', "gbnf")
     assert all(not isinstance(o, str) for o in other)

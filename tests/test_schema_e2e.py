@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 import test_e2e  # noqa: E402
+from test_schema_grammar_page import TREE  # noqa: E402  (a small recursive schema)
 
 from fsmviz.app.handlers import MAX_PROMPT  # noqa: E402
 from fsmviz.schema.convert import regex_from_schema  # noqa: E402
@@ -193,8 +195,8 @@ def test_a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
 
 def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page, app_url):
     """The tree example takes the grammar path: the Regex box is emptied, the drawing
-    panel says why there is no DFA, Generate streams under llguidance's mask, and the JSON
-    view ends with the verdict and the tree drawn by its structure, lit."""
+    panel says why there is no DFA and draws the tree by its structure instead, Generate
+    streams under llguidance's mask, and the JSON view ends with the verdict."""
     open_part(page, app_url)
     page.locator("#schema-example input").click()
     page.locator("ul[role=listbox] li", has_text="tree").first.click()
@@ -210,7 +212,7 @@ def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page
     )
     written = json.loads(view.locator(".json-text").text_content())
     assert written["label"] == "fruit" and len(written["children"]) == 2
-    drawing = view.locator("#schema-structure svg.rules")
+    drawing = page.locator("#dfa #schema-structure svg.rules")  # where a DFA would be
     expect(drawing).to_be_visible()
     assert drawing.locator(".cluster.rule").count() == 3  # start, its fields, children
     # (the lights while it streams are checked without a browser: test_schema_structure)
@@ -252,3 +254,76 @@ def test_which_engine_gets_the_schema_right_is_a_table_on_the_page(page, app_url
     expect(fsmviz_row).to_have_class(re.compile("right"))
     assert table.locator("tr").count() >= 3  # the head, fsmviz and at least one peer
     expect(page.locator("#schema-engines")).to_contain_text("near-misses")
+
+
+LIT_TOPS = """() => [...document.querySelectorAll('#schema-structure svg g.node.pos.top')]
+    .map((g) => [...g.classList].find((c) => /^r\\d+s\\d+$/.test(c))).sort()"""
+
+
+def set_budget(page, max_tokens: int) -> None:
+    box = page.locator("#max-tokens input[type=number]")
+    box.fill(str(max_tokens))
+    box.press("Enter")
+    expect(page.locator("#max-tokens input[type=range]")).to_have_value(str(max_tokens))
+
+
+def use_pasted(page, app_url: str, schema: str, prompt: str, max_tokens: int) -> None:
+    """The part opened, ``schema`` pasted and used, the prompt and budget set."""
+    open_part(page, app_url)
+    fill_schema(page, schema)
+    page.click("#schema-use")
+    expect(page.locator("#schema-mode .schema-mode")).to_be_attached(timeout=UI_TIMEOUT)
+    page.fill("#prompt textarea", prompt)
+    set_budget(page, max_tokens)
+
+
+def test_a_grammar_path_run_shows_each_steps_allowed_set_and_lights_its_field(page, app_url):
+    """A grammar-path schema run ends with every step's allowed set (llguidance's mask
+    replayed, the model's probabilities beside it), and choosing a step (a row, the ← →
+    keys) shows that step's set and lights the field it wrote in the structure drawing."""
+    use_pasted(page, app_url, json.dumps(TREE), "A tree of two fruits, as JSON:", 10)
+    expect(page.locator("#schema-mode")).to_contain_text("grammar path")
+    page.click("#run")
+    allowed = page.locator("#allowed-tokens")
+    expect(allowed.locator(".allowed-data")).to_be_attached(timeout=RUN_TIMEOUT)
+    n = page.locator("#steps tbody tr[data-step]").count()
+    expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {n - 1}:")
+    lights = json.loads(page.get_attribute("#schema-structure .lights", "data-json") or "")
+    assert len(lights) == n
+
+    def tops(i: int) -> list[str]:
+        return sorted(name for name, classes in lights[i].items() if "top" in classes.split())
+
+    moved = [i for i in range(n - 1) if tops(i) != tops(n - 1)]
+    assert moved, lights  # some step was written in another place than the last
+    i = moved[0]
+    page.locator(f"#steps tbody tr[data-step='{i}']").click()
+    expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {i}:")
+    expect(allowed.locator(".allowed-head")).to_contain_text("took")
+    expect(allowed.locator(".allowed-list li").first).to_be_attached()
+    expect(page.locator("#schema-structure svg")).to_have_attribute("data-lit", str(i))
+    assert page.evaluate(LIT_TOPS) == tops(i)
+    page.keyboard.press("ArrowRight")
+    expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {i + 1}:")
+    expect(page.locator("#schema-structure svg")).to_have_attribute("data-lit", str(i + 1))
+    assert page.evaluate(LIT_TOPS) == tops(i + 1)
+    expect(allowed.locator(".blocked-list")).not_to_contain_text("0.00%")
+
+
+def test_a_pasted_kubernetes_deployment_schema_compiles_draws_and_runs(page, app_url):
+    """A Kubernetes Deployment's schema (nested $defs) pasted as an engineer would: it
+    compiles, its structure is drawn (one box per object and array), and a few tokens of
+    a manifest are written under it."""
+    root = Path(__file__).resolve().parent.parent
+    schema = (root / "bench" / "schemas" / "kubernetes" / "deployment.json").read_text()
+    prompt = "A Deployment named web with 3 replicas, as JSON:"
+    use_pasted(page, app_url, schema, prompt, 8)
+    expect(page.locator("#schema-mode")).to_contain_text(re.compile("grammar path|writes JSON"))
+    expect(page.locator("#schema-error")).to_have_text("")
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    drawing = page.locator("#schema-structure svg.rules")
+    expect(drawing).to_be_visible()
+    assert drawing.locator(".cluster.rule").count() >= 20  # the Deployment and its $defs
+    text = page.locator("#output .tokens").text_content() or ""
+    assert text.startswith("{") and len(page.locator("#steps tbody tr").all()) >= 3

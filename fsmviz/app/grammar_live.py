@@ -29,6 +29,7 @@ from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.live import (
     CHART_EVERY,
     SHADOW_LATER,
+    AllowedSet,
     PageFrame,
     ahead,
     allowed_sets,
@@ -52,7 +53,9 @@ __all__ = [
     "grammar_frames",
     "grammar_status",
     "finish_grammar",
+    "grammar_allowed_sets",
     "rule_path",
+    "rule_states",
     "stopped_trace",
 ]
 
@@ -106,9 +109,15 @@ class StepMasks:
     """
 
     def __init__(self, grammar: Any, vocab: Any, tokens: Sequence[int], encode=None):
+        """``grammar``: fsmviz's ``Grammar``, or a JSON Schema's that llguidance compiled
+        (``fsmviz.schema.by_grammar.SchemaGrammar``: its grammar text and parser limits)."""
         from fsmviz.grammar.matcher import GrammarMatcher
+        from fsmviz.grammar.tree import Grammar
 
-        matcher = GrammarMatcher(grammar, vocab, encode)
+        if isinstance(grammar, Grammar):
+            matcher = GrammarMatcher(grammar, vocab, encode)
+        else:
+            matcher = GrammarMatcher(grammar.grammar, vocab, encode, grammar.limits())
         self.masks: list[np.ndarray] = []
         for token in [*tokens, None]:
             self.masks.append(matcher.allowed_tokens())
@@ -129,6 +138,13 @@ def rule_path(chart: Chart) -> str:
     if place.stacks:
         return place.stacks[0].top.rule
     return "end" if place.accepts else "—"
+
+
+def rule_states(charts: Sequence[Chart]) -> tuple[tuple[str, str], ...]:
+    """Each step's (rule before, rule after) (``rule_path``) from the charts before the
+    run and after each step (``grammar_page.step_charts``): the step table's "state"."""
+    names = [rule_path(chart) for chart in charts]
+    return tuple(zip(names, names[1:], strict=False))
 
 
 def grammar_status(trace: Trace) -> str:
@@ -271,19 +287,12 @@ def finish_grammar(
     from fsmviz.app import grammar_page as gp
 
     steps = list(trace.steps)
-    charts = [Chart.start(view.network)]
-    for piece in pieces(steps):
-        charts.append(charts[-1].after(piece))
-    names = [rule_path(c) for c in charts]
-    states = tuple(zip(names, names[1:], strict=False))
+    charts = gp.step_charts(view.network, steps)
+    states = rule_states(charts)
     place = place_in(charts[-1])
     collapses = tuple(grammar_collapses(view.grammar, trace))
     found = (*findings, *collapses)
-    sets = ()
-    if steps:
-        encode = _encoder(model)
-        masks = StepMasks(view.grammar, model.vocab, [s.token_id for s in steps], encode)
-        sets = allowed_sets(model, trace, index=masks)
+    sets = grammar_allowed_sets(model, view.grammar, trace)
     frame = PageFrame(
         status if status is not None else grammar_status(trace),
         dfa=gp.rules_html(view, place),
@@ -300,6 +309,18 @@ def finish_grammar(
     return GrammarFrame(
         frame, gp.place_html(place), gp.terminal_html(place), Stepping(states, tuple(sets))
     )
+
+
+def grammar_allowed_sets(model: Any, grammar: Any, trace: Trace) -> tuple[AllowedSet, ...]:
+    """Every step's allowed set of a run under ``grammar`` (a ``Grammar`` or a JSON
+    Schema's ``SchemaGrammar``), the model's probabilities with it: llguidance's masks
+    replayed along the run's tokens (``StepMasks``) in ``live.allowed_sets``. The Grammar
+    tab's panel and a grammar-path schema run's (``schema_run``) both come from here."""
+    if not trace.steps:
+        return ()
+    tokens = [s.token_id for s in trace.steps]
+    masks = StepMasks(grammar, model.vocab, tokens, _encoder(model))
+    return allowed_sets(model, trace, index=masks)
 
 
 def _encoder(model: Any):

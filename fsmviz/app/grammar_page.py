@@ -32,7 +32,7 @@ from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import diagnose_grammar
 from fsmviz.drawing.compact import compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
-from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, rules_svg
+from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, lit_names, rules_svg
 from fsmviz.errors import FsmvizError
 from fsmviz.grammar.network import Network, build_network
 from fsmviz.grammar.place import Chart, Place, place_in
@@ -49,6 +49,7 @@ __all__ = [
     "masks_html",
     "place_html",
     "rules_html",
+    "rules_lights",
     "terminal_html",
 ]
 
@@ -193,6 +194,33 @@ def rules_html(view: GrammarView, place: Place | None = None) -> str:
     return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{_natural(svg)}</div>'
 
 
+def rules_lights(view: GrammarView, steps: Sequence[Any]) -> str:
+    """Each step's lights of the rules drawing, as a hidden ``.lights`` element whose
+    ``data-json`` the page's script reads (static/app.js, ``lightRules``): for step ``i``
+    the lit groups after the text of steps ``0..i`` (``lit_names``), so that choosing a
+    step lights the drawing at once, in the browser. "" without a drawing or steps.
+
+    >>> from html import unescape
+    >>> from fsmviz.generation.trace import Step
+    >>> view = grammar_view('root ::= "a" "b"', "gbnf")
+    >>> steps = [Step(k, c, k, k + 1, 1, 1.0, (), index=k, token_bytes=c.encode())
+    ...          for k, c in enumerate("ab")]
+    >>> html = rules_lights(view, steps)
+    >>> json.loads(unescape(html.split('data-json="')[1][:-8]))
+    [{'r0': 'current', 'r0a1': 'next', 'r0s1': 'current top'}, {}]
+
+    After ``a`` the parser is in ``root`` after its first position, ``b`` next; after
+    ``ab``, a whole sentence, nothing is left on its stack.
+    """
+    if view.network is None or not view.svg or not steps:
+        return ""
+    charts = step_charts(view.network, steps)[1:]
+    lights = [lit_names(lighting(place_in(chart), view.network)) for chart in charts]
+    data = json.dumps(lights, separators=(",", ":"))
+    # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by node
+    return f'<div class="lights" hidden data-json="{escape(data)}"></div>'
+
+
 def _natural(svg: str) -> str:
     """``svg`` no wider than graphviz drew it (a three-rule grammar is not blown up to the
     column's width); wider drawings still shrink to fit."""
@@ -283,6 +311,18 @@ def grammar_findings_html(findings: Sequence[Finding]) -> str:
 
 # --- a run ---------------------------------------------------------------------------------
 # A run's frames are ``grammar_live``'s (the regex page's frames, the place lit in them).
+
+
+def step_charts(network: Network, steps: Sequence[Any]) -> list[Chart]:
+    """The parser's chart before the run and after each of ``steps`` (the text each adds,
+    ``trace.pieces``): what the step table's rules, the lights of each step and the
+    place after it are read from."""
+    from fsmviz.generation.trace import pieces
+
+    charts = [Chart.start(network)]
+    for piece in pieces(steps):
+        charts.append(charts[-1].after(piece))
+    return charts
 
 
 def place_after(view: GrammarView, text: str) -> Place | None:
@@ -444,7 +484,7 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
             run, stop = _actions()
             error, status, output, shadow, doctor = _results(start)
         with gr.Column(scale=3, min_width=320):
-            prev, step, after = _stepper()
+            step = _stepper()
             place, rules, terminal, allowed = _run_views(start)
     chart, steps, downloads = _run_record()
     learn = _learn()
@@ -463,7 +503,7 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
         learn.masks,
         **PRIVATE,
     )
-    _wire_stepping(settings, tab, prev, after)
+    _wire_stepping(settings, tab)
     if demo is not None:
         _restore_on_load(demo, models, settings)
 
@@ -546,18 +586,19 @@ def _results(start: GrammarView) -> tuple[Any, ...]:
     return error, status, output, shadow, doctor
 
 
-def _stepper() -> tuple[Any, Any, Any]:
-    """The Step slider between Prev and Next: ``(prev, step, next)``; fixed until a run."""
+def _stepper() -> Any:
+    """Prev, Play and Next (the Generate tab's buttons, stepped by static/app.js: the
+    ← → keys too) over the Step slider, which the server draws; fixed until a run."""
     import gradio as gr
 
-    with gr.Row(elem_id="grammar-stepper", equal_height=False):
-        prev = gr.Button("◀ Prev", size="sm", elem_id="grammar-prev", min_width=60)
+    from fsmviz.app.views import STEP_BUTTONS
+
+    with gr.Column(elem_id="grammar-stepper"):
+        gr.HTML(STEP_BUTTONS, elem_id="grammar-step-buttons", padding=False)
         step = gr.Slider(
-            0, 1, value=0, step=1, label="Step", elem_id="grammar-step",
-            interactive=False, scale=4,
-        )  # fmt: skip
-        after = gr.Button("Next ▶", size="sm", elem_id="grammar-next", min_width=60)
-    return prev, step, after
+            0, 1, value=0, step=1, label="Step", elem_id="grammar-step", interactive=False
+        )
+    return step
 
 
 def _run_views(start: GrammarView) -> tuple[Any, Any, Any, Any]:
@@ -642,15 +683,14 @@ def _wire_runs(
     tab.page.stop.click(partial(on_stop, tab), mark, tab.page.stop, **PRIVATE)
 
 
-def _wire_stepping(settings: _Settings, tab: GrammarTab, prev: Any, after: Any) -> None:
-    """The Step slider redraws the place after that step; Prev and Next move it by one."""
+def _wire_stepping(settings: _Settings, tab: GrammarTab) -> None:
+    """The Step slider redraws the place after that step (Prev, Play, Next, the keys and
+    clicks move it: static/app.js, static/grammar.js)."""
     page = tab.page
     shown = [page.dfa, tab.place, tab.terminal, page.steps, page.output, page.allowed,
              page.chart]  # fmt: skip
     page.step.change(on_step, [page.step, page.trace, tab.stepping, settings.box, settings.fmt],
                      shown, trigger_mode="always_last", **PRIVATE)  # fmt: skip
-    prev.click(partial(on_move, -1), [page.step, page.trace], page.step, **PRIVATE)
-    after.click(partial(on_move, 1), [page.step, page.trace], page.step, **PRIVATE)
 
 
 def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
@@ -807,15 +847,6 @@ def on_step(k, trace: Any, stepping: Any, text: str, fmt: str):
         allowed_html(stepping.sets, steps, selected=i) if stepping.sets else gr.skip(),
         valid_mass_figure(steps, selected=i),
     )
-
-
-def on_move(delta: int, k, trace: Any):
-    """Prev / Next: the Step slider one step on (its change shows the step)."""
-    import gradio as gr
-
-    if trace is None or not trace.steps:
-        return gr.skip()
-    return min(max(int(k or 0) + delta, 0), len(trace.steps) - 1)
 
 
 def on_load(models: Any, request: Any):

@@ -23,6 +23,7 @@ import gradio as gr
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
+from fsmviz.app.grammar_live import stopped_trace
 from fsmviz.app.live import (
     DRAW_LIMIT,
     PageFrame,
@@ -39,7 +40,13 @@ from fsmviz.app.schema_page import (
     mode_html,
     use_linked_schema,
 )
-from fsmviz.app.schema_run import grammar_note, on_grammar_path, schema_frames
+from fsmviz.app.schema_run import (
+    compiled_of,
+    finish_schema,
+    grammar_panel,
+    on_grammar_path,
+    schema_frames,
+)
 from fsmviz.app.scratch import run_folder
 from fsmviz.app.views import (
     allowed_html,
@@ -66,6 +73,7 @@ schema_frames_on_gpu = on_gpu(schema_frames)
 each one: plain ``PageFrame`` data, turned into component updates here (``frame_updates``)."""
 FINISH_SECONDS = 30
 finish_on_gpu = on_gpu(finish, lambda *args, **kwargs: FINISH_SECONDS)
+finish_schema_on_gpu = on_gpu(finish_schema, lambda *args, **kwargs: FINISH_SECONDS)
 """A stopped run's last frame (every step's allowed set: forward passes), on the GPU
 where there is one."""
 
@@ -180,11 +188,11 @@ def on_pattern_edit(
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
     none of it belongs to what the box now says. A run of this very pattern (Apply & run's
     run after the fix, there before this event is answered) keeps its lit drawing and its
-    findings. Emptied for a grammar-path ``schema``: the drawing panel says so
-    (``schema_run.grammar_note``), no error."""
+    findings. Emptied for a grammar-path ``schema``: the drawing panel says so and draws
+    the schema's structure instead (``schema_run.grammar_panel``), no error."""
     chosen = in_use(schema, pattern)
     if on_grammar_path(chosen):
-        dfa, diagnosis, error = grammar_note(chosen), "", ""  # type: ignore[arg-type]
+        dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
         dfa, diagnosis, error = on_pattern(models, pattern, drawing)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
@@ -293,7 +301,10 @@ def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = No
     if frame.shadow_next:
         updates[page.stop] = gr.update(value="Skip shadow run", visible=True, interactive=True)
     if page.json is not None and frame.text is not None:
-        updates[page.json] = json_view_html(schema, frame.text, done=frame.trace is not None)
+        steps = frame.trace.steps if frame.trace is not None else ()
+        updates[page.json] = json_view_html(
+            schema, frame.text, done=frame.trace is not None, steps=steps
+        )
     if frame.trace is not None:
         last = max(len(frame.trace.steps) - 1, 0)
         updates[page.trace] = frame.trace
@@ -346,10 +357,13 @@ def on_run(
     if written is None:
         return
     said = f"Stopped after {plural(len(written), 'token')}."
-    if written and not on_grammar_path(chosen):  # a grammar run keeps its frames as they are
+    if written:
         yield {page.status: f"{said[:-1]}: keeping what was written…"}
-        yield frame_updates(stopped_frame(models, pattern, prompt, opts, written, distances,
-                                          drawing), page, chosen)  # fmt: skip
+        if chosen is not None and on_grammar_path(chosen):
+            frame = stopped_schema_frame(models, chosen, prompt, opts, written)
+        else:
+            frame = stopped_frame(models, pattern, prompt, opts, written, distances, drawing)
+        yield frame_updates(frame, page, chosen)
     yield {**idle(page), page.status: said if written else "Stopped."}
 
 
@@ -391,6 +405,22 @@ def stopped_frame(
         notes=(f"Stopped by the visitor after {plural(len(written), 'token')}.",),
     )
     return finish_on_gpu(model, view, trace, f"Stopped after {plural(len(written), 'token')}.")
+
+
+def stopped_schema_frame(
+    models: BackgroundModel,
+    choice: SchemaChoice,
+    prompt: str,
+    opts: GenerationOptions,
+    written: list[Step],
+) -> PageFrame:
+    """The last frame of a grammar-path schema run stopped half-way: its steps as a trace
+    (``grammar_live.stopped_trace``, judged by the schema's grammar), drawn for stepping,
+    with every step's allowed set (``schema_run.finish_schema``)."""
+    model = models.get(timeout=600)
+    trace = stopped_trace(compiled_of(choice), prompt, opts, written)
+    said = f"Stopped after {plural(len(written), 'token')}."
+    return finish_schema_on_gpu(model, choice, trace, opts, said)
 
 
 def on_apply(

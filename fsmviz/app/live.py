@@ -18,9 +18,10 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from functools import partial
 
 import plotly.graph_objects as go
 
@@ -55,6 +56,7 @@ __all__ = [
     "AllowedSet",
     "allowed_at",
     "allowed_sets",
+    "constrained_frames",
     "done_status",
     "finish",
     "progress",
@@ -435,7 +437,9 @@ def live_run(
     if view.dfa is None:
         yield _unfixed_frame(view)
         return
-    trace, first = yield from _constrained_frames(model, view, prompt, options)
+    trace, first = yield from constrained_frames(
+        model, view.pattern, prompt, options, partial(regex_drawn, view)
+    )
     ending = finish(model, view, trace)
     yield PageFrame(
         ending.status + shadow_announcement(options, trace),
@@ -470,16 +474,24 @@ def _unfixed_frame(view: PatternView) -> PageFrame:
     )
 
 
-def _constrained_frames(
-    model: Model, view: PatternView, prompt: str, options: GenerationOptions
+def constrained_frames(
+    model: Model,
+    constraint: object,
+    prompt: str,
+    options: GenerationOptions,
+    drawn: Callable[[Sequence[Step], bool], dict[str, str | None]],
+    what: str = "Generating",
 ) -> Generator[PageFrame, None, tuple[Trace, bool]]:
-    """The constrained run's frames, one per arrival of steps, the path lit in the drawing
-    and the chart redrawn at most every ``CHART_EVERY`` seconds; the first also clears the
-    error and shows the findings. Returns the run's trace and whether no frame was yielded
-    (the run wrote nothing)."""
+    """The constrained run's frames, one per arrival of steps: the output, the chart
+    (redrawn at most every ``CHART_EVERY`` seconds) and the progress line ``what``…; the
+    first also clears the error and says the shadow run comes later. ``drawn(steps,
+    first)`` gives what the constraint draws of the steps so far: the frame's ``dfa``,
+    ``steps`` and ``diagnosis`` (a regex's lit DFA, ``regex_drawn``; a grammar-path
+    schema's note, ``schema_run``). Returns the run's trace and whether no frame was
+    yielded (the run wrote nothing)."""
     steps: list[Step] = []
     last_chart = 0.0
-    run = stream(model, view.pattern, prompt, options)
+    run = stream(model, constraint, prompt, options)  # type: ignore[arg-type]
     first = True
     started = time.perf_counter()
     # closing(): a visitor who leaves mid-run stops the generation at once
@@ -491,19 +503,29 @@ def _constrained_frames(
             if now - last_chart > CHART_EVERY:
                 chart, last_chart = valid_mass_figure(steps), now
             yield PageFrame(
-                progress("Generating", len(steps), options.max_tokens, now - started),
-                dfa=view.dfa_html(steps),
+                progress(what, len(steps), options.max_tokens, now - started),
                 output=output_html(steps),
                 text="".join(pieces(steps)),
                 shadow=SHADOW_LATER if first else None,
-                steps=steps_html(steps, states=drawn_path(steps, view.dfa)),
                 chart=chart,
-                diagnosis=findings_html(view.findings, pattern=view.pattern) if first else None,
                 error="" if first else None,
                 new_steps=tuple(new),
+                **drawn(steps, first),  # type: ignore[arg-type]
             )
             first = False
     return run.trace(), first
+
+
+def regex_drawn(view: PatternView, steps: Sequence[Step], first: bool) -> dict[str, str | None]:
+    """What a regex run draws of its steps so far (``constrained_frames``' ``drawn``): the
+    DFA lit at the current state, the table with each step's drawn states, and (first) the
+    pattern's findings."""
+    assert view.dfa is not None
+    return {
+        "dfa": view.dfa_html(steps),
+        "steps": steps_html(steps, states=drawn_path(steps, view.dfa)),
+        "diagnosis": findings_html(view.findings, pattern=view.pattern) if first else None,
+    }
 
 
 def shadow_announcement(options: GenerationOptions, trace: Trace) -> str:
@@ -634,9 +656,10 @@ def ahead(steps: Stream) -> Iterator[list[Step]]:
         stop.set()
 
 
-def done_status(trace: Trace) -> str:
-    """The status line of a finished run: tokens, time, why it stopped, the verdict."""
-    verdict = "matches the pattern" if trace.matched else "does NOT match the pattern"
+def done_status(trace: Trace, of: str = "the pattern") -> str:
+    """The status line of a finished run: tokens, time, why it stopped, the verdict
+    (whether the output matches ``of``: the pattern, or a schema's grammar)."""
+    verdict = f"matches {of}" if trace.matched else f"does NOT match {of}"
     why = {
         "accepted": "the pattern was complete",
         "max_tokens": "the token budget ran out",

@@ -327,20 +327,28 @@ def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
     )
 
 
-def json_view_html(choice: SchemaChoice | None, text: str, done: bool = False) -> str:
+def json_view_html(
+    choice: SchemaChoice | None, text: str, done: bool = False, steps: Sequence[Any] = ()
+) -> str:
     """The output as JSON (``json_stream_html``) for a schema run, "" for a plain regex
-    run; ``choice`` is the schema in use (``in_use``). Under it, the schema drawn by its
-    structure, lit where the output is (``schema_structure.structure_html``)."""
+    run; ``choice`` is the schema in use (``in_use``). Under it, for a regex-path schema
+    (whose character DFA has the drawing panel), the schema drawn by its structure, lit
+    where the output is (``schema_structure.structure_html``), and with a finished run's
+    ``steps`` lit at whichever step the page chooses; a grammar-path schema's structure is
+    in the drawing panel instead (``schema_run.grammar_panel``)."""
     if choice is None:
         return ""
     from fsmviz.app.schema_structure import structure_html  # it draws with grammar_page's
 
     schema = json.loads(choice.schema) if done else None
+    structure = ""  # a grammar-path schema's is in the drawing panel
+    if choice.path != "grammar":
+        structure = structure_html(choice.schema, text, streaming=not done, steps=steps)
     return (
         '<div class="json-view"><div class="json-head">The output as JSON'
         f"{' (streaming)' if not done else ''}</div>"
         f"{json_stream_html(text, schema, done)}"
-        f"{structure_html(choice.schema, text, streaming=not done)}</div>"
+        f"{structure}</div>"
     )
 
 

@@ -6,37 +6,39 @@ llguidance's exact mask. This module makes of that stream the same ``live.PageFr
 regex run makes, so the page's handlers show it as they show any run: tokens streaming in
 the output, the step table, the valid-mass chart, the doctor (the schema's findings, then
 where the valid mass collapsed, named by the schema's structure), the JSON view with its
-verdict (``schema_page.json_view_html``, the structure drawing lit), then the shadow run.
-What it lacks is said in the drawing panel: no character DFA (there is none to draw) and
-no allowed-token sets (llguidance's mask is not kept per step).
+verdict (``schema_page.json_view_html``), then the shadow run. Where a regex run has its
+character DFA, the drawing panel has the schema's structure (``grammar_panel``), lit where
+the output is; choosing a step of the finished run lights it there, beside the step
+controls. Each step's allowed set comes with the run's end, as on the Grammar tab
+(llguidance's mask replayed along the run).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import closing
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from functools import partial
 from html import escape
 from typing import Any
 
 from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.grammar_live import grammar_allowed_sets
 from fsmviz.app.live import (
-    CHART_EVERY,
     SHADOW_LATER,
     PageFrame,
-    ahead,
+    constrained_frames,
     done_status,
-    progress,
+    shadow_announcement,
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
-from fsmviz.app.views import output_html, steps_html
+from fsmviz.app.schema_structure import structure_html, structure_states
+from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
-from fsmviz.diagnose.text import plural
-from fsmviz.generation.generate import GenerationOptions, stream
-from fsmviz.generation.trace import Step, pieces
+from fsmviz.generation.generate import GenerationOptions
+from fsmviz.generation.trace import Step, Trace, pieces
 
-__all__ = ["schema_frames", "grammar_note", "on_grammar_path"]
+__all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
 
 _compiled: BoundedCache[Any] = BoundedCache(16)
 
@@ -58,76 +60,116 @@ def grammar_note(choice: SchemaChoice) -> str:
     """What the drawing panel says for a grammar-path schema (it has no character DFA).
 
     >>> print(grammar_note(SchemaChoice('{"$ref": "#"}', "none", "", "grammar", "it recurses")))
-    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn under the output, lit where the output is.</p></div>
+    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn here instead, lit where the output is.</p></div>
     """  # noqa: E501
     return (
         '<div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> '
         f"(llguidance's exact mask): {escape(choice.reason)}. No regex holds it, so there is "
-        "no character DFA to draw: its structure is drawn under the output, lit where the "
-        "output is.</p></div>"
+        "no character DFA to draw: its structure is drawn here instead, lit where the output "
+        "is.</p></div>"
     )
+
+
+def grammar_panel(
+    choice: SchemaChoice,
+    text: str | None = None,
+    streaming: bool = False,
+    steps: Sequence[Step] = (),
+) -> str:
+    """The drawing panel of a grammar-path schema: the note, then the schema's structure
+    where a regex run has its DFA, lit at the place after ``text`` and, with a finished
+    run's ``steps``, at whichever step is chosen (``schema_structure.structure_html``):
+    the drawing stays beside the step controls while a run is stepped through.
+
+    >>> choice = SchemaChoice('{"type": "array"}', "none", "", "grammar", "it is large")
+    >>> html = grammar_panel(choice)
+    >>> html.startswith(grammar_note(choice)), 'id="schema-structure"' in html
+    (True, True)
+    """
+    return grammar_note(choice) + structure_html(choice.schema, text, streaming, steps)
 
 
 def schema_frames(
     model: Any, choice: SchemaChoice, prompt: str, options: GenerationOptions
 ) -> Iterator[PageFrame]:
     """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
-    page frames (``live.live_run``'s order and pace)."""
+    page frames (``live.live_run``'s order and pace, from the same
+    ``live.constrained_frames``); the constrained run ends with ``finish_schema``."""
+    from fsmviz.diagnose.schema import diagnose_schema
+
+    compiled = compiled_of(choice)
+    found = diagnose_schema(compiled, model.vocab, max_tokens=options.max_tokens)
+    trace, first = yield from constrained_frames(
+        model, compiled, prompt, options, partial(_drawn, choice, found),
+        "Generating (grammar path)",
+    )  # fmt: skip
+    ending = finish_schema(model, choice, trace, options)
+    yield replace(
+        ending,
+        status=ending.status + shadow_announcement(options, trace),
+        shadow=SHADOW_LATER if first else None,
+        shadow_next=True,
+    )
+    yield from shadow_frames(model, prompt, options, ending.status)
+
+
+VERDICT_OF = "the schema's grammar"
+"""What a grammar-path schema run's status says the output matches (``done_status``)."""
+
+
+def finish_schema(
+    model: Any,
+    choice: SchemaChoice,
+    trace: Trace,
+    options: GenerationOptions,
+    status: str | None = None,
+) -> PageFrame:
+    """The frame of a finished (or stopped) grammar-path schema run, drawn for stepping
+    through it (``live.finish``'s for a regex): the structure lit at each step, the table
+    with each step's rules, the chart, every step's allowed set
+    (``grammar_live.grammar_allowed_sets``: llguidance's masks replayed along the run, as
+    the Grammar tab shows them), the schema's findings on the trace and where the valid
+    mass collapsed, named by the schema's structure."""
     from fsmviz.diagnose.grammar import grammar_collapses
     from fsmviz.diagnose.schema import diagnose_schema
     from fsmviz.grammar import compile_grammar
     from fsmviz.schema.structure import structure_lark
 
     compiled = compiled_of(choice)
-    found = diagnose_schema(compiled, model.vocab, max_tokens=options.max_tokens)
-    steps: list[Step] = []
-    last_chart, first, started = 0.0, True, time.perf_counter()
-    run = stream(model, compiled, prompt, options)
-    with closing(ahead(run)) as arrivals:
-        for new in arrivals:
-            steps.extend(new)
-            now = time.perf_counter()
-            chart = None
-            if now - last_chart > CHART_EVERY:
-                chart, last_chart = valid_mass_figure(steps), now
-            yield PageFrame(
-                progress(
-                    "Generating (grammar path)", len(steps), options.max_tokens, now - started
-                ),  # fmt: skip
-                dfa=grammar_note(choice) if first else None,
-                output=output_html(steps),
-                text="".join(pieces(steps)),
-                shadow=SHADOW_LATER if first else None,
-                steps=steps_html(steps),
-                chart=chart,
-                diagnosis=schema_findings_html(found) if first else None,
-                error="" if first else None,
-                new_steps=tuple(new),
-            )
-            first = False
-    trace = run.trace()
     try:  # where the valid mass collapsed, by the schema's structure
         shape = compile_grammar(structure_lark(choice.schema), "lark")
         collapses = grammar_collapses(shape, trace)
     except ValueError:  # a structure too large to write: the schema's findings stand
         collapses = []
     findings = diagnose_schema(compiled, model.vocab, trace, max_tokens=options.max_tokens)
-    done = done_status(trace)
-    yield PageFrame(
-        f"{done} Now the unconstrained shadow run: up to "
-        f"{plural(options.max_tokens, 'token')} (“Skip shadow run” skips it).",
-        dfa=grammar_note(choice),
+    steps = list(trace.steps)
+    text = "".join(pieces(steps))
+    sets = grammar_allowed_sets(model, compiled, trace)
+    return PageFrame(
+        status if status is not None else done_status(trace, VERDICT_OF),
+        dfa=grammar_panel(choice, text, steps=steps),
         output=output_html(steps, final=True),
-        text="".join(pieces(steps)),
-        shadow=SHADOW_LATER if first else None,
-        steps=steps_html(steps),
+        text=text,
+        steps=steps_html(steps, states=structure_states(choice.schema, steps)),
         chart=valid_mass_figure(steps),
         diagnosis=schema_findings_html(findings) + collapses_html(collapses),
         error="",
         trace=trace,
-        shadow_next=True,
+        allowed=allowed_html(sets, steps, selected=len(steps) - 1) if sets else None,
     )
-    yield from shadow_frames(model, prompt, options, done)
+
+
+def _drawn(
+    choice: SchemaChoice, found: Sequence[Any], steps: Sequence[Step], first: bool
+) -> dict[str, str | None]:
+    """What a grammar-path schema run draws of its steps so far
+    (``live.constrained_frames``' ``drawn``): the structure lit where the output is and
+    the step table each time, the schema's findings once."""
+    return {
+        "dfa": grammar_panel(choice, "".join(pieces(steps)), streaming=True),
+        "steps": steps_html(steps),
+        "diagnosis": schema_findings_html(found) if first else None,
+    }
 
 
 def collapses_html(collapses: list[Any]) -> str:

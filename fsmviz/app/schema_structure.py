@@ -4,7 +4,8 @@
 its fields, each array and alternative; strings and numbers one labelled edge each); the
 grammar tab draws it (``grammar_page.grammar_view``: the rules as small automata) and
 finds the parser's place after a text (``grammar_page.place_after``), so the object and
-the field being written are lit while a schema run streams, on either path. The
+the field being written are lit while a schema run streams, on either path; once it has
+ended, at whichever step is chosen (``rules_lights``, applied in the browser). The
 character DFA of a regex-path schema stays in the main drawing.
 
 Pure functions returning HTML (every piece of user text escaped), tested without a browser.
@@ -12,14 +13,22 @@ Pure functions returning HTML (every piece of user text escaped), tested without
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
+from typing import Any
 
-from fsmviz.app.grammar_page import GrammarView, grammar_view, place_after, rules_html
+from fsmviz.app.grammar_page import (
+    GrammarView,
+    grammar_view,
+    place_after,
+    rules_html,
+    rules_lights,
+)
 from fsmviz.cache import BoundedCache
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import structure_lark
 
-__all__ = ["structure_html", "structure_view"]
+__all__ = ["structure_html", "structure_states", "structure_view"]
 
 _lark: BoundedCache[str | SchemaError] = BoundedCache(32)
 
@@ -47,15 +56,42 @@ def structure_view(schema: str) -> GrammarView | str:
     return view
 
 
+def structure_states(schema: str, steps: Sequence[Any]) -> tuple[tuple[str, str], ...] | None:
+    """Each step's (rule before, rule after) in the schema's structure, as the Grammar
+    tab's step table names them (``grammar_live.rule_states``): ``start_field`` while a
+    field of the top object is written; None when the structure is not drawn.
+
+    >>> from fsmviz.generation.trace import Step
+    >>> schema = '{"type": "object", "properties": {"n": {"type": "integer"}}}'
+    >>> steps = [Step(k, t, k, k + 1, 1, 1.0, (), index=k, token_bytes=t.encode())
+    ...          for k, t in enumerate(['{"', 'n":', ' 1', '}'])]
+    >>> structure_states(schema, steps)
+    (('start', 'start_field'), ('start_field', 'start_field'), ('start_field', 'start_field'), ('start_field', 'end'))
+
+    After `` 1`` the number may go on: the parser is still in the field.
+    """  # noqa: E501
+    from fsmviz.app.grammar_live import rule_states
+    from fsmviz.app.grammar_page import step_charts
+
+    view = structure_view(schema)
+    if isinstance(view, str) or view.network is None:
+        return None
+    return rule_states(step_charts(view.network, steps))
+
+
 STREAM_LIMIT = 150_000
 """Characters of drawing sent with every streamed frame at most (about ten a second): a
 Kubernetes Deployment's 67 boxes (350 KB) are drawn once the run ends instead."""
 
 
-def structure_html(schema: str, text: str | None = None, streaming: bool = False) -> str:
+def structure_html(
+    schema: str, text: str | None = None, streaming: bool = False, steps: Sequence[Any] = ()
+) -> str:
     """The structure drawing (``#schema-structure``), lit at the place after ``text`` (the
     output so far) when given; a schema too large to draw is said so, and one whose
     drawing is over ``STREAM_LIMIT`` is drawn when the run ends, not while ``streaming``.
+    With a finished run's ``steps``, each step's lights go with it (``rules_lights``): the
+    page lights the field being written at whichever step is chosen.
 
     >>> html = structure_html('{"type": "object", "properties": {"n": {"type": "integer"}}}',
     ...                       '{"n": 1')
@@ -81,5 +117,7 @@ def structure_html(schema: str, text: str | None = None, streaming: bool = False
         )
     else:
         place = place_after(view, text) if text else None
-        body = rules_html(view, place)
+        # the scroll shades (static/app.js) sit on the drawing's own box, under the head
+        drawing = f'<div class="structure-drawing">{rules_html(view, place)}</div>'
+        body = drawing + rules_lights(view, steps)
     return f'<div id="schema-structure" class="schema-structure">{head}{body}</div>'

@@ -27,6 +27,7 @@ from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
 from fsmviz.app.live import COMPACT_ABOVE
 from fsmviz.app.schema_page import build_schema_part, wire_schema_part
+from fsmviz.app.views import STEP_BUTTONS
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT
 from fsmviz.generation.models import BackgroundModel
 
@@ -39,14 +40,9 @@ Their forward passes are batched (``fsmviz.generation.batching``): more at once,
 tokens/s in all, each a little slower."""
 
 STEPPER = (
-    '<div class="stepper" role="group" aria-label="step through the run">'
-    '<button type="button" data-stepper="prev" title="previous step (←)">◀ Prev</button>'
-    '<button type="button" data-stepper="play" title="play the run step by step">▶ Play</button>'
-    '<button type="button" data-stepper="next" title="next step (→)">Next ▶</button>'
-    '<span class="keys">or ← → keys</span></div>'
-    '<div class="step-card" aria-live="polite"><p class="empty">After a run, choose a step '
-    "(Prev, Next, a row, a token, a point): its token and the model's top candidates show "
-    "here, its state lights in the drawing.</p></div>"
+    STEP_BUTTONS + '<div class="step-card" aria-live="polite"><p class="empty">After a run, '
+    "choose a step (Prev, Next, a row, a token, a point): its token and the model's top "
+    "candidates show here, its state lights in the drawing.</p></div>"
 )
 """The step controls and the chosen step's card (filled by static/app.js from the table)."""
 

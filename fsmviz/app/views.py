@@ -22,6 +22,7 @@ from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.printable import VISIBLE_WHITESPACE, printable
 
 __all__ = [
+    "STEP_BUTTONS",
     "allowed_html",
     "bytes_label",
     "markdown_html",
@@ -32,6 +33,17 @@ __all__ = [
     "shown",
     "steps_html",
 ]
+
+
+STEP_BUTTONS = (
+    '<div class="stepper" role="group" aria-label="step through the run">'
+    '<button type="button" data-stepper="prev" title="previous step (←)">◀ Prev</button>'
+    '<button type="button" data-stepper="play" title="play the run step by step">▶ Play</button>'
+    '<button type="button" data-stepper="next" title="next step (→)">Next ▶</button>'
+    '<span class="keys">or ← → keys</span></div>'
+)
+"""Prev, Play and Next: the same buttons on the Generate and the Grammar tab, both
+stepped by static/app.js (the ← → keys too) on whichever tab is shown."""
 
 
 def esc(text: str) -> str:
@@ -168,7 +180,7 @@ def steps_html(
         )
         rows.append(
             f'<tr data-step="{step.index}" class="{classes}">'
-            f"<td>{step.index}</td><td>{before} → {after}</td>"
+            f"<td>{step.index}</td><td>{esc(str(before))} → {esc(str(after))}</td>"
             f"<td>{token_cell(step, piece)}{how}</td>"
             f"<td>{step.allowed_count:,}{allowed_note(step)}</td><td>{step.valid_mass:.1%}</td>"
             f"<td>{top}</td></tr>"

@@ -51,6 +51,7 @@ __all__ = [
     "highlight_rules",
     "lighting",
     "lit_classes",
+    "lit_names",
     "rules_dot",
     "rules_svg",
 ]
@@ -200,23 +201,47 @@ _GROUP = re.compile(r'<g class="(node pos r(\d+)s(\d+)|edge arc r(\d+)a(\d+)|clu
                     r'([^"]*)"')  # fmt: skip
 
 
+def lit_names(lit: Lighting) -> dict[str, str]:
+    """The drawing's groups ``lit`` lights, by name (a position ``r0s1``, an arc ``r0a2``,
+    a rule's box ``r1``: each group's class in ``rules_svg``), with their lit classes.
+    ``highlight_rules`` writes them into the SVG; the page's script applies a step's
+    (static/app.js, ``lightRules``) to a drawing already in the browser.
+
+    >>> lit_names(Lighting(positions=frozenset({(0, 1)}), tops=frozenset({(0, 1)}),
+    ...                    next=frozenset({(0, 2)}), rules=frozenset({0})))
+    {'r0': 'current', 'r0a2': 'next', 'r0s1': 'current top'}
+    """
+    names: dict[str, list[str]] = {}
+    for pairs, form, cls in (
+        (lit.positions, "r{}s{}", "current"),
+        (lit.tops, "r{}s{}", "top"),
+        (lit.reading, "r{}a{}", "current"),
+        (lit.calls, "r{}a{}", "taken"),
+        (lit.next, "r{}a{}", "next"),
+    ):
+        for machine, k in pairs:
+            names.setdefault(form.format(machine, k), []).append(cls)
+    for machine in lit.rules:
+        names.setdefault(f"r{machine}", []).append("current")
+    return {name: " ".join(names[name]) for name in sorted(names)}
+
+
 def highlight_rules(svg: str, lit: Lighting) -> str:
     """``svg`` (from ``rules_svg``) with the classes of ``lit`` on its positions, arcs and
-    boxes; classes of an earlier call are replaced, not added to. A text pass, no layout:
-    cheap enough for every streamed token."""
+    boxes (``lit_names``); classes of an earlier call are replaced, not added to. A text
+    pass, no layout: cheap enough for every streamed token."""
+    names = lit_names(lit)
 
     def rewrite(match: re.Match[str]) -> str:
         head, nm, ns, am, ak, cm, rest = match.groups()
         kept = [c for c in rest.split() if c not in _LIT]
         if nm is not None:
-            key = (int(nm), int(ns))
-            kept += ["current"] * (key in lit.positions) + ["top"] * (key in lit.tops)
+            name = f"r{nm}s{ns}"
         elif am is not None:
-            key = (int(am), int(ak))
-            kept += ["current"] * (key in lit.reading) + ["taken"] * (key in lit.calls)
-            kept += ["next"] * (key in lit.next)
+            name = f"r{am}a{ak}"
         else:
-            kept += ["current"] * (int(cm) in lit.rules)
+            name = f"r{cm}"
+        kept += names.get(name, "").split()
         return f'<g class="{" ".join([head, *kept])}"'
 
     return _GROUP.sub(rewrite, svg)
