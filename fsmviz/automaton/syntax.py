@@ -155,6 +155,38 @@ class _Parser(_ParsePattern):
         return self.repetition(known)
 
 
+def plain_characters(pattern: str) -> list[tuple[int, str]] | None:
+    r"""Each character of ``pattern`` that is neither escaped nor inside a character class,
+    with its index: where a scan of the pattern's text finds its groups, alternatives and
+    anchors. None if the pattern ends inside a class or with a lone backslash. A ``]`` first
+    in a class (``[]a]``, ``[^]a]``) is one of its characters, as Python's ``re`` reads it.
+
+    >>> plain_characters(r"a\|[|\]]|(b)")
+    [(0, 'a'), (8, '|'), (9, '('), (10, 'b'), (11, ')')]
+    >>> plain_characters("[^]a]$"), plain_characters("[a"), plain_characters("a\\")
+    ([(5, '$')], None, None)
+    """
+    found: list[tuple[int, str]] = []
+    i, size = 0, len(pattern)
+    while i < size:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            i += pattern.startswith("^", i)
+            i += pattern.startswith("]", i)
+            while i < size and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            if i >= size:
+                return None
+        else:
+            found.append((i, c))
+        i += 1
+    return None if i > size else found
+
+
 def _closing_parens(pattern: str) -> dict[int, int]:
     """Index of each ``(`` -> index of the ``)`` closing it (escapes and classes skipped).
 
@@ -163,23 +195,11 @@ def _closing_parens(pattern: str) -> dict[int, int]:
     """
     closing: dict[int, int] = {}
     open_at: list[int] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern.startswith("^", i + 1):
-                i += 1
-        elif c == "(":
+    for i, c in plain_characters(pattern) or ():
+        if c == "(":
             open_at.append(i)
         elif c == ")" and open_at:
             closing[open_at.pop()] = i
-        i += 1
     return closing
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fsmviz.automaton.syntax import plain_characters
+
 __all__ = ["ANY", "search_patterns", "whole_match"]
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
@@ -29,29 +31,17 @@ ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
 
 
 def _alternatives(pattern: str) -> list[str] | None:
-    """``pattern`` split at its top-level ``|``; None where an anchor stands anywhere but at
-    the start or end of an alternative (or the pattern does not scan)."""
-    parts, start, depth, i, in_class = [], 0, 0, 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern[i + 1 : i + 2] == "]":
-                i += 1  # "[]...]": a "]" first in a class is a character
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+    """``pattern`` split at its top-level ``|``; None where the pattern does not scan."""
+    plain = plain_characters(pattern)
+    if plain is None:
+        return None
+    parts, start, depth = [], 0, 0
+    for i, c in plain:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "|" and depth == 0:
             parts.append(pattern[start:i])
             start = i + 1
-        i += 1
-    if depth != 0 or in_class or i > len(pattern):
+    if depth != 0:
         return None
     parts.append(pattern[start:])
     return parts
@@ -67,22 +57,7 @@ def _ends_with_anchor(branch: str) -> bool:
 
 def _has_anchor(branch: str) -> bool:
     """Whether ``branch`` holds an unescaped ``^`` or ``$`` outside a character class."""
-    i, in_class = 0, False
-    while i < len(branch):
-        c = branch[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if branch[i + 1 : i + 2] == "^":
-                i += 1  # a negated class
-        elif c in "^$":
-            return True
-        i += 1
-    return False
+    return any(c in "^$" for _, c in plain_characters(branch) or ())
 
 
 def whole_match(pattern: str) -> str | None:
