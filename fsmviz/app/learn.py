@@ -559,8 +559,13 @@ class ToyWalk:
     def ids_for(self, pattern: str, tokens: str) -> tuple[int, ...]:
         return self.ids if (self.pattern, self.tokens) == (pattern, tokens) else ()
 
-    def then(self, pattern: str, tokens: str, ids: Sequence[int]) -> ToyWalk:
-        return ToyWalk(pattern, tokens, tuple(ids))
+    def added(self, pattern: str, tokens: str, token: int) -> ToyWalk:
+        """This walk, as read for ``pattern`` and ``tokens``, one token longer."""
+        return ToyWalk(pattern, tokens, (*self.ids_for(pattern, tokens), token))
+
+    def dropped(self, pattern: str, tokens: str) -> ToyWalk:
+        """This walk, as read for ``pattern`` and ``tokens``, one token shorter."""
+        return ToyWalk(pattern, tokens, self.ids_for(pattern, tokens)[:-1])
 
 
 def _toy_section(mirror: gr.Textbox, pattern0: str) -> None:
@@ -668,10 +673,10 @@ def _show_toy(*args):
 
 def _step_toy(pattern, tokens, example, walk: ToyWalk, *rest) -> ToyWalk:
     view, _ = _toy(pattern, tokens, example, walk, *rest)
-    ids = list(walk.ids_for(pattern, tokens))
-    if view is not None and view.allowed:
-        ids.append(view.allowed[_pick_index(view, len(ids))])
-    return walk.then(pattern, tokens, ids)
+    if view is None or not view.allowed:
+        return walk
+    step = len(walk.ids_for(pattern, tokens))
+    return walk.added(pattern, tokens, view.allowed[_pick_index(view, step)])
 
 
 def _pick_toy(*args) -> ToyWalk:
@@ -680,10 +685,9 @@ def _pick_toy(*args) -> ToyWalk:
     *inputs, token = args
     pattern, tokens, _, walk = inputs[:4]
     view, _ = _toy(*inputs)
-    ids = list(walk.ids_for(pattern, tokens))
-    if token is not None and view is not None and int(token) in view.allowed:
-        ids.append(int(token))
-    return walk.then(pattern, tokens, ids)
+    if token is None or view is None or int(token) not in view.allowed:
+        return walk
+    return walk.added(pattern, tokens, int(token))
 
 
 def _on_toy_example(name, current_tokens, pattern):
@@ -707,7 +711,7 @@ def _next(pattern: str, i: int) -> tuple[str, int]:
 
 
 def _drop_last(pattern: str, tokens: str, walk: ToyWalk) -> ToyWalk:
-    return walk.then(pattern, tokens, walk.ids_for(pattern, tokens)[:-1])
+    return walk.dropped(pattern, tokens)
 
 
 def _pick_index(view: ToyView, step: int) -> int:
