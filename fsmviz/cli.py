@@ -593,14 +593,13 @@ def grammar_command(
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.grammar import GrammarError, compile_grammar
-    from fsmviz.params import check_generation
+    from fsmviz.params import check_generation, check_grammar_options
 
     try:
         options = check_generation(
             max_tokens=max_tokens, temperature=temperature, seed=seed, **(decoding or {})
         )
-        if options.get("overshoot"):
-            raise ValueError("--overshoot reads a regex's automaton: a grammar run has none")
+        check_grammar_options(bool(options.get("overshoot")))  # before the model loads
         grammar = compile_grammar(read_capped(file), format)
     except GrammarError as error:
         print(f"fsmviz grammar: {file}:{error.location()}: {error.message}", file=err)

@@ -49,6 +49,7 @@ __all__ = [
     "ParameterError",
     "UnknownOptionError",
     "check_generation",
+    "check_grammar_options",
     "choice",
     "flag",
     "integer",
@@ -291,3 +292,22 @@ def check_generation(**values: object) -> dict[str, object]:
             f"unknown generation option(s): {', '.join(unknown)}; the options are {known}"
         )
     return {name: GENERATION[name].check(value) for name, value in values.items()}
+
+
+def check_grammar_options(overshoot: bool) -> None:
+    """A grammar run takes every generation option but ``overshoot``: that one reads a
+    regex's automaton (which tokens run past a match), and a grammar run has none.
+
+    >>> try:
+    ...     check_grammar_options(overshoot=True)
+    ... except ParameterError as error:
+    ...     print(error.name, "must be", error.allowed)
+    overshoot must be off for a grammar
+    """
+    if overshoot:
+        raise ParameterError(
+            "overshoot",
+            True,
+            "off for a grammar",
+            "reads a regex's automaton (which tokens run past a match), and a grammar run has none",
+        )

@@ -77,6 +77,7 @@ from fsmviz.generation.trace import (
     Trace,
 )
 from fsmviz.params import MAX_PROMPT_CHARS as _PROMPT_LIMIT
+from fsmviz.params import check_grammar_options
 from fsmviz.params import text as _checked_text
 from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
 from fsmviz.tokens.overshoot import Overshoot, overshoot
@@ -170,11 +171,7 @@ def stream(
     if pattern is not None and not isinstance(pattern, str):
         # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
         # this loop with llguidance's mask where a regex has its index.
-        if opts.overshoot:
-            raise ValueError(
-                "overshoot reads a regex's automaton (which tokens run past a match); a "
-                "grammar run takes every other option: leave overshoot off"
-            )
+        check_grammar_options(opts.overshoot)
         return Stream(pattern.generation_run(model, opts), pattern, prompt)
     index = build_index(pattern, model.vocab) if pattern is not None else None
     run = _Run(model, index, opts)
