@@ -55,6 +55,21 @@ def fill_schema(page, text: str) -> None:
     expect(box).to_have_value(text)
 
 
+def run_to_done(page) -> None:
+    """Click Generate and wait until the run (and its shadow run) is over."""
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+
+
+def valid_json_written(page) -> object:
+    """The run's JSON, once its view says it parses and validates against the schema."""
+    view = page.locator("#json-view")
+    expect(view.locator(".json-verdict.good")).to_have_text(
+        "parses and validates against the schema"
+    )
+    return json.loads(view.locator(".json-text").text_content())
+
+
 def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_url):
     open_part(page, app_url)
     page.locator("#schema-example input").click()
@@ -66,13 +81,9 @@ def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_
     expect(page.locator("#prompt textarea")).to_have_value(re.compile("soup was cold"))
     expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON")
     expect(page.locator("#dfa svg.fsm")).to_be_visible()
-    page.click("#run")
-    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    run_to_done(page)
     view = page.locator("#json-view")
-    expect(view.locator(".json-verdict.good")).to_have_text(
-        "parses and validates against the schema"
-    )
-    written = json.loads(view.locator(".json-text").text_content())
+    written = valid_json_written(page)
     assert written["sentiment"] in {"positive", "negative", "neutral"}
     assert (
         page.locator("#output .tokens").text_content() == view.locator(".json-text").text_content()
@@ -204,13 +215,8 @@ def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page
     expect(page.locator("#regex textarea")).to_have_value("")
     expect(page.locator("#dfa")).to_contain_text("no character DFA")
     expect(page.locator("#error")).not_to_contain_text("empty")
-    page.click("#run")
-    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
-    view = page.locator("#json-view")
-    expect(view.locator(".json-verdict.good")).to_have_text(
-        "parses and validates against the schema"
-    )
-    written = json.loads(view.locator(".json-text").text_content())
+    run_to_done(page)
+    written = valid_json_written(page)
     assert written["label"] == "fruit" and len(written["children"]) == 2
     drawing = page.locator("#dfa #schema-structure svg.rules")  # where a DFA would be
     expect(drawing).to_be_visible()
@@ -229,8 +235,7 @@ def test_a_regex_path_schema_shows_its_structure_beside_its_dfa(page, app_url):
     page.locator("#schema-example input").click()
     page.locator("ul[role=listbox] li", has_text="person").first.click()
     expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
-    page.click("#run")
-    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    run_to_done(page)
     expect(page.locator("#dfa svg.fsm")).to_be_visible()  # the character DFA stays
     drawing = page.locator("#json-view #schema-structure svg.rules")
     expect(drawing).to_be_visible()
@@ -320,8 +325,7 @@ def test_a_pasted_kubernetes_deployment_schema_compiles_draws_and_runs(page, app
     use_pasted(page, app_url, schema, prompt, 8)
     expect(page.locator("#schema-mode")).to_contain_text(re.compile("grammar path|writes JSON"))
     expect(page.locator("#schema-error")).to_have_text("")
-    page.click("#run")
-    expect(page.locator("#status")).to_have_text(re.compile(r"^\s*Done"), timeout=RUN_TIMEOUT)
+    run_to_done(page)
     drawing = page.locator("#schema-structure svg.rules")
     expect(drawing).to_be_visible()
     assert drawing.locator(".cluster.rule").count() >= 20  # the Deployment and its $defs
