@@ -42,6 +42,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import llguidance
@@ -106,24 +107,33 @@ DOT_LED = ("dot_a", "dot_keyword", "dot_digits", "csv_row")
 (``.*``-led, a field of ``[^,\\n]``): the whole index's hardest case beside xgrammar."""
 
 
+@dataclass(frozen=True)
+class Medians:
+    """One engine's median time over fresh strings, in milliseconds: ``wall``, and ``cpu``,
+    the CPU time this process spent (what a busy machine does not inflate)."""
+
+    wall: float
+    cpu: float
+
+
 def medians_ms(
-    fns: dict[str, Callable[[str], object]],
-    fresh: Fresh,
-    repeat: int = 5,
-    clock: Callable[[], float] = time.perf_counter,
-) -> dict:
+    fns: dict[str, Callable[[str], object]], fresh: Fresh, repeat: int = 5
+) -> dict[str, Medians]:
     """The median time of each of ``fns`` on fresh strings (made outside the timing; new
-    to each engine, named by its key), in milliseconds, their runs interleaved:
-    ``a, b, c, a, b, c...``. Wall time by default; ``clock=time.process_time`` gives the
-    CPU time this process spent, which a busy machine does not inflate."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
+    to each engine, named by its key), their runs interleaved: ``a, b, c, a, b, c...``."""
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
             string = fresh(name)
-            start = clock()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn(string)
-            times[name].append(clock() - start)
-    return {name: statistics.median(spent) * 1e3 for name, spent in times.items()}
+            cpus[name].append(time.process_time() - start_cpu)
+            walls[name].append(time.perf_counter() - start)
+    return {
+        name: Medians(statistics.median(walls[name]) * 1e3, statistics.median(cpus[name]) * 1e3)
+        for name in fns
+    }
 
 
 def benchmark_patterns() -> dict[str, tuple[str, str]]:
@@ -278,9 +288,10 @@ def main() -> list[tuple[str, ...]]:
             {"ours": engines.fsmviz_whole, "xgr": engines.xgrammar_whole,
              "xgr1": engines.xgrammar_one_whole, "oc": engines.outlines_whole}, fresh,
         )  # fmt: skip
-        first, first_ll, first_oc = firsts_ms["ours"], firsts_ms["llg"], firsts_ms["oc"]
-        whole, whole_xg = wholes_ms["ours"], wholes_ms["xgr"]
-        whole_xg1, whole_oc = wholes_ms["xgr1"], wholes_ms["oc"]
+        first, first_ll, first_oc = (firsts_ms[k].wall for k in ("ours", "llg", "oc"))
+        whole, whole_xg, whole_xg1, whole_oc = (
+            wholes_ms[k].wall for k in ("ours", "xgr", "xgr1", "oc")
+        )
         step, step_xg, step_ll = engines.step_us(pattern, ids)
         states = len(build_index(pattern, vocab).states)
         whole_ratios.append(whole / whole_xg)

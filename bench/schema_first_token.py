@@ -17,14 +17,13 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from bench.coverage import p95
+from bench.public_coverage import PUBLIC
 from bench.table import check, print_table
 from fsmviz import compile_schema, load_model, stream
 from fsmviz.errors import FsmvizError
 
-PUBLIC = Path(__file__).resolve().parent / "schemas_public"
 PROMPT = "Write one example that fits the schema, as JSON."
 MAX_TOKENS = 256
 BUDGET_S = 1.0
@@ -55,6 +54,8 @@ def main(name: str = "") -> list[tuple[str, ...]]:
             seconds, how = float("inf"), f"refused: {str(error)[:60]}"
         times.append(seconds)
         rows.append((f"{path.parent.name}/{path.stem}"[:48], how, seconds))
+    if not rows:
+        raise SystemExit(f"no schema in {PUBLIC} has {name!r} in its name")
     slowest = sorted(rows, key=lambda row: -row[2])[:10]
     print_table(
         f"Schema -> first generated token, the 10 slowest of {len(rows)} public schemas (s)",
