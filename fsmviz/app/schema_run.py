@@ -32,7 +32,7 @@ from fsmviz.app.live import (
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
-from fsmviz.app.schema_structure import structure_html, structure_states
+from fsmviz.app.schema_structure import structure_grammar, structure_html, structure_states
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.generation.generate import GenerationOptions
@@ -132,14 +132,12 @@ def finish_schema(
     mass collapsed, named by the schema's structure."""
     from fsmviz.diagnose.grammar import grammar_collapses
     from fsmviz.diagnose.schema import diagnose_schema
-    from fsmviz.grammar import compile_grammar
-    from fsmviz.schema.structure import structure_lark
 
     compiled = compiled_of(choice)
+    shape = structure_grammar(choice.schema)  # the drawing's own, compiled once for both
     try:  # where the valid mass collapsed, by the schema's structure
-        shape = compile_grammar(structure_lark(choice.schema), "lark")
-        collapses = grammar_collapses(shape, trace)
-    except ValueError:  # a structure too large to write: the schema's findings stand
+        collapses = grammar_collapses(shape, trace) if shape is not None else []
+    except ValueError:  # a trace the structure cannot follow: the schema's findings stand
         collapses = []
     findings = diagnose_schema(compiled, model.vocab, trace, max_tokens=options.max_tokens)
     steps = list(trace.steps)

@@ -25,12 +25,32 @@ from fsmviz.app.grammar_page import (
     rules_lights,
 )
 from fsmviz.cache import BoundedCache
+from fsmviz.grammar import Grammar
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import structure_lark
 
-__all__ = ["structure_html", "structure_states", "structure_view"]
+__all__ = ["structure_grammar", "structure_html", "structure_states", "structure_view"]
 
 _lark: BoundedCache[str | SchemaError] = BoundedCache(32)
+
+
+def _structure_text(schema: str) -> str | SchemaError:
+    """``structure_lark(schema)``, or why it cannot be written; cached by schema text."""
+
+    def build() -> str | SchemaError:
+        try:
+            return structure_lark(schema)
+        except SchemaError as error:
+            return error
+
+    return _lark.get_or_build(schema, build)
+
+
+def structure_grammar(schema: str) -> Grammar | None:
+    """The schema's structure as a compiled grammar (the one ``structure_view`` draws,
+    compiled once for both), or None where it cannot be written."""
+    lark = _structure_text(schema)
+    return None if isinstance(lark, SchemaError) else grammar_view(lark, "lark").grammar
 
 
 def structure_view(schema: str) -> GrammarView | str:
@@ -40,14 +60,7 @@ def structure_view(schema: str) -> GrammarView | str:
     >>> view.grammar.format, [m.rule for m in view.network.machines]
     ('lark', ['start', 'start_field'])
     """
-
-    def build() -> str | SchemaError:
-        try:
-            return structure_lark(schema)
-        except SchemaError as error:
-            return error
-
-    lark = _lark.get_or_build(schema, build)
+    lark = _structure_text(schema)
     if isinstance(lark, SchemaError):
         return lark.message
     view = grammar_view(lark, "lark")
