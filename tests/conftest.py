@@ -3,13 +3,14 @@
 How the suite stays fast (``make test``: two pytest-xdist workers, ``--dist loadgroup``,
 and the 15 slowest tests printed at the end of every run):
 
-- Every test marked ``e2e``, or using the ``app_server`` fixture, goes to one of two xdist
-  groups (``pytest_collection_modifyitems`` below): ``test_page.py`` in one, the other
-  browser files in the other. Each group runs on one worker against one app process and one
-  Chromium; xdist hands the two largest groups out first, one to each worker, and the other
-  tests fill in around them. (One group for all was the suite's critical path.) A new
-  browser test needs only the marker; it must not start its own app (ask for
-  ``app_server``/``app_url``).
+- Every test marked ``e2e``, or using the ``app_server`` fixture, is put in an xdist group
+  of its file (``pytest_collection_modifyitems`` below), so that a browser file runs whole on
+  one worker and its module fixtures (a page after a finished run, eight visitors' answers)
+  are built once. Each worker starts one app process and one Chromium the first time it gets
+  a browser file; xdist hands out the large groups first and the other tests, one by one,
+  fill in around them. A new browser test needs only the marker; it must not start its own
+  app (ask for ``app_server``/``app_url``). The groups need pytest < 9.2: on 9.2 xdist's
+  ``loadgroup`` silently deals every test alone (pytest-xdist#1386; requirements-dev.txt).
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept
@@ -49,13 +50,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from oracle import load_seed_cases  # noqa: E402  (tests/ is on sys.path under pytest)
 
-APP_GROUPS = {"test_page.py": "app-page"}
-"""The pytest-xdist group of the tests that talk to the app server (marker ``e2e``, or the
-``app_server`` fixture), by file; any other file's are in ``APP_GROUP``. ``make test`` runs
-with ``--dist loadgroup``: each group runs on one worker, against that worker's app process
-and Chromium, so the two groups run side by side."""
-APP_GROUP = "app"
-
 RUNS_AT_ONCE = 4
 """Generations the test app serves at once: fewer than the eight visitors of
 ``test_concurrency.py``, so some must wait in the queue."""
@@ -63,12 +57,13 @@ RUNS_AT_ONCE = 4
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the browser tests in their xdist group (see ``APP_GROUPS``), by marker or fixture,
-    so a new browser test lands in one without being named anywhere."""
+    """Put each browser file's tests (marker ``e2e``, or the ``app_server`` fixture) in one
+    xdist group, ``app:<file>``, so a new browser test lands in its file's without being
+    named anywhere. ``make test`` runs with ``--dist loadgroup``: a group runs whole on one
+    worker, against that worker's app process and Chromium."""
     for item in items:
         if item.get_closest_marker("e2e") or "app_server" in getattr(item, "fixturenames", ()):
-            group = APP_GROUPS.get(item.path.name, APP_GROUP)
-            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.xdist_group(f"app:{item.path.name}"))
 
 
 @pytest.fixture(scope="session")

@@ -67,7 +67,7 @@ def app_url(request: pytest.FixtureRequest, browser) -> str:
     page = browser.new_page()
     try:
         page.goto(url + "/", timeout=UI_TIMEOUT)
-        expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
+        wait_for_model(page)
     finally:
         page.close()
     return url
@@ -98,12 +98,23 @@ def app(page: Page, app_url: str, dialogs: list[str]) -> Page:
 # --------------------------------------------------------------------------- helpers
 
 
+MODEL_READY = re.compile(r"^\s*(?!Loading|The model could not)\S")
+"""The status line once the model is ready: "Model: …", or, where a link's run has already
+started (``run=1``) or even finished on a quiet machine, that run's "Generating…" or
+"Done: …"; never empty, "Loading …" or the model's failure."""
+
+
+def wait_for_model(page: Page) -> None:
+    """Wait until the page's status says the model is ready (``MODEL_READY``)."""
+    expect(page.locator("#status")).to_contain_text(MODEL_READY, timeout=UI_TIMEOUT)
+
+
 def open_app(page: Page, url: str) -> None:
     """Load ``url`` and wait until the page-load event is over (a permalink's values are in
     place) and the model is ready."""
     page.goto(url)
     expect(page.locator("body[data-restored=yes]")).to_have_count(1, timeout=UI_TIMEOUT)
-    expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
+    wait_for_model(page)
 
 
 def type_regex(page: Page, pattern: str) -> None:
@@ -123,11 +134,30 @@ def set_inputs(page: Page, pattern: str, prompt: str, max_tokens: int, chat: boo
 TRACKER = "#output [data-testid=status-tracker]"
 
 
-def click_and_wait(page: Page, selector: str, timeout: float = RUN_TIMEOUT) -> None:
+SHADOW_GOING = re.compile(r"Now the (unconstrained )?shadow run")
+"""The status while the shadow run is announced or streams."""
+
+SKIP_SHADOW = """() => {
+    const stop = document.querySelector('#stop');
+    if (stop && stop.offsetParent && stop.textContent.includes('Skip shadow run')) stop.click();
+}"""
+"""Click "Skip shadow run" if the page offers it now: checked and clicked in one step in the
+page, so a shadow run that ends in between is no error."""
+
+TRACKER_DONE = """tracker => { const t = document.querySelector(tracker);
+    return t && (t.classList.contains('hide') || t.querySelector('.error') !== null); }"""
+"""Whether the run's event is over (Gradio's tracker hidden) or failed."""
+
+
+def click_and_wait(
+    page: Page, selector: str, timeout: float = RUN_TIMEOUT, shadow: bool = True
+) -> None:
     """Click ``selector`` and wait until the event it starts has finished, as seen by the
     status tracker Gradio keeps on ``#output`` (only a run writes there): shown while the
     event is pending or streaming, hidden at the end, showing ``Error`` if the handler
-    failed. A MutationObserver set up before the click catches even a very short event."""
+    failed. A MutationObserver set up before the click catches even a very short event.
+    Without ``shadow``, the shadow run is skipped as soon as the page offers it (most tests
+    look only at the constrained run: the shadow run would double their generation)."""
     page.evaluate(
         """tracker => {
             window.__e2eBusy = false;
@@ -145,24 +175,33 @@ def click_and_wait(page: Page, selector: str, timeout: float = RUN_TIMEOUT) -> N
     )
     page.click(selector)
     page.wait_for_function("() => window.__e2eBusy", timeout=timeout)
-    page.wait_for_function(
-        """tracker => { const t = document.querySelector(tracker);
-            return t && (t.classList.contains('hide') || t.querySelector('.error') !== null); }""",
-        arg=TRACKER,
-        timeout=timeout,
-    )
+    if not shadow:
+        offered = "() => (document.querySelector('#stop')?.textContent || '').includes('Skip')"
+        page.wait_for_function(
+            f"tracker => ({TRACKER_DONE})(tracker) || ({offered})()", arg=TRACKER, timeout=timeout
+        )
+        page.evaluate(SKIP_SHADOW)
+    page.wait_for_function(TRACKER_DONE, arg=TRACKER, timeout=timeout)
     assert page.locator(f"{TRACKER} .error").count() == 0, (
         f"the event failed on the server: {page.text_content('#status')!r}"
     )
 
 
-def run(page: Page, pattern: str, prompt: str, max_tokens: int = 12, chat: bool = True) -> int:
-    """Generate and wait for the whole event to finish (constrained run, shadow run, the
-    step slider updated); return the number of steps from the status line."""
+def run(
+    page: Page,
+    pattern: str,
+    prompt: str,
+    max_tokens: int = 12,
+    chat: bool = True,
+    shadow: bool = False,
+) -> int:
+    """Generate and wait for the whole event to finish (constrained run, the shadow run or
+    its skip (``shadow``: see ``click_and_wait``), the step slider updated); return the
+    number of steps from the status line."""
     set_inputs(page, pattern, prompt, max_tokens, chat)
-    click_and_wait(page, "#run")
+    click_and_wait(page, "#run", shadow=shadow)
     # the event ends after the shadow run; the status says so once it is over
-    expect(page.locator("#status")).not_to_contain_text("shadow run", timeout=RUN_TIMEOUT)
+    expect(page.locator("#status")).not_to_contain_text(SHADOW_GOING, timeout=RUN_TIMEOUT)
     status = page.text_content("#status") or ""
     match = re.fullmatch(r"Done: (\d+) tokens? in .*", status.strip())
     assert match, f"unexpected status after a run: {status!r}"
@@ -362,7 +401,7 @@ def test_payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str
 
     # the model is forced to write a payload: the output shows it as text
     prompt = "Repeat exactly: " + " ".join(XSS)
-    run(app, regex.escape(XSS[0], special_only=True), prompt, max_tokens=40)
+    run(app, regex.escape(XSS[0], special_only=True), prompt, max_tokens=40, shadow=True)
     assert output_text(app) == XSS[0]
     assert app.locator("#output img, #shadow img, #steps img").count() == 0
     assert_nothing_injected(app)
@@ -433,6 +472,16 @@ def test_what_is_typed_before_the_page_has_loaded_is_kept(page: Page, app_url: s
     states = str(compile_regex("[0-9]{2}").num_states)
     expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
     assert len(joins) < 20, f"{len(joins)} events for one page load and one edit"
+
+
+def test_a_browser_file_runs_whole_on_one_worker(request: pytest.FixtureRequest) -> None:
+    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) this file's tests carry their
+    group in their node id, which is how xdist keeps them on one worker with one app and
+    their module fixtures built once. pytest 9.2 broke that without a word (every test dealt
+    alone: pytest-xdist#1386); this fails instead."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not run by pytest-xdist with --dist loadgroup")
+    assert request.node.nodeid.endswith("@app:test_e2e.py"), request.node.nodeid
 
 
 def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(page: Page, app_url: str):

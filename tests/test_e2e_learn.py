@@ -14,7 +14,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 Page = playwright_api.Page
 expect = playwright_api.expect
 
-from test_e2e import app_url, browser_type_launch_args  # noqa: E402, F401  (same fixtures)
+from test_e2e import app_url, browser_type_launch_args, wait_for_model  # noqa: E402, F401
 
 UI_TIMEOUT = 60_000
 FLOAT = r"([0-9]+)?\.[0-9]+"
@@ -26,7 +26,7 @@ def learn(page: Page, app_url: str) -> Page:  # noqa: F811
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(app_url + "/")
     expect(page.locator("body[data-restored=yes]")).to_have_count(1)  # the page-load event
-    expect(page.locator("#status")).to_contain_text("Model:")
+    wait_for_model(page)
     page.get_by_role("tab", name="Learn").click()
     expect(page.locator("#learn")).to_be_visible()
     page.fill("#learn-regex textarea", FLOAT)

@@ -40,7 +40,7 @@ ARITHMETIC = (
 def open_tab(page, url: str) -> None:
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(url + "/")
-    expect(page.locator("#status")).to_contain_text("Model:", timeout=UI_TIMEOUT)
+    test_e2e.wait_for_model(page)
     page.get_by_role("tab", name="Grammar").click()
     expect(page.locator("#grammar textarea")).to_be_visible()
 

@@ -54,6 +54,12 @@ def selected_row(page: Page) -> int | None:
     return int(rows[0]) if len(rows) == 1 else None
 
 
+LONG_RUN = (r"[a-z ]{600}", "Tell a long story.", 600)
+"""A run long enough to be stopped or replaced while it goes: at least ~100 tokens before
+the pattern is complete (a chat answer under ``[a-z ]{200}`` was done in 45 tokens, and on
+a quiet machine ended before a Stop click reached it)."""
+
+
 @pytest.fixture(scope="module")
 def ran(browser, app_url: str):
     """A page after one finished run of the phone pattern (12 tokens), at 1440×1000."""
@@ -136,7 +142,7 @@ def test_b3_steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
 
 
 def test_b3_stop_ends_a_run(app: Page) -> None:
-    set_inputs(app, r"[a-z ]{200}", "Tell a long story.", max_tokens=200, chat=True)
+    set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
     expect(app.locator("#status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
     app.click("#stop")
@@ -150,7 +156,7 @@ def test_b3_on_a_phone_generate_stop_and_copy_link_fit_while_a_run_goes(app: Pag
     # Stop shows only during a run: Generate and Stop took their 160 px each and squeezed
     # "Copy link" past the right edge of a 390 px screen.
     app.set_viewport_size(PHONE_VIEW)
-    set_inputs(app, r"[a-z ]{200}", "Tell a long story.", max_tokens=200, chat=True)
+    set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
     expect(app.locator("#stop")).to_be_visible()
     for button in ("#run", "#stop", "#copy-link"):
@@ -738,7 +744,7 @@ def test_i30_generate_stays_available_and_the_shadow_run_is_announced_and_skippa
 
 
 def test_i30_generate_during_a_run_starts_the_new_run(app: Page) -> None:
-    set_inputs(app, r"[a-z ]{200}", "Tell a long story.", max_tokens=200, chat=True)
+    set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
     expect(app.locator("#status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
     set_inputs(app, PHONE, PHONE_PROMPT, max_tokens=8, chat=True)
@@ -754,7 +760,7 @@ def test_i30_generate_during_a_run_starts_the_new_run(app: Page) -> None:
 
 
 def test_i30_after_stop_what_was_written_stays_usable(app: Page) -> None:
-    set_inputs(app, r"[a-z ]{200}", "Tell a long story.", max_tokens=200, chat=True)
+    set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
     eventually(lambda: app.locator("#output .tok").count() >= 3, timeout=RUN_TIMEOUT / 1000)
     app.click("#stop")
