@@ -54,9 +54,9 @@ system:
 run: $(VENV)/.runtime system
 	$(PY) app.py
 
-# Two pytest workers (pytest-xdist): each browser file runs whole on one of them (conftest.py
-# puts a file's e2e tests in one xdist group; each worker has one app server, one Chromium),
-# and the other tests fill in around them.
+# Two pytest workers (pytest-xdist), each with one app server and one Chromium for the
+# browser tests; tests that share a module fixture run together on one of them (conftest.py
+# puts them in one xdist group), every other test goes wherever a worker is free.
 # TEST_WORKERS=0 runs everything in one process. One torch thread per process (also set
 # by tests/conftest.py): with two each, workers and app spun on the cores they share.
 TEST_WORKERS ?= 2

@@ -3,14 +3,16 @@
 How the suite stays fast (``make test``: two pytest-xdist workers, ``--dist loadgroup``,
 and the 15 slowest tests printed at the end of every run):
 
-- Every test marked ``e2e``, or using the ``app_server`` fixture, is put in an xdist group
-  of its file (``pytest_collection_modifyitems`` below), so that a browser file runs whole on
-  one worker and its module fixtures (a page after a finished run, eight visitors' answers)
-  are built once. Each worker starts one app process and one Chromium the first time it gets
-  a browser file; xdist hands out the large groups first and the other tests, one by one,
-  fill in around them. A new browser test needs only the marker; it must not start its own
-  app (ask for ``app_server``/``app_url``). The groups need pytest < 9.2: on 9.2 xdist's
-  ``loadgroup`` silently deals every test alone (pytest-xdist#1386; requirements-dev.txt).
+- Tests that share a module-scoped fixture (a page after a finished run, eight visitors'
+  answers) are put in one xdist group (``pytest_collection_modifyitems`` below), so that
+  the fixture is built once, on one worker; every other test is dealt alone, wherever a
+  worker is free. Dealt alone, a browser test (mostly waiting: a lone one leaves the machine
+  about half idle) usually runs beside a CPU-bound one; whole browser files as groups kept
+  both workers on browser tests for minutes, and the suite took 574–615 s against 526–549 s.
+  Each worker starts one app process and one Chromium the first time it meets a browser
+  test. A new browser test needs only the ``e2e`` marker; it must not start its own app (ask
+  for ``app_server``/``app_url``). The groups need pytest < 9.2: on 9.2 xdist's
+  ``loadgroup`` silently ignores them (pytest-xdist#1386; requirements-dev.txt).
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept
@@ -57,13 +59,21 @@ RUNS_AT_ONCE = 4
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put each browser file's tests (marker ``e2e``, or the ``app_server`` fixture) in one
-    xdist group, ``app:<file>``, so a new browser test lands in its file's without being
-    named anywhere. ``make test`` runs with ``--dist loadgroup``: a group runs whole on one
-    worker, against that worker's app process and Chromium."""
+    """Put the tests that share a module-scoped fixture in one xdist group, named for the
+    file and the fixtures (``test_page.py:ran``), so a new test that asks for one joins its
+    group without being named anywhere. ``make test`` runs with ``--dist loadgroup``: a
+    group runs whole on one worker."""
     for item in items:
-        if item.get_closest_marker("e2e") or "app_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(f"app:{item.path.name}"))
+        info = getattr(item, "_fixtureinfo", None)  # the fixtures pytest resolved for it
+        if info is None:  # a doctest
+            continue
+        shared = sorted(
+            name
+            for name, definitions in info.name2fixturedefs.items()
+            if definitions and definitions[-1].scope == "module"
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(f"{item.path.name}:{'+'.join(shared)}"))
 
 
 @pytest.fixture(scope="session")

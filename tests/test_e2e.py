@@ -474,16 +474,6 @@ def test_what_is_typed_before_the_page_has_loaded_is_kept(page: Page, app_url: s
     assert len(joins) < 20, f"{len(joins)} events for one page load and one edit"
 
 
-def test_a_browser_file_runs_whole_on_one_worker(request: pytest.FixtureRequest) -> None:
-    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) this file's tests carry their
-    group in their node id, which is how xdist keeps them on one worker with one app and
-    their module fixtures built once. pytest 9.2 broke that without a word (every test dealt
-    alone: pytest-xdist#1386); this fails instead."""
-    if not getattr(request.config.option, "loadgroup", False):
-        pytest.skip("not run by pytest-xdist with --dist loadgroup")
-    assert request.node.nodeid.endswith("@app:test_e2e.py"), request.node.nodeid
-
-
 def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(page: Page, app_url: str):
     # no link: the first paint already holds it all; the page-load event sets no input
     page.set_default_timeout(UI_TIMEOUT)
