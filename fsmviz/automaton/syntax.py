@@ -174,13 +174,10 @@ def plain_characters(pattern: str) -> list[tuple[int, str]] | None:
             i += 2
             continue
         if c == "[":
-            i += 1
-            i += pattern.startswith("^", i)
-            i += pattern.startswith("]", i)
-            while i < size and pattern[i] != "]":
-                i += 2 if pattern[i] == "\\" else 1
-            if i >= size:
+            end = _class_close(pattern, i)
+            if end is None:
                 return None
+            i = end
         else:
             found.append((i, c))
         i += 1
@@ -729,9 +726,13 @@ def _check_shape(pattern: str) -> None:
         i += 1
 
 
-def _class_end(pattern: str, start: int) -> int:
-    """Index of the ``]`` closing the class opened at ``start`` (or the last index). A ``]``
-    right after ``[`` or ``[^`` is a literal, as is every ``[`` inside a class."""
+def _class_close(pattern: str, start: int) -> int | None:
+    """Index of the ``]`` closing the class opened at ``start``, None if none does. A ``]``
+    right after ``[`` or ``[^`` is a literal, as is every ``[`` inside a class.
+
+    >>> _class_close("[]a]b", 0), _class_close("[^]", 0), _class_close("[a\\]", 0)
+    (3, None, None)
+    """
     i = start + 1
     if pattern.startswith("^", i):
         i += 1
@@ -744,7 +745,13 @@ def _class_end(pattern: str, start: int) -> int:
             return i
         else:
             i += 1
-    return len(pattern) - 1
+    return None
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """``_class_close``, or the last index where the class is never closed."""
+    end = _class_close(pattern, start)
+    return len(pattern) - 1 if end is None else end
 
 
 def _class_width(pattern: str, start: int, end: int) -> int:
