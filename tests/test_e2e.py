@@ -30,7 +30,7 @@ expect = playwright_api.expect
 
 from fsmviz import compile_regex  # noqa: E402
 from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.screenshot import CHROMIUM  # noqa: E402
+from scripts.screenshot import CHROMIUM, TRACKER  # noqa: E402
 
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
 UI_TIMEOUT = 60_000  # ms: a round trip through the queue (re-render, re-diagnose)
@@ -131,18 +131,16 @@ def set_inputs(page: Page, pattern: str, prompt: str, max_tokens: int, chat: boo
     expect(page.locator("#max-tokens input[type=range]")).to_have_value(str(max_tokens))
 
 
-TRACKER = "#output [data-testid=status-tracker]"
-
-
 SHADOW_GOING = re.compile(r"Now the (unconstrained )?shadow run")
 """The status while the shadow run is announced or streams."""
 
-SKIP_SHADOW = """() => {
+SKIP_OFFERED = """() => {
     const stop = document.querySelector('#stop');
-    if (stop && stop.offsetParent && stop.textContent.includes('Skip shadow run')) stop.click();
+    return stop && stop.offsetParent && stop.textContent.includes('Skip shadow run') ? stop : null;
 }"""
-"""Click "Skip shadow run" if the page offers it now: checked and clicked in one step in the
-page, so a shadow run that ends in between is no error."""
+"""The "Skip shadow run" button if the page shows it now, else null. Checked and clicked in
+one step in the page (``click_and_wait``), so a shadow run that ends in between is no
+error."""
 
 TRACKER_DONE = """tracker => { const t = document.querySelector(tracker);
     return t && (t.classList.contains('hide') || t.querySelector('.error') !== null); }"""
@@ -176,11 +174,12 @@ def click_and_wait(
     page.click(selector)
     page.wait_for_function("() => window.__e2eBusy", timeout=timeout)
     if not shadow:
-        offered = "() => (document.querySelector('#stop')?.textContent || '').includes('Skip')"
         page.wait_for_function(
-            f"tracker => ({TRACKER_DONE})(tracker) || ({offered})()", arg=TRACKER, timeout=timeout
+            f"tracker => ({TRACKER_DONE})(tracker) || ({SKIP_OFFERED})() !== null",
+            arg=TRACKER,
+            timeout=timeout,
         )
-        page.evaluate(SKIP_SHADOW)
+        page.evaluate(f"() => ({SKIP_OFFERED})()?.click()")
     page.wait_for_function(TRACKER_DONE, arg=TRACKER, timeout=timeout)
     assert page.locator(f"{TRACKER} .error").count() == 0, (
         f"the event failed on the server: {page.text_content('#status')!r}"
