@@ -245,25 +245,3 @@ def test_naive_and_index_give_the_same_sets_on_a_toy_vocabulary() -> None:
     assert [s.prefix for s in steps] == ["", "1", "1.2", "1.21"]
     assert all(s.naive == s.indexed for s in steps)
     assert [vocab.token_text(s.token) for s in steps[:-1]] == ["1", ".2", "1"]
-
-
-def test_the_construction_frame_s_events_run_one_at_a_time_in_order() -> None:
-    # Back, Next and a new pattern read and write the frame number: run side by side (the
-    # page's default lets four events of one listener run at once), two quick Nexts both
-    # read frame 6 and wrote 7, a click lost (CI saw it under load).
-    import gradio as gr
-
-    with gr.Blocks() as page:
-        regex_box = gr.Textbox("[0-9]+")
-        views.build_learn_tab(regex_box)
-    ids = {block._id: getattr(block, "elem_id", None) for block in page.blocks.values()}
-    frame_events = [
-        fn
-        for fn in page.fns.values()
-        if any(ids.get(target) in ("learn-next", "learn-back") for target, _ in fn.targets)
-        or any(getattr(out, "elem_id", None) == "construction" for out in fn.outputs)
-    ]
-    assert len(frame_events) == 3  # Back, Next, a new pattern
-    assert {(fn.concurrency_limit, fn.concurrency_id) for fn in frame_events} == {
-        (1, "learn-frame")
-    }

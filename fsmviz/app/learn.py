@@ -452,13 +452,6 @@ def naive_html(pattern: str, target: str) -> str:
 PRIVATE = {"api_visibility": "private"}
 """The Learn tab's events are the page's own, not API endpoints."""
 
-ONE_FRAME_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "learn-frame", **PRIVATE}
-"""For the events that read and write the construction's frame number: Back, Next, and a
-new pattern (frame 0). The page runs up to four events of one listener at once, so two
-quick clicks on Next both read frame 6 and both wrote 7 (one click lost), and a new
-pattern's slower redraw could land after a click and put frame 0 back. In one queue of
-their own they run in the order they were asked for (each takes milliseconds)."""
-
 
 def build_learn_tab(regex_box: gr.Textbox) -> None:
     """The Learn view, created inside the caller's ``gr.Tab``: an introduction, a copy of
@@ -493,7 +486,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
         on_pattern,
         [mirror, walk, tests, hex_tokens],
         [stages, frame, walk_result, table, tests_result, byte_result],
-        **ONE_FRAME_AT_A_TIME,
+        **PRIVATE,
     )
 
 
@@ -522,8 +515,8 @@ def _construction_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.State, 
             back = gr.Button("◀ Back", elem_id="learn-back", size="sm")
             forward = gr.Button("Next ▶", elem_id="learn-next", size="sm")
         stages = gr.HTML(construction_html(pattern0, 0)[0], elem_id="construction")
-    back.click(_back, [mirror, frame], [stages, frame], **ONE_FRAME_AT_A_TIME)
-    forward.click(_next, [mirror, frame], [stages, frame], **ONE_FRAME_AT_A_TIME)
+    back.click(_back, [mirror, frame], [stages, frame], **PRIVATE)
+    forward.click(_next, [mirror, frame], [stages, frame], **PRIVATE)
     return frame, stages
 
 
