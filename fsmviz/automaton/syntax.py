@@ -727,7 +727,7 @@ def _check_shape(pattern: str) -> None:
 
 
 def _class_close(pattern: str, start: int) -> int | None:
-    """Index of the ``]`` closing the class opened at ``start``, None if none does. A ``]``
+    r"""Index of the ``]`` closing the class opened at ``start``, None if none does. A ``]``
     right after ``[`` or ``[^`` is a literal, as is every ``[`` inside a class.
 
     >>> _class_close("[]a]b", 0), _class_close("[^]", 0), _class_close("[a\\]", 0)
