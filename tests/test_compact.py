@@ -74,6 +74,19 @@ def test_a_run_of_single_way_states_is_one_edge_with_its_text():
     assert compact(compile_regex("http://[a-z]+")).links[0].label == "http://[a-z]"
 
 
+def test_a_run_thousands_of_states_long_is_one_edge():
+    """``[a-z ]{2000,}``: 2,001 states in one run. Each of them once started a chain that
+    walked the rest of the run again (15 s to draw; ``compact._repeats`` now skips the
+    states inside a chain that is no repeat)."""
+    dfa = compile_regex("[a-z ]{2000,}")
+    graph = compact(dfa)
+    assert [(link.label, len(link.edges)) for link in graph.links] == [
+        ("[␣ a-z]{2000}", 2000),  # the run, then the loop at its end
+        ("[␣ a-z]", 1),
+    ]
+    assert graph.places[dfa.run("ab" * 600)] == CompactPlace(None, 0, 1200, 2000)
+
+
 def test_a_counted_repeat_is_one_looped_state():
     dfa = compile_regex("[a-z]{3,40}")
     assert dfa.num_states == 41

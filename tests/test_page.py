@@ -17,6 +17,7 @@ import pytest
 import regex
 from test_e2e import (  # noqa: F401  (fixtures used by name)
     CHROMIUM_ARGS,
+    DFA_SVGS,
     EMAIL,
     PHONE,
     PHONE_PROMPT,
@@ -586,7 +587,7 @@ def test_the_page_script_loads_and_the_console_stays_clean(page: Page, app_url: 
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_default_timeout(UI_TIMEOUT)
     open_app(page, app_url + "/")
-    expect(page.locator("#dfa svg")).to_have_count(1)
+    expect(page.locator(DFA_SVGS)).to_have_count(1)
     page.wait_for_timeout(500)
     assert not errors, errors
 
@@ -632,7 +633,7 @@ def downloads_offered(page: Page) -> None:
 
 
 def lit_step(page: Page) -> str | None:
-    return page.eval_on_selector("#dfa svg", "s => s.dataset.lit ?? null")
+    return page.eval_on_selector("#dfa svg.fsm", "s => s.dataset.lit ?? null")
 
 
 def test_i30_the_drawing_and_the_chosen_step_stay_in_view_together(stepped: Page) -> None:

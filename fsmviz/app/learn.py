@@ -124,7 +124,8 @@ def construction_html(pattern: str, i: int) -> tuple[str, int]:
     head = "position" if f.stage == "positions" else "state"
     legend = "".join(f"<tr><td>{s}</td><td>{esc(label_text(v))}</td></tr>" for s, v in f.legend)
     return (
-        f"<h3>{esc(f.title)} <small>({i + 1} / {len(frames)})</small></h3>"
+        f"<h3 data-frames='{len(frames)}'>{esc(f.title)} "
+        f"<small>({i + 1} / {len(frames)})</small></h3>"
         f"<ul class='notes'>{notes}</ul>{_svg(f.drawing, pattern, **lit)}"
         f"<table class='learn'><tr><th>{head}</th><th>stands for</th></tr>{legend}</table>",
         i,
@@ -464,7 +465,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             elem_id="learn-intro",
         )
         mirror = _mirror(regex_box, pattern0)
-        frame, stages = _construction_section(mirror, pattern0)
+        stages = _construction_section(mirror, pattern0)
         walk, walk_result, table = _walk_section(mirror, pattern0)
         tests, tests_result = _tests_section(mirror, pattern0)
         _toy_section(mirror, pattern0)
@@ -475,7 +476,6 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     def on_pattern(pattern, walked, block, hexes):
         return (
             construction_html(pattern, 0)[0],
-            0,
             walk_html(pattern, walked),
             table_html(pattern),
             expectations_html(pattern, block),
@@ -485,7 +485,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     mirror.change(
         on_pattern,
         [mirror, walk, tests, hex_tokens],
-        [stages, frame, walk_result, table, tests_result, byte_result],
+        [stages, walk_result, table, tests_result, byte_result],
         **PRIVATE,
     )
 
@@ -507,17 +507,44 @@ def _mirror(regex_box: gr.Textbox, pattern0: str) -> gr.Textbox:
     return mirror
 
 
-def _construction_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.State, gr.HTML]:
-    """1. regex → NFA → DFA → minimal DFA, one frame at a time."""
+def _construction_section(mirror: gr.Textbox, pattern0: str) -> gr.HTML:
+    """1. regex → NFA → DFA → minimal DFA, one frame at a time. The frame number lives in
+    the browser (``FRAME_STEP``), so quick clicks each count; the server draws the frame
+    asked for, one click after the other (``ONE_FRAME_AT_A_TIME``)."""
     with gr.Accordion("1. Construction: regex → NFA → DFA → minimal DFA", open=True):
-        frame = gr.State(0)
+        frame = gr.Number(0, visible=False)  # what a click sends: set by FRAME_STEP
         with gr.Row():
             back = gr.Button("◀ Back", elem_id="learn-back", size="sm")
             forward = gr.Button("Next ▶", elem_id="learn-next", size="sm")
         stages = gr.HTML(construction_html(pattern0, 0)[0], elem_id="construction")
-    back.click(_back, [mirror, frame], [stages, frame], **PRIVATE)
-    forward.click(_next, [mirror, frame], [stages, frame], **PRIVATE)
-    return frame, stages
+    for button, step in ((back, -1), (forward, 1)):
+        button.click(
+            _frame,
+            [mirror, frame],
+            stages,
+            js=FRAME_STEP.replace("STEP", str(step)),
+            **ONE_FRAME_AT_A_TIME,
+            **PRIVATE,
+        )
+    return stages
+
+
+FRAME_STEP = """(pattern, _) => {
+    const shown = document.querySelector('#construction [data-frames]');
+    const last = Math.max(0, Number(shown?.dataset.frames || 1) - 1);
+    const at = window.fsmvizFrame?.pattern === pattern ? window.fsmvizFrame.at : 0;
+    const next = Math.max(0, Math.min(last, at + STEP));
+    window.fsmvizFrame = { pattern, at: next };
+    return [pattern, next];
+}"""
+"""Back's and Next's click, in the browser before the request is sent: the frame to show
+is the last one *asked for* (kept per pattern in ``window.fsmvizFrame``) one step on,
+within the frames the panel says it has. Kept on the server instead, two quick Nexts both
+read frame 6 and both asked for 7: the second click was lost."""
+
+ONE_FRAME_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "learn-frame"}
+"""The frames asked for are drawn in the order asked (a few ms each), so the last
+click's frame is the one that stays."""
 
 
 def _walk_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HTML, gr.HTML]:
@@ -702,12 +729,8 @@ def _same(value: str) -> str:
     return value
 
 
-def _back(pattern: str, i: int) -> tuple[str, int]:
-    return construction_html(pattern, i - 1)
-
-
-def _next(pattern: str, i: int) -> tuple[str, int]:
-    return construction_html(pattern, i + 1)
+def _frame(pattern: str, i: float) -> str:
+    return construction_html(pattern, int(i))[0]
 
 
 def _drop_last(pattern: str, tokens: str, walk: ToyWalk) -> ToyWalk:

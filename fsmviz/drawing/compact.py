@@ -285,11 +285,12 @@ def _repeats(dfa: Dfa, outs: list[list[_Out]], order: list[int], threaded) -> li
     whose one edge starts the repeat)."""
     found: list[tuple[int, ...]] = []
     taken: set[int] = set()
+    settled: set[int] = set()  # inside a chain that is no repeat: so is every chain from them
     for head in order:
-        if head in taken:
+        if head in taken or head in settled:
             continue
         for start in outs[head]:
-            chain = _chain(outs, head, start, threaded, taken)
+            chain, whole = _chain(outs, head, start, threaded, taken)
             own = {o.label for o in outs[chain[0]] if len(chain) < 2 or o.target != chain[1]}
             later = {o.label for s in chain[1:] for o in outs[s]}
             if not own <= later:
@@ -298,24 +299,31 @@ def _repeats(dfa: Dfa, outs: list[list[_Out]], order: list[int], threaded) -> li
                 found.append(tuple(chain))
                 taken.update(chain)
                 break
+            if whole:  # ``[a-z]{2000,}``: else each of its 2,000 states walks the rest again
+                settled.update(chain[1:-1])
     return found
 
 
-def _chain(outs: list[list[_Out]], head: int, start: _Out, threaded, taken: set[int]) -> list[int]:
+def _chain(
+    outs: list[list[_Out]], head: int, start: _Out, threaded, taken: set[int]
+) -> tuple[list[int], bool]:
     """The longest chain from ``head`` along ``start``'s label through states entered only
     along it, stopping before a state whose exits send a label somewhere other than an
-    earlier state's exits do."""
-    chain, exits = [head], {}
+    earlier state's exits do; and whether it ended *whole*: where a chain from any of its
+    states would end too (no next state it may take), not on such a clash of exits (a
+    chain starting later records fewer exits) nor back at one of its own states."""
+    chain, exits, inside = [head], {}, {head}
     nxt: int | None = start.target
     while True:
-        going = nxt is not None and nxt not in taken and nxt not in chain
+        going = nxt is not None and nxt not in taken and nxt not in inside
         going = going and threaded(chain[-1], nxt)
         for o in outs[chain[-1]]:
             if not (going and o.target == nxt) and exits.setdefault(o.label, o.target) != o.target:
-                return chain[:-1]  # never the head alone: its exits are the first recorded
+                return chain[:-1], False  # never the head alone: its exits come first
         if not going:
-            return chain
+            return chain, nxt not in inside
         chain.append(nxt)
+        inside.add(nxt)
         nxt = next((o.target for o in outs[nxt] if o.label == start.label), None)
 
 
