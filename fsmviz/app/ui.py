@@ -297,7 +297,9 @@ def run_block():
     log = gr.Checkbox(False, label="Log scale", elem_id="log-scale")
     gr.HTML("<h3>Steps</h3>", elem_id="steps-head")
     steps = gr.HTML(elem_id="steps")
-    with gr.Accordion("Downloads: DFA as SVG and DOT, trace as JSON and CSV", open=False):
+    # a grammar-path schema run has no DFA: its trace only
+    label = "Downloads: the trace as JSON and CSV, a regex's DFA as DOT and SVG"
+    with gr.Accordion(label, open=False):
         downloads = gr.File(file_count="multiple", elem_id="downloads", interactive=False)
     return chart, log, steps, downloads
 
