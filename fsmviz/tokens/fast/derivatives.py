@@ -44,6 +44,7 @@ from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
+from fsmviz.tokens.fast.rowwalk import TAIL
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -502,7 +503,11 @@ class _NearStart:
         nodes = np.zeros(1, dtype=np.int32)
         states = np.zeros(1, dtype=np.int32)
         whole, own = [], []  # nodes whose tokens at and below are allowed; whose own are
+        tail: list[int] = []  # tokens walked in Python (positions in ``sorted_ids``)
         while nodes.size:
+            if len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
+                tail = self._walk_tail(trie, nodes, states)  # the long runs of ``-``
+                break
             counts = trie.num_children[nodes]
             self.make_rows(states[counts > 0])
             taken = counts == 0  # a leaf: its own tokens
@@ -525,17 +530,43 @@ class _NearStart:
             reached = self.table[np.repeat(states, counts), trie.byte[children]]
             alive = reached >= 0
             nodes, states = children[alive], reached[alive]
-        taken, hit = np.concatenate(whole), np.concatenate(own)
+        none = np.zeros(0, dtype=np.int32)  # a small vocabulary is all tail
+        taken, hit = np.concatenate([none, *whole]), np.concatenate([none, *own])
         starts = trie.token_start[hit]
         tokens = np.concatenate([
             trie.sorted_ids[runs(trie.span_start[taken], trie.span_size[taken])],
             trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
+            trie.sorted_ids[tail],
         ])  # fmt: skip
         if not tokens.size:
             return tokens.astype(np.int32)
         allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
         allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
         return np.flatnonzero(allowed).astype(np.int32)
+
+    def _walk_tail(self, trie: VocabTrie, nodes: np.ndarray, states: np.ndarray) -> list[int]:
+        """The tokens at and below the last few pairs (``nodes``, ``states``) that stay
+        alive, walked byte by byte in Python (as positions in ``trie.sorted_ids``): past
+        the wide levels, a few long tokens (64 dashes) would each cost one numpy round
+        per byte (``rowwalk.TAIL`` likewise)."""
+        found, rows = [], {}
+        spans = zip(trie.span_start[nodes].tolist(), trie.span_size[nodes].tolist(),
+                    trie.depth[nodes].tolist(), states.tolist(), strict=True)  # fmt: skip
+        for start, size, depth, state in spans:
+            for entry in range(start, start + size):
+                at = state
+                for byte in trie.sorted_bytes[entry][depth:]:
+                    row = rows.get(at)
+                    if row is None:
+                        if not self.made[at]:
+                            self.make_rows(np.array([at]))
+                        row = rows[at] = self.table[at].tolist()
+                    at = row[byte]
+                    if at < 0:
+                        break
+                else:
+                    found.append(entry)
+        return found
 
     def closure(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
