@@ -207,7 +207,7 @@ def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_ther
     assert n >= 2
     choose_step(page, 1)
     # the downloads: the trace, the grammar and its rules drawing
-    page.get_by_text("Downloads: the trace as JSON and CSV").click()
+    page.get_by_text("Downloads: the trace as JSON and CSV, the grammar").click()
     for name in ("trace", "grammar", "rules"):
         expect(page.locator("#grammar-downloads")).to_contain_text(name)
     offered = re.sub(r"\s+", "", page.text_content("#grammar-downloads") or "")

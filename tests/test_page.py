@@ -628,7 +628,7 @@ def drawing_options(page: Page) -> None:
 def downloads_offered(page: Page) -> None:
     """The downloads (in their accordion, opened here) hold the run's trace."""
     if not page.locator("#downloads").is_visible():
-        page.get_by_text("Downloads: the trace as JSON and CSV").click()
+        page.get_by_text("Downloads: the trace as JSON and CSV, a regex").click()
     expect(page.locator("#downloads")).to_contain_text(re.compile(r"trace\s*\.json"))
 
 
