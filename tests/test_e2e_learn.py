@@ -50,6 +50,13 @@ def test_construction_steps_forward_and_back(learn: Page) -> None:
     learn.locator("#learn-back").click()
     expect(title).to_contain_text("Minimisation")
     expect(learn.locator("#construction")).to_contain_text("States 0 and 2 merge into state 0")
+    # another pattern, then this one again: its frame 0, and Next goes on from there
+    learn.fill("#learn-regex textarea", "ab")
+    expect(learn.locator("#construction")).to_contain_text("2 positions")
+    learn.fill("#learn-regex textarea", FLOAT)
+    expect(title).to_contain_text("(1 / 8)")
+    learn.locator("#learn-next").click()
+    expect(title).to_contain_text("(2 / 8)")
 
 
 def test_walk_lights_the_path_and_gives_the_verdict(learn: Page) -> None:

@@ -486,6 +486,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
         on_pattern,
         [mirror, walk, tests, hex_tokens],
         [stages, walk_result, table, tests_result, byte_result],
+        js=FRAME_RESET,
         **PRIVATE,
     )
 
@@ -541,6 +542,10 @@ FRAME_STEP = """(pattern, _) => {
 is the last one *asked for* (kept per pattern in ``window.fsmvizFrame``) one step on,
 within the frames the panel says it has. Kept on the server instead, two quick Nexts both
 read frame 6 and both asked for 7: the second click was lost."""
+
+FRAME_RESET = "(...inputs) => { window.fsmvizFrame = null; return inputs; }"
+"""A new pattern shows its frame 0: the frame asked for starts again (typing ``a``, then
+``b``, then ``a`` again must not carry on from ``a``'s old frame)."""
 
 ONE_FRAME_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "learn-frame"}
 """The frames asked for are drawn in the order asked (a few ms each), so the last
