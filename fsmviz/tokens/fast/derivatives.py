@@ -44,7 +44,7 @@ from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
-from fsmviz.tokens.fast.rowwalk import TAIL
+from fsmviz.tokens.fast.rowwalk import TAIL, walk_tokens
 from fsmviz.tokens.fast.successors import WIDE
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -335,6 +335,7 @@ class _NearStart:
         self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
         self._layouts: dict[tuple[tuple[int, ...], bytes], tuple[tuple, ...]] = {}
         self._lead_moves: dict[tuple[int, ...], list[tuple]] = {}  # ``_leads``
+        self._rows: dict[int, list[int]] = {}  # made state -> its row as a list (``_walk``)
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -506,7 +507,7 @@ class _NearStart:
         tail: list[int] = []  # tokens walked in Python (positions in ``sorted_ids``)
         while nodes.size:
             if len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
-                tail = self._walk_tail(trie, nodes, states)  # the long runs of ``-``
+                tail, _ = walk_tokens(trie, self._walk, nodes, states)  # runs of ``-``
                 break
             counts = trie.num_children[nodes]
             self.make_rows(states[counts > 0])
@@ -544,29 +545,19 @@ class _NearStart:
         allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
         return np.flatnonzero(allowed).astype(np.int32)
 
-    def _walk_tail(self, trie: VocabTrie, nodes: np.ndarray, states: np.ndarray) -> list[int]:
-        """The tokens at and below the last few pairs (``nodes``, ``states``) that stay
-        alive, walked byte by byte in Python (as positions in ``trie.sorted_ids``): past
-        the wide levels, a few long tokens (64 dashes) would each cost one numpy round
-        per byte (``rowwalk.TAIL`` likewise)."""
-        found, rows = [], {}
-        spans = zip(trie.span_start[nodes].tolist(), trie.span_size[nodes].tolist(),
-                    trie.depth[nodes].tolist(), states.tolist(), strict=True)  # fmt: skip
-        for start, size, depth, state in spans:
-            for entry in range(start, start + size):
-                at = state
-                for byte in trie.sorted_bytes[entry][depth:]:
-                    row = rows.get(at)
-                    if row is None:
-                        if not self.made[at]:
-                            self.make_rows(np.array([at]))
-                        row = rows[at] = self.table[at].tolist()
-                    at = row[byte]
-                    if at < 0:
-                        break
-                else:
-                    found.append(entry)
-        return found
+    def _walk(self, data: bytes, state: int) -> int:
+        """The state after ``data`` from ``state``, or -1, rows made as met (in Python: for
+        the last few tokens of ``first_row``, where a numpy round per byte costs more)."""
+        for byte in data:
+            row = self._rows.get(state)
+            if row is None:
+                if not self.made[state]:
+                    self.make_rows(np.array([state]))
+                row = self._rows[state] = self.table[state].tolist()
+            state = row[byte]
+            if state < 0:
+                break
+        return state
 
     def closure(self, state: int, upto: int) -> np.ndarray:
         """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``

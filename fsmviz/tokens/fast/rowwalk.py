@@ -27,12 +27,14 @@ remaining byte.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from fsmviz.arrays import distinct, runs
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["Chains", "walk_row"]
+__all__ = ["Chains", "walk_row", "walk_tokens"]
 
 WIDE = 64
 """Levels of fewer pairs are walked without looking for whole subtrees: the test would
@@ -217,7 +219,7 @@ def walk_row(
             grows &= chains.live.take(states).view("<u8")
             grows = _nonempty(grows)
         elif checked and len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
-            entries, targets = _walk_tokens(trie, chains, nodes, states)
+            entries, targets = walk_tokens(trie, chains.walk, nodes, states)
             break
         walked_nodes.append(nodes)
         walked_states.append(states)
@@ -262,17 +264,19 @@ def _nonempty(words: np.ndarray) -> np.ndarray:
     return ((words[0::4] | words[1::4]) | (words[2::4] | words[3::4])).astype(bool)
 
 
-def _walk_tokens(
-    trie: VocabTrie, chains: Chains, nodes: np.ndarray, states: np.ndarray
+def walk_tokens(
+    trie: VocabTrie, walk: Callable[[bytes, int], int], nodes: np.ndarray, states: np.ndarray
 ) -> tuple[list[int], list[int]]:
-    """Walk each token below the pairs (``nodes``, ``states``) byte by byte in Python:
-    the allowed ones as positions in ``trie.sorted_ids``, and their targets."""
+    """Walk each token at and below the pairs (``nodes``, ``states``) byte by byte in
+    Python, ``walk(bytes, state)`` giving the state after them or -1: the allowed ones as
+    positions in ``trie.sorted_ids``, and their targets. (Also the first mask's last few
+    tokens: ``derivatives._NearStart.first_row``.)"""
     entries, targets = [], []
     starts, sizes = trie.span_start[nodes].tolist(), trie.span_size[nodes].tolist()
     depths = trie.depth[nodes].tolist()
     for start, size, depth, state in zip(starts, sizes, depths, states.tolist(), strict=True):
         for entry in range(start, start + size):
-            target = chains.walk(trie.sorted_bytes[entry][depth:], state)
+            target = walk(trie.sorted_bytes[entry][depth:], state)
             if target >= 0:
                 entries.append(entry)
                 targets.append(target)
