@@ -547,9 +547,15 @@ FRAME_RESET = "(...inputs) => { window.fsmvizFrame = null; return inputs; }"
 """A new pattern shows its frame 0: the frame asked for starts again (typing ``a``, then
 ``b``, then ``a`` again must not carry on from ``a``'s old frame)."""
 
-ONE_FRAME_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "learn-frame"}
-"""The frames asked for are drawn in the order asked (a few ms each), so the last
-click's frame is the one that stays."""
+ONE_FRAME_AT_A_TIME = {
+    "concurrency_limit": 1,
+    "concurrency_id": "learn-frame",
+    "trigger_mode": "multiple",
+}
+"""Every click is sent (a click's default, ``"once"``, drops a click made while the last
+one's frame is on its way: under load one of seven quick Nexts was lost), and the frames
+asked for are drawn in the order asked (a few ms each), so the last click's frame is the
+one that stays."""
 
 
 def _walk_section(mirror: gr.Textbox, pattern0: str) -> tuple[gr.Textbox, gr.HTML, gr.HTML]:
