@@ -36,7 +36,9 @@ ARGS = [  # also the browser tests' launch flags (tests/test_e2e.py)
     "--disable-component-update",
     "--disable-sync",
 ]
-TRACKER = "#output [data-testid=status-tracker]"
+TRACKER = "#status [data-testid=status-tracker]"
+"""Gradio's tracker of the running event: a run shows its progress on the status line
+(``fsmviz.app.live.run_event``), hidden once the event is over."""
 
 
 def open_page(playwright, width: int, height: int, timeout_s: float):

@@ -166,16 +166,16 @@ def click_and_wait(
     page: Page, selector: str, timeout: float = RUN_TIMEOUT, shadow: bool = True
 ) -> None:
     """Click ``selector`` and wait until the event it starts has finished, as seen by the
-    status tracker Gradio keeps on ``#output`` (only a run writes there): shown while the
-    event is pending or streaming, hidden at the end, showing ``Error`` if the handler
-    failed. A MutationObserver set up before the click catches even a very short event.
+    tracker Gradio keeps on ``#status`` (a run shows its progress there only:
+    ``fsmviz.app.live.run_event``): shown while the event is pending or streaming, hidden at
+    the end, showing ``Error`` if the handler failed. A MutationObserver set up before the click catches even a very short event.
     Without ``shadow``, the shadow run is skipped as soon as the page offers it (most tests
     look only at the constrained run: the shadow run would double their generation)."""
     page.evaluate(
         """tracker => {
             window.__e2eBusy = false;
             if (window.__e2eObserver) window.__e2eObserver.disconnect();
-            const root = document.querySelector('#output');
+            const root = document.querySelector('#status');
             const check = () => {
                 const t = document.querySelector(tracker);
                 if (t && !t.classList.contains('hide')) window.__e2eBusy = true;

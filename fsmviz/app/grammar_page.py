@@ -23,6 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from fsmviz.app.live import run_event
 from fsmviz.app.schema_page import code_spans
 from fsmviz.app.views import error_html, output_html
 from fsmviz.automaton.dfa import compile_regex
@@ -671,7 +672,7 @@ def _wire_runs(
     Stop marks the run to end. At most ``at_once`` runs share the model."""
     outputs = run_outputs(tab)
     inputs = settings.run_inputs(mark)
-    running = {"concurrency_limit": at_once, "concurrency_id": "generate", **PRIVATE}
+    running = {**run_event(tab.page.status, at_once), **PRIVATE}
     tab.page.run.click(
         partial(on_run, tab, models), inputs, outputs, trigger_mode="multiple", **running
     )

@@ -60,6 +60,7 @@ __all__ = [
     "done_status",
     "finish",
     "progress",
+    "run_event",
     "shadow_announcement",
     "shadow_frames",
     "step_lights",
@@ -89,6 +90,19 @@ CHART_EVERY = 1.0
 always has it whole). Gradio redraws a plot from scratch (``Plotly.newPlot``): on a
 2-core machine ~150 ms of the browser's main thread each, so twice a second took a third
 of a core from the streaming text beside it; once a second, the curve still grows live."""
+
+
+def run_event(status: object, at_once: int) -> dict[str, object]:
+    """The settings of an event that runs the model (Generate, Apply & run, the Grammar
+    tab's runs): at most ``at_once`` at a time, all sharing one queue ("generate"), and
+    Gradio's progress (the place in the queue, then a bar while it streams) shown on the
+    page's ``status`` line only. By default each of a run's ~15 outputs had its own
+    overlay, timer and pulsing border, redrawn every frame: 0.3–0.5 s of the browser's CPU
+    in a 4-s run, for nothing the status line does not already say."""
+    return {"concurrency_limit": at_once, "concurrency_id": "generate",
+            "show_progress_on": status}  # fmt: skip
+
+
 FRAME_EVERY = 0.1
 """Seconds a frame waits for more tokens, so that at most ~10 frames a second reach the
 browser whatever the model's speed (each frame is JSON-encoded, compressed and sent)."""

@@ -25,7 +25,7 @@ from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.grammar_page import build_grammar_tab
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
-from fsmviz.app.live import COMPACT_ABOVE
+from fsmviz.app.live import COMPACT_ABOVE, run_event
 from fsmviz.app.schema_page import build_schema_part, wire_schema_part
 from fsmviz.app.views import STEP_BUTTONS
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT
@@ -101,11 +101,20 @@ def build_ui(
                 *main.schema_outputs,
                 *main.decoding,
             ],  # fmt: skip
+            # the first paint already holds the defaults: a link's values land without an
+            # overlay flashing on each of these ~25 components
+            show_progress="hidden",
             api_visibility="private",
         ).then(  # a mark for scripts and tests: the link's values (if any) are in place
             None, js="() => { document.body.dataset.restored = 'yes'; }"
         )
-        timer.tick(partial(h.on_tick, models), None, [status, timer], api_visibility="private")
+        timer.tick(
+            partial(h.on_tick, models),
+            None,
+            [status, timer],
+            show_progress="hidden",  # once a second while the model loads: no flashing
+            api_visibility="private",
+        )
 
         add_api(models, runs_at_once)  # /trace, /dfa, /diagnose, /schema (and MCP tools)
     return demo
@@ -338,6 +347,7 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
         [ins.regex, panel.drawing, trace_state, panel.show_distances, schema.choice],
         h.pattern_edit_outputs(page),
         trigger_mode="always_last",
+        show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
         **PRIVATE,
     )
     for redraw in (panel.show_distances, panel.drawing):
@@ -368,9 +378,8 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
             stop_mark,
         ],  # fmt: skip
         run_outputs,
-        concurrency_limit=runs_at_once,
-        concurrency_id="generate",
         trigger_mode="multiple",
+        **run_event(page.status, runs_at_once),
         **PRIVATE,
     )
     doctor.apply_pick.change(
@@ -378,8 +387,7 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
         [doctor.apply_pick, page.trace, *inputs, panel.show_distances, panel.drawing,
          *ins.decoding.components, stop_mark],
         [*run_outputs, ins.regex, ins.chat, compare.view, compare.chart],
-        concurrency_limit=runs_at_once,
-        concurrency_id="generate",
+        **run_event(page.status, runs_at_once),
         **PRIVATE,
     )  # fmt: skip
     ins.stop.click(partial(h.on_stop, page), stop_mark, ins.stop, **PRIVATE)
