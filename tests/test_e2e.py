@@ -168,9 +168,10 @@ def click_and_wait(
     """Click ``selector`` and wait until the event it starts has finished, as seen by the
     tracker Gradio keeps on ``#status`` (a run shows its progress there only:
     ``fsmviz.app.live.run_event``): shown while the event is pending or streaming, hidden at
-    the end, showing ``Error`` if the handler failed. A MutationObserver set up before the click catches even a very short event.
-    Without ``shadow``, the shadow run is skipped as soon as the page offers it (most tests
-    look only at the constrained run: the shadow run would double their generation)."""
+    the end, showing ``Error`` if the handler failed. A MutationObserver set up before the
+    click catches even a very short event. Without ``shadow``, the shadow run is skipped as
+    soon as the page offers it (most tests look only at the constrained run: the shadow run
+    would double their generation)."""
     page.evaluate(
         """tracker => {
             window.__e2eBusy = false;
