@@ -225,6 +225,13 @@ def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page
     # (the lights while it streams are checked without a browser: test_schema_structure)
     assert page.locator("#steps tbody tr").count() >= 10
     expect(page.locator("#valid-mass .js-plotly-plot")).to_be_visible()
+    # the drawing options have no DFA to redraw here: the structure stays
+    page.get_by_text("Drawing options").click()
+    page.locator("#compact input[value=exact]").check()
+    expect(page.locator("#compact input[value=exact]")).to_be_checked()
+    page.wait_for_timeout(1000)  # the change's answer, were it a redraw, has come
+    expect(drawing).to_be_visible()
+    expect(page.locator("#dfa")).to_contain_text("no character DFA")
     # a regex typed in the box is a plain regex run again
     page.fill("#regex textarea", "[0-9]{2}")
     expect(page.locator("#schema-mode")).not_to_contain_text("grammar path")

@@ -621,10 +621,19 @@ def on_stop(page: Page, mark: StopMark) -> dict:
 
 
 def on_distances(
-    models: BackgroundModel, pattern, distances, trace: Trace | None, i, drawing="auto"
+    models: BackgroundModel,
+    pattern,
+    distances,
+    trace: Trace | None,
+    i,
+    drawing="auto",
+    schema: SchemaChoice | None = None,
 ):
     """The distances checkbox or the drawing choice (compact / exact) redraws the DFA and
-    keeps the run's lit path and step."""
+    keeps the run's lit path and step. Nothing on a grammar-path ``schema``: the panel
+    draws the schema's structure, and there is no DFA to redraw."""
+    if on_grammar_path(in_use(schema, pattern)):
+        return gr.skip()
     view = pattern_view(
         pattern, models.vocabulary(), distances=distances, diagnosed=False, drawing=drawing
     )

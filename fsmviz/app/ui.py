@@ -353,7 +353,14 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
     for redraw in (panel.show_distances, panel.drawing):
         redraw.change(
             partial(h.on_distances, models),
-            [ins.regex, panel.show_distances, trace_state, panel.step, panel.drawing],
+            [
+                ins.regex,
+                panel.show_distances,
+                trace_state,
+                panel.step,
+                panel.drawing,
+                schema.choice,
+            ],
             panel.dfa,
             trigger_mode="always_last",
             **PRIVATE,
