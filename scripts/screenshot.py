@@ -90,8 +90,11 @@ def main() -> None:
         started = time.monotonic()
         page.click("#run")
         page.wait_for_selector("#dfa .lights", state="attached")  # the run is over
-        if args.skip_shadow:
-            page.click("#stop")  # "Skip shadow run"
+        if args.skip_shadow:  # "Skip shadow run", unless a short shadow run is over already
+            page.evaluate(
+                "() => { const s = document.querySelector('#stop');"
+                " if (s?.offsetParent && s.textContent.includes('Skip shadow run')) s.click(); }"
+            )
         page.wait_for_function(
             f"() => document.querySelector('{TRACKER}')?.classList.contains('hide')"
         )
