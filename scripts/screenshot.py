@@ -98,8 +98,9 @@ def main() -> None:
         page.wait_for_function(
             f"() => document.querySelector('{TRACKER}')?.classList.contains('hide')"
         )
-        page.wait_for_function(
-            "() => !(document.querySelector('#status')?.textContent || '').includes('shadow run')"
+        page.wait_for_function(  # the shadow run over ("… The shadow run was skipped." too)
+            "() => !/Now the (unconstrained )?shadow run/"
+            ".test(document.querySelector('#status')?.textContent || '')"
         )
         status = page.text_content("#status") or ""
         if not status.strip().startswith("Done"):
