@@ -90,6 +90,9 @@ CHART_EVERY = 1.0
 always has it whole). Gradio redraws a plot from scratch (``Plotly.newPlot``): on a
 2-core machine ~150 ms of the browser's main thread each, so twice a second took a third
 of a core from the streaming text beside it; once a second, the curve still grows live."""
+FRAME_EVERY = 0.1
+"""Seconds a frame waits for more tokens, so that at most ~10 frames a second reach the
+browser whatever the model's speed (each frame is JSON-encoded, compressed and sent)."""
 
 
 def run_event(status: object, at_once: int) -> dict[str, object]:
@@ -101,11 +104,6 @@ def run_event(status: object, at_once: int) -> dict[str, object]:
     in a 4-s run, for nothing the status line does not already say."""
     return {"concurrency_limit": at_once, "concurrency_id": "generate",
             "show_progress_on": status}  # fmt: skip
-
-
-FRAME_EVERY = 0.1
-"""Seconds a frame waits for more tokens, so that at most ~10 frames a second reach the
-browser whatever the model's speed (each frame is JSON-encoded, compressed and sent)."""
 
 
 @dataclass(frozen=True)
