@@ -39,6 +39,15 @@ ARGS = [  # also the browser tests' launch flags (tests/test_e2e.py)
 TRACKER = "#status [data-testid=status-tracker]"
 """Gradio's tracker of the running event: a run shows its progress on the status line
 (``fsmviz.app.live.run_event``), hidden once the event is over."""
+SHADOW_GOING = r"Now the (unconstrained )?shadow run"
+"""The status while the shadow run is announced or streams (a skipped one's status ends
+"The shadow run was skipped.": no match)."""
+SKIP_OFFERED = """() => {
+    const stop = document.querySelector('#stop');
+    return stop && stop.offsetParent && stop.textContent.includes('Skip shadow run') ? stop : null;
+}"""
+"""The "Skip shadow run" button if the page shows it now, else null. Checked and clicked in
+one step in the page, so a shadow run that ends in between is no error."""
 
 
 def open_page(playwright, width: int, height: int, timeout_s: float):
@@ -90,17 +99,15 @@ def main() -> None:
         started = time.monotonic()
         page.click("#run")
         page.wait_for_selector("#dfa .lights", state="attached")  # the run is over
-        if args.skip_shadow:  # "Skip shadow run", unless a short shadow run is over already
-            page.evaluate(
-                "() => { const s = document.querySelector('#stop');"
-                " if (s?.offsetParent && s.textContent.includes('Skip shadow run')) s.click(); }"
-            )
+        if args.skip_shadow:  # unless a short shadow run is over already
+            page.evaluate(f"() => ({SKIP_OFFERED})()?.click()")
         page.wait_for_function(
             f"() => document.querySelector('{TRACKER}')?.classList.contains('hide')"
         )
-        page.wait_for_function(  # the shadow run over ("… The shadow run was skipped." too)
-            "() => !/Now the (unconstrained )?shadow run/"
-            ".test(document.querySelector('#status')?.textContent || '')"
+        page.wait_for_function(
+            "going => !new RegExp(going).test(document.querySelector('#status')?.textContent"
+            " || '')",
+            arg=SHADOW_GOING,
         )
         status = page.text_content("#status") or ""
         if not status.strip().startswith("Done"):

@@ -30,7 +30,8 @@ expect = playwright_api.expect
 
 from fsmviz import compile_regex  # noqa: E402
 from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.screenshot import CHROMIUM, TRACKER  # noqa: E402
+from scripts.screenshot import CHROMIUM, SKIP_OFFERED, TRACKER  # noqa: E402
+from scripts.screenshot import SHADOW_GOING as SHADOW_GOING_PATTERN  # noqa: E402
 
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
 UI_TIMEOUT = 60_000  # ms: a round trip through the queue (re-render, re-diagnose)
@@ -38,17 +39,14 @@ DFA_SVGS = "#dfa svg:not([data-testid=status-tracker] svg)"
 """Every svg in the drawing panel but Gradio's loader: the status tracker shows one (an
 animated logo) over the panel while an event that writes it is pending, so for a moment,
 or longer on a busy machine, ``#dfa svg`` counts two. The drawing itself is ``svg.fsm``."""
-STATUS_QUIET = """() => { const t = document.querySelector('#status [data-testid=status-tracker]');
-    return !t || t.classList.contains('hide'); }"""
-"""Whether no event writing the status line shows its tracker there: the tracker's timer
-("0.8s") is text inside ``#status`` until the event that wrote it has ended."""
 STATUS_TEXT = """() => { const s = document.querySelector('#status');
     if (!s) return '';
     const copy = s.cloneNode(true);
     copy.querySelectorAll('[data-testid=status-tracker]').forEach((t) => t.remove());
     return copy.textContent; }"""
-"""The status line's own text, without the timer of a tracker shown there: a clean-clone
-run read "0.2s Done: …" even after ``STATUS_QUIET`` (which event it was is not known)."""
+"""The status line's own text, without the timer of a tracker shown there: the tracker's
+timer ("0.8s") is text inside ``#status``, and a clean-clone run read "0.2s Done: …" after
+the event had ended."""
 
 EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
 PHONE = r"[0-9]{3}-[0-9]{4}"
@@ -146,16 +144,8 @@ def set_inputs(page: Page, pattern: str, prompt: str, max_tokens: int, chat: boo
     expect(page.locator("#max-tokens input[type=range]")).to_have_value(str(max_tokens))
 
 
-SHADOW_GOING = re.compile(r"Now the (unconstrained )?shadow run")
+SHADOW_GOING = re.compile(SHADOW_GOING_PATTERN)
 """The status while the shadow run is announced or streams."""
-
-SKIP_OFFERED = """() => {
-    const stop = document.querySelector('#stop');
-    return stop && stop.offsetParent && stop.textContent.includes('Skip shadow run') ? stop : null;
-}"""
-"""The "Skip shadow run" button if the page shows it now, else null. Checked and clicked in
-one step in the page (``click_and_wait``), so a shadow run that ends in between is no
-error."""
 
 TRACKER_DONE = """tracker => { const t = document.querySelector(tracker);
     return t && (t.classList.contains('hide') || t.querySelector('.error') !== null); }"""
@@ -217,7 +207,6 @@ def run(
     click_and_wait(page, "#run", shadow=shadow)
     # the event ends after the shadow run; the status says so once it is over
     expect(page.locator("#status")).not_to_contain_text(SHADOW_GOING, timeout=RUN_TIMEOUT)
-    page.wait_for_function(STATUS_QUIET)
     status = page.evaluate(STATUS_TEXT)
     match = re.fullmatch(r"Done: (\d+) tokens? in .*", status.strip())
     assert match, f"unexpected status after a run: {status!r}"
