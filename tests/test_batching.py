@@ -86,6 +86,20 @@ def test_a_sequence_that_leaves_the_group_goes_on_alone(tiny):
     assert group.rows == [] and group.cache is None
 
 
+def test_idleness_counts_from_a_row_s_last_answer(tiny, monkeypatch):
+    """A row just answered stays in the group however long its pass took; one that has
+    not asked since leaves. (Counted from the asking, sixteen prompts' 1.04-s pass once
+    made every row leave as it was answered, and come back one solo pass at a time.)"""
+    monkeypatch.setattr(batching, "IDLE_SECONDS", 0.0)  # every pass is "too long"
+    passes = ForwardPasses(tiny.model, torch.device("cpu"), threaded=False)
+    asked, quiet = passes.open(), passes.open()
+    passes._run([_Job(asked, PROMPTS[0], 1), _Job(quiet, PROMPTS[1], 1)])
+    assert (asked.row, quiet.row) == (0, 1)
+    passes._run([_Job(asked, [5], 1)])
+    assert asked.row == 0 and quiet.row is None  # the quiet one paused: out, cache kept
+    assert quiet.cache.get_seq_length() == len(PROMPTS[1])
+
+
 def test_prompts_encoded_at_once_read_the_template_s_control_tokens(tiny):
     """Visitors' prompts are encoded in their own threads at once: each must get the ids
     it gets alone (a race once spelled ``<|im_start|>`` out as text in a batched run, so
