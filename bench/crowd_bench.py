@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import statistics
 
+import torch
+
 from bench.table import check, print_table
 from bench.users import PATTERNS, Timed, at_once, timed_stream
 from fsmviz import load_model
@@ -60,9 +62,11 @@ def main() -> list[tuple[str, ...]]:
         firsts_crowd.append(max(firsts))
         rows.append((f"{USERS} users at once, pass {n}", rate, statistics.median(firsts),
                      max(firsts)))  # fmt: skip
+    threads = torch.get_num_threads()  # with OMP_NUM_THREADS=1 the crowd made ~76 tokens/s
+    # here, against ~96 on both cores (alone: ~14.5 either way)
     print_table(
         f"stream() from {USERS} threads against one, in one process ({TOKENS} tokens a "
-        "request; first token in s)",
+        f"request; first token in s; torch on {threads} thread{'s' * (threads > 1)})",
         ["", "tokens/s", "first p50", "first max"],
         rows,
     )
