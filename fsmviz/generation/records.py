@@ -93,8 +93,8 @@ def decoding_details(
     changes: dict[str, object] = {}
     if opts.top_k or opts.top_p < 1.0:
         t = opts.temperature
-        masked = softmax(np.where(mask, logits / t if t > 0 else logits, -np.inf))
-        narrowed = narrow(masked, opts.top_k, opts.top_p)
+        scores = logits[mask]  # the allowed tokens, as ``sample`` narrows them
+        narrowed = narrow(softmax(scores / t if t > 0 else scores), opts.top_k, opts.top_p)
         changes.update(top_k_removed=narrowed.top_k_removed, top_p_removed=narrowed.top_p_removed)
     if overshoot_count is not None:
         changes["overshoot_count"] = overshoot_count

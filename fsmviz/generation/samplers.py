@@ -73,26 +73,34 @@ def sample(
     through speculative sampling: keep the draft with its probability q, else draw
     from the rest (greedy: keep it exactly when it is the argmax).
 
+    Only the allowed tokens take part, so the work is theirs alone: ``[0-9]`` draws among
+    a few dozen entries, not 49,152 (the same draw: forbidden tokens have probability 0
+    and add nothing to the running sum).
+
     >>> logits = np.log(np.array([0.6, 0.3, 0.1]))
     >>> allowed = np.array([False, True, True])
     >>> sample(logits, allowed, GenerationOptions(temperature=0), np.random.default_rng(0))
     1
     """
-    masked = np.where(mask, logits, -np.inf)
+    allowed = np.flatnonzero(mask)  # ascending ids: ties still go to the lowest
+    scores = logits[allowed]
     if opts.temperature == 0:
-        return int(np.argmax(masked))
-    probs = softmax(masked / opts.temperature)
+        return int(allowed[np.argmax(scores)])
+    probs = softmax(scores / opts.temperature)
     if opts.top_k or opts.top_p < 1.0:  # on the allowed distribution, after the mask
         probs = narrow(probs, opts.top_k, opts.top_p).probs
     if draft is not None:
         probs = probs / probs.sum(dtype=np.float64)
-        if rng.random() < probs[draft]:
+        at = int(np.searchsorted(allowed, draft))
+        kept = at < len(allowed) and allowed[at] == draft
+        if rng.random() < (probs[at] if kept else 0.0):
             return draft
-        probs[draft] = 0.0
+        if kept:
+            probs[at] = 0.0
     # Inverse-CDF sampling: one uniform draw from the seeded generator.
     cumulative = np.cumsum(probs, dtype=np.float64)
     index = np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")
-    return int(min(index, len(cumulative) - 1))
+    return int(allowed[min(index, len(cumulative) - 1)])
 
 
 def mass(probs: np.ndarray, mask: np.ndarray) -> float:
