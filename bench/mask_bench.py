@@ -123,7 +123,9 @@ def _timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def first_masks_ms(engines: Engines, patterns: dict[str, str], rounds: int = 5):
+def first_masks_ms(
+    engines: Engines, patterns: dict[str, str], rounds: int = 5
+) -> dict[str, dict[str, Medians]]:
     """Each pattern's first mask (ours and llguidance's) on ``rounds`` fresh strings, one
     per round over all the patterns; the medians per pattern: {name: {engine: Medians}}."""
     fns = {"ours": engines.fsmviz_first, "llg": engines.llguidance_first}
@@ -137,7 +139,7 @@ def first_masks_ms(engines: Engines, patterns: dict[str, str], rounds: int = 5):
             fn: Medians(
                 statistics.median(r[fn].wall for r in got),
                 statistics.median(r[fn].cpu for r in got),
-            )  # fmt: skip
+            )
             for fn in fns
         }
         for name, got in runs.items()
