@@ -21,7 +21,7 @@ from test_fuzz import fuzz_settings, hostile_trees
 from test_fuzz import toy as toy  # noqa: F401 (the fixture)
 
 from fsmviz import RegexError, Vocabulary, build_index, clear_caches
-from fsmviz.tokens.fast.derivatives import first_allowed_tokens
+from fsmviz.tokens.fast.derivatives import _NearStart, first_allowed_tokens
 from fsmviz.tokens.index import built_index
 
 HERE = Path(__file__).resolve().parent
@@ -122,6 +122,34 @@ def test_the_schema_s_first_set_reads_a_few_of_its_parts(bundled_vocab):
         assert built_index(pattern, bundled_vocab) is None
         assert len(ours) < 2_000  # the first few bytes of a JSON value
         same_as_index(pattern, bundled_vocab)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "([^,\\n]{1,20},){3}[^,\\n]{1,20}",
+        "[^,\\n]{1,20}",
+        "([a-z]{2,5}[0-9]{1,3}){2,6}",
+        "[^a-z]{1,6}x",
+        "[a-z ]{3,10}\\.",
+        "([^ ]{1,4} ){1,3}x",
+    ],
+)
+def test_tokens_that_die_along_a_chain_are_cut_without_a_walk(pattern, bundled_vocab, monkeypatch):
+    """A node whose tokens keep to a counted repeat's chain and then die (64 dashes under
+    ``[^,\\n]{1,20}``) takes its short tokens at once: the cut is made, and exact."""
+    cut = []
+    dies = _NearStart.dies_along_chain
+
+    def counting(self, state, heights, below):
+        kept = dies(self, state, heights, below)
+        cut.append(0 if kept is None else int((kept >= 0).sum()))
+        return kept
+
+    monkeypatch.setattr(_NearStart, "dies_along_chain", counting)
+    clear_caches()
+    same_as_index(pattern, bundled_vocab)
+    assert sum(cut) > 0
 
 
 @pytest.mark.parametrize("pattern", HANDED_OVER)

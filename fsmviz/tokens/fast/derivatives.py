@@ -330,6 +330,8 @@ class _NearStart:
         self.main_target: dict[int, int] = {}  # b for byte b), and that target
         self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
         self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
+        self._chain_paths: dict[int, list[int]] = {}  # the states the chain goes through
+        self._chain_ends: dict[int, tuple[np.ndarray, ...]] = {}  # ``_ends_of_chain``
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
         self._read: dict[int, int] = {}  # made state -> the bytes it reads (256-bit int)
         self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
@@ -352,25 +354,29 @@ class _NearStart:
         return found
 
     def make_rows(self, states: np.ndarray) -> None:
-        """Make the rows of ``states`` not made yet, and note each row's main group, the
-        bytes it reads and those that end a character (``_reads``, ``_ends``), from the
-        groups' 256-bit sets (numpy's bincount and packbits per row cost more)."""
+        """Make the rows of ``states`` not made yet (``make_row``)."""
         todo = states[~self.made[states]]
         for s in sorted(set(todo.tolist())) if todo.size else ():
-            row, targets = self._row(*self.states[s])
-            self.table[s] = row  # after ``_row``, which may have grown the table
-            self.made[s] = True
-            reads = ends = 0
-            most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
-            for target, bits in targets.items():
-                reads |= bits
-                if not self.states[target][1]:
-                    ends |= bits
-                most = max(most, (bits.bit_count(), -target))
-            self._read[s], self._ends[s] = reads, ends
-            if reads:
-                self.main_target[s] = -most[1]
-                self.main_group[s] = targets[-most[1]]
+            self.make_row(s)
+
+    def make_row(self, s: int) -> None:
+        """Make state ``s``'s row, and note its main group, the bytes it reads and those
+        that end a character (``_reads``, ``_ends``), from the groups' 256-bit sets (numpy's
+        bincount and packbits per row cost more)."""
+        row, targets = self._row(*self.states[s])
+        self.table[s] = row  # after ``_row``, which may have grown the table
+        self.made[s] = True
+        reads = ends = 0
+        most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
+        for target, bits in targets.items():
+            reads |= bits
+            if not self.states[target][1]:
+                ends |= bits
+            most = max(most, (bits.bit_count(), -target))
+        self._read[s], self._ends[s] = reads, ends
+        if reads:
+            self.main_target[s] = -most[1]
+            self.main_group[s] = targets[-most[1]]
 
     def _row(self, regex: int, partial: _Partial) -> tuple[np.ndarray, dict[int, int]]:
         """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none), and
@@ -500,11 +506,14 @@ class _NearStart:
         """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks
         one start: every trie level at once, rows made as pairs reach new states. A pair
         whose state's *chain* takes every byte below its node takes all the tokens below
-        without walking them (``chain``: ``[a-z]{1,12}`` under a node of letters 5 deep)."""
+        without walking them (``chain``: ``[a-z]{1,12}`` under a node of letters 5 deep);
+        one whose *closure* does likewise (``.*a``); and one whose tokens keep to the chain
+        and then die takes those short enough, walking none (``dies_along_chain``)."""
         nodes = np.zeros(1, dtype=np.int32)
         states = np.zeros(1, dtype=np.int32)
         whole, own = [], []  # nodes whose tokens at and below are allowed; whose own are
         tail: list[int] = []  # tokens walked in Python (positions in ``sorted_ids``)
+        short: list[np.ndarray] = []  # tokens of cut nodes (positions in ``sorted_ids``)
         while nodes.size:
             if len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
                 tail, _ = walk_tokens(trie, self._walk, nodes, states)  # runs of ``-``
@@ -512,6 +521,7 @@ class _NearStart:
             counts = trie.num_children[nodes]
             self.make_rows(states[counts > 0])
             taken = counts == 0  # a leaf: its own tokens
+            cuts = []  # (positions, bytes kept) of nodes whose tokens die along a chain
             if len(nodes) >= WIDE:
                 alike = states.min() == states.max()  # often: one state for the level
                 for state in [int(states[0])] if alike else _crowded(states):
@@ -520,11 +530,25 @@ class _NearStart:
                     upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
                     chained = ~(below & ~self.chain(state, upto)[heights]).any(axis=1)
                     taken[at[chained]] = True
-                    if not chained.all():  # the closure, only for the nodes left
-                        at, heights, below = at[~chained], heights[~chained], below[~chained]
-                        closure = self.closure(state, int(heights.max()))
-                        taken[at] |= ~(below & ~closure[heights]).any(axis=1)
+                    if chained.all():
+                        continue
+                    at, heights, below = at[~chained], heights[~chained], below[~chained]
+                    closure = self.closure(state, int(heights.max()))  # for the nodes left
+                    closed = ~(below & ~closure[heights]).any(axis=1)
+                    taken[at[closed]] = True
+                    if not closed.all():  # the nodes left may die along the chain
+                        at, heights, below = at[~closed], heights[~closed], below[~closed]
+                        kept = self.dies_along_chain(state, heights, below)
+                        if kept is not None and (kept >= 0).any():
+                            cuts.append((at[kept >= 0], kept[kept >= 0]))
             whole.append(nodes[taken])
+            for at, kept in cuts:  # a cut node's tokens that die no sooner than its chain
+                cut, sizes = nodes[at], trie.span_size[nodes[at]]
+                spans = runs(trie.span_start[cut], sizes)
+                short.append(
+                    spans[trie.sorted_lengths[spans] <= np.repeat(trie.depth[cut] + kept, sizes)]
+                )
+                taken[at] = True
             nodes, states, counts = nodes[~taken], states[~taken], counts[~taken]
             own.append(nodes[trie.has_token[nodes]])
             children = runs(trie.first_child[nodes], counts)
@@ -538,6 +562,7 @@ class _NearStart:
             trie.sorted_ids[runs(trie.span_start[taken], trie.span_size[taken])],
             trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
             trie.sorted_ids[tail],
+            *(trie.sorted_ids[entries] for entries in short),
         ])  # fmt: skip
         if not tokens.size:
             return tokens.astype(np.int32)
@@ -552,7 +577,7 @@ class _NearStart:
             row = self._rows.get(state)
             if row is None:
                 if not self.made[state]:
-                    self.make_rows(np.array([state]))
+                    self.make_row(state)
                 row = self._rows[state] = self.table[state].tolist()
             state = row[byte]
             if state < 0:
@@ -575,7 +600,7 @@ class _NearStart:
         if known is not None and len(known) > upto:
             return known
         if not self.made[state]:
-            self.make_rows(np.array([state]))
+            self.make_row(state)
         bits = self._ends[state]
         stays = self._stays(state) & bits
         if stays:  # ``X*R`` among its options: strings of X's ASCII stay alive
@@ -629,24 +654,88 @@ class _NearStart:
         """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
         that every path of them stays alive (a set as 4 little-endian words): from each
         state, its *main group* of bytes (the most bytes with one target) leads on to the
-        next, and the sets are those groups' intersections along the way. Rows are made
-        as the chain goes, and it stops where the intersection empties."""
+        next, and the sets are those groups' intersections along the way. It stops where
+        the intersection empties, and notes the states it went through (``_main``)."""
         known = self._chains.get(state)
         if known is not None and len(known) > upto:
             return known
         sets = [_ALL_BYTES]  # as 256-bit ints: a Python & is cheaper than numpy's here
-        common, at = _ALL_BYTES, state
+        common, at, path = _ALL_BYTES, state, [state]
         while len(sets) <= upto:
-            if not self.made[at]:
-                self.make_rows(np.array([at]))
-            common &= self.main_group.get(at, 0)
+            bits, target = self._main(at)
+            common &= bits
             if not common:
                 break
-            target = self.main_target[at]
             sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
             at = target
+            path.append(at)
         sets += [0] * (upto + 1 - len(sets))
-        self._chain_sets[state] = sets
+        self._chain_sets[state], self._chain_paths[state] = sets, path
+        self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
         words = b"".join(bits.to_bytes(32, "little") for bits in sets)
         found = self._chains[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
         return found
+
+    def _main(self, s: int) -> tuple[int, int]:
+        """``s``'s main group and its target (``(0, -1)`` where it reads nothing): from its
+        row where made; else, between characters, from its layout's largest group,
+        deriving that group alone. A chain goes through every count of
+        ``[^,\\n]{1,20}``; the walk, whose nodes die along it, needs the rows of few."""
+        bits = self.main_group.get(s)
+        if bits is not None:
+            return bits, self.main_target[s]
+        regex, partial = self.states[s]
+        if self.made[s] or partial:
+            if not self.made[s]:
+                self.make_row(s)
+            return self.main_group.get(s, 0), self.main_target.get(s, -1)
+        groups = self._layout(self.regexes.heads(regex), b"")
+        if not groups:
+            return 0, -1
+        _, bits, kind, signature, code, extra = max(groups, key=lambda group: group[1].bit_count())
+        after = regex if kind == _STAY else self.regexes.derived(regex, signature, code)
+        target = self.main_target[s] = self.state(after, extra)
+        self.main_group[s] = bits
+        return bits, target
+
+    def dies_along_chain(
+        self, state: int, heights: np.ndarray, below: np.ndarray
+    ) -> np.ndarray | None:
+        """For nodes in ``state`` too tall for its ``chain`` (``heights``, and the bytes
+        ``below`` each, as ``chain``'s sets): how many bytes a token below stays alive,
+        where that depends on its length alone, else -1. A node's tokens keep to the
+        chain for ``h`` bytes where all its bytes are in the chain's set for ``h``; if the
+        state the chain then reaches reads none of them, every longer token dies there.
+        Under ``[^,\\n]{1,20}`` a node of dashes 3 bytes in keeps to the chain for 17
+        more, to the state that reads only ``,``: its tokens of up to 20 dashes are
+        allowed and no longer one, without walking the 64-dash token byte by byte. None
+        where the chain does not end (a loop reads every byte it keeps to)."""
+        self.chain(state, int(heights.max()))
+        ends = self._chain_ends.get(state)
+        if ends is None:
+            ends = self._chain_ends[state] = self._ends_of_chain(state)
+        heights_kept, sets, reads = ends
+        if not len(heights_kept):
+            return None
+        level = (~(below[:, None, :] & ~sets[None]).any(axis=2)).sum(axis=1)  # sets shrink
+        kept, reads = heights_kept[level], reads[level]
+        return np.where((below & reads).any(axis=1), -1, kept)
+
+    def _ends_of_chain(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For ``dies_along_chain``: the last height of each distinct set of ``state``'s
+        chain (0 first), the sets (as words), and the bytes the states there read; all
+        empty where the chain does not end (it loops, or stops at its height), and from
+        inside a character (its chain ends with the character: rarely a node to cut)."""
+        sets, path = self._chain_sets[state], self._chain_paths[state]
+        if sets[-1] or len(path) == 1 or self.states[state][1]:
+            return np.zeros(0, dtype=np.int32), _words([]), _words([])
+        last = sets.index(0) - 1
+        ends = [0] + [h for h in range(1, last + 1) if sets[h] != sets[h + 1]]
+        for s in (path[h] for h in ends):
+            if not self.made[s]:
+                self.make_row(s)
+        return (
+            np.array(ends, dtype=np.int32),
+            _words([sets[h] for h in ends[1:]]),
+            _words([self._read[path[h]] for h in ends]),
+        )
