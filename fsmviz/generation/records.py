@@ -20,10 +20,12 @@ from fsmviz.generation.samplers import mass, narrow, softmax
 from fsmviz.generation.trace import Candidate, GenerationOptions, Step
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["TOP_CANDIDATES", "decoding_details", "record_step"]
+__all__ = ["TOP_CANDIDATES", "decoding_details", "likeliest", "record_step"]
 
 TOP_CANDIDATES = 5
 """How many of the model's likeliest tokens each step keeps (``Step.top``)."""
+LIKELY = 1e-3
+"""A probability most steps' five likeliest tokens reach (``likeliest``)."""
 
 
 def record_step(
@@ -56,18 +58,16 @@ def record_step(
     allowed_mask = allowed if allowed is not None else np.zeros(len(probs), dtype=bool)
     if valid_mass is None:
         valid_mass = mass(probs, allowed_mask)
-    # torch's top-k: a third of argpartition's time over 49k, every step of every run
-    top_ids = torch.from_numpy(probs).topk(TOP_CANDIDATES).indices.numpy()
-    top_ids = top_ids[np.argsort(-probs[top_ids], kind="stable")]
     top = tuple(
-        Candidate(_text(vocab, int(i)), float(probs[i]), bool(allowed_mask[i])) for i in top_ids
+        Candidate(_text(vocab, int(i)), float(probs[i]), bool(allowed_mask[i]))
+        for i in likeliest(probs)
     )
     return Step(
         token_id=token,
         text="" if token == eos else _text(vocab, token),
         state_before=state,
         state_after=after,
-        allowed_count=int(allowed_mask.sum()),
+        allowed_count=int(np.count_nonzero(allowed_mask)),
         valid_mass=valid_mass,
         top=top,
         forced=forced,
@@ -77,6 +77,23 @@ def record_step(
         token_bytes=b"" if token == eos else _bytes(vocab, token),
         is_eos=token == eos,
     )
+
+
+def likeliest(probs: np.ndarray, k: int = TOP_CANDIDATES) -> np.ndarray:
+    """The ids of the ``k`` likeliest tokens of the distribution ``probs``, likeliest
+    first (ties: the lowest id first). Probabilities sum to 1, so at most 1/t tokens
+    reach t: where ``k`` reach ``LIKELY`` (at nearly every step), they are among those
+    few hundred, sorted alone (15 µs over 49,152 tokens, torch's top-k 90 µs, numpy's
+    argpartition 270); else a top-k over them all.
+
+    >>> likeliest(np.array([0.1, 0.4, 0.1, 0.3, 0.05, 0.05]), 3).tolist()
+    [1, 3, 0]
+    """
+    k = min(k, len(probs))
+    ids = np.flatnonzero(probs >= LIKELY)
+    if len(ids) < k:
+        ids = np.sort(torch.from_numpy(probs).topk(k).indices.numpy())
+    return ids[np.argsort(-probs[ids], kind="stable")[:k]]
 
 
 def decoding_details(
