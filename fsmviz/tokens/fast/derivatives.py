@@ -333,7 +333,7 @@ class _NearStart:
         self._chain_paths: dict[int, list[int]] = {}  # the states the chain goes through
         self._chain_ends: dict[int, tuple[np.ndarray, ...]] = {}  # ``_ends_of_chain``
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
-        self._read: dict[int, int] = {}  # made state -> the bytes it reads (256-bit int)
+        self._read: dict[int, int] = {}  # state -> the bytes it reads (``reads``)
         self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
         self._layouts: dict[tuple[tuple[int, ...], bytes], tuple[tuple, ...]] = {}
         self._lead_moves: dict[tuple[int, ...], list[tuple]] = {}  # ``_leads``
@@ -610,12 +610,13 @@ class _NearStart:
         chain = self._chain_sets.get(state, ())
         while len(sets) <= upto and bits:
             for s in layer:  # every state met reads each byte of the set
-                bits &= self._read[s]
+                bits &= self.reads(s)
             if not bits:
                 break
             if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
                 break  # no more than ``chain`` takes: the rest would cost, not take
             sets.append(bits)
+            self.make_rows(np.array(layer))  # only now: where it stops, rows were not needed
             reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
             layer = [s for s in reached if s not in seen]
             if not layer:  # closed: the same set at every height from here
@@ -624,7 +625,6 @@ class _NearStart:
             seen.update(layer)
             if len(seen) > MAX_CLOSURE:
                 break
-            self.make_rows(np.array(layer))
         sets += [0] * (upto + 1 - len(sets))
         words = b"".join(bits.to_bytes(32, "little") for bits in sets)
         found = self._closures[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
@@ -674,6 +674,22 @@ class _NearStart:
         self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
         words = b"".join(bits.to_bytes(32, "little") for bits in sets)
         found = self._chains[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
+        return found
+
+    def reads(self, s: int) -> int:
+        """The bytes ``s`` reads (a 256-bit int): from its row where made; else, between
+        characters, its layout's groups, every one of which leads somewhere (a character
+        some head holds derives to a regex that can still be finished)."""
+        found = self._read.get(s)
+        if found is None:
+            regex, partial = self.states[s]
+            if partial:
+                self.make_row(s)
+                return self._read[s]
+            found = 0
+            for group in self._layout(self.regexes.heads(regex), b""):
+                found |= group[1]
+            self._read[s] = found
         return found
 
     def _main(self, s: int) -> tuple[int, int]:
@@ -731,11 +747,8 @@ class _NearStart:
             return np.zeros(0, dtype=np.int32), _words([]), _words([])
         last = sets.index(0) - 1
         ends = [0] + [h for h in range(1, last + 1) if sets[h] != sets[h + 1]]
-        for s in (path[h] for h in ends):
-            if not self.made[s]:
-                self.make_row(s)
         return (
             np.array(ends, dtype=np.int32),
             _words([sets[h] for h in ends[1:]]),
-            _words([self._read[path[h]] for h in ends]),
+            _words([self.reads(path[h]) for h in ends]),
         )
