@@ -210,7 +210,7 @@ def run(
     status = page.evaluate(STATUS_TEXT)
     match = re.fullmatch(r"Done: (\d+) tokens? in .*", status.strip())
     assert match, f"unexpected status after a run: {status!r}"
-    assert page.locator("#output .cursor, #shadow .cursor").count() == 0
+    assert page.locator("#output .tokens.live, #shadow .tokens.live").count() == 0
     return int(match.group(1))
 
 

@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from fsmviz.app.live import ahead, live_run, pattern_view
+from fsmviz.app.live import ahead, live_run, pattern_view, regex_drawn
+from fsmviz.app.views import output_html, steps_html
 from fsmviz.generation.generate import GenerationOptions, stream
 
 
@@ -80,3 +81,20 @@ def test_the_shadow_box_explains_a_first_choice_of_end_of_text():
     assert "first choice was end-of-text" in shadow_html([eos])
     words = Step(5, "hi", 0, 0, 1, 1.0, (), token_bytes=b"hi")
     assert "end-of-text" not in shadow_html([words, eos])
+
+
+def test_each_live_frame_only_adds_to_the_last_one(tiny):
+    """A run's frames leave the output and the step table open at their end, so each
+    frame's HTML extends the last one's: Gradio then streams only the new tokens and rows
+    (an ``append``), not the whole table again at every frame. The last frame closes them."""
+    view = pattern_view(r"[a-z ]{40}", tiny.vocab)
+    steps = list(stream(tiny, view.pattern, "x", max_tokens=40, temperature=1.0))
+    shown = [
+        (output_html(steps[:k]), regex_drawn(view, steps[:k], False)["steps"])
+        for k in range(1, len(steps) + 1)
+    ]
+    for (output, table), (next_output, next_table) in zip(shown, shown[1:], strict=False):
+        assert next_output.startswith(output) and next_output != output
+        assert next_table.startswith(table) and next_table != table
+    assert output_html(steps, final=True).endswith("</div>")
+    assert steps_html(steps).endswith("</tbody></table>")

@@ -241,7 +241,7 @@ def _lit_frame(
             output=output_html(steps),
             text="".join(pieces(steps)),
             shadow=SHADOW_LATER if first else None,
-            steps=steps_html(steps, states=rules),
+            steps=steps_html(steps, states=rules, live=True),
             chart=figure,
             error="" if first else None,
             new_steps=tuple(new),

@@ -539,7 +539,7 @@ def regex_drawn(view: PatternView, steps: Sequence[Step], first: bool) -> dict[s
     assert view.dfa is not None
     return {
         "dfa": view.dfa_html(steps),
-        "steps": steps_html(steps, states=drawn_path(steps, view.dfa)),
+        "steps": steps_html(steps, states=drawn_path(steps, view.dfa), live=True),
         "diagnosis": findings_html(view.findings, pattern=view.pattern) if first else None,
     }
 

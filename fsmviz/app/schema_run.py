@@ -165,7 +165,7 @@ def _drawn(
     the step table each time, the schema's findings once."""
     return {
         "dfa": grammar_panel(choice, "".join(pieces(steps)), streaming=True),
-        "steps": steps_html(steps),
+        "steps": steps_html(steps, live=True),
         "diagnosis": schema_findings_html(found) if first else None,
     }
 
