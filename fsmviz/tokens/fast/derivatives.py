@@ -295,7 +295,7 @@ def _interval(prefix: bytes) -> tuple[int, int]:
 
 _Partial = bytes | tuple[int, int, int]
 """What a state inside a character knows of it: ``b""`` between characters; the bytes read
-so far; or, where every completion derives alike (``_NearStart._layout``), how many bytes
+so far; or, where every completion derives alike (``_layout_of``), how many bytes
 are left and the range of the next one (its regex is then the derivative to come)."""
 
 
@@ -312,7 +312,7 @@ def _second_bytes(lead: int) -> tuple[int, int]:
 
 _NEXT = {bytes([lead]): _second_bytes(lead) for lead in _LEADS}
 _CHAR, _ENDS, _ENTER, _STAY = range(4)
-"""How a group of ``_NearStart._layout`` leads: see there."""
+"""How a group of ``_layout_of`` leads: see there."""
 
 
 Sets = tuple[tuple[tuple[int, int], ...], ...]
