@@ -245,8 +245,7 @@ def _crowded(states: np.ndarray) -> list[int]:
     >>> _crowded(np.array([3] * 16 + [5] * 15 + [2]))
     [3]
     """
-    found, counts = np.unique(states, return_counts=True)
-    return found[counts >= WIDE].tolist()
+    return np.flatnonzero(np.bincount(states) >= WIDE).tolist()  # states are small ids
 
 
 def _mask(flags: np.ndarray) -> int:
@@ -267,6 +266,24 @@ def _columns(bits: int) -> np.ndarray:
 def _words(sets: list[int]) -> np.ndarray:
     """256-bit sets as rows of 4 little-endian 64-bit words."""
     return np.frombuffer(b"".join(b.to_bytes(32, "little") for b in sets), "<u8").reshape(-1, 4)
+
+
+def _runs_of_words(sets: list[int]) -> np.ndarray:
+    """``_words(sets)`` for sets that come in runs of equal ones (a chain's or a closure's:
+    ``[^,\\n]`` twenty times, then nothing up to the height asked), each run's words
+    made once.
+
+    >>> _runs_of_words([1, 2, 2, 0]).tolist() == _words([1, 2, 2, 0]).tolist()
+    True
+    """
+    values, counts = [sets[0]], [1]
+    for bits in sets[1:]:
+        if bits == values[-1]:
+            counts[-1] += 1
+        else:
+            values.append(bits)
+            counts.append(1)
+    return np.repeat(_words(values), counts, axis=0)
 
 
 def _length(lead: int) -> int:
@@ -649,8 +666,7 @@ class _NearStart:
             if len(seen) > MAX_CLOSURE:
                 break
         sets += [0] * (upto + 1 - len(sets))
-        words = b"".join(bits.to_bytes(32, "little") for bits in sets)
-        found = self._closures[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
+        found = self._closures[state] = _runs_of_words(sets)
         return found
 
     def _stays(self, state: int) -> int:
@@ -695,8 +711,7 @@ class _NearStart:
         sets += [0] * (upto + 1 - len(sets))
         self._chain_sets[state], self._chain_paths[state] = sets, path
         self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
-        words = b"".join(bits.to_bytes(32, "little") for bits in sets)
-        found = self._chains[state] = np.frombuffer(words, dtype="<u8").reshape(-1, 4)
+        found = self._chains[state] = _runs_of_words(sets)
         return found
 
     def reads(self, s: int) -> int:
