@@ -418,13 +418,11 @@ class _Constraint:
             if self.index is None:
                 mask = np.ones(self.size, dtype=bool)
             else:  # the index keeps each state's packed mask; this run its booleans
-                words = self.index.bitmask(state)
-                overshoots = self._overshoot(state).tokens if self.opts.overshoot else None
-                if not words.any() and (overshoots is None or not len(overshoots)):
-                    return None  # (asked of the packed words: 1,536 of them, not 49,152)
-                mask = unpack(words, self.size)
-                if overshoots is not None:  # seed 002: also tokens that overshoot a match
-                    mask[overshoots] = True
+                mask = unpack(self.index.bitmask(state), self.size)
+                if self.opts.overshoot:  # seed 002: also tokens that overshoot a match
+                    mask[self._overshoot(state).tokens] = True
+                if not mask.any():
+                    return None
             self.masks[state] = mask
         return mask
 

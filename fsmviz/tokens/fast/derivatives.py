@@ -264,26 +264,17 @@ def _columns(bits: int) -> np.ndarray:
 
 
 def _words(sets: list[int]) -> np.ndarray:
-    """256-bit sets as rows of 4 little-endian 64-bit words."""
-    return np.frombuffer(b"".join(b.to_bytes(32, "little") for b in sets), "<u8").reshape(-1, 4)
+    """256-bit sets as rows of 4 little-endian 64-bit words, each distinct set converted
+    once (a chain's or a closure's repeat one set, ``[^,\\n]`` twenty times, then nothing
+    up to the height asked).
 
-
-def _runs_of_words(sets: list[int]) -> np.ndarray:
-    """``_words(sets)`` for sets that come in runs of equal ones (a chain's or a closure's:
-    ``[^,\\n]`` twenty times, then nothing up to the height asked), each run's words
-    made once.
-
-    >>> _runs_of_words([1, 2, 2, 0]).tolist() == _words([1, 2, 2, 0]).tolist()
-    True
+    >>> _words([1, 2, 2, 0]).tolist()
+    [[1, 0, 0, 0], [2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0]]
     """
-    values, counts = [sets[0]], [1]
-    for bits in sets[1:]:
-        if bits == values[-1]:
-            counts[-1] += 1
-        else:
-            values.append(bits)
-            counts.append(1)
-    return np.repeat(_words(values), counts, axis=0)
+    distinct: dict[int, int] = {}
+    rows = [distinct.setdefault(bits, len(distinct)) for bits in sets]
+    packed = b"".join(bits.to_bytes(32, "little") for bits in distinct)
+    return np.frombuffer(packed, "<u8").reshape(-1, 4)[np.array(rows, dtype=np.intp)]
 
 
 def _length(lead: int) -> int:
@@ -566,21 +557,10 @@ class _NearStart:
                 alike = states.min() == states.max()  # often: one state for the level
                 for state in [int(states[0])] if alike else _crowded(states):
                     at = np.arange(len(nodes)) if alike else np.flatnonzero(states == state)
-                    heights = trie.height[nodes[at]]
-                    upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
-                    chained = ~(below & ~self.chain(state, upto)[heights]).any(axis=1)
-                    taken[at[chained]] = True
-                    if chained.all():
-                        continue
-                    at, heights, below = at[~chained], heights[~chained], below[~chained]
-                    closure = self.closure(state, int(heights.max()))  # for the nodes left
-                    closed = ~(below & ~closure[heights]).any(axis=1)
-                    taken[at[closed]] = True
-                    if not closed.all():  # the nodes left may die along the chain
-                        at, heights, below = at[~closed], heights[~closed], below[~closed]
-                        kept = self.dies_along_chain(state, heights, below)
-                        if kept is not None and (kept >= 0).any():
-                            cuts.append((at[kept >= 0], kept[kept >= 0]))
+                    whole_at, cut_at, kept = self._subtrees(trie, nodes, at, state)
+                    taken[whole_at] = True
+                    if cut_at.size:
+                        cuts.append((cut_at, kept))
             whole.append(nodes[taken])
             for at, kept in cuts:  # a cut node's tokens that die no sooner than its chain
                 cut, sizes = nodes[at], trie.span_size[nodes[at]]
@@ -609,6 +589,32 @@ class _NearStart:
         allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
         allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
         return np.flatnonzero(allowed).astype(np.int32)
+
+    def _subtrees(
+        self, trie: VocabTrie, nodes: np.ndarray, at: np.ndarray, state: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of the nodes ``nodes[at]``, all in ``state``: the positions (in ``nodes``) whose
+        tokens at and below are all allowed, by the ``chain`` or else the ``closure``; and
+        of the rest, the positions cut along the chain with the bytes each keeps to it
+        (``dies_along_chain``)."""
+        none = np.zeros(0, dtype=np.intp)
+        heights = trie.height[nodes[at]]
+        upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
+        chained = ~(below & ~self.chain(state, upto)[heights]).any(axis=1)
+        if chained.all():
+            return at, none, none
+        whole = at[chained]
+        at, heights, below = at[~chained], heights[~chained], below[~chained]
+        closure = self.closure(state, int(heights.max()))  # for the nodes left
+        closed = ~(below & ~closure[heights]).any(axis=1)
+        whole = np.concatenate([whole, at[closed]])
+        if closed.all():
+            return whole, none, none
+        at, heights, below = at[~closed], heights[~closed], below[~closed]
+        kept = self.dies_along_chain(state, heights, below)
+        if kept is None:
+            return whole, none, none
+        return whole, at[kept >= 0], kept[kept >= 0]
 
     def _walk(self, data: bytes, state: int) -> int:
         """The state after ``data`` from ``state``, or -1, rows made as met (in Python: for
@@ -666,7 +672,7 @@ class _NearStart:
             if len(seen) > MAX_CLOSURE:
                 break
         sets += [0] * (upto + 1 - len(sets))
-        found = self._closures[state] = _runs_of_words(sets)
+        found = self._closures[state] = _words(sets)
         return found
 
     def _stays(self, state: int) -> int:
@@ -711,7 +717,7 @@ class _NearStart:
         sets += [0] * (upto + 1 - len(sets))
         self._chain_sets[state], self._chain_paths[state] = sets, path
         self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
-        found = self._chains[state] = _runs_of_words(sets)
+        found = self._chains[state] = _words(sets)
         return found
 
     def reads(self, s: int) -> int:
