@@ -100,6 +100,10 @@ def diagnose(
     >>> [f.suggestion for f in loops]
     ['[0-9]{1,12}\\.[0-9]+', '[0-9]+\\.[0-9]{1,12}']
     """
+    if trace is not None and not isinstance(trace, Trace):
+        raise InputError(
+            f"trace must be a Trace (what generate returns), not {type(trace).__name__}"
+        )
     if isinstance(pattern, Grammar):
         return _grammar_findings(pattern, vocab, trace, max_tokens, collapse_threshold)
     if vocab is None:

@@ -57,7 +57,7 @@ from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE, backward_distances
 from fsmviz.cache import BoundedCache
-from fsmviz.errors import ExplainedError
+from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.rowwalk import Chains, walk_row
 from fsmviz.tokens.fast.successors import (
@@ -183,7 +183,7 @@ class TokenIndex:
     def allowed_tokens(self, state: int) -> np.ndarray:
         """Token ids allowed in ``state`` (sorted); EOS is among them exactly when the
         state accepts."""
-        tokens = self.row(state).tokens
+        tokens = self.row(self._known(state)).tokens
         return with_eos(tokens, self.vocab.eos_token_id) if self.is_accepting(state) else tokens
 
     def next_state(self, state: int, token_id: int) -> int | None:
@@ -191,10 +191,10 @@ class TokenIndex:
         accepting state where it is."""
         if token_id == self.vocab.eos_token_id:
             return state if self.is_accepting(state) else None
-        return self.row(state).target_of(token_id)
+        return self.row(self._known(state)).target_of(token_id)
 
     def is_accepting(self, state: int) -> bool:
-        return bool(self.byte_dfa.accepting[state])
+        return bool(self.byte_dfa.accepting[self._known(state)])
 
     def bitmask(self, state: int) -> np.ndarray:
         """``allowed_tokens(state)`` packed as llguidance and xgrammar pack it: int32 words,
@@ -218,6 +218,16 @@ class TokenIndex:
         if self._states is None:
             self._states = self._close()
         return self._states
+
+    def _known(self, state: int) -> int:
+        """``state`` itself, once checked to be one of this index's states: numpy would
+        wrap -1 to the last state and answer for it, silently."""
+        if not 0 <= state < self.byte_dfa.num_states:
+            raise InputError(
+                f"state {state} is not a state of this index: states run from 0 to "
+                f"{self.byte_dfa.num_states - 1} (index.states lists the reachable ones)"
+            )
+        return state
 
     # --- beyond the contract ------------------------------------------------------------
 
@@ -559,8 +569,15 @@ def build_index(pattern_or_dfa: str | Dfa, vocab: Vocabulary) -> TokenIndex:
     >>> build_index(compile_regex(r"[0-9]+\.[0-9]"), vocab) is index
     True
     """
+    if not isinstance(vocab, Vocabulary):
+        raise InputError(
+            "build_index needs a Vocabulary (e.g. Vocabulary.bundled() or "
+            f"Vocabulary.from_tokenizer(tok)), not {type(vocab).__name__}"
+        )
     dfa = pattern_or_dfa if isinstance(pattern_or_dfa, Dfa) else None
     pattern = dfa.pattern if dfa is not None else pattern_or_dfa
+    if not isinstance(pattern, str):
+        raise InputError(f"the pattern must be a str or a Dfa, not {type(pattern).__name__}")
 
     def build() -> TokenIndex:
         compiled = dfa if dfa is not None else compile_regex(pattern)

@@ -170,6 +170,15 @@ class Vocabulary:
         (5, 4, b'.2')
         """
         strings = list(tokens)
+        if isinstance(tokens, str) or not all(isinstance(s, str) for s in strings):
+            raise InputError("from_strings takes a list of token strings, e.g. ['a', '.', '.2']")
+        if not [s for s in strings if s != eos_token]:
+            raise InputError("a toy vocabulary needs at least one token besides EOS")
+        if "" in strings and eos_token != "":
+            raise InputError(
+                f"token {strings.index('')} is empty: every token but EOS must hold at least "
+                "one character (an empty token could be written forever)"
+            )
         if eos_token in strings:
             eos_id = strings.index(eos_token)
         else:
