@@ -40,6 +40,8 @@ and ``schema`` when the output does not match."""
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """The most a file argument may hold (``read_capped``): four times the largest schema the
 page takes, and ``/dev/zero`` or a 20 GB log is refused after reading this much."""
+SHOWN_SENTENCE = 2_000
+"""Characters of a grammar's shortest sentence ``grammar FILE`` prints (then its length)."""
 PATH_ARGUMENTS = frozenset({"file", "svg", "model"})
 """Arguments that name files: a Linux file name may be any bytes, so these alone may hold
 what is not UTF-8 (every other argument is text and is refused when it is not)."""
@@ -646,7 +648,13 @@ def _describe_grammar(grammar: Any, out: Any) -> None:
         print(f"note: the start never uses {name!r}", file=out)
     for name in left_recursive(grammar):
         print(f"note: {name!r} is left-recursive (fine here; llama.cpp refuses it)", file=out)
-    print(f"a shortest sentence: {grammar.shortest_completion('')!r}", file=out)
+    from fsmviz.grammar.earley import recognizer
+
+    chart = recognizer(grammar)  # the sentence is counted first, then spelled in part
+    length = chart.completion_length([chart.first])
+    shown = chart.completion([chart.first], SHOWN_SENTENCE)
+    more = f"… ({length:,} characters in all)" if length > len(shown) else ""
+    print(f"a shortest sentence: {shown!r}{more}", file=out)
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "GRAMMAR_KINDS",
+    "SHOWN_CHARS",
     "Shortest",
     "diagnose_grammar",
     "first_terminals",
@@ -98,15 +99,20 @@ def shortest_match(dfa: Dfa, allowed: Iterable[str] | None = None) -> str | None
     'ccc'
     """
     pick = _class_chars(dfa, None if allowed is None else set(allowed))
-    seen = {dfa.initial: ""}
+    came: dict[int, tuple[int, str]] = {dfa.initial: (-1, "")}  # state -> (from, char)
     queue = deque([dfa.initial])
     while queue:
         state = queue.popleft()
         if state in dfa.accepting:
-            return seen[state]
+            chars = []
+            while state != dfa.initial:
+                state, char = came[state]
+                chars.append(char)
+            return "".join(reversed(chars))
         for k, target in sorted(dfa.transitions[state].items()):
-            if target not in seen and pick[k] is not None:
-                seen[target] = seen[state] + pick[k]
+            char = pick[k]
+            if target not in came and char is not None:
+                came[target] = (state, char)
                 queue.append(target)
     return None
 
@@ -172,23 +178,64 @@ def _common_text(a: Dfa, b: Dfa, limit: int = 5000) -> str | None:
 
 @dataclass(frozen=True)
 class Shortest:
-    """The shortest text each rule can read (None: it cannot finish), and from each
-    position of each rule to that rule's end."""
+    """The length of the shortest text each rule can read (None: it cannot finish), and
+    from each position of each rule to that rule's end; ``via`` is the edge a shortest
+    way leaves each position by. Lengths are numbers: a rule may stand for 100,000
+    characters (``fsmviz.grammar.limits``), and its text is spelled only when asked,
+    only as far as asked (``text``)."""
 
-    rules: dict[str, str | None]
-    positions: dict[tuple[int, int], str | None]
+    lengths: dict[str, int | None]
+    positions: dict[tuple[int, int], int | None]
+    via: dict[tuple[int, int], Arc]
+    network: Network
+    terminal: dict[Symbol, str | None]
+
+    def text(self, rule: str, limit: int | None = None) -> str | None:
+        """A shortest text of ``rule``, its first ``limit`` characters (None: all of it),
+        or None when the rule cannot finish."""
+        if self.lengths.get(rule) is None:
+            return None
+        budget = limit if limit is not None else math.inf
+        out: list[str] = []
+        size = 0
+        stack = [(self.network.machine(rule).index, 0)]
+        while stack and size < budget:
+            where = stack.pop()
+            arc = self.via.get(where)
+            if arc is None:  # the rule's end (nothing more to read)
+                continue
+            stack.append((where[0], arc.target))
+            if arc.symbol.is_call:
+                stack.append((self.network.machine(arc.symbol.rule or "").index, 0))
+            else:
+                piece = self.terminal[arc.symbol] or ""
+                piece = piece[: int(min(len(piece), budget - size))]
+                out.append(piece)
+                size += len(piece)
+        return "".join(out)
+
+    @property
+    def rules(self) -> dict[str, str | None]:
+        """A shortest text of each rule, its first ``SHOWN_CHARS`` characters (None: the
+        rule cannot finish)."""
+        return {rule: self.text(rule, SHOWN_CHARS) for rule in self.lengths}
+
+
+SHOWN_CHARS = 1_000
+"""Characters of a rule's shortest text ``Shortest.rules`` spells."""
 
 
 def shortest_texts(network: Network) -> Shortest:
-    """Shortest texts by fixpoint: a position's is the shortest over its edges of what
-    the edge reads (a terminal's shortest match, a called rule's shortest text) followed
-    by the target's; a rule's is its start position's.
+    """Shortest texts by fixpoint, as lengths: a position's is the least over its edges of
+    what the edge reads (a terminal's shortest match, a called rule's shortest text) plus
+    the target's; a rule's is its start position's.
 
     >>> from fsmviz.grammar import tree as t
     >>> g = t.Grammar((t.Rule("s", t.Alt((t.Literal("x"), t.Seq((t.Literal("("),
     ...     t.RuleRef("s"), t.Literal(")")))))),), "s")
-    >>> shortest_texts(build_network(g)).rules
-    {'s': 'x'}
+    >>> shortest = shortest_texts(build_network(g))
+    >>> shortest.lengths, shortest.rules
+    ({'s': 1}, {'s': 'x'})
     """
     terminal: dict[Symbol, str | None] = {}
     for machine in network.machines:
@@ -196,11 +243,12 @@ def shortest_texts(network: Network) -> Shortest:
             if not arc.symbol.is_call and arc.symbol not in terminal:
                 dfa = _dfa(arc.symbol.regex or "")
                 terminal[arc.symbol] = shortest_match(dfa) if dfa else (arc.symbol.text or "")
-    best: dict[tuple[int, int], str | None] = {
-        (m.index, s): ("" if s in m.accepting else None)
+    best: dict[tuple[int, int], int | None] = {
+        (m.index, s): (0 if s in m.accepting else None)
         for m in network.machines
         for s in range(m.num_states)
     }
+    via: dict[tuple[int, int], Arc] = {}
 
     def shorten(machine: Machine, arc: Arc) -> bool:
         """Whether the arc gives its source a shorter way to the end."""
@@ -213,18 +261,20 @@ def shortest_texts(network: Network) -> Shortest:
                 return False
             read = best[(network.machine(symbol.rule or "").index, 0)]
         else:
-            read = terminal[symbol]
+            text = terminal[symbol]
+            read = None if text is None else len(text)
         if read is None:
             return False
-        text = read + after
         here = best[(machine.index, arc.source)]
-        if here is None or len(text) < len(here):
-            best[(machine.index, arc.source)] = text
+        if here is None or read + after < here:
+            best[(machine.index, arc.source)] = read + after
+            via[(machine.index, arc.source)] = arc
             return True
         return False
 
     _until_stable(network, shorten)
-    return Shortest({m.rule: best[(m.index, 0)] for m in network.machines}, best)
+    lengths = {m.rule: best[(m.index, 0)] for m in network.machines}
+    return Shortest(lengths, best, via, network, terminal)
 
 
 # --- the findings --------------------------------------------------------------------------
@@ -258,12 +308,12 @@ def diagnose_grammar(
 def _unfinishable(network: Network, shortest: Shortest) -> list[Finding]:
     out = []
     for machine in network.machines:
-        if shortest.rules[machine.rule] is not None:
+        if shortest.lengths[machine.rule] is not None:
             continue
         start = machine.rule == network.start
         calls = sorted(
             {a.symbol.rule or "" for a in machine.arcs if a.symbol.is_call}
-            - {r for r, text in shortest.rules.items() if text is not None}
+            - {r for r, length in shortest.lengths.items() if length is not None}
         )
         why = f" (every way through it calls {_names(calls)}, which never ends)" if calls else ""
         where = _where(machine.line)
@@ -311,7 +361,7 @@ def _unreachable(network: Network) -> list[Finding]:
 def _unbounded(network: Network, shortest: Shortest) -> list[Finding]:
     """One note per group of rules that call each other in a cycle, one per rule whose own
     automaton loops (rules that cannot finish are left to ``unfinishable_rule``)."""
-    finishes = {rule for rule, text in shortest.rules.items() if text is not None}
+    finishes = {rule for rule, length in shortest.lengths.items() if length is not None}
     calls: dict[str, set[str]] = {}
     for m in network.machines:
         called = {a.symbol.rule or "" for a in m.arcs if a.symbol.is_call}
@@ -447,7 +497,7 @@ def _whitespace(network: Network) -> list[Finding]:
 def _first(network: Network) -> dict[tuple[int, int], set[Symbol]]:
     """The terminals that may be read next at each position (through calls, and past
     edges that may read nothing)."""
-    nullable_rules = {r for r, text in shortest_texts(network).rules.items() if text == ""}
+    nullable_rules = {r for r, length in shortest_texts(network).lengths.items() if length == 0}
     empty: dict[Symbol, bool] = {}
 
     def nullable(symbol: Symbol) -> bool:
@@ -582,12 +632,17 @@ def _spellable(char: str, held: frozenset[int]) -> bool:
 def _budget(
     network: Network, shortest: Shortest, vocab: Vocabulary | None, max_tokens: int
 ) -> list[Finding]:
-    text = shortest.rules.get(network.start)
-    if text is None:
+    length = shortest.lengths.get(network.start)
+    if length is None:
         return []
     longest = max((len(vocab.token_bytes(k)) for k in range(len(vocab))), default=1) if vocab else 1
-    at_least = math.ceil(len(text.encode("utf-8")) / max(longest, 1))
+    longest = max(longest, 1)
+    # only as much text as the budget needs: past (max_tokens + 1) tokens of the longest
+    # token's bytes, no spelling fits, whatever the rest holds
+    text = shortest.text(network.start, (max_tokens + 1) * longest) or ""
+    at_least = max(math.ceil(len(text.encode("utf-8")) / longest), math.ceil(length / longest))
     tokens = _greedy_tokens(text, vocab) if vocab is not None else len(text)
+    tokens = max(tokens, at_least)
     if tokens <= max_tokens:
         return []
     return [

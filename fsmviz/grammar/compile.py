@@ -17,7 +17,11 @@ llguidance (an Earley parser too) both handle it; llama.cpp would refuse it, whi
 ``unreachable`` lists them.
 
 Everything is bounded before any work: at most ``MAX_GRAMMAR_CHARS`` characters and
-``MAX_RULES`` rules, repeats up to 1,000.
+``MAX_RULES`` rules, repeats up to 1,000; and what the grammar can force is counted, never
+spelled out (``fsmviz.grammar.limits``): every rule must be able to finish within 100,000
+characters, groups nest at most 100 deep, and the repeats written out stay under 250,000
+symbols. ``root ::= (("a"{1000}){1000}){1000}`` (a billion characters) is refused in
+microseconds.
 
 >>> compile_grammar('root ::= "a" valu')
 Traceback (most recent call last):
@@ -39,6 +43,7 @@ from fsmviz.errors import FsmvizError
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.gbnf import parse_gbnf
 from fsmviz.grammar.lark import parse_lark
+from fsmviz.grammar.limits import check_nesting, check_size, check_text
 from fsmviz.grammar.tree import (
     Alt,
     CharSet,
@@ -116,7 +121,10 @@ def _compile(text: str, kind: str) -> Grammar:
             None,
             "split it, or inline small rules",
         )
+    check_nesting(grammar)  # before any walk of the tree recurses
+    check_text(grammar)
     _check(grammar)
+    check_size(grammar)  # what it can force, counted (fsmviz.grammar.limits)
     return grammar
 
 

@@ -52,6 +52,8 @@ table, but for the items predicted in the column itself (``A -> • B γ, k``): 
 (left recursion: ``e ::= e "+" t | t``). Within a column the row is therefore a
 shortest-path problem, solved by Dijkstra from the items begun earlier. Each column keeps
 its row (``Column.memo``), so the completion after one more token costs one more row.
+A row holds lengths and links, never text (``Tail``): a rule may stand for 100,000
+characters, and a text 20,000 characters deep would otherwise copy them into every row.
 
 >>> r.shortest_completion("((")
 '))'
@@ -65,7 +67,7 @@ bounded: at most ``MAX_TEXT_CHARS`` characters a text.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from fsmviz.cache import BoundedCache
@@ -75,6 +77,7 @@ from fsmviz.grammar.tree import Grammar
 
 __all__ = [
     "MAX_CHART_WORK",
+    "MAX_COMPLETION_CHARS",
     "MAX_COLUMN_WORK",
     "MAX_TEXT_CHARS",
     "Column",
@@ -85,6 +88,9 @@ __all__ = [
 ]
 
 MAX_TEXT_CHARS = 20_000
+MAX_COMPLETION_CHARS = 100_000
+"""The most characters of a completion spelled unless asked for more (its length is
+always exact: ``Recognizer.completion_length``)."""
 MAX_COLUMN_WORK = 300_000
 MAX_CHART_WORK = 2_000_000
 """Earley's moves one column (one chart) may take: an ambiguous grammar (``s ::= s s |
@@ -94,6 +100,11 @@ _CACHE: BoundedCache[Recognizer] = BoundedCache(maxsize=16)
 
 Item = tuple[int, int, int, int]
 """(production, dot, origin column, DFA state inside a regex terminal or -1)."""
+Tail = tuple[int, int, int, "Tail | None"]
+"""A way to finish the sentence, as a linked list that later columns share: (its length,
+production, dot, the way on once that production is done). Its text is the rest of the
+production from the dot, then the next link's; it is spelled only when asked, and only as
+far as asked (``Productions.spell``), however long it is."""
 
 
 def recognizer(grammar: Grammar) -> Recognizer:
@@ -245,23 +256,44 @@ class Recognizer:
 
     # --- the shortest completion ---------------------------------------------------------
 
-    def shortest_completion(self, text: str) -> str | None:
+    def shortest_completion(self, text: str, limit: int | None = None) -> str | None:
         """The shortest text that completes ``text`` into a sentence ("" for a sentence),
-        or None when no sentence begins with ``text``."""
+        cut at ``limit`` characters (default ``MAX_COMPLETION_CHARS``), or None when no
+        sentence begins with ``text``."""
         columns = self.chart(text)
         if len(columns) != len(text) + 1 or not columns[-1]:
             return None
-        return self.completion(columns)
+        return self.completion(columns, limit)
 
-    def completion(self, columns: list[Column]) -> str:
-        """The shortest completion after the text that built ``columns`` (not empty).
+    def completion(self, columns: list[Column], limit: int | None = None) -> str:
+        """The shortest completion after the text that built ``columns`` (not empty), cut
+        at ``limit`` characters (default ``MAX_COMPLETION_CHARS``; its whole length is
+        ``completion_length``).
 
         An item finishes by reading the rest of its production, then its rule's user in
         the item's origin column finishes, and so on down to the start item. ``_after``
         gives, for each column and rule, the cheapest way to finish once that rule is
         complete; it is solved column by column (a Dijkstra inside each column, since
-        users that started in the same column can form cycles)."""
-        after: list[dict[int, str]] = []
+        users that started in the same column can form cycles). Ways are lengths and
+        links (``Tail``), never text: the text is spelled once, only as far as asked."""
+        best = self._best(columns)
+        if best is None:
+            return ""
+        _, p, dot, state, tail = best
+        return self.productions.spell(
+            _pieces(p, dot, state, tail), MAX_COMPLETION_CHARS if limit is None else limit
+        )
+
+    def completion_length(self, columns: list[Column]) -> int:
+        """How many characters the shortest completion after ``columns`` has (counted,
+        not spelled: cheap however long it is)."""
+        best = self._best(columns)
+        return 0 if best is None else best[0]
+
+    def _best(self, columns: list[Column]) -> tuple[int, int, int, int, Tail | None] | None:
+        """The shortest way to finish after ``columns``: (length, production, dot, DFA
+        state, the ``Tail`` after that production), or None."""
+        after: list[dict[int, Tail]] = []
         last = len(columns) - 1
         for k in range(last + 1):
             known = columns[k].memo.get("after")
@@ -269,52 +301,66 @@ class Recognizer:
                 known = columns[k].memo["after"] = self._after(k, columns[k], after)
             after.append(known)  # type: ignore[arg-type]
         g = self.productions
-        best: str | None = None
+        best: tuple[int, int, int, int, Tail | None] | None = None
         for item in columns[last].items:
             p, dot, origin, state = item
-            rest = g.rest(p, dot, state)
+            rest = g.rest_length(p, dot, state)
             if rest is None:
                 continue
-            tail = after[origin].get(g.prods[p][0])
-            if p == g.start_prod:
-                tail = ""
-            if tail is None:
-                continue
-            if best is None or len(rest) + len(tail) < len(best):
-                best = rest + tail
-        return best if best is not None else ""
+            tail: Tail | None = None
+            if p != g.start_prod:
+                tail = after[origin].get(g.prods[p][0])
+                if tail is None:
+                    continue
+            total = rest + (tail[0] if tail is not None else 0)
+            if best is None or total < best[0]:
+                best = (total, p, dot, state, tail)
+        return best
 
-    def _after(self, k: int, column: Column, after: list[dict[int, str]]) -> dict[int, str]:
-        """For each rule ``B`` some item of column ``k`` waits on: the shortest text that
-        finishes the sentence once ``B`` (started at ``k``) is complete."""
-        found: dict[int, str] = {}
-        heap: list[tuple[int, int, str]] = []
-        same: dict[int, list[tuple[int, str]]] = {}  # lhs started here -> (B, rest)
+    def _after(self, k: int, column: Column, after: list[dict[int, Tail]]) -> dict[int, Tail]:
+        """For each rule ``B`` some item of column ``k`` waits on: the shortest way to
+        finish the sentence once ``B`` (started at ``k``) is complete, as a ``Tail``."""
+        found: dict[int, Tail] = {}
+        heap: list[tuple[int, int, int, Tail]] = []
+        same: dict[int, list[tuple[int, int, int, int]]] = {}  # lhs begun here -> users
         g = self.productions
+        order = 0  # ties: the first way found
         for symbol, users in column.waiting.items():
             for p, dot, origin, _ in users:
-                rest = g.rest(p, dot + 1, -1)
+                rest = g.rest_length(p, dot + 1, -1)
                 if rest is None:
                     continue
                 lhs = g.prods[p][0]
                 if p == g.start_prod:
-                    heapq.heappush(heap, (len(rest), symbol, rest))
+                    heap.append((rest, symbol, order, (rest, p, dot + 1, None)))
                 elif origin < k:
                     tail = after[origin].get(lhs)
                     if tail is not None:
-                        heapq.heappush(heap, (len(rest) + len(tail), symbol, rest + tail))
+                        total = rest + tail[0]
+                        heap.append((total, symbol, order, (total, p, dot + 1, tail)))
                 else:
-                    same.setdefault(lhs, []).append((symbol, rest))
+                    same.setdefault(lhs, []).append((symbol, p, dot + 1, rest))
+                order += 1
+        heapq.heapify(heap)
         while heap:
-            _, symbol, text = heapq.heappop(heap)
+            _, symbol, _, cell = heapq.heappop(heap)
             if symbol in found:
                 continue
-            found[symbol] = text
-            for user_symbol, rest in same.get(symbol, ()):
+            found[symbol] = cell
+            for user_symbol, p, dot, rest in same.get(symbol, ()):
                 if user_symbol not in found:
-                    total = rest + text
-                    heapq.heappush(heap, (len(total), user_symbol, total))
+                    total = rest + cell[0]
+                    heapq.heappush(heap, (total, user_symbol, order, (total, p, dot, cell)))
+                    order += 1
         return found
+
+
+def _pieces(p: int, dot: int, state: int, tail: Tail | None) -> Iterator[tuple[int, int, int]]:
+    """The (production, dot, state) pieces a completion reads, first to last."""
+    yield p, dot, state
+    while tail is not None:
+        _, p, dot, tail = tail
+        yield p, dot, -1
 
 
 def _too_ambiguous(k: int) -> GrammarError:

@@ -25,6 +25,7 @@ that llama.cpp reads is read here the same way.
 from __future__ import annotations
 
 from fsmviz.grammar.errors import GrammarError, line_column
+from fsmviz.grammar.limits import MAX_NESTING
 from fsmviz.grammar.tree import (
     MAX_CODE_POINT,
     Alt,
@@ -59,6 +60,7 @@ class _Reader:
     def __init__(self, text: str):
         self.text = text
         self.at = 0
+        self.depth = 0  # groups open around the reader (``MAX_NESTING``)
 
     # --- errors and position -------------------------------------------------------------
 
@@ -183,6 +185,13 @@ class _Reader:
                 item = RuleRef(name, line, column)
             elif char == "(":
                 self.at += 1
+                self.depth += 1
+                if self.depth > MAX_NESTING:
+                    raise self.error(
+                        f"groups nest more than {MAX_NESTING} deep here",
+                        "move inner groups into rules of their own",
+                        at=start,
+                    )
                 self.space(True)
                 item = self.alternatives(nested=True)
                 if self.peek() != ")":
@@ -190,6 +199,7 @@ class _Reader:
                         "this ( is never closed", "add a ) at the end of the group", at=start
                     )
                 self.at += 1
+                self.depth -= 1
             elif char in "*+?{" and items:
                 items[-1] = self.repeat(items[-1])
                 self.space(nested)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from fsmviz.grammar.errors import GrammarError, line_column
+from fsmviz.grammar.limits import MAX_NESTING
 from fsmviz.grammar.tree import (
     Alt,
     CharSet,
@@ -112,6 +113,7 @@ class _Reader:
         self.i = 0
         self.rules: dict[str, Rule] = {}
         self.ignore: list[Node] = []
+        self.depth = 0  # groups open around the reader (``MAX_NESTING``)
 
     # --- lexing --------------------------------------------------------------------------
 
@@ -394,12 +396,20 @@ class _Reader:
     def group(self, token: _Token, terminal: bool) -> Node:
         """``( alternatives )``, or ``[ alternatives ]``: the same, optional."""
         text = token.text
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(
+                f"groups nest more than {MAX_NESTING} deep here",
+                "move inner groups into rules of their own",
+                token.at,
+            )
         body = self.alternatives(terminal, nested=True)
         self.skip_newlines()
         close = ")" if text == "(" else "]"
         if self.peek().text != close:
             raise self.error(f"this {text} is never closed", f"add a {close} at the end", token.at)
         self.take()
+        self.depth -= 1
         return body if text == "(" else Repeat(body, 0, 1)
 
     def refuse_unsupported(self, token: _Token) -> None:

@@ -54,10 +54,12 @@ And ``%ignore`` in Lark, before each terminal of a rule (not inside the terminal
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from fsmviz.automaton.dfa import Dfa, compile_regex
+from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.grammar.compile import regex_text
 from fsmviz.grammar.tree import (
     Alt,
@@ -94,10 +96,14 @@ class Chars:
         return i >= 0 and self.ranges[i][1] >= lo
 
     def sample(self) -> str:
-        """A readable character of the set (a printable one when there is one)."""
+        """A readable character of the set (a printable one when there is one; never a
+        UTF-16 surrogate when there is anything else, since no text can hold one)."""
         for lo, hi in self.ranges:
             if hi >= 0x20 and lo <= 0x7E:
                 return chr(max(lo, 0x20))
+        for lo, hi in self.ranges:
+            if lo < 0xD800 or hi > 0xDFFF:
+                return chr(lo if lo < 0xD800 else max(lo, 0xE000))
         return chr(self.ranges[0][0])
 
     def __str__(self) -> str:
@@ -117,6 +123,10 @@ class Regex:
     def __str__(self) -> str:
         return f"/{self.pattern}/"
 
+
+_KEPT_TEXT = 256
+"""A rule whose shortest text is at most this long keeps it once spelled (``spell`` then
+copies it whole); longer ones are spelled piece by piece, as far as asked."""
 
 Production = tuple[int, tuple[int, ...]]
 """(rule number, symbols): a rule is ``>= 0``, terminal ``k`` is ``-k - 1``."""
@@ -138,8 +148,11 @@ class Productions:
         for p, (lhs, _) in enumerate(self.prods):
             self.by_lhs.setdefault(lhs, []).append(p)
         self.nullable = self._nullable()
-        self._shortest = self._shortest_texts()
-        self._suffix: dict[tuple[int, int], str | None] = {}
+        self.length, self.choice = self._shortest_lengths()
+        """A shortest text's length of each rule that can finish, and the production it
+        takes (``fsmviz.grammar.limits`` bounds the lengths before this is built)."""
+        self._suffix: dict[int, list[int | None]] = {}
+        self._texts: dict[int, str] = {}  # short rules' and terminals' texts (``_text``)
 
     def __str__(self) -> str:
         return "\n".join(
@@ -278,25 +291,81 @@ class Productions:
         term = self.terms[-symbol - 1]
         return isinstance(term, Regex) and term.dfa.is_accepting(term.dfa.initial)
 
-    def _shortest_texts(self) -> dict[int, str]:
-        """A shortest text of every rule (a fixed point, like Knuth's shortest derivation)."""
-        best: dict[int, str] = {}
-        changed = True
-        while changed:
-            changed = False
-            for lhs, symbols in self.prods:
-                parts = []
-                for s in symbols:
-                    text = best.get(s) if s >= 0 else self.terminal_text(s)
-                    if text is None:
-                        break
-                    parts.append(text)
+    def _shortest_lengths(self) -> tuple[dict[int, int], dict[int, int]]:
+        """Each rule's shortest text as a *length*, and the production that gives it:
+        Knuth's generalisation of Dijkstra over the productions (a production is known
+        once all its rules are; the least tentative rule is final). Texts are spelled
+        only on demand, as long as asked (``text``): a rule may stand for 100,000
+        characters, and a completion for many such rules."""
+        length: dict[int, int] = {}
+        choice: dict[int, int] = {}
+        waiting: dict[int, list[int]] = {}  # rule -> productions that use it
+        missing: list[int] = []  # per production: its rules not final yet
+        partial: list[int | None] = []  # per production: its terminals' lengths
+        heap: list[tuple[int, int, int]] = []
+        for p, (lhs, symbols) in enumerate(self.prods):
+            total: int | None = 0
+            rules = set()
+            for s in symbols:
+                if s >= 0:
+                    rules.add(s)
                 else:
-                    text = "".join(parts)
-                    if lhs not in best or len(text) < len(best[lhs]):
-                        best[lhs] = text
-                        changed = True
-        return best
+                    read = self.terminal_length(s)
+                    total = None if read is None or total is None else total + read
+            missing.append(len(rules))
+            partial.append(total)
+            for r in rules:
+                waiting.setdefault(r, []).append(p)
+            if not rules and total is not None:
+                heapq.heappush(heap, (total, lhs, p))
+        while heap:
+            value, rule, p = heapq.heappop(heap)
+            if rule in length:
+                continue
+            length[rule], choice[rule] = value, p
+            for q in waiting.get(rule, ()):
+                missing[q] -= 1
+                if missing[q] == 0 and partial[q] is not None:
+                    lhs, symbols = self.prods[q]
+                    if lhs not in length:
+                        total = partial[q] + sum(length[s] for s in symbols if s >= 0)
+                        heapq.heappush(heap, (total, lhs, q))
+        return length, choice
+
+    def _text(self, symbol: int) -> str:
+        """The whole shortest text of a terminal, or of a rule of at most ``_KEPT_TEXT``
+        characters, kept once made. A rule's text is made from its shortest production's
+        symbols' (which are shorter, and made first: an explicit stack, no recursion)."""
+        known = self._texts.get(symbol)
+        if known is not None:
+            return known
+        todo = [symbol]
+        while todo:
+            s = todo[-1]
+            if s in self._texts:
+                todo.pop()
+                continue
+            if s < 0:
+                self._texts[s] = self.terminal_text(s) or ""
+                todo.pop()
+                continue
+            parts = self.prods[self.choice[s]][1]
+            missing = [x for x in parts if x not in self._texts]
+            if missing:
+                todo.extend(missing)
+                continue
+            self._texts[s] = "".join(self._texts[x] for x in parts)
+            todo.pop()
+        return self._texts[symbol]
+
+    def terminal_length(self, symbol: int, state: int = -1) -> int | None:
+        """Fewest characters terminal ``symbol`` reads (from DFA ``state`` inside a
+        regex), or None when it reads none."""
+        term = self.terms[-symbol - 1]
+        if isinstance(term, Chars):
+            return 1 if term.ranges[0][0] >= 0 else None
+        far = term.distance[term.dfa.initial if state < 0 else state]
+        return None if far >= UNREACHABLE else far
 
     def terminal_text(self, symbol: int, state: int = -1) -> str | None:
         """A shortest text terminal ``symbol`` reads (from DFA ``state`` inside a regex),
@@ -308,29 +377,75 @@ class Productions:
         state = dfa.initial if state < 0 else state
         return _dfa_shortest(dfa, state)
 
-    def rest(self, p: int, dot: int, state: int) -> str | None:
-        """A shortest text for the rest of production ``p`` from ``dot`` (inside the
-        regex terminal at ``dot`` when ``state`` is a DFA state); None when there is none."""
+    def rest_length(self, p: int, dot: int, state: int) -> int | None:
+        """The length of a shortest text for the rest of production ``p`` from ``dot``
+        (inside the regex terminal at ``dot`` when ``state`` is a DFA state); None when
+        there is none."""
         symbols = self.prods[p][1]
-        head = ""
+        head = 0
         if state >= 0:
-            text = self.terminal_text(symbols[dot], state)
-            if text is None:
+            read = self.terminal_length(symbols[dot], state)
+            if read is None:
                 return None
-            head, dot = text, dot + 1
-        key = (p, dot)
-        if key not in self._suffix:
-            parts = []
-            for s in symbols[dot:]:
-                text = self._shortest.get(s) if s >= 0 else self.terminal_text(s)
-                if text is None:
-                    self._suffix[key] = None
-                    break
-                parts.append(text)
-            else:
-                self._suffix[key] = "".join(parts)
-        rest = self._suffix[key]
+            head, dot = read, dot + 1
+        tails = self._suffix.get(p)
+        if tails is None:
+            tails = self._suffix[p] = self._suffix_lengths(symbols)
+        rest = tails[dot]
         return None if rest is None else head + rest
+
+    def _suffix_lengths(self, symbols: tuple[int, ...]) -> list[int | None]:
+        """For each dot of a production, the length of a shortest text of the symbols
+        after it (one list of ints per production, made on first use)."""
+        out: list[int | None] = [0] * (len(symbols) + 1)
+        for i in range(len(symbols) - 1, -1, -1):
+            s, after = symbols[i], out[i + 1]
+            read = self.length.get(s) if s >= 0 else self.terminal_length(s)
+            out[i] = None if read is None or after is None else read + after
+        return out
+
+    def rest(self, p: int, dot: int, state: int, limit: int | None = None) -> str | None:
+        """A shortest text for the rest of production ``p`` from ``dot`` (inside the
+        regex terminal at ``dot`` when ``state`` is a DFA state), at most ``limit``
+        characters of it (None: all); None when there is none."""
+        if self.rest_length(p, dot, state) is None:
+            return None
+        return self.spell([(p, dot, state)], limit)
+
+    def spell(self, pieces: Iterable[tuple[int, int, int]], limit: int | None = None) -> str:
+        """The text of ``pieces`` (each the rest of production ``p`` from ``dot``, as
+        ``rest``), one after another, cut at ``limit`` characters (None: all). Rules are
+        expanded along their shortest productions with an explicit stack, so only the
+        characters kept are ever made.
+
+        >>> from fsmviz.grammar.compile import compile_grammar
+        >>> p = Productions(compile_grammar('root ::= ("ab"{3}){3}'))
+        >>> p.spell([(p.start_prod, 0, -1)]), p.spell([(p.start_prod, 0, -1)], limit=5)
+        ('ababababababababab', 'ababa')
+        """
+        out: list[str] = []
+        size = 0
+        budget = limit if limit is not None else UNREACHABLE
+        for p, dot, state in pieces:
+            symbols = self.prods[p][1]
+            stack: list[int] = []
+            if state >= 0:
+                head = self.terminal_text(symbols[dot], state) or ""
+                out.append(head[: budget - size])
+                size += len(out[-1])
+                dot += 1
+            stack.extend(reversed(symbols[dot:]))
+            while stack and size < budget:
+                s = stack.pop()
+                if s >= 0 and self.length[s] > _KEPT_TEXT:
+                    stack.extend(reversed(self.prods[self.choice[s]][1]))
+                    continue
+                read = self._text(s)[: budget - size]
+                out.append(read)
+                size += len(read)
+            if size >= budget:
+                break
+        return "".join(out)
 
 
 def _options(body: Node) -> tuple[Node, ...]:
@@ -344,24 +459,29 @@ def _span(lo: int, hi: int) -> str:
 
 
 def _dfa_shortest(dfa: Dfa, state: int) -> str | None:
-    """A shortest text from ``state`` to acceptance (breadth first)."""
+    """A shortest text from ``state`` to acceptance (breadth first; each state keeps the
+    edge it was reached by, and the text is read back once, so a DFA of n states costs n
+    steps, not n² characters)."""
     if dfa.is_accepting(state):
         return ""
-    seen = {state: ""}
+    came: dict[int, tuple[int, str]] = {state: (-1, "")}
     frontier = [state]
     while frontier:
         nxt = []
         for s in frontier:
             for k, target in dfa.transitions[s].items():
-                if target in seen:
+                if target in came:
                     continue
                 ranges = dfa.classes[k].ranges(dfa.mentioned)
                 if not ranges:
                     continue
-                char = Chars(ranges).sample()
-                seen[target] = seen[s] + char
+                came[target] = (s, Chars(ranges).sample())
                 if dfa.is_accepting(target):
-                    return seen[target]
+                    chars = []
+                    while target != state:
+                        target, char = came[target]
+                        chars.append(char)
+                    return "".join(reversed(chars))
                 nxt.append(target)
         frontier = nxt
     return None

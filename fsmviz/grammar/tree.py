@@ -194,12 +194,13 @@ class Grammar:
 
         return GrammarRun(model, self, options)
 
-    def shortest_completion(self, text: str) -> str | None:
+    def shortest_completion(self, text: str, limit: int | None = None) -> str | None:
         """The shortest text that makes ``text`` a whole sentence (``""`` when it is one),
-        or None when no sentence begins with ``text``."""
+        or None when no sentence begins with ``text``; cut at ``limit`` characters
+        (default: ``fsmviz.grammar.earley.MAX_COMPLETION_CHARS``)."""
         from fsmviz.grammar.earley import recognizer
 
-        return recognizer(self).shortest_completion(text)
+        return recognizer(self).shortest_completion(text, limit)
 
 
 def children(node: Node) -> tuple[Node, ...]:
