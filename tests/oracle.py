@@ -57,6 +57,8 @@ from typing import Any
 
 import regex
 
+from fsmviz.automaton.syntax import greedy_quantifiers
+
 __all__ = [
     "ORACLE_FLAGS",
     "avoid_regex_bugs",
@@ -98,7 +100,8 @@ def strip_anchors(pattern: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def compile_oracle(pattern: str) -> regex.Pattern:
-    """The pattern as the oracle matches it: anchors dropped, ASCII classes."""
+    """The pattern as the oracle matches it: anchors dropped, ASCII classes, around the
+    ``regex`` module's bugs (``avoid_regex_bugs``)."""
     return regex.compile(avoid_regex_bugs(strip_anchors(pattern)), flags=ORACLE_FLAGS)
 
 
@@ -107,7 +110,10 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "
 
 
 def avoid_regex_bugs(pattern: str) -> str:
-    """Rewrite ``[^x]`` (one excluded character) as the equivalent positive class.
+    """Rewrite ``[^x]`` (one excluded character) as the equivalent positive class, and make
+    lazy quantifiers greedy (``fsmviz.automaton.syntax.greedy_quantifiers``: the same
+    language, and the ``regex`` module's partial matching errs on lazy ones:
+    ``regex.fullmatch("ab+?bc", "abbcx", partial=True)`` matches).
 
     The ``regex`` module (2026.11.15 and earlier) compiles a union of two or more such
     classes as if it were one class excluding all of them: ``[^a]|[^b]`` matches neither
@@ -115,6 +121,7 @@ def avoid_regex_bugs(pattern: str) -> str:
     ``[^\\n]|[^b]`` does not match "b". Python's ``re`` gets them right. Spelling ``[^a]``
     as ``[\\x00-`b-\\U0010ffff]`` means the same and stays out of that code path.
     """
+    pattern = greedy_quantifiers(pattern)
     if _CASE_INSENSITIVE.search(pattern):
         return pattern  # [^a] would also exclude "A": leave such patterns alone
     out: list[str] = []

@@ -66,6 +66,8 @@ WHY = {
     "dead_end": "no token could continue",
     "first_match": "the text was a whole sentence (stop at the first match)",
     "overshoot": "a token completed the sentence and its rest was cut",
+    "not_accepted": "the engine let it end, but the grammar's own judge refuses the text",
+    "engine_error": "the grammar engine (llguidance) gave up",
 }
 """Why a grammar run stopped, in words."""
 

@@ -683,6 +683,8 @@ def done_status(trace: Trace, of: str = "the pattern") -> str:
         "dead_end": "no token could continue",
         "first_match": "the text was a full match (stop at the first match)",
         "overshoot": "a token completed the match and its rest was cut (overshoot)",
+        "not_accepted": "the engine let it end, but the pattern's own judge refuses the text",
+        "engine_error": "the constraint's engine gave up",
     }[trace.stop_reason]
     return esc(
         f"Done: {plural(len(trace.steps), 'token')} in {trace.seconds:.1f} s "

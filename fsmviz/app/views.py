@@ -331,6 +331,8 @@ STOPPED = {
     "dead_end": "no token could continue",
     "first_match": "the text was a full match (stop at the first match)",
     "overshoot": "a token completed the match and its rest was cut (overshoot)",
+    "not_accepted": "the engine let it end, but the pattern's own judge refuses the text",
+    "engine_error": "the constraint's engine gave up",
 }
 """Why a run stopped, in words."""
 

@@ -89,6 +89,7 @@ __all__ = [
     "Repeated",
     "RegexError",
     "class_union",
+    "greedy_quantifiers",
     "parse",
     "strip_anchors",
 ]
@@ -547,6 +548,75 @@ def strip_anchors(pattern: str) -> str:
             pattern = pattern[: -len(end)]
             break
     return pattern
+
+
+_COUNT = re.compile(r"\{(?:\d+(?:,\d*)?|,\d+)\}")  # {2}, {2,}, {2,5}, {,5}
+_BRACED_ESCAPES = frozenset("pPxNo")  # \p{L}, \x{41}, \N{DASH}: braces that count nothing
+
+
+def greedy_quantifiers(pattern: str) -> str:
+    r"""``pattern`` with every lazy quantifier made greedy: ``+?`` -> ``+``, ``*?`` -> ``*``,
+    ``??`` -> ``?``, ``{2,5}?`` -> ``{2,5}``. Under ``fullmatch`` the two take exactly the
+    same texts (laziness only changes the order in which a backtracking matcher tries
+    them), but the ``regex`` module's *partial* matching gets lazy quantifiers wrong:
+    ``regex.fullmatch("ab+?bc", "abbcx", partial=True)`` matches, though no text that
+    starts with ``abbcx`` matches ``ab+?bc``. Every naive judge that asks for a partial
+    match (the token oracle, Learn's walk, the engine comparison) asks it of this.
+
+    A ``?`` inside a class (``[+?]``), after a backslash (``\+?``: a literal ``+``, then
+    an optional one) or opening a group (``(?:``) is no lazy quantifier and stays. Where
+    backtracking is cut (an atomic group ``(?>…)``, a possessive ``a++``) laziness can
+    change the language, and the pattern is left as it is.
+
+    >>> greedy_quantifiers("ab+?bc"), greedy_quantifiers("(?:x|y)*?z{2,3}?w??")
+    ('ab+bc', '(?:x|y)*z{2,3}w?')
+    >>> print(greedy_quantifiers(r"[+?*?]\+?\??x{,2}?\p{L}+?"))
+    [+?*?]\+?\??x{,2}\p{L}+
+    >>> print(greedy_quantifiers(r"(?>a+?)b"))
+    (?>a+?)b
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    lazy = committed = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            end = i + 2
+            if pattern[i + 1 : i + 2] in _BRACED_ESCAPES and pattern.startswith("{", end):
+                close = pattern.find("}", end)
+                end = n if close < 0 else close + 1
+            out.append(pattern[i:end])
+            i = end
+            continue
+        if c == "[":
+            end = _class_end(pattern, i) + 1
+            out.append(pattern[i:end])
+            i = end
+            continue
+        if c == "(":  # a "?" or "*" right after "(" opens a group: no quantifier
+            committed = committed or pattern.startswith("(?>", i)
+            end = i + 2 if pattern[i + 1 : i + 2] in ("?", "*") else i + 1
+            if pattern.startswith("(?#", i):  # a comment, read through its ")"
+                close = pattern.find(")", i)
+                end = n if close < 0 else close + 1
+            out.append(pattern[i:end])
+            i = end
+            continue
+        count = _COUNT.match(pattern, i) if c == "{" else None
+        quantifier = count.group() if count else c if c in "*+?" else None
+        if quantifier is None:
+            out.append(c)
+            i += 1
+            continue
+        out.append(quantifier)
+        i += len(quantifier)
+        if pattern.startswith("?", i):  # lazy: the "?" goes
+            lazy, i = True, i + 1
+        elif pattern.startswith("+", i):  # possessive: backtracking is cut
+            committed = True
+            out.append("+")
+            i += 1
+    return "".join(out) if lazy and not committed else pattern
 
 
 # A group's opening: "(", "(?:", "(?P<name>", "(?i:", "(?=" … (lookarounds are refused later).

@@ -69,6 +69,7 @@ from fsmviz.generation.models import Model
 from fsmviz.generation.records import decoding_details, record_step
 from fsmviz.generation.samplers import mass, sample, softmax
 from fsmviz.generation.trace import (
+    MATCH_CLAIMS,
     MAX_DRAFT_TOKENS,
     MAX_TOKENS_LIMIT,
     GenerationOptions,
@@ -88,7 +89,9 @@ __all__ = [
     "MAX_TOKENS_LIMIT",
     "GenerationOptions",
     "Stream",
+    "encode_text",
     "generate",
+    "judged_stop",
     "lookup",
     "sample",
     "stream",
@@ -201,6 +204,7 @@ class Stream(Iterator[Step]):
         self._run = run
         self._started = time.perf_counter()
         self._seconds = 0.0
+        self._judgement: tuple[int, bool, StopReason] | None = None
         ids = encode_prompt(run.model, prompt, run.opts.chat)
         context = getattr(run.model.model.config, "max_position_embeddings", None)
         if context and len(ids) + run.opts.max_tokens > context:
@@ -226,8 +230,10 @@ class Stream(Iterator[Step]):
 
     @property
     def stop_reason(self) -> StopReason | None:
-        """Why the generation stopped, or None while it runs."""
-        return self._run.stop_reason
+        """Why the generation stopped (judged: ``judged_stop``), or None while it runs."""
+        if self._run.stop_reason is None:
+            return None
+        return self._judged()[1]
 
     @property
     def text(self) -> bytes:
@@ -236,29 +242,74 @@ class Stream(Iterator[Step]):
     def trace(self) -> Trace:
         """The finished generation (call after the stream is exhausted)."""
         text = self.text.decode("utf-8", errors="replace")
-        matched = False
+        matched, stop_reason = self._judged()
         pattern = self.pattern
-        if pattern is not None and not isinstance(pattern, str):  # a grammar: its own judge
-            try:
-                matched = pattern.accepts(text)
-            except FsmvizError:  # a text too ambiguous to judge in time: the mask's verdict
-                matched = bool(self.steps) and self._run._accepting(self.steps[-1].state_after)
+        notes = tuple(self._run.notes)
+        if stop_reason != (self._run.stop_reason or "max_tokens"):
+            notes += (
+                f"The constraint's engine let the run end here ({self._run.stop_reason}), but "
+                "the constraint's own judge refuses the text, so the run is not counted as "
+                "a match.",
+            )
+        if pattern is not None and not isinstance(pattern, str):
             pattern = pattern.text
-        elif self.pattern is not None and self._run.index is not None:
-            index = self._run.index
-            end = self.steps[-1].state_after if self.steps else index.initial_state
-            matched = full_match(self.pattern, text, index.is_accepting(end))
         return Trace(
             text=text,
             steps=tuple(self.steps),
-            stop_reason=self.stop_reason or "max_tokens",
+            stop_reason=stop_reason,
             matched=matched,
             pattern=pattern,
             prompt=self.prompt,
             options=self._run.opts,
             seconds=self._seconds or time.perf_counter() - self._started,
-            notes=tuple(self._run.notes),
+            notes=notes,
         )
+
+    def _judged(self) -> tuple[bool, StopReason]:
+        """The constraint's own verdict on the text so far (``Trace.matched``) and the stop
+        reason it allows (``judged_stop``): the one place where a run's end is judged, for
+        every constraint (regex, schema on either path, grammar). Kept until a step more."""
+        if self._judgement is None or self._judgement[0] != len(self.steps):
+            matched = self._matched(self.text.decode("utf-8", errors="replace"))
+            reason = self._run.stop_reason or "max_tokens"
+            if self.pattern is not None:  # an unconstrained run's EOS claims no match
+                reason = judged_stop(reason, matched)
+            self._judgement = (len(self.steps), matched, reason)
+        return self._judgement[1], self._judgement[2]
+
+    def _matched(self, text: str) -> bool:
+        """Whether ``text`` is what the constraint asks for, by its own judge: a
+        grammar's (or a compiled schema's) ``accepts``, a regex's ``regex.fullmatch``."""
+        pattern = self.pattern
+        if pattern is None:
+            return False
+        if not isinstance(pattern, str):  # a grammar: its own judge
+            try:
+                return pattern.accepts(text)
+            except FsmvizError:  # a text too ambiguous to judge in time: the mask's verdict
+                return bool(self.steps) and self._run._accepting(self.steps[-1].state_after)
+        index = self._run.index
+        if index is None:
+            return False
+        end = self.steps[-1].state_after if self.steps else index.initial_state
+        return full_match(pattern, text, index.is_accepting(end))
+
+
+def judged_stop(reason: StopReason, matched: bool) -> StopReason:
+    """``reason`` as a constrained run may report it: a reason that claims a match
+    (``MATCH_CLAIMS``: ``accepted``, ``first_match``, ``overshoot``) stands only when the
+    constraint's judge accepts the text (``matched``); otherwise ``not_accepted``. The
+    mask's engine and the judge should never disagree; where they do (an engine bug, a
+    fast-forward misread), the run must not call its text a success.
+
+    >>> judged_stop("accepted", True), judged_stop("accepted", False)
+    ('accepted', 'not_accepted')
+    >>> judged_stop("max_tokens", False)
+    'max_tokens'
+    """
+    if reason in MATCH_CLAIMS and not matched:
+        return "not_accepted"
+    return reason
 
 
 MATCH_TIMEOUT = 0.25
@@ -340,6 +391,25 @@ def _prompt_text_ids(tokenizer, prompt: str, *, add_special_tokens: bool) -> lis
     ]
 
 
+def encode_text(tokenizer, text: str) -> list[int]:
+    """``text`` as the tokens a model writes it with: ordinary tokens only, no BOS, and a
+    special token's spelling (``<|im_end|>`` in a grammar literal or a pattern's constant
+    text) split like any other text, exactly as a prompt is (``encode_prompt``). What
+    fast-forward writes and what a grammar's safe end plans are text, never control tokens:
+    ``<|im_end|>`` as the end-of-sequence token would end the run instead of writing it.
+
+    >>> from fsmviz.bundled import bundled_tokenizer_dir
+    >>> from transformers import AutoTokenizer
+    >>> tokenizer = AutoTokenizer.from_pretrained(bundled_tokenizer_dir())
+    >>> tokenizer.encode("<|im_end|>", add_special_tokens=False)   # the control token
+    [2]
+    >>> [tokenizer.decode([t]) for t in encode_text(tokenizer, "<|im_end|>")]
+    ['<', '|', 'im', '_', 'end', '|', '>']
+    """
+    with _ENCODING:
+        return list(_prompt_text_ids(tokenizer, text, add_special_tokens=False))
+
+
 @dataclass(frozen=True, eq=False)
 class _Pass:
     """One forward pass, planned before it runs. It feeds ``pending`` (what the model has
@@ -376,6 +446,7 @@ class _Constraint:
     ``fsmviz.grammar.run.GrammarRun`` answers from a grammar instead:
 
     * ``_allowed``, ``_accepting``, ``_finished``: a state's mask, and whether it ends a match;
+    * ``_stuck``: why the run stops where nothing can follow;
     * ``_safe``: that mask narrowed to the tokens that can still finish in time (safe end);
     * ``_forced``: the tokens fast-forward writes unasked (``fsmviz.generation.fastforward``);
     * ``_drafts``: the tokens tried ahead in the same pass (``fsmviz.generation.drafts``).
@@ -402,6 +473,12 @@ class _Constraint:
 
     def _accepting(self, state: int) -> bool:
         return self.index.is_accepting(state) if self.index else True
+
+    def _stuck(self) -> StopReason:
+        """Why the run cannot go on where its mask is empty (or its engine refused the
+        token its own mask allowed): ``dead_end`` for an index, whose states are exact; a
+        grammar run also says when its engine gave up (``engine_error``)."""
+        return "dead_end"
 
     def _finished(self, state: int) -> bool:
         """Accepting, and no token may follow: the match is complete."""
@@ -471,7 +548,7 @@ class _Constraint:
         tokenizer = self.model.tokenizer
 
         def encode(text: str) -> list[int]:
-            return tokenizer.encode(text, add_special_tokens=False)
+            return encode_text(tokenizer, text)
 
         vocab = self.model.vocab
         return forced_chain(self.index, vocab, encode, state, budget, self._fits, self._accepting)
@@ -620,7 +697,7 @@ class _Run(_Constraint):
             return None
         allowed = self._allowed(state)
         if allowed is None:
-            self.stop_reason = "dead_end"  # no token can follow, and no match so far
+            self.stop_reason = self._stuck()  # no token can follow, and no match so far
             return None
         probs = self._distribution(row)
         valid_mass = mass(probs, allowed)
@@ -632,6 +709,9 @@ class _Run(_Constraint):
         token = self._sample(row, mask, draft)
         after = self.index.next_state(state, token) if self.index else 0
         kept = None
+        if after is None and not self.opts.overshoot:  # the engine refused its own mask's
+            self.stop_reason = self._stuck()  # token: nothing is written, the run stops
+            return None
         if after is None:  # allowed only as an overshoot token: its end is cut off
             kept, after = self._overshoot(state).find(token)  # type: ignore[misc]
         step = self._step(

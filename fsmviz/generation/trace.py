@@ -21,6 +21,7 @@ from fsmviz.params import GENERATION, MAX_TOKENS_LIMIT, ParameterError
 
 __all__ = [
     "Candidate",
+    "MATCH_CLAIMS",
     "MAX_TOKENS_LIMIT",
     "GenerationOptions",
     "Step",
@@ -36,7 +37,23 @@ CSV_COLUMNS = ("step", "token_id", "text", "state_before", "state_after", "allow
                "valid_mass", "prob", "forced", "drafted", "top", "cut", "top_k_removed",
                "top_p_removed")  # fmt: skip
 
-StopReason = Literal["accepted", "max_tokens", "prob_limit", "dead_end", "first_match", "overshoot"]
+StopReason = Literal[
+    "accepted",
+    "max_tokens",
+    "prob_limit",
+    "dead_end",
+    "first_match",
+    "overshoot",
+    "not_accepted",
+    "engine_error",
+]
+"""Why a run stopped. Three of them claim a match (``MATCH_CLAIMS``: ``accepted``,
+``first_match``, ``overshoot``), and a trace carries one only when the constraint's own
+judge accepts its text (``Trace.matched``); where the engine that masked the run let it end
+but the judge refuses the text, the run says ``not_accepted``. ``engine_error``: the engine
+that computes the mask (llguidance, for a grammar) refused to go on, too complex or past
+one of its limits; ``Trace.notes`` quotes its words."""
+MATCH_CLAIMS: tuple[StopReason, ...] = ("accepted", "first_match", "overshoot")
 StopRule = Literal["eos", "first"]
 STOP_RULES: tuple[StopRule, ...] = ("eos", "first")
 

@@ -48,7 +48,7 @@ from fsmviz.grammar.to_lark import to_lark
 from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["GrammarMatcher", "llguidance_grammar", "lltokenizer"]
+__all__ = ["GrammarMatcher", "engine_words", "llguidance_grammar", "lltokenizer"]
 
 _TOKENIZERS: BoundedCache[Any] = BoundedCache(maxsize=4)
 _GRAMMARS: BoundedCache[str] = BoundedCache(maxsize=32)
@@ -125,12 +125,31 @@ def _build_tokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | Non
         def __call__(self, text: bytes) -> list[int]:
             if encode is not None:
                 try:
-                    return list(encode(text.decode("utf-8")))
+                    ids = list(encode(text.decode("utf-8")))
                 except UnicodeDecodeError:
-                    pass
+                    ids = []
+                if b"".join(tokens[i] for i in ids if i < len(tokens)) == text:
+                    return ids
+            # The tokenizer's answer does not spell ``text`` (``<|im_end|>`` read as the
+            # control token, whose table entry is its 0xFF mark): ordinary tokens instead.
             return greedy(text)
 
     return llguidance.LLTokenizer(llguidance.TokenizerWrapper(Source()))
+
+
+def engine_words(error: str) -> str:
+    """llguidance's error message as a sentence a user can read: its first line, without
+    the parser's state and the grammar it appends.
+
+    >>> engine_words("Parser Error: Current row has 3000 items; max is 2000\\n<state>...")
+    'Current row has 3000 items; max is 2000.'
+    """
+    first = error.strip().split("<state>")[0].strip().splitlines()
+    words = first[0].strip() if first else "it gave no reason"
+    for prefix in ("Parser Error:", "Error:"):
+        if words.startswith(prefix):
+            words = words[len(prefix) :].strip()
+    return words if words.endswith(".") else f"{words}."
 
 
 class GrammarMatcher:

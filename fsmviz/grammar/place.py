@@ -52,7 +52,7 @@ from typing import Protocol
 import regex
 
 from fsmviz.automaton.dfa import Dfa, compile_regex
-from fsmviz.automaton.syntax import RegexError
+from fsmviz.automaton.syntax import RegexError, greedy_quantifiers
 from fsmviz.cache import BoundedCache
 from fsmviz.grammar.network import Arc, Network, Symbol
 from fsmviz.printable import printable
@@ -113,7 +113,8 @@ class RegexReader:
 
     def step(self, state: object, char: str) -> str | None:
         text = f"{state}{char}"
-        return text if regex.fullmatch(self.pattern, text, partial=True) else None
+        greedy = greedy_quantifiers(self.pattern)  # regex's partial match errs on +?
+        return text if regex.fullmatch(greedy, text, partial=True) else None
 
     def accepts(self, state: object) -> bool:
         return regex.fullmatch(self.pattern, str(state)) is not None

@@ -32,12 +32,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from fsmviz.generation.generate import _Run
+from fsmviz.generation.generate import _Run, encode_text
 from fsmviz.generation.models import Model
-from fsmviz.generation.trace import GenerationOptions
+from fsmviz.generation.trace import GenerationOptions, StopReason
 from fsmviz.grammar.earley import Column, recognizer
 from fsmviz.grammar.errors import GrammarError
-from fsmviz.grammar.matcher import GrammarMatcher
+from fsmviz.grammar.matcher import GrammarMatcher, engine_words
 from fsmviz.grammar.oracle import split_utf8
 from fsmviz.grammar.tree import Grammar
 
@@ -67,10 +67,11 @@ class GrammarCursor:
     def __init__(self, grammar: Grammar | SchemaGrammarLike, model: Model):
         tokenizer = model.tokenizer
 
-        def encode(text: str) -> list[int]:
-            return list(tokenizer.encode(text, add_special_tokens=False))
+        def encode(text: str) -> list[int]:  # text as text: never a control token
+            return encode_text(tokenizer, text)
 
         self.encode = encode
+        self.ends: list[tuple[bool, bool]] = []  # (accepting, stopped) after each token
         self.vocab = model.vocab
         if isinstance(grammar, Grammar):
             self.matcher = GrammarMatcher(grammar, model.vocab, encode)
@@ -79,6 +80,7 @@ class GrammarCursor:
         else:  # a JSON Schema's grammar, compiled by llguidance: no chart, no safe end
             self.matcher = GrammarMatcher(grammar.grammar, model.vocab, encode, grammar.limits())
             self.columns = []
+        self.initially = (self.matcher.is_accepting(), self.matcher.is_stopped())
         self.pending = b""  # bytes of a character the text so far ends inside
         self.plan: list[int] | None = None  # tokens of a shortest completion from here
         self.lost = not isinstance(grammar, Grammar)  # True: no chart (or it died where
@@ -93,6 +95,7 @@ class GrammarCursor:
             raise RuntimeError(f"a grammar run only moves on (at {self.position}, not {state})")
         if not self.matcher.consume(token):
             return None
+        self.ends.append((self.matcher.is_accepting(), self.matcher.is_stopped()))
         if self.plan and self.plan[0] == token:
             self.plan = self.plan[1:]
         else:
@@ -106,7 +109,20 @@ class GrammarCursor:
         return state + 1
 
     def is_accepting(self, state: int) -> bool:
-        return self.matcher.is_accepting()
+        return self.ends_at(state)[0]
+
+    def ends_at(self, state: int) -> tuple[bool, bool]:
+        """(accepting, stopped) of the text of the first ``state`` tokens. The matcher
+        itself is at ``position``, which a fast-forwarded chain moves past the steps the
+        loop has yet to record: the state after the chain's first token is *its* state,
+        not the matcher's, and only the state after its last token is the matcher's."""
+        if state == self.position:
+            return self.matcher.is_accepting(), self.matcher.is_stopped()
+        if 0 < state <= len(self.ends):
+            return self.ends[state - 1]
+        if state == 0:  # the start, left behind by a chain
+            return self.initially
+        raise RuntimeError(f"no verdict kept for step {state}")
 
     def extend(
         self, columns: list[Column], pending: bytes, data: bytes
@@ -177,16 +193,28 @@ class GrammarRun(_Run):
         return mask
 
     def _accepting(self, state: int) -> bool:
-        return self.place.matcher.is_accepting()
+        return self.place.ends_at(state)[0]
 
     def _finished(self, state: int) -> bool:
-        matcher = self.place.matcher
-        if matcher.is_stopped():
+        """Whether the text of ``state`` tokens is a sentence nothing may extend. Asked of
+        *that* state (``GrammarCursor.ends_at``), not of the matcher, which a forced chain
+        has already moved to the chain's end."""
+        accepting, stopped = self.place.ends_at(state)
+        if stopped:
             return True
-        if not matcher.is_accepting():
+        if not accepting:
             return False
         allowed = self._allowed(state)
         return allowed is not None and int(allowed.sum()) == 1
+
+    def _stuck(self) -> StopReason:
+        """``engine_error`` with llguidance's words in the notes where it gave up (a
+        grammar too complex for its parser, one of its limits), else ``dead_end``."""
+        error = self.place.matcher.error()
+        if not error:
+            return "dead_end"
+        self.notes.append(f"The grammar engine (llguidance) stopped the run: {engine_words(error)}")
+        return "engine_error"
 
     def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         if not self.opts.fast_forward or budget <= 0:
@@ -195,7 +223,8 @@ class GrammarRun(_Run):
         for token in self.place.matcher.forced()[:budget]:
             self._allowed(state)  # kept for the forced step's record
             after = self.place.next_state(state, token)
-            if after is None:
+            if after is None:  # refused: the step at ``state`` asks the matcher again
+                self.masks.pop(state, None)
                 break
             chain.append((token, after))
             state = after
@@ -209,7 +238,7 @@ class GrammarRun(_Run):
         return allowed
 
     def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
-        token = super()._sample(logits, mask, draft)
+        token = first = super()._sample(logits, mask, draft)
         if not self.opts.safe_end:
             return token
         place, left = self.place, self._left
@@ -226,7 +255,8 @@ class GrammarRun(_Run):
             token = super()._sample(logits, mask, draft)
             if place.fits(token, left - 1):
                 return token
-        plan = place.plan or []
-        if plan:
-            return plan[0]
-        return self.eos
+        allowed = self._allowed(place.position)  # the plan's next token, or the end,
+        for choice in (*(place.plan or [])[:1], self.eos):  # where the engine allows it
+            if allowed is not None and choice < len(allowed) and allowed[choice]:
+                return choice
+        return first  # nothing allowed fits: the model's own first choice

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import regex
 
+from fsmviz.automaton.syntax import greedy_quantifiers
 from fsmviz.tokens.index import build_index
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -44,7 +45,7 @@ class NaiveStep:
 def naive_allowed(pattern: str, vocab: Vocabulary, prefix: str) -> tuple[int, ...]:
     """Token ids t with ``regex.fullmatch(pattern, prefix + t, partial=True)`` (ASCII
     classes, like the engine), plus EOS when ``prefix`` fully matches."""
-    compiled = regex.compile(pattern, regex.ASCII)
+    compiled = regex.compile(greedy_quantifiers(pattern), regex.ASCII)  # partial: no +?
     out = []
     for i, data in enumerate(vocab.all_token_bytes):
         if not data:

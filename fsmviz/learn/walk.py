@@ -23,6 +23,7 @@ from typing import Literal
 import regex
 
 from fsmviz.automaton.dfa import Dfa
+from fsmviz.automaton.syntax import greedy_quantifiers
 
 __all__ = [
     "TableRow",
@@ -81,7 +82,8 @@ class Walk:
 def _python_verdict(pattern: str, text: str, flags: int = 0) -> Verdict:
     if regex.fullmatch(pattern, text, flags=flags) is not None:
         return "match"
-    if regex.fullmatch(pattern, text, flags=flags, partial=True) is not None:
+    greedy = greedy_quantifiers(pattern)  # regex's partial matching errs on lazy ones
+    if regex.fullmatch(greedy, text, flags=flags, partial=True) is not None:
         return "partial"
     return "dead"
 

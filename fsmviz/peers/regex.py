@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
-from fsmviz.automaton.syntax import strip_anchors
+from fsmviz.automaton.syntax import greedy_quantifiers, strip_anchors
 from fsmviz.errors import InputError
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
@@ -90,7 +90,7 @@ def naive_allows(pattern: str, prefix: bytes, token: bytes | None) -> bool | Non
         >>> naive_allows("日本", b"", "日".encode()[:2])  # half a character: could it be 日?
         True
     """
-    core = strip_anchors(pattern)
+    core = greedy_quantifiers(strip_anchors(pattern))  # regex's partial match errs on +?
     flags = regex.ASCII
     if token is None:
         text = prefix.decode("utf-8", errors="replace")
