@@ -58,6 +58,7 @@ from fsmviz.grammar.tree import (
 __all__ = [
     "MAX_EXPANDED_SYMBOLS",
     "MAX_NESTING",
+    "MAX_REPEATED_POSITIONS",
     "MAX_SHORTEST_CHARS",
     "GrammarSize",
     "check_nesting",
@@ -74,6 +75,12 @@ never be written, and its text (which the shortest completion and the doctor rea
 cost memory for nothing."""
 MAX_NESTING = 100
 """Groups and repeats inside each other (``((("a")))``, ``"a"{2}{2}{2}``) at most."""
+MAX_REPEATED_POSITIONS = 25_000
+"""Characters and pieces written out by counted repeats, all of them together, counted as
+the regex compiler counts a pattern's positions (nested repeats multiply: ``("ab"{10}){3}``
+is 60). The page draws, and the doctor checks, such parts of a rule as one regex terminal
+each (``fsmviz.grammar.network``); this keeps their DFAs together within what one regex
+may cost (``fsmviz.automaton.dfa.MAX_POSITIONS``)."""
 MAX_EXPANDED_SYMBOLS = 250_000
 """Symbols of the flattened productions at most (a 50,000-character grammar of plain
 literals has 50,000; ``"a"{1000}`` written 250 times reaches the bound)."""
@@ -92,6 +99,8 @@ class GrammarSize:
     shortest: dict[str, int | None]
     nesting: int
     expanded: int
+    repeated: int = 0
+    """Positions written out by counted repeats (``MAX_REPEATED_POSITIONS``)."""
 
 
 def measure(
@@ -106,7 +115,8 @@ def measure(
     shortest = shortest_lengths(grammar, regex_length or _regex_length)
     expanded = sum(_expanded(rule.body) for rule in grammar.rules)
     expanded += sum(_expanded(piece) for piece in grammar.ignore)
-    return GrammarSize(shortest, depth, expanded)
+    repeated = sum(_repeated(rule.body) for rule in grammar.rules)
+    return GrammarSize(shortest, depth, expanded, repeated)
 
 
 def check_nesting(grammar: Grammar) -> None:
@@ -153,6 +163,16 @@ def check_size(
             f"the grammar expands to {size.expanded:,} symbols (its repeats written out, "
             f"{_expanded(biggest.body):,} of them in {biggest.name!r}); fsmviz takes at most "
             f"{MAX_EXPANDED_SYMBOLS:,}",
+            biggest.line,
+            biggest.column,
+            "use * or + for long runs instead of large counted repeats",
+        )
+    if size.repeated > MAX_REPEATED_POSITIONS:
+        biggest = max(grammar.rules, key=lambda r: _repeated(r.body))
+        raise GrammarError(
+            f"the grammar's counted repeats write out {size.repeated:,} characters and "
+            f"pieces ({_repeated(biggest.body):,} of them in {biggest.name!r}); fsmviz takes "
+            f"at most {MAX_REPEATED_POSITIONS:,}",
             biggest.line,
             biggest.column,
             "use * or + for long runs instead of large counted repeats",
@@ -318,6 +338,40 @@ def _expanded(node: Node) -> int:
             total += here.min + (2 if here.max is None else 2 * (here.max - here.min))
             stack.append(here.item)
     return total
+
+
+def _repeated(node: Node) -> int:
+    """Positions the counted repeats in ``node`` write out (the outermost repeats' sizes,
+    nested ones multiplying, saturated).
+
+    >>> _repeated(Seq((Literal("xyz"), Repeat(Repeat(Literal("ab"), 10, 10), 0, 3))))
+    60
+    """
+    total = 0
+    stack = [node]
+    while stack:
+        here = stack.pop()
+        if isinstance(here, Repeat):
+            total = min(total + _positions(here), _HUGE)
+        else:
+            stack.extend(children(here))
+    return total
+
+
+def _positions(node: Node) -> int:
+    """Positions of ``node`` written out, as a regex compiler counts them (a piece is
+    one, a literal one per character, a repeat its item's times its largest count or,
+    unbounded, its least count and one more)."""
+    if isinstance(node, Literal):
+        return len(node.text)
+    if isinstance(node, RegexTerm):
+        return len(node.pattern)
+    if isinstance(node, (CharSet, RuleRef)):
+        return 1
+    if isinstance(node, Repeat):
+        copies = node.max if node.max is not None else node.min + 1
+        return min(_positions(node.item) * max(copies, 1), _HUGE)
+    return min(sum(_positions(child) for child in children(node)), _HUGE)
 
 
 def _refs(node: Node) -> list[RuleRef]:
