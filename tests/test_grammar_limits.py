@@ -41,7 +41,7 @@ BOMBS = {
     "nested Lark groups": ("start: " + "[" * 3000 + '"a"' + "]" * 3000, "nest more than"),
     "stacked repeats": ('root ::= "a"' + "{2}" * 300, "nests groups and repeats 300 deep"),
     "a long forced row": ("root ::= " + " ".join(['"a"{1000}'] * 300), "300,000 characters"),
-    "written-out repeats": ("root ::= " + " ".join(['"a"{0,1000}'] * 200), "write out"),
+    "written-out repeats": ("root ::= " + " ".join(['"a"{0,1000}'] * 200), "400,200 symbols"),
     "many distinct repeats": (
         "root ::= " + " ".join(f'"a"{{0,{1000 - i}}}' for i in range(120)),
         "write out 112,860 characters",
