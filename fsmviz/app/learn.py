@@ -39,6 +39,9 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["LEARN_CSS", "build_learn_tab"]
 
+SCALE = 1.35
+"""How much larger than graphviz's natural size a Learn drawing is shown (edge labels at
+~14 px natural are too small to read on a projector)."""
 DRAW_LIMIT = 120
 """States above which the Learn view does not draw (a teaching picture must be readable)."""
 CUSTOM = "your own tokens"
@@ -50,8 +53,9 @@ LEARN_CSS = """
 #learn .learn-card { border: 1px solid #e3e3e3; border-radius: 8px; padding: 8px 12px; }
 #learn h3 { margin: 0.2em 0 0.4em; }
 #learn .notes { margin: 0.3em 0; padding-left: 1.2em; }
-#learn .learn-svg { overflow: auto; max-height: 380px; }
-#learn table.learn { border-collapse: collapse; font-size: 0.9em; margin: 4px 0; }
+#learn, #learn p, #learn li, #learn td, #learn th { font-size: 16px; }
+#learn .learn-svg { overflow: auto; max-height: 62vh; }
+#learn table.learn { border-collapse: collapse; font-size: 1em; margin: 4px 0; }
 #learn table.learn th, #learn table.learn td { border: 1px solid #ddd; padding: 2px 8px;
   text-align: center; font-family: ui-monospace, monospace; }
 #learn table.learn td.blank { color: #bbb; }
@@ -69,7 +73,7 @@ LEARN_CSS = """
 #learn .mask td.off { color: #bbb; }
 #learn .bar { display: inline-block; height: 8px; background: #2b6cd4; }
 #learn .scroll { overflow-x: auto; max-width: 100%; }
-#learn .why { color: #555; font-size: 0.9em; }
+#learn .why { color: #555; font-size: 1em; }
 </style>
 """
 
@@ -94,10 +98,12 @@ def _svg(drawing, title: str, **lit) -> str:
         svg = highlight(to_svg(drawing, title=title), **lit)
     except RenderError as error:
         return error_html(error)
-    # Natural size, never blown up: a one-state frame must not fill the screen.
+    # A third above natural size, so that a projected page reads from the back of the room,
+    # never more: a one-state frame must not fill the screen.
     size = _NATURAL.search(svg)
     if size:
-        svg = svg.replace('width="100%"', f'style="width:{size.group(1)};max-width:100%"', 1)
+        width = f"calc({SCALE} * {size.group(1)})"
+        svg = svg.replace('width="100%"', f'style="width:{width};max-width:100%"', 1)
     return f"<div class='learn-svg'>{svg}</div>"
 
 
@@ -156,9 +162,9 @@ def walk_html(pattern: str, text: str) -> str:
         )
     python = _VERDICT[w.python]
     agree = (
-        f"<p>Python's <code>regex.fullmatch</code> agrees: {esc(python)}.</p>"
+        f"<p>Python's own regex matcher agrees: {esc(python)}.</p>"
         if w.agrees
-        else f"<p class='fail'>Python's <code>regex.fullmatch</code> says {esc(python)}: "
+        else f"<p class='fail'>Python's own regex matcher says {esc(python)}: "
         f"{esc(w.reason or '')}</p>"
     )
     edges = list(zip(w.path, w.path[1:], strict=False))
@@ -184,11 +190,12 @@ def table_html(pattern: str) -> str:
         cells = "".join(
             "<td class='blank'></td>" if c is None else f"<td>{c}</td>" for c in r.cells
         )
-        rows.append(f"<tr><td>{mark}</td><td>{r.state}</td><td>{r.accepting}</td>{cells}</tr>")
+        accepting = "yes" if r.accepting else "no"
+        rows.append(f"<tr><td>{mark}</td><td>{r.state}</td><td>{accepting}</td>{cells}</tr>")
     return (
         "<table class='learn'><tr><th></th><th>state</th><th>accepting</th>"
         f"{head}</tr>{''.join(rows)}</table><p class='why'>→ start, * accepting; a blank "
-        "cell is impossible (interegular's table writes every digit as its own column; here "
+        "cell is impossible (a textbook table has a column for every character; here the "
         "characters the pattern never tells apart share one).</p>"
     )
 
@@ -247,7 +254,7 @@ def expectations_html(pattern: str, block: str) -> str:
     return (
         f"<p>{passed} of {len(results)} expectations met.</p>"
         "<div class='scroll'><table class='learn'><tr>"
-        "<th>line</th><th>text</th><th>should</th><th>DFA</th><th>regex.fullmatch</th>"
+        "<th>line</th><th>text</th><th>should</th><th>automaton</th><th>Python</th>"
         f"<th>why</th></tr>{''.join(rows)}</table></div>"
     )
 
@@ -685,7 +692,7 @@ def _naive_section(mirror: gr.Textbox) -> None:
 def _token_table_section(mirror: gr.Textbox) -> None:
     """9. Seed 001's ``state_transitions[state, token_id]`` over the real vocabulary."""
     with gr.Accordion(
-        "9. Seed 001's transition table over the real vocabulary: states × token ids",
+        "9. The whole index as one table: states × token ids of the real vocabulary",
         open=False,
     ):
         build_table = gr.Button("Build it for the regex above", elem_id="token-table-run")

@@ -260,12 +260,25 @@ def _head(title: str | None, count: str, start: str, *, quick: bool = False) -> 
     ]
 
 
+SPECKS = frozenset(".,:;'`\"-_^~")
+"""Characters that draw as a speck: alone on an edge, a ``.`` is easy to miss (or to take
+for a smudge) on a projected page, so such a label is drawn larger and says what it is."""
+
+
 def _edge_label(label: str) -> str:
-    """An edge's label attribute; a long one is shortened, its full text a tooltip."""
+    """An edge's label attribute; a long one is shortened, its full text a tooltip. A lone
+    speck (``.``, ``,``, ``'``) is drawn larger, with a tooltip naming it.
+
+    >>> _edge_label(".")
+    'label=".", fontsize=22, tooltip="the character .", labeltooltip="the character ."'
+    """
     full = label_text(label)
     attrs = f"label={quote(_shorten(full, MAX_LABEL))}"
     if len(full) > MAX_LABEL:
         attrs += f", tooltip={quote(full)}, labeltooltip={quote(full)}"
+    elif full in SPECKS:
+        tip = quote(f"the character {full}")
+        attrs += f", fontsize=22, tooltip={tip}, labeltooltip={tip}"
     return attrs
 
 

@@ -207,7 +207,7 @@ def _minimal_frame(st: Stages) -> ConstructionFrame:
     d = st.dfa
     notes = (
         f"The minimal DFA: {d.num_states} states, {len(d.accepting)} accepting. This is what "
-        "compile_regex returns and the main page draws; states are numbered breadth first.",
+        "the Generate tab draws and the model is guided by; states are numbered breadth first.",
     )
     legend = tuple(
         (m, ", ".join(_set(st.subsets[st.kept[i]]) for i, x in enumerate(st.merged_into) if x == m))
