@@ -93,3 +93,21 @@ def test_free_form_objects_and_ignored_keywords_are_found():
     found = {(f.kind, f.pointer) for f in schema_findings(schema)}
     assert ("free_form_object", "/properties/extra") in found
     assert ("ignored_keyword", "/properties/n/minimum") in found
+
+
+@pytest.mark.parametrize(
+    ("node", "flagged"),
+    [({"minimum": 0, "maximum": 120}, False),
+     ({"exclusiveMinimum": 0, "exclusiveMaximum": 9}, False),
+     ({"minimum": 0}, True), ({"maximum": 120}, True),
+     ({"minimum": 0, "maximum": 120, "exclusiveMinimum": True}, True),  # draft 4: no range
+     ({"exclusiveMinimum": True, "exclusiveMaximum": True}, True)],
+)  # fmt: skip
+def test_an_integer_bounded_on_both_sides_has_bounded_digits(node, flagged):
+    draft = {"$schema": "http://json-schema.org/draft-04/schema#"}
+    schema = {**(draft if True in node.values() else {}), "type": "object",
+              "properties": {"age": {"type": "integer", **node}}}  # fmt: skip
+    kinds = [f.kind for f in schema_findings(schema)]
+    assert ("unbounded_digits" in kinds) == flagged
+    if not flagged:  # and the regex does spell only numbers in range
+        assert "[0-9]*" not in regex_from_schema(schema)

@@ -150,6 +150,20 @@ def _bound_missing(
     return SchemaFinding(kind, severity, message, pointer(path), _rewrite(schema, path, **bound))
 
 
+def _bounded_range(node: Mapping[str, Any]) -> bool:
+    """Whether an integer node is bounded on both sides (``minimum: 0, maximum: 120``): its
+    regex then spells only the numbers in range, so its digits are bounded too."""
+    if any(isinstance(node.get(k), bool) for k in ("exclusiveMinimum", "exclusiveMaximum")):
+        return False  # draft 4's boolean form: outlines-core then writes no range at all
+
+    def number(key: str) -> bool:
+        return isinstance(node.get(key), int | float)
+
+    return (number("minimum") or number("exclusiveMinimum")) and (
+        number("maximum") or number("exclusiveMaximum")
+    )
+
+
 def _unbounded_digits(
     schema: Mapping[str, Any],
     path: tuple[str | int, ...],
@@ -161,7 +175,7 @@ def _unbounded_digits(
     found: list[SchemaFinding] = []
     where = pointer(path)
     kinds = _types(node)
-    if "integer" in kinds and free and "maxDigits" not in node:
+    if "integer" in kinds and free and "maxDigits" not in node and not _bounded_range(node):
         found.append(
             _bound_missing(
                 schema, path, "unbounded_digits", "info",
