@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from fsmviz.generation.batching import ForwardPassError
     from fsmviz.generation.generate import Stream, generate, stream
     from fsmviz.generation.models import Model, ModelLoadError, load_model
+    from fsmviz.generation.server import ServerError, ServerModel, connect
     from fsmviz.schema.convert import SchemaError, compile_schema, regex_from_schema
 
 # The generation names need torch and transformers, which take seconds to import; someone
@@ -65,6 +66,10 @@ _LAZY = {
     "compile_schema": "fsmviz.schema.convert",
     "ForwardPassError": "fsmviz.generation.batching",
     "BundledModelMissing": "fsmviz.bundled",
+    # A model behind a vLLM server: the server writes, fsmviz replays.
+    "connect": "fsmviz.generation.server",
+    "ServerError": "fsmviz.generation.server",
+    "ServerModel": "fsmviz.generation.server",
 }
 
 
@@ -96,6 +101,8 @@ __all__ = [
     "ModelLoadError",
     "RegexError",
     "SchemaError",
+    "ServerError",
+    "ServerModel",
     "Step",
     "Stream",
     "TokenIndex",
@@ -106,6 +113,7 @@ __all__ = [
     "compile_grammar",
     "compile_regex",
     "compile_schema",
+    "connect",
     "diagnose",
     "first_allowed_tokens",
     "generate",

