@@ -819,3 +819,16 @@ def test_i30_bold_text_has_every_glyph(app: Page) -> None:
         }"""
     )
     assert abs(widths[0] - widths[1]) < 0.5, widths
+
+
+@pytest.mark.parametrize("touch", [False, True])
+def test_a_touch_screen_is_told_what_to_tap_not_which_keys(browser, app_url: str, touch) -> None:
+    context = browser.new_context(viewport=PHONE_VIEW, has_touch=touch, is_mobile=touch)
+    try:
+        page = context.new_page()
+        open_app(page, app_url + "/")
+        keys, taps = page.locator(".stepper .keys").first, page.locator(".stepper .taps").first
+        expect(taps if touch else keys).to_be_visible()
+        expect(keys if touch else taps).to_be_hidden()
+    finally:
+        context.close()

@@ -40,7 +40,8 @@ STEP_BUTTONS = (
     '<button type="button" data-stepper="prev" title="previous step (←)">◀ Prev</button>'
     '<button type="button" data-stepper="play" title="play the run step by step">▶ Play</button>'
     '<button type="button" data-stepper="next" title="next step (→)">Next ▶</button>'
-    '<span class="keys">or ← → keys</span></div>'
+    '<span class="keys">or ← → keys</span>'
+    '<span class="taps">or tap a token, a row or a chart point</span></div>'
 )
 """Prev, Play and Next: the same buttons on the Generate and the Grammar tab, both
 stepped by static/app.js (the ← → keys too) on whichever tab is shown."""
