@@ -36,6 +36,7 @@ from fsmviz.cache import bounded
 from fsmviz.schema.circular import tangled_at, untangle_circular_refs
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
+from fsmviz.schema.stricter import stricter
 
 __all__ = ["GRAMMAR_LIMITS", "SchemaGrammar", "byte_tokenizer", "schema_grammar"]
 
@@ -87,7 +88,8 @@ class SchemaGrammar(SchemaRuns):
     ``schema`` the schema (a dict), ``grammar`` llguidance's grammar (a JSON string an
     ``LLMatcher`` takes, with fsmviz's whitespace and ``lenient`` in its options),
     ``whitespace`` fsmviz's whitespace name, ``reason`` why the regex path was not taken,
-    ``unenforced`` the (JSON pointer, keyword) pairs it does not enforce, ``warnings``
+    ``unenforced`` the (JSON pointer, keyword) pairs it does not enforce (``stricter``: the
+    rules by which it refuses JSON the schema allows), ``warnings``
     llguidance's own words about them, ``source`` the pydantic model class it came from
     (``run.SchemaRuns``: ``.generate`` a run, ``.parse`` its output).
     """
@@ -99,6 +101,9 @@ class SchemaGrammar(SchemaRuns):
     unenforced: tuple[tuple[str, str], ...]
     warnings: tuple[str, ...] = ()
     source: type | None = field(default=None, repr=False, compare=False)
+    stricter: tuple[tuple[str, str], ...] = ()
+    """The (JSON pointer, rule) pairs where the grammar refuses JSON the schema allows
+    (``fsmviz.schema.stricter``)."""
 
     path = "grammar"
 
@@ -188,7 +193,9 @@ def schema_grammar(
             )
         raise SchemaError(f"llguidance cannot compile this schema: {first}", where)
     named = sorted({*_unenforced(schema, "grammar"), *relaxed}, key=lambda f: f[0].split("/"))
-    return SchemaGrammar(dict(schema), grammar, whitespace, reason, tuple(named), warnings)
+    rules = stricter(schema, "grammar", whitespace)
+    return SchemaGrammar(dict(schema), grammar, whitespace, reason, tuple(named), warnings,
+                         stricter=rules)  # fmt: skip
 
 
 ANNOTATIONS_ONLY = "circular references with sibling keys"

@@ -193,14 +193,18 @@ def _whitespace(whitespace: str | None) -> str | None:
 def _build(text: str, whitespace: str | None) -> str:
     """outlines-core's regex for a schema's JSON text (ValueError/TypeError when refused),
     with bounded integers written as their ranges (``fsmviz.schema.ranges``) and each
-    ``pattern`` as the search it is (``fsmviz.schema.patterns``)."""
+    ``pattern`` as the search it is (``fsmviz.schema.patterns``), and two outlines-core bugs
+    mended (``fsmviz.schema.mend``: an empty schema's alternation grouped, property names
+    JSON-escaped)."""
     from outlines_core.json_schema import build_regex_from_schema
 
+    from fsmviz.schema.mend import escaped_keys, group_any_values, plain_keys
     from fsmviz.schema.patterns import search_patterns
     from fsmviz.schema.ranges import fill_ranges, mark_ranges
 
-    marked = json.dumps(mark_ranges(search_patterns(json.loads(text))))
-    return fill_ranges(build_regex_from_schema(marked, whitespace))
+    plain, names = plain_keys(mark_ranges(search_patterns(json.loads(text))))
+    regex = fill_ranges(build_regex_from_schema(json.dumps(plain), whitespace))
+    return escaped_keys(group_any_values(regex, whitespace), names)
 
 
 def _build_part(part: object, root: Mapping[str, Any], whitespace: str | None) -> str | None:
@@ -470,6 +474,9 @@ class SchemaRegex(SchemaRuns):
     unenforced: tuple[tuple[str, str], ...] = ()
     dfa: Dfa | None = field(default=None, repr=False, compare=False)
     source: type | None = field(default=None, repr=False, compare=False)
+    stricter: tuple[tuple[str, str], ...] = ()
+    """The (JSON pointer, rule) pairs where the regex refuses JSON the schema allows
+    (``fsmviz.schema.stricter``): with ``unenforced``, every difference from the schema."""
 
     path = "regex"
     reason = ""
@@ -534,9 +541,12 @@ def compile_schema(
     **grammar path** (``SchemaGrammar``, llguidance's compiler, ``.reason`` says why): a
     recursive ``$ref``, a regex estimated over ``limits.REGEX_BUDGET`` characters (checked
     before outlines-core builds it), a part outlines-core cannot express, or an automaton
-    over fsmviz's limits. Both answer ``.accepts(text)`` and ``.unenforced``, the
-    (JSON pointer, keyword) pairs the constraint does not enforce. ``SchemaError`` (with
-    the JSON pointer) when neither path can take it, or the schema is over a size limit.
+    over fsmviz's limits. Both answer ``.accepts(text)``, ``.unenforced``, the
+    (JSON pointer, keyword) pairs the constraint does not enforce, and ``.stricter``, the
+    (JSON pointer, rule) pairs where it refuses JSON the schema allows
+    (``fsmviz.schema.stricter``: keys in the order of ``properties``, its whitespace...).
+    ``SchemaError`` (with the JSON pointer) when neither path can take it, or the schema
+    is over a size limit.
     Schemas that outlines-core's regex would misread (``REGEX_MISREADS``: ``allOf``,
     ``prefixItems``, ``items: false``, keywords beside a ``$ref``) take the grammar path too.
     ``path="grammar"`` asks for the grammar path whatever the schema (``"regex"``: the
@@ -549,6 +559,12 @@ def compile_schema(
     (('', 'minimum'),)
     >>> compile_schema({"type": "integer", "minimum": 1}).accepts("0")  # a range: enforced
     False
+    >>> for where, rule in compile_schema({"properties": {"b": {"type": "integer"}}}).stricter:
+    ...     print(where or "/", "|", rule.split(" (")[0])
+    / | at most one space between JSON tokens
+    / | no keys beyond `properties`
+    / | an object only
+    /properties/b | an integer written plainly: `1`, not `1.0`, `1e0` or `-0`
     >>> tree = {"type": "object", "properties": {"label": {"type": "string"},
     ...     "kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["label"]}
     >>> g = compile_schema(tree, "none")
@@ -679,6 +695,7 @@ def _regex_path(
     from fsmviz.automaton.dfa import compile_regex
     from fsmviz.schema.by_grammar import schema_grammar
     from fsmviz.schema.keywords import unenforced
+    from fsmviz.schema.stricter import stricter
 
     try:
         dfa = compile_regex(regex)
@@ -692,7 +709,9 @@ def _regex_path(
         except SchemaError:
             raise _regex_refusal(_locate(root, regex, ws), error) from None
     where = _locate(root, regex, ws)
-    return SchemaRegex(root, regex, whitespace, where, unenforced(root, "regex"), dfa)
+    rules = stricter(root, "regex", whitespace)
+    return SchemaRegex(root, regex, whitespace, where, unenforced(root, "regex"), dfa,
+                       stricter=rules)  # fmt: skip
 
 
 def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:
