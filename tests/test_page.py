@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, quote_plus, urlparse
 
 import pytest
@@ -832,3 +833,20 @@ def test_a_touch_screen_is_told_what_to_tap_not_which_keys(browser, app_url: str
         expect(keys if touch else taps).to_be_hidden()
     finally:
         context.close()
+
+
+def test_the_right_column_never_wraps_off_the_screen(app: Page) -> None:
+    """A drawing that fills its box (the url example's 51 states) once pushed the allowed set
+    and the drawing options into a second column at x = 1344 of a 1440 px screen: the
+    sticky column is a wrapping flex column of limited height."""
+    app.set_viewport_size({"width": 1440, "height": 900})
+    examples = json.loads(Path("fsmviz/app/examples.json").read_text(encoding="utf-8"))
+    run(app, examples["regexes"]["url"], examples["prompts"]["url"], max_tokens=16)
+    right = app.eval_on_selector_all(
+        "#drawing > *", "es => es.map(e => e.getBoundingClientRect().right)"
+    )
+    column = app.eval_on_selector("#drawing", "e => e.getBoundingClientRect().right")
+    assert len(right) >= 3 and max(right) <= column <= 1440, (right, column)
+    expect(app.locator("#allowed-tokens")).to_have_count(1)
+    box = app.locator("#allowed-tokens").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1440
