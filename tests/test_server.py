@@ -164,3 +164,74 @@ def test_a_model_the_server_does_not_serve_is_named(served, vllm_server):
     with pytest.raises(ServerError, match="does not serve 'no-such-model'") as caught:
         fsmviz.connect(vllm_server, "no-such-model")
     assert served.served in str(caught.value)  # and what it does serve
+
+
+@pytest.mark.slow
+def test_a_request_the_server_refuses_is_quoted(served):
+    """The server's own 4xx words reach the caller, with the server named."""
+    renamed = dataclasses.replace(served, served="no-such-model")
+    started = time.monotonic()
+    with pytest.raises(ServerError, match=r"answered 404: .*no-such-model") as caught:
+        fsmviz.generate(renamed, r"[0-9]{4}", "A year:", max_tokens=4)
+    assert served.url.removesuffix("/v1") in str(caught.value)
+    assert time.monotonic() - started < FAULT_SECONDS
+
+
+@pytest.mark.slow
+def test_a_server_slower_than_the_timeout_is_named(served):
+    impatient = dataclasses.replace(served, timeout=0.001)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="did not answer within"):
+        fsmviz.generate(impatient, r"[0-9]{4}", "A year:", max_tokens=4)
+    assert time.monotonic() - started < FAULT_SECONDS
+
+
+# --- the replay alone, on token lists (no server: what the replay does with them) ----------
+
+
+def toy_server(tokens: list[str]):
+    from fsmviz import Vocabulary
+    from fsmviz.generation.server import ServerModel
+
+    vocab = Vocabulary.from_strings(tokens, eos_token="</s>")
+    return ServerModel("toy", "http://127.0.0.1:1/v1", "toy", tokenizer=None, vocab=vocab)
+
+
+def test_a_token_the_automaton_refuses_is_named_and_ends_the_replay():
+    from fsmviz.generation.server import ServerRun
+    from fsmviz.generation.trace import GenerationOptions
+
+    model = toy_server(["1", "2", "x", "-"])  # ids 0..3, EOS 4
+    run = ServerRun(model, r"[0-9]+-[0-9]", GenerationOptions())
+    written = [0, 1, 2, 3, 0, 4]  # "12x-1": the server let "x" through at step 2
+    scored = [{t: -0.1} for t in written]
+    run.finish_reason = "stop"
+    steps = run._replay(written, [-0.1] * len(written), scored)
+    assert [s.text for s in steps] == ["1", "2"]
+    assert run.stop_reason == "engine_error"
+    (disagreement,) = run.disagreements
+    assert (disagreement.step, disagreement.token_id) == (2, 2)
+    assert disagreement.message == "your server allowed `x` at step 2; no match can follow it"
+    assert "`x-1`" in run.notes[0]
+
+
+def test_an_end_where_the_pattern_cannot_end_is_named():
+    from fsmviz.generation.server import ServerRun
+    from fsmviz.generation.trace import GenerationOptions
+
+    model = toy_server(["1", "-"])
+    run = ServerRun(model, r"[0-9]+-[0-9]", GenerationOptions())
+    steps = run._replay([0, 2], [0.0, 0.0], [{0: -0.1}, {2: -0.5}])  # "1" then EOS
+    assert len(steps) == 1 and run.stop_reason == "engine_error"
+    assert "ended the text at step 1, where the pattern cannot end" in run.disagreements[0].message
+
+
+def test_a_server_with_another_tokenizer_is_named_at_the_first_token_that_differs():
+    from fsmviz.generation.server import ServerRun
+    from fsmviz.generation.trace import GenerationOptions
+
+    run = ServerRun(toy_server(["a", "b"]), "[ab]+", GenerationOptions())
+    run.server_text = "ac"  # the server's tokenizer spells token 1 as "c"
+    with pytest.raises(ServerError, match="disagree at step 1: token 1 is `b` here") as caught:
+        run._check_vocabulary([0, 1])
+    assert "`c`" in str(caught.value) and "tokenizer=" in str(caught.value)

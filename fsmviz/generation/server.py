@@ -517,7 +517,7 @@ def _request(
         ) from error
     except TimeoutError as error:
         raise ServerError(
-            f"the server at {server} did not answer within {timeout:.0f} s (or could not be "
+            f"the server at {server} did not answer within {timeout:g} s (or could not be "
             f"reached within {CONNECT_TIMEOUT:.0f} s)"
         ) from error
     except http.client.HTTPException as error:
