@@ -1,7 +1,7 @@
 # fsmviz — two commands on a fresh machine:
 #   make run    set up, then start the app on http://127.0.0.1:7860 with the bundled model
 #   make test   set up, then run every test (browser tests included)
-# `make soak` for memory and disk under anonymous traffic,
+# `make soak` for memory and disk under anonymous traffic, `make probe` for a hostile visitor,
 # and `make bench` for the speed targets, `make lint` for ruff and hadolint, `make
 # space-check` for what a Hugging Face Space does with this repository (~12 min, mostly pip).
 
@@ -27,7 +27,7 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench soak lint space-check gpu-check system clean vllm
+.PHONY: run test bench soak probe lint space-check gpu-check system clean vllm
 
 # torch pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs); pinned in the
 # same pip call as requirements.txt, whose range it satisfies. NO_DEPS are wheels whose own
@@ -111,6 +111,15 @@ SOAK_ARGS ?=
 soak: $(VENV)/.dev system
 	mkdir -p .tmp/gradio
 	$(TEST_ENV) $(PY) -m bench.soak $(SOAK_ARGS)
+
+# What a hostile visitor tries, against the real app on 127.0.0.1 (bench/probe.py): remote
+# $refs (a local server counts requests: must be 0), a catastrophic pattern schema (<= 5 s,
+# /dfa meanwhile <= 2 s), distinct /dfa patterns (RSS <= +100 MB). PROBE_ARGS="--calls 5000"
+# for the issue's full count (~8 min here).
+PROBE_ARGS ?=
+probe: $(VENV)/.dev system
+	mkdir -p .tmp/gradio
+	$(TEST_ENV) $(PY) -m bench.probe $(PROBE_ARGS)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

@@ -33,6 +33,7 @@ from fsmviz.learn import (
     transition_table,
     walk_string,
 )
+from fsmviz.learn.naive import NaiveTooSlow
 from fsmviz.learn.token_table import token_table
 from fsmviz.learn.toy import ToyView
 from fsmviz.tokens.vocab import Vocabulary
@@ -427,7 +428,10 @@ def naive_html(pattern: str, target: str) -> str:
     if dfa is None:
         return error
     vocab = Vocabulary.bundled()
-    build, steps = naive_vs_index(pattern, vocab, target)
+    try:
+        build, steps = naive_vs_index(pattern, vocab, target)
+    except NaiveTooSlow as slow:  # a backtracking blow-up: said, not waited for
+        return f"<div class='error-box'><b>{esc(str(slow))}</b></div>"
     rows = []
     for s in steps:
         first = ", ".join(code(vocab.token_text(t)) for t in s.indexed[:8])

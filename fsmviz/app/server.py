@@ -123,9 +123,11 @@ def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - Backgroun
     import signal
 
     from fsmviz.app.scratch import Sweeper
+    from fsmviz.app.sessions import lighten_sessions
     from fsmviz.app.ui import STATIC, build_ui
     from fsmviz.drawing.render import CSS as DFA_CSS
 
+    lighten_sessions()  # a session's copy of the page made on demand (anonymous API calls)
     demo = build_ui(models, args.runs_at_once, file_ttl=max(args.file_ttl, 1))
     demo.queue(default_concurrency_limit=4, max_size=64)
     sweeper = Sweeper(age=max(args.file_ttl, 1))  # each run's downloads (fsmviz.app.scratch)

@@ -20,10 +20,20 @@ from dataclasses import dataclass
 import regex
 
 from fsmviz.automaton.syntax import greedy_quantifiers
+from fsmviz.errors import FsmvizError
 from fsmviz.tokens.index import build_index
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["NaiveStep", "naive_allowed", "naive_vs_index"]
+__all__ = ["NAIVE_SECONDS", "NaiveStep", "NaiveTooSlow", "naive_allowed", "naive_vs_index"]
+
+NAIVE_SECONDS = 20.0
+"""Seconds the naive method may spend on one walk, all steps together (a step takes 0.2-1.5 s
+here): it runs Python's backtracking matcher once per token, ~49,000 times a step, and
+``(a|aa)+b`` after forty a's takes hours."""
+
+
+class NaiveTooSlow(FsmvizError):
+    """The naive method passed ``NAIVE_SECONDS``: the point of the comparison, made loudly."""
 
 
 @dataclass(frozen=True)
@@ -42,10 +52,27 @@ class NaiveStep:
         return self.naive_seconds / max(self.index_seconds, 1e-9)
 
 
-def naive_allowed(pattern: str, vocab: Vocabulary, prefix: str) -> tuple[int, ...]:
+def naive_allowed(
+    pattern: str, vocab: Vocabulary, prefix: str, seconds: float = NAIVE_SECONDS
+) -> tuple[int, ...]:
     """Token ids t with ``regex.fullmatch(pattern, prefix + t, partial=True)`` (ASCII
-    classes, like the engine), plus EOS when ``prefix`` fully matches."""
+    classes, like the engine), plus EOS when ``prefix`` fully matches. ``NaiveTooSlow``
+    after ``seconds``."""
     compiled = regex.compile(greedy_quantifiers(pattern), regex.ASCII)  # partial: no +?
+    deadline = time.monotonic() + seconds
+    try:
+        return _naive_allowed(compiled, vocab, prefix, deadline)
+    except TimeoutError:
+        raise NaiveTooSlow(
+            f"the naive method ran out of time at the text {prefix[:40]!r}: "
+            "Python's backtracking matcher tries every way to split the text for a pattern "
+            "like (a|aa)+, once per token of the vocabulary; the index reads each state once"
+        ) from None
+
+
+def _naive_allowed(
+    compiled: regex.Pattern, vocab: Vocabulary, prefix: str, deadline: float
+) -> tuple[int, ...]:
     out = []
     for i, data in enumerate(vocab.all_token_bytes):
         if not data:
@@ -54,9 +81,12 @@ def naive_allowed(pattern: str, vocab: Vocabulary, prefix: str) -> tuple[int, ..
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if compiled.fullmatch(prefix + text, partial=True) is not None:
+        left = deadline - time.monotonic()  # regex checks its timeout only now and then
+        if left <= 0:
+            raise TimeoutError
+        if compiled.fullmatch(prefix + text, partial=True, timeout=left) is not None:
             out.append(i)
-    if compiled.fullmatch(prefix) is not None:
+    if compiled.fullmatch(prefix, timeout=max(deadline - time.monotonic(), 0.001)) is not None:
         out.append(vocab.eos_token_id)
     return tuple(sorted(out))
 
@@ -66,6 +96,7 @@ def naive_vs_index(
 ) -> tuple[float, list[NaiveStep]]:
     """Walk towards ``target`` (at each step the longest allowed token that is a prefix of
     what is left), timing both methods at each step. Returns (index build seconds, steps).
+    ``NaiveTooSlow`` when the naive method's steps take over ``NAIVE_SECONDS`` together.
     """
     started = time.perf_counter()
     index = build_index(pattern, vocab)
@@ -74,12 +105,14 @@ def naive_vs_index(
     core = index.dfa.pattern
     state, prefix = index.initial_state, ""
     steps: list[NaiveStep] = []
+    spent = 0.0
     for _ in range(max_steps):
         t0 = time.perf_counter()
-        naive = naive_allowed(core, vocab, prefix)
+        naive = naive_allowed(core, vocab, prefix, max(NAIVE_SECONDS - spent, 0.001))
         t1 = time.perf_counter()
         indexed = tuple(int(t) for t in index.allowed_tokens(state))
         t2 = time.perf_counter()
+        spent += t1 - t0
         rest = target[len(prefix) :]
         best = max(
             (

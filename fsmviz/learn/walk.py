@@ -17,6 +17,7 @@ still match"). They can disagree: fsmviz, like interegular and outlines, reads `
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -79,20 +80,34 @@ class Walk:
         return self.verdict == self.python
 
 
-def _python_verdict(pattern: str, text: str, flags: int = 0) -> Verdict:
-    if regex.fullmatch(pattern, text, flags=flags) is not None:
-        return "match"
-    greedy = greedy_quantifiers(pattern)  # regex's partial matching errs on lazy ones
-    if regex.fullmatch(greedy, text, flags=flags, partial=True) is not None:
-        return "partial"
+PYTHON_SECONDS = 0.25
+"""Seconds Python's backtracking matcher may spend on one check (all of a test block's
+lines share four times as much): ``(a|aa)+`` against forty a's and a ``c`` would take hours.
+Past it, the DFA's own verdict stands (it is linear in the text)."""
+
+
+def _python_verdict(
+    pattern: str, text: str, flags: int = 0, ours: Verdict = "dead", seconds: float = 0.25
+) -> Verdict:
+    """``regex.fullmatch``'s verdict, or ``ours`` (the DFA's) when it takes over ``seconds``."""
+    try:
+        if regex.fullmatch(pattern, text, flags=flags, timeout=seconds) is not None:
+            return "match"
+        greedy = greedy_quantifiers(pattern)  # regex's partial matching errs on lazy ones
+        if regex.fullmatch(greedy, text, flags=flags, partial=True, timeout=seconds) is not None:
+            return "partial"
+    except TimeoutError:
+        return ours
     return "dead"
 
 
-def disagreement(dfa: Dfa, text: str, ours: Verdict, python: Verdict) -> str | None:
+def disagreement(
+    dfa: Dfa, text: str, ours: Verdict, python: Verdict, seconds: float = PYTHON_SECONDS
+) -> str | None:
     """Why the DFA and ``regex.fullmatch`` disagree on ``text`` (None when they agree)."""
     if ours == python:
         return None
-    ascii_python = _python_verdict(dfa.pattern, text, regex.ASCII)
+    ascii_python = _python_verdict(dfa.pattern, text, regex.ASCII, ours, seconds)
     if ascii_python == ours:
         odd = sorted({c for c in text if not c.isascii()})
         return (
@@ -104,7 +119,7 @@ def disagreement(dfa: Dfa, text: str, ours: Verdict, python: Verdict) -> str | N
     return "the DFA and Python's regex module read this pattern differently here"
 
 
-def walk_string(dfa: Dfa, text: str) -> Walk:
+def walk_string(dfa: Dfa, text: str, seconds: float = PYTHON_SECONDS) -> Walk:
     """Read ``text`` with ``dfa`` one character at a time.
 
     >>> from fsmviz.automaton.dfa import compile_regex
@@ -127,9 +142,9 @@ def walk_string(dfa: Dfa, text: str) -> Walk:
     else:
         verdict = "match" if dfa.is_accepting(state) else "partial"
     expected = tuple(dfa.class_label(k) for k in sorted(dfa.transitions[state]))
-    python = _python_verdict(dfa.pattern, text)
+    python = _python_verdict(dfa.pattern, text, ours=verdict, seconds=seconds)
     return Walk(text, tuple(steps), verdict, dead_at, expected, python,
-                disagreement(dfa, text, verdict, python))  # fmt: skip
+                disagreement(dfa, text, verdict, python, seconds))  # fmt: skip
 
 
 # --- the transition table -----------------------------------------------------------------
@@ -214,15 +229,20 @@ def check_tests(dfa: Dfa, block: str) -> list[TestResult]:
     """Every test string of ``block`` (see ``parse_tests``) checked against the DFA and
     ``regex.fullmatch``."""
     results = []
+    deadline = time.monotonic() + 4 * PYTHON_SECONDS
     for number, text, should in parse_tests(block):
         ours = dfa.accepts(text)
-        python = regex.fullmatch(dfa.pattern, text) is not None
+        left = max(deadline - time.monotonic(), 0.001)
+        try:
+            python = regex.fullmatch(dfa.pattern, text, timeout=left) is not None
+        except TimeoutError:
+            python = ours  # the DFA's verdict stands
         reason = None
         if ours != python:
             reason = disagreement(dfa, text, "match" if ours else "dead",
-                                  "match" if python else "dead")  # fmt: skip
+                                  "match" if python else "dead", left)  # fmt: skip
         elif ours != should:
-            walk = walk_string(dfa, text)
+            walk = walk_string(dfa, text, left)
             if walk.verdict == "dead":
                 reads = ", ".join(walk.expected) or "nothing"
                 char = text[walk.dead_at]

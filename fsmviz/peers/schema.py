@@ -365,9 +365,9 @@ def _string(node: Mapping[str, Any]) -> str:
             import regex
 
             try:
-                if regex.search(node["pattern"], guess):
+                if regex.search(node["pattern"], guess, timeout=0.05):
                     return guess
-            except regex.error:
+            except (regex.error, TimeoutError):
                 break
     low = int(node.get("minLength", 0) or 0)
     high = node.get("maxLength")
@@ -466,10 +466,9 @@ def instances(schema: Mapping[str, Any], limit: int = 40) -> list[Instance]:
     4 False maximum crossed
     0.5 False not an integer
     """
-    import jsonschema
+    from fsmviz.schema.guarded import bounded_patterns, validator
 
-    cls = jsonschema.validators.validator_for(schema)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    check = validator(schema, formats=True)  # offline, patterns bounded: a visitor's schema
     made: dict[str, Instance] = {}
     bases = [_Walker(schema, full).value(schema) for full in (False, True)]
     candidates = [(bases[0], "walk"), (bases[1], "walk, every property")]
@@ -484,7 +483,9 @@ def instances(schema: Mapping[str, Any], limit: int = 40) -> list[Instance]:
         if text not in made and len(made) < limit:
             # "!!" is no date, e-mail, uuid...: jsonschema checks only some formats
             broken = how.endswith("format broken")
-            made[text] = Instance(text, not broken and validator.is_valid(ordered), how)
+            with bounded_patterns():
+                valid = not broken and check.is_valid(ordered)
+            made[text] = Instance(text, valid, how)
     return list(made.values())
 
 
@@ -526,12 +527,19 @@ def engine_verdicts(
 ) -> VerdictTable:
     """Each engine's verdict on ``schema`` and on instances made from it (see the module
     doc). Engines not installed are left out. Raises ``SchemaError`` for a schema fsmviz
-    cannot read at all (not JSON, over its size limits, against the metaschema)."""
+    cannot read at all (not JSON, over its size limits, against the metaschema), one that
+    points outside itself (``guarded.refuse_remote``: the instances could not be labelled,
+    and nothing is ever fetched), or whose pattern is too slow to check."""
     from fsmviz.schema.convert import SchemaError, compile_schema, load_schema
+    from fsmviz.schema.guarded import PatternTooSlow, refuse_remote
 
     root = load_schema(schema)
+    refuse_remote(root)
     text = json.dumps(root)
-    made = tuple(instances(root))
+    try:
+        made = tuple(instances(root))
+    except PatternTooSlow as slow:
+        raise SchemaError(f"the instances cannot be labelled: {slow.message}", "") from None
     samples = [i.text for i in made]
     verdicts = []
     for engine in engines:

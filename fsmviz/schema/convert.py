@@ -167,16 +167,18 @@ def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
 
 def _check_metaschema(value: dict[str, Any]) -> None:
     """Refuse a schema its own metaschema (by ``$schema``, else the latest draft) rejects,
-    naming where."""
-    import jsonschema
+    naming where: offline, patterns bounded (``fsmviz.schema.guarded``)."""
+    from fsmviz.schema.guarded import PatternTooSlow, metaschema_errors
 
     try:
-        jsonschema.validators.validator_for(value).check_schema(value)
-    except jsonschema.SchemaError as error:
+        error = metaschema_errors(value)
+    except PatternTooSlow as slow:
+        raise SchemaError(f"the schema cannot be checked: {slow.message}", "") from None
+    if error is not None:
         raise SchemaError(
             f"the schema breaks the JSON Schema rules: {error.message[:300]}",
             pointer(tuple(error.absolute_path)),
-        ) from None
+        )
 
 
 def _whitespace(whitespace: str | None) -> str | None:
@@ -239,23 +241,30 @@ def resolve(root: Mapping[str, Any], ref: str) -> tuple[tuple[str, ...], object]
 
 def local_refs(root: dict[str, Any]) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
     """``root`` with each ``$ref`` that does not lead inside it removed (a remote one,
-    ``base.json#/definitions/path``, which fsmviz does not fetch, or a local one that names
-    nothing), and the (JSON pointer, ``"$ref"``) pairs of those: not enforced, named. The
-    subschema keeps its other keywords; with none left, it allows any value. ``root`` is
-    ``load_schema``'s own copy and is changed in place.
+    ``base.json#/definitions/path``, which fsmviz never fetches, or a local one that names
+    nothing), and each remote ``$dynamicRef`` or ``$recursiveRef`` too
+    (``guarded.remote_refs``), and the (JSON pointer, keyword) pairs of those: not
+    enforced, named. The subschema keeps its other keywords; with none left, it allows any
+    value. ``root`` is ``load_schema``'s own copy and is changed in place.
 
     >>> local_refs({"properties": {"a": {"$ref": "other.json#/x"}, "b": {"$ref": "#/$defs/n"}},
     ...             "$defs": {"n": {"type": "integer"}}})
     ({'properties': {'a': {}, 'b': {'$ref': '#/$defs/n'}}, '$defs': {'n': {'type': 'integer'}}}, (('/properties/a', '$ref'),))
     """  # noqa: E501
+    from fsmviz.schema.guarded import remote_refs
     from fsmviz.schema.keywords import subschemas
 
+    remote = {(r.pointer, r.keyword) for r in remote_refs(root) if r.keyword != "$ref"}
     dropped = []
     for where, node in list(subschemas(root)):
         ref = node.get("$ref")
         if isinstance(ref, str) and resolve(root, ref) is None:
             del node["$ref"]  # type: ignore[attr-defined]  # load_schema's dicts
             dropped.append((pointer(where), "$ref"))
+        for keyword in ("$dynamicRef", "$recursiveRef"):
+            if (pointer(where), keyword) in remote:
+                del node[keyword]  # type: ignore[attr-defined]
+                dropped.append((pointer(where), keyword))
     return root, tuple(dropped)
 
 
@@ -814,7 +823,9 @@ class JsonCheck:
 
 
 def check_json(text: str, schema: Mapping[str, Any]) -> JsonCheck:
-    """Parse ``text`` and validate it against ``schema`` with ``jsonschema``.
+    """Parse ``text`` and validate it against ``schema`` with ``jsonschema``: offline, its
+    patterns in bounded time (``fsmviz.schema.guarded``). A reference that leads outside
+    the schema, or a pattern too slow to check, is said in ``error`` (``valid`` False).
 
     >>> check_json('{"age": "x"}', {"properties": {"age": {"type": "integer"}}}).path
     '/age'
@@ -824,9 +835,21 @@ def check_json(text: str, schema: Mapping[str, Any]) -> JsonCheck:
     except json.JSONDecodeError as error:
         return JsonCheck(False, False, f"not JSON: {error.msg} at character {error.pos}")
     import jsonschema
+    from referencing.exceptions import Unresolvable
 
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    worst = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    from fsmviz.schema.guarded import PatternTooSlow, bounded_patterns, remote_refs, validator
+
+    for remote in remote_refs(schema):
+        return JsonCheck(True, False, f"not checked: {remote.keyword} {remote.ref[:120]!r} "
+                         "points outside the schema, and fsmviz never fetches schemas",
+                         None, remote.pointer)  # fmt: skip
+    try:
+        with bounded_patterns():
+            worst = jsonschema.exceptions.best_match(validator(schema).iter_errors(value))
+    except PatternTooSlow as slow:
+        return JsonCheck(True, False, f"not checked: {slow.message}")
+    except Unresolvable as error:
+        return JsonCheck(True, False, f"not checked: the reference {error!s:.120} leads nowhere")
     if worst is None:
         return JsonCheck(True, True)
     return JsonCheck(
