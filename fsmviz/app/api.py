@@ -25,8 +25,10 @@ from typing import Any, TypedDict
 import gradio as gr
 
 from fsmviz.app.answers import answered
+from fsmviz.app.arity import check_arity, signature_of
 from fsmviz.app.grammar_api import grammar_endpoint
 from fsmviz.app.handlers import DRAFT_TOKENS  # speculative drafts, as on the page
+from fsmviz.app.leaving import leaves_with_client
 from fsmviz.app.schema_page import schema_endpoint
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 from fsmviz.automaton.dfa import compile_regex
@@ -140,9 +142,16 @@ ONE_AT_A_TIME = ("schema_engines",)
 
 def add_api(models: BackgroundModel, runs_at_once: int) -> None:
     """Register every endpoint of ``tools`` on the Blocks being built."""
+    from gradio.context import Context
+
+    signatures = {}
     for name, fn in tools(models).items():
         limit = runs_at_once if name in GENERATING else 1 if name in ONE_AT_A_TIME else None
-        gr.api(answered(fn), api_name=name, concurrency_limit=limit)  # no {"error": null}
+        # no {"error": null} (answered); a run stops when its client leaves (leaving)
+        gr.api(answered(leaves_with_client(fn)), api_name=name, concurrency_limit=limit)
+        signatures[name] = signature_of(fn)
+    if Context.root_block is not None:  # too many or too few values: our words (arity)
+        check_arity(Context.root_block, signatures)
 
 
 def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:

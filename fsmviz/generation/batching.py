@@ -38,6 +38,9 @@ import queue
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +50,14 @@ import torch
 from fsmviz.cache import bounded
 from fsmviz.errors import FsmvizError
 
-__all__ = ["ForwardPassError", "ForwardPasses", "Sequence", "left_padded"]
+__all__ = [
+    "ClientGone",
+    "ForwardPassError",
+    "ForwardPasses",
+    "Sequence",
+    "left_padded",
+    "stop_when",
+]
 
 GATHER_SECONDS = 0.04
 """How long a group step may wait for every row of the group to ask. Between two steps
@@ -73,8 +83,48 @@ class ForwardPassError(FsmvizError, RuntimeError):
     """A forward pass failed (out of memory, most often); the message says what to do."""
 
 
-def _explain(error: BaseException, tokens: int, generations: int) -> ForwardPassError:
-    if isinstance(error, ForwardPassError):
+class ClientGone(FsmvizError):
+    """The run's client left (it closed its stream): the run stops at its next forward
+    pass and its row leaves the batch. Nobody is left to read this message; it ends the
+    run the way any error does (the stream's ``finally`` frees the cache)."""
+
+
+_GONE: ContextVar[Callable[[], bool] | None] = ContextVar("fsmviz_client_gone", default=None)
+"""Whether the client of the run in this thread has left (``stop_when``)."""
+
+
+@contextmanager
+def stop_when(gone: Callable[[], bool]) -> Iterator[None]:
+    """Runs started in this block stop once ``gone()`` is true: every forward pass they
+    ask for first asks ``gone`` (a dictionary look-up: the server's record of the
+    client's request), and a pass already queued for the model's thread is dropped
+    there. The app wraps each API call in this (``fsmviz.app.leaving``); the library
+    never needs it (a reader that stops reading a ``stream`` closes it).
+
+    >>> with stop_when(lambda: True):
+    ...     _check_client()
+    Traceback (most recent call last):
+    ...
+    fsmviz.generation.batching.ClientGone: the client left, so its run was stopped
+    """
+    token = _GONE.set(gone)
+    try:
+        yield
+    finally:
+        _GONE.reset(token)
+
+
+def _check_client() -> Callable[[], bool] | None:
+    """This thread's ``gone`` check (``stop_when``), after raising ``ClientGone`` when
+    the client has already left."""
+    gone = _GONE.get()
+    if gone is not None and gone():
+        raise ClientGone("the client left, so its run was stopped")
+    return gone
+
+
+def _explain(error: BaseException, tokens: int, generations: int) -> ForwardPassError | ClientGone:
+    if isinstance(error, ForwardPassError | ClientGone):
         return error
     what = f"{type(error).__name__}: {error}"
     if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
@@ -114,6 +164,7 @@ class _Job:
     ids: list[int]  # empty: close the sequence
     last: int = 0
     drop: int = 0  # tokens to forget first
+    gone: Callable[[], bool] | None = None  # whether its client left (``stop_when``)
     done: threading.Event = field(default_factory=threading.Event)
     logits: np.ndarray | None = None
     error: BaseException | None = None
@@ -147,7 +198,8 @@ class ForwardPasses:
         return len(self._group.rows) > 1
 
     def forward(self, sequence: Sequence, ids: list[int], last: int, drop: int = 0) -> np.ndarray:
-        job = _Job(sequence, list(ids), last, drop)
+        gone = _check_client()  # a run whose client left stops here (``stop_when``)
+        job = _Job(sequence, list(ids), last, drop, gone=gone)
         if self.threaded:
             self._start()
             self._jobs.put(job)
@@ -193,8 +245,14 @@ class ForwardPasses:
     def _run(self, jobs: list[_Job]) -> None:
         group = self._group
         for job in jobs:
-            if not job.ids:
+            if job.ids and job.gone is not None and job.gone():
+                # queued work of a client that left: dropped, and the row leaves the group
+                job.error = ClientGone("the client left, so its run was stopped")
                 group.leave(job.sequence, keep=False)
+                job.ids = []
+            elif not job.ids:
+                group.leave(job.sequence, keep=False)
+        jobs = [job for job in jobs if job.error is None]
         stepping = [job for job in jobs if job.ids and job.sequence.row is not None]
         outside = [job for job in jobs if job.ids and job.sequence.row is None]
         prompts = [job for job in outside if job.sequence.length == 0]
