@@ -219,7 +219,18 @@
       || $("#stepper .step-card")?.dataset.step !== String(k);
   };
   const finished = () => !!$(DFA_LIGHTS) || !!$("#allowed-tokens .allowed-data");
+  // the card as the page first shows it, put back when the run it spoke of is cleared (a
+  // new pattern, a new run): a card that still says "Step 7" under no run is stale
+  let emptyCard = null;
+  const clearCard = () => {
+    const card = $("#stepper .step-card");
+    if (!card) return;
+    if (card.dataset.step === undefined) { emptyCard ??= card.innerHTML; return; }
+    if (emptyCard !== null) card.innerHTML = emptyCard; else card.replaceChildren();
+    delete card.dataset.step;
+  };
   new MutationObserver(() => {
+    if (!rowsOf().length) { view_step.chosen = null; clearCard(); return; }
     if (view_step.chosen === null) {
       // a run just ended: its last step is the chosen one
       if (!finished()) return;

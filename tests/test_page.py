@@ -545,6 +545,31 @@ def test_apply_and_run_a_suggested_pattern_compares_before_and_after(app: Page) 
     expect(app.locator("#comparison")).to_be_hidden()
 
 
+def test_a_new_run_of_another_pattern_drops_the_last_before_and_after(app: Page) -> None:
+    """Apply & run's before/after belongs to that pair of runs: a Generate of another
+    pattern afterwards once kept it standing above the new run."""
+    loaded(app)
+    set_inputs(app, EMAIL, EMAIL_PROMPT, max_tokens=6, chat=False)
+    click_and_wait(app, "#diagnosis .apply >> nth=0")
+    expect(app.locator("#comparison")).to_be_visible()
+    run(app, PHONE, PHONE_PROMPT, max_tokens=4)
+    expect(app.locator("#comparison")).to_be_hidden()
+
+
+def test_an_edited_pattern_leaves_no_stale_step_card_or_blank_status(app: Page) -> None:
+    """After a run, a new pattern clears the run's outputs: the step card too (it kept
+    "Step 7 · state 7 → 8 · took …"), and the status line says why they went."""
+    run(app, PHONE, PHONE_PROMPT, max_tokens=6)
+    card = app.locator("#stepper .step-card")
+    choose(app, 3)
+    expect(card).to_contain_text("Step 3")
+    type_regex(app, PHONE + "x")
+    expect(app.locator("#output")).to_contain_text("Press Generate")
+    expect(card).not_to_contain_text("Step 3")
+    expect(card).to_contain_text("After a run, choose a step")
+    expect(app.locator("#status")).to_contain_text("changed since the last run")
+
+
 def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> None:
     """A capital letter then lower case, after a prompt that ends mid-sentence: in
     completion mode the model wants ` Paris` (with a space), which the pattern forbids.

@@ -216,9 +216,11 @@ def pattern_edit_outputs(page: Page) -> list:
 
 def run_outputs(page: Page) -> list:
     """The components a run (``on_run``, ``on_apply``) writes."""
+    compared = [page.compare_view, page.compare_chart] if page.compare_view is not None else []
     return [page.dfa, page.output, page.shadow, page.steps, page.chart, page.diagnosis,
             page.error, page.status, page.trace, page.findings, page.step, page.downloads,
-            page.run, page.stop, page.allowed, *([page.json] if page.json else [])]  # fmt: skip
+            page.run, page.stop, page.allowed, *([page.json] if page.json else []),
+            *compared]  # fmt: skip
 
 
 def cleared(page: Page) -> dict:
@@ -231,7 +233,7 @@ def cleared(page: Page) -> dict:
         page.allowed: allowed_html(None),
         page.trace: None,
         page.findings: (),
-        page.status: "",
+        page.status: CHANGED,
         page.step: gr.update(value=0, maximum=1, interactive=False),
         page.downloads: None,
     }
@@ -241,6 +243,7 @@ def cleared(page: Page) -> dict:
 
 
 EMPTY_OUTPUT = '<p class="empty">Press Generate: the output appears here.</p>'
+CHANGED = "The input changed since the last run, so its output was cleared: press Generate."
 
 
 def example_of(pattern: str) -> str | None:
@@ -453,7 +456,7 @@ def on_apply(
     now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit,
                  top_k, top_p, stop, overshoot)  # fmt: skip
     fixed = fix.applied(now)
-    yield {**started(page), page.compare_view: "", page.compare_chart: None}
+    yield started(page)
     try:
         opts_now, opts_fixed = _options(now), _options(fixed)
     except ValueError as error:
@@ -505,8 +508,8 @@ def on_dismiss():
 
 def started(page: Page) -> dict:
     """Stop shown, Generate left available (pressing it again starts over), the last
-    run's status, allowed sets and JSON view gone (a run that fails before its first token
-    must not leave the previous run's verdict standing)."""
+    run's status, allowed sets, JSON view and before/after comparison gone (a run that
+    fails before its first token must not leave the previous run's verdict standing)."""
     updates = {
         page.run: gr.update(interactive=True),
         page.stop: gr.update(value="Stop", visible=True, interactive=True),
@@ -515,6 +518,8 @@ def started(page: Page) -> dict:
     }
     if page.json is not None:
         updates[page.json] = ""
+    if page.compare_view is not None:  # an earlier Apply & run's before/after is not this run's
+        updates.update({page.compare_view: "", page.compare_chart: None})
     return updates
 
 

@@ -393,7 +393,7 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
         h.stoppable(page, partial(h.on_apply, page, models)),
         [doctor.apply_pick, page.trace, *inputs, panel.show_distances, panel.drawing,
          *ins.decoding.components, stop_mark],
-        [*run_outputs, ins.regex, ins.chat, compare.view, compare.chart],
+        [*run_outputs, ins.regex, ins.chat],  # run_outputs has the before/after
         **run_event(page.status, runs_at_once),
         **PRIVATE,
     )  # fmt: skip
