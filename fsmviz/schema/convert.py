@@ -142,7 +142,8 @@ def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
     if isinstance(schema, str):
         check_text(schema)
         try:
-            value = json.loads(schema)
+            value = json.loads(schema, parse_constant=_NotJson)
+            _refuse_not_json(schema, value)  # NaN, Infinity: Python reads them, JSON has none
         except json.JSONDecodeError as error:
             raise SchemaError(
                 f"the schema is not valid JSON: {error.msg} at line {error.lineno}, "
@@ -159,10 +160,63 @@ def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
         except (TypeError, ValueError) as error:
             raise SchemaError(f"the schema holds a value that is not JSON: {error}") from None
         check_text(text)
-        return json.loads(text)  # a deep, JSON-only copy
+        value = json.loads(text, parse_constant=_NotJson)  # a deep, JSON-only copy
+        _refuse_not_json(text, value)  # float("nan") in a mapping: no JSON number either
+        return value
     raise SchemaError(
         f"a schema is JSON text, a mapping or a pydantic model class, not {type(schema).__name__}"
     )
+
+
+class _NotJson(str):
+    """``NaN``, ``Infinity`` or ``-Infinity`` where a schema's text has a number: Python's
+    ``json`` reads them, JSON (and every engine after fsmviz) does not."""
+
+
+def _refuse_not_json(text: str, value: Any) -> None:
+    """A ``SchemaError`` naming the first ``NaN``/``Infinity`` in ``value`` (read from
+    ``text`` with ``parse_constant=_NotJson``): its JSON pointer, line and column.
+
+    >>> text = '{"minimum": NaN}'
+    >>> _refuse_not_json(text, json.loads(text, parse_constant=_NotJson))
+    Traceback (most recent call last):
+    ...
+    fsmviz.schema.convert.SchemaError: the schema is not valid JSON: NaN at line 1, \
+column 13 is no JSON number; write a number there, or leave the keyword out (at /minimum in \
+the schema)
+    """
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, here = stack.pop()
+        if isinstance(here, _NotJson):
+            line, column = _constant_at(text, here)
+            raise SchemaError(
+                f"the schema is not valid JSON: {here} at line {line}, column {column} is no "
+                "JSON number; write a number there, or leave the keyword out",
+                pointer(path),
+            )
+        if isinstance(here, dict):
+            stack.extend(((*path, k), v) for k, v in reversed(list(here.items())))
+        elif isinstance(here, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(here))))
+
+
+def _constant_at(text: str, name: str) -> tuple[int, int]:
+    """Line and column (1-based) of the first ``name`` in ``text`` outside strings."""
+    inside = escaped = False
+    for i, char in enumerate(text):
+        if inside:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                inside = False
+        elif char == '"':
+            inside = True
+        elif text.startswith(name, i):
+            return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
+    return 1, 1
 
 
 def _check_metaschema(value: dict[str, Any]) -> None:
