@@ -572,3 +572,25 @@ def test_diagnose_takes_a_grammar_and_gives_the_grammar_doctor_s_findings():
     assert "unbounded_rule" in kinds
     too_short = diagnose(compile_grammar('root ::= "abcdefgh"'), ASCII, max_tokens=2)
     assert [f.kind for f in too_short] == ["grammar_budget"], too_short
+
+
+def test_a_collapse_where_a_repeat_is_first_entered_carries_no_bound():
+    """`(a|b)*c{3}` after "Write a short greeting.": the valid mass collapses at step 0,
+    inside the `(a|b)*` loop, but bounding that repeat changes nothing there (the run is
+    not riding it yet): the finding names the prompt/pattern mismatch instead of a fix."""
+    pattern = "(a|b)*c{3}"
+    wanted = [("H", 0.4, False), ("W", 0.2, False), ("h", 0.1, False)]
+    pieces = [("a", 0.001, wanted), ("c", 0.01, wanted), ("c", 0.5, []), ("c", 0.5, [])]
+    trace = make_trace(pattern, ASCII, pieces, "accepted")
+    first = only(diagnose(pattern, ASCII, trace), "valid_mass_collapse")[0]
+    assert first.steps == (0, 1) and first.suggestion is None
+    assert "start with a capital letter" in first.message and "prompt" in first.message
+
+
+def test_a_collapse_while_riding_a_repeat_keeps_its_bound():
+    pattern = "(a|b)*c{3}"
+    riding = [("a", 0.9, []), ("b", 0.9, []), ("a", 0.02, [("!", 0.9, False)])]
+    trace = make_trace(pattern, ASCII, [*riding, ("c", 0.5, [])], "max_tokens")
+    (collapse,) = only(diagnose(pattern, ASCII, trace), "valid_mass_collapse")
+    assert collapse.steps == (2,) and collapse.suggestion and "{" in collapse.suggestion
+    assert "capital" not in collapse.message

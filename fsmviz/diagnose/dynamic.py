@@ -153,9 +153,13 @@ def _collapse(
     else:
         message += f" It wrote {wrote}."
     message += _why_blocked(case, step, blocked, worst, chat)
+    message += _mismatch(blocked, worst)
     states = dict.fromkeys(_drawn_states(case, (steps[i] for i in run)))
+    # A bound on a repeat helps only a run that is riding it (seed 002's `.I.I.I`): a
+    # collapse where the loop is first entered is the prompt asking for something else.
     loop = case.loop_for([step.state_before])
-    fix = case.fixes[loop] if loop is not None else None
+    riding = loop is not None and any(s.state_before in loop.states for s in steps[:worst])
+    fix = case.fixes[loop] if riding and loop is not None else None
     finding = Finding(
         "valid_mass_collapse",
         "warning",
@@ -166,6 +170,39 @@ def _collapse(
         settings=CHAT_ON if not chat and _leading_space(case, blocked, worst) else (),
     )
     return case.locate(finding, loop.node if fix and loop else None)
+
+
+def _kind(text: str) -> str | None:
+    """What a token starts with, in a teacher's words (``" I"`` -> ``"a space"``)."""
+    first = text[:1]
+    if not first:
+        return None
+    if first.isspace():
+        return "a space"
+    if first.isupper():
+        return "a capital letter"
+    if first.isdigit():
+        return "a digit"
+    if first.islower():
+        return "a lower-case letter"
+    return None
+
+
+def _mismatch(blocked: list[Candidate], i: int) -> str:
+    """The prompt does not fit the pattern: most of the model's blocked favourites start
+    with the same kind of character (capitals, digits, a space), and none of them may.
+    Said at a run's first steps only, where what the model wants comes from the prompt."""
+    kinds = Counter(k for k in (_kind(c.text) for c in blocked) if k)
+    if i > 1 or not kinds:
+        return ""
+    kind, count = kinds.most_common(1)[0]
+    if count < 2 or kind == "a space":  # a leading space has its own advice
+        return ""
+    return (
+        f" Its favourites start with {kind}, which the pattern cannot write here: the "
+        "prompt asks for something the pattern does not allow. Say in the prompt what to "
+        "write, or let the pattern start the way the model wants."
+    )
 
 
 def _why_blocked(case: Case, step: Step, blocked: list[Candidate], i: int, chat: bool) -> str:
