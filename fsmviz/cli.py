@@ -516,6 +516,8 @@ def schema_command(
         return 2
     for where, keyword in compiled.unenforced:
         print(f"fsmviz schema: not enforced: {keyword} at {where or '/'}", file=err)
+    for where, rule in compiled.stricter:
+        print(f"fsmviz schema: stricter than the schema: {rule} at {where or '/'}", file=err)
     on_grammar = compiled.path == "grammar"
     if on_grammar:
         print(f"fsmviz schema: the grammar path (llguidance): {compiled.reason}", file=err)

@@ -152,3 +152,57 @@ def test_respellings_keep_the_value_json_schema_sees():
     assert [how for _, _, how in made] == ["keys reversed", "integers as 1.0", "indented"]
     for other, text, _ in made:
         assert json.loads(text) == value and other == value
+
+
+ORDERED = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+           "required": ["id", "name"]}  # fmt: skip
+
+
+def test_the_doctor_says_the_constraint_writes_keys_in_the_schemas_order(bundled_vocab):
+    from fsmviz.diagnose.schema import diagnose_schema
+
+    found = diagnose_schema(ORDERED, bundled_vocab, whitespace="none")
+    rules_found = [f for f in found if f.kind == "stricter_rule"]
+    assert rules_found and rules_found[0].pointer == ""
+    assert "keys in the schema's order" in rules_found[0].message
+    assert '`"name"` first is refused' in rules_found[0].message
+    assert any("an integer written plainly" in f.message for f in rules_found)
+    grammar = diagnose_schema(compile_schema(ORDERED, "none", path="grammar"), None)
+    assert any("llguidance's grammar is stricter" in f.message for f in grammar)
+
+
+def test_the_engine_table_and_its_page_name_the_stricter_rules():
+    from fsmviz.app.schema_page import engines_html
+    from fsmviz.peers.schema import engine_verdicts, verdicts_text
+
+    table = engine_verdicts(ORDERED, engines=("fsmviz",))
+    verdict = table.verdicts[0]
+    assert f"{rules.KEY_ORDER} at /" in verdict.stricter
+    assert "rules stricter than the schema" in verdicts_text(table)
+    html = engines_html(table)
+    assert "rules stricter than the schema" in html and "keys in the order of" in html
+    evil = type(verdict)("fsmviz", "this", True, stricter=("<img src=x onerror=alert(1)>",))
+    assert "<img" not in engines_html(type(table)(table.instances, (evil,)))
+
+
+def test_the_schema_api_answers_what_is_unenforced_and_what_is_stricter(tiny):
+    from fsmviz.app.schema_page import schema_api
+
+    schema = {"type": "object", "properties": {"n": {"type": "number", "maximum": 9}},
+              "required": ["n"]}  # fmt: skip
+    answer = schema_api(json.dumps(schema), "A number.", 4, whitespace="none", model=tiny)
+    assert answer["unenforced"] == [["/properties/n", "maximum"]]
+    assert ["", rules.WHITESPACE_RULES["none"]] in answer["stricter"]
+    assert ["/properties/n", rules.EXPONENT] in answer["stricter"]
+
+
+def test_the_command_line_names_the_stricter_rules(tmp_path):
+    import io
+
+    from fsmviz.cli import schema_command
+
+    path = tmp_path / "ordered.json"
+    path.write_text(json.dumps(ORDERED))
+    err = io.StringIO()
+    assert schema_command(str(path), whitespace="none", out=io.StringIO(), err=err) == 0
+    assert f"stricter than the schema: {rules.KEY_ORDER} at /" in err.getvalue()

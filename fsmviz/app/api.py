@@ -123,6 +123,7 @@ class EngineResult(TypedDict):
     invalid_accepted: list[str]
     valid_rejected: list[str]
     ignored: list[str]
+    stricter: list[str]
 
 
 class EnginesResult(TypedDict):
@@ -311,8 +312,9 @@ def schema_engines(schema: str) -> EnginesResult:
     and judge instances made from it: valid ones (a walk of the schema) and near-misses
     (a bound crossed, a required key dropped, a wrong type), labelled by `jsonschema`.
     An engine that accepts invalid JSON, or cannot write valid JSON, is named with the
-    instances that show it; fsmviz also names the keywords it does not enforce, by JSON
-    pointer. Needs no model; takes a few seconds (each engine runs in a child process
+    instances that show it; fsmviz also names the keywords it does not enforce, and the
+    rules by which it refuses JSON the schema allows (keys in the schema's order...), by
+    JSON pointer. Needs no model; takes a few seconds (each engine runs in a child process
     with a time limit).
 
     Args:
@@ -344,6 +346,7 @@ def schema_engines(schema: str) -> EnginesResult:
                 "invalid_accepted": list(v.invalid_accepted),
                 "valid_rejected": list(v.valid_rejected),
                 "ignored": list(v.ignored),
+                "stricter": list(v.stricter),
             }
             for v in table.verdicts
         ],

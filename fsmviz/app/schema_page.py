@@ -362,10 +362,13 @@ def schema_api(
     *,
     model: Any = None,
 ) -> dict[str, Any]:
-    """Generate JSON for a JSON Schema: ``{"path", "regex", "trace", "json"}``, where
-    ``path`` is ``"regex"`` (fsmviz's index over the schema's regex) or ``"grammar"``
-    (llguidance's mask, for a schema no regex can hold: ``regex`` is then None), and
-    ``json`` says whether the output parses and validates (``check_json``); the trace's
+    """Generate JSON for a JSON Schema: ``{"path", "regex", "unenforced", "stricter",
+    "trace", "json"}``, where ``path`` is ``"regex"`` (fsmviz's index over the schema's
+    regex) or ``"grammar"`` (llguidance's mask, for a schema no regex can hold: ``regex`` is
+    then None), ``unenforced`` the ``[JSON pointer, keyword]`` pairs the constraint leaves
+    free and ``stricter`` the ``[JSON pointer, rule]`` pairs where it refuses JSON the schema
+    allows (``compile_schema``), and ``json`` says whether the output parses and validates
+    (``check_json``); the trace's
     ``parsed`` is the value read back (``fsmviz.schema.run.SchemaTrace``). ``model``
     defaults to the bundled one; it may be a function that returns the model, called once
     every input is checked. Raises ``SchemaError`` for a schema that cannot be used,
@@ -384,6 +387,8 @@ def schema_api(
     return {
         "path": compiled.path,
         "regex": None if on_grammar else compiled.regex,
+        "unenforced": [list(pair) for pair in compiled.unenforced],
+        "stricter": [list(pair) for pair in compiled.stricter],
         "trace": trace.to_dict(),
         "json": {
             "parses": check.parses,
@@ -422,7 +427,9 @@ def schema_endpoint(get_model: Any) -> Any:
                 of spaces, tabs and newlines: the commonest cause of endless output).
 
         Returns:
-            The schema's regex, the whole trace, and the JSON check (parses, valid, error).
+            The schema's regex, the keywords the constraint does not enforce and the rules
+            by which it is stricter than the schema (each with its JSON pointer), the whole
+            trace, and the JSON check (parses, valid, error).
         """
         try:
             return schema_api(
@@ -522,7 +529,8 @@ def wire_schema_part(
 def engines_html(table: Any) -> str:
     """Which engine gets the schema right (``fsmviz.peers.schema.engine_verdicts``), as an
     HTML table: compiled or refused (its message), the invalid instances it accepts, the
-    valid ones it rejects, the keywords it names as not enforced; every cell escaped.
+    valid ones it rejects, the keywords it names as not enforced and the rules by which it
+    refuses JSON the schema allows (``.stricter``); every cell escaped.
 
     >>> from fsmviz.peers.schema import EngineVerdict, Instance, VerdictTable
     >>> table = VerdictTable((Instance("0", False, "minimum crossed"),),
@@ -536,7 +544,7 @@ def engines_html(table: Any) -> str:
     for v in table.verdicts:
         name = escape(f"{v.engine} {v.version}" if v.version != "this" else v.engine)
         if not v.compiled:
-            rows.append(f'<tr class="refused"><td>{name}</td><td colspan="4">refused: '
+            rows.append(f'<tr class="refused"><td>{name}</td><td colspan="5">refused: '
                         f"{escape(v.refusal[:300])}</td></tr>")  # fmt: skip
             continue
         path = f" ({escape(v.path)} path)" if v.path else ""
@@ -546,13 +554,15 @@ def engines_html(table: Any) -> str:
             _hows(v.invalid_accepted, bad),
             _hows(v.valid_rejected, valid),
             escape(", ".join(v.ignored)) or "—",
+            escape("; ".join(v.stricter)) or "—",
         ]
         right = "right" if v.right else "wrong"
         rows.append(f'<tr class="{right}"><td>{name}</td>'
                     + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")  # fmt: skip
     head = (
         "<tr><th>engine</th><th>compiled</th><th>invalid JSON accepted</th>"
-        "<th>valid JSON rejected</th><th>keywords named as not enforced</th></tr>"
+        "<th>valid JSON rejected</th><th>keywords named as not enforced</th>"
+        "<th>rules stricter than the schema</th></tr>"
     )
     return (
         f'<div class="schema-engines"><p>{len(table.instances)} instances made from the '

@@ -8,7 +8,9 @@ one click. Two sources:
 * **the schema itself** (``schema_findings``): a string with no ``maxLength`` the model may
   ride forever (outlines #1131), an array with no ``maxItems``, a free-form object
   (``additionalProperties``), digits without end, flexible whitespace (outlines #839,
-  xgrammar #412), keywords the regex does not enforce;
+  xgrammar #412), keywords the regex does not enforce, and the rules by which it is
+  stricter than the schema (``compile_schema(...).stricter``: keys in the schema's order,
+  its whitespace...: valid JSON the model may want and cannot write);
 * **the regex doctor** (``diagnose`` on the schema's regex): each of its findings that
   carries a ``span`` is named by the subschema whose regex holds that span
   (``fsmviz.schema.convert.locate``). Those that repeat a schema finding are dropped.
@@ -36,7 +38,14 @@ from fsmviz.schema.convert import (
 from fsmviz.schema.keywords import unenforced as unenforced_keywords
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["SCHEMA_KINDS", "SchemaFinding", "diagnose_schema", "name_findings", "schema_findings"]
+__all__ = [
+    "SCHEMA_KINDS",
+    "SchemaFinding",
+    "diagnose_schema",
+    "name_findings",
+    "schema_findings",
+    "stricter_findings",
+]
 
 SCHEMA_KINDS: dict[str, str] = {
     "unbounded_string": "a string with no maxLength: the model may write it forever",
@@ -45,6 +54,7 @@ SCHEMA_KINDS: dict[str, str] = {
     "unbounded_digits": "a number whose digits have no bound",
     "flexible_whitespace": "whitespace runs between JSON tokens: the commonest JSON loop",
     "ignored_keyword": "a keyword the constraint does not enforce: the output may not validate",
+    "stricter_rule": "a rule stricter than the schema: valid JSON written otherwise is refused",
     "grammar_path": "the schema takes the grammar path (llguidance), not the regex path",
 }
 """Every schema finding kind (the regex doctor's kinds are in ``finding.KINDS``)."""
@@ -206,12 +216,15 @@ def schema_findings(
     whitespace: str | None = None,
     unenforced: tuple[tuple[str, str], ...] | None = None,
     engine: str = "the regex",
+    stricter: tuple[tuple[str, str], ...] = (),
 ) -> list[SchemaFinding]:
     """What the schema alone says about how a generation may go wrong (no model needed).
 
     ``unenforced`` are the (JSON pointer, keyword) pairs the constraint leaves free (by
     default the regex path's, ``fsmviz.schema.keywords.unenforced``); each is a finding
-    naming ``engine``.
+    naming ``engine``. ``stricter`` are the (JSON pointer, rule) pairs where it refuses
+    JSON the schema allows (a compiled schema's ``.stricter``): one finding per rule
+    (``stricter_findings``).
 
     >>> found = schema_findings({"type": "object", "properties": {"name": {"type": "string"}}})
     >>> [(f.kind, f.pointer) for f in found]
@@ -234,6 +247,7 @@ def schema_findings(
                 pointer_join(where, keyword),
             )
         )
+    found.extend(stricter_findings(schema, stricter, engine))
     if whitespace == "flexible":
         found.append(
             SchemaFinding(
@@ -247,6 +261,48 @@ def schema_findings(
                 whitespace="none",
             )
         )
+    return found
+
+
+def stricter_findings(
+    schema: Mapping[str, Any], stricter: tuple[tuple[str, str], ...], engine: str = "the regex"
+) -> list[SchemaFinding]:
+    """One ``stricter_rule`` finding per rule of ``stricter`` (the first places it applies
+    named), the key order first: the valid JSON a model may want to write and cannot.
+
+    >>> s = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {}}}
+    >>> print(stricter_findings(s, (("", "keys in the order of `properties`"),))[0].message)
+    the schema's root: this constraint writes keys in the schema's order (`"id"`, then `"name"`): a model that wants `"name"` first is refused, though the schema allows any order. Ask for that order in the prompt, or write the keys in the order the model prefers.
+    """  # noqa: E501
+    from fsmviz.schema.convert import resolve
+    from fsmviz.schema.stricter import KEY_ORDER
+
+    places: dict[str, list[str]] = {}
+    for where, rule in stricter:
+        places.setdefault(rule, []).append(where)
+    found = []
+    for rule in sorted(places, key=lambda r: r != KEY_ORDER):
+        wheres = places[rule]
+        shown = ", ".join(_where(w) for w in wheres[:3])
+        more = f" and {len(wheres) - 3} more places" if len(wheres) > 3 else ""
+        if rule == KEY_ORDER:
+            target = resolve(schema, "#" + wheres[0])
+            props = target[1].get("properties") if target and isinstance(target[1], dict) else None
+            names = list(props or ())[:3]
+            order = ", then ".join(f'`"{n}"`' for n in names)
+            wanted = f'`"{names[-1]}"`' if names else "another key"
+            message = (
+                f"{shown}{more}: this constraint writes keys in the schema's order"
+                f"{f' ({order})' if names else ''}: a model that wants {wanted} first is "
+                "refused, though the schema allows any order. Ask for that order in the "
+                "prompt, or write the keys in the order the model prefers."
+            )
+        else:
+            message = (
+                f"{shown}{more}: {engine} is stricter than the schema here: {rule}. Valid "
+                "JSON written otherwise is refused, and the model is pushed to something else."
+            )
+        found.append(SchemaFinding("stricter_rule", "info", message, wheres[0]))
     return found
 
 
@@ -308,7 +364,11 @@ def diagnose_schema(
         compiled = compile_schema(schema, whitespace)
     if compiled.path == "grammar":
         own = schema_findings(
-            compiled.schema, whitespace, compiled.unenforced, "llguidance's grammar"
+            compiled.schema,
+            whitespace,
+            compiled.unenforced,
+            "llguidance's grammar",
+            compiled.stricter,
         )
         note = SchemaFinding(
             "grammar_path",
@@ -318,8 +378,10 @@ def diagnose_schema(
             "",
         )
         return sorted([*own, note], key=lambda f: RANK[f.severity])
-    own = schema_findings(compiled.schema, whitespace, compiled.unenforced)
-    covered = {f.pointer for f in own if f.kind != "ignored_keyword"}
+    own = schema_findings(
+        compiled.schema, whitespace, compiled.unenforced, stricter=compiled.stricter
+    )
+    covered = {f.pointer for f in own if f.kind not in ("ignored_keyword", "stricter_rule")}
     doctor = name_findings(
         diagnose(compiled.regex, vocab, trace, max_tokens=max_tokens),
         compiled.locations,

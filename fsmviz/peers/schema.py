@@ -506,6 +506,9 @@ class EngineVerdict:
     invalid_accepted: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     path: str = ""
+    stricter: tuple[str, ...] = ()
+    """The rules by which it refuses JSON the schema allows (fsmviz alone names them:
+    ``compile_schema(...).stricter``), each with where."""
 
     @property
     def right(self) -> bool:
@@ -554,6 +557,7 @@ def engine_verdicts(
             verdicts.append(EngineVerdict(engine, have, False, why))
             continue
         ignored: tuple[str, ...] = ()
+        stricter: tuple[str, ...] = ()
         path = ""
         if engine == "fsmviz":
             try:
@@ -563,6 +567,7 @@ def engine_verdicts(
             if compiled is not None:
                 ignored = tuple(f"{k} at {w or '/'}" for w, k in compiled.unenforced)
                 path = compiled.path
+                stricter = tuple(f"{r} at {w or '/'}" for w, r in compiled.stricter)
         verdicts.append(
             EngineVerdict(
                 engine,
@@ -576,6 +581,7 @@ def engine_verdicts(
                 ),
                 ignored=ignored,
                 path=path,
+                stricter=stricter,
             )
         )
     return VerdictTable(made, tuple(verdicts))
@@ -589,18 +595,19 @@ def verdicts_text(table: VerdictTable) -> str:
         f"{len(table.instances) - valid} invalid (by jsonschema)",
         "",
         "| engine | compiled | invalid accepted | valid rejected | keywords named as "
-        "not enforced |",
-        "|---|---|---|---|---|",
+        "not enforced | rules stricter than the schema |",
+        "|---|---|---|---|---|---|",
     ]
     for v in table.verdicts:
         name = f"{v.engine} {v.version}" if v.version != "this" else v.engine
         if not v.compiled:
-            lines.append(f"| {name} | refused: {_cell(v.refusal)} | | | |")
+            lines.append(f"| {name} | refused: {_cell(v.refusal)} | | | | |")
             continue
         how = f" ({v.path} path)" if v.path else ""
         lines.append(
             f"| {name} | yes{how} | {_count(v.invalid_accepted)} | "
-            f"{_count(v.valid_rejected)} | {_cell(', '.join(v.ignored)) or '—'} |"
+            f"{_count(v.valid_rejected)} | {_cell(', '.join(v.ignored)) or '—'} | "
+            f"{_cell('; '.join(v.stricter)) or '—'} |"
         )
     return "\n".join(lines)
 
