@@ -80,7 +80,7 @@ class GrammarCursor:
         else:  # a JSON Schema's grammar, compiled by llguidance: no chart, no safe end
             self.matcher = GrammarMatcher(grammar.grammar, model.vocab, encode, grammar.limits())
             self.columns = []
-        self.initially = (self.matcher.is_accepting(), self.matcher.is_stopped())
+        self.initially = self.verdict()
         self.pending = b""  # bytes of a character the text so far ends inside
         self.plan: list[int] | None = None  # tokens of a shortest completion from here
         self.lost = not isinstance(grammar, Grammar)  # True: no chart (or it died where
@@ -95,7 +95,7 @@ class GrammarCursor:
             raise RuntimeError(f"a grammar run only moves on (at {self.position}, not {state})")
         if not self.matcher.consume(token):
             return None
-        self.ends.append((self.matcher.is_accepting(), self.matcher.is_stopped()))
+        self.ends.append(self.verdict())
         if self.plan and self.plan[0] == token:
             self.plan = self.plan[1:]
         else:
@@ -111,13 +111,20 @@ class GrammarCursor:
     def is_accepting(self, state: int) -> bool:
         return self.ends_at(state)[0]
 
+    def verdict(self) -> tuple[bool, bool]:
+        """(accepting, stopped) now. A matcher that gave up (an error) is stopped too in
+        llguidance's eyes, but its text is no finished sentence: not stopped here, so the
+        next step finds the empty mask and says why (``GrammarRun._stuck``)."""
+        matcher = self.matcher
+        return matcher.is_accepting(), matcher.is_stopped() and not matcher.error()
+
     def ends_at(self, state: int) -> tuple[bool, bool]:
         """(accepting, stopped) of the text of the first ``state`` tokens. The matcher
         itself is at ``position``, which a fast-forwarded chain moves past the steps the
         loop has yet to record: the state after the chain's first token is *its* state,
         not the matcher's, and only the state after its last token is the matcher's."""
         if state == self.position:
-            return self.matcher.is_accepting(), self.matcher.is_stopped()
+            return self.verdict()
         if 0 < state <= len(self.ends):
             return self.ends[state - 1]
         if state == 0:  # the start, left behind by a chain
