@@ -91,11 +91,11 @@ def broken(schema: dict[str, Any], text: str, how: str = "") -> set[str]:
     >>> sorted(broken({"properties": {"n": {"minimum": 1}}}, '{"n": 0}'))
     ['minimum']
     """
-    import jsonschema
+    from fsmviz.schema.guarded import bounded_patterns, validator
 
-    try:
-        validator = jsonschema.validators.validator_for(schema)(schema)
-        found = {e.validator for e in validator.iter_errors(json.loads(text))}
+    try:  # offline and bounded: public schemas name remote $refs
+        with bounded_patterns():
+            found = {e.validator for e in validator(schema).iter_errors(json.loads(text))}
     except Exception:  # noqa: BLE001 - a $ref jsonschema cannot resolve: nothing to name
         found = set()
     return found | ({"format"} if how.endswith("format broken") else set())
@@ -157,13 +157,13 @@ def explained(schema: dict[str, Any], text: str, how: str, named: set[tuple[str,
     >>> explained(s, '{"n": 7}', "", {("", "then")})
     False
     """
-    import jsonschema
+    from fsmviz.schema.guarded import bounded_patterns, validator
 
     if how.endswith("format broken") and any(k == "format" for _, k in named):
         return True
-    try:
-        validator = jsonschema.validators.validator_for(schema)(schema)
-        todo = list(validator.iter_errors(json.loads(text)))
+    try:  # offline and bounded: public schemas name remote $refs
+        with bounded_patterns():
+            todo = list(validator(schema).iter_errors(json.loads(text)))
     except Exception:  # noqa: BLE001 - a $ref jsonschema cannot resolve: nothing to name
         return False
     while todo:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import subprocess
 import sys
 import threading
@@ -34,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
-from bench.soak import rest_call, rss_mb
+from bench.soak import distinct_pattern, rest_call, rss_mb
 from bench.table import print_table
 from tests.appserver import ROOT, AppServer
 
@@ -165,14 +164,6 @@ def no_freeze(url: str) -> list[Row]:
         Row("/dfa while it runs (worst call)", f"<= {DFA_SECONDS:g} s",
             f"{worst:.2f} s over {calls} calls", worst <= DFA_SECONDS),
     ]  # fmt: skip
-
-
-def distinct_pattern(k: int) -> str:
-    """A pattern no other ``k`` gives: a few random parts and the number itself."""
-    r = random.Random(k)
-    parts = [f"[a-z]{{1,{r.randint(3, 30)}}}", "(cat|dog|bird)", f"[0-9]{{{r.randint(1, 9)}}}",
-             "\\w+", "(-|_)?", f"[A-Z]{{2,{r.randint(2, 12)}}}"]  # fmt: skip
-    return "".join(r.choice(parts) for _ in range(r.randint(2, 6))) + f"x{k}"
 
 
 def no_growth(url: str, pid: int, calls: int) -> list[Row]:

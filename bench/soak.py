@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import threading
 import time
 import uuid
@@ -94,9 +95,21 @@ def disk(tmp: Path) -> tuple[float, int, int]:
     return size / 2**20, files, runs
 
 
+def distinct_pattern(k: int) -> str:
+    """A pattern no other ``k`` gives: two to six parts drawn by ``k`` (bounded and free
+    repeats, alternations, classes), then ``x{k}``; a few are over the DFA's limits and
+    refused, as some of a hostile visitor's would be."""
+    r = random.Random(k)
+    parts = [f"[a-z]{{1,{r.randint(3, 30)}}}", "(cat|dog|bird)", f"[0-9]{{{r.randint(1, 9)}}}",
+             "\\w+", "(-|_)?", f"[A-Z]{{2,{r.randint(2, 12)}}}"]  # fmt: skip
+    return "".join(r.choice(parts) for _ in range(r.randint(2, 6))) + f"x{k}"
+
+
 def dfa_call(client: httpx.Client, url: str, k: int) -> str | None:
-    """One REST call to ``/dfa`` with a pattern no earlier call used; None if it answered."""
-    return rest_call(client, url, "dfa", [f"(x{k}|[a-z]{{{k % 7 + 1}}})+"])
+    """One REST call to ``/dfa`` with a pattern no earlier call used (``distinct_pattern``:
+    each a DFA of its own, so the caches turn over); None if it answered or refused it."""
+    error = rest_call(client, url, "dfa", [distinct_pattern(k)])
+    return None if error is None or error.startswith("error") else error
 
 
 def trace_call(client: httpx.Client, url: str, k: int) -> str | None:
@@ -166,9 +179,15 @@ def page_run(client: httpx.Client, url: str, event: RunEvent, k: int) -> str | N
     return "no answer"
 
 
+_SENT = [0]
+"""Calls numbered so far: each ``soak`` goes on from there, so no pattern is sent twice (the
+warm-up's and every checkpoint's are all distinct)."""
+
+
 def soak(url: str, n: int, clients: int, deadline: float, call, label: str) -> tuple[Tally, float]:
     tally = Tally()
-    counter = iter(range(n))
+    counter = iter(range(_SENT[0], _SENT[0] + n))
+    _SENT[0] += n
     lock = threading.Lock()
 
     def worker() -> None:
