@@ -114,3 +114,48 @@ def test_a_rest_stream_closed_by_its_client_stops_its_run(app_server) -> None:
         f"the server still works for a client that left ({after:.0%} of a core after, "
         f"{running:.0%} while the client listened)"
     )
+
+
+async def _mcp_call_left_after(url: str, seconds: float, pid: int) -> float:
+    """Start a 1,024-token ``trace`` over MCP, leave after ``seconds``; the server's share
+    of a core during the last 2 s of the call."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(url + "/gradio_api/mcp/") as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        busy: list[float] = []
+
+        async def watch() -> None:
+            await anyio.sleep(seconds - 2)
+            busy.append(await anyio.to_thread.run_sync(_busy, pid, 2.0))
+
+        with anyio.move_on_after(seconds):
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                await session.call_tool(
+                    "trace",
+                    {"regex": "[a-z ]+", "prompt": "Tell a very long story.", "max_tokens": 1024},
+                )
+        return busy[0] if busy else 0.0
+
+
+@pytest.mark.e2e
+def test_an_mcp_call_whose_client_leaves_stops_its_run(app_server) -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    pid = _server_pid(urllib.parse.urlsplit(app_server).port)
+    with ThreadPoolExecutor(1) as pool:  # an event loop of its own (see test_mcp.py)
+        running = pool.submit(asyncio.run, _mcp_call_left_after(app_server, 5.0, pid)).result()
+    time.sleep(2)
+    after = _busy(pid, 2.0)
+    assert running > 0.1, f"the run did not seem to run ({running:.0%} of a core)"
+    assert after < 0.25 and after < 0.6 * running, (
+        f"the server still works for an MCP client that left ({after:.0%} of a core after, "
+        f"{running:.0%} during the call)"
+    )

@@ -129,6 +129,10 @@ def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - Backgroun
 
     lighten_sessions()  # a session's copy of the page made on demand (anonymous API calls)
     demo = build_ui(models, args.runs_at_once, file_ttl=max(args.file_ttl, 1))
+    if args.mcp:
+        from fsmviz.app.leaving import mcp_calls_end_with_their_request
+
+        mcp_calls_end_with_their_request()  # an MCP client that leaves stops its run too
     demo.queue(default_concurrency_limit=4, max_size=64)
     sweeper = Sweeper(age=max(args.file_ttl, 1))  # each run's downloads (fsmviz.app.scratch)
     atexit.register(sweeper.stop)
