@@ -634,6 +634,8 @@ def grammar_command(
         print(decoder.decode(b"", final=True), file=out)
         verdict = "is a sentence of the grammar" if trace.matched else "is not a sentence"
         print(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]", file=err)
+        for note in trace.notes:  # why it stopped where the engine gave up, in its words
+            print(note, file=err)
     return 0 if trace.matched else FINDINGS_ERROR
 
 

@@ -76,6 +76,28 @@ def test_three_thousand_alternatives_end_in_a_message_not_a_crash(tiny) -> None:
     assert any("3000 items" in note for note in trace.notes), trace.notes
 
 
+def test_the_command_line_and_the_api_pass_the_engines_words_on(tiny, tmp_path) -> None:
+    import io
+
+    from fsmviz.app.grammar_api import grammar_api
+    from fsmviz.cli import grammar_command
+
+    text = "root ::= " + " | ".join(f'"w{i}x"' for i in range(3000))
+    try:
+        compile_grammar(text)
+    except GrammarError:  # refused up front by fsmviz's bounds: a message, also fine
+        return
+    file = tmp_path / "many.gbnf"
+    file.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    status = grammar_command(str(file), "Say one.", max_tokens=8, model=tiny, out=out, err=err)
+    assert status != 0 and "[engine_error; 0 tokens" in err.getvalue()
+    assert "3000 items" in err.getvalue() and "Traceback" not in err.getvalue()
+    result = grammar_api(text, "Say one.", 8, model=tiny)
+    assert result["stop_reason"] == "engine_error" and not result["matched"]
+    assert any("3000 items" in note for note in result["notes"])
+
+
 SPECIAL_LITERALS = [
     ('root ::= "<|im_end|>"', "<|im_end|>"),
     ('start: "<|im_start|>system"', "<|im_start|>system"),
