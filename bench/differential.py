@@ -9,10 +9,12 @@ Two corpora, in one run:
   (``json.dumps``: spaces after ``,`` and ``:``, the suite's key order), then in the
   constraint's own form (``fsmviz.schema.differential.canonical``);
 * the **public schemas** the benchmarks measure (``bench/schemas_public``, 120 from
-  SchemaStore and check-jsonschema): the instances ``fsmviz.peers.schema.instances`` makes
-  from each (valid by a walk, invalid by mutation, labelled by ``jsonschema``), and each
-  valid one spelled otherwise as JSON allows (``variants``: keys reversed, integers written
-  ``1.0``, indented), all valid by JSON Schema's own equality.
+  SchemaStore and check-jsonschema) and **outlines-core's own test schemas**
+  (``tests/cases/outlines_core_schemas.json``, 61): the instances
+  ``fsmviz.peers.schema.instances`` makes from each (valid by a walk, invalid by mutation,
+  labelled by ``jsonschema``), and each valid one spelled otherwise as JSON allows
+  (``variants``: keys reversed, integers written ``1.0``, indented), all valid by JSON
+  Schema's own equality.
 
 A valid instance refused is *explained* when ``differential.explain`` finds the named
 rule it breaks, *unexplained* (a bug) otherwise; an invalid instance accepted is explained
@@ -207,31 +209,44 @@ def variants(value: Any) -> Iterator[tuple[Any, str, str]]:
 
 
 def run_public(paths: Iterable[Path], whitespace: str | None) -> Tally:
-    """The differential over public schemas, on the instances made from each and the
-    spelling variants of the valid ones."""
+    """The differential over public schema files (``run_schemas``)."""
+    named = ((f"{p.parent.name}/{p.stem}", p.read_text(encoding="utf-8")) for p in paths)
+    return run_schemas(named, whitespace)
+
+
+def run_schemas(named: Iterable[tuple[str, str]], whitespace: str | None) -> Tally:
+    """The differential over (name, schema as JSON text) pairs, on the instances made from
+    each and the spelling variants of the valid ones."""
     from fsmviz.peers.schema import instances
     from fsmviz.schema.convert import load_schema
 
     tally = Tally()
-    for path in paths:
+    for name, text in named:
         tally.schemas += 1
-        compiled = compile_within(json.loads(path.read_text(encoding="utf-8")), whitespace)
+        compiled = compile_within(json.loads(text), whitespace)
         if compiled is None:
             continue
         tally.compiled += 1
         try:
-            schema = load_schema(path.read_text(encoding="utf-8"))
+            schema = load_schema(text)
             made = instances(schema)
         except Exception:  # noqa: BLE001 - the walk or jsonschema failed: nothing to ask
             continue
         for instance in made:
             value = json.loads(instance.text)
-            label = f"{path.parent.name}/{path.stem} ({instance.how})"
+            label = f"{name} ({instance.how})"
             judge(tally, compiled, schema, value, instance.valid, instance.text, label)
             if instance.valid:
-                for other, text, how in variants(value):
-                    judge(tally, compiled, schema, other, True, text, f"{label}, {how}")
+                for other, written, how in variants(value):
+                    judge(tally, compiled, schema, other, True, written, f"{label}, {how}")
     return tally
+
+
+def outlines_core_schemas() -> list[tuple[str, str]]:
+    """The schemas of outlines-core's own tests (``tests/cases``), as (name, JSON text)."""
+    cases = Path(__file__).resolve().parents[1] / "tests" / "cases" / "outlines_core_schemas.json"
+    schemas = json.loads(cases.read_text(encoding="utf-8"))["schemas"]
+    return [(f"outlines-core #{i}", json.dumps(s)) for i, s in enumerate(schemas)]
 
 
 def public_paths() -> list[Path]:
@@ -272,6 +287,8 @@ def main(whitespace: str | None = None, suite_only: bool = False) -> list[tuple[
     else:
         rows += report("JSON-Schema-Test-Suite", run_suite(suite_groups(folder), whitespace))
     if not suite_only:
+        rows += report("outlines-core's test schemas", run_schemas(outlines_core_schemas(),
+                                                                   whitespace))  # fmt: skip
         rows += report("public schemas", run_public(public_paths(), whitespace))
     print(f"({time.perf_counter() - start:.0f} s, whitespace {whitespace or 'default'})")
     return rows

@@ -112,6 +112,7 @@ REFUSED = [
     ({"type": "array"}, [[[[1]]]], None, rules.DEPTH),
     ({"type": "string"}, "bell\u0007", None, rules.STRINGS_REGEX),
     ({"type": "number"}, 1e5, "1e5", rules.EXPONENT),
+    ({"type": "number", "maxDigitsFraction": 2}, 1.125, None, rules.DIGITS),
     ({"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": 1}, '{ "a" : 1 }',
      rules.WHITESPACE_RULES["none"]),
 ]  # fmt: skip

@@ -236,6 +236,8 @@ def _breaks(compiled: Compiled, rule: str, part: Any, node: Mapping[str, Any]) -
         return any(
             _equal(part, m) for m in members if not isinstance(m, (str, bool)) and m is not None
         )
+    if rule == rules.DIGITS:
+        return isinstance(part, (int, float)) and not isinstance(part, bool)
     if rule == rules.DEPTH:
         return _depth(part) > rules.FREE_DEPTH
     if rule == rules.MINUS_ZERO:

@@ -12,9 +12,10 @@ pointer of the subschema it applies to, for the path that compiled it:
 * ``"regex"`` (outlines-core 0.2.14's regex, as fsmviz mends it): keys in the order of
   ``properties`` and *only* those keys (it writes no additional properties unless asked);
   a schema with ``properties`` and no ``type`` written as an object; integers without a
-  fraction; an exponent with its sign; ``enum``/``const`` values spelled as the schema
-  spells them; formats enforced; free-form values (``{}``, an object with no
-  ``properties``) nested at most ``FREE_DEPTH`` deep; strings without ``\\u`` escapes;
+  fraction; an exponent with its sign; the digit counts of outlines-core's own keywords
+  (``maxDigits``...); ``enum``/``const`` values spelled as the schema spells them; formats
+  enforced; free-form values (``{}``, an object with no ``properties``) nested at most
+  ``FREE_DEPTH`` deep; strings without ``\\u`` escapes;
 * ``"grammar"`` (llguidance 1.9.1): keys in the order of ``properties``; integers without a
   fraction; ``enum``/``const`` spelled one way; formats enforced; strings without a raw
   DEL or a needless escape.
@@ -42,6 +43,7 @@ from typing import Any
 
 __all__ = [
     "DEPTH",
+    "DIGITS",
     "EXPONENT",
     "FORMAT",
     "FREE_DEPTH",
@@ -73,6 +75,16 @@ ONE_SPELLING = (
     "an enum or const value spelled one way: a number as the schema writes it (`1`, not "
     "`1.0`), an object's keys in the schema's order"
 )
+DIGITS = (
+    "the digit counts of outlines-core's own keywords (`maxDigits`, `minDigitsFraction`...), "
+    "which JSON Schema ignores"
+)
+DIGIT_KEYWORDS = frozenset(
+    f"{end}Digits{part}"
+    for end in ("min", "max")
+    for part in ("", "Integer", "Fraction", "Exponent")
+)
+"""outlines-core's keywords for the digits of a number, unknown to JSON Schema."""
 FORMAT = "the `format` enforced (JSON Schema makes it an annotation: any string is valid)"
 DEPTH = f"free-form values nest at most {FREE_DEPTH} levels of arrays and objects"
 STRINGS_REGEX = (
@@ -167,6 +179,8 @@ def stricter(
                 found.add((where, OBJECT_ONLY))
         if "integer" in kinds:
             found.add((where, INTEGER))
+        if path == "regex" and DIGIT_KEYWORDS & set(node):
+            found.add((where, DIGITS))
         if path == "regex" and "number" in kinds:
             found.add((where, MINUS_ZERO if signed_number(node) == "min0" else EXPONENT))
         values = node.get("enum") if isinstance(node.get("enum"), list) else []
@@ -192,5 +206,5 @@ def stricter(
 
 
 _RANK = {rule: i for i, rule in enumerate(
-    (KEY_ORDER, LISTED_KEYS, OBJECT_ONLY, INTEGER, EXPONENT, MINUS_ZERO, ONE_SPELLING, FORMAT,
-     DEPTH))}  # fmt: skip
+    (KEY_ORDER, LISTED_KEYS, OBJECT_ONLY, INTEGER, DIGITS, EXPONENT, MINUS_ZERO, ONE_SPELLING,
+     FORMAT, DEPTH))}  # fmt: skip
