@@ -594,3 +594,17 @@ def test_a_collapse_while_riding_a_repeat_keeps_its_bound():
     (collapse,) = only(diagnose(pattern, ASCII, trace), "valid_mass_collapse")
     assert collapse.steps == (2,) and collapse.suggestion and "{" in collapse.suggestion
     assert "capital" not in collapse.message
+
+
+def test_a_runs_loop_fix_bounds_every_twin_of_its_repeat():
+    """A phone-number prompt under `[a-z]+@[a-z]+\\.com`: the run rides the first `[a-z]+`;
+    bounding only that one moved the loop to the second. The run's fix bounds both; the
+    pattern-level finding still names (and bounds) one repeat."""
+    pattern = r"[a-z]+@[a-z]+\.com"
+    pieces = [("a", 0.3, [("5", 0.6, False)])] + [("a", 0.3, [("5", 0.6, False)])] * 7
+    trace = make_trace(pattern, ASCII, pieces, "max_tokens", max_tokens=len(pieces))
+    found = diagnose(pattern, ASCII, trace)
+    (loop,) = only(found, "loop")
+    assert loop.suggestion == r"[a-z]{1,32}@[a-z]{1,32}\.com"
+    static = only(diagnose(pattern, ASCII), "unbounded_repeat")
+    assert [f.suggestion for f in static] == [r"[a-z]{1,32}@[a-z]+\.com", r"[a-z]+@[a-z]{1,32}\.com"]

@@ -94,6 +94,14 @@ class Case:
             for loop in self.loops
         }
 
+    @cached_property
+    def run_fixes(self) -> dict[Loop, LoopFix | None]:
+        """A run's fixes: each loop's repeat bounded with every twin of it (``twins``)."""
+        return {
+            loop: bounded_fix(self.pattern, self.dfa, loop, self.loops, self.repeats, twins=True)
+            for loop in self.loops
+        }
+
     def loop_for(self, states: Iterable[int]) -> Loop | None:
         """The innermost loop holding all of ``states``."""
         return loop_for(self.loops, states)

@@ -159,7 +159,7 @@ def _collapse(
     # collapse where the loop is first entered is the prompt asking for something else.
     loop = case.loop_for([step.state_before])
     riding = loop is not None and any(s.state_before in loop.states for s in steps[:worst])
-    fix = case.fixes[loop] if riding and loop is not None else None
+    fix = case.run_fixes[loop] if riding and loop is not None else None
     finding = Finding(
         "valid_mass_collapse",
         "warning",
@@ -308,7 +308,7 @@ def _loop(
         )
     loop = case.loop_for(states) or case.loop_for(states[:1])
     node = loop.node if loop is not None else None
-    fix = case.fixes[loop] if loop is not None else None
+    fix = case.run_fixes[loop] if loop is not None else None
     through = (
         f" The pattern allows this through `{frag(case.text(node))}`, which has no upper bound."
         if node is not None

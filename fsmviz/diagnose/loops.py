@@ -189,18 +189,27 @@ def dot_reopens(dfa: Dfa, loop: Loop) -> bool:
 
 
 def bounded_fix(
-    pattern: str, dfa: Dfa, loop: Loop, loops: list[Loop], repeats: list[PatternNode]
+    pattern: str,
+    dfa: Dfa,
+    loop: Loop,
+    loops: list[Loop],
+    repeats: list[PatternNode],
+    *,
+    twins: bool = False,
 ) -> LoopFix | None:
-    """The pattern with the loop's repeat bounded, or None.
+    r"""The pattern with the loop's repeat bounded, or None.
 
     Copies of the same repeat text that no other loop claims are bounded too: patterns like
-    the JSON seed repeat their structure, and the DFA shares one loop between them. When
-    the rewrite does not compile (a bound inside an ambiguous part makes the DFA count in
-    many places at once), smaller bounds are tried."""
+    the JSON seed repeat their structure, and the DFA shares one loop between them. With
+    ``twins``, copies with loops of their own as well: a run that rode the first `[a-z]+` of
+    ``[a-z]+@[a-z]+\.com`` rides the second once the first is bounded, so a run's fix bounds
+    both (a pattern-level finding names one repeat, and bounds that one). When the rewrite
+    does not compile (a bound inside an ambiguous part makes the DFA count in many places
+    at once), smaller bounds are tried."""
     if loop.node is None:
         return None
     fragment = pattern[loop.node.start : loop.node.end]
-    claimed = {other.node for other in loops if other is not loop and other.node is not None}
+    claimed = set() if twins else {o.node for o in loops if o is not loop and o.node is not None}
     copies = [
         n
         for n in repeats
