@@ -607,4 +607,7 @@ def test_a_runs_loop_fix_bounds_every_twin_of_its_repeat():
     (loop,) = only(found, "loop")
     assert loop.suggestion == r"[a-z]{1,32}@[a-z]{1,32}\.com"
     static = only(diagnose(pattern, ASCII), "unbounded_repeat")
-    assert [f.suggestion for f in static] == [r"[a-z]{1,32}@[a-z]+\.com", r"[a-z]+@[a-z]{1,32}\.com"]
+    assert [f.suggestion for f in static] == [
+        r"[a-z]{1,32}@[a-z]+\.com",
+        r"[a-z]+@[a-z]{1,32}\.com",
+    ]
