@@ -9,8 +9,12 @@ the tokens the server chose: the valid mass within 1e-3 at every step.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import socket
+import threading
 import time
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -184,6 +188,77 @@ def test_a_server_slower_than_the_timeout_is_named(served):
     with pytest.raises(ServerError, match="did not answer within"):
         fsmviz.generate(impatient, r"[0-9]{4}", "A year:", max_tokens=4)
     assert time.monotonic() - started < FAULT_SECONDS
+
+
+class CuttingRelay:
+    """A TCP relay in front of the real server that lets its first answer through for
+    ``cut`` bytes, then closes both sides (a network that drops a stream midway); every
+    later connection passes whole."""
+
+    def __init__(self, target: str, cut: int) -> None:
+        parts = urllib.parse.urlsplit(target)
+        self.target = (parts.hostname, parts.port)
+        self.cut = cut
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+        self.first = True
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            limit, self.first = (self.cut if self.first else None), False
+            threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, limit), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink, limit: int | None) -> None:
+        try:
+            while limit is None or limit > 0:
+                data = source.recv(4096 if limit is None else min(4096, limit))
+                if not data:
+                    break
+                sink.sendall(data)
+                limit = None if limit is None else limit - len(data)
+        except OSError:
+            pass
+        for end in (source, sink):  # shutdown wakes the other pump, blocked in recv
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+        self.listener.close()
+
+
+@pytest.mark.slow
+def test_a_stream_dropped_midway_keeps_what_was_written(served, server_runs, seed_cases):
+    """The real server's stream, cut by the network after its first ~2 kB: the tokens
+    that came are replayed and kept as a stopped run, the break named, in time."""
+    pattern = seed_cases["regexes"]["email"]
+    relay = CuttingRelay(served.url, cut=2_000)
+    try:
+        started = time.monotonic()
+        run = fsmviz.stream(dataclasses.replace(served, url=relay.url), pattern,
+                            PROMPTS["email"], max_tokens=40)  # fmt: skip
+        steps = list(run)
+        trace = run.trace()
+    finally:
+        relay.close()
+    assert time.monotonic() - started < FAULT_SECONDS
+    whole = server_runs["email"][2].steps  # the same run, not cut
+    assert 1 <= len(steps) < len(whole) and not steps[-1].is_eos
+    assert [s.token_id for s in steps] == [s.token_id for s in whole[: len(steps)]]
+    assert_replayed_exactly(steps, build_index(pattern, served.vocab))
+    assert trace.stop_reason == "engine_error" and not trace.matched
+    assert any("broke off after" in note and "kept" in note for note in trace.notes), trace.notes
+    assert not run._run.bounds  # the scoring request went through: exact valid mass
 
 
 # --- the replay alone, on token lists (no server: what the replay does with them) ----------

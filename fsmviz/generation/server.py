@@ -30,10 +30,12 @@ bound stands, and the trace says at which steps (``ServerRun.bounds``).
 automaton. The first that is not ends the replay (stop reason ``engine_error``) and is
 named: "your server allowed ``X`` at step k; no match can follow it" (``Disagreement``).
 
-Only regex runs for now (a JSON Schema or a grammar comes later); one request, not
-streamed, so the steps come once the server has finished. The HTTP is the standard
-library's (``http.client``): a server that is down, refuses, or does not answer in time is
-a ``ServerError`` naming it and quoting what it said, within the timeouts.
+Only regex runs for now (a JSON Schema or a grammar comes later). The run is streamed
+(server-sent events), so each wait is for one token and a stream that breaks off keeps
+what was written (stop reason ``engine_error``, the break quoted); the steps come once the
+scoring request has answered. The HTTP is the standard library's (``http.client``): a
+server that is down, refuses, or does not answer in time is a ``ServerError`` naming it
+and quoting what it said, within the timeouts.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import math
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -72,7 +75,7 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection: a server that is down (or a host that drops packets)
 is named within this."""
 READ_TIMEOUT = 60.0
-"""Seconds to wait for each part of an answer (a whole completion: it is not streamed)."""
+"""Seconds to wait for each part of an answer: a streamed token, or a whole scoring answer."""
 TOP = 5
 """The model's likeliest tokens a step keeps (``Step.top``), as a local run keeps them."""
 BOUND_SLACK = 1e-4
@@ -165,22 +168,19 @@ class ServerRun:
         self.replay_seconds = 0.0
         self.finish_reason: str | None = None
         self.server_text = ""
+        self.dropped: str | None = None  # how the server's stream broke off, if it did
 
     def _accepting(self, state: int) -> bool:
         return self.index.is_accepting(state) if self.index else True
 
     def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
         started = time.perf_counter()
-        choice = self._complete(prompt_ids)
-        written = _token_ids(choice, self.model.url)
-        constrained = (choice.get("logprobs") or {}).get("token_logprobs") or []
+        written, constrained = self._complete(prompt_ids)
         self.request_seconds = (time.perf_counter() - started,)
-        scored = self._score(prompt_ids, written) if written else []
+        scored = self._scored(prompt_ids, written)
         self.server_seconds = time.perf_counter() - started
         self.request_seconds += (self.server_seconds - self.request_seconds[0],)
         started = time.perf_counter()
-        self.finish_reason = choice.get("finish_reason")
-        self.server_text = str(choice.get("text") or "")
         self._check_vocabulary(written)
         steps = self._replay(written, constrained, scored)
         self.replay_seconds = time.perf_counter() - started
@@ -189,8 +189,10 @@ class ServerRun:
 
     # --- the two requests -----------------------------------------------------------------
 
-    def _complete(self, prompt_ids: list[int]) -> dict[str, Any]:
-        """The constrained run: the server's token ids and their (masked) logprobs."""
+    def _complete(self, prompt_ids: list[int]) -> tuple[list[int], list[float | None]]:
+        """The constrained run, streamed: the server's token ids and their (masked)
+        logprobs; ``finish_reason`` and ``server_text`` as it gave them. A stream that
+        breaks off after some tokens keeps them (``dropped`` says how it ended)."""
         opts = self.opts
         body: dict[str, Any] = {
             "model": self.model.served,
@@ -206,7 +208,39 @@ class ServerRun:
             body["top_k"] = opts.top_k
         if self.pattern is not None:
             body["structured_outputs"] = {"regex": self.pattern}
-        return _first_choice(self.model.post("/completions", body), self.model.url)
+        model = self.model
+        written: list[int] = []
+        constrained: list[float | None] = []
+        text: list[str] = []
+        try:
+            for event in _events(model.url + "/completions", body, model.api_key, model.timeout):
+                for choice in event.get("choices") or []:
+                    ids = _token_ids(choice, model.url)
+                    written += ids
+                    logprobs = (choice.get("logprobs") or {}).get("token_logprobs") or []
+                    constrained += [*logprobs, *[None] * (len(ids) - len(logprobs))][: len(ids)]
+                    text.append(str(choice.get("text") or ""))
+                    self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        except ServerError as error:
+            if not written:
+                raise
+            self.dropped = str(error)
+            self.finish_reason = None
+        self.server_text = "".join(text)
+        return written, constrained
+
+    def _scored(self, prompt_ids: list[int], written: list[int]) -> list[dict[int, float]]:
+        """``_score``; after a stream that broke off, nothing where the server cannot even
+        be asked (each step's valid mass then only the trivial bound)."""
+        if not written:
+            return []
+        try:
+            return self._score(prompt_ids, written)
+        except ServerError as error:
+            if self.dropped is None:
+                raise
+            self.notes.append(f"The written tokens could not be scored: {error}.")
+            return [{} for _ in written]
 
     def _score(self, prompt_ids: list[int], written: list[int]) -> list[dict[int, float]]:
         """The unconstrained logprobs at each written token's step: the scoring request's
@@ -335,7 +369,13 @@ class ServerRun:
                     "end: the text is not a match."
                 )
             return "accepted"
-        self.notes.append(f"The server ended the run with finish_reason {finish!r}.")
+        if self.dropped is not None:
+            self.notes.append(
+                f"The server's stream broke off after {len(steps)} tokens ({self.dropped}); "
+                "what it wrote is kept."
+            )
+        else:
+            self.notes.append(f"The server ended the run with finish_reason {finish!r}.")
         return "engine_error"
 
     def _note_how_it_went(self, count: int) -> None:
@@ -345,9 +385,10 @@ class ServerRun:
                 f"The valid mass is a lower bound at steps {shown}: the server's logprobs do "
                 f"not give it exactly there (the sum over the allowed of its top {TOP})."
             )
-        if self.opts.safe_end and self.index is not None:
+        if self.opts.safe_end and self.index is not None and self.stop_reason == "max_tokens":
             self.notes.append(
-                "The server has no safe end: a run cut at max_tokens may end outside a match."
+                "The server has no safe end: it wrote on until max_tokens cut the text, where "
+                "fsmviz's own run keeps only tokens after which a match still fits."
             )
         if self.opts.temperature not in (0.0, 1.0):
             self.notes.append(
@@ -491,8 +532,40 @@ def _request(
     url: str, body: dict[str, Any] | None, api_key: str | None, timeout: float
 ) -> dict[str, Any]:
     """GET (``body`` None) or POST ``url``; the JSON answer, or a ``ServerError`` that names
-    the server and quotes it. Opening the connection may take ``CONNECT_TIMEOUT`` s, each
-    read of the answer ``timeout`` s."""
+    the server and quotes it."""
+    with _exchange(url, body, api_key, timeout) as (server, response):
+        answer = response.read()
+    return _json_object(answer, server)
+
+
+def _events(
+    url: str, body: dict[str, Any], api_key: str | None, timeout: float
+) -> Iterator[dict[str, Any]]:
+    """POST ``body`` with ``stream: true``; each server-sent event's JSON as it comes
+    (``data: {...}`` lines, until ``data: [DONE]``). A ``ServerError`` where the stream
+    breaks off, stalls past ``timeout`` or carries an error."""
+    with _exchange(url, {**body, "stream": True}, api_key, timeout) as (server, response):
+        for line in response:
+            if not line.startswith(b"data:"):
+                continue  # blank separators, comments
+            payload = line[5:].strip()
+            if payload == b"[DONE]":
+                return
+            event = _json_object(payload, server)
+            if "error" in event or event.get("object") == "error":
+                raise ServerError(f"the server at {server} stopped with: {_quoted(payload)}")
+            yield event
+        raise ServerError(f"the server at {server} ended its stream without finishing it")
+
+
+@contextmanager
+def _exchange(
+    url: str, body: dict[str, Any] | None, api_key: str | None, timeout: float
+) -> Iterator[tuple[str, http.client.HTTPResponse]]:
+    """One request: (the server's name, its response once the status is 2xx). Every way
+    it can fail, while opening or while the answer is read inside the ``with``, becomes a
+    ``ServerError`` that names the server: opening may take ``CONNECT_TIMEOUT`` s, each
+    read ``timeout`` s."""
     parts = urllib.parse.urlsplit(url)
     server = f"{parts.scheme}://{parts.netloc}"
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -509,7 +582,12 @@ def _request(
         connection.sock.settimeout(timeout)
         connection.request("POST" if body is not None else "GET", parts.path, data, headers)
         response = connection.getresponse()
-        status, answer = response.status, response.read()
+        if response.status >= 400:
+            answer = response.read()
+            raise ServerError(
+                f"the server at {server} answered {response.status}: {_quoted(answer)}"
+            )
+        yield server, response
     except ConnectionRefusedError as error:
         raise ServerError(
             f"nothing answers at {server}: the connection was refused. Is the server "
@@ -530,8 +608,9 @@ def _request(
         ) from error
     finally:
         connection.close()
-    if status >= 400:
-        raise ServerError(f"the server at {server} answered {status}: {_quoted(answer)}")
+
+
+def _json_object(answer: bytes, server: str) -> dict[str, Any]:
     try:
         parsed = json.loads(answer)
     except ValueError as error:
@@ -568,12 +647,15 @@ def _first_choice(answer: dict[str, Any], server: str) -> dict[str, Any]:
 
 
 def _token_ids(choice: dict[str, Any], server: str) -> list[int]:
-    """The written token ids: vLLM's ``token_ids``, or its logprobs' ``token_id:N``
-    (``return_tokens_as_token_ids``)."""
+    """The token ids of a completion (or a streamed piece of one): vLLM's ``token_ids``, or
+    its logprobs' ``token_id:N`` (``return_tokens_as_token_ids``); none in a piece that
+    only says how the run finished."""
     ids = choice.get("token_ids")
     if isinstance(ids, list) and all(isinstance(t, int) for t in ids):
         return list(ids)
     tokens = (choice.get("logprobs") or {}).get("tokens")
+    if tokens is None and not choice.get("text"):
+        return []
     if not isinstance(tokens, list):
         raise ServerError(
             f"the server at {server} gave no token ids (no logprobs in its answer): fsmviz "
