@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["ExplainedError", "FsmvizError", "InputError"]
+__all__ = ["ExplainedError", "FsmvizError", "InputError", "caret_after"]
 
 
 class FsmvizError(Exception):
@@ -72,8 +72,17 @@ class ExplainedError(FsmvizError):
         if self.position is None:
             return pattern
         start = pattern.rfind("\n", 0, self.position) + 1
-        pad = "".join(_blank(c) for c in pattern[start : self.position])
-        return f"{pattern}\n{pad}^"
+        return f"{pattern}\n{caret_after(pattern[start : self.position])}"
+
+
+def caret_after(prefix: str) -> str:
+    """A caret under the character after ``prefix``, as a terminal lines it up (a tab
+    stays a tab, a wide character counts two columns).
+
+    >>> caret_after("日本a")
+    '     ^'
+    """
+    return "".join(_blank(c) for c in prefix) + "^"
 
 
 def _blank(char: str) -> str:

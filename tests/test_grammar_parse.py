@@ -99,3 +99,31 @@ def test_limits_are_checked_before_reading() -> None:
 
 def test_unreachable_rules_are_listed_not_refused() -> None:
     assert unreachable(compile_grammar('root ::= "a"\nb ::= "b"')) == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "chosen", "looks"),
+    [('start: "a" | "b"', "gbnf", "lark"), ('root ::= "a" | "b"', "lark", "gbnf")],
+)
+def test_a_grammar_read_in_the_wrong_format_says_which_format_it_looks_like(text, chosen, looks):
+    """An example set Format to gbnf, then a pasted Lark grammar was refused with "expected
+    ::= after the rule name 'start'" and nothing pointing at the Format choice."""
+    with pytest.raises(GrammarError) as caught:
+        compile_grammar(text, chosen)
+    assert f'choose the format "{looks}"' in caught.value.hint
+    assert compile_grammar(text).format == looks  # and told apart, it is read
+
+
+def test_a_grammar_error_shows_its_line_with_a_caret():
+    from fsmviz.app.grammar_page import grammar_error_html
+
+    text = 'root ::= item\nitem ::= "a" )'
+    with pytest.raises(GrammarError) as caught:
+        compile_grammar(text)
+    error = caught.value
+    assert error.line == 2
+    line, caret = error.excerpt(text).split("\n")
+    assert line == 'item ::= "a" )' and caret.index("^") == error.column - 1
+    assert "<pre>" in grammar_error_html(error, text) and "&quot;a&quot; )" in grammar_error_html(
+        error, text
+    )

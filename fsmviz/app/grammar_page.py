@@ -35,6 +35,7 @@ from fsmviz.drawing.compact import compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, lit_names, rules_svg
 from fsmviz.errors import FsmvizError
+from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.network import Network, build_network
 from fsmviz.grammar.place import Chart, Place, place_in
 from fsmviz.params import MAX_PROMPT_CHARS
@@ -149,12 +150,13 @@ def _grammar_view(text: str, format: str) -> GrammarView:
             )
         svg = rules_svg(network, title=f"{grammar.format} grammar, start: {grammar.start}")
     except (ValueError, RenderError) as error:  # GrammarError, NetworkError are ValueErrors
-        return GrammarView(text, None, None, "", grammar_error_html(error))
+        return GrammarView(text, None, None, "", grammar_error_html(error, text))
     return GrammarView(text, grammar, network, svg, "")
 
 
-def grammar_error_html(error: Exception) -> str:
-    """A grammar error with its line, column and hint, escaped.
+def grammar_error_html(error: Exception, text: str = "") -> str:
+    """A grammar error with its line, column and hint, escaped; with the grammar's
+    ``text``, the line it is on with a caret under the column (as a regex error shows).
 
     >>> from fsmviz.grammar import GrammarError
     >>> grammar_error_html(GrammarError("undefined rule '<x>'", 2, 5, "define it"))
@@ -170,7 +172,9 @@ def grammar_error_html(error: Exception) -> str:
         where = f' <span class="where">{escape(at)}</span>'
     hint = getattr(error, "hint", None)
     tip = f'<div class="hint">{escape(hint)}</div>' if hint else ""
-    return f'<div class="error-box"><b>{escape(message)}</b>{where}{tip}</div>'
+    shown = error.excerpt(text) if text and isinstance(error, GrammarError) else ""
+    caret = f"<pre>{escape(shown)}</pre>" if shown else ""
+    return f'<div class="error-box"><b>{escape(message)}</b>{where}{caret}{tip}</div>'
 
 
 PAGE_CSS = """

@@ -100,7 +100,21 @@ def compile_grammar(text: str, format: str | None = None) -> Grammar:
             "shorten it",
         )
     kind = format or detect_format(text)
-    return _CACHE.get_or_build((text, kind), lambda: _compile(text, kind))
+    try:
+        return _CACHE.get_or_build((text, kind), lambda: _compile(text, kind))
+    except GrammarError as error:
+        looks = detect_format(text)
+        if format is None or looks == format or error.hint is not None and "format" in error.hint:
+            raise
+        # A Lark grammar read as GBNF fails at its first rule ("expected ::="): say why.
+        hint = (
+            f"this looks like a {FORMAT_NAMES[looks]} grammar, not {FORMAT_NAMES[format]}: "
+            f'choose the format "{looks}", or let fsmviz tell them apart (format None, "auto")'
+        )
+        raise GrammarError(error.message, error.line, error.column, hint) from None
+
+
+FORMAT_NAMES = {"gbnf": "GBNF (llama.cpp)", "lark": "Lark (llguidance)"}
 
 
 def detect_format(text: str) -> str:

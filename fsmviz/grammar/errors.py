@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsmviz.errors import FsmvizError
+from fsmviz.errors import FsmvizError, caret_after
 
 __all__ = ["GrammarError", "line_column"]
 
@@ -37,6 +37,22 @@ class GrammarError(FsmvizError, ValueError):
             )
         hint = f" Hint: {self.hint}" if self.hint else ""
         return f"{self.message}{where}.{hint}"
+
+    def excerpt(self, text: str) -> str:
+        r"""The line of ``text`` the error is on, with a caret under its column ("" when the
+        error has no line).
+
+        >>> print(GrammarError("expected ::=", 2, 7).excerpt('root ::= a\na   =  "x"'))
+        a   =  "x"
+              ^
+        """
+        lines = text.split("\n")
+        if self.line is None or not 1 <= self.line <= len(lines):
+            return ""
+        line = lines[self.line - 1]
+        if self.column is None:
+            return line
+        return f"{line}\n{caret_after(line[: self.column - 1])}"
 
     def location(self) -> str:
         """``line:column`` for a command line (``"?"`` parts when unknown)."""
