@@ -95,6 +95,10 @@ def test_a_seed_pattern_runs_on_the_server_and_replays_exactly(served, server_ru
     assert regex.fullmatch(pattern, trace.text)
     assert trace.stop_reason == "accepted"
     assert trace.text == replay.server_text  # the server's own text, byte for byte
+    # the engine check: the server's visible mask (its top 5 after the mask) at every step
+    assert [c.step for c in replay.checks] == list(range(len(trace.steps)))
+    assert all(c.visible >= 1 and c.agrees for c in replay.checks)
+    assert any("Engine check:" in n and "every one agrees" in n for n in trace.notes)
     # fsmviz's replay (automaton, allowed sets, valid mass) against the server's time
     assert replay.replay_seconds <= 0.1 * replay.server_seconds, (
         replay.replay_seconds,
@@ -310,3 +314,23 @@ def test_a_server_with_another_tokenizer_is_named_at_the_first_token_that_differ
     with pytest.raises(ServerError, match="disagree at step 1: token 1 is `b` here") as caught:
         run._check_vocabulary([0, 1])
     assert "`c`" in str(caught.value) and "tokenizer=" in str(caught.value)
+
+
+def test_the_servers_visible_mask_is_checked_both_ways():
+    """Among a step's top logprobs, a candidate the server offered that the automaton
+    refuses, and one it masked (−9999) that the automaton allows, are both named."""
+    from fsmviz.generation.server import ServerRun
+    from fsmviz.generation.trace import GenerationOptions
+
+    model = toy_server(["1", "2", "x"])  # ids 0..2, EOS 3
+    run = ServerRun(model, r"[0-9]+", GenerationOptions())
+    run.candidates = [{0: -0.2, 2: -1.9, 1: -9999.0}]  # offered "x", masked "2"
+    run.finish_reason = "length"
+    steps = run._replay([0], [-0.2], [{0: -0.5}])
+    assert len(steps) == 1 and run.stop_reason == "max_tokens"  # the written token is fine
+    (check,) = run.checks
+    assert (check.visible, check.looser, check.stricter, check.agrees) == (3, (2,), (1,), False)
+    assert [d.message for d in run.disagreements] == [
+        "your server allowed `x` at step 0; no match can follow it",
+        "your server masked `2` at step 0, which the pattern allows",
+    ]

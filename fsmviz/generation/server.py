@@ -65,6 +65,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
     "Disagreement",
+    "EngineCheck",
     "ServerError",
     "ServerModel",
     "ServerRun",
@@ -78,6 +79,8 @@ READ_TIMEOUT = 60.0
 """Seconds to wait for each part of an answer: a streamed token, or a whole scoring answer."""
 TOP = 5
 """The model's likeliest tokens a step keeps (``Step.top``), as a local run keeps them."""
+MASKED = -1e3
+"""A logprob at or below this is a masked token (vLLM writes −inf as −9999)."""
 BOUND_SLACK = 1e-4
 """How far the two-number valid mass may stray outside the top-5 bounds (the two requests
 run the same positions in different batches; float32 differs in the last digits)."""
@@ -90,12 +93,30 @@ class ServerError(FsmvizError, RuntimeError):
 
 @dataclass(frozen=True)
 class Disagreement:
-    """A token the server wrote that the exact automaton does not allow at that step."""
+    """A token the server's mask let through where the exact automaton does not allow it
+    (written, or only offered among its top logprobs), or masked where it is allowed."""
 
     step: int
     token_id: int
     text: str
     message: str
+
+
+@dataclass(frozen=True)
+class EngineCheck:
+    """The server's mask at one step, as far as its answer shows it, against the exact
+    automaton's: the candidates of its top logprobs (after its mask: a masked one comes at
+    −9999), those it offered that the automaton refuses (``looser``) and those it masked
+    that the automaton allows (``stricter``)."""
+
+    step: int
+    visible: int
+    looser: tuple[int, ...] = ()
+    stricter: tuple[int, ...] = ()
+
+    @property
+    def agrees(self) -> bool:
+        return not self.looser and not self.stricter
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,6 +183,8 @@ class ServerRun:
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
         self.disagreements: list[Disagreement] = []
+        self.checks: list[EngineCheck] = []
+        self.candidates: list[dict[int, float]] = []  # per written token, after its mask
         self.bounds: list[int] = []
         self.server_seconds = 0.0
         self.request_seconds: tuple[float, ...] = ()  # the run's request, the scoring one
@@ -201,7 +224,7 @@ class ServerRun:
             "temperature": opts.temperature,
             "top_p": opts.top_p,
             "seed": opts.seed,
-            "logprobs": 1,
+            "logprobs": TOP,  # its top candidates after its mask: the engine check
             "return_tokens_as_token_ids": True,
         }
         if opts.top_k:
@@ -217,8 +240,11 @@ class ServerRun:
                 for choice in event.get("choices") or []:
                     ids = _token_ids(choice, model.url)
                     written += ids
-                    logprobs = (choice.get("logprobs") or {}).get("token_logprobs") or []
+                    given = choice.get("logprobs") or {}
+                    logprobs = given.get("token_logprobs") or []
                     constrained += [*logprobs, *[None] * (len(ids) - len(logprobs))][: len(ids)]
+                    tops = [_candidates(top) for top in given.get("top_logprobs") or []]
+                    self.candidates += [*tops, *[{}] * (len(ids) - len(tops))][: len(ids)]
                     text.append(str(choice.get("text") or ""))
                     self.finish_reason = choice.get("finish_reason") or self.finish_reason
         except ServerError as error:
@@ -302,6 +328,8 @@ class ServerRun:
         steps: list[Step] = []
         for number, token in enumerate(written):
             allowed = index.allowed_tokens(state) if index is not None else None
+            if allowed is not None and number < len(self.candidates):
+                self._check(number, self.candidates[number], allowed)
             after = index.next_state(state, token) if index is not None else 0
             if after is None:
                 self._disagree(number, token, written)
@@ -335,6 +363,25 @@ class ServerRun:
                 break
         self.stop_reason = self._stop(steps)
         return steps
+
+    def _check(self, number: int, candidates: dict[int, float], allowed: np.ndarray) -> None:
+        """The server's visible candidates at step ``number`` against ``allowed``."""
+        ids = list(candidates)
+        inside = _members(allowed, ids) if ids else np.zeros(0, dtype=bool)
+        masked = [candidates[t] <= MASKED for t in ids]
+        looser = tuple(t for t, ok, m in zip(ids, inside, masked, strict=True) if not ok and not m)
+        stricter = tuple(t for t, ok, m in zip(ids, inside, masked, strict=True) if ok and m)
+        check = EngineCheck(number, len(ids), looser, stricter)
+        self.checks.append(check)
+        vocab = self.model.vocab
+        for token in looser:
+            text = printable(vocab.token_text(token))
+            message = f"your server allowed `{text}` at step {number}; no match can follow it"
+            self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
+        for token in stricter:
+            text = printable(vocab.token_text(token))
+            message = f"your server masked `{text}` at step {number}, which the pattern allows"
+            self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
 
     def _disagree(self, number: int, token: int, written: list[int]) -> None:
         """The server wrote ``token`` where the exact automaton allows no such token."""
@@ -379,6 +426,17 @@ class ServerRun:
         return "engine_error"
 
     def _note_how_it_went(self, count: int) -> None:
+        if self.checks:
+            seen = sum(check.visible for check in self.checks)
+            wrong = [d.message for d in self.disagreements]
+            verdict = "every one agrees with the exact automaton"
+            if wrong:
+                more = "…" if len(wrong) > 3 else ""
+                verdict = f"{len(wrong)} disagree: " + "; ".join(wrong[:3]) + more
+            self.notes.append(
+                f"Engine check: {seen} candidates of the server's mask visible at "
+                f"{len(self.checks)} steps (its top {TOP} logprobs); {verdict}."
+            )
         if self.bounds:
             shown = ", ".join(map(str, self.bounds[:10])) + ("…" if len(self.bounds) > 10 else "")
             self.notes.append(
@@ -429,6 +487,19 @@ def _valid_mass(
         if low - BOUND_SLACK <= mass <= high + BOUND_SLACK:
             return mass, True
     return min(1.0, low), False
+
+
+def _candidates(top: object) -> dict[int, float]:
+    """A step's top logprobs (``{"token_id:N": logprob}``) by token id."""
+    if not isinstance(top, dict):
+        return {}
+    found = {}
+    for key, value in top.items():
+        try:
+            found[int(str(key).rpartition("token_id:")[2])] = float(value)
+        except (TypeError, ValueError):
+            continue  # a token given as text: not comparable
+    return found
 
 
 def _member(allowed: np.ndarray | None, token: int) -> bool:
