@@ -334,3 +334,12 @@ def test_the_servers_visible_mask_is_checked_both_ways():
         "your server allowed `x` at step 0; no match can follow it",
         "your server masked `2` at step 0, which the pattern allows",
     ]
+
+
+@pytest.mark.slow
+def test_a_run_that_leaves_no_room_to_score_it_is_refused_before_asking(served):
+    prompt = "A year:"
+    size = len(encode_prompt(served, prompt, True))
+    tight = dataclasses.replace(served, context=size + 4, url="http://127.0.0.1:1/v1")
+    with pytest.raises(fsmviz.FsmvizError, match="no room .* for the scoring request"):
+        fsmviz.generate(tight, r"[0-9]{4}", prompt, max_tokens=4)  # never reaches the URL

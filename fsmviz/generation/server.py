@@ -43,23 +43,27 @@ from __future__ import annotations
 import http.client
 import json
 import math
+import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import FsmvizError, InputError
 from fsmviz.generation.trace import Candidate, GenerationOptions, Step, StopReason
 from fsmviz.printable import printable
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
+
+T = TypeVar("T")
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -164,7 +168,8 @@ class ServerRun:
     the replayed steps; ``stop_reason``, ``notes``, ``index`` and ``opts`` as ``_Run`` has
     them. After the run: ``disagreements`` (the engine checked), ``bounds`` (steps whose
     valid mass is only a lower bound), ``server_seconds`` (both requests) and
-    ``replay_seconds`` (fsmviz's share)."""
+    ``replay_seconds`` (what fsmviz adds after the server's answers: the rest of the
+    index's build, which runs meanwhile, the replay, the valid mass)."""
 
     def __init__(self, model: ServerModel, pattern: str | None, opts: GenerationOptions):
         for name, active, why in (
@@ -177,9 +182,12 @@ class ServerRun:
         self.model = model
         self.pattern = pattern
         self.opts = opts
-        self.index: TokenIndex | None = (
-            build_index(pattern, model.vocab) if pattern is not None else None
-        )
+        # The index is built while the server writes (its first build over a 49k vocabulary
+        # takes seconds); a pattern fsmviz cannot use is refused here, before any request.
+        self._index: _Job[TokenIndex] | None = None
+        if pattern is not None:
+            compile_regex(pattern)
+            self._index = _Job(lambda: build_index(pattern, model.vocab))
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
         self.disagreements: list[Disagreement] = []
@@ -193,10 +201,22 @@ class ServerRun:
         self.server_text = ""
         self.dropped: str | None = None  # how the server's stream broke off, if it did
 
+    @property
+    def index(self) -> TokenIndex | None:
+        """The pattern's token index (waits for its build; None for an unconstrained run)."""
+        return self._index.result() if self._index is not None else None
+
     def _accepting(self, state: int) -> bool:
         return self.index.is_accepting(state) if self.index else True
 
     def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
+        context = self.model.context
+        if context and len(prompt_ids) + self.opts.max_tokens >= context:
+            raise InputError(
+                f"the prompt is {len(prompt_ids):,} tokens; with max_tokens="
+                f"{self.opts.max_tokens} that leaves no room in the server's context of "
+                f"{context:,} tokens for the scoring request (one token): shorten the prompt"
+            )
         started = time.perf_counter()
         written, constrained = self._complete(prompt_ids)
         self.request_seconds = (time.perf_counter() - started,)
@@ -458,6 +478,29 @@ class ServerRun:
             f"{self.server_seconds:.2f} s (two requests); fsmviz's replay took "
             f"{self.replay_seconds:.3f} s."
         )
+
+
+class _Job(Generic[T]):
+    """``build()`` in a thread of its own, started now; ``result()`` waits for it (and
+    raises what it raised)."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(build,), daemon=True)
+        self._thread.start()
+
+    def _run(self, build: Callable[[], T]) -> None:
+        try:
+            self._value = build()
+        except BaseException as error:  # noqa: BLE001 - handed to whoever waits
+            self._error = error
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
 
 
 def _valid_mass(
