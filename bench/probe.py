@@ -14,7 +14,10 @@ sent, then runs issue 49's attacks, each with its bound:
 * **no growth**: ``--calls`` ``/dfa`` calls, each with a pattern no earlier call used,
   leave the server's resident memory within 100 MB of where it started;
 * and a few of the earlier attacks (issue 33's): a deep and a huge schema, a catastrophic
-  regex on ``/dfa``, a path traversal, each refused within its bound.
+  regex on ``/dfa``, a path traversal, each refused within its bound;
+* **grammars** (issue 50): the 34-byte and doubling grammar bombs on ``/grammar``, each
+  refused within 2 s and 100 MB of RSS with the server answering after it, and a 1,024-token
+  ``/trace`` whose client closes its stream: the server idle again within 5 s.
 
 Prints one row per check (the bound, what was measured, PASS or FAIL); exit status 1 when
 any check fails. ~3 minutes with the default 1,500 calls on a shared 2-core CPU.
@@ -30,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 
@@ -208,6 +212,73 @@ def earlier(client: httpx.Client, url: str) -> list[Row]:
     return rows
 
 
+def doubling(levels: int) -> str:
+    """``root ::= rN``, ``r0 ::= "a"``, ``rK ::= rK-1 rK-1``: 2**N characters."""
+    rules = [f"root ::= r{levels}", 'r0 ::= "a"']
+    return "\n".join(rules + [f"r{k} ::= r{k - 1} r{k - 1}" for k in range(1, levels + 1)])
+
+
+GRAMMAR_BOMBS = {
+    'root ::= (("a"{1000}){1000}){1000} (34 bytes)': 'root ::= (("a"{1000}){1000}){1000}',
+    "doubling grammar, 24 levels (378 bytes)": doubling(24),
+    "doubling grammar, 40 levels": doubling(40),
+    "3,000 groups nested": "root ::= " + "(" * 3000 + '"a"' + ")" * 3000,
+    "surrogates: root ::= [\\uD800-\\uDFFF]": "root ::= [\\uD800-\\uDFFF]",
+}
+GRAMMAR_SECONDS = 2.0
+GRAMMAR_MB = 100.0
+IDLE_SECONDS = 5.0
+
+
+def grammar_bombs(client: httpx.Client, url: str, pid: int) -> list[Row]:
+    """Issue 50's grammar bombs on ``/grammar``: each refused (or answered) within 2 s and
+    100 MB of the server's RSS, the server answering ``/dfa`` after each."""
+    rows: list[Row] = []
+    for label, grammar in GRAMMAR_BOMBS.items():
+        before = rss_mb(pid)
+        seconds, error = timed(rest_call, client, url, "grammar", [grammar, "Write it.", 8])
+        grew = rss_mb(pid) - before
+        alive = timed(rest_call, client, url, "dfa", ["ab"])[1] is None
+        said = "refused" if error else "answered"
+        rows.append(Row(f"{label} on /grammar", f"<= {GRAMMAR_SECONDS:g} s, {GRAMMAR_MB:g} MB",
+                        f"{said} in {seconds:.2f} s, RSS {grew:+.0f} MB, "
+                        f"{'alive' if alive else 'DOWN'}",
+                        seconds <= GRAMMAR_SECONDS and grew <= GRAMMAR_MB and alive))  # fmt: skip
+    return rows
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the whole process so far."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def abandoned_run(url: str, pid: int) -> list[Row]:
+    """A 1,024-token ``/trace`` whose client closes its stream after 3 s: how long until the
+    server is idle again (under 15% of a core over half a second)."""
+    with httpx.Client(timeout=TIMEOUT) as client:
+        data = ["[a-z ]+", "Tell a very long story about a dragon.", 1024]
+        event = client.post(f"{url}/gradio_api/call/trace", json={"data": data}).json()["event_id"]
+        with client.stream("GET", f"{url}/gradio_api/call/trace/{event}"):
+            time.sleep(1.0)
+            start = cpu_seconds(pid)
+            time.sleep(2.0)
+            busy = (cpu_seconds(pid) - start) / 2.0  # the run's share of a core
+        # the client has left here, closing the stream
+    left = time.perf_counter()
+    while time.perf_counter() - left < 30:
+        start = cpu_seconds(pid)
+        time.sleep(0.5)
+        if cpu_seconds(pid) - start < 0.075:
+            break
+    idle = time.perf_counter() - left
+    return [Row("a 1,024-token /trace whose client left: back to idle", f"<= {IDLE_SECONDS:g} s",
+                f"{idle:.1f} s (the run had {busy:.0%} of a core)",
+                idle <= IDLE_SECONDS and busy > 0.15)]  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.probe", description=__doc__.split("\n")[0])
     p.add_argument("--calls", type=int, default=1500, help="distinct /dfa calls (default 1500)")
@@ -232,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
                 add(no_freeze(url))
                 print("earlier attacks ...", flush=True)
                 add(earlier(client, url))
+                print("grammar bombs, an abandoned run (issue 50) ...", flush=True)
+                add(grammar_bombs(client, url, pid))
+                add(abandoned_run(url, pid))
             print(f"no growth: {args.calls} distinct /dfa calls ...", flush=True)
             add(no_growth(url, pid, args.calls))
             add([Row("requests the counting server saw, all told", "0",
