@@ -116,6 +116,7 @@ def measure(
     expanded = sum(_expanded(rule.body) for rule in grammar.rules)
     expanded += sum(_expanded(piece) for piece in grammar.ignore)
     repeated = sum(_repeated(rule.body) for rule in grammar.rules)
+    repeated += sum(_repeated(piece) for piece in grammar.ignore)
     return GrammarSize(shortest, depth, expanded, repeated)
 
 
@@ -132,6 +133,15 @@ def check_nesting(grammar: Grammar) -> None:
                 rule.column,
                 "move inner groups into rules of their own",
             )
+    depth = max((nesting(piece) for piece in grammar.ignore), default=0)
+    if depth > MAX_NESTING:
+        raise GrammarError(
+            f"an %ignore nests groups and repeats {depth:,} deep; fsmviz takes at most "
+            f"{MAX_NESTING}",
+            None,
+            None,
+            "name the ignored text as a terminal and %ignore that",
+        )
 
 
 def check_size(
@@ -184,8 +194,10 @@ def check_text(grammar: Grammar) -> None:
     """Refuse what no text can hold: a literal or a class made only of UTF-16 surrogates
     (``"\\uD800"``, ``[\\uD800-\\uDFFF]``). UTF-8 cannot write them, so no token spells
     them, and a tokenizer refuses them outright."""
-    for rule in grammar.rules:
-        for node in _walk(rule.body):
+    places = [(f"the rule {r.name!r}", r.body, r.line, r.column) for r in grammar.rules]
+    places += [("an %ignore", piece, None, None) for piece in grammar.ignore]
+    for what, body, line, column in places:
+        for node in _walk(body):
             bad = None
             if isinstance(node, Literal):
                 bad = next((c for c in node.text if _is_surrogate(ord(c))), None)
@@ -197,11 +209,10 @@ def check_text(grammar: Grammar) -> None:
                     bad = chr(ranges[0][0])
             if bad is not None:
                 raise GrammarError(
-                    f"the rule {rule.name!r} uses the code point U+{ord(bad):04X}, a UTF-16 "
-                    "surrogate: it is no character of text (UTF-8 cannot write it, so no "
-                    "token can)",
-                    rule.line,
-                    rule.column,
+                    f"{what} uses the code point U+{ord(bad):04X}, a UTF-16 surrogate: it is "
+                    "no character of text (UTF-8 cannot write it, so no token can)",
+                    line,
+                    column,
                     "write the character itself (\\U0001F600 for 😀), not its two surrogate halves",
                 )
 
