@@ -18,7 +18,10 @@ Everything is counted, never spelled out:
   walk of the tree recurse, so depth is bounded: ``MAX_NESTING``);
 * **the expanded size**: the symbols of the productions the Earley recognizer flattens the
   grammar into (``fsmviz.grammar.productions``: a literal is one symbol per character,
-  ``x{m,n}`` is ``m`` copies of ``x`` and ``n - m`` helper rules).
+  ``x{m,n}`` is ``m`` copies of ``x`` and ``n - m`` helper rules);
+* **the written-out repeats**: the positions counted repeats write out, nested ones
+  multiplying, as the regex compiler counts them (the drawing and the doctor compile such
+  parts of a rule as regex terminals).
 
 >>> from fsmviz.grammar.gbnf import parse_gbnf
 >>> size = measure(parse_gbnf('root ::= (("a"{1000}){1000}){1000}'))
