@@ -32,6 +32,9 @@ of every error raised here), ``cache`` (``BoundedCache``, the only shared state)
 
 from typing import TYPE_CHECKING
 
+# ``fsmviz.audit`` is both a folder and a function: imported here, as ``diagnose`` is, so the
+# name is the function (a later import of the folder would otherwise shadow it). No torch.
+from fsmviz.audit import AuditReport, audit
 from fsmviz.automaton.dfa import CharClass, Dfa, Edge, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import clear_caches
@@ -85,6 +88,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AuditReport",
     "BundledModelMissing",
     "Candidate",
     "CharClass",
@@ -108,6 +112,7 @@ __all__ = [
     "TokenIndex",
     "Trace",
     "Vocabulary",
+    "audit",
     "build_index",
     "clear_caches",
     "compile_grammar",

@@ -5,6 +5,7 @@
     python -m fsmviz first '[0-9]+(\\.[0-9]+)?'          the tokens the first step may take
     python -m fsmviz generate '[0-9]{4}' 'Year of the moon landing?'   stream a guided answer
     python -m fsmviz grammar json.gbnf 'A shop as JSON.'   stream text under a grammar
+    python -m fsmviz audit --regex '[0-9]{4}' prompts.jsonl --out audit/   many prompts, one report
     python -m fsmviz serve --port 7860                   the web page
 
 Arguments are parsed before anything heavy is imported, so ``--help`` answers at once;
@@ -659,6 +660,89 @@ def _describe_grammar(grammar: Any, out: Any) -> None:
     shown = chart.completion([chart.first], SHOWN_SENTENCE)
     more = f"… ({length:,} characters in all)" if length > len(shown) else ""
     print(f"a shortest sentence: {shown!r}{more}", file=out)
+
+
+# --- audit --------------------------------------------------------------------------------
+
+
+@command(
+    "audit",
+    "run one constraint over a file of prompts (a server's or the bundled model) and report "
+    "how often and where runs stall (fsmviz.audit)",
+    arg("prompts", help="the prompts: JSON Lines ({\"prompt\": ..., \"id\": ...}) or plain lines"),
+    arg("--regex", default=None, help="the constraint as a regular expression"),
+    arg("--schema", default=None, help="the constraint as a JSON Schema file"),
+    arg("--grammar", default=None, help="the constraint as a grammar file (GBNF or Lark)"),
+    arg("--server", default=None, help="an OpenAI-compatible server's URL (vLLM) to run on"),
+    arg("--server-model", default=None, help="the model's name on the server (default: its first)"),
+    arg("--concurrency", type=int, default=None,
+        help="runs at once (default: 8 on a server, 4 on a local model)"),
+    arg("--retries", type=int, default=2, help="further tries of a request the server failed"),
+    arg("--out", default=None,
+        help="a folder for a trace per prompt, runs.csv and report.html; a second call with "
+        "the same folder skips the prompts whose trace is there"),
+    *sampling(max_tokens=64),
+    *DECODING,
+    MODEL,
+)  # fmt: skip
+def _audit(args: argparse.Namespace) -> int:
+    from fsmviz.audit.prompts import PromptsError, count_prompts, read_prompts
+    from fsmviz.params import check_generation
+
+    given = [name for name in ("regex", "schema", "grammar") if getattr(args, name) is not None]
+    if len(given) != 1:
+        raise InputError("give the constraint as one of --regex PATTERN, --schema FILE or "
+                         "--grammar FILE")  # fmt: skip
+    options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
+    options = check_generation(**options, **decoding_options(args))
+    constraint: Any = args.regex
+    if args.schema is not None:
+        from fsmviz.schema.convert import compile_schema
+        from fsmviz.schema.limits import MAX_SCHEMA_BYTES
+
+        constraint = compile_schema(read_capped(args.schema, MAX_SCHEMA_BYTES))
+    elif args.grammar is not None:
+        from fsmviz.grammar import GrammarError, compile_grammar
+
+        try:
+            constraint = compile_grammar(read_capped(args.grammar))
+        except GrammarError as error:
+            raise InputError(f"{args.grammar}:{error.location()}: {error.message}") from None
+    else:
+        from fsmviz.automaton.dfa import compile_regex
+
+        compile_regex(args.regex)
+    total = count_prompts(args.prompts)  # every line checked before any request
+    if total == 0:
+        raise PromptsError(f"{args.prompts} holds no prompts: one per line, or JSON Lines")
+    check_model_path(args.model)
+    from fsmviz.audit import audit
+    from fsmviz.audit.progress import progress_bar
+
+    if args.server:
+        from fsmviz.generation.server import connect
+
+        _progress(f"connecting to {args.server}…")
+        model: Any = connect(args.server, args.server_model)
+    else:
+        from fsmviz.generation.models import load_model
+
+        _progress(f"loading {args.model or 'the bundled model'} (~10 s)…")
+        model = load_model(args.model)
+    show, close = progress_bar(total, sys.stderr)
+    try:
+        report = audit(model, constraint, read_prompts(args.prompts), out=args.out,
+                       concurrency=args.concurrency, retries=args.retries, total=total,
+                       progress=show, **options)  # fmt: skip
+    finally:
+        close()
+    print(report.summary())
+    for place in report.places[:5]:
+        print(f"  {place.place}: {place.stalled} not matched there, {place.runs} runs stall there")
+    share = report.analysis_share
+    took = f"{report.wall_seconds:.1f} s" + (f", fsmviz's analysis {share:.1%}" if share else "")
+    _progress(f"[{took}{f'; written to {args.out}' if args.out else ''}]")
+    return 0
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ LAYERS = {
     "diagnose": 6,
     "learn": 6,
     "drawing": 6,
+    "audit": 7,  # a constraint over many prompts: runs, rows, the report
     "app": 8,
     "cli": 8,
     "__main__": 8,

@@ -1,0 +1,161 @@
+"""What an audit found, summed up: the counts a team lead reads first, then the places
+where runs stall, ranked.
+
+``summarize`` is a pure function of the rows: the same rows give the same report, however
+many sessions (a resumed audit) wrote them.
+
+    >>> from fsmviz.audit.rows import AuditRow
+    >>> rows = [AuditRow("a", "", True, "accepted", stall_state=0, lowest_mass=0.1),
+    ...         AuditRow("b", "", False, "max_tokens", stall_state=4, lowest_mass=0.3),
+    ...         AuditRow("c", "", False, "max_tokens", stall_state=4, lowest_mass=0.5)]
+    >>> report = summarize(rows, "regex [0-9]+")
+    >>> report.total, report.matched, report.max_tokens
+    (3, 1, 2)
+    >>> [(p.place, p.stalled, p.runs) for p in report.places]
+    [('state 4', 2, 2), ('state 0', 0, 1)]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fsmviz.audit.rows import FAILED, AuditRow
+
+__all__ = ["AuditReport", "StallPlace", "summarize"]
+
+
+@dataclass(frozen=True)
+class StallPlace:
+    """One place (a state, a schema field, a grammar rule) where runs stall: ``stalled``
+    runs that did not match ended there; ``runs`` counts every run whose stall is there
+    (a matched run's stall is its step of lowest valid mass); ``mean_mass`` is the mean of
+    those runs' lowest valid mass; ``examples`` a few of their ids."""
+
+    place: str
+    stalled: int
+    runs: int
+    mean_mass: float | None
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """A constraint over many prompts (``fsmviz.audit``): the counts, one row per prompt
+    (in the prompts' order), and the ranked places where runs stall.
+
+    ``matched`` counts runs whose text the constraint's judge accepts; ``accepted``,
+    ``max_tokens``, ``dead_end`` and ``engine_error`` count stop reasons (every stop reason
+    is in ``stop_reasons``); ``disagreed`` counts runs where a server's mask and the exact
+    automaton disagreed at least once; ``failed`` counts requests that produced no trace.
+    ``resumed``: runs found done in the output folder and not redone. ``wall_seconds``: this
+    call's time; ``analysis_seconds``: fsmviz's own work in it on a server (the replays and
+    the rows; None on a local model, where it is not separable from generation)."""
+
+    constraint: str
+    rows: tuple[AuditRow, ...]
+    places: tuple[StallPlace, ...]
+    stop_reasons: tuple[tuple[str, int], ...]
+    total: int
+    matched: int
+    disagreed: int
+    failed: int
+    resumed: int = 0
+    wall_seconds: float = 0.0
+    analysis_seconds: float | None = None
+    out: str | None = None
+
+    def count(self, stop_reason: str) -> int:
+        """How many runs stopped for ``stop_reason`` (``"failed"``: no trace)."""
+        return dict(self.stop_reasons).get(stop_reason, 0)
+
+    @property
+    def accepted(self) -> int:
+        return self.count("accepted")
+
+    @property
+    def max_tokens(self) -> int:
+        return self.count("max_tokens")
+
+    @property
+    def dead_end(self) -> int:
+        return self.count("dead_end")
+
+    @property
+    def engine_error(self) -> int:
+        return self.count("engine_error")
+
+    @property
+    def analysis_share(self) -> float | None:
+        """fsmviz's analysis as a share of the wall time (a server audit)."""
+        if self.analysis_seconds is None or self.wall_seconds <= 0:
+            return None
+        return self.analysis_seconds / self.wall_seconds
+
+    def summary(self) -> str:
+        """The counts in one line: ``50 runs: 41 matched, 9 max_tokens...``."""
+        parts = [f"{self.matched} matched"]
+        parts += [f"{n} {reason}" for reason, n in self.stop_reasons]
+        if self.disagreed:
+            parts.append(f"{self.disagreed} with engine disagreements")
+        return f"{self.total} runs: " + ", ".join(parts)
+
+
+EXAMPLES = 5
+"""Ids a stall place lists."""
+
+
+def summarize(
+    rows: Iterable[AuditRow],
+    constraint: str,
+    *,
+    resumed: int = 0,
+    wall_seconds: float = 0.0,
+    analysis_seconds: float | None = None,
+    out: str | None = None,
+) -> AuditReport:
+    """The report of ``rows`` (one per prompt): counts, and the stall places ranked by
+    the runs that did not match there, then by all runs stalling there."""
+    rows = tuple(rows)
+    reasons = Counter(row.stop_reason for row in rows)
+    stalled: Counter[str] = Counter()
+    runs: Counter[str] = Counter()
+    masses: dict[str, list[float]] = {}
+    examples: dict[str, list[str]] = {}
+    for row in rows:
+        if row.stop_reason == FAILED:
+            continue
+        place = row.place
+        runs[place] += 1
+        stalled[place] += not row.matched
+        if row.lowest_mass is not None:
+            masses.setdefault(place, []).append(row.lowest_mass)
+        shown = examples.setdefault(place, [])
+        if len(shown) < EXAMPLES and (not row.matched or len(shown) < EXAMPLES - 1):
+            shown.append(row.id)
+    order = sorted(runs, key=lambda p: (-stalled[p], -runs[p], p))
+    places = tuple(
+        StallPlace(
+            place=p,
+            stalled=stalled[p],
+            runs=runs[p],
+            mean_mass=sum(masses[p]) / len(masses[p]) if masses.get(p) else None,
+            examples=tuple(examples.get(p, ())),
+        )
+        for p in order
+    )
+    return AuditReport(
+        constraint=constraint,
+        rows=rows,
+        places=places,
+        stop_reasons=tuple(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+        total=len(rows),
+        matched=sum(row.matched for row in rows),
+        disagreed=sum(row.disagreements > 0 for row in rows),
+        failed=reasons.get(FAILED, 0),
+        resumed=resumed,
+        wall_seconds=wall_seconds,
+        analysis_seconds=analysis_seconds,
+        out=out,
+    )

@@ -1,0 +1,302 @@
+"""``fsmviz.audit``: one constraint over many prompts, each run recorded, the whole summed up.
+
+    prompts ──▶ at most ``concurrency`` runs at once ──▶ a row each ──▶ AuditReport
+                 (threads: a server batches them;          │
+                  the bundled model batches its passes)    └▶ out/: trace, ledger row
+
+Each prompt runs through ``stream`` as it would alone, so a server's run is replayed
+through the exact automaton and a local run is the recorded step loop; the audit adds only
+the row (``fsmviz.audit.rows``) and the sums (``fsmviz.audit.report``). Prompts are read as
+they are needed and each trace goes to disk (``out``) as soon as its run ends; only the
+rows stay in memory (a few hundred bytes each), never the traces.
+
+A request that fails (a server error, a timeout) is tried again up to ``retries`` times,
+then kept as a row with the message (stop reason ``failed``), never dropped. A prompt
+fsmviz refuses (too long for the context) fails at once, with its message.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from fsmviz.audit.folder import Folder
+from fsmviz.audit.htmlreport import write_html
+from fsmviz.audit.report import AuditReport, summarize
+from fsmviz.audit.rows import AuditRow, Placer, Regex, failed_row, row_of
+from fsmviz.errors import FsmvizError, InputError
+from fsmviz.generation.trace import GenerationOptions
+from fsmviz.printable import printable
+
+__all__ = ["Progress", "audit", "target_of"]
+
+RETRIES = 2
+"""Further tries of a request that failed on the server's side."""
+BACKOFF = 0.5
+"""Seconds before the first retry; doubled before each next one."""
+LOCAL_CONCURRENCY = 4
+"""Runs at once on a local model (its forward passes are batched on one thread)."""
+SERVER_CONCURRENCY = 8
+"""Requests in flight at once to a server (it batches them)."""
+MAX_CONCURRENCY = 256
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an audit has come: ``done`` prompts of ``total`` (None when not known),
+    ``resumed`` of them found done in the output folder, ``failed`` so far."""
+
+    done: int
+    total: int | None
+    resumed: int
+    failed: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Target:
+    """A constraint as the audit uses it: what ``stream`` takes (``run_with``), what names
+    its places (``placer``), whether its states only count tokens (a grammar), and a label."""
+
+    run_with: Any
+    placer: Placer
+    grammar: bool
+    label: str
+
+
+@dataclass(frozen=True)
+class SchemaPlacer:
+    """A schema's place: the field of the output being written (``json_fields``)."""
+
+    def field(self, text: str) -> str | None:
+        from fsmviz.schema.convert import json_fields
+
+        found = json_fields(text)
+        return found[-1].path if found else ""
+
+    def rule(self, text: str) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class RulePlacer:
+    """A grammar's place: the rule on top of the parser's stack (``fsmviz.grammar.place``)."""
+
+    grammar: Any
+
+    def field(self, text: str) -> str | None:
+        return None
+
+    def rule(self, text: str) -> str | None:
+        from fsmviz.grammar.network import build_network
+        from fsmviz.grammar.place import place_of
+
+        try:
+            place = place_of(build_network(self.grammar), text, max_stacks=1)
+        except (FsmvizError, RecursionError):
+            return None
+        return place.stacks[0].top.rule if place.stacks else None
+
+
+def target_of(constraint: object) -> Target:
+    """A regex (``str``), a compiled JSON Schema (``compile_schema``) or a ``Grammar`` as
+    the audit runs it; ``InputError`` for anything else."""
+    from fsmviz.grammar.tree import Grammar
+
+    if isinstance(constraint, str):
+        return Target(constraint, Regex(constraint), False, f"regex {constraint}")
+    if isinstance(constraint, Grammar):
+        label = f"{constraint.format} grammar, start {constraint.start}"
+        return Target(constraint, RulePlacer(constraint), True, label)
+    path = getattr(constraint, "path", None)
+    if path in ("regex", "grammar") and hasattr(constraint, "schema"):
+        run_with = constraint.regex if path == "regex" else constraint  # type: ignore[attr-defined]
+        return Target(run_with, SchemaPlacer(), path == "grammar", f"JSON Schema ({path} path)")
+    raise InputError(
+        "audit takes a constraint as a regex (a str), a compiled JSON Schema "
+        "(fsmviz.compile_schema) or a grammar (fsmviz.compile_grammar)"
+    )
+
+
+def audit(
+    model: Any,
+    constraint: object,
+    prompts: Iterable[str | tuple[str, str]],
+    options: GenerationOptions | None = None,
+    *,
+    out: str | Path | None = None,
+    concurrency: int | None = None,
+    retries: int = RETRIES,
+    total: int | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    **overrides: Any,
+) -> AuditReport:
+    """Run ``constraint`` over every prompt with ``model`` (a local model or
+    ``fsmviz.connect``'s server) and report: counts, one row per prompt, the ranked places
+    where runs stall.
+
+    ``prompts``: strings (ids ``1``, ``2``...) or ``(id, prompt)`` pairs, read lazily.
+    ``options``/keywords: ``generate``'s. ``out``: a folder for each run's trace, the
+    ledger, ``runs.csv`` and ``report.html``; an audit into a folder that holds finished
+    runs skips them (resumable). ``concurrency``: runs at once (default 8 on a server, 4
+    on a local model). ``retries``: further tries of a request the server failed.
+    ``progress`` is called after each prompt (``total``: how many to expect, if known)."""
+    opts = replace(options or GenerationOptions(), **overrides)
+    target = target_of(constraint)
+    server = getattr(model, "server_run", None) is not None
+    if server and not isinstance(target.run_with, str):
+        raise InputError(
+            "a server audit takes a regex or a JSON Schema on the regex path for now; a "
+            "grammar through a server is not supported yet: audit it on a local model"
+        )
+    if isinstance(target.run_with, str):  # a bad pattern refused once, not per prompt
+        from fsmviz.automaton.dfa import compile_regex
+
+        compile_regex(target.run_with)
+    if server:  # options a server cannot honour, likewise (and its index starts building)
+        model.server_run(target.run_with, opts)
+    if concurrency is None:
+        concurrency = SERVER_CONCURRENCY if server else LOCAL_CONCURRENCY
+    if isinstance(concurrency, bool) or not 1 <= int(concurrency) <= MAX_CONCURRENCY:
+        raise InputError(f"concurrency must be between 1 and {MAX_CONCURRENCY}, not {concurrency}")
+    if isinstance(retries, bool) or not 0 <= int(retries) <= 10:
+        raise InputError(f"retries must be between 0 and 10, not {retries}")
+    from fsmviz.generation.generate import stream  # torch loads here, not at import
+
+    folder = Folder(out) if out is not None else None
+    ledger = folder.rows() if folder is not None else {}
+    started = time.perf_counter()
+    rows: dict[int, AuditRow] = {}
+    counts = {"done": 0, "resumed": 0, "failed": 0}
+    lock = threading.Lock()
+
+    def finished(position: int, row: AuditRow, resumed: bool = False) -> None:
+        with lock:
+            rows[position] = row
+            counts["done"] += 1
+            counts["resumed"] += resumed
+            counts["failed"] += row.failed
+            report = Progress(counts["done"], total, counts["resumed"], counts["failed"],
+                              time.perf_counter() - started)  # fmt: skip
+        if progress is not None:
+            progress(report)
+
+    def run_one(position: int, ident: str, prompt: str) -> None:
+        row, trace = _run(stream, model, target, ident, prompt, opts, int(retries))
+        if folder is not None:
+            row = folder.record(row, trace)
+        finished(position, row)
+
+    with ThreadPoolExecutor(max_workers=int(concurrency), thread_name_prefix="audit") as pool:
+        pending: set[Future] = set()
+        try:
+            for position, (ident, prompt) in enumerate(_pairs(prompts)):
+                if folder is not None and folder.done(ident):
+                    row = folder.done_row(ident, prompt, ledger, target.placer, target.grammar)
+                    if row is not None:
+                        finished(position, row, resumed=True)
+                        continue
+                while len(pending) >= concurrency:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    _raise_any(done)
+                pending.add(pool.submit(run_one, position, ident, prompt))
+            done, pending = wait(pending)
+            _raise_any(done)
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    ordered = [rows[k] for k in sorted(rows)]
+    fresh = [row for row in ordered if row.analysis_seconds is not None]
+    report = summarize(
+        ordered,
+        target.label,
+        resumed=counts["resumed"],
+        wall_seconds=time.perf_counter() - started,
+        analysis_seconds=sum(r.analysis_seconds or 0.0 for r in fresh) if server else None,
+        out=str(folder.path) if folder is not None else None,
+    )
+    if folder is not None:
+        folder.write_csv(report.rows)
+        write_html(report, folder.path / "report.html")
+    return report
+
+
+def _raise_any(done: set[Future]) -> None:
+    for future in done:
+        future.result()  # a bug in the audit itself: not a failed request
+
+
+def _pairs(prompts: Iterable[str | tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """(id, prompt) for each prompt; ids unique."""
+    seen: set[str] = set()
+    for number, item in enumerate(prompts, start=1):
+        if isinstance(item, str):
+            ident, prompt = str(number), item
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], str):
+            ident, prompt = str(item[0]), item[1]
+        else:
+            raise InputError(
+                f"prompt {number} is neither text nor an (id, prompt) pair: give strings or "
+                "pairs such as ('q1', 'What year is it?')"
+            )
+        if ident in seen:
+            raise InputError(f"the id {printable(ident)} is used twice: give each prompt its own")
+        seen.add(ident)
+        yield ident, prompt
+
+
+def _run(
+    stream: Callable[..., Any],
+    model: Any,
+    target: Target,
+    ident: str,
+    prompt: str,
+    opts: GenerationOptions,
+    retries: int,
+) -> tuple[AuditRow, Any]:
+    """One prompt's run: (its row, its trace), or (a failed row, None) after ``retries``
+    further tries of a request the server failed."""
+    from fsmviz.generation.server import ServerError
+
+    started = time.perf_counter()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            steps = stream(model, target.run_with, prompt, opts)
+            for _ in steps:
+                pass
+            trace = steps.trace()
+        except ServerError as error:
+            if attempts <= retries:
+                time.sleep(BACKOFF * 2 ** (attempts - 1))
+                continue
+            return failed_row(ident, prompt, str(error), attempts, _since(started)), None
+        except FsmvizError as error:  # a prompt fsmviz refuses: trying again cannot help
+            return failed_row(ident, prompt, str(error), attempts, _since(started)), None
+        break
+    run = getattr(steps, "_run", None)  # the server run's extras (fsmviz.generation.server)
+    replay = getattr(run, "replay_seconds", None)
+    begun = time.perf_counter()
+    row = row_of(
+        ident,
+        prompt,
+        trace,
+        target.placer,
+        disagreements=len(getattr(run, "disagreements", ()) or ()),
+        attempts=attempts,
+        grammar=target.grammar,
+    )
+    if replay is not None:
+        row = replace(row, analysis_seconds=replay + time.perf_counter() - begun)
+    return row, trace
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

@@ -1,0 +1,226 @@
+"""``fsmviz.audit`` and ``python -m fsmviz audit``: a constraint over a file of prompts.
+
+Most tests run on the ``tiny`` random model (fast, deterministic): each audit row is held
+to a run of the same prompt made alone with ``fsmviz.generate``, so the audit's counts and
+stall places are checked against what ``generate`` says, not against numbers written here.
+One test audits the real vLLM server (``vllm_server``), prompts sent concurrently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+import fsmviz
+from fsmviz.audit.prompts import PromptsError, file_name, prompt_pairs, read_prompts
+from fsmviz.audit.rows import load_trace
+from fsmviz.cli import main
+from fsmviz.generation.server import ServerModel
+
+DIGITS = r"[0-9]{2,3}(x[a-z]+)?"
+LONG = r"[a-z]{30}"  # cannot finish in 4 tokens: every run is cut at max_tokens
+PROMPTS = ["A number, please.", "Two digits?", "What is 6 times 7?", "Count to three."]
+
+
+def expected_row(trace):
+    """The stalled step as the audit defines it, from a run made alone: its last step when
+    the text does not match, else its step of lowest valid mass (the first of equals)."""
+    steps = trace.steps
+    lowest = min(steps, key=lambda s: (s.valid_mass, s.index))
+    stall = lowest if trace.matched else steps[-1]
+    return trace.matched, trace.stop_reason, len(steps), stall.index, stall.state_before, lowest
+
+
+@pytest.mark.parametrize("pattern,options", [(DIGITS, {}), (LONG, {"safe_end": False})])
+def test_each_row_is_the_run_generate_makes_alone(tiny, pattern, options) -> None:
+    report = fsmviz.audit(tiny, pattern, PROMPTS, max_tokens=4, concurrency=2, **options)
+    alone = [fsmviz.generate(tiny, pattern, p, max_tokens=4, **options) for p in PROMPTS]
+    assert [row.id for row in report.rows] == ["1", "2", "3", "4"]
+    for row, trace in zip(report.rows, alone, strict=True):
+        matched, reason, tokens, step, state, lowest = expected_row(trace)
+        assert (row.matched, row.stop_reason, row.tokens) == (matched, reason, tokens)
+        assert (row.stall_step, row.stall_state) == (step, state)
+        assert row.lowest_mass_step == lowest.index
+        assert row.lowest_mass == pytest.approx(lowest.valid_mass, abs=1e-6)
+        assert row.text == trace.text and row.place == f"state {state}"
+    reasons = Counter(t.stop_reason for t in alone)
+    assert report.total == 4 and report.matched == sum(t.matched for t in alone)
+    assert dict(report.stop_reasons) == dict(reasons)
+    assert report.max_tokens == reasons["max_tokens"] and report.failed == 0
+    # The places: every run counted once, those that did not match where they ended.
+    assert sum(p.runs for p in report.places) == 4
+    assert sum(p.stalled for p in report.places) == 4 - report.matched
+    ranks = [(p.stalled, p.runs) for p in report.places]
+    assert ranks == sorted(ranks, reverse=True)
+
+
+def test_a_schema_names_the_field_where_runs_stall(tiny) -> None:
+    schema = fsmviz.compile_schema(
+        {"type": "object", "properties": {"name": {"type": "string", "maxLength": 40}},
+         "required": ["name"]}, whitespace="none")  # fmt: skip
+    report = fsmviz.audit(tiny, schema, PROMPTS[:2], max_tokens=6, safe_end=False)
+    for row in report.rows:
+        assert not row.matched and row.stop_reason == "max_tokens"
+        written = row.text
+        # Cut inside the name's string: the field there is /name (its key or its value).
+        assert written.startswith('{"name":') and row.field == "/name", written
+        assert row.place == "field /name"
+    assert report.places[0].place == "field /name" and report.places[0].stalled == 2
+
+
+def test_a_grammar_names_the_rule_where_runs_stall(tiny) -> None:
+    grammar = fsmviz.compile_grammar('root ::= "[" item ("," item)* "]"\nitem ::= [a-z]+\n')
+    report = fsmviz.audit(tiny, grammar, PROMPTS[:2], max_tokens=3)
+    for row in report.rows:
+        assert row.stall_state is None  # a grammar run's state counts tokens
+        assert row.rule in ("root", "item"), row
+        assert row.place == f"rule {row.rule}"
+
+
+def test_the_output_folder_holds_a_trace_a_row_and_a_report_per_prompt(tiny, tmp_path) -> None:
+    out = tmp_path / "out"
+    prompts = [("q1", PROMPTS[0]), ("a/b <c>", PROMPTS[1])]
+    report = fsmviz.audit(tiny, DIGITS, prompts, max_tokens=4, out=out)
+    for row, (ident, prompt) in zip(report.rows, prompts, strict=True):
+        saved = json.loads((out / row.trace_file).read_text())
+        assert row.trace_file == f"traces/{file_name(ident)}"
+        assert saved["prompt"] == prompt and saved["text"] == row.text  # the page's download
+        assert load_trace(str(out / row.trace_file)).stop_reason == row.stop_reason
+    csv = (out / "runs.csv").read_text().splitlines()
+    assert csv[0].startswith("id,matched,stop_reason,tokens,stall_step") and len(csv) == 3
+    html = (out / "report.html").read_text()
+    assert "a/b &lt;c&gt;" in html and "<c>" not in html  # escaped
+    assert html.index("Counts") < html.index("Where runs stall") < html.index("<h2>Runs")
+
+
+def test_a_killed_audit_resumes_without_redoing_or_double_counting(tiny, tmp_path) -> None:
+    out = tmp_path / "out"
+    prompts = [(f"p{k}", f"{PROMPTS[k % 4]} ({k})") for k in range(6)]
+
+    def killed_after_three(progress) -> None:
+        if progress.done == 3:
+            raise KeyboardInterrupt  # the kill: after three runs were saved
+
+    with pytest.raises(KeyboardInterrupt):
+        fsmviz.audit(tiny, DIGITS, prompts, max_tokens=3, out=out, concurrency=1,
+                     progress=killed_after_three)  # fmt: skip
+    saved = sorted(p.name for p in (out / "traces").glob("*.json"))
+    assert saved == ["p0.json", "p1.json", "p2.json"]
+    (out / "traces" / "p1.json").unlink()  # and one finished trace lost
+    kept = (out / "traces" / "p0.json").stat().st_mtime_ns
+    report = fsmviz.audit(tiny, DIGITS, prompts, max_tokens=3, out=out)
+    assert report.resumed == 2  # p0 and p2 found done, not redone
+    assert (out / "traces" / "p0.json").stat().st_mtime_ns == kept
+    assert [row.id for row in report.rows] == [ident for ident, _ in prompts]
+    assert report.total == 6 and sum(p.runs for p in report.places) == 6
+    assert len((out / "runs.csv").read_text().splitlines()) == 7
+    again = fsmviz.audit(tiny, DIGITS, prompts, max_tokens=3, out=out)
+    assert again.resumed == 6 and again.rows == report.rows  # the same rows, from disk
+
+
+def test_a_failed_request_is_retried_kept_with_its_message_and_tried_again(
+    tiny, bundled_vocab, tmp_path
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = ServerModel("m", f"http://127.0.0.1:{port}/v1", "m", tiny.tokenizer, bundled_vocab)
+    out = tmp_path / "out"
+    report = fsmviz.audit(down, DIGITS, PROMPTS[:2], max_tokens=3, out=out, retries=1)
+    assert report.failed == 2 and report.total == 2 and report.count("failed") == 2
+    for row in report.rows:
+        assert row.attempts == 2 and "nothing answers at" in row.error and not row.trace_file
+    assert "nothing answers at" in (out / "report.html").read_text()
+    assert not list((out / "traces").iterdir())
+    again = fsmviz.audit(down, DIGITS, PROMPTS[:2], max_tokens=3, out=out, retries=0)
+    assert again.resumed == 0 and again.failed == 2  # not done: tried again
+
+
+def test_prompts_files_jsonl_and_plain_lines(tmp_path) -> None:
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text(
+        '{"id": "a", "prompt": "One"}\n\n{"prompt": "Two"}\n{"id": 7, "prompt": "x"}\n'
+    )
+    assert list(read_prompts(jsonl)) == [("a", "One"), ("3", "Two"), ("7", "x")]
+    plain = tmp_path / "p.txt"
+    plain.write_text("First line\r\nSecond { line\n")
+    assert list(read_prompts(plain)) == [("1", "First line"), ("2", "Second { line")]
+    for bad, words in [
+        (['{"prompt": 3}'], 'line 1: a JSON line needs a "prompt" that is text'),
+        (["ok", '{"prompt": "x"'], "line 2 starts with { but is not JSON"),
+        (['{"id": "a", "prompt": "x"}', '{"id": "a", "prompt": "y"}'], "id a is used twice"),
+    ]:
+        with pytest.raises(PromptsError, match=words):
+            list(prompt_pairs(bad, "f"))
+
+
+def audit_cli(*args: str) -> int:
+    return main(["audit", *args])
+
+
+def test_the_command_writes_the_folder_from_either_file(tiny, tmp_path, monkeypatch, capsys):
+    import fsmviz.generation.models as models
+
+    monkeypatch.setattr(models, "load_model", lambda name=None: tiny)
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text("\n".join(json.dumps({"id": f"q{k}", "prompt": p})
+                               for k, p in enumerate(PROMPTS[:3])))  # fmt: skip
+    plain = tmp_path / "p.txt"
+    plain.write_text("\n".join(PROMPTS[:3]) + "\n")
+    for file, ids in [(jsonl, ["q0", "q1", "q2"]), (plain, ["1", "2", "3"])]:
+        out = tmp_path / f"out-{file.suffix[1:]}"
+        status = audit_cli("--regex", DIGITS, str(file), "--out", str(out), "--max-tokens", "3")
+        captured = capsys.readouterr()
+        assert status == 0, captured.err
+        assert captured.out.startswith("3 runs: ")
+        assert sorted(p.stem for p in (out / "traces").iterdir()) == ids
+        lines = (out / "runs.csv").read_text().splitlines()
+        assert [line.split(",")[0] for line in lines[1:]] == ids
+        assert (out / "report.html").is_file()
+        assert "audit" in captured.err  # the progress
+
+
+def test_bad_input_exits_2_with_a_clear_message(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "fine"}\n{"prompt": 3}\n')
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    cases = [
+        (["--regex", "[0-9]+", str(bad)], f'{bad}, line 2: a JSON line needs a "prompt"'),
+        (["--regex", "[0-9]+", str(empty)], "holds no prompts"),
+        (["--regex", "[0-9]+", str(tmp_path / "missing.txt")], "cannot read"),
+        ([str(bad)], "give the constraint as one of --regex"),
+        (["--regex", "[0-9", str(bad)], "error:"),
+    ]
+    for args, words in cases:
+        assert audit_cli(*args) == 2, args
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, (args, err)
+
+
+def test_concurrency_out_of_range_is_refused(tiny) -> None:
+    with pytest.raises(ValueError, match="concurrency must be between 1 and"):
+        fsmviz.audit(tiny, DIGITS, PROMPTS, concurrency=0)
+
+
+@pytest.mark.xdist_group("test_server.py:served")  # the worker that holds the vLLM server
+def test_a_server_audit_sends_prompts_concurrently_and_replays_each(vllm_server, tmp_path):
+    served = fsmviz.connect(vllm_server)
+    date = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    prompts = [(f"d{k}", f"On what date did event number {k} happen? Answer as YYYY-MM-DD.")
+               for k in range(8)]  # fmt: skip
+    report = fsmviz.audit(served, date, prompts, max_tokens=16, concurrency=8, out=tmp_path)
+    assert report.total == 8 and report.failed == 0, [r.error for r in report.rows]
+    assert report.analysis_seconds is not None and 0 < report.analysis_share < 1
+    for row in report.rows:
+        assert row.disagreements == 0 and row.tokens >= 1
+        assert row.analysis_seconds is not None and row.stall_state is not None
+        trace = load_trace(str(tmp_path / row.trace_file))
+        assert trace.text == row.text and trace.matched == row.matched
+    # One prompt again, alone: the server is greedy, the same text and verdict.
+    alone = fsmviz.generate(served, date, prompts[3][1], max_tokens=16)
+    assert (alone.text, alone.matched) == (report.rows[3].text, report.rows[3].matched)
