@@ -38,23 +38,25 @@ FAULT_SECONDS = 30  # the issue's bound for every fault
 
 @pytest.fixture(scope="module")
 def served(vllm_server):
-    """The bundled model as the vLLM server serves it (module scope: every test that asks
-    for it runs on the one worker that holds the server)."""
+    """The bundled model as the vLLM server serves it. Every test that needs the server
+    asks for this one module fixture and no other, so that conftest puts them all in one
+    xdist group: one worker, one server."""
     return fsmviz.connect(vllm_server)
 
 
-@pytest.fixture(scope="module")
-def server_runs(served, seed_cases):
-    """The seeds' e-mail and date patterns, each run once on the server: name -> (pattern,
-    prompt, the finished stream)."""
-    runs = {}
-    for name, prompt in PROMPTS.items():
-        pattern = seed_cases["regexes"][name]
+_RUNS: dict[str, tuple[str, str, fsmviz.Stream]] = {}
+
+
+def seed_run(served, seed_cases, name: str) -> tuple[str, str, fsmviz.Stream]:
+    """The seed pattern ``name`` (e-mail or date) run on the server, once per module:
+    (pattern, prompt, the finished stream)."""
+    if name not in _RUNS:
+        pattern, prompt = seed_cases["regexes"][name], PROMPTS[name]
         run = fsmviz.stream(served, pattern, prompt, max_tokens=40)
         for _ in run:
             pass
-        runs[name] = (pattern, prompt, run)
-    return runs
+        _RUNS[name] = (pattern, prompt, run)
+    return _RUNS[name]
 
 
 def local_masses(model, prompt_ids: list[int], steps, index) -> list[tuple[float, float]]:
@@ -84,8 +86,8 @@ def assert_replayed_exactly(steps, index) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["email", "date"])
-def test_a_seed_pattern_runs_on_the_server_and_replays_exactly(served, server_runs, name):
-    pattern, _, run = server_runs[name]
+def test_a_seed_pattern_runs_on_the_server_and_replays_exactly(served, seed_cases, name):
+    pattern, _, run = seed_run(served, seed_cases, name)
     trace = run.trace()
     replay = run._run  # the server run behind the stream: its timing and verdicts
     assert trace.steps and not replay.disagreements, trace.notes
@@ -113,8 +115,8 @@ def test_a_seed_pattern_runs_on_the_server_and_replays_exactly(served, server_ru
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["email", "date"])
-def test_the_valid_mass_is_the_local_models(served, server_runs, name):
-    pattern, prompt, run = server_runs[name]
+def test_the_valid_mass_is_the_local_models(served, seed_cases, name):
+    pattern, prompt, run = seed_run(served, seed_cases, name)
     trace = run.trace()
     local = load_model()
     prompt_ids = encode_prompt(local, prompt, True)
@@ -242,7 +244,7 @@ class CuttingRelay:
 
 
 @pytest.mark.slow
-def test_a_stream_dropped_midway_keeps_what_was_written(served, server_runs, seed_cases):
+def test_a_stream_dropped_midway_keeps_what_was_written(served, seed_cases):
     """The real server's stream, cut by the network after its first ~2 kB: the tokens
     that came are replayed and kept as a stopped run, the break named, in time."""
     pattern = seed_cases["regexes"]["email"]
@@ -256,7 +258,7 @@ def test_a_stream_dropped_midway_keeps_what_was_written(served, server_runs, see
     finally:
         relay.close()
     assert time.monotonic() - started < FAULT_SECONDS
-    whole = server_runs["email"][2].steps  # the same run, not cut
+    whole = seed_run(served, seed_cases, "email")[2].steps  # the same run, not cut
     assert 1 <= len(steps) < len(whole) and not steps[-1].is_eos
     assert [s.token_id for s in steps] == [s.token_id for s in whole[: len(steps)]]
     assert_replayed_exactly(steps, build_index(pattern, served.vocab))
