@@ -11,6 +11,10 @@
 * ``by_grammar`` the grammar path: llguidance's JSON Schema compiler (lenient, its gaps
   named) and its matcher over bytes for ``.accepts``.
 * ``keywords`` which keywords each path enforces; ``unenforced`` names the rest.
+* ``stricter`` the other side: the rules by which a path refuses JSON the schema allows
+  (keys in the order of ``properties``, its whitespace, ``1`` not ``1.0``...), named.
+* ``mend`` two outlines-core bugs mended in its regex (``{}`` under a key, escaped keys).
+* ``differential`` why a valid instance is refused: the named rule, or None (a bug).
 * ``tools`` a list of tools (OpenAI, MCP) as one schema: one call of one of them.
 
 May import: ``fsmviz.automaton``, ``fsmviz.tokens`` and the shared modules.
