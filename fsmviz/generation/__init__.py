@@ -8,7 +8,9 @@
   its pieces beside it: ``fastforward`` (the constant text ahead), ``drafts`` (prompt
   lookup), ``samplers`` (top-k, top-p, the draw), ``records`` (a ``Step`` written down),
   ``masks`` (a step's packed mask and the safe end);
-* ``processor`` the same mask as a transformers ``LogitsProcessor``.
+* ``processor`` the same mask as a transformers ``LogitsProcessor``;
+* ``server``   a model behind a vLLM server (``fsmviz.connect``): the server writes, the
+  same step records come from replaying its tokens through the exact automaton.
 
 May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules; torch and
 transformers load here (``trace`` alone loads neither).

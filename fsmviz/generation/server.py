@@ -575,7 +575,19 @@ def connect(
     folder the server names (its ``root``), else the model's id as a hub id. fsmviz needs
     it to encode the prompt and to replay the tokens. ``api_key`` is sent as a bearer
     token. Raises ``ServerError`` (the server cannot be reached, does not serve ``model``,
-    or its tokenizer cannot be loaded)."""
+    or its tokenizer cannot be loaded).
+
+    With a vLLM server started as ``python -m vllm.entrypoints.openai.api_server --model
+    FOLDER --port 8000`` (``tests/vllmserver.py`` starts one on the bundled model)::
+
+        model = fsmviz.connect("http://127.0.0.1:8000")
+        date = r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+        ask = "On what date did Apollo 11 land on the moon? Answer as YYYY-MM-DD."
+        trace = fsmviz.generate(model, date, ask)
+        trace.text, trace.stop_reason   # ('1969-01-26', 'accepted'): the server's text
+        trace.steps[1].valid_mass       # 0.306: after "1" it wanted "4" (0.43), not "9"
+        trace.notes                     # the engine check, the server's time and fsmviz's
+    """
     base = _api_base(base_url)
     listing = _request(base + "/models", None, api_key, timeout)
     served = [entry for entry in listing.get("data") or [] if isinstance(entry, dict)]
