@@ -59,3 +59,15 @@ def test_the_chart_agrees_with_the_recognizer(name: str, grammar) -> None:
             if k < len(sentence):
                 chart = chart.after(sentence[k])
     assert checked > 0 or name not in SENTENCES
+
+
+def test_a_catastrophic_terminal_is_read_within_a_budget():
+    """A terminal the DFA construction refuses (a lookahead) is read by backtracking:
+    `(?=a)(a|a)+b` against 26 a's runs for minutes unbounded; bounded, it is not read."""
+    import time
+
+    from fsmviz.grammar.place import RegexReader
+
+    started = time.monotonic()
+    assert not RegexReader("(?=a)(a|a)+b").accepts("a" * 26)
+    assert time.monotonic() - started < 5

@@ -114,10 +114,23 @@ class RegexReader:
     def step(self, state: object, char: str) -> str | None:
         text = f"{state}{char}"
         greedy = greedy_quantifiers(self.pattern)  # regex's partial match errs on +?
-        return text if regex.fullmatch(greedy, text, partial=True) else None
+        return text if _bounded_fullmatch(greedy, text, partial=True) else None
 
     def accepts(self, state: object) -> bool:
-        return regex.fullmatch(self.pattern, str(state)) is not None
+        return _bounded_fullmatch(self.pattern, str(state))
+
+
+READ_BUDGET = 0.25
+"""Seconds one backtracking match of a visitor's terminal may take (``(?=a)(a+)+b`` on forty
+a's would take hours): past it the terminal counts as not read, and the place shown stops
+there rather than the server freezing."""
+
+
+def _bounded_fullmatch(pattern: str, text: str, partial: bool = False) -> bool:
+    try:
+        return regex.fullmatch(pattern, text, partial=partial, timeout=READ_BUDGET) is not None
+    except TimeoutError:
+        return False
 
     def more(self, state: object) -> bool:
         return True  # partial matching cannot tell; the item may linger unread
