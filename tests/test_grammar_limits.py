@@ -167,3 +167,19 @@ def test_the_page_link_check_answers_a_bomb_at_once() -> None:
             view = grammar_view(text)
             assert view.grammar is None and "error-box" in view.error
             assert grammar_findings(view, None, 64) == ()
+
+
+def test_the_safe_end_counts_a_completion_no_budget_could_hold(tiny) -> None:
+    from fsmviz.grammar.run import GrammarCursor
+
+    cursor = GrammarCursor(compile_grammar(doubling(16)), tiny)  # 65,536 characters owed
+    spelled: list[int] = []
+    encode = cursor.encode
+    cursor.encode = lambda text: spelled.append(len(text)) or encode(text)
+    cursor.most = 64
+    with bounded():
+        need = cursor.need()
+    assert need is not None and need > 64 and cursor.plan is None
+    assert spelled == []  # counted, never spelled nor tokenized
+    cursor.most = None  # no budget known: spelled and tokenized as before
+    assert cursor.need() == len(cursor.plan or []) and spelled == [2**16]

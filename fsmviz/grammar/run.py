@@ -65,10 +65,10 @@ class GrammarCursor:
     initial_state = 0
 
     def __init__(self, grammar: Grammar | SchemaGrammarLike, model: Model):
-        tokenizer = model.tokenizer
+        tokenizer, vocab = model.tokenizer, model.vocab
 
-        def encode(text: str) -> list[int]:  # text as text: never a control token
-            return encode_text(tokenizer, text)
+        def encode(text: str) -> list[int]:  # text as text: never a control token, and
+            return encode_text(tokenizer, text, vocab)  # no SentencePiece ``▁`` before it
 
         self.encode = encode
         self.ends: list[tuple[bool, bool]] = []  # (accepting, stopped) after each token
@@ -155,8 +155,32 @@ class GrammarCursor:
         if self.lost or self.pending:
             return None
         if self.plan is None:
+            too_many = self._beyond(self.columns, self.most)
+            if too_many is not None:  # counted, never spelled (fsmviz.grammar.limits)
+                return too_many
             self.plan = self.encode(self.recognizer.completion(self.columns))
         return len(self.plan)
+
+    most: int | None = None
+    """The run's whole budget in tokens (``GrammarRun`` sets it): a completion no budget
+    that size could hold is counted, not spelled and tokenized (a 100,000-character one
+    took 0.2-0.3 s to tokenize at every step)."""
+
+    def _beyond(self, columns: list[Column], budget: int | None) -> int | None:
+        """At least how many tokens the shortest completion after ``columns`` takes, when
+        that is more than ``budget`` (its characters over the longest token's bytes), or
+        None when it may fit (or ``budget`` is None)."""
+        if budget is None:
+            return None
+        length = self.recognizer.completion_length(columns)
+        if length <= budget:  # a token holds at least one character: it may fit
+            return None
+        if self._longest is None:
+            self._longest = max(len(self.vocab.token_bytes(t)) for t in range(len(self.vocab)))
+        least = -(-length // max(self._longest, 1))
+        return least if least > budget else None
+
+    _longest: int | None = None  # the most bytes any token holds (asked once)
 
     def fits(self, token: int, budget: int) -> bool:
         """Whether a sentence can still be finished within ``budget`` tokens after
@@ -171,6 +195,8 @@ class GrammarCursor:
         columns, tail = extended
         if tail:
             return budget - (self.need() or 0) >= _SLACK
+        if self._beyond(columns, budget) is not None:
+            return False
         return len(self.encode(self.recognizer.completion(columns))) <= budget
 
 
@@ -179,6 +205,7 @@ class GrammarRun(_Run):
 
     def __init__(self, model: Model, grammar: Grammar | SchemaGrammarLike, opts: GenerationOptions):
         place = GrammarCursor(grammar, model)
+        place.most = opts.max_tokens
         super().__init__(model, place, opts)  # type: ignore[arg-type]
         self.place = place
         self.grammar = grammar
