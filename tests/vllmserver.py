@@ -148,6 +148,9 @@ class VllmServer:
         }
         env.update(
             VLLM_CPU_KVCACHE_SPACE="1",
+            # vLLM pins its OpenMP threads to chosen cores ("auto") and keeps a core for
+            # its scheduler: on two cores shared with the test workers, let the OS place them
+            VLLM_CPU_OMP_THREADS_BIND="nobind",
             HF_HUB_OFFLINE="1",
             TRANSFORMERS_OFFLINE="1",
             VLLM_NO_USAGE_STATS="1",
