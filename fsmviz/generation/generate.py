@@ -80,8 +80,10 @@ from fsmviz.generation.trace import (
 from fsmviz.params import MAX_PROMPT_CHARS as _PROMPT_LIMIT
 from fsmviz.params import check_grammar_options
 from fsmviz.params import text as _checked_text
+from fsmviz.tokens.encoding import as_written
 from fsmviz.tokens.index import IndexTooLarge, TokenIndex, build_index
 from fsmviz.tokens.overshoot import Overshoot, overshoot
+from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "MAX_DRAFT_TOKENS",
@@ -171,6 +173,7 @@ def stream(
     ``ValueError`` for bad options or a bad prompt, before any work is done."""
     opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
+    pattern = _runnable(pattern)
     server_run = getattr(model, "server_run", None)
     if server_run is not None:  # a served model (fsmviz.connect): it writes, fsmviz replays
         return Stream(server_run(pattern, opts), pattern, prompt)
@@ -187,6 +190,22 @@ def stream(
         except IndexTooLarge as error:
             run.give_up_safe_end(error)
     return Stream(run, pattern, prompt)
+
+
+def _runnable(pattern: str | GrammarLike | None) -> str | GrammarLike | None:
+    """``pattern`` as the loop runs it: a JSON Schema compiled on the regex path
+    (``compile_schema(...)``, a ``SchemaRegex``: no run of its own) runs as its regex,
+    exactly as ``compile_schema(...).generate`` runs it; anything else as it is.
+    (``SchemaRuns.generate`` also reads the output back into the schema's value.)"""
+    if pattern is None or isinstance(pattern, str) or hasattr(pattern, "generation_run"):
+        return pattern
+    regex_text = getattr(pattern, "regex", None)
+    if isinstance(regex_text, str):
+        return regex_text
+    raise InputError(
+        f"cannot generate under a {type(pattern).__name__}: give a regex (text), a grammar "
+        "(fsmviz.compile_grammar) or a JSON Schema (fsmviz.compile_schema)"
+    )
 
 
 def _check_prompt(prompt: str) -> None:
@@ -394,12 +413,14 @@ def _prompt_text_ids(tokenizer, prompt: str, *, add_special_tokens: bool) -> lis
     ]
 
 
-def encode_text(tokenizer, text: str) -> list[int]:
+def encode_text(tokenizer, text: str, vocab: Vocabulary | None = None) -> list[int]:
     """``text`` as the tokens a model writes it with: ordinary tokens only, no BOS, and a
     special token's spelling (``<|im_end|>`` in a grammar literal or a pattern's constant
     text) split like any other text, exactly as a prompt is (``encode_prompt``). What
     fast-forward writes and what a grammar's safe end plans are text, never control tokens:
     ``<|im_end|>`` as the end-of-sequence token would end the run instead of writing it.
+    With ``vocab``, as written after other text (``fsmviz.tokens.encoding.as_written``): no
+    SentencePiece ``▁`` before it, which would write a space the text does not have.
 
     >>> from fsmviz.bundled import bundled_tokenizer_dir
     >>> from transformers import AutoTokenizer
@@ -409,8 +430,12 @@ def encode_text(tokenizer, text: str) -> list[int]:
     >>> [tokenizer.decode([t]) for t in encode_text(tokenizer, "<|im_end|>")]
     ['<', '|', 'im', '_', 'end', '|', '>']
     """
-    with _ENCODING:
-        return list(_prompt_text_ids(tokenizer, text, add_special_tokens=False))
+
+    def encode(piece: str) -> list[int]:
+        with _ENCODING:
+            return list(_prompt_text_ids(tokenizer, piece, add_special_tokens=False))
+
+    return encode(text) if vocab is None else as_written(encode, vocab, text)
 
 
 @dataclass(frozen=True, eq=False)
@@ -548,12 +573,11 @@ class _Constraint:
         (token, state after) pairs, at most ``budget``; empty when the model has a choice."""
         if not self.opts.fast_forward or budget <= 0:
             return []
-        tokenizer = self.model.tokenizer
+        tokenizer, vocab = self.model.tokenizer, self.model.vocab
 
         def encode(text: str) -> list[int]:
-            return encode_text(tokenizer, text)
+            return encode_text(tokenizer, text, vocab)
 
-        vocab = self.model.vocab
         return forced_chain(self.index, vocab, encode, state, budget, self._fits, self._accepting)
 
     def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:

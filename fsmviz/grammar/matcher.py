@@ -16,9 +16,10 @@ and the picture around it. The pieces:
   mask holds only the first token of that text as its tokenizer spells it (after
   ``{"a": t`` only ``rue``, not ``r`` or ``ru``, which the naive definition allows too).
   Those are the steps fsmviz fast-forwards anyway; the tests pin exactly this difference.
-* ``lltokenizer(vocab)``: llguidance's tokenizer over fsmviz's byte table (the same bytes
-  every other part of fsmviz reads), built once per vocabulary and kept in a
-  ``BoundedCache``. Special tokens are marked as llguidance expects (a leading 0xFF byte).
+* ``lltokenizer(vocab)`` (``fsmviz.tokens.encoding``, the one llguidance adaptor):
+  llguidance's tokenizer over fsmviz's byte table (the same bytes every other part of
+  fsmviz reads), built once per vocabulary. Forced text is tokenized as the model writes it
+  mid-text (no SentencePiece ``▁`` before it).
 * ``GrammarMatcher``: one run's ``LLMatcher``: the allowed tokens or the packed bitmask
   now, ``consume``, the forced tokens ahead (``forced``), ``is_accepting``, ``stop_reason``
   and ``error``.
@@ -37,7 +38,7 @@ and the picture around it. The pieces:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,11 +47,11 @@ from fsmviz.cache import BoundedCache
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.to_lark import to_lark
 from fsmviz.grammar.tree import Grammar
+from fsmviz.tokens.encoding import lltokenizer
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["GrammarMatcher", "engine_words", "llguidance_grammar", "lltokenizer"]
 
-_TOKENIZERS: BoundedCache[Any] = BoundedCache(maxsize=4)
 _GRAMMARS: BoundedCache[str] = BoundedCache(maxsize=32)
 
 
@@ -84,59 +85,6 @@ def _lowered(grammar: Grammar) -> tuple[str, str]:
     return lowering(grammar), compiled
 
 
-def lltokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | None = None) -> Any:
-    """llguidance's ``LLTokenizer`` over ``vocab``'s bytes. ``encode`` (text -> ids; the
-    model's own tokenizer) is what llguidance tokenizes forced text with; without it a
-    greedy longest-match over the vocabulary stands in. Kept per vocabulary."""
-    key = (vocab.fingerprint, encode is not None)
-    return _TOKENIZERS.get_or_build(key, lambda: _build_tokenizer(vocab, encode))
-
-
-def _build_tokenizer(vocab: Vocabulary, encode: Callable[[str], list[int]] | None) -> Any:
-    import llguidance
-
-    tokens = list(vocab.all_token_bytes)
-    special = [i for i, data in enumerate(tokens) if not data]
-    for i in special:  # llguidance marks special tokens with a leading 0xFF byte
-        tokens[i] = b"\xff" + vocab.token_text(i).encode("utf-8", errors="replace")
-    longest = {data: i for i, data in reversed(list(enumerate(tokens))) if data[:1] != b"\xff"}
-    width = max(len(data) for data in longest) if longest else 1
-
-    def greedy(text: bytes) -> list[int]:
-        out, at = [], 0
-        while at < len(text):
-            for end in range(min(len(text), at + width), at, -1):
-                if text[at:end] in longest:
-                    out.append(longest[text[at:end]])
-                    at = end
-                    break
-            else:
-                at += 1  # a byte no token spells: llguidance will not force it
-        return out
-
-    class Source:
-        eos_token_id = vocab.eos_token_id
-        bos_token_id = None
-        special_token_ids = special
-
-        def __init__(self) -> None:
-            self.tokens = tokens
-
-        def __call__(self, text: bytes) -> list[int]:
-            if encode is not None:
-                try:
-                    ids = list(encode(text.decode("utf-8")))
-                except UnicodeDecodeError:
-                    ids = []
-                if b"".join(tokens[i] for i in ids if i < len(tokens)) == text:
-                    return ids
-            # The tokenizer's answer does not spell ``text`` (``<|im_end|>`` read as the
-            # control token, whose table entry is its 0xFF mark): ordinary tokens instead.
-            return greedy(text)
-
-    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(Source()))
-
-
 def engine_words(error: str) -> str:
     """llguidance's error message as a sentence a user can read: its first line, without
     the parser's state and the grammar it appends.
@@ -159,7 +107,7 @@ class GrammarMatcher:
         self,
         grammar: Grammar | str,
         vocab: Vocabulary,
-        encode: Callable[[str], list[int]] | None = None,
+        encode: Callable[[str], Sequence[int]] | None = None,
         limits: Any = None,
     ):
         """``grammar``: fsmviz's ``Grammar``, or a grammar llguidance already compiled (a

@@ -32,6 +32,7 @@ import regex
 
 from fsmviz.automaton.syntax import greedy_quantifiers, strip_anchors
 from fsmviz.errors import InputError
+from fsmviz.tokens.encoding import lltokenizer
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -177,33 +178,7 @@ def _llguidance(pattern: str, vocab: Vocabulary) -> Callable[[], _Walker]:
     import llguidance
     import llguidance.numpy
 
-    tokens = _token_bytes(vocab)
-    special = [i for i, data in enumerate(tokens) if not data]
-    for i in special:  # llguidance marks special tokens with a leading 0xFF byte
-        tokens[i] = b"\xff" + vocab.token_text(i).encode("utf-8", errors="replace")
-    longest = {data: i for i, data in reversed(list(enumerate(tokens))) if data[:1] != b"\xff"}
-
-    class Source:
-        eos_token_id = vocab.eos_token_id
-        bos_token_id = None
-        special_token_ids = special
-
-        def __init__(self) -> None:
-            self.tokens = tokens
-
-        def __call__(self, text: bytes) -> list[int]:  # greedy longest match
-            out, at = [], 0
-            while at < len(text):
-                for end in range(min(len(text), at + 32), at, -1):
-                    if text[at:end] in longest:
-                        out.append(longest[text[at:end]])
-                        at = end
-                        break
-                else:
-                    at += 1
-            return out
-
-    tokenizer = llguidance.LLTokenizer(llguidance.TokenizerWrapper(Source()))
+    tokenizer = lltokenizer(vocab)  # the one adaptor (fsmviz.tokens.encoding)
     grammar = llguidance.LLMatcher.grammar_from_regex(strip_anchors(pattern))
     problem = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
     if problem:

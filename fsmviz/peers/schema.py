@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsmviz.tokens.encoding import BYTE_TOKENS, byte_tokenizer
+
 __all__ = [
     "ENGINES",
     "EngineVerdict",
@@ -133,16 +135,6 @@ def _first_line(error: BaseException) -> str:
 # --- each engine as a user calls it -------------------------------------------------------
 
 
-class _ByteTokens:
-    eos_token_id = 256
-    bos_token_id = None
-    tokens = [bytes([b]) for b in range(256)] + [b"<end>"]
-    special_token_ids = [256]
-
-    def __call__(self, text: bytes) -> list[int]:
-        return list(text)
-
-
 def _fsmviz(text: str) -> Callable[[str], bool]:
     from fsmviz.schema.convert import compile_schema
 
@@ -160,7 +152,7 @@ def _outlines_core(text: str) -> Callable[[str], bool]:
 def _llguidance(text: str) -> Callable[[str], bool]:
     import llguidance
 
-    tok = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokens()))
+    tok = byte_tokenizer()  # 256 bytes and an end token (fsmviz.tokens.encoding)
     grammar = llguidance.grammar_from("json_schema", text)
     problem = llguidance.LLMatcher.validate_grammar(grammar, tok)
     if problem:
@@ -176,7 +168,7 @@ def _llguidance(text: str) -> Callable[[str], bool]:
 def _xgrammar(text: str) -> Callable[[str], bool]:
     import xgrammar
 
-    info = xgrammar.TokenizerInfo(_ByteTokens.tokens, stop_token_ids=[256])
+    info = xgrammar.TokenizerInfo(list(BYTE_TOKENS), stop_token_ids=[256])
     compiled = xgrammar.GrammarCompiler(info).compile_json_schema(text)
 
     def accepts(s: str) -> bool:

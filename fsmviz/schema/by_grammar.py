@@ -32,11 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsmviz.cache import bounded
 from fsmviz.schema.circular import tangled_at, untangle_circular_refs
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
 from fsmviz.schema.stricter import stricter
+from fsmviz.tokens.encoding import byte_tokenizer
 
 __all__ = ["GRAMMAR_LIMITS", "SchemaGrammar", "byte_tokenizer", "schema_grammar"]
 
@@ -53,26 +53,6 @@ _WHITESPACE_OPTIONS: dict[str | None, dict[str, object]] = {
     "flexible": {"whitespace_pattern": r"[\n\t ]*"},
 }
 """fsmviz's whitespace names (``convert.WHITESPACE``) as llguidance's JSON options."""
-
-
-class _Bytes:
-    """A vocabulary of the 256 bytes and an end token (256), for ``TokenizerWrapper``."""
-
-    eos_token_id = 256
-    bos_token_id = None
-    tokens = [bytes([b]) for b in range(256)] + [b"<end>"]
-    special_token_ids = [256]
-
-    def __call__(self, text: bytes) -> list[int]:
-        return list(text)
-
-
-@bounded(maxsize=1)
-def byte_tokenizer() -> Any:
-    """llguidance's tokenizer over single bytes: ``LLMatcher`` then checks text byte by byte."""
-    import llguidance
-
-    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Bytes()))
 
 
 def _limits() -> Any:

@@ -22,7 +22,10 @@ Tokenizers store their pieces in one of two spellings, which we undo:
 
 Special tokens (``<|im_end|>``, ``<|im_start|>`` ...) are control signals, not text: their
 bytes are ``b""`` and a constrained generator never emits them, except EOS, which ends the
-text once the FSM is in an accepting state.
+text once the FSM is in an accepting state. So are tokens a tokenizer adds *without*
+calling them special when they are spelled as control tokens (Phi-3's ``</s>``, Qwen2's
+290 ``[PAD151646]``...: padding slots no model was trained to write); an added token
+spelled as text (Qwen2's ``<tool_call>``) stays text, its bytes its spelling.
 """
 
 from __future__ import annotations
@@ -43,6 +46,21 @@ __all__ = ["Vocabulary"]
 
 #: A SentencePiece byte-fallback piece: ``<0x0A>`` is the single byte 0x0A.
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+#: How a control token is spelled: a name between ``<|`` and ``>`` or ``<`` and ``|>``
+#: (ChatML, Llama 3, Phi-3, Gemma 4's ``<|tool_call>``), SentencePiece's own control pieces
+#: (``</s>``), or a padding, unused or reserved slot (Qwen2's ``[PAD151646]``, Gemma's
+#: ``<unused12>``, T5's ``<extra_id_0>``). Some tokenizers add such tokens without calling them
+#: special; ``Vocabulary.from_tokenizer`` treats them as control tokens all the same.
+_PADDING_SLOT = re.compile(r"\[PAD\d+\]")
+"""What llama.cpp's converter writes for an id the original vocabulary leaves empty (Phi-3's
+``[PAD32011]`` to ``[PAD32063]``): transformers reads them back as ordinary pieces."""
+
+_CONTROL_SPELLING = re.compile(
+    r"<\|[^<>\s]*>|<[^<>\s]*\|>"
+    r"|</?s>|<(?:unk|pad|mask|bos|eos|cls|sep)>"
+    r"|[<\[](?:PAD|pad|unused|UNUSED|reserved|placeholder|extra_id)[\w-]*[>\]]"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,7 +153,7 @@ class Vocabulary:
 
         special: dict[int, str] = {}
         for i, token in added.items():
-            if getattr(token, "special", False):
+            if getattr(token, "special", False) or _CONTROL_SPELLING.fullmatch(str(token.content)):
                 special[int(i)] = str(token.content)
         for i in tokenizer.all_special_ids:
             if int(i) not in special:
@@ -148,8 +166,12 @@ class Vocabulary:
         for i, piece in enumerate(pieces):
             if i in special or piece is None:
                 table.append(b"")
+            elif _PADDING_SLOT.fullmatch(piece):
+                special[i] = piece
+                table.append(b"")
             elif i in added:
-                # A non-special added token is matched literally in the text.
+                # A non-special added token spelled as text (Qwen2's ``<tool_call>``) is
+                # matched literally in the text: its bytes are its text.
                 table.append(str(added[i].content).encode("utf-8"))
             else:
                 table.append(decode_piece(piece))
