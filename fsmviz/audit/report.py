@@ -94,12 +94,14 @@ class AuditReport:
         return self.analysis_seconds / self.wall_seconds
 
     def summary(self) -> str:
-        """The counts in one line: ``50 runs: 41 matched, 9 max_tokens...``."""
-        parts = [f"{self.matched} matched"]
-        parts += [f"{n} {reason}" for reason, n in self.stop_reasons]
+        """The counts in one line: ``50 runs: 41 matched; stopped: 41 accepted, 9
+        max_tokens``."""
+        line = f"{self.total} runs: {self.matched} matched"
+        if self.stop_reasons:
+            line += "; stopped: " + ", ".join(f"{n} {why}" for why, n in self.stop_reasons)
         if self.disagreed:
-            parts.append(f"{self.disagreed} with engine disagreements")
-        return f"{self.total} runs: " + ", ".join(parts)
+            line += f"; {self.disagreed} with engine disagreements"
+        return line
 
 
 EXAMPLES = 5
