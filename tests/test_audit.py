@@ -189,12 +189,19 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, capsys) -> None:
     bad.write_text('{"prompt": "fine"}\n{"prompt": 3}\n')
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
+    grammar = tmp_path / "g.gbnf"
+    grammar.write_text('root ::= "a" item\n')
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object", "properties": {"a": {"type": 3}}}')
     cases = [
         (["--regex", "[0-9]+", str(bad)], f'{bad}, line 2: a JSON line needs a "prompt"'),
         (["--regex", "[0-9]+", str(empty)], "holds no prompts"),
         (["--regex", "[0-9]+", str(tmp_path / "missing.txt")], "cannot read"),
         ([str(bad)], "give the constraint as one of --regex"),
         (["--regex", "[0-9", str(bad)], "error:"),
+        (["--grammar", str(grammar), str(bad)], f"{grammar}:1:"),
+        (["--schema", str(schema), str(bad)], "/properties/a"),
+        (["--regex", "a", "--schema", str(schema), str(bad)], "give the constraint as one of"),
     ]
     for args, words in cases:
         assert audit_cli(*args) == 2, args
