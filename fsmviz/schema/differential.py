@@ -89,7 +89,7 @@ def _listed(
 ) -> dict[str, Any]:
     """The property names ``node`` lists for an object ``value``, in order, with their
     subschemas: its own, its ``allOf`` parts', then those of the ``anyOf``/``oneOf`` branch
-    that lists most of ``value``'s keys."""
+    ``value`` is valid for (of those, the one that lists most of its keys)."""
     node = _resolved(node, root)
     names: dict[str, Any] = {}
     for part in [node, *(p for p in node.get("allOf") or () if isinstance(p, Mapping))]:
@@ -102,11 +102,28 @@ def _listed(
     branches = [b for key in ("anyOf", "oneOf") for b in node.get(key) or ()
                 if isinstance(b, Mapping)]  # fmt: skip
     if branches and depth < 8:
+        fits = [_fits(b, root, value) if isinstance(value, dict) else False for b in branches]
         listed = [_listed(b, root, value, depth + 1) for b in branches]
-        best = max(listed, key=lambda n: len(keys & set(n)))
-        for k, v in best.items():
+        best = max(range(len(listed)), key=lambda i: (fits[i], len(keys & set(listed[i]))))
+        for k, v in listed[best].items():
             names.setdefault(k, v)
     return names
+
+
+def _fits(branch: Mapping[str, Any], root: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value`` is valid for one branch of an ``anyOf`` (the root's definitions
+    and draft kept): the branch whose key order it is written in."""
+    from fsmviz.schema.guarded import bounded_patterns, validator
+
+    part = dict(branch)
+    for key in ("$defs", "definitions", "$schema"):
+        if key in root and key not in part:
+            part[key] = root[key]
+    try:
+        with bounded_patterns():
+            return bool(validator(part).is_valid(value))
+    except Exception:  # noqa: BLE001 - a reference it cannot follow, a slow pattern: no
+        return False
 
 
 def canonical(value: Any, schema: Mapping[str, Any] | None = None) -> str:
