@@ -738,7 +738,8 @@ def _audit(args: argparse.Namespace) -> int:
         close()
     print(report.summary())
     for place in report.places[:5]:
-        print(f"  {place.place}: {place.stalled} not matched there, {place.runs} runs stall there")
+        where = f"{place.place} ({place.note})" if place.note else place.place
+        print(f"  {where}: {place.stalled} not matched there, {place.runs} runs stall there")
     share = report.analysis_share
     took = f"{report.wall_seconds:.1f} s" + (f", fsmviz's analysis {share:.1%}" if share else "")
     _progress(f"[{took}{f'; written to {args.out}' if args.out else ''}]")

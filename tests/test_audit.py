@@ -54,6 +54,10 @@ def test_each_row_is_the_run_generate_makes_alone(tiny, pattern, options) -> Non
     assert sum(p.stalled for p in report.places) == 4 - report.matched
     ranks = [(p.stalled, p.runs) for p in report.places]
     assert ranks == sorted(ranks, reverse=True)
+    if pattern == LONG:  # state n of [a-z]{30} is after n letters: its note says so
+        for place in report.places:
+            n = int(place.place.removeprefix("state "))
+            assert place.note == (f"after `{'a' * n}`" if n else "at the start"), place
 
 
 def test_a_schema_names_the_field_where_runs_stall(tiny) -> None:

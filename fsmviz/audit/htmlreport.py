@@ -58,8 +58,9 @@ def report_html(report: AuditReport) -> str:
     ]
     for p in report.places:
         mass = "" if p.mean_mass is None else f"{p.mean_mass:.3f}"
+        place = f"{p.place} ({p.note})" if p.note else p.place
         out.append(
-            f"<tr>{_cell(p.place)}{_cell(p.stalled, True)}{_cell(p.runs, True)}"
+            f"<tr>{_cell(place)}{_cell(p.stalled, True)}{_cell(p.runs, True)}"
             f"{_cell(mass, True)}{_cell(', '.join(p.examples))}</tr>"
         )
     out += [

@@ -18,7 +18,7 @@ many sessions (a resumed audit) wrote them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fsmviz.audit.rows import FAILED, AuditRow
@@ -38,6 +38,9 @@ class StallPlace:
     runs: int
     mean_mass: float | None
     examples: tuple[str, ...]
+    note: str = ""
+    """What the place is, in words, where the constraint can say (a regex state: ``after
+    `a@` ``, a shortest text that leads there)."""
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,11 @@ def summarize(
     wall_seconds: float = 0.0,
     analysis_seconds: float | None = None,
     out: str | None = None,
+    describe: Callable[[str], str] | None = None,
 ) -> AuditReport:
     """The report of ``rows`` (one per prompt): counts, and the stall places ranked by
-    the runs that did not match there, then by all runs stalling there."""
+    the runs that did not match there, then by all runs stalling there; ``describe``
+    gives a place's ``note``."""
     rows = tuple(rows)
     reasons = Counter(row.stop_reason for row in rows)
     stalled: Counter[str] = Counter()
@@ -144,6 +149,7 @@ def summarize(
             runs=runs[p],
             mean_mass=sum(masses[p]) / len(masses[p]) if masses.get(p) else None,
             examples=tuple(examples.get(p, ())),
+            note=describe(p) if describe is not None else "",
         )
         for p in order
     )

@@ -220,11 +220,36 @@ def audit(
         wall_seconds=time.perf_counter() - started,
         analysis_seconds=sum(r.analysis_seconds or 0.0 for r in fresh) if server else None,
         out=str(folder.path) if folder is not None else None,
+        describe=_state_words(target.run_with) if isinstance(target.run_with, str) else None,
     )
     if folder is not None:
         folder.write_csv(report.rows)
         write_html(report, folder.path / "report.html")
     return report
+
+
+def _state_words(pattern: str) -> Callable[[str], str]:
+    """A regex's place (``state 4``) in words: ``after `a@a` ``, a shortest readable text
+    that leads to it (the doctor's ``example_prefixes``), computed once, when first asked."""
+    prefixes: list[str] = []
+
+    def describe(place: str) -> str:
+        number = place.removeprefix("state ")
+        if not number.isdigit():
+            return ""
+        if not prefixes:
+            from fsmviz.automaton.dfa import compile_regex
+            from fsmviz.diagnose.examples import example_prefixes
+
+            prefixes.extend(example_prefixes(compile_regex(pattern)))
+        state = int(number)
+        if state >= len(prefixes):
+            return "inside a multi-byte character"
+        from fsmviz.diagnose.text import after
+
+        return after(prefixes[state])
+
+    return describe
 
 
 def _raise_any(done: set[Future]) -> None:
