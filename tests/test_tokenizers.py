@@ -47,17 +47,25 @@ def spelled(vocab, ids) -> bytes:
 # --- the tokenizer is the real one, and fsmviz reads its bytes right ----------------------
 
 
+KNOWN_SPLITS = {("llama-bpe", "Cửa Việt")}
+"""llama.cpp cases that transformers' conversion of the GGUF tokenizes otherwise: Llama 3's
+``" Việt"`` as three tokens (``" Vi"``, ``"ệ"``, ``"t"``) where llama.cpp writes one (id
+101,798). The same bytes, split otherwise: a merge the conversion does not apply."""
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_tokenizer_encodes_llama_cpps_cases_to_llama_cpps_ids(family) -> None:
-    tokenizer = vocabs.tokenizer(family)
+    tokenizer, vocab = vocabs.tokenizer(family), vocabs.vocabulary(family)
     cases = vocabs.llama_cpp_cases(family)
     assert len(cases) > 40
-    wrong = [
-        (case.text, ids, case.ids)
-        for case in cases
-        if tuple(ids := tokenizer.encode(case.text, add_special_tokens=False)) != case.ids
-    ]
-    assert not wrong, f"{len(wrong)} of {len(cases)} differ from llama.cpp, e.g. {wrong[0]}"
+    wrong = {}
+    for case in cases:
+        ids = tuple(tokenizer.encode(case.text, add_special_tokens=False))
+        if ids != case.ids:
+            wrong[(family, case.text)] = ids
+            assert spelled(vocab, ids) == spelled(vocab, case.ids), (case, ids)
+    known = {key for key in KNOWN_SPLITS if key[0] == family}
+    assert set(wrong) == known, f"{len(wrong)} of {len(cases)} differ from llama.cpp: {wrong}"
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -213,7 +221,7 @@ def honest(trace, judge) -> None:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_regex_schema_and_grammar_runs_stop_only_where_the_text_is_accepted(family) -> None:
     model = vocabs.tiny_model(family)
-    seeds = range(2) if family in BIG else range(4)
+    seeds = range(4) if family in SENTENCEPIECE else range(1)
     regex_schema, tree = compile_schema(SCHEMA), compile_schema(TREE)
     assert (regex_schema.path, tree.path) == ("regex", "grammar")
     accepted = 0
