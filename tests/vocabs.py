@@ -82,10 +82,17 @@ def llama_cpp_cases(family: str) -> list[Case]:
 
 
 def gguf_token_count(family: str) -> int:
-    """How many tokens the GGUF lists: the width of a real model's output layer."""
+    """How many tokens the GGUF lists: the width of a real model's output layer. Read once
+    (``GGUFReader`` takes a minute over 152k tokens on a busy machine) and kept beside the
+    converted tokenizer."""
+    kept = converted_dir(family) / "gguf_tokens.json"
+    if kept.is_file():
+        return int(json.loads(kept.read_text())["tokens"])
     from gguf import GGUFReader
 
-    return len(GGUFReader(str(gguf_path(family))).fields["tokenizer.ggml.tokens"].data)
+    count = len(GGUFReader(str(gguf_path(family))).fields["tokenizer.ggml.tokens"].data)
+    kept.write_text(json.dumps({"tokens": count}))
+    return count
 
 
 def converted_dir(family: str) -> Path:
@@ -173,4 +180,5 @@ if __name__ == "__main__":  # `make vocabs`: convert every family once
     for name in sys.argv[1:] or FAMILIES:
         started = time.perf_counter()
         convert(name)
+        gguf_token_count(name)
         print(f"{name}: tokenizer ready in {time.perf_counter() - started:.1f} s")
