@@ -167,10 +167,12 @@ def schema_pairs(
     from fsmviz.schema.convert import pointer, resolve
 
     todo: list[tuple[Any, tuple[str | int, ...], object, int]] = [(value, (), root, 0)]
+    seen: set[tuple[int, tuple[str | int, ...]]] = set()
     while todo:
         part, where, node, depth = todo.pop(0)
-        if not isinstance(node, Mapping) or depth > 64:
-            continue
+        if not isinstance(node, Mapping) or depth > 64 or (id(part), where) in seen:
+            continue  # each part of the value with each subschema once: a $ref may loop
+        seen.add((id(part), where))
         yield part, pointer(where), node
         ref = node.get("$ref")
         target = resolve(root, ref) if isinstance(ref, str) else None
