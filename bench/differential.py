@@ -257,11 +257,16 @@ def run_schemas(named: Iterable[tuple[str, str]], whitespace: str | None) -> Tal
         if compiled is None:
             continue
         tally.compiled += 1
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(COMPILE_SECONDS)  # the walk of a recursive schema can run long
         try:
             schema = load_schema(text)
             made = instances(schema)
-        except Exception:  # noqa: BLE001 - the walk or jsonschema failed: nothing to ask
+        except (_Late, Exception):  # noqa: BLE001 - the walk or jsonschema failed or ran long
             continue
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
         for instance in made:
             value = json.loads(instance.text)
             label = f"{name} ({instance.how})"
