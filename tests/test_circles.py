@@ -1,0 +1,162 @@
+"""No import circles inside a folder: each folder of ``fsmviz/`` reads bottom-up.
+
+The layer test (``tests/test_layers.py``) holds the folders to one direction; this one holds
+the modules *inside* each folder to one direction too. A circle (``convert`` imports
+``limits``, which imports ``convert`` back from inside a function) means neither module can
+be read, tested or moved without the other, and a lazy import that dodges the circle at
+import time only hides it until the function runs. Every import counts, at the top of a file
+or inside a function; an import under ``if TYPE_CHECKING:`` counts too (the names it brings
+are still one module leaning on the other).
+
+A folder's ``__init__`` is one of its modules: ``from fsmviz.schema import X`` inside
+``fsmviz/schema/`` is an edge to the package, which imports its modules back.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+from test_layers import PACKAGE, modules  # tests/ is on sys.path under pytest
+
+DEBT = {
+    "fsmviz.app": "the page layer's six modules (grammar_page, grammar_live, handlers, "
+    "schema_page, schema_run, schema_structure): split by mode in issue 44's point 2",
+    "fsmviz.grammar": "tree reaches up into earley and run; compile and limits",
+    "fsmviz.schema": "convert is both compile_schema and the home of the document helpers",
+}
+"""Folders known to hold a circle today, each with where it runs: being taken apart. A folder
+listed here that has no circle left fails too, so the list only shrinks."""
+
+
+def _known() -> dict[str, Path]:
+    return dict(modules())
+
+
+def _targets(package: str, source: str, known: dict[str, Path]) -> list[tuple[int, str]]:
+    """Every fsmviz module a module of ``package`` imports in ``source``, with its line:
+    ``from fsmviz.schema import convert`` is an edge to ``fsmviz.schema.convert``;
+    ``from fsmviz.schema import SchemaError`` an edge to the package ``fsmviz.schema``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            for alias in node.names:
+                sub = f"{name}.{alias.name}"
+                found.append((node.lineno, sub if sub in known else name))
+    return [(line, name) for line, name in found if name in known]
+
+
+def folder_of(module: str, path: Path) -> str:
+    """The folder a module lives in: ``fsmviz.schema`` for ``fsmviz.schema.convert`` and
+    for the package ``fsmviz.schema`` itself (its ``__init__``)."""
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+@cache
+def graphs() -> dict[str, dict[str, dict[str, int]]]:
+    """folder -> module -> {module of the same folder it imports -> the line}."""
+    known = _known()
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for module, path in known.items():
+        folder = folder_of(module, path)
+        edges = out.setdefault(folder, {}).setdefault(module, {})
+        source = path.read_text(encoding="utf-8")
+        for line, name in _targets(folder, source, known):
+            if name != module and folder_of(name, known[name]) == folder:
+                edges.setdefault(name, line)
+    return out
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected groups of two or more modules (Tarjan's algorithm): each is a
+    set of modules that all reach one another, so at least one circle runs through them."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def _described(group: list[str], graph: dict[str, dict[str, int]]) -> str:
+    """One group as its edges with lines: ``convert -> limits (convert.py:12)``."""
+    short = {m: m.rpartition(".")[2] for m in group}
+    edges = [
+        f"{short[a]} -> {short[b]} (line {graph[a][b]})"
+        for a in group
+        for b in sorted(graph[a])
+        if b in group
+    ]
+    return "{" + ", ".join(short[m] for m in group) + "}: " + "; ".join(edges)
+
+
+def test_no_folder_has_an_import_circle() -> None:
+    found = []
+    for folder, graph in sorted(graphs().items()):
+        if folder not in DEBT:
+            found += [f"{folder}: {_described(g, graph)}" for g in circles(graph)]
+    assert not found, "import circles inside a folder:\n" + "\n".join(found)
+
+
+def test_the_known_circles_are_still_there() -> None:
+    """A folder on the debt list whose circles are gone must leave the list."""
+    gone = [folder for folder in DEBT if not circles(graphs().get(folder, {}))]
+    assert not gone, f"no circle left in {gone}: remove them from DEBT"
+
+
+def test_the_check_sees_a_circle() -> None:
+    """The finder itself: a -> b -> c -> a is one group; d, which only points in, is not."""
+    graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3}, "d": {"a": 4}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_a_lazy_import_counts() -> None:
+    """An import inside a function is an edge as much as one at the top of the file, and
+    ``from fsmviz.schema import convert`` names the module, not the package."""
+    known = _known()
+    source = (
+        "from fsmviz.schema import convert\n"
+        "def f():\n"
+        "    from .limits import check_text\n"
+        "    from fsmviz.schema import SchemaError\n"
+    )
+    assert _targets("fsmviz.schema", source, known) == [
+        (1, "fsmviz.schema.convert"),
+        (3, "fsmviz.schema.limits"),
+        (4, "fsmviz.schema"),
+    ]
+    assert PACKAGE.joinpath("schema", "limits.py").exists()
