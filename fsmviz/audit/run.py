@@ -149,6 +149,33 @@ def audit(
     opts = replace(options or GenerationOptions(), **overrides)
     target = target_of(constraint)
     server = getattr(model, "server_run", None) is not None
+    concurrency = _checked(model, target, opts, server, concurrency, retries)
+    from fsmviz.generation.generate import stream  # torch loads here, not at import
+
+    folder = Folder(out) if out is not None else None
+    tally = _Tally(total, progress)
+
+    def run_one(position: int, ident: str, prompt: str) -> None:
+        row, trace = _run(stream, model, target, ident, prompt, opts, int(retries))
+        if folder is not None:
+            row = folder.record(row, trace)
+        tally.finished(position, row)
+
+    _run_all(_pairs(prompts), run_one, tally, folder, target, concurrency)
+    return _report(tally, target, folder, server)
+
+
+def _checked(
+    model: Any,
+    target: Target,
+    opts: GenerationOptions,
+    server: bool,
+    concurrency: int | None,
+    retries: int,
+) -> int:
+    """Refuse once, before any run, what would fail every run (a bad pattern, a grammar
+    through a server, options a server cannot honour, bounds out of range); the
+    concurrency to use."""
     if server and not isinstance(target.run_with, str):
         raise InputError(
             "a server audit takes a regex or a JSON Schema on the regex path for now; a "
@@ -166,40 +193,55 @@ def audit(
         raise InputError(f"concurrency must be between 1 and {MAX_CONCURRENCY}, not {concurrency}")
     if isinstance(retries, bool) or not 0 <= int(retries) <= 10:
         raise InputError(f"retries must be between 0 and 10, not {retries}")
-    from fsmviz.generation.generate import stream  # torch loads here, not at import
+    return int(concurrency)
 
-    folder = Folder(out) if out is not None else None
+
+class _Tally:
+    """The rows so far, by the prompt's position, and the counts the progress reports;
+    ``finished`` is called from the runs' threads."""
+
+    def __init__(self, total: int | None, progress: Callable[[Progress], None] | None) -> None:
+        self.total = total
+        self.progress = progress
+        self.rows: dict[int, AuditRow] = {}
+        self.done = self.resumed = self.failed = 0
+        self.started = time.perf_counter()
+        self._lock = threading.Lock()
+
+    def finished(self, position: int, row: AuditRow, resumed: bool = False) -> None:
+        with self._lock:
+            self.rows[position] = row
+            self.done += 1
+            self.resumed += resumed
+            self.failed += row.failed
+            report = Progress(self.done, self.total, self.resumed, self.failed,
+                              time.perf_counter() - self.started)  # fmt: skip
+        if self.progress is not None:
+            self.progress(report)
+
+    def ordered(self) -> list[AuditRow]:
+        return [self.rows[k] for k in sorted(self.rows)]
+
+
+def _run_all(
+    pairs: Iterable[tuple[str, str]],
+    run_one: Callable[[int, str, str], None],
+    tally: _Tally,
+    folder: Folder | None,
+    target: Target,
+    concurrency: int,
+) -> None:
+    """Each prompt once: found done in ``folder`` (resumed), or run on the pool with at
+    most ``concurrency`` in flight; prompts are read only as slots free up."""
     ledger = folder.rows() if folder is not None else {}
-    started = time.perf_counter()
-    rows: dict[int, AuditRow] = {}
-    counts = {"done": 0, "resumed": 0, "failed": 0}
-    lock = threading.Lock()
-
-    def finished(position: int, row: AuditRow, resumed: bool = False) -> None:
-        with lock:
-            rows[position] = row
-            counts["done"] += 1
-            counts["resumed"] += resumed
-            counts["failed"] += row.failed
-            report = Progress(counts["done"], total, counts["resumed"], counts["failed"],
-                              time.perf_counter() - started)  # fmt: skip
-        if progress is not None:
-            progress(report)
-
-    def run_one(position: int, ident: str, prompt: str) -> None:
-        row, trace = _run(stream, model, target, ident, prompt, opts, int(retries))
-        if folder is not None:
-            row = folder.record(row, trace)
-        finished(position, row)
-
-    with ThreadPoolExecutor(max_workers=int(concurrency), thread_name_prefix="audit") as pool:
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="audit") as pool:
         pending: set[Future] = set()
         try:
-            for position, (ident, prompt) in enumerate(_pairs(prompts)):
+            for position, (ident, prompt) in enumerate(pairs):
                 if folder is not None and folder.done(ident):
                     row = folder.done_row(ident, prompt, ledger, target.placer, target.grammar)
                     if row is not None:
-                        finished(position, row, resumed=True)
+                        tally.finished(position, row, resumed=True)
                         continue
                 while len(pending) >= concurrency:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -211,13 +253,17 @@ def audit(
             for future in pending:
                 future.cancel()
             raise
-    ordered = [rows[k] for k in sorted(rows)]
+
+
+def _report(tally: _Tally, target: Target, folder: Folder | None, server: bool) -> AuditReport:
+    """The rows summed up, and written to ``folder`` (``runs.csv``, ``report.html``)."""
+    ordered = tally.ordered()
     fresh = [row for row in ordered if row.analysis_seconds is not None]
     report = summarize(
         ordered,
         target.label,
-        resumed=counts["resumed"],
-        wall_seconds=time.perf_counter() - started,
+        resumed=tally.resumed,
+        wall_seconds=time.perf_counter() - tally.started,
         analysis_seconds=sum(r.analysis_seconds or 0.0 for r in fresh) if server else None,
         out=str(folder.path) if folder is not None else None,
         describe=_state_words(target.run_with) if isinstance(target.run_with, str) else None,
