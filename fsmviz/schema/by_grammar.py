@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsmviz.schema.circular import tangled_at, untangle_circular_refs
+from fsmviz.schema.document import SchemaError, children, pointer
+from fsmviz.schema.keywords import ASSERTIONS, subschemas
 from fsmviz.schema.keywords import unenforced as _unenforced
 from fsmviz.schema.run import SchemaRuns
 from fsmviz.schema.stricter import stricter
@@ -56,7 +58,7 @@ _WHITESPACE_OPTIONS: dict[str | None, dict[str, object]] = {
 
 
 def _limits() -> Any:
-    import llguidance
+    import llguidance  # llguidance: a compiled engine, loaded on first use
 
     return llguidance.LLParserLimits(**GRAMMAR_LIMITS)
 
@@ -93,7 +95,7 @@ class SchemaGrammar(SchemaRuns):
 
     def matcher(self, tokenizer: Any = None) -> Any:
         """A fresh ``llguidance.LLMatcher`` for this grammar (over bytes by default)."""
-        import llguidance
+        import llguidance  # llguidance: a compiled engine, loaded on first use
 
         tok = byte_tokenizer() if tokenizer is None else tokenizer
         return llguidance.LLMatcher(tok, self.grammar, log_level=0, limits=_limits())
@@ -107,7 +109,7 @@ class SchemaGrammar(SchemaRuns):
         over the model's tokens (``fsmviz.grammar.run.GrammarRun``), no safe end (fsmviz's
         own chart reads grammars, not compiled schemas). ``stream(model, schema_grammar,
         prompt)`` calls it."""
-        from fsmviz.grammar.run import GrammarRun
+        from fsmviz.grammar.run import GrammarRun  # the run loads torch: on first use
 
         return GrammarRun(model, self, options)
 
@@ -119,7 +121,7 @@ class SchemaGrammar(SchemaRuns):
 
 def grammar_text(schema: Mapping[str, Any], whitespace: str | None) -> str:
     """llguidance's grammar for ``schema`` with fsmviz's whitespace, lenient."""
-    import llguidance
+    import llguidance  # llguidance: a compiled engine, loaded on first use
 
     options = {"lenient": True, **_WHITESPACE_OPTIONS.get(whitespace, {})}
     return llguidance.LLMatcher.grammar_from_json_schema(json.dumps(schema), overrides=options)
@@ -127,7 +129,7 @@ def grammar_text(schema: Mapping[str, Any], whitespace: str | None) -> str:
 
 def check_grammar(grammar: str) -> tuple[str | None, tuple[str, ...]]:
     """llguidance's error for a grammar (None if it compiles) and its warnings."""
-    import llguidance
+    import llguidance  # llguidance: a compiled engine, loaded on first use
 
     is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(
         grammar, byte_tokenizer(), limits=_limits()
@@ -142,8 +144,6 @@ def schema_grammar(
 ) -> SchemaGrammar:
     """The schema on the grammar path; raises ``SchemaError`` (with the JSON pointer of the
     deepest part llguidance refuses on its own) when llguidance cannot compile it."""
-    from fsmviz.schema.convert import SchemaError
-
     schema, relaxed = relax_property_counts(schema, whitespace)
     grammar = grammar_text(schema, whitespace)
     error, warnings = check_grammar(grammar)
@@ -192,9 +192,6 @@ def relax_ref_siblings(
     >>> relax_ref_siblings({"properties": {"a": {"$ref": "#", "title": "A", "maxLength": 3}}}, None)
     ({'properties': {'a': {'$ref': '#'}}}, (('/properties/a', 'maxLength'),))
     """  # noqa: E501
-    from fsmviz.schema.convert import pointer
-    from fsmviz.schema.keywords import ASSERTIONS, subschemas
-
     copy = json.loads(json.dumps(schema))
     relaxed = []
     for where, node in list(subschemas(copy)):
@@ -228,8 +225,6 @@ def relax_property_counts(
     ...     "b": {}}}, None)
     ({'required': ['a'], 'properties': {'a': {}, 'b': {}}}, ())
     """
-    from fsmviz.schema.convert import pointer
-
     copy = json.loads(json.dumps(schema))
     relaxed = []
     for where, node in _objects(copy):  # every object: a $ref may name any of them
@@ -265,8 +260,6 @@ def relax_huge_bounds(
     >>> relax_huge_bounds({"type": "integer", "minimum": -2**63, "maximum": 10}, None)
     ({'type': 'integer', 'maximum': 10}, (('', 'minimum'),))
     """
-    from fsmviz.schema.convert import pointer
-
     copy = json.loads(json.dumps(schema))
     relaxed = []
     for where, node in _objects(copy):  # every object: a $ref may name any of them
@@ -309,7 +302,6 @@ def relax_patterns(
     >>> relax_patterns({"type": "string", "pattern": "^(?!a)b$"}, None)
     ({'type': 'string'}, (('', 'pattern'),))
     """
-    from fsmviz.schema.convert import pointer
 
     def readable(regex: object) -> bool:
         part = {"type": "string", "pattern": regex}
@@ -347,8 +339,6 @@ is left, with its keywords dropped)."""
 
 def _deepest_refused(schema: Mapping[str, Any], whitespace: str | None) -> str:
     """The JSON pointer of the deepest subschema llguidance refuses on its own ("" if none)."""
-    from fsmviz.schema.convert import children, pointer
-
     path: tuple[str | int, ...] = ()
     node: object = schema
     for _ in range(64):

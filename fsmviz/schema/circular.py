@@ -36,6 +36,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from fsmviz.schema.document import pointer, resolve
+from fsmviz.schema.keywords import ASSERTIONS
+
 __all__ = ["circular_targets", "tangled_at", "untangle_circular_refs"]
 
 _VALUES = frozenset(("enum", "const", "default", "examples", "example"))
@@ -79,8 +82,6 @@ def circular_targets(schema: Mapping[str, Any]) -> frozenset[str]:
     ...     "properties": {"x": {"$ref": "#/$defs/c"}}}))
     ['#/$defs/a', '#/$defs/b']
     """
-    from fsmviz.schema.convert import resolve
-
     refs: dict[str, set[str]] = {}  # a $ref -> the $refs its target holds
     todo = sorted({n["$ref"] for _, n in _nodes(schema) if isinstance(n.get("$ref"), str)})
     while todo:
@@ -118,9 +119,6 @@ def untangle_circular_refs(
     """``schema`` rewritten so that no circular ``$ref`` must be intersected with other
     keywords where it can be helped (see the module doc), and the (JSON pointer, keyword)
     pairs thereby left free. ``whitespace`` is unused (``RELAXATIONS``' signature)."""
-    from fsmviz.schema.convert import pointer, resolve
-    from fsmviz.schema.keywords import ASSERTIONS
-
     copy = json.loads(json.dumps(schema))
     circular = circular_targets(copy)
     named: list[tuple[str, str]] = []
@@ -179,9 +177,6 @@ def tangled_at(schema: Mapping[str, Any], ref: str) -> str | None:
     >>> tangled_at({"properties": {"a": {"allOf": [{"$ref": "#"}, {"required": ["b"]}]}}}, "#")
     '/properties/a/allOf/0'
     """
-    from fsmviz.schema.convert import pointer
-    from fsmviz.schema.keywords import ASSERTIONS
-
     for where, node in sorted(_nodes(schema), key=lambda f: [str(p) for p in f[0]]):
         if node.get("$ref") == ref and set(node) & (ASSERTIONS - {"$ref"}):
             return pointer(where)

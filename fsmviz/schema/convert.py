@@ -40,199 +40,51 @@ first use.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from fsmviz.automaton.dfa import Dfa, compile_regex, count_positions
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import bounded
-from fsmviz.errors import FsmvizError
+from fsmviz.schema.by_grammar import SchemaGrammar, schema_grammar
+from fsmviz.schema.document import SchemaError, children, pointer, resolve, walk
+from fsmviz.schema.keywords import ASSERTIONS, subschemas, unenforced
+from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, REGEX_POSITIONS, regex_cost
+from fsmviz.schema.load import load_schema, local_refs, ref_overrides
+from fsmviz.schema.mend import escaped_keys, group_any_values, plain_keys
+from fsmviz.schema.output import JsonCheck, JsonField, check_json, json_fields
+from fsmviz.schema.patterns import search_patterns
+from fsmviz.schema.ranges import fill_ranges, mark_ranges
 from fsmviz.schema.run import SchemaRuns
+from fsmviz.schema.stricter import stricter
 
-if TYPE_CHECKING:
-    from fsmviz.automaton.dfa import Dfa
-    from fsmviz.schema.by_grammar import SchemaGrammar
-
-__all__ = [
+__all__ = [  # the document helpers, the loading and the output checks are re-exported:
+    # their modules (document, load, output) are the floor below; these names stay here too
     "WHITESPACE",
+    "JsonCheck",
+    "JsonField",
     "SchemaError",
     "SchemaLocations",
     "SchemaRegex",
+    "check_json",
+    "children",
     "compile_schema",
+    "json_fields",
     "load_schema",
+    "local_refs",
     "locate",
     "pointer",
+    "ref_overrides",
     "regex_from_schema",
     "resolve",
+    "walk",
 ]
 
 WHITESPACE: dict[str, str] = {"none": "", "space": "[ ]?", "flexible": r"[\n\t ]*"}
 """Named whitespace patterns, the regex each puts between JSON tokens (see the module doc)."""
 
 # What each path does not enforce: ``fsmviz.schema.keywords.unenforced``.
-
-
-class SchemaError(FsmvizError, ValueError):
-    """A schema fsmviz cannot use: ``.message`` (what is wrong) and ``.path`` (a JSON pointer
-    into the schema, ``""`` for the whole schema, or None when the text is not even JSON)."""
-
-    def __init__(self, message: str, path: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.path = path
-
-    def __str__(self) -> str:
-        where = f" (at {self.path or '/'} in the schema)" if self.path is not None else ""
-        return f"{self.message}{where}"
-
-
-def pointer(parts: tuple[str | int, ...]) -> str:
-    """A JSON pointer (RFC 6901) for a path of keys and indices.
-
-    >>> pointer(("properties", "a/b", 0))
-    '/properties/a~1b/0'
-    """
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
-    """The schema as a dict, checked for size and shape (``fsmviz.schema.limits``) before
-    anything else reads it, then against its metaschema. Raises ``SchemaError``.
-
-    ``schema`` is JSON text, a mapping, or a pydantic model class (its
-    ``model_json_schema()``); a list of tools (OpenAI or MCP) is one call of one of them
-    (``fsmviz.schema.tools``).
-
-    >>> from pydantic import BaseModel
-    >>> class Point(BaseModel):
-    ...     x: int
-    >>> load_schema(Point)["required"]
-    ['x']
-    """
-    from fsmviz.schema.limits import check_shape
-    from fsmviz.schema.tools import is_tool_list, tools_schema
-
-    value = _json_value(schema)
-    if is_tool_list(value):
-        value = tools_schema(value)
-        check_shape(value)
-    if not isinstance(value, dict):
-        raise SchemaError(
-            f'a schema must be a JSON object such as {{"type": "string"}}, '
-            f"not {type(value).__name__} {json.dumps(value)[:40]}",
-            "",
-        )
-    _check_metaschema(value)
-    return value
-
-
-def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
-    """The schema as a plain JSON value (a deep copy), its size and shape checked before
-    it is read: from a pydantic model class, UTF-8 bytes, JSON text, or a mapping or list
-    of JSON values."""
-    from fsmviz.schema.limits import check_shape, check_text
-
-    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
-        schema = schema.model_json_schema()
-    if isinstance(schema, (bytes, bytearray)):
-        try:
-            schema = schema.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise SchemaError(f"the schema is not UTF-8 text: {error.reason}") from None
-    if isinstance(schema, str):
-        check_text(schema)
-        try:
-            value = json.loads(schema, parse_constant=_NotJson)
-            _refuse_not_json(schema, value)  # NaN, Infinity: Python reads them, JSON has none
-        except json.JSONDecodeError as error:
-            raise SchemaError(
-                f"the schema is not valid JSON: {error.msg} at line {error.lineno}, "
-                f"column {error.colno}"
-            ) from None
-        except RecursionError:
-            raise SchemaError("the schema is nested too deeply to read", "") from None
-        check_shape(value)
-        return value
-    if isinstance(schema, (Mapping, list)):
-        check_shape(schema)
-        try:
-            text = json.dumps(schema)
-        except (TypeError, ValueError) as error:
-            raise SchemaError(f"the schema holds a value that is not JSON: {error}") from None
-        check_text(text)
-        value = json.loads(text, parse_constant=_NotJson)  # a deep, JSON-only copy
-        _refuse_not_json(text, value)  # float("nan") in a mapping: no JSON number either
-        return value
-    raise SchemaError(
-        f"a schema is JSON text, a mapping or a pydantic model class, not {type(schema).__name__}"
-    )
-
-
-class _NotJson(str):
-    """``NaN``, ``Infinity`` or ``-Infinity`` where a schema's text has a number: Python's
-    ``json`` reads them, JSON (and every engine after fsmviz) does not."""
-
-
-def _refuse_not_json(text: str, value: Any) -> None:
-    """A ``SchemaError`` naming the first ``NaN``/``Infinity`` in ``value`` (read from
-    ``text`` with ``parse_constant=_NotJson``): its JSON pointer, line and column.
-
-    >>> text = '{"minimum": NaN}'
-    >>> _refuse_not_json(text, json.loads(text, parse_constant=_NotJson))
-    Traceback (most recent call last):
-    ...
-    fsmviz.schema.convert.SchemaError: the schema is not valid JSON: NaN at line 1, \
-column 13 is no JSON number; write a number there, or leave the keyword out (at /minimum in \
-the schema)
-    """
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
-    while stack:
-        path, here = stack.pop()
-        if isinstance(here, _NotJson):
-            line, column = _constant_at(text, here)
-            raise SchemaError(
-                f"the schema is not valid JSON: {here} at line {line}, column {column} is no "
-                "JSON number; write a number there, or leave the keyword out",
-                pointer(path),
-            )
-        if isinstance(here, dict):
-            stack.extend(((*path, k), v) for k, v in reversed(list(here.items())))
-        elif isinstance(here, list):
-            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(here))))
-
-
-def _constant_at(text: str, name: str) -> tuple[int, int]:
-    """Line and column (1-based) of the first ``name`` in ``text`` outside strings."""
-    inside = escaped = False
-    for i, char in enumerate(text):
-        if inside:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                inside = False
-        elif char == '"':
-            inside = True
-        elif text.startswith(name, i):
-            return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
-    return 1, 1
-
-
-def _check_metaschema(value: dict[str, Any]) -> None:
-    """Refuse a schema its own metaschema (by ``$schema``, else the latest draft) rejects,
-    naming where: offline, patterns bounded (``fsmviz.schema.guarded``)."""
-    from fsmviz.schema.guarded import PatternTooSlow, metaschema_errors
-
-    try:
-        error = metaschema_errors(value)
-    except PatternTooSlow as slow:
-        raise SchemaError(f"the schema cannot be checked: {slow.message}", "") from None
-    if error is not None:
-        raise SchemaError(
-            f"the schema breaks the JSON Schema rules: {error.message[:300]}",
-            pointer(tuple(error.absolute_path)),
-        )
 
 
 def _whitespace(whitespace: str | None) -> str | None:
@@ -252,11 +104,7 @@ def _build(text: str, whitespace: str | None) -> str:
     ``pattern`` as the search it is (``fsmviz.schema.patterns``), and two outlines-core bugs
     mended (``fsmviz.schema.mend``: an empty schema's alternation grouped, property names
     JSON-escaped)."""
-    from outlines_core.json_schema import build_regex_from_schema
-
-    from fsmviz.schema.mend import escaped_keys, group_any_values, plain_keys
-    from fsmviz.schema.patterns import search_patterns
-    from fsmviz.schema.ranges import fill_ranges, mark_ranges
+    from outlines_core.json_schema import build_regex_from_schema  # compiled; on first use
 
     plain, names = plain_keys(mark_ranges(search_patterns(json.loads(text))))
     regex = fill_ranges(build_regex_from_schema(json.dumps(plain), whitespace))
@@ -275,114 +123,6 @@ def _build_part(part: object, root: Mapping[str, Any], whitespace: str | None) -
         return _build(json.dumps(part, sort_keys=False), whitespace)
     except (ValueError, TypeError):
         return None
-
-
-def resolve(root: Mapping[str, Any], ref: str) -> tuple[tuple[str, ...], object] | None:
-    """The path and subschema a local ``$ref`` (``#/$defs/Address``) names, or None."""
-    if not ref.startswith("#"):
-        return None
-    parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p != "")
-    node: object = root
-    for p in parts:
-        if isinstance(node, dict) and p in node:
-            node = node[p]
-        elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
-            node = node[int(p)]
-        else:
-            return None
-    return parts, node
-
-
-def local_refs(root: dict[str, Any]) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
-    """``root`` with each ``$ref`` that does not lead inside it removed (a remote one,
-    ``base.json#/definitions/path``, which fsmviz never fetches, or a local one that names
-    nothing), and each remote ``$dynamicRef`` or ``$recursiveRef`` too
-    (``guarded.remote_refs``), and the (JSON pointer, keyword) pairs of those: not
-    enforced, named. The subschema keeps its other keywords; with none left, it allows any
-    value. ``root`` is ``load_schema``'s own copy and is changed in place.
-
-    >>> local_refs({"properties": {"a": {"$ref": "other.json#/x"}, "b": {"$ref": "#/$defs/n"}},
-    ...             "$defs": {"n": {"type": "integer"}}})
-    ({'properties': {'a': {}, 'b': {'$ref': '#/$defs/n'}}, '$defs': {'n': {'type': 'integer'}}}, (('/properties/a', '$ref'),))
-    """  # noqa: E501
-    from fsmviz.schema.guarded import remote_refs
-    from fsmviz.schema.keywords import subschemas
-
-    remote = {(r.pointer, r.keyword) for r in remote_refs(root) if r.keyword != "$ref"}
-    dropped = []
-    for where, node in list(subschemas(root)):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and resolve(root, ref) is None:
-            del node["$ref"]  # type: ignore[attr-defined]  # load_schema's dicts
-            dropped.append((pointer(where), "$ref"))
-        for keyword in ("$dynamicRef", "$recursiveRef"):
-            if (pointer(where), keyword) in remote:
-                del node[keyword]  # type: ignore[attr-defined]
-                dropped.append((pointer(where), keyword))
-    return root, tuple(dropped)
-
-
-def ref_overrides(root: dict[str, Any]) -> dict[str, Any]:
-    """``root`` without the assertions beside a ``$ref`` where its draft ignores them.
-
-    Up to draft 7 a ``$ref`` *replaces* its subschema: "all other properties in a $ref
-    object MUST be ignored" (``{"$ref": "#/definitions/n", "type": "integer"}`` takes what
-    ``n`` takes, a string too). From draft 2019-09 on they apply beside it. SchemaStore's
-    schemas are mostly draft 7 and often write a ``type`` beside a ``$ref`` as a hint; an
-    engine that enforces it rejects valid JSON. The draft is ``$schema``'s, as ``jsonschema``
-    reads it (no ``$schema``: the latest). ``root`` is ``load_schema``'s copy, changed in
-    place; annotations and definitions stay.
-
-    >>> ref_overrides({"$schema": "http://json-schema.org/draft-07/schema#",
-    ...     "properties": {"n": {"$ref": "#/definitions/n", "type": "integer"}},
-    ...     "definitions": {"n": {"type": ["integer", "string"]}}})["properties"]
-    {'n': {'$ref': '#/definitions/n'}}
-    >>> ref_overrides({"properties": {"n": {"$ref": "#/$defs/n", "type": "integer"}}})["properties"]
-    {'n': {'$ref': '#/$defs/n', 'type': 'integer'}}
-    """
-    import jsonschema
-
-    from fsmviz.schema.keywords import ASSERTIONS, subschemas
-
-    legacy = (jsonschema.Draft3Validator, jsonschema.Draft4Validator, jsonschema.Draft6Validator,
-              jsonschema.Draft7Validator)  # fmt: skip
-    if jsonschema.validators.validator_for(root) not in legacy:
-        return root
-    for _, node in list(subschemas(root)):
-        if "$ref" in node:
-            for key in [k for k in node if k != "$ref" and k in ASSERTIONS]:
-                del node[key]  # type: ignore[attr-defined]  # load_schema's dicts
-    return root
-
-
-def children(node: object) -> Iterator[tuple[tuple[str | int, ...], object]]:
-    """The subschemas directly inside ``node``, each with its relative path."""
-    if not isinstance(node, dict):
-        return
-    for name, value in (node.get("properties") or {}).items():
-        yield ("properties", name), value
-    for key in ("items", "additionalProperties"):
-        if isinstance(node.get(key), dict):
-            yield (key,), node[key]
-    for key in ("prefixItems", "anyOf", "oneOf", "allOf"):
-        for i, value in enumerate(node.get(key) or ()):
-            yield (key, i), value
-
-
-def walk(root: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
-    """Every subschema reachable from the root (definitions included), each once, with its path."""
-    seen: set[tuple[str | int, ...]] = set()
-    todo: list[tuple[tuple[str | int, ...], object]] = [((), root)]
-    for key in ("$defs", "definitions"):
-        for name, value in (root.get(key) or {}).items():
-            todo.append(((key, name), value))
-    while todo:
-        path, node = todo.pop(0)
-        if path in seen or not isinstance(node, dict):
-            continue
-        seen.add(path)
-        yield path, node
-        todo += [(path + rel, child) for rel, child in children(node)]
 
 
 def regex_from_schema(schema: str | Mapping[str, Any] | type, whitespace: str | None = None) -> str:
@@ -411,8 +151,6 @@ def regex_from_schema(schema: str | Mapping[str, Any] | type, whitespace: str | 
 
 def _check_cost(root: dict[str, Any]) -> None:
     """Refuse, before building it, a regex estimated over ``REGEX_BUDGET`` characters."""
-    from fsmviz.schema.limits import REGEX_BUDGET, regex_cost
-
     cost = regex_cost(root)
     if cost.recursive is None and cost.length > REGEX_BUDGET:
         raise SchemaError(
@@ -550,8 +288,6 @@ class SchemaRegex(SchemaRuns):
 
     def accepts(self, text: str) -> bool:
         """Whether the regex matches ``text`` whole (fsmviz's DFA)."""
-        from fsmviz.automaton.dfa import compile_regex
-
         return (self.dfa or compile_regex(self.regex)).accepts(text)
 
 
@@ -576,8 +312,6 @@ def regex_misread(root: Mapping[str, Any]) -> tuple[str, str] | None:
     >>> regex_misread({"properties": {"a": {"allOf": [{"type": "string"}, {"maxLength": 3}]}}})
     ('/properties/a', "outlines-core's regex keeps one branch of an allOf, not their intersection")
     """
-    from fsmviz.schema.keywords import ASSERTIONS, subschemas
-
     for path, node in subschemas(root):
         for key in ("allOf", "prefixItems"):
             if key in node:
@@ -667,8 +401,6 @@ def _compile_root(
     outlines-core would misread the schema, when its regex would cost too much or cannot
     be built, or (path chosen automatically) when it has too many positions; otherwise the
     regex path. With ``path="regex"`` each of those is a ``SchemaError`` instead."""
-    from fsmviz.schema.by_grammar import schema_grammar
-
     ws = _whitespace(whitespace)
     if path == "grammar":
         return schema_grammar(root, whitespace, "the grammar path was asked for")
@@ -692,8 +424,6 @@ def _compile_root(
 def _regex_too_costly(root: dict[str, Any]) -> tuple[str, str]:
     """Why outlines-core's regex for ``root`` would be wrong or too long (a recursive or
     deeply nested ``$ref``, a regex over the budget), and where; ``("", "")`` if fine."""
-    from fsmviz.schema.limits import MAX_REF_DEPTH, REGEX_BUDGET, regex_cost
-
     cost = regex_cost(root)
     if cost.recursive is not None:
         why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
@@ -714,8 +444,6 @@ def _outlines_regex(
 ) -> str | SchemaGrammar:
     """outlines-core's regex for ``root``; where it cannot build one, the grammar path
     (or, on the regex path, outlines-core's refusal, located in the schema)."""
-    from fsmviz.schema.by_grammar import schema_grammar
-
     try:
         return _build(json.dumps(root), ws)
     except (ValueError, TypeError) as error:
@@ -734,9 +462,6 @@ def _too_many_positions(regex: str) -> str:
     """Why the regex is too big for the regex path (more than ``REGEX_POSITIONS``
     character positions), or ``""``; a regex that does not parse passes here and is
     refused by ``compile_regex``."""
-    from fsmviz.automaton.dfa import count_positions
-    from fsmviz.schema.limits import REGEX_POSITIONS
-
     try:
         size = count_positions(regex)
     except RegexError:
@@ -755,11 +480,6 @@ def _regex_path(
     """The regex compiled to a DFA: the regex path, with the schema location of each part
     of the regex and the keywords it does not enforce; where fsmviz's automaton cannot
     hold it, the grammar path (on the regex path, the error located in the schema)."""
-    from fsmviz.automaton.dfa import compile_regex
-    from fsmviz.schema.by_grammar import schema_grammar
-    from fsmviz.schema.keywords import unenforced
-    from fsmviz.schema.stricter import stricter
-
     try:
         dfa = compile_regex(regex)
     except RegexError as error:
@@ -778,8 +498,6 @@ def _regex_path(
 
 
 def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:
-    from fsmviz.automaton.dfa import compile_regex
-
     if error.position is not None and "too l" not in error.message:
         at = where.pointer_at((error.position, error.position))
         return SchemaError(f"fsmviz cannot use this part's regex: {error}", at)
@@ -796,120 +514,4 @@ def _regex_refusal(where: SchemaLocations, error: RegexError) -> SchemaError:
         f"this part of the schema is too large for fsmviz ({error.message}). Bound it "
         "(maxLength, maxItems, fewer nested free-form objects) or split the schema",
         culprit,
-    )
-
-
-@dataclass(frozen=True)
-class JsonField:
-    """A key or a scalar value in (possibly unfinished) JSON text: ``text[start:end]``, and
-    the JSON pointer of the value in the *output* (``/customer/name``, ``/tags/0``)."""
-
-    start: int
-    end: int
-    path: str
-    is_key: bool
-
-
-def json_fields(text: str) -> tuple[JsonField, ...]:
-    """The keys and scalar values of JSON as it streams, in order, unfinished ones included.
-
-    The last one is the field being written. Never raises: text that is not JSON yields
-    what could be read.
-
-    >>> [(f.path, f.is_key) for f in json_fields('{"a": {"b": [1, "x')]
-    [('/a', True), ('/a/b', True), ('/a/b/0', False), ('/a/b/1', False)]
-    """
-    fields: list[JsonField] = []
-    stack: list[list[Any]] = []  # [kind, key or index]: "o" objects, "a" arrays
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in " \t\n\r:":
-            i += 1
-            continue
-        if c == ",":
-            if stack:
-                stack[-1][1] = stack[-1][1] + 1 if stack[-1][0] == "a" else None
-            i += 1
-            continue
-        if c in "{[":
-            stack.append(["o", None] if c == "{" else ["a", 0])
-            i += 1
-            continue
-        if c in "}]":
-            if stack:
-                stack.pop()
-            i += 1
-            continue
-        start = i
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i = min(i + 1, n)
-        else:
-            while i < n and text[i] not in " \t\n\r,:}]":
-                i += 1
-        is_key = bool(stack) and stack[-1][0] == "o" and stack[-1][1] is None
-        if is_key:
-            try:
-                stack[-1][1] = str(json.loads(text[start:i]))
-            except ValueError:
-                stack[-1][1] = text[start + 1 : i].rstrip('"')
-        parts = tuple(frame[1] for frame in stack if frame[1] is not None)
-        fields.append(JsonField(start, i, pointer(parts), is_key))
-    return tuple(fields)
-
-
-@dataclass(frozen=True)
-class JsonCheck:
-    """Whether finished output parses as JSON and validates against the schema.
-
-    ``error`` says what is wrong; ``path`` is where in the output (a JSON pointer), and
-    ``schema_path`` which rule of the schema it breaks.
-    """
-
-    parses: bool
-    valid: bool
-    error: str | None = None
-    path: str | None = None
-    schema_path: str | None = None
-
-
-def check_json(text: str, schema: Mapping[str, Any]) -> JsonCheck:
-    """Parse ``text`` and validate it against ``schema`` with ``jsonschema``: offline, its
-    patterns in bounded time (``fsmviz.schema.guarded``). A reference that leads outside
-    the schema, or a pattern too slow to check, is said in ``error`` (``valid`` False).
-
-    >>> check_json('{"age": "x"}', {"properties": {"age": {"type": "integer"}}}).path
-    '/age'
-    """
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        return JsonCheck(False, False, f"not JSON: {error.msg} at character {error.pos}")
-    import jsonschema
-    from referencing.exceptions import Unresolvable
-
-    from fsmviz.schema.guarded import PatternTooSlow, bounded_patterns, remote_refs, validator
-
-    for remote in remote_refs(schema):
-        return JsonCheck(True, False, f"not checked: {remote.keyword} {remote.ref[:120]!r} "
-                         "points outside the schema, and fsmviz never fetches schemas",
-                         None, remote.pointer)  # fmt: skip
-    try:
-        with bounded_patterns():
-            worst = jsonschema.exceptions.best_match(validator(schema).iter_errors(value))
-    except PatternTooSlow as slow:
-        return JsonCheck(True, False, f"not checked: {slow.message}")
-    except Unresolvable as error:
-        return JsonCheck(True, False, f"not checked: the reference {error!s:.120} leads nowhere")
-    if worst is None:
-        return JsonCheck(True, True)
-    return JsonCheck(
-        True,
-        False,
-        worst.message,
-        pointer(tuple(worst.absolute_path)),
-        pointer(tuple(worst.absolute_schema_path)),
     )

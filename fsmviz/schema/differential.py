@@ -41,6 +41,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from fsmviz.schema import stricter as rules
+from fsmviz.schema.convert import compile_schema
+from fsmviz.schema.document import pointer, resolve
+from fsmviz.schema.guarded import bounded_patterns, validator
 
 __all__ = ["canonical", "explain", "schema_pairs"]
 
@@ -73,8 +76,6 @@ def _ordered(value: Any, node: object, root: Mapping[str, Any], depth: int = 0) 
 
 
 def _resolved(node: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
-    from fsmviz.schema.convert import resolve
-
     for _ in range(8):
         ref = node.get("$ref")
         target = resolve(root, ref) if isinstance(ref, str) else None
@@ -113,8 +114,6 @@ def _listed(
 def _fits(branch: Mapping[str, Any], root: Mapping[str, Any], value: Any) -> bool:
     """Whether ``value`` is valid for one branch of an ``anyOf`` (the root's definitions
     and draft kept): the branch whose key order it is written in."""
-    from fsmviz.schema.guarded import bounded_patterns, validator
-
     part = dict(branch)
     for key in ("$defs", "definitions", "$schema"):
         if key in root and key not in part:
@@ -164,8 +163,6 @@ def schema_pairs(
     >>> [(v, w) for v, w, _ in schema_pairs({"a": [1]}, {"properties": {"a": {"items": {}}}})]
     [({'a': [1]}, ''), ([1], '/properties/a'), (1, '/properties/a/items')]
     """
-    from fsmviz.schema.convert import pointer, resolve
-
     todo: list[tuple[Any, tuple[str | int, ...], object, int]] = [(value, (), root, 0)]
     seen: set[tuple[int, tuple[str | int, ...]]] = set()
     while todo:
@@ -268,8 +265,6 @@ def _breaks(compiled: Compiled, rule: str, part: Any, node: Mapping[str, Any]) -
 
 def _in_format(path: str, form: str, text: str) -> bool:
     """Whether the path's constraint for a string of this format takes ``text``."""
-    from fsmviz.schema.convert import compile_schema
-
     try:
         alone = compile_schema({"type": "string", "format": form}, "none", path=path)
     except ValueError:

@@ -44,6 +44,8 @@ import regex
 
 from fsmviz.cache import bounded
 from fsmviz.errors import FsmvizError
+from fsmviz.schema.document import SchemaError, pointer
+from fsmviz.schema.keywords import subschemas
 
 __all__ = [
     "PATTERN_SECONDS",
@@ -85,7 +87,7 @@ class PatternTooSlow(FsmvizError):
 
 def _refuse(uri: str) -> Any:
     """The offline registry's retrieval: nothing outside the document is ever fetched."""
-    from referencing.exceptions import NoSuchResource
+    from referencing.exceptions import NoSuchResource  # with jsonschema: on first use
 
     raise NoSuchResource(ref=uri)
 
@@ -94,7 +96,7 @@ def _refuse(uri: str) -> Any:
 def _registry() -> Any:
     """A ``referencing.Registry`` that retrieves nothing (``jsonschema`` adds the bundled
     metaschemas to any registry it is given)."""
-    from referencing import Registry
+    from referencing import Registry  # with jsonschema: on first use
 
     return Registry(retrieve=_refuse)  # type: ignore[call-arg]
 
@@ -119,9 +121,6 @@ def remote_refs(root: Mapping[str, Any]) -> tuple[RemoteRef, ...]:
     ...     "x": {"$ref": "a.json"}, "y": {"$ref": "b.json#/c"}, "z": {"$ref": "#/$defs/a"}}})
     (RemoteRef(pointer='/properties/y', keyword='$ref', ref='b.json#/c'),)
     """
-    from fsmviz.schema.convert import pointer
-    from fsmviz.schema.keywords import subschemas
-
     nodes = list(subschemas(root))
     ids = {n["$id"].split("#")[0] for _, n in nodes if isinstance(n.get("$id"), str)}
     found = []
@@ -135,8 +134,6 @@ def remote_refs(root: Mapping[str, Any]) -> tuple[RemoteRef, ...]:
 
 def refuse_remote(root: Mapping[str, Any]) -> None:
     """Raise ``SchemaError`` naming the first reference that leads outside ``root``."""
-    from fsmviz.schema.convert import SchemaError
-
     for remote in remote_refs(root):
         raise SchemaError(remote_message(remote.keyword, remote.ref), remote.pointer)
 
@@ -176,7 +173,7 @@ def _re2(pattern: str) -> Any:
     backreferences, repeats over 1,000, a program over ``RE2_MEMORY``) or is not
     installed. At most 64 kept: each holds up to ``RE2_MEMORY``."""
     try:
-        import re2
+        import re2  # google-re2: a compiled engine, on first use
     except ImportError:  # pragma: no cover - google-re2 is a requirement
         return None
     options = re2.Options()
@@ -234,7 +231,7 @@ def _install() -> None:
     """Route ``jsonschema``'s pattern searches (``pattern``, ``patternProperties``,
     ``additionalProperties``, ``unevaluatedProperties``: the modules that call
     ``re.search``) through ``_GuardedRe``. Outside ``bounded_patterns`` nothing changes."""
-    from jsonschema import _keywords, _legacy_keywords, _utils
+    from jsonschema import _keywords, _legacy_keywords, _utils  # heavy: on first use
 
     for module in (_keywords, _legacy_keywords, _utils):
         if getattr(module, "re", None) is re:
@@ -249,7 +246,7 @@ def validator(schema: Mapping[str, Any] | bool, *, formats: bool = False) -> Any
     references offline (``_registry``); run its checks inside ``bounded_patterns``. With
     ``formats``, ``format`` is checked where ``jsonschema`` can. A reference that leads
     nowhere raises ``referencing.exceptions.Unresolvable`` while it validates."""
-    import jsonschema
+    import jsonschema  # heavy (~0.2 s): loaded on first use
 
     _install()
     cls = jsonschema.validators.validator_for(schema)
@@ -260,7 +257,7 @@ def validator(schema: Mapping[str, Any] | bool, *, formats: bool = False) -> Any
 def metaschema_errors(schema: Mapping[str, Any]) -> Any:
     """The worst way ``schema`` breaks its metaschema (``jsonschema``'s ``best_match``), or
     None: ``check_schema``, offline and bounded."""
-    import jsonschema
+    import jsonschema  # heavy (~0.2 s): loaded on first use
 
     cls = jsonschema.validators.validator_for(schema)
     meta = cls(cls.META_SCHEMA, registry=_registry(), format_checker=cls.FORMAT_CHECKER)

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from fsmviz.schema.document import pointer
 from fsmviz.schema.ranges import BOUNDS, bounded_integer, signed_number
 
 __all__ = ["ASSERTIONS", "GRAMMAR_ENFORCED", "REGEX_ENFORCED", "unenforced"]
@@ -119,8 +120,6 @@ def unenforced(schema: Mapping[str, Any], path: str) -> tuple[tuple[str, str], .
     is named: the outer keyword says it. ``oneOf`` is named on both paths: both write it as
     ``anyOf``, so a value that matches two of its branches is not refused.
     """
-    from fsmviz.schema.convert import pointer
-
     enforced = REGEX_ENFORCED if path == "regex" else GRAMMAR_ENFORCED
     found: list[tuple[tuple[str | int, ...], str]] = []
     skipped: list[tuple[str | int, ...]] = []

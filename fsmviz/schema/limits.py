@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsmviz.cache import bounded
+from fsmviz.schema.document import SchemaError, pointer, resolve
+from fsmviz.schema.keywords import subschemas
 
 __all__ = [
     "MAX_DEPTH",
@@ -83,10 +85,8 @@ def check_text(text: str) -> None:
 
     >>> check_text("[" * 5000)
     Traceback (most recent call last):
-    fsmviz.schema.convert.SchemaError: the schema is nested too deeply: 5,000 levels deep; ...
+    fsmviz.schema.document.SchemaError: the schema is nested too deeply: 5,000 levels deep; ...
     """
-    from fsmviz.schema.convert import SchemaError
-
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SCHEMA_BYTES:
         raise SchemaError(
@@ -113,10 +113,8 @@ def check_shape(root: object) -> None:
 
     >>> check_shape({"properties": {f"p{i}": {} for i in range(6000)}})
     Traceback (most recent call last):
-    fsmviz.schema.convert.SchemaError: this object lists 6,000 properties; ... (at /properties ...
+    fsmviz.schema.document.SchemaError: this object lists 6,000 properties; ... (at /properties ...
     """
-    from fsmviz.schema.convert import SchemaError, pointer
-
     objects = 0
     todo: list[tuple[tuple[str | int, ...], object]] = [((), root)]
     while todo:
@@ -167,7 +165,7 @@ _CAP = 10**12  # an estimate past any budget; keeps the arithmetic small
 @bounded(maxsize=256)
 def _leaf_length(text: str) -> int:
     """outlines-core's regex length for a subschema with no subschemas (cheap to build)."""
-    from outlines_core.json_schema import build_regex_from_schema
+    from outlines_core.json_schema import build_regex_from_schema  # compiled; on first use
 
     try:
         return len(build_regex_from_schema(text, ""))
@@ -184,8 +182,6 @@ def regex_cost(root: Mapping[str, Any]) -> RegexCost:
     to it (``n (n + 1) / 2`` property regexes); items twice (the first and the rest);
     ``anyOf``/``oneOf``/``allOf`` as the sum of their parts; a ``$ref`` as its target.
     """
-    from fsmviz.schema.convert import pointer, resolve
-
     recursive: list[str] = []
     memo: dict[int, int] = {}
 
@@ -259,9 +255,6 @@ def _with_properties(total: int, sizes: list[int], in_sequence: bool) -> int:
 def _ref_depth(root: Mapping[str, Any]) -> int:
     """The most ``$ref``s followed one inside another on any path (the schema is not
     recursive). outlines-core writes a fourth one as ``{...,}``: broken JSON, no error."""
-    from fsmviz.schema.convert import resolve
-    from fsmviz.schema.keywords import subschemas
-
     memo: dict[int, int] = {}
 
     def depth(node: Mapping[str, Any]) -> int:

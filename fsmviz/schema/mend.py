@@ -44,7 +44,7 @@ _SPECIAL = frozenset("\\.^$|?*+()[]{}")
 @bounded(maxsize=8)
 def any_value(whitespace: str | None) -> str:
     """outlines-core's regex for the empty schema ``{}`` with this whitespace pattern."""
-    from outlines_core.json_schema import build_regex_from_schema
+    from outlines_core.json_schema import build_regex_from_schema  # compiled; on first use
 
     return build_regex_from_schema("{}", whitespace)
 

@@ -21,15 +21,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from fsmviz.schema.document import SchemaError
+from fsmviz.schema.load import load_schema
+from fsmviz.schema.output import check_json
+
 __all__ = ["parse_output"]
 
 
 def parse_output(text: str, schema: str | Mapping[str, Any] | type) -> Any:
     """The value ``text`` holds, checked against ``schema`` (see the module doc)."""
-    from fsmviz.schema.convert import SchemaError, check_json, load_schema
-
     if isinstance(schema, type) and hasattr(schema, "model_validate_json"):
-        import pydantic
+        import pydantic  # optional: only for a model class
 
         try:
             return schema.model_validate_json(text)

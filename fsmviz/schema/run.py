@@ -23,6 +23,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from fsmviz.generation.trace import Trace
+from fsmviz.schema.document import SchemaError
+from fsmviz.schema.parsed import parse_output
 
 __all__ = ["SchemaRuns", "SchemaTrace"]
 
@@ -56,14 +58,11 @@ class SchemaRuns:
     def parse(self, text: str) -> Any:
         """``text`` read back: the model's instance or the JSON value; ``SchemaError``
         naming where it breaks the schema (``parsed.parse_output``)."""
-        from fsmviz.schema.parsed import parse_output
-
         return parse_output(text, self.source if self.source is not None else self.schema)
 
     def generate(self, model: Any, prompt: str, options: Any = None, **overrides: Any):
         """``fsmviz.generate`` under this schema, with the output read back."""
-        from fsmviz.generation.generate import generate
-        from fsmviz.schema.convert import SchemaError
+        from fsmviz.generation.generate import generate  # torch: loaded on first use
 
         constraint = self if self.path == "grammar" else self.regex  # type: ignore[attr-defined]
         trace = generate(model, constraint, prompt, options, **overrides)

@@ -41,6 +41,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fsmviz.schema.document import pointer, resolve
+from fsmviz.schema.keywords import GRAMMAR_FORMATS, subschemas
+from fsmviz.schema.ranges import bounded_integer, signed_number
+
 __all__ = [
     "DEPTH",
     "DIGITS",
@@ -135,8 +139,6 @@ def _free_form(node: Mapping[str, Any]) -> bool:
 def _merged_keys(node: Mapping[str, Any], root: Mapping[str, Any]) -> int:
     """How many keys ``node`` lists with those of its ``allOf`` parts and ``$ref`` target,
     which llguidance merges into one object, its keys in an order of its own."""
-    from fsmviz.schema.convert import resolve
-
     parts = [node, *(p for p in node.get("allOf") or () if isinstance(p, Mapping))]
     ref = node.get("$ref")
     target = resolve(root, ref) if isinstance(ref, str) else None
@@ -159,10 +161,6 @@ def stricter(
     """The (JSON pointer of the subschema, rule) pairs where the ``path``'s constraint
     (``"regex"`` or ``"grammar"``) refuses JSON the schema allows, whitespace first (at
     ``""``), then by pointer. ``whitespace`` is fsmviz's setting (``convert.WHITESPACE``)."""
-    from fsmviz.schema.convert import pointer
-    from fsmviz.schema.keywords import GRAMMAR_FORMATS, subschemas
-    from fsmviz.schema.ranges import bounded_integer, signed_number
-
     found: set[tuple[tuple[str | int, ...], str]] = set()
     strings = False
     for where, node in subschemas(schema):

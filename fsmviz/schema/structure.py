@@ -39,7 +39,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fsmviz.schema.convert import SchemaError, load_schema, pointer, resolve
+from fsmviz.schema.document import SchemaError, pointer, resolve
+from fsmviz.schema.load import load_schema
 
 __all__ = ["MAX_RULES", "structure_lark"]
 

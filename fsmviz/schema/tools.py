@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fsmviz.schema.document import SchemaError
+
 __all__ = ["is_tool_list", "tools_schema"]
 
 
@@ -62,8 +64,6 @@ def _rebase(node: Any, base: str) -> Any:
 def tools_schema(tools: Sequence[Any]) -> dict[str, Any]:
     """One call of one of ``tools`` as a JSON Schema (see the module doc). Raises
     ``SchemaError`` naming the index of a tool that has no name."""
-    from fsmviz.schema.convert import SchemaError
-
     defs: dict[str, Any] = {}
     calls = []
     for i, tool in enumerate(tools):
