@@ -235,3 +235,36 @@ def test_a_server_audit_sends_prompts_concurrently_and_replays_each(vllm_server,
     # One prompt again, alone: the server is greedy, the same text and verdict.
     alone = fsmviz.generate(served, date, prompts[3][1], max_tokens=16)
     assert (alone.text, alone.matched) == (report.rows[3].text, report.rows[3].matched)
+
+
+def test_the_report_draws_the_stalls_explains_them_and_links_each_run(tiny, tmp_path) -> None:
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    from fsmviz.audit.heat import heat_colour
+    from fsmviz.audit.htmlreport import report_html
+
+    prompts = [("p<1>", "Say <script>alert(1)</script>"), ("p2", "Letters & words " * 20)]
+    report = fsmviz.audit(tiny, LONG, prompts, max_tokens=4, safe_end=False, out=tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    # The heat map: every run that did not match is counted on the drawing once, and
+    # the hottest state is filled deep red.
+    counted = [int(n) for n in re.findall(r"<title>states? [0-9-]+: (\d+) runs not matched", html)]
+    assert sum(counted) == report.total - report.matched == 2
+    assert f'="{heat_colour(1.0)}"' in html  # a state's fill, or a folded chain's line
+    # The valid-mass distribution of each place counts its runs.
+    assert all(sum(p.mass_bins) == p.runs for p in report.places)
+    # The doctor: [a-z]{30} cannot finish in 4 tokens; that finding explains both runs.
+    budget = [e for e in report.findings if e.kind == "budget"]
+    assert budget and budget[0].explains == 2 and budget[0].examples == ("p<1>", "p2")
+    assert "What the doctor says" in html and "budget" in html
+    # Each run linked to the page with it loaded: the whole prompt, the options, its step.
+    links = re.findall(r'<a href="(http://127\.0\.0\.1:7860/\?[^"]+)"', html)
+    assert len(links) == 2
+    for link, row, (_, prompt) in zip(links, report.rows, prompts, strict=True):
+        query = parse_qs(urlsplit(link.replace("&amp;", "&")).query)
+        assert query["regex"] == [LONG] and query["prompt"] == [prompt]  # not cut at 200
+        assert query["max_tokens"] == ["4"] and query["run"] == ["1"]
+        assert query["step"] == [str(row.stall_step)]
+    assert 'href="?regex=' in report_html(report, page="")  # on the page: the page itself

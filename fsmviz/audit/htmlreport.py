@@ -1,24 +1,41 @@
-"""An audit's report as one plain HTML file: counts first, then the places where runs
-stall, ranked, then one row per run linked to its trace file. Self-contained (its style
-inline, no script, no network) and every piece of text escaped: prompts and outputs are
-the user's and the model's, never markup. No plotly: the engine stays free of it.
+"""An audit's report as one plain HTML file, in the order a team lead reads it: the counts;
+the stalls drawn as a heat map on the regex's DFA (``fsmviz.audit.heat``); the places where
+runs stall, ranked, each with its valid-mass distribution; the doctor's findings that
+explain the most failed runs, with their rewrites (``fsmviz.audit.explain``); then one row
+per run, linked to its trace file and to the page with that run loaded
+(``fsmviz.audit.links``). Self-contained (its style inline, no script, no network) and
+every piece of text escaped: prompts and outputs are the user's and the model's, never
+markup. Its charts are drawn in HTML and SVG, not plotly: the engine stays free of it, and
+the file opens anywhere without a script.
+
+The page's address in the run links: ``page`` (``""`` on the page itself: the links then
+load the run in place), else ``$FSMVIZ_PAGE_URL``, else the app's default local address.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from fsmviz.audit.links import run_link
 from fsmviz.audit.report import AuditReport
-from fsmviz.audit.rows import AuditRow
+from fsmviz.audit.rows import SHOWN_CHARS, AuditRow
 
-__all__ = ["report_html", "write_html"]
+__all__ = ["DEFAULT_PAGE", "report_html", "write_html"]
+
+DEFAULT_PAGE = "http://127.0.0.1:7860/"
+"""Where ``python app.py`` listens by default: the run links of a report file point here."""
 
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.n{text-align:right}
-.bad{color:#a00}.ok{color:#070}code{white-space:pre-wrap;word-break:break-all}"""
+.bad{color:#a00}.ok{color:#070}code{white-space:pre-wrap;word-break:break-all}
+.bars{display:inline-flex;align-items:flex-end;height:24px;gap:1px;vertical-align:middle}
+.bars i{display:block;width:6px;background:#3a7bd5;min-height:1px}.bars i.none{background:#ddd}
+.heat svg{max-width:100%;height:auto;max-height:60vh}"""
 SHOWN_ROWS = 10_000
 """Runs listed at most (runs.csv has every one)."""
 
@@ -28,12 +45,66 @@ def _cell(value: object, numeric: bool = False) -> str:
     return f'<td class="n">{escape(text)}</td>' if numeric else f"<td>{escape(text)}</td>"
 
 
-def report_html(report: AuditReport) -> str:
+def report_html(report: AuditReport, page: str | None = None) -> str:
     """The report as an HTML document (see the module docstring): its sections in the
     order a reader wants them."""
-    out = _head(report) + _counts(report) + _places(report) + _runs(report)
+    page = os.environ.get("FSMVIZ_PAGE_URL", DEFAULT_PAGE) if page is None else page
+    out = _head(report) + _counts(report) + _heat(report) + _places(report)
+    out += _findings(report) + _runs(report, page)
     out.append("</body></html>\n")
     return "\n".join(out)
+
+
+def _heat(report: AuditReport) -> list[str]:
+    """The regex's DFA, each state filled by the runs that stalled there."""
+    if report.pattern is None or not report.rows:
+        return []
+    from fsmviz.audit.heat import heat_svg
+
+    svg, words = heat_svg(report.pattern, report.rows)
+    out = ["<h2>Where runs stall, on the DFA</h2>", f"<p>{escape(words)}</p>"]
+    if svg is not None:
+        out.append(f'<div class="heat">{svg}</div>')
+    return out
+
+
+def _bars(bins: tuple[int, ...]) -> str:
+    """A place's valid-mass distribution as ten small bars, [0, 0.1) on the left."""
+    if not any(bins):
+        return ""
+    top = max(bins)
+    tip = ", ".join(
+        f"{k / len(bins):.1f}-{(k + 1) / len(bins):.1f}: {n}" for k, n in enumerate(bins)
+    )
+    bars = "".join(
+        f'<i style="height:{max(1, round(24 * n / top))}px"></i>' if n else '<i class="none"></i>'
+        for n in bins
+    )
+    return f'<span class="bars" title="{escape(tip)}">{bars}</span>'
+
+
+def _findings(report: AuditReport) -> list[str]:
+    """The doctor's findings that explain failed runs, most first, with their rewrites."""
+    if not report.findings:
+        return []
+    out = [
+        "<h2>What the doctor says</h2>",
+        "<p>The doctor's findings on the constraint (<code>fsmviz diagnose</code>), ranked by "
+        "the runs that did not match they explain: a run stalled in a state the finding "
+        "points at, or stopped the way it says.</p>",
+        "<table><tr><th>runs explained</th><th>finding</th><th>rewrite</th>"
+        "<th>for example</th></tr>",
+    ]
+    for e in report.findings:
+        fix = f"<code>{escape(e.suggestion)}</code>" if e.suggestion else ""
+        if e.settings:
+            fix += escape(" or run with " + ", ".join(f"{k}={v}" for k, v in e.settings))
+        out.append(
+            f"<tr>{_cell(e.explains, True)}<td><b>{escape(e.kind)}</b> ({escape(e.severity)}): "
+            f"{escape(e.message)}</td><td>{fix}</td>{_cell(', '.join(e.examples))}</tr>"
+        )
+    out.append("</table>")
+    return out
 
 
 def _head(report: AuditReport) -> list[str]:
@@ -72,50 +143,71 @@ def _places(report: AuditReport) -> list[str]:
         "<p>A run that does not match stalls at its last step; one that matches at its step "
         "of lowest valid mass (the model's own probability of what was allowed).</p>",
         "<table><tr><th>place</th><th>not matched there</th><th>runs stalling there</th>"
-        "<th>mean lowest valid mass</th><th>for example</th></tr>",
+        "<th>mean lowest valid mass</th><th>its distribution (0 to 1)</th>"
+        "<th>for example</th></tr>",
     ]
     for p in report.places:
         mass = "" if p.mean_mass is None else f"{p.mean_mass:.3f}"
         place = f"{p.place} ({p.note})" if p.note else p.place
         out.append(
             f"<tr>{_cell(place)}{_cell(p.stalled, True)}{_cell(p.runs, True)}"
-            f"{_cell(mass, True)}{_cell(', '.join(p.examples))}</tr>"
+            f"{_cell(mass, True)}<td>{_bars(p.mass_bins)}</td>{_cell(', '.join(p.examples))}</tr>"
         )
     out.append("</table>")
     return out
 
 
-def _runs(report: AuditReport) -> list[str]:
-    """One row per run (at most ``SHOWN_ROWS``), its id linked to its trace file."""
+def _runs(report: AuditReport, page: str) -> list[str]:
+    """One row per run (at most ``SHOWN_ROWS``), its id linked to its trace file and to the
+    page with the run loaded."""
     out = [
         "<h2>Runs</h2>",
-        "<table><tr><th>id</th><th>matched</th><th>stop</th><th>tokens</th><th>stalled at</th>"
-        "<th>lowest valid mass</th><th>disagreements</th><th>prompt</th><th>output or error</th>"
-        "</tr>",
+        "<table><tr><th>id</th><th>on the page</th><th>matched</th><th>stop</th><th>tokens</th>"
+        "<th>stalled at</th><th>lowest valid mass</th><th>disagreements</th><th>prompt</th>"
+        "<th>output or error</th></tr>",
     ]
-    out += [_run_row(row) for row in report.rows[:SHOWN_ROWS]]
+    out += [_run_row(row, _link(report, row, page)) for row in report.rows[:SHOWN_ROWS]]
     out.append("</table>")
     if len(report.rows) > SHOWN_ROWS:
         out.append(f"<p>… and {len(report.rows) - SHOWN_ROWS:,} more in runs.csv.</p>")
     return out
 
 
-def _run_row(row: AuditRow) -> str:
+def _link(report: AuditReport, row: AuditRow, page: str) -> str | None:
+    """The page's address with this run loaded and its stalled step chosen (its whole
+    prompt read back from its trace file where the row keeps only its start)."""
+    if report.options is None or not report.link:
+        return None
+    prompt = row.prompt
+    if len(prompt) >= SHOWN_CHARS and report.out and row.trace_file:
+        try:
+            saved = Path(report.out, row.trace_file).read_text(encoding="utf-8")
+            prompt = str(json.loads(saved).get("prompt", prompt))
+        except (OSError, ValueError):
+            return None
+    elif len(prompt) >= SHOWN_CHARS:
+        return None  # cut: a link would run another prompt
+    return run_link(page, report.link, report.options, prompt, row.stall_step)
+
+
+def _run_row(row: AuditRow, link: str | None = None) -> str:
     """One run's table row."""
     ident = escape(row.id)
+    opened = f'<td><a href="{escape(link)}" target="_blank" rel="noopener">open</a></td>'
+    opened = opened if link else "<td></td>"
     if row.trace_file:
         ident = f'<a href="{escape(quote(row.trace_file))}">{ident}</a>'
     where = row.place if row.stall_step is None else f"step {row.stall_step}, {row.place}"
     low = "" if row.lowest_mass is None else f"{row.lowest_mass:.3f} (step {row.lowest_mass_step})"
     verdict = '<td class="ok">yes</td>' if row.matched else '<td class="bad">no</td>'
     return (
-        f"<tr><td>{ident}</td>{verdict}{_cell(row.stop_reason)}{_cell(row.tokens, True)}"
+        f"<tr><td>{ident}</td>{opened}{verdict}{_cell(row.stop_reason)}{_cell(row.tokens, True)}"
         f"{_cell(where)}{_cell(low)}{_cell(row.disagreements, True)}{_cell(row.prompt)}"
         f"<td><code>{escape(row.error or row.text)}</code></td></tr>"
     )
 
 
-def write_html(report: AuditReport, path: str | Path) -> Path:
+def write_html(report: AuditReport, path: str | Path, page: str | None = None) -> Path:
     path = Path(path)
-    path.write_text(report_html(report), encoding="utf-8")
+    path.write_text(report_html(report, page), encoding="utf-8")
     return path

@@ -20,8 +20,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from fsmviz.audit.explain import Explanation
 from fsmviz.audit.rows import FAILED, AuditRow
+from fsmviz.generation.trace import GenerationOptions
 
 __all__ = ["AuditReport", "StallPlace", "summarize"]
 
@@ -41,6 +44,9 @@ class StallPlace:
     note: str = ""
     """What the place is, in words, where the constraint can say (a regex state: ``after
     `a@` ``, a shortest text that leads there)."""
+    mass_bins: tuple[int, ...] = ()
+    """The valid-mass distribution there: how many of its runs had their lowest valid
+    mass in each tenth, ``[0, 0.1)`` to ``[0.9, 1]`` (``MASS_BINS`` bins)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,15 @@ class AuditReport:
     wall_seconds: float = 0.0
     analysis_seconds: float | None = None
     out: str | None = None
+    pattern: str | None = None
+    """The regex the runs were held to, when there is one (a regex, a schema on the regex
+    path): the report draws its DFA with the stalls on it."""
+    options: GenerationOptions | None = None
+    """The decoding options every run had (each run's link carries them)."""
+    link: tuple[tuple[str, str], ...] = ()
+    """The query that puts the constraint back on the page (``fsmviz.audit.links``)."""
+    findings: tuple[Explanation, ...] = ()
+    """The doctor's findings that explain failed runs, most explained first."""
 
     def count(self, stop_reason: str) -> int:
         """How many runs stopped for ``stop_reason`` (``"failed"``: no trace)."""
@@ -109,6 +124,20 @@ class AuditReport:
 
 EXAMPLES = 5
 """Ids a stall place lists."""
+MASS_BINS = 10
+"""Bins of a place's valid-mass distribution (tenths)."""
+
+
+def mass_bins(masses: Iterable[float]) -> tuple[int, ...]:
+    """How many of ``masses`` fall in each tenth of [0, 1] (1 itself in the last).
+
+    >>> mass_bins([0.0, 0.05, 0.95, 1.0])
+    (2, 0, 0, 0, 0, 0, 0, 0, 0, 2)
+    """
+    bins = [0] * MASS_BINS
+    for mass in masses:
+        bins[min(max(int(mass * MASS_BINS), 0), MASS_BINS - 1)] += 1
+    return tuple(bins)
 
 
 def summarize(
@@ -120,10 +149,12 @@ def summarize(
     analysis_seconds: float | None = None,
     out: str | None = None,
     describe: Callable[[str], str] | None = None,
+    **context: Any,
 ) -> AuditReport:
     """The report of ``rows`` (one per prompt): counts, and the stall places ranked by
     the runs that did not match there, then by all runs stalling there; ``describe``
-    gives a place's ``note``."""
+    gives a place's ``note``. ``context``: the report's ``pattern``, ``options``, ``link``
+    and ``findings``, kept as given."""
     rows = tuple(rows)
     reasons = Counter(row.stop_reason for row in rows)
     stalled: Counter[str] = Counter()
@@ -150,6 +181,7 @@ def summarize(
             mean_mass=sum(masses[p]) / len(masses[p]) if masses.get(p) else None,
             examples=tuple(examples.get(p, ())),
             note=describe(p) if describe is not None else "",
+            mass_bins=mass_bins(masses.get(p, ())),
         )
         for p in order
     )
@@ -166,4 +198,5 @@ def summarize(
         wall_seconds=wall_seconds,
         analysis_seconds=analysis_seconds,
         out=out,
+        **context,
     )

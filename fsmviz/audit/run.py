@@ -25,8 +25,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from fsmviz.audit.explain import doctor_findings, explain
 from fsmviz.audit.folder import Folder
 from fsmviz.audit.htmlreport import write_html
+from fsmviz.audit.links import constraint_link
 from fsmviz.audit.report import AuditReport, summarize
 from fsmviz.audit.rows import AuditRow, Placer, Regex, failed_row, row_of
 from fsmviz.errors import FsmvizError, InputError
@@ -67,6 +69,13 @@ class Target:
     placer: Placer
     grammar: bool
     label: str
+    link: tuple[tuple[str, str], ...] = ()
+    """The query that puts the constraint back on the page (``fsmviz.audit.links``)."""
+
+    @property
+    def pattern(self) -> str | None:
+        """The regex the runs are held to, if there is one."""
+        return self.run_with if isinstance(self.run_with, str) else None
 
 
 @dataclass(frozen=True)
@@ -108,15 +117,17 @@ def target_of(constraint: object) -> Target:
     the audit runs it; ``InputError`` for anything else."""
     from fsmviz.grammar.tree import Grammar
 
+    link = constraint_link(constraint)
     if isinstance(constraint, str):
-        return Target(constraint, Regex(constraint), False, f"regex {constraint}")
+        return Target(constraint, Regex(constraint), False, f"regex {constraint}", link)
     if isinstance(constraint, Grammar):
         label = f"{constraint.format} grammar, start {constraint.start}"
-        return Target(constraint, RulePlacer(constraint), True, label)
+        return Target(constraint, RulePlacer(constraint), True, label, link)
     path = getattr(constraint, "path", None)
     if path in ("regex", "grammar") and hasattr(constraint, "schema"):
         run_with = constraint.regex if path == "regex" else constraint  # type: ignore[attr-defined]
-        return Target(run_with, SchemaPlacer(), path == "grammar", f"JSON Schema ({path} path)")
+        label = f"JSON Schema ({path} path)"
+        return Target(run_with, SchemaPlacer(), path == "grammar", label, link)
     raise InputError(
         "audit takes a constraint as a regex (a str), a compiled JSON Schema "
         "(fsmviz.compile_schema) or a grammar (fsmviz.compile_grammar)"
@@ -162,7 +173,7 @@ def audit(
         tally.finished(position, row)
 
     _run_all(_pairs(prompts), run_one, tally, folder, target, concurrency)
-    return _report(tally, target, folder, server)
+    return _report(tally, target, folder, server, opts, getattr(model, "vocab", None))
 
 
 def _checked(
@@ -255,10 +266,21 @@ def _run_all(
             raise
 
 
-def _report(tally: _Tally, target: Target, folder: Folder | None, server: bool) -> AuditReport:
-    """The rows summed up, and written to ``folder`` (``runs.csv``, ``report.html``)."""
+def _report(
+    tally: _Tally,
+    target: Target,
+    folder: Folder | None,
+    server: bool,
+    opts: GenerationOptions,
+    vocab: Any,
+) -> AuditReport:
+    """The rows summed up, with the doctor's findings that explain them (a regex over a
+    known vocabulary), and written to ``folder`` (``runs.csv``, ``report.html``)."""
     ordered = tally.ordered()
     fresh = [row for row in ordered if row.analysis_seconds is not None]
+    pattern = target.pattern
+    failing = any(not row.matched and not row.failed for row in ordered)
+    found = doctor_findings(pattern, vocab, opts.max_tokens) if pattern and failing else []
     report = summarize(
         ordered,
         target.label,
@@ -266,7 +288,11 @@ def _report(tally: _Tally, target: Target, folder: Folder | None, server: bool) 
         wall_seconds=time.perf_counter() - tally.started,
         analysis_seconds=sum(r.analysis_seconds or 0.0 for r in fresh) if server else None,
         out=str(folder.path) if folder is not None else None,
-        describe=_state_words(target.run_with) if isinstance(target.run_with, str) else None,
+        describe=_state_words(pattern) if pattern is not None else None,
+        pattern=pattern,
+        options=opts,
+        link=target.link,
+        findings=explain(found, ordered),
     )
     if folder is not None:
         folder.write_csv(report.rows)
