@@ -88,14 +88,16 @@ $(VLLM_STAMP):
 # checkout on this machine reuses them; only the families tested are extracted, then each is
 # converted once to a tokenizer.json folder (tests/vocabs.py; minutes for the 128k ones).
 # --no-binary names the one package: with :all: pip builds its build tools from source too.
+# The step runs again when tests/vocabs.py changes (a family added there and here): the
+# sdist is kept, families already converted are skipped. VOCABS_DIR=... for another cache.
 VOCABS_DIR ?= $(HOME)/.cache/fsmviz/vocabs
 LLAMA_CPP_PYTHON := llama_cpp_python-0.3.36
-VOCAB_FAMILIES := llama-spm phi-3 llama-bpe qwen2 gpt-2
+VOCAB_FAMILIES := llama-spm phi-3 llama-bpe qwen2 gpt-2 gemma-4
 VOCABS_STAMP := $(VOCABS_DIR)/.$(LLAMA_CPP_PYTHON)
 
 vocabs: $(VOCABS_STAMP)
 
-$(VOCABS_STAMP): | $(VENV)/.dev
+$(VOCABS_STAMP): tests/vocabs.py | $(VENV)/.dev
 	mkdir -p $(VOCABS_DIR)/sdist .tmp
 	[ -f $(VOCABS_DIR)/sdist/$(LLAMA_CPP_PYTHON).tar.gz ] || $(VENV)/bin/pip -q \
 		--disable-pip-version-check download --no-deps --no-binary llama-cpp-python \

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from fsmviz import build_index, load_model
 from fsmviz.tokens.fast.dawg import _DAWGS
+
+pytestmark = pytest.mark.slow  # the bundled tokenizer's 49k vocabulary, a model saved and loaded
 
 
 def test_load_model_builds_the_vocabularys_dawg_before_the_first_run(tmp_path) -> None:

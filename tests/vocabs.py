@@ -16,13 +16,17 @@ converted folder takes about a second).
     llama-bpe   Llama 3: byte-level BPE                   128,256 (+1, see below)
     qwen2       Qwen2: byte-level BPE                     151,936
     gpt-2       GPT-2: byte-level BPE                      50,257
+    gemma-4     Gemma 4: SentencePiece, byte fallback     262,144
 
 Two repairs make the converted tokenizer the real one (``.inp``/``.out`` prove it,
 ``tests/test_tokenizers.py``): transformers converts llama-spm with a ``Metaspace``
 pre-tokenizer that does not add the word-boundary ``▁`` before a text that starts with a
 space (``" Hello"`` became ``▁Hello``; SentencePiece and llama.cpp write ``▁ ▁Hello``), so
 its normalizer is set back to what Llama 2's own ``tokenizer.json`` has (prepend ``▁``,
-spaces to ``▁``). Nothing else is changed.
+spaces to ``▁``). Nothing else is changed. Gemma 4's GGUF cannot go through
+``AutoTokenizer(gguf_file=...)`` (it reads the model's config first, and fails on Gemma 4's);
+its tokenizer is built from the file's vocabulary alone, by transformers' own
+``get_gguf_tokenizer`` and ``convert_gguf_tokenizer`` (all 46 of llama.cpp's cases agree).
 
 ``tiny_model(family)``: a random-weight Llama (hidden size 16, one layer) whose output layer
 is as wide as the GGUF's token list (the model's logits), wrapped as an fsmviz ``Model``.
@@ -42,11 +46,12 @@ from typing import Any
 VOCABS_DIR = Path(os.environ.get("FSMVIZ_VOCABS", Path.home() / ".cache" / "fsmviz" / "vocabs"))
 """Where ``make vocabs`` puts the GGUF files and their converted tokenizers."""
 
-FAMILIES = ("llama-spm", "phi-3", "llama-bpe", "qwen2", "gpt-2")
+FAMILIES = ("llama-spm", "phi-3", "llama-bpe", "qwen2", "gpt-2", "gemma-4")
 """The families ``make vocabs`` extracts (the Makefile's ``VOCAB_FAMILIES``)."""
 
 SENTENCEPIECE = ("llama-spm", "phi-3")
-"""The 32k SentencePiece families: the ones tested fully (the others are 4-5x larger)."""
+"""The SentencePiece families that write a word boundary ``▁`` before a text (Llama 2,
+Phi-3; Gemma 4 is SentencePiece without it)."""
 
 
 def gguf_path(family: str) -> Path:
@@ -88,9 +93,12 @@ def gguf_token_count(family: str) -> int:
     kept = converted_dir(family) / "gguf_tokens.json"
     if kept.is_file():
         return int(json.loads(kept.read_text())["tokens"])
-    from gguf import GGUFReader
+    if family in _TOKEN_COUNTS:  # read by this process's conversion
+        count = _TOKEN_COUNTS[family]
+    else:
+        from gguf import GGUFReader
 
-    count = len(GGUFReader(str(gguf_path(family))).fields["tokenizer.ggml.tokens"].data)
+        count = len(GGUFReader(str(gguf_path(family))).fields["tokenizer.ggml.tokens"].data)
     kept.write_text(json.dumps({"tokens": count}))
     return count
 
@@ -104,16 +112,44 @@ def convert(family: str) -> Path:
     folder = converted_dir(family)
     if (folder / "tokenizer.json").is_file():
         return folder
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(VOCABS_DIR), gguf_file=gguf_path(family).name)
     partial = folder.with_name(f"{family}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
-    tokenizer.save_pretrained(partial)
+    if family in VOCABULARY_ONLY:
+        _from_vocabulary(family).save_pretrained(partial)
+    else:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(VOCABS_DIR), gguf_file=gguf_path(family).name)
+        tokenizer.save_pretrained(partial)
     _repair(partial / "tokenizer.json")
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)  # whole or not at all: another worker may convert meanwhile
     return folder
+
+
+VOCABULARY_ONLY = ("gemma-4",)
+"""Families whose tokenizer is built from the GGUF's vocabulary alone (see the module docstring)."""
+
+
+def _from_vocabulary(family: str) -> Any:
+    """The tokenizer of the GGUF's ``tokenizer.*`` fields alone, with its special tokens
+    named as the file names them; the token count kept on the way (``gguf_token_count``)."""
+    from transformers import PreTrainedTokenizerFast
+    from transformers.integrations.gguf.gguf_tokenizer_mapping import (
+        convert_gguf_tokenizer,
+        get_gguf_tokenizer,
+    )
+
+    architecture, fields, config = get_gguf_tokenizer(str(gguf_path(family)))
+    backend, _ = convert_gguf_tokenizer(architecture, fields)
+    named = {k: v for k, v in config.items() if k.endswith("_token") and v is not None}
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, **named)
+    tokenizer.chat_template = config.get("chat_template")
+    _TOKEN_COUNTS[family] = len(fields["tokens"])
+    return tokenizer
+
+
+_TOKEN_COUNTS: dict[str, int] = {}
 
 
 def _repair(path: Path) -> None:
