@@ -27,9 +27,9 @@ SESSIONS = 500
 """Visitors whose page state (Gradio's per-session copy of the page, ~0.2 MB, and their
 last trace) is kept; the least recently active goes first. Every REST call is a session
 of its own, so without this bound anonymous API traffic grows the memory until 10,000."""
-MAX_UPLOAD = "1kb"
-"""Nothing on the page uploads a file; Gradio's upload route still exists, so it takes
-next to nothing (and what it takes is swept with the cache, ``--file-ttl``)."""
+MAX_UPLOAD = "256kb"
+"""The one upload on the page is the Audit tab's prompts file (``audit_page.MAX_FILE_BYTES``);
+what Gradio's upload route takes is swept with the cache (``--file-ttl``)."""
 
 
 def parser() -> argparse.ArgumentParser:

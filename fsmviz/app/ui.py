@@ -20,6 +20,7 @@ import gradio as gr
 
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
+from fsmviz.app.audit_page import build_audit_tab
 from fsmviz.app.compare_page import build_compare_tab
 from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.grammar_page import build_grammar_tab
@@ -83,6 +84,8 @@ def build_ui(
                 build_grammar_tab(models, demo, runs_at_once)
             with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
                 build_compare_tab(models, main.inputs[0], main.inputs[1])
+            with gr.Tab("Audit", id="audit", elem_id="audit-tab"):
+                build_audit_tab(models, main.inputs[0])
         timer = gr.Timer(1.0)
 
         def load(request: gr.Request):  # Gradio finds the request by this annotation

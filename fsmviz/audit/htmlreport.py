@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
@@ -24,7 +25,7 @@ from fsmviz.audit.links import run_link
 from fsmviz.audit.report import AuditReport
 from fsmviz.audit.rows import SHOWN_CHARS, AuditRow
 
-__all__ = ["DEFAULT_PAGE", "report_html", "write_html"]
+__all__ = ["DEFAULT_PAGE", "report_fragment", "report_html", "write_html"]
 
 DEFAULT_PAGE = "http://127.0.0.1:7860/"
 """Where ``python app.py`` listens by default: the run links of a report file point here."""
@@ -33,9 +34,9 @@ STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.n{text-align:right}
 .bad{color:#a00}.ok{color:#070}code{white-space:pre-wrap;word-break:break-all}
-.bars{display:inline-flex;align-items:flex-end;height:24px;gap:1px;vertical-align:middle}
-.bars i{display:block;width:6px;background:#3a7bd5;min-height:1px}.bars i.none{background:#ddd}
 .heat svg{max-width:100%;height:auto;max-height:60vh}"""
+BAR = "display:inline-block;width:6px;margin-right:1px;vertical-align:bottom;background:"
+"""A bar of a valid-mass distribution, styled inline (the report also goes inside a page)."""
 SHOWN_ROWS = 10_000
 """Runs listed at most (runs.csv has every one)."""
 
@@ -45,14 +46,45 @@ def _cell(value: object, numeric: bool = False) -> str:
     return f'<td class="n">{escape(text)}</td>' if numeric else f"<td>{escape(text)}</td>"
 
 
-def report_html(report: AuditReport, page: str | None = None) -> str:
+def report_html(
+    report: AuditReport,
+    page: str | None = None,
+    *,
+    prompts: Mapping[str, str] | None = None,
+    traces: str = "",
+) -> str:
     """The report as an HTML document (see the module docstring): its sections in the
-    order a reader wants them."""
+    order a reader wants them. ``prompts``: the whole prompt of each id where the rows keep
+    only its start and no trace file has it; ``traces``: put before each trace file's path
+    in its link (the folder's address when the report is not read from the folder)."""
     page = os.environ.get("FSMVIZ_PAGE_URL", DEFAULT_PAGE) if page is None else page
-    out = _head(report) + _counts(report) + _heat(report) + _places(report)
-    out += _findings(report) + _runs(report, page)
+    out = _head(report) + _body(report, page, prompts or {}, traces)
     out.append("</body></html>\n")
     return "\n".join(out)
+
+
+def report_fragment(
+    report: AuditReport,
+    page: str = "",
+    *,
+    prompts: Mapping[str, str] | None = None,
+    traces: str = "",
+) -> str:
+    """The report's sections as one ``<div class="audit-report">`` to put inside a page (no
+    document, no style sheet: it takes the page's); run links load the run on ``page``."""
+    parts = [
+        '<div class="audit-report">',
+        f"<p>Constraint: <code>{escape(report.constraint)}</code></p>",
+        f"<p><b>{escape(report.summary())}</b></p>",
+        *_body(report, page, prompts or {}, traces),
+        "</div>",
+    ]
+    return "\n".join(parts)
+
+
+def _body(report: AuditReport, page: str, prompts: Mapping[str, str], traces: str) -> list[str]:
+    out = _counts(report) + _heat(report) + _places(report) + _findings(report)
+    return out + _runs(report, page, prompts, traces)
 
 
 def _heat(report: AuditReport) -> list[str]:
@@ -64,7 +96,7 @@ def _heat(report: AuditReport) -> list[str]:
     svg, words = heat_svg(report.pattern, report.rows)
     out = ["<h2>Where runs stall, on the DFA</h2>", f"<p>{escape(words)}</p>"]
     if svg is not None:
-        out.append(f'<div class="heat">{svg}</div>')
+        out.append(f'<div class="heat" style="max-width:100%;overflow:auto">{svg}</div>')
     return out
 
 
@@ -77,10 +109,12 @@ def _bars(bins: tuple[int, ...]) -> str:
         f"{k / len(bins):.1f}-{(k + 1) / len(bins):.1f}: {n}" for k, n in enumerate(bins)
     )
     bars = "".join(
-        f'<i style="height:{max(1, round(24 * n / top))}px"></i>' if n else '<i class="none"></i>'
+        f'<i style="{BAR}#3a7bd5;height:{max(1, round(24 * n / top))}px"></i>'
+        if n
+        else f'<i style="{BAR}#ddd;height:1px"></i>'
         for n in bins
     )
-    return f'<span class="bars" title="{escape(tip)}">{bars}</span>'
+    return f'<span class="mass-bars" title="{escape(tip)}">{bars}</span>'
 
 
 def _findings(report: AuditReport) -> list[str]:
@@ -108,7 +142,7 @@ def _findings(report: AuditReport) -> list[str]:
 
 
 def _head(report: AuditReport) -> list[str]:
-    """The document's head, the constraint and the one-line summary."""
+    """The document's head, its title, the constraint and the one-line summary."""
     return [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -157,7 +191,7 @@ def _places(report: AuditReport) -> list[str]:
     return out
 
 
-def _runs(report: AuditReport, page: str) -> list[str]:
+def _runs(report: AuditReport, page: str, prompts: Mapping[str, str], traces: str) -> list[str]:
     """One row per run (at most ``SHOWN_ROWS``), its id linked to its trace file and to the
     page with the run loaded."""
     out = [
@@ -166,20 +200,24 @@ def _runs(report: AuditReport, page: str) -> list[str]:
         "<th>stalled at</th><th>lowest valid mass</th><th>disagreements</th><th>prompt</th>"
         "<th>output or error</th></tr>",
     ]
-    out += [_run_row(row, _link(report, row, page)) for row in report.rows[:SHOWN_ROWS]]
+    out += [
+        _run_row(row, _link(report, row, page, prompts.get(row.id)), traces)
+        for row in report.rows[:SHOWN_ROWS]
+    ]
     out.append("</table>")
     if len(report.rows) > SHOWN_ROWS:
         out.append(f"<p>… and {len(report.rows) - SHOWN_ROWS:,} more in runs.csv.</p>")
     return out
 
 
-def _link(report: AuditReport, row: AuditRow, page: str) -> str | None:
+def _link(report: AuditReport, row: AuditRow, page: str, whole: str | None) -> str | None:
     """The page's address with this run loaded and its stalled step chosen (its whole
-    prompt read back from its trace file where the row keeps only its start)."""
+    prompt: ``whole``, else read back from its trace file where the row keeps only its
+    start)."""
     if report.options is None or not report.link:
         return None
-    prompt = row.prompt
-    if len(prompt) >= SHOWN_CHARS and report.out and row.trace_file:
+    prompt = whole if whole is not None else row.prompt
+    if whole is None and len(prompt) >= SHOWN_CHARS and report.out and row.trace_file:
         try:
             saved = Path(report.out, row.trace_file).read_text(encoding="utf-8")
             prompt = str(json.loads(saved).get("prompt", prompt))
@@ -190,13 +228,13 @@ def _link(report: AuditReport, row: AuditRow, page: str) -> str | None:
     return run_link(page, report.link, report.options, prompt, row.stall_step)
 
 
-def _run_row(row: AuditRow, link: str | None = None) -> str:
+def _run_row(row: AuditRow, link: str | None = None, traces: str = "") -> str:
     """One run's table row."""
     ident = escape(row.id)
     opened = f'<td><a href="{escape(link)}" target="_blank" rel="noopener">open</a></td>'
     opened = opened if link else "<td></td>"
     if row.trace_file:
-        ident = f'<a href="{escape(quote(row.trace_file))}">{ident}</a>'
+        ident = f'<a href="{escape(traces + quote(row.trace_file))}">{ident}</a>'
     where = row.place if row.stall_step is None else f"step {row.stall_step}, {row.place}"
     low = "" if row.lowest_mass is None else f"{row.lowest_mass:.3f} (step {row.lowest_mass_step})"
     verdict = '<td class="ok">yes</td>' if row.matched else '<td class="bad">no</td>'

@@ -1,0 +1,96 @@
+"""The Audit view (``fsmviz.app.audit_page``): a prompts file uploaded through Gradio's
+own client, the audit run on the ``tiny`` model, the report's counts on the page.
+
+The view is launched alone (its tab in a Blocks of its own, the Generate tab's Regex box
+stood in for by a textbox), so the test takes seconds; the counts it reads are checked
+against ``fsmviz.audit`` run on the same prompts directly.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+import fsmviz
+from fsmviz.app import audit_page
+from fsmviz.app.audit_page import (
+    KINDS,
+    MAX_PROMPTS,
+    Quota,
+    audit_constraint,
+    audit_prompts,
+    build_audit_tab,
+)
+from fsmviz.errors import InputError
+
+LONG = r"[a-z]{30}"
+PROMPTS = ["Name a colour.", "Say <b>hi</b> & bye", "Count to three."]
+
+
+@pytest.fixture
+def audit_app(tiny, monkeypatch):
+    monkeypatch.setattr(audit_page, "QUOTA", Quota(limit=5, window=3600.0))
+    models = SimpleNamespace(get=lambda timeout=None: tiny)
+    with gr.Blocks() as demo:
+        regex = gr.Textbox(LONG, elem_id="regex")
+        build_audit_tab(models, regex)
+    demo.queue()
+    _, url, _ = demo.launch(prevent_thread_lock=True, max_file_size="256kb", quiet=True)
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+def test_a_prompts_file_uploaded_is_audited_and_its_counts_shown(audit_app, tiny, tmp_path):
+    from gradio_client import Client, handle_file
+
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("\n".join(PROMPTS) + "\n")
+    client = Client(audit_app, verbose=False)
+    html, files = client.predict(
+        handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, api_name="/audit"
+    )
+    alone = fsmviz.audit(tiny, LONG, PROMPTS, max_tokens=4)
+    assert alone.summary() in html  # "3 runs: 0 matched; stopped: 3 ..."
+    counts = dict(re.findall(r"<tr><td>([^<]+)</td><td class=\"n\">(\d+)</td></tr>", html))
+    assert counts["prompts"] == "3" and counts["matched"] == str(alone.matched)
+    for reason, n in alone.stop_reasons:
+        assert counts[f"stopped: {reason}"] == str(n)
+    assert "Say &lt;b&gt;hi&lt;/b&gt; &amp; bye" in html and "<b>hi</b>" not in html
+    assert html.count('href="?regex=') == 3  # each run: the page with it loaded
+    assert sorted(p.rsplit("/", 1)[-1] for p in files) == ["report.html", "runs.csv"]
+    # The visitor's quota: 3 of 5 used, so 3 more are refused with the reason.
+    html, files = client.predict(
+        handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, api_name="/audit"
+    )
+    assert "at most 5 prompts per visitor per hour; 2 are left" in html and files is None
+
+
+def test_the_page_bounds_the_file_and_names_the_constraint(tmp_path) -> None:
+    many = tmp_path / "many.txt"
+    many.write_text("".join(f"prompt {k}\n" for k in range(MAX_PROMPTS + 1)))
+    with pytest.raises(InputError, match=f"more than {MAX_PROMPTS} prompts"):
+        audit_prompts(str(many))
+    big = tmp_path / "big.txt"
+    big.write_text("x" * (audit_page.MAX_FILE_BYTES + 1))
+    with pytest.raises(InputError, match="bytes, more than this page takes"):
+        audit_prompts(str(big))
+    assert audit_prompts(str(_file(tmp_path, '{"id": "a", "prompt": "Hi"}\n'))) == [("a", "Hi")]
+    with pytest.raises(InputError, match="Regex box is empty"):
+        audit_constraint(KINDS[0], "", "")
+    with pytest.raises(InputError, match="not JSON"):
+        audit_constraint(KINDS[1], "{nope", "")
+    schema = audit_constraint(KINDS[1], '{"type": "integer"}', "")
+    assert schema.accepts("12") and not schema.accepts("x")
+    grammar = audit_constraint(KINDS[2], 'root ::= "a"+\n', "")
+    assert grammar.start == "root"
+
+
+def _file(folder, text: str):
+    path = folder / "p.jsonl"
+    path.write_text(text)
+    return path
