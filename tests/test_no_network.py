@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import suppress
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from referencing.exceptions import Unresolvable
 
+from bench.probe import Counter
 from fsmviz.cli import engines_command
 from fsmviz.peers.schema import engine_verdicts, instances
 from fsmviz.schema.convert import SchemaError, check_json, compile_schema, load_schema
@@ -31,33 +30,12 @@ from fsmviz.schema.guarded import (
 )
 
 
-class Counting:
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        seen = self.paths
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                seen.append(self.path)
-                body = b'{"type": "integer"}'
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture(scope="module")
-def counting() -> Iterator[Counting]:
-    server = Counting()
+def counting() -> Iterator[Counter]:
+    """A loopback server that counts the requests a schema makes (bench.probe's)."""
+    server = Counter()
     yield server
-    server.server.shutdown()
+    server.close()
 
 
 def remote(url: str) -> dict[str, tuple[dict, str, str]]:
@@ -73,7 +51,7 @@ def remote(url: str) -> dict[str, tuple[dict, str, str]]:
     }  # fmt: skip
 
 
-def test_a_remote_reference_is_found_with_its_pointer(counting: Counting) -> None:
+def test_a_remote_reference_is_found_with_its_pointer(counting: Counter) -> None:
     for schema, where, keyword in remote(counting.url).values():
         found = remote_refs(schema)
         assert [(r.pointer, r.keyword) for r in found] == [(where, keyword)]
@@ -83,7 +61,7 @@ def test_a_remote_reference_is_found_with_its_pointer(counting: Counting) -> Non
     assert remote_refs(local) == ()
 
 
-def test_no_way_of_reading_a_schema_sends_a_request(counting: Counting) -> None:
+def test_no_way_of_reading_a_schema_sends_a_request(counting: Counter) -> None:
     meta = {"$schema": f"{counting.url}/meta.json", "type": "integer"}
     cases = [*remote(counting.url).values(), (meta, "", "$schema")]
     for schema, where, keyword in cases:
@@ -99,7 +77,7 @@ def test_no_way_of_reading_a_schema_sends_a_request(counting: Counting) -> None:
     assert counting.paths == []
 
 
-def test_a_raw_validator_refuses_to_fetch(counting: Counting) -> None:
+def test_a_raw_validator_refuses_to_fetch(counting: Counter) -> None:
     schema = {"properties": {"a": {"$ref": f"{counting.url}/x.json"}}}
     with pytest.raises(Unresolvable), bounded_patterns():
         validator(schema).is_valid({"a": 1})
@@ -109,7 +87,7 @@ def test_a_raw_validator_refuses_to_fetch(counting: Counting) -> None:
     assert counting.paths == []
 
 
-def test_the_engine_comparison_refuses_a_remote_reference_naming_it(counting: Counting) -> None:
+def test_the_engine_comparison_refuses_a_remote_reference_naming_it(counting: Counter) -> None:
     for schema, where, keyword in remote(counting.url).values():
         with pytest.raises(SchemaError) as caught:
             engine_verdicts(schema, engines=("fsmviz",))
@@ -118,7 +96,7 @@ def test_the_engine_comparison_refuses_a_remote_reference_naming_it(counting: Co
     assert counting.paths == []
 
 
-def test_the_command_line_engines_refuse_it_with_status_2(counting: Counting, tmp_path) -> None:
+def test_the_command_line_engines_refuse_it_with_status_2(counting: Counter, tmp_path) -> None:
     path = tmp_path / "remote.json"
     path.write_text(json.dumps(remote(counting.url)["dynamic"][0]))
     err = io.StringIO()
@@ -177,4 +155,4 @@ def test_the_learn_view_s_cross_check_is_bounded() -> None:
     assert walk.verdict == "dead" and walk.dead_at == 50
     results = check_tests(dfa, "\n".join(["a" * 50 + "c"] * 5))
     assert [r.dfa for r in results] == [False] * 5
-    assert time.perf_counter() - start < 10.0  # hours without the bound
+    assert time.perf_counter() - start < 60.0  # ~2 s of budgets; hours without the bound
