@@ -166,7 +166,7 @@ class Vocabulary:
         for i, piece in enumerate(pieces):
             if i in special or piece is None:
                 table.append(b"")
-            elif _PADDING_SLOT.fullmatch(piece):
+            elif piece[:4] == "[PAD" and _PADDING_SLOT.fullmatch(piece):
                 special[i] = piece
                 table.append(b"")
             elif i in added:
@@ -332,8 +332,23 @@ def _piece_decoder(tokenizer: Any) -> Any:
     return decode_with_tokenizer
 
 
+@bounded(maxsize=1)
+def _byte_translation() -> Mapping[int, str]:
+    """For ``str.translate``: each stand-in character to the Latin-1 character of its byte,
+    so that ``.encode("latin-1")`` spells the piece in C (10x a loop over its characters,
+    seconds at 152k tokens). A character under U+0100 that is no stand-in (a raw ``\\n``)
+    becomes itself and U+FFFF, which Latin-1 refuses: such a piece takes the loop."""
+    table: dict[int, str] = {code: chr(code) + "\uffff" for code in range(256)}
+    table.update({ord(char): chr(byte) for char, byte in _byte_decoder().items()})
+    return MappingProxyType(table)
+
+
 def _decode_byte_level(piece: str) -> bytes:
     """``"ĠcafÃ©"`` -> ``b" caf\\xc3\\xa9"``: undo GPT-2's byte-to-character mapping."""
+    try:
+        return piece.translate(_byte_translation()).encode("latin-1")
+    except UnicodeEncodeError:  # a character that is no stand-in: kept as UTF-8 text
+        pass
     table = _byte_decoder()
     out = bytearray()
     for char in piece:
