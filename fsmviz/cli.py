@@ -203,6 +203,15 @@ def read_capped(file: str, limit: int = MAX_FILE_BYTES) -> str:
 REGEX = arg("regex", help="the regular expression (quote it for the shell)")
 MODEL = arg("--model", default=None, help="a hub id or local folder (default: the bundled model)")
 AS_JSON = arg("--json", action="store_true", help="print the whole trace as JSON at the end")
+SERVER = (
+    arg("--server", default=None, metavar="URL",
+        help="run on an OpenAI-compatible server (vLLM) at URL and replay its tokens through "
+        "fsmviz's exact automaton, with the engine check per step (instead of --model)"),
+    arg("--server-model", default=None, metavar="NAME",
+        help="the model's name on the server (default: the first it serves)"),
+)  # fmt: skip
+"""``--server URL`` and ``--server-model NAME``: what ``generate``, ``schema`` and
+``grammar`` take to run on a server (``run_model``)."""
 
 
 def sampling(max_tokens: int) -> tuple[Arg, ...]:
@@ -241,6 +250,46 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def run_model(model: str | None, server: str | None, server_model: str | None) -> Any:
+    """The model a generating subcommand runs on: the server at ``server`` (``--server``,
+    ``fsmviz.connect``), else ``--model`` loaded here (the bundled model by default)."""
+    if server:
+        if model:
+            raise InputError("give --model or --server, not both: the server runs its own model")
+        from fsmviz.generation.server import connect
+
+        _progress(f"connecting to {server}…")
+        return connect(server, server_model)
+    if server_model:
+        raise InputError("--server-model names a model on a server: give --server URL too")
+    check_model_path(model)
+    from fsmviz.generation.models import load_model
+
+    _progress(f"loading {model or 'the bundled model'} (~10 s)…")
+    return load_model(model)
+
+
+def print_engine_check(steps: Any, err: Any = None) -> None:
+    """After a server run (``steps``, the finished ``Stream``): the run's notes (the
+    engine check's summary, the valid mass, the server's time and fsmviz's), then the
+    engine check step by step, on ``err``; nothing after a local run."""
+    run = getattr(steps, "_run", None)
+    verdicts = getattr(run, "verdicts", None)
+    if verdicts is None:
+        return
+    err = err or sys.stderr
+    for note in steps.trace().notes:
+        print(note, file=err)
+    rows = verdicts(steps.steps)
+    print(f"engine check, {len(rows)} steps: the server's mask against fsmviz's exact one",
+          file=err)  # fmt: skip
+    print(f"{'step':>5}  {'token':<14} {'allowed':>8} {'visible':>8}  verdict", file=err)
+    for row in rows:
+        token = f"`{row.token}`" if len(row.token) <= 12 else f"`{row.token[:11]}…`"
+        print(f"{row.step:>5}  {token:<14} {row.allowed:>8,} {row.visible:>8}  {row.verdict}",
+              file=err)  # fmt: skip
 
 
 # --- dfa ----------------------------------------------------------------------------------
@@ -379,6 +428,7 @@ def _first(args: argparse.Namespace) -> int:
     *DECODING,
     MODEL,
     AS_JSON,
+    *SERVER,
 )
 def _generate(args: argparse.Namespace) -> int:
     from fsmviz.automaton.dfa import compile_regex
@@ -387,13 +437,10 @@ def _generate(args: argparse.Namespace) -> int:
     compile_regex(args.regex)  # refuse a bad pattern and bad options before loading the model
     options = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.seed}
     options = check_generation(**options, **decoding_options(args))  # before torch loads
-    check_model_path(args.model)
     started = time.perf_counter()
     from fsmviz.generation.generate import stream  # torch: ~3 s
-    from fsmviz.generation.models import load_model
 
-    _progress(f"loading {args.model or 'the bundled model'} (~10 s)…")
-    model = load_model(args.model)
+    model = run_model(args.model, args.server, args.server_model)
     _progress(f"model ready in {time.perf_counter() - started:.1f} s")
     steps = stream(model, args.regex, args.prompt, **options)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -411,6 +458,7 @@ def _generate(args: argparse.Namespace) -> int:
         _progress(
             f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}{cut_note}]"
         )
+    print_engine_check(steps)
     return 0 if trace.matched else FINDINGS_ERROR
 
 
@@ -436,6 +484,7 @@ def _generate(args: argparse.Namespace) -> int:
         help="which engine gets this schema right: fsmviz, outlines-core, llguidance and "
         "xgrammar on instances made from it (fsmviz.peers.schema)",
     ),
+    *SERVER,
 )
 def _schema(args: argparse.Namespace) -> int:
     if args.engines:
@@ -447,6 +496,7 @@ def _schema(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         seed=args.seed,
+        server=(args.server, args.server_model),
         **decoding_options(args),
     )
 
@@ -484,13 +534,16 @@ def schema_command(
     model: object = None,
     out: Any = None,
     err: Any = None,
+    server: tuple[str | None, str | None] = (None, None),
     **decoding: Any,
 ) -> int:
     """``python -m fsmviz schema FILE [PROMPT]``: print the schema's regex, or, given a
     prompt, generate JSON for it with the bundled model (``model`` overrides) and print it,
     with whether it validates on stderr. ``FILE`` ``-`` reads stdin. Returns the exit
     status: 0, 1 when the output does not validate, 2 for a bad file or schema.
-    ``decoding``: the further ``GenerationOptions`` (``top_k``, ``stop``, ``overshoot``...)."""
+    ``decoding``: the further ``GenerationOptions`` (``top_k``, ``stop``, ``overshoot``...).
+    ``server``: (``--server``, ``--server-model``): run on that server (``run_model``), the
+    schema sent as the server's ``json`` constraint, and print the engine check."""
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.params import check_generation
@@ -525,13 +578,18 @@ def schema_command(
     if prompt is None:
         print(compiled.grammar if on_grammar else compiled.regex, file=out)
         return 0
-    from fsmviz.generation.generate import generate
-    from fsmviz.generation.models import load_model
+    from fsmviz.generation.generate import stream
 
-    constraint = compiled if on_grammar else compiled.regex
-    trace = generate(model if model is not None else load_model(), constraint, prompt, **opts)
+    if model is None:
+        model = run_model(None, *server)
+    steps = stream(model, compiled, prompt, **opts)  # either path (a server: as its json)
+    for _ in steps:
+        pass
+    trace = steps.trace()
     print(trace.text, file=out)
-    return _validates(trace, check_json(trace.text, compiled.schema), err)
+    status = _validates(trace, check_json(trace.text, compiled.schema), err)
+    print_engine_check(steps, err)
+    return status
 
 
 def _validates(trace: Any, check: Any, err: Any) -> int:
@@ -560,6 +618,7 @@ def _validates(trace: Any, check: Any, err: Any) -> int:
     *DECODING,
     MODEL,
     AS_JSON,
+    *SERVER,
 )
 def _grammar(args: argparse.Namespace) -> int:
     return grammar_command(
@@ -572,6 +631,7 @@ def _grammar(args: argparse.Namespace) -> int:
         decoding=decoding_options(args),
         model_name=args.model,
         as_json=args.json,
+        server=(args.server, args.server_model),
     )
 
 
@@ -589,12 +649,14 @@ def grammar_command(
     model: object = None,
     out: Any = None,
     err: Any = None,
+    server: tuple[str | None, str | None] = (None, None),
 ) -> int:
     """``python -m fsmviz grammar FILE [PROMPT]``: check the grammar and print its rules
     and a shortest sentence; given a prompt, stream text generated under it (the bundled
     model, or ``model``) and say on stderr whether it is a sentence of the grammar.
     ``decoding``: the ``DECODING`` flags' keywords (``top_p``, ``stop``...). A bad grammar
-    prints ``FILE:line:column: message`` and its hint, and returns 2."""
+    prints ``FILE:line:column: message`` and its hint, and returns 2. ``server``:
+    (``--server``, ``--server-model``), the grammar sent as the server's ``grammar``."""
     out = out or sys.stdout
     err = err or sys.stderr
     from fsmviz.grammar import GrammarError, compile_grammar
@@ -618,11 +680,9 @@ def grammar_command(
         _describe_grammar(grammar, out)
         return 0
     from fsmviz.generation.generate import stream  # torch: ~3 s
-    from fsmviz.generation.models import load_model
 
     if model is None:
-        print(f"loading {model_name or 'the bundled model'} (~10 s)…", file=err, flush=True)
-        model = load_model(model_name)
+        model = run_model(model_name, *server)
     steps = stream(model, grammar, prompt, **options)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for step in steps:
@@ -635,8 +695,10 @@ def grammar_command(
         print(decoder.decode(b"", final=True), file=out)
         verdict = "is a sentence of the grammar" if trace.matched else "is not a sentence"
         print(f"[{trace.stop_reason}; {len(trace.steps)} tokens; the output {verdict}]", file=err)
-        for note in trace.notes:  # why it stopped where the engine gave up, in its words
-            print(note, file=err)
+        if not server[0]:  # a server run's notes come with its engine check
+            for note in trace.notes:  # why it stopped where the engine gave up, in its words
+                print(note, file=err)
+    print_engine_check(steps, err)
     return 0 if trace.matched else FINDINGS_ERROR
 
 

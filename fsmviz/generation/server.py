@@ -30,7 +30,10 @@ bound stands, and the trace says at which steps (``ServerRun.bounds``).
 automaton. The first that is not ends the replay (stop reason ``engine_error``) and is
 named: "your server allowed ``X`` at step k; no match can follow it" (``Disagreement``).
 
-Only regex runs for now (a JSON Schema or a grammar comes later). The run is streamed
+A regex goes to the server as vLLM's ``regex``, a JSON Schema as ``json`` (the server
+compiles it with its own backend; fsmviz replays through its own compile, either path) and
+a grammar as ``grammar`` (``server_constraint``); a grammar's exact mask is llguidance's
+with fsmviz's chart, as in a local grammar run (``GrammarReplay``). The run is streamed
 (server-sent events), so each wait is for one token and a stream that breaks off keeps
 what was written (stop reason ``engine_error``, the break quoted); the steps come once the
 scoring request has answered. The HTTP is the standard library's (``http.client``): a
@@ -70,10 +73,13 @@ __all__ = [
     "READ_TIMEOUT",
     "Disagreement",
     "EngineCheck",
+    "GrammarReplay",
     "ServerError",
     "ServerModel",
     "ServerRun",
+    "StepVerdict",
     "connect",
+    "server_constraint",
 ]
 
 CONNECT_TIMEOUT = 10.0
@@ -123,6 +129,28 @@ class EngineCheck:
         return not self.looser and not self.stricter
 
 
+@dataclass(frozen=True)
+class StepVerdict:
+    """One row of a server run's engine check (``ServerRun.verdicts``): the token the
+    server wrote at ``step``, how many tokens the exact automaton allowed there, how many
+    of the server's candidates its answer showed (``visible``), and the verdict: ``agrees``,
+    or the disagreements at that step in words (``messages``)."""
+
+    step: int
+    token: str
+    allowed: int
+    visible: int
+    messages: tuple[str, ...] = ()
+
+    @property
+    def agrees(self) -> bool:
+        return not self.messages
+
+    @property
+    def verdict(self) -> str:
+        return "agrees" if self.agrees else "; ".join(self.messages)
+
+
 @dataclass(frozen=True, eq=False)
 class ServerModel:
     """A model behind an OpenAI-compatible server (``connect``), usable wherever ``stream``
@@ -149,13 +177,21 @@ class ServerModel:
         (``model.config.max_position_embeddings``): here the server's ``max_model_len``."""
         return SimpleNamespace(config=SimpleNamespace(max_position_embeddings=self.context))
 
+    @property
+    def passes(self) -> ScoringPasses:
+        """Where the page asks a local model for forward passes after a run (every
+        step's allowed set with its probabilities): here the server's scoring request."""
+        return ScoringPasses(self)
+
+    @property
+    def logits_size(self) -> int:
+        """Where a run reads a local model's logits width: the vocabulary's size here."""
+        return len(self.vocab)
+
     def server_run(self, pattern: object, options: GenerationOptions) -> ServerRun:
-        """The run ``stream`` drives for this model (``fsmviz.generation.generate``)."""
-        if pattern is not None and not isinstance(pattern, str):
-            raise InputError(
-                "a server run takes a regex (a str) for now; a JSON Schema or a grammar "
-                "through a server is not supported yet: run it on a local model"
-            )
+        """The run ``stream`` drives for this model (``fsmviz.generation.generate``):
+        ``pattern`` a regex, a compiled JSON Schema (``compile_schema``) or a grammar
+        (``compile_grammar``), as the caller gave it."""
         return ServerRun(self, pattern, options)
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +207,7 @@ class ServerRun:
     ``replay_seconds`` (what fsmviz adds after the server's answers: the rest of the
     index's build, which runs meanwhile, the replay, the valid mass)."""
 
-    def __init__(self, model: ServerModel, pattern: str | None, opts: GenerationOptions):
+    def __init__(self, model: ServerModel, pattern: object, opts: GenerationOptions):
         for name, active, why in (
             ("overshoot", opts.overshoot, "the server cannot cut a token it wrote"),
             ("stop", opts.stop != "eos", 'the server stops at EOS only; use stop="eos"'),
@@ -182,12 +218,19 @@ class ServerRun:
         self.model = model
         self.pattern = pattern
         self.opts = opts
-        # The index is built while the server writes (its first build over a 49k vocabulary
-        # takes seconds); a pattern fsmviz cannot use is refused here, before any request.
-        self._index: _Job[TokenIndex] | None = None
-        if pattern is not None:
-            compile_regex(pattern)
-            self._index = _Job(lambda: build_index(pattern, model.vocab))
+        self.constraint = server_constraint(pattern)
+        """What the request asks of the server's engine: ``{"regex": ...}``, ``{"json":
+        ...}`` or ``{"grammar": ...}`` (vLLM's ``structured_outputs``); None: nothing."""
+        # The automaton is built while the server writes (an index's first build over a
+        # 49k vocabulary takes seconds); a pattern fsmviz cannot use is refused here,
+        # before any request.
+        self._index: _Job[TokenIndex | GrammarReplay] | None = None
+        regex_text = pattern if isinstance(pattern, str) else getattr(pattern, "regex", None)
+        if isinstance(regex_text, str):  # a regex, or a JSON Schema on the regex path
+            compile_regex(regex_text)
+            self._index = _Job(lambda: build_index(regex_text, model.vocab))
+        elif pattern is not None:  # a grammar, or a JSON Schema on the grammar path
+            self._index = _Job(lambda: GrammarReplay(pattern.generation_run(model, opts)))
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
         self.disagreements: list[Disagreement] = []
@@ -200,10 +243,12 @@ class ServerRun:
         self.finish_reason: str | None = None
         self.server_text = ""
         self.dropped: str | None = None  # how the server's stream broke off, if it did
+        self.refused_among = 0  # the allowed set's size where the replay refused a token
 
     @property
-    def index(self) -> TokenIndex | None:
-        """The pattern's token index (waits for its build; None for an unconstrained run)."""
+    def index(self) -> TokenIndex | GrammarReplay | None:
+        """The pattern's token index, or a grammar's ``GrammarReplay`` (waits for its
+        build; None for an unconstrained run)."""
         return self._index.result() if self._index is not None else None
 
     def _accepting(self, state: int) -> bool:
@@ -230,6 +275,33 @@ class ServerRun:
         self._note_how_it_went(len(written))
         yield from steps
 
+    def verdicts(self, steps: Sequence[Step]) -> tuple[StepVerdict, ...]:
+        """The engine check step by step, after the run: a row per replayed step (its
+        visible candidates held to the exact allowed set), and one more for a token the
+        replay refused (the step where it stopped)."""
+        checks = {check.step: check for check in self.checks}
+        said: dict[int, list[str]] = {}
+        for disagreement in self.disagreements:  # each message once (the written token
+            said.setdefault(disagreement.step, [])  # may also be among the visible ones)
+            if disagreement.message not in said[disagreement.step]:
+                said[disagreement.step].append(disagreement.message)
+        rows = [
+            StepVerdict(
+                step.index,
+                "EOS" if step.is_eos else printable(step.text),
+                step.allowed_count,
+                checks[step.index].visible if step.index in checks else 0,
+                tuple(said.get(step.index, ())),
+            )
+            for step in steps
+        ]
+        for number in sorted(n for n in said if n >= len(steps)):
+            refused = next(d for d in self.disagreements if d.step == number)
+            shown = checks[number].visible if number in checks else 0
+            token = printable(refused.text) or "EOS"
+            rows.append(StepVerdict(number, token, self.refused_among, shown, tuple(said[number])))
+        return tuple(rows)
+
     # --- the two requests -----------------------------------------------------------------
 
     def _complete(self, prompt_ids: list[int]) -> tuple[list[int], list[float | None]]:
@@ -249,8 +321,8 @@ class ServerRun:
         }
         if opts.top_k:
             body["top_k"] = opts.top_k
-        if self.pattern is not None:
-            body["structured_outputs"] = {"regex": self.pattern}
+        if self.constraint is not None:
+            body["structured_outputs"] = self.constraint
         model = self.model
         written: list[int] = []
         constrained: list[float | None] = []
@@ -352,6 +424,7 @@ class ServerRun:
                 self._check(number, self.candidates[number], allowed)
             after = index.next_state(state, token) if index is not None else 0
             if after is None:
+                self.refused_among = len(vocab) if allowed is None else len(allowed)
                 self._disagree(number, token, written)
                 return steps
             logprobs = scored[number]
@@ -478,6 +551,132 @@ class ServerRun:
             f"{self.server_seconds:.2f} s (two requests); fsmviz's replay took "
             f"{self.replay_seconds:.3f} s."
         )
+
+
+class ScoringPasses:
+    """``model.passes`` of a served model: ``open()`` a sequence whose ``forward(fed,
+    count)`` gives, like a local model's, one row per position for the last ``count``
+    positions of everything fed so far, from one scoring request (``prompt_logprobs`` and
+    the next token's ``logprobs``). The server returns its ``TOP`` likeliest tokens per
+    position (and the token written there): those rows hold their exact log
+    probabilities, and the tokens it did not name share what is left evenly, so a row's
+    softmax gives the named tokens their exact probability and the rest an estimate."""
+
+    sharing = False  # no batch shared with other runs (``_Run._drafts`` asks)
+
+    def __init__(self, model: ServerModel) -> None:
+        self.model = model
+
+    def open(self) -> ScoredSequence:
+        return ScoredSequence(self.model)
+
+
+class ScoredSequence:
+    """One sequence of ``ScoringPasses``: the tokens fed so far, scored on each
+    ``forward``; ``close`` forgets them."""
+
+    def __init__(self, model: ServerModel) -> None:
+        self.model = model
+        self.context: list[int] = []
+
+    def forward(self, fed: Sequence[int], count: int) -> np.ndarray:
+        self.context += [int(t) for t in fed]
+        body = {
+            "model": self.model.served,
+            "prompt": self.context,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "prompt_logprobs": TOP,
+            "logprobs": TOP,
+            "return_tokens_as_token_ids": True,
+        }
+        choice = _first_choice(self.model.post("/completions", body), self.model.url)
+        positions = choice.get("prompt_logprobs")
+        if not isinstance(positions, list) or len(positions) != len(self.context):
+            raise ServerError(
+                f"the server at {self.model.url} did not score the text (no prompt_logprobs "
+                "in its answer): is it vLLM?"
+            )
+        scored = [
+            {int(token): float(entry["logprob"]) for token, entry in (position or {}).items()}
+            for position in positions[1:]
+        ]
+        nexts = (choice.get("logprobs") or {}).get("top_logprobs") or [{}]
+        scored.append(_candidates(nexts[0]))
+        rows = np.empty((count, len(self.model.vocab)), dtype=np.float64)
+        for row, known in zip(rows, scored[len(scored) - count :], strict=True):
+            _fill_row(row, known)
+        return rows
+
+    def close(self) -> None:
+        self.context = []
+
+
+def _fill_row(row: np.ndarray, known: dict[int, float]) -> None:
+    """``row`` as log probabilities: ``known``'s where it names them, the rest of the
+    probability shared evenly by the other tokens."""
+    ids = np.array([t for t in known if 0 <= t < len(row)], dtype=np.int64)
+    seen = sum(math.exp(known[int(t)]) for t in ids)
+    unseen = len(row) - len(ids)
+    row[:] = math.log(max(1.0 - seen, 1e-12) / max(unseen, 1))
+    if len(ids):
+        row[ids] = [known[int(t)] for t in ids]
+
+
+def server_constraint(pattern: object) -> dict[str, Any] | None:
+    """What a run asks of the server's own engine, in vLLM's ``structured_outputs``: a
+    regex as ``regex``; a compiled JSON Schema (either path) as ``json``, the schema itself
+    (the server compiles it with its own backend, as a deployment does, its whitespace
+    too: vLLM's xgrammar allows any between JSON tokens, which fsmviz's replay follows only
+    with ``whitespace="flexible"``; fsmviz replays through its own compile); a grammar
+    (``compile_grammar``) as ``grammar``, its text as written (GBNF is xgrammar's own
+    dialect; vLLM turns a Lark grammar into it). None: unconstrained.
+
+    >>> server_constraint("[0-9]+")
+    {'regex': '[0-9]+'}
+    """
+    if pattern is None:
+        return None
+    if isinstance(pattern, str):
+        return {"regex": pattern}
+    schema = getattr(pattern, "schema", None)
+    if isinstance(schema, dict):
+        return {"json": schema}
+    text = getattr(pattern, "text", None)
+    if isinstance(text, str) and hasattr(pattern, "generation_run"):
+        return {"grammar": text}
+    raise InputError(
+        f"a server run takes a regex, a JSON Schema (fsmviz.compile_schema) or a grammar "
+        f"(fsmviz.compile_grammar), not a {type(pattern).__name__}"
+    )
+
+
+class GrammarReplay:
+    """A grammar's exact mask, asked as the replay asks a ``TokenIndex``: the grammar's
+    own run (``generation_run``, llguidance's matcher and fsmviz's Earley chart, as a local
+    grammar run uses them) moved token by token. The state counts tokens, as in a local
+    grammar run, and only moves on: ``allowed_tokens`` is asked of the state it is at.
+
+    llguidance allows only its own spelling of text the grammar fixes ahead (after
+    ``{"a": t``, ``rue`` and not ``r``): a server whose engine spells it otherwise is named
+    there as a disagreement."""
+
+    initial_state = 0
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self.place = run.place
+
+    def allowed_tokens(self, state: int) -> np.ndarray:
+        if state != self.place.position:
+            raise RuntimeError(f"a grammar replay only moves on (at {self.place.position})")
+        return self.place.matcher.allowed_tokens()
+
+    def next_state(self, state: int, token: int) -> int | None:
+        return self.place.next_state(state, token)
+
+    def is_accepting(self, state: int) -> bool:
+        return self.place.is_accepting(state)
 
 
 class _Job(Generic[T]):
