@@ -5,7 +5,9 @@
   (state, schema field, grammar rule), the lowest valid mass, the engine's disagreements;
 * ``report``  the rows summed up: counts and the ranked stall places (``AuditReport``);
 * ``folder``  the output folder: a trace per run, the ledger that makes an audit resumable,
-  ``runs.csv``; ``htmlreport`` the report as one escaped HTML file;
+  ``runs.csv``; ``htmlreport`` the report as one escaped HTML file, with ``heat`` (the
+  stalls drawn on the DFA), ``explain`` (the doctor's findings that explain the failed
+  runs) and ``links`` (each run as a link to the page with it loaded);
 * ``run``     ``audit``: the runs, concurrently, each saved as it ends.
 
 May import every engine layer below the page (``generation``, ``schema``, ``grammar``...)
