@@ -12,7 +12,8 @@ Read the engine top-down, one folder a layer, in the order data flows; each fold
    state}); ``tokens/fast/`` the same answers, faster, each held to the plain walk
 3. ``generation/`` a real model under the mask: ``models``, ``bundled``, ``batching``,
    ``generate`` (the recorded step loop), ``trace`` (its records), ``processor`` (the mask
-   for transformers' own ``generate``)
+   for transformers' own ``generate``), ``constraint`` (``fsmviz.Constraint``: what the
+   loop and the page ask of any constraint; ``fsmviz.constraint(...)`` builds one, once)
 4. ``schema/``     JSON Schema in: a schema becomes a regex that keeps its schema names;
    ``grammar/`` a context-free grammar in (GBNF, Lark): its tree, fsmviz's own Earley
    recognizer, llguidance's exact masks, and the run that puts them in the loop
@@ -38,6 +39,7 @@ from fsmviz.audit import AuditReport, audit
 from fsmviz.automaton.dfa import CharClass, Dfa, Edge, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import clear_caches
+from fsmviz.constraints import Constraint, constraint
 from fsmviz.diagnose import Finding, diagnose
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.trace import Candidate, GenerationOptions, Step, Trace
@@ -92,6 +94,7 @@ __all__ = [
     "BundledModelMissing",
     "Candidate",
     "CharClass",
+    "Constraint",
     "Dfa",
     "Edge",
     "Finding",
@@ -119,6 +122,7 @@ __all__ = [
     "compile_regex",
     "compile_schema",
     "connect",
+    "constraint",
     "diagnose",
     "first_allowed_tokens",
     "generate",

@@ -34,6 +34,7 @@ LAYERS = {
     "diagnose": 6,
     "learn": 6,
     "drawing": 6,
+    "constraints": 4,  # fsmviz.constraint(regex=|schema=|grammar=): the one place one is built
     "audit": 7,  # a constraint over many prompts: runs, rows, the report
     "app": 8,
     "cli": 8,

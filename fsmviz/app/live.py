@@ -43,6 +43,7 @@ from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.compact import CompactGraph, compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
+from fsmviz.generation.constraint import RegexConstraint, regex_constraint
 from fsmviz.generation.generate import GenerationOptions, Stream, stream
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Step, Trace, drawn_path, pieces
@@ -117,6 +118,9 @@ class PatternView:
     error: str
     graph: CompactGraph | None = None
     """The compact drawing's graph when ``svg`` is compact, else None."""
+    constraint: RegexConstraint | None = None
+    """The pattern built once over the vocabulary (``fsmviz.constraint``): the doctor, the
+    run and the allowed sets read it; None without a vocabulary (or an index too large)."""
 
     def dfa_html(
         self,
@@ -139,22 +143,26 @@ def pattern_view(
     """Compile, draw and diagnose ``pattern``; a bad pattern gives an error, not an exception.
     With ``distances``, each state shows the fewest tokens still needed to finish; without
     ``diagnosed`` the doctor is not asked (a step click redraws, it does not re-diagnose).
-    ``drawing`` is one of ``DRAWINGS``."""
+    ``drawing`` is one of ``DRAWINGS``. The pattern's constraint is built here, once, and
+    kept in the view (``PatternView.constraint``) for everything after it."""
     if not pattern:
         return PatternView(pattern, None, "", (), error_html(EMPTY_PATTERN))
     try:
         dfa = compile_regex(pattern)
+        built = regex_constraint(dfa, vocab) if vocab is not None else None
     except RegexError as error:
         return PatternView(pattern, None, "", (), error_html(error, pattern))
-    findings = tuple(diagnose(pattern, vocab, trace)) if diagnosed else ()
+    except IndexTooLarge:  # the doctor says so; the run builds its own and says why
+        built = None
+    findings = tuple(diagnose(built or pattern, vocab, trace)) if diagnosed else ()
     graph = None
     if drawing == "compact" or (drawing == "auto" and dfa.num_states > COMPACT_ABOVE):
         graph = compact(dfa)
         if graph.num_states == dfa.num_states and drawing == "auto":
             graph = None  # nothing to fold: the exact drawing is the same, with numbers
     if (graph.num_states if graph else dfa.num_states) > DRAW_LIMIT:
-        return PatternView(pattern, dfa, "", findings, "", graph)
-    far = token_distances(dfa, vocab) if distances and vocab else None
+        return PatternView(pattern, dfa, "", findings, "", graph, built)
+    far = token_distances(built or dfa, vocab) if distances and vocab else None
     tips = state_tooltips(dfa, far)
     try:
         if graph is None:
@@ -162,8 +170,8 @@ def pattern_view(
         else:
             svg = compact_svg(graph, dfa, title=pattern, distances=far, tooltips=tips)
     except RenderError as error:
-        return PatternView(pattern, dfa, "", findings, error_html(error), graph)
-    return PatternView(pattern, dfa, svg, findings, "", graph)
+        return PatternView(pattern, dfa, "", findings, error_html(error), graph, built)
+    return PatternView(pattern, dfa, svg, findings, "", graph, built)
 
 
 def state_tooltips(dfa: Dfa, distances: Sequence[int] | None = None) -> list[str]:
@@ -198,7 +206,7 @@ EMPTY_PATTERN = RegexError(
 )
 
 
-def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
+def token_distances(dfa: Dfa | RegexConstraint, vocab: Vocabulary) -> list[int] | None:
     """Fewest tokens from each drawn state to a match: 0 where one may end, ``UNREACHABLE``
     where no sequence of the vocabulary's tokens finishes one (the drawing and the tooltip
     say "cannot finish"); None when the index is too large to walk in full (the doctor
@@ -212,7 +220,9 @@ def token_distances(dfa: Dfa, vocab: Vocabulary) -> list[int] | None:
     True
     """
     try:
-        far = build_index(dfa, vocab).token_distances()[: dfa.num_states]
+        index = dfa.index if isinstance(dfa, RegexConstraint) else build_index(dfa, vocab)
+        dfa = dfa.dfa if isinstance(dfa, RegexConstraint) else dfa
+        far = index.token_distances()[: dfa.num_states]
     except IndexTooLarge:
         return None
     return [int(d) for d in far]
@@ -454,7 +464,7 @@ def live_run(
         yield _unfixed_frame(view)
         return
     trace, first = yield from constrained_frames(
-        model, view.pattern, prompt, options, partial(regex_drawn, view)
+        model, view.constraint or view.pattern, prompt, options, partial(regex_drawn, view)
     )
     ending = finish(model, view, trace)
     yield PageFrame(
@@ -592,8 +602,8 @@ def finish(model: Model, view: PatternView, trace: Trace, status: str | None = N
     """The frame of a finished (or stopped) constrained run: everything drawn for stepping
     through it, the doctor's findings on the trace, every step's allowed set."""
     steps = list(trace.steps)
-    findings = tuple(diagnose(view.pattern, model.vocab, trace))
-    sets = allowed_sets(model, trace)
+    findings = tuple(diagnose(view.constraint or view.pattern, model.vocab, trace))
+    sets = allowed_sets(model, trace, view.constraint.index if view.constraint else None)
     return PageFrame(
         status if status is not None else done_status(trace),
         dfa=view.dfa_html(steps, stepping=True),

@@ -48,6 +48,7 @@ from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.finding import KINDS, RANK, Finding, Severity
 from fsmviz.diagnose.static import index_too_large, regex_error, static_findings
 from fsmviz.errors import InputError
+from fsmviz.generation.constraint import RegexConstraint
 from fsmviz.generation.trace import Trace
 from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.index import IndexTooLarge, build_index
@@ -68,7 +69,7 @@ TOKEN_KINDS = ("dead_end", "unreachable_char", "budget", "index_size")
 
 
 def diagnose(
-    pattern: str | Grammar,
+    pattern: str | Grammar | RegexConstraint,
     vocab: Vocabulary | None,
     trace: Trace | None = None,
     *,
@@ -87,7 +88,8 @@ def diagnose(
     (``fsmviz.diagnose.engines``; a second or two). A ``Grammar`` (``compile_grammar``)
     gets the grammar doctor (``fsmviz.diagnose.grammar``): rules that cannot finish or be
     reached, loops, overlaps, terminals no token spells, and a run's collapses named by
-    rule and position.
+    rule and position. A ``RegexConstraint`` (``fsmviz.constraint(regex=...)``) is
+    diagnosed with the index it already holds (over its own vocabulary), built once.
 
     A pattern that needs a character no token can write is a dead end; a repeat with no
     bound is a loop the model may never leave (the finding's ``suggestion`` bounds it):
@@ -106,10 +108,15 @@ def diagnose(
         )
     if isinstance(pattern, Grammar):
         return _grammar_findings(pattern, vocab, trace, max_tokens, collapse_threshold)
+    built = pattern if isinstance(pattern, RegexConstraint) else None
+    if built is not None:
+        pattern = built.pattern
+        if vocab is not None and built.vocab.fingerprint != vocab.fingerprint:
+            built = None  # built over another vocabulary: its index does not answer here
     if vocab is None:
         return _pattern_only(pattern, max_tokens)
     try:
-        index = build_index(pattern, vocab)
+        index = built.index if built is not None else build_index(pattern, vocab)
     except RegexError as error:
         return [regex_error(pattern, error)]
     except IndexTooLarge as error:  # the pattern is fine; no token-level check can run

@@ -4,6 +4,9 @@
 * ``models``   loading it, or any Hugging Face model, with its vocabulary;
 * ``batching`` one thread runs the forward passes of every concurrent generation, batched;
 * ``trace``    what a run records: its options, one ``Step`` per token, the ``Trace``;
+* ``constraint`` what the loop and the page ask of any constraint (``fsmviz.Constraint``:
+  initial state, allowed set, advance, accepting, shortest completion, the drawing's place),
+  a regex's (``RegexConstraint``), and the run's side of it (``Steering``);
 * ``generate`` the masked, recorded step loop (safe end, fast-forward, drafts), with
   its pieces beside it: ``fastforward`` (the constant text ahead), ``drafts`` (prompt
   lookup), ``samplers`` (top-k, top-p, the draw), ``records`` (a ``Step`` written down),

@@ -35,9 +35,10 @@ So each forward pass is planned as a ``_Pass`` record — what the model has not
 the forced tokens, the drafts, what to forget first — and ``_Run._loop`` is steps 2–4
 over its rows. The pieces live beside this module, one idea each:
 
-* ``_Constraint`` (here): what the loop asks of the pattern — a state's mask, the safe
-  end, whether a state ends a match; a grammar run (``fsmviz.grammar.run``) answers the
-  same hooks from llguidance;
+* ``_IndexSteering`` (here): what the loop asks of the pattern — a state's mask, the safe
+  end, whether a state ends a match (``fsmviz.generation.constraint.Steering``); a grammar
+  run (``fsmviz.grammar.run.GrammarRun``) answers the same questions from llguidance, and
+  the loop holds either (it is never subclassed);
 * ``fastforward``: the constant text ahead of a state and its tokens;
 * ``drafts``: prompt lookup, cut where the pattern forbids a guess;
 * ``samplers``: top-k, top-p and the (speculative) draw;
@@ -53,7 +54,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -62,6 +63,7 @@ import regex
 
 from fsmviz.errors import FsmvizError, InputError
 from fsmviz.generation.batching import Sequence
+from fsmviz.generation.constraint import RegexConstraint, Steering
 from fsmviz.generation.drafts import draft_chain, lookup
 from fsmviz.generation.fastforward import forced_chain
 from fsmviz.generation.masks import safe_end_tokens, unpack
@@ -109,7 +111,7 @@ class GrammarLike(Protocol):
 
     def accepts(self, text: str) -> bool: ...
 
-    def generation_run(self, model: Model, options: GenerationOptions) -> _Run: ...
+    def generation_run(self, model: Model, options: GenerationOptions) -> Steering: ...
 
 
 MAX_PROMPT_CHARS = _PROMPT_LIMIT
@@ -174,16 +176,18 @@ def stream(
     opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
     pattern = _runnable(pattern)
+    if isinstance(pattern, RegexConstraint) and getattr(model, "server_run", None) is not None:
+        pattern = pattern.pattern  # a server compiles the regex with its own engine
     server_run = getattr(model, "server_run", None)
     if server_run is not None:  # a served model (fsmviz.connect): it writes, fsmviz replays
         return Stream(server_run(pattern, opts), pattern, prompt)
-    if pattern is not None and not isinstance(pattern, str):
+    if pattern is not None and not isinstance(pattern, (str, RegexConstraint)):
         # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
         # this loop with llguidance's mask where a regex has its index.
         check_grammar_options(opts.overshoot)
-        return Stream(pattern.generation_run(model, opts), pattern, prompt)
-    index = build_index(pattern, model.vocab) if pattern is not None else None
-    run = _Run(model, index, opts)
+        return Stream(_Run(model, pattern.generation_run(model, opts), opts), pattern, prompt)
+    index = _index_of(pattern, model.vocab)
+    run = _Run(model, _IndexSteering(model, index, opts), opts)
     if index is not None and opts.safe_end:
         try:
             index.prepare_safe_end()
@@ -192,12 +196,29 @@ def stream(
     return Stream(run, pattern, prompt)
 
 
+def _index_of(pattern: str | RegexConstraint | None, vocab: Vocabulary) -> TokenIndex | None:
+    """The index a regex run steers by: a ``RegexConstraint``'s own (built once, by the
+    caller; it must be over this model's vocabulary), or built here for a pattern."""
+    if pattern is None:
+        return None
+    if not isinstance(pattern, RegexConstraint):
+        return build_index(pattern, vocab)
+    if pattern.vocab.fingerprint != vocab.fingerprint:
+        raise InputError(
+            "the constraint was built for another vocabulary than this model's: build it "
+            "with the model's own (fsmviz.constraint(regex=..., vocab=model.vocab))"
+        )
+    return pattern.index
+
+
 def _runnable(pattern: str | GrammarLike | None) -> str | GrammarLike | None:
     """``pattern`` as the loop runs it: a JSON Schema compiled on the regex path
     (``compile_schema(...)``, a ``SchemaRegex``: no run of its own) runs as its regex,
     exactly as ``compile_schema(...).generate`` runs it; anything else as it is.
     (``SchemaRuns.generate`` also reads the output back into the schema's value.)"""
-    if pattern is None or isinstance(pattern, str) or hasattr(pattern, "generation_run"):
+    if pattern is None or isinstance(pattern, (str, RegexConstraint)):
+        return pattern
+    if hasattr(pattern, "generation_run"):
         return pattern
     regex_text = getattr(pattern, "regex", None)
     if isinstance(regex_text, str):
@@ -468,18 +489,20 @@ class _Cursor:
     context: list[int]
 
 
-class _Constraint:
-    """What the step loop asks of its pattern, answered from a ``TokenIndex`` (``index``
-    None: no pattern, every token allowed). These methods are the hooks that
-    ``fsmviz.grammar.run.GrammarRun`` answers from a grammar instead:
+class _IndexSteering:
+    """The step loop's questions (``fsmviz.generation.constraint.Steering``), answered from
+    a ``TokenIndex`` (``index`` None: no pattern, every token allowed). A grammar answers
+    the same questions from llguidance (``fsmviz.grammar.run.GrammarRun``):
 
-    * ``_allowed``, ``_accepting``, ``_finished``: a state's mask, and whether it ends a match;
-    * ``_stuck``: why the run stops where nothing can follow;
-    * ``_safe``: that mask narrowed to the tokens that can still finish in time (safe end);
-    * ``_forced``: the tokens fast-forward writes unasked (``fsmviz.generation.fastforward``);
-    * ``_drafts``: the tokens tried ahead in the same pass (``fsmviz.generation.drafts``).
+    * ``allowed``, ``accepting``, ``finished``: a state's mask, and whether it ends a match;
+    * ``stuck``: why the run stops where nothing can follow;
+    * ``safe``: that mask narrowed to the tokens that can still finish in time (safe end);
+    * ``choose``, ``advance``: the draw (kept as drawn: the safe end came first) and the
+      state after it (an overshoot token's kept bytes too);
+    * ``forced``: the tokens fast-forward writes unasked (``fsmviz.generation.fastforward``);
+    * ``drafts``: the tokens tried ahead in the same pass (``fsmviz.generation.drafts``).
 
-    A run keeps each state's mask (``masks``) and overshoot tokens (``overshoots``) for as
+    A run keeps each state's mask (``masks``) and overshoot tokens (``_overshoots``) for as
     long as it lasts; what it had to give up on the way goes to ``notes``."""
 
     def __init__(self, model: Model, index: TokenIndex | None, opts: GenerationOptions):
@@ -490,7 +513,7 @@ class _Constraint:
         self.eos = model.vocab.eos_token_id
         self.masks: dict[int, np.ndarray] = {}
         self.notes: list[str] = []  # what the trace should say about how the run went
-        self.overshoots: dict[int, Overshoot] = {}  # per state, with ``opts.overshoot``
+        self._overshoots: dict[int, Overshoot] = {}  # per state, with ``opts.overshoot``
 
     def give_up_safe_end(self, error: IndexTooLarge) -> None:
         """Go on without a safe end, and say why: the index is too large to know every
@@ -499,22 +522,20 @@ class _Constraint:
         self.opts = replace(self.opts, safe_end=False)
         self.notes.append(f"No safe end: {error.message}.")
 
-    def _accepting(self, state: int) -> bool:
+    def accepting(self, state: int) -> bool:
         return self.index.is_accepting(state) if self.index else True
 
-    def _stuck(self) -> StopReason:
+    def stuck(self) -> StopReason:
         """Why the run cannot go on where its mask is empty (or its engine refused the
         token its own mask allowed): ``dead_end`` for an index, whose states are exact; a
         grammar run also says when its engine gave up (``engine_error``)."""
         return "dead_end"
 
-    def _finished(self, state: int) -> bool:
+    def finished(self, state: int) -> bool:
         """Accepting, and no token may follow: the match is complete."""
-        return (
-            bool(self.index) and self._accepting(state) and len(self.index.row(state).tokens) == 0
-        )
+        return bool(self.index) and self.accepting(state) and len(self.index.row(state).tokens) == 0
 
-    def _allowed(self, state: int) -> np.ndarray | None:
+    def allowed(self, state: int) -> np.ndarray | None:
         """Boolean mask of DFA-allowed tokens (cached per state), None at a dead end."""
         if self.index is None:
             state = -1
@@ -533,12 +554,12 @@ class _Constraint:
 
     def _overshoot(self, state: int) -> Overshoot:
         """The overshoot tokens of ``state`` (``fsmviz.tokens.overshoot``), once per run."""
-        found = self.overshoots.get(state)
+        found = self._overshoots.get(state)
         if found is None:
-            found = self.overshoots[state] = overshoot(self.index, state)
+            found = self._overshoots[state] = overshoot(self.index, state)
         return found
 
-    def _safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
+    def safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
         """Restrict ``allowed`` to tokens that can still reach acceptance within budget."""
         if self.index is None or not self.opts.safe_end:
             return allowed
@@ -568,19 +589,19 @@ class _Constraint:
             self.give_up_safe_end(error)
             return True
 
-    def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
+    def forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         """The tokens of the only possible continuation from ``state`` (fast-forward), as
         (token, state after) pairs, at most ``budget``; empty when the model has a choice."""
-        if not self.opts.fast_forward or budget <= 0:
+        if self.index is None or not self.opts.fast_forward or budget <= 0:
             return []
         tokenizer, vocab = self.model.tokenizer, self.model.vocab
 
         def encode(text: str) -> list[int]:
             return encode_text(tokenizer, text, vocab)
 
-        return forced_chain(self.index, vocab, encode, state, budget, self._fits, self._accepting)
+        return forced_chain(self.index, vocab, encode, state, budget, self._fits, self.accepting)
 
-    def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:
+    def drafts(self, context: list[int], state: int, budget: int) -> list[int]:
         """Tokens to try ahead (``draft_tokens``), room left for the token after them. None
         while other generations share the model's passes: batching serves them better."""
         if not self.opts.draft_tokens or budget <= 1 or self.model.passes.sharing:
@@ -588,8 +609,37 @@ class _Constraint:
         count = min(self.opts.draft_tokens, budget - 1)
         return draft_chain(context, state, count, self.eos, self.index)
 
+    def choose(self, draw: Callable[[np.ndarray], int], mask: np.ndarray, done: int) -> int:
+        """The token ``draw`` samples from ``mask``: the safe end already narrowed it."""
+        return draw(mask)
 
-class _Run(_Constraint):
+    def advance(self, state: int, token: int) -> tuple[int | None, int | None]:
+        """The state after a sampled ``token`` (None: refused), and with ``overshoot`` the
+        bytes of an overshoot token kept (None for an ordinary token)."""
+        if self.index is None:
+            return 0, None
+        after = self.index.next_state(state, token)
+        if after is None and self.opts.overshoot:  # allowed only as an overshoot token
+            kept, after = self._overshoot(state).find(token)  # type: ignore[misc]
+            return after, kept
+        return after, None
+
+    def overshoots(self, state: int) -> int | None:
+        """How many overshoot tokens ``state`` has (``overshoot`` runs), else None."""
+        if not self.opts.overshoot or self.index is None:
+            return None
+        return len(self._overshoot(state))
+
+    @property
+    def initial_state(self) -> int:
+        return self.index.initial_state if self.index is not None else 0
+
+    @property
+    def constrained(self) -> bool:
+        return self.index is not None
+
+
+class _Run:
     """One generation: everything here belongs to this call only.
 
     The loop runs in forward passes. ``_plan`` decides what the next pass feeds (a
@@ -597,14 +647,38 @@ class _Run(_Constraint):
     returns one row of logits per position; ``_loop`` yields the forced steps, then
     ``_choose`` samples at each remaining row in turn (``_sampled``: stop or choose, then
     record) until a sample is not the draft there, and plans the next pass from it. What
-    the pattern allows at each step comes from the hooks of ``_Constraint``."""
+    the pattern allows at each step comes from its ``steering`` (a
+    ``fsmviz.generation.constraint.Steering``: ``_IndexSteering`` for a regex, a grammar's
+    own ``GrammarRun``), which the loop holds and never subclasses."""
 
-    def __init__(self, model: Model, index: TokenIndex | None, opts: GenerationOptions):
-        super().__init__(model, index, opts)
+    def __init__(self, model: Model, steering: Steering, opts: GenerationOptions):
+        self.model = model
+        self.steering = steering
+        self.eos = model.vocab.eos_token_id
         self.sequence: Sequence | None = None  # our KV cache, once the prompt went in
         self.stop_reason: StopReason | None = None
         self.rng = np.random.default_rng(opts.seed)
         self.overshot = False  # the last step took an overshoot token: the run ends
+
+    @property
+    def opts(self) -> GenerationOptions:
+        """The run's options (the steering's: a safe end given up turns it off there)."""
+        return self.steering.opts
+
+    @property
+    def notes(self) -> list[str]:
+        return self.steering.notes
+
+    @property
+    def index(self):
+        """What the run steers by (a ``TokenIndex``, a grammar's cursor; None: nothing)."""
+        return self.steering.index
+
+    def _accepting(self, state: int) -> bool:
+        return self.steering.accepting(state)
+
+    def give_up_safe_end(self, error: IndexTooLarge) -> None:
+        self.steering.give_up_safe_end(error)  # type: ignore[attr-defined]
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -618,7 +692,7 @@ class _Run(_Constraint):
     def _loop(self, prompt_ids: list[int]) -> Iterator[Step]:
         """Each turn is one forward pass (a ``_Pass``): it yields the pass's forced steps,
         then the sampled ones (``_choose``), which also plans the next pass."""
-        at = _Cursor(self.index.initial_state if self.index else 0, 0, list(prompt_ids))
+        at = _Cursor(self.steering.initial_state, 0, list(prompt_ids))
         step_pass: _Pass | None = self._plan(at, pending=tuple(prompt_ids))
         while step_pass is not None:
             logits = self._feed(step_pass)
@@ -637,8 +711,8 @@ class _Run(_Constraint):
         step and return the next pass, or None when the run stops."""
         drafts = step_pass.drafts
         for i, row in enumerate(rows):
-            if i and self.index:
-                chain = self._forced(at.state, self.opts.max_tokens - at.written)
+            if i and self.steering.constrained:
+                chain = self.steering.forced(at.state, self.opts.max_tokens - at.written)
                 if chain:
                     # Kept drafts reached constant text: fast-forward it in the next pass,
                     # exactly as without drafts (this row gives its first token's numbers).
@@ -669,9 +743,9 @@ class _Run(_Constraint):
             return "accepted"
         if self.overshot:
             return "overshoot"
-        if self._finished(state):
+        if self.steering.finished(state):
             return "accepted"
-        if self.opts.stop == "first" and self.index is not None and self._accepting(state):
+        if self.opts.stop == "first" and self.steering.constrained and self._accepting(state):
             return "first_match"
         if done == self.opts.max_tokens:
             return "max_tokens"
@@ -691,11 +765,11 @@ class _Run(_Constraint):
         pass found it), then drafts guessed after it."""
         budget = self.opts.max_tokens - at.written
         if chain is None:
-            chain = self._forced(at.state, budget) if self.index else []
+            chain = self.steering.forced(at.state, budget)
         forced = tuple(chain)
         end = forced[-1][1] if forced else at.state
         ahead = [*at.context, *(token for token, _ in forced)]
-        drafts = tuple(self._drafts(ahead, end, budget - len(forced)))
+        drafts = tuple(self.steering.drafts(ahead, end, budget - len(forced)))
         return _Pass(pending, forced, drafts, drop, carried)
 
     def _feed(self, step_pass: _Pass) -> np.ndarray:
@@ -722,9 +796,9 @@ class _Run(_Constraint):
         if written >= self.opts.max_tokens:
             self.stop_reason = "max_tokens"
             return None
-        allowed = self._allowed(state)
+        allowed = self.steering.allowed(state)
         if allowed is None:
-            self.stop_reason = self._stuck()  # no token can follow, and no match so far
+            self.stop_reason = self.steering.stuck()  # no token can follow, and no match so far
             return None
         probs = self._distribution(row)
         valid_mass = mass(probs, allowed)
@@ -732,15 +806,12 @@ class _Run(_Constraint):
         if limit is not None and self._accepting(state) and valid_mass < limit:
             self.stop_reason = "prob_limit"
             return None
-        mask = self._safe(allowed, state, written)
-        token = self._sample(row, mask, draft)
-        after = self.index.next_state(state, token) if self.index else 0
-        kept = None
-        if after is None and not self.opts.overshoot:  # the engine refused its own mask's
-            self.stop_reason = self._stuck()  # token: nothing is written, the run stops
+        mask = self.steering.safe(allowed, state, written)
+        token = self.steering.choose(lambda m: self._sample(row, m, draft), mask, written)
+        after, kept = self.steering.advance(state, token)  # kept: an overshoot's bytes
+        if after is None:  # the engine refused its own mask's token: nothing is
+            self.stop_reason = self.steering.stuck()  # written, the run stops
             return None
-        if after is None:  # allowed only as an overshoot token: its end is cut off
-            kept, after = self._overshoot(state).find(token)  # type: ignore[misc]
         step = self._step(
             written, row, state, token, after, probs=probs, valid_mass=valid_mass,
             drafted=token == draft,
@@ -772,7 +843,7 @@ class _Run(_Constraint):
         ``valid_mass`` when already computed."""
         if probs is None:
             probs = self._distribution(logits)
-        allowed = self._allowed(state)
+        allowed = self.steering.allowed(state)
         vocab = self.model.vocab
         return record_step(
             vocab, self.eos, number, probs, allowed, state, token, after, valid_mass, forced,
@@ -784,9 +855,7 @@ class _Run(_Constraint):
     ) -> Step:
         """The step with what the decoding options did (``records.decoding_details``); an
         overshoot (``kept`` bytes of its token kept) ends the run."""
-        count = None
-        if self.opts.overshoot and self.index is not None:
-            count = len(self._overshoot(step.state_before))
+        count = self.steering.overshoots(step.state_before)
         if kept is not None:
             self.overshot = True
         return decoding_details(step, row, mask, self.opts, count, kept)

@@ -28,18 +28,22 @@ character are kept only while a few tokens of slack remain).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
-from fsmviz.generation.generate import _Run, encode_text
+from fsmviz.generation.generate import encode_text
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import GenerationOptions, StopReason
 from fsmviz.grammar.earley import Column, recognizer
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.matcher import GrammarMatcher, engine_words
+from fsmviz.grammar.network import build_network
 from fsmviz.grammar.oracle import split_utf8
+from fsmviz.grammar.place import Place, place_of
 from fsmviz.grammar.tree import Grammar
+from fsmviz.tokens.index import packed
 
 __all__ = ["MAX_REDRAWS", "GrammarRun", "GrammarCursor"]
 
@@ -56,15 +60,19 @@ class SchemaGrammarLike(Protocol):
 
     def limits(self) -> Any: ...
 
+    def accepts(self, text: str) -> bool: ...
+
 
 class GrammarCursor:
     """Where a grammar run is: llguidance's matcher and fsmviz's Earley chart of the same
-    text, moved together token by token. Stands where ``_Run`` expects a ``TokenIndex``
-    (``initial_state``, ``next_state``, ``is_accepting``), the state counting tokens."""
+    text, moved together token by token. A ``fsmviz.Constraint`` whose state counts the
+    tokens written: it only moves on, and the allowed set (``allowed_tokens``,
+    ``bitmask``) and ``shortest_completion`` are asked of the state it is at."""
 
     initial_state = 0
 
     def __init__(self, grammar: Grammar | SchemaGrammarLike, model: Model):
+        self.grammar = grammar
         tokenizer, vocab = model.tokenizer, model.vocab
 
         def encode(text: str) -> list[int]:  # text as text: never a control token, and
@@ -89,6 +97,42 @@ class GrammarCursor:
     @property
     def position(self) -> int:
         return len(self.matcher.consumed)
+
+    # --- the Constraint's questions (fsmviz.generation.constraint) ----------------------
+
+    @property
+    def text(self) -> str:
+        """The grammar's source (a JSON Schema's: llguidance's grammar of it)."""
+        grammar = self.grammar
+        return grammar.text if isinstance(grammar, Grammar) else grammar.grammar
+
+    def allowed_tokens(self, state: int) -> np.ndarray:
+        self._here(state)
+        return self.matcher.allowed_tokens()
+
+    def bitmask(self, state: int) -> np.ndarray:
+        self._here(state)
+        return packed(self.matcher.allowed_tokens(), len(self.vocab))
+
+    def shortest_completion(self, state: int) -> int | None:
+        """Fewest tokens known to finish a sentence from here (``need``; None: unknown)."""
+        self._here(state)
+        return self.need()
+
+    def place(self, text: str) -> Place | None:
+        """The parser's place after ``text`` (``fsmviz.grammar.place``); None for a JSON
+        Schema's grammar, which llguidance compiled and fsmviz's network does not read."""
+        if not isinstance(self.grammar, Grammar):
+            return None
+        return place_of(build_network(self.grammar), text)
+
+    def accepts(self, text: str) -> bool:
+        return self.grammar.accepts(text)
+
+    def _here(self, state: int) -> bool:
+        if state != self.position:
+            raise RuntimeError(f"a grammar run is at {self.position}, not {state}")
+        return True
 
     def next_state(self, state: int, token: int) -> int | None:
         if state != self.position:
@@ -200,18 +244,27 @@ class GrammarCursor:
         return len(self.encode(self.recognizer.completion(columns))) <= budget
 
 
-class GrammarRun(_Run):
-    """``_Run`` with a grammar: the hooks where a regex run asks its ``TokenIndex``."""
+class GrammarRun:
+    """A grammar's answers to the step loop's questions (a
+    ``fsmviz.generation.constraint.Steering``) where a regex run asks its ``TokenIndex``:
+    ``stream`` puts it in the one loop (``generate._Run``), which holds it."""
+
+    initial_state = 0
+    constrained = True
 
     def __init__(self, model: Model, grammar: Grammar | SchemaGrammarLike, opts: GenerationOptions):
         place = GrammarCursor(grammar, model)
         place.most = opts.max_tokens
-        super().__init__(model, place, opts)  # type: ignore[arg-type]
-        self.place = place
+        self.model = model
+        self.opts = opts
+        self.size = model.logits_size
+        self.eos = model.vocab.eos_token_id
+        self.masks: dict[int, np.ndarray] = {}
+        self.notes: list[str] = []
+        self.place = self.index = place
         self.grammar = grammar
-        self._left = opts.max_tokens
 
-    def _allowed(self, state: int) -> np.ndarray | None:
+    def allowed(self, state: int) -> np.ndarray | None:
         mask = self.masks.get(state)
         if mask is None:
             if state != self.place.position:
@@ -226,10 +279,10 @@ class GrammarRun(_Run):
             self.masks[state] = mask
         return mask
 
-    def _accepting(self, state: int) -> bool:
+    def accepting(self, state: int) -> bool:
         return self.place.ends_at(state)[0]
 
-    def _finished(self, state: int) -> bool:
+    def finished(self, state: int) -> bool:
         """Whether the text of ``state`` tokens is a sentence nothing may extend. Asked of
         *that* state (``GrammarCursor.ends_at``), not of the matcher, which a forced chain
         has already moved to the chain's end."""
@@ -238,10 +291,10 @@ class GrammarRun(_Run):
             return True
         if not accepting:
             return False
-        allowed = self._allowed(state)
+        allowed = self.allowed(state)
         return allowed is not None and int(allowed.sum()) == 1
 
-    def _stuck(self) -> StopReason:
+    def stuck(self) -> StopReason:
         """``engine_error`` with llguidance's words in the notes where it gave up (a
         grammar too complex for its parser, one of its limits), else ``dead_end``."""
         error = self.place.matcher.error()
@@ -250,12 +303,12 @@ class GrammarRun(_Run):
         self.notes.append(f"The grammar engine (llguidance) stopped the run: {engine_words(error)}")
         return "engine_error"
 
-    def _forced(self, state: int, budget: int) -> list[tuple[int, int]]:
+    def forced(self, state: int, budget: int) -> list[tuple[int, int]]:
         if not self.opts.fast_forward or budget <= 0:
             return []
         chain = []
         for token in self.place.matcher.forced()[:budget]:
-            self._allowed(state)  # kept for the forced step's record
+            self.allowed(state)  # kept for the forced step's record
             after = self.place.next_state(state, token)
             if after is None:  # refused: the step at ``state`` asks the matcher again
                 self.masks.pop(state, None)
@@ -264,18 +317,25 @@ class GrammarRun(_Run):
             state = after
         return chain
 
-    def _drafts(self, context: list[int], state: int, budget: int) -> list[int]:
+    def drafts(self, context: list[int], state: int, budget: int) -> list[int]:
         return []
 
-    def _safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
-        self._left = self.opts.max_tokens - done  # this step's token included
-        return allowed
+    def safe(self, allowed: np.ndarray, state: int, done: int) -> np.ndarray:
+        return allowed  # a grammar's safe end strikes a drawn token instead (``choose``)
 
-    def _sample(self, logits: np.ndarray, mask: np.ndarray, draft: int | None = None) -> int:
-        token = first = super()._sample(logits, mask, draft)
+    def advance(self, state: int, token: int) -> tuple[int | None, int | None]:
+        return self.place.next_state(state, token), None
+
+    def overshoots(self, state: int) -> int | None:
+        return None  # refused for grammars (``fsmviz.params.check_grammar_options``)
+
+    def choose(self, draw: Callable[[np.ndarray], int], mask: np.ndarray, done: int) -> int:
+        """``draw(mask)``, redrawn (``MAX_REDRAWS`` times at most) while the drawn token
+        leaves no shortest completion within the tokens left (the module's safe end)."""
+        token = first = draw(mask)
         if not self.opts.safe_end:
             return token
-        place, left = self.place, self._left
+        place, left = self.place, self.opts.max_tokens - done  # this token included
         need = place.need()
         if need is None or need > left:
             return token  # even the shortest completion does not fit: nothing to save
@@ -286,10 +346,10 @@ class GrammarRun(_Run):
             mask[token] = False
             if not mask.any():
                 break
-            token = super()._sample(logits, mask, draft)
+            token = draw(mask)
             if place.fits(token, left - 1):
                 return token
-        allowed = self._allowed(place.position)  # the plan's next token, or the end,
+        allowed = self.allowed(place.position)  # the plan's next token, or the end,
         for choice in (*(place.plan or [])[:1], self.eos):  # where the engine allows it
             if allowed is not None and choice < len(allowed) and allowed[choice]:
                 return choice
