@@ -2,21 +2,33 @@
 becomes a checked parse tree, judged by fsmviz's own Earley recognizer and masked over a
 vocabulary by llguidance.
 
-* ``tree``     the grammar's parse tree: frozen records (``Literal``, ``CharSet``,
-  ``RegexTerm``, ``RuleRef``, ``Seq``, ``Alt``, ``Repeat``, ``Rule``, ``Grammar``)
-* ``gbnf``, ``lark``  the two readers; ``errors`` the ``GrammarError`` they raise
-* ``compile``  ``compile_grammar``: read, then check (undefined, unfinishable, bounds)
+Read bottom-up; each module imports only those listed before it (``tests/test_circles.py``):
+
+* ``nodes``    the floor: the tree's frozen records (``Literal``, ``CharSet``, ``RegexTerm``,
+  ``RuleRef``, ``Seq``, ``Alt``, ``Repeat``, ``Rule``) and ``GrammarTree``, a whole grammar
+  as records; ``errors`` the ``GrammarError`` every reader raises
+* ``as_regex`` a rule-free part as one regex: the one translation (Python's syntax for
+  fsmviz's DFAs, Rust's for llguidance)
+* ``limits``   size, nesting and text bounds, checked before anything walks a grammar
 * ``productions``  the grammar flattened for Earley: numbered productions and terminals,
   with what depends on the grammar alone (nullable rules, shortest texts)
 * ``earley``   the naive oracle: a character-level Earley recognizer over those productions
-  (``accepts``, ``is_prefix``, the shortest completion)
-* ``matcher``  llguidance's exact token masks over a vocabulary, per run
+  (``accepts``, ``is_prefix``, the shortest completion); ``oracle`` the naive allowed
+  tokens it gives over a vocabulary
+* ``to_lark`` and ``matcher``  the grammar lowered for llguidance, and its exact token
+  masks over a vocabulary, per run
 * ``network``  each rule's right-hand side as a small automaton, the rules calling each
-  other (a recursive transition network: what ``fsmviz.drawing.rules`` draws)
-* ``place``    the parser's place after a text: the stacks of positions in that network
+  other (a recursive transition network: what ``fsmviz.drawing.rules`` draws); ``place``
+  the parser's place after a text: the stacks of positions in that network
+* ``run``      a grammar in the step loop: llguidance's mask and the Earley chart together
+* ``tree``     ``Grammar``: a ``GrammarTree`` with its questions (``accepts``, ``is_prefix``,
+  ``shortest_completion``, a run); the records are re-exported here
+* ``gbnf``, ``lark``  the two readers; ``compile`` ``compile_grammar``: read, then check
+  (undefined, unfinishable, bounds)
 
 May import: ``fsmviz.automaton``, ``fsmviz.tokens``, ``fsmviz.generation`` and the shared
-modules (``matcher`` imports llguidance on first use).
+modules (``matcher`` imports llguidance on first use; ``tree`` the run, with torch, on
+first use).
 """
 
 from fsmviz.grammar.compile import compile_grammar

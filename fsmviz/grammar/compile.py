@@ -40,6 +40,7 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import FsmvizError
+from fsmviz.grammar.as_regex import node_regex
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.gbnf import parse_gbnf
 from fsmviz.grammar.lark import parse_lark
@@ -199,7 +200,7 @@ def _check(grammar: Grammar) -> None:
 def _check_regexes(node: Node, rule) -> None:
     if isinstance(node, RegexTerm):
         try:
-            compile_regex(regex_text(node))
+            compile_regex(node_regex(node) or "")
         except RegexError as error:
             raise GrammarError(
                 f"the regex /{node.pattern}/ in {rule.name!r} cannot be used: {error.message}",
@@ -216,11 +217,6 @@ def _check_regexes(node: Node, rule) -> None:
             ) from None
     for child in children(node):
         _check_regexes(child, rule)
-
-
-def regex_text(term: RegexTerm) -> str:
-    """The pattern ``compile_regex`` reads for a Lark regex (``i`` as ``(?i)``)."""
-    return f"(?i:{term.pattern})" if "i" in term.flags else term.pattern
 
 
 def _check_terminal_cycles(grammar: Grammar) -> None:
@@ -320,7 +316,7 @@ def _reads_empty(leaf: Node) -> bool:
     if isinstance(leaf, Literal):
         return leaf.text == ""
     if isinstance(leaf, RegexTerm):
-        return compile_regex(regex_text(leaf)).accepts("")
+        return compile_regex(node_regex(leaf) or "").accepts("")
     if isinstance(leaf, CharSet):
         return False
     raise TypeError(leaf)

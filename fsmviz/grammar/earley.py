@@ -72,8 +72,8 @@ from dataclasses import dataclass, field
 
 from fsmviz.cache import BoundedCache
 from fsmviz.grammar.errors import GrammarError
+from fsmviz.grammar.nodes import GrammarTree
 from fsmviz.grammar.productions import Chars, Productions, Regex
-from fsmviz.grammar.tree import Grammar
 
 __all__ = [
     "MAX_CHART_WORK",
@@ -107,7 +107,7 @@ production from the dot, then the next link's; it is spelled only when asked, an
 far as asked (``Productions.spell``), however long it is."""
 
 
-def recognizer(grammar: Grammar) -> Recognizer:
+def recognizer(grammar: GrammarTree) -> Recognizer:
     """The recognizer of ``grammar`` (built once, cached)."""
     return _CACHE.get_or_build(grammar, lambda: Recognizer(grammar))
 
@@ -132,7 +132,7 @@ class Column:
 class Recognizer:
     """Earley's chart over one grammar's productions: columns, and what they answer."""
 
-    def __init__(self, grammar: Grammar):
+    def __init__(self, grammar: GrammarTree):
         self.grammar = grammar
         self.productions = g = Productions(grammar)
         self.first = self._close(0, [(g.start_prod, 0, 0, -1)], [])
@@ -239,20 +239,9 @@ class Recognizer:
         span = utf8_range(tail)
         if span is None:
             return False
-        lo, hi = span
         prods, terms = self.productions.prods, self.productions.terms
-        for p, dot, _, state in column.scans:
-            term = terms[-prods[p][1][dot] - 1]
-            if isinstance(term, Chars):
-                if term.meets(lo, hi):
-                    return True
-                continue
-            dfa = term.dfa
-            for k in dfa.transitions[state]:
-                for a, b in dfa.classes[k].ranges(dfa.mentioned):
-                    if a <= hi and b >= lo:
-                        return True
-        return False
+        return any(_meets(terms[-prods[p][1][dot] - 1], state, *span)
+                   for p, dot, _, state in column.scans)  # fmt: skip
 
     # --- the shortest completion ---------------------------------------------------------
 
@@ -353,6 +342,15 @@ class Recognizer:
                     heapq.heappush(heap, (total, user_symbol, order, (total, p, dot, cell)))
                     order += 1
         return found
+
+
+def _meets(term: Chars | Regex, state: int, lo: int, hi: int) -> bool:
+    """Whether ``term`` (at DFA ``state``, for a regex) can read a character in ``lo..hi``."""
+    if isinstance(term, Chars):
+        return term.meets(lo, hi)
+    dfa = term.dfa
+    return any(a <= hi and b >= lo for k in dfa.transitions[state]
+               for a, b in dfa.classes[k].ranges(dfa.mentioned))  # fmt: skip
 
 
 def _pieces(p: int, dot: int, state: int, tail: Tail | None) -> Iterator[tuple[int, int, int]]:

@@ -56,7 +56,10 @@ def parse_gbnf(text: str) -> Grammar:
     return _Reader(text).grammar()
 
 
-class _Reader:
+class _Characters:
+    """The GBNF text and a place in it: blanks and comments skipped, numbers, and the
+    characters of a ``"literal"`` or a ``[class]`` with their escapes decoded."""
+
     def __init__(self, text: str):
         self.text = text
         self.at = 0
@@ -83,6 +86,98 @@ class _Reader:
                 self.at = len(text) if end < 0 else end
             else:
                 return
+
+    def number(self) -> int | None:
+        start = self.at
+        while self.peek().isdigit() and self.peek().isascii():
+            self.at += 1
+        return int(self.text[start : self.at]) if self.at > start else None
+
+    # --- literals and classes ------------------------------------------------------------
+
+    def literal(self) -> Literal:
+        start = self.at
+        self.at += 1
+        chars = []
+        while True:
+            if self.at >= len(self.text) or self.text[self.at] == "\n":
+                raise self.error(
+                    "this string is never closed", 'end it with " on the same line', at=start
+                )
+            char = self.text[self.at]
+            if char == '"':
+                self.at += 1
+                return Literal("".join(chars))
+            chars.append(self.char())
+
+    def char(self) -> str:
+        """One character of a literal or class, escapes decoded."""
+        if self.at >= len(self.text) or self.text[self.at] == "\n":
+            raise self.error("a character was expected here", "close the string or class")
+        char = self.text[self.at]
+        if char != "\\":
+            self.at += 1
+            return char
+        start = self.at
+        kind = self.text[self.at + 1 : self.at + 2]
+        if kind in _HEX_LENGTH:
+            digits = self.text[self.at + 2 : self.at + 2 + _HEX_LENGTH[kind]]
+            if len(digits) != _HEX_LENGTH[kind] or not all(
+                c in "0123456789abcdefABCDEF" for c in digits
+            ):
+                raise self.error(
+                    f"\\{kind} needs {_HEX_LENGTH[kind]} hex digits",
+                    f"write \\{kind}{'0' * (_HEX_LENGTH[kind] - 1)}A",
+                    at=start,
+                )
+            code = int(digits, 16)
+            if code > MAX_CODE_POINT:
+                raise self.error(f"\\{kind}{digits} is beyond U+10FFFF", None, at=start)
+            self.at += 2 + len(digits)
+            return chr(code)
+        escaped = _SIMPLE_ESCAPES.get(kind) or _MORE_ESCAPES.get(kind)
+        if escaped is None:
+            raise self.error(
+                f"unknown escape \\{kind}",
+                'known: \\xNN \\uNNNN \\UNNNNNNNN \\t \\r \\n \\\\ \\" \\[ \\]',
+                at=start,
+            )
+        self.at += 2
+        return escaped
+
+    def charset(self) -> CharSet:
+        start = self.at
+        self.at += 1
+        negated = self.peek() == "^"
+        if negated:
+            self.at += 1
+        points: list[tuple[int, int]] = []
+        while True:
+            if self.at >= len(self.text) or self.text[self.at] == "\n":
+                raise self.error(
+                    "this [ class is never closed", "end it with ] on the same line", at=start
+                )
+            if self.text[self.at] == "]":
+                self.at += 1
+                break
+            low = self.char()
+            high = low
+            if self.peek() == "-" and self.peek(2) not in ("-]", "-"):
+                self.at += 1
+                high = self.char()
+                if ord(high) < ord(low):
+                    raise self.error(
+                        f"the range {low}-{high} runs backwards",
+                        f"write {high}-{low}",
+                        at=self.at - 1,
+                    )
+            points.append((ord(low), ord(high)))
+        return CharSet(_merge(points), negated)
+
+
+class _Reader(_Characters):
+    """The rules of a GBNF grammar, one a line, and their bodies: choices, sequences,
+    groups, names and repeats (``_Characters`` reads the characters)."""
 
     # --- rules ---------------------------------------------------------------------------
 
@@ -243,91 +338,6 @@ class _Reader:
                 at=start,
             )
         return Repeat(item, low, high)
-
-    def number(self) -> int | None:
-        start = self.at
-        while self.peek().isdigit() and self.peek().isascii():
-            self.at += 1
-        return int(self.text[start : self.at]) if self.at > start else None
-
-    def literal(self) -> Literal:
-        start = self.at
-        self.at += 1
-        chars = []
-        while True:
-            if self.at >= len(self.text) or self.text[self.at] == "\n":
-                raise self.error(
-                    "this string is never closed", 'end it with " on the same line', at=start
-                )
-            char = self.text[self.at]
-            if char == '"':
-                self.at += 1
-                return Literal("".join(chars))
-            chars.append(self.char())
-
-    def char(self) -> str:
-        """One character of a literal or class, escapes decoded."""
-        if self.at >= len(self.text) or self.text[self.at] == "\n":
-            raise self.error("a character was expected here", "close the string or class")
-        char = self.text[self.at]
-        if char != "\\":
-            self.at += 1
-            return char
-        start = self.at
-        kind = self.text[self.at + 1 : self.at + 2]
-        if kind in _HEX_LENGTH:
-            digits = self.text[self.at + 2 : self.at + 2 + _HEX_LENGTH[kind]]
-            if len(digits) != _HEX_LENGTH[kind] or not all(
-                c in "0123456789abcdefABCDEF" for c in digits
-            ):
-                raise self.error(
-                    f"\\{kind} needs {_HEX_LENGTH[kind]} hex digits",
-                    f"write \\{kind}{'0' * (_HEX_LENGTH[kind] - 1)}A",
-                    at=start,
-                )
-            code = int(digits, 16)
-            if code > MAX_CODE_POINT:
-                raise self.error(f"\\{kind}{digits} is beyond U+10FFFF", None, at=start)
-            self.at += 2 + len(digits)
-            return chr(code)
-        escaped = _SIMPLE_ESCAPES.get(kind) or _MORE_ESCAPES.get(kind)
-        if escaped is None:
-            raise self.error(
-                f"unknown escape \\{kind}",
-                'known: \\xNN \\uNNNN \\UNNNNNNNN \\t \\r \\n \\\\ \\" \\[ \\]',
-                at=start,
-            )
-        self.at += 2
-        return escaped
-
-    def charset(self) -> CharSet:
-        start = self.at
-        self.at += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.at += 1
-        points: list[tuple[int, int]] = []
-        while True:
-            if self.at >= len(self.text) or self.text[self.at] == "\n":
-                raise self.error(
-                    "this [ class is never closed", "end it with ] on the same line", at=start
-                )
-            if self.text[self.at] == "]":
-                self.at += 1
-                break
-            low = self.char()
-            high = low
-            if self.peek() == "-" and self.peek(2) not in ("-]", "-"):
-                self.at += 1
-                high = self.char()
-                if ord(high) < ord(low):
-                    raise self.error(
-                        f"the range {low}-{high} runs backwards",
-                        f"write {high}-{low}",
-                        at=self.at - 1,
-                    )
-            points.append((ord(low), ord(high)))
-        return CharSet(_merge(points), negated)
 
 
 def _merge(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:

@@ -106,14 +106,14 @@ class _Token:
         self.kind, self.text, self.at = kind, text, at
 
 
-class _Reader:
+class _Tokens:
+    """The lexer's tokens of a Lark text and a cursor over them: what every part of the
+    reader steps through, and where its errors point."""
+
     def __init__(self, text: str):
         self.text = text
         self.tokens = self.lex(text)
         self.i = 0
-        self.rules: dict[str, Rule] = {}
-        self.ignore: list[Node] = []
-        self.depth = 0  # groups open around the reader (``MAX_NESTING``)
 
     # --- lexing --------------------------------------------------------------------------
 
@@ -154,141 +154,14 @@ class _Reader:
             raise self.error(f"expected {text!r}, found {found}", hint)
         return self.take()
 
-    # --- statements ----------------------------------------------------------------------
 
-    def grammar(self) -> Grammar:
-        self.skip_newlines()
-        while self.peek().kind != "end":
-            token = self.peek()
-            if token.kind == "directive":
-                self.directive()
-            elif token.kind == "name":
-                self.definition()
-            else:
-                raise self.error(
-                    f"expected a rule, a terminal or a %statement, found {token.text!r}",
-                    "a definition starts with its name: expr: term | NUMBER",
-                )
-            self.skip_newlines()
-        if not self.rules:
-            raise GrammarError("the grammar is empty", 1, 1, 'write at least: start: "yes"')
-        return Grammar(tuple(self.rules.values()), START, "lark", tuple(self.ignore), self.text)
+class _Bodies(_Tokens):
+    """A definition's body: choices, sequences, atoms (strings, ranges, regexes, names,
+    groups) and their repeats, read into the tree's nodes."""
 
-    def directive(self) -> None:
-        token = self.take()
-        word = token.text
-        if word == "%ignore":
-            self.ignore.append(self.alternatives(terminal=True))
-            self.end_of_line()
-        elif word == "%import":
-            self.imports(token)
-        elif word == "%llguidance":
-            self.skip_braces(token)
-        else:
-            hints = {
-                "%json": "fsmviz reads the grammar's own rules only; write the JSON as rules",
-                "%regex": "write the regex as a terminal: NAME: /.../",
-                "%lark": "write the nested grammar's rules into this grammar",
-            }
-            raise self.error(
-                f"the statement {word} is not supported",
-                hints.get(word, "use rules, terminals, %ignore and %import common.NAME"),
-                token.at,
-            )
-
-    def imports(self, token: _Token) -> None:
-        path = self.take()
-        names: list[tuple[str, str]] = []
-        if path.kind == "name" and path.text.startswith("common.") and path.text.count(".") == 1:
-            name = path.text.split(".", 1)[1]
-            alias = name
-            if self.peek().text == "->":
-                self.take()
-                alias = self.take().text
-            names.append((name, alias))
-        elif path.kind == "name" and path.text == "common" and self.peek().text == "(":
-            self.take()
-            while self.peek().text != ")":
-                item = self.take()
-                if item.kind != "name":
-                    raise self.error("expected a terminal name", None, item.at)
-                names.append((item.text, item.text))
-                if self.peek().text == ",":
-                    self.take()
-            self.take()
-        else:
-            raise self.error(
-                "only %import common.NAME is supported",
-                "define the rule here instead of importing it",
-                token.at,
-            )
-        for name, alias in names:
-            if name not in COMMON:
-                raise self.error(
-                    f"common.{name} is not one of the common terminals fsmviz knows",
-                    "known: " + ", ".join(sorted(COMMON)),
-                    token.at,
-                )
-            line, column = line_column(self.text, token.at)
-            self.add(Rule(alias, RegexTerm(COMMON[name]), line, column, True))
-        self.end_of_line()
-
-    def skip_braces(self, token: _Token) -> None:
-        depth = 0
-        while True:
-            item = self.take()
-            if item.kind == "end":
-                raise self.error("this { is never closed", "close it with }", token.at)
-            if item.text == "{":
-                depth += 1
-            elif item.text == "}":
-                depth -= 1
-                if depth == 0:
-                    return
-
-    def end_of_line(self) -> None:
-        token = self.peek()
-        if token.kind not in ("newline", "end"):
-            raise self.error(
-                f"unexpected {token.text!r} after the end of the definition",
-                "one definition a line; continue the next line with |",
-            )
-
-    def add(self, rule: Rule) -> None:
-        if rule.name in self.rules:
-            first = self.rules[rule.name]
-            raise GrammarError(
-                f"{rule.name!r} is defined twice (first on line {first.line})",
-                rule.line,
-                rule.column,
-                "join the two bodies with | in one definition",
-            )
-        self.rules[rule.name] = rule
-
-    def definition(self) -> None:
-        token = self.take()
-        name = token.text.lstrip("?!")
-        if "." in name:
-            raise self.error(f"{name!r} is not a name a definition may have", None, token.at)
-        terminal = name.lstrip("_")[:1].isupper()
-        if self.peek().text == "{":
-            raise self.error(
-                f"templates ({name}{{...}}) are not supported", "write the rule out", token.at
-            )
-        if self.peek().text == "[":
-            raise self.error(
-                f"rule attributes ({name}[...]) are not supported",
-                "remove the [...] after the name (lazy, max_tokens, stop, capture)",
-                token.at,
-            )
-        if self.peek().text == "." and self.peek(1).kind == "number":
-            self.take()
-            self.take()  # a priority changes Lark's tree, not the language
-        self.expect(":", f"a definition is {name}: body")
-        body = self.alternatives(terminal=terminal)
-        self.end_of_line()
-        line, column = line_column(self.text, token.at)
-        self.add(Rule(name, body, line, column, terminal))
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.depth = 0  # groups open around the reader (``MAX_NESTING``)
 
     # --- bodies --------------------------------------------------------------------------
 
@@ -490,11 +363,157 @@ class _Reader:
         return Repeat(atom, low, high)
 
 
+class _Reader(_Bodies):
+    """The statements of a Lark grammar: definitions of rules and terminals, ``%ignore``,
+    ``%import common.NAME`` and ``%llguidance`` (set aside); their bodies are ``_Bodies``'."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.rules: dict[str, Rule] = {}
+        self.ignore: list[Node] = []
+
+    # --- statements ----------------------------------------------------------------------
+
+    def grammar(self) -> Grammar:
+        self.skip_newlines()
+        while self.peek().kind != "end":
+            token = self.peek()
+            if token.kind == "directive":
+                self.directive()
+            elif token.kind == "name":
+                self.definition()
+            else:
+                raise self.error(
+                    f"expected a rule, a terminal or a %statement, found {token.text!r}",
+                    "a definition starts with its name: expr: term | NUMBER",
+                )
+            self.skip_newlines()
+        if not self.rules:
+            raise GrammarError("the grammar is empty", 1, 1, 'write at least: start: "yes"')
+        return Grammar(tuple(self.rules.values()), START, "lark", tuple(self.ignore), self.text)
+
+    def directive(self) -> None:
+        token = self.take()
+        word = token.text
+        if word == "%ignore":
+            self.ignore.append(self.alternatives(terminal=True))
+            self.end_of_line()
+        elif word == "%import":
+            self.imports(token)
+        elif word == "%llguidance":
+            self.skip_braces(token)
+        else:
+            hints = {
+                "%json": "fsmviz reads the grammar's own rules only; write the JSON as rules",
+                "%regex": "write the regex as a terminal: NAME: /.../",
+                "%lark": "write the nested grammar's rules into this grammar",
+            }
+            raise self.error(
+                f"the statement {word} is not supported",
+                hints.get(word, "use rules, terminals, %ignore and %import common.NAME"),
+                token.at,
+            )
+
+    def imports(self, token: _Token) -> None:
+        path = self.take()
+        names: list[tuple[str, str]] = []
+        if path.kind == "name" and path.text.startswith("common.") and path.text.count(".") == 1:
+            name = path.text.split(".", 1)[1]
+            alias = name
+            if self.peek().text == "->":
+                self.take()
+                alias = self.take().text
+            names.append((name, alias))
+        elif path.kind == "name" and path.text == "common" and self.peek().text == "(":
+            self.take()
+            while self.peek().text != ")":
+                item = self.take()
+                if item.kind != "name":
+                    raise self.error("expected a terminal name", None, item.at)
+                names.append((item.text, item.text))
+                if self.peek().text == ",":
+                    self.take()
+            self.take()
+        else:
+            raise self.error(
+                "only %import common.NAME is supported",
+                "define the rule here instead of importing it",
+                token.at,
+            )
+        for name, alias in names:
+            if name not in COMMON:
+                raise self.error(
+                    f"common.{name} is not one of the common terminals fsmviz knows",
+                    "known: " + ", ".join(sorted(COMMON)),
+                    token.at,
+                )
+            line, column = line_column(self.text, token.at)
+            self.add(Rule(alias, RegexTerm(COMMON[name]), line, column, True))
+        self.end_of_line()
+
+    def skip_braces(self, token: _Token) -> None:
+        depth = 0
+        while True:
+            item = self.take()
+            if item.kind == "end":
+                raise self.error("this { is never closed", "close it with }", token.at)
+            if item.text == "{":
+                depth += 1
+            elif item.text == "}":
+                depth -= 1
+                if depth == 0:
+                    return
+
+    def end_of_line(self) -> None:
+        token = self.peek()
+        if token.kind not in ("newline", "end"):
+            raise self.error(
+                f"unexpected {token.text!r} after the end of the definition",
+                "one definition a line; continue the next line with |",
+            )
+
+    def add(self, rule: Rule) -> None:
+        if rule.name in self.rules:
+            first = self.rules[rule.name]
+            raise GrammarError(
+                f"{rule.name!r} is defined twice (first on line {first.line})",
+                rule.line,
+                rule.column,
+                "join the two bodies with | in one definition",
+            )
+        self.rules[rule.name] = rule
+
+    def definition(self) -> None:
+        token = self.take()
+        name = token.text.lstrip("?!")
+        if "." in name:
+            raise self.error(f"{name!r} is not a name a definition may have", None, token.at)
+        terminal = name.lstrip("_")[:1].isupper()
+        if self.peek().text == "{":
+            raise self.error(
+                f"templates ({name}{{...}}) are not supported", "write the rule out", token.at
+            )
+        if self.peek().text == "[":
+            raise self.error(
+                f"rule attributes ({name}[...]) are not supported",
+                "remove the [...] after the name (lazy, max_tokens, stop, capture)",
+                token.at,
+            )
+        if self.peek().text == "." and self.peek(1).kind == "number":
+            self.take()
+            self.take()  # a priority changes Lark's tree, not the language
+        self.expect(":", f"a definition is {name}: body")
+        body = self.alternatives(terminal=terminal)
+        self.end_of_line()
+        line, column = line_column(self.text, token.at)
+        self.add(Rule(name, body, line, column, terminal))
+
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "f": "\f", "v": "\v"}
 _ESCAPES |= {"0": "\0", "'": "'", "/": "/", "b": "\b", "a": "\a"}
 
 
-def _string(text: str, reader: _Reader, token: _Token) -> str:
+def _string(text: str, reader: _Tokens, token: _Token) -> str:
     r"""The text of a Lark string token (quotes removed, escapes decoded).
 
     >>> _string(r'"a\n\u00e9\x41"', None, None)

@@ -44,11 +44,14 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.automaton.graph import UNREACHABLE
+from fsmviz.grammar.as_regex import node_regex
 from fsmviz.grammar.errors import GrammarError
-from fsmviz.grammar.tree import (
+from fsmviz.grammar.nodes import (
     Alt,
     CharSet,
-    Grammar,
+    GrammarTree,
     Literal,
     Node,
     RegexTerm,
@@ -107,7 +110,7 @@ class GrammarSize:
 
 
 def measure(
-    grammar: Grammar, regex_length: Callable[[RegexTerm], int | None] | None = None
+    grammar: GrammarTree, regex_length: Callable[[RegexTerm], int | None] | None = None
 ) -> GrammarSize:
     """``grammar``'s size, counted without expanding anything (see the module's
     docstring). ``regex_length`` gives a ``/regex/``'s fewest characters (default: its
@@ -123,7 +126,7 @@ def measure(
     return GrammarSize(shortest, depth, expanded, repeated)
 
 
-def check_nesting(grammar: Grammar) -> None:
+def check_nesting(grammar: GrammarTree) -> None:
     """A ``GrammarError`` naming the first rule whose groups and repeats nest deeper than
     ``MAX_NESTING`` (checked before anything walks the tree by recursion)."""
     for rule in grammar.rules:
@@ -148,7 +151,7 @@ def check_nesting(grammar: Grammar) -> None:
 
 
 def check_size(
-    grammar: Grammar, regex_length: Callable[[RegexTerm], int | None] | None = None
+    grammar: GrammarTree, regex_length: Callable[[RegexTerm], int | None] | None = None
 ) -> GrammarSize:
     """``measure(grammar)``, or a ``GrammarError`` naming the rule past a bound."""
     check_nesting(grammar)
@@ -193,7 +196,7 @@ def check_size(
     return size
 
 
-def check_text(grammar: Grammar) -> None:
+def check_text(grammar: GrammarTree) -> None:
     """Refuse what no text can hold: a literal or a class made only of UTF-16 surrogates
     (``"\\uD800"``, ``[\\uD800-\\uDFFF]``). UTF-8 cannot write them, so no token spells
     them, and a tokenizer refuses them outright."""
@@ -239,7 +242,7 @@ def nesting(node: Node) -> int:
 
 
 def shortest_lengths(
-    grammar: Grammar, regex_length: Callable[[RegexTerm], int | None]
+    grammar: GrammarTree, regex_length: Callable[[RegexTerm], int | None]
 ) -> dict[str, int | None]:
     """Each rule's shortest text as a length (None: it cannot finish), saturated at
     ``_HUGE``: Knuth's generalisation of Dijkstra (see the module's docstring).
@@ -316,11 +319,7 @@ def _leaf_length(node: Node, regex_length: Callable[[RegexTerm], int | None]) ->
 
 
 def _regex_length(term: RegexTerm) -> int | None:
-    from fsmviz.automaton.dfa import compile_regex
-    from fsmviz.automaton.graph import UNREACHABLE
-    from fsmviz.grammar.compile import regex_text
-
-    dfa = compile_regex(regex_text(term))
+    dfa = compile_regex(node_regex(term) or "")
     far = dfa.distances()[dfa.initial]
     return None if far >= UNREACHABLE else far
 

@@ -45,8 +45,8 @@ import numpy as np
 
 from fsmviz.cache import BoundedCache
 from fsmviz.grammar.errors import GrammarError
+from fsmviz.grammar.nodes import GrammarTree
 from fsmviz.grammar.to_lark import to_lark
-from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.encoding import lltokenizer
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -55,20 +55,20 @@ __all__ = ["GrammarMatcher", "engine_words", "llguidance_grammar", "lltokenizer"
 _GRAMMARS: BoundedCache[str] = BoundedCache(maxsize=32)
 
 
-def llguidance_grammar(grammar: Grammar) -> str:
+def llguidance_grammar(grammar: GrammarTree) -> str:
     """llguidance's grammar for ``grammar`` (validated; ``GrammarError`` if llguidance
     refuses it, with its message). See ``lowering`` for which way a GBNF grammar goes."""
     return _GRAMMARS.get_or_build(grammar, lambda: _lowered(grammar)[1])
 
 
-def lowering(grammar: Grammar) -> str:
+def lowering(grammar: GrammarTree) -> str:
     """How ``grammar`` reaches llguidance: ``"lark"`` (as written) or ``"fsmviz"`` (GBNF
     written out as Lark by ``fsmviz.grammar.to_lark``)."""
     return "lark" if grammar.format == "lark" else "fsmviz"
 
 
-def _lowered(grammar: Grammar) -> tuple[str, str]:
-    import llguidance
+def _lowered(grammar: GrammarTree) -> tuple[str, str]:
+    import llguidance  # a compiled engine: loaded on first use
 
     text = grammar.text if grammar.format == "lark" else to_lark(grammar)
     problem = "unknown error"
@@ -105,14 +105,14 @@ class GrammarMatcher:
 
     def __init__(
         self,
-        grammar: Grammar | str,
+        grammar: GrammarTree | str,
         vocab: Vocabulary,
         encode: Callable[[str], Sequence[int]] | None = None,
         limits: Any = None,
     ):
         """``grammar``: fsmviz's ``Grammar``, or a grammar llguidance already compiled (a
         JSON Schema's, ``fsmviz.schema.by_grammar``), with its parser ``limits``."""
-        import llguidance
+        import llguidance  # a compiled engine: loaded on first use
 
         self.grammar = grammar
         self.vocab = vocab

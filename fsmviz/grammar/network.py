@@ -56,7 +56,8 @@ from typing import Literal as Kind
 
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import FsmvizError
-from fsmviz.grammar import tree as t
+from fsmviz.grammar import nodes as t
+from fsmviz.grammar.as_regex import node_regex, repeat_suffix
 
 __all__ = [
     "Arc",
@@ -66,7 +67,6 @@ __all__ = [
     "Symbol",
     "build_network",
     "describe",
-    "node_regex",
 ]
 
 MAX_EXPANDED_REPEAT = 6
@@ -195,7 +195,7 @@ def describe(node: t.Node) -> str:
     if isinstance(node, t.Alt):
         return " | ".join(describe(option) for option in node.options)
     if isinstance(node, t.Repeat):
-        return _grouped(node.item) + _count(node.min, node.max)
+        return _grouped(node.item) + repeat_suffix(node.min, node.max)
     raise NetworkError(f"cannot describe grammar node {node!r}")
 
 
@@ -204,18 +204,6 @@ def _grouped(node: t.Node) -> str:
     if isinstance(node, t.Alt) or (isinstance(node, t.Seq) and len(node.items) > 1):
         return f"({text})"
     return text
-
-
-def _count(low: int, high: int | None) -> str:
-    if (low, high) == (0, None):
-        return "*"
-    if (low, high) == (1, None):
-        return "+"
-    if (low, high) == (0, 1):
-        return "?"
-    if high is None:
-        return f"{{{low},}}"
-    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
 
 
 def _class_text(node: t.CharSet) -> str:
@@ -238,60 +226,17 @@ def _class_char(code: int) -> str:
     return char if char.isprintable() else f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
 
 
-def node_regex(node: t.Node, terminals: Mapping[str, t.Node] | None = None) -> str:
-    """One regular expression (Python ``regex`` syntax) for a part that calls no rule;
-    ``terminals`` gives the bodies of the Lark terminal rules it may name.
-
-    >>> node_regex(t.Seq((t.Literal("a.b"), t.Repeat(t.CharSet(((48, 57),), False), 1, None))))
-    'a\\\\.b(?:[0-9])+'
-    """
-    terminals = terminals or {}
-    if isinstance(node, t.Literal):
-        return "".join(_regex_char(char, _SPECIAL) for char in node.text)
-    if isinstance(node, t.CharSet):
-        parts = []
-        for low, high in node.ranges:
-            a = _regex_char(chr(low), _CLASS_SPECIAL)
-            parts.append(a if low == high else f"{a}-{_regex_char(chr(high), _CLASS_SPECIAL)}")
-        if not parts:
-            return "[^\\s\\S]" if not node.negated else "[\\s\\S]"
-        return "[" + ("^" if node.negated else "") + "".join(parts) + "]"
-    if isinstance(node, t.RegexTerm):
-        return (
-            f"(?i:{node.pattern})" if "i" in getattr(node, "flags", "") else f"(?:{node.pattern})"
+def _regex(node: t.Node, terminals: Mapping[str, t.Node]) -> str:
+    """The one regex of a rule-free part (``fsmviz.grammar.as_regex.node_regex``); a part
+    that names a rule that is no terminal is refused, naming it."""
+    regex = node_regex(node, terminals)
+    if regex is None:
+        name = next((r.name for r in t.refs(node) if r.name not in terminals), "?")
+        raise NetworkError(
+            f"the terminal part {describe(node)!r} names {name!r}, which is not a "
+            "terminal: a terminal (an upper-case Lark rule) may only name terminals"
         )
-    if isinstance(node, t.RuleRef):
-        body = terminals.get(node.name)
-        if body is None:
-            raise NetworkError(
-                f"the terminal part {describe(node)!r} names {node.name!r}, which is not a "
-                "terminal: a terminal (an upper-case Lark rule) may only name terminals"
-            )
-        return f"(?:{node_regex(body, terminals)})"
-    if isinstance(node, t.Seq):
-        return "".join(node_regex(item, terminals) for item in node.items)
-    if isinstance(node, t.Alt):
-        return "(?:" + "|".join(node_regex(option, terminals) for option in node.options) + ")"
-    if isinstance(node, t.Repeat):
-        count = _count(node.min, node.max)
-        return f"(?:{node_regex(node.item, terminals)}){count}"
-    raise NetworkError(f"cannot read grammar node {node!r}")
-
-
-_SPECIAL = frozenset(".^$*+?{}[]\\|()")
-_CLASS_SPECIAL = frozenset("]\\^-[&~")
-
-
-def _regex_char(char: str, special: frozenset[str]) -> str:
-    """``char`` as a regex writes it: escaped when special, by code when invisible."""
-    if char in special:
-        return "\\" + char
-    if char.isprintable():
-        return char
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else char
+    return regex
 
 
 def _calls(node: t.Node, terminals: Mapping[str, t.Node]) -> bool:
@@ -339,12 +284,12 @@ def _symbol(node: t.Node, terminals: Mapping[str, t.Node]) -> Symbol:
     """The one edge a leaf (or a folded, rule-free part) becomes."""
     if isinstance(node, t.RuleRef):
         if node.name in terminals:
-            return Symbol("token", node.name, node_regex(node, terminals), node.name)
+            return Symbol("token", node.name, _regex(node, terminals), node.name)
         return Symbol("call", node.name, None, node.name)
     if isinstance(node, t.Literal):
-        return Symbol("literal", describe(node), node_regex(node, terminals), text=node.text)
+        return Symbol("literal", describe(node), _regex(node, terminals), text=node.text)
     kind = "class" if isinstance(node, t.CharSet) else "regex"
-    return Symbol(kind, describe(node), node_regex(node, terminals))
+    return Symbol(kind, describe(node), _regex(node, terminals))
 
 
 def _thompson(nfa: _Nfa, node: t.Node, start: int, end: int, terminals) -> None:
@@ -476,14 +421,14 @@ def _minimise(
 _networks: BoundedCache[Network] = BoundedCache(32)
 
 
-def build_network(grammar: t.Grammar) -> Network:
+def build_network(grammar: t.GrammarTree) -> Network:
     """Every (non-terminal) rule of ``grammar`` as a minimal automaton over terminals and
     calls (see the module's docstring). Cached by grammar. Raises ``NetworkError`` for a
     counted repeat of calls above ``MAX_EXPANDED_REPEAT`` copies."""
     return _networks.get_or_build(grammar, lambda: _build(grammar))
 
 
-def _build(grammar: t.Grammar) -> Network:
+def _build(grammar: t.GrammarTree) -> Network:
     terminals = {rule.name: rule.body for rule in grammar.rules if rule.terminal}
     drawn = [rule for rule in grammar.rules if not rule.terminal]
     machines = tuple(_machine(rule, k, terminals) for k, rule in enumerate(drawn))
@@ -491,6 +436,5 @@ def _build(grammar: t.Grammar) -> Network:
     ignore = None
     if pieces:
         text = " | ".join(describe(piece) for piece in pieces)
-        either = "|".join(node_regex(piece, terminals) for piece in pieces)
-        ignore = Symbol("regex", f"%ignore {text}", f"(?:{either})")
+        ignore = Symbol("regex", f"%ignore {text}", _regex(t.Alt(pieces), terminals))
     return Network(machines, grammar.start, ignore)

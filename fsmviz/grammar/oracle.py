@@ -25,7 +25,7 @@ import numpy as np
 
 from fsmviz.cache import BoundedCache
 from fsmviz.grammar.earley import Recognizer, recognizer, utf8_size
-from fsmviz.grammar.tree import Grammar
+from fsmviz.grammar.nodes import GrammarTree
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["naive_allowed", "split_utf8"]
@@ -58,7 +58,7 @@ def _is_lead(tail: bytes) -> bool:
     return size > len(tail) > 0 and all(0x80 <= b <= 0xBF for b in tail[1:])
 
 
-def naive_allowed(grammar: Grammar, vocab: Vocabulary, prefix: bytes = b"") -> np.ndarray:
+def naive_allowed(grammar: GrammarTree, vocab: Vocabulary, prefix: bytes = b"") -> np.ndarray:
     """Token ids allowed after ``prefix`` by the naive definition, ascending."""
     r = recognizer(grammar)
     split = split_utf8(prefix)

@@ -60,11 +60,11 @@ from dataclasses import dataclass, field
 
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE
-from fsmviz.grammar.compile import regex_text
-from fsmviz.grammar.tree import (
+from fsmviz.grammar.as_regex import node_regex
+from fsmviz.grammar.nodes import (
     Alt,
     CharSet,
-    Grammar,
+    GrammarTree,
     Literal,
     Node,
     RegexTerm,
@@ -132,10 +132,11 @@ Production = tuple[int, tuple[int, ...]]
 """(rule number, symbols): a rule is ``>= 0``, terminal ``k`` is ``-k - 1``."""
 
 
-class Productions:
-    """One grammar as numbered productions, with what the chart needs to know of them."""
+class _Flattened:
+    """One grammar as numbered productions and terminals: the nesting of its rules' bodies
+    flattened, helper rules made for groups, options and repeats."""
 
-    def __init__(self, grammar: Grammar):
+    def __init__(self, grammar: GrammarTree):
         self.grammar = grammar
         self.prods: list[Production] = []
         self.names: list[str] = []  # rule numbers -> names (helper rules get "(…)", "…*"…)
@@ -147,12 +148,6 @@ class Productions:
         self.by_lhs: dict[int, list[int]] = {}  # rule -> its productions
         for p, (lhs, _) in enumerate(self.prods):
             self.by_lhs.setdefault(lhs, []).append(p)
-        self.nullable = self._nullable()
-        self.length, self.choice = self._shortest_lengths()
-        """A shortest text's length of each rule that can finish, and the production it
-        takes (``fsmviz.grammar.limits`` bounds the lengths before this is built)."""
-        self._suffix: dict[int, list[int | None]] = {}
-        self._texts: dict[int, str] = {}  # short rules' and terminals' texts (``_text``)
 
     def __str__(self) -> str:
         return "\n".join(
@@ -227,7 +222,7 @@ class Productions:
                 return [self._chars(((-1, -1),))]  # an empty class: nothing can be read
             return [*before, self._chars(ranges)]
         if isinstance(node, RegexTerm):
-            pattern = regex_text(node)
+            pattern = node_regex(node) or ""
 
             def build() -> Regex:
                 dfa = compile_regex(pattern)
@@ -270,6 +265,20 @@ class Productions:
             self._add(optional, (x, rest) if rest is not None else (x,))
             rest = optional
         return [*out, rest] if rest is not None else out
+
+
+class Productions(_Flattened):
+    """One grammar as numbered productions, with what the chart needs to know of them:
+    the rules that derive the empty text, each rule's shortest text and how to spell it."""
+
+    def __init__(self, grammar: GrammarTree):
+        super().__init__(grammar)
+        self.nullable = self._nullable()
+        self.length, self.choice = self._shortest_lengths()
+        """A shortest text's length of each rule that can finish, and the production it
+        takes (``fsmviz.grammar.limits`` bounds the lengths before this is built)."""
+        self._suffix: dict[int, list[int | None]] = {}
+        self._texts: dict[int, str] = {}  # short rules' and terminals' texts (``_text``)
 
     # --- what depends on the grammar alone -----------------------------------------------
 

@@ -40,9 +40,9 @@ from fsmviz.grammar.earley import Column, recognizer
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.matcher import GrammarMatcher, engine_words
 from fsmviz.grammar.network import build_network
+from fsmviz.grammar.nodes import GrammarTree as Grammar  # tree.Grammar is one; tree imports run
 from fsmviz.grammar.oracle import split_utf8
 from fsmviz.grammar.place import Place, place_of
-from fsmviz.grammar.tree import Grammar
 from fsmviz.tokens.index import packed
 
 __all__ = ["MAX_REDRAWS", "GrammarRun", "GrammarCursor"]

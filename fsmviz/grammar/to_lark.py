@@ -30,10 +30,13 @@ from __future__ import annotations
 import json
 import re
 
-from fsmviz.grammar.tree import (
+from fsmviz.automaton.dfa import compile_regex
+from fsmviz.errors import FsmvizError
+from fsmviz.grammar.as_regex import node_regex
+from fsmviz.grammar.nodes import (
     Alt,
     CharSet,
-    Grammar,
+    GrammarTree,
     Literal,
     Node,
     RegexTerm,
@@ -45,10 +48,8 @@ from fsmviz.grammar.tree import (
 
 __all__ = ["to_lark"]
 
-_SURROGATES = (0xD800, 0xDFFF)
 
-
-def to_lark(grammar: Grammar) -> str:
+def to_lark(grammar: GrammarTree) -> str:
     """The Lark text llguidance reads for ``grammar`` (GBNF; a Lark grammar is given to
     llguidance as written)."""
     names = _names(grammar)
@@ -58,7 +59,7 @@ def to_lark(grammar: Grammar) -> str:
     return "\n".join(lines)
 
 
-def _names(grammar: Grammar) -> dict[str, str]:
+def _names(grammar: GrammarTree) -> dict[str, str]:
     out: dict[str, str] = {}
     used: set[str] = set()
     for rule in grammar.rules:
@@ -113,21 +114,15 @@ def _lexeme(node: Node) -> str | None:
     49k tokens is costly one character at a time), and is *prefix-free*: no text it matches
     can be extended into another it matches (its minimal DFA has no move out of an
     accepting state), so a greedy lexer can end it in one place only."""
-    if not isinstance(node, (Seq, Alt, Repeat)) or not _has_repeat(node):
+    if not isinstance(node, (Seq, Alt, Repeat)) or not _has_repeat(node) or _holds_names(node):
         return None
-    python = _regex(node, _python_char)
-    if python is None:
-        return None
-    from fsmviz.automaton.dfa import compile_regex
-    from fsmviz.errors import FsmvizError
-
     try:
-        dfa = compile_regex(python)
+        dfa = compile_regex(node_regex(node) or "")
     except FsmvizError:
         return None
     if any(dfa.moves[s] for s in dfa.accepting) or dfa.num_states > 200:
         return None
-    return "/" + (_regex(node, _rust_char) or "") + "/"
+    return "/" + (node_regex(node, rust=True) or "") + "/"
 
 
 def _runs(items: tuple[Node, ...], names: dict[str, str]) -> list[str]:
@@ -153,36 +148,12 @@ def _has_repeat(node: Node) -> bool:
     return any(_has_repeat(child) for child in children(node))
 
 
-def _regex(node: Node, char) -> str | None:
-    """A regex for ``node`` (None when it uses a rule), characters spelled by ``char``."""
-    if isinstance(node, Literal):
-        return "".join(char(ord(c)) for c in node.text)
-    if isinstance(node, CharSet):
-        ranges = tuple(_without_surrogates(node.ranges))
-        if not ranges:
-            return None
-        parts = "".join(char(lo) if lo == hi else f"{char(lo)}-{char(hi)}" for lo, hi in ranges)
-        return f"[{'^' if node.negated else ''}{parts}]"
-    if isinstance(node, (Seq, Alt)):
-        inner = [_regex(child, char) for child in children(node)]
-        if any(part is None for part in inner):
-            return None
-        return "(?:" + ("" if isinstance(node, Seq) else "|").join(inner) + ")"  # type: ignore[arg-type]
-    if isinstance(node, Repeat):
-        inner = _regex(node.item, char)
-        if inner is None:
-            return None
-        high = "" if node.max is None else str(node.max)
-        return f"(?:{inner}){{{node.min},{high}}}"
-    return None
-
-
-def _python_char(code: int) -> str:
-    return f"\\U{code:08x}"
-
-
-def _rust_char(code: int) -> str:
-    return f"\\x{{{code:x}}}"
+def _holds_names(node: Node) -> bool:
+    """Whether ``node`` names a rule or holds a Lark ``/regex/`` (written as it is, never
+    merged into a lexeme)."""
+    if isinstance(node, (RuleRef, RegexTerm)):
+        return True
+    return any(_holds_names(child) for child in children(node))
 
 
 def _group(node: Node, names: dict[str, str]) -> str:
@@ -196,20 +167,4 @@ def _charset(node: CharSet) -> str:
     >>> _charset(CharSet(((0, 0x10FFFF),), False))
     '/[\\\\x{0}-\\\\x{d7ff}\\\\x{e000}-\\\\x{10ffff}]/'
     """
-    ranges = tuple(_without_surrogates(node.ranges))
-    if not ranges:
-        return "/[\\x{0}-\\x{10ffff}]/" if node.negated else "/[^\\x{0}-\\x{10ffff}]/"
-    parts = [f"\\x{{{lo:x}}}" if lo == hi else f"\\x{{{lo:x}}}-\\x{{{hi:x}}}" for lo, hi in ranges]
-    return f"/[{'^' if node.negated else ''}{''.join(parts)}]/"
-
-
-def _without_surrogates(ranges):
-    low, high = _SURROGATES
-    for lo, hi in ranges:
-        if hi < low or lo > high:
-            yield lo, hi
-            continue
-        if lo < low:
-            yield lo, low - 1
-        if hi > high:
-            yield high + 1, hi
+    return f"/{node_regex(node, rust=True)}/"
