@@ -10,22 +10,28 @@ Read the engine top-down, one folder a layer, in the order data flows; each fold
 2. ``tokens/``     the automaton meets a vocabulary: ``vocab`` (a tokenizer's tokens as raw
    bytes), ``trie`` (the same as a byte trie), ``index`` (state -> {allowed token -> next
    state}); ``tokens/fast/`` the same answers, faster, each held to the plain walk
-3. ``generation/`` a real model under the mask: ``models``, ``bundled``, ``batching``,
-   ``generate`` (the recorded step loop), ``trace`` (its records), ``processor`` (the mask
-   for transformers' own ``generate``), ``constraint`` (``fsmviz.Constraint``: what the
-   loop and the page ask of any constraint; ``fsmviz.constraint(...)`` builds one, once)
-4. ``schema/``     JSON Schema in: a schema becomes a regex that keeps its schema names;
-   ``grammar/`` a context-free grammar in (GBNF, Lark): its tree, fsmviz's own Earley
-   recognizer, llguidance's exact masks, and the run that puts them in the loop
+3. ``generation/`` a real model under the mask: ``models``, ``batching``, ``generate``
+   (the recorded step loop), ``trace`` (its records), ``constraint`` (``fsmviz.Constraint``:
+   what the loop and the page ask of any constraint), ``processor`` (the mask for
+   transformers' own ``generate``), ``server`` (a model behind a vLLM server);
+   ``processor`` beside the folders is the contract's path to it
+4. ``schema/``     JSON Schema in: a schema becomes a regex or a grammar that keeps its schema
+   names; ``grammar/`` a context-free grammar in (GBNF, Lark): its tree, fsmviz's own Earley
+   recognizer, llguidance's exact masks, and the run that puts them in the loop;
+   ``constraints`` ``fsmviz.constraint(regex=|schema=|grammar=, vocab=)``, the one place a
+   constraint is built, once
 5. ``peers/``      the same pattern asked of outlines-core, llguidance and xgrammar
-6. ``diagnose/``   the stall doctor; ``learn/`` the teaching view's pure functions
-7. ``drawing/``    DOT and SVG (graphviz's ``dot``): the automata drawn
-8. ``app/`` the web page (gradio, plotly) and ``cli`` the command line: the top, which
-   nothing below imports
+6. ``diagnose/``   the stall doctor; ``learn/`` the teaching view's pure functions;
+   ``drawing/`` DOT and SVG (graphviz's ``dot``): the automata drawn
+7. ``audit/``      one constraint over a file of prompts: where and how often runs stall
+8. ``app/`` the web page (gradio, plotly) and ``cli`` the command line (``__main__``): the
+   top, which nothing below imports
 
 Beside the folders, the few things every layer shares: ``errors`` (``FsmvizError``, the base
 of every error raised here), ``cache`` (``BoundedCache``, the only shared state),
-``printable`` (the one escaper) and ``arrays`` (two numpy helpers of the walks).
+``printable`` (the one escaper), ``arrays`` (two numpy helpers of the walks), ``params``
+(every parameter a caller sets, checked in one place) and ``bundled`` (where the bundled
+model's files live).
 
 ``import fsmviz`` loads no torch, gradio or plotly: the generation names (``load_model``,
 ``generate``, ``stream``…) import torch on first use.

@@ -1,10 +1,25 @@
-"""The web page around the engine: everything that writes HTML or needs gradio, plotly or
-graphviz's ``dot``.
+"""The web page around the engine: everything that writes HTML or needs gradio or plotly.
+(The automata are drawn one layer down, in ``fsmviz.drawing``.)
 
-``render`` draws a DFA with graphviz; ``views`` turns the engine's records into escaped
-HTML; ``charts`` draws the valid-mass chart with plotly; ``live`` turns a running
-generation into page frames; ``ui`` lays out the Gradio page and wires its events;
-``examples`` holds the seed examples the page offers.
+Read in this order:
+
+* ``server`` starts the page (``python app.py``, ``python -m fsmviz serve``); ``ui`` lays it
+  out and wires its events, nothing else; ``handlers`` what each event does, one short
+  function per event.
+* ``views`` the engine's records as escaped HTML; ``charts`` the valid-mass chart (plotly);
+  ``live`` the frames of a generation as it streams; the page's model choice in
+  ``backend`` (the bundled model or a configured server); ``stopping`` and ``leaving`` a
+  run ended by Stop or by its client going away; ``sessions`` and ``scratch`` what a
+  visitor costs (a small session, temporary downloads removed).
+* The tabs: the regex run with ``examples`` (the seed examples), ``fixes`` (a doctor's fix
+  applied and run), ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop
+  rule, overshoot); ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema
+  instead of a regex); ``grammar_page`` and ``grammar_live`` (a context-free grammar);
+  ``compare_page``, ``learn`` and ``audit_page``.
+* The API: ``api`` (``/trace``, ``/dfa``, ``/diagnose``, ``/schema``...), ``grammar_api``
+  (``/grammar``), ``answers`` (every failure a message) and ``arity`` (how many values a
+  call gives).
+* GPUs: ``zerogpu`` (Hugging Face ZeroGPU) and ``fork_gpu`` (its fork played locally).
 
 The engine (``fsmviz``) never imports this package; this package imports the engine.
 """

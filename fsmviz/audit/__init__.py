@@ -8,7 +8,8 @@
   ``runs.csv``; ``htmlreport`` the report as one escaped HTML file, with ``heat`` (the
   stalls drawn on the DFA), ``explain`` (the doctor's findings that explain the failed
   runs) and ``links`` (each run as a link to the page with it loaded);
-* ``run``     ``audit``: the runs, concurrently, each saved as it ends.
+* ``run``     ``audit``: the runs, concurrently, each saved as it ends; ``progress`` its
+  progress on stderr (a rate and an ETA).
 
 May import every engine layer below the page (``generation``, ``schema``, ``grammar``...)
 and the shared modules; torch loads only when ``audit`` runs.

@@ -1,7 +1,7 @@
 """Layer 3, a real model under the mask, one recorded step at a time.
 
-* ``bundled``  where the bundled offline model (SmolLM2-135M-Instruct) lives;
-* ``models``   loading it, or any Hugging Face model, with its vocabulary;
+* ``models``   loading the bundled offline model (SmolLM2-135M-Instruct, found by
+  ``fsmviz.bundled``), or any Hugging Face model, with its vocabulary;
 * ``batching`` one thread runs the forward passes of every concurrent generation, batched;
 * ``trace``    what a run records: its options, one ``Step`` per token, the ``Trace``;
 * ``constraint`` what the loop and the page ask of any constraint (``fsmviz.Constraint``:
@@ -12,6 +12,8 @@
   lookup), ``samplers`` (top-k, top-p, the draw), ``records`` (a ``Step`` written down),
   ``masks`` (a step's packed mask and the safe end);
 * ``processor`` the same mask as a transformers ``LogitsProcessor``;
+* ``compare``  ways to get text that matches a pattern (the mask, overshoot, the first match,
+  extraction, retries) run side by side on one prompt and seed;
 * ``server``   a model behind a vLLM server (``fsmviz.connect``): the server writes, the
   same step records come from replaying its tokens through the exact automaton.
 

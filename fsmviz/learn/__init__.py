@@ -12,7 +12,11 @@ teaching view beside it, one idea per module, all pure functions over the engine
   user-set logits or seed 000's gzip "language model" (``ZipModel``);
 * ``naive`` — the seeds' naive method (one partial match per token) timed against the
   index on the real vocabulary (``naive_vs_index``);
-* ``bytes`` — a token that splits a character walking the byte-level DFA (``byte_walk``).
+* ``bytes`` — a token that splits a character walking the byte-level DFA (``byte_walk``);
+* ``token_table`` — seed 001's transition table: states by token ids, each cell the state
+  that token moves to;
+* ``grammar`` — from regex to grammar: why balanced brackets need a stack, in numbers and
+  pictures (``brackets_regex``).
 
 Nothing here imports gradio, plotly or torch.
 """

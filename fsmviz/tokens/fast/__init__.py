@@ -4,8 +4,10 @@ A newcomer can skip this folder: every function here returns exactly what a plai
 per-state walk of the vocabulary trie returns, and the tests hold each to that walk or to the
 naive oracle.
 
-* ``arrays``-based ``rowwalk`` one state's row, whole subtrees of the trie taken at once
-  (tested against the plain walk in ``tests/test_index_rows.py``);
+* ``rowwalk`` one state's row, whole subtrees of the trie taken at once (numpy arrays;
+  tested against the plain walk in ``tests/test_index_rows.py``); ``classwalk`` the same
+  row over the *class trie*, each byte replaced by its class, so tokens a pattern cannot
+  tell apart share one path;
 * ``successors`` where a state's tokens can lead, without listing the tokens, by byte
   classes (``tests/test_index_classes.py``, ``tests/test_index_oracle.py``);
 * ``dawg`` the vocabulary as a minimal automaton, for successor sets of wide states
