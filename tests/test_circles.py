@@ -158,3 +158,37 @@ def test_a_lazy_import_counts() -> None:
         (4, "fsmviz.schema"),
     ]
     assert PACKAGE.joinpath("schema", "limits.py").exists()
+
+
+LAZY_CHECKED = ("schema", "grammar")
+"""Folders whose imports inside functions are all for heavy optional dependencies (torch,
+llguidance, outlines-core, jsonschema...), each with its reason on the line; the other
+folders are to follow."""
+
+
+def _lazy_imports(path: Path) -> list[int]:
+    """The line of every import statement inside a function of ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for func in ast.walk(tree):
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [
+                node.lineno
+                for node in ast.walk(func)
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+            ]
+    return found
+
+
+def test_an_import_inside_a_function_says_why() -> None:
+    """In the folders checked, an import inside a function carries a comment giving its
+    reason (a heavy optional dependency: ``tree`` reaches the run, and torch, that way;
+    the circle test above holds such an import to one direction)."""
+    bad = []
+    for folder in LAZY_CHECKED:
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for line in sorted(set(_lazy_imports(path))):
+                if "#" not in lines[line - 1]:
+                    bad.append(f"{folder}/{path.name}:{line}: {lines[line - 1].strip()}")
+    assert not bad, "imports inside functions without a reason:\n" + "\n".join(bad)
