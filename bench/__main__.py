@@ -11,6 +11,7 @@ from bench import (
     coverage,
     crowd_bench,
     differential,
+    family_bench,
     generate_bench,
     grammar_bench,
     grammar_run_bench,
@@ -42,6 +43,7 @@ BENCHES = {
     "grammar": grammar_bench.main,
     "grammar_run": grammar_run_bench.main,
     "llama_cpp": llama_cpp_corpus.main,
+    "families": family_bench.main,
     "page": lambda: page_bench.main([]),
 }
 """Each benchmark by its short name, in the order ``make bench`` runs them."""
