@@ -427,6 +427,10 @@
       const now = new URLSearchParams(location.search);
       for (const key of ["top_k", "top_p", "stop", "overshoot"]) if (now.has(key)) params.set(key, now.get(key));
     }
+    // the model menu (only when the operator configured servers): a server by its name,
+    // never its address (fsmviz/app/backend.py)
+    const backend = value("backend", "input");
+    if (backend && backend !== "bundled model") params.set("backend", backend);
     const mode = $("#schema-mode .schema-mode");  // the Regex box holds a schema's regex
     if (mode) { params.set("schema", mode.dataset.schema); params.set("whitespace", mode.dataset.whitespace); }
     const chosen = $("#steps tbody tr.selected");

@@ -20,6 +20,7 @@ from typing import Any
 
 import gradio as gr
 
+from fsmviz.app.backend import engine_check_html, engine_checked, run_source
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
@@ -145,6 +146,8 @@ class Page:
     compare_chart: Any = None
     example: Any = None
     """The examples menu (it names the example loaded, ``on_pattern_edit``)."""
+    engine_check: Any = None
+    """A server run's per-step engine check (``backend.engine_check_html``)."""
 
 
 def options(
@@ -220,7 +223,7 @@ def run_outputs(page: Page) -> list:
     return [page.dfa, page.output, page.shadow, page.steps, page.chart, page.diagnosis,
             page.error, page.status, page.trace, page.findings, page.step, page.downloads,
             page.run, page.stop, page.allowed, *([page.json] if page.json else []),
-            *compared]  # fmt: skip
+            *compared, *([page.engine_check] if page.engine_check else [])]  # fmt: skip
 
 
 def cleared(page: Page) -> dict:
@@ -239,6 +242,8 @@ def cleared(page: Page) -> dict:
     }
     if page.json is not None:
         updates[page.json] = ""
+    if page.engine_check is not None:
+        updates[page.engine_check] = engine_check_html(None, ())
     return updates
 
 
@@ -336,13 +341,16 @@ def on_run(
     stop="eos",
     overshoot=False,
     mark: StopMark | None = None,
+    backend: str | None = None,
 ) -> Iterator[dict]:
     """Generate: Stop shown while the frames stream; Generate stays available (a new run
-    ends this one: ``StopMark``). ``schema``: the JSON Schema put in the Regex box, if any
-    (a schema run while it is still there); ``top_k`` to ``overshoot``: the decoding box
-    (``decoding_controls``). Stopped during the constrained run, the steps written so far
-    become the run's trace (stepping, allowed sets and downloads work on them); stopped
-    during the shadow run, the shadow run is skipped."""
+    ends this one: ``StopMark``); ``backend``: the model menu's choice (the bundled model,
+    or a configured server by name: ``fsmviz.app.backend``). ``schema``: the JSON Schema
+    put in the Regex box, if any (a schema run while it is still there); ``top_k`` to
+    ``overshoot``: the decoding box (``decoding_controls``). Stopped during the
+    constrained run, the steps written so far become the run's trace (stepping, allowed
+    sets and downloads work on them); stopped during the shadow run, the shadow run is
+    skipped."""
     mark = mark if mark is not None else StopMark()
     me = mark.start()
     yield started(page)
@@ -354,8 +362,10 @@ def on_run(
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
     chosen = in_use(schema, pattern)
+    models = run_source(models, backend)  # the bundled model, or a server's (its checks kept)
     frames = run_frames(models, pattern, prompt, opts, bool(distances), drawing, chosen)
     updates = partial(frame_updates, page=page, schema=chosen)
+    updates = engine_checked(updates, page.engine_check, models)
     written = yield from follow(page, mark, me, frames, updates, done_status)
     if written is None:
         return

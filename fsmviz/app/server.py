@@ -77,6 +77,15 @@ def parser() -> argparse.ArgumentParser:
         help="how long a run's downloads are served before they are deleted (default: %(default)s)",
     )
     p.add_argument(
+        "--server",
+        action="append",
+        default=None,
+        metavar="NAME=URL",
+        help="offer an OpenAI-compatible server (vLLM) as a model on the page, by NAME; "
+        "repeatable (default: $FSMVIZ_SERVERS, NAME=URL,NAME=URL). Visitors choose a "
+        "name, never type a URL",
+    )
+    p.add_argument(
         "--mcp",
         action="store_true",
         default=os.environ.get("GRADIO_MCP_SERVER", "").lower() == "true",
@@ -89,6 +98,15 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse ``argv`` (default: ``sys.argv[1:]``), check the device, load, serve."""
     args = parser().parse_args(argv)
+    from fsmviz.app.backend import ENV, parse_servers  # no gradio: reads NAME=URL only
+    from fsmviz.errors import InputError
+
+    given = args.server if args.server is not None else os.environ.get(ENV, "").split(",")
+    try:
+        args.servers = parse_servers(given)
+    except InputError as error:
+        print(f"app.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from fsmviz.app.zerogpu import zero_gpu
 
@@ -128,7 +146,12 @@ def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - Backgroun
     from fsmviz.drawing.render import CSS as DFA_CSS
 
     lighten_sessions()  # a session's copy of the page made on demand (anonymous API calls)
-    demo = build_ui(models, args.runs_at_once, file_ttl=max(args.file_ttl, 1))
+    demo = build_ui(
+        models,
+        args.runs_at_once,
+        file_ttl=max(args.file_ttl, 1),
+        servers=getattr(args, "servers", None),
+    )
     if args.mcp:
         from fsmviz.app.leaving import mcp_calls_end_with_their_request
 

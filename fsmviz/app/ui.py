@@ -21,6 +21,7 @@ import gradio as gr
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
 from fsmviz.app.audit_page import build_audit_tab
+from fsmviz.app.backend import backend_menu, configure_servers, engine_check_panel, restore_backend
 from fsmviz.app.compare_page import build_compare_tab
 from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.grammar_page import build_grammar_tab
@@ -58,11 +59,16 @@ an hour to step through a run; then the memory is freed even if the tab stays op
 
 
 def build_ui(
-    models: BackgroundModel, runs_at_once: int = RUNS_AT_ONCE, file_ttl: int = FILE_TTL
+    models: BackgroundModel,
+    runs_at_once: int = RUNS_AT_ONCE,
+    file_ttl: int = FILE_TTL,
+    servers: dict[str, str] | None = None,
 ) -> gr.Blocks:
     """The whole page, wired to ``models`` (which may still be loading); at most
     ``runs_at_once`` generations run at a time; files served are removed after
-    ``file_ttl`` seconds."""
+    ``file_ttl`` seconds. ``servers``: name to URL of the servers the model menu offers
+    beside the bundled model (``fsmviz.app.backend``; none: no menu)."""
+    configure_servers(servers or {})
     with gr.Blocks(
         title="fsmviz — see regex-guided generation",
         delete_cache=(max(file_ttl // 6, 1), file_ttl),
@@ -77,7 +83,7 @@ def build_ui(
         # A further view (e.g. Learn) is one more `with gr.Tab(...)` inside the tabs.
         with gr.Tabs(elem_id="views"):  # noqa: SIM117
             with gr.Tab("Generate", id="generate", elem_id="generate-tab"):
-                main = main_view(models, status, runs_at_once)
+                main = main_view(models, status, runs_at_once, servers or {})
             with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
                 build_learn_tab(main.inputs[0])
             with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
@@ -111,6 +117,11 @@ def build_ui(
         ).then(  # a mark for scripts and tests: the link's values (if any) are in place
             None, js="() => { document.body.dataset.restored = 'yes'; }"
         )
+
+        def restore(request: gr.Request):  # a permalink's server, by name
+            return restore_backend(request)
+
+        demo.load(restore, None, main.backend, show_progress="hidden", **PRIVATE)
         timer.tick(
             partial(h.on_tick, models),
             None,
@@ -127,8 +138,15 @@ class MainView:
     """The Generate tab's components that ``build_ui`` wires beyond the tab."""
 
     def __init__(
-        self, page: h.Page, inputs: list[Any], schema_outputs: list[Any], decoding: list[Any]
+        self,
+        page: h.Page,
+        inputs: list[Any],
+        schema_outputs: list[Any],
+        decoding: list[Any],
+        backend: Any = None,
     ):
+        self.backend = backend
+        """The model menu (``fsmviz.app.backend``; hidden without servers)."""
         self.page = page
         self.inputs = inputs
         self.schema_outputs = schema_outputs
@@ -147,7 +165,9 @@ class Components:
         self.__dict__.update(parts)
 
 
-def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainView:
+def main_view(
+    models: BackgroundModel, status: Any, runs_at_once: int, servers: dict[str, str] | None = None
+) -> MainView:
     """Lay out the Generate tab and wire its events.
 
     Two columns: on the left the inputs, the output, the doctor, then the chart and the
@@ -159,8 +179,11 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
     with gr.Row(equal_height=False, elem_id="top"):
         with gr.Column(scale=2, min_width=300, elem_id="controls"):
+            backend = backend_menu(servers or {})
             ins = inputs_column(first_error)
+            ins.backend = backend
             out = outputs_block()
+            engine_check = engine_check_panel(servers or {})
             compare = comparison_block()
             schema_note, schema_accordion, schema = schema_block()
             doctor = doctor_block(first_diagnosis)
@@ -174,6 +197,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
         panel.dfa, out.output, out.shadow, steps, chart, doctor.diagnosis, ins.error, status,
         trace_state, findings_state, panel.step, downloads, ins.run, ins.stop, panel.allowed,
         out.json_view, ins.regex, ins.chat, compare.view, compare.chart, ins.example,
+        engine_check,
     )  # fmt: skip
     inputs = [ins.regex, ins.prompt, ins.max_tokens, ins.temperature, ins.seed, ins.chat,
               ins.prob_limit]  # fmt: skip
@@ -183,7 +207,7 @@ def main_view(models: BackgroundModel, status: Any, runs_at_once: int) -> MainVi
     schema_outputs = [schema.schema, schema.whitespace, schema.choice, schema.found,
                       schema.findings, schema.error, schema_note, schema_accordion]  # fmt: skip
     return MainView(
-        page, inputs, schema_outputs, [*ins.decoding.components, ins.decoding.accordion]
+        page, inputs, schema_outputs, [*ins.decoding.components, ins.decoding.accordion], backend
     )
 
 
@@ -386,6 +410,7 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
             schema.choice,
             *ins.decoding.components,
             stop_mark,
+            ins.backend,
         ],  # fmt: skip
         run_outputs,
         trigger_mode="multiple",

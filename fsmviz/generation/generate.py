@@ -175,12 +175,13 @@ def stream(
     ``ValueError`` for bad options or a bad prompt, before any work is done."""
     opts = replace(options or GenerationOptions(), **overrides)
     _check_prompt(prompt)
-    pattern = _runnable(pattern)
-    if isinstance(pattern, RegexConstraint) and getattr(model, "server_run", None) is not None:
-        pattern = pattern.pattern  # a server compiles the regex with its own engine
+    given, pattern = pattern, _runnable(pattern)
+    if isinstance(given, RegexConstraint) and getattr(model, "server_run", None) is not None:
+        given = pattern = given.pattern  # a server compiles the regex with its own engine
     server_run = getattr(model, "server_run", None)
     if server_run is not None:  # a served model (fsmviz.connect): it writes, fsmviz replays
-        return Stream(server_run(pattern, opts), pattern, prompt)
+        # (a compiled schema goes to the server as the schema, not as its regex)
+        return Stream(server_run(given, opts), pattern, prompt)
     if pattern is not None and not isinstance(pattern, (str, RegexConstraint)):
         # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
         # this loop with llguidance's mask where a regex has its index.

@@ -1,0 +1,273 @@
+"""The page's model choice: the bundled model, or a server the operator configured.
+
+``python app.py --server NAME=URL`` (repeatable) or ``FSMVIZ_SERVERS="NAME=URL,..."`` offers
+an OpenAI-compatible server (vLLM) beside the bundled model; the ``backend`` menu (shown
+only when a server is configured) picks one per run. A run on a server goes through
+``fsmviz.connect``'s ``ServerModel``: the server writes under its own engine's mask, fsmviz
+replays every token through its exact automaton, and everything downstream (the lit DFA,
+the steps, the chart, the doctor, every step's allowed set) reads the same ``Step``
+records as a local run. The ``engine-check`` panel shows the per-step verdict: the
+server's visible mask against the exact one.
+
+A visitor only ever *chooses a name*: the page never takes a URL from a visitor (a public
+Space that called what a visitor typed would be a server-side request forgery), and what
+the page shows and links (permalinks: ``?backend=NAME``) names the server, never its URL.
+The engine work is ``fsmviz.generation.server``; this module is the page's glue.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from fsmviz.errors import InputError
+
+__all__ = [
+    "BUNDLED",
+    "RecordedServer",
+    "ServerSource",
+    "configure_servers",
+    "engine_check_html",
+    "parse_servers",
+    "restore_backend",
+    "run_source",
+]
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+BUNDLED = "bundled model"
+"""The menu's name for the model the app runs itself."""
+ENV = "FSMVIZ_SERVERS"
+"""``NAME=URL,NAME=URL``: servers offered when ``--server`` is not given."""
+SHOWN_ROWS = 200
+"""Steps the engine-check table lists (a run has at most ``MAX_TOKENS_LIMIT`` of them)."""
+
+_SERVERS: dict[str, str] = {}
+"""The servers this app offers, by name (``configure_servers``, once at start-up)."""
+_CONNECTED: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def parse_servers(entries: Iterable[str]) -> dict[str, str]:
+    """``NAME=URL`` entries (``--server``, or ``FSMVIZ_SERVERS`` split at commas) as a
+    mapping; ``InputError`` naming the entry that is not one.
+
+    >>> parse_servers(["prod=http://10.0.0.5:8000", "local=http://127.0.0.1:8000/v1"])
+    {'prod': 'http://10.0.0.5:8000', 'local': 'http://127.0.0.1:8000/v1'}
+    """
+    servers: dict[str, str] = {}
+    for entry in entries:
+        name, equals, url = (part.strip() for part in str(entry).partition("="))
+        if not entry.strip():
+            continue
+        parts = urllib.parse.urlsplit(url)
+        if not equals or not name or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(
+                f"--server {entry!r} is not NAME=URL: write it as vllm=http://127.0.0.1:8000"
+            )
+        if name == BUNDLED or name in servers:
+            raise InputError(f"--server {entry!r}: the name {name!r} is taken; choose another")
+        servers[name] = url
+    return servers
+
+
+def configure_servers(servers: Mapping[str, str]) -> None:
+    """Offer ``servers`` (name to URL) on the page from now on."""
+    with _LOCK:
+        _SERVERS.clear()
+        _SERVERS.update(servers)
+        _CONNECTED.clear()
+
+
+def server_names() -> list[str]:
+    return list(_SERVERS)
+
+
+def choices() -> list[str]:
+    """The menu: the bundled model first, then each configured server by name."""
+    return [BUNDLED, *_SERVERS]
+
+
+def restore_backend(request: Any) -> Any:
+    """A permalink's ``backend=NAME``: that choice when it names a configured server, else
+    the menu as it is (a link never carries a URL, and an unknown name is ignored)."""
+    import gradio as gr
+
+    q = dict(request.query_params) if request else {}
+    name = q.get("backend")
+    return name if name in _SERVERS else gr.skip()
+
+
+def run_source(models: Any, choice: str | None) -> Any:
+    """What a run asks for its model: ``models`` (the page's ``BackgroundModel``) for the
+    bundled model, else a ``ServerSource`` for the server chosen by name."""
+    if not choice or choice == BUNDLED:
+        return models
+    return ServerSource(choice)
+
+
+class ServerSource:
+    """A configured server as a run's model source (``get`` as ``BackgroundModel.get``):
+    connected on first use and kept; each ``get`` a ``RecordedServer`` that keeps the
+    runs made through it (the engine check reads them). Failures are ``ModelLoadError``
+    messages that name the server by its name, never its URL."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.recorded: RecordedServer | None = None
+
+    def get(self, timeout: float | None = None) -> RecordedServer:
+        from fsmviz.generation.models import ModelLoadError
+        from fsmviz.generation.server import ServerError, connect
+
+        url = _SERVERS.get(self.name)
+        if url is None:
+            raise ModelLoadError(
+                f"no server named {self.name!r} is offered here; choose one of "
+                + ", ".join(map(repr, choices()))
+            )
+        with _LOCK:
+            model = _CONNECTED.get(self.name)
+        if model is None:
+            try:
+                model = connect(url)
+            except ServerError as error:
+                raise ModelLoadError(named(str(error), url, self.name)) from None
+            with _LOCK:
+                _CONNECTED[self.name] = model
+        self.recorded = RecordedServer(model, self.name)
+        return self.recorded
+
+    def vocabulary(self) -> Any:
+        return self.get().vocab
+
+    @property
+    def runs(self) -> list[Any]:
+        return self.recorded.runs if self.recorded is not None else []
+
+
+def named(message: str, url: str, name: str) -> str:
+    """``message`` with the server's address (and its API base) replaced by its name."""
+    parts = urllib.parse.urlsplit(url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    for address in sorted({url.rstrip("/"), base + "/v1", base}, key=len, reverse=True):
+        message = message.replace(address, f"server {name!r}")
+    return message
+
+
+class RecordedServer:
+    """A ``ServerModel`` for one page run: the same model (every attribute passes
+    through), keeping each run's ``ServerRun`` in ``runs`` (the constrained run first,
+    then the shadow run), with the server's URL in its notes and errors told by name."""
+
+    def __init__(self, model: Any, name: str) -> None:
+        self._model = model
+        self.name = name
+        self.runs: list[Any] = []
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._model, attribute)
+
+    def server_run(self, pattern: object, options: Any) -> Any:
+        run = self._model.server_run(pattern, options)
+        self.runs.append(run)
+        steps = run.steps
+        run.steps = lambda prompt_ids: self._named(run, steps(prompt_ids))
+        return run
+
+    def _named(self, run: Any, steps: Iterator[Any]) -> Iterator[Any]:
+        """``steps`` with the server named, not addressed, in what the page shows."""
+        from fsmviz.generation.server import ServerError
+
+        url = self._model.url
+        try:
+            for step in steps:
+                run.notes[:] = [named(note, url, self.name) for note in run.notes]
+                yield step
+        except ServerError as error:
+            raise ServerError(named(str(error), url, self.name)) from None
+        finally:
+            run.notes[:] = [named(note, url, self.name) for note in run.notes]
+
+
+def engine_check_html(source: Any, steps: Iterable[Any]) -> str:
+    """The ``engine-check`` panel after a run: for a server run (``source`` a
+    ``ServerSource``), a table of the server's tokens, the exact allowed set's size and
+    the server's visible candidates per step, with the verdict; for a run on the bundled
+    model, a line saying there is no engine to check. Every text escaped."""
+    runs = getattr(source, "runs", None)
+    if not runs:
+        return (
+            '<p class="empty">The engine check compares a server\'s mask with the exact '
+            "one: choose a server in the model menu.</p>"
+        )
+    run, rows = runs[0], runs[0].verdicts(list(steps))
+    wrong = [row for row in rows if not row.agrees]
+    if not rows:
+        summary = "The server wrote no token: nothing to check."
+    elif wrong:
+        summary = f"{len(wrong)} of {len(rows)} steps disagree with the exact automaton."
+    else:
+        summary = f"All {len(rows)} steps agree with the exact automaton."
+    body = "".join(
+        f'<tr class="{"agrees" if row.agrees else "disagrees"}"><td>{row.step}</td>'
+        f"<td><code>{esc(row.token)}</code></td><td>{row.allowed:,}</td>"
+        f"<td>{row.visible}</td><td>{esc(row.verdict)}</td></tr>"
+        for row in rows[:SHOWN_ROWS]
+    )
+    more = f"<p>… and {len(rows) - SHOWN_ROWS} more steps.</p>" if len(rows) > SHOWN_ROWS else ""
+    return (
+        f"<h3>Engine check: {esc(source.name)}</h3><p class='engine-summary'>{esc(summary)} "
+        "Per step: the token the server wrote, how many tokens fsmviz's exact automaton "
+        "allowed there, how many of the server's candidates its answer showed (its top "
+        "logprobs, after its mask), and whether they agree. The allowed set lists the "
+        "server's top probabilities exactly; the other allowed tokens share the rest "
+        f"evenly.</p><table class='engine-check'><thead><tr><th>step</th><th>token</th>"
+        f"<th>allowed</th><th>visible</th><th>verdict</th></tr></thead><tbody>{body}"
+        f"</tbody></table>{more}"
+        + ("" if run.stop_reason != "engine_error" else "<p>The replay stopped there.</p>")
+    )
+
+
+def engine_checked(
+    updates: Callable[[Any], dict], component: Any, source: Any
+) -> Callable[[Any], dict]:
+    """``updates`` (a frame's updates) with the ``engine-check`` panel set once the run's
+    trace is there (``component`` None: the page has no panel, nothing added)."""
+    if component is None:
+        return updates
+
+    def with_check(frame: Any) -> dict:
+        out = updates(frame)
+        if frame.trace is not None:
+            out[component] = engine_check_html(source, frame.trace.steps)
+        return out
+
+    return with_check
+
+
+def backend_menu(servers: Mapping[str, str]) -> Any:
+    """The ``backend`` menu (shown only when servers are configured)."""
+    import gradio as gr
+
+    return gr.Dropdown(
+        choices(),
+        value=BUNDLED,
+        label="Model: the bundled one, or a server the operator configured",
+        elem_id="backend",
+        visible=bool(servers),
+        interactive=True,
+    )
+
+
+def engine_check_panel(servers: Mapping[str, str]) -> Any:
+    """The ``engine-check`` panel (shown only when servers are configured)."""
+    import gradio as gr
+
+    return gr.HTML(engine_check_html(None, ()), elem_id="engine-check", visible=bool(servers))

@@ -1,0 +1,137 @@
+"""The page's model choice (``fsmviz.app.backend``) without a server: the operator's
+``--server NAME=URL`` read and refused by name, a server's address kept out of what the
+page shows, and the engine-check table escaped. The runs on a real server are in
+tests/test_server_page.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fsmviz import Vocabulary
+from fsmviz.app.backend import (
+    BUNDLED,
+    ServerSource,
+    engine_check_html,
+    named,
+    parse_servers,
+    run_source,
+)
+from fsmviz.errors import InputError
+from fsmviz.generation.server import ServerModel, ServerRun
+from fsmviz.generation.trace import GenerationOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_servers_are_read_as_name_equals_url():
+    given = ["prod = http://10.0.0.5:8000", "", "local=https://127.0.0.1:8000/v1"]
+    assert parse_servers(given) == {
+        "prod": "http://10.0.0.5:8000",
+        "local": "https://127.0.0.1:8000/v1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ("http://127.0.0.1:8000", "is not NAME=URL"),
+        ("prod=127.0.0.1:8000", "is not NAME=URL"),
+        ("prod=file:///etc/passwd", "is not NAME=URL"),
+        ("=http://127.0.0.1:8000", "is not NAME=URL"),
+        (f"{BUNDLED}=http://127.0.0.1:8000", "is taken"),
+    ],
+)
+def test_a_server_entry_that_is_not_name_equals_url_is_refused_by_name(entry, words):
+    with pytest.raises(InputError, match=words) as caught:
+        parse_servers([entry])
+    assert repr(entry) in str(caught.value)
+
+
+def test_the_same_name_twice_is_refused():
+    with pytest.raises(InputError, match="the name 'a' is taken"):
+        parse_servers(["a=http://127.0.0.1:1", "a=http://127.0.0.1:2"])
+
+
+def test_app_py_refuses_a_bad_server_at_once_with_status_2():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "app.py"), "--server", "nourl"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "app.py: error: --server 'nourl' is not NAME=URL" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_bundled_choice_is_the_apps_model_and_a_name_is_a_server_source():
+    models = object()
+    assert run_source(models, None) is models and run_source(models, BUNDLED) is models
+    source = run_source(models, "prod")
+    assert isinstance(source, ServerSource) and source.name == "prod"
+
+
+def test_a_name_no_operator_configured_is_refused_by_name():
+    from fsmviz.generation.models import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match="no server named 'elsewhere' is offered here"):
+        ServerSource("elsewhere").get()
+
+
+def test_the_servers_address_is_replaced_by_its_name():
+    url = "http://10.0.0.5:8000"
+    said = "the server at http://10.0.0.5:8000 answered 500; (prod at http://10.0.0.5:8000/v1)"
+    assert named(said, url, "prod") == (
+        "the server at server 'prod' answered 500; (prod at server 'prod')"
+    )
+
+
+def replayed(tokens: list[str], pattern: str, written: list[int], candidates):
+    """A server run's replay of ``written`` (ids into ``tokens``) under ``pattern``, with
+    the server's visible candidates per step: the replay itself, no server."""
+    vocab = Vocabulary.from_strings(tokens, eos_token="</s>")
+    model = ServerModel("toy", "http://10.0.0.5:8000/v1", "toy", tokenizer=None, vocab=vocab)
+    run = ServerRun(model, pattern, GenerationOptions())
+    run.candidates = candidates
+    run.finish_reason = "stop"
+    steps = run._replay(written, [-0.1] * len(written), [{t: -0.1} for t in written])
+    return run, steps
+
+
+class Source:
+    """What ``engine_check_html`` reads of a ``ServerSource``: its name and runs."""
+
+    def __init__(self, run) -> None:
+        self.name = "<b>prod</b>"
+        self.runs = [run]
+
+
+def test_the_engine_check_table_names_each_steps_verdict_escaped():
+    # ids 0..2, EOS 3: the server wrote "<i>" then "1"; it offered "x" at step 1
+    run, steps = replayed(["<i>", "1", "x"], r"<i>[0-9]", [0, 1, 3], [{0: -0.1}, {1: -0.2, 2: -1}])
+    page = engine_check_html(Source(run), steps)
+    assert "&lt;b&gt;prod&lt;/b&gt;" in page and "<b>prod" not in page
+    assert "<code>&lt;i&gt;</code>" in page and "<i>" not in page
+    assert page.count('<tr class="agrees">') == 2  # "<i>" and EOS
+    assert page.count('<tr class="disagrees">') == 1
+    assert "your server allowed `x` at step 1; no match can follow it" in page
+    assert "1 of 3 steps disagree" in page
+
+
+def test_a_token_the_replay_refused_gets_a_row_of_its_own():
+    run, steps = replayed(["1", "x"], r"[0-9]+", [0, 1, 2], [{0: -0.1}, {1: -0.1}])
+    assert len(steps) == 1 and run.stop_reason == "engine_error"
+    rows = run.verdicts(steps)
+    assert [(row.step, row.token, row.agrees) for row in rows] == [(0, "1", True), (1, "x", False)]
+    assert rows[1].allowed == 2  # "1" and EOS were allowed where it wrote "x"
+    assert rows[1].messages == ("your server allowed `x` at step 1; no match can follow it",)
+    assert "The replay stopped there." in engine_check_html(Source(run), steps)
+
+
+def test_a_run_on_the_bundled_model_has_no_engine_to_check():
+    assert "choose a server in the model menu" in engine_check_html(object(), ())
