@@ -27,6 +27,8 @@ COMPACT_ABOVE = 30
 DRAW_LIMIT = 300
 """Nodes past which nothing is drawn (the page's ``DRAW_LIMIT``)."""
 _HOT = (0xC0, 0x14, 0x1C)
+DARK = 0.6
+"""Past this share of the most, a state's fill is dark: its number is written in white."""
 _NODE = re.compile(r'(<g class="node state s(\d+)[^"]*">)(.*?</g>)', re.S)
 _TITLE = re.compile(r"<title>[^<]*</title>")
 _FILL = re.compile(r'(<(?:ellipse|polygon)\b[^>]*?)fill="[^"]*"')
@@ -82,8 +84,10 @@ def heat_svg(pattern: str, rows: Iterable[AuditRow]) -> tuple[str | None, str]:
         title = f"state {states[0]}" if len(states) == 1 else f"states {states[0]}-{states[-1]}"
         body = _TITLE.sub(f"<title>{escape(title)}: {n} {what}</title>", m.group(3), count=1)
         if n:
-            colour = heat_colour(n / top if top else 0.0)
-            body = shape.sub(rf'\1{how}="{colour}"', body)
+            share = n / top if top else 0.0
+            body = shape.sub(rf'\1{how}="{heat_colour(share)}"', body)
+            if how == "fill" and share > DARK:  # the state's number stays readable
+                body = body.replace("<text ", '<text fill="white" ')
         return m.group(1) + body
 
     def node(m: re.Match[str]) -> str:

@@ -32,7 +32,7 @@ DEFAULT_PAGE = "http://127.0.0.1:7860/"
 
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px;
-text-align:left;vertical-align:top}th{background:#f3f3f3}.n{text-align:right}
+text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f3f3f3}.n{text-align:right}
 .bad{color:#a00}.ok{color:#070}code{white-space:pre-wrap;word-break:break-all}
 .heat svg{max-width:100%;height:auto;max-height:60vh}"""
 BAR = "display:inline-block;width:6px;margin-right:1px;vertical-align:bottom;background:"
