@@ -685,7 +685,8 @@ def _wire_runs(
         button.click(partial(on_example, name), None, filled, **PRIVATE).then(
             partial(on_run, tab, models), inputs, outputs, **running
         )
-    tab.page.stop.click(partial(on_stop, tab), mark, tab.page.stop, **PRIVATE)
+    stopped = [tab.page.stop, tab.page.status]  # the status says "Stopped" in Stop's answer
+    tab.page.stop.click(partial(on_stop, tab), mark, stopped, queue=False, **PRIVATE)
 
 
 def _wire_stepping(settings: _Settings, tab: GrammarTab) -> None:

@@ -49,6 +49,7 @@ from fsmviz.app.schema_run import (
     schema_frames,
 )
 from fsmviz.app.scratch import run_folder
+from fsmviz.app.stopping import polled
 from fsmviz.app.views import (
     allowed_html,
     comparison_html,
@@ -548,19 +549,20 @@ def follow(
     or Stop came during the shadow run (skipped, said with the run's ``status``)."""
     written: list[Step] = []
     traced = None
-    try:
-        for frame in frames:
-            if mark.run != me:
-                break
-            page_frame = getattr(frame, "frame", frame)  # a GrammarFrame holds one
-            written.extend(page_frame.new_steps)
-            traced = page_frame.trace or traced
-            yield updates(frame)
-        else:
-            yield idle(page)
-            return None
-    finally:
-        frames.close()  # type: ignore[attr-defined]
+    # polled: the mark is looked at every 50 ms while a frame is awaited, not only when
+    # one comes (a token took 1-2.5 s on a loaded machine: Stop waited for it)
+    for frame in polled(frames, lambda: mark.run != me):
+        page_frame = getattr(frame, "frame", frame)  # a GrammarFrame holds one
+        written.extend(page_frame.new_steps)
+        traced = page_frame.trace or traced
+        if mark.run == me and traced is None:  # Stop says this at once (``on_stop``)
+            mark.said = f"Stopped after {plural(len(written), 'token')}: keeping what was written…"
+        elif mark.run == me:
+            mark.said = ""  # the shadow run: skipping it is said by the run, with its status
+        yield updates(frame)
+    if mark.run == me:  # the frames ran out: the page is idle again
+        yield idle(page)
+        return None
     if not mark.stopped(me):
         return None
     if traced is not None:
@@ -583,9 +585,14 @@ class StopMark:
     run: int = 0
     stopped_run: int = -1
     """The run that Stop ended (not one a new run replaced)."""
+    said: str = ""
+    """What the status line says the moment Stop is heard (``on_stop``), kept up to date
+    by the run (``follow``: "Stopped after 5 tokens: keeping…"); empty where the run's
+    own next update says it."""
 
     def start(self) -> int:
         self.run += 1
+        self.said = ""
         return self.run
 
     def stop(self) -> None:
@@ -612,16 +619,9 @@ def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..
     def run(*values):
         *values, mark = values
         me = mark.start()
-        updates = handler(*values)
-        try:
-            for update in updates:
-                if mark.run != me:
-                    break
-                yield update
-            else:
-                return
-        finally:
-            updates.close()
+        yield from polled(handler(*values), lambda: mark.run != me)
+        if mark.run == me:
+            return
         if mark.stopped(me):
             yield {**idle(page), page.status: "Stopped."}
 
@@ -629,10 +629,17 @@ def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..
 
 
 def on_stop(page: Page, mark: StopMark) -> dict:
-    """Stop: the run sees the mark before its next frame and ends (``on_run``); until
-    then the button says so."""
+    """Stop: the run sees the mark within 50 ms (``stopping.polled``) and ends
+    (``on_run``); until then the button says so. Wired outside the queue (``queue=False``):
+    a click is heard at once, never behind other events. The status line says "Stopped
+    after N tokens" in this very answer (``StopMark.said``), not after the run's frame in
+    flight has been sent."""
+    said = mark.said
     mark.stop()
-    return {page.stop: gr.update(value="Stopping…", interactive=False)}
+    updates = {page.stop: gr.update(value="Stopping…", interactive=False)}
+    if said:
+        updates[page.status] = said
+    return updates
 
 
 def on_distances(

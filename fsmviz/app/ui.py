@@ -425,7 +425,10 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
         **run_event(page.status, runs_at_once),
         **PRIVATE,
     )  # fmt: skip
-    ins.stop.click(partial(h.on_stop, page), stop_mark, ins.stop, **PRIVATE)
+    # queue=False: heard at once, never behind a queued event (issue 47: Stop within 1 s)
+    ins.stop.click(
+        partial(h.on_stop, page), stop_mark, [ins.stop, page.status], queue=False, **PRIVATE
+    )
     compare.dismiss.click(h.on_dismiss, None, [compare.view, compare.chart], **PRIVATE)
 
 
