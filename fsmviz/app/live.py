@@ -122,6 +122,12 @@ class PatternView:
     """The pattern built once over the vocabulary (``fsmviz.constraint``): the doctor, the
     run and the allowed sets read it; None without a vocabulary (or an index too large)."""
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (a ZeroGPU worker's argument: ``fsmviz.app.zerogpu``) without its
+        ``constraint``, whose index holds a lock and the vocabulary, which do not pickle;
+        the run in the worker builds the index again (found in the pattern's caches)."""
+        return {**self.__dict__, "constraint": None}
+
     def dfa_html(
         self,
         steps: Sequence[Step] = (),
