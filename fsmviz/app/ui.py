@@ -80,18 +80,11 @@ def build_ui(
             elem_id="intro",
         )
         status = gr.HTML(models.status, elem_id="status")
-        # A further view (e.g. Learn) is one more `with gr.Tab(...)` inside the tabs.
+        # A further view (e.g. Learn) is one more `with gr.Tab(...)` in ``other_views``.
         with gr.Tabs(elem_id="views"):  # noqa: SIM117
             with gr.Tab("Generate", id="generate", elem_id="generate-tab"):
                 main = main_view(models, status, runs_at_once, servers or {})
-            with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
-                build_learn_tab(main.inputs[0])
-            with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
-                build_grammar_tab(models, demo, runs_at_once)
-            with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
-                build_compare_tab(models, main.inputs[0], main.inputs[1])
-            with gr.Tab("Audit", id="audit", elem_id="audit-tab"):
-                build_audit_tab(models, main.inputs[0])
+            other_views(models, demo, runs_at_once, main)
         timer = gr.Timer(1.0)
 
         def load(request: gr.Request):  # Gradio finds the request by this annotation
@@ -132,6 +125,19 @@ def build_ui(
 
         add_api(models, runs_at_once)  # /trace, /dfa, /diagnose, /schema (and MCP tools)
     return demo
+
+
+def other_views(models: BackgroundModel, demo: gr.Blocks, runs_at_once: int, main: MainView):
+    """The views beside Generate, a tab each; Learn, Compare and Audit take the Generate
+    tab's regex box (Compare its prompt too)."""
+    with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
+        build_learn_tab(main.inputs[0])
+    with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
+        build_grammar_tab(models, demo, runs_at_once)
+    with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
+        build_compare_tab(models, main.inputs[0], main.inputs[1])
+    with gr.Tab("Audit", id="audit", elem_id="audit-tab"):
+        build_audit_tab(models, main.inputs[0])
 
 
 class MainView:
