@@ -8,6 +8,7 @@ against ``fsmviz.audit`` run on the same prompts directly.
 
 from __future__ import annotations
 
+import json
 import re
 from types import SimpleNamespace
 
@@ -51,7 +52,7 @@ def test_a_prompts_file_uploaded_is_audited_and_its_counts_shown(audit_app, tiny
     prompts = tmp_path / "prompts.txt"
     prompts.write_text("\n".join(PROMPTS) + "\n")
     client = Client(audit_app, verbose=False)
-    html, files = client.predict(
+    html, files, chart = client.predict(
         handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, api_name="/audit"
     )
     alone = fsmviz.audit(tiny, LONG, PROMPTS, max_tokens=4)
@@ -63,8 +64,11 @@ def test_a_prompts_file_uploaded_is_audited_and_its_counts_shown(audit_app, tiny
     assert "Say &lt;b&gt;hi&lt;/b&gt; &amp; bye" in html and "<b>hi</b>" not in html
     assert html.count('href="?regex=') == 3  # each run: the page with it loaded
     assert sorted(p.rsplit("/", 1)[-1] for p in files) == ["report.html", "runs.csv"]
+    # The chart (plotly, on the page only): the not-matched runs of each place, summed.
+    bars = {bar["name"]: bar["x"] for bar in json.loads(chart["plot"])["data"]}
+    assert sum(bars["not matched: stalled there"]) == alone.total - alone.matched
     # The visitor's quota: 3 of 5 used, so 3 more are refused with the reason.
-    html, files = client.predict(
+    html, files, _ = client.predict(
         handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, api_name="/audit"
     )
     assert "at most 5 prompts per visitor per hour; 2 are left" in html and files is None

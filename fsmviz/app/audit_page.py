@@ -178,9 +178,9 @@ def on_audit(
     chat,
     visitor: str,
     progress: Any = None,
-) -> Iterator[tuple[str, Any]]:
-    """Audit the uploaded prompts: (the view's HTML, the files to download) as it goes,
-    the report at the end; a bad input is a message, not an exception."""
+) -> Iterator[tuple[str, Any, Any]]:
+    """Audit the uploaded prompts: (the view's HTML, the files to download, the chart) as
+    it goes, the report at the end; a bad input is a message, not an exception."""
     try:
         constraint = audit_constraint(kind, text, regex)
         pairs = audit_prompts(path)
@@ -188,9 +188,9 @@ def on_audit(
         QUOTA.take(visitor or "anonymous", len(pairs))
         model = models.get(timeout=600)
     except (FsmvizError, ValueError) as error:
-        yield error_html(error), None
+        yield error_html(error), None, None
         return
-    yield progress_html(0, len(pairs)), None
+    yield progress_html(0, len(pairs)), None, None
     yield from _audited(model, constraint, pairs, options, progress)
 
 
@@ -205,7 +205,7 @@ def _options(max_tokens, temperature, seed, chat):
     )
 
 
-def _audited(model, constraint, pairs, options, progress) -> Iterator[tuple[str, Any]]:
+def _audited(model, constraint, pairs, options, progress) -> Iterator[tuple[str, Any, Any]]:
     """Run the audit in a thread of its own and report its progress from this one (Gradio's
     progress belongs to the event's thread); then the report and its files."""
     from fsmviz.app.scratch import run_folder
@@ -228,10 +228,10 @@ def _audited(model, constraint, pairs, options, progress) -> Iterator[tuple[str,
         if isinstance(item, int):
             if progress is not None:
                 progress((item, len(pairs)), desc="audit", unit="prompts")
-            yield progress_html(item, len(pairs)), None
+            yield progress_html(item, len(pairs)), None, None
             continue
         if isinstance(item, (FsmvizError, ValueError)):
-            yield error_html(item), None
+            yield error_html(item), None, None
             return
         if isinstance(item, BaseException):
             raise item
@@ -240,7 +240,37 @@ def _audited(model, constraint, pairs, options, progress) -> Iterator[tuple[str,
     prompts = dict(pairs)
     page = report_fragment(report, "", prompts=prompts, traces=f"/gradio_api/file={folder}/")
     files = [str(folder / "report.html"), str(folder / "runs.csv")]
-    yield page, files
+    yield page, files, stall_figure(report)
+
+
+SHOWN_PLACES = 15
+"""Places the chart shows (the report's table has them all)."""
+
+
+def stall_figure(report: Any) -> Any:
+    """The places where runs stall as stacked bars, most first: the runs that did not
+    match there, and the matched runs whose lowest valid mass was there. plotly is
+    imported here, on the page only (the engine never imports it)."""
+    import plotly.graph_objects as go
+
+    places = report.places[:SHOWN_PLACES]
+    names = [p.place for p in places][::-1]
+    figure = go.Figure()
+    for label, values, colour in (
+        ("not matched: stalled there", [p.stalled for p in places][::-1], "#c0141c"),
+        ("matched: lowest valid mass there", [p.runs - p.stalled for p in places][::-1],
+         "#3a7bd5"),
+    ):  # fmt: skip
+        figure.add_trace(go.Bar(y=names, x=values, name=label, orientation="h",
+                                marker={"color": colour}))  # fmt: skip
+    figure.update_layout(
+        barmode="stack",
+        height=120 + 24 * len(places),
+        margin={"l": 140, "r": 20, "t": 30, "b": 40},
+        xaxis={"title": "runs", "tickformat": "d"},
+        legend={"orientation": "h", "y": -0.3},
+    )
+    return figure
 
 
 def build_audit_tab(models: Any, regex_box: Any) -> None:
@@ -272,6 +302,7 @@ def build_audit_tab(models: Any, regex_box: Any) -> None:
             chat = gr.Checkbox(True, label="Chat template", elem_id="audit-chat")
         run = gr.Button("Audit", variant="primary", elem_id="audit-run")
         report = gr.HTML(EMPTY, elem_id="audit-report")
+        chart = gr.Plot(label="Where runs stall", show_label=False, elem_id="audit-chart")
         files = gr.File(label="The report and one row per run", elem_id="audit-files")
 
     def audit_event(path, kind, text, regex, max_tokens, temperature, seed, chat,
@@ -283,7 +314,7 @@ def build_audit_tab(models: Any, regex_box: Any) -> None:
     run.click(
         audit_event,
         [upload, kind, text, regex_box, max_tokens, temperature, seed, chat],
-        [report, files],
+        [report, files, chart],
         concurrency_id="generate",
         api_name="audit",
         api_visibility="undocumented",  # callable (gradio_client), not an MCP tool
