@@ -652,9 +652,9 @@ class _Run:
     ``fsmviz.generation.constraint.Steering``: ``_IndexSteering`` for a regex, a grammar's
     own ``GrammarRun``), which the loop holds and never subclasses."""
 
-    def __init__(self, model: Model, steering: Steering, opts: GenerationOptions):
+    def __init__(self, model: Model, steering: Steering | None, opts: GenerationOptions):
         self.model = model
-        self.steering = steering
+        self.steering = steering or _IndexSteering(model, None, opts)  # None: unconstrained
         self.eos = model.vocab.eos_token_id
         self.sequence: Sequence | None = None  # our KV cache, once the prompt went in
         self.stop_reason: StopReason | None = None
