@@ -76,6 +76,7 @@ from interegular.patterns import (  # noqa: E402
 )
 from interegular.utils.simple_parser import NoMatch, nomatch  # noqa: E402
 
+from fsmviz.cache import bounded
 from fsmviz.errors import ExplainedError
 
 __all__ = [
@@ -1081,9 +1082,20 @@ def _refuse(refusal: _Refusal, position: int) -> None:
 
 def parse(pattern: str) -> tuple[str, Pattern]:
     """Check ``pattern`` and parse it. Returns the pattern without redundant anchors and
-    the syntax tree of it; raises ``RegexError`` for anything unusable."""
+    the syntax tree of it; raises ``RegexError`` for anything unusable. Kept for the last
+    ``PARSED`` patterns (the tree is immutable): a run asks for the same pattern's tree
+    two or three times (its size, its DFA, its first mask by derivatives)."""
     if not isinstance(pattern, str):
         raise RegexError("the pattern must be text", None, None)
+    return _parsed(pattern)
+
+
+PARSED = 64
+"""Parsed patterns kept (``parse``)."""
+
+
+@bounded(maxsize=PARSED)
+def _parsed(pattern: str) -> tuple[str, Pattern]:
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise RegexError(
             f"the pattern is too long ({len(pattern):,} characters; the limit is "
