@@ -8,6 +8,7 @@ row as each way finishes; the chart follows once the masked runs are in.
 from __future__ import annotations
 
 import html
+import time
 from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
@@ -16,6 +17,7 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from fsmviz.app.charts import MASS_LINEAR
+from fsmviz.app.stopping import TICK, ticking
 from fsmviz.app.views import error_html, shown
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 from fsmviz.errors import FsmvizError
@@ -50,8 +52,11 @@ PRESETS: dict[str, tuple[str, str, bool]] = {
 COLORS = {"constrained": "#2b6cd4", "overshoot": "#c0392b", "first": "#27ae60"}
 
 
-def compare_html(rows: Sequence[Decoding], pending: Sequence[str] = ()) -> str:
-    """The table of decodings side by side (``pending``: labels of ways still running).
+def compare_html(
+    rows: Sequence[Decoding], pending: Sequence[str] = (), notes: Sequence[str] = ()
+) -> str:
+    """The table of decodings side by side (``pending``: labels of ways still running,
+    each with its note of progress and estimate, ``pending_notes``, where given).
 
     >>> compare_html([])
     '<p class="empty">Press Compare: each way of decoding runs on the same prompt and seed.</p>'
@@ -78,8 +83,11 @@ def compare_html(rows: Sequence[Decoding], pending: Sequence[str] = ()) -> str:
             f"<td>{html.escape(row.stop_reason)}"
             f"{' · ' + html.escape(row.note) if row.note else ''}</td></tr>"
         )
-    for label in pending:
-        body.append(f'<tr class="pending"><td>{html.escape(label)}</td><td colspan="5">…</td></tr>')
+    for label, note in zip(pending, [*notes, *[""] * len(pending)], strict=False):
+        body.append(
+            f'<tr class="pending"><td>{html.escape(label)}</td>'
+            f'<td colspan="5" class="progress">{html.escape(note) or "…"}</td></tr>'
+        )
     head = (
         "<tr><th>decoding</th><th>output</th><th>matches?</th><th>tokens</th><th>time</th>"
         "<th>stopped</th></tr>"
@@ -114,6 +122,30 @@ def compare_figure(rows: Sequence[Decoding]) -> go.Figure:
         legend={"orientation": "h", "y": -0.25},
     )
     return figure
+
+
+def pending_notes(
+    rows: Sequence[Decoding], waiting: int, max_tokens: int, running: float
+) -> list[str]:
+    """What the ways still to come say (issue 47, point 5: only "…" for over a minute):
+    the running one how long it has run, and with the pace of the ways done so far
+    (tokens per second) the most each may take and the most left in all.
+
+    >>> pending_notes([], 2, 64, 3.2)
+    ['running for 3 s (at most 64 tokens; an estimate comes with the first way done)', 'waiting']
+    """
+    if waiting <= 0:
+        return []
+    tokens, seconds = sum(r.tokens for r in rows), sum(r.seconds for r in rows)
+    if not rows or tokens <= 0 or seconds <= 0:
+        first = f"running for {running:.0f} s (at most {max_tokens} tokens; an estimate "
+        return [first + "comes with the first way done)", *["waiting"] * (waiting - 1)]
+    each = max_tokens / (tokens / seconds)
+    left = max(each - running, 0) + each * (waiting - 1)
+    pace = f"{tokens / seconds:.1f} tokens/s so far"
+    first = f"running for {running:.0f} s · at most ~{each:.0f} s each"
+    first += f", ~{left:.0f} s left in all ({pace})"
+    return [first, *[f"waiting · at most ~{each:.0f} s"] * (waiting - 1)]
 
 
 def compare_seconds(model, pattern, prompt, opts, ways, retries) -> int:
@@ -161,9 +193,14 @@ def on_compare(
         runs = compare_rows_on_gpu(
             model, pattern, prompt, opts, [w.name for w in chosen], int(retries)
         )
-        for row in runs:
-            rows.append(row)
-            yield compare_html(rows, [w.label for w in chosen[len(rows) :]]), None
+        began = time.perf_counter()
+        for row in ticking(runs, every=1.0):  # a tick a second: the running way's clock
+            if row is not TICK:
+                rows.append(row)  # type: ignore[arg-type]
+                began = time.perf_counter()
+            left = [w.label for w in chosen[len(rows) :]]
+            notes = pending_notes(rows, len(left), opts.max_tokens, time.perf_counter() - began)
+            yield compare_html(rows, left, notes), None
     except (FsmvizError, ValueError, ModelLoadError) as error:
         yield error_html(error, pattern), None
         return

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-__all__ = ["POLL_EVERY", "polled"]
+__all__ = ["POLL_EVERY", "TICK", "polled", "ticking"]
 
 T = TypeVar("T")
 
@@ -94,5 +94,53 @@ def polled(
             if kind == _ERROR:
                 raise item  # type: ignore[misc]
             yield item  # type: ignore[misc]
+    finally:
+        done.set()
+
+
+TICK = object()
+"""What ``ticking`` yields when ``every`` seconds passed with no item."""
+
+
+def ticking(items: Iterator[T], every: float = 1.0) -> Iterator[T | object]:
+    """``items`` as they come (iterated on a thread of their own, in the caller's
+    context), and ``TICK`` each time ``every`` seconds pass without one: a handler whose
+    items take long (Compare's decodings, ~10-60 s each on a CPU) can redraw its progress
+    in between. An error raised by ``items`` is raised here; closing this generator
+    closes ``items`` on their thread after their current item.
+
+    >>> list(ticking(iter([1, 2])))
+    [1, 2]
+    """
+    handed: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
+    done = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                handed.put((_FRAME, item))
+                if done.is_set():
+                    break
+        except Exception as error:  # noqa: BLE001 - handed to the reader, raised there
+            handed.put((_ERROR, error))
+        finally:
+            with contextlib.suppress(Exception):
+                items.close()  # type: ignore[attr-defined]
+            handed.put((_END, None))
+
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(produce,), name="fsmviz-ticks", daemon=True).start()
+    try:
+        while True:
+            try:
+                kind, item = handed.get(timeout=every)
+            except queue.Empty:
+                yield TICK
+                continue
+            if kind == _END:
+                return
+            if kind == _ERROR:
+                raise item  # type: ignore[misc]
+            yield item
     finally:
         done.set()
