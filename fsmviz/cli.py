@@ -817,11 +817,15 @@ def _audit(args: argparse.Namespace) -> int:
     arg("--host", default="127.0.0.1", help="the address to listen on"),
     arg("--port", type=int, default=7860, help="the port"),
     arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
-)
+    arg("--server", action="append", default=None, metavar="NAME=URL",
+        help="offer an OpenAI-compatible server (vLLM) on the page by NAME (repeatable)"),
+)  # fmt: skip
 def _serve(args: argparse.Namespace) -> int:
     from fsmviz.app.server import main as serve  # gradio loads only here
 
     argv = ["--host", args.host, "--port", str(args.port)]
     if args.model:
         argv += ["--model", args.model]
+    for entry in args.server or ():
+        argv += ["--server", entry]
     return serve(argv) or 0

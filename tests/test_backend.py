@@ -56,9 +56,10 @@ def test_the_same_name_twice_is_refused():
         parse_servers(["a=http://127.0.0.1:1", "a=http://127.0.0.1:2"])
 
 
-def test_app_py_refuses_a_bad_server_at_once_with_status_2():
+@pytest.mark.parametrize("command", [[str(ROOT / "app.py")], ["-m", "fsmviz", "serve"]])
+def test_the_app_refuses_a_bad_server_at_once_with_status_2(command):
     done = subprocess.run(
-        [sys.executable, str(ROOT / "app.py"), "--server", "nourl"],
+        [sys.executable, *command, "--server", "prod=http://127.0.0.1:8000", "--server", "nourl"],
         capture_output=True,
         text=True,
         timeout=60,

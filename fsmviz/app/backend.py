@@ -27,12 +27,14 @@ from fsmviz.errors import InputError
 
 __all__ = [
     "BUNDLED",
+    "ENGINE_CHECK_LATER",
     "RecordedServer",
     "ServerSource",
     "configure_servers",
     "engine_check_html",
     "parse_servers",
     "restore_backend",
+    "restore_on_load",
     "run_source",
 ]
 
@@ -45,6 +47,8 @@ BUNDLED = "bundled model"
 """The menu's name for the model the app runs itself."""
 ENV = "FSMVIZ_SERVERS"
 """``NAME=URL,NAME=URL``: servers offered when ``--server`` is not given."""
+ENGINE_CHECK_LATER = '<p class="empty">A server run\'s engine check comes when it ends.</p>'
+"""The ``engine-check`` panel while a run goes."""
 SHOWN_ROWS = 200
 """Steps the engine-check table lists (a run has at most ``MAX_TOKENS_LIMIT`` of them)."""
 
@@ -77,12 +81,13 @@ def parse_servers(entries: Iterable[str]) -> dict[str, str]:
     return servers
 
 
-def configure_servers(servers: Mapping[str, str]) -> None:
-    """Offer ``servers`` (name to URL) on the page from now on."""
+def configure_servers(servers: Mapping[str, str]) -> Mapping[str, str]:
+    """Offer ``servers`` (name to URL) on the page from now on; returns them."""
     with _LOCK:
         _SERVERS.clear()
         _SERVERS.update(servers)
         _CONNECTED.clear()
+    return servers
 
 
 def server_names() -> list[str]:
@@ -102,6 +107,17 @@ def restore_backend(request: Any) -> Any:
     q = dict(request.query_params) if request else {}
     name = q.get("backend")
     return name if name in _SERVERS else gr.skip()
+
+
+def restore_on_load(demo: Any, menu: Any) -> None:
+    """Wire ``restore_backend`` to the page's load (the link's ``backend=NAME``)."""
+    import gradio as gr
+
+    def restore(request: gr.Request) -> Any:
+        return restore_backend(request)
+
+    restore.__annotations__["request"] = gr.Request  # how Gradio finds the request
+    demo.load(restore, None, menu, show_progress="hidden", api_visibility="private")
 
 
 def run_source(models: Any, choice: str | None) -> Any:

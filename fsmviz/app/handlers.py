@@ -20,7 +20,12 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import engine_check_html, engine_checked, run_source
+from fsmviz.app.backend import (
+    ENGINE_CHECK_LATER,
+    engine_check_html,
+    engine_checked,
+    run_source,
+)
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
@@ -531,6 +536,8 @@ def started(page: Page) -> dict:
         updates[page.json] = ""
     if page.compare_view is not None:  # an earlier Apply & run's before/after is not this run's
         updates.update({page.compare_view: "", page.compare_chart: None})
+    if page.engine_check is not None:  # nor the last server run's engine check
+        updates[page.engine_check] = ENGINE_CHECK_LATER
     return updates
 
 

@@ -21,7 +21,7 @@ import gradio as gr
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
 from fsmviz.app.audit_page import build_audit_tab
-from fsmviz.app.backend import backend_menu, configure_servers, engine_check_panel, restore_backend
+from fsmviz.app.backend import backend_menu, configure_servers, engine_check_panel, restore_on_load
 from fsmviz.app.compare_page import build_compare_tab
 from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.grammar_page import build_grammar_tab
@@ -66,9 +66,7 @@ def build_ui(
 ) -> gr.Blocks:
     """The whole page, wired to ``models`` (which may still be loading); at most
     ``runs_at_once`` generations run at a time; files served are removed after
-    ``file_ttl`` seconds. ``servers``: name to URL of the servers the model menu offers
-    beside the bundled model (``fsmviz.app.backend``; none: no menu)."""
-    configure_servers(servers or {})
+    ``file_ttl`` seconds; ``servers`` (name to URL) are offered beside the bundled model."""
     with gr.Blocks(
         title="fsmviz — see regex-guided generation",
         delete_cache=(max(file_ttl // 6, 1), file_ttl),
@@ -110,11 +108,7 @@ def build_ui(
         ).then(  # a mark for scripts and tests: the link's values (if any) are in place
             None, js="() => { document.body.dataset.restored = 'yes'; }"
         )
-
-        def restore(request: gr.Request):  # a permalink's server, by name
-            return restore_backend(request)
-
-        demo.load(restore, None, main.backend, show_progress="hidden", **PRIVATE)
+        restore_on_load(demo, main.backend)  # a permalink's server, by name
         timer.tick(
             partial(h.on_tick, models),
             None,
@@ -185,7 +179,7 @@ def main_view(
     first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
     with gr.Row(equal_height=False, elem_id="top"):
         with gr.Column(scale=2, min_width=300, elem_id="controls"):
-            backend = backend_menu(servers or {})
+            backend = backend_menu(configure_servers(servers or {}))
             ins = inputs_column(first_error)
             ins.backend = backend
             out = outputs_block()
