@@ -30,6 +30,14 @@
       else said();
     }
   });
+  // A grammar pasted into the box is told apart afresh: the Format choice goes back to
+  // auto (an example had set gbnf, and a pasted Lark grammar was refused with
+  // "expected ::=", nothing pointing at the Format choice; issue 47, point 4).
+  document.addEventListener("paste", (event) => {
+    if (!event.target.closest("#grammar textarea")) return;
+    const auto = $("#grammar-format input[type=radio][value=auto]");
+    if (auto && !auto.checked) auto.click();
+  }, true);
   setInterval(() => {  // a point of the chart chooses its step
     const plot = $("#grammar-chart .js-plotly-plot");
     if (plot && plot.on && !plot.dataset.fsmvizHooked) {

@@ -662,11 +662,11 @@ def _wire_grammar(models: Any, settings: _Settings, learn: _Learn, tab: GrammarT
     redraws Learn's view."""
     page = tab.page
     learn.depth.change(learn_html, learn.depth, learn.view, trigger_mode="always_last", **PRIVATE)
-    drawn = [page.dfa, page.diagnosis, page.error]
-    typed = [settings.box, settings.fmt, settings.max_tokens]
-    settings.box.change(partial(on_grammar, models), typed, drawn,
-                        trigger_mode="always_last", **PRIVATE)  # fmt: skip
-    settings.fmt.input(partial(on_grammar, models), typed, drawn, **PRIVATE)
+    drawn = grammar_edit_outputs(tab)  # the drawing, the doctor, and a stale run cleared
+    typed = [settings.box, settings.fmt, settings.max_tokens, page.trace]
+    edited = partial(on_grammar_edit, tab, models)
+    settings.box.change(edited, typed, drawn, trigger_mode="always_last", **PRIVATE)
+    settings.fmt.input(edited, typed, drawn, **PRIVATE)
 
 
 def _wire_runs(
@@ -726,10 +726,45 @@ def on_example(name: str):
 
 
 def on_grammar(models: Any, text: str, fmt: str, max_tokens):
-    """The grammar box changed: drawing, findings, error."""
+    """The grammar box changed: drawing, findings, error. A grammar that does not compile
+    has no findings to show: the doctor says it waits (it said "the grammar looks
+    healthy" under a broken grammar)."""
     view = grammar_view(text, fmt)
+    if view.grammar is None:
+        return rules_html(view), DOCTOR_WAITS, view.error
     found = grammar_findings(view, models.vocabulary(), int(max_tokens))
     return rules_html(view), grammar_findings_html(found), view.error
+
+
+DOCTOR_WAITS = (
+    '<p class="grammar-findings-wait">The doctor reads the grammar once it compiles: '
+    "the box under Generate says what is wrong.</p>"
+)
+
+
+def on_grammar_edit(tab: GrammarTab, models: Any, text: str, fmt: str, max_tokens, trace):
+    """The grammar box or its format changed: the drawing, the doctor and the error
+    (``on_grammar``); and a run of another grammar (its output, steps, verdict, place,
+    slider, allowed sets, downloads) is cleared, since none of it belongs to what the box
+    now says (issue 47, point 2: they stayed, under a broken grammar too)."""
+    from fsmviz.app.handlers import cleared
+
+    page = tab.page
+    rules, doctor, error = on_grammar(models, text, fmt, max_tokens)
+    updates = {page.dfa: rules, page.diagnosis: doctor, page.error: error}
+    if trace is not None and trace.pattern != text:
+        updates.update(cleared(page))
+        updates.update({tab.place: place_html(None), tab.terminal: "", tab.stepping: None})
+    return updates
+
+
+def grammar_edit_outputs(tab: GrammarTab) -> list:
+    """The components ``on_grammar_edit`` may write."""
+    from fsmviz.app.handlers import cleared
+
+    page = tab.page
+    return [page.dfa, page.diagnosis, page.error, *cleared(page), tab.place, tab.terminal,
+            tab.stepping]  # fmt: skip
 
 
 def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:
