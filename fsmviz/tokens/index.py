@@ -16,9 +16,12 @@ which simply becomes another state of the index.
 trie (``fsmviz.tokens.trie``): a breadth-first walk over pairs (trie node, DFA state), one trie
 level per round, every round a few numpy gathers over all live pairs. A branch the DFA
 rejects dies with its whole subtree. A state's *row* (its allowed tokens, sorted, and the
-state each leads to) is made when first asked for: the first token's mask costs one walk
-from one state, and where that state lets whole subtrees of the trie through (a loop over
-``[a-z0-9]``), it takes them without walking them (``fsmviz.tokens.fast.rowwalk``).
+state each leads to) is made when first asked for: one walk from one state. A state that
+reads many bytes (a string's loop, a name's letters) walks the *class trie*, the
+vocabulary spelled by the pattern's byte classes (" lovelace" and " abcdefgh" alike: 1,252
+nodes for a key-value pattern where the byte trie has 100,000), one pass a level
+(``fsmviz.tokens.fast.classwalk``); another walks the byte trie, taking whole subtrees its
+chain lets through (``fsmviz.tokens.fast.rowwalk``).
 
 The whole index (every reachable state, what the safe end and the doctor need) asks less:
 only each state's *successor set*, never its token list. When few (token prefix, state)
@@ -59,7 +62,7 @@ from fsmviz.automaton.graph import UNREACHABLE, backward_distances
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
-from fsmviz.tokens.fast.rowwalk import Chains, walk_row
+from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
     BytePartitions,
@@ -105,10 +108,12 @@ class IndexTooLarge(ExplainedError):
 @dataclass(frozen=True)
 class Row:
     """One state's row: its outgoing tokens (sorted ids, EOS excluded) and the state each
-    leads to. (In this module "row" always means this.)"""
+    leads to; ``words``, the tokens packed (``packed``), where the walk had them so. (In
+    this module "row" always means this.)"""
 
     tokens: np.ndarray
     targets: np.ndarray
+    words: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def target_of(self, token_id: int) -> int | None:
         i = int(np.searchsorted(self.tokens, token_id))
@@ -165,9 +170,7 @@ class TokenIndex:
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
-    _chains: Chains | None = field(
-        default=None, repr=False
-    )  # for rows (``fsmviz.tokens.fast.rowwalk``)
+    _walker: RowWalker | None = field(default=None, repr=False)  # makes rows (``row``)
     _bitmasks: BoundedCache[np.ndarray] = field(
         default_factory=lambda: BoundedCache(BITMASKS_KEPT), repr=False
     )
@@ -176,7 +179,7 @@ class TokenIndex:
 
     def __post_init__(self) -> None:
         if not _byte_liveness_is_token_liveness(self.byte_dfa, self.trie):
-            self._prune_token_dead_states()
+            _prune_token_dead_states(self)
 
     # --- the contract -------------------------------------------------------------------
 
@@ -208,15 +211,13 @@ class TokenIndex:
         >>> [int(t) for t in index.allowed_tokens(1)], index.bitmask(1)  # tokens 1, 2, 3
         ([1, 2, 3], array([14], dtype=int32))
         """
-        return self._bitmasks.get_or_build(
-            state, lambda: packed(self.allowed_tokens(state), len(self.vocab))
-        )
+        return self._bitmasks.get_or_build(state, partial(_packed, self, state))
 
     @property
     def states(self) -> tuple[int, ...]:
         """Every state a generation can reach from the initial state (walks them all)."""
         if self._states is None:
-            self._states = self._close()
+            self._states = _close(self)
         return self._states
 
     def _known(self, state: int) -> int:
@@ -233,19 +234,16 @@ class TokenIndex:
 
     def row(self, state: int) -> Row:
         """The row of ``state`` (its tokens and where each leads), computed on first use
-        (``rowwalk.walk_row``: whole trie subtrees at once where the state's chain allows)."""
+        (``rowwalk.RowWalker``: a state reading many bytes over the class trie, one pass
+        over tokens spelled by byte class; others over the byte trie with chains)."""
         row = self._rows.get(state)
         if row is None:
             with self._lock:
                 row = self._rows.get(state)
                 if row is None:
-                    if self._chains is None:
-                        self._chains = Chains(self.byte_dfa.table, int(self.trie.height[0]))
-                    row = Row(
-                        *walk_row(
-                            self.trie, self.byte_dfa.table, self._chains, state, len(self.vocab)
-                        )
-                    )
+                    if self._walker is None:
+                        self._walker = RowWalker(self.byte_dfa, self.trie, len(self.vocab))
+                    row = Row(*self._walker.walk(state))
                     if self._live is not None:  # pruned: tokens into token-dead states are gone
                         row = row.into(self._live)
                     if sum(len(r.tokens) for r in self._rows.values()) < KEPT_ENTRIES:
@@ -322,8 +320,8 @@ class TokenIndex:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
             if not todo:
                 return
-            check = None if deadline is None else partial(self._check_time, deadline)
-            found, targets = self._successor_pairs(todo, check)
+            check = None if deadline is None else partial(_check_time, self, deadline)
+            found, targets = _successor_pairs(self, todo, check)
             if self._live is not None:
                 keep = self._live[targets]
                 found, targets = found[keep], targets[keep]
@@ -331,91 +329,110 @@ class TokenIndex:
             for k, state in enumerate(todo):  # slices: np.split is slow for thousands
                 self._successors[state] = targets[bounds[k] : bounds[k + 1]]
 
-    def _successor_pairs(
-        self, todo: list[int], check: Callable[[], None] | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Every (position in ``todo``, state a token leads to), sorted: the walk chosen as
-        ``PAIR_BUDGET`` and ``SHARING`` say. Beyond ``dawg.MAX_STARTS`` states that do not
-        share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
-        and the rest pair by pair, when the wide ones are few enough."""
-        table = self.byte_dfa.table
-        wide = wide_states(table)
-        shared = wide.sum() >= SHARING and self._partitions().sharing >= SHARING
-        few = len(todo) <= dawg.MAX_STARTS
-        if not shared and not few:
-            deep = [k for k, state in enumerate(todo) if wide[state]]
-            if 0 < len(deep) <= dawg.MAX_STARTS:
-                return self._apart(todo, deep, check)
-        if not (few and not shared and _loops_widely(table)):  # else: deep, over the DAWG
-            walked = _walk(self.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
-            if walked is not None:
-                (origin, _, reached), _ = walked
-                return distinct_pairs(origin, reached, len(table))
-        if shared:
-            return successor_pairs(self.trie, table, todo, self._partitions(), check)
-        return dawg.dawg_successor_pairs(dawg.dawg_of(self.vocab), table, todo, check)
-
-    def _apart(
-        self, todo: list[int], deep: list[int], check: Callable[[], None] | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``_successor_pairs`` with the starts at positions ``deep`` over the DAWG and the
-        others pair by pair (pink_floyd_json: 18 string states of 129)."""
-        table = self.byte_dfa.table
-        shallow = sorted(set(range(len(todo))) - set(deep))
-        origin, reached = dawg.dawg_successor_pairs(
-            dawg.dawg_of(self.vocab), table, [todo[k] for k in deep], check
-        )
-        origins, states = [np.asarray(deep)[origin]], [reached]
-        if shallow:
-            (walked, _, ends), _ = _walk(self.trie, table, [todo[k] for k in shallow], None, check)
-            origins.append(np.asarray(shallow)[walked])
-            states.append(ends)
-        return distinct_pairs(np.concatenate(origins), np.concatenate(states), len(table))
-
     def _partitions(self) -> BytePartitions:
         if self._byte_partitions is None:
             self._byte_partitions = BytePartitions.of(self.byte_dfa.table, self.byte_dfa.columns)
         return self._byte_partitions
 
-    def _check_time(self, deadline: float) -> None:
-        if time.thread_time() > deadline:
-            self._too_large = IndexTooLarge(
-                "the token index of this pattern is too large to walk in full: it took "
-                f"more than {CLOSURE_SECONDS:g} s of CPU time",
-                hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
-            )
-            raise self._too_large
 
-    def _close(self) -> tuple[int, ...]:
-        """The states reachable from the initial state, searched over successor sets.
-        Every byte-DFA state's successor set is found in one walk first (a state inside a
-        character that no token reaches costs next to nothing). Raises ``IndexTooLarge``
-        after ``CLOSURE_SECONDS`` (and at once ever after)."""
-        if self._too_large is not None:
-            raise self._too_large
-        deadline = time.thread_time() + CLOSURE_SECONDS
-        self._walk_successors(list(range(self.byte_dfa.num_states)), deadline)
-        successors, seen, todo = self._successors, {self.initial_state}, [self.initial_state]
-        while todo:
-            for target in successors[todo.pop()].tolist():
-                if target not in seen:
-                    seen.add(target)
-                    todo.append(target)
-        return tuple(sorted(seen))
-
-    def _prune_token_dead_states(self) -> None:
-        """Remove tokens leading to states that no sequence of tokens can finish."""
-        reachable = self._close()
-        goals = [s for s in reachable if self.is_accepting(s)]
-        far = backward_distances(
-            self.byte_dfa.num_states, self._successors.__getitem__, goals, nodes=reachable
+def _check_time(index: TokenIndex, deadline: float) -> None:
+    if time.thread_time() > deadline:
+        index._too_large = IndexTooLarge(
+            "the token index of this pattern is too large to walk in full: it took "
+            f"more than {CLOSURE_SECONDS:g} s of CPU time",
+            hint="bound long repeats lower, e.g. {1,200} rather than {2000,}",
         )
-        live = far != UNREACHABLE
-        self._live = live
-        self._rows = {state: row.into(live) for state, row in self._rows.items()}
-        self._successors = {s: found[live[found]] for s, found in self._successors.items()}
-        self._states = None
-        self._states = self._close()
+        raise index._too_large
+
+
+def _prune_token_dead_states(index: TokenIndex) -> None:
+    """Remove tokens leading to states that no sequence of tokens can finish."""
+    reachable = _close(index)
+    goals = [s for s in reachable if index.is_accepting(s)]
+    far = backward_distances(
+        index.byte_dfa.num_states, index._successors.__getitem__, goals, nodes=reachable
+    )
+    live = far != UNREACHABLE
+    index._live = live
+    index._rows = {state: row.into(live) for state, row in index._rows.items()}
+    index._successors = {s: found[live[found]] for s, found in index._successors.items()}
+    index._states = None
+    index._states = _close(index)
+
+
+def _close(index: TokenIndex) -> tuple[int, ...]:
+    """The states reachable from the initial state, searched over successor sets.
+    Every byte-DFA state's successor set is found in one walk first (a state inside a
+    character that no token reaches costs next to nothing). Raises ``IndexTooLarge``
+    after ``CLOSURE_SECONDS`` (and at once ever after)."""
+    if index._too_large is not None:
+        raise index._too_large
+    deadline = time.thread_time() + CLOSURE_SECONDS
+    index._walk_successors(list(range(index.byte_dfa.num_states)), deadline)
+    successors, seen, todo = index._successors, {index.initial_state}, [index.initial_state]
+    while todo:
+        for target in successors[todo.pop()].tolist():
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return tuple(sorted(seen))
+
+
+def _successor_pairs(
+    index: TokenIndex, todo: list[int], check: Callable[[], None] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every (position in ``todo``, state a token leads to), sorted: the walk chosen as
+    ``PAIR_BUDGET`` and ``SHARING`` say. Beyond ``dawg.MAX_STARTS`` states that do not
+    share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
+    and the rest pair by pair, when the wide ones are few enough."""
+    table = index.byte_dfa.table
+    wide = wide_states(table)
+    shared = wide.sum() >= SHARING and index._partitions().sharing >= SHARING
+    few = len(todo) <= dawg.MAX_STARTS
+    if not shared and not few:
+        deep = [k for k, state in enumerate(todo) if wide[state]]
+        if 0 < len(deep) <= dawg.MAX_STARTS:
+            return _apart(index, todo, deep, check)
+    if not (few and not shared and _loops_widely(table)):  # else: deep, over the DAWG
+        walked = _walk(index.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
+        if walked is not None:
+            (origin, _, reached), _ = walked
+            return distinct_pairs(origin, reached, len(table))
+    if shared:
+        return successor_pairs(index.trie, table, todo, index._partitions(), check)
+    return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check)
+
+
+def _apart(
+    index: TokenIndex, todo: list[int], deep: list[int], check: Callable[[], None] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``_successor_pairs`` with the starts at positions ``deep`` over the DAWG and the
+    others pair by pair (pink_floyd_json: 18 string states of 129)."""
+    table = index.byte_dfa.table
+    shallow = sorted(set(range(len(todo))) - set(deep))
+    origin, reached = dawg.dawg_successor_pairs(
+        dawg.dawg_of(index.vocab), table, [todo[k] for k in deep], check
+    )
+    origins, states = [np.asarray(deep)[origin]], [reached]
+    if shallow:
+        (walked, _, ends), _ = _walk(index.trie, table, [todo[k] for k in shallow], None, check)
+        origins.append(np.asarray(shallow)[walked])
+        states.append(ends)
+    return distinct_pairs(np.concatenate(origins), np.concatenate(states), len(table))
+
+
+def _packed(index: TokenIndex, state: int) -> np.ndarray:
+    """``bitmask``'s words, from the row's own where its walk packed them."""
+    row = index.row(index._known(state))
+    if row.words is None:
+        return packed(index.allowed_tokens(state), len(index.vocab))
+    if not index.is_accepting(state):
+        return row.words
+    eos = index.vocab.eos_token_id
+    words = row.words.copy()
+    words.view(np.uint32)[eos // 32] |= np.uint32(1 << (eos % 32))
+    words.flags.writeable = False
+    return words
 
 
 def packed(tokens: np.ndarray, size: int) -> np.ndarray:

@@ -1,0 +1,260 @@
+"""One state's row over the vocabulary's *class trie*: the byte trie with each byte replaced
+by its class, so that tokens a pattern cannot tell apart share one path.
+
+A pattern tells only a few kinds of byte apart (``ByteDfa.columns``): for
+``[a-z_]{1,12}="[^"\\n]{0,20}"`` they are 17 (a lowercase letter, ``_``, ``=``, ``"``, the
+newline, ...). Spell every token with its bytes' classes and build the trie of those
+spellings: " lovelace" and " abcdefgh" become one path. For that pattern the byte trie's
+100,000 nodes shrink to 1,252, for ``([^,\\n]{1,20},){3}...`` to 521 (a JSON schema's
+keys tell most letters apart: 64 classes, no shrinking).
+
+A row is then one pass over the class trie, one level per numpy round with no filtering:
+every node of a level reads its state from its parent's and its class from the table
+(a dead state leads to a *sink* that stays dead). A state that reads many bytes (a string's
+loop) keeps most tokens alive, where a walk that filters pairs pays for every survivor;
+here a survivor costs one gather. The level walk stops when a whole level is dead.
+
+Worked example: ``[0-9]+`` over "1", "12", "a1": the classes are {digits} and {the
+rest}, so "1" and "12" spell (digit) and (digit, digit), "a1" (other, digit)::
+
+    root ─digit─▶ n1 ─digit─▶ n3        from state 0: n1 → 1, n3 → 1, n2 → dead
+      └──other─▶ n2 ─digit─▶ n4                 tokens "1", "12" allowed, "a1" not
+
+>>> from fsmviz import Vocabulary, build_index
+>>> vocab = Vocabulary.from_strings(["1", "12", "a1"], eos_token="</s>")
+>>> index = build_index("[0-9]+", vocab)
+>>> classes = ClassTrie.of(index.trie, index.byte_dfa.columns.byte_class, len(vocab))
+>>> classes.size  # root, (digit), (other), (digit, digit), (other, digit)
+5
+>>> tokens, targets, _ = class_row(classes, ClassTable.of(index.byte_dfa.table,
+...                                                   index.byte_dfa.columns), 0)
+>>> [vocab.token_text(int(t)) for t in tokens], targets.tolist()
+(['1', '12'], [1, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from fsmviz.arrays import runs
+from fsmviz.automaton.bytedfa import ByteColumns
+from fsmviz.cache import BoundedCache
+from fsmviz.tokens.trie import VocabTrie
+
+__all__ = ["ClassTable", "ClassTrie", "class_row"]
+SPARSE_LEVEL = 8
+"""A level whose parents live fewer than one in this many is walked from the live ones'
+children alone."""
+NARROW = 64
+"""The deepest levels of fewer nodes than this each are walked in Python, a list lookup a
+node (~0.2 µs), where a numpy round costs ~10 µs whatever its size."""
+SPARSE = 2_000
+"""Rows with fewer tokens than this are spelled out from their live nodes' tokens and
+sorted; longer ones are read off every token id at once."""
+
+
+@dataclass(frozen=True, eq=False)
+class ClassTrie:
+    """The class trie of a vocabulary under one byte classification.
+
+    ``levels[k]`` holds, for each node ``k + 1`` bytes deep (in order), the position of its
+    parent among the nodes ``k`` deep and its class; and for each node ``k`` deep, where its
+    children begin among those ``k + 1`` deep (one entry more: where they end). Nodes are
+    numbered level after level from the root (0); ``level_starts[k]`` is the first node
+    ``k`` deep. ``token_node[t]`` is the node token ``t`` ends at (``size`` where token
+    ``t`` is not in the trie: EOS, special tokens); ``node_start`` says where each node's
+    tokens begin in ``node_tokens`` (``size + 1`` entries)."""
+
+    levels: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
+    level_starts: np.ndarray
+    token_node: np.ndarray
+    node_start: np.ndarray
+    deep: int  # levels walked in numpy; the nodes below (``NARROW``) in Python:
+    tail_parent: list[int]  # each one's parent, counting the nodes of level ``deep`` first
+    tail_kind: list[int]  # and its class
+
+    @cached_property
+    def node_tokens(self) -> np.ndarray:
+        """The token ids by node (ascending within a node); sorted when a short row
+        first needs them (49k ids: ~4 ms, which a long row never pays)."""
+        return np.argsort(self.token_node, kind="stable")
+
+    @property
+    def size(self) -> int:
+        return int(self.level_starts[-1])
+
+    @staticmethod
+    def of(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> ClassTrie:
+        """Merge the byte trie's nodes level by level: two nodes of one level are one
+        class node when their parents are and their bytes' classes are equal."""
+        shape = _shape_of(trie)
+        merged = np.zeros(len(trie.byte), dtype=np.intp)  # byte node -> position in level
+        levels, starts = [], [0, 1]
+        width = len(byte_class)
+        classes = byte_class[np.maximum(trie.byte, 0)]
+        for lo, hi in zip(shape.bounds[1:-1].tolist(), shape.bounds[2:].tolist(), strict=True):
+            key = merged[shape.parent[lo:hi]] * width + classes[lo:hi]
+            keys, merged[lo:hi] = _numbered(key, (starts[-1] - starts[-2]) * width)
+            parents = keys // width
+            child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
+            levels.append((parents, keys % width, child_start))
+            starts.append(starts[-1] + len(keys))
+        level_starts = np.array(starts, dtype=np.intp)
+        token_node = np.full(num_ids, level_starts[-1], dtype=np.intp)
+        token_node[trie.token_ids] = merged[shape.ends] + level_starts[trie.depth[shape.ends]]
+        counts = np.bincount(token_node, minlength=level_starts[-1] + 1)
+        node_start = np.zeros(len(counts) + 1, dtype=np.intp)
+        np.cumsum(counts, out=node_start[1:])
+        deep, tail_parent, tail_kind = _tail_of(levels)
+        return ClassTrie(
+            tuple(levels), level_starts, token_node, node_start, deep, tail_parent, tail_kind
+        )
+
+
+def _tail_of(levels: list[tuple[np.ndarray, ...]]) -> tuple[int, list[int], list[int]]:
+    """How many levels to walk in numpy: all but the deepest run of levels of under
+    ``NARROW`` nodes each; and for the nodes below, their parents (as
+    ``ClassTrie.tail_parent`` counts them) and classes."""
+    sizes = [len(parents) for parents, *_ in levels]
+    deep = len(levels)
+    while deep and sizes[deep - 1] < NARROW:
+        deep -= 1
+    parents, kinds, before = [], [], 0  # before: nodes of the levels above in the list
+    for level in range(deep, len(levels)):
+        parents += (levels[level][0] + before).tolist()
+        kinds += levels[level][1].tolist()
+        before += sizes[level - 1] if level else 1
+    return deep, parents, kinds
+
+
+@dataclass(frozen=True, eq=False)
+class _Shape:
+    """What every class trie of one byte trie needs: each node's parent, where each level
+    of nodes begins, and the node each token (in ``token_ids`` order) ends at."""
+
+    parent: np.ndarray
+    bounds: np.ndarray
+    ends: np.ndarray
+
+
+_SHAPES: BoundedCache[_Shape] = BoundedCache(maxsize=4)
+
+
+def _shape_of(trie: VocabTrie) -> _Shape:
+    def build() -> _Shape:
+        nodes = len(trie.byte)
+        parent = np.zeros(nodes, dtype=np.intp)
+        parent[1:] = np.repeat(np.arange(nodes), trie.num_children)  # breadth-first layout
+        bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
+        return _Shape(parent, bounds, np.repeat(np.arange(nodes), np.diff(trie.token_start)))
+
+    return _SHAPES.get_or_build(id(trie), build)
+
+
+def _numbered(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys below ``bound``: by marking a
+    table of ``bound`` flags where that is small beside the keys (no sort), else by sorting.
+
+    >>> [k.tolist() for k in _numbered(np.array([7, 2, 7, 5]), 8)]
+    [[2, 5, 7], [2, 0, 2, 1]]
+    """
+    if bound > 8 * len(keys) + 65_536:
+        return np.unique(keys, return_inverse=True)
+    seen = np.zeros(bound, dtype=bool)
+    seen[keys] = True
+    rank = np.cumsum(seen, dtype=np.intp)
+    rank -= 1
+    return np.flatnonzero(seen), rank[keys]
+
+
+@dataclass(frozen=True, eq=False)
+class ClassTable:
+    """A byte DFA's table over its byte classes, a dead entry leading to a *sink* state
+    (``sink``, one past the last) that stays dead, each entry times the number of classes
+    (so that a state plus a class is an index into ``flat``)."""
+
+    flat: np.ndarray
+    width: int
+    sink: int
+
+    @cached_property
+    def flat_list(self) -> list[int]:
+        """``flat`` as a list, for the walk's last few nodes (``_tail``)."""
+        return self.flat.tolist()
+
+    @staticmethod
+    def of(table: np.ndarray, columns: ByteColumns) -> ClassTable:
+        width, sink = len(columns.smallest), len(table)
+        by_class = np.full((sink + 1, width), sink, dtype=np.intp)
+        cut = table[:, columns.smallest]
+        by_class[:sink] = np.where(cut < 0, sink, cut)
+        return ClassTable((by_class * width).reshape(-1), width, sink)
+
+
+def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarray:
+    """The state each class node leaves ``state`` in (``table.sink``: dead), level by level:
+    a whole level at once while many of its nodes live, only the children of the live
+    ones when few do (a wide state whose tokens die within a few bytes), and nothing past
+    a level where none does."""
+    dead = table.sink * table.width
+    states = np.array([state * table.width], dtype=np.intp)
+    found = [states]
+    for parents, kinds, child_start in classes.levels[: classes.deep]:
+        live = np.flatnonzero(states != dead)
+        if not len(live):
+            break
+        if len(live) * SPARSE_LEVEL >= len(states):
+            states = table.flat[states[parents] + kinds]
+        else:
+            counts = child_start[live + 1] - child_start[live]
+            children = runs(child_start[live], counts)
+            reached = np.full(len(parents), dead, dtype=np.intp)
+            reached[children] = table.flat[states[parents[children]] + kinds[children]]
+            states = reached
+        found.append(states)
+    else:
+        if classes.tail_parent:
+            found.append(_tail(classes, table, states))
+    reached = (np.concatenate(found) // table.width).astype(np.int32)
+    if len(reached) < classes.size:
+        rest = np.full(classes.size - len(reached), table.sink, dtype=np.int32)
+        reached = np.concatenate([reached, rest])
+    return reached
+
+
+def _tail(classes: ClassTrie, table: ClassTable, states: np.ndarray) -> np.ndarray:
+    """The states of the nodes below level ``classes.deep`` (``NARROW``) in Python,
+    from ``states``, those of the nodes at that level: one numpy round per level of a
+    long run of "-" costs more than a list lookup per node."""
+    flat, known = table.flat_list, states.tolist()
+    for parent, kind in zip(classes.tail_parent, classes.tail_kind, strict=True):
+        known.append(flat[known[parent] + kind])
+    return np.array(known[len(states) :], dtype=np.intp)
+
+
+def class_row(
+    classes: ClassTrie, table: ClassTable, state: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The row of ``state``: its allowed token ids (sorted, int32), the state each leads
+    to, and, for a long row, the same ids packed (``index.packed``'s words), else None.
+    A short row is spelled from its live nodes' tokens; a long one read off every token
+    id at once, its booleans packed as they are (no scatter of 49k ids)."""
+    reached = class_states(classes, table, state)
+    live = np.flatnonzero(reached != table.sink)
+    sizes = classes.node_start[live + 1] - classes.node_start[live]
+    if int(sizes.sum()) < SPARSE:
+        tokens = classes.node_tokens[runs(classes.node_start[live], sizes)]
+        targets = np.repeat(reached[live], sizes)
+        order = np.argsort(tokens)
+        return tokens[order].astype(np.int32), targets[order], None
+    ends = np.append(reached, np.int32(table.sink))[classes.token_node]
+    size = len(ends)
+    allowed = np.zeros(-(-size // 32) * 32, dtype=bool)
+    np.not_equal(ends, table.sink, out=allowed[:size])
+    tokens = np.flatnonzero(allowed).astype(np.int32)
+    words = np.packbits(allowed, bitorder="little").view("<i4").astype(np.int32, copy=False)
+    words.flags.writeable = False
+    return tokens, ends[tokens], words
