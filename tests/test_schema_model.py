@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_schema_engines_api import file_like
 
 from fsmviz import load_model
 from fsmviz.app.live import live_run, pattern_view
@@ -29,9 +30,10 @@ def test_each_example_schema_gives_json_that_parses_and_validates(model, name):
         "parses": True,
         "valid": True,
         "error": None,
-        "path": None,
+        "instance_path": None,
         "schema_path": None,
     }
+    assert result["route"] == "regex" and not file_like(result)
     assert json.loads(result["trace"]["text"])
 
 

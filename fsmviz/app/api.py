@@ -342,7 +342,7 @@ def schema_engines(schema: str) -> EnginesResult:
                 "version": v.version,
                 "compiled": v.compiled,
                 "refusal": v.refusal,
-                "path": v.path,
+                "route": v.path,  # not "path": gradio_client would fetch it as a file
                 "invalid_accepted": list(v.invalid_accepted),
                 "valid_rejected": list(v.valid_rejected),
                 "ignored": list(v.ignored),

@@ -362,17 +362,24 @@ def schema_api(
     *,
     model: Any = None,
 ) -> dict[str, Any]:
-    """Generate JSON for a JSON Schema: ``{"path", "regex", "unenforced", "stricter",
-    "trace", "json"}``, where ``path`` is ``"regex"`` (fsmviz's index over the schema's
-    regex) or ``"grammar"`` (llguidance's mask, for a schema no regex can hold: ``regex`` is
-    then None), ``unenforced`` the ``[JSON pointer, keyword]`` pairs the constraint leaves
-    free and ``stricter`` the ``[JSON pointer, rule]`` pairs where it refuses JSON the schema
-    allows (``compile_schema``), and ``json`` says whether the output parses and validates
-    (``check_json``); the trace's
-    ``parsed`` is the value read back (``fsmviz.schema.run.SchemaTrace``). ``model``
-    defaults to the bundled one; it may be a function that returns the model, called once
-    every input is checked. Raises ``SchemaError`` for a schema that cannot be used,
-    ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work."""
+    """Generate JSON for a JSON Schema: ``{"route", "regex", "unenforced", "stricter",
+    "trace", "json"}``.
+
+    - ``route``: the compiled schema's ``path``, ``"regex"`` (fsmviz's index over the
+      schema's regex) or ``"grammar"`` (llguidance's mask, for a schema no regex can hold:
+      ``regex`` is then None). No key of the answer is ``path``: gradio_client takes any
+      object with a ``path`` string for a file to download.
+    - ``unenforced``: the ``[JSON pointer, keyword]`` pairs the constraint leaves free;
+      ``stricter``: the ``[JSON pointer, rule]`` pairs where it refuses JSON the schema
+      allows (``compile_schema``).
+    - ``json``: whether the output parses and validates (``check_json``), with the JSON
+      pointer of the failing part as ``instance_path``; the trace's ``parsed`` is the value
+      read back (``fsmviz.schema.run.SchemaTrace``).
+
+    ``model`` defaults to the bundled one; it may be a function that returns the model,
+    called once every input is checked. Raises ``SchemaError`` for a schema that cannot be
+    used, ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work.
+    """
     from fsmviz import load_model
 
     opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
@@ -385,7 +392,7 @@ def schema_api(
     trace = compiled.generate(model if model is not None else load_model(), prompt, **opts)
     check = check_json(trace.text, compiled.schema)
     return {
-        "path": compiled.path,
+        "route": compiled.path,
         "regex": None if on_grammar else compiled.regex,
         "unenforced": [list(pair) for pair in compiled.unenforced],
         "stricter": [list(pair) for pair in compiled.stricter],
@@ -394,7 +401,7 @@ def schema_api(
             "parses": check.parses,
             "valid": check.valid,
             "error": check.error,
-            "path": check.path,
+            "instance_path": check.path,
             "schema_path": check.schema_path,
         },
     }
