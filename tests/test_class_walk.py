@@ -18,6 +18,8 @@ PATTERNS = (
     r"([^,\n]{1,20},){3}[^,\n]{1,20}",
     r'\{"name": "[^"\\]*", "age": (0|[1-9][0-9]*)\}',  # keys tell letters apart
     "(東京|大阪)[0-9]{2}",  # states inside a character
+    # past MERGED_CLASSES byte classes: the byte trie read by class, unmerged
+    r'\{"abcdefgh": "[^"\\]*", "ijklmnop": [0-9]+, "qrstuvwx": "[^"\\]*", "yzABCDEF": [0-9]+\}',
 )
 STATES_CHECKED = 40
 
@@ -33,7 +35,7 @@ def _class_walk(index):
 def test_class_rows_match_the_plain_walk(bundled_vocab, pattern):
     index = build_index(pattern, bundled_vocab)
     classes, table = _class_walk(index)
-    assert classes.size < len(index.trie.byte)  # tokens alike share nodes
+    assert classes.size <= len(index.trie.byte)  # tokens alike share nodes (if merged)
     for state in range(min(index.byte_dfa.num_states, STATES_CHECKED)):
         tokens, targets, words = class_row(classes, table, state)
         expected_tokens, expected_targets = plain_row(index, state)
