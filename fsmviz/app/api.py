@@ -119,7 +119,7 @@ class EngineResult(TypedDict):
     version: str | None
     compiled: bool
     refusal: str
-    path: str
+    route: str
     invalid_accepted: list[str]
     valid_rejected: list[str]
     ignored: list[str]
