@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
 from dataclasses import replace
 
 import pytest
@@ -329,9 +330,10 @@ def test_a_long_suggestion_is_shown_by_what_it_changes():
 
 
 def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
-    """Stop moves the session's mark on; the run sees it before its next frame, closes its
-    generator (ending the generation) and says "Stopped." last (``handlers.stoppable``:
-    a Gradio-cancelled run's last message could land after Stop's and undo it)."""
+    """Stop moves the session's mark on; the run sees it while it waits for its next frame
+    (``stopping.polled``), closes its generator (ending the generation) and says "Stopped."
+    last (``handlers.stoppable``: a Gradio-cancelled run's last message could land after
+    Stop's and undo it)."""
     from fsmviz.app.handlers import Page, StopMark, on_stop, stoppable
 
     page = Page(*(f"c{i}" for i in range(20)))
@@ -342,23 +344,27 @@ def test_a_stopped_run_ends_itself_with_stopped_as_its_last_update():
     def frames(first, second):
         try:
             yield {"status": first}
-            on_stop(page, mark)  # Stop handled while the next frame was being computed
             yield {"status": second}
-            yield {"status": "never asked for"}
+            yield {"status": "never shown"}
         finally:
             closed.append(True)
 
-    updates = list(stoppable(page, frames)("Generating… 1", "Generating… 2", mark))
-    assert updates[0] == {"status": "Generating… 1"}
-    assert len(updates) == 2 and updates[-1][page.status] == "Stopped."
+    run = stoppable(page, frames)("Generating… 1", "Generating… 2", mark)
+    assert next(run) == {"status": "Generating… 1"}
+    on_stop(page, mark)  # Stop pressed while the page shows the first frame
+    updates = list(run)
+    assert len(updates) == 1 and updates[-1][page.status] == "Stopped."
     assert updates[-1][page.run]["interactive"] is True
     assert updates[-1][page.stop]["visible"] is False
+    deadline = time.monotonic() + 10
+    while not closed and time.monotonic() < deadline:  # closed on the frames' own thread
+        time.sleep(0.01)
     assert closed == [True]  # the generation's generator was closed
     # a run whose own mark stays unset (the Stop above set the old one) ends as it was
     assert list(stoppable(page, frames)("a", "b", StopMark())) == [
         {"status": "a"},
         {"status": "b"},
-        {"status": "never asked for"},
+        {"status": "never shown"},
     ]
 
 
@@ -372,10 +378,12 @@ def test_a_new_run_ends_the_last_one_without_a_word():
 
     def frames():
         yield {"status": "old 1"}
-        mark.start()  # Generate pressed again: a new run takes a number
         yield {"status": "old 2"}
 
-    assert list(stoppable(page, frames)(mark)) == [{"status": "old 1"}]
+    run = stoppable(page, frames)(mark)
+    assert next(run) == {"status": "old 1"}
+    mark.start()  # Generate pressed again: a new run takes a number
+    assert list(run) == []
     assert not mark.stopped(1)
 
 

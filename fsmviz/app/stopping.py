@@ -72,9 +72,9 @@ def polled(
     def produce() -> None:
         try:
             for frame in frames:
-                if done.is_set():
-                    break
                 hand(_FRAME, frame)
+                if done.is_set():  # the reader has gone: compute no further frame
+                    break
         except Exception as error:  # noqa: BLE001 - handed to the reader, raised there
             hand(_ERROR, error)
         finally:
