@@ -13,6 +13,8 @@ What is timed, all inside the page (``performance.now()``), never over the netwo
   that step's tokens with probabilities.
 - **first drawing**: from navigation start to the first ``#dfa svg`` on a page loaded with
   an empty cache (a fresh browser context).
+- **Stop**: from the Stop click to the status line saying "Stopped", a long run stopped
+  after its third token (issue 47: <= 1 s).
 - **page height**: the document's height after the default example's run, at 1440 x 900
   and 390 x 844 (a phone), the shadow run skipped.
 
@@ -88,6 +90,44 @@ IN_VIEW_JS = """() => {
   };
 }"""
 
+WATCH_STOP = """() => {
+    window.fsmvizStop = {clicked: null, stopped: null, text: ''};
+    document.addEventListener('click', (e) => {
+        if (e.target.closest('#stop') && window.fsmvizStop.clicked === null)
+            window.fsmvizStop.clicked = performance.now();
+    }, true);
+    const status = document.querySelector('#status');
+    new MutationObserver(() => {
+        const w = window.fsmvizStop;
+        if (w.clicked === null || w.stopped !== null) return;
+        const copy = status.cloneNode(true);
+        copy.querySelectorAll('[data-testid=status-tracker]').forEach((t) => t.remove());
+        const text = copy.textContent.trim();
+        if (/^Stopped/.test(text)) { w.stopped = performance.now(); w.text = text; }
+    }).observe(status, {subtree: true, childList: true, characterData: true});
+}"""
+"""The click's time (a capturing listener: before Gradio hears it) and the time the
+status line first says "Stopped", both by the page's own clock."""
+
+
+def stop_ms(page, timeout_s: float) -> float:
+    """A long run (it cannot end on its own for minutes) stopped after its third token:
+    milliseconds from the Stop click to the status line saying "Stopped", by the page's
+    clock (``WATCH_STOP``)."""
+    page.locator("#regex textarea").fill(r"[a-z ]{2000}")
+    box = page.locator("#max-tokens input[type=number]")
+    box.fill("600")
+    box.press("Enter")
+    page.evaluate(WATCH_STOP)
+    page.click("#run")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#output .tok').length >= 3", timeout=timeout_s * 1000
+    )
+    page.click("#stop")
+    page.wait_for_function("() => window.fsmvizStop.stopped !== null", timeout=timeout_s * 1000)
+    watched = page.evaluate("() => window.fsmvizStop")
+    return watched["stopped"] - watched["clicked"]
+
 
 def run_default(page, max_tokens: int, timeout_s: float) -> float:
     """The default example with ``max_tokens``; the shadow run skipped as soon as it is
@@ -147,6 +187,7 @@ def measure(url: str, max_tokens: int, timeout_s: float) -> list[tuple[str, ...]
         in_view = page.evaluate(IN_VIEW_JS)
         desk_height = page.evaluate("document.documentElement.scrollHeight")
         page.close()
+        stopped = stop_ms(open_page(browser, url, 1440, 900), timeout_s)
 
         phone = open_page(browser, url, 390, 844)
         run_default(phone, max_tokens, timeout_s)
@@ -178,6 +219,7 @@ def measure(url: str, max_tokens: int, timeout_s: float) -> list[tuple[str, ...]
     rows.append(check("step change, max", step_max, "<= 100 ms", 0 <= step_max <= 100, " ms"))
     rows.append(check("allowed set, max", allowed_max, "<= 300 ms", 0 <= allowed_max <= 300, " ms"))
     rows.append(check("first drawing, cold page", first, "<= 2 s", first <= 2, " s"))
+    rows.append(check("Stop → Stopped", stopped, "<= 1000 ms", 0 <= stopped <= 1000, " ms"))
     together = in_view["current"] and in_view["stepper"] and in_view["card"]
     rows.append(
         (
