@@ -562,10 +562,6 @@ def follow(
         page_frame = getattr(frame, "frame", frame)  # a GrammarFrame holds one
         written.extend(page_frame.new_steps)
         traced = page_frame.trace or traced
-        if mark.run == me and traced is None:  # Stop says this at once (``on_stop``)
-            mark.said = f"Stopped after {plural(len(written), 'token')}: keeping what was written…"
-        elif mark.run == me:
-            mark.said = ""  # the shadow run: skipping it is said by the run, with its status
         yield updates(frame)
     if mark.run == me:  # the frames ran out: the page is idle again
         yield idle(page)
@@ -592,14 +588,9 @@ class StopMark:
     run: int = 0
     stopped_run: int = -1
     """The run that Stop ended (not one a new run replaced)."""
-    said: str = ""
-    """What the status line says the moment Stop is heard (``on_stop``), kept up to date
-    by the run (``follow``: "Stopped after 5 tokens: keeping…"); empty where the run's
-    own next update says it."""
 
     def start(self) -> int:
         self.run += 1
-        self.said = ""
         return self.run
 
     def stop(self) -> None:
@@ -636,17 +627,13 @@ def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..
 
 
 def on_stop(page: Page, mark: StopMark) -> dict:
-    """Stop: the run sees the mark within 50 ms (``stopping.polled``) and ends
-    (``on_run``); until then the button says so. Wired outside the queue (``queue=False``):
-    a click is heard at once, never behind other events. The status line says "Stopped
-    after N tokens" in this very answer (``StopMark.said``), not after the run's frame in
-    flight has been sent."""
-    said = mark.said
+    """Stop: the run sees the mark within 50 ms (``stopping.polled``) and ends, saying
+    "Stopped after N tokens" in its own next update (``follow``, ``stopped_frame``); until
+    then the button says so. Wired outside the queue (``queue=False``): a click is heard at
+    once, never behind other events. This answer never touches the status line: it could
+    reach the page after the run's last word and put an older sentence back over it."""
     mark.stop()
-    updates = {page.stop: gr.update(value="Stopping…", interactive=False)}
-    if said:
-        updates[page.status] = said
-    return updates
+    return {page.stop: gr.update(value="Stopping…", interactive=False)}
 
 
 def on_distances(
