@@ -18,7 +18,7 @@ import ast
 from functools import cache
 from pathlib import Path
 
-from test_layers import PACKAGE, modules  # tests/ is on sys.path under pytest
+from test_layers import PACKAGE, imported, modules  # tests/ is on sys.path under pytest
 
 DEBT = {
     "fsmviz.app": "the page layer's six modules (grammar_page, grammar_live, handlers, "
@@ -36,20 +36,7 @@ def _targets(package: str, source: str, known: dict[str, Path]) -> list[tuple[in
     """Every fsmviz module a module of ``package`` imports in ``source``, with its line:
     ``from fsmviz.schema import convert`` is an edge to ``fsmviz.schema.convert``;
     ``from fsmviz.schema import SchemaError`` an edge to the package ``fsmviz.schema``."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                name = ".".join(base + ([node.module] if node.module else []))
-            else:
-                name = node.module or ""
-            for alias in node.names:
-                sub = f"{name}.{alias.name}"
-                found.append((node.lineno, sub if sub in known else name))
-    return [(line, name) for line, name in found if name in known]
+    return [(line, name) for line, name in imported(package, source, known) if name in known]
 
 
 def folder_of(module: str, path: Path) -> str:

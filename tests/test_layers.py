@@ -61,8 +61,18 @@ def modules() -> list[tuple[str, Path]]:
 def imports(module: str, path: Path) -> list[tuple[int, str]]:
     """Every fsmviz module ``module`` imports, with its line: ``(12, 'fsmviz.tokens.index')``."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return imported(package, path.read_text(encoding="utf-8"))
+
+
+def imported(
+    package: str, source: str, known: dict[str, Path] | None = None
+) -> list[tuple[int, str]]:
+    """Every fsmviz module that ``source``, a module of ``package``, imports, with its line.
+    ``from fsmviz.schema import X`` names the package ``fsmviz.schema``; given the ``known``
+    modules, it names ``fsmviz.schema.X`` where that is a module (``tests/test_circles.py``
+    reads edges inside a folder, where the difference counts)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -71,7 +81,10 @@ def imports(module: str, path: Path) -> list[tuple[int, str]]:
                 name = ".".join(base + ([node.module] if node.module else []))
             else:
                 name = node.module or ""
-            found.append((node.lineno, name))
+            subs = [f"{name}.{alias.name}" for alias in node.names] if known else []
+            found += [(node.lineno, sub if sub in known else name) for sub in subs] or [
+                (node.lineno, name)
+            ]
     return [(line, name) for line, name in found if name.split(".")[0] == "fsmviz"]
 
 
