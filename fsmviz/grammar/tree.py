@@ -1,21 +1,9 @@
 """A grammar's own parse tree: what GBNF and Lark both read into.
 
-A context-free grammar is a set of named **rules**; each rule's body is built from five
-kinds of piece, nested freely::
-
-    Literal("true")             the exact text
-    CharSet(((48, 57),), False) one character from code-point ranges ([0-9]); negated: [^...]
-    RegexTerm("[0-9]+")         a Lark /regex/: any text the regex fully matches
-    RuleRef("value")            whatever the rule named ``value`` derives
-    Seq((a, b)), Alt((a, b))    a then b; a or b
-    Repeat(a, 0, None)          a*  (a+ is min 1, a? is max 1, a{2,5} is 2..5)
-
-Lark tells **terminals** (UPPERCASE: read by a lexer, one token of text each) from **rules**
-(lowercase: read by the parser, where ``%ignore`` text may come between terminals); GBNF
-has only rules, read character by character. ``Rule.terminal`` keeps that difference.
-
-Every record is a frozen dataclass (``fsmviz.grammar.nodes``, re-exported here), so a
-grammar can be a cache key and a test can build the tree it expects:
+The pieces (``Literal``, ``CharSet``, ``RegexTerm``, ``RuleRef``, ``Seq``, ``Alt``,
+``Repeat``) and ``Rule`` are frozen records of ``fsmviz.grammar.nodes`` (read it first: it
+says what each piece means), re-exported here. ``Grammar`` is a ``GrammarTree`` that can
+also judge text (``accepts``, ``is_prefix``, ``shortest_completion``) and start a run:
 
 >>> from fsmviz.grammar.gbnf import parse_gbnf
 >>> grammar = parse_gbnf('root ::= "a" [0-9]*')
