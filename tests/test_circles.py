@@ -20,6 +20,8 @@ from pathlib import Path
 
 from test_layers import PACKAGE, imported, modules  # tests/ is on sys.path under pytest
 
+from fsmviz.diagnose.loops import sccs
+
 DEBT = {
     "fsmviz.app": "the page layer's six modules (grammar_page, grammar_live, handlers, "
     "schema_page, schema_run, schema_structure): split by mode in issue 44's point 2",
@@ -61,39 +63,11 @@ def graphs() -> dict[str, dict[str, dict[str, int]]]:
 
 
 def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
-    """The strongly connected groups of two or more modules (Tarjan's algorithm): each is a
-    set of modules that all reach one another, so at least one circle runs through them."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in graph.get(node, {}):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                group.append(top)
-                if top == node:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return groups
+    """The strongly connected groups of two or more modules (Tarjan's algorithm, the doctor's
+    own ``sccs``): each is a set of modules that all reach one another, so at least one
+    circle runs through them."""
+    groups = sccs(sorted(graph), lambda node: graph.get(node, {}))
+    return [group for group in groups if len(group) > 1]
 
 
 def _described(group: list[str], graph: dict[str, dict[str, int]]) -> str:
