@@ -26,6 +26,7 @@ __all__ = [
     "LABEL_NAMES",
     "NEWLINE_AND_TAB",
     "VISIBLE_WHITESPACE",
+    "bytes_label",
     "escape_char",
     "printable",
 ]
@@ -64,3 +65,18 @@ def printable(text: str, names: Mapping[str, str] = NEWLINE_AND_TAB) -> str:
     if text.isprintable() and not any(name in text for name in names):
         return text
     return "".join(escape_char(char, names) for char in text)
+
+
+def bytes_label(raw: bytes) -> tuple[str, bool]:
+    r"""Token bytes as every table shows them: the text, whitespace made visible, when they
+    are whole UTF-8; else the bytes as hex pairs. Also whether it is the bytes (the one
+    notation for a token that splits a character: ``日`` is ``e6 97 a5``, and a token may
+    hold only ``e6 97``).
+
+    >>> bytes_label(b"a b"), bytes_label(b"\xe6\x9d")
+    (('a␣b', False), ('e6 9d', True))
+    """
+    try:
+        return printable(raw.decode("utf-8"), VISIBLE_WHITESPACE), False
+    except UnicodeDecodeError:
+        return " ".join(f"{b:02x}" for b in raw), True

@@ -396,8 +396,8 @@ ALLOWED_DATA = r'class="allowed-data" hidden data-json="([^"]*)"'
 def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set():
     """A token that splits a character is its bytes in hex pairs everywhere: the token
     taken, a candidate (whose engine text is Python's ``\\xa6\\x82``), the allowed list."""
-    from fsmviz.app.live import AllowedSet
     from fsmviz.app.views import allowed_html
+    from fsmviz.generation.allowed import AllowedSet
 
     top = (Candidate("\\xa6\\x82", 0.3, True), Candidate("a", 0.2, True))
     steps = [Step(0, "\\xe6\\x9d", 0, 1, 2, 0.5, top, token_bytes=b"\xe6\x9d")]
@@ -412,8 +412,8 @@ def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set(
 
 
 def test_the_allowed_sets_go_to_the_page_escaped_in_an_attribute():
-    from fsmviz.app.live import AllowedSet
     from fsmviz.app.views import allowed_html
+    from fsmviz.generation.allowed import AllowedSet
 
     sets = [
         AllowedSet(i, ((payload, False, 0.5),), 1, 0.5, ((payload, False, 0.1),))
@@ -480,7 +480,7 @@ def test_step_lights_give_each_step_what_the_server_would_light(bundled_vocab):
 def test_every_steps_allowed_set_from_one_pass_is_each_steps_own(tiny):
     """``allowed_sets`` (one pass over the written sequence, at the end of the run) gives
     each step what a forward pass at that step alone gives (``allowed_at``)."""
-    from fsmviz.app.live import allowed_at, allowed_sets
+    from fsmviz.generation.allowed import allowed_at, allowed_sets
     from fsmviz.generation.generate import generate
 
     trace = generate(tiny, "[a-z]{2}[0-9]", "Hi", max_tokens=6)
@@ -511,8 +511,8 @@ def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
 
 
 def test_blocked_favourites_the_model_gave_nothing_are_not_listed():
-    from fsmviz.app.live import AllowedSet
     from fsmviz.app.views import allowed_html
+    from fsmviz.generation.allowed import AllowedSet
 
     blocked = (("x", False, 0.2), ("y", False, 0.00001))
     panel = allowed_html([AllowedSet(0, (("a", False, 0.7),), 1, 0.7, blocked)])

@@ -10,7 +10,7 @@ component updates with the regex page's ``handlers.frame_updates``.
 A grammar run has no finite states: the step table's "state" column names the rule the
 parser is in before and after each token (the innermost rule of its first live stack),
 and each step's allowed set comes from llguidance's mask replayed along the written
-tokens (``StepMasks``) instead of a ``TokenIndex``.
+tokens (``fsmviz.grammar.replay.StepMasks``) instead of a ``TokenIndex``.
 """
 
 from __future__ import annotations
@@ -23,16 +23,12 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-import numpy as np
-
 from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.live import (
     CHART_EVERY,
     SHADOW_LATER,
-    AllowedSet,
     PageFrame,
     ahead,
-    allowed_sets,
     plural,
     progress,
     shadow_announcement,
@@ -44,6 +40,8 @@ from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import grammar_collapses
 from fsmviz.generation.trace import GenerationOptions, Step, Trace, pieces
 from fsmviz.grammar.place import Chart, place_in
+from fsmviz.grammar.replay import StepMasks, grammar_allowed_sets
+from fsmviz.grammar.replay import grammar_stopped_trace as stopped_trace
 
 __all__ = [
     "GrammarFrame",
@@ -92,44 +90,6 @@ class Stepping:
 
     states: tuple[tuple[str, str], ...]
     sets: tuple[Any, ...]
-
-
-class StepMasks:
-    """A grammar run's allowed tokens at each step, for ``live.allowed_sets``: llguidance's
-    mask replayed along the run's tokens. Stands where a ``TokenIndex`` does:
-    ``allowed_tokens(state)``, the state of a grammar run's step counting the tokens before
-    it (``Step.state_before``).
-
-    >>> from fsmviz.grammar import compile_grammar
-    >>> from fsmviz.tokens.vocab import Vocabulary
-    >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "bb", "</s>"], eos_token="</s>")
-    >>> masks = StepMasks(compile_grammar('root ::= ("a" | "b") "b"'), vocab, [0])
-    >>> [vocab.token_text(int(t)) for t in masks.allowed_tokens(0)]
-    ['a', 'b', 'ab', 'bb']
-    >>> [vocab.token_text(int(t)) for t in masks.allowed_tokens(1)]
-    ['b']
-    """
-
-    def __init__(self, grammar: Any, vocab: Any, tokens: Sequence[int], encode=None):
-        """``grammar``: fsmviz's ``Grammar``, or a JSON Schema's that llguidance compiled
-        (``fsmviz.schema.by_grammar.SchemaGrammar``: its grammar text and parser limits)."""
-        from fsmviz.grammar.matcher import GrammarMatcher
-        from fsmviz.grammar.tree import Grammar
-
-        if isinstance(grammar, Grammar):
-            matcher = GrammarMatcher(grammar, vocab, encode)
-        else:
-            matcher = GrammarMatcher(grammar.grammar, vocab, encode, grammar.limits())
-        self.masks: list[np.ndarray] = []
-        for token in [*tokens, None]:
-            self.masks.append(matcher.allowed_tokens())
-            if token is None or not matcher.consume(int(token)):
-                break
-
-    def allowed_tokens(self, state: int) -> np.ndarray:
-        if not 0 <= state < len(self.masks):
-            return np.zeros(0, dtype=np.int64)
-        return self.masks[state]
 
 
 def rule_path(chart: Chart) -> str:
@@ -311,41 +271,6 @@ def finish_grammar(
     return GrammarFrame(
         frame, gp.place_html(place), gp.terminal_html(place), Stepping(states, tuple(sets))
     )
-
-
-def grammar_allowed_sets(model: Any, grammar: Any, trace: Trace) -> tuple[AllowedSet, ...]:
-    """Every step's allowed set of a run under ``grammar`` (a ``Grammar`` or a JSON
-    Schema's ``SchemaGrammar``), the model's probabilities with it: llguidance's masks
-    replayed along the run's tokens (``StepMasks``) in ``live.allowed_sets``. The Grammar
-    tab's panel and a grammar-path schema run's (``schema_run``) both come from here."""
-    if not trace.steps:
-        return ()
-    tokens = [s.token_id for s in trace.steps]
-    masks = StepMasks(grammar, model.vocab, tokens, _encoder(model))
-    return allowed_sets(model, trace, index=masks)
-
-
-def _encoder(model: Any):
-    tokenizer = model.tokenizer
-
-    def encode(text: str) -> list[int]:
-        return list(tokenizer.encode(text, add_special_tokens=False))
-
-    return encode
-
-
-def stopped_trace(
-    grammar: Any, prompt: str, options: GenerationOptions, written: Sequence[Step]
-) -> Trace:
-    """The trace of a run the visitor stopped: the steps written so far, with a note."""
-    text = b"".join(step.token_bytes for step in written).decode("utf-8", errors="replace")
-    try:
-        matched = grammar.accepts(text)
-    except ValueError:  # too ambiguous to judge in time
-        matched = False
-    said = f"Stopped by the visitor after {plural(len(written), 'token')}."
-    return Trace(text, tuple(written), "max_tokens", matched, grammar.text, prompt, options,
-                 notes=(said,))  # fmt: skip
 
 
 def grammar_downloads(trace: Trace, view: Any) -> list[str]:

@@ -29,7 +29,6 @@ from fsmviz.app.backend import (
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
-from fsmviz.app.grammar_live import stopped_trace
 from fsmviz.app.live import (
     DRAW_LIMIT,
     PageFrame,
@@ -70,7 +69,8 @@ from fsmviz.drawing.render import to_dot, to_svg
 from fsmviz.generation.batching import ForwardPassError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full_match
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
-from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path
+from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path, stopped_trace
+from fsmviz.grammar.replay import grammar_stopped_trace
 from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K, check_generation
 from fsmviz.params import text as checked_text
 
@@ -409,20 +409,12 @@ def stopped_frame(
     the visitor stopped it), drawn for stepping, with every step's allowed set."""
     model = models.get(timeout=600)
     view = pattern_view(pattern, model.vocab, distances=bool(distances), drawing=drawing)
-    raw = b"".join(step.token_bytes for step in written)
-    text = raw.decode("utf-8", errors="replace")
-    ends = drawn_path(written, view.dfa)[-1][1] if view.dfa is not None else None
-    accepts = view.dfa is not None and ends in view.dfa.accepting
-    trace = Trace(
-        text=text,
-        steps=tuple(written),
-        stop_reason="max_tokens",
-        matched=full_match(pattern, text, accepts),
-        pattern=pattern,
-        prompt=prompt,
-        options=opts,
-        notes=(f"Stopped by the visitor after {plural(len(written), 'token')}.",),
-    )
+    dfa = view.dfa  # the judge: regex.fullmatch, the DFA's verdict where that times out
+
+    def judge(text: str) -> bool:
+        return full_match(pattern, text, dfa is not None and dfa.accepts(text))
+
+    trace = stopped_trace(written, prompt, opts, pattern, judge)
     return finish_on_gpu(model, view, trace, f"Stopped after {plural(len(written), 'token')}.")
 
 
@@ -434,10 +426,10 @@ def stopped_schema_frame(
     written: list[Step],
 ) -> PageFrame:
     """The last frame of a grammar-path schema run stopped half-way: its steps as a trace
-    (``grammar_live.stopped_trace``, judged by the schema's grammar), drawn for stepping,
+    (``grammar.replay.grammar_stopped_trace``, judged by the schema's grammar), drawn for stepping,
     with every step's allowed set (``schema_run.finish_schema``)."""
     model = models.get(timeout=600)
-    trace = stopped_trace(compiled_of(choice), prompt, opts, written)
+    trace = grammar_stopped_trace(compiled_of(choice), prompt, opts, written)
     said = f"Stopped after {plural(len(written), 'token')}."
     return finish_schema_on_gpu(model, choice, trace, opts, said)
 

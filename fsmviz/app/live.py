@@ -28,7 +28,6 @@ import plotly.graph_objects as go
 from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.views import (
     allowed_html,
-    bytes_label,
     error_html,
     esc,
     findings_html,
@@ -43,6 +42,7 @@ from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.compact import CompactGraph, compact
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
+from fsmviz.generation.allowed import allowed_sets
 from fsmviz.generation.constraint import RegexConstraint, regex_constraint
 from fsmviz.generation.generate import GenerationOptions, Stream, stream
 from fsmviz.generation.models import Model
@@ -54,9 +54,6 @@ __all__ = [
     "COMPACT_ABOVE",
     "DRAW_LIMIT",
     "DRAWINGS",
-    "AllowedSet",
-    "allowed_at",
-    "allowed_sets",
     "constrained_frames",
     "done_status",
     "finish",
@@ -706,136 +703,4 @@ def done_status(trace: Trace, of: str = "the pattern") -> str:
         f"Done: {plural(len(trace.steps), 'token')} in {trace.seconds:.1f} s "
         f"({trace.tokens_per_second:.1f}/s); stopped because {why}; the output {verdict}."
         + "".join(f" {note}" for note in trace.notes)
-    )
-
-
-ALLOWED_SHOWN = 300
-"""Allowed tokens kept for each step, most probable first (a wide state allows ~49k: the
-rest are summed up in one line). All steps' lists go to the browser with the run's last
-frame, so that choosing a step shows its set at once."""
-FAVOURITES = 10
-"""The model's blocked favourites kept for each step."""
-ALLOWED_CHUNK = 128
-"""Steps whose logits one forward pass returns at a time (128 x 49k floats: 25 MB)."""
-
-
-@dataclass(frozen=True)
-class AllowedSet:
-    """The whole allowed set of one step, with the model's probability of each token.
-
-    The trace keeps only each step's top candidates, not 49k probabilities per step. When
-    the run ends, one forward pass over the prompt and every token written gives the model's
-    distribution at every step at once (the same as during the run, up to float rounding;
-    ``allowed_sets``), and the index gives the allowed ids at each step's state.
-    """
-
-    step: int
-    allowed: tuple[tuple[str, float, bool], ...]
-    """(token as shown, shown as bytes, probability), most probable first, at most
-    ``ALLOWED_SHOWN``. A token that is not whole UTF-8 is shown as its bytes in hex pairs
-    (``e6 9d``), as in the step table (``token_label``)."""
-    total: int
-    """How many tokens the index allows at this state."""
-    mass: float
-    blocked: tuple[tuple[str, float, bool], ...]
-    """The model's favourites that the pattern blocked, most probable first."""
-
-
-def _option(trace: Trace, key: str, default: object) -> object:
-    options = trace.options
-    return options.get(key, default) if isinstance(options, dict) else getattr(options, key)
-
-
-def token_label(vocab: Vocabulary, token: int) -> tuple[str, bool]:
-    """A token as the allowed set lists it: ``EOS``, its text with whitespace made
-    visible, or, when its bytes are not whole UTF-8, those bytes as hex pairs (the step
-    table's notation); and whether it is shown as bytes.
-
-    >>> vocab = Vocabulary.from_strings(["a b", "x"], eos_token="x")
-    >>> token_label(vocab, 0), token_label(vocab, 1)
-    (('a␣b', False), ('EOS', False))
-    """
-    if token == vocab.eos_token_id:
-        return "EOS", False
-    raw = vocab.token_bytes(int(token))
-    if not raw and vocab.is_special(int(token)):
-        return vocab.token_text(int(token)), False
-    return bytes_label(raw)
-
-
-def allowed_sets(model: Model, trace: Trace, index=None) -> tuple[AllowedSet, ...]:
-    """Every step's allowed set with probabilities (see ``AllowedSet``): the logits of all
-    steps from forward passes over the written sequence, ``ALLOWED_CHUNK`` steps a pass.
-    ``index`` answers ``allowed_tokens(step.state_before)``: the pattern's ``TokenIndex``
-    unless another is given (a grammar run's masks, ``grammar_live.StepMasks``)."""
-    import numpy as np
-
-    from fsmviz.generation.generate import encode_prompt
-
-    if (index is None and trace.pattern is None) or not trace.steps:
-        return ()
-    prompt = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
-    tokens = [s.token_id for s in trace.steps]
-    if index is None:
-        index = build_index(trace.pattern, model.vocab)
-    temperature = float(_option(trace, "temperature", 0.0) or 0.0)
-    out: list[AllowedSet] = []
-    sequence = model.passes.open()
-    try:
-        k = 0
-        while k < len(tokens):
-            count = min(ALLOWED_CHUNK, len(tokens) - k)
-            # the logits of steps k..k+count-1 come after the tokens before each of them
-            fed = prompt + tokens[: count - 1] if k == 0 else tokens[k - 1 : k + count - 1]
-            logits = np.asarray(sequence.forward(fed, count), dtype=np.float64)
-            for j in range(count):
-                out.append(_allowed(model.vocab, index, trace.steps[k + j], logits[j], temperature))
-            k += count
-    finally:
-        sequence.close()
-    return tuple(out)
-
-
-def allowed_at(model: Model, trace: Trace, i: int) -> AllowedSet:
-    """Step ``i``'s allowed set with probabilities, from a forward pass of its own over the
-    prompt and the tokens before it (``allowed_sets`` gives every step's at once; this is
-    what its test compares with)."""
-    import numpy as np
-
-    from fsmviz.generation.generate import encode_prompt
-
-    assert trace.pattern is not None
-    ids = encode_prompt(model, trace.prompt, bool(_option(trace, "chat", True)))
-    ids += [s.token_id for s in trace.steps[:i]]
-    sequence = model.passes.open()
-    try:
-        logits = np.asarray(sequence.forward(ids, 1)[-1], dtype=np.float64)
-    finally:
-        sequence.close()
-    temperature = float(_option(trace, "temperature", 0.0) or 0.0)
-    index = build_index(trace.pattern, model.vocab)
-    return _allowed(model.vocab, index, trace.steps[i], logits, temperature)
-
-
-def _allowed(vocab: Vocabulary, index, step: Step, logits, temperature: float) -> AllowedSet:
-    import numpy as np
-
-    logits = logits[: len(vocab)]
-    if temperature > 0:
-        logits = logits / temperature
-    probs = np.exp(logits - logits.max())
-    probs /= probs.sum()
-    allowed = np.asarray(index.allowed_tokens(step.state_before))
-    is_allowed = np.zeros(len(vocab), dtype=bool)
-    is_allowed[allowed] = True
-    order = allowed[np.argsort(-probs[allowed], kind="stable")][:ALLOWED_SHOWN]
-    top = np.argpartition(-probs, FAVOURITES * 4)[: FAVOURITES * 4]
-    top = top[np.argsort(-probs[top], kind="stable")]
-    blocked = [t for t in top if not is_allowed[t]][:FAVOURITES]
-    return AllowedSet(
-        step.index,
-        tuple((*token_label(vocab, t), float(probs[t])) for t in order),
-        len(allowed),
-        float(probs[allowed].sum()),
-        tuple((*token_label(vocab, t), float(probs[t])) for t in blocked),
     )

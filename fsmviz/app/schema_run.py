@@ -22,7 +22,6 @@ from html import escape
 from typing import Any
 
 from fsmviz.app.charts import valid_mass_figure
-from fsmviz.app.grammar_live import grammar_allowed_sets
 from fsmviz.app.live import (
     SHADOW_LATER,
     PageFrame,
@@ -37,6 +36,7 @@ from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, Trace, pieces
+from fsmviz.grammar.replay import grammar_allowed_sets
 
 __all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
 
@@ -127,7 +127,7 @@ def finish_schema(
     """The frame of a finished (or stopped) grammar-path schema run, drawn for stepping
     through it (``live.finish``'s for a regex): the structure lit at each step, the table
     with each step's rules, the chart, every step's allowed set
-    (``grammar_live.grammar_allowed_sets``: llguidance's masks replayed along the run, as
+    (``fsmviz.grammar.replay.grammar_allowed_sets``: llguidance's masks replayed along the run, as
     the Grammar tab shows them), the schema's findings on the trace and where the valid
     mass collapsed, named by the schema's structure."""
     from fsmviz.diagnose.grammar import grammar_collapses

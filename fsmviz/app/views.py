@@ -19,7 +19,7 @@ from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
 from fsmviz.diagnose.text import plural
 from fsmviz.generation.trace import Step, Trace, pieces
-from fsmviz.printable import VISIBLE_WHITESPACE, printable
+from fsmviz.printable import VISIBLE_WHITESPACE, bytes_label, printable
 
 __all__ = [
     "STEP_BUTTONS",
@@ -100,20 +100,6 @@ DRAFTED_TAG = (
 
 
 BYTES_TITLE = "bytes (hex) of a character split across tokens"
-
-
-def bytes_label(raw: bytes) -> tuple[str, bool]:
-    r"""Token bytes as every table of the page shows them: the text, whitespace made
-    visible, when they are whole UTF-8; else the bytes as hex pairs. Also whether it is the
-    bytes (the one notation of the page for a token that splits a character).
-
-    >>> bytes_label(b"a b"), bytes_label(b"\xe6\x9d")
-    (('a␣b', False), ('e6 9d', True))
-    """
-    try:
-        return shown(raw.decode("utf-8")), False
-    except UnicodeDecodeError:
-        return " ".join(f"{b:02x}" for b in raw), True
 
 
 _ESCAPED_BYTES = re.compile(r"(?:\\x[89a-f][0-9a-f])+")

@@ -11,6 +11,8 @@
   its pieces beside it: ``fastforward`` (the constant text ahead), ``drafts`` (prompt
   lookup), ``samplers`` (top-k, top-p, the draw), ``records`` (a ``Step`` written down),
   ``masks`` (a step's packed mask and the safe end);
+* ``allowed``  every step's whole allowed set after a run, with the model's probabilities:
+  one more forward pass over the written tokens, and the softmax;
 * ``processor`` the same mask as a transformers ``LogitsProcessor``;
 * ``compare``  ways to get text that matches a pattern (the mask, overshoot, the first match,
   extraction, retries) run side by side on one prompt and seed;

@@ -13,7 +13,7 @@ import codecs
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Literal, NamedTuple, Protocol
 
@@ -29,6 +29,7 @@ __all__ = [
     "Trace",
     "drawn_path",
     "pieces",
+    "stopped_trace",
 ]
 
 MAX_DRAFT_TOKENS = 16
@@ -271,3 +272,32 @@ class Trace:
                  s.top_k_removed, s.top_p_removed]
             )  # fmt: skip
         return out.getvalue()
+
+
+def stopped_trace(
+    written: Sequence[Step],
+    prompt: str,
+    options: GenerationOptions | None,
+    pattern: str | None,
+    accepts: Callable[[str], bool],
+) -> Trace:
+    """The trace of a run the visitor stopped half-way: the steps ``written`` so far, their
+    text judged by the constraint's own ``accepts`` (a judge that cannot decide in time,
+    by raising ``ValueError``, counts as no match), and a note saying who stopped it. The
+    stop reason is ``max_tokens``: the run ended for want of tokens, if not of budget.
+
+    >>> steps = [Step(0, "4", 0, 1, 10, 0.9, (), token_bytes=b"4"),
+    ...          Step(1, "2", 1, 2, 10, 0.8, (), index=1, token_bytes=b"2")]
+    >>> trace = stopped_trace(steps, "a number", None, "[0-9]+", str.isdigit)
+    >>> trace.text, trace.matched, trace.stop_reason, trace.notes
+    ('42', True, 'max_tokens', ('Stopped by the visitor after 2 tokens.',))
+    """
+    text = b"".join(step.token_bytes for step in written).decode("utf-8", errors="replace")
+    try:
+        matched = bool(accepts(text))
+    except ValueError:  # too ambiguous to judge in time (a grammar's Earley recognizer)
+        matched = False
+    count = f"{len(written):,} token" + ("" if len(written) == 1 else "s")  # as diagnose's plural
+    note = f"Stopped by the visitor after {count}."
+    return Trace(text, tuple(written), "max_tokens", matched, pattern, prompt, options,
+                 notes=(note,))  # fmt: skip

@@ -23,6 +23,8 @@ Read bottom-up; each module imports only those listed before it (``tests/test_ci
 * ``run``      a grammar in the step loop: llguidance's mask and the Earley chart together
 * ``tree``     ``Grammar``: a ``GrammarTree`` with its questions (``accepts``, ``is_prefix``,
   ``shortest_completion``, a run); the records are re-exported here
+* ``replay``   a finished run's llguidance masks replayed along its tokens: every step's
+  allowed set afterwards (``StepMasks``), and a stopped run's trace
 * ``gbnf``, ``lark``  the two readers; ``compile`` ``compile_grammar``: read, then check
   (undefined, unfinishable, bounds)
 

@@ -1,0 +1,85 @@
+"""The page layer (``fsmviz/app/``) stays thin: it lays out, wires and writes HTML, and asks
+the engine for everything else.
+
+The layer test (``tests/test_layers.py``) keeps the engine from reaching up into the page;
+this one keeps the page from doing the engine's work. A forward pass, a softmax, a mask
+replay or a ``Trace`` put together by hand in ``app/`` is engine work in the wrong room: it
+cannot be used by the command line or the audit, and it is tested only through the page.
+Such work lives in ``fsmviz.generation`` (``allowed``: every step's allowed set after a
+run; ``trace.stopped_trace``: a stopped run's trace) or ``fsmviz.grammar.replay`` (a grammar
+run's masks replayed), and the page calls it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PAGE = Path(__file__).resolve().parents[1] / "fsmviz" / "app"
+
+HEAVY = ("torch", "transformers", "numpy", "llguidance", "outlines_core", "xgrammar")
+"""Libraries the page has no business importing: the model's, the masks' arithmetic, the
+grammar engines'. (gradio and plotly are the page's own.)"""
+ENGINE_CALLS = ("forward", "softmax", "log_softmax", "exp", "open_sequence")
+"""Calls that mean a forward pass or a distribution computed here."""
+ENGINE_RECORDS = ("Trace", "Step")
+"""Records the engine writes: the page reads them, it does not make them up."""
+
+
+def engine_work(source: str) -> list[str]:
+    """What in ``source`` (a module of the page) is engine work, one line each: an import
+    of a heavy library, a call named in ``ENGINE_CALLS`` (``sequence.forward(ids)``,
+    ``np.exp(x)``), a record of ``ENGINE_RECORDS`` built, a model's forward passes opened
+    (``model.passes``). Doctests (strings) do not count."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if not node.level else []
+        else:
+            names = []
+        found += [
+            f"line {node.lineno}: imports {name}" for name in names if name.split(".")[0] in HEAVY
+        ]
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ENGINE_CALLS or name in ENGINE_RECORDS:
+                found.append(f"line {node.lineno}: calls {name}(...)")
+        if isinstance(node, ast.Attribute) and node.attr == "passes":
+            found.append(f"line {node.lineno}: opens the model's forward passes (.passes)")
+    return sorted(found, key=lambda said: int(said.split(":")[0].split()[1]))
+
+
+PAGES = sorted(PAGE.glob("*.py"))
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p.name for p in PAGES])
+def test_the_page_does_no_engine_work(path: Path) -> None:
+    work = engine_work(path.read_text(encoding="utf-8"))
+    assert not work, f"app/{path.name} does the engine's work: {work}"
+
+
+def test_the_check_sees_engine_work() -> None:
+    """The finder itself: the old ``live.allowed_sets`` (a forward pass and a softmax) and
+    ``handlers.stopped_frame`` (a Trace built by hand) would be caught; a doctest would not."""
+    source = (
+        "import numpy as np\n"
+        "def allowed(model, ids):\n"
+        '    """>>> Trace("a", (), "accepted", True)"""\n'
+        "    sequence = model.passes.open()\n"
+        "    logits = sequence.forward(ids, 1)\n"
+        "    return np.exp(logits)\n"
+        "def stopped(text, steps):\n"
+        "    return Trace(text=text, steps=steps, stop_reason='max_tokens', matched=False)\n"
+    )
+    assert engine_work(source) == [
+        "line 1: imports numpy",
+        "line 4: opens the model's forward passes (.passes)",
+        "line 5: calls forward(...)",
+        "line 6: calls exp(...)",
+        "line 8: calls Trace(...)",
+    ]
