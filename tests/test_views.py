@@ -25,6 +25,7 @@ from fsmviz.app.views import (
 )
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose import Finding
+from fsmviz.diagnose.finding import FixCheck
 from fsmviz.diagnose.text import plural
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Trace
@@ -202,11 +203,13 @@ def run_of(pattern: str, data: list[bytes], *, chat: bool, masses: list[float]) 
 
 def test_a_finding_with_a_fix_has_an_apply_button_that_carries_it_escaped():
     hostile = '[a-z]{1,9}"><img src=x onerror=alert(1)>'
+    helped = FixCheck("steps going round a loop", 9, 0, True)  # run fixes: offered once checked
     findings = [
-        Finding("loop", "warning", "went round", suggestion=hostile),
-        Finding("valid_mass_collapse", "warning", "a space", settings=(("chat", True),)),
+        Finding("loop", "warning", "went round", suggestion=hostile, check=helped),
+        Finding("valid_mass_collapse", "warning", "a space", settings=(("chat", True),),
+                check=helped),
         Finding("truncation", "info", "nothing to apply"),
-    ]
+    ]  # fmt: skip
     markup = findings_html(findings)
     assert markup.count('class="apply"') == 2 and markup.count("Apply &amp; run") == 2
     assert "<img" not in markup

@@ -12,7 +12,7 @@ Read in this order:
   run ended by Stop or by its client going away; ``sessions`` and ``scratch`` what a
   visitor costs (a small session, temporary downloads removed).
 * The tabs: the regex run with ``examples`` (the seed examples), ``fixes`` (a doctor's fix
-  applied and run), ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop
+  applied and run) and ``fix_checks`` (each run fix re-run before it is offered), ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop
   rule, overshoot); ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema
   instead of a regex); ``grammar_page`` and ``grammar_live`` (a context-free grammar);
   ``compare_page``, ``learn`` and ``audit_page``.

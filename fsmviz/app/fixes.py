@@ -17,14 +17,19 @@ True
 
 from __future__ import annotations
 
+import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH
 from fsmviz.diagnose import Finding
+from fsmviz.diagnose.checks import fix_key, needs_check
 from fsmviz.generation.trace import GenerationOptions, Trace
 
-__all__ = ["Fix", "Inputs", "fix_json", "fix_of", "read_fix", "same_run"]
+__all__ = [
+    "Fix", "Inputs", "check_html", "fix_json", "fix_of", "offered", "read_fix", "same_run",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,62 @@ def fix_of(finding: Finding) -> Fix | None:
     chat = dict(finding.settings).get("chat")
     fix = Fix(finding.suggestion, chat if isinstance(chat, bool) else None)
     return None if fix == Fix() else fix
+
+
+def offered(finding: Finding, among: Sequence[Finding] = ()) -> Fix | None:
+    """The fix the page offers (an "Apply & run" button): a finding's fix, except that a
+    fix for what a run did is offered only once it has been re-run on the same prompt and
+    seed and made the finding smaller (``Finding.check``, ``fsmviz.diagnose.checks``).
+    The same holds for a pattern's finding that shares its fix with such a run finding
+    ``among`` the others (the run's loop and the repeat it rode carry one bound).
+
+    >>> from fsmviz.diagnose.finding import FixCheck
+    >>> loop = Finding("loop", "error", "…", suggestion="a{1,9}")
+    >>> offered(loop) is None                     # not checked yet
+    True
+    >>> offered(replace(loop, check=FixCheck("steps going round a loop", 40, 0, True)))
+    Fix(pattern='a{1,9}', chat=None)
+    >>> offered(replace(loop, check=FixCheck("steps going round a loop", 40, 40, False))) is None
+    True
+    """
+    fix = fix_of(finding)
+    if fix is None or finding.check is not None:
+        return fix if finding.check is None or finding.check.helps else None
+    key = fix_key(finding)
+    waits = needs_check(finding) or any(needs_check(f) and fix_key(f) == key for f in among)
+    return None if waits else fix
+
+
+def check_html(finding: Finding, fix_html: str | None = None) -> str:
+    """What the page says of a run fix's check. With ``fix_html`` (the fix as shown), for a
+    fix not offered: not checked yet, or checked and no better (with the numbers). Without,
+    for an offered fix: the numbers that earned it its button ("" for a pattern's fix,
+    which needs no run).
+
+    >>> from fsmviz.diagnose.finding import FixCheck
+    >>> loop = Finding("loop", "error", "…", suggestion="a{1,9}")
+    >>> check_html(loop, "<code>a{1,9}</code>")[:40]
+    'Not yet checked: <code>a{1,9}</code>. A '
+    >>> check_html(replace(loop, check=FixCheck("steps in a loop", 40, 0, True)))[21:]
+    'Checked on the same prompt and seed: steps in a loop: 40 → 0.</div>'
+    """
+    check = finding.check
+    if fix_html is None:
+        if check is None:
+            return ""
+        return (
+            '<div class="checked">Checked on the same prompt and seed: '
+            f"{html.escape(check.said)}.</div>"
+        )
+    if check is None:
+        return (
+            f"Not yet checked: {fix_html}. A fix for what a run did is offered once the doctor "
+            "has re-run it on the same prompt and seed and seen it help (after the run)."
+        )
+    return (
+        f"Checked, no better: {fix_html} on the same prompt and seed gave "
+        f"{html.escape(check.said)}, so it is not offered."
+    )
 
 
 def fix_json(fix: Fix) -> str:

@@ -319,6 +319,8 @@ def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = No
         updates[page.json] = json_view_html(
             schema, frame.text, done=frame.trace is not None, steps=steps
         )
+    if frame.findings and frame.trace is None:  # the doctor's fixes checked after the run
+        updates[page.findings] = frame.findings
     if frame.trace is not None:
         last = max(len(frame.trace.steps) - 1, 0)
         updates[page.trace] = frame.trace

@@ -485,6 +485,9 @@ def live_run(
         allowed=ending.allowed,
         shadow_next=True,
     )
+    from fsmviz.app.fix_checks import check_frames  # it builds on this module
+
+    yield from check_frames(model, view, trace, ending.findings, ending.status)
     yield from shadow_frames(model, prompt, options, ending.status)
 
 

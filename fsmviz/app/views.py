@@ -14,7 +14,8 @@ import re
 from collections.abc import Sequence
 
 from fsmviz.app.decoding_view import allowed_note, cut_sentence, overshoot_tag
-from fsmviz.app.fixes import fix_json, fix_of
+from fsmviz.app.fixes import check_html, fix_json, fix_of
+from fsmviz.app.fixes import offered as offered_fix
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
 from fsmviz.diagnose.text import plural
@@ -244,14 +245,14 @@ def findings_html(
     offered: dict[str, int] = {}  # a fix already offered: by the number of its finding
     for i, f in enumerate(findings):
         chosen = " selected" if i == selected else ""
-        fix = fix_of(f)
+        fix = offered_fix(f, findings)  # a run's fix only once checked (fixes.offered)
         key = fix_json(fix) if fix is not None else None
         if key is not None and key in offered:
             suggestion = (
                 f'<div class="suggestion same">The same fix as finding {offered[key] + 1}.</div>'
             )
         else:
-            suggestion = suggestion_html(f, pattern)
+            suggestion = suggestion_html(f, pattern, findings)
             if key is not None:
                 offered[key] = i
         items.append(
@@ -268,8 +269,12 @@ LONG_SUGGESTION = 120
 shown by the part it changes, the whole of it one click away."""
 
 
-def suggestion_html(finding: Finding, pattern: str | None = None) -> str:
-    """``Try: <pattern>`` (and the settings), with the button that applies it and runs."""
+def suggestion_html(
+    finding: Finding, pattern: str | None = None, among: Sequence[Finding] = ()
+) -> str:
+    """``Try: <pattern>`` (and the settings), with the button that applies it and runs;
+    a run's fix (or one shared with a run finding ``among`` the others) only once checked,
+    with its numbers (``fixes.offered``, ``fixes.check_html``)."""
     fix = fix_of(finding)
     if fix is None:
         return ""
@@ -283,12 +288,14 @@ def suggestion_html(finding: Finding, pattern: str | None = None) -> str:
             )
     chat = "" if fix.chat is None else f"the chat template {'on' if fix.chat else 'off'}"
     words = " with ".join(part for part in (shown, chat) if part)
+    if offered_fix(finding, among) is None:  # a run's fix not checked, or no better
+        return f'<div class="suggestion unchecked">{check_html(finding, words)}</div>'
     button = (
         f'<button type="button" class="apply" data-fix="{esc(fix_json(fix))}" '
         'title="keep this run as before, apply the fix, run it, and compare">'
         "Apply &amp; run</button>"
     )
-    return f'<div class="suggestion">Try: {words} {button}</div>'
+    return f'<div class="suggestion">Try: {words} {button}{check_html(finding)}</div>'
 
 
 def change_html(old: str, new: str, context: int = 24) -> str:

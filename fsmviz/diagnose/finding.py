@@ -57,6 +57,29 @@ KINDS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
+class FixCheck:
+    """What re-running a run's fix showed (``fsmviz.diagnose.checks``): the thing the
+    finding names, counted on the run before and on the fixed run, same prompt and seed.
+
+    >>> FixCheck("steps going round a loop", 51, 0, True, "a@b.com").said
+    'steps going round a loop: 51 → 0'
+    """
+
+    measure: str
+    """What was counted, in plain words ("steps below 5 % valid mass")."""
+    before: int
+    after: int
+    helps: bool
+    """The fix removes the finding or makes it smaller: only then is it offered."""
+    text: str = ""
+    """What the fixed run wrote."""
+
+    @property
+    def said(self) -> str:
+        return f"{self.measure}: {self.before:,} → {self.after:,}"
+
+
+@dataclass(frozen=True)
 class Finding:
     """One diagnosis.
 
@@ -67,6 +90,8 @@ class Finding:
     ``settings`` are generation options to change instead of (or as well as) the pattern,
     as (name, value) pairs of ``GenerationOptions``' names: ``(("chat", True),)`` says "run
     it with the chat template on". Like ``suggestion``, it is a fix a page can apply as is.
+    ``check``: for a finding read off a run, what re-running its fix on the same prompt
+    and seed showed (``fsmviz.diagnose.checks``); None until that has been done.
     """
 
     kind: str
@@ -78,6 +103,7 @@ class Finding:
     fragment: str | None = None
     span: tuple[int, int] | None = None
     settings: tuple[tuple[str, bool | int | float], ...] = ()
+    check: FixCheck | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
