@@ -24,6 +24,14 @@ LONG = r"[a-z]{30}"  # cannot finish in 4 tokens: every run is cut at max_tokens
 PROMPTS = ["A number, please.", "Two digits?", "What is 6 times 7?", "Count to three."]
 
 
+def csv_rows(out) -> list[dict[str, str]]:
+    """runs.csv of the output folder ``out``, a mapping per row."""
+    import csv
+
+    with (out / "runs.csv").open(encoding="utf-8", newline="") as source:
+        return list(csv.DictReader(source))
+
+
 def expected_row(trace):
     """The stalled step as the audit defines it, from a run made alone: its last step when
     the text does not match, else its step of lowest valid mass (the first of equals)."""
@@ -83,6 +91,27 @@ def test_a_grammar_names_the_rule_where_runs_stall(tiny) -> None:
         assert row.place == f"rule {row.rule}"
 
 
+def test_a_grammar_audit_ranks_rules_and_the_grammar_doctor_explains_them(tiny, tmp_path):
+    grammar = fsmviz.compile_grammar('root ::= "(" list ")"\nlist ::= "a" list | "a"\n')
+    report = fsmviz.audit(tiny, grammar, PROMPTS[:2], max_tokens=2, safe_end=False, out=tmp_path)
+    failed = [row for row in report.rows if not row.matched]
+    assert failed and all(row.rule for row in report.rows)
+    assert [line["rule"] for line in csv_rows(tmp_path)] == [row.rule for row in report.rows]
+    # The grammar doctor's findings, each held to the runs it says it explains: a run cut
+    # at max_tokens for the budget, a run stalled in the rule a finding names otherwise.
+    assert report.findings, "the shortest sentence '(a)' does not fit 2 tokens"
+    for e in report.findings:
+        if e.kind == "grammar_budget":
+            hits = [row.id for row in failed if row.stop_reason == "max_tokens"]
+        else:
+            hits = [row.id for row in failed if row.rule == e.rule]
+        assert e.rule is not None and f"`{e.rule}`" in e.message or e.kind == "grammar_budget"
+        assert e.explains == len(hits) and list(e.examples) == hits[:5], e
+    html = (tmp_path / "report.html").read_text()
+    assert "What the doctor says" in html and "grammar_budget" in html
+    assert f"rule {failed[0].rule}" in html
+
+
 def test_the_output_folder_holds_a_trace_a_row_and_a_report_per_prompt(tiny, tmp_path) -> None:
     out = tmp_path / "out"
     prompts = [("q1", PROMPTS[0]), ("a/b <c>", PROMPTS[1])]
@@ -122,6 +151,56 @@ def test_a_killed_audit_resumes_without_redoing_or_double_counting(tiny, tmp_pat
     assert len((out / "runs.csv").read_text().splitlines()) == 7
     again = fsmviz.audit(tiny, DIGITS, prompts, max_tokens=3, out=out)
     assert again.resumed == 6 and again.rows == report.rows  # the same rows, from disk
+
+
+def test_a_process_killed_midway_resumes_each_prompt_once(tiny, tmp_path) -> None:
+    """The issue's target with a real kill: a forked audit (the same ``tiny`` model, no
+    import to wait for) is SIGKILLed by its own progress callback after three runs, with a
+    second run in flight: no ``finally``, no flush. The next call with the same folder
+    redoes none of the finished runs and counts every prompt exactly once."""
+    import os
+    import signal
+    import time
+
+    from fsmviz.generation.models import Model
+
+    out = tmp_path / "out"
+    prompts = [(f"p{k}", f"{PROMPTS[k % 4]} ({k})") for k in range(6)]
+
+    def killed_after_three(progress) -> None:
+        if progress.done == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    child = os.fork()
+    if child == 0:  # the audit that is killed
+        try:  # the same net, with a passes thread of its own (the parent's is not forked)
+            model = Model(tiny.name, tiny.model, tiny.tokenizer, tiny.vocab, tiny.device)
+            fsmviz.audit(model, DIGITS, prompts, max_tokens=3, out=out, concurrency=2,
+                         progress=killed_after_three)  # fmt: skip
+        finally:
+            os._exit(3)  # not reached when the kill came
+    deadline = time.monotonic() + 60
+    while (ended := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if ended[0] == 0:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        pytest.fail("the forked audit did not reach its third run in 60 s")
+    assert os.WIFSIGNALED(ended[1]) and os.WTERMSIG(ended[1]) == signal.SIGKILL
+    saved = {p.stem: p.stat().st_mtime_ns for p in (out / "traces").glob("*.json")}
+    assert 3 <= len(saved) < 6, saved  # three reported, perhaps the run in flight too
+    with (out / "rows.jsonl").open("a") as ledger:
+        ledger.write('{"id": "p5", "matched": tr')  # and a ledger line cut by a kill
+    report = fsmviz.audit(tiny, DIGITS, prompts, max_tokens=3, out=out)
+    assert report.resumed == len(saved)  # found done, not redone:
+    assert {p.stem: p.stat().st_mtime_ns for p in (out / "traces").glob("*.json")
+            if p.stem in saved} == saved  # fmt: skip
+    assert [row.id for row in report.rows] == [ident for ident, _ in prompts]
+    assert report.total == 6 and sum(p.runs for p in report.places) == 6
+    assert sum(n for _, n in report.stop_reasons) == 6 and report.failed == 0
+    assert [line["id"] for line in csv_rows(out)] == [ident for ident, _ in prompts]
+    alone = fsmviz.generate(tiny, DIGITS, prompts[5][1], max_tokens=3)
+    assert (report.rows[5].text, report.rows[5].matched) == (alone.text, alone.matched)
 
 
 def test_a_failed_request_is_retried_kept_with_its_message_and_tried_again(
@@ -235,6 +314,33 @@ def test_a_server_audit_sends_prompts_concurrently_and_replays_each(vllm_server,
     # One prompt again, alone: the server is greedy, the same text and verdict.
     alone = fsmviz.generate(served, date, prompts[3][1], max_tokens=16)
     assert (alone.text, alone.matched) == (report.rows[3].text, report.rows[3].matched)
+
+
+@pytest.mark.xdist_group("test_server.py:served")
+def test_a_grammar_audit_on_the_server_names_the_rule_where_runs_stall(
+    vllm_server, tmp_path, capsys
+):
+    """``python -m fsmviz audit --grammar FILE --server URL``: the server runs the grammar
+    (vLLM's ``grammar``), fsmviz replays each run through the grammar's exact mask and names
+    the rule at the stall, in runs.csv and in the report."""
+    grammar = tmp_path / "answer.gbnf"
+    grammar.write_text('root ::= answer "."\nanswer ::= "yes" | "no" | "maybe"\n')
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Is the sky blue? Answer yes or no.\nIs fire cold? Answer yes or no.\n")
+    out = tmp_path / "out"
+    status = audit_cli("--grammar", str(grammar), "--server", vllm_server, "--max-tokens",
+                       "2", "--out", str(out), str(prompts))  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 0, err
+    lines = csv_rows(out)
+    assert len(lines) == 2 and all(line["error"] == "" for line in lines), lines
+    for line in lines:
+        trace = load_trace(str(out / line["trace_file"]))
+        assert line["rule"] in ("root", "answer") and line["stall_state"] == ""
+        assert trace.text == line["text"] and trace.stop_reason == line["stop_reason"]
+        assert int(line["disagreements"]) == 0, trace.notes
+    html = (out / "report.html").read_text()
+    assert f"rule {lines[0]['rule']}" in html
 
 
 def test_the_report_draws_the_stalls_explains_them_and_links_each_run(tiny, tmp_path) -> None:

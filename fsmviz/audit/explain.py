@@ -2,10 +2,12 @@
 
 ``fsmviz.diagnose`` says why one pattern may stall; an audit knows where each run did. A
 finding *explains* a run that did not match when the run stalled in one of the states the
-finding points at (a repeat with no bound: the run stalled on the loop), or, for the
+finding points at (a repeat with no bound: the run stalled on the loop), or, a grammar's,
+in the rule the finding names (a rule that loops: the run stalled in it), or, for the
 findings about how a run stops, when the run stopped that way (``budget`` and
-``truncation``: cut at ``max_tokens``; ``dead_end``: nothing more was allowed). The report
-ranks the findings by the failed runs they explain and shows each with its rewrite.
+``truncation``, ``grammar_budget``: cut at ``max_tokens``; ``dead_end``: nothing more was
+allowed). The report ranks the findings by the failed runs they explain and shows each
+with its rewrite.
 
     >>> from fsmviz.audit.rows import AuditRow
     >>> from fsmviz.diagnose.finding import Finding
@@ -27,7 +29,8 @@ from fsmviz.audit.rows import AuditRow
 
 __all__ = ["Explanation", "doctor_findings", "explain"]
 
-BY_STOP = {"budget": "max_tokens", "truncation": "max_tokens", "dead_end": "dead_end"}
+BY_STOP = {"budget": "max_tokens", "truncation": "max_tokens", "dead_end": "dead_end",
+           "grammar_budget": "max_tokens"}  # fmt: skip
 """Finding kinds about how a run ends, and the stop reason of the runs they explain."""
 EXAMPLES = 5
 """Ids an explanation lists."""
@@ -47,6 +50,8 @@ class Explanation:
     states: tuple[int, ...]
     explains: int
     examples: tuple[str, ...]
+    rule: str | None = None
+    """The grammar rule the finding names (a grammar's), where the runs it explains stalled."""
 
 
 def _explains(finding: Any, row: AuditRow) -> bool:
@@ -54,12 +59,16 @@ def _explains(finding: Any, row: AuditRow) -> bool:
         return False
     if finding.kind in BY_STOP:
         return row.stop_reason == BY_STOP[finding.kind]
+    if row.rule is not None:  # a grammar's finding names its rule (``fragment``)
+        return getattr(finding, "fragment", None) == row.rule
     return row.stall_state is not None and row.stall_state in finding.states
 
 
 def explain(findings: Iterable[Any], rows: Sequence[AuditRow]) -> tuple[Explanation, ...]:
     """``findings`` (``fsmviz.diagnose.Finding``) that explain at least one failed run of
     ``rows``, ranked by how many they explain (then errors first, then as found)."""
+    from fsmviz.diagnose.grammar import GRAMMAR_KINDS  # a grammar's finding names its rule
+
     ranked = []
     for order, finding in enumerate(findings):
         hits = [row.id for row in rows if _explains(finding, row)]
@@ -78,14 +87,16 @@ def explain(findings: Iterable[Any], rows: Sequence[AuditRow]) -> tuple[Explanat
             states=tuple(f.states),
             explains=len(hits),
             examples=tuple(hits[:EXAMPLES]),
+            rule=f.fragment if f.kind in GRAMMAR_KINDS and f.kind != "grammar_error" else None,
         )
         for _, _, _, f, hits in ranked
     )
 
 
-def doctor_findings(pattern: str, vocab: Any, max_tokens: int) -> list[Any]:
-    """The doctor's static findings on ``pattern`` over ``vocab`` (none if it cannot say:
-    the audit's report goes on without them)."""
+def doctor_findings(pattern: Any, vocab: Any, max_tokens: int) -> list[Any]:
+    """The doctor's static findings on ``pattern`` (a regex, or a ``Grammar``: the grammar
+    doctor, whose findings name rules) over ``vocab`` (none if it cannot say: the audit's
+    report goes on without them)."""
     from fsmviz.diagnose import diagnose
     from fsmviz.errors import FsmvizError
 

@@ -124,8 +124,8 @@ def _findings(report: AuditReport) -> list[str]:
     out = [
         "<h2>What the doctor says</h2>",
         "<p>The doctor's findings on the constraint (<code>fsmviz diagnose</code>), ranked by "
-        "the runs that did not match they explain: a run stalled in a state the finding "
-        "points at, or stopped the way it says.</p>",
+        "the runs that did not match they explain: a run stalled in a state (or a grammar's "
+        "rule) the finding points at, or stopped the way it says.</p>",
         "<table><tr><th>runs explained</th><th>finding</th><th>rewrite</th>"
         "<th>for example</th></tr>",
     ]

@@ -71,6 +71,9 @@ class Target:
     label: str
     link: tuple[tuple[str, str], ...] = ()
     """The query that puts the constraint back on the page (``fsmviz.audit.links``)."""
+    doctor: Any = None
+    """What ``fsmviz.diagnose`` takes to explain the failed runs: the regex, or the
+    grammar (its findings name rules); None for a schema on the grammar path."""
 
     @property
     def pattern(self) -> str | None:
@@ -119,15 +122,17 @@ def target_of(constraint: object) -> Target:
 
     link = constraint_link(constraint)
     if isinstance(constraint, str):
-        return Target(constraint, Regex(constraint), False, f"regex {constraint}", link)
+        label = f"regex {constraint}"
+        return Target(constraint, Regex(constraint), False, label, link, constraint)
     if isinstance(constraint, Grammar):
         label = f"{constraint.format} grammar, start {constraint.start}"
-        return Target(constraint, RulePlacer(constraint), True, label, link)
+        return Target(constraint, RulePlacer(constraint), True, label, link, constraint)
     path = getattr(constraint, "path", None)
     if path in ("regex", "grammar") and hasattr(constraint, "schema"):
         run_with = constraint.regex if path == "regex" else constraint  # type: ignore[attr-defined]
         label = f"JSON Schema ({path} path)"
-        return Target(run_with, SchemaPlacer(), path == "grammar", label, link)
+        doctor = run_with if path == "regex" else None
+        return Target(run_with, SchemaPlacer(), path == "grammar", label, link, doctor)
     raise InputError(
         "audit takes a constraint as a regex (a str), a compiled JSON Schema "
         "(fsmviz.compile_schema) or a grammar (fsmviz.compile_grammar)"
@@ -184,14 +189,8 @@ def _checked(
     concurrency: int | None,
     retries: int,
 ) -> int:
-    """Refuse once, before any run, what would fail every run (a bad pattern, a grammar
-    through a server, options a server cannot honour, bounds out of range); the
-    concurrency to use."""
-    if server and not isinstance(target.run_with, str):
-        raise InputError(
-            "a server audit takes a regex or a JSON Schema on the regex path for now; a "
-            "grammar through a server is not supported yet: audit it on a local model"
-        )
+    """Refuse once, before any run, what would fail every run (a bad pattern, options a
+    server cannot honour, bounds out of range); the concurrency to use."""
     if isinstance(target.run_with, str):  # a bad pattern refused once, not per prompt
         from fsmviz.automaton.dfa import compile_regex
 
@@ -274,13 +273,14 @@ def _report(
     opts: GenerationOptions,
     vocab: Any,
 ) -> AuditReport:
-    """The rows summed up, with the doctor's findings that explain them (a regex over a
-    known vocabulary), and written to ``folder`` (``runs.csv``, ``report.html``)."""
+    """The rows summed up, with the doctor's findings that explain them (a regex or a
+    grammar), and written to ``folder`` (``runs.csv``, ``report.html``)."""
     ordered = tally.ordered()
     fresh = [row for row in ordered if row.analysis_seconds is not None]
     pattern = target.pattern
     failing = any(not row.matched and not row.failed for row in ordered)
-    found = doctor_findings(pattern, vocab, opts.max_tokens) if pattern and failing else []
+    doctor = target.doctor if failing else None
+    found = doctor_findings(doctor, vocab, opts.max_tokens) if doctor is not None else []
     report = summarize(
         ordered,
         target.label,
