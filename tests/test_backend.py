@@ -87,9 +87,7 @@ def test_a_name_no_operator_configured_is_refused_by_name():
 def test_the_servers_address_is_replaced_by_its_name():
     url = "http://10.0.0.5:8000"
     said = "the server at http://10.0.0.5:8000 answered 500; (prod at http://10.0.0.5:8000/v1)"
-    assert named(said, url, "prod") == (
-        "the server at server 'prod' answered 500; (prod at server 'prod')"
-    )
+    assert named(said, url, "prod") == ("the server 'prod' answered 500; (prod at server 'prod')")
 
 
 def replayed(tokens: list[str], pattern: str, written: list[int], candidates):
@@ -136,3 +134,75 @@ def test_a_token_the_replay_refused_gets_a_row_of_its_own():
 
 def test_a_run_on_the_bundled_model_has_no_engine_to_check():
     assert "choose a server in the model menu" in engine_check_html(object(), ())
+
+
+# ------------------------------------------------ a server that is down, on every page action
+
+
+@pytest.fixture
+def down():
+    """A server offered as ``down`` at a port where nothing listens."""
+    import socket
+
+    from fsmviz.app.backend import configure_servers
+
+    with socket.socket() as probe:  # a free port, closed again: nothing answers there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    configure_servers({"down": f"http://127.0.0.1:{port}"})
+    yield f"127.0.0.1:{port}"
+    configure_servers({})
+
+
+def said_in(updates, address: str) -> str:
+    """All the text a handler's updates put on the page, checked free of ``address``."""
+    import html as markup
+
+    text = markup.unescape(" ".join(str(v) for u in updates for v in u.values()))
+    assert address not in text
+    return text
+
+
+def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
+    import time
+
+    from fsmviz.app import handlers as h
+    from fsmviz.app.compare_page import on_compare
+    from fsmviz.app.grammar_page import GrammarTab
+    from fsmviz.app.grammar_page import on_run as on_grammar_run
+
+    page = h.Page(*(f"c{i}" for i in range(22)))
+    refused = "nothing answers at server 'down': the connection was refused"
+    started = time.monotonic()
+    ran = list(h.on_run(page, None, h.RunInputs("[0-9]+", "A number:", 4, 0.0, 0, True, 0.0,
+                                                 backend="down")))  # fmt: skip
+    assert refused in said_in(ran, down) and ran[-1][page.run]["interactive"] is True
+    tab = GrammarTab(page, "place", "terminal", "stepping")
+    grammar = list(on_grammar_run(tab, None, 'root ::= "a"', "auto", "A:", 4, 0.0, 0, True,
+                                  h.StopMark(), "down"))  # fmt: skip
+    assert refused in said_in(grammar, down)
+    compared = list(
+        on_compare(None, "[0-9]+", "A:", 4, 0.0, 0, True, 0, ["constrained"], 0, "down")
+    )
+    assert refused in said_in([{"table": compared[-1][0]}], down)
+    assert time.monotonic() - started < 30
+
+
+def test_the_trace_endpoint_takes_a_servers_name_never_a_url(down):
+    import gradio as gr
+
+    from fsmviz.app.api import trace_endpoint
+
+    for backend in (f"http://{down}", "elsewhere"):
+        with pytest.raises(gr.Error, match=f"no server named {backend!r} is offered here"):
+            trace_endpoint(None)("[0-9]+", "A number:", 4, backend=backend)
+    with pytest.raises(gr.Error, match="nothing answers at server 'down'") as caught:
+        trace_endpoint(None)("[0-9]+", "A number:", 4, backend="down")
+    assert down not in str(caught.value)
+
+
+def test_compare_on_the_bundled_model_keeps_every_way():
+    from fsmviz.app.backend import server_ways
+    from fsmviz.generation.compare import WAYS
+
+    assert server_ways(object(), list(WAYS), 0.5) == (list(WAYS), "")

@@ -26,6 +26,7 @@ import gradio as gr
 
 from fsmviz.app.answers import answered
 from fsmviz.app.arity import check_arity, signature_of
+from fsmviz.app.backend import model_for
 from fsmviz.app.grammar_api import grammar_endpoint
 from fsmviz.app.handlers import DRAFT_TOKENS  # speculative drafts, as on the page
 from fsmviz.app.leaving import leaves_with_client
@@ -184,6 +185,7 @@ def trace_endpoint(models: BackgroundModel) -> Callable[..., TraceResult]:
         prob_limit: float | None = None,
         stop: str = "eos",
         overshoot: bool = False,
+        backend: str = "",
     ) -> TraceResult:
         """Generate text with a small language model (SmolLM2-135M-Instruct by default)
         while a regular expression constrains every token, and return the whole trace.
@@ -209,6 +211,10 @@ def trace_endpoint(models: BackgroundModel) -> Callable[..., TraceResult]:
                 follow; "first" stops at the first full match (as ReLLM).
             overshoot: Also take a token whose beginning completes a match (`0,` after
                 `27.0`); the output is cut at the match and the step's `cut` holds the rest.
+            backend: Empty for the app's own model, or the name of a server the operator
+                configured (`--server NAME=URL`): the server writes under its own engine's
+                mask and fsmviz replays each token through the exact automaton. A name,
+                never a URL.
 
         Returns:
             The generated text, whether it matches, why it stopped, and every step.
@@ -226,9 +232,8 @@ def trace_endpoint(models: BackgroundModel) -> Callable[..., TraceResult]:
                 overshoot=overshoot,
             )
             regex, prompt = pattern(regex), text("prompt", prompt, MAX_PROMPT_CHARS)
-            result = generate(
-                models.get(timeout=MODEL_WAIT), regex, prompt, **opts, draft_tokens=DRAFT_TOKENS
-            )
+            model = model_for(models, backend, MODEL_WAIT)  # a configured server, by name
+            result = generate(model, regex, prompt, **opts, draft_tokens=DRAFT_TOKENS)
         except (FsmvizError, ValueError) as error:  # RegexError, IndexTooLarge, model errors
             raise gr.Error(str(error)) from None
         return result.to_dict()  # type: ignore[return-value]

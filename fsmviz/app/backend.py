@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from fsmviz.errors import InputError
@@ -30,12 +30,15 @@ __all__ = [
     "ENGINE_CHECK_LATER",
     "RecordedServer",
     "ServerSource",
+    "checked_after",
     "configure_servers",
     "engine_check_html",
+    "model_for",
     "parse_servers",
     "restore_backend",
     "restore_on_load",
     "run_source",
+    "server_ways",
 ]
 
 
@@ -128,6 +131,21 @@ def run_source(models: Any, choice: str | None) -> Any:
     return ServerSource(choice)
 
 
+def model_for(models: Any, backend: str | None, timeout: float) -> Any:
+    """The model an API call runs on: ``models``' (the bundled one) for no ``backend``
+    (or the bundled model's name), else the configured server of that *name*. A URL, or a
+    name not configured here, is refused (``ModelLoadError`` listing the names): an API
+    caller, as a visitor, never makes the app call an address it chose.
+
+    >>> model_for(None, "http://10.0.0.1:8000", 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fsmviz.generation.models.ModelLoadError: no server named 'http://10.0.0.1:8000' is ...
+    """
+    source = run_source(models, backend)
+    return source.get(timeout=timeout)
+
+
 class ServerSource:
     """A configured server as a run's model source (``get`` as ``BackgroundModel.get``):
     connected on first use and kept; each ``get`` a ``RecordedServer`` that keeps the
@@ -173,6 +191,7 @@ def named(message: str, url: str, name: str) -> str:
     parts = urllib.parse.urlsplit(url)
     base = f"{parts.scheme}://{parts.netloc}"
     for address in sorted({url.rstrip("/"), base + "/v1", base}, key=len, reverse=True):
+        message = message.replace(f"the server at {address}", f"the server {name!r}")
         message = message.replace(address, f"server {name!r}")
     return message
 
@@ -268,15 +287,58 @@ def engine_checked(
     return with_check
 
 
-def backend_menu(servers: Mapping[str, str]) -> Any:
-    """The ``backend`` menu (shown only when servers are configured)."""
+SERVER_CANNOT: dict[str, str] = {
+    "overshoot": "the server cannot cut a token it wrote (overshoot and cut needs that)",
+    "first": "the server stops at EOS only, not at the first full match",
+}
+"""Compare's ways of decoding a server cannot run, and why (``ServerRun`` refuses them)."""
+
+
+def server_ways(source: Any, ways: list[Any], prob_limit: float | None) -> tuple[list[Any], str]:
+    """Compare's ``ways`` (``fsmviz.generation.compare.Way``) that ``source`` can run, and a
+    paragraph saying which it cannot and why ("" for the bundled model, or when it runs
+    all of them). A server runs the masked way and both free ways; a prob limit it cannot
+    stop on, so the ways run without it (said too).
+
+    >>> from fsmviz.generation.compare import WAYS
+    >>> kept, said = server_ways(ServerSource("vllm"), list(WAYS), None)
+    >>> [way.name for way in kept]
+    ['constrained', 'extract', 'retries']
+    """
+    if not isinstance(source, ServerSource):
+        return ways, ""
+    kept = [way for way in ways if way.name not in SERVER_CANNOT]
+    why = [f"{way.label}: {SERVER_CANNOT[way.name]}" for way in ways if way not in kept]
+    if prob_limit:
+        why.append("the prob limit: the server cannot stop on it (the ways ran without it)")
+    if not why:
+        return kept, ""
+    items = "".join(f"<li>{esc(line)}</li>" for line in why)
+    return kept, (
+        f'<div class="compare-server"><p>On the server <b>{esc(source.name)}</b>, not '
+        "available:</p>"
+        f"<ul>{items}</ul></div>"
+    )
+
+
+def checked_after(component: Any, source: Any, trace: Any) -> dict:
+    """The ``engine-check`` panel's update once a run (``trace``, None if it failed) has
+    ended: its check, or nothing where the page has no panel or no run ended."""
+    if component is None or trace is None:
+        return {}
+    return {component: engine_check_html(source, trace.steps)}
+
+
+def backend_menu(servers: Collection[str], elem_id: str = "backend") -> Any:
+    """The ``backend`` menu (shown only when servers are configured; ``servers``: their
+    names); ``elem_id`` ``backend`` on the Generate tab, its own on the other tabs."""
     import gradio as gr
 
     return gr.Dropdown(
         choices(),
         value=BUNDLED,
         label="Model: the bundled one, or a server the operator configured",
-        elem_id="backend",
+        elem_id=elem_id,
         visible=bool(servers),
         interactive=True,
     )

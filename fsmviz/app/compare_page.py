@@ -16,6 +16,7 @@ from typing import Any
 import gradio as gr
 import plotly.graph_objects as go
 
+from fsmviz.app.backend import backend_menu, run_source, server_names, server_ways
 from fsmviz.app.charts import MASS_LINEAR
 from fsmviz.app.stopping import TICK, ticking
 from fsmviz.app.views import error_html, shown
@@ -172,12 +173,19 @@ def on_compare(
     retries,
     ways: list[str],
     prob_limit=0.0,
+    backend: str | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Run the chosen ways one after another, the table growing as each finishes
-    (``prob_limit``: seed 002's stop for the masked ways, 0 = off)."""
-    chosen = [way for way in WAYS if way.name in (ways or [])]
+    (``prob_limit``: seed 002's stop for the masked ways, 0 = off). ``backend``: the
+    bundled model or a configured server by name (``fsmviz.app.backend``); on a server
+    the ways it cannot run are left out, and the page says which and why."""
+    source = run_source(models, backend)
+    chosen, unavailable = server_ways(
+        source, [way for way in WAYS if way.name in (ways or [])], prob_limit
+    )
     if not chosen:
-        yield error_html(ValueError("choose at least one way of decoding")), None
+        why = "choose at least one way of decoding" + (" this server can run" if ways else "")
+        yield unavailable + error_html(ValueError(why)), None
         return
     try:
         opts = GenerationOptions(
@@ -185,11 +193,11 @@ def on_compare(
             temperature=float(temperature),
             seed=int(seed or 0),
             chat=bool(chat),
-            prob_limit=float(prob_limit) if prob_limit else None,
+            prob_limit=float(prob_limit) if prob_limit and source is models else None,
         )
-        model = models.get(timeout=600)
+        model = source.get(timeout=600)
         rows: list[Decoding] = []
-        yield compare_html(rows, [w.label for w in chosen]), None
+        yield unavailable + compare_html(rows, [w.label for w in chosen]), None
         runs = compare_rows_on_gpu(
             model, pattern, prompt, opts, [w.name for w in chosen], int(retries)
         )
@@ -200,11 +208,11 @@ def on_compare(
                 began = time.perf_counter()
             left = [w.label for w in chosen[len(rows) :]]
             notes = pending_notes(rows, len(left), opts.max_tokens, time.perf_counter() - began)
-            yield compare_html(rows, left, notes), None
+            yield unavailable + compare_html(rows, left, notes), None
     except (FsmvizError, ValueError, ModelLoadError) as error:
-        yield error_html(error, pattern), None
+        yield unavailable + error_html(error, pattern), None
         return
-    yield compare_html(rows), compare_figure(rows)
+    yield unavailable + compare_html(rows), compare_figure(rows)
 
 
 def on_preset(name: str | None):
@@ -252,6 +260,7 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
             label="Ways of decoding",
             elem_id="compare-ways",
         )
+        backend = backend_menu(server_names(), elem_id="compare-backend")
         run = gr.Button("Compare", variant="primary", elem_id="compare-run")
         table = gr.HTML(compare_html([]), elem_id="compare")
         chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="compare-chart")
@@ -260,7 +269,7 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
     take.click(lambda r, p: (r, p), [regex_box, prompt_box], [regex, prompt], **private)
     run.click(
         partial(on_compare, models),
-        [regex, prompt, max_tokens, temperature, seed, chat, retries, ways, prob_limit],
+        [regex, prompt, max_tokens, temperature, seed, chat, retries, ways, prob_limit, backend],
         [table, chart],
         concurrency_id="generate",
         **private,
