@@ -39,10 +39,14 @@ def test_one_page_action_builds_the_pattern_s_dfa_once(tmp_path, monkeypatch) ->
     with mock.patch.object(dfa_module._Construction, "of", side_effect=counted):
         h.on_pattern(models, PATTERN)  # typed: drawn and diagnosed
         opts = h.options(12, 0.0, 0, True, None)
-        frames = list(h.run_frames(models, PATTERN, "An e-mail address:", opts, False))
+        frames = list(
+            h.run_frames(
+                models, h.RunInputs(PATTERN, "An e-mail address:", 12, 0.0, 0, True, None), opts
+            )
+        )
         trace = next(f.trace for f in frames if f.trace is not None)
-        h.on_distances(models, PATTERN, True, trace, 3)
-        h.on_finding(models, 0, trace, None, False, PATTERN, False)
+        h.on_distances(models, trace, 3, h.Drawn(PATTERN, distances=True))
+        h.on_finding(models, 0, trace, None, False, h.Drawn(PATTERN))
         h.downloads(trace)
     assert trace.steps, "the run wrote nothing"
     assert built.count(PATTERN) == 1, built
@@ -94,7 +98,11 @@ def test_a_generate_compiles_and_indexes_its_pattern_once(tiny, tmp_path, monkey
         _entry_calls(index_module._INDEXES, "build_index", calls),
     ):
         opts = h.options(4, 0.0, 0, True, None)
-        frames = list(h.run_frames(_Loaded(tiny), EMAIL, "An e-mail address:", opts, False))
+        frames = list(
+            h.run_frames(
+                _Loaded(tiny), h.RunInputs(EMAIL, "An e-mail address:", 4, 0.0, 0, True, None), opts
+            )
+        )
     assert any(f.trace is not None and f.trace.steps for f in frames), "the run wrote nothing"
     ours = [name for name, key in calls if key == EMAIL]
     assert ours.count("compile_regex") == 1, calls

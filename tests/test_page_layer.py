@@ -83,3 +83,34 @@ def test_the_check_sees_engine_work() -> None:
         "line 6: calls exp(...)",
         "line 8: calls Trace(...)",
     ]
+
+
+HANDFUL = 6
+"""The most parameters a function of ``app/handlers.py`` takes: what the event brings,
+the page and the model, and one typed value for the rest (``RunInputs``, ``Drawn``)."""
+
+
+def parameters(source: str) -> dict[str, int]:
+    """Each function of ``source`` (methods and nested functions too) by name, with how
+    many parameters it takes (``*values`` and ``**options`` count one each)."""
+    counts = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            given = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+            counts[node.name] = sum(p is not None and p.arg not in ("self", "cls") for p in given)
+    return counts
+
+
+def test_no_handler_takes_more_than_a_handful_of_parameters() -> None:
+    """``on_run`` took 17 values in a row, and a new input meant a new parameter in four
+    places; now the page's inputs are read once into ``RunInputs`` (``handlers.reads``)."""
+    counts = parameters((PAGE / "handlers.py").read_text(encoding="utf-8"))
+    many = {name: n for name, n in counts.items() if n > HANDFUL}
+    assert not many, f"handlers taking more than {HANDFUL} parameters: {many}"
+    assert counts["on_run"] <= 4 and counts["on_apply"] <= 5
+
+
+def test_the_count_sees_a_long_handler() -> None:
+    source = "def on_run(page, models, a, b, c, d, e, *rest, mark=None, **more): pass\n"
+    assert parameters(source) == {"on_run": 10}

@@ -11,7 +11,7 @@ from html import unescape
 
 import pytest
 
-from fsmviz.app.handlers import Page, frame_updates, on_pattern_edit
+from fsmviz.app.handlers import Drawn, Page, frame_updates, on_pattern_edit
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
 from fsmviz.app.schema_run import grammar_note, grammar_panel, schema_frames
 from fsmviz.generation.generate import GenerationOptions
@@ -110,7 +110,7 @@ def test_a_grammar_runs_json_view_and_drawing_panel_show_the_field_being_written
 def test_emptying_the_regex_box_for_a_grammar_schema_shows_the_note_not_an_error():
     page = Page(*(f"c{k}" for k in range(15)), json="json")
     choice = tree_choice()
-    updates = on_pattern_edit(page, None, "", "auto", None, False, choice)
+    updates = on_pattern_edit(page, None, None, Drawn("", schema=choice))
     assert updates["c0"] == grammar_panel(choice) and updates["c6"] == ""
     assert updates["c0"].startswith(grammar_note(choice)) and "schema-structure" in updates["c0"]
 
@@ -144,7 +144,7 @@ def test_the_real_model_writes_a_valid_tree():
 def test_a_stopped_grammar_path_run_keeps_what_was_written_for_stepping(tiny):
     """Stop during the constrained run: the steps written become the trace, drawn for
     stepping as a finished run is (the structure's lights, every step's allowed set)."""
-    from fsmviz.app.handlers import StopMark, on_run
+    from fsmviz.app.handlers import RunInputs, StopMark, on_run
 
     class Models:  # the page's BackgroundModel as on_run uses it, holding the tiny model
         def get(self, timeout=None):
@@ -152,8 +152,8 @@ def test_a_stopped_grammar_path_run_keeps_what_was_written_for_stepping(tiny):
 
     page = Page(*(f"c{k}" for k in range(15)), json="json")
     mark = StopMark()
-    run = on_run(page, Models(), "", "A tree:", 12, 1.0, 5, True, 0, False, "auto",
-                 tree_choice(), mark=mark)  # fmt: skip
+    inputs = RunInputs("", "A tree:", 12, 1.0, 5, True, 0, schema=tree_choice())
+    run = on_run(page, Models(), inputs, mark=mark)
     seen = []
     for update in run:
         seen.append(update)

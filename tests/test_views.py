@@ -251,16 +251,16 @@ def test_apply_and_run_runs_with_the_decoding_box_s_options(monkeypatch):
 
     ran = []
 
-    def run_frames(models, pattern, prompt, opts, distances, drawing):
-        ran.append((pattern, opts))
+    def run_frames(models, run, opts):
+        ran.append((run.pattern, opts))
         yield from ()  # no frame: the run failed, so nothing more is run
 
     monkeypatch.setattr(h, "run_frames", run_frames)
     page = h.Page(*(f"part{i}" for i in range(15)))
     picked = json.dumps({"regex": "[a-z]{1,8}", "n": 1})
     decoding = {"top_k": 3, "top_p": 0.5, "stop": "first", "overshoot": True}
-    updates = h.on_apply(page, None, picked, None, "[a-z]+", "Say it", 8, 0.0, 0, False, 0.0,
-                         False, "auto", **decoding)  # fmt: skip
+    run = h.RunInputs("[a-z]+", "Say it", 8, 0.0, 0, False, 0.0, **decoding)
+    updates = h.on_apply(page, None, picked, None, run)
     assert list(updates)
     assert [pattern for pattern, _ in ran] == ["[a-z]+"]
     assert {name: ran[0][1][name] for name in decoding} == decoding
@@ -537,9 +537,9 @@ def test_the_regex_box_set_to_the_run_s_own_pattern_keeps_the_run():
 
     page = h.Page(*(f"part{i}" for i in range(15)))
     trace = run_of("[ab]{1,3}", [b"a", b"b"], chat=False, masses=[0.5, 0.5])
-    kept = h.on_pattern_edit(page, Models(), "[ab]{1,3}", "auto", trace)
+    kept = h.on_pattern_edit(page, Models(), trace, h.Drawn("[ab]{1,3}"))
     assert page.output not in kept and page.trace not in kept and page.diagnosis not in kept
     assert 'class="lights"' in kept[page.dfa]
-    cleared = h.on_pattern_edit(page, Models(), "[ab]{1,4}", "auto", trace)
+    cleared = h.on_pattern_edit(page, Models(), trace, h.Drawn("[ab]{1,4}"))
     assert cleared[page.trace] is None and cleared[page.output] == h.EMPTY_OUTPUT
     assert 'class="lights"' not in cleared[page.dfa]

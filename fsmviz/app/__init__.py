@@ -4,17 +4,20 @@
 Read in this order:
 
 * ``server`` starts the page (``python app.py``, ``python -m fsmviz serve``); ``ui`` lays it
-  out and wires its events, nothing else; ``handlers`` what each event does, one short
-  function per event.
+  out and wires its events, nothing else; ``page`` what every tab's run shares (the
+  outputs, a run followed while it is the page's, Stop); ``handlers`` what each event of
+  the Generate tab does, one short function per event, the page's inputs read once
+  (``RunInputs``).
 * ``views`` the engine's records as escaped HTML; ``charts`` the valid-mass chart (plotly);
   ``live`` the frames of a generation as it streams; the page's model choice in
   ``backend`` (the bundled model or a configured server); ``stopping`` and ``leaving`` a
   run ended by Stop or by its client going away; ``sessions`` and ``scratch`` what a
   visitor costs (a small session, temporary downloads removed).
 * The tabs: the regex run with ``examples`` (the seed examples), ``fixes`` (a doctor's fix
-  applied and run) and ``fix_checks`` (each run fix re-run before it is offered), ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop
-  rule, overshoot); ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema
-  instead of a regex); ``grammar_page`` and ``grammar_live`` (a context-free grammar);
+  applied and run) and ``fix_checks`` (each run fix re-run before it is offered),
+  ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop rule, overshoot);
+  ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema instead of a
+  regex); ``grammar_page`` and ``grammar_live`` (a context-free grammar);
   ``compare_page``, ``learn`` and ``audit_page``.
 * The API: ``api`` (``/trace``, ``/dfa``, ``/diagnose``, ``/schema``...), ``grammar_api``
   (``/grammar``), ``answers`` (every failure a message) and ``arity`` (how many values a

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fsmviz.app.live import run_event
-from fsmviz.app.schema_page import code_spans
-from fsmviz.app.views import error_html, output_html
+from fsmviz.app.views import code_spans, error_html, output_html
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache, bounded
@@ -478,7 +477,7 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
     the last ones wire the events."""
     import gradio as gr
 
-    from fsmviz.app.handlers import Page, StopMark
+    from fsmviz.app.page import Page, StopMark
 
     first = next(iter(grammar_examples().values()))
     start = grammar_view(first.grammar, first.format)
@@ -714,7 +713,7 @@ def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
 
 def run_outputs(tab: GrammarTab) -> list:
     """What a grammar run writes: the regex page's run outputs and the tab's own."""
-    from fsmviz.app.handlers import run_outputs as page_outputs
+    from fsmviz.app.page import run_outputs as page_outputs
 
     return [*page_outputs(tab.page), tab.place, tab.terminal, tab.stepping]
 
@@ -747,7 +746,7 @@ def on_grammar_edit(tab: GrammarTab, models: Any, text: str, fmt: str, max_token
     (``on_grammar``); and a run of another grammar (its output, steps, verdict, place,
     slider, allowed sets, downloads) is cleared, since none of it belongs to what the box
     now says (issue 47, point 2: they stayed, under a broken grammar too)."""
-    from fsmviz.app.handlers import cleared
+    from fsmviz.app.page import cleared
 
     page = tab.page
     rules, doctor, error = on_grammar(models, text, fmt, max_tokens)
@@ -760,7 +759,7 @@ def on_grammar_edit(tab: GrammarTab, models: Any, text: str, fmt: str, max_token
 
 def grammar_edit_outputs(tab: GrammarTab) -> list:
     """The components ``on_grammar_edit`` may write."""
-    from fsmviz.app.handlers import cleared
+    from fsmviz.app.page import cleared
 
     page = tab.page
     return [page.dfa, page.diagnosis, page.error, *cleared(page), tab.place, tab.terminal,
@@ -774,7 +773,7 @@ def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:
     import gradio as gr
 
     from fsmviz.app.grammar_live import grammar_downloads
-    from fsmviz.app.handlers import frame_updates
+    from fsmviz.app.page import frame_updates
 
     page = tab.page
     out = frame_updates(replace(frame.frame, trace=None), page)
@@ -803,7 +802,7 @@ def on_run(
     become the run's trace (stepping, allowed sets, downloads work on them); stopped
     during the shadow run, the shadow run is skipped."""
     from fsmviz.app.grammar_live import grammar_frames, grammar_status
-    from fsmviz.app.handlers import follow, idle, options, started
+    from fsmviz.app.page import follow, idle, options, started
 
     page = tab.page
     me = mark.start()
@@ -840,7 +839,7 @@ def on_run(
 def _stopped(tab, model, view, prompt, opts, found, written):
     """A run stopped during its constrained part: what was written kept, for stepping."""
     from fsmviz.app.grammar_live import finish_grammar, stopped_trace
-    from fsmviz.app.handlers import idle
+    from fsmviz.app.page import idle
     from fsmviz.diagnose.text import plural
 
     page = tab.page
@@ -854,7 +853,7 @@ def _stopped(tab, model, view, prompt, opts, found, written):
 
 def on_stop(tab: GrammarTab, mark: Any):
     """Stop: the run sees the mark before its next frame and ends (``on_run``)."""
-    from fsmviz.app.handlers import on_stop as page_stop
+    from fsmviz.app.page import on_stop as page_stop
 
     return page_stop(tab.page, mark)
 

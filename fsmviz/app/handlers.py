@@ -13,19 +13,15 @@ updates here, outside the generation.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from functools import partial
 from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import (
-    ENGINE_CHECK_LATER,
-    engine_check_html,
-    engine_checked,
-    run_source,
-)
+from fsmviz.app.backend import engine_checked, run_source
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
@@ -37,6 +33,23 @@ from fsmviz.app.live import (
     live_run,
     pattern_view,
 )
+from fsmviz.app.page import (  # what every tab shares (its tests read it here too)
+    CHANGED,  # noqa: F401
+    DRAFT_TOKENS,  # noqa: F401
+    EMPTY_OUTPUT,  # noqa: F401
+    Page,
+    StopMark,
+    checked_options,
+    cleared,
+    follow,
+    idle,
+    on_stop,  # noqa: F401
+    options,  # noqa: F401
+    run_outputs,  # noqa: F401
+    started,
+    stoppable,  # noqa: F401
+)
+from fsmviz.app.page import frame_updates as page_updates
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
     SchemaChoice,
@@ -53,13 +66,10 @@ from fsmviz.app.schema_run import (
     schema_frames,
 )
 from fsmviz.app.scratch import run_folder
-from fsmviz.app.stopping import polled
 from fsmviz.app.views import (
-    allowed_html,
     comparison_html,
     error_html,
     findings_html,
-    steps_html,
 )
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.automaton.dfa import compile_regex
@@ -71,7 +81,7 @@ from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
 from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path, stopped_trace
 from fsmviz.grammar.replay import grammar_stopped_trace
-from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K, check_generation
+from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K
 from fsmviz.params import text as checked_text
 
 live_run_on_gpu = on_gpu(live_run)
@@ -85,10 +95,6 @@ finish_schema_on_gpu = on_gpu(finish_schema, lambda *args, **kwargs: FINISH_SECO
 where there is one."""
 
 MAX_PROMPT = MAX_PROMPT_CHARS
-DRAFT_TOKENS = 8
-"""Speculative drafts in the app (``GenerationOptions.draft_tokens``): repeated structure
-such as JSON is written about twice as fast; the output is the same (greedy) or drawn from
-the same distribution (sampling)."""
 
 SHOWS = {
     "email": "loops: see the doctor",
@@ -124,57 +130,92 @@ DEFAULT_MAX_TOKENS = 64
 
 
 @dataclass(frozen=True)
-class Page:
-    """The components handlers that return a dict of updates write to."""
+class RunInputs(Inputs):
+    """Everything one run of the Generate tab reads from the page, read once, in one place
+    (``reads``: Gradio's values in this order, ``ui.run_inputs``), and handed down whole:
+    the run's inputs (``fixes.Inputs``: what Apply & run may change) and the page's settings
+    around them.
 
-    dfa: Any
-    output: Any
-    shadow: Any
-    steps: Any
-    chart: Any
-    diagnosis: Any
-    error: Any
-    status: Any
-    trace: Any
-    findings: Any
-    step: Any
-    downloads: Any
-    run: Any
-    stop: Any
-    allowed: Any
-    json: Any = None
-    """The output as JSON for a schema run (``schema_page.json_view_html``)."""
-    # Apply & run writes the inputs, and the before/after comparison: its two outputs
-    # (the box is shown while they are there: app.css), its chart.
-    regex: Any = None
-    chat: Any = None
-    compare_view: Any = None
-    compare_chart: Any = None
-    example: Any = None
-    """The examples menu (it names the example loaded, ``on_pattern_edit``)."""
-    engine_check: Any = None
-    """A server run's per-step engine check (``backend.engine_check_html``)."""
+    >>> run = RunInputs("[0-9]+", "A number:", 8, 0.0, 0, True, 0.0, top_k=3)
+    >>> run.options().top_k, run.options().prob_limit, run.drawn
+    (3, None, Drawn(pattern='[0-9]+', distances=False, drawing='auto', schema=None))
+    """
+
+    distances: bool = False
+    """Each state's fewest tokens to a match drawn (the drawing options' checkbox)."""
+    drawing: str = "auto"
+    """How the DFA is drawn (``live.DRAWINGS``)."""
+    schema: SchemaChoice | None = None
+    """The JSON Schema put in the Regex box (``schema_page``), if any."""
+    backend: str | None = None
+    """The model menu's choice: the bundled model, or a configured server by name."""
+
+    def options(self) -> GenerationOptions:
+        """The inputs as a checked record (``fsmviz.params``: a bad one is a
+        ``ParameterError`` naming it); a prob limit of 0 is off, a blank top-k or top-p
+        too."""
+        return checked_options(
+            max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed,
+            chat=self.chat, prob_limit=self.prob_limit or None, top_k=self.top_k or 0,
+            top_p=self.top_p or 1.0, stop=self.stop or "eos", overshoot=self.overshoot,
+        )  # fmt: skip
+
+    @property
+    def drawn(self) -> Drawn:
+        return Drawn(self.pattern, bool(self.distances), self.drawing, self.schema)
 
 
-def options(
-    max_tokens,
-    temperature,
-    seed,
-    chat,
-    prob_limit,
-    top_k=0,
-    top_p=1.0,
-    stop="eos",
-    overshoot=False,
-) -> GenerationOptions:
-    """The page's inputs as a checked record (``fsmviz.params``: a bad one is a
-    ``ParameterError`` naming it); a prob limit of 0 is off, a blank top-k or top-p too."""
-    checked = check_generation(
-        max_tokens=max_tokens, temperature=temperature, seed=seed, chat=chat,
-        prob_limit=prob_limit or None, top_k=top_k or 0, top_p=top_p or 1.0,
-        stop=stop or "eos", overshoot=overshoot,
-    )  # fmt: skip
-    return GenerationOptions(**checked, draft_tokens=DRAFT_TOKENS)
+@dataclass(frozen=True)
+class Drawn:
+    """What the drawing panel draws, as the page holds it: the Regex box's pattern, the
+    distances checkbox, the drawing choice, and the JSON Schema in use (a grammar-path
+    schema's structure is drawn instead of a DFA). Read in this order (``reads``)."""
+
+    pattern: str
+    distances: bool = False
+    drawing: str = "auto"
+    schema: SchemaChoice | None = None
+
+    def view(self, vocab, trace: Trace | None = None, diagnosed: bool = True):
+        """The pattern compiled, drawn and (``diagnosed``) examined (``live.pattern_view``)."""
+        return pattern_view(self.pattern, vocab, trace, distances=bool(self.distances),
+                            diagnosed=diagnosed, drawing=self.drawing)  # fmt: skip
+
+    @property
+    def on_grammar_path(self) -> bool:
+        """Whether a grammar-path schema is in use: no DFA to draw."""
+        return on_grammar_path(in_use(self.schema, self.pattern))
+
+
+def reads(record: type, handler: Callable[..., Any], before: int = 0) -> Callable[..., Any]:
+    """``handler`` as Gradio calls it, with the event's values in a row: the ``before``
+    first as they come, the next ones (one per field of ``record``: ``RunInputs``,
+    ``Drawn``) read into one ``record``, the rest (the Stop mark) as they come. The one
+    place where the page's inputs become a typed value. A handler that streams stays a
+    generator function (Gradio streams only from those).
+
+    >>> event = reads(Drawn, lambda k, drawn: (k, drawn.pattern, drawn.drawing), before=1)
+    >>> event(7, "a+", False, "exact", None)
+    (7, 'a+', 'exact')
+    """
+    count = len(fields(record))
+
+    def split(values: tuple) -> tuple:
+        return (*values[:before], record(*values[before : before + count]),
+                *values[before + count :])  # fmt: skip
+
+    inner = handler.func if isinstance(handler, partial) else handler
+    if inspect.isgeneratorfunction(inner):
+
+        def streamed(*values):
+            yield from handler(*split(values))
+
+        return streamed
+
+    def answered(*values):
+        return handler(*split(values))
+
+    return answered
 
 
 def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
@@ -183,36 +224,28 @@ def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
     return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
 
 
-def on_pattern_edit(
-    page: Page,
-    models: BackgroundModel,
-    pattern: str,
-    drawing: str,
-    trace: Trace | None,
-    distances: bool = False,
-    schema: SchemaChoice | None = None,
-) -> dict:
+def on_pattern_edit(page: Page, models: BackgroundModel, trace: Trace | None, drawn: Drawn) -> dict:
     """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
     examples menu names the example loaded, if it is one; and a run of another pattern
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
     none of it belongs to what the box now says. A run of this very pattern (Apply & run's
     run after the fix, there before this event is answered) keeps its lit drawing and its
-    findings. Emptied for a grammar-path ``schema``: the drawing panel says so and draws
+    findings. Emptied for a grammar-path schema: the drawing panel says so and draws
     the schema's structure instead (``schema_run.grammar_panel``), no error."""
-    chosen = in_use(schema, pattern)
-    if on_grammar_path(chosen):
+    pattern = drawn.pattern
+    if drawn.on_grammar_path:
+        chosen = in_use(drawn.schema, pattern)
         dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
-        dfa, diagnosis, error = on_pattern(models, pattern, drawing)
+        dfa, diagnosis, error = on_pattern(models, pattern, drawn.drawing)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
     if page.example is not None:
         updates[page.example] = example_of(pattern)
     if trace is not None and trace.pattern != pattern:
         updates.update(cleared(page))
-    elif trace is not None and trace.steps and not on_grammar_path(chosen):
+    elif trace is not None and trace.steps and not drawn.on_grammar_path:
         # a run of this pattern (Apply & run's after): lit where it ended
-        upto = len(trace.steps) - 1
-        updates[page.dfa] = on_distances(models, pattern, distances, trace, upto, drawing)
+        updates[page.dfa] = on_distances(models, trace, len(trace.steps) - 1, drawn)
         updates.pop(page.diagnosis)  # the run's findings stay
     return updates
 
@@ -223,70 +256,28 @@ def pattern_edit_outputs(page: Page) -> list:
             *cleared(page)]  # fmt: skip
 
 
-def run_outputs(page: Page) -> list:
-    """The components a run (``on_run``, ``on_apply``) writes."""
-    compared = [page.compare_view, page.compare_chart] if page.compare_view is not None else []
-    return [page.dfa, page.output, page.shadow, page.steps, page.chart, page.diagnosis,
-            page.error, page.status, page.trace, page.findings, page.step, page.downloads,
-            page.run, page.stop, page.allowed, *([page.json] if page.json else []),
-            *compared, *([page.engine_check] if page.engine_check else [])]  # fmt: skip
-
-
-def cleared(page: Page) -> dict:
-    """Every output of a run emptied (a new pattern or schema: nothing of it belongs)."""
-    updates = {
-        page.output: EMPTY_OUTPUT,
-        page.shadow: "",
-        page.steps: steps_html([]),
-        page.chart: None,
-        page.allowed: allowed_html(None),
-        page.trace: None,
-        page.findings: (),
-        page.status: CHANGED,
-        page.step: gr.update(value=0, maximum=1, interactive=False),
-        page.downloads: None,
-    }
-    if page.json is not None:
-        updates[page.json] = ""
-    if page.engine_check is not None:
-        updates[page.engine_check] = engine_check_html(None, ())
-    return updates
-
-
-EMPTY_OUTPUT = '<p class="empty">Press Generate: the output appears here.</p>'
-CHANGED = "The input changed since the last run, so its output was cleared: press Generate."
-
-
 def example_of(pattern: str) -> str | None:
     """The examples menu's label of the example whose pattern this is, else None."""
     return next((name for name, (p, *_rest) in EXAMPLES.items() if p == pattern), None)
 
 
 def run_frames(
-    models: BackgroundModel,
-    pattern: str,
-    prompt: str,
-    opts: GenerationOptions,
-    distances: bool,
-    drawing: str = "auto",
-    schema: SchemaChoice | None = None,
+    models: BackgroundModel, run: RunInputs, opts: GenerationOptions
 ) -> Iterator[PageFrame]:
     """The frames of one run; a failure is a frame with a message, never a traceback.
-    ``schema``: a grammar-path JSON Schema in use (``schema_run``), run instead."""
+    ``run.schema``: a grammar-path JSON Schema in use (``schema_run``), run instead."""
     try:
-        checked_text("prompt", prompt, MAX_PROMPT)
+        checked_text("prompt", run.prompt, MAX_PROMPT)
         model = models.get(timeout=600)
-        view = None
-        if not on_grammar_path(schema):
-            view = pattern_view(pattern, model.vocab, distances=distances, drawing=drawing)
+        view = None if on_grammar_path(run.schema) else run.drawn.view(model.vocab)
     except (ValueError, ModelLoadError) as error:
         yield PageFrame(str(error), error=error_html(error))
         return
     try:
         if view is None:
-            yield from schema_frames_on_gpu(model, schema, prompt, opts)
+            yield from schema_frames_on_gpu(model, run.schema, run.prompt, opts)
         else:
-            yield from live_run_on_gpu(model, view, prompt, opts)
+            yield from live_run_on_gpu(model, view, run.prompt, opts)
     except Exception as error:  # e.g. out of memory: a message, never a traceback
         message = (
             f"The generation stopped: {error}"  # says what happened and what to do
@@ -297,209 +288,125 @@ def run_frames(
 
 
 def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = None) -> dict:
-    """A frame as Gradio updates: its fields that are set; once the constrained run has
-    ended (``frame.trace``), the trace, the Step slider's range and the downloads too. With
-    the ``schema`` of a schema run, the output as JSON ("" for a regex run)."""
-    fields = {
-        page.dfa: frame.dfa,
-        page.output: frame.output,
-        page.shadow: frame.shadow,
-        page.steps: frame.steps,
-        page.chart: frame.chart,
-        page.diagnosis: frame.diagnosis,
-        page.error: frame.error,
-        page.status: frame.status,
-        page.allowed: frame.allowed,
-    }
-    updates = {component: value for component, value in fields.items() if value is not None}
-    if frame.shadow_next:
-        updates[page.stop] = gr.update(value="Skip shadow run", visible=True, interactive=True)
+    """A frame as Gradio updates (``page.frame_updates``: its fields that are set, the
+    trace and the Step slider once the run has ended), with the Generate tab's own: the
+    downloads once the run has ended, and with the ``schema`` of a schema run, the output
+    as JSON ("" for a regex run)."""
+    updates = page_updates(frame, page)
     if page.json is not None and frame.text is not None:
         steps = frame.trace.steps if frame.trace is not None else ()
         updates[page.json] = json_view_html(
             schema, frame.text, done=frame.trace is not None, steps=steps
         )
-    if frame.findings and frame.trace is None:  # the doctor's fixes checked after the run
-        updates[page.findings] = frame.findings
     if frame.trace is not None:
-        last = max(len(frame.trace.steps) - 1, 0)
-        updates[page.trace] = frame.trace
-        updates[page.findings] = frame.findings
-        # A slider needs minimum < maximum: a one-step trace leaves it fixed at 0.
-        updates[page.step] = gr.update(maximum=max(last, 1), value=last, interactive=last > 0)
         updates[page.downloads] = downloads(frame.trace)
     return updates
 
 
 def on_run(
-    page: Page,
-    models: BackgroundModel,
-    pattern,
-    prompt,
-    max_tokens,
-    temperature,
-    seed,
-    chat,
-    prob_limit,
-    distances,
-    drawing="auto",
-    schema: SchemaChoice | None = None,
-    top_k=0,
-    top_p=1.0,
-    stop="eos",
-    overshoot=False,
-    mark: StopMark | None = None,
-    backend: str | None = None,
+    page: Page, models: BackgroundModel, run: RunInputs, mark: StopMark | None = None
 ) -> Iterator[dict]:
     """Generate: Stop shown while the frames stream; Generate stays available (a new run
-    ends this one: ``StopMark``); ``backend``: the model menu's choice (the bundled model,
-    or a configured server by name: ``fsmviz.app.backend``). ``schema``: the JSON Schema
-    put in the Regex box, if any (a schema run while it is still there); ``top_k`` to
-    ``overshoot``: the decoding box (``decoding_controls``). Stopped during the
-    constrained run, the steps written so far become the run's trace (stepping, allowed
-    sets and downloads work on them); stopped during the shadow run, the shadow run is
-    skipped."""
+    ends this one: ``StopMark``). ``run``: the page's inputs, read once (``RunInputs``:
+    the model menu's choice, the JSON Schema put in the Regex box, if any, the decoding
+    box...). Stopped during the constrained run, the steps written so far become the run's
+    trace (stepping, allowed sets and downloads work on them); stopped during the shadow
+    run, the shadow run is skipped."""
     mark = mark if mark is not None else StopMark()
     me = mark.start()
     yield started(page)
     try:
-        opts = options(
-            max_tokens, temperature, seed, chat, prob_limit, top_k, top_p, stop, overshoot
-        )
+        opts = run.options()
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
-    chosen = in_use(schema, pattern)
-    models = run_source(models, backend)  # the bundled model, or a server's (its checks kept)
-    frames = run_frames(models, pattern, prompt, opts, bool(distances), drawing, chosen)
-    updates = partial(frame_updates, page=page, schema=chosen)
+    run = replace(run, schema=in_use(run.schema, run.pattern))  # the schema still in use
+    models = run_source(models, run.backend)  # the bundled model, or a server's (its checks)
+    updates = partial(frame_updates, page=page, schema=run.schema)
     updates = engine_checked(updates, page.engine_check, models)
+    frames = run_frames(models, run, opts)
     written = yield from follow(page, mark, me, frames, updates, done_status)
     if written is None:
         return
     said = f"Stopped after {plural(len(written), 'token')}."
     if written:
         yield {page.status: f"{said[:-1]}: keeping what was written…"}
-        if chosen is not None and on_grammar_path(chosen):
-            frame = stopped_schema_frame(models, chosen, prompt, opts, written)
+        if run.schema is not None and on_grammar_path(run.schema):
+            frame = stopped_schema_frame(models, run, opts, written)
         else:
-            frame = stopped_frame(models, pattern, prompt, opts, written, distances, drawing)
-        yield frame_updates(frame, page, chosen)
+            frame = stopped_frame(models, run, opts, written)
+        yield frame_updates(frame, page, run.schema)
     yield {**idle(page), page.status: said if written else "Stopped."}
 
 
-def shadow_skipped(page: Page, status: str) -> dict:
-    """The updates of a run stopped during its shadow run: idle again, the shadow output
-    saying it was skipped, the constrained run's ``status`` kept."""
-    return {
-        **idle(page),
-        page.shadow: '<p class="empty">The shadow run was skipped.</p>',
-        page.status: f"{status} The shadow run was skipped.",
-    }
-
-
 def stopped_frame(
-    models: BackgroundModel,
-    pattern: str,
-    prompt: str,
-    opts: GenerationOptions,
-    written: list[Step],
-    distances,
-    drawing: str,
+    models: BackgroundModel, run: RunInputs, opts: GenerationOptions, written: list[Step]
 ) -> PageFrame:
     """The last frame of a run stopped half-way: its steps as a trace (with a note that
     the visitor stopped it), drawn for stepping, with every step's allowed set."""
     model = models.get(timeout=600)
-    view = pattern_view(pattern, model.vocab, distances=bool(distances), drawing=drawing)
-    dfa = view.dfa  # the judge: regex.fullmatch, the DFA's verdict where that times out
+    view = run.drawn.view(model.vocab)
+    pattern, dfa = run.pattern, view.dfa
 
-    def judge(text: str) -> bool:
+    def judge(text: str) -> bool:  # regex.fullmatch; the DFA's verdict where that times out
         return full_match(pattern, text, dfa is not None and dfa.accepts(text))
 
-    trace = stopped_trace(written, prompt, opts, pattern, judge)
+    trace = stopped_trace(written, run.prompt, opts, pattern, judge)
     return finish_on_gpu(model, view, trace, f"Stopped after {plural(len(written), 'token')}.")
 
 
 def stopped_schema_frame(
-    models: BackgroundModel,
-    choice: SchemaChoice,
-    prompt: str,
-    opts: GenerationOptions,
-    written: list[Step],
+    models: BackgroundModel, run: RunInputs, opts: GenerationOptions, written: list[Step]
 ) -> PageFrame:
-    """The last frame of a grammar-path schema run stopped half-way: its steps as a trace
-    (``grammar.replay.grammar_stopped_trace``, judged by the schema's grammar), drawn for stepping,
-    with every step's allowed set (``schema_run.finish_schema``)."""
+    """The last frame of a grammar-path schema run (``run.schema``) stopped half-way: its
+    steps as a trace (``grammar.replay.grammar_stopped_trace``, judged by the schema's
+    grammar), drawn for stepping, with every step's allowed set
+    (``schema_run.finish_schema``)."""
     model = models.get(timeout=600)
-    trace = grammar_stopped_trace(compiled_of(choice), prompt, opts, written)
+    trace = grammar_stopped_trace(compiled_of(run.schema), run.prompt, opts, written)
     said = f"Stopped after {plural(len(written), 'token')}."
-    return finish_schema_on_gpu(model, choice, trace, opts, said)
+    return finish_schema_on_gpu(model, run.schema, trace, opts, said)
 
 
 def on_apply(
-    page: Page,
-    models: BackgroundModel,
-    picked,
-    trace: Trace | None,
-    pattern,
-    prompt,
-    max_tokens,
-    temperature,
-    seed,
-    chat,
-    prob_limit,
-    distances,
-    drawing="auto",
-    top_k=0,
-    top_p=1.0,
-    stop="eos",
-    overshoot=False,
+    page: Page, models: BackgroundModel, picked, trace: Trace | None, run: RunInputs
 ) -> Iterator[dict]:
     """Apply & run: the picked fix (``fixes.read_fix``) put into the inputs and run, then
     the runs before and after it side by side. The last run is "before" when it ran the
-    inputs on the page (``fixes.same_run``, the decoding box's options included: ``top_k``
-    to ``overshoot``, as ``on_run`` takes them); otherwise they are run first."""
+    inputs on the page (``fixes.same_run``, the decoding box's options included); otherwise
+    they are run first. The Regex box's pattern is run (a schema's regex is in it); the
+    model is the menu's choice (``run.backend``; the engine check shows the run after)."""
+    models = run_source(models, run.backend)
     fix = read_fix(picked)
     if fix is None:
         yield {}
         return
-    now = Inputs(pattern, prompt, max_tokens, temperature, seed, chat, prob_limit,
-                 top_k, top_p, stop, overshoot)  # fmt: skip
+    now = replace(run, schema=None)
     fixed = fix.applied(now)
     yield started(page)
     try:
-        opts_now, opts_fixed = _options(now), _options(fixed)
+        opts_now, opts_fixed = now.options(), fixed.options()
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
-    before = trace if same_run(trace, pattern, prompt, opts_now) else None
+    before = trace if same_run(trace, now.pattern, now.prompt, opts_now) else None
     if before is None:
         yield {
             page.status: "Apply & run: first the run before the fix (the inputs as they are, "
             "not run yet), then the run with it…"
         }
-        before = yield from traced(
-            page, run_frames(models, pattern, prompt, opts_now, bool(distances), drawing)
-        )
+        before = yield from traced(page, run_frames(models, now, opts_now))
     after = None
     if before is not None:
         # the run before is let go with the old pattern: the Regex box's change (which
         # clears a run of another pattern) must not clear the run after, arriving meanwhile
         yield {page.regex: fixed.pattern, page.chat: fixed.chat, page.trace: None}
-        frames = run_frames(models, fixed.pattern, prompt, opts_fixed, bool(distances), drawing)
-        after = yield from traced(page, frames)
+        after = yield from traced(page, run_frames(models, fixed, opts_fixed))
     if before is not None and after is not None:
         # the box shows with the outputs; the chart comes next, drawn in a visible box
         yield {page.compare_view: comparison_html(before, after)}
         yield {page.compare_chart: comparison_figure(before.steps, after.steps)}
     yield idle(page)
-
-
-def _options(inputs: Inputs) -> GenerationOptions:
-    return options(
-        inputs.max_tokens, inputs.temperature, inputs.seed, inputs.chat, inputs.prob_limit,
-        inputs.top_k, inputs.top_p, inputs.stop, inputs.overshoot,
-    )  # fmt: skip
 
 
 def traced(page: Page, frames: Iterator[PageFrame]) -> Generator[dict, None, Trace | None]:
@@ -516,148 +423,22 @@ def on_dismiss():
     return "", None
 
 
-def started(page: Page) -> dict:
-    """Stop shown, Generate left available (pressing it again starts over), the last
-    run's status, allowed sets, JSON view and before/after comparison gone (a run that
-    fails before its first token must not leave the previous run's verdict standing)."""
-    updates = {
-        page.run: gr.update(interactive=True),
-        page.stop: gr.update(value="Stop", visible=True, interactive=True),
-        page.status: "Starting: the pattern's index, then the model reads the prompt…",
-        page.allowed: '<p class="empty">Every step\'s allowed set comes when the run ends.</p>',
-    }
-    if page.json is not None:
-        updates[page.json] = ""
-    if page.compare_view is not None:  # an earlier Apply & run's before/after is not this run's
-        updates.update({page.compare_view: "", page.compare_chart: None})
-    if page.engine_check is not None:  # nor the last server run's engine check
-        updates[page.engine_check] = ENGINE_CHECK_LATER
-    return updates
-
-
-def follow(
-    page: Page,
-    mark: StopMark,
-    me: int,
-    frames: Iterator[Any],
-    updates: Callable[[Any], dict],
-    status: Callable[[Trace], str],
-) -> Generator[dict, None, list[Step] | None]:
-    """Yield each of a run's frames as page updates (``updates``) while run ``me`` is the
-    page's, for the regex page and the grammar tab alike. Returns the steps written when
-    Stop came during the constrained run (the caller keeps them for stepping), else None:
-    the frames ran out (the page is idle again), a new run took over (it owns the page),
-    or Stop came during the shadow run (skipped, said with the run's ``status``)."""
-    written: list[Step] = []
-    traced = None
-    # polled: the mark is looked at every 50 ms while a frame is awaited, not only when
-    # one comes (a token took 1-2.5 s on a loaded machine: Stop waited for it)
-    for frame in polled(frames, lambda: mark.run != me):
-        page_frame = getattr(frame, "frame", frame)  # a GrammarFrame holds one
-        written.extend(page_frame.new_steps)
-        traced = page_frame.trace or traced
-        yield updates(frame)
-    if mark.run == me:  # the frames ran out: the page is idle again
-        yield idle(page)
-        return None
-    if not mark.stopped(me):
-        return None
-    if traced is not None:
-        yield shadow_skipped(page, status(traced))
-        return None
-    return written
-
-
-def idle(page: Page) -> dict:
-    """Generate enabled, Stop hidden."""
-    return {page.run: gr.update(interactive=True), page.stop: gr.update(visible=False)}
-
-
-@dataclass
-class StopMark:
-    """One per browser session (a ``gr.State``): each run takes a number (``start``);
-    Stop, or a new run, moves the number on, and a run that sees a number other than its
-    own ends itself before its next frame (``on_run``, ``stoppable``)."""
-
-    run: int = 0
-    stopped_run: int = -1
-    """The run that Stop ended (not one a new run replaced)."""
-
-    def start(self) -> int:
-        self.run += 1
-        return self.run
-
-    def stop(self) -> None:
-        self.stopped_run = self.run
-        self.run += 1
-
-    def stopped(self, run: int) -> bool:
-        """Whether Stop (rather than a new run) ended ``run``."""
-        return self.stopped_run == run
-
-
-def stoppable(page: Page, handler: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
-    """``handler`` taking one more input last, the session's ``StopMark``: when Stop moves
-    the mark on, the run's generator is closed (which ends the generation) and its last
-    update is "Stopped.", Generate back and Stop hidden; when a new run moves it on, the
-    run ends without a word (the new run owns the page).
-
-    The run ends itself rather than being cancelled by Gradio (``cancels=``): a cancelled
-    event's last message could reach the page after Stop's own update and put its
-    "Generating… 3 tokens" back over "Stopped." (one browser test run in six here). One
-    event's messages arrive in order, so "Stopped." from the run itself is the last word.
-    """
-
-    def run(*values):
-        *values, mark = values
-        me = mark.start()
-        yield from polled(handler(*values), lambda: mark.run != me)
-        if mark.run == me:
-            return
-        if mark.stopped(me):
-            yield {**idle(page), page.status: "Stopped."}
-
-    return run
-
-
-def on_stop(page: Page, mark: StopMark) -> dict:
-    """Stop: the run sees the mark within 50 ms (``stopping.polled``) and ends, saying
-    "Stopped after N tokens" in its own next update (``follow``, ``stopped_frame``); until
-    then the button says so. Wired outside the queue (``queue=False``): a click is heard at
-    once, never behind other events. This answer never touches the status line: it could
-    reach the page after the run's last word and put an older sentence back over it."""
-    mark.stop()
-    return {page.stop: gr.update(value="Stopping…", interactive=False)}
-
-
-def on_distances(
-    models: BackgroundModel,
-    pattern,
-    distances,
-    trace: Trace | None,
-    i,
-    drawing="auto",
-    schema: SchemaChoice | None = None,
-):
+def on_distances(models: BackgroundModel, trace: Trace | None, i, drawn: Drawn):
     """The distances checkbox or the drawing choice (compact / exact) redraws the DFA and
-    keeps the run's lit path and step. Nothing on a grammar-path ``schema``: the panel
-    draws the schema's structure, and there is no DFA to redraw."""
-    if on_grammar_path(in_use(schema, pattern)):
+    keeps the run's lit path and step. Nothing on a grammar-path schema: the panel draws
+    the schema's structure, and there is no DFA to redraw."""
+    if drawn.on_grammar_path:
         return gr.skip()
-    view = pattern_view(
-        pattern, models.vocabulary(), distances=distances, diagnosed=False, drawing=drawing
-    )
-    if trace is not None and trace.pattern == pattern and trace.steps:
+    view = drawn.view(models.vocabulary(), diagnosed=False)
+    if trace is not None and trace.pattern == drawn.pattern and trace.steps:
         upto = min(int(i), len(trace.steps) - 1)
         return view.dfa_html(trace.steps, upto=upto, stepping=True)
     return view.dfa_html()
 
 
-def on_finding(
-    models: BackgroundModel, k, trace: Trace | None, found, log, pattern, distances, drawing="auto"
-):
+def on_finding(models: BackgroundModel, k, trace: Trace | None, found, log, drawn: Drawn):
     """A finding chosen: its states marked in the DFA, its steps ringed on the chart."""
-    view = pattern_view(pattern, models.vocabulary(), trace, distances=distances, drawing=drawing)
+    view = drawn.view(models.vocabulary(), trace)
     chosen = found or view.findings
     k = int(k) if k is not None else -1
     if not 0 <= k < len(chosen):
@@ -667,7 +448,7 @@ def on_finding(
     figure = valid_mass_figure(trace_steps, log=log, marked=finding.steps) if trace else gr.skip()
     return (
         view.dfa_html(trace_steps, marked=finding.states, stepping=bool(trace_steps)),
-        findings_html(chosen, selected=k, pattern=pattern),
+        findings_html(chosen, selected=k, pattern=drawn.pattern),
         figure,
     )
 

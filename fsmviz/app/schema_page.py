@@ -23,7 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from fsmviz.app.views import error_html
+from fsmviz.app.views import code_spans, error_html
 from fsmviz.cache import bounded
 from fsmviz.diagnose.schema import (
     ARRAY_BOUND,
@@ -167,18 +167,6 @@ def fix_label(finding: SchemaFinding) -> str | None:
     if finding.schema is not None:
         return FIX_LABELS.get(finding.kind, "rewrite the schema")
     return None
-
-
-def code_spans(text: str) -> str:
-    """``text`` escaped, each pair of backticks a ``<code>`` (an unpaired one is kept).
-
-    >>> code_spans("`/a` is a <string>")
-    '<code>/a</code> is a &lt;string&gt;'
-    """
-    parts = escape(text).split("`")
-    if len(parts) % 2 == 0:
-        return escape(text)
-    return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
 
 
 def schema_findings_html(findings: Sequence[SchemaFinding]) -> str:

@@ -203,7 +203,7 @@ def main_view(
               ins.prob_limit]  # fmt: skip
     wire_pattern(page, models, ins, panel, trace_state, schema, schema_note)
     wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare)
-    wire_stepping(page, models, ins, panel, doctor, chart, log)
+    wire_stepping(page, models, drawn_inputs(ins, panel, schema), panel, doctor, chart, log)
     schema_outputs = [schema.schema, schema.whitespace, schema.choice, schema.found,
                       schema.findings, schema.error, schema_note, schema_accordion]  # fmt: skip
     return MainView(
@@ -369,9 +369,10 @@ PRIVATE = {"api_visibility": "private"}
 
 def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> None:
     """The Regex box, the examples menu, the drawing's options, the schema part."""
+    drawn = drawn_inputs(ins, panel, schema)
     ins.regex.change(
-        partial(h.on_pattern_edit, page, models),
-        [ins.regex, panel.drawing, trace_state, panel.show_distances, schema.choice],
+        h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1),
+        [trace_state, *drawn],
         h.pattern_edit_outputs(page),
         trigger_mode="always_last",
         show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
@@ -379,15 +380,8 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
     )
     for redraw in (panel.show_distances, panel.drawing):
         redraw.change(
-            partial(h.on_distances, models),
-            [
-                ins.regex,
-                panel.show_distances,
-                trace_state,
-                panel.step,
-                panel.drawing,
-                schema.choice,
-            ],
+            h.reads(h.Drawn, partial(h.on_distances, models), before=2),
+            [trace_state, panel.step, *drawn],
             panel.dfa,
             trigger_mode="always_last",
             **PRIVATE,
@@ -397,30 +391,36 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
     wire_schema_part(schema, models, ins.regex, schema_note, ins.prompt, ins.max_tokens, ins.chat)
 
 
+def drawn_inputs(ins: Components, panel: Components, schema: Any) -> list[Any]:
+    """The components a drawing reads, in ``handlers.Drawn`` order."""
+    return [ins.regex, panel.show_distances, panel.drawing, schema.choice]
+
+
+def run_inputs(inputs: list[Any], ins: Components, panel: Components, schema: Any) -> list[Any]:
+    """The components a run reads, in ``handlers.RunInputs`` order: the seven ``inputs``
+    (Regex to Prob limit), the decoding box's four, the drawing's two, the schema in use
+    and the model menu."""
+    return [*inputs, *ins.decoding.components, panel.show_distances, panel.drawing,
+            schema.choice, ins.backend]  # fmt: skip
+
+
 def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare) -> None:
-    """Generate (always available: a new run ends the last), Stop, Apply & run."""
+    """Generate (always available: a new run ends the last), Stop, Apply & run: each reads
+    the page's inputs into one ``handlers.RunInputs`` (``handlers.reads``)."""
     stop_mark = gr.State(h.StopMark())
     run_outputs = h.run_outputs(page)
+    reading = run_inputs(inputs, ins, panel, schema)
     ins.run.click(
-        partial(h.on_run, page, models),
-        [
-            *inputs,
-            panel.show_distances,
-            panel.drawing,
-            schema.choice,
-            *ins.decoding.components,
-            stop_mark,
-            ins.backend,
-        ],  # fmt: skip
+        h.reads(h.RunInputs, partial(h.on_run, page, models)),
+        [*reading, stop_mark],
         run_outputs,
         trigger_mode="multiple",
         **run_event(page.status, runs_at_once),
         **PRIVATE,
     )
     doctor.apply_pick.change(
-        h.stoppable(page, partial(h.on_apply, page, models)),
-        [doctor.apply_pick, page.trace, *inputs, panel.show_distances, panel.drawing,
-         *ins.decoding.components, stop_mark],
+        h.stoppable(page, h.reads(h.RunInputs, partial(h.on_apply, page, models), before=2)),
+        [doctor.apply_pick, page.trace, *reading, stop_mark],
         [*run_outputs, ins.regex, ins.chat],  # run_outputs has the before/after
         **run_event(page.status, runs_at_once),
         **PRIVATE,
@@ -432,14 +432,14 @@ def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, co
     compare.dismiss.click(h.on_dismiss, None, [compare.view, compare.chart], **PRIVATE)
 
 
-def wire_stepping(page, models, ins, panel, doctor, chart, log) -> None:
+def wire_stepping(page, models, drawn, panel, doctor, chart, log) -> None:
     """Stepping happens in the browser (static/app.js lights the drawing, the row, the
     token and the allowed set from what the run's last frame brought); the server hears of
-    the chosen step only through the slider, for redraws that keep it."""
+    the chosen step only through the slider, for redraws that keep it. ``drawn``: what the
+    drawing reads (``drawn_inputs``)."""
     doctor.finding.change(
-        partial(h.on_finding, models),
-        [doctor.finding, page.trace, page.findings, log, ins.regex, panel.show_distances,
-         panel.drawing],
+        h.reads(h.Drawn, partial(h.on_finding, models), before=4),
+        [doctor.finding, page.trace, page.findings, log, *drawn],
         [panel.dfa, doctor.diagnosis, chart],
         **PRIVATE,
     )  # fmt: skip

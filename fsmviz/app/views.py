@@ -26,6 +26,7 @@ __all__ = [
     "STEP_BUTTONS",
     "allowed_html",
     "bytes_label",
+    "code_spans",
     "markdown_html",
     "comparison_html",
     "error_html",
@@ -213,6 +214,19 @@ def summarised(text: str, shown: int = 6) -> str:
         return ", ".join(numbers[:shown]) + f", … ({len(numbers)} in all)"
 
     return _NUMBERS.sub(cut, text)
+
+
+def code_spans(text: str) -> str:
+    """``text`` escaped, each pair of backticks a ``<code>`` (an unpaired one is kept): the
+    findings of every doctor (a schema's, a grammar's) and the parser's place in words.
+
+    >>> code_spans("`/a` is a <string>")
+    '<code>/a</code> is a &lt;string&gt;'
+    """
+    parts = esc(text).split("`")
+    if len(parts) % 2 == 0:
+        return esc(text)
+    return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
 
 
 def markdown_html(text: str) -> str:
