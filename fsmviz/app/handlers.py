@@ -21,7 +21,7 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import engine_checked, run_source
+from fsmviz.app.backend import checked_after, engine_checked, run_source
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
@@ -402,6 +402,7 @@ def on_apply(
         # clears a run of another pattern) must not clear the run after, arriving meanwhile
         yield {page.regex: fixed.pattern, page.chat: fixed.chat, page.trace: None}
         after = yield from traced(page, run_frames(models, fixed, opts_fixed))
+        yield checked_after(page.engine_check, models, after)  # a server run's engine check
     if before is not None and after is not None:
         # the box shows with the outputs; the chart comes next, drawn in a visible box
         yield {page.compare_view: comparison_html(before, after)}
