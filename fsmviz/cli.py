@@ -734,6 +734,9 @@ def _describe_grammar(grammar: Any, out: Any) -> None:
     arg("prompts", help="the prompts: JSON Lines ({\"prompt\": ..., \"id\": ...}) or plain lines"),
     arg("--regex", default=None, help="the constraint as a regular expression"),
     arg("--schema", default=None, help="the constraint as a JSON Schema file"),
+    arg("--whitespace", choices=("none", "space", "flexible"), default=None,
+        help="a schema's whitespace between JSON tokens (default: a single optional space; "
+        "flexible: any, as vLLM's JSON engine writes it)"),
     arg("--grammar", default=None, help="the constraint as a grammar file (GBNF or Lark)"),
     arg("--server", default=None, help="an OpenAI-compatible server's URL (vLLM) to run on"),
     arg("--server-model", default=None, help="the model's name on the server (default: its first)"),
@@ -762,7 +765,7 @@ def _audit(args: argparse.Namespace) -> int:
         from fsmviz.schema.convert import compile_schema
         from fsmviz.schema.limits import MAX_SCHEMA_BYTES
 
-        constraint = compile_schema(read_capped(args.schema, MAX_SCHEMA_BYTES))
+        constraint = compile_schema(read_capped(args.schema, MAX_SCHEMA_BYTES), args.whitespace)
     elif args.grammar is not None:
         from fsmviz.grammar import GrammarError, compile_grammar
 

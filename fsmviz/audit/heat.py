@@ -55,6 +55,10 @@ def stall_counts(rows: Iterable[AuditRow]) -> tuple[Counter[int], Counter[int]]:
     return stalled, runs
 
 
+ZOOM = 1.4
+"""The heat map's size against graphviz's own (its 14 pt labels at ~26 px)."""
+
+
 def heat_svg(pattern: str, rows: Iterable[AuditRow]) -> tuple[str | None, str]:
     """(the SVG, or None; a sentence saying what it shows or why there is none). States
     are filled by the runs that did not match there, or by all runs when every run
@@ -98,6 +102,16 @@ def heat_svg(pattern: str, rows: Iterable[AuditRow]) -> tuple[str | None, str]:
         states = inside.get(int(m.group(2)))
         return paint(m, states, _STROKE, "stroke") if states else m.group(0)
 
-    svg = _LINK.sub(link, _NODE.sub(node, svg))
+    svg = _natural_width(_LINK.sub(link, _NODE.sub(node, svg)))
     where = " (a chain of folded states: its line)" if inside else ""
     return svg, f"Each state is coloured by its {what} that stalled there{where}."
+
+
+def _natural_width(svg: str) -> str:
+    """The drawing at ``ZOOM`` times its own size (``data-width``, in points), where the
+    page's drawing fills its panel (``width="100%"``): a six-state DFA blown up to the
+    report's width had letters an inch high. The report's style shrinks a wide one to fit."""
+    found = re.search(r'data-width="([0-9.]+)pt"', svg)
+    if found is None:
+        return svg
+    return svg.replace('width="100%"', f'width="{float(found.group(1)) * ZOOM:.0f}pt"', 1)
