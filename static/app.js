@@ -314,6 +314,15 @@
   };
   document.addEventListener("input", fromSlider);
   document.addEventListener("change", fromSlider);
+  // Generate on a wide screen: the output streams under the inputs, below the fold of a
+  // 900 px screen; the page is scrolled just enough to show its first lines (the drawing's
+  // column is sticky: it stays beside them)
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest("#run") || !matchMedia("(min-width: 1000px)").matches) return;
+    const head = $("#output-head");
+    const below = head ? head.getBoundingClientRect().top - (innerHeight - 300) : 0;
+    if (below > 0) window.scrollBy({ top: below, behavior: "smooth" });
+  });
   // a new run (Generate, Apply & run, a link's run): its last step will be the chosen one
   document.addEventListener("click", (event) => {
     if (event.target.closest("#run") || event.target.closest("#diagnosis [data-fix]")) { stopPlaying(); view_step.chosen = null; }

@@ -16,6 +16,15 @@ __all__ = ["Example", "examples", "default_example"]
 
 EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 
+BUDGETS = {"email": 32}
+"""Max tokens for an example whose story is told in fewer than the page's usual 64. The
+default example (seed 002's email) leaves the address at step 13 and rides ``.I.I.I``: by
+32 tokens it has gone round the loop nine times (the doctor needs four laps), in half the
+wait; the doctor's check of its fix and the shadow run are bounded by the same budget."""
+
+MAX_TOKENS = 64
+"""Max tokens for the other examples."""
+
 CONTINUATIONS = frozenset({"moby_choice", "email", "protein", "protein_20g"})
 """Seed prompts that are the start of a sentence to continue, not a question for a chat."""
 
@@ -28,6 +37,8 @@ class Example:
     pattern: str
     prompt: str
     chat: bool
+    max_tokens: int = MAX_TOKENS
+    """The budget the example is shown with (``BUDGETS``)."""
 
 
 @bounded(maxsize=1)
@@ -37,7 +48,11 @@ def examples() -> dict[str, Example]:
     prompts = data["prompts"]
     return {
         name: Example(
-            name, pattern, prompts.get(name, "Give one example."), name not in CONTINUATIONS
+            name,
+            pattern,
+            prompts.get(name, "Give one example."),
+            name not in CONTINUATIONS,
+            BUDGETS.get(name, MAX_TOKENS),
         )
         for name, pattern in data["regexes"].items()
     }
