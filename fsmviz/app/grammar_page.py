@@ -450,11 +450,13 @@ class _Settings:
     temperature: Any
     seed: Any
     chat: Any
+    backend: Any = None
+    """The model menu (``fsmviz.app.backend``: the bundled model or a configured server)."""
 
     def run_inputs(self, mark: Any) -> list:
-        """The inputs ``on_run`` takes, in its order, with the Stop mark last."""
+        """The inputs ``on_run`` takes, in its order: the Stop mark, then the model menu."""
         return [self.box, self.fmt, self.prompt, self.max_tokens, self.temperature, self.seed,
-                self.chat, mark]  # fmt: skip
+                self.chat, mark, *([self.backend] if self.backend is not None else [])]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -535,6 +537,9 @@ def _settings(first: GrammarExample) -> _Settings:
     first example."""
     import gradio as gr
 
+    from fsmviz.app.backend import backend_menu, server_names
+
+    backend = backend_menu(server_names(), elem_id="grammar-backend")
     box = gr.Textbox(first.grammar, label="Grammar", elem_id="grammar", lines=10, max_lines=24)
     fmt = gr.Radio(list(FORMATS), value="auto", label="Format", elem_id="grammar-format")
     prompt = gr.Textbox(first.prompt, label="Prompt", elem_id="grammar-prompt", lines=2)
@@ -550,7 +555,7 @@ def _settings(first: GrammarExample) -> _Settings:
     with gr.Row():
         seed = gr.Number(0, label="Seed", precision=0, minimum=0, elem_id="grammar-seed")
         chat = gr.Checkbox(True, label="Chat template", elem_id="grammar-chat")
-    return _Settings(box, fmt, prompt, max_tokens, temperature, seed, chat)
+    return _Settings(box, fmt, prompt, max_tokens, temperature, seed, chat, backend)
 
 
 def _actions() -> tuple[Any, Any]:
@@ -794,16 +799,22 @@ def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:
 
 
 def on_run(
-    tab: GrammarTab, models: Any, text, fmt, prompt, max_tokens, temperature, seed, chat, mark
-):
+    tab: GrammarTab,
+    models: Any,
+    text, fmt, prompt, max_tokens, temperature, seed, chat, mark,
+    backend=None,
+):  # fmt: skip
     """Generate under the grammar: as the regex page's Generate (``handlers.on_run``),
     Stop shown while it streams and Generate always available (a new run ends this one:
     ``handlers.StopMark``). Stopped during the constrained run, the steps written so far
     become the run's trace (stepping, allowed sets, downloads work on them); stopped
-    during the shadow run, the shadow run is skipped."""
+    during the shadow run, the shadow run is skipped. ``backend``: the bundled model or a
+    configured server by name (``fsmviz.app.backend.run_source``)."""
+    from fsmviz.app.backend import run_source
     from fsmviz.app.grammar_live import grammar_frames, grammar_status
     from fsmviz.app.page import follow, idle, options, started
 
+    models = run_source(models, backend)
     page = tab.page
     me = mark.start()
     yield {**started(page), page.status: "Starting: the grammar's parser, then the model "
