@@ -25,6 +25,7 @@ from fsmviz.app.audit_page import (
     audit_prompts,
     build_audit_tab,
 )
+from fsmviz.app.backend import BUNDLED
 from fsmviz.errors import InputError
 
 LONG = r"[a-z]{30}"
@@ -53,7 +54,7 @@ def test_a_prompts_file_uploaded_is_audited_and_its_counts_shown(audit_app, tiny
     prompts.write_text("\n".join(PROMPTS) + "\n")
     client = Client(audit_app, verbose=False)
     html, files, chart = client.predict(
-        handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, api_name="/audit"
+        handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, BUNDLED, api_name="/audit"
     )
     alone = fsmviz.audit(tiny, LONG, PROMPTS, max_tokens=4)
     assert alone.summary() in html  # "3 runs: 0 matched; stopped: 3 ..."
@@ -69,9 +70,58 @@ def test_a_prompts_file_uploaded_is_audited_and_its_counts_shown(audit_app, tiny
     assert sum(bars["not matched: stalled there"]) == alone.total - alone.matched
     # The visitor's quota: 3 of 5 used, so 3 more are refused with the reason.
     html, files, _ = client.predict(
-        handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, api_name="/audit"
+        handle_file(str(prompts)), KINDS[0], "", LONG, 4, 0.0, 0, True, BUNDLED, api_name="/audit"
     )
     assert "at most 5 prompts per visitor per hour; 2 are left" in html and files is None
+
+
+@pytest.mark.xdist_group("test_server.py:served")  # the worker that holds the vLLM server
+def test_an_audit_on_a_configured_server_names_it_and_links_each_run_to_it(
+    vllm_server, tmp_path, monkeypatch
+):
+    """The Audit view with a server configured (``--server vllm=URL``): the ``backend``
+    menu's name runs the prompts on the real vLLM server; the report names the server,
+    never its address, and each run's link opens it on that server."""
+    from pathlib import Path
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    from gradio_client import Client, handle_file
+
+    from fsmviz.app import backend
+    from fsmviz.audit.rows import load_trace
+
+    monkeypatch.setattr(audit_page, "QUOTA", Quota(limit=5, window=3600.0))
+    backend.configure_servers({"vllm": vllm_server})
+    models = SimpleNamespace(get=lambda timeout=None: pytest.fail("not the bundled model"))
+    with gr.Blocks() as demo:
+        regex = gr.Textbox(r"[0-9]{4}", elem_id="regex")
+        build_audit_tab(models, regex)
+    demo.queue()
+    _, url, _ = demo.launch(prevent_thread_lock=True, max_file_size="256kb", quiet=True)
+    try:
+        prompts = tmp_path / "prompts.txt"
+        prompts.write_text("In what year did Apollo 11 land?\nIn what year did the Wall fall?\n")
+        html, files, _ = Client(url, verbose=False).predict(
+            handle_file(str(prompts)), KINDS[0], "", r"[0-9]{4}", 6, 0.0, 0, True, "vllm",
+            api_name="/audit",
+        )  # fmt: skip
+    finally:
+        demo.close()
+        backend.configure_servers({})
+    assert "2 runs: " in html and 'failed requests</td><td class="n">0<' in html, html
+    host = urlsplit(vllm_server).netloc
+    assert host not in html and host not in (tmp_path / "prompts.txt").read_text()
+    links = re.findall(r'<a href="(\?regex=[^"]+)"', html)
+    assert len(links) == 2
+    for link in links:
+        assert parse_qs(link.replace("&amp;", "&").lstrip("?"))["backend"] == ["vllm"]
+    assert sorted(p.rsplit("/", 1)[-1] for p in files) == ["report.html", "runs.csv"]
+    folder = re.search(r'href="/gradio_api/file=([^"]+?)/traces/', html).group(1)
+    traces = sorted(Path(unquote(folder), "traces").glob("*.json"))  # the app's own folder
+    assert len(traces) == 2
+    for path in traces:  # the server's runs, replayed: the server named in their notes
+        notes = " ".join(load_trace(str(path)).notes)
+        assert "server 'vllm'" in notes and host not in notes, notes
 
 
 def test_the_page_bounds_the_file_and_names_the_constraint(tmp_path) -> None:

@@ -1,5 +1,8 @@
 """The Audit view (page id ``audit``): a file of prompts in, the report of one constraint
-over all of them out (``fsmviz.audit``), on the bundled model.
+over all of them out (``fsmviz.audit``), on the bundled model or a server the operator
+configured (its ``backend`` menu, ``audit-backend``: ``fsmviz.app.backend``; the server's
+requests go concurrently and it batches them; the page names the server, never its URL,
+and each run's link carries ``backend=NAME``).
 
 The constraint is the Generate tab's regex, or a JSON Schema or grammar typed here. The
 runs go through ``fsmviz.audit`` into a fresh run folder in Gradio's cache
@@ -27,6 +30,7 @@ from typing import Any
 
 import gradio as gr
 
+from fsmviz.app.backend import BUNDLED, backend_menu, run_source, server_names
 from fsmviz.app.views import error_html
 from fsmviz.errors import FsmvizError, InputError
 
@@ -178,20 +182,23 @@ def on_audit(
     chat,
     visitor: str,
     progress: Any = None,
+    backend: str | None = None,
 ) -> Iterator[tuple[str, Any, Any]]:
     """Audit the uploaded prompts: (the view's HTML, the files to download, the chart) as
-    it goes, the report at the end; a bad input is a message, not an exception."""
+    it goes, the report at the end; a bad input is a message, not an exception.
+    ``backend``: the bundled model (None or ``BUNDLED``) or a configured server's name."""
     try:
         constraint = audit_constraint(kind, text, regex)
         pairs = audit_prompts(path)
         options = _options(max_tokens, temperature, seed, chat)
         QUOTA.take(visitor or "anonymous", len(pairs))
-        model = models.get(timeout=600)
+        model = run_source(models, backend).get(timeout=600)
     except (FsmvizError, ValueError) as error:
         yield error_html(error), None, None
         return
     yield progress_html(0, len(pairs)), None, None
-    yield from _audited(model, constraint, pairs, options, progress)
+    server = backend if backend and backend != BUNDLED else None
+    yield from _audited(model, constraint, pairs, options, progress, server)
 
 
 def _options(max_tokens, temperature, seed, chat):
@@ -205,9 +212,14 @@ def _options(max_tokens, temperature, seed, chat):
     )
 
 
-def _audited(model, constraint, pairs, options, progress) -> Iterator[tuple[str, Any, Any]]:
+def _audited(
+    model, constraint, pairs, options, progress, server=None
+) -> Iterator[tuple[str, Any, Any]]:
     """Run the audit in a thread of its own and report its progress from this one (Gradio's
-    progress belongs to the event's thread); then the report and its files."""
+    progress belongs to the event's thread); then the report and its files. ``server``:
+    the configured server's name, which each run's link carries."""
+    from dataclasses import replace
+
     from fsmviz.app.scratch import run_folder
     from fsmviz.audit import audit
     from fsmviz.audit.htmlreport import report_fragment
@@ -237,6 +249,8 @@ def _audited(model, constraint, pairs, options, progress) -> Iterator[tuple[str,
             raise item
         break
     report = item
+    if server is not None and report.link:
+        report = replace(report, link=(*report.link, ("backend", server)))
     prompts = dict(pairs)
     page = report_fragment(report, "", prompts=prompts, traces=f"/gradio_api/file={folder}/")
     files = [str(folder / "report.html"), str(folder / "runs.csv")]
@@ -283,6 +297,7 @@ def build_audit_tab(models: Any, regex_box: Any) -> None:
             f"{VISITOR_PROMPTS} an hour; <code>python -m fsmviz audit</code> has no bound "
             "and runs on a server too.</p>"
         )
+        backend = backend_menu(server_names(), elem_id="audit-backend")
         upload = gr.File(
             label="Prompts file (.jsonl or .txt)", file_types=[".jsonl", ".txt"],
             type="filepath", elem_id="audit-file",
@@ -305,15 +320,15 @@ def build_audit_tab(models: Any, regex_box: Any) -> None:
         chart = gr.Plot(label="Where runs stall", show_label=False, elem_id="audit-chart")
         files = gr.File(label="The report and one row per run", elem_id="audit-files")
 
-    def audit_event(path, kind, text, regex, max_tokens, temperature, seed, chat,
+    def audit_event(path, kind, text, regex, max_tokens, temperature, seed, chat, backend,
                     request: gr.Request, progress=gr.Progress()):  # noqa: B008  # fmt: skip
         visitor = getattr(request, "session_hash", None) or "anonymous"
         yield from on_audit(models, path, kind, text, regex, max_tokens, temperature, seed,
-                            chat, visitor, progress)  # fmt: skip
+                            chat, visitor, progress, backend)  # fmt: skip
 
     run.click(
         audit_event,
-        [upload, kind, text, regex_box, max_tokens, temperature, seed, chat],
+        [upload, kind, text, regex_box, max_tokens, temperature, seed, chat, backend],
         [report, files, chart],
         concurrency_id="generate",
         api_name="audit",
