@@ -82,8 +82,8 @@ def run_api(cases: list[tuple[str, dict]], may_answer: bool) -> tuple[int, int, 
     ``may_answer`` (a shape that is valid, only large), answered."""
     import gradio as gr
 
-    from fsmviz.app.answers import answered
     from fsmviz.app.api import tools
+    from fsmviz.app.api.answers import answered
 
     api = {name: answered(fn) for name, fn in tools(NoModel()).items()}
     answered_ok, worst_s, worst_mb = 0, 0.0, 0.0

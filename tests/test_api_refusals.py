@@ -11,8 +11,8 @@ import json
 import gradio as gr
 import pytest
 
-from fsmviz.app.answers import answered, message_for
 from fsmviz.app.api import tools
+from fsmviz.app.api.answers import answered, message_for
 
 
 class NoModelWanted:

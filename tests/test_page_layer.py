@@ -54,10 +54,10 @@ def engine_work(source: str) -> list[str]:
     return sorted(found, key=lambda said: int(said.split(":")[0].split()[1]))
 
 
-PAGES = sorted(PAGE.glob("*.py"))
+PAGES = sorted(PAGE.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(PAGE).as_posix() for p in PAGES])
 def test_the_page_does_no_engine_work(path: Path) -> None:
     work = engine_work(path.read_text(encoding="utf-8"))
     assert not work, f"app/{path.name} does the engine's work: {work}"

@@ -188,7 +188,7 @@ def test_the_engine_table_and_its_page_name_the_stricter_rules():
 
 
 def test_the_schema_api_answers_what_is_unenforced_and_what_is_stricter(tiny):
-    from fsmviz.app.schema_page import schema_api
+    from fsmviz.app.api.schema import schema_api
 
     schema = {"type": "object", "properties": {"n": {"type": "number", "maximum": 9}},
               "required": ["n"]}  # fmt: skip

@@ -9,8 +9,8 @@ import json
 import gradio as gr
 import pytest
 
-from fsmviz.app.answers import answered
 from fsmviz.app.api import GENERATING, schema_engines, tools
+from fsmviz.app.api.answers import answered
 
 ORDER = {
     "type": "object",

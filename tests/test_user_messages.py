@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fsmviz import compile_schema
-from fsmviz.app.arity import check_values, signature_of
+from fsmviz.app.api.arity import check_values, signature_of
 from fsmviz.grammar import GrammarError, compile_grammar
 from fsmviz.schema.convert import SchemaError
 

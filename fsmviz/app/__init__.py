@@ -19,9 +19,9 @@ Read in this order:
   ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema instead of a
   regex); ``grammar_page`` and ``grammar_live`` (a context-free grammar);
   ``compare_page``, ``learn`` and ``audit_page``.
-* The API: ``api`` (``/trace``, ``/dfa``, ``/diagnose``, ``/schema``...), ``grammar_api``
-  (``/grammar``), ``answers`` (every failure a message) and ``arity`` (how many values a
-  call gives).
+* The API: ``api/``, every endpoint registered in one place (``/trace``, ``/dfa``,
+  ``/diagnose``, ``/schema``, ``/schema_engines``; every failure a message), with
+  ``grammar_api`` (``/grammar``, the Grammar tab's).
 * GPUs: ``zerogpu`` (Hugging Face ZeroGPU) and ``fork_gpu`` (its fork played locally).
 
 The engine (``fsmviz``) never imports this package; this package imports the engine.

@@ -32,7 +32,7 @@ from fsmviz.diagnose.schema import (
     SchemaFinding,
     diagnose_schema,
 )
-from fsmviz.params import MAX_PROMPT_CHARS, ParameterError, check_generation, choice, text
+from fsmviz.params import check_generation
 from fsmviz.schema.convert import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -45,7 +45,6 @@ __all__ = [
     "in_use",
     "json_stream_html",
     "json_view_html",
-    "schema_api",
     "schema_examples",
     "use_schema",
 ]
@@ -338,102 +337,6 @@ def json_view_html(
         f"{json_stream_html(text, schema, done)}"
         f"{structure}</div>"
     )
-
-
-def schema_api(
-    schema: str,
-    prompt: str,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    whitespace: str = DEFAULT_WHITESPACE,
-    *,
-    model: Any = None,
-) -> dict[str, Any]:
-    """Generate JSON for a JSON Schema: ``{"route", "regex", "unenforced", "stricter",
-    "trace", "json"}``.
-
-    - ``route``: the compiled schema's ``path``, ``"regex"`` (fsmviz's index over the
-      schema's regex) or ``"grammar"`` (llguidance's mask, for a schema no regex can hold:
-      ``regex`` is then None). No key of the answer is ``path``: gradio_client takes any
-      object with a ``path`` string for a file to download.
-    - ``unenforced``: the ``[JSON pointer, keyword]`` pairs the constraint leaves free;
-      ``stricter``: the ``[JSON pointer, rule]`` pairs where it refuses JSON the schema
-      allows (``compile_schema``).
-    - ``json``: whether the output parses and validates (``check_json``), with the JSON
-      pointer of the failing part as ``instance_path``; the trace's ``parsed`` is the value
-      read back (``fsmviz.schema.run.SchemaTrace``).
-
-    ``model`` defaults to the bundled one; it may be a function that returns the model,
-    called once every input is checked. Raises ``SchemaError`` for a schema that cannot be
-    used, ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work.
-    """
-    from fsmviz import load_model
-
-    opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
-    prompt = text("prompt", prompt, MAX_PROMPT_CHARS)
-    if not isinstance(schema, str):
-        raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
-    compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
-    model = model() if callable(model) else model  # a getter: called once all is checked
-    on_grammar = compiled.path == "grammar"  # llguidance's mask where no regex fits
-    trace = compiled.generate(model if model is not None else load_model(), prompt, **opts)
-    check = check_json(trace.text, compiled.schema)
-    return {
-        "route": compiled.path,
-        "regex": None if on_grammar else compiled.regex,
-        "unenforced": [list(pair) for pair in compiled.unenforced],
-        "stricter": [list(pair) for pair in compiled.stricter],
-        "trace": trace.to_dict(),
-        "json": {
-            "parses": check.parses,
-            "valid": check.valid,
-            "error": check.error,
-            "instance_path": check.path,
-            "schema_path": check.schema_path,
-        },
-    }
-
-
-def schema_endpoint(get_model: Any) -> Any:
-    """The ``/schema`` API function for ``gr.api``: ``schema_api`` with the page's model,
-    every bad input a ``gr.Error``."""
-    import gradio as gr
-
-    def schema(
-        schema: str,
-        prompt: str,
-        max_tokens: int = 64,
-        temperature: float = 0.0,
-        seed: int = 0,
-        whitespace: str = DEFAULT_WHITESPACE,
-    ) -> dict[str, Any]:
-        """Generate JSON for a JSON Schema with a small language model, every token
-        constrained by the schema's regex, and say whether the output parses and validates.
-
-        Args:
-            schema: The JSON Schema, as JSON text, e.g. `{"type": "object", "properties":
-                {"name": {"type": "string", "maxLength": 20}}, "required": ["name"]}`.
-            prompt: What the model is asked (with the chat template).
-            max_tokens: The most tokens to generate (1 to 1024).
-            temperature: 0 for greedy decoding; higher samples more freely (up to 2).
-            seed: Random seed for sampling, so a run can be repeated.
-            whitespace: Between JSON tokens: none, space (at most one) or flexible (any run
-                of spaces, tabs and newlines: the commonest cause of endless output).
-
-        Returns:
-            The schema's regex, the keywords the constraint does not enforce and the rules
-            by which it is stricter than the schema (each with its JSON pointer), the whole
-            trace, and the JSON check (parses, valid, error).
-        """
-        try:
-            return schema_api(
-                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model
-            )
-        except ValueError as error:
-            raise gr.Error(str(error)) from None
-
-    return schema
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - Backgroun
         server_port=args.port,
         css=DFA_CSS + (STATIC / "app.css").read_text(),
         js=(STATIC / "app.js").read_text(),
-        # Every error fsmviz raises reaches the caller as a message (fsmviz.app.answers);
+        # Every error fsmviz raises reaches the caller as a message (fsmviz.app.api.answers);
         # so do Gradio's own refusals ("needed: 6, got: 5" for a REST call short of
         # arguments), rather than {"error": null}. A message only, never a traceback.
         show_error=True,

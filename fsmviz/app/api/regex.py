@@ -1,20 +1,10 @@
-"""The app's API: Gradio endpoints ``/trace``, ``/dfa``, ``/diagnose``, ``/schema``,
-``/schema_engines``, ``/grammar``, and the same as MCP tools (``python app.py --mcp``).
-
-Gradio builds each endpoint's schema from the function itself, and its MCP server turns
-that into a tool: the name is the ``api_name``, the description and the parameters' meaning
-come from the docstring (Google style: an ``Args:`` section), the types from the hints, the
-result's shape from the ``TypedDict`` it returns. So these functions are written for an
-agent to read: what each does, what every argument means, what comes back.
+"""``/trace``, ``/dfa`` and ``/diagnose``: a regex run, its automaton, its doctor.
 
 ``/dfa`` and ``/diagnose`` need no model: the drawing and the pattern-level checks run
-without one, the token-level checks with a tokenizer alone. ``/trace`` needs the model and
-says plainly what to install or set when there is none. ``/schema_engines`` needs none
-either: it asks each installed engine (fsmviz, outlines-core, llguidance, xgrammar) to
-compile the schema and to judge instances made from it.
-
-``tools`` gathers the endpoints from one small builder per family (``regex_tools``,
-``schema_tools``, ``grammar_tools``).
+without one, the token-level checks with a tokenizer alone. ``/trace`` needs the model (or
+a server the operator configured, by name) and says plainly what to install or set when
+there is none. The ``TypedDict`` each returns is the shape of its answer, which Gradio and
+the MCP server publish.
 """
 
 from __future__ import annotations
@@ -24,13 +14,8 @@ from typing import Any, TypedDict
 
 import gradio as gr
 
-from fsmviz.app.answers import answered
-from fsmviz.app.arity import check_arity, signature_of
 from fsmviz.app.backend import model_for
-from fsmviz.app.grammar_api import grammar_endpoint
-from fsmviz.app.handlers import DRAFT_TOKENS  # speculative drafts, as on the page
-from fsmviz.app.leaving import leaves_with_client
-from fsmviz.app.schema_page import schema_endpoint
+from fsmviz.app.page import DRAFT_TOKENS  # speculative drafts, as on the page
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
@@ -39,16 +24,17 @@ from fsmviz.drawing.render import to_dot
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.generate import generate
 from fsmviz.generation.models import BackgroundModel
-from fsmviz.params import MAX_PROMPT_CHARS, ParameterError, check_generation, pattern, text
+from fsmviz.params import MAX_PROMPT_CHARS, check_generation, pattern, text
 
 __all__ = [
+    "MODEL_WAIT",
     "DfaResult",
     "DiagnoseResult",
-    "EnginesResult",
     "FindingResult",
     "TraceResult",
-    "add_api",
-    "tools",
+    "dfa",
+    "regex_tools",
+    "trace_seconds",
 ]
 
 MODEL_WAIT = 600
@@ -113,52 +99,6 @@ class DiagnoseResult(TypedDict):
     pattern: str
     vocabulary: str
     findings: list[FindingResult]
-
-
-class EngineResult(TypedDict):
-    engine: str
-    version: str | None
-    compiled: bool
-    refusal: str
-    route: str
-    invalid_accepted: list[str]
-    valid_rejected: list[str]
-    ignored: list[str]
-    stricter: list[str]
-
-
-class EnginesResult(TypedDict):
-    """Which engine gets the schema right: each engine's verdict on the schema and on
-    instances made from it, and the same as a Markdown table."""
-
-    instances: list[dict[str, Any]]
-    engines: list[EngineResult]
-    table: str
-
-
-GENERATING = ("trace", "schema", "grammar")
-"""The endpoints that run the model: at most ``runs_at_once`` calls of each at a time."""
-ONE_AT_A_TIME = ("schema_engines",)
-"""The endpoints that start a child process per engine: one call at a time."""
-
-
-def add_api(models: BackgroundModel, runs_at_once: int) -> None:
-    """Register every endpoint of ``tools`` on the Blocks being built."""
-    from gradio.context import Context
-
-    signatures = {}
-    for name, fn in tools(models).items():
-        limit = runs_at_once if name in GENERATING else 1 if name in ONE_AT_A_TIME else None
-        # no {"error": null} (answered); a run stops when its client leaves (leaving)
-        gr.api(answered(leaves_with_client(fn)), api_name=name, concurrency_limit=limit)
-        signatures[name] = signature_of(fn)
-    if Context.root_block is not None:  # too many or too few values: our words (arity)
-        check_arity(Context.root_block, signatures)
-
-
-def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
-    """The API functions (and MCP tools), by endpoint name, answering with ``models``."""
-    return {**regex_tools(models), **schema_tools(models), **grammar_tools(models)}
 
 
 def regex_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
@@ -303,66 +243,6 @@ def diagnose_endpoint(models: BackgroundModel) -> Callable[..., DiagnoseResult]:
 
     diagnose_tool.__name__ = "diagnose"
     return diagnose_tool
-
-
-def schema_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
-    """``/schema`` (generation, on the GPU on ZeroGPU) and ``/schema_engines``."""
-    schema = schema_endpoint(lambda: models.get(timeout=MODEL_WAIT))
-    return {"schema": on_gpu(schema, trace_seconds), "schema_engines": schema_engines}
-
-
-def schema_engines(schema: str) -> EnginesResult:
-    """Which engine gets your JSON Schema right: fsmviz, outlines-core, llguidance and
-    xgrammar (those installed) each compile the schema, or refuse it with their message,
-    and judge instances made from it: valid ones (a walk of the schema) and near-misses
-    (a bound crossed, a required key dropped, a wrong type), labelled by `jsonschema`.
-    An engine that accepts invalid JSON, or cannot write valid JSON, is named with the
-    instances that show it; fsmviz also names the keywords it does not enforce, and the
-    rules by which it refuses JSON the schema allows (keys in the schema's order...), by
-    JSON pointer. Needs no model; takes a few seconds (each engine runs in a child process
-    with a time limit).
-
-    Args:
-        schema: The JSON Schema, as JSON text, e.g. `{"type": "object", "properties":
-            {"qty": {"type": "integer", "minimum": 1}}, "required": ["qty"]}`.
-
-    Returns:
-        The instances (text, valid, how each was made), one verdict per engine (compiled
-        or its refusal, invalid instances it accepts, valid ones it rejects, keywords it
-        names as not enforced) and the same as a Markdown table.
-    """
-    from fsmviz.peers.schema import engine_verdicts, verdicts_text
-
-    try:  # a refusal names what is wrong (fsmviz.params, SchemaError with its pointer)
-        if not isinstance(schema, str):
-            raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
-        table = engine_verdicts(schema)
-    except (FsmvizError, ValueError) as error:
-        raise gr.Error(str(error)) from None
-    return {
-        "instances": [{"text": i.text, "valid": i.valid, "how": i.how} for i in table.instances],
-        "engines": [
-            {
-                "engine": v.engine,
-                "version": v.version,
-                "compiled": v.compiled,
-                "refusal": v.refusal,
-                "route": v.path,  # not "path": gradio_client would fetch it as a file
-                "invalid_accepted": list(v.invalid_accepted),
-                "valid_rejected": list(v.valid_rejected),
-                "ignored": list(v.ignored),
-                "stricter": list(v.stricter),
-            }
-            for v in table.verdicts
-        ],
-        "table": verdicts_text(table),
-    }
-
-
-def grammar_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
-    """``/grammar`` (generation, on the GPU on ZeroGPU)."""
-    grammar = grammar_endpoint(lambda: models.get(timeout=MODEL_WAIT))
-    return {"grammar": on_gpu(grammar, trace_seconds)}
 
 
 def trace_seconds(regex: str, prompt: str, max_tokens: int = 64, *rest: Any, **options: Any) -> int:

@@ -1,0 +1,197 @@
+"""``/schema`` and ``/schema_engines``: JSON generated for a JSON Schema, and which engine
+gets a schema right.
+
+``schema_api`` is plain Python (the engine's ``compile_schema``, a run, ``check_json``);
+``schema_endpoint`` wraps it for ``gr.api``. ``/schema_engines`` needs no model: it asks
+each installed engine (fsmviz, outlines-core, llguidance, xgrammar) to compile the schema
+and to judge instances made from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+import gradio as gr
+
+from fsmviz.app.api.regex import MODEL_WAIT, trace_seconds
+from fsmviz.app.schema_page import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
+from fsmviz.app.zerogpu import on_gpu
+from fsmviz.errors import FsmvizError
+from fsmviz.generation.models import BackgroundModel
+from fsmviz.params import MAX_PROMPT_CHARS, ParameterError, check_generation, choice, text
+from fsmviz.schema.convert import check_json, compile_schema
+
+__all__ = ["EngineResult", "EnginesResult", "schema_api", "schema_endpoint", "schema_engines",
+           "schema_tools"]  # fmt: skip
+
+
+def schema_api(
+    schema: str,
+    prompt: str,
+    max_tokens: int = 64,
+    temperature: float = 0.0,
+    seed: int = 0,
+    whitespace: str = DEFAULT_WHITESPACE,
+    *,
+    model: Any = None,
+) -> dict[str, Any]:
+    """Generate JSON for a JSON Schema: ``{"route", "regex", "unenforced", "stricter",
+    "trace", "json"}``.
+
+    - ``route``: the compiled schema's ``path``, ``"regex"`` (fsmviz's index over the
+      schema's regex) or ``"grammar"`` (llguidance's mask, for a schema no regex can hold:
+      ``regex`` is then None). No key of the answer is ``path``: gradio_client takes any
+      object with a ``path`` string for a file to download.
+    - ``unenforced``: the ``[JSON pointer, keyword]`` pairs the constraint leaves free;
+      ``stricter``: the ``[JSON pointer, rule]`` pairs where it refuses JSON the schema
+      allows (``compile_schema``).
+    - ``json``: whether the output parses and validates (``check_json``), with the JSON
+      pointer of the failing part as ``instance_path``; the trace's ``parsed`` is the value
+      read back (``fsmviz.schema.run.SchemaTrace``).
+
+    ``model`` defaults to the bundled one; it may be a function that returns the model,
+    called once every input is checked. Raises ``SchemaError`` for a schema that cannot be
+    used, ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work.
+    """
+    from fsmviz import load_model
+
+    opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
+    prompt = text("prompt", prompt, MAX_PROMPT_CHARS)
+    if not isinstance(schema, str):
+        raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
+    compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
+    model = model() if callable(model) else model  # a getter: called once all is checked
+    on_grammar = compiled.path == "grammar"  # llguidance's mask where no regex fits
+    trace = compiled.generate(model if model is not None else load_model(), prompt, **opts)
+    check = check_json(trace.text, compiled.schema)
+    return {
+        "route": compiled.path,
+        "regex": None if on_grammar else compiled.regex,
+        "unenforced": [list(pair) for pair in compiled.unenforced],
+        "stricter": [list(pair) for pair in compiled.stricter],
+        "trace": trace.to_dict(),
+        "json": {
+            "parses": check.parses,
+            "valid": check.valid,
+            "error": check.error,
+            "instance_path": check.path,
+            "schema_path": check.schema_path,
+        },
+    }
+
+
+def schema_endpoint(get_model: Any) -> Any:
+    """The ``/schema`` API function for ``gr.api``: ``schema_api`` with the page's model,
+    every bad input a ``gr.Error``."""
+    import gradio as gr
+
+    def schema(
+        schema: str,
+        prompt: str,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        whitespace: str = DEFAULT_WHITESPACE,
+    ) -> dict[str, Any]:
+        """Generate JSON for a JSON Schema with a small language model, every token
+        constrained by the schema's regex, and say whether the output parses and validates.
+
+        Args:
+            schema: The JSON Schema, as JSON text, e.g. `{"type": "object", "properties":
+                {"name": {"type": "string", "maxLength": 20}}, "required": ["name"]}`.
+            prompt: What the model is asked (with the chat template).
+            max_tokens: The most tokens to generate (1 to 1024).
+            temperature: 0 for greedy decoding; higher samples more freely (up to 2).
+            seed: Random seed for sampling, so a run can be repeated.
+            whitespace: Between JSON tokens: none, space (at most one) or flexible (any run
+                of spaces, tabs and newlines: the commonest cause of endless output).
+
+        Returns:
+            The schema's regex, the keywords the constraint does not enforce and the rules
+            by which it is stricter than the schema (each with its JSON pointer), the whole
+            trace, and the JSON check (parses, valid, error).
+        """
+        try:
+            return schema_api(
+                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model
+            )
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+
+    return schema
+
+
+class EngineResult(TypedDict):
+    engine: str
+    version: str | None
+    compiled: bool
+    refusal: str
+    route: str
+    invalid_accepted: list[str]
+    valid_rejected: list[str]
+    ignored: list[str]
+    stricter: list[str]
+
+
+class EnginesResult(TypedDict):
+    """Which engine gets the schema right: each engine's verdict on the schema and on
+    instances made from it, and the same as a Markdown table."""
+
+    instances: list[dict[str, Any]]
+    engines: list[EngineResult]
+    table: str
+
+
+def schema_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
+    """``/schema`` (generation, on the GPU on ZeroGPU) and ``/schema_engines``."""
+    schema = schema_endpoint(lambda: models.get(timeout=MODEL_WAIT))
+    return {"schema": on_gpu(schema, trace_seconds), "schema_engines": schema_engines}
+
+
+def schema_engines(schema: str) -> EnginesResult:
+    """Which engine gets your JSON Schema right: fsmviz, outlines-core, llguidance and
+    xgrammar (those installed) each compile the schema, or refuse it with their message,
+    and judge instances made from it: valid ones (a walk of the schema) and near-misses
+    (a bound crossed, a required key dropped, a wrong type), labelled by `jsonschema`.
+    An engine that accepts invalid JSON, or cannot write valid JSON, is named with the
+    instances that show it; fsmviz also names the keywords it does not enforce, and the
+    rules by which it refuses JSON the schema allows (keys in the schema's order...), by
+    JSON pointer. Needs no model; takes a few seconds (each engine runs in a child process
+    with a time limit).
+
+    Args:
+        schema: The JSON Schema, as JSON text, e.g. `{"type": "object", "properties":
+            {"qty": {"type": "integer", "minimum": 1}}, "required": ["qty"]}`.
+
+    Returns:
+        The instances (text, valid, how each was made), one verdict per engine (compiled
+        or its refusal, invalid instances it accepts, valid ones it rejects, keywords it
+        names as not enforced) and the same as a Markdown table.
+    """
+    from fsmviz.peers.schema import engine_verdicts, verdicts_text
+
+    try:  # a refusal names what is wrong (fsmviz.params, SchemaError with its pointer)
+        if not isinstance(schema, str):
+            raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
+        table = engine_verdicts(schema)
+    except (FsmvizError, ValueError) as error:
+        raise gr.Error(str(error)) from None
+    return {
+        "instances": [{"text": i.text, "valid": i.valid, "how": i.how} for i in table.instances],
+        "engines": [
+            {
+                "engine": v.engine,
+                "version": v.version,
+                "compiled": v.compiled,
+                "refusal": v.refusal,
+                "route": v.path,  # not "path": gradio_client would fetch it as a file
+                "invalid_accepted": list(v.invalid_accepted),
+                "valid_rejected": list(v.valid_rejected),
+                "ignored": list(v.ignored),
+                "stricter": list(v.stricter),
+            }
+            for v in table.verdicts
+        ],
+        "table": verdicts_text(table),
+    }
