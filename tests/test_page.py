@@ -585,6 +585,10 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     expect(fix).to_have_count(1)
     finding = app.locator("#diagnosis li", has=app.locator(".apply[data-fix*=chat]"))
     expect(finding).to_contain_text("use chat mode")
+    # offered only once re-run on the same prompt and seed (issue 47 point 3), with numbers
+    expect(finding.locator(".checked")).to_contain_text(
+        re.compile(r"Checked on the same prompt and seed: steps below 5% valid mass: \d+ → \d+")
+    )
     fix.click()
     expect(app.locator("#stop")).to_be_visible()
     expect(app.locator("#run")).to_be_enabled()  # Generate stays on: it would start over
@@ -603,6 +607,9 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     assert table_rows(app)
     choose(app, 0)
     expect(app.locator("#output .tok.selected")).to_have_attribute("data-step", "0")
+    # on the phone, the step's card shows where the finger is, far below the drawing
+    expect(app.locator("#stepper .step-card")).to_contain_text("Step 0")
+    expect(app.locator("#stepper .step-card")).to_be_in_viewport()
 
 
 def test_the_page_script_loads_and_the_console_stays_clean(page: Page, app_url: str) -> None:

@@ -1,0 +1,69 @@
+"""No fix without a measured improvement, over the seed examples: each example run as the
+page runs it, diagnosed, and every fix for what the run did re-run on the same prompt and
+seed (``fsmviz.diagnose.checks``). One row per checked finding: the measure before → after
+and whether the page offers the fix.
+
+    python -m bench.fix_check_bench                       # every seed example, its budget
+    python -m bench.fix_check_bench email stop_string --max-tokens 32
+
+Seconds are wall time on this machine (the load average is printed): the constrained run,
+then the checks (at most ``MAX_CHECKS`` runs, each no longer than the run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from bench.table import print_table
+
+
+def main(argv: list[str] | None = None) -> list[tuple[str, ...]]:
+    from fsmviz.app.examples import examples
+    from fsmviz.app.fixes import offered
+    from fsmviz.diagnose import diagnose
+    from fsmviz.diagnose.checks import check_fixes, needs_check
+    from fsmviz.generation.generate import generate
+    from fsmviz.generation.models import load_model
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", help="seed examples (default: all)")
+    parser.add_argument("--max-tokens", type=int, help="instead of each example's budget")
+    args = parser.parse_args(argv)
+    model = load_model()
+    rows = []
+    for name, ex in examples().items():
+        if args.names and name not in args.names:
+            continue
+        budget = args.max_tokens or ex.max_tokens
+        started = time.perf_counter()
+        trace = generate(model, ex.pattern, ex.prompt, max_tokens=budget, chat=ex.chat)
+        ran = time.perf_counter() - started
+        found = diagnose(ex.pattern, model.vocab, trace)
+        started = time.perf_counter()
+        checked = check_fixes(model, found, trace)
+        took = time.perf_counter() - started
+        shown = [f for f in checked if needs_check(f) and f.check is not None]
+        for f in shown or [None]:
+            rows.append(
+                (
+                    name,
+                    f"{len(trace.steps)} in {ran:.1f} s",
+                    f.kind if f else "no run fix",
+                    f.check.said if f else "",
+                    ("offered" if offered(f, checked) else "not offered") if f else "",
+                    f"{took:.1f} s",
+                )
+            )
+    print(f"load average (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print_table(
+        "Run fixes checked on the same prompt and seed",
+        ["example", "tokens", "finding", "before → after", "fix", "checks"],
+        rows,
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    main()
