@@ -9,6 +9,10 @@ What is timed, all inside the page (``performance.now()``), never over the netwo
 - **step change**: from a Next click to the frame where the drawing's current node, the
   table's row and the output's token all show the new step (then the next animation frame,
   when the browser has painted it). Taken over every step of a run, forward and back.
+- **grammar step change**: the same on the Grammar tab, a grammar example's run stepped
+  with Prev and Next: the rules drawing's lights, the row, the parser's place and the
+  step's card all show the new step (issue 47: as on Generate; each step was a server
+  round trip of 1.4-2.8 s before).
 - **allowed set**: from a click on a row to the frame where the allowed-set panel shows
   that step's tokens with probabilities.
 - **first drawing**: from navigation start to the first ``#dfa svg`` on a page loaded with
@@ -21,7 +25,9 @@ What is timed, all inside the page (``performance.now()``), never over the netwo
   and 390 x 844 (a phone), the shadow run skipped.
 
 Targets (issue 30): step change <= 100 ms, allowed set <= 300 ms, first drawing <= 2 s, the
-drawing and the selected step both in the 1440 x 900 viewport, phone height <= 5,000 px.
+drawing and the selected step both in the 1440 x 900 viewport, phone height <= 5,000 px;
+(issue 47) grammar step change <= 100 ms, median and max, the lit rules in view beside the
+chosen row.
 Needs Debian's chromium (no Playwright browser download).
 """
 
@@ -74,6 +80,34 @@ ALLOWED_JS = """async (i) => {
   }
   await new Promise(r => requestAnimationFrame(() => r()));
   return performance.now() - t0;
+}"""
+GRAMMAR_STEP_JS = """async ([selector, i]) => {
+  const shown = () => {
+    const row = document.querySelector(`#grammar-steps tbody tr[data-step="${i}"]`);
+    const svg = document.querySelector('#rules svg');
+    const views = document.querySelector('#grammar-place .step-views');
+    const card = document.querySelector('#grammar-step-buttons .step-card');
+    return row && row.classList.contains('selected') && svg && svg.dataset.lit === String(i)
+      && views && views.dataset.shown === String(i) && card && card.dataset.step === String(i);
+  };
+  const t0 = performance.now();
+  document.querySelector(selector).click();
+  while (!shown()) {
+    await new Promise(r => setTimeout(r, 2));
+    if (performance.now() - t0 > 20000) return -1;
+  }
+  await new Promise(r => requestAnimationFrame(() => r()));
+  return performance.now() - t0;
+}"""
+GRAMMAR_IN_VIEW_JS = """() => {
+  const inside = (el) => { if (!el) return false; const r = el.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth
+      && r.height > 0; };
+  return {
+    lit: inside(document.querySelector('#rules svg .node.pos.current.top')
+                || document.querySelector('#rules svg .node.pos.current')),
+    row: inside(document.querySelector('#grammar-steps tbody tr.selected')),
+  };
 }"""
 WHERE_JS = """() => {
   const paint = performance.getEntriesByType('paint')
@@ -165,6 +199,65 @@ def run_default(page, max_tokens: int, timeout_s: float) -> float:
     return seconds
 
 
+def grammar_steps(browser, url: str, example: str, timeout_s: float) -> tuple[list[float], dict]:
+    """A grammar example run on the Grammar tab (its shadow run too), then stepped from
+    its last step to the first with Prev and back with Next: each step change's
+    milliseconds (``GRAMMAR_STEP_JS``), the requests the page sent while stepping (none
+    wanted: the browser steps), and whether the lit rules and the chosen row are both in
+    the 1440 x 900 viewport with a middle step chosen from the table."""
+    page = open_page(browser, url, 1440, 900)
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if "/gradio_api/" in r.url else None)
+    page.get_by_role("tab", name="Grammar").click()
+    page.wait_for_selector("#rules svg")
+    page.locator("#grammar-examples button", has_text=example).click()
+    page.wait_for_function(  # the run, then its shadow run, over; its steps brought
+        "() => { const s = document.querySelector('#grammar-status')?.textContent || '';"
+        " return s.includes('Done') && !s.includes('shadow run')"
+        " && document.querySelector('#grammar-place .step-views'); }",
+        polling=500,
+        timeout=timeout_s * 1000,
+    )
+    page.wait_for_timeout(1000)  # the last frame's redraws settle
+    n = page.locator("#grammar-steps tbody tr").count()
+    before = len(sent)
+    prev, nxt = "#grammar-stepper [data-stepper=prev]", "#grammar-stepper [data-stepper=next]"
+    times = [page.evaluate(GRAMMAR_STEP_JS, [prev, i]) for i in range(n - 2, -1, -1)]
+    times += [page.evaluate(GRAMMAR_STEP_JS, [nxt, i]) for i in range(1, n)]
+    page.wait_for_timeout(600)  # the slider follows after a pause: still no request
+    middle = page.locator(f"#grammar-steps tbody tr[data-step='{n // 2}']")
+    middle.scroll_into_view_if_needed()
+    middle.click()
+    page.wait_for_timeout(300)
+    seen = {"steps": n, "requests": len(sent) - before, **page.evaluate(GRAMMAR_IN_VIEW_JS)}
+    page.close()
+    return times, seen
+
+
+def grammar_rows(browser, url: str, example: str, timeout_s: float) -> list[tuple[str, ...]]:
+    """The Grammar tab's rows: step change median and max, no request per step, the lit
+    rules and the chosen row in view together."""
+    times, seen = grammar_steps(browser, url, example, timeout_s)
+    med, top = statistics.median(times), max(times)
+    print(f"grammar run ({example!r}): {seen['steps']} steps")
+    print(f"grammar step change ({len(times)}): median {med:.1f} ms, max {top:.1f} ms")
+    print(f"grammar: requests while stepping {seen['requests']}; in view: {seen}")
+    together = seen["lit"] and seen["row"]
+    return [
+        check("grammar step change, median", med, "<= 100 ms", 0 <= med <= 100, " ms"),
+        check(
+            "grammar step change, max", top, "<= 100 ms", 0 <= top <= 100 and min(times) >= 0, " ms"
+        ),
+        check("grammar: requests while stepping", seen["requests"], "0", seen["requests"] == 0),
+        (
+            "grammar: lit rules + row in view, 1440x900",
+            "yes" if together else "no",
+            "yes",
+            "PASS" if together else "FAIL",
+        ),
+    ]
+
+
 def open_page(browser, url: str, width: int, height: int):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(300_000)
@@ -176,12 +269,20 @@ def open_page(browser, url: str, width: int, height: int):
     return page
 
 
-def measure(url: str, max_tokens: int, timeout_s: float) -> list[tuple[str, ...]]:
+def measure(
+    url: str, max_tokens: int, timeout_s: float, example: str = "a list", only_grammar=False
+) -> list[tuple[str, ...]]:
     from playwright.sync_api import sync_playwright
 
     rows = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        if only_grammar:
+            rows = grammar_rows(browser, url, example, timeout_s)
+            browser.close()
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+            print(f"load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores")
+            return rows
         # a cold page: a fresh context (no cache), time to the first drawing
         firsts, wheres = [], []
         for _ in range(3):
@@ -220,6 +321,8 @@ def measure(url: str, max_tokens: int, timeout_s: float) -> list[tuple[str, ...]
             " return s.bottom - d.top; }"
         )
         phone_height = phone.evaluate("document.documentElement.scrollHeight")
+        phone.close()
+        grammar = grammar_rows(browser, url, example, timeout_s)
         browser.close()
 
     bad = [t for t in times + allowed if t < 0]
@@ -262,7 +365,7 @@ def measure(url: str, max_tokens: int, timeout_s: float) -> list[tuple[str, ...]
     rows.append(
         check("phone: drawing to Next", phone_top, "<= 844 px", 0 < phone_top <= 844, " px")
     )
-    return rows
+    return rows + grammar
 
 
 def main(argv: list[str] | None = None) -> list[tuple[str, ...]]:
@@ -272,15 +375,19 @@ def main(argv: list[str] | None = None) -> list[tuple[str, ...]]:
         "--max-tokens", type=int, default=DEFAULT_BUDGET, help="the default run's budget"
     )
     parser.add_argument("--timeout", type=float, default=600, help="seconds for a run")
+    parser.add_argument("--grammar-example", default="a list",
+                        help="the Grammar tab example stepped through")  # fmt: skip
+    parser.add_argument("--only-grammar", action="store_true", help="the Grammar tab's rows only")
     args = parser.parse_args(argv)
+    how = (args.max_tokens, args.timeout, args.grammar_example, args.only_grammar)
     if args.url:
-        rows = measure(args.url.rstrip("/") + "/", args.max_tokens, args.timeout)
+        rows = measure(args.url.rstrip("/") + "/", *how)
     else:
         sys.path.insert(0, str(ROOT / "tests"))
         from appserver import AppServer
 
         with AppServer(ROOT / ".tmp" / "page-bench-app.log") as url:
-            rows = measure(url + "/", args.max_tokens, args.timeout)
+            rows = measure(url + "/", *how)
     print_table("Page targets (Chromium)", ["target", "measured", "wanted", ""], rows)
     return rows
 

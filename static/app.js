@@ -5,7 +5,8 @@
 // browser (Prev / Next / Play, keys, clicks on the chart, rows and tokens): the drawing,
 // the row, the token, the step's card and its allowed set change at once, and the Step
 // slider follows; the URL follows every edit (a link restores the run and its step). The
-// Grammar tab's Prev / Next / Play and keys are these too (its steps drawn by the server).
+// Grammar tab's Prev / Next / Play and keys are these too (its steps painted by
+// static/grammar.js with the pieces in window.fsmvizStepping).
 () => {
   const view = { zoom: 1, fit: false, chosen: false, left: 0, top: 0 };
   const $ = (selector) => document.querySelector(selector);
@@ -33,7 +34,7 @@
   // compact drawing's lights become the exact one's in the same element), so the text
   // decides. (Not a <template>: its content is no child node, and Gradio's patch kept it.)
   const dataOf = (selector) => {
-    const t = $(selector);
+    const t = typeof selector === "string" ? $(selector) : selector;
     if (!t) return null;
     const text = t.dataset.json || "";
     const kept = parsed.get(t);
@@ -97,9 +98,9 @@
     li.append(code(label, isBytes), prob);
     return li;
   };
-  const renderAllowed = (i) => {
-    const root = $("#allowed-tokens .allowed-view");
-    const sets = dataOf("#allowed-tokens .allowed-data");
+  const renderAllowed = (i, at = "#allowed-tokens") => {
+    const root = $(`${at} .allowed-view`);
+    const sets = dataOf(`${at} .allowed-data`);
     if (!root || !sets || !sets.length) return;
     const d = sets[Math.min(i, sets.length - 1)];
     const n = (x) => x.toLocaleString("en-US");
@@ -134,8 +135,8 @@
     const filter = list.closest(".allowed-view")?.querySelector(".allowed-filter");
     if (filter && filter.value) filterAllowed(filter);
   };
-  const setOf = (list) => {
-    const sets = dataOf("#allowed-tokens .allowed-data");
+  const setOf = (list) => {  // the list's own run's sets (the Generate or the Grammar tab's)
+    const sets = dataOf(list.closest(".allowed-view")?.querySelector(".allowed-data"));
     return sets && list.dataset.step !== undefined ? sets[Math.min(Number(list.dataset.step), sets.length - 1)] : null;
   };
   document.addEventListener("scroll", (event) => {
@@ -144,22 +145,22 @@
     const d = setOf(list);
     if (d) drawMore(list, d);
   }, true);
-  const renderCard = (i, row) => {
-    const card = $("#stepper .step-card");
+  const renderCard = (i, row, at = "#stepper .step-card", word = "state") => {
+    const card = $(at);
     if (!card) return;
     const cells = row.cells;
     const part = (cls, ...nodes) => { const s = document.createElement("span"); s.className = cls; s.append(...nodes); return s; };
     const clone = (cell) => [...cell.childNodes].map((c) => c.cloneNode(true));
     card.replaceChildren(
-      part("card-step", `Step ${i}`), " · ", part("card-states", `state ${cells[1].textContent}`), " · took ",
+      part("card-step", `Step ${i}`), " · ", part("card-states", `${word} ${cells[1].textContent}`), " · took ",
       part("card-token", ...clone(cells[2])), " · ", part("card-allowed", `${cells[3].textContent} allowed`),
       " · valid mass ", part("card-mass", cells[4].textContent),
       document.createElement("br"), part("card-top", "model's top: ", ...clone(cells[5])),
     );
     card.dataset.step = String(i);
   };
-  const placeMarker = (i) => {
-    const plot = $("#valid-mass .js-plotly-plot");
+  const placeMarker = (i, at = "#valid-mass") => {
+    const plot = $(`${at} .js-plotly-plot`);
     const layout = plot?._fullLayout;
     if (!layout || !layout.xaxis || !layout.xaxis.l2p) return;
     let marker = plot.querySelector(".step-marker");
@@ -256,22 +257,16 @@
     return true;
   };
   // Prev / Next / Play and the ← → keys step through the run of the tab shown: the
-  // Generate tab's here, in the browser (selectStep); the Grammar tab's through its Step
-  // slider, whose change the server draws (the row it marks tells when it is drawn).
+  // Generate tab's here (selectStep), the Grammar tab's in static/grammar.js (its
+  // window.fsmvizGrammarStepper), both in the browser.
   const regexStepper = {
     count: () => rowsOf().length,
     chosen: () => view_step.chosen,
     select: selectStep,
     drawn: () => true,
   };
-  const grammarSlider = () => $("#grammar-step input[type=number]");
-  const grammarStepper = {
-    count: () => document.querySelectorAll("#grammar-steps tbody tr[data-step]").length,
-    chosen: () => { const box = grammarSlider(); return box && box.value !== "" ? Number(box.value) : null; },
-    select: (i) => { if (grammarSlider()?.disabled) return false; setNumber("grammar-step", i); return true; },
-    drawn: () => $("#grammar-steps tbody tr.selected")?.dataset.step === grammarSlider()?.value,
-  };
-  const shownStepper = () => ($("#grammar-run")?.offsetParent ? grammarStepper : regexStepper);
+  const noStepper = { count: () => 0, chosen: () => null, select: () => false, drawn: () => true };
+  const shownStepper = () => ($("#grammar-run")?.offsetParent ? window.fsmvizGrammarStepper || noStepper : regexStepper);
   const moveStep = (delta, stepper = shownStepper()) => {
     const count = stepper.count();
     if (!count) return false;
@@ -366,6 +361,8 @@
     v.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
     v.classList.toggle("more-below", box.scrollTop + box.clientHeight < box.scrollHeight - 2);
   };
+  // what the Grammar tab's stepping (static/grammar.js) paints with: the same pieces
+  window.fsmvizStepping = { dataOf, lightRules, renderAllowed, renderCard, placeMarker, scrollRow, edges };
   // the structure drawing scrolls in its box (sideways on a phone, down for a large
   // schema): its top position kept in view
   const followStructure = () => {

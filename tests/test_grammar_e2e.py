@@ -82,6 +82,31 @@ def choose_step(page, i: int) -> None:
     expect(page.locator("#grammar-allowed .allowed-view")).to_have_attribute("data-step", str(i))
 
 
+SERVER_CALL = re.compile(r"/gradio_api/(queue/join|run/|call/)")
+"""A request that asks the server to run an event: a step chosen must make none."""
+LIT_RULE = """() => {
+    const top = document.querySelector('#rules svg g.node.pos.current.top');
+    const at = top && [...top.classList].map((c) => c.match(/^r(\\d+)s\\d+$/)).find(Boolean);
+    const box = at && document.querySelector(`#rules svg g.cluster.r${at[1]}`);
+    return box ? box.querySelector('text').textContent.trim().split(/\\s/)[0] : null;
+}"""
+"""The rule whose box holds the lit top of the parser's stack."""
+
+
+def expect_card_and_lit_rule(page, i: int) -> None:
+    """Step ``i``'s card says its step, rules, token and mass as its row does, and the
+    rule the row says the parser is in after it holds the drawing's lit position."""
+    row = page.locator(f"#grammar-steps tbody tr[data-step='{i}'] td")
+    rules = (row.nth(1).text_content() or "").strip()
+    card = page.locator("#grammar-step-buttons .step-card")
+    expect(card).to_have_attribute("data-step", str(i))
+    expect(card).to_contain_text(f"Step {i} · rule {rules}")
+    expect(card).to_contain_text(f"valid mass {(row.nth(4).text_content() or '').strip()}")
+    after = rules.split("→")[-1].strip()
+    if after not in ("end", "—"):
+        assert page.evaluate(LIT_RULE) == after
+
+
 def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> None:
     open_tab(page, app_url)
     page.fill("#grammar textarea", ARITHMETIC)
@@ -188,12 +213,22 @@ def test_a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(
     expect(page.locator("#grammar-steps tbody tr")).to_have_count(n)
     expect(page.locator("#grammar-allowed .allowed-list li").first).to_be_attached()
     expect(page.locator("#grammar-allowed .blocked-list")).to_be_attached()
+    # stepping is the browser's: no request reaches the server while steps are chosen
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if SERVER_CALL.search(r.url) else None)
     choose_step(page, 0)
     expect(page.locator("#grammar-output .tok.selected[data-step='0']")).to_have_count(1)
     expect(page.locator("#grammar-allowed .allowed-head")).to_contain_text("Step 0:")
-    # Next moves on one step
+    expect_card_and_lit_rule(page, 0)
+    # Next moves on one step: the row, the card, the lit rule and the place follow
     page.click("#grammar-stepper [data-stepper=next]")
     expect(page.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(1)
+    expect_card_and_lit_rule(page, 1)
+    text = "".join(page.locator("#grammar-output .tok").nth(k).text_content() for k in (0, 1))
+    expect(page.locator("#grammar-place p").first).to_contain_text(text.strip())
+    page.wait_for_timeout(800)  # the slider follows the step after a pause, still no request
+    expect(page.locator("#grammar-step input[type=number]")).to_have_value("1")
+    assert sent == [], sent
     # the shadow run: what the model wrote freely for the same prompt and seed
     expect(page.locator("#grammar-shadow .tokens")).to_be_attached()
     assert (page.text_content("#grammar-shadow .tokens") or "").strip()

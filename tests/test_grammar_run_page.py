@@ -6,6 +6,7 @@ which a grammar must still hold), so these say nothing about what the real model
 from __future__ import annotations
 
 import json
+from html import escape, unescape
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,10 +20,9 @@ from fsmviz.app.grammar_page import (
     grammar_view,
     on_load,
     on_run,
-    on_step,
 )
 from fsmviz.app.handlers import Page, StopMark
-from fsmviz.generation.trace import GenerationOptions
+from fsmviz.generation.trace import GenerationOptions, pieces
 
 ARITHMETIC = grammar_examples()["arithmetic"]
 
@@ -95,23 +95,29 @@ def test_every_steps_allowed_set_is_llguidances_mask_along_the_run(tiny) -> None
     assert len(end.stepping.states) == len(trace.steps)
 
 
-def test_choosing_a_step_shows_its_place_row_token_point_and_allowed_set(tiny) -> None:
-    view, run = frames(tiny, shadow=False)
+def hidden_json(html: str, cls: str):
+    """The JSON of the hidden element of class ``cls`` in ``html`` (what the page's
+    script reads)."""
+    return json.loads(unescape(html.split(f'class="{cls}" hidden data-json="')[1].split('"')[0]))
+
+
+def test_the_run_brings_each_steps_lights_place_and_terminal_for_the_browser(tiny) -> None:
+    """Choosing a step is the browser's (static/grammar.js, no server round trip): the
+    run's last frame brings each step's lights of the rules, its place in words and its
+    terminal, beside the table and the allowed sets."""
+    _, run = frames(tiny, shadow=False)
     end = run[-1]
-    trace = end.frame.trace
-    i = min(2, len(trace.steps) - 1)
-    rules, place, _, steps, output, allowed, chart = on_step(
-        i, trace, end.stepping, ARITHMETIC.grammar, ARITHMETIC.format
-    )
-    text = "".join(s.token_bytes.decode("utf-8", "replace") for s in trace.steps[: i + 1])
-    assert json.dumps(text[-60:]).replace('"', "&quot;") in place
-    assert f'<tr data-step="{i}" class="selected' in steps
-    assert f'class="tok selected" data-step="{i}"' in output or "selected" in output
-    assert f'data-step="{i}"' in allowed
-    assert isinstance(chart, go.Figure) and "current" in rules
-    # another grammar in the box: the old run's steps are not shown over it
-    other = on_step(i, trace, end.stepping, 'root ::= "x"', "gbnf")
-    assert all(not isinstance(o, str) for o in other)
+    steps = end.frame.trace.steps
+    assert len(hidden_json(end.frame.dfa, "lights")) == len(steps)
+    views = hidden_json(end.place, "step-views")
+    assert len(views["s"]) == len(steps)
+    for i in range(len(steps)):
+        place, terminal = views["p"][views["s"][i][0]], views["t"][views["s"][i][1]]
+        text = "".join(pieces(steps[: i + 1]))
+        assert escape(json.dumps(text[-60:], ensure_ascii=False)) in place
+        assert terminal == "" or "grammar-terminal" in terminal
+    # what the script swaps: the place's and the terminal's views
+    assert 'class="place-view"' in end.place and 'class="terminal-view"' in end.terminal
 
 
 def drive(tiny, mark: StopMark, stop_after: int | None = None, new_run_after=None):

@@ -245,8 +245,11 @@ def finish_grammar(
 ) -> GrammarFrame:
     """The frame of a finished (or stopped) grammar run: the place after its text, the
     table, the chart, every step's allowed set (llguidance's masks along the run), and the
-    doctor's findings with the run's collapses named by rule."""
+    doctor's findings with the run's collapses named by rule; with each step's lights,
+    place and terminal (``grammar_page.rules_lights``, ``grammar_steps``), so that the
+    browser shows any step at once."""
     from fsmviz.app import grammar_page as gp
+    from fsmviz.app.grammar_steps import step_views
 
     steps = list(trace.steps)
     charts = gp.step_charts(view.network, steps)
@@ -257,7 +260,7 @@ def finish_grammar(
     sets = grammar_allowed_sets(model, view.grammar, trace)
     frame = PageFrame(
         status if status is not None else grammar_status(trace),
-        dfa=gp.rules_html(view, place),
+        dfa=gp.rules_html(view, place) + gp.rules_lights(view, steps, charts),
         output=output_html(steps, final=True),
         text="".join(pieces(steps)),
         steps=steps_html(steps, states=states),
@@ -268,9 +271,10 @@ def finish_grammar(
         findings=found,
         allowed=allowed_html(sets, steps, selected=len(steps) - 1) if sets else None,
     )
-    return GrammarFrame(
-        frame, gp.place_html(place), gp.terminal_html(place), Stepping(states, tuple(sets))
-    )
+    # each step's place and terminal go with it: the browser steps (static/grammar.js)
+    shown = f'<div class="place-view">{gp.place_html(place)}</div>{step_views(charts)}'
+    terminal = f'<div class="terminal-view">{gp.terminal_html(place)}</div>'
+    return GrammarFrame(frame, shown, terminal, Stepping(states, tuple(sets)))
 
 
 def grammar_downloads(trace: Trace, view: Any) -> list[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fsmviz.app.live import run_event
-from fsmviz.app.views import code_spans, error_html, output_html
+from fsmviz.app.views import code_spans, error_html
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import BoundedCache, bounded
@@ -198,11 +198,14 @@ def rules_html(view: GrammarView, place: Place | None = None) -> str:
     return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{_natural(svg)}</div>'
 
 
-def rules_lights(view: GrammarView, steps: Sequence[Any]) -> str:
+def rules_lights(
+    view: GrammarView, steps: Sequence[Any], charts: Sequence[Chart] | None = None
+) -> str:
     """Each step's lights of the rules drawing, as a hidden ``.lights`` element whose
     ``data-json`` the page's script reads (static/app.js, ``lightRules``): for step ``i``
     the lit groups after the text of steps ``0..i`` (``lit_names``), so that choosing a
     step lights the drawing at once, in the browser. "" without a drawing or steps.
+    ``charts``: the run's ``step_charts`` when the caller has them.
 
     >>> from html import unescape
     >>> from fsmviz.generation.trace import Step
@@ -218,8 +221,8 @@ def rules_lights(view: GrammarView, steps: Sequence[Any]) -> str:
     """
     if view.network is None or not view.svg or not steps:
         return ""
-    charts = step_charts(view.network, steps)[1:]
-    lights = [lit_names(lighting(place_in(chart), view.network)) for chart in charts]
+    after = (step_charts(view.network, steps) if charts is None else charts)[1:]
+    lights = [lit_names(lighting(place_in(chart), view.network)) for chart in after]
     data = json.dumps(lights, separators=(",", ":"))
     # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by node
     return f'<div class="lights" hidden data-json="{escape(data)}"></div>'
@@ -484,15 +487,18 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
     first = next(iter(grammar_examples().values()))
     start = grammar_view(first.grammar, first.format)
     buttons = _example_buttons()
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=2, min_width=300):
+    # as on the Generate tab: the whole run (chart, steps) under the inputs on the left,
+    # the chosen step's views on the right, which stay in view on a wide screen while the
+    # left column scrolls (static/app.css): the lit rules beside the steps
+    with gr.Row(equal_height=False, elem_id="grammar-top"):
+        with gr.Column(scale=2, min_width=300, elem_id="grammar-controls"):
             settings = _settings(first)
             run, stop = _actions()
             error, status, output, shadow, doctor = _results(start)
-        with gr.Column(scale=3, min_width=320):
+            chart, steps, downloads = _run_record()
+        with gr.Column(scale=3, min_width=320, elem_id="grammar-drawing"):
             step = _stepper()
             place, rules, terminal, allowed = _run_views(start)
-    chart, steps, downloads = _run_record()
     learn = _learn()
     state = {"time_to_live": 3600}
     page = Page(
@@ -509,7 +515,6 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
         learn.masks,
         **PRIVATE,
     )
-    _wire_stepping(settings, tab)
     if demo is not None:
         _restore_on_load(demo, models, settings)
 
@@ -595,15 +600,24 @@ def _results(start: GrammarView) -> tuple[Any, ...]:
     return error, status, output, shadow, doctor
 
 
+STEP_CARD = (
+    '<div class="step-card" aria-live="polite"><p class="empty">After a run, choose a step '
+    "(Prev, Next, a row, a token, a point): its token and the model's top candidates show "
+    "here, the parser's place lights in the rules.</p></div>"
+)
+"""The chosen step's card (filled by static/app.js's ``renderCard`` from the step's row)."""
+
+
 def _stepper() -> Any:
-    """Prev, Play and Next (the Generate tab's buttons, stepped by static/app.js: the
-    ← → keys too) over the Step slider, which the server draws; fixed until a run."""
+    """Prev, Play and Next (the Generate tab's buttons: the ← → keys too), the chosen
+    step's card and the Step slider; fixed until a run. Stepping is the browser's
+    (static/grammar.js paints what the run's last frame brought): no server round trip."""
     import gradio as gr
 
     from fsmviz.app.views import STEP_BUTTONS
 
     with gr.Column(elem_id="grammar-stepper"):
-        gr.HTML(STEP_BUTTONS, elem_id="grammar-step-buttons", padding=False)
+        gr.HTML(STEP_BUTTONS + STEP_CARD, elem_id="grammar-step-buttons", padding=False)
         step = gr.Slider(
             0, 1, value=0, step=1, label="Step", elem_id="grammar-step", interactive=False
         )
@@ -626,7 +640,7 @@ def _run_views(start: GrammarView) -> tuple[Any, Any, Any, Any]:
 
 
 def _run_record() -> tuple[Any, Any, Any]:
-    """Under both columns, the whole run: ``(chart, steps, downloads)``."""
+    """Under the inputs and the output, the whole run: ``(chart, steps, downloads)``."""
     import gradio as gr
 
     gr.HTML("<h3>Valid mass per step</h3>")
@@ -693,16 +707,6 @@ def _wire_runs(
     tab.page.stop.click(partial(on_stop, tab), mark, stopped, queue=False, **PRIVATE)
 
 
-def _wire_stepping(settings: _Settings, tab: GrammarTab) -> None:
-    """The Step slider redraws the place after that step (Prev, Play, Next, the keys and
-    clicks move it: static/app.js, static/grammar.js)."""
-    page = tab.page
-    shown = [page.dfa, tab.place, tab.terminal, page.steps, page.output, page.allowed,
-             page.chart]  # fmt: skip
-    page.step.change(on_step, [page.step, page.trace, tab.stepping, settings.box, settings.fmt],
-                     shown, trigger_mode="always_last", **PRIVATE)  # fmt: skip
-
-
 def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
     """On page load, a link's grammar, prompt and options fill the boxes (``on_load``);
     static/grammar.js then restores the run and the step."""
@@ -712,7 +716,9 @@ def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
         return on_load(models, request)
 
     load.__annotations__["request"] = gr.Request
-    filled = settings.run_inputs(None)[:-1]
+    # the seven boxes on_load fills (not run_inputs: the Stop mark and the model menu)
+    filled = [settings.box, settings.fmt, settings.prompt, settings.max_tokens,
+              settings.temperature, settings.seed, settings.chat]  # fmt: skip
     demo.load(load, None, filled, js=GRAMMAR_JS, **PRIVATE)
 
 
@@ -872,32 +878,6 @@ def on_stop(tab: GrammarTab, mark: Any):
 def on_compare(models: Any, text: str, fmt: str, prefix: str):
     """Compare the masks after ``prefix`` under the grammar in the box."""
     return masks_html(grammar_view(text, fmt), models.vocabulary(), prefix)
-
-
-def on_step(k, trace: Any, stepping: Any, text: str, fmt: str):
-    """A step chosen (the slider, Prev/Next, a row, a token, a point of the chart): the
-    place after it lit and said, its row, its token, its point, its allowed set."""
-    import gradio as gr
-
-    from fsmviz.app.charts import valid_mass_figure
-    from fsmviz.app.views import allowed_html, steps_html
-    from fsmviz.generation.trace import pieces
-
-    view = grammar_view(text, fmt)
-    if trace is None or not trace.steps or stepping is None or trace.pattern != view.text:
-        return (gr.skip(),) * 7
-    i = min(max(int(k or 0), 0), len(trace.steps) - 1)
-    steps = trace.steps
-    place = place_after(view, "".join(pieces(steps[: i + 1])))
-    return (
-        rules_html(view, place),
-        place_html(place),
-        terminal_html(place),
-        steps_html(steps, selected=i, states=stepping.states),
-        output_html(steps, final=True, selected=i),
-        allowed_html(stepping.sets, steps, selected=i) if stepping.sets else gr.skip(),
-        valid_mass_figure(steps, selected=i),
-    )
 
 
 def on_load(models: Any, request: Any):
