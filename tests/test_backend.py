@@ -191,7 +191,7 @@ def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
 def test_the_trace_endpoint_takes_a_servers_name_never_a_url(down):
     import gradio as gr
 
-    from fsmviz.app.api import trace_endpoint
+    from fsmviz.app.api.regex import trace_endpoint
 
     for backend in (f"http://{down}", "elsewhere"):
         with pytest.raises(gr.Error, match=f"no server named {backend!r} is offered here"):

@@ -1,0 +1,116 @@
+"""The page's other actions on a configured server (issue 45 point 5), at the handlers,
+against the real vLLM server (no browser: tests/test_server_page.py drives the page once):
+Generate's shadow run and downloads, Apply & run, Compare (the ways a server can run, and
+the page saying which it cannot and why), the Grammar tab and the ``/trace`` endpoint by
+the server's name. ``models`` is None throughout: a run that touched the bundled model
+would fail, so each one here ran on the server.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+import regex
+
+from fsmviz.app import handlers as h
+from fsmviz.app.backend import configure_servers
+from fsmviz.app.compare_page import on_compare
+from fsmviz.generation.compare import WAYS
+
+pytestmark = pytest.mark.slow
+
+NAME = "vllm"
+ANSWER = "(yes|no)"
+ASK = "Is the sky blue? Answer yes or no."
+SAID = f"at server '{NAME}'"
+"""How a server run's notes name the server (never its URL)."""
+
+
+@pytest.fixture(scope="module")
+def offered(vllm_server):
+    """The real server offered as ``vllm`` (``--server vllm=URL``) in this process; its
+    URL. The only module fixture here: conftest keeps these tests on one worker."""
+    configure_servers({NAME: vllm_server})
+    yield vllm_server
+    configure_servers({})
+
+
+def page() -> h.Page:
+    return h.Page(*(f"c{i}" for i in range(22)))  # every component, engine check included
+
+
+def last(updates) -> dict:
+    """Every component's last value over a handler's updates (the status as read)."""
+    out: dict = {}
+    for update in updates:
+        out.update(update)
+    if isinstance(out.get("c7"), str):
+        out["c7"] = html.unescape(out["c7"])
+    return out
+
+
+def test_generate_then_apply_and_run_on_a_server_with_shadow_runs_and_downloads(offered):
+    p = page()
+    asked = h.RunInputs(ANSWER, ASK, 4, 0.0, 0, True, 0.0, backend=NAME)
+    ran = last(h.on_run(p, None, asked))
+    assert ran.get(p.trace) is not None, ran.get(p.status)
+    trace = ran[p.trace]
+    assert regex.fullmatch(ANSWER, trace.text) and trace.matched, ran[p.status]
+    assert SAID in ran[p.status] and offered not in ran[p.status]
+    assert 'class="tok"' in ran[p.shadow]  # the shadow run: the server's free tokens
+    files = {Path(f).name: Path(f) for f in ran[p.downloads]}
+    saved = json.loads(files["trace.json"].read_text())
+    assert saved["text"] == trace.text and any(SAID in note for note in saved["notes"])
+    assert "dfa.svg" in files and offered not in files["trace.json"].read_text()
+    # Apply & run: the run above is "before"; the fix's run is the server's too
+    fix = json.dumps({"regex": ANSWER + r"\."})
+    applied = last(h.on_apply(p, None, fix, trace, asked))
+    after = applied[p.trace]
+    assert after is None or after.pattern == ANSWER + r"\."  # cleared, then its frames
+    assert SAID in applied[p.status], applied[p.status]
+    assert "before" in applied[p.compare_view].lower() and applied[p.compare_chart] is not None
+    check = applied[p.engine_check]
+    rows = re.findall(r'<tr class="(agrees|disagrees)">', check)
+    assert f"Engine check: {NAME}" in check and rows and set(rows) == {"agrees"}
+    assert applied[p.regex] == ANSWER + r"\."
+
+
+def test_compare_on_a_server_runs_what_it_can_and_says_what_it_cannot(offered):
+    *_, (table, chart) = on_compare(
+        None, "[0-9]+", "How many moons does Mars have?", 4, 0.0, 0, True, 0,
+        [w.name for w in WAYS], 0.5, NAME,
+    )  # fmt: skip
+    assert chart is not None, table
+    ran = re.findall(r'<tr data-way="([a-z]+)"', table)
+    assert ran == ["constrained", "extract", "retries"]
+    said = table[: table.index("<table")]
+    assert f"<b>{NAME}</b>" in said and offered not in table
+    for way in WAYS:
+        assert (way.label in said) == (way.name in ("overshoot", "first"))
+    assert "prob limit" in said
+
+
+def test_the_grammar_tab_runs_on_a_server(offered):
+    from fsmviz.app.grammar_page import GrammarTab, on_run
+
+    p = page()
+    tab = GrammarTab(p, "place", "terminal", "stepping")
+    grammar = 'root ::= "yes" | "no"'
+    ran = last(on_run(tab, None, grammar, "auto", ASK, 4, 0.0, 0, True, h.StopMark(), NAME))
+    assert ran.get(p.trace) is not None, ran.get(p.status)
+    trace = ran[p.trace]
+    assert trace.text in ("yes", "no") and trace.matched, ran[p.status]
+    assert SAID in ran[p.status] and "every one agrees" in ran[p.status]
+
+
+def test_the_trace_endpoint_runs_on_a_server_named_by_its_name(offered):
+    from fsmviz.app.api.regex import trace_endpoint
+
+    answer = trace_endpoint(None)(ANSWER, ASK, 4, backend=NAME)
+    assert regex.fullmatch(ANSWER, answer["text"]) and answer["matched"]
+    assert any(SAID in note for note in answer["notes"])
+    assert not any(offered in note for note in answer["notes"])
