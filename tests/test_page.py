@@ -75,6 +75,32 @@ def ran(browser, app_url: str):
     context.close()
 
 
+@pytest.fixture(scope="module")
+def fresh(browser, app_url: str):
+    """A page just loaded at 1440×1000, no run: the tests that only read a fresh page (its
+    script's console, the doctor, the fonts, the layout, the examples menu) share it, one
+    page load instead of five. Console errors and dialogs are recorded from before the
+    load; a dialog fails the module."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    seen: list[str] = []
+
+    def record(dialog) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    context.on("dialog", record)
+    page.set_default_timeout(UI_TIMEOUT)
+    open_app(page, app_url + "/")
+    page.errors = errors  # type: ignore[attr-defined]
+    yield page
+    context.close()
+    assert seen == [], f"a dialog fired: {seen}"
+
+
 def choose(page: Page, i: int) -> None:
     page.click(f"#steps tbody tr[data-step='{i}']")
     expect(page.locator(f"#steps tbody tr[data-step='{i}']")).to_have_class(
@@ -85,16 +111,20 @@ def choose(page: Page, i: int) -> None:
 # ------------------------------------------------------------------------------ B1–B10
 
 
-@pytest.mark.parametrize("width", [1440, 390])
-def test_b1_long_output_without_spaces_stays_in_its_box(app: Page, width: int) -> None:
-    app.set_viewport_size({"width": width, "height": 1000 if width > 400 else 844})
+def test_b1_long_output_without_spaces_stays_in_its_box(app: Page) -> None:
+    # one run, its output read at both widths (a run per width cost a page load and 80
+    # tokens more): the box wraps it when the page narrows to a phone's
+    app.set_viewport_size({"width": 1440, "height": 1000})
     run(app, r"(\.I){60}", "Write .I sixty times", max_tokens=80, chat=False)
     assert output_text(app).startswith(".I.I.I.I.I.I.I.I.I.I")
-    sizes = app.eval_on_selector(
-        "#output .tokens", "e => [e.scrollWidth, e.clientWidth, getComputedStyle(e).overflowWrap]"
-    )
-    assert sizes[0] <= sizes[1], f"the output overflows its box: {sizes}"
-    assert sizes[2] == "anywhere"
+    for width in (1440, 390):
+        app.set_viewport_size({"width": width, "height": 1000 if width > 400 else 844})
+        sizes = app.eval_on_selector(
+            "#output .tokens",
+            "e => [e.scrollWidth, e.clientWidth, getComputedStyle(e).overflowWrap]",
+        )
+        assert sizes[0] <= sizes[1], f"the output overflows its box at {width} px: {sizes}"
+        assert sizes[2] == "anywhere"
 
 
 def test_b2_a_phone_load_does_not_scroll_and_a_row_click_keeps_the_window(
@@ -386,7 +416,8 @@ def test_the_link_carries_the_decoding_box(browser, app_url: str) -> None:
         page.close()
 
 
-def test_examples_say_what_they_show_and_panels_have_placeholders(app: Page) -> None:
+def test_examples_say_what_they_show_and_panels_have_placeholders(fresh: Page) -> None:
+    app = fresh
     app.click("#examples input")
     options = app.locator("ul[role=listbox] li").all_text_contents()
     assert any("email — loops: see the doctor" in o for o in options), options
@@ -483,7 +514,8 @@ def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_s
         phone.close()
 
 
-def test_on_a_desktop_the_dfa_and_the_output_are_big_and_above_the_fold(app: Page) -> None:
+def test_on_a_desktop_the_dfa_and_the_output_are_big_and_above_the_fold(fresh: Page) -> None:
+    app = fresh
     app.set_viewport_size({"width": 1440, "height": 1000})
     expect(app.locator("#dfa svg.fsm")).to_be_visible()
     dfa, output, doctor = box(app, "#dfa"), box(app, "#output"), box(app, "#doctor-head")
@@ -612,17 +644,13 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     expect(app.locator("#stepper .step-card")).to_be_in_viewport()
 
 
-def test_the_page_script_loads_and_the_console_stays_clean(page: Page, app_url: str) -> None:
+def test_the_page_script_loads_and_the_console_stays_clean(fresh: Page) -> None:
     """static/app.js runs as one function: a single error in it (two branches each
-    declaring ``const fix``) silently disables every click, key and scroll behaviour."""
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(UI_TIMEOUT)
-    open_app(page, app_url + "/")
-    expect(page.locator(DFA_SVGS)).to_have_count(1)
-    page.wait_for_timeout(500)
-    assert not errors, errors
+    declaring ``const fix``) silently disables every click, key and scroll behaviour.
+    (``fresh`` listens from before its load.)"""
+    expect(fresh.locator(DFA_SVGS)).to_have_count(1)
+    fresh.wait_for_timeout(500)
+    assert not fresh.errors, fresh.errors  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------- the instrument (issue 30)
@@ -828,7 +856,8 @@ def test_i30_a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app:
     expect(menu).to_have_value(re.compile(r"^email — "))
 
 
-def test_i30_the_doctor_renders_markdown_and_fixes_are_offered_once(app: Page) -> None:
+def test_i30_the_doctor_renders_markdown_and_fixes_are_offered_once(fresh: Page) -> None:
+    app = fresh
     expect(app.locator("#diagnosis .findings")).to_have_count(1)
     messages = app.locator("#diagnosis .message").all_text_contents()
     assert messages and not any("`" in m for m in messages), messages
@@ -837,7 +866,8 @@ def test_i30_the_doctor_renders_markdown_and_fixes_are_offered_once(app: Page) -
     assert len(fixes) == len(set(fixes))
 
 
-def test_i30_bold_text_has_every_glyph(app: Page) -> None:
+def test_i30_bold_text_has_every_glyph(fresh: Page) -> None:
+    app = fresh
     # Gradio's Source Sans Pro SemiBold (600) holds only "A" and "B": the other letters
     # came from a fallback font. With every glyph in one font, the width does not depend
     # on the fallback named after it.
