@@ -9,15 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from fsmviz import build_index, compile_regex
-from fsmviz.app.live import (
-    COMPACT_ABOVE,
-    compact_lights,
-    path_view,
-    pattern_view,
-    state_tooltips,
-)
+from fsmviz.app.live import COMPACT_ABOVE, pattern_view
 from fsmviz.diagnose import diagnose
 from fsmviz.drawing.compact import CompactPlace, compact
+from fsmviz.drawing.lights import compact_lights, path_view, state_tooltips
 from fsmviz.drawing.render import compact_dot, compact_svg, highlight, to_svg
 from fsmviz.generation.trace import Candidate, Step, Trace
 

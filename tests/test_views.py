@@ -13,7 +13,7 @@ import pytest
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.fixes import Fix, Inputs, fix_of, read_fix, same_run
-from fsmviz.app.live import drawn_path, live_run, path_view, pattern_view
+from fsmviz.app.live import drawn_path, live_run, pattern_view
 from fsmviz.app.views import (
     comparison_html,
     error_html,
@@ -27,6 +27,7 @@ from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose import Finding
 from fsmviz.diagnose.finding import FixCheck
 from fsmviz.diagnose.text import plural
+from fsmviz.drawing.lights import path_view
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Trace
 
@@ -462,14 +463,14 @@ def test_a_comparisons_lowest_valid_mass_is_the_tables():
 def test_step_lights_give_each_step_what_the_server_would_light(bundled_vocab):
     """The browser lights a step from ``step_lights``: the nodes and edges it adds up to a
     step are those ``path_view`` (the server's drawing) lights there."""
-    from fsmviz.app.live import step_lights
+    from fsmviz.drawing.lights import step_lights
 
     pattern = "[0-9]{3}-[0-9]{4}"
     view = pattern_view(pattern, None)
     data = [b"55", b"5", b"-", b"12", b"34"]
     steps = [Step(i, d.decode(), 0, 0, 1, 1.0, (), index=i, token_bytes=d) for i, d in
              enumerate(data)]  # fmt: skip
-    lights = step_lights(view, steps)
+    lights = step_lights(view.dfa, view.graph, steps)
     for i in range(len(steps)):
         current, visited, edges = path_view(steps, i, view.dfa)
         assert lights[i]["c"] == f"s{current}"

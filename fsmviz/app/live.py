@@ -15,10 +15,9 @@ from __future__ import annotations
 import html
 import json
 import queue
-import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
@@ -35,19 +34,25 @@ from fsmviz.app.views import (
     steps_html,
 )
 from fsmviz.automaton.dfa import Dfa, compile_regex
-from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding, diagnose
-from fsmviz.diagnose.examples import example_prefixes
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.compact import CompactGraph, compact
+from fsmviz.drawing.lights import (
+    compact_lights,
+    natural_width,
+    path_view,
+    state_tooltips,
+    step_lights,
+    token_distances,
+)
 from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
 from fsmviz.generation.allowed import allowed_sets
 from fsmviz.generation.constraint import RegexConstraint, regex_constraint
 from fsmviz.generation.generate import GenerationOptions, Stream, stream
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Step, Trace, drawn_path, pieces
-from fsmviz.tokens.index import IndexTooLarge, build_index
+from fsmviz.tokens.index import IndexTooLarge
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
@@ -61,14 +66,11 @@ __all__ = [
     "run_event",
     "shadow_announcement",
     "shadow_frames",
-    "step_lights",
     "PageFrame",
     "PatternView",
     "drawn_path",
     "live_run",
-    "path_view",
     "pattern_view",
-    "state_tooltips",
 ]
 
 DRAW_LIMIT = 300
@@ -177,70 +179,11 @@ def pattern_view(
     return PatternView(pattern, dfa, svg, findings, "", graph, built)
 
 
-def state_tooltips(dfa: Dfa, distances: Sequence[int] | None = None) -> list[str]:
-    """What hovering over each state says: a shortest text that reaches it and, when the
-    fewest tokens to a match are known (``distances``, from ``token_distances``), those.
-
-    >>> for tip in state_tooltips(compile_regex("ab|c"), [1, 1, 0]):
-    ...     print(tip)
-    state 0: the start; 1 token to a match
-    state 1: after “a”; 1 token to a match
-    state 2: after “c”; a match may end here
-    """
-    tips = []
-    for s, prefix in enumerate(example_prefixes(dfa)):
-        tip = f"state {s}: " + (f"after “{prefix}”" if s != dfa.initial else "the start")
-        if distances is not None:
-            d = distances[s]
-            if d >= UNREACHABLE:
-                tip += "; cannot finish: no tokens from here spell a match"
-            elif d > 0:
-                tip += f"; {plural(d, 'token')} to a match"
-            elif s in dfa.accepting:
-                tip += "; a match may end here"
-        tips.append(tip)
-    return tips
-
-
 EMPTY_PATTERN = RegexError(
     "The pattern is empty: there is nothing to guide the generation",
     None,
     "Type a regex, for example [0-9]{3}-[0-9]{4}, or pick an example.",
 )
-
-
-def token_distances(dfa: Dfa | RegexConstraint, vocab: Vocabulary) -> list[int] | None:
-    """Fewest tokens from each drawn state to a match: 0 where one may end, ``UNREACHABLE``
-    where no sequence of the vocabulary's tokens finishes one (the drawing and the tooltip
-    say "cannot finish"); None when the index is too large to walk in full (the doctor
-    says so).
-
-    >>> from fsmviz import Vocabulary, compile_regex
-    >>> token_distances(compile_regex("ab|c"), Vocabulary.from_strings(["a", "b", "c"]))
-    [1, 1, 0]
-    >>> far = token_distances(compile_regex("ab|c"), Vocabulary.from_strings(["a", "c"]))
-    >>> far[1] == UNREACHABLE  # after "a" a "b" is needed, and no token spells it
-    True
-    """
-    try:
-        index = dfa.index if isinstance(dfa, RegexConstraint) else build_index(dfa, vocab)
-        dfa = dfa.dfa if isinstance(dfa, RegexConstraint) else dfa
-        far = index.token_distances()[: dfa.num_states]
-    except IndexTooLarge:
-        return None
-    return [int(d) for d in far]
-
-
-def path_view(steps: Sequence[Step], upto: int | None, dfa: Dfa):
-    """(current state, visited states, taken edges) after step ``upto`` (all steps if None),
-    in the drawn DFA's states (see ``drawn_path``)."""
-    chosen = steps if upto is None else steps[: upto + 1]
-    visited, edges = {dfa.initial}, set()
-    path = drawn_path(chosen, dfa)
-    for _, _, walked in path:
-        edges.update(walked)
-        visited.update(target for _, target in walked)
-    return (path[-1][1] if path else dfa.initial), visited, edges
 
 
 def dfa_html(
@@ -284,7 +227,9 @@ def dfa_html(
     )
     lights = ""
     if stepping and steps:
-        data = json.dumps(step_lights(view, steps), ensure_ascii=False, separators=(",", ":"))
+        data = json.dumps(
+            step_lights(dfa, view.graph, steps), ensure_ascii=False, separators=(",", ":")
+        )
         # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by
         # node, and a <template>'s content is no child node, so it kept the old lights
         lights = f'<div class="lights" hidden data-json="{html.escape(data)}"></div>'
@@ -296,135 +241,6 @@ def dfa_html(
         f'<div class="dfa-scroll" style="--natural:{natural_width(view.svg)}px">{svg}</div>'
         f"{lights}</div>"
     )
-
-
-def step_lights(view: PatternView, steps: Sequence[Step]) -> list[dict[str, object]]:
-    """What the drawing lights when each step is chosen, as the browser applies it: for
-    step ``i``, ``c`` the current node's class (``s3``) or None, ``l`` the current link's
-    (a compact drawing's folded run, ``l2``) or None, ``v`` and ``e`` the node and edge
-    classes first visited or taken at that step (the browser adds those of steps ``0..i``),
-    ``n`` the current node's label when it tells how far into a loop (``7 of 40``), ``w``
-    the drawing bar's "current state ..." text.
-
-    >>> from fsmviz.generation.trace import Step
-    >>> view = pattern_view("ab", None)
-    >>> steps = [Step(0, "a", 0, 1, 1, 1.0, (), token_bytes=b"a"),
-    ...          Step(1, "b", 1, 2, 1, 1.0, (), index=1, token_bytes=b"b")]
-    >>> [(lit["c"], lit["v"], lit["e"]) for lit in step_lights(view, steps)]
-    [('s1', ['s0', 's1'], ['e0-1']), ('s2', ['s2'], ['e1-2'])]
-    """
-    assert view.dfa is not None
-    dfa, out = view.dfa, []
-    visited: set[int] = {dfa.initial}
-    edges: set[tuple[int, int]] = set()
-    shown_nodes: set[str] = set()
-    shown_edges: set[str] = set()
-    for _, current, walked in drawn_path(steps, dfa):
-        edges.update(walked)
-        visited.update(target for _, target in walked)
-        if view.graph is None:
-            node, link, note = f"s{current}", None, None
-            nodes = {f"s{s}" for s in visited}
-            taken = {f"e{a}-{b}" for a, b in edges}
-            where = f"current state {current}"
-        else:
-            lit = compact_lights(view.graph, current, visited, edges)
-            node = None if lit.current is None else f"s{lit.current}"
-            link = next((f"l{k}" for k, c in lit.links.items() if "current" in c), None)
-            note = lit.note
-            nodes = {f"s{s}" for s in lit.visited}
-            taken = {f"l{k}" for k, c in lit.links.items() if "taken" in c}
-            where = f"current state {current}{lit.where}"
-        out.append(
-            {
-                "c": node,
-                "l": link,
-                "v": sorted(nodes - shown_nodes),
-                "e": sorted(taken - shown_edges),
-                "n": note,
-                "w": where,
-            }
-        )
-        shown_nodes |= nodes
-        shown_edges |= taken
-    return out
-
-
-@dataclass(frozen=True)
-class CompactLights:
-    """A run's place in a compact drawing: ``highlight``'s arguments, and ``where`` (what
-    the drawing's bar adds after "current state N": where the fold holds it)."""
-
-    current: int | None
-    visited: frozenset[int]
-    marked: frozenset[int]
-    links: dict[int, frozenset[str]]
-    note: str | None
-    where: str
-
-    def highlight(self) -> dict[str, object]:
-        return {
-            "current": self.current,
-            "visited": self.visited,
-            "marked": self.marked,
-            "links": self.links,
-            "note": self.note,
-        }
-
-
-def compact_lights(
-    graph: CompactGraph,
-    current: int,
-    visited: Iterable[int],
-    edges: Iterable[tuple[int, int]],
-    marked: Iterable[int] = (),
-) -> CompactLights:
-    """Exact states and edges (from ``path_view``) as the compact drawing lights them: a
-    node by the first exact state it folds (its name in the drawing), a link by its id.
-
-    A state inside a counted repeat lights the looped node, whose label says how far in it
-    is (``7 of 40``); one along a folded run lights that edge as current.
-
-    >>> graph = compact(compile_regex("[a-z]{3,40}@x"))
-    >>> lit = compact_lights(graph, graph.nodes[0].states[7], [0], [])
-    >>> lit.current, lit.note, lit.where
-    (0, '7 of 40', ': in the loop of state 0, 7 of 40 read')
-    """
-    place = graph.places[current]
-    links: dict[int, set[str]] = {}
-    for edge in edges:
-        links.setdefault(graph.edge_links[edge], set()).add("taken")
-    first = [node.first for node in graph.nodes]  # the drawing names nodes after them
-    marked_nodes = set()
-    for s in marked:
-        at = graph.places[s]
-        if at.link is not None:
-            links.setdefault(at.link, set()).add("marked")
-        elif at.node is not None:
-            marked_nodes.add(first[at.node])
-    note, where = None, ""
-    if place.link is not None:
-        links.setdefault(place.link, set()).add("current")
-        link = graph.links[place.link]
-        where = f": {place.index} of {place.of} along “{link.label}”"
-    elif place.of:
-        note = f"{place.index} of {place.of}"
-        where = f": in the loop of state {first[place.node]}, {note} read"
-    return CompactLights(
-        None if place.node is None else first[place.node],
-        frozenset(first[n] for n in (graph.places[s].node for s in visited) if n is not None),
-        frozenset(marked_nodes),
-        {k: frozenset(v) for k, v in links.items()},
-        note,
-        where,
-    )
-
-
-def natural_width(svg: str) -> int:
-    """The drawing's width in CSS pixels at graphviz's own scale (its ``data-width`` is in
-    points): the page draws it at least this wide, so labels stay readable, and scrolls."""
-    found = re.search(r'data-width="([0-9.]+)pt"', svg)
-    return round(float(found.group(1)) * 4 / 3) if found else 0
 
 
 @dataclass(frozen=True)
