@@ -324,17 +324,37 @@ def greedy_spelling(vocab: Vocabulary, data: bytes) -> list[int]:
     return ids
 
 
-def follow_spelling(index, vocab: Vocabulary, pattern: str, ids: list[int]) -> list[bytes]:
-    """Take the tokens in turn, each allowed, comparing with the oracle on the way."""
+def follow_spelling(
+    index, vocab: Vocabulary, pattern: str, ids: list[int], checked: dict | None = None
+) -> list[bytes]:
+    """Take the tokens in turn, each allowed, comparing with the oracle on the way.
+
+    ``checked`` (prefix -> (state, allowed set)) is shared by the spellings of one text:
+    the state after a byte prefix is the same whichever tokens wrote it, so a prefix
+    compared with the oracle once (49,152 tokens) is not compared again; reaching the same
+    state there is asserted instead. (The single-byte spelling passes through every prefix
+    the others do: their oracle walks were done twice.)"""
+    checked = {} if checked is None else checked
+
+    def check(state, prefix: bytes) -> set[int]:
+        if prefix in checked:
+            assert checked[prefix][0] == state, f"{pattern!r}: two states after {prefix!r}"
+        else:
+            checked[prefix] = (
+                state,
+                check_state_against_oracle(index, vocab, pattern, state, prefix),
+            )
+        return checked[prefix][1]
+
     state, prefix, prefixes = index.initial_state, b"", []
     for t in ids:
-        allowed = check_state_against_oracle(index, vocab, pattern, state, prefix)
+        allowed = check(state, prefix)
         assert t in allowed, f"{pattern!r}: after {prefix!r}, {vocab.token_bytes(t)!r} refused"
         state = index.next_state(state, t)
         assert state is not None
         prefix += vocab.token_bytes(t)
         prefixes.append(prefix)
-    check_state_against_oracle(index, vocab, pattern, state, prefix)
+    check(state, prefix)
     assert index.is_accepting(state), f"{pattern!r} does not accept {prefix!r}"
     return prefixes
 
@@ -345,13 +365,14 @@ def test_non_ascii_targets_walk_with_real_tokens(
     pattern: str, targets: list[str], bundled_vocab, bundled_tokenizer
 ) -> None:
     index = build_index(pattern, bundled_vocab)
+    checked: dict = {}  # the prefixes compared with the oracle, for every spelling
     for target in targets:
         data = target.encode("utf-8")
         real = bundled_tokenizer.encode(target, add_special_tokens=False)
         single_bytes = [bundled_vocab.all_token_bytes.index(bytes([b])) for b in data]
         for ids in (real, greedy_spelling(bundled_vocab, data), single_bytes):
             assert b"".join(bundled_vocab.token_bytes(t) for t in ids) == data
-            prefixes = follow_spelling(index, bundled_vocab, pattern, ids)
+            prefixes = follow_spelling(index, bundled_vocab, pattern, ids, checked)
             assert prefixes[-1] == data
         # One token per byte passes through the middle of every multi-byte character.
         assert any(split_utf8(data[:k])[1] for k in range(1, len(data)))
