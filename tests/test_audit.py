@@ -311,6 +311,8 @@ def test_a_server_audit_sends_prompts_concurrently_and_replays_each(vllm_server,
         assert row.analysis_seconds is not None and row.stall_state is not None
         trace = load_trace(str(tmp_path / row.trace_file))
         assert trace.text == row.text and trace.matched == row.matched
+    again = fsmviz.audit(served, date, prompts, max_tokens=16, concurrency=8, out=tmp_path)
+    assert again.resumed == 8 and again.analysis_seconds == 0.0  # none analysed again
     # One prompt again, alone: the server is greedy, the same text and verdict.
     alone = fsmviz.generate(served, date, prompts[3][1], max_tokens=16)
     assert (alone.text, alone.matched) == (report.rows[3].text, report.rows[3].matched)

@@ -32,7 +32,8 @@ DEFAULT_PAGE = "http://127.0.0.1:7860/"
 
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px;
-text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f3f3f3}.n{text-align:right}
+text-align:left;vertical-align:top;overflow-wrap:break-word}th{background:#f3f3f3;white-space:nowrap}
+.n{text-align:right;white-space:nowrap}
 .bad{color:#a00}.ok{color:#070}code{white-space:pre-wrap;word-break:break-all}
 .heat svg{max-width:100%;height:auto;max-height:60vh}"""
 BAR = "display:inline-block;width:6px;margin-right:1px;vertical-align:bottom;background:"
@@ -88,8 +89,12 @@ def _body(report: AuditReport, page: str, prompts: Mapping[str, str], traces: st
 
 
 def _heat(report: AuditReport) -> list[str]:
-    """The regex's DFA, each state filled by the runs that stalled there."""
+    """The regex's DFA, each state filled by the runs that stalled there; none for a
+    schema, whose places are its fields (its regex's DFA, a hundred states of JSON
+    punctuation and whitespace, drew as an unreadable strip)."""
     if report.pattern is None or not report.rows:
+        return []
+    if any(row.field is not None for row in report.rows):
         return []
     from fsmviz.audit.heat import heat_svg
 

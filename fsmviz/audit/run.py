@@ -224,6 +224,7 @@ class _Tally:
         self.progress = progress
         self.rows: dict[int, AuditRow] = {}
         self.done = self.resumed = self.failed = 0
+        self.analysis = 0.0  # fsmviz's own seconds in this call's runs (not the resumed)
         self.started = time.perf_counter()
         self._lock = threading.Lock()
 
@@ -233,6 +234,7 @@ class _Tally:
             self.done += 1
             self.resumed += resumed
             self.failed += row.failed
+            self.analysis += 0.0 if resumed else row.analysis_seconds or 0.0
             report = Progress(self.done, self.total, self.resumed, self.failed,
                               time.perf_counter() - self.started)  # fmt: skip
         if self.progress is not None:
@@ -285,7 +287,6 @@ def _report(
     """The rows summed up, with the doctor's findings that explain them (a regex or a
     grammar), and written to ``folder`` (``runs.csv``, ``report.html``)."""
     ordered = tally.ordered()
-    fresh = [row for row in ordered if row.analysis_seconds is not None]
     pattern = target.pattern
     failing = any(not row.matched and not row.failed for row in ordered)
     doctor = target.doctor if failing else None
@@ -295,7 +296,7 @@ def _report(
         target.label,
         resumed=tally.resumed,
         wall_seconds=time.perf_counter() - tally.started,
-        analysis_seconds=sum(r.analysis_seconds or 0.0 for r in fresh) if server else None,
+        analysis_seconds=tally.analysis if server else None,  # the resumed ran before
         out=str(folder.path) if folder is not None else None,
         describe=_state_words(pattern) if pattern is not None else None,
         pattern=pattern,
