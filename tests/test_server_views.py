@@ -114,3 +114,22 @@ def test_the_trace_endpoint_runs_on_a_server_named_by_its_name(offered):
     assert regex.fullmatch(ANSWER, answer["text"]) and answer["matched"]
     assert any(SAID in note for note in answer["notes"])
     assert not any(offered in note for note in answer["notes"])
+
+
+def test_a_constraint_the_server_refuses_is_named_with_its_words_in_seconds(offered):
+    """fsmviz takes ``(?i)yes``; vLLM's xgrammar refuses ``(?i)`` (its stream ends with
+    "Internal server error"): the page says so, naming the server by name and quoting it,
+    within the fault bound, and is ready for the next run. The server keeps serving."""
+    import time
+
+    p = page()
+    started = time.monotonic()
+    asked = h.RunInputs("(?i)yes", ASK, 4, 0.0, 0, True, 0.0, backend=NAME)
+    ran = last(h.on_run(p, None, asked))
+    status = ran[p.status]
+    assert time.monotonic() - started < 30, status
+    assert status.startswith(f"The generation stopped: the server '{NAME}' "), status
+    assert "Internal server error" in status and offered not in status
+    assert ran[p.run]["interactive"] is True and ran.get(p.trace) is None
+    again = last(h.on_run(p, None, h.RunInputs(ANSWER, ASK, 2, 0.0, 0, True, 0.0, backend=NAME)))
+    assert again.get(p.trace) is not None, again.get(p.status)

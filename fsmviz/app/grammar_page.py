@@ -844,7 +844,11 @@ def on_run(
             page, mark, me, frames, partial(updates, tab=tab, view=view), grammar_status
         )
     except Exception as error:  # e.g. out of memory: a message, never a traceback
-        said = f"The generation failed: {type(error).__name__}: {error}"
+        said = (  # fsmviz's own errors (a server's refusal) say what happened themselves
+            f"The generation stopped: {error}"
+            if isinstance(error, FsmvizError)
+            else f"The generation failed: {type(error).__name__}: {error}"
+        )
         yield {page.error: error_html(RuntimeError(said)), page.status: escape(said),
                **idle(page)}  # fmt: skip
         return

@@ -76,6 +76,7 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.render import to_dot, to_svg
+from fsmviz.errors import FsmvizError
 from fsmviz.generation.batching import ForwardPassError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full_match
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
@@ -281,7 +282,7 @@ def run_frames(
     except Exception as error:  # e.g. out of memory: a message, never a traceback
         message = (
             f"The generation stopped: {error}"  # says what happened and what to do
-            if isinstance(error, ForwardPassError)
+            if isinstance(error, (ForwardPassError, FsmvizError))  # e.g. a server's refusal
             else f"The generation failed: {type(error).__name__}: {error}"
         )
         yield PageFrame(message, error=error_html(RuntimeError(message)))
