@@ -13,6 +13,11 @@ and the 15 slowest tests printed at the end of every run):
   test. A new browser test needs only the ``e2e`` marker; it must not start its own app (ask
   for ``app_server``/``app_url``). The groups need pytest < 9.2: on 9.2 xdist's
   ``loadgroup`` silently ignores them (pytest-xdist#1386; requirements-dev.txt).
+- A page load is the browser tests' dearest step (6-9 s of Chromium's CPU and 1-3 s of
+  the app's, measured on the loaded 2-core machine; model tokens are ~30 ms each): tests
+  that only read a page just loaded, or a page after the same run, share it through a
+  module fixture (``test_page.py``'s ``fresh``, ``ran`` and ``stepped``, ``test_e2e.py``'s
+  ``ran16``) rather than each loading and running anew.
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept

@@ -348,6 +348,8 @@ def test_a_one_token_run_finishes_without_an_error(app: Page) -> None:
     # One step leaves the Step slider a single position (0..0), which Gradio refuses.
     n = run(app, PHONE, PHONE_PROMPT, max_tokens=1)
     assert n == 1
+    # one token is singular (issue 14, B9; test_page's own one-token run until session 24)
+    assert app.evaluate(STATUS_TEXT).strip().startswith("Done: 1 token in")
     expect(app.locator("#status")).to_contain_text("the token budget ran out")
     assert len(table_rows(app)) == 1
     assert regex.fullmatch(PHONE, output_text(app), partial=True)
