@@ -188,16 +188,21 @@ def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
     assert time.monotonic() - started < 30
 
 
-def test_the_trace_endpoint_takes_a_servers_name_never_a_url(down):
+@pytest.mark.parametrize(
+    ("endpoint", "first"),
+    [("trace", "[0-9]+"), ("schema", '{"type": "integer"}'), ("grammar", 'root ::= "a"')],
+)
+def test_the_api_endpoints_take_a_servers_name_never_a_url(down, endpoint, first):
     import gradio as gr
 
-    from fsmviz.app.api.regex import trace_endpoint
+    from fsmviz.app.api import tools
 
+    call = tools(None)[endpoint]
     for backend in (f"http://{down}", "elsewhere"):
         with pytest.raises(gr.Error, match=f"no server named {backend!r} is offered here"):
-            trace_endpoint(None)("[0-9]+", "A number:", 4, backend=backend)
+            call(first, "A number:", 4, backend=backend)
     with pytest.raises(gr.Error, match="nothing answers at server 'down'") as caught:
-        trace_endpoint(None)("[0-9]+", "A number:", 4, backend="down")
+        call(first, "A number:", 4, backend="down")
     assert down not in str(caught.value)
 
 

@@ -107,13 +107,20 @@ def test_the_grammar_tab_runs_on_a_server(offered):
     assert SAID in ran[p.status] and "every one agrees" in ran[p.status]
 
 
-def test_the_trace_endpoint_runs_on_a_server_named_by_its_name(offered):
-    from fsmviz.app.api.regex import trace_endpoint
+def test_the_api_endpoints_run_on_a_server_named_by_its_name(offered):
+    """``/trace``, ``/schema`` and ``/grammar`` with ``backend=NAME`` (``models`` None)."""
+    from fsmviz.app.api import tools
 
-    answer = trace_endpoint(None)(ANSWER, ASK, 4, backend=NAME)
+    endpoints = tools(None)
+    answer = endpoints["trace"](ANSWER, ASK, 4, backend=NAME)
     assert regex.fullmatch(ANSWER, answer["text"]) and answer["matched"]
-    assert any(SAID in note for note in answer["notes"])
-    assert not any(offered in note for note in answer["notes"])
+    schema = '{"type": "string", "enum": ["yes", "no"]}'
+    json_answer = endpoints["schema"](schema, ASK, 6, whitespace="flexible", backend=NAME)
+    assert json_answer["json"]["valid"], json_answer
+    grammar = endpoints["grammar"]('root ::= "yes" | "no"', ASK, 4, backend=NAME)
+    assert grammar["text"] in ("yes", "no") and grammar["matched"]
+    for notes in (answer["notes"], json_answer["trace"]["notes"], grammar["notes"]):
+        assert any(SAID in note for note in notes) and not any(offered in n for n in notes)
 
 
 def test_a_constraint_the_server_refuses_is_named_with_its_words_in_seconds(offered):

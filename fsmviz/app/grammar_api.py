@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fsmviz.errors import FsmvizError
 from fsmviz.generation.generate import generate
 from fsmviz.grammar import GrammarError, compile_grammar
 from fsmviz.grammar.compile import MAX_GRAMMAR_CHARS
@@ -45,6 +46,7 @@ def grammar_endpoint(get_model: Any) -> Any:
         max_tokens: int = 64,
         temperature: float = 0.0,
         seed: int = 0,
+        backend: str = "",
     ) -> dict[str, Any]:
         """Generate text with a small language model while a context-free grammar
         constrains every token (exact masks from llguidance), and return the whole trace.
@@ -59,6 +61,9 @@ def grammar_endpoint(get_model: Any) -> Any:
                 whole sentence whenever the shortest completion fits.
             temperature: 0 for greedy decoding; higher samples more freely (up to 2).
             seed: Random seed for sampling, so a run can be repeated.
+            backend: Empty for the app's own model, or the name of a server the operator
+                configured (`--server NAME=URL`; a name, never a URL): the server writes
+                under its own engine and fsmviz replays each token through the exact mask.
 
         Returns:
             The generated text, whether it is a sentence of the grammar, why it stopped,
@@ -66,10 +71,11 @@ def grammar_endpoint(get_model: Any) -> Any:
         """
         try:
             compile_grammar(grammar)  # a bad grammar answers before the model is waited for
-            return grammar_api(grammar, prompt, max_tokens, temperature, seed, model=get_model())
+            model = get_model(backend) if backend else get_model()  # a server, by name
+            return grammar_api(grammar, prompt, max_tokens, temperature, seed, model=model)
         except GrammarError as error:
             raise gr.Error(f"{error} [line:column {error.location()}]") from None
-        except ValueError as error:
+        except (ValueError, FsmvizError) as error:  # FsmvizError: a server's fault, named
             raise gr.Error(str(error)) from None
 
     return grammar

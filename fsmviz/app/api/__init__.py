@@ -39,6 +39,7 @@ from fsmviz.app.api.regex import (
     trace_seconds,
 )
 from fsmviz.app.api.schema import EnginesResult, schema_engines, schema_tools
+from fsmviz.app.backend import model_for
 from fsmviz.app.grammar_api import grammar_endpoint
 from fsmviz.app.leaving import leaves_with_client
 from fsmviz.app.zerogpu import on_gpu
@@ -87,5 +88,5 @@ def tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
 
 def grammar_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
     """``/grammar`` (generation, on the GPU on ZeroGPU)."""
-    grammar = grammar_endpoint(lambda: models.get(timeout=MODEL_WAIT))
+    grammar = grammar_endpoint(lambda backend="": model_for(models, backend, MODEL_WAIT))
     return {"grammar": on_gpu(grammar, trace_seconds)}

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 import gradio as gr
 
 from fsmviz.app.api.regex import MODEL_WAIT, trace_seconds
+from fsmviz.app.backend import model_for
 from fsmviz.app.schema_page import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.errors import FsmvizError
@@ -93,6 +94,7 @@ def schema_endpoint(get_model: Any) -> Any:
         temperature: float = 0.0,
         seed: int = 0,
         whitespace: str = DEFAULT_WHITESPACE,
+        backend: str = "",
     ) -> dict[str, Any]:
         """Generate JSON for a JSON Schema with a small language model, every token
         constrained by the schema's regex, and say whether the output parses and validates.
@@ -106,17 +108,21 @@ def schema_endpoint(get_model: Any) -> Any:
             seed: Random seed for sampling, so a run can be repeated.
             whitespace: Between JSON tokens: none, space (at most one) or flexible (any run
                 of spaces, tabs and newlines: the commonest cause of endless output).
+            backend: Empty for the app's own model, or the name of a server the operator
+                configured (`--server NAME=URL`; a name, never a URL): the server writes
+                under its own engine (sent the schema itself) and fsmviz replays each token.
 
         Returns:
             The schema's regex, the keywords the constraint does not enforce and the rules
             by which it is stricter than the schema (each with its JSON pointer), the whole
             trace, and the JSON check (parses, valid, error).
         """
+        model = (lambda: get_model(backend)) if backend else get_model  # a server, by name
         try:
             return schema_api(
-                schema, prompt, max_tokens, temperature, seed, whitespace, model=get_model
+                schema, prompt, max_tokens, temperature, seed, whitespace, model=model
             )
-        except ValueError as error:
+        except (ValueError, FsmvizError) as error:  # FsmvizError: a server's fault, named
             raise gr.Error(str(error)) from None
 
     return schema
@@ -145,7 +151,7 @@ class EnginesResult(TypedDict):
 
 def schema_tools(models: BackgroundModel) -> dict[str, Callable[..., Any]]:
     """``/schema`` (generation, on the GPU on ZeroGPU) and ``/schema_engines``."""
-    schema = schema_endpoint(lambda: models.get(timeout=MODEL_WAIT))
+    schema = schema_endpoint(lambda backend="": model_for(models, backend, MODEL_WAIT))
     return {"schema": on_gpu(schema, trace_seconds), "schema_engines": schema_engines}
 
 
