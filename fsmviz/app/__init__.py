@@ -17,7 +17,8 @@ Read in this order:
   applied and run) and ``fix_checks`` (each run fix re-run before it is offered),
   ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop rule, overshoot);
   ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema instead of a
-  regex); ``grammar_page`` and ``grammar_live`` (a context-free grammar);
+  regex); ``grammar_page``, ``grammar_live`` and ``grammar_steps`` (a context-free grammar, each
+  step's place and terminal sent for the browser to step through);
   ``compare_page``, ``learn`` and ``audit_page``.
 * The API: ``api/``, every endpoint registered in one place (``/trace``, ``/dfa``,
   ``/diagnose``, ``/schema``, ``/schema_engines``; every failure a message), with
