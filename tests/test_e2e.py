@@ -503,39 +503,8 @@ def test_what_is_typed_before_the_page_has_loaded_is_kept(page: Page, app_url: s
     assert len(joins) < 20, f"{len(joins)} events for one page load and one edit"
 
 
-def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(page: Page, app_url: str):
-    # no link: the first paint already holds it all; the page-load event sets no input
-    page.set_default_timeout(UI_TIMEOUT)
-    open_app(page, app_url + "/")
-    pattern = page.locator("#regex textarea").input_value()
-    assert pattern == EMAIL
-    states = str(compile_regex(pattern).num_states)
-    expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
-    expect(page.locator("#diagnosis")).to_contain_text("unbounded repeat")
-    expect(page.locator("#diagnosis")).not_to_contain_text("No tokenizer")
-
-
-def test_the_doctor_lists_findings_and_marks_their_states(app: Page) -> None:
-    diagnosis = app.locator("#diagnosis")
-    type_regex(app, r"[0-9]{2}")
-    expect(diagnosis).to_contain_text("No problems found")
-    type_regex(app, EMAIL)
-    expect(diagnosis).to_contain_text("unbounded repeat")
-    findings = app.locator("#diagnosis [data-finding]")
-    assert findings.count() >= 2
-    assert node_ids(app, "marked") == set()
-
-    findings.nth(0).click()
-    expect(findings.nth(0)).to_have_class(re.compile(r"\bselected\b"))
-    expect(app.locator("#dfa svg .node.marked").first).to_be_attached()
-    first = node_ids(app, "marked")
-    assert first
-
-    last = findings.count() - 1
-    findings.nth(last).click()
-    expect(findings.nth(last)).to_have_class(re.compile(r"\bselected\b"))
-    expect(findings.nth(0)).not_to_have_class(re.compile(r"\bselected\b"))
-    eventually(lambda: node_ids(app, "marked") not in (set(), first))
+# (a plain visit's default pattern, drawn and diagnosed, and the doctor's findings marking
+# their states: test_page.py, on its page just loaded, ``fresh``)
 
 
 def test_api_for_gradio_client_users(app_url: str) -> None:

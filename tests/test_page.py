@@ -41,6 +41,8 @@ from test_e2e import (  # noqa: F401  (fixtures used by name)
     type_regex,
 )
 
+from fsmviz import compile_regex
+
 pytestmark = pytest.mark.e2e
 
 PHONE_VIEW = {"width": 390, "height": 844}
@@ -907,3 +909,43 @@ def test_the_right_column_never_wraps_off_the_screen(app: Page) -> None:
     expect(app.locator("#allowed-tokens")).to_have_count(1)
     box = app.locator("#allowed-tokens").bounding_box()
     assert box is not None and box["x"] + box["width"] <= 1440
+
+
+# ------------------------------------------------ a plain visit and the doctor (``fresh``)
+
+
+def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(fresh: Page) -> None:
+    # no link: the first paint already holds it all; the page-load event sets no input
+    # (from test_e2e.py, on ``fresh``: one page load fewer)
+    page = fresh
+    pattern = page.locator("#regex textarea").input_value()
+    assert pattern == EMAIL
+    states = str(compile_regex(pattern).num_states)
+    expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
+    expect(page.locator("#diagnosis")).to_contain_text("unbounded repeat")
+    expect(page.locator("#diagnosis")).not_to_contain_text("No tokenizer")
+
+
+def test_the_doctor_lists_findings_and_marks_their_states(fresh: Page) -> None:
+    # last of the tests on ``fresh`` (it types patterns), from test_e2e.py: a load fewer
+    app = fresh
+    diagnosis = app.locator("#diagnosis")
+    type_regex(app, r"[0-9]{2}")
+    expect(diagnosis).to_contain_text("No problems found")
+    type_regex(app, EMAIL)
+    expect(diagnosis).to_contain_text("unbounded repeat")
+    findings = app.locator("#diagnosis [data-finding]")
+    assert findings.count() >= 2
+    assert node_ids(app, "marked") == set()
+
+    findings.nth(0).click()
+    expect(findings.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+    expect(app.locator("#dfa svg .node.marked").first).to_be_attached()
+    first = node_ids(app, "marked")
+    assert first
+
+    last = findings.count() - 1
+    findings.nth(last).click()
+    expect(findings.nth(last)).to_have_class(re.compile(r"\bselected\b"))
+    expect(findings.nth(0)).not_to_have_class(re.compile(r"\bselected\b"))
+    eventually(lambda: node_ids(app, "marked") not in (set(), first))
