@@ -23,6 +23,10 @@ EMAIL_PROMPT = "My name is Jerome Swannack, I work at coolcompany.com and my ema
 
 # Budgets large enough for the shortest completion of each seed regex.
 BUDGETS = {"pink_floyd_json": 64}  # its shortest text is 21 tokens; the others take 24
+SEED_BUDGET = 12
+"""The real model's budget for every other seed: the date (10 tokens) and the URL (7) end
+before it, and five runs that ride their loop to the budget (float, pi, paper float, email,
+123) are closed by the safe end within it (24 let them ride 12 tokens more each)."""
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +49,7 @@ def recomputed_distribution(model: Model, prompt_ids: list[int], generated: list
 def test_every_seed_regex_trace_fully_matches(model, seed_cases):
     for name, pattern in seed_cases["regexes"].items():
         prompt = seed_cases["prompts"].get(name, "Give one example.")
-        trace = generate(model, pattern, prompt, max_tokens=BUDGETS.get(name, 24))
+        trace = generate(model, pattern, prompt, max_tokens=BUDGETS.get(name, SEED_BUDGET))
         assert trace.matched, (name, trace.text, trace.stop_reason)
         assert regex.fullmatch(pattern, trace.text)
         assert trace.stop_reason in ("accepted", "max_tokens")
