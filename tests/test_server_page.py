@@ -100,6 +100,13 @@ def test_a_run_on_the_configured_server_is_drawn_stepped_charted_and_checked(
         assert "The server (SmolLM2-135M-Instruct at server 'vllm')" in page.text_content("#status")
         link = page.evaluate("location.search")
         assert parse_qs(link.lstrip("?")).get("backend") == [NAME] and host not in link
+        # the Grammar and Compare tabs offer the same servers in menus of their own
+        for tab, menu in (("Grammar", "#grammar-backend"), ("Compare", "#compare-backend")):
+            page.get_by_role("tab", name=tab).click()
+            expect(page.locator(menu)).to_be_visible()
+            page.click(f"{menu} input")
+            expect(page.locator("ul[role=listbox] li", has_text=NAME)).to_have_count(1)
+            page.keyboard.press("Escape")
     finally:
         page.close()
 
