@@ -121,7 +121,9 @@ def test_the_page_checks_each_fix_with_the_model_in_bounded_runs(tiny):
     assert 1 <= len(keys) <= MAX_CHECKS
     redrawn = [f for f in frames if f.diagnosis is not None]
     assert len(redrawn) == len(keys) and redrawn[-1].findings == checked
-    progress = [f.status for f in frames if f.diagnosis is None]
+    # then, and only then, "Skip shadow run" is offered: Stop before it ends the checks too
+    assert [f.shadow_next for f in frames] == [False] * (len(frames) - 1) + [True]
+    progress = [f.status for f in frames if f.diagnosis is None and not f.shadow_next]
     assert progress and all(s.startswith("Done. The doctor is checking its fix") for s in progress)
     assert all("of at most 6 tokens" in s for s in progress)
     assert to_check(checked) == []

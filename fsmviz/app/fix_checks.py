@@ -23,15 +23,28 @@ from fsmviz.generation.generate import stream
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Trace
 
-__all__ = ["check_frames"]
+__all__ = ["check_frames", "checks_coming"]
+
+
+def checks_coming(findings: Sequence[Finding]) -> str:
+    """What the status line adds while the run's fixes wait for their check ("" if none)."""
+    if not to_check(findings):
+        return ""
+    return " The doctor now checks its fix on the same prompt and seed, then the shadow run."
 
 
 def check_frames(
-    model: Model, view: PatternView, trace: Trace, findings: Sequence[Finding], done: str
+    model: Model,
+    view: PatternView,
+    trace: Trace,
+    findings: Sequence[Finding],
+    done: str,
+    announce: str = "",
 ) -> Generator[PageFrame, None, tuple[Finding, ...]]:
     """Re-run each of the run's fixes (``to_check``) with ``model``, streaming its progress
-    after the run's status ``done``; after each, the findings redrawn with the check.
-    Returns the findings, checked."""
+    after the run's status ``done``; after each, the findings redrawn with the check. When
+    there were checks, a last frame offers to skip the shadow run (``announce`` said after
+    ``done``): Stop before it ends the checks too. Returns the findings, checked."""
     checked = tuple(findings)
     keys = to_check(checked)
     for n, key in enumerate(keys, 1):
@@ -57,6 +70,8 @@ def check_frames(
             diagnosis=findings_html(checked, pattern=view.pattern),
             findings=checked,
         )
+    if keys:
+        yield PageFrame(done + announce, shadow_next=True)
     return checked
 
 

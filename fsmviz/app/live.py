@@ -286,8 +286,11 @@ def live_run(
         model, view.constraint or view.pattern, prompt, options, partial(regex_drawn, view)
     )
     ending = finish(model, view, trace)
+    from fsmviz.app.fix_checks import check_frames, checks_coming  # it builds on this module
+
+    checking = checks_coming(ending.findings)  # the doctor's checks first: Stop ends them
     yield PageFrame(
-        ending.status + shadow_announcement(options, trace),
+        ending.status + (checking or shadow_announcement(options, trace)),
         dfa=ending.dfa,
         output=ending.output,
         text=ending.text,
@@ -299,11 +302,10 @@ def live_run(
         trace=trace,
         findings=ending.findings,
         allowed=ending.allowed,
-        shadow_next=True,
+        shadow_next=not checking,
     )
-    from fsmviz.app.fix_checks import check_frames  # it builds on this module
-
-    yield from check_frames(model, view, trace, ending.findings, ending.status)
+    announce = shadow_announcement(options, trace)
+    yield from check_frames(model, view, trace, ending.findings, ending.status, announce)
     yield from shadow_frames(model, prompt, options, ending.status)
 
 
