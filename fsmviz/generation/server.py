@@ -33,7 +33,10 @@ named: "your server allowed ``X`` at step k; no match can follow it" (``Disagree
 A regex goes to the server as vLLM's ``regex``, a JSON Schema as ``json`` (the server
 compiles it with its own backend; fsmviz replays through its own compile, either path) and
 a grammar as ``grammar`` (``server_constraint``); a grammar's exact mask is llguidance's
-with fsmviz's chart, as in a local grammar run (``GrammarReplay``). The run is streamed
+with fsmviz's chart, as in a local grammar run (the run's own cursor, a
+``fsmviz.Constraint``, asked as an index is; llguidance allows only its own spelling of
+text the grammar fixes ahead, ``rue`` and not ``r`` after ``{"a": t``, so a server that
+spells it otherwise is named there as a disagreement). The run is streamed
 (server-sent events), so each wait is for one token and a stream that breaks off keeps
 what was written (stop reason ``engine_error``, the break quoted); the steps come once the
 scoring request has answered. The HTTP is the standard library's (``http.client``): a
@@ -61,6 +64,7 @@ import numpy as np
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import FsmvizError, InputError
+from fsmviz.generation.constraint import Constraint
 from fsmviz.generation.trace import Candidate, GenerationOptions, Step, StopReason
 from fsmviz.printable import printable
 from fsmviz.tokens.index import TokenIndex, build_index
@@ -73,7 +77,6 @@ __all__ = [
     "READ_TIMEOUT",
     "Disagreement",
     "EngineCheck",
-    "GrammarReplay",
     "ServerError",
     "ServerModel",
     "ServerRun",
@@ -224,13 +227,15 @@ class ServerRun:
         # The automaton is built while the server writes (an index's first build over a
         # 49k vocabulary takes seconds); a pattern fsmviz cannot use is refused here,
         # before any request.
-        self._index: _Job[TokenIndex | GrammarReplay] | None = None
+        self._index: _Job[TokenIndex | Constraint] | None = None
         regex_text = pattern if isinstance(pattern, str) else getattr(pattern, "regex", None)
         if isinstance(regex_text, str):  # a regex, or a JSON Schema on the regex path
             compile_regex(regex_text)
             self._index = _Job(lambda: build_index(regex_text, model.vocab))
         elif pattern is not None:  # a grammar, or a JSON Schema on the grammar path
-            self._index = _Job(lambda: GrammarReplay(pattern.generation_run(model, opts)))
+            # the grammar run's cursor (llguidance's matcher and fsmviz's chart, moved
+            # token by token: its state counts tokens and only moves on) is a Constraint
+            self._index = _Job(lambda: pattern.generation_run(model, opts).place)
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
         self.disagreements: list[Disagreement] = []
@@ -246,8 +251,8 @@ class ServerRun:
         self.refused_among = 0  # the allowed set's size where the replay refused a token
 
     @property
-    def index(self) -> TokenIndex | GrammarReplay | None:
-        """The pattern's token index, or a grammar's ``GrammarReplay`` (waits for its
+    def index(self) -> TokenIndex | Constraint | None:
+        """The pattern's token index, or a grammar's cursor (waits for its
         build; None for an unconstrained run)."""
         return self._index.result() if self._index is not None else None
 
@@ -649,34 +654,6 @@ def server_constraint(pattern: object) -> dict[str, Any] | None:
         f"a server run takes a regex, a JSON Schema (fsmviz.compile_schema) or a grammar "
         f"(fsmviz.compile_grammar), not a {type(pattern).__name__}"
     )
-
-
-class GrammarReplay:
-    """A grammar's exact mask, asked as the replay asks a ``TokenIndex``: the grammar's
-    own run (``generation_run``, llguidance's matcher and fsmviz's Earley chart, as a local
-    grammar run uses them) moved token by token. The state counts tokens, as in a local
-    grammar run, and only moves on: ``allowed_tokens`` is asked of the state it is at.
-
-    llguidance allows only its own spelling of text the grammar fixes ahead (after
-    ``{"a": t``, ``rue`` and not ``r``): a server whose engine spells it otherwise is named
-    there as a disagreement."""
-
-    initial_state = 0
-
-    def __init__(self, run: Any) -> None:
-        self.run = run
-        self.place = run.place
-
-    def allowed_tokens(self, state: int) -> np.ndarray:
-        if state != self.place.position:
-            raise RuntimeError(f"a grammar replay only moves on (at {self.place.position})")
-        return self.place.matcher.allowed_tokens()
-
-    def next_state(self, state: int, token: int) -> int | None:
-        return self.place.next_state(state, token)
-
-    def is_accepting(self, state: int) -> bool:
-        return self.place.is_accepting(state)
 
 
 class _Job(Generic[T]):
