@@ -44,8 +44,19 @@
     if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top + r.height / 2 - (b.top + b.height / 2);
     paints().edges(box);
   };
+  // the run's data parsed once, known by its digest (data-run): its attribute is not read
+  // again at each step (hundreds of kB for a long run)
+  let parsed = { run: null, data: null };
+  const dataOf = (views) => {
+    if (parsed.run !== views.dataset.run) {
+      let data = null;
+      try { data = JSON.parse(views.dataset.json); } catch { data = null; }
+      parsed = { run: views.dataset.run, data };
+    }
+    return parsed.data;
+  };
   const showViews = (views, i) => {  // the place and the terminal after step i
-    const data = paints().dataOf(views);
+    const data = dataOf(views);
     if (!data || !data.s.length) return;
     const [p, t] = data.s[Math.min(i, data.s.length - 1)];
     const place = $("#grammar-place .place-view");
@@ -61,7 +72,7 @@
     if (!s || !all.length || !views) return false;
     i = Math.min(Math.max(i, 0), all.length - 1);
     chosen.step = i;
-    chosen.run = views.dataset.json;
+    chosen.run = views.dataset.run;
     // every change first, then what needs the layout (one layout, not one per part)
     const svg = $("#rules svg");
     const lights = s.dataOf("#rules .lights");
@@ -110,7 +121,7 @@
     const views = viewsOf();
     if (!rows().length) { chosen.step = null; chosen.run = null; clearCard(); return; }
     if (!views) return;  // a run streaming: its steps come with its last frame
-    if (views.dataset.json !== chosen.run) { paint(rows().length - 1); return; }  // a run ended
+    if (views.dataset.run !== chosen.run) { paint(rows().length - 1); return; }  // a run ended
     if (stale(views, chosen.step)) paint(chosen.step);
   }).observe(document.body, { childList: true, subtree: true });
   const fromSlider = (event) => {  // the slider dragged, or its number typed

@@ -20,6 +20,7 @@ drawing (a counted repeat's drawing says "7 of 160", a different picture at each
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from html import escape
@@ -93,8 +94,10 @@ def step_views_data(charts: Sequence[Chart], budget: int = STEP_VIEWS_CHARS) -> 
 def step_views(charts: Sequence[Chart], budget: int = STEP_VIEWS_CHARS) -> str:
     """``step_views_data`` as the hidden element the page's script reads ("" without
     steps). In an attribute, not a ``<template>``: Gradio patches a redrawn HTML output
-    node by node, and a template's content is no child node."""
+    node by node, and a template's content is no child node. ``data-run``, a digest of the
+    data, tells the script a new run's data without reading the whole attribute again."""
     if len(charts) < 2:
         return ""
     data = json.dumps(step_views_data(charts, budget), ensure_ascii=False, separators=(",", ":"))
-    return f'<div class="step-views" hidden data-json="{escape(data)}"></div>'
+    run = hashlib.blake2b(data.encode("utf-8"), digest_size=8).hexdigest()
+    return f'<div class="step-views" hidden data-run="{run}" data-json="{escape(data)}"></div>'
