@@ -62,6 +62,7 @@ from fsmviz.automaton.graph import UNREACHABLE, backward_distances
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
+from fsmviz.tokens.fast.levelwalk import levels_of
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
@@ -608,3 +609,4 @@ def warm(vocab: Vocabulary) -> None:
     automaton the whole-index walks use; ~0.5 s for 49k tokens) ahead of the first pattern,
     so a server that has just loaded its model answers the first visitor at full speed."""
     dawg.dawg_of(vocab)  # builds the trie on the way
+    levels_of(trie_of(vocab))  # the first allowed set's level walk (``levelwalk``)
