@@ -239,3 +239,43 @@ def test_regex_schema_and_grammar_runs_stop_only_where_the_text_is_accepted(fami
         honest(trace, LIST.accepts)
         accepted += trace.matched
     assert accepted  # the grammar's safe end finishes the list in time
+
+
+TURN_ENDS = {  # family: (the token that ends a turn in its chat template, the tokenizer's EOS)
+    "phi-3": ("<|end|>", "<|endoftext|>"),
+    "qwen2": ("<|im_end|>", "<|endoftext|>"),
+    "gemma-4": ("<turn|>", "<eos>"),
+}
+
+
+@pytest.mark.parametrize("family", TURN_ENDS)
+def test_a_run_ends_with_the_token_that_ends_a_turn_not_the_tokenizer_s_eos(family) -> None:
+    """The generation config lists both ends (as Phi-3's, Qwen2's and Gemma's do); the chat
+    template writes only the end of a turn, so ``load_model``'s vocabulary ends runs with
+    it: the only end an accepting state allows, the one a finished run wrote."""
+    from transformers import GenerationConfig
+
+    from fsmviz import Vocabulary
+    from fsmviz.generation.models import Model, turn_end_id
+
+    tokenizer, (turn, eos) = vocabs.tokenizer(family), TURN_ENDS[family]
+    turn_id, eos_id = tokenizer.convert_tokens_to_ids([turn, eos])
+    assert tokenizer.eos_token_id == eos_id != turn_id
+    config = GenerationConfig(eos_token_id=[eos_id, turn_id])
+    assert turn_end_id(tokenizer, config) == turn_id
+    assert turn_end_id(tokenizer, GenerationConfig(eos_token_id=eos_id)) is None
+    vocab = Vocabulary.from_tokenizer(
+        tokenizer, name=family, eos_token_id=turn_end_id(tokenizer, config)
+    )
+    index = build_index("a?", vocab)  # the start accepts: its one end is the turn's
+    ends = set(index.allowed_tokens(index.initial_state).tolist())
+    assert turn_id in ends and eos_id not in ends
+    if family != "phi-3":
+        return  # one run is enough: the tiny model on the 32k vocabulary
+    tiny = vocabs.tiny_model(family)
+    model = Model(tiny.name, tiny.model, tokenizer, vocab, tiny.device)
+    trace = generate(model, "[a-z]{1,3}", "Word:", max_tokens=8, temperature=1.0, seed=0)
+    honest(trace, lambda text: regex.fullmatch("[a-z]{1,3}", text) is not None)
+    assert eos_id not in [step.token_id for step in trace.steps]
+    if trace.stop_reason == "accepted":
+        assert trace.steps[-1].token_id == turn_id or len(trace.text) == 3

@@ -143,7 +143,9 @@ def _load(name: str | None, device: torch.device, threaded: bool | None) -> Mode
     model.to(device).eval()
     model.requires_grad_(False)
     shown = BUNDLED_MODEL_NAME if name is None and source != HUB_MODEL else source
-    vocab = Vocabulary.from_tokenizer(tokenizer, name=shown)
+    vocab = Vocabulary.from_tokenizer(
+        tokenizer, name=shown, eos_token_id=turn_end_id(tokenizer, model.generation_config)
+    )
     warm(vocab)
     return Model(
         name=shown,
@@ -154,6 +156,37 @@ def _load(name: str | None, device: torch.device, threaded: bool | None) -> Mode
         threaded=threaded,
         requested=name,
     )
+
+
+def turn_end_id(tokenizer: Any, generation_config: Any = None) -> int | None:
+    """The token the model ends a turn with, where it is not the tokenizer's EOS: Llama 3
+    instruct's ``<|eot_id|>`` (its tokenizer may say ``<|end_of_text|>``), Gemma's
+    end-of-turn, Phi-3's ``<|end|>``. It is the first id of the generation config's
+    ``eos_token_id`` list (what ``generate`` stops on) whose token the chat template
+    writes, when the template does not write the tokenizer's own EOS; else None (the
+    tokenizer's EOS stands). A run ends only with this one token where the text is
+    accepted, so a run of a chat model ends as the model ends a turn.
+
+    >>> class Tok:
+    ...     eos_token_id, chat_template = 2, "{{ m }}<|end|>"
+    ...     def convert_ids_to_tokens(self, i):
+    ...         return {2: "</s>", 7: "<|end|>"}.get(i)
+    >>> class Config:
+    ...     eos_token_id = [2, 7]
+    >>> turn_end_id(Tok(), Config())
+    7
+    """
+    ids = getattr(generation_config, "eos_token_id", None)
+    ids = [ids] if isinstance(ids, int) else list(ids or ())
+    template = getattr(tokenizer, "chat_template", None)
+    if not isinstance(template, str) or not ids:
+        return None
+    own = tokenizer.eos_token_id
+    if own is not None and (tokenizer.convert_ids_to_tokens(int(own)) or "\0") in template:
+        return None  # the template writes the tokenizer's EOS: it ends a turn
+    names = [(int(i), tokenizer.convert_ids_to_tokens(int(i))) for i in ids if i != own]
+    written = [i for i, name in names if name and name in template]
+    return written[0] if written else None
 
 
 def _source_folder(name: str | None) -> str:
