@@ -14,6 +14,7 @@ import dataclasses
 import socket
 import threading
 import time
+import types
 import urllib.parse
 
 import numpy as np
@@ -131,6 +132,49 @@ def test_the_valid_mass_is_the_local_models(served, seed_cases, name):
     assert not run._run.bounds and not any("lower bound" in n for n in trace.notes)
     # at some step the model wanted something else: the valid mass is not always ~1
     assert min(step.valid_mass for step in trace.steps) < 0.9
+
+
+CITY = 'root ::= "Die Stadt " ("München" | "Köln") " liegt in " ("Japan" | "Deutschland")'
+CITY_REGEX = "Die Stadt (München|Köln) liegt in (Japan|Deutschland)"  # the same language
+
+
+@pytest.mark.slow
+def test_a_grammars_run_is_replayed_and_another_spelling_is_not_an_error(served):
+    """A GBNF grammar sent as ``grammar``: vLLM's engine spells the grammar's fixed text in
+    tokens of its own (``D``, ``ie``, `` Sta``…), where llguidance offers only ``Die``. The
+    text still fits the grammar, so the check names a spelling, never "no match can follow
+    it"; every token is allowed by fsmviz's recognizer, and every step's valid mass is the
+    local model's within 1e-3 over the byte-exact allowed set (a lower bound at the steps
+    the notes name)."""
+    local, grammar, prompt = load_model(), fsmviz.compile_grammar(CITY), "Where is Cologne?"
+    run = fsmviz.stream(served, grammar, prompt, max_tokens=40)
+    for _ in run:
+        pass
+    trace, replay = run.trace(), run._run
+    assert trace.matched and trace.stop_reason == "accepted", trace.notes
+    assert not replay.disagreements, [d.message for d in replay.disagreements]
+    assert not any("no match can follow" in note for note in trace.notes)
+    text = b""
+    for step in trace.steps:  # each token keeps the text a beginning of a sentence
+        text += step.token_bytes
+        assert grammar.is_prefix(text.decode("utf-8", "ignore")), (step.index, step.text)
+    assert replay.spellings  # the server's own spelling is named as such
+    assert any(note.startswith("Spelling: at steps") for note in trace.notes)
+    # the byte-exact allowed sets, as the server's engine masks: the grammar is regular, so
+    # its language as a regex gives them (llguidance's would be its spelling alone)
+    index, exact = build_index(CITY_REGEX, local.vocab), []
+    state = index.initial_state
+    for step in trace.steps:
+        exact.append(index.allowed_tokens(state))
+        state = index.next_state(state, step.token_id)
+    per_step = types.SimpleNamespace(allowed_tokens=lambda k: exact[k])
+    expected = local_masses(local, encode_prompt(local, prompt, True), trace.steps, per_step)
+    for step, (mass, prob) in zip(trace.steps, expected, strict=True):
+        assert step.prob == pytest.approx(prob, abs=1e-3), (step.index, step.text)
+        if step.index in replay.bounds:
+            assert step.valid_mass <= mass + 1e-3, (step.index, step.text)
+        else:
+            assert step.valid_mass == pytest.approx(mass, abs=1e-3), (step.index, step.text)
 
 
 @pytest.mark.slow

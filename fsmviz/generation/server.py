@@ -205,7 +205,8 @@ class ServerModel:
 class ServerRun:
     """One run on a server, as ``Stream`` drives a local one: ``steps(prompt_ids)`` yields
     the replayed steps; ``stop_reason``, ``notes``, ``index`` and ``opts`` as ``_Run`` has
-    them. After the run: ``disagreements`` (the engine checked), ``bounds`` (steps whose
+    them. After the run: ``disagreements`` (the engine checked), ``spellings`` (a grammar's
+    text offered in tokens llguidance does not offer, where it still fits), ``bounds`` (steps whose
     valid mass is only a lower bound), ``server_seconds`` (both requests) and
     ``replay_seconds`` (what fsmviz adds after the server's answers: the rest of the
     index's build, which runs meanwhile, the replay, the valid mass)."""
@@ -236,9 +237,14 @@ class ServerRun:
             # the grammar run's cursor (llguidance's matcher and fsmviz's chart, moved
             # token by token: its state counts tokens and only moves on) is a Constraint
             self._index = _Job(lambda: pattern.generation_run(model, opts).place)
+        # A grammar's fixed text: llguidance offers only its own spelling of it (``Die``,
+        # not ``D`` then ``ie``), a server's engine may write another; fsmviz's Earley
+        # recognizer says whether the text still fits the grammar (``_spelled``).
+        self._fits = None if isinstance(regex_text, str) else getattr(pattern, "is_prefix", None)
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
         self.disagreements: list[Disagreement] = []
+        self.spellings: list[Disagreement] = []  # another spelling of a grammar's text
         self.checks: list[EngineCheck] = []
         self.candidates: list[dict[int, float]] = []  # per written token, after its mask
         self.bounds: list[int] = []
@@ -423,10 +429,11 @@ class ServerRun:
         eos = vocab.eos_token_id
         state = index.initial_state if index is not None else 0
         steps: list[Step] = []
+        before = b""  # the text written before this step
         for number, token in enumerate(written):
             allowed = index.allowed_tokens(state) if index is not None else None
             if allowed is not None and number < len(self.candidates):
-                self._check(number, self.candidates[number], allowed)
+                self._check(number, self.candidates[number], allowed, before)
             after = index.next_state(state, token) if index is not None else 0
             if after is None:
                 self.refused_among = len(vocab) if allowed is None else len(allowed)
@@ -457,13 +464,17 @@ class ServerRun:
                 )
             )
             state = after
+            before += b"" if token == eos else vocab.token_bytes(token)
             if token == eos:
                 break
         self.stop_reason = self._stop(steps)
         return steps
 
-    def _check(self, number: int, candidates: dict[int, float], allowed: np.ndarray) -> None:
-        """The server's visible candidates at step ``number`` against ``allowed``."""
+    def _check(
+        self, number: int, candidates: dict[int, float], allowed: np.ndarray, before: bytes
+    ) -> None:
+        """The server's visible candidates at step ``number`` against ``allowed``, the text
+        written before it being ``before``."""
         ids = list(candidates)
         inside = _members(allowed, ids) if ids else np.zeros(0, dtype=bool)
         masked = [candidates[t] <= MASKED for t in ids]
@@ -474,12 +485,28 @@ class ServerRun:
         vocab = self.model.vocab
         for token in looser:
             text = printable(vocab.token_text(token))
+            if self._spelled(before, token):
+                message = (
+                    f"your server allowed `{text}` at step {number}, a spelling of the "
+                    "grammar's text that llguidance does not offer there; the text still fits"
+                )
+                self.spellings.append(Disagreement(number, token, vocab.token_text(token), message))
+                continue
             message = f"your server allowed `{text}` at step {number}; no match can follow it"
             self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
         for token in stricter:
             text = printable(vocab.token_text(token))
             message = f"your server masked `{text}` at step {number}, which the pattern allows"
             self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
+
+    def _spelled(self, before: bytes, token: int) -> bool:
+        """Whether ``token`` after ``before`` keeps a grammar's text a beginning of one of its
+        sentences (fsmviz's Earley recognizer; a character cut at the token's end is left
+        out). Never for a regex: its index's allowed set is exact to the byte."""
+        vocab = self.model.vocab
+        if self._fits is None or token == vocab.eos_token_id:
+            return False
+        return self._fits((before + vocab.token_bytes(token)).decode("utf-8", "ignore"))
 
     def _disagree(self, number: int, token: int, written: list[int]) -> None:
         """The server wrote ``token`` where the exact automaton allows no such token."""
@@ -534,6 +561,16 @@ class ServerRun:
             self.notes.append(
                 f"Engine check: {seen} candidates of the server's mask visible at "
                 f"{len(self.checks)} steps (its top {TOP} logprobs); {verdict}."
+            )
+        if self.spellings:
+            where = sorted({s.step for s in self.spellings})
+            shown = ", ".join(map(str, where[:10])) + ("…" if len(where) > 10 else "")
+            example = printable(self.spellings[0].text)
+            self.notes.append(
+                f"Spelling: at steps {shown} your server offered the grammar's text in tokens "
+                f"llguidance does not offer there (`{example}` at step {where[0]}); the text "
+                "still fits the grammar (fsmviz's Earley recognizer), so the engines spell it "
+                "differently and neither is wrong. The allowed sets there are llguidance's."
             )
         if self.bounds:
             shown = ", ".join(map(str, self.bounds[:10])) + ("…" if len(self.bounds) > 10 else "")
