@@ -307,11 +307,11 @@ def test_static_diagnosis_is_fast_on_the_real_vocabulary(real_vocab):
     timings = {}
     for name, pattern in SEED_REGEXES.items():
         assert build_index(pattern, real_vocab).states  # the index is cached: warm it
-        start = time.perf_counter()
+        start = time.thread_time()  # this thread's CPU: a loaded machine's waits left out
         diagnose(pattern, real_vocab, max_tokens=64)
-        timings[name] = time.perf_counter() - start
+        timings[name] = time.thread_time() - start
     print("\n".join(f"{name:20s} {t * 1000:7.1f} ms" for name, t in timings.items()))
-    assert max(timings.values()) < 0.5, timings  # typically well under 50 ms
+    assert max(timings.values()) < 0.5, timings  # typically under 60 ms (a guard, not a bench)
 
 
 # --- dynamic findings: hand-built traces -----------------------------------------------------

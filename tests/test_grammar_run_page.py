@@ -6,6 +6,7 @@ which a grammar must still hold), so these say nothing about what the real model
 from __future__ import annotations
 
 import json
+import re
 from html import escape, unescape
 from pathlib import Path
 from types import SimpleNamespace
@@ -98,7 +99,9 @@ def test_every_steps_allowed_set_is_llguidances_mask_along_the_run(tiny) -> None
 def hidden_json(html: str, cls: str):
     """The JSON of the hidden element of class ``cls`` in ``html`` (what the page's
     script reads)."""
-    return json.loads(unescape(html.split(f'class="{cls}" hidden data-json="')[1].split('"')[0]))
+    found = re.search(rf'class="{cls}" hidden (?:data-run="[^"]*" )?data-json="([^"]*)"', html)
+    assert found, f"no hidden {cls} data in the frame"
+    return json.loads(unescape(found[1]))
 
 
 def test_the_run_brings_each_steps_lights_place_and_terminal_for_the_browser(tiny) -> None:

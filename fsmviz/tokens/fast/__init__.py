@@ -14,7 +14,10 @@ naive oracle.
   (``tests/test_dawg.py``);
 * ``derivatives`` the first allowed set without building the whole DFA, by regex
   derivatives (``tests/test_derivatives.py``: equal to ``build_index(...).allowed_tokens(0)``),
-  over ``regex_terms``: a pattern's regexes, each made once, read lazily from its syntax tree.
+  over ``regex_terms``: a pattern's regexes, each made once, read lazily from its syntax tree;
+  ``levelwalk`` the trie read level by level (every node's state from its parent's), where a
+  level of the first allowed set crowds into many states, as on a 262k vocabulary
+  (``tests/test_levelwalk.py``).
 
 May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules.
 """
