@@ -237,10 +237,6 @@ class ServerRun:
             # the grammar run's cursor (llguidance's matcher and fsmviz's chart, moved
             # token by token: its state counts tokens and only moves on) is a Constraint
             self._index = _Job(lambda: pattern.generation_run(model, opts).place)
-        # A grammar's fixed text: llguidance offers only its own spelling of it (``Die``,
-        # not ``D`` then ``ie``), a server's engine may write another; fsmviz's Earley
-        # recognizer says whether the text still fits the grammar (``_spelled``).
-        self._fits = None if isinstance(regex_text, str) else getattr(pattern, "is_prefix", None)
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
         self.disagreements: list[Disagreement] = []
@@ -429,11 +425,10 @@ class ServerRun:
         eos = vocab.eos_token_id
         state = index.initial_state if index is not None else 0
         steps: list[Step] = []
-        before = b""  # the text written before this step
         for number, token in enumerate(written):
             allowed = index.allowed_tokens(state) if index is not None else None
             if allowed is not None and number < len(self.candidates):
-                self._check(number, self.candidates[number], allowed, before)
+                self._check(number, self.candidates[number], allowed)
             after = index.next_state(state, token) if index is not None else 0
             if after is None:
                 self.refused_among = len(vocab) if allowed is None else len(allowed)
@@ -464,17 +459,14 @@ class ServerRun:
                 )
             )
             state = after
-            before += b"" if token == eos else vocab.token_bytes(token)
             if token == eos:
                 break
         self.stop_reason = self._stop(steps)
         return steps
 
-    def _check(
-        self, number: int, candidates: dict[int, float], allowed: np.ndarray, before: bytes
-    ) -> None:
-        """The server's visible candidates at step ``number`` against ``allowed``, the text
-        written before it being ``before``."""
+    def _check(self, number: int, candidates: dict[int, float], allowed: np.ndarray) -> None:
+        """The server's visible candidates at step ``number`` against ``allowed`` (the
+        index is still at that step: ``_spelled`` asks it)."""
         ids = list(candidates)
         inside = _members(allowed, ids) if ids else np.zeros(0, dtype=bool)
         masked = [candidates[t] <= MASKED for t in ids]
@@ -485,7 +477,7 @@ class ServerRun:
         vocab = self.model.vocab
         for token in looser:
             text = printable(vocab.token_text(token))
-            if self._spelled(before, token):
+            if self._spelled(token):
                 message = (
                     f"your server allowed `{text}` at step {number}, a spelling of the "
                     "grammar's text that llguidance does not offer there; the text still fits"
@@ -499,14 +491,13 @@ class ServerRun:
             message = f"your server masked `{text}` at step {number}, which the pattern allows"
             self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
 
-    def _spelled(self, before: bytes, token: int) -> bool:
-        """Whether ``token`` after ``before`` keeps a grammar's text a beginning of one of its
-        sentences (fsmviz's Earley recognizer; a character cut at the token's end is left
-        out). Never for a regex: its index's allowed set is exact to the byte."""
-        vocab = self.model.vocab
-        if self._fits is None or token == vocab.eos_token_id:
-            return False
-        return self._fits((before + vocab.token_bytes(token)).decode("utf-8", "ignore"))
+    def _spelled(self, token: int) -> bool:
+        """Whether a token outside llguidance's allowed set still keeps a grammar's text a
+        beginning of one of its sentences: another spelling of its fixed text (the grammar
+        cursor's chart, ``GrammarCursor.reads_on``). Never for a regex: its index's allowed
+        set is exact to the byte."""
+        reads_on = getattr(self.index, "reads_on", None)
+        return token != self.model.vocab.eos_token_id and bool(reads_on and reads_on(token))
 
     def _disagree(self, number: int, token: int, written: list[int]) -> None:
         """The server wrote ``token`` where the exact automaton allows no such token."""

@@ -155,6 +155,16 @@ class GrammarCursor:
     def is_accepting(self, state: int) -> bool:
         return self.ends_at(state)[0]
 
+    def reads_on(self, token: int) -> bool | None:
+        """Whether ``token`` after the text so far keeps it the beginning of a sentence, by
+        fsmviz's chart (one token's bytes read on from where the chart is); None where there
+        is no chart (a JSON Schema's grammar, or a chart that died). llguidance offers only
+        its own spelling of a grammar's fixed text (``Die``, not ``D``): this says whether
+        another engine's spelling still fits."""
+        if self.lost:
+            return None
+        return self.extend(self.columns, self.pending, self.vocab.token_bytes(token)) is not None
+
     def verdict(self) -> tuple[bool, bool]:
         """(accepting, stopped) now. A matcher that gave up (an error) is stopped too in
         llguidance's eyes, but its text is no finished sentence: not stopped here, so the
