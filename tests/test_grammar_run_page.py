@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import plotly.graph_objects as go
 import pytest
 
-from fsmviz.app.grammar_live import StepMasks, grammar_downloads, grammar_frames
+from fsmviz.app.grammar_live import grammar_downloads, grammar_frames
 from fsmviz.app.grammar_page import (
     GrammarTab,
     grammar_examples,
@@ -24,6 +24,7 @@ from fsmviz.app.grammar_page import (
 )
 from fsmviz.app.handlers import Page, StopMark
 from fsmviz.generation.trace import GenerationOptions, pieces
+from fsmviz.grammar.replay import StepMasks
 
 ARITHMETIC = grammar_examples()["arithmetic"]
 

@@ -40,12 +40,10 @@ from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import grammar_collapses
 from fsmviz.generation.trace import GenerationOptions, Step, Trace, pieces
 from fsmviz.grammar.place import Chart, place_in
-from fsmviz.grammar.replay import StepMasks, grammar_allowed_sets
-from fsmviz.grammar.replay import grammar_stopped_trace as stopped_trace
+from fsmviz.grammar.replay import grammar_allowed_sets
 
 __all__ = [
     "GrammarFrame",
-    "StepMasks",
     "Stepping",
     "grammar_downloads",
     "grammar_frames",
@@ -54,7 +52,6 @@ __all__ = [
     "grammar_allowed_sets",
     "rule_path",
     "rule_states",
-    "stopped_trace",
 ]
 
 WHY = {

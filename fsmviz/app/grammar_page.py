@@ -37,6 +37,7 @@ from fsmviz.errors import FsmvizError
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.network import Network, build_network
 from fsmviz.grammar.place import Chart, Place, place_in
+from fsmviz.grammar.replay import grammar_stopped_trace
 from fsmviz.params import MAX_PROMPT_CHARS
 from fsmviz.params import text as checked_text
 from fsmviz.tokens.vocab import Vocabulary
@@ -859,7 +860,7 @@ def on_run(
 
 def _stopped(tab, model, view, prompt, opts, found, written):
     """A run stopped during its constrained part: what was written kept, for stepping."""
-    from fsmviz.app.grammar_live import finish_grammar, stopped_trace
+    from fsmviz.app.grammar_live import finish_grammar
     from fsmviz.app.page import idle
     from fsmviz.diagnose.text import plural
 
@@ -867,7 +868,7 @@ def _stopped(tab, model, view, prompt, opts, found, written):
     said = f"Stopped after {plural(len(written), 'token')}."
     if written:
         yield {page.status: f"{said[:-1]}: keeping what was written…"}
-        trace = stopped_trace(view.grammar, prompt, opts, written)
+        trace = grammar_stopped_trace(view.grammar, prompt, opts, written)
         yield updates(finish_grammar(model, view, trace, found, status=said), tab, view)
     yield {**idle(page), page.status: said if written else "Stopped."}
 
