@@ -58,10 +58,12 @@ def selected_row(page: Page) -> int | None:
     return int(rows[0]) if len(rows) == 1 else None
 
 
-LONG_RUN = (r"[a-z ]{600}", "Tell a long story.", 600)
-"""A run long enough to be stopped or replaced while it goes: at least ~100 tokens before
-the pattern is complete (a chat answer under ``[a-z ]{200}`` was done in 45 tokens, and on
-a quiet machine ended before a Stop click reached it)."""
+LONG_RUN = (r"[a-z ]+\x07", "Tell a long story.", 1024)
+"""A run long enough to be stopped or replaced while it goes, however slow the machine: the
+text is accepted only after a bell character (``\\x07``), which the model never chooses, so
+the run goes on to its 1,024-token budget unless it is stopped. (``[a-z ]{600}`` was
+complete after 128 tokens, and on a loaded machine a Stop click reached the page after
+that: it then skipped the shadow run instead.)"""
 
 
 @pytest.fixture(scope="module")
