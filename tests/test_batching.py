@@ -253,7 +253,8 @@ def test_rejected_drafts_are_forgotten_in_the_group_and_alone(tiny, rows):
 def test_a_page_run_left_mid_stream_frees_its_row(tiny):
     """The page's frames (``live_run``): when the visitor leaves, Gradio closes the frame
     generator, and the generation's row leaves the model's batch."""
-    from fsmviz.app.live import live_run, pattern_view
+    from fsmviz.app.live import pattern_view
+    from fsmviz.app.regex_run import live_run
     from fsmviz.generation.generate import GenerationOptions
 
     view = pattern_view(r"[a-z ]{2000,}", tiny.vocab)  # 400 tokens: about a second

@@ -24,7 +24,8 @@ from fsmviz.diagnose.loops import sccs
 
 DEBT = {
     "fsmviz.app": "the Grammar tab's own modules (grammar_page, grammar_live: the rules "
-    "drawing and the frames call each other) and the doctor's fix checks with live; "
+    "drawing and the frames call each other); the doctor's fix checks left live for "
+    "regex_run; "
     "handlers, schema_page, schema_run and schema_structure left it in issue 44's point 2 "
     "(app.page holds what every tab's run shares; views.code_spans)",
 }

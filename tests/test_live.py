@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from fsmviz.app.live import ahead, live_run, pattern_view, regex_drawn
+from fsmviz.app.live import ahead, pattern_view, regex_drawn
+from fsmviz.app.regex_run import live_run
 from fsmviz.app.views import output_html, steps_html
 from fsmviz.generation.generate import GenerationOptions, stream
 

@@ -9,7 +9,8 @@ from test_schema_engines_api import file_like
 
 from fsmviz import load_model
 from fsmviz.app.api.schema import schema_api
-from fsmviz.app.live import live_run, pattern_view
+from fsmviz.app.live import pattern_view
+from fsmviz.app.regex_run import live_run
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
 from fsmviz.cli import schema_command
 from fsmviz.generation.generate import GenerationOptions

@@ -13,7 +13,8 @@ import pytest
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.fixes import Fix, Inputs, fix_of, read_fix, same_run
-from fsmviz.app.live import drawn_path, live_run, pattern_view
+from fsmviz.app.live import drawn_path, pattern_view
+from fsmviz.app.regex_run import live_run
 from fsmviz.app.views import (
     comparison_html,
     error_html,

@@ -50,7 +50,8 @@ def test_stand_in_refuses_what_does_not_pickle():
 
 @pytest.mark.slow
 def test_the_page_generation_runs_in_a_forked_worker_with_pickled_frames():
-    from fsmviz.app.live import PageFrame, live_run, pattern_view
+    from fsmviz.app.live import PageFrame, pattern_view
+    from fsmviz.app.regex_run import live_run
     from fsmviz.generation.models import load_model
 
     model = load_model(None, "cpu", threaded=False)  # as on ZeroGPU: no batching thread

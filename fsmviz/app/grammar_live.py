@@ -130,7 +130,7 @@ def grammar_frames(
     shadow: bool = True,
 ) -> Iterator[GrammarFrame]:
     """Stream ``model`` under ``view``'s grammar (a ``grammar_page.GrammarView``), then the
-    shadow run: frames as the regex page's (``live.live_run``), the place lit in each.
+    shadow run: frames as the regex page's (``regex_run.live_run``), the place lit in each.
     ``findings``: the grammar doctor's, shown with the run's collapses at the end."""
     trace, first = yield from _constrained_frames(model, view, prompt, options)
     ending = finish_grammar(model, view, trace, findings)

@@ -21,7 +21,7 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import checked_after, engine_checked, run_source
+from fsmviz.app.backend import checked_after, engine_checked, run_source, vocabulary_for
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
@@ -30,7 +30,6 @@ from fsmviz.app.live import (
     PageFrame,
     done_status,
     finish,
-    live_run,
     pattern_view,
 )
 from fsmviz.app.page import (  # what every tab shares (its tests read it here too)
@@ -50,6 +49,7 @@ from fsmviz.app.page import (  # what every tab shares (its tests read it here t
     stoppable,  # noqa: F401
 )
 from fsmviz.app.page import frame_updates as page_updates
+from fsmviz.app.regex_run import live_run
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
     SchemaChoice,
@@ -139,7 +139,7 @@ class RunInputs(Inputs):
 
     >>> run = RunInputs("[0-9]+", "A number:", 8, 0.0, 0, True, 0.0, top_k=3)
     >>> run.options().top_k, run.options().prob_limit, run.drawn
-    (3, None, Drawn(pattern='[0-9]+', distances=False, drawing='auto', schema=None))
+    (3, None, Drawn(pattern='[0-9]+', distances=False, drawing='auto', schema=None, backend=None))
     """
 
     distances: bool = False
@@ -163,19 +163,21 @@ class RunInputs(Inputs):
 
     @property
     def drawn(self) -> Drawn:
-        return Drawn(self.pattern, bool(self.distances), self.drawing, self.schema)
+        return Drawn(self.pattern, bool(self.distances), self.drawing, self.schema, self.backend)
 
 
 @dataclass(frozen=True)
 class Drawn:
     """What the drawing panel draws, as the page holds it: the Regex box's pattern, the
-    distances checkbox, the drawing choice, and the JSON Schema in use (a grammar-path
-    schema's structure is drawn instead of a DFA). Read in this order (``reads``)."""
+    distances checkbox, the drawing choice, the JSON Schema in use (a grammar-path
+    schema's structure is drawn instead of a DFA), and the model menu's choice (whose
+    vocabulary the doctor reads). Read in this order (``reads``)."""
 
     pattern: str
     distances: bool = False
     drawing: str = "auto"
     schema: SchemaChoice | None = None
+    backend: str | None = None
 
     def view(self, vocab, trace: Trace | None = None, diagnosed: bool = True):
         """The pattern compiled, drawn and (``diagnosed``) examined (``live.pattern_view``)."""
@@ -219,9 +221,12 @@ def reads(record: type, handler: Callable[..., Any], before: int = 0) -> Callabl
     return answered
 
 
-def on_pattern(models: BackgroundModel, pattern: str, drawing: str = "auto"):
-    """A new pattern: its drawing, the doctor's findings, or why it cannot be used."""
-    view = pattern_view(pattern, models.vocabulary(), drawing=drawing)
+def on_pattern(
+    models: BackgroundModel, pattern: str, drawing: str = "auto", backend: str | None = None
+):
+    """A new pattern: its drawing, the doctor's findings (in the tokens of the model the
+    menu chose, ``backend``), or why it cannot be used."""
+    view = pattern_view(pattern, vocabulary_for(models, backend), drawing=drawing)
     return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
 
 
@@ -238,7 +243,7 @@ def on_pattern_edit(page: Page, models: BackgroundModel, trace: Trace | None, dr
         chosen = in_use(drawn.schema, pattern)
         dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
-        dfa, diagnosis, error = on_pattern(models, pattern, drawn.drawing)
+        dfa, diagnosis, error = on_pattern(models, pattern, drawn.drawing, drawn.backend)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
     if page.example is not None:
         updates[page.example] = example_of(pattern)
@@ -323,6 +328,8 @@ def on_run(
         return
     run = replace(run, schema=in_use(run.schema, run.pattern))  # the schema still in use
     models = run_source(models, run.backend)  # the bundled model, or a server's (its checks)
+    if not getattr(models, "ready", True):  # a model the menu offers, picked: it loads now
+        yield {page.status: models.status}
     updates = partial(frame_updates, page=page, schema=run.schema)
     updates = engine_checked(updates, page.engine_check, models)
     frames = run_frames(models, run, opts)
@@ -431,7 +438,7 @@ def on_distances(models: BackgroundModel, trace: Trace | None, i, drawn: Drawn):
     the schema's structure, and there is no DFA to redraw."""
     if drawn.on_grammar_path:
         return gr.skip()
-    view = drawn.view(models.vocabulary(), diagnosed=False)
+    view = drawn.view(vocabulary_for(models, drawn.backend), diagnosed=False)
     if trace is not None and trace.pattern == drawn.pattern and trace.steps:
         upto = min(int(i), len(trace.steps) - 1)
         return view.dfa_html(trace.steps, upto=upto, stepping=True)
@@ -440,7 +447,7 @@ def on_distances(models: BackgroundModel, trace: Trace | None, i, drawn: Drawn):
 
 def on_finding(models: BackgroundModel, k, trace: Trace | None, found, log, drawn: Drawn):
     """A finding chosen: its states marked in the DFA, its steps ringed on the chart."""
-    view = drawn.view(models.vocabulary(), trace)
+    view = drawn.view(vocabulary_for(models, drawn.backend), trace)
     chosen = found or view.findings
     k = int(k) if k is not None else -1
     if not 0 <= k < len(chosen):

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from functools import partial
 
 import plotly.graph_objects as go
 
@@ -69,7 +68,6 @@ __all__ = [
     "PageFrame",
     "PatternView",
     "drawn_path",
-    "live_run",
     "pattern_view",
 ]
 
@@ -273,55 +271,6 @@ class PageFrame:
     keeps what it wrote (``handlers.on_run`` makes its trace from them)."""
     shadow_next: bool = False
     """Set on the trace's frame when the shadow run comes next (Stop then skips it)."""
-
-
-def live_run(
-    model: Model, view: PatternView, prompt: str, options: GenerationOptions
-) -> Iterator[PageFrame]:
-    """Stream the constrained run, then the shadow run, as page frames."""
-    if view.dfa is None:
-        yield _unfixed_frame(view)
-        return
-    trace, first = yield from constrained_frames(
-        model, view.constraint or view.pattern, prompt, options, partial(regex_drawn, view)
-    )
-    ending = finish(model, view, trace)
-    from fsmviz.app.fix_checks import check_frames, checks_coming  # it builds on this module
-
-    checking = checks_coming(ending.findings)  # the doctor's checks first: Stop ends them
-    yield PageFrame(
-        ending.status + (checking or shadow_announcement(options, trace)),
-        dfa=ending.dfa,
-        output=ending.output,
-        text=ending.text,
-        shadow=SHADOW_LATER if first else None,
-        steps=ending.steps,
-        chart=ending.chart,
-        diagnosis=ending.diagnosis,
-        error="",
-        trace=trace,
-        findings=ending.findings,
-        allowed=ending.allowed,
-        shadow_next=not checking,
-    )
-    announce = shadow_announcement(options, trace)
-    yield from check_frames(model, view, trace, ending.findings, ending.status, announce)
-    yield from shadow_frames(model, prompt, options, ending.status)
-
-
-def _unfixed_frame(view: PatternView) -> PageFrame:
-    """The one frame of a run asked for while the pattern does not compile: nothing run,
-    the Regex box's error and the doctor's findings kept."""
-    return PageFrame(
-        "Fix the pattern first: the Regex box says what is wrong.",
-        dfa=dfa_html(view),
-        output="",
-        shadow="",
-        steps=steps_html([]),
-        text="",
-        diagnosis=findings_html(view.findings, pattern=view.pattern),
-        error=view.error,
-    )
 
 
 def constrained_frames(

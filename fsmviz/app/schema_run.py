@@ -93,7 +93,7 @@ def schema_frames(
     model: Any, choice: SchemaChoice, prompt: str, options: GenerationOptions
 ) -> Iterator[PageFrame]:
     """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
-    page frames (``live.live_run``'s order and pace, from the same
+    page frames (``regex_run.live_run``'s order and pace, from the same
     ``live.constrained_frames``); the constrained run ends with ``finish_schema``."""
     from fsmviz.diagnose.schema import diagnose_schema
 

@@ -4,7 +4,7 @@ How ``spaces.GPU`` (``spaces`` 0.51) runs a function, and what that asks of us:
 
 * The function runs in a **forked worker process**. Its arguments are pickled to the worker
   and **every value it yields is pickled back**: so the decorated function is the page's
-  generation (:func:`fsmviz.app.live.live_run`), yielding plain frames, and the Gradio
+  generation (:func:`fsmviz.app.regex_run.live_run`), yielding plain frames, and the Gradio
   updates (dicts keyed by components, which do not pickle) are made outside it. The model
   is an argument too: a ``Model`` pickles as the arguments that loaded it and is found
   again in the worker's copy of the cache (``fsmviz.generation.models``).
