@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from threading import Lock
+from threading import Event, Lock, get_ident
 from typing import Generic, ParamSpec, TypeVar
 from weakref import WeakSet
 
@@ -39,13 +39,33 @@ def clear_caches() -> None:
         function.cache_clear()
 
 
+class _Building(Generic[V]):
+    """One key's build in flight: who builds it, and what it gave (a value or an error)."""
+
+    def __init__(self) -> None:
+        self.builder = get_ident()
+        self.done = Event()
+        self.value: V | None = None
+        self.error: BaseException | None = None
+
+
 class BoundedCache(Generic[V]):
     """Keeps the ``maxsize`` most recently used values. ``get_or_build`` runs ``build``
-    outside the lock, so a slow build never blocks readers of other keys."""
+    outside the lock, so a slow build never blocks readers of other keys, and builds each
+    key once: a caller that asks for a key another thread is building waits for that build
+    and gets its value (or its error), where each used to build it again (an audit's first
+    ``concurrency`` runs each built the same index: 0.8 s of CPU apiece for a schema's
+    regex). What is in flight is at most one entry per building thread.
+
+    >>> cache: BoundedCache[int] = BoundedCache(maxsize=2)
+    >>> cache.get_or_build("a", lambda: 1), cache.get_or_build("a", lambda: 2)
+    (1, 1)
+    """
 
     def __init__(self, maxsize: int):
         self.maxsize = maxsize
         self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._building: dict[Hashable, _Building[V]] = {}
         self._lock = Lock()
         _ALL.add(self)
 
@@ -54,7 +74,29 @@ class BoundedCache(Generic[V]):
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = build()
+            building = self._building.get(key)
+            ours = building is None
+            if building is None:
+                building = self._building[key] = _Building()
+        if not ours and building.builder == get_ident():  # a build that asks for its
+            return self._keep(key, build())  # own key builds it again, not waits on itself
+        if not ours:
+            building.done.wait()
+            if building.error is not None:
+                raise building.error
+            return building.value  # type: ignore[return-value]
+        try:
+            building.value = self._keep(key, build())
+            return building.value
+        except BaseException as error:
+            building.error = error
+            raise
+        finally:
+            with self._lock:
+                del self._building[key]
+            building.done.set()
+
+    def _keep(self, key: Hashable, value: V) -> V:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)

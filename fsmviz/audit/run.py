@@ -190,22 +190,14 @@ def _checked(
     retries: int,
 ) -> int:
     """Refuse once, before any run, what would fail every run (a bad pattern, options a
-    server cannot honour, bounds out of range), and build a regex's index once (the
-    engine's cache does not make concurrent builders of one key wait for the first: the
-    first ``concurrency`` runs would each build it, 0.8 s of CPU apiece for a schema's
-    regex); the concurrency to use."""
+    server cannot honour, bounds out of range); the concurrency to use. (The runs share
+    one build of a regex's index: the engine's cache builds each key once, whoever asks.)"""
     if isinstance(target.run_with, str):  # a bad pattern refused once, not per prompt
         from fsmviz.automaton.dfa import compile_regex
 
         compile_regex(target.run_with)
     if server:  # options a server cannot honour, likewise
-        run = model.server_run(target.run_with, opts)
-        if isinstance(target.run_with, str):
-            run.index  # noqa: B018 - built once, here: the runs find it in the cache
-    elif isinstance(target.run_with, str):  # likewise; the first runs would each build it
-        from fsmviz.tokens.index import build_index
-
-        build_index(target.run_with, model.vocab)
+        model.server_run(target.run_with, opts)
     if concurrency is None:
         concurrency = SERVER_CONCURRENCY if server else LOCAL_CONCURRENCY
     if isinstance(concurrency, bool) or not 1 <= int(concurrency) <= MAX_CONCURRENCY:
