@@ -154,15 +154,14 @@ def test_a_killed_audit_resumes_without_redoing_or_double_counting(tiny, tmp_pat
 
 
 def test_a_process_killed_midway_resumes_each_prompt_once(tiny, tmp_path) -> None:
-    """The issue's target with a real kill: a forked audit (the same ``tiny`` model, no
-    import to wait for) is SIGKILLed by its own progress callback after three runs, with a
-    second run in flight: no ``finally``, no flush. The next call with the same folder
-    redoes none of the finished runs and counts every prompt exactly once."""
+    """The issue's target with a real kill: a forked audit (the parent's ``tiny`` model,
+    no import to wait for; test_fork.py holds a model used before a fork to its child) is
+    SIGKILLed by its own progress callback after three runs, with a second run in flight:
+    no ``finally``, no flush. The next call with the same folder redoes none of the
+    finished runs and counts every prompt exactly once."""
     import os
     import signal
     import time
-
-    from fsmviz.generation.models import Model
 
     out = tmp_path / "out"
     prompts = [(f"p{k}", f"{PROMPTS[k % 4]} ({k})") for k in range(6)]
@@ -173,9 +172,8 @@ def test_a_process_killed_midway_resumes_each_prompt_once(tiny, tmp_path) -> Non
 
     child = os.fork()
     if child == 0:  # the audit that is killed
-        try:  # the same net, with a passes thread of its own (the parent's is not forked)
-            model = Model(tiny.name, tiny.model, tiny.tokenizer, tiny.vocab, tiny.device)
-            fsmviz.audit(model, DIGITS, prompts, max_tokens=3, out=out, concurrency=2,
+        try:  # the parent's model: its passes thread starts afresh in the child
+            fsmviz.audit(tiny, DIGITS, prompts, max_tokens=3, out=out, concurrency=2,
                          progress=killed_after_three)  # fmt: skip
         finally:
             os._exit(3)  # not reached when the kill came

@@ -28,12 +28,19 @@ leaves when its generation ends (``close``), or, kept intact, when it stops aski
 while (its consumer paused). Only models with plain growing caches (``DynamicLayer``, as
 Llama/SmolLM2) are grouped; others, and GPUs, run every pass alone. GPUs run it in the
 caller's thread, in turns: ZeroGPU attaches the GPU only inside the decorated call.
+
+**Fork.** A forked child has only the thread that forked: the model's thread stays behind
+in the parent, and a pass the child queued for it would wait forever. So each
+``ForwardPasses`` signs in to a weak set, and the child (``os.register_at_fork``) starts
+from an empty queue, a fresh lock and group, and no thread: its first pass starts its own.
+The sequences the parent had open stay the parent's; the child opens its own.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
+import os
 import queue
 import threading
 import time
@@ -43,6 +50,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakSet
 
 import numpy as np
 import torch
@@ -180,11 +188,17 @@ class ForwardPasses:
         """On its own thread, batching; else each pass in the caller's thread, in turns."""
         self.batch_sizes: Counter[int] = Counter()
         """How many sequences each group step advanced (for tests and benchmarks)."""
+        self._groups: bool | None = None  # whether this model's caches can be grouped
+        self._fresh()
+        _ALL_PASSES.add(self)
+
+    def _fresh(self) -> None:
+        """No thread, nothing queued, nobody in the group: at the start, and in a forked
+        child (the parent's thread, queue and lock stay the parent's)."""
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._group = _Group()
-        self._groups: bool | None = None  # whether this model's caches can be grouped
         self._prefix: tuple[list[int], Any] | None = None  # the last prompt passed alone,
         # and a copy of its cache (``_shared_prefix``)
 
@@ -377,6 +391,18 @@ class ForwardPasses:
             sequence.broken = error
             sequence.row = None
         self._group = _Group()
+
+
+_ALL_PASSES: WeakSet[ForwardPasses] = WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for passes in list(_ALL_PASSES):
+        passes._fresh()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _Group:
