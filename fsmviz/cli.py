@@ -745,7 +745,10 @@ def _describe_grammar(grammar: Any, out: Any) -> None:
     arg("--retries", type=int, default=2, help="further tries of a request the server failed"),
     arg("--out", default=None,
         help="a folder for a trace per prompt, runs.csv and report.html; a second call with "
-        "the same folder skips the prompts whose trace is there"),
+        "the same folder skips the prompts whose trace is there (refused when the folder "
+        "was made with another constraint, model or options)"),
+    arg("--fresh", action="store_true",
+        help="delete the --out folder's earlier runs first, and start over"),
     *sampling(max_tokens=64),
     *DECODING,
     MODEL,
@@ -798,7 +801,7 @@ def _audit(args: argparse.Namespace) -> int:
     try:
         report = audit(model, constraint, read_prompts(args.prompts), out=args.out,
                        concurrency=args.concurrency, retries=args.retries, total=total,
-                       progress=show, **options)  # fmt: skip
+                       progress=show, fresh=args.fresh, **options)  # fmt: skip
     finally:
         close()
     print(report.summary())

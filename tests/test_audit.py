@@ -290,6 +290,40 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, capsys) -> None:
         assert words in err and "Traceback" not in err, (args, err)
 
 
+def test_a_folder_made_by_another_audit_is_refused_unless_fresh(
+    tiny, tmp_path, monkeypatch, capsys
+) -> None:
+    """Resuming into a folder made with another constraint, model or options would count
+    its runs as this audit's: refused, naming what differs; ``--fresh`` starts over."""
+    import fsmviz.generation.models as models
+    from fsmviz.audit.folder import FolderMismatch
+
+    out = tmp_path / "out"
+    first = fsmviz.audit(tiny, DIGITS, PROMPTS[:2], max_tokens=3, out=out)
+    assert json.loads((out / "audit.json").read_text())["options"]["max_tokens"] == 3
+    with pytest.raises(FolderMismatch, match=r"max_tokens \(3 there, 4 here\)") as refused:
+        fsmviz.audit(tiny, DIGITS, PROMPTS[:2], max_tokens=4, out=out)
+    assert "the constraint" not in str(refused.value) and "--fresh" in str(refused.value)
+    renamed = ServerModel("m", "http://127.0.0.1:9/v1", "other", tiny.tokenizer, tiny.vocab)
+    with pytest.raises(FolderMismatch, match="the model .tiny-random there, other at"):
+        fsmviz.audit(renamed, DIGITS, PROMPTS[:2], max_tokens=3, out=out)
+    assert fsmviz.audit(tiny, DIGITS, PROMPTS[:2], max_tokens=3, out=out).rows == first.rows
+    # the command: exit 2, the message naming the constraint; --fresh deletes and reruns
+    monkeypatch.setattr(models, "load_model", lambda name=None: tiny)
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("\n".join(PROMPTS[:2]) + "\n")
+    assert audit_cli("--regex", LONG, str(prompts), "--out", str(out), "--max-tokens", "3") == 2
+    err = capsys.readouterr().err
+    assert f"the constraint (regex {DIGITS} there, regex {LONG} here)" in err, err
+    assert "new folder" in err and "Traceback" not in err
+    args = ("--regex", LONG, str(prompts), "--out", str(out), "--max-tokens", "3", "--fresh")
+    assert audit_cli(*args) == 0
+    capsys.readouterr()
+    assert json.loads((out / "audit.json").read_text())["constraint"]["label"] == f"regex {LONG}"
+    alone = [fsmviz.generate(tiny, LONG, p, max_tokens=3) for p in PROMPTS[:2]]
+    assert [row["text"] for row in csv_rows(out)] == [trace.text for trace in alone]
+
+
 def test_concurrency_out_of_range_is_refused(tiny) -> None:
     with pytest.raises(ValueError, match="concurrency must be between 1 and"):
         fsmviz.audit(tiny, DIGITS, PROMPTS, concurrency=0)

@@ -150,6 +150,7 @@ def audit(
     retries: int = RETRIES,
     total: int | None = None,
     progress: Callable[[Progress], None] | None = None,
+    fresh: bool = False,
     **overrides: Any,
 ) -> AuditReport:
     """Run ``constraint`` over every prompt with ``model`` (a local model or
@@ -159,9 +160,11 @@ def audit(
     ``prompts``: strings (ids ``1``, ``2``...) or ``(id, prompt)`` pairs, read lazily.
     ``options``/keywords: ``generate``'s. ``out``: a folder for each run's trace, the
     ledger, ``runs.csv`` and ``report.html``; an audit into a folder that holds finished
-    runs skips them (resumable). ``concurrency``: runs at once (default 8 on a server, 4
-    on a local model). ``retries``: further tries of a request the server failed.
-    ``progress`` is called after each prompt (``total``: how many to expect, if known)."""
+    runs skips them (resumable); a folder another audit made (another constraint, model or
+    options, its ``audit.json`` says) is refused, unless ``fresh``, which deletes its runs
+    first. ``concurrency``: runs at once (default 8 on a server, 4 on a local model).
+    ``retries``: further tries of a request the server failed. ``progress`` is called
+    after each prompt (``total``: how many to expect, if known)."""
     opts = replace(options or GenerationOptions(), **overrides)
     target = target_of(constraint)
     server = getattr(model, "server_run", None) is not None
@@ -169,6 +172,8 @@ def audit(
     from fsmviz.generation.generate import stream  # torch loads here, not at import
 
     folder = Folder(out) if out is not None else None
+    if folder is not None:
+        folder.claim(_manifest(model, constraint, opts), fresh=fresh)
     tally = _Tally(total, progress)
 
     def run_one(position: int, ident: str, prompt: str) -> None:
@@ -179,6 +184,36 @@ def audit(
 
     _run_all(_pairs(prompts), run_one, tally, folder, target, concurrency)
     return _report(tally, target, folder, server, opts, getattr(model, "vocab", None))
+
+
+def _manifest(model: Any, constraint: object, opts: GenerationOptions) -> dict[str, Any]:
+    """What makes an audit's runs comparable, for its folder's ``audit.json``: the
+    constraint (its label and a digest of its full text), the model, the options that
+    change what a run writes (not ``draft_tokens``: greedy output is the same)."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    from fsmviz.grammar.tree import Grammar
+
+    if isinstance(constraint, str):
+        text = f"regex\n{constraint}"
+    elif isinstance(constraint, Grammar):
+        text = f"grammar {constraint.format}\n{constraint.text}"
+    else:
+        schema = json.dumps(getattr(constraint, "schema", None), sort_keys=True, default=str)
+        path, space = getattr(constraint, "path", ""), getattr(constraint, "whitespace", "")
+        text = f"schema {path} {space}\n{schema}"
+    served = getattr(model, "served", None)
+    name = getattr(model, "name", None) or type(model).__name__
+    return {
+        "constraint": {
+            "label": target_of(constraint).label,
+            "digest": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        },
+        "model": f"{served} at {model.url}" if served is not None else str(name),
+        "options": {k: v for k, v in asdict(opts).items() if k != "draft_tokens"},
+    }
 
 
 def _checked(
