@@ -31,6 +31,7 @@ BENCHES = {
     "index": index_bench.main,
     "mask": mask_bench.main,
     "schema": schema_bench.main,
+    "schema_set": schema_bench.first_set_main,
     "conformance": conformance.main,
     "coverage": coverage.main,
     "public": public_coverage.main,
