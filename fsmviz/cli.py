@@ -822,7 +822,9 @@ def _audit(args: argparse.Namespace) -> int:
     "the web page (fsmviz.app.server)",
     arg("--host", default="127.0.0.1", help="the address to listen on"),
     arg("--port", type=int, default=7860, help="the port"),
-    arg("--model", default=None, help="a hub id or local folder (default: the bundled model)"),
+    arg("--model", action="append", default=None, metavar="[NAME=]MODEL",
+        help="a hub id or local folder (default: the bundled model); repeatable: the "
+        "first is the app's, the others offered in the page's model menu by NAME"),
     arg("--server", action="append", default=None, metavar="NAME=URL",
         help="offer an OpenAI-compatible server (vLLM) on the page by NAME (repeatable)"),
 )  # fmt: skip
@@ -830,8 +832,8 @@ def _serve(args: argparse.Namespace) -> int:
     from fsmviz.app.server import main as serve  # gradio loads only here
 
     argv = ["--host", args.host, "--port", str(args.port)]
-    if args.model:
-        argv += ["--model", args.model]
+    for entry in args.model or ():
+        argv += ["--model", entry]
     for entry in args.server or ():
         argv += ["--server", entry]
     return serve(argv) or 0

@@ -1,4 +1,5 @@
-"""The page's model choice: the bundled model, or a server the operator configured.
+"""The page's model choice: the bundled model, another local model the operator offers
+(``fsmviz.app.local_models``: ``--model A --model B``), or a server the operator configured.
 
 ``python app.py --server NAME=URL`` (repeatable) or ``FSMVIZ_SERVERS="NAME=URL,..."`` offers
 an OpenAI-compatible server (vLLM) beside the bundled model; the ``backend`` menu (shown
@@ -23,6 +24,7 @@ import urllib.parse
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
+from fsmviz.app.local_models import is_offered, offered_names, offered_source
 from fsmviz.errors import InputError
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "restore_on_load",
     "run_source",
     "server_ways",
+    "vocabulary_for",
 ]
 
 
@@ -98,8 +101,9 @@ def server_names() -> list[str]:
 
 
 def choices() -> list[str]:
-    """The menu: the bundled model first, then each configured server by name."""
-    return [BUNDLED, *_SERVERS]
+    """The menu: the bundled model first, then each offered local model
+    (``local_models``: ``--model A --model B``), then each configured server, by name."""
+    return [BUNDLED, *offered_names(), *_SERVERS]
 
 
 def restore_backend(request: Any) -> Any:
@@ -109,7 +113,7 @@ def restore_backend(request: Any) -> Any:
 
     q = dict(request.query_params) if request else {}
     name = q.get("backend")
-    return name if name in _SERVERS else gr.skip()
+    return name if name in _SERVERS or is_offered(name) else gr.skip()
 
 
 def restore_on_load(demo: Any, menu: Any) -> None:
@@ -128,7 +132,20 @@ def run_source(models: Any, choice: str | None) -> Any:
     bundled model, else a ``ServerSource`` for the server chosen by name."""
     if not choice or choice == BUNDLED:
         return models
+    if is_offered(choice):  # a local model the operator offers: loaded when first picked
+        return offered_source(choice)
     return ServerSource(choice)
+
+
+def vocabulary_for(models: Any, choice: str | None) -> Any:
+    """The vocabulary the drawing and the doctor read for the menu's ``choice``, never
+    waiting for weights: an offered local model's (its tokenizer alone while it loads), a
+    server's once connected (a run connects), else the app's model's."""
+    if is_offered(choice):
+        return offered_source(choice).vocabulary()
+    with _LOCK:
+        server = _CONNECTED.get(choice) if choice else None
+    return server.vocab if server is not None else models.vocabulary()
 
 
 def model_for(models: Any, backend: str | None, timeout: float) -> Any:
@@ -337,9 +354,9 @@ def backend_menu(servers: Collection[str], elem_id: str = "backend") -> Any:
     return gr.Dropdown(
         choices(),
         value=BUNDLED,
-        label="Model: the bundled one, or a server the operator configured",
+        label="Model: the bundled one, another the operator offers, or a configured server",
         elem_id=elem_id,
-        visible=bool(servers),
+        visible=bool(servers) or bool(offered_names()),
         interactive=True,
     )
 

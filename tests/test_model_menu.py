@@ -1,0 +1,157 @@
+"""The page chooses the model (issue 43, Build point 3): ``app.py --model A --model B`` offers
+local models beside the app's own and the configured servers, in the one ``backend`` menu
+(``fsmviz.app.local_models``); a model is loaded when a visitor first picks it, at most
+``KEPT`` held; the run, its allowed sets, the doctor and the downloads follow the pick.
+
+The models are two families' tiny random-weight models (``tests/vocabs.py``: Llama 2's 32k
+SentencePiece and GPT-2's 50k byte-level BPE) saved as model folders, so the app loads them
+by its own path (``load_model``), through the Generate tab's handlers. The browser check of
+the menu is test_page.py's (no page load of its own)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import regex
+
+from fsmviz.app import local_models
+from fsmviz.app.backend import BUNDLED, choices, configure_servers, restore_backend
+from fsmviz.app.local_models import configure_models, parse_models, split_models
+from fsmviz.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_first_model_is_the_apps_and_the_others_are_offered_by_name() -> None:
+    assert split_models(["a", "llama=/m/llama3", "org/q"], "env") == (
+        "a",
+        ["llama=/m/llama3", "org/q"],
+    )
+    assert split_models(None, "a, org/q") == ("a", ["org/q"])
+    assert parse_models(["llama=/m/llama3", "org/q"]) == {"llama": "/m/llama3", "org/q": "org/q"}
+    for entry, words in (("=/m", "is not NAME=SOURCE"), ("a=", "is not NAME=SOURCE")):
+        with pytest.raises(InputError, match=words):
+            parse_models([entry])
+    with pytest.raises(InputError, match="the name 'prod' is taken"):
+        parse_models(["prod=/m"], taken=[BUNDLED, "prod"])
+
+
+def test_the_app_refuses_a_model_named_as_a_server_at_once_with_status_2() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "app.py"), "--server", "prod=http://127.0.0.1:8000",
+         "--model", "main", "--model", "prod=/models/x"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "app.py: error: --model 'prod=/models/x': the name 'prod' is taken" in done.stderr
+
+
+def test_one_menu_lists_the_apps_model_the_offered_ones_and_the_servers() -> None:
+    try:
+        configure_models({"spm": "/nowhere/spm", "gpt2": "/nowhere/gpt2"})
+        configure_servers({"prod": "http://127.0.0.1:1"})
+        assert choices() == [BUNDLED, "spm", "gpt2", "prod"]
+        assert len(local_models._HELD) == 0  # offered, not loaded: nothing picked yet
+        link = SimpleNamespace(query_params={"backend": "gpt2"})
+        assert restore_backend(link) == "gpt2"  # a permalink names an offered model too
+    finally:
+        configure_models({})
+        configure_servers({})
+
+
+# --- two families' tiny models, picked on the page ------------------------------------------
+
+FAMILIES = {"spm": "llama-spm", "gpt2": "gpt-2"}
+PATTERN = r"[a-z]{2,5}( [0-9]{1,2})?"
+
+
+@pytest.fixture(scope="module")
+def offered(tmp_path_factory):
+    import vocabs
+
+    why = vocabs.missing()
+    if why:
+        pytest.skip(why)
+    root = tmp_path_factory.mktemp("models")
+    folders = {name: str(vocabs.model_folder(f, root / name)) for name, f in FAMILIES.items()}
+    configure_models(folders, "cpu")
+    yield folders
+    configure_models({})
+
+
+def page():
+    from fsmviz.app import handlers as h
+
+    return h.Page(*(f"c{i}" for i in range(22)))
+
+
+def run_on(choice: str, app_model=None):
+    """A Generate click with the menu on ``choice``: the run's trace and its updates."""
+    from fsmviz.app import handlers as h
+
+    shown = page()
+    run = h.RunInputs(PATTERN, "Word:", 8, 1.0, 0, False, 0.0, backend=choice)
+    updates = list(h.on_run(shown, app_model, run))
+    traces = [u[shown.trace] for u in updates if u.get(shown.trace) is not None]
+    assert traces, [u.get(shown.error) or u.get(shown.status) for u in updates]
+    return traces[-1], updates, shown
+
+
+@pytest.mark.slow
+def test_a_picked_model_runs_in_its_own_tokens_with_its_allowed_sets_and_downloads(offered):
+    from fsmviz import first_allowed_tokens
+    from fsmviz.app.backend import run_source
+
+    counts = {}
+    for choice, size in (("spm", 32000), ("gpt2", 50257)):
+        trace, updates, shown = run_on(choice, app_model=None)  # never the app's model
+        model = run_source(None, choice).get()
+        vocab = model.vocab
+        assert len(vocab) == size and model.name == offered[choice]
+        assert b"".join(vocab.token_bytes(s.token_id) for s in trace.steps if not s.cut) == (
+            trace.text.encode()
+        )
+        accepted = regex.fullmatch(PATTERN, trace.text) is not None
+        assert trace.matched == accepted and (trace.stop_reason == "accepted") == accepted
+        first = first_allowed_tokens(PATTERN, vocab)
+        assert trace.steps[0].allowed_count == len(first)
+        assert trace.steps[0].token_id in set(first.tolist())
+        counts[choice] = len(first)
+        files = next(u[shown.downloads] for u in updates if shown.downloads in u)
+        saved = json.loads(Path(next(f for f in files if f.endswith("trace.json"))).read_text())
+        assert [s["token_id"] for s in saved["steps"]] == [s.token_id for s in trace.steps]
+    assert counts["spm"] != counts["gpt2"]  # the allowed sets are each model's own
+
+
+@pytest.mark.slow
+def test_the_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
+    """``\\x04`` has no token in the bundled SmolLM2 vocabulary (a dead end, named), while
+    SentencePiece's byte fallback writes it (``<0x04>``): the same pattern, two verdicts."""
+    from fsmviz.app import handlers as h
+
+    app_model = SimpleNamespace(vocabulary=lambda: bundled_vocab)
+    shown, pattern = page(), "a\x04b"
+    said = {}
+    for choice in (BUNDLED, "spm"):
+        drawn = h.Drawn(pattern, backend=choice)
+        said[choice] = h.on_pattern_edit(shown, app_model, None, drawn)[shown.diagnosis]
+    assert "x04" in said[BUNDLED] and "SmolLM2" in said[BUNDLED]
+    assert "x04" not in said["spm"]
+
+
+@pytest.mark.slow
+def test_models_load_when_picked_and_at_most_kept_are_held(offered, monkeypatch):
+    from fsmviz.app.backend import run_source
+
+    monkeypatch.setattr(local_models._HELD, "maxsize", 1)
+    local_models._HELD.clear()
+    spm = run_source(None, "spm")
+    assert len(local_models._HELD) == 1 and run_source(None, "spm") is spm
+    run_source(None, "gpt2").get(timeout=120)
+    assert len(local_models._HELD) == 1  # spm let go
+    assert run_source(None, "spm") is not spm
