@@ -9,7 +9,8 @@ Read in this order:
   the Generate tab does, one short function per event, the page's inputs read once
   (``RunInputs``).
 * ``views`` the engine's records as escaped HTML; ``charts`` the valid-mass chart (plotly);
-  ``live`` the frames of a generation as it streams; the page's model choice in
+  ``live`` the frames of a generation as it streams, ``regex_run`` a regex run's frames
+  start to end (the run, the doctor's checks of its fixes, the shadow run); the page's model choice in
   ``backend`` (the bundled model, another local one the operator offers: ``local_models``,
   or a configured server); ``stopping`` and ``leaving`` a
   run ended by Stop or by its client going away; ``sessions`` and ``scratch`` what a

@@ -30,7 +30,6 @@ from fsmviz.app.live import (
     PageFrame,
     done_status,
     finish,
-    live_run,
     pattern_view,
 )
 from fsmviz.app.page import (  # what every tab shares (its tests read it here too)
@@ -50,6 +49,7 @@ from fsmviz.app.page import (  # what every tab shares (its tests read it here t
     stoppable,  # noqa: F401
 )
 from fsmviz.app.page import frame_updates as page_updates
+from fsmviz.app.regex_run import live_run
 from fsmviz.app.schema_page import (
     MAX_LINKED_SCHEMA,
     SchemaChoice,
