@@ -11,7 +11,11 @@ and the 15 slowest tests printed at the end of every run):
   both workers on browser tests for minutes, and the suite took 574–615 s against 526–549 s.
   Each worker starts one app process and one Chromium the first time it meets a browser
   test. A new browser test needs only the ``e2e`` marker; it must not start its own app (ask
-  for ``app_server``/``app_url``). The groups need pytest < 9.2: on 9.2 xdist's
+  for ``app_server``/``app_url``). So a module fixture is for state that is dear to build
+  and shared (a page after a run, a server's answers); a cached handle (``load_model()``,
+  ``Vocabulary.bundled()``, a tokenizer) is a plain or session fixture: as a module one it
+  tied its whole file to one worker (test_generate.py's ``model``: 620 s of one worker on
+  the loaded machine, test_fuzz.py's 330 s). The groups need pytest < 9.2: on 9.2 xdist's
   ``loadgroup`` silently ignores them (pytest-xdist#1386; requirements-dev.txt).
 - A page load is the browser tests' dearest step (6-9 s of Chromium's CPU and 1-3 s of
   the app's, measured on the loaded 2-core machine; model tokens are ~30 ms each): tests
@@ -79,6 +83,57 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         )
         if shared:
             item.add_marker(pytest.mark.xdist_group(f"{item.path.name}:{'+'.join(shared)}"))
+
+
+CPU_LOG = "FSMVIZ_CPU_LOG"
+"""Set to a file path: each test's CPU seconds (setup, call and teardown together) are
+appended there, one tab-separated line each: node id, then this process's own CPU, the
+subprocesses it waited for, Chromium's (its whole process tree), the app servers' and
+every other live descendant's. Wall time means little on a shared machine; CPU seconds
+add up (the suite's total over two cores is about its quiet wall time)."""
+
+
+def _cpu_by_kind() -> dict[str, float]:
+    """CPU seconds so far of this process and each kind of descendant. A process's reaped
+    children count in its parent's ``children_*`` times, so nothing is counted twice."""
+    import psutil
+
+    me = psutil.Process()
+    own = me.cpu_times()
+    kinds = {
+        "self": own.user + own.system,
+        "waited": own.children_user + own.children_system,
+        "chromium": 0.0,
+        "app": 0.0,
+        "other": 0.0,
+    }
+    for child in me.children(recursive=True):
+        try:
+            name = child.name()
+            times = child.cpu_times()
+            cmdline = " ".join(child.cmdline()[:3]) if name.startswith("python") else ""
+        except psutil.Error:
+            continue
+        kind = "chromium" if "chrom" in name or "headless" in name else "other"
+        if "app.py" in cmdline:
+            kind = "app"
+        kinds[kind] += times.user + times.system + times.children_user + times.children_system
+    return kinds
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """With ``FSMVIZ_CPU_LOG`` set, record the test's CPU seconds by kind (``CPU_LOG``)."""
+    path = os.environ.get(CPU_LOG)
+    if not path:
+        yield
+        return
+    before = _cpu_by_kind()
+    yield
+    after = _cpu_by_kind()
+    cells = [f"{after[k] - before[k]:.2f}" for k in before]
+    with open(path, "a") as log:
+        log.write("\t".join([item.nodeid, *cells]) + "\n")
 
 
 @pytest.fixture(scope="session")

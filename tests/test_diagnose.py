@@ -56,7 +56,7 @@ ASCII = Vocabulary.from_strings(
 EOS_TEXT = "<eos>"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def real_vocab() -> Vocabulary:
     return Vocabulary.bundled()
 

@@ -43,7 +43,7 @@ def test_drafted_runs_of_the_noise_model_still_match(tiny, seed_cases) -> None:
         assert trace.matched, (name, trace.text, trace.stop_reason)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def model() -> Model:
     return load_model()
 

@@ -10,7 +10,7 @@ from fsmviz.diagnose.engines import report_findings
 from fsmviz.peers.regex import EngineReport, compare_engines, naive_allows
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def vocab() -> fsmviz.Vocabulary:
     return fsmviz.Vocabulary.bundled()
 

@@ -124,7 +124,7 @@ TOY_TOKENS = (
 TOY_PIECES = ("日".encode()[:2], "日".encode()[2:], "😀".encode()[:1], "😀".encode()[1:])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def toy() -> Vocabulary:
     tokens = [t.encode() for t in TOY_TOKENS] + list(TOY_PIECES)
     return Vocabulary("toy-fuzz", (*tokens, b""), len(tokens), {len(tokens): "<eos>"})
@@ -135,7 +135,7 @@ def toy() -> Vocabulary:
 _TIMES: list[tuple[float, str, str]] = []
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="session", autouse=True)
 def _report_slowest() -> Iterator[None]:
     yield
     if _EXAMPLES and _TIMES:

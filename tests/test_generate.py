@@ -29,7 +29,7 @@ before it, and five runs that ride their loop to the budget (float, pi, paper fl
 123) are closed by the safe end within it (24 let them ride 12 tokens more each)."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def model() -> Model:
     return load_model()
 

@@ -87,7 +87,7 @@ def test_real_model_writes_nested_json_that_parses(bundled_model_for_grammar) ->
     assert trace.matched and isinstance(json.loads(trace.text), dict)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def bundled_model_for_grammar():
     from fsmviz.generation.models import load_model
 

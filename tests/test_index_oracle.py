@@ -295,7 +295,7 @@ NON_ASCII_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bundled_tokenizer():
     from transformers import AutoTokenizer
 

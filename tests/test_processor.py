@@ -17,7 +17,7 @@ DATE = r"[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?"
 PROMPT = "The moon landing was on "
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def model():
     return fsmviz.load_model()
 

@@ -212,7 +212,7 @@ def test_the_bundled_model_runs_are_honest(bundled_model, mode: Mode) -> None:
         check_honest(trace, mode, bundled_model.vocab, opts["max_tokens"])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def bundled_model():
     from fsmviz.generation.models import load_model
 

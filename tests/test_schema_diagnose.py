@@ -21,7 +21,7 @@ LOOSE = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def vocab():
     return Vocabulary.bundled()
 

@@ -152,7 +152,7 @@ def build_sentencepiece_tokenizer() -> PreTrainedTokenizerFast:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sp_tokenizer() -> PreTrainedTokenizerFast:
     return build_sentencepiece_tokenizer()
 
@@ -391,12 +391,12 @@ def test_bundled_tokenizer_dir_converts_into_empty_cache(
 # --------------------------------------------------------------------------- bundled vocabulary
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def smol_tokenizer() -> Any:
     return AutoTokenizer.from_pretrained(str(bundled.bundled_tokenizer_dir()))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def smol() -> Vocabulary:
     return Vocabulary.bundled()
 
