@@ -78,17 +78,18 @@ def test_the_compare_table_escapes_and_marks_each_row(rows) -> None:
 
 
 def test_the_page_streams_a_row_per_way_then_the_chart(tiny) -> None:
-    from fsmviz.app.compare_page import on_compare
+    from fsmviz.app.compare_page import CompareInputs, on_compare
 
     class Ready:  # the page's BackgroundModel, with the tiny model already loaded
         def get(self, timeout: float):
             return tiny
 
     ways = ["constrained", "first", "extract"]
-    updates = list(on_compare(Ready(), PATTERN, "x", 4, 0.0, 3, False, 1, ways))
-    tables = [table for table, _ in updates]
+    updates = list(on_compare(Ready(), CompareInputs(PATTERN, "x", 4, 0.0, 3, False, 1, ways)))
+    tables = [table for table, _, _ in updates]
     assert tables[0].count('class="pending"') == 3
     assert tables[-1].count("data-way=") == 3 and 'class="pending"' not in tables[-1]
     assert updates[-1][1] is not None and len(updates[-1][1].data) == 2
-    none = list(on_compare(Ready(), PATTERN, "x", 4, 0.0, 3, False, 1, []))
+    assert "choose a server" in updates[-1][2]  # the engine check: a server's, not this one's
+    none = list(on_compare(Ready(), CompareInputs(PATTERN, "x", 4, 0.0, 3, False, 1, [])))
     assert "choose at least one" in none[0][0]

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from fsmviz.app import compare_page
-from fsmviz.app.compare_page import on_compare, pending_notes
+from fsmviz.app.compare_page import CompareInputs, on_compare, pending_notes
 from fsmviz.generation.compare import WAYS, Decoding
 
 CONSTRAINED, FIRST = WAYS[0], WAYS[2]
@@ -40,8 +40,8 @@ def test_the_table_ticks_while_a_way_runs(monkeypatch: pytest.MonkeyPatch) -> No
             return object()
 
     monkeypatch.setattr(compare_page, "compare_rows_on_gpu", slow_rows)
-    tables = [t for t, _ in on_compare(Ready(), "[0-9]", "x", 4, 0.0, 0, False, 0,
-                                        ["constrained", "first"])]  # fmt: skip
+    asked = CompareInputs("[0-9]", "x", 4, 0.0, 0, False, 0, ["constrained", "first"])
+    tables = [t for t, _, _ in on_compare(Ready(), asked)]
     ticks = [t for t in tables if re.search(r"running for \d+ s", t)]
     assert any("estimate comes" in t for t in ticks), tables  # before the first way ends
     assert any("tokens/s so far" in t for t in ticks), tables  # after it: the pace

@@ -2,21 +2,32 @@
 (``fsmviz.generation.compare``), as a table of outputs and one chart of valid-mass curves.
 
 Layout and wiring here; the runs are the engine's. The table (``#compare``) fills row by
-row as each way finishes; the chart follows once the masked runs are in.
+row as each way finishes; the chart follows once the masked runs are in, and on a server
+the engine check of the masked way (``#compare-engine-check``: the server's tokens and
+visible mask against the exact automaton, as the Generate tab's ``engine-check``).
 """
 
 from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterator, Sequence
-from functools import partial
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 import plotly.graph_objects as go
 
-from fsmviz.app.backend import backend_menu, run_source, server_names, server_ways
+from fsmviz.app.backend import (
+    ENGINE_CHECK_LATER,
+    ServerSource,
+    backend_menu,
+    engine_check_html,
+    run_source,
+    server_names,
+    server_ways,
+)
 from fsmviz.app.charts import MASS_LINEAR
 from fsmviz.app.stopping import TICK, ticking
 from fsmviz.app.views import error_html, shown
@@ -26,7 +37,15 @@ from fsmviz.generation.compare import WAYS, Decoding, compare
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
 from fsmviz.generation.trace import GenerationOptions
 
-__all__ = ["PRESETS", "build_compare_tab", "compare_figure", "compare_html", "on_compare"]
+__all__ = [
+    "PRESETS",
+    "CompareInputs",
+    "build_compare_tab",
+    "compare_check_html",
+    "compare_figure",
+    "compare_html",
+    "on_compare",
+]
 
 PRICE = r"[0-9]+\.[0-9]+"
 EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
@@ -162,44 +181,78 @@ def compare_rows(model, pattern, prompt, opts, ways, retries) -> Iterator[Decodi
 compare_rows_on_gpu = on_gpu(compare_rows, compare_seconds)
 
 
-def on_compare(
-    models: BackgroundModel,
-    pattern: str,
-    prompt: str,
-    max_tokens,
-    temperature,
-    seed,
-    chat,
-    retries,
-    ways: list[str],
-    prob_limit=0.0,
-    backend: str | None = None,
-) -> Iterator[tuple[str, Any]]:
-    """Run the chosen ways one after another, the table growing as each finishes
-    (``prob_limit``: seed 002's stop for the masked ways, 0 = off). ``backend``: the
-    bundled model or a configured server by name (``fsmviz.app.backend``); on a server
-    the ways it cannot run are left out, and the page says which and why."""
-    source = run_source(models, backend)
+@dataclass(frozen=True)
+class CompareInputs:
+    """Everything one Compare reads from the page, read once, in the order of its inputs
+    (``compare_event``), and handed down whole (as ``handlers.RunInputs`` is for Generate).
+
+    >>> asked = CompareInputs("[0-9]+", "A number:", 8, 0.0, 0, True, 3, ["constrained"], 0.5)
+    >>> asked.options().prob_limit, asked.options(local=False).prob_limit
+    (0.5, None)
+    """
+
+    pattern: str
+    prompt: str
+    max_tokens: int
+    temperature: float
+    seed: int
+    chat: bool
+    retries: int
+    ways: Sequence[str]
+    prob_limit: float = 0.0
+    """Seed 002's stop for the masked ways; 0 is off (and a server cannot stop on it)."""
+    backend: str | None = None
+    """The model menu's choice: the bundled model, or a configured server by name."""
+
+    def options(self, local: bool = True) -> GenerationOptions:
+        """The run's options (``local``: on the app's own model, the only one that can
+        stop on a prob limit)."""
+        return GenerationOptions(
+            max_tokens=int(self.max_tokens),
+            temperature=float(self.temperature),
+            seed=int(self.seed or 0),
+            chat=bool(self.chat),
+            prob_limit=float(self.prob_limit) if self.prob_limit and local else None,
+        )
+
+
+def compare_check_html(source: Any, rows: Sequence[Decoding]) -> str:
+    """The ``compare-engine-check`` panel after a Compare: on a server, the engine check of
+    the masked way's run (the Generate tab's table: its tokens and visible mask against the
+    exact automaton); on the bundled model, the line saying a server has one."""
+    masked = next((row for row in rows if row.way.name == "constrained"), None)
+    if not isinstance(source, ServerSource):
+        return engine_check_html(None, ())
+    if masked is None:
+        return (
+            '<p class="empty">The engine check reads the masked way\'s run: tick '
+            "<b>masked</b> among the ways to see the server's mask checked.</p>"
+        )
+    constrained = [run for run in source.runs if run.pattern is not None]
+    return engine_check_html(SimpleNamespace(name=source.name, runs=constrained), masked.steps)
+
+
+def on_compare(models: BackgroundModel, asked: CompareInputs) -> Iterator[tuple[str, Any, str]]:
+    """Run the chosen ways one after another, the table growing as each finishes, then the
+    chart and (on a server) the masked way's engine check. ``asked.backend``: the bundled
+    model or a configured server by name (``fsmviz.app.backend``); on a server the ways it
+    cannot run are left out, and the page says which and why."""
+    source = run_source(models, asked.backend)
+    check = ENGINE_CHECK_LATER if isinstance(source, ServerSource) else compare_check_html(None, ())
     chosen, unavailable = server_ways(
-        source, [way for way in WAYS if way.name in (ways or [])], prob_limit
+        source, [way for way in WAYS if way.name in (asked.ways or [])], asked.prob_limit
     )
     if not chosen:
-        why = "choose at least one way of decoding" + (" this server can run" if ways else "")
-        yield unavailable + error_html(ValueError(why)), None
+        why = "choose at least one way of decoding" + (" this server can run" if asked.ways else "")
+        yield unavailable + error_html(ValueError(why)), None, check
         return
+    rows: list[Decoding] = []
     try:
-        opts = GenerationOptions(
-            max_tokens=int(max_tokens),
-            temperature=float(temperature),
-            seed=int(seed or 0),
-            chat=bool(chat),
-            prob_limit=float(prob_limit) if prob_limit and source is models else None,
-        )
+        opts = asked.options(local=source is models)
         model = source.get(timeout=600)
-        rows: list[Decoding] = []
-        yield unavailable + compare_html(rows, [w.label for w in chosen]), None
+        yield unavailable + compare_html(rows, [w.label for w in chosen]), None, check
         runs = compare_rows_on_gpu(
-            model, pattern, prompt, opts, [w.name for w in chosen], int(retries)
+            model, asked.pattern, asked.prompt, opts, [w.name for w in chosen], int(asked.retries)
         )
         began = time.perf_counter()
         for row in ticking(runs, every=1.0):  # a tick a second: the running way's clock
@@ -208,11 +261,22 @@ def on_compare(
                 began = time.perf_counter()
             left = [w.label for w in chosen[len(rows) :]]
             notes = pending_notes(rows, len(left), opts.max_tokens, time.perf_counter() - began)
-            yield unavailable + compare_html(rows, left, notes), None
+            yield unavailable + compare_html(rows, left, notes), None, check
     except (FsmvizError, ValueError, ModelLoadError) as error:
-        yield unavailable + error_html(error, pattern), None
+        checked = compare_check_html(source, rows) if rows else ""
+        yield unavailable + error_html(error, asked.pattern), None, checked
         return
-    yield unavailable + compare_html(rows), compare_figure(rows)
+    yield unavailable + compare_html(rows), compare_figure(rows), compare_check_html(source, rows)
+
+
+def compare_event(models: BackgroundModel) -> Callable[..., Iterator[tuple[str, Any, str]]]:
+    """``on_compare`` as Gradio calls it: the inputs' values in ``CompareInputs`` order,
+    read into one value (a generator function: Gradio streams only from those)."""
+
+    def event(*values: Any) -> Iterator[tuple[str, Any, str]]:
+        yield from on_compare(models, CompareInputs(*values))
+
+    return event
 
 
 def on_preset(name: str | None):
@@ -264,13 +328,18 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
         run = gr.Button("Compare", variant="primary", elem_id="compare-run")
         table = gr.HTML(compare_html([]), elem_id="compare")
         chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="compare-chart")
+        check = gr.HTML(
+            compare_check_html(None, ()),
+            elem_id="compare-engine-check",
+            visible=bool(server_names()),
+        )
     private = {"api_visibility": "private"}
     preset.change(on_preset, preset, [regex, prompt, chat], **private)
     take.click(lambda r, p: (r, p), [regex_box, prompt_box], [regex, prompt], **private)
     run.click(
-        partial(on_compare, models),
+        compare_event(models),
         [regex, prompt, max_tokens, temperature, seed, chat, retries, ways, prob_limit, backend],
-        [table, chart],
+        [table, chart, check],
         concurrency_id="generate",
         **private,
     )
