@@ -168,7 +168,7 @@ def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
 
     from fsmviz.app import handlers as h
     from fsmviz.app.compare_page import on_compare
-    from fsmviz.app.grammar_page import GrammarTab
+    from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab
     from fsmviz.app.grammar_page import on_run as on_grammar_run
 
     page = h.Page(*(f"c{i}" for i in range(22)))
@@ -177,9 +177,9 @@ def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
     ran = list(h.on_run(page, None, h.RunInputs("[0-9]+", "A number:", 4, 0.0, 0, True, 0.0,
                                                  backend="down")))  # fmt: skip
     assert refused in said_in(ran, down) and ran[-1][page.run]["interactive"] is True
-    tab = GrammarTab(page, "place", "terminal", "stepping")
-    grammar = list(on_grammar_run(tab, None, 'root ::= "a"', "auto", "A:", 4, 0.0, 0, True,
-                                  h.StopMark(), "down"))  # fmt: skip
+    tab = GrammarTab(page, "place", "terminal")
+    asked = GrammarRunInputs('root ::= "a"', "auto", "A:", 4, 0.0, 0, True, "down")
+    grammar = list(on_grammar_run(tab, None, asked, h.StopMark()))
     assert refused in said_in(grammar, down)
     compared = list(
         on_compare(None, "[0-9]+", "A:", 4, 0.0, 0, True, 0, ["constrained"], 0, "down")

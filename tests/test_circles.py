@@ -22,13 +22,7 @@ from test_layers import PACKAGE, imported, modules  # tests/ is on sys.path unde
 
 from fsmviz.diagnose.loops import sccs
 
-DEBT = {
-    "fsmviz.app": "the Grammar tab's own modules (grammar_page, grammar_live: the rules "
-    "drawing and the frames call each other); the doctor's fix checks left live for "
-    "regex_run; "
-    "handlers, schema_page, schema_run and schema_structure left it in issue 44's point 2 "
-    "(app.page holds what every tab's run shares; views.code_spans)",
-}
+DEBT: dict[str, str] = {}
 """Folders known to hold a circle today, each with where it runs: being taken apart. A folder
 listed here that has no circle left fails too, so the list only shrinks."""
 

@@ -114,7 +114,7 @@ def test_a_grammar_run_compiles_its_grammar_once(tiny) -> None:
     compile, handed down as the view's ``Grammar``; the run's ``GrammarCursor`` is a
     ``fsmviz.Constraint`` over it."""
     from fsmviz import Constraint
-    from fsmviz.app import grammar_page
+    from fsmviz.app import grammar_views
     from fsmviz.app.grammar_live import grammar_frames
     from fsmviz.app.handlers import options
     from fsmviz.grammar import compile as grammar_compile
@@ -122,11 +122,11 @@ def test_a_grammar_run_compiles_its_grammar_once(tiny) -> None:
 
     text = 'root ::= "[" item ("," item)* "]"\nitem ::= [a-z]+'
     grammar_compile._CACHE.clear()
-    grammar_page._views.clear()
+    grammar_views._views.clear()
     calls: list[tuple[str, object]] = []
     with _entry_calls(grammar_compile._CACHE, "compile_grammar", calls):
-        view = grammar_page.grammar_view(text, "gbnf")
-        found = grammar_page.grammar_findings(view, tiny.vocab, 4)
+        view = grammar_views.grammar_view(text, "gbnf")
+        found = grammar_views.grammar_findings(view, tiny.vocab, 4)
         frames = list(grammar_frames(tiny, view, "A list:", options(4, 0.0, 0, True, 0), found))
     assert frames and calls == [("compile_grammar", text)], calls
     run = GrammarRun(tiny, view.grammar, options(4, 0.0, 0, True, 0))

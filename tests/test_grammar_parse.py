@@ -115,7 +115,7 @@ def test_a_grammar_read_in_the_wrong_format_says_which_format_it_looks_like(text
 
 
 def test_a_grammar_error_shows_its_line_with_a_caret():
-    from fsmviz.app.grammar_page import grammar_error_html
+    from fsmviz.app.grammar_views import grammar_error_html
 
     text = 'root ::= item\nitem ::= "a" )'
     with pytest.raises(GrammarError) as caught:

@@ -14,16 +14,12 @@ from types import SimpleNamespace
 import plotly.graph_objects as go
 import pytest
 
-from fsmviz.app.grammar_live import grammar_downloads, grammar_frames
-from fsmviz.app.grammar_page import (
-    GrammarTab,
-    grammar_examples,
-    grammar_view,
-    on_load,
-    on_run,
-)
+from fsmviz.app.grammar_live import grammar_frames
+from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab, downloads, on_load, on_run
+from fsmviz.app.grammar_views import grammar_examples, grammar_view
 from fsmviz.app.handlers import Page, StopMark
 from fsmviz.generation.trace import GenerationOptions, pieces
+from fsmviz.grammar.place import rule_states, step_charts
 from fsmviz.grammar.replay import StepMasks
 
 ARITHMETIC = grammar_examples()["arithmetic"]
@@ -46,7 +42,7 @@ def tab() -> GrammarTab:
     """The tab with names for components: the handlers' updates are keyed by them."""
     names = ["rules", "output", "shadow", "steps", "chart", "doctor", "error", "status",
              "trace", "findings", "step", "downloads", "run", "stop", "allowed"]  # fmt: skip
-    return GrammarTab(Page(*names), "place", "terminal", "stepping")
+    return GrammarTab(Page(*names), "place", "terminal")
 
 
 def frames(tiny, shadow=True, max_tokens=12):
@@ -84,17 +80,18 @@ def test_without_the_shadow_run_the_trace_frame_is_the_last(tiny) -> None:
 def test_every_steps_allowed_set_is_llguidances_mask_along_the_run(tiny) -> None:
     view, run = frames(tiny, shadow=False)
     end = run[-1]
-    trace, sets = end.frame.trace, end.stepping.sets
+    trace, sets = end.frame.trace, hidden_json(end.frame.allowed, "allowed-data")
     assert len(sets) == len(trace.steps)
     masks = StepMasks(view.grammar, tiny.vocab, [s.token_id for s in trace.steps])
     for step, allowed in zip(trace.steps, sets, strict=True):
-        assert allowed.total == len(masks.allowed_tokens(step.state_before))
+        assert allowed["t"] == len(masks.allowed_tokens(step.state_before))
         # the run's mask is the grammar's, or narrowed by the safe end
-        assert step.allowed_count <= allowed.total
-        assert 0.0 <= allowed.mass <= 1.0 + 1e-9
+        assert step.allowed_count <= allowed["t"]
+        assert 0.0 <= allowed["m"] <= 1.0 + 1e-9
     # the table names the rule the parser is in before and after each step
-    assert end.stepping.states[0][0] == "root"
-    assert len(end.stepping.states) == len(trace.steps)
+    states = rule_states(step_charts(view.network, trace.steps))
+    assert states[0][0] == "root" and len(states) == len(trace.steps)
+    assert states[0][0] in end.frame.steps
 
 
 def hidden_json(html: str, cls: str):
@@ -127,8 +124,8 @@ def test_the_run_brings_each_steps_lights_place_and_terminal_for_the_browser(tin
 def drive(tiny, mark: StopMark, stop_after: int | None = None, new_run_after=None):
     """Run ``on_run`` to its end, pressing Stop (or Generate again) after some updates."""
     t = tab()
-    run = on_run(t, Models(tiny), ARITHMETIC.grammar, ARITHMETIC.format, "Sum:", 40, 1.0, 5,
-                 False, mark)  # fmt: skip
+    asked = GrammarRunInputs(ARITHMETIC.grammar, ARITHMETIC.format, "Sum:", 40, 1.0, 5, False)
+    run = on_run(t, Models(tiny), asked, mark)
     seen = []
     for k, update in enumerate(run):
         seen.append(update)
@@ -149,7 +146,7 @@ def test_stop_keeps_what_was_written_for_stepping(tiny) -> None:
     assert kept, "the steps written before Stop were not kept"
     trace = kept[-1][t.page.trace]
     assert trace.steps and "Stopped by the visitor" in trace.notes[0]
-    assert len(kept[-1][t.stepping].sets) == len(trace.steps)
+    assert len(hidden_json(kept[-1][t.page.allowed], "allowed-data")) == len(trace.steps)
     assert any(p.endswith("trace.json") for p in kept[-1][t.page.downloads])
 
 
@@ -164,7 +161,7 @@ def test_generate_is_always_available_and_a_new_run_ends_the_old_one(tiny) -> No
 
 def test_the_downloads_hold_the_trace_the_grammar_and_the_rules_drawing(tiny) -> None:
     view, run = frames(tiny, shadow=False, max_tokens=6)
-    files = {Path(p).name: Path(p) for p in grammar_downloads(run[-1].frame.trace, view)}
+    files = {Path(p).name: Path(p) for p in downloads(run[-1].frame.trace, view)}
     assert set(files) == {"trace.json", "trace.csv", "grammar.gbnf", "rules.svg"}
     assert json.loads(files["trace.json"].read_text())["pattern"] == view.text
     assert files["rules.svg"].read_text().lstrip().startswith("<svg")

@@ -42,7 +42,7 @@ def tab() -> GrammarTab:
     """A tab whose components are names (the handler only uses them as keys)."""
     names = "dfa output shadow steps chart diagnosis error status trace findings step"
     page = Page(*names.split(), downloads="downloads", run="run", stop="stop", allowed="allowed")
-    return GrammarTab(page, "place", "terminal", "stepping")
+    return GrammarTab(page, "place", "terminal")
 
 
 def test_a_broken_grammar_gets_no_clean_bill_of_health() -> None:
@@ -55,7 +55,7 @@ def test_a_new_grammar_clears_the_last_runs_outputs() -> None:
     updates = on_grammar_edit(page, Models(), GBNF + "# edited\n", "auto", 16, Trace(GBNF))
     assert updates[page.page.output] == EMPTY_OUTPUT
     assert updates[page.page.status] == CHANGED
-    assert updates[page.page.trace] is None and updates["stepping"] is None
+    assert updates[page.page.trace] is None
     assert "terminal" in updates and "place" in updates
     assert set(updates) <= set(grammar_edit_outputs(page))
 

@@ -111,6 +111,15 @@ def test_no_handler_takes_more_than_a_handful_of_parameters() -> None:
     assert counts["on_run"] <= 4 and counts["on_apply"] <= 5
 
 
+def test_the_grammar_tabs_handlers_take_a_handful_too() -> None:
+    """The Grammar tab's ``on_run`` took 11 values in a row (its ``_stopped`` 7); now the
+    tab's inputs are read once into ``GrammarRunInputs`` (``handlers.reads``)."""
+    counts = parameters((PAGE / "grammar_page.py").read_text(encoding="utf-8"))
+    many = {name: n for name, n in counts.items() if n > HANDFUL}
+    assert not many, f"grammar_page functions taking more than {HANDFUL} parameters: {many}"
+    assert counts["on_run"] <= 4
+
+
 def test_the_count_sees_a_long_handler() -> None:
     source = "def on_run(page, models, a, b, c, d, e, *rest, mark=None, **more): pass\n"
     assert parameters(source) == {"on_run": 10}

@@ -95,12 +95,13 @@ def test_compare_on_a_server_runs_what_it_can_and_says_what_it_cannot(offered):
 
 
 def test_the_grammar_tab_runs_on_a_server(offered):
-    from fsmviz.app.grammar_page import GrammarTab, on_run
+    from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab, on_run
 
     p = page()
-    tab = GrammarTab(p, "place", "terminal", "stepping")
+    tab = GrammarTab(p, "place", "terminal")
     grammar = 'root ::= "yes" | "no"'
-    ran = last(on_run(tab, None, grammar, "auto", ASK, 4, 0.0, 0, True, h.StopMark(), NAME))
+    asked = GrammarRunInputs(grammar, "auto", ASK, 4, 0.0, 0, True, NAME)
+    ran = last(on_run(tab, None, asked, h.StopMark()))
     assert ran.get(p.trace) is not None, ran.get(p.status)
     trace = ran[p.trace]
     assert trace.text in ("yes", "no") and trace.matched, ran[p.status]

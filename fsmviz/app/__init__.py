@@ -10,17 +10,18 @@ Read in this order:
   (``RunInputs``).
 * ``views`` the engine's records as escaped HTML; ``charts`` the valid-mass chart (plotly);
   ``live`` the frames of a generation as it streams, ``regex_run`` a regex run's frames
-  start to end (the run, the doctor's checks of its fixes, the shadow run); the page's model choice in
-  ``backend`` (the bundled model, another local one the operator offers: ``local_models``,
-  or a configured server); ``stopping`` and ``leaving`` a
-  run ended by Stop or by its client going away; ``sessions`` and ``scratch`` what a
-  visitor costs (a small session, temporary downloads removed).
+  start to end (the run, the doctor's checks of its fixes, the shadow run); the page's
+  model choice in ``backend`` (the bundled model, another local one the operator offers:
+  ``local_models``, or a configured server); ``stopping`` and ``leaving`` a run ended
+  by Stop or by its client going away; ``sessions`` and ``scratch`` what a visitor costs
+  (a small session, temporary downloads removed).
 * The tabs: the regex run with ``examples`` (the seed examples), ``fixes`` (a doctor's fix
   applied and run) and ``fix_checks`` (each run fix re-run before it is offered),
   ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop rule, overshoot);
   ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema instead of a
-  regex); ``grammar_page``, ``grammar_live`` and ``grammar_steps`` (a context-free grammar, each
-  step's place and terminal sent for the browser to step through);
+  regex); ``grammar_views``, ``grammar_steps``, ``grammar_live`` and ``grammar_page`` (a
+  context-free grammar: its views, each step's place and terminal sent for the browser to
+  step through, a run's frames, the tab);
   ``compare_page``, ``learn`` and ``audit_page``.
 * The API: ``api/``, every endpoint registered in one place (``/trace``, ``/dfa``,
   ``/diagnose``, ``/schema``, ``/schema_engines``; every failure a message), with

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from fsmviz.app import grammar_views as gp
 from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.grammar_steps import step_views
 from fsmviz.app.live import (
     CHART_EVERY,
     SHADOW_LATER,
@@ -34,24 +36,20 @@ from fsmviz.app.live import (
     shadow_announcement,
     shadow_frames,
 )
-from fsmviz.app.scratch import run_folder
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import grammar_collapses
+from fsmviz.generation.generate import stream
 from fsmviz.generation.trace import GenerationOptions, Step, Trace, pieces
-from fsmviz.grammar.place import Chart, place_in
+from fsmviz.grammar.place import Chart, place_in, rule_path, rule_states, step_charts
 from fsmviz.grammar.replay import grammar_allowed_sets
 
 __all__ = [
     "GrammarFrame",
-    "Stepping",
-    "grammar_downloads",
     "grammar_frames",
     "grammar_status",
     "finish_grammar",
     "grammar_allowed_sets",
-    "rule_path",
-    "rule_states",
 ]
 
 WHY = {
@@ -76,34 +74,6 @@ class GrammarFrame:
     frame: PageFrame
     place: str | None = None
     terminal: str | None = None
-    stepping: Stepping | None = None
-    """Set with ``frame.trace``: what choosing a step redraws from."""
-
-
-@dataclass(frozen=True)
-class Stepping:
-    """What the tab keeps of a finished run to show any step again: each step's rules
-    before and after (the table's "state" column) and every step's allowed set."""
-
-    states: tuple[tuple[str, str], ...]
-    sets: tuple[Any, ...]
-
-
-def rule_path(chart: Chart) -> str:
-    """The innermost rule of the parser's first live stack at the end of ``chart``: the
-    grammar run's "state" in the step table; ``end`` after a whole sentence that nothing
-    may continue, ``—`` when the text is no prefix of a sentence."""
-    place = place_in(chart, max_stacks=1)
-    if place.stacks:
-        return place.stacks[0].top.rule
-    return "end" if place.accepts else "—"
-
-
-def rule_states(charts: Sequence[Chart]) -> tuple[tuple[str, str], ...]:
-    """Each step's (rule before, rule after) (``rule_path``) from the charts before the
-    run and after each step (``grammar_page.step_charts``): the step table's "state"."""
-    names = [rule_path(chart) for chart in charts]
-    return tuple(zip(names, names[1:], strict=False))
 
 
 def grammar_status(trace: Trace) -> str:
@@ -129,7 +99,7 @@ def grammar_frames(
     findings: tuple[Finding, ...] = (),
     shadow: bool = True,
 ) -> Iterator[GrammarFrame]:
-    """Stream ``model`` under ``view``'s grammar (a ``grammar_page.GrammarView``), then the
+    """Stream ``model`` under ``view``'s grammar (a ``grammar_views.GrammarView``), then the
     shadow run: frames as the regex page's (``regex_run.live_run``), the place lit in each.
     ``findings``: the grammar doctor's, shown with the run's collapses at the end."""
     trace, first = yield from _constrained_frames(model, view, prompt, options)
@@ -149,8 +119,6 @@ def _constrained_frames(
     the decoded text, each step records the rule path before and after it, and the chart
     is redrawn at most every ``CHART_EVERY`` seconds. Returns the run's trace and whether
     no frame was yielded (the run wrote nothing)."""
-    from fsmviz.generation.generate import stream
-
     chart = Chart.start(view.network)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     steps: list[Step] = []
@@ -191,8 +159,6 @@ def _lit_frame(
     """One frame of the constrained run: the rules drawing with ``place`` lit, the output
     and steps so far, the place and its terminal in words; the first frame also clears the
     error and says the shadow run comes later."""
-    from fsmviz.app import grammar_page as gp
-
     return GrammarFrame(
         PageFrame(
             status,
@@ -225,7 +191,6 @@ def _shadow_announced(
         ),
         ending.place,
         ending.terminal,
-        ending.stepping,
     )
 
 
@@ -243,13 +208,10 @@ def finish_grammar(
     """The frame of a finished (or stopped) grammar run: the place after its text, the
     table, the chart, every step's allowed set (llguidance's masks along the run), and the
     doctor's findings with the run's collapses named by rule; with each step's lights,
-    place and terminal (``grammar_page.rules_lights``, ``grammar_steps``), so that the
+    place and terminal (``grammar_views.rules_lights``, ``grammar_steps``), so that the
     browser shows any step at once."""
-    from fsmviz.app import grammar_page as gp
-    from fsmviz.app.grammar_steps import step_views
-
     steps = list(trace.steps)
-    charts = gp.step_charts(view.network, steps)
+    charts = step_charts(view.network, steps)
     states = rule_states(charts)
     place = place_in(charts[-1])
     collapses = tuple(grammar_collapses(view.grammar, trace))
@@ -271,21 +233,4 @@ def finish_grammar(
     # each step's place and terminal go with it: the browser steps (static/grammar.js)
     shown = f'<div class="place-view">{gp.place_html(place)}</div>{step_views(charts)}'
     terminal = f'<div class="terminal-view">{gp.terminal_html(place)}</div>'
-    return GrammarFrame(frame, shown, terminal, Stepping(states, tuple(sets)))
-
-
-def grammar_downloads(trace: Trace, view: Any) -> list[str]:
-    """The run's trace as JSON and CSV, the grammar as typed, and the rules drawing as
-    SVG, in a fresh folder served for a while (``scratch``)."""
-    folder = run_folder()
-    suffix = "lark" if getattr(view.grammar, "format", "") == "lark" else "gbnf"
-    files = {
-        "trace.json": trace.to_json(indent=1),
-        "trace.csv": trace.to_csv(),
-        f"grammar.{suffix}": view.text,
-    }
-    if view.svg:
-        files["rules.svg"] = view.svg
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return [str(folder / name) for name in files]
+    return GrammarFrame(frame, shown, terminal)

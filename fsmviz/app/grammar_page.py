@@ -7,418 +7,77 @@ on the parser's stacks carrying the CSS class ``current``), the stacks in plain 
 the terminal being read drawn as its own DFA with its state lit, the output, and the
 grammar doctor's findings. A step slider replays the run: the place after any step.
 
-Everything but ``build_grammar_tab`` (a layout calling small builders, then the wiring)
-and the ``on_*`` handlers (one call each) is a pure function returning data or HTML, with
-every piece of user text and model output escaped, tested without a browser.
+This module is the tab itself: ``build_grammar_tab`` (a layout calling small builders, then
+the wiring) and the ``on_*`` handlers (a few lines each; a run's inputs read once into
+``GrammarRunInputs``). What it shows is ``grammar_views``' (pure functions returning HTML,
+tested without a browser); a run's frames are ``grammar_live``'s.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
 
+import gradio as gr
+
+from fsmviz.app.backend import backend_menu, run_source, server_names
+from fsmviz.app.grammar_live import finish_grammar, grammar_frames, grammar_status
+from fsmviz.app.grammar_views import (
+    FORMATS,
+    LEARN_DEPTHS,
+    MAX_GRAMMAR,
+    GrammarExample,
+    GrammarView,
+    grammar_examples,
+    grammar_findings,
+    grammar_findings_html,
+    grammar_view,
+    learn_html,
+    masks_html,
+    place_html,
+    rules_html,
+)
+from fsmviz.app.handlers import reads
 from fsmviz.app.live import run_event
-from fsmviz.app.views import code_spans, error_html
-from fsmviz.automaton.dfa import compile_regex
-from fsmviz.automaton.syntax import RegexError
-from fsmviz.cache import BoundedCache, bounded
+from fsmviz.app.page import (
+    Page,
+    StopMark,
+    cleared,
+    follow,
+    frame_updates,
+    idle,
+    options,
+    started,
+)
+from fsmviz.app.page import on_stop as page_stop
+from fsmviz.app.page import run_outputs as page_outputs
+from fsmviz.app.scratch import run_folder
+from fsmviz.app.views import STEP_BUTTONS, error_html
 from fsmviz.diagnose.finding import Finding
-from fsmviz.diagnose.grammar import diagnose_grammar
-from fsmviz.drawing.compact import compact
-from fsmviz.drawing.render import RenderError, compact_svg, highlight, to_svg
-from fsmviz.drawing.rules import RULES_CSS, highlight_rules, lighting, lit_names, rules_svg
+from fsmviz.diagnose.text import plural
+from fsmviz.drawing.export import grammar_files, write_files
 from fsmviz.errors import FsmvizError
-from fsmviz.grammar.errors import GrammarError
-from fsmviz.grammar.network import Network, build_network
-from fsmviz.grammar.place import Chart, Place, place_in
+from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions
 from fsmviz.grammar.replay import grammar_stopped_trace
 from fsmviz.params import MAX_PROMPT_CHARS
 from fsmviz.params import text as checked_text
-from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
-    "GrammarExample",
-    "GrammarView",
+    "DOCTOR_WAITS",
+    "GrammarRunInputs",
+    "GrammarTab",
     "build_grammar_tab",
-    "grammar_examples",
-    "grammar_view",
-    "masks_html",
-    "place_html",
-    "rules_html",
-    "rules_lights",
-    "terminal_html",
+    "on_compare",
+    "on_example",
+    "on_grammar",
+    "on_grammar_edit",
+    "on_load",
+    "on_run",
+    "on_stop",
 ]
-
-EXAMPLES_FILE = Path(__file__).with_name("grammar_examples.json")
-FORMATS = ("auto", "gbnf", "lark")
-FRAME_EVERY = 0.1
-"""Seconds between streamed frames at most (each carries the lit drawing)."""
-DRAW_POSITIONS = 400
-"""A grammar whose rules have more positions is not drawn (nor run on the page)."""
-DRAW_LIMIT = 300
-"""A terminal's DFA with more states is not drawn."""
-COMPACT_ABOVE = 30
-"""A terminal's DFA with more states is drawn compact (``fsmviz.drawing.compact``)."""
-MAX_GRAMMAR = 20_000
-"""Characters of a grammar the page takes."""
-
-
-@dataclass(frozen=True)
-class GrammarExample:
-    """A grammar (``format`` gbnf or lark), a prompt for it and a max_tokens that fits."""
-
-    name: str
-    format: str
-    grammar: str
-    prompt: str
-    max_tokens: int
-
-
-@bounded(maxsize=1)
-def grammar_examples() -> dict[str, GrammarExample]:
-    """The examples by name, in the file's order.
-
-    >>> list(grammar_examples())[:2]
-    ['nested JSON', 'arithmetic']
-    """
-    data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
-    return {
-        name: GrammarExample(
-            name, item["format"], item["grammar"], item["prompt"], int(item["max_tokens"])
-        )
-        for name, item in data.items()
-    }
-
-
-@dataclass(frozen=True)
-class GrammarView:
-    """A grammar as the page shows it before a run: the compiled grammar and its network
-    (None when it cannot be used), the drawing, the error."""
-
-    text: str
-    grammar: Any
-    network: Network | None
-    svg: str
-    error: str
-
-
-_views: BoundedCache[GrammarView] = BoundedCache(32)
-_doctor: BoundedCache[tuple[Finding, ...]] = BoundedCache(32)
-
-
-def grammar_view(text: str, format: str = "auto") -> GrammarView:
-    """Compile and draw ``text``; a bad grammar is an error, never an exception. Cached
-    by (text, format)."""
-    return _views.get_or_build((text, format), lambda: _grammar_view(text, format))
-
-
-def grammar_findings(
-    view: GrammarView, vocab: Vocabulary | None, max_tokens: int | None = None
-) -> tuple[Finding, ...]:
-    """The grammar doctor's findings for ``view`` (none for a grammar that failed)."""
-    if view.grammar is None:
-        return ()
-    key = (view.text, view.grammar, vocab.fingerprint if vocab is not None else None, max_tokens)
-    return _doctor.get_or_build(
-        key, lambda: tuple(diagnose_grammar(view.grammar, vocab, max_tokens=max_tokens))
-    )
-
-
-def _grammar_view(text: str, format: str) -> GrammarView:
-    from fsmviz.grammar import compile_grammar
-
-    if len(text) > MAX_GRAMMAR:
-        error = FsmvizError(
-            f"the grammar has {len(text):,} characters, more than the page takes "
-            f"({MAX_GRAMMAR:,}): use the library or the command line for it"
-        )
-        return GrammarView(text, None, None, "", error_html(error))
-    try:
-        grammar = compile_grammar(text, None if format in ("", "auto", None) else format)
-        network = build_network(grammar)
-        positions = sum(m.num_states for m in network.machines)
-        if positions > DRAW_POSITIONS:
-            raise RenderError(
-                f"the grammar's rules have {positions} positions, more than the page draws "
-                f"({DRAW_POSITIONS}): its drawing would be unreadable; try a smaller grammar"
-            )
-        svg = rules_svg(network, title=f"{grammar.format} grammar, start: {grammar.start}")
-    except (ValueError, RenderError) as error:  # GrammarError, NetworkError are ValueErrors
-        return GrammarView(text, None, None, "", grammar_error_html(error, text))
-    return GrammarView(text, grammar, network, svg, "")
-
-
-def grammar_error_html(error: Exception, text: str = "") -> str:
-    """A grammar error with its line, column and hint, escaped; with the grammar's
-    ``text``, the line it is on with a caret under the column (as a regex error shows).
-
-    >>> from fsmviz.grammar import GrammarError
-    >>> grammar_error_html(GrammarError("undefined rule '<x>'", 2, 5, "define it"))
-    '<div class="error-box"><b>undefined rule &#x27;&lt;x&gt;&#x27;</b> <span class="where">line 2, column 5</span><div class="hint">define it</div></div>'
-    """  # noqa: E501
-    message = getattr(error, "message", None)
-    if message is None:
-        return error_html(error)
-    line, column = getattr(error, "line", None), getattr(error, "column", None)
-    where = ""
-    if line is not None:
-        at = f"line {line}" + (f", column {column}" if column is not None else "")
-        where = f' <span class="where">{escape(at)}</span>'
-    hint = getattr(error, "hint", None)
-    tip = f'<div class="hint">{escape(hint)}</div>' if hint else ""
-    shown = error.excerpt(text) if text and isinstance(error, GrammarError) else ""
-    caret = f"<pre>{escape(shown)}</pre>" if shown else ""
-    return f'<div class="error-box"><b>{escape(message)}</b>{where}{caret}{tip}</div>'
-
-
-PAGE_CSS = """
-.rules-drawing { overflow-x: auto; }
-@media (max-width: 640px) { .rules-drawing svg.fsm.rules { width: 600px !important; } }
-.grammar-place ol.stacks { margin: 0.2em 0 0.4em 1.2em; padding: 0; font-size: 0.92em; }
-.grammar-place ol.stacks li { margin: 0.15em 0; }
-.grammar-place .bad { color: #c33; } .grammar-place .good { color: #1d6b40; }
-"""
-"""The tab's own look beside ``RULES_CSS``: a phone scrolls the drawing sideways at a
-readable size instead of shrinking it to a thumbnail."""
-
-
-# --- what a place looks like -----------------------------------------------------------------
-
-
-def rules_html(view: GrammarView, place: Place | None = None) -> str:
-    """The rules drawing (inline SVG, its look with it), lit at ``place`` when given."""
-    if view.network is None or not view.svg:
-        return '<p class="empty">The rules are drawn here once the grammar compiles.</p>'
-    svg = view.svg if place is None else highlight_rules(view.svg, lighting(place, view.network))
-    return f'<style>{RULES_CSS}{PAGE_CSS}</style><div class="rules-drawing">{_natural(svg)}</div>'
-
-
-def rules_lights(
-    view: GrammarView, steps: Sequence[Any], charts: Sequence[Chart] | None = None
-) -> str:
-    """Each step's lights of the rules drawing, as a hidden ``.lights`` element whose
-    ``data-json`` the page's script reads (static/app.js, ``lightRules``): for step ``i``
-    the lit groups after the text of steps ``0..i`` (``lit_names``), so that choosing a
-    step lights the drawing at once, in the browser. "" without a drawing or steps.
-    ``charts``: the run's ``step_charts`` when the caller has them.
-
-    >>> from html import unescape
-    >>> from fsmviz.generation.trace import Step
-    >>> view = grammar_view('root ::= "a" "b"', "gbnf")
-    >>> steps = [Step(k, c, k, k + 1, 1, 1.0, (), index=k, token_bytes=c.encode())
-    ...          for k, c in enumerate("ab")]
-    >>> html = rules_lights(view, steps)
-    >>> json.loads(unescape(html.split('data-json="')[1][:-8]))
-    [{'r0': 'current', 'r0a1': 'next', 'r0s1': 'current top'}, {}]
-
-    After ``a`` the parser is in ``root`` after its first position, ``b`` next; after
-    ``ab``, a whole sentence, nothing is left on its stack.
-    """
-    if view.network is None or not view.svg or not steps:
-        return ""
-    after = (step_charts(view.network, steps) if charts is None else charts)[1:]
-    lights = [lit_names(lighting(place_in(chart), view.network)) for chart in after]
-    data = json.dumps(lights, separators=(",", ":"))
-    # in an attribute, not a <template>: Gradio patches a redrawn HTML output node by node
-    return f'<div class="lights" hidden data-json="{escape(data)}"></div>'
-
-
-def _natural(svg: str) -> str:
-    """``svg`` no wider than graphviz drew it (a three-rule grammar is not blown up to the
-    column's width); wider drawings still shrink to fit."""
-    match = re.search(r'data-width="([\d.]+)pt"', svg)
-    if match is None:
-        return svg
-    pixels = round(float(match.group(1)) * 4 / 3)
-    return svg.replace("<svg ", f'<svg style="max-width: {pixels}px" ', 1)
-
-
-def place_html(place: Place | None) -> str:
-    """The parser's live stacks in plain words, one line each, escaped.
-
-    >>> from fsmviz.grammar import tree as t
-    >>> from fsmviz.grammar.place import place_of
-    >>> net = build_network(t.Grammar((t.Rule("s", t.Seq((t.Literal("<"), t.Literal(">")))),), "s"))
-    >>> print(place_html(place_of(net, "<")))
-    <div class="grammar-place"><p>After <code>&quot;&lt;&quot;</code>, the parser is:</p><ol class="stacks"><li>in <code>s</code> after <code>&lt;</code> expecting <code>&gt;</code></li></ol></div>
-    """  # noqa: E501
-    if place is None:
-        return (
-            '<div class="grammar-place"><p class="empty">Run the grammar: the parser\'s place '
-            "after each token is said here and lit in the drawing.</p></div>"
-        )
-    shown = json.dumps(place.text[-60:], ensure_ascii=False)
-    head = f"<p>After <code>{escape(shown)}</code>, the parser is:</p>"
-    if not place.is_prefix:
-        return (
-            f'<div class="grammar-place dead">{head}<p class="bad">nowhere: no sentence of the '
-            "grammar begins with this text (fsmviz's own parser disagrees with the mask "
-            "here: say so in an issue).</p></div>"
-        )
-    items = "".join(f"<li>{code_spans(line)}</li>" for line in place.lines())
-    more = '<p class="more">More stacks are live; the first are shown.</p>' if place.more else ""
-    done = ""
-    if place.accepts:
-        done = '<p class="good">The text is a whole sentence of the grammar: it may end here.</p>'
-    stacks = f'<ol class="stacks">{items}</ol>' if items else ""
-    return f'<div class="grammar-place">{head}{stacks}{more}{done}</div>'
-
-
-def terminal_html(place: Place | None) -> str:
-    """The terminal the parser is reading, drawn as its own DFA with its state lit ("" when
-    no terminal is half read, or it has no drawable DFA)."""
-    if place is None or not place.stacks:
-        return ""
-    top = place.stacks[0].top
-    if top.arc is None or top.arc.symbol.is_call or not isinstance(top.inner, int):
-        return ""
-    symbol = top.arc.symbol
-    try:
-        dfa = compile_regex(symbol.regex or "")
-        if dfa.num_states > DRAW_LIMIT:
-            return ""
-        if dfa.num_states <= COMPACT_ABOVE:
-            lit = highlight(to_svg(dfa, title=f"terminal {symbol.label}"), current=top.inner)
-        else:  # a counted repeat is one looped state: "7 of 160"
-            graph = compact(dfa)
-            svg = compact_svg(graph, dfa, title=f"terminal {symbol.label}")
-            at = graph.places[top.inner]
-            if at.node is not None:
-                node = graph.nodes[at.node]
-                note = f"{at.index} of {at.of}" if node.loop else None
-                lit = highlight(svg, current=node.first, note=note)
-            else:
-                lit = highlight(svg, links={at.link: {"current"}})
-    except (RegexError, RenderError):
-        return ""
-    read = json.dumps(top.read, ensure_ascii=False)
-    return (
-        f'<div class="grammar-terminal"><p>Reading the terminal <code>{escape(symbol.label)}'
-        f"</code> of <code>{escape(top.rule)}</code>: <code>{escape(read)}</code> so far, "
-        f"state {top.inner} of its DFA.</p>{lit}</div>"
-    )
-
-
-def grammar_findings_html(findings: Sequence[Finding]) -> str:
-    """The grammar doctor's findings as a list, each naming its rule (escaped)."""
-    if not findings:
-        return '<p class="grammar-findings-none">No findings: the grammar looks healthy.</p>'
-    items = "".join(
-        f'<li class="grammar-finding {escape(f.severity)}" data-kind="{escape(f.kind)}" '
-        f'data-rule="{escape(f.fragment or "")}">{code_spans(f.message)}</li>'
-        for f in findings
-    )
-    return f'<ul class="grammar-findings">{items}</ul>'
-
-
-# --- a run ---------------------------------------------------------------------------------
-# A run's frames are ``grammar_live``'s (the regex page's frames, the place lit in them).
-
-
-def step_charts(network: Network, steps: Sequence[Any]) -> list[Chart]:
-    """The parser's chart before the run and after each of ``steps`` (the text each adds,
-    ``trace.pieces``): what the step table's rules, the lights of each step and the
-    place after it are read from."""
-    from fsmviz.generation.trace import pieces
-
-    charts = [Chart.start(network)]
-    for piece in pieces(steps):
-        charts.append(charts[-1].after(piece))
-    return charts
-
-
-def place_after(view: GrammarView, text: str) -> Place | None:
-    """The place after ``text`` (a step of a finished run), None without a network."""
-    if view.network is None:
-        return None
-    return place_in(Chart.start(view.network).after(text))
-
-
-# --- learn: from regex to grammar ---------------------------------------------------------
-
-LEARN_DEPTHS = 8
-
-
-def learn_html(depth: int) -> str:
-    """Balanced brackets to ``depth``: the regex and its DFA, which grow with the depth,
-    beside the one-rule grammar, its drawing lit after ``depth`` open brackets."""
-    from fsmviz.learn.grammar import BRACKETS_GRAMMAR, brackets_dfa, brackets_regex, brackets_rows
-
-    depth = max(1, min(int(depth), LEARN_DEPTHS))
-    view = grammar_view(BRACKETS_GRAMMAR, "gbnf")
-    positions = sum(m.num_states for m in view.network.machines) if view.network else "?"
-    rows = "".join(
-        f"<tr{' class=chosen' if row.depth == depth else ''}><td>{row.depth}</td>"
-        f"<td>{len(row.regex)}</td><td>{row.states}</td><td>{positions}</td></tr>"
-        for row in brackets_rows(LEARN_DEPTHS)
-    )
-    place = place_after(view, "(" * depth)
-    try:
-        dfa = to_svg(brackets_dfa(depth), title=f"regex, depth ≤ {depth}")
-        dfa = highlight(dfa, current=depth)
-    except RenderError as error:
-        dfa = error_html(error)
-    return (
-        '<div class="learn-grammar">'
-        "<p>No DFA checks balanced brackets to any depth: it can only count the open ones "
-        "in its states, one state per count. The regex for depth ≤ k nests k groups, its "
-        "DFA has k + 1 states; the grammar is one rule, drawn as one automaton whose middle "
-        "edge <em>calls</em> the rule again. What the grammar adds is a <b>stack</b>: each "
-        "call remembers where to come back to.</p>"
-        "<table class='learn-grammar-table'><thead><tr><th>depth k</th><th>regex characters"
-        "</th><th>DFA states</th><th>grammar positions</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-        f"<p>The regex for depth ≤ {depth}: <code>{escape(brackets_regex(depth))}</code>. "
-        f"After <code>{'(' * depth}</code> its DFA is in state {depth}, the last before "
-        "it must close; one more <code>(</code> and it is dead.</p>"
-        f"{dfa}"
-        f"<p>The grammar <code>{escape(BRACKETS_GRAMMAR.strip())}</code> after the same "
-        f"text: {depth} positions on the stack.</p>"
-        f"{place_html(place)}{rules_html(view, place)}</div>"
-    )
-
-
-def masks_html(view: GrammarView, vocab: Vocabulary | None, text: str) -> str:
-    """ParserLLM's per-terminal mask against the exact one after ``text`` (escaped)."""
-    from fsmviz.app.views import shown
-    from fsmviz.learn.grammar import compare_masks
-
-    if view.grammar is None:
-        return view.error
-    if vocab is None:
-        return '<p class="empty">The tokenizer is still loading: try again in a moment.</p>'
-    if not view.grammar.is_prefix(text):
-        return (
-            f"<p class='bad'>No sentence of the grammar begins with "
-            f"<code>{escape(json.dumps(text, ensure_ascii=False))}</code>.</p>"
-        )
-    try:
-        found = compare_masks(view.grammar, vocab, text)
-    except (ValueError, FsmvizError) as error:
-        return error_html(error)
-    lost = sorted(found.lost, key=lambda t: vocab.token_text(t))
-    chips = "".join(
-        f'<code class="lost-token">{escape(shown(vocab.token_text(t)))}</code> ' for t in lost[:40]
-    )
-    more = f" and {len(lost) - 40} more" if len(lost) > 40 else ""
-    terminals = ", ".join(f"<code>{escape(name)}</code>" for name in found.terminals)
-    return (
-        "<div class='masks'><p>After <code>"
-        f"{escape(json.dumps(text, ensure_ascii=False))}</code> the parser may read next: "
-        f"{terminals}. ParserLLM's method (seed 002) joins those terminals into one regex and "
-        "allows a token only if it stays inside one of them.</p>"
-        f"<p><b>{len(found.exact):,}</b> tokens are allowed by the definition (P + token a "
-        f"prefix of a sentence); the per-terminal method allows <b>{len(found.per_terminal):,}"
-        f"</b> and loses <b>{len(lost):,}</b>: tokens that end one terminal and begin the "
-        f"next.</p><p>{chips or 'none'}{more}</p></div>"
-    )
-
 
 # --- the tab -------------------------------------------------------------------------------
 
@@ -439,8 +98,6 @@ class GrammarTab:
     page: Any
     place: Any
     terminal: Any
-    stepping: Any
-    """A ``gr.State``: the finished run's ``grammar_live.Stepping`` (names, allowed sets)."""
 
 
 @dataclass(frozen=True)
@@ -454,13 +111,51 @@ class _Settings:
     temperature: Any
     seed: Any
     chat: Any
-    backend: Any = None
+    backend: Any
     """The model menu (``fsmviz.app.backend``: the bundled model or a configured server)."""
 
     def run_inputs(self, mark: Any) -> list:
-        """The inputs ``on_run`` takes, in its order: the Stop mark, then the model menu."""
+        """The inputs a run reads, in ``GrammarRunInputs``' order, then the Stop mark."""
         return [self.box, self.fmt, self.prompt, self.max_tokens, self.temperature, self.seed,
-                self.chat, mark, *([self.backend] if self.backend is not None else [])]  # fmt: skip
+                self.chat, self.backend, mark]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GrammarRunInputs:
+    """Everything one run of the Grammar tab reads from the page, read once
+    (``handlers.reads``: Gradio's values in ``_Settings.run_inputs``' order) and handed
+    down whole, as the Generate tab's ``handlers.RunInputs``.
+
+    >>> run = GrammarRunInputs('root ::= "a"', "auto", "A:", 4, 0.0, 0, True)
+    >>> run.options().max_tokens, run.backend
+    (4, None)
+    """
+
+    text: str
+    fmt: str
+    prompt: str
+    max_tokens: int
+    temperature: float
+    seed: int
+    chat: bool
+    backend: str | None = None
+    """The model menu's choice: the bundled model, or a configured server by name."""
+
+    def options(self) -> GenerationOptions:
+        """The sampling options, checked (a bad one is an error naming it)."""
+        return options(self.max_tokens, self.temperature, self.seed, self.chat, 0)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """A run under way, as a stop during it needs it: the model, the grammar's view, the
+    prompt, the options and the doctor's findings."""
+
+    model: Any
+    view: GrammarView
+    prompt: str
+    options: GenerationOptions
+    findings: tuple[Finding, ...]
 
 
 @dataclass(frozen=True)
@@ -481,10 +176,6 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
 
     A layout: each builder below adds its components in page order and returns them;
     the last ones wire the events."""
-    import gradio as gr
-
-    from fsmviz.app.page import Page, StopMark
-
     first = next(iter(grammar_examples().values()))
     start = grammar_view(first.grammar, first.format)
     buttons = _example_buttons()
@@ -506,7 +197,7 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
         rules, output, shadow, steps, chart, doctor, error, status, gr.State(None, **state),
         gr.State((), **state), step, downloads, run, stop, allowed,
     )  # fmt: skip
-    tab = GrammarTab(page, place, terminal, gr.State(None, **state))
+    tab = GrammarTab(page, place, terminal)
     mark = gr.State(StopMark())
     _wire_grammar(models, settings, learn, tab)
     _wire_runs(models, settings, tab, mark, buttons, runs_at_once)
@@ -522,8 +213,6 @@ def build_grammar_tab(models: Any, demo: Any = None, runs_at_once: int = 16) -> 
 
 def _example_buttons() -> list:
     """The tab's lead paragraph and one button per example: ``(button, example name)``."""
-    import gradio as gr
-
     gr.HTML(
         "<p class='lead'>A context-free grammar (llama.cpp's GBNF or llguidance's Lark) "
         "drawn as small automata that <em>call</em> each other: a dashed edge reads a whole "
@@ -541,10 +230,6 @@ def _example_buttons() -> list:
 def _settings(first: GrammarExample) -> _Settings:
     """The grammar box, its format, the prompt and the sampling options, filled from the
     first example."""
-    import gradio as gr
-
-    from fsmviz.app.backend import backend_menu, server_names
-
     backend = backend_menu(server_names(), elem_id="grammar-backend")
     box = gr.Textbox(first.grammar, label="Grammar", elem_id="grammar", lines=10, max_lines=24)
     fmt = gr.Radio(list(FORMATS), value="auto", label="Format", elem_id="grammar-format")
@@ -566,8 +251,6 @@ def _settings(first: GrammarExample) -> _Settings:
 
 def _actions() -> tuple[Any, Any]:
     """Generate, Stop (shown while a run streams) and the copy-link button: ``(run, stop)``."""
-    import gradio as gr
-
     with gr.Row(elem_id="grammar-actions"):
         run = gr.Button("Generate", variant="primary", elem_id="grammar-run")
         stop = gr.Button("Stop", variant="stop", elem_id="grammar-stop", visible=False)
@@ -582,8 +265,6 @@ def _actions() -> tuple[Any, Any]:
 def _results(start: GrammarView) -> tuple[Any, ...]:
     """What a run writes under the inputs: ``(error, status, output, shadow, doctor)``; the
     doctor starts with the first example's findings."""
-    import gradio as gr
-
     error = gr.HTML(start.error, elem_id="grammar-error")
     status = gr.HTML("", elem_id="grammar-status")
     gr.HTML("<h3>Constrained output</h3>", elem_id="grammar-output-head")
@@ -613,10 +294,6 @@ def _stepper() -> Any:
     """Prev, Play and Next (the Generate tab's buttons: the ← → keys too), the chosen
     step's card and the Step slider; fixed until a run. Stepping is the browser's
     (static/grammar.js paints what the run's last frame brought): no server round trip."""
-    import gradio as gr
-
-    from fsmviz.app.views import STEP_BUTTONS
-
     with gr.Column(elem_id="grammar-stepper"):
         gr.HTML(STEP_BUTTONS + STEP_CARD, elem_id="grammar-step-buttons", padding=False)
         step = gr.Slider(
@@ -627,8 +304,6 @@ def _stepper() -> Any:
 
 def _run_views(start: GrammarView) -> tuple[Any, Any, Any, Any]:
     """The right column's views of one step: ``(place, rules, terminal, allowed)``."""
-    import gradio as gr
-
     place = gr.HTML(place_html(None), elem_id="grammar-place")
     rules = gr.HTML(rules_html(start), elem_id="rules")
     terminal = gr.HTML("", elem_id="grammar-terminal")
@@ -642,8 +317,6 @@ def _run_views(start: GrammarView) -> tuple[Any, Any, Any, Any]:
 
 def _run_record() -> tuple[Any, Any, Any]:
     """Under the inputs and the output, the whole run: ``(chart, steps, downloads)``."""
-    import gradio as gr
-
     gr.HTML("<h3>Valid mass per step</h3>")
     chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="grammar-chart")
     gr.HTML("<h3>Steps</h3>")
@@ -657,8 +330,6 @@ def _run_record() -> tuple[Any, Any, Any]:
 
 def _learn() -> _Learn:
     """The Learn accordion: regex to grammar by depth, and ParserLLM's mask against ours."""
-    import gradio as gr
-
     with gr.Accordion("Learn: from regex to grammar", open=False, elem_id="grammar-learn"):
         depth = gr.Slider(1, LEARN_DEPTHS, value=3, step=1, label="Depth k",
                           elem_id="grammar-learn-depth")  # fmt: skip
@@ -696,13 +367,12 @@ def _wire_runs(
     outputs = run_outputs(tab)
     inputs = settings.run_inputs(mark)
     running = {**run_event(tab.page.status, at_once), **PRIVATE}
-    tab.page.run.click(
-        partial(on_run, tab, models), inputs, outputs, trigger_mode="multiple", **running
-    )
+    run = reads(GrammarRunInputs, partial(on_run, tab, models))
+    tab.page.run.click(run, inputs, outputs, trigger_mode="multiple", **running)
     filled = [settings.box, settings.fmt, settings.prompt, settings.max_tokens]
     for button, name in buttons:
         button.click(partial(on_example, name), None, filled, **PRIVATE).then(
-            partial(on_run, tab, models), inputs, outputs, **running
+            run, inputs, outputs, **running
         )
     stopped = [tab.page.stop, tab.page.status]  # the status says "Stopped" in Stop's answer
     tab.page.stop.click(partial(on_stop, tab), mark, stopped, queue=False, **PRIVATE)
@@ -711,7 +381,6 @@ def _wire_runs(
 def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
     """On page load, a link's grammar, prompt and options fill the boxes (``on_load``);
     static/grammar.js then restores the run and the step."""
-    import gradio as gr
 
     def load(request):  # Gradio hands the request in by this annotation
         return on_load(models, request)
@@ -725,9 +394,7 @@ def _restore_on_load(demo: Any, models: Any, settings: _Settings) -> None:
 
 def run_outputs(tab: GrammarTab) -> list:
     """What a grammar run writes: the regex page's run outputs and the tab's own."""
-    from fsmviz.app.page import run_outputs as page_outputs
-
-    return [*page_outputs(tab.page), tab.place, tab.terminal, tab.stepping]
+    return [*page_outputs(tab.page), tab.place, tab.terminal]
 
 
 def on_example(name: str):
@@ -758,35 +425,25 @@ def on_grammar_edit(tab: GrammarTab, models: Any, text: str, fmt: str, max_token
     (``on_grammar``); and a run of another grammar (its output, steps, verdict, place,
     slider, allowed sets, downloads) is cleared, since none of it belongs to what the box
     now says (issue 47, point 2: they stayed, under a broken grammar too)."""
-    from fsmviz.app.page import cleared
-
     page = tab.page
     rules, doctor, error = on_grammar(models, text, fmt, max_tokens)
     updates = {page.dfa: rules, page.diagnosis: doctor, page.error: error}
     if trace is not None and trace.pattern != text:
         updates.update(cleared(page))
-        updates.update({tab.place: place_html(None), tab.terminal: "", tab.stepping: None})
+        updates.update({tab.place: place_html(None), tab.terminal: ""})
     return updates
 
 
 def grammar_edit_outputs(tab: GrammarTab) -> list:
     """The components ``on_grammar_edit`` may write."""
-    from fsmviz.app.page import cleared
-
     page = tab.page
-    return [page.dfa, page.diagnosis, page.error, *cleared(page), tab.place, tab.terminal,
-            tab.stepping]  # fmt: skip
+    return [page.dfa, page.diagnosis, page.error, *cleared(page), tab.place, tab.terminal]
 
 
 def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:
     """A ``grammar_live.GrammarFrame`` as Gradio updates: the regex page's
     (``handlers.frame_updates``) with the place and the terminal; once the constrained run
-    has ended, the trace, the Step slider, the downloads and what stepping needs."""
-    import gradio as gr
-
-    from fsmviz.app.grammar_live import grammar_downloads
-    from fsmviz.app.page import frame_updates
-
+    has ended, the trace, the Step slider and the downloads."""
     page = tab.page
     out = frame_updates(replace(frame.frame, trace=None), page)
     if frame.place is not None:
@@ -798,48 +455,46 @@ def updates(frame: Any, tab: GrammarTab, view: GrammarView) -> dict:
         last = max(len(trace.steps) - 1, 0)
         out[page.trace] = trace
         out[page.findings] = frame.frame.findings
-        out[tab.stepping] = frame.stepping
         # a slider needs minimum < maximum: a one-step trace leaves it fixed at 0
         out[page.step] = gr.update(maximum=max(last, 1), value=last, interactive=last > 0)
-        out[page.downloads] = grammar_downloads(trace, view)
+        out[page.downloads] = downloads(trace, view)
     return out
 
 
-def on_run(
-    tab: GrammarTab,
-    models: Any,
-    text, fmt, prompt, max_tokens, temperature, seed, chat, mark,
-    backend=None,
-):  # fmt: skip
+def downloads(trace: Any, view: GrammarView) -> list[str]:
+    """The run's files (``fsmviz.drawing.export.grammar_files``: the trace, the grammar as
+    typed, its rules drawing) in a fresh folder served for a while (``scratch``)."""
+    format = getattr(view.grammar, "format", "")
+    files = grammar_files(trace, view.text, format, view.svg)
+    return [str(path) for path in write_files(files, run_folder())]
+
+
+def on_run(tab: GrammarTab, models: Any, run: GrammarRunInputs, mark: StopMark):
     """Generate under the grammar: as the regex page's Generate (``handlers.on_run``),
     Stop shown while it streams and Generate always available (a new run ends this one:
     ``handlers.StopMark``). Stopped during the constrained run, the steps written so far
     become the run's trace (stepping, allowed sets, downloads work on them); stopped
-    during the shadow run, the shadow run is skipped. ``backend``: the bundled model or a
-    configured server by name (``fsmviz.app.backend.run_source``)."""
-    from fsmviz.app.backend import run_source
-    from fsmviz.app.grammar_live import grammar_frames, grammar_status
-    from fsmviz.app.page import follow, idle, options, started
-
-    models = run_source(models, backend)
+    during the shadow run, the shadow run is skipped. ``run.backend``: the bundled model or
+    a configured server by name (``fsmviz.app.backend.run_source``)."""
+    models = run_source(models, run.backend)
     page = tab.page
     me = mark.start()
     yield {**started(page), page.status: "Starting: the grammar's parser, then the model "
            "reads the prompt…"}  # fmt: skip
-    view = grammar_view(text, fmt)
+    view = grammar_view(run.text, run.fmt)
     if view.network is None:
         said = "Fix the grammar first: the box under Generate says what is wrong."
         yield {page.error: view.error, page.status: said, **idle(page)}
         return
     try:
-        opts = options(max_tokens, temperature, seed, chat, 0)
-        checked_text("prompt", prompt, MAX_PROMPT_CHARS)
+        opts = run.options()
+        checked_text("prompt", run.prompt, MAX_PROMPT_CHARS)
         model = models.get(timeout=600)
     except (ValueError, FsmvizError) as error:
         yield {page.error: error_html(error), page.status: escape(str(error)), **idle(page)}
         return
-    found = grammar_findings(view, model.vocab, int(max_tokens))
-    frames = grammar_frames(model, view, prompt, opts, found)
+    found = grammar_findings(view, model.vocab, opts.max_tokens)
+    frames = grammar_frames(model, view, run.prompt, opts, found)
     try:
         written = yield from follow(
             page, mark, me, frames, partial(updates, tab=tab, view=view), grammar_status
@@ -855,28 +510,23 @@ def on_run(
         return
     if written is None:
         return
-    yield from _stopped(tab, model, view, prompt, opts, found, written)
+    yield from _stopped(tab, _Ran(model, view, run.prompt, opts, found), written)
 
 
-def _stopped(tab, model, view, prompt, opts, found, written):
+def _stopped(tab: GrammarTab, ran: _Ran, written: list):
     """A run stopped during its constrained part: what was written kept, for stepping."""
-    from fsmviz.app.grammar_live import finish_grammar
-    from fsmviz.app.page import idle
-    from fsmviz.diagnose.text import plural
-
     page = tab.page
     said = f"Stopped after {plural(len(written), 'token')}."
     if written:
         yield {page.status: f"{said[:-1]}: keeping what was written…"}
-        trace = grammar_stopped_trace(view.grammar, prompt, opts, written)
-        yield updates(finish_grammar(model, view, trace, found, status=said), tab, view)
+        trace = grammar_stopped_trace(ran.view.grammar, ran.prompt, ran.options, written)
+        frame = finish_grammar(ran.model, ran.view, trace, ran.findings, status=said)
+        yield updates(frame, tab, ran.view)
     yield {**idle(page), page.status: said if written else "Stopped."}
 
 
 def on_stop(tab: GrammarTab, mark: Any):
     """Stop: the run sees the mark before its next frame and ends (``on_run``)."""
-    from fsmviz.app.page import on_stop as page_stop
-
     return page_stop(tab.page, mark)
 
 
@@ -889,10 +539,6 @@ def on_load(models: Any, request: Any):
     """A Grammar tab link (``?grammar=…``): its grammar, format, prompt and options put
     back, each checked and clamped; without one, nothing is touched. (static/grammar.js
     opens the tab, runs when the link says ``run=1``, and chooses its ``step``.)"""
-    import gradio as gr
-
-    from fsmviz.generation.generate import MAX_TOKENS_LIMIT
-
     q = dict(request.query_params) if request is not None else {}
     if "grammar" not in q:
         return (gr.skip(),) * 7

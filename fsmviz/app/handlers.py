@@ -72,10 +72,9 @@ from fsmviz.app.views import (
     findings_html,
 )
 from fsmviz.app.zerogpu import on_gpu
-from fsmviz.automaton.dfa import compile_regex
-from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
+from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH
 from fsmviz.diagnose.text import plural
-from fsmviz.drawing.render import to_dot, to_svg
+from fsmviz.drawing.export import trace_files, write_files
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.batching import ForwardPassError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions, full_match
@@ -563,19 +562,8 @@ def _drawn(view, trace: Trace):
 
 
 def downloads(trace: Trace) -> list[str]:
-    """The DFA as DOT and SVG, the trace as JSON and CSV, written to a fresh folder
-    in Gradio's cache folder, served from there until the server's ``--file-ttl`` has
-    passed (``scratch``)."""
-    folder = run_folder()
-    files = {"trace.json": trace.to_json(indent=1), "trace.csv": trace.to_csv()}
-    if trace.pattern:
-        try:  # the DOT always; the SVG only for what the page would draw
-            dfa = compile_regex(trace.pattern)
-            files["dfa.dot"] = to_dot(dfa, title=trace.pattern)
-            if dfa.num_states <= DRAW_LIMIT:
-                files["dfa.svg"] = to_svg(dfa, title=trace.pattern)
-        except (RegexError, RuntimeError):
-            pass  # the trace is still worth downloading
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return [str(folder / name) for name in files]
+    """The run's files (``fsmviz.drawing.export.trace_files``: the trace as JSON and CSV,
+    the DFA as DOT and SVG), written to a fresh folder in Gradio's cache folder, served
+    from there until the server's ``--file-ttl`` has passed (``scratch``)."""
+    files = trace_files(trace, DRAW_LIMIT)
+    return [str(path) for path in write_files(files, run_folder())]

@@ -22,6 +22,7 @@ from html import escape
 from typing import Any
 
 from fsmviz.app.charts import valid_mass_figure
+from fsmviz.app.grammar_views import grammar_findings_html
 from fsmviz.app.live import (
     SHADOW_LATER,
     PageFrame,
@@ -172,9 +173,7 @@ def _drawn(
 
 def collapses_html(collapses: list[Any]) -> str:
     """Where the run's valid mass collapsed, each named by the schema's structure ("" if
-    nowhere): the grammar doctor's words (``grammar_page.grammar_findings_html``)."""
+    nowhere): the grammar doctor's words (``grammar_views.grammar_findings_html``)."""
     if not collapses:
         return ""
-    from fsmviz.app.grammar_page import grammar_findings_html
-
     return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'

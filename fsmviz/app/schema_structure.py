@@ -2,8 +2,8 @@
 
 ``fsmviz.schema.structure`` writes the schema's structure as a grammar (one rule per object,
 its fields, each array and alternative; strings and numbers one labelled edge each); the
-grammar tab draws it (``grammar_page.grammar_view``: the rules as small automata) and
-finds the parser's place after a text (``grammar_page.place_after``), so the object and
+grammar tab draws it (``grammar_views.grammar_view``: the rules as small automata) and
+finds the parser's place after a text (``grammar_views.place_after``), so the object and
 the field being written are lit while a schema run streams, on either path; once it has
 ended, at whichever step is chosen (``rules_lights``, applied in the browser). The
 character DFA of a regex-path schema stays in the main drawing.
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from fsmviz.app.grammar_page import (
+from fsmviz.app.grammar_views import (
     GrammarView,
     grammar_view,
     place_after,
@@ -26,6 +26,7 @@ from fsmviz.app.grammar_page import (
 )
 from fsmviz.cache import BoundedCache
 from fsmviz.grammar import Grammar
+from fsmviz.grammar.place import rule_states, step_charts
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import structure_lark
 
@@ -83,9 +84,6 @@ def structure_states(schema: str, steps: Sequence[Any]) -> tuple[tuple[str, str]
 
     After `` 1`` the number may go on: the parser is still in the field.
     """  # noqa: E501
-    from fsmviz.app.grammar_live import rule_states
-    from fsmviz.app.grammar_page import step_charts
-
     view = structure_view(schema)
     if isinstance(view, str) or view.network is None:
         return None

@@ -5,6 +5,8 @@
 * ``lights``  what a drawing lights as a run goes (the current state, the path, a compact
   drawing's folds), and what each state says on hover (a text reaching it, the fewest
   tokens to a match);
+* ``export``  a run's files: the trace as JSON and CSV, its DFA as DOT and SVG, a grammar
+  run's grammar and rules drawing (the page's downloads; ``write_files`` for anyone);
 * ``rules``   a grammar drawn as automata that call each other (``fsmviz.grammar.network``),
   with the parser's place lit.
 

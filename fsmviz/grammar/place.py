@@ -45,7 +45,7 @@ at most ``MAX_STACKS`` are listed (``Place.more`` says when there were more).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -54,10 +54,22 @@ import regex
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError, greedy_quantifiers
 from fsmviz.cache import BoundedCache
+from fsmviz.generation.trace import Step, pieces
 from fsmviz.grammar.network import Arc, Network, Symbol
 from fsmviz.printable import printable
 
-__all__ = ["MAX_STACKS", "Chart", "Frame", "Place", "Stack", "place_of", "reader"]
+__all__ = [
+    "MAX_STACKS",
+    "Chart",
+    "Frame",
+    "Place",
+    "Stack",
+    "place_of",
+    "reader",
+    "rule_path",
+    "rule_states",
+    "step_charts",
+]
 
 MAX_STACKS = 6
 """Live stacks listed at most (ambiguous text can have many)."""
@@ -375,6 +387,32 @@ def place_in(chart: Chart, max_stacks: int = MAX_STACKS) -> Place:
         seen.add(key)
         stacks.append(stack)
     return Place(chart.text, tuple(stacks), more, chart.is_prefix, chart.accepts, chart.network)
+
+
+def step_charts(network: Network, steps: Iterable[Step]) -> list[Chart]:
+    """The parser's chart before a run and after each of its ``steps`` (the text each adds,
+    ``generation.trace.pieces``): what a run's rules, lights and places are read from."""
+    charts = [Chart.start(network)]
+    for piece in pieces(steps):
+        charts.append(charts[-1].after(piece))
+    return charts
+
+
+def rule_path(chart: Chart) -> str:
+    """The innermost rule of the parser's first live stack at the end of ``chart``: a
+    grammar run's "state"; ``end`` after a whole sentence that nothing may continue, ``—``
+    when the text is no prefix of a sentence."""
+    place = place_in(chart, max_stacks=1)
+    if place.stacks:
+        return place.stacks[0].top.rule
+    return "end" if place.accepts else "—"
+
+
+def rule_states(charts: Sequence[Chart]) -> tuple[tuple[str, str], ...]:
+    """Each step's (rule before, rule after) (``rule_path``) from the charts before the
+    run and after each step (``step_charts``): a step table's "state" column."""
+    names = [rule_path(chart) for chart in charts]
+    return tuple(zip(names, names[1:], strict=False))
 
 
 def _stacks(chart: Chart) -> Iterator[Stack]:
