@@ -25,8 +25,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -34,8 +35,12 @@ from fsmviz.app.backend import BUNDLED, backend_menu, run_source, server_names
 from fsmviz.app.views import error_html
 from fsmviz.errors import FsmvizError, InputError
 
+if TYPE_CHECKING:
+    from fsmviz.generation.trace import GenerationOptions
+
 __all__ = [
     "KINDS",
+    "AuditInputs",
     "MAX_FILE_BYTES",
     "MAX_PROMPTS",
     "Quota",
@@ -170,46 +175,64 @@ def progress_html(done: int, total: int) -> str:
     return f'<p class="audit-progress">Auditing: {done} of {total} prompts done…</p>'
 
 
+@dataclass(frozen=True)
+class AuditInputs:
+    """What one audit reads from the page, read once and handed down whole (the Audit
+    button's inputs, in this order, as ``handlers.RunInputs`` is the Generate tab's).
+
+    >>> inputs = AuditInputs("p.txt", "Regex (Generate tab)", "", "[0-9]+", 200, 0, None, True)
+    >>> inputs.options().max_tokens, inputs.options().seed, inputs.server
+    (64, 0, None)
+    """
+
+    path: str | None
+    """The uploaded prompts file (None: none uploaded)."""
+    kind: str
+    """Where the constraint comes from (``KINDS``)."""
+    text: str
+    """A JSON Schema or grammar typed on the tab."""
+    regex: str
+    """The Generate tab's Regex box."""
+    max_tokens: float = 24
+    temperature: float = 0.0
+    seed: float | None = 0
+    chat: bool = True
+    backend: str | None = None
+    """The tab's model menu: the bundled model (None or ``BUNDLED``) or a server's name."""
+
+    def options(self) -> GenerationOptions:
+        """The decoding options, ``max_tokens`` held to ``MAX_AUDIT_TOKENS``."""
+        from fsmviz.generation.trace import GenerationOptions
+
+        return GenerationOptions(
+            max_tokens=min(int(self.max_tokens), MAX_AUDIT_TOKENS),
+            temperature=float(self.temperature),
+            seed=int(self.seed or 0),
+            chat=bool(self.chat),
+        )
+
+    @property
+    def server(self) -> str | None:
+        """The configured server's name, or None for the bundled model."""
+        return self.backend if self.backend and self.backend != BUNDLED else None
+
+
 def on_audit(
-    models: Any,
-    path: str | None,
-    kind: str,
-    text: str,
-    regex: str,
-    max_tokens,
-    temperature,
-    seed,
-    chat,
-    visitor: str,
-    progress: Any = None,
-    backend: str | None = None,
+    models: Any, inputs: AuditInputs, visitor: str, progress: Any = None
 ) -> Iterator[tuple[str, Any, Any]]:
     """Audit the uploaded prompts: (the view's HTML, the files to download, the chart) as
-    it goes, the report at the end; a bad input is a message, not an exception.
-    ``backend``: the bundled model (None or ``BUNDLED``) or a configured server's name."""
+    it goes, the report at the end; a bad input is a message, not an exception."""
     try:
-        constraint = audit_constraint(kind, text, regex)
-        pairs = audit_prompts(path)
-        options = _options(max_tokens, temperature, seed, chat)
+        constraint = audit_constraint(inputs.kind, inputs.text, inputs.regex)
+        pairs = audit_prompts(inputs.path)
+        options = inputs.options()
         QUOTA.take(visitor or "anonymous", len(pairs))
-        model = run_source(models, backend).get(timeout=600)
+        model = run_source(models, inputs.backend).get(timeout=600)
     except (FsmvizError, ValueError) as error:
         yield error_html(error), None, None
         return
     yield progress_html(0, len(pairs)), None, None
-    server = backend if backend and backend != BUNDLED else None
-    yield from _audited(model, constraint, pairs, options, progress, server)
-
-
-def _options(max_tokens, temperature, seed, chat):
-    from fsmviz.generation.trace import GenerationOptions
-
-    return GenerationOptions(
-        max_tokens=min(int(max_tokens), MAX_AUDIT_TOKENS),
-        temperature=float(temperature),
-        seed=int(seed or 0),
-        chat=bool(chat),
-    )
+    yield from _audited(model, constraint, pairs, options, progress, inputs.server)
 
 
 def _audited(
@@ -322,9 +345,12 @@ def build_audit_tab(models: Any, regex_box: Any) -> None:
 
     def audit_event(path, kind, text, regex, max_tokens, temperature, seed, chat, backend,
                     request: gr.Request, progress=gr.Progress()):  # noqa: B008  # fmt: skip
+        # Gradio hands each input as a parameter of its own (it finds the request and the
+        # progress by position in the signature): gathered here, once, into one record
+        inputs = AuditInputs(path, kind, text, regex, max_tokens, temperature, seed, chat,
+                             backend)  # fmt: skip
         visitor = getattr(request, "session_hash", None) or "anonymous"
-        yield from on_audit(models, path, kind, text, regex, max_tokens, temperature, seed,
-                            chat, visitor, progress, backend)  # fmt: skip
+        yield from on_audit(models, inputs, visitor, progress)
 
     run.click(
         audit_event,
