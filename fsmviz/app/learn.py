@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import gradio as gr
@@ -23,19 +22,18 @@ from fsmviz.drawing.render import RenderError, highlight, label_text, to_svg
 from fsmviz.learn import (
     TOY_EXAMPLES,
     ConstructionFrame,
-    ZipModel,
     byte_drawing,
     byte_walk,
     check_tests,
     construction_frames,
     naive_vs_index,
-    toy_view,
     transition_table,
     walk_string,
 )
 from fsmviz.learn.naive import NaiveTooSlow
 from fsmviz.learn.token_table import token_table
 from fsmviz.learn.toy import ToyView
+from fsmviz.learn.typed import byte_kind, parse_hex_tokens, toy_state
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["LEARN_CSS", "build_learn_tab"]
@@ -263,62 +261,6 @@ def expectations_html(pattern: str, block: str) -> str:
 # --- 5. toy vocabularies, 8. ZipModel ------------------------------------------------------
 
 
-def parse_tokens(text: str) -> tuple[list[str] | None, str]:
-    """A JSON list of strings, as the seeds write it: ``["a", ".", ".2", "1"]``."""
-    try:
-        tokens = json.loads(text)
-    except json.JSONDecodeError as error:
-        return None, f"the tokens are not a JSON list (column {error.colno}): {error.msg}"
-    if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
-        return None, 'write the tokens as a JSON list of non-empty strings: ["a", ".", ".2"]'
-    if len(tokens) > 200:
-        return None, f"{len(tokens)} tokens: a toy vocabulary holds at most 200"
-    return tokens, ""
-
-
-def parse_logits(text: str, size: int) -> tuple[list[float] | None, str]:
-    if not text.strip():
-        return None, ""
-    try:
-        values = [float(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        return None, "logits are numbers separated by spaces, one per token"
-    if len(values) != size:
-        return None, f"{len(values)} logits for {size} tokens (the last one is the end token)"
-    return values, ""
-
-
-def _toy_vocab(tokens_text: str, example: str) -> tuple[Vocabulary | None, str]:
-    tokens, problem = parse_tokens(tokens_text)
-    if tokens is None:
-        return None, problem
-    eos = TOY_EXAMPLES[example].eos if example in TOY_EXAMPLES else "<eos>"
-    return Vocabulary.from_strings(tokens, eos), ""
-
-
-def toy_state(
-    pattern: str,
-    tokens_text: str,
-    example: str,
-    history: Sequence[int],
-    model: str,
-    logits_text: str,
-    training: str,
-) -> tuple[ToyView | None, str]:
-    vocab, problem = _toy_vocab(tokens_text, example)
-    if vocab is None:
-        return None, problem
-    logits, problem = parse_logits(logits_text, len(vocab)) if model == "typed" else (None, "")
-    if problem:
-        return None, problem
-    prompt = TOY_EXAMPLES[example].prompt if example in TOY_EXAMPLES else ""
-    zip_model = ZipModel(training.lower(), prompt=prompt) if model == "ZipModel" else None
-    try:
-        return toy_view(pattern, vocab, history, logits=logits, model=zip_model), ""
-    except (RegexError, ValueError) as error:
-        return None, getattr(error, "message", str(error))
-
-
 def toy_html(view: ToyView | None, problem: str, pattern: str) -> str:
     if view is None:
         return f"<div class='error-box'><b>{esc(problem)}</b></div>"
@@ -363,21 +305,6 @@ def toy_html(view: ToyView | None, problem: str, pattern: str) -> str:
 # --- 6. bytes ------------------------------------------------------------------------------
 
 
-def parse_hex_tokens(text: str) -> tuple[list[bytes] | None, str]:
-    """``e6 97 | a5``: tokens separated by ``|``, bytes in hex."""
-    try:
-        tokens = [bytes.fromhex(part) for part in text.split("|")]
-    except ValueError:
-        return None, "write bytes in hex, tokens separated by |, e.g. e6 97 | a5"
-    return [t for t in tokens if t], ""
-
-
-def _byte_kind(step) -> str:
-    if step.after is None:
-        return "dead"
-    return "inside a character" if step.inside else "character state"
-
-
 def bytes_html(pattern: str, tokens_text: str) -> str:
     dfa, error = _compile(pattern)
     if dfa is None:
@@ -389,7 +316,7 @@ def bytes_html(pattern: str, tokens_text: str) -> str:
     rows = "".join(
         f"<tr><td>{s.token + 1}</td><td>{s.value:02x}</td><td>{s.before}</td>"
         f"<td>{'✗' if s.after is None else s.after}</td>"
-        f"<td>{_byte_kind(s)}</td></tr>"
+        f"<td>{byte_kind(s)}</td></tr>"
         for s in steps
     )
     text = b"".join(tokens).decode("utf-8", "backslashreplace")

@@ -10,6 +10,8 @@ teaching view beside it, one idea per module, all pure functions over the engine
   against Python's ``regex.fullmatch``;
 * ``toy`` — the seeds' toy vocabularies stepped token by token (``toy_view``), with
   user-set logits or seed 000's gzip "language model" (``ZipModel``);
+* ``typed`` — what a learner types, read and checked (a toy vocabulary as a JSON list,
+  logits, tokens as hex bytes) and the toy walk it gives (``toy_state``);
 * ``naive`` — the seeds' naive method (one partial match per token) timed against the
   index on the real vocabulary (``naive_vs_index``);
 * ``bytes`` — a token that splits a character walking the byte-level DFA (``byte_walk``);
@@ -25,6 +27,7 @@ from fsmviz.learn.bytes import ByteStep, byte_drawing, byte_walk
 from fsmviz.learn.construction import ConstructionFrame, Drawing, construction_frames
 from fsmviz.learn.naive import NaiveStep, naive_vs_index
 from fsmviz.learn.toy import TOY_EXAMPLES, ToyExample, ToyView, ZipModel, toy_view
+from fsmviz.learn.typed import parse_hex_tokens, parse_logits, parse_tokens, toy_state
 from fsmviz.learn.walk import (
     TableRow,
     TestResult,
@@ -53,6 +56,10 @@ __all__ = [
     "check_tests",
     "construction_frames",
     "naive_vs_index",
+    "parse_hex_tokens",
+    "parse_logits",
+    "parse_tokens",
+    "toy_state",
     "toy_view",
     "transition_table",
     "walk_string",
