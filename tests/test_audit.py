@@ -80,6 +80,15 @@ def test_a_schema_names_the_field_where_runs_stall(tiny) -> None:
         assert written.startswith('{"name":') and row.field == "/name", written
         assert row.place == "field /name"
     assert report.places[0].place == "field /name" and report.places[0].stalled == 2
+    # the report's heat map is the schema's fields, each filled by its stalls
+    assert report.structure == ("", "/name")
+    from fsmviz.audit.heat import parts_heat
+    from fsmviz.audit.htmlreport import report_fragment
+
+    assert [(p, n, r) for p, n, r, _ in parts_heat(report.structure, report.rows)] == [
+        ("", 0, 0), ("/name", 2, 2)]  # fmt: skip
+    html = report_fragment(report, "")
+    assert "on the fields" in html and ">/name</code> 2 not matched, 2 runs" in html
 
 
 def test_a_grammar_names_the_rule_where_runs_stall(tiny) -> None:
@@ -110,6 +119,11 @@ def test_a_grammar_audit_ranks_rules_and_the_grammar_doctor_explains_them(tiny, 
     html = (tmp_path / "report.html").read_text()
     assert "What the doctor says" in html and "grammar_budget" in html
     assert f"rule {failed[0].rule}" in html
+    assert report.structure == ("root", "list") and "on the rules" in html  # the heat map
+    for rule in report.structure:
+        stalled = sum(1 for row in failed if row.rule == rule)
+        runs = sum(1 for row in report.rows if row.rule == rule)
+        assert f">{rule}</code> {stalled} not matched, {runs} runs" in html
 
 
 def test_the_output_folder_holds_a_trace_a_row_and_a_report_per_prompt(tiny, tmp_path) -> None:

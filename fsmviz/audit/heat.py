@@ -20,7 +20,15 @@ from html import escape
 
 from fsmviz.audit.rows import AuditRow
 
-__all__ = ["COMPACT_ABOVE", "DRAW_LIMIT", "heat_colour", "heat_svg", "stall_counts"]
+__all__ = [
+    "COMPACT_ABOVE",
+    "DRAW_LIMIT",
+    "heat_colour",
+    "heat_svg",
+    "part_of",
+    "parts_heat",
+    "stall_counts",
+]
 
 COMPACT_ABOVE = 30
 """States up to which the exact DFA is drawn (the page's ``COMPACT_ABOVE``)."""
@@ -115,3 +123,41 @@ def _natural_width(svg: str) -> str:
     if found is None:
         return svg
     return svg.replace('width="100%"', f'width="{float(found.group(1)) * ZOOM:.0f}pt"', 1)
+
+
+def part_of(row: AuditRow) -> str | None:
+    """The part of a schema or grammar where ``row`` stalled, as ``AuditReport.structure``
+    names parts: a field's pointer with each array index as ``*``, or a rule's name.
+
+    >>> part_of(AuditRow("1", "", False, "max_tokens", field="/tags/3/name"))
+    '/tags/*/name'
+    """
+    if row.rule is not None:
+        return row.rule
+    if row.field is not None:
+        return re.sub(r"/[0-9]+(?=/|$)", "/*", row.field)
+    return None
+
+
+def parts_heat(parts: Iterable[str], rows: Iterable[AuditRow]) -> list[tuple[str, int, int, str]]:
+    """The schema's fields or grammar's rules as a heat map: (part, runs not matched there,
+    all runs there, fill) in the order given, then any part a run stalled in that the list
+    lacks. Filled by the runs that did not match, or by all runs when every run matched.
+
+    >>> rows = [AuditRow("1", "", False, "max_tokens", field="/b"),
+    ...         AuditRow("2", "", True, "accepted", field="/b")]
+    >>> [(p, n, r) for p, n, r, _ in parts_heat(["", "/a", "/b"], rows)]
+    [('', 0, 0), ('/a', 0, 0), ('/b', 1, 2)]
+    """
+    stalled: Counter[str] = Counter()
+    runs: Counter[str] = Counter()
+    for row in rows:
+        part = part_of(row)
+        if part is None or row.failed:
+            continue
+        runs[part] += 1
+        stalled[part] += not row.matched
+    counts = stalled if stalled else runs
+    most = max(counts.values(), default=0) or 1
+    order = list(dict.fromkeys([*parts, *runs]))
+    return [(p, stalled[p], runs[p], heat_colour(counts[p] / most)) for p in order]

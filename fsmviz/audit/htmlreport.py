@@ -92,6 +92,8 @@ def _heat(report: AuditReport) -> list[str]:
     """The regex's DFA, each state filled by the runs that stalled there; none for a
     schema, whose places are its fields (its regex's DFA, a hundred states of JSON
     punctuation and whitespace, drew as an unreadable strip)."""
+    if report.structure and report.rows:
+        return _parts(report)
     if report.pattern is None or not report.rows:
         return []
     if any(row.field is not None for row in report.rows):
@@ -103,6 +105,32 @@ def _heat(report: AuditReport) -> list[str]:
     if svg is not None:
         out.append(f'<div class="heat" style="max-width:100%;overflow:auto">{svg}</div>')
     return out
+
+
+def _parts(report: AuditReport) -> list[str]:
+    """A schema's fields (indented by depth) or a grammar's rules, each filled by the runs
+    that stalled there (``heat.parts_heat``): the structure drawn as a heat map."""
+    from fsmviz.audit.heat import DARK, parts_heat
+
+    heat = parts_heat(report.structure, report.rows)
+    fields = any(row.field is not None for row in report.rows)
+    stalled = any(n for _, n, _, _ in heat)
+    what = "runs that did not match" if stalled else "runs (their lowest valid mass)"
+    kind = ("field", "fields") if fields else ("rule", "rules")
+    out = [f"<h2>Where runs stall, on the {kind[1]}</h2>",
+           f"<p>Each {kind[0]} is filled by its {what} stalled there.</p>",
+           '<ul class="parts" style="list-style:none;padding-left:0">']  # fmt: skip
+    most = max((n if stalled else r for _, n, r, _ in heat), default=0) or 1
+    for part, n, r, fill in heat:
+        depth = part.count("/") - 1 if fields and part else 0
+        name = (part or "/") if fields else part
+        ink = "#fff" if (n if stalled else r) / most > DARK else "inherit"
+        out.append(
+            f'<li style="margin-left:{max(depth, 0) * 1.5}em">'
+            f'<code style="background:{fill};color:{ink};padding:0 .4em">{escape(name)}</code>'
+            f" {n} not matched, {r} runs</li>"
+        )
+    return [*out, "</ul>"]
 
 
 def _bars(bins: tuple[int, ...]) -> str:

@@ -83,6 +83,10 @@ class AuditReport:
     """The query that puts the constraint back on the page (``fsmviz.audit.links``)."""
     findings: tuple[Explanation, ...] = ()
     """The doctor's findings that explain failed runs, most explained first."""
+    structure: tuple[str, ...] = ()
+    """Where a constraint's places are its parts, those parts in the order written, for
+    the report's heat map: a schema's fields as JSON pointers (``""`` the whole value,
+    an array's items ``/*``), or a grammar's rules by name."""
 
     def count(self, stop_reason: str) -> int:
         """How many runs stopped for ``stop_reason`` (``"failed"``: no trace)."""
@@ -153,8 +157,8 @@ def summarize(
 ) -> AuditReport:
     """The report of ``rows`` (one per prompt): counts, and the stall places ranked by
     the runs that did not match there, then by all runs stalling there; ``describe``
-    gives a place's ``note``. ``context``: the report's ``pattern``, ``options``, ``link``
-    and ``findings``, kept as given."""
+    gives a place's ``note``. ``context``: the report's ``pattern``, ``options``, ``link``,
+    ``findings`` and ``structure``, kept as given."""
     rows = tuple(rows)
     reasons = Counter(row.stop_reason for row in rows)
     stalled: Counter[str] = Counter()

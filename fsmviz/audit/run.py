@@ -74,6 +74,8 @@ class Target:
     doctor: Any = None
     """What ``fsmviz.diagnose`` takes to explain the failed runs: the regex, or the
     grammar (its findings name rules); None for a schema on the grammar path."""
+    structure: tuple[str, ...] = ()
+    """A schema's fields or a grammar's rules, in order (``AuditReport.structure``)."""
 
     @property
     def pattern(self) -> str | None:
@@ -126,17 +128,36 @@ def target_of(constraint: object) -> Target:
         return Target(constraint, Regex(constraint), False, label, link, constraint)
     if isinstance(constraint, Grammar):
         label = f"{constraint.format} grammar, start {constraint.start}"
-        return Target(constraint, RulePlacer(constraint), True, label, link, constraint)
+        rules = tuple(dict.fromkeys(rule.name for rule in constraint.rules))
+        return Target(constraint, RulePlacer(constraint), True, label, link, constraint, rules)
     path = getattr(constraint, "path", None)
     if path in ("regex", "grammar") and hasattr(constraint, "schema"):
         run_with = constraint.regex if path == "regex" else constraint  # type: ignore[attr-defined]
         label = f"JSON Schema ({path} path)"
         doctor = run_with if path == "regex" else None
-        return Target(run_with, SchemaPlacer(), path == "grammar", label, link, doctor)
+        fields = tuple(_fields(constraint.schema))  # type: ignore[attr-defined]
+        return Target(run_with, SchemaPlacer(), path == "grammar", label, link, doctor, fields)
     raise InputError(
         "audit takes a constraint as a regex (a str), a compiled JSON Schema "
         "(fsmviz.compile_schema) or a grammar (fsmviz.compile_grammar)"
     )
+
+
+def _fields(schema: object, pointer: str = "", depth: int = 0) -> Iterator[str]:
+    """A schema's fields as JSON pointers, the whole value first (``""``), an array's
+    items as ``/*`` (``heat.part_of`` names a stall's field so).
+
+    >>> list(_fields({"properties": {"a": {"items": {"properties": {"b": {}}}}}}))
+    ['', '/a', '/a/*', '/a/*/b']
+    """
+    yield pointer
+    if not isinstance(schema, dict) or depth > 20:
+        return
+    for name, sub in (schema.get("properties") or {}).items():
+        escaped = str(name).replace("~", "~0").replace("/", "~1")
+        yield from _fields(sub, f"{pointer}/{escaped}", depth + 1)
+    if isinstance(schema.get("items"), dict):
+        yield from _fields(schema["items"], f"{pointer}/*", depth + 1)
 
 
 def audit(
@@ -330,6 +351,7 @@ def _report(
         options=opts,
         link=target.link,
         findings=explain(found, ordered),
+        structure=target.structure,
     )
     if folder is not None:
         folder.write_csv(report.rows)
