@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fsmviz.app.grammar_api import grammar_api, grammar_endpoint
+from fsmviz.app.api.grammar import grammar_endpoint
 from fsmviz.cli import grammar_command
 from fsmviz.generation.generate import stream
 from fsmviz.grammar import GrammarError, compile_grammar
+from fsmviz.grammar.answer import grammar_answer
 
 CASES = Path(__file__).parent / "cases" / "grammars"
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,11 +69,11 @@ def test_generating_under_a_grammar_from_the_command_line(tiny) -> None:
 
 
 def test_the_api_returns_the_trace_and_refuses_bad_grammars(tiny) -> None:
-    result = grammar_api((CASES / "json.gbnf").read_text(), "", 16, 1.0, 3, model=tiny)
+    result = grammar_answer((CASES / "json.gbnf").read_text(), "", 16, 1.0, 3, model=tiny)
     assert result["matched"] and result["format"] == "gbnf"
     assert len(result["steps"]) <= 16 and result["pattern"].startswith("# JSON")
     with pytest.raises(GrammarError):
-        grammar_api("root ::= [", "", model=tiny)
+        grammar_answer("root ::= [", "", model=tiny)
 
 
 def test_the_endpoint_answers_bad_grammars_with_a_message_and_no_model() -> None:

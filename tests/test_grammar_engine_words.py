@@ -79,8 +79,8 @@ def test_three_thousand_alternatives_end_in_a_message_not_a_crash(tiny) -> None:
 def test_the_command_line_and_the_api_pass_the_engines_words_on(tiny, tmp_path) -> None:
     import io
 
-    from fsmviz.app.grammar_api import grammar_api
     from fsmviz.cli import grammar_command
+    from fsmviz.grammar.answer import grammar_answer
 
     text = "root ::= " + " | ".join(f'"w{i}x"' for i in range(3000))
     try:
@@ -93,7 +93,7 @@ def test_the_command_line_and_the_api_pass_the_engines_words_on(tiny, tmp_path) 
     status = grammar_command(str(file), "Say one.", max_tokens=8, model=tiny, out=out, err=err)
     assert status != 0 and "[engine_error; 0 tokens" in err.getvalue()
     assert "3000 items" in err.getvalue() and "Traceback" not in err.getvalue()
-    result = grammar_api(text, "Say one.", 8, model=tiny)
+    result = grammar_answer(text, "Say one.", 8, model=tiny)
     assert result["stop_reason"] == "engine_error" and not result["matched"]
     assert any("3000 items" in note for note in result["notes"])
 

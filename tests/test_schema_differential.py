@@ -188,11 +188,11 @@ def test_the_engine_table_and_its_page_name_the_stricter_rules():
 
 
 def test_the_schema_api_answers_what_is_unenforced_and_what_is_stricter(tiny):
-    from fsmviz.app.api.schema import schema_api
+    from fsmviz.schema.answer import schema_answer
 
     schema = {"type": "object", "properties": {"n": {"type": "number", "maximum": 9}},
               "required": ["n"]}  # fmt: skip
-    answer = schema_api(json.dumps(schema), "A number.", 4, whitespace="none", model=tiny)
+    answer = schema_answer(json.dumps(schema), "A number.", 4, whitespace="none", model=tiny)
     assert answer["unenforced"] == [["/properties/n", "maximum"]]
     assert ["", rules.WHITESPACE_RULES["none"]] in answer["stricter"]
     assert ["/properties/n", rules.EXPONENT] in answer["stricter"]

@@ -8,12 +8,12 @@ import pytest
 from test_schema_engines_api import file_like
 
 from fsmviz import load_model
-from fsmviz.app.api.schema import schema_api
 from fsmviz.app.live import pattern_view
 from fsmviz.app.regex_run import live_run
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
 from fsmviz.cli import schema_command
 from fsmviz.generation.generate import GenerationOptions
+from fsmviz.schema.answer import schema_answer
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def model():
 @pytest.mark.parametrize("name", ["nutrition", "person", "enum", "tags"])
 def test_each_example_schema_gives_json_that_parses_and_validates(model, name):
     example = schema_examples()[name]
-    result = schema_api(
+    result = schema_answer(
         example.schema, example.prompt, example.max_tokens, whitespace="space", model=model
     )
     assert result["trace"]["stop_reason"] == "accepted"

@@ -23,9 +23,9 @@ Read in this order:
   context-free grammar: its views, each step's place and terminal sent for the browser to
   step through, a run's frames, the tab);
   ``compare_page``, ``learn`` and ``audit_page``.
-* The API: ``api/``, every endpoint registered in one place (``/trace``, ``/dfa``,
-  ``/diagnose``, ``/schema``, ``/schema_engines``; every failure a message), with
-  ``grammar_api`` (``/grammar``, the Grammar tab's).
+* The API: ``api/``, every endpoint in one place (``/trace``, ``/dfa``, ``/diagnose``,
+  ``/schema``, ``/schema_engines``, ``/grammar``; every failure a message), each wrapping
+  an engine function that answers with plain data.
 * GPUs: ``zerogpu`` (Hugging Face ZeroGPU) and ``fork_gpu`` (its fork played locally).
 
 The engine (``fsmviz``) never imports this package; this package imports the engine.

@@ -33,7 +33,8 @@ from fsmviz.diagnose.schema import (
     diagnose_schema,
 )
 from fsmviz.params import check_generation
-from fsmviz.schema.convert import WHITESPACE, SchemaError, check_json, compile_schema, json_fields
+from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
+from fsmviz.schema.convert import SchemaError, check_json, compile_schema, json_fields
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
@@ -50,8 +51,6 @@ __all__ = [
 ]
 
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
-WHITESPACE_CHOICES = tuple(WHITESPACE)
-DEFAULT_WHITESPACE = "space"
 
 
 @dataclass(frozen=True)

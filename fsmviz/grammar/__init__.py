@@ -27,6 +27,8 @@ Read bottom-up; each module imports only those listed before it (``tests/test_ci
   allowed set afterwards (``StepMasks``), and a stopped run's trace
 * ``gbnf``, ``lark``  the two readers; ``compile`` ``compile_grammar``: read, then check
   (undefined, unfinishable, bounds)
+* ``answer``   a grammar run as plain data (``grammar_answer``): what the app's ``/grammar``
+  endpoint answers
 
 May import: ``fsmviz.automaton``, ``fsmviz.tokens``, ``fsmviz.generation`` and the shared
 modules (``matcher`` imports llguidance on first use; ``tree`` the run, with torch, on

@@ -26,11 +26,14 @@ Read bottom-up; each module imports only those listed before it (``tests/test_ci
   regex, located by JSON pointer, fsmviz's DFA) or the grammar path. The names of the
   floor (``SchemaError``, ``pointer``, ``load_schema``, ``check_json``...) are importable
   from here too.
+* ``answer`` a schema run as plain data (``schema_answer``): what the app's ``/schema``
+  endpoint answers.
 * ``differential`` why a valid instance is refused: the named rule, or None (a bug);
   ``structure`` a schema's shape as a small Lark grammar, drawn on the Schema tab.
 
 May import: ``fsmviz.automaton``, ``fsmviz.tokens``, ``fsmviz.generation`` and the shared
-modules (``by_grammar`` runs a compiled schema through ``fsmviz.grammar.run``, on first use).
+modules (``by_grammar`` runs a compiled schema through ``fsmviz.grammar.run``, on first use;
+``answer`` loads the bundled model, with torch, only when no model is given).
 """
 
 from fsmviz.schema.by_grammar import SchemaGrammar

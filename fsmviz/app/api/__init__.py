@@ -14,10 +14,12 @@ Read in this order:
   traceback);
 * ``arity``    how many values a call gives, said in the endpoint's own words;
 * ``regex``    ``/trace``, ``/dfa``, ``/diagnose`` (``regex_tools``);
-* ``schema``   ``/schema`` and ``/schema_engines`` (``schema_tools``).
+* ``schema``   ``/schema`` and ``/schema_engines`` (``schema_tools``);
+* ``grammar``  ``/grammar`` (``grammar_tools``).
 
-``/grammar`` is the Grammar tab's (``fsmviz.app.grammar_api``), registered here with the
-rest (``grammar_tools``).
+Each endpoint wraps an engine function that answers with plain data
+(``fsmviz.grammar.answer``, ``fsmviz.schema.answer``...): here only the Gradio side, every
+bad input a ``gr.Error``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import gradio as gr
 
 from fsmviz.app.api.answers import answered
 from fsmviz.app.api.arity import check_arity, signature_of
+from fsmviz.app.api.grammar import grammar_endpoint
 from fsmviz.app.api.regex import (
     MODEL_WAIT,
     DfaResult,
@@ -40,7 +43,6 @@ from fsmviz.app.api.regex import (
 )
 from fsmviz.app.api.schema import EnginesResult, schema_engines, schema_tools
 from fsmviz.app.backend import model_for
-from fsmviz.app.grammar_api import grammar_endpoint
 from fsmviz.app.leaving import leaves_with_client
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.generation.models import BackgroundModel

@@ -1,7 +1,7 @@
 """``/schema`` and ``/schema_engines``: JSON generated for a JSON Schema, and which engine
 gets a schema right.
 
-``schema_api`` is plain Python (the engine's ``compile_schema``, a run, ``check_json``);
+The answer is the engine's (``fsmviz.schema.answer.schema_answer``: plain data);
 ``schema_endpoint`` wraps it for ``gr.api``. ``/schema_engines`` needs no model: it asks
 each installed engine (fsmviz, outlines-core, llguidance, xgrammar) to compile the schema
 and to judge instances made from it.
@@ -16,76 +16,18 @@ import gradio as gr
 
 from fsmviz.app.api.regex import MODEL_WAIT, trace_seconds
 from fsmviz.app.backend import model_for
-from fsmviz.app.schema_page import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.models import BackgroundModel
-from fsmviz.params import MAX_PROMPT_CHARS, ParameterError, check_generation, choice, text
-from fsmviz.schema.convert import check_json, compile_schema
+from fsmviz.params import ParameterError
+from fsmviz.schema.answer import DEFAULT_WHITESPACE, schema_answer
 
-__all__ = ["EngineResult", "EnginesResult", "schema_api", "schema_endpoint", "schema_engines",
-           "schema_tools"]  # fmt: skip
-
-
-def schema_api(
-    schema: str,
-    prompt: str,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    whitespace: str = DEFAULT_WHITESPACE,
-    *,
-    model: Any = None,
-) -> dict[str, Any]:
-    """Generate JSON for a JSON Schema: ``{"route", "regex", "unenforced", "stricter",
-    "trace", "json"}``.
-
-    - ``route``: the compiled schema's ``path``, ``"regex"`` (fsmviz's index over the
-      schema's regex) or ``"grammar"`` (llguidance's mask, for a schema no regex can hold:
-      ``regex`` is then None). No key of the answer is ``path``: gradio_client takes any
-      object with a ``path`` string for a file to download.
-    - ``unenforced``: the ``[JSON pointer, keyword]`` pairs the constraint leaves free;
-      ``stricter``: the ``[JSON pointer, rule]`` pairs where it refuses JSON the schema
-      allows (``compile_schema``).
-    - ``json``: whether the output parses and validates (``check_json``), with the JSON
-      pointer of the failing part as ``instance_path``; the trace's ``parsed`` is the value
-      read back (``fsmviz.schema.run.SchemaTrace``).
-
-    ``model`` defaults to the bundled one; it may be a function that returns the model,
-    called once every input is checked. Raises ``SchemaError`` for a schema that cannot be
-    used, ``ParameterError`` for a bad parameter (``fsmviz.params``), both before any work.
-    """
-    from fsmviz import load_model
-
-    opts = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
-    prompt = text("prompt", prompt, MAX_PROMPT_CHARS)
-    if not isinstance(schema, str):
-        raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
-    compiled = compile_schema(schema, choice("whitespace", whitespace, WHITESPACE_CHOICES))
-    model = model() if callable(model) else model  # a getter: called once all is checked
-    on_grammar = compiled.path == "grammar"  # llguidance's mask where no regex fits
-    trace = compiled.generate(model if model is not None else load_model(), prompt, **opts)
-    check = check_json(trace.text, compiled.schema)
-    return {
-        "route": compiled.path,
-        "regex": None if on_grammar else compiled.regex,
-        "unenforced": [list(pair) for pair in compiled.unenforced],
-        "stricter": [list(pair) for pair in compiled.stricter],
-        "trace": trace.to_dict(),
-        "json": {
-            "parses": check.parses,
-            "valid": check.valid,
-            "error": check.error,
-            "instance_path": check.path,
-            "schema_path": check.schema_path,
-        },
-    }
+__all__ = ["EngineResult", "EnginesResult", "schema_endpoint", "schema_engines", "schema_tools"]
 
 
 def schema_endpoint(get_model: Any) -> Any:
-    """The ``/schema`` API function for ``gr.api``: ``schema_api`` with the page's model,
-    every bad input a ``gr.Error``."""
-    import gradio as gr
+    """The ``/schema`` API function for ``gr.api``: ``schema_answer`` with the page's
+    model, every bad input a ``gr.Error``."""
 
     def schema(
         schema: str,
@@ -119,7 +61,7 @@ def schema_endpoint(get_model: Any) -> Any:
         """
         model = (lambda: get_model(backend)) if backend else get_model  # a server, by name
         try:
-            return schema_api(
+            return schema_answer(
                 schema, prompt, max_tokens, temperature, seed, whitespace, model=model
             )
         except (ValueError, FsmvizError) as error:  # FsmvizError: a server's fault, named

@@ -1,6 +1,6 @@
 """The ``/grammar`` endpoint (and MCP tool): text generated under a context-free grammar.
 
-``grammar_api`` is plain Python (the engine's ``compile_grammar`` and ``generate``);
+The answer is the engine's (``fsmviz.grammar.answer.grammar_answer``: plain data);
 ``grammar_endpoint`` wraps it for ``gr.api``, every bad input a ``gr.Error`` whose message
 names the line and column.
 """
@@ -9,36 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import gradio as gr
+
 from fsmviz.errors import FsmvizError
-from fsmviz.generation.generate import generate
 from fsmviz.grammar import GrammarError, compile_grammar
-from fsmviz.grammar.compile import MAX_GRAMMAR_CHARS
-from fsmviz.params import MAX_PROMPT_CHARS, check_generation, text
+from fsmviz.grammar.answer import grammar_answer
 
-__all__ = ["grammar_api", "grammar_endpoint"]
-
-
-def grammar_api(
-    grammar: str,
-    prompt: str,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    *,
-    model: Any,
-) -> dict[str, Any]:
-    """Compile ``grammar`` (GBNF or Lark, told apart), generate under it with ``model``,
-    and return the trace as a dict (``matched``: the text is a sentence of the grammar).
-    Raises ``GrammarError`` (a ``ValueError``) for a bad grammar, before the model runs."""
-    options = check_generation(max_tokens=max_tokens, temperature=temperature, seed=seed)
-    compiled = compile_grammar(text("grammar", grammar, MAX_GRAMMAR_CHARS))
-    trace = generate(model, compiled, text("prompt", prompt, MAX_PROMPT_CHARS), **options)
-    return {**trace.to_dict(), "format": compiled.format}
+__all__ = ["grammar_endpoint"]
 
 
 def grammar_endpoint(get_model: Any) -> Any:
     """The ``/grammar`` API function for ``gr.api``."""
-    import gradio as gr
 
     def grammar(
         grammar: str,
@@ -72,7 +53,7 @@ def grammar_endpoint(get_model: Any) -> Any:
         try:
             compile_grammar(grammar)  # a bad grammar answers before the model is waited for
             model = get_model(backend) if backend else get_model()  # a server, by name
-            return grammar_api(grammar, prompt, max_tokens, temperature, seed, model=model)
+            return grammar_answer(grammar, prompt, max_tokens, temperature, seed, model=model)
         except GrammarError as error:
             raise gr.Error(f"{error} [line:column {error.location()}]") from None
         except (ValueError, FsmvizError) as error:  # FsmvizError: a server's fault, named
