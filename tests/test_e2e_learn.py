@@ -1,10 +1,15 @@
 """End-to-end: the Learn tab of the real app in headless Chromium, one test per part.
 
 Shares the session's app (conftest's ``app_server``) and the launch recipe of
-``test_e2e.py``. The Learn tab needs no model run, so each test is a few round trips.
+``test_e2e.py``. The Learn tab needs no model run, so each test is a few round trips, all
+on one page (``learn_page``: a page load is 5-6 s of Chromium's CPU, the round trips a
+fraction of that); each test starts from the seed pattern typed afresh and the walk's
+text the page opened with, and opens the part it needs if it is closed.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,19 +25,44 @@ UI_TIMEOUT = 60_000
 FLOAT = r"([0-9]+)?\.[0-9]+"
 
 
-@pytest.fixture
-def learn(page: Page, app_url: str) -> Page:  # noqa: F811
-    """The Learn tab open, with seed 000's float pattern typed into its regex box."""
+@pytest.fixture(scope="module")
+def learn_page(browser, app_url: str) -> Iterator[tuple[Page, str]]:  # noqa: F811
+    """One page for the module, loaded, the Learn tab open; with the walk's text it
+    opened with."""
+    page = browser.new_page()
     page.set_default_timeout(UI_TIMEOUT)
     page.goto(app_url + "/")
     expect(page.locator("body[data-restored=yes]")).to_have_count(1)  # the page-load event
     wait_for_model(page)
     page.get_by_role("tab", name="Learn").click()
     expect(page.locator("#learn")).to_be_visible()
+    yield page, page.locator("#walk textarea").input_value()
+    page.close()
+
+
+@pytest.fixture
+def learn(learn_page: tuple[Page, str]) -> Page:
+    """The Learn tab open, with seed 000's float pattern typed afresh into its regex box
+    (another pattern first: its views start again from their first frame) and the walk's
+    first text back."""
+    page, walk = learn_page
+    page.fill("#learn-regex textarea", "ab")
+    expect(page.locator("#construction")).to_contain_text("2 positions")
+    if page.locator("#walk textarea").input_value() != walk:
+        page.fill("#walk textarea", walk)
     page.fill("#learn-regex textarea", FLOAT)
     expect(page.locator("#construction")).to_contain_text("3 positions")
+    expect(page.locator("#construction h3")).to_contain_text("(1 / 8)")
     expect(page.locator("#transitions table tr")).to_have_count(4)
     return page
+
+
+def open_part(page: Page, title: str, inside: str) -> None:
+    """Open the Learn tab's part ``title`` unless it is open (its ``inside`` shown): a
+    click on an open part's title would close it."""
+    if not page.locator(inside).is_visible():
+        page.get_by_text(title).click()
+    expect(page.locator(inside)).to_be_visible()
 
 
 def test_construction_steps_forward_and_back(learn: Page) -> None:
@@ -77,7 +107,7 @@ def test_transition_table_marks_start_accepting_and_blank_entries(learn: Page) -
 
 
 def test_test_strings_show_a_python_disagreement(learn: Page) -> None:
-    learn.get_by_text("4. Test strings").click()
+    open_part(learn, "4. Test strings", "#tests textarea")
     learn.fill("#learn-regex textarea", r"\d+")
     # Wait for the new pattern's views (they redraw the test results too), as a person
     # would see them, before typing the tests: otherwise the pattern's redraw, computed with
@@ -90,7 +120,7 @@ def test_test_strings_show_a_python_disagreement(learn: Page) -> None:
 
 
 def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
-    learn.get_by_text("5. Toy vocabularies").click()
+    open_part(learn, "5. Toy vocabularies", "#toy-example input")
     learn.locator("#toy-example input").click()
     learn.get_by_role("option", name="seed 003: hot / cold / hotel").click()
     expect(learn.locator("#learn-regex textarea")).to_have_value("(hot|cold|hotel)")
@@ -115,7 +145,7 @@ def test_toy_vocabulary_steps_token_by_token(learn: Page) -> None:
 
 
 def test_zip_model_gives_real_logits(learn: Page) -> None:
-    learn.get_by_text("5. Toy vocabularies").click()
+    open_part(learn, "5. Toy vocabularies", "#toy-model")
     learn.locator("#toy-model").get_by_text("ZipModel").click()
     row = learn.locator("#toy tr").nth(2)  # the logits
     expect(row).to_contain_text("-")
@@ -123,7 +153,7 @@ def test_zip_model_gives_real_logits(learn: Page) -> None:
 
 
 def test_bytes_walk_a_split_character(learn: Page) -> None:
-    learn.get_by_text("6. Bytes").click()
+    open_part(learn, "6. Bytes", "#bytes")
     learn.fill("#learn-regex textarea", "[一-龥]+")
     result = learn.locator("#bytes")
     expect(result).to_contain_text("inside a character")
@@ -132,7 +162,7 @@ def test_bytes_walk_a_split_character(learn: Page) -> None:
 
 
 def test_naive_against_the_index_on_the_real_vocabulary(learn: Page) -> None:
-    learn.get_by_text("7. Naive matching").click()
+    open_part(learn, "7. Naive matching", "#naive-run")
     learn.locator("#naive-run").click()
     result = learn.locator("#naive")
     expect(result).to_contain_text("49,152 tokens")
