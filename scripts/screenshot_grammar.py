@@ -26,7 +26,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.screenshot import open_page  # noqa: E402  (one launch recipe)
+from scripts.screenshot import SKIP_OFFERED, open_page  # noqa: E402  (one launch recipe)
 
 
 def main() -> None:
@@ -36,7 +36,10 @@ def main() -> None:
     parser.add_argument("--example", default="nested JSON", help="an example's button text")
     parser.add_argument("--at", type=float, default=0.45, help="the step shown, as a fraction")
     parser.add_argument("--width", type=int, default=1440, help="1440 desktop, 390 a phone")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds for the run")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for the run")
+    parser.add_argument(
+        "--skip-shadow", action="store_true", help="skip the shadow run (a busy machine)"
+    )
     args = parser.parse_args()
 
     with sync_playwright() as p:
@@ -50,12 +53,15 @@ def main() -> None:
         page.wait_for_selector("#rules svg")
         started = time.monotonic()
         page.locator("#grammar-examples button", has_text=args.example).click()
+        if args.skip_shadow:  # pressed as soon as it is offered (the run is over then)
+            page.wait_for_function(f"() => ({SKIP_OFFERED.replace('#stop', '#grammar-stop')})()")
+            page.evaluate(f"() => ({SKIP_OFFERED.replace('#stop', '#grammar-stop')})()?.click()")
         page.wait_for_function(  # the run, then its shadow run, over
             "() => { const s = document.querySelector('#grammar-status')?.textContent || '';"
-            " return s.includes('Done') && !s.includes('shadow run'); }",
+            " return s.includes('Done') && !/Now the (unconstrained )?shadow run/.test(s); }",
             polling=1000,
         )
-        page.wait_for_selector("#grammar-allowed template.allowed-data", state="attached")
+        page.wait_for_selector("#grammar-allowed .allowed-data", state="attached")
         status = (page.text_content("#grammar-status") or "").strip()
         output = page.eval_on_selector("#grammar-output .tokens", "e => e.textContent")
         print(f"run: {time.monotonic() - started:.1f} s; {status}")
@@ -64,7 +70,7 @@ def main() -> None:
         chosen = max(round(rows * args.at) - 1, 0)
         page.locator(f"#grammar-steps tbody tr[data-step='{chosen}']").click()
         page.wait_for_selector(f"#grammar-steps tr.selected[data-step='{chosen}']")
-        page.click("#grammar-next")
+        page.click("#grammar-stepper [data-stepper=next]")
         page.wait_for_selector(f"#grammar-steps tr.selected[data-step='{chosen + 1}']")
         page.wait_for_selector(f"#grammar-allowed .allowed-view[data-step='{chosen + 1}']")
         page.wait_for_timeout(1500)  # the chart's redraw
