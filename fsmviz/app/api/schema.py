@@ -19,7 +19,7 @@ from fsmviz.app.backend import model_for
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.models import BackgroundModel
-from fsmviz.params import ParameterError
+from fsmviz.peers.answer import engines_answer
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, schema_answer
 
 __all__ = ["EngineResult", "EnginesResult", "schema_endpoint", "schema_engines", "schema_tools"]
@@ -117,29 +117,7 @@ def schema_engines(schema: str) -> EnginesResult:
         or its refusal, invalid instances it accepts, valid ones it rejects, keywords it
         names as not enforced) and the same as a Markdown table.
     """
-    from fsmviz.peers.schema import engine_verdicts, verdicts_text
-
     try:  # a refusal names what is wrong (fsmviz.params, SchemaError with its pointer)
-        if not isinstance(schema, str):
-            raise ParameterError("schema", schema, "a JSON Schema written as JSON text")
-        table = engine_verdicts(schema)
+        return engines_answer(schema)  # type: ignore[return-value]
     except (FsmvizError, ValueError) as error:
         raise gr.Error(str(error)) from None
-    return {
-        "instances": [{"text": i.text, "valid": i.valid, "how": i.how} for i in table.instances],
-        "engines": [
-            {
-                "engine": v.engine,
-                "version": v.version,
-                "compiled": v.compiled,
-                "refusal": v.refusal,
-                "route": v.path,  # not "path": gradio_client would fetch it as a file
-                "invalid_accepted": list(v.invalid_accepted),
-                "valid_rejected": list(v.valid_rejected),
-                "ignored": list(v.ignored),
-                "stricter": list(v.stricter),
-            }
-            for v in table.verdicts
-        ],
-        "table": verdicts_text(table),
-    }
