@@ -59,6 +59,7 @@ __all__ = [
     "CharClass",
     "Dfa",
     "Edge",
+    "check_buildable",
     "check_size",
     "compile_regex",
     "complement_ranges",
@@ -258,19 +259,62 @@ def compile_regex(pattern: str) -> Dfa:
             None,
             "write the regex as a string",
         )
-    return _COMPILED.get_or_build(pattern, lambda: _compile(pattern))
+    return _COMPILED.get_or_build(pattern, lambda: _finished(pattern))
 
 
 _COMPILED: BoundedCache[Dfa] = BoundedCache(maxsize=64)
 """The last 64 patterns' DFAs (a schema's DFA of ~1,000 states takes a few MB)."""
 
 
+def check_buildable(pattern: str) -> None:
+    """Raise ``RegexError`` where ``compile_regex(pattern)`` would for the pattern's syntax,
+    size or states, without minimising: the subsets are kept (bounded) and
+    ``compile_regex`` minimises them when the DFA is first asked for. A schema is compiled
+    so (``schema.convert``): its path depends on whether its DFA can be built, but its first
+    allowed set needs no DFA, and minimising is a third of the build. A construction that
+    used over half of ``MAX_SECONDS`` is minimised at once, as before, so that only the
+    clock can fail later, and only by a sliver of the budget.
+
+    >>> check_buildable("(a|b)*a(a|b){20}")
+    Traceback (most recent call last):
+    ...
+    fsmviz.automaton.syntax.RegexError: the pattern is too large: its DFA needs more than 25,000 states, ...
+    """  # noqa: E501
+    if _COMPILED.peek(pattern) is not None or _BUILT.peek(pattern) is not None:
+        return
+    started = time.thread_time()
+    built = _Construction.of(pattern)
+    spent = time.thread_time() - started
+    if spent > MAX_SECONDS / 2:
+        _COMPILED.get_or_build(pattern, lambda: _minimised(built, built.clock))
+    else:
+        _BUILT.get_or_build(pattern, lambda: (built, spent))
+
+
+_BUILT: BoundedCache[tuple[_Construction, float]] = BoundedCache(maxsize=8)
+"""Constructions ``check_buildable`` checked, not yet minimised, with the CPU seconds they
+took: ``compile_regex`` finishes one under what is left of ``MAX_SECONDS``."""
+
+
+def _finished(pattern: str) -> Dfa:
+    """The minimal DFA: from a construction ``check_buildable`` kept, else built whole."""
+    kept = _BUILT.peek(pattern)
+    if kept is None:
+        return _compile(pattern)
+    built, spent = kept
+    return _minimised(built, _Clock(time.thread_time() + max(MAX_SECONDS - spent, 0.0)))
+
+
 def _compile(pattern: str) -> Dfa:
     built = _Construction.of(pattern)
+    return _minimised(built, built.clock)
+
+
+def _minimised(built: _Construction, clock: _Clock) -> Dfa:
     accepting, transitions = built.accepting, built.transitions
     if built.may_strand:
         accepting, transitions = _prune_dead(accepting, transitions)
-    accepting, moves = _minimise(accepting, transitions, built.clock)
+    accepting, moves = _minimise(accepting, transitions, clock)
     return built.dfa(accepting, moves)
 
 

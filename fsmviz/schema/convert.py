@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fsmviz.automaton.dfa import Dfa, compile_regex, count_positions
+from fsmviz.automaton.dfa import Dfa, check_buildable, compile_regex, count_positions
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.cache import bounded
 from fsmviz.schema.by_grammar import SchemaGrammar, schema_grammar
@@ -264,9 +264,11 @@ def _locate(root: dict[str, Any], regex: str, ws: str | None) -> SchemaLocations
 @dataclass(frozen=True)
 class SchemaRegex(SchemaRuns):
     """A schema compiled for generation on the regex path: the dict, outlines-core's regex,
-    its locations, the whitespace, the keywords the regex does not enforce, and its DFA;
-    ``source`` the pydantic model class it came from, if any (``run.SchemaRuns``:
-    ``.generate`` a run, ``.parse`` its output)."""
+    its locations, the whitespace, the keywords the regex does not enforce, and its DFA
+    where one was given (``compile_schema`` checks that the DFA can be built and leaves it
+    to ``compile_regex(regex)``, which builds it once, when first asked); ``source`` the
+    pydantic model class it came from, if any (``run.SchemaRuns``: ``.generate`` a run,
+    ``.parse`` its output)."""
 
     schema: dict[str, Any]
     regex: str
@@ -477,11 +479,13 @@ def _too_many_positions(regex: str) -> str:
 def _regex_path(
     root: dict[str, Any], regex: str, ws: str | None, whitespace: str | None, path: str | None
 ) -> SchemaRegex | SchemaGrammar:
-    """The regex compiled to a DFA: the regex path, with the schema location of each part
-    of the regex and the keywords it does not enforce; where fsmviz's automaton cannot
-    hold it, the grammar path (on the regex path, the error located in the schema)."""
+    """The regex path, with the schema location of each part of the regex and the keywords
+    it does not enforce, where fsmviz's automaton can hold the regex; otherwise the grammar
+    path (on the regex path, the error located in the schema). The DFA is checked
+    (``check_buildable``: its subsets fit) and minimised when first asked for
+    (``compile_regex``, the run's index): the first allowed set needs none."""
     try:
-        dfa = compile_regex(regex)
+        check_buildable(regex)
     except RegexError as error:
         if path == "regex":
             raise _regex_refusal(_locate(root, regex, ws), error) from None
@@ -493,7 +497,7 @@ def _regex_path(
             raise _regex_refusal(_locate(root, regex, ws), error) from None
     where = _locate(root, regex, ws)
     rules = stricter(root, "regex", whitespace)
-    return SchemaRegex(root, regex, whitespace, where, unenforced(root, "regex"), dfa,
+    return SchemaRegex(root, regex, whitespace, where, unenforced(root, "regex"),
                        stricter=rules)  # fmt: skip
 
 
