@@ -235,6 +235,39 @@ def test_a_failed_request_is_retried_kept_with_its_message_and_tried_again(
     assert again.resumed == 0 and again.failed == 2  # not done: tried again
 
 
+def test_a_stream_that_breaks_off_is_a_failed_request_not_a_run(
+    tiny, bundled_vocab, tmp_path, monkeypatch
+) -> None:
+    """A server too loaded to send the next token within the timeout breaks the stream
+    off: the run alone keeps what was written (stop reason engine_error), but an audit
+    must not count it as a run that ended there: it is retried, then kept as failed."""
+    import importlib
+
+    from fsmviz.generation.server import ServerRun
+
+    calls: list[int] = []
+    four = tiny.tokenizer.encode("4", add_special_tokens=False)
+
+    def broken(self, prompt_ids):  # one digit written, then the stream broke off
+        calls.append(1)
+        self.dropped = "the server at m did not answer within 60 s"
+        self.server_text = "4"
+        return four, [None]
+
+    monkeypatch.setattr(ServerRun, "_complete", broken)
+    monkeypatch.setattr(ServerRun, "_scored", lambda self, ids, written: [{} for _ in written])
+    monkeypatch.setattr(importlib.import_module("fsmviz.audit.run"), "BACKOFF", 0.0)
+    model = ServerModel("m", "http://127.0.0.1:9/v1", "m", tiny.tokenizer, bundled_vocab)
+    alone = fsmviz.generate(model, DIGITS, PROMPTS[0], max_tokens=3)
+    assert alone.stop_reason == "engine_error" and alone.text == "4"  # what a run keeps
+    calls.clear()
+    report = fsmviz.audit(model, DIGITS, PROMPTS[:2], max_tokens=3, retries=1, out=tmp_path)
+    assert len(calls) == 4 and report.failed == 2 and report.count("engine_error") == 0
+    for row in report.rows:
+        assert row.attempts == 2 and "did not answer within 60 s" in row.error
+    assert not list((tmp_path / "traces").iterdir())  # not done: the next call tries again
+
+
 def test_prompts_files_jsonl_and_plain_lines(tmp_path) -> None:
     jsonl = tmp_path / "p.jsonl"
     jsonl.write_text(

@@ -10,9 +10,11 @@ the row (``fsmviz.audit.rows``) and the sums (``fsmviz.audit.report``). Prompts 
 they are needed and each trace goes to disk (``out``) as soon as its run ends; only the
 rows stay in memory (a few hundred bytes each), never the traces.
 
-A request that fails (a server error, a timeout) is tried again up to ``retries`` times,
-then kept as a row with the message (stop reason ``failed``), never dropped. A prompt
-fsmviz refuses (too long for the context) fails at once, with its message.
+A request that fails (a server error, a timeout, a stream that breaks off midway) is tried
+again up to ``retries`` times, then kept as a row with the message (stop reason
+``failed``), never dropped: a run the server did not finish is not counted as one that
+ended where it broke. A prompt fsmviz refuses (too long for the context) fails at once,
+with its message.
 """
 
 from __future__ import annotations
@@ -429,6 +431,9 @@ def _run(
             for _ in steps:
                 pass
             trace = steps.trace()
+            broke = getattr(getattr(steps, "_run", None), "dropped", None)
+            if broke is not None:  # the server's stream broke off (a timeout, a reset):
+                raise ServerError(broke)  # a failed request, not a run that ended there
         except ServerError as error:
             if attempts <= retries:
                 time.sleep(BACKOFF * 2 ** (attempts - 1))
