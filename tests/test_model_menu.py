@@ -33,6 +33,7 @@ def test_the_first_model_is_the_apps_and_the_others_are_offered_by_name() -> Non
         ["llama=/m/llama3", "org/q"],
     )
     assert split_models(None, "a, org/q") == ("a", ["org/q"])
+    assert split_models(["q=org/q"], None) == (None, ["q=org/q"])  # the bundled one stays
     assert parse_models(["llama=/m/llama3", "org/q"]) == {"llama": "/m/llama3", "org/q": "org/q"}
     for entry, words in (("=/m", "is not NAME=SOURCE"), ("a=", "is not NAME=SOURCE")):
         with pytest.raises(InputError, match=words):

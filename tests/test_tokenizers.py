@@ -208,11 +208,43 @@ TREE = {  # recursive: the grammar path
 LIST = compile_grammar('root ::= "[" item ("," item)* "]"\nitem ::= [a-z]{1,4} | [0-9]{1,3}')
 
 
-def honest(trace, judge) -> None:
-    """A run stops as accepted exactly when its text is accepted, and never stalls."""
+def honest(trace, judge, model=None, constraint=None) -> None:
+    """A run stops as accepted exactly when its text is accepted, and never stalls; with
+    ``model`` and ``constraint``, it replays exactly (``replays``)."""
     assert trace.stop_reason in ("accepted", "max_tokens"), (trace.stop_reason, trace.notes)
     assert trace.matched == judge(trace.text), trace.text
     assert (trace.stop_reason == "accepted") == trace.matched, (trace.stop_reason, trace.text)
+    if model is not None:
+        replays(trace, model, constraint)
+
+
+def replays(trace, model, constraint) -> None:
+    """The run's tokens fed again to a fresh copy of its constraint: each was allowed where
+    it was written, among as many allowed tokens as the run reported, and (a regex's index)
+    leads to the state the run recorded; the end token only where the text is accepted.
+    ``constraint``: a regex, or a ``Grammar`` or grammar-path schema (llguidance's masks
+    replayed along the tokens, ``StepMasks``)."""
+    from fsmviz.grammar.replay import StepMasks, model_encoder
+
+    vocab, tokens = model.vocab, [step.token_id for step in trace.steps]
+    if isinstance(constraint, str):
+        index = build_index(constraint, vocab)
+        state = index.initial_state
+        for step in trace.steps:
+            allowed = index.allowed_tokens(state)
+            assert step.state_before == state and step.token_id in set(allowed.tolist())
+            assert step.allowed_count == len(allowed), (step.index, step.allowed_count)
+            if step.token_id == vocab.eos_token_id:
+                assert index.is_accepting(state) and step is trace.steps[-1]
+                continue
+            state = index.next_state(state, step.token_id)
+            assert state == step.state_after
+        return
+    masks = StepMasks(constraint, vocab, tokens, model_encoder(model))
+    for i, step in enumerate(trace.steps):
+        allowed = masks.allowed_tokens(i)
+        assert step.token_id in set(allowed.tolist()), (i, step.text)
+        assert step.allowed_count == len(allowed), (i, step.allowed_count, len(allowed))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -228,15 +260,15 @@ def test_regex_schema_and_grammar_runs_stop_only_where_the_text_is_accepted(fami
         options = {"temperature": 1.0, "seed": seed}
         pattern = r"[A-Z][a-z]{1,6}, [0-9]{1,2}( years)?"
         trace = generate(model, pattern, "Name, age:", max_tokens=16, **options)
-        honest(trace, lambda text, p=pattern: regex.fullmatch(p, text) is not None)
+        honest(trace, lambda text, p=pattern: regex.fullmatch(p, text) is not None, model, pattern)
         trace = generate(model, regex_schema, "A person:", max_tokens=40, **options)
-        honest(trace, regex_schema.accepts)
+        honest(trace, regex_schema.accepts, model, regex_schema.regex)
         if trace.matched:
             assert set(json.loads(trace.text)) == {"name", "age"}
         trace = generate(model, tree, "A tree:", max_tokens=60, **options)
-        honest(trace, tree.accepts)
+        honest(trace, tree.accepts, model, tree)
         trace = generate(model, LIST, "A list:", max_tokens=24, **options)
-        honest(trace, LIST.accepts)
+        honest(trace, LIST.accepts, model, LIST)
         accepted += trace.matched
     assert accepted  # the grammar's safe end finishes the list in time
 
@@ -274,8 +306,44 @@ def test_a_run_ends_with_the_token_that_ends_a_turn_not_the_tokenizer_s_eos(fami
         return  # one run is enough: the tiny model on the 32k vocabulary
     tiny = vocabs.tiny_model(family)
     model = Model(tiny.name, tiny.model, tokenizer, vocab, tiny.device)
-    trace = generate(model, "[a-z]{1,3}", "Word:", max_tokens=8, temperature=1.0, seed=0)
-    honest(trace, lambda text: regex.fullmatch("[a-z]{1,3}", text) is not None)
-    assert eos_id not in [step.token_id for step in trace.steps]
-    if trace.stop_reason == "accepted":
-        assert trace.steps[-1].token_id == turn_id or len(trace.text) == 3
+    for chat in (True, False):  # without the template too: the vocabulary has one end
+        trace = generate(model, "[a-z]{1,3}", "Word:", max_tokens=8, temperature=1.0, chat=chat)
+        honest(trace, lambda text: regex.fullmatch("[a-z]{1,3}", text) is not None)
+        assert eos_id not in [step.token_id for step in trace.steps]
+        if trace.stop_reason == "accepted":
+            assert trace.steps[-1].token_id == turn_id or len(trace.text) == 3
+
+
+LLAMA3_TEMPLATE = (  # Meta-Llama-3-8B-Instruct's own chat template (its GGUF here has none)
+    "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
+    "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] "
+    "| trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content "
+    "%}{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ "
+    "'<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+)
+
+
+def test_llama_3_ends_a_turn_with_eot_id_and_its_extra_token_is_never_written() -> None:
+    """Llama 3 instruct: the tokenizer's EOS is ``<|end_of_text|>``, the generation config
+    stops on it and on ``<|eot_id|>``, and the template writes ``<|eot_id|>`` after a reply:
+    runs end with ``<|eot_id|>``. The GGUF conversion's ``<|endoftext|>`` (id 128,256, past
+    the model's 128,256 logits) is a control token, so the vocabulary is served; as an end
+    token, it is refused by name."""
+    from dataclasses import replace
+
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from fsmviz.generation.models import ModelLoadError, check_logits, turn_end_id
+
+    tokenizer = AutoTokenizer.from_pretrained(str(vocabs.convert("llama-bpe")))  # a copy
+    eot, end = tokenizer.convert_tokens_to_ids(["<|eot_id|>", "<|end_of_text|>"])
+    config = GenerationConfig(eos_token_id=[end, eot])
+    assert tokenizer.eos_token_id == end and turn_end_id(tokenizer, config) is None
+    tokenizer.chat_template = LLAMA3_TEMPLATE
+    assert turn_end_id(tokenizer, config) == eot == 128009
+    vocab, model = vocabs.vocabulary("llama-bpe"), vocabs.tiny_model("llama-bpe")
+    check_logits(vocab, model.logits_size)  # 128,257 tokens: the last one never text
+    past = vocab.special_tokens[model.logits_size]
+    with pytest.raises(ModelLoadError, match=r"end token '<\|endoftext\|>' \(id 128,256\)"):
+        check_logits(replace(vocab, eos_token_id=model.logits_size), model.logits_size)
+    assert past == "<|endoftext|>"

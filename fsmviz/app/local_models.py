@@ -1,7 +1,8 @@
 """The local models a Space offers beside its own: ``python app.py --model A --model B``.
 
 The first ``--model`` (or the first name of ``FSMVIZ_MODEL="A,B"``) is the app's model, the
-menu's first entry (``backend.BUNDLED``), loaded at start as always. Each further one is
+menu's first entry (``backend.BUNDLED``), loaded at start as always, unless it is named
+(``NAME=SOURCE``): then the app keeps its default (bundled) model. Each other one is
 *offered*: listed in the same ``backend`` menu as the configured servers, by its name
 (``NAME=SOURCE`` names it; a bare hub id or folder is its own name), and loaded only when a
 visitor first picks it, in the background, as the app's own model is (the page says
@@ -50,23 +51,24 @@ _LOCK = threading.Lock()
 
 def split_models(given: Iterable[str] | None, env: str | None) -> tuple[str | None, list[str]]:
     """The app's model and the offered ones' entries, from ``--model`` (repeatable; wins)
-    or ``FSMVIZ_MODEL`` (names split at commas).
+    or ``FSMVIZ_MODEL`` (names split at commas). A first entry without a name is the app's
+    model (as a lone ``--model`` always was); a named one (``NAME=SOURCE``) is offered, and
+    the app keeps its default model (the bundled one).
 
     >>> split_models(["a", "b=hub/b"], "ignored")
     ('a', ['b=hub/b'])
     >>> split_models(None, "org/x, y")
     ('org/x', ['y'])
-    >>> split_models(["main=org/m"], None)
-    ('org/m', [])
+    >>> split_models(["llama=org/llama", "qwen=org/qwen"], None)
+    (None, ['llama=org/llama', 'qwen=org/qwen'])
     >>> split_models(None, None)
     (None, [])
     """
     entries = list(given) if given else (env or "").split(",")
     names = [entry.strip() for entry in entries if entry.strip()]
-    if not names:
-        return None, []
-    first = names[0].partition("=")  # the app's model needs no name: the menu's first
-    return (first[2].strip() or None) if first[1] else names[0], names[1:]
+    if not names or "=" in names[0]:  # all named: the default model stays the app's
+        return None, names
+    return names[0], names[1:]
 
 
 def parse_models(entries: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:

@@ -146,6 +146,7 @@ def _load(name: str | None, device: torch.device, threaded: bool | None) -> Mode
     vocab = Vocabulary.from_tokenizer(
         tokenizer, name=shown, eos_token_id=turn_end_id(tokenizer, model.generation_config)
     )
+    check_logits(vocab, int(model.get_output_embeddings().weight.shape[0]))
     warm(vocab)
     return Model(
         name=shown,
@@ -161,18 +162,26 @@ def _load(name: str | None, device: torch.device, threaded: bool | None) -> Mode
 def turn_end_id(tokenizer: Any, generation_config: Any = None) -> int | None:
     """The token the model ends a turn with, where it is not the tokenizer's EOS: Llama 3
     instruct's ``<|eot_id|>`` (its tokenizer may say ``<|end_of_text|>``), Gemma's
-    end-of-turn, Phi-3's ``<|end|>``. It is the first id of the generation config's
-    ``eos_token_id`` list (what ``generate`` stops on) whose token the chat template
-    writes, when the template does not write the tokenizer's own EOS; else None (the
-    tokenizer's EOS stands). A run ends only with this one token where the text is
-    accepted, so a run of a chat model ends as the model ends a turn.
+    end-of-turn, Phi-3's ``<|end|>``, Qwen2's ``<|im_end|>``. Among the generation config's
+    ``eos_token_id`` list (what ``generate`` stops on), it is the one the chat template
+    writes right after a reply (Llama 3.1's template writes ``<|eom_id|>`` after a tool
+    call and ``<|eot_id|>`` after a reply: the reply's); where the template cannot be
+    rendered, the first one the template names, unless it names the tokenizer's own EOS.
+    None: the tokenizer's EOS stands.
+
+    A vocabulary has one end token, shared by every index built over it: a run ends only
+    with this one where the text is accepted, with the chat template or without it
+    (``chat=False``), as an instruct model ends what it writes; the other ends count as
+    not allowed in the valid mass.
 
     >>> class Tok:
-    ...     eos_token_id, chat_template = 2, "{{ m }}<|end|>"
+    ...     eos_token_id, chat_template = 2, "{{ m }}<|eom|><|end|>"
     ...     def convert_ids_to_tokens(self, i):
-    ...         return {2: "</s>", 7: "<|end|>"}.get(i)
+    ...         return {2: "</s>", 5: "<|eom|>", 7: "<|end|>"}.get(i)
+    ...     def apply_chat_template(self, messages, tokenize):
+    ...         return "".join(m["content"] + "<|end|>" for m in messages)
     >>> class Config:
-    ...     eos_token_id = [2, 7]
+    ...     eos_token_id = [2, 5, 7]
     >>> turn_end_id(Tok(), Config())
     7
     """
@@ -182,11 +191,63 @@ def turn_end_id(tokenizer: Any, generation_config: Any = None) -> int | None:
     if not isinstance(template, str) or not ids:
         return None
     own = tokenizer.eos_token_id
+    names = [(int(i), tokenizer.convert_ids_to_tokens(int(i))) for i in dict.fromkeys(ids)]
+    after = _after_a_reply(tokenizer)
+    if after is not None:
+        own_name = tokenizer.convert_ids_to_tokens(int(own)) if own is not None else None
+        for i, name in [*names, (own, own_name)]:
+            if name and after.startswith(name):
+                return None if i == own else i
     if own is not None and (tokenizer.convert_ids_to_tokens(int(own)) or "\0") in template:
         return None  # the template writes the tokenizer's EOS: it ends a turn
-    names = [(int(i), tokenizer.convert_ids_to_tokens(int(i))) for i in ids if i != own]
-    written = [i for i, name in names if name and name in template]
+    written = [i for i, name in names if i != own and name and name in template]
     return written[0] if written else None
+
+
+REPLY = "fsmviz-reply"
+
+
+def _after_a_reply(tokenizer: Any) -> str | None:
+    """What the chat template writes right after an assistant's reply, or None where it
+    cannot be rendered (a template that wants other roles, or none at all)."""
+    chat = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": REPLY}]
+    try:
+        text = tokenizer.apply_chat_template(chat, tokenize=False)
+    except Exception:  # noqa: BLE001 - templates raise what they like; fall back
+        return None
+    at = text.rfind(REPLY) if isinstance(text, str) else -1
+    return text[at + len(REPLY) :].lstrip(" ") if at >= 0 else None
+
+
+def check_logits(vocab: Vocabulary, logits: int) -> None:
+    """Refuse a vocabulary the model cannot serve: one whose end token, or a token that
+    spells text, lies past the model's ``logits`` (the model can never write it, and an
+    index would allow it). Control tokens past them are harmless, never allowed: Llama 3's
+    GGUF conversion adds ``<|endoftext|>`` as id 128,256 beside 128,256 logits.
+
+    >>> check_logits(Vocabulary.from_strings(["a", "b"], eos_token="</s>"), 2)
+    Traceback (most recent call last):
+    ...
+    fsmviz.generation.models.ModelLoadError: the tokenizer's end token '</s>' (id 2) is past ...
+    """
+    if len(vocab) <= logits:
+        return
+    eos = vocab.eos_token_id
+    fix = "Use the tokenizer that came with the model, or a model with as many logits."
+    if eos >= logits:
+        raise ModelLoadError(
+            f"the tokenizer's end token {vocab.token_text(eos)!r} (id {eos:,}) is past the "
+            f"model's {logits:,} logits ({len(vocab):,} tokens): the model can never write "
+            f"it, so no run could end. {fix}"
+        )
+    text = [i for i in range(logits, len(vocab)) if vocab.token_bytes(i)]
+    if text:
+        shown = ", ".join(f"{vocab.token_text(i)!r} (id {i:,})" for i in text[:3])
+        raise ModelLoadError(
+            f"the tokenizer has {len(vocab):,} tokens and the model {logits:,} logits: "
+            f"{len(text):,} tokens past them spell text the model can never write "
+            f"({shown}). {fix}"
+        )
 
 
 def _source_folder(name: str | None) -> str:
@@ -235,7 +296,13 @@ def load_vocabulary(name: str | None = None) -> Vocabulary:
         tokenizer = AutoTokenizer.from_pretrained(source)
     except Exception as error:  # as in _load
         raise ModelLoadError(_cannot_load(name, source, error)) from error
-    return Vocabulary.from_tokenizer(tokenizer, name=source)
+    try:  # the end of a turn, as the loaded model's vocabulary has it
+        from transformers import GenerationConfig
+
+        end = turn_end_id(tokenizer, GenerationConfig.from_pretrained(source))
+    except Exception:  # noqa: BLE001 - no generation config: the tokenizer's EOS
+        end = None
+    return Vocabulary.from_tokenizer(tokenizer, name=source, eos_token_id=end)
 
 
 class BackgroundModel:
