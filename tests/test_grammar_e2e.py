@@ -108,23 +108,25 @@ def expect_card_and_lit_rule(page, i: int) -> None:
 
 
 def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> None:
+    """A typed grammar is drawn (one box per rule), run to its end with its place lit and
+    said, and has its chart, steps, allowed sets and shadow (``a_run_has_…``); the step
+    slider replays the place. One page load and one run for what were two tests."""
     open_tab(page, app_url)
     page.fill("#grammar textarea", ARITHMETIC)
     # one box per rule: root, expr, term
     expect(page.locator("#rules svg g.cluster")).to_have_count(3)
     expect(page.locator("#rules svg g.edge.call")).not_to_have_count(0)
     page.fill("#grammar-prompt textarea", "Write a sum of three small numbers.")
-    box = page.locator("#grammar-max-tokens input[type=number]")
-    box.fill("8")
-    box.press("Enter")
+    set_budget(page, 8)
     page.click("#grammar-run")
-    expect(page.locator("#grammar-status")).to_contain_text("tokens", timeout=RUN_TIMEOUT)
+    n = wait_done(page)
     expect(page.locator("#rules svg .current").first).to_be_attached()
     assert page.locator("#rules svg g.node.pos.current").count() >= 1
     place = page.text_content("#grammar-place") or ""
     assert "in root" in place or "whole sentence" in place
     text = page.text_content("#grammar-output .tokens") or ""
     assert text, "the output is empty"
+    a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(page, n)
     # the step slider replays the place: after step 0, the first token read
     expect(page.locator("#grammar-step input[type=range]")).to_be_enabled()
     number = page.locator("#grammar-step input[type=number]")
@@ -195,16 +197,9 @@ def test_generate_during_a_run_starts_the_new_run(page, app_url: str) -> None:
     expect(page.locator("#grammar-steps tbody tr")).to_have_count(n)
 
 
-def test_a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(
-    page, app_url: str
-) -> None:
-    open_tab(page, app_url)
-    page.fill("#grammar textarea", ARITHMETIC)
-    expect(page.locator("#rules svg g.cluster")).to_have_count(3)
-    page.fill("#grammar-prompt textarea", "Write a sum of three small numbers.")
-    set_budget(page, 8)
-    page.click("#grammar-run")
-    n = wait_done(page)
+def a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(page, n: int) -> None:
+    """A finished run of ``n`` steps: its chart, table, allowed sets and shadow; steps are
+    chosen in the browser without a request to the server."""
     # the chart: one point per step
     expect(page.locator("#grammar-chart .js-plotly-plot")).to_be_visible()
     points = page.locator("#grammar-chart .js-plotly-plot .scatterlayer .trace").first
