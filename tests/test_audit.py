@@ -268,6 +268,20 @@ def test_a_stream_that_breaks_off_is_a_failed_request_not_a_run(
     assert not list((tmp_path / "traces").iterdir())  # not done: the next call tries again
 
 
+def test_a_report_without_run_links_still_lists_its_runs() -> None:
+    """A constraint too long for a link (a big schema) leaves the runs without an 'open'
+    link: the report still lists them (it raised on the missing link before)."""
+    from fsmviz.audit.htmlreport import report_fragment
+    from fsmviz.audit.report import summarize
+    from fsmviz.audit.rows import AuditRow
+    from fsmviz.generation.trace import GenerationOptions
+
+    rows = [AuditRow("a", "Hi", True, "accepted", field="", lowest_mass=0.5, stall_step=0)]
+    report = summarize(rows, "JSON Schema (regex path)", options=GenerationOptions(), link=())
+    html = report_fragment(report, "http://127.0.0.1:7860/")
+    assert ">a<" in html and ">open</a>" not in html
+
+
 def test_prompts_files_jsonl_and_plain_lines(tmp_path) -> None:
     jsonl = tmp_path / "p.jsonl"
     jsonl.write_text(

@@ -115,10 +115,11 @@ def _parts(report: AuditReport) -> list[str]:
     heat = parts_heat(report.structure, report.rows)
     fields = any(row.field is not None for row in report.rows)
     stalled = any(n for _, n, _, _ in heat)
-    what = "runs that did not match" if stalled else "runs (their lowest valid mass)"
+    what = ("runs that did not match and stalled there" if stalled
+            else "runs whose lowest valid mass was there (every run matched)")  # fmt: skip
     kind = ("field", "fields") if fields else ("rule", "rules")
     out = [f"<h2>Where runs stall, on the {kind[1]}</h2>",
-           f"<p>Each {kind[0]} is filled by its {what} stalled there.</p>",
+           f"<p>Each {kind[0]} is filled by the {what}.</p>",
            '<ul class="parts" style="list-style:none;padding-left:0">']  # fmt: skip
     most = max((n if stalled else r for _, n, r, _ in heat), default=0) or 1
     for part, n, r, fill in heat:
@@ -264,8 +265,9 @@ def _link(report: AuditReport, row: AuditRow, page: str, whole: str | None) -> s
 def _run_row(row: AuditRow, link: str | None = None, traces: str = "") -> str:
     """One run's table row."""
     ident = escape(row.id)
-    opened = f'<td><a href="{escape(link)}" target="_blank" rel="noopener">open</a></td>'
-    opened = opened if link else "<td></td>"
+    opened = "<td></td>"  # no link: a constraint or prompt too long for one
+    if link:
+        opened = f'<td><a href="{escape(link)}" target="_blank" rel="noopener">open</a></td>'
     if row.trace_file:
         ident = f'<a href="{escape(traces + quote(row.trace_file))}">{ident}</a>'
     where = row.place if row.stall_step is None else f"step {row.stall_step}, {row.place}"
