@@ -23,6 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from fsmviz.app.schema_structure import structure_html
 from fsmviz.app.views import code_spans, error_html
 from fsmviz.cache import bounded
 from fsmviz.diagnose.schema import (
@@ -33,6 +34,7 @@ from fsmviz.diagnose.schema import (
     diagnose_schema,
 )
 from fsmviz.params import check_generation
+from fsmviz.peers.schema import engine_verdicts
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
 from fsmviz.schema.convert import SchemaError, check_json, compile_schema, json_fields
 from fsmviz.tokens.vocab import Vocabulary
@@ -324,8 +326,6 @@ def json_view_html(
     in the drawing panel instead (``schema_run.grammar_panel``)."""
     if choice is None:
         return ""
-    from fsmviz.app.schema_structure import structure_html  # it draws with grammar_page's
-
     schema = json.loads(choice.schema) if done else None
     structure = ""  # a grammar-path schema's is in the drawing panel
     if choice.path != "grammar":
@@ -478,8 +478,6 @@ def _hows(hows: tuple[str, ...], of: int) -> str:
 
 def on_engines(schema: str) -> str:
     """Which engine gets it right: the table, or why the schema cannot be read."""
-    from fsmviz.peers.schema import engine_verdicts
-
     try:
         return engines_html(engine_verdicts(schema))
     except SchemaError as error:

@@ -35,9 +35,12 @@ from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
 from fsmviz.app.schema_structure import structure_grammar, structure_html, structure_states
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
+from fsmviz.diagnose.grammar import grammar_collapses
+from fsmviz.diagnose.schema import diagnose_schema
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
+from fsmviz.schema.convert import compile_schema
 
 __all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
 
@@ -51,8 +54,6 @@ def on_grammar_path(choice: SchemaChoice | None) -> bool:
 
 def compiled_of(choice: SchemaChoice) -> Any:
     """The choice's ``SchemaGrammar`` (cached: the page compiles a schema once)."""
-    from fsmviz.schema.convert import compile_schema
-
     key = (choice.schema, choice.whitespace)
     return _compiled.get_or_build(key, lambda: compile_schema(choice.schema, choice.whitespace))
 
@@ -96,8 +97,6 @@ def schema_frames(
     """Stream ``model`` under the choice's schema (grammar path), then the shadow run, as
     page frames (``regex_run.live_run``'s order and pace, from the same
     ``live.constrained_frames``); the constrained run ends with ``finish_schema``."""
-    from fsmviz.diagnose.schema import diagnose_schema
-
     compiled = compiled_of(choice)
     found = diagnose_schema(compiled, model.vocab, max_tokens=options.max_tokens)
     trace, first = yield from constrained_frames(
@@ -131,9 +130,6 @@ def finish_schema(
     (``fsmviz.grammar.replay.grammar_allowed_sets``: llguidance's masks replayed along the run, as
     the Grammar tab shows them), the schema's findings on the trace and where the valid
     mass collapsed, named by the schema's structure."""
-    from fsmviz.diagnose.grammar import grammar_collapses
-    from fsmviz.diagnose.schema import diagnose_schema
-
     compiled = compiled_of(choice)
     shape = structure_grammar(choice.schema)  # the drawing's own, compiled once for both
     try:  # where the valid mass collapsed, by the schema's structure
