@@ -167,7 +167,7 @@ def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
     import time
 
     from fsmviz.app import handlers as h
-    from fsmviz.app.compare_page import on_compare
+    from fsmviz.app.compare_page import CompareInputs, on_compare
     from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab
     from fsmviz.app.grammar_page import on_run as on_grammar_run
 
@@ -182,7 +182,9 @@ def test_a_server_that_is_down_is_named_on_each_action_within_seconds(down):
     grammar = list(on_grammar_run(tab, None, asked, h.StopMark()))
     assert refused in said_in(grammar, down)
     compared = list(
-        on_compare(None, "[0-9]+", "A:", 4, 0.0, 0, True, 0, ["constrained"], 0, "down")
+        on_compare(
+            None, CompareInputs("[0-9]+", "A:", 4, 0.0, 0, True, 0, ["constrained"], 0, "down")
+        )
     )
     assert refused in said_in([{"table": compared[-1][0]}], down)
     assert time.monotonic() - started < 30

@@ -18,7 +18,7 @@ import regex
 
 from fsmviz.app import handlers as h
 from fsmviz.app.backend import configure_servers
-from fsmviz.app.compare_page import on_compare
+from fsmviz.app.compare_page import CompareInputs, on_compare
 from fsmviz.generation.compare import WAYS
 
 pytestmark = pytest.mark.slow
@@ -80,11 +80,15 @@ def test_generate_then_apply_and_run_on_a_server_with_shadow_runs_and_downloads(
 
 
 def test_compare_on_a_server_runs_what_it_can_and_says_what_it_cannot(offered):
-    *_, (table, chart) = on_compare(
-        None, "[0-9]+", "How many moons does Mars have?", 4, 0.0, 0, True, 0,
+    *_, (table, chart, check) = on_compare(None, CompareInputs(
+        "[0-9]+", "How many moons does Mars have?", 4, 0.0, 0, True, 0,
         [w.name for w in WAYS], 0.5, NAME,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert chart is not None, table
+    # the masked way's engine check: its tokens and the server's visible mask, each agreeing
+    rows = re.findall(r'<tr class="(agrees|disagrees)">', check)
+    assert f"Engine check: {NAME}" in check and rows and set(rows) == {"agrees"}, check
+    assert offered not in check
     ran = re.findall(r'<tr data-way="([a-z]+)"', table)
     assert ran == ["constrained", "extract", "retries"]
     said = table[: table.index("<table")]
