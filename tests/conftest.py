@@ -21,7 +21,15 @@ and the 15 slowest tests printed at the end of every run):
   the app's, measured on the loaded 2-core machine; model tokens are ~30 ms each): tests
   that only read a page just loaded, or a page after the same run, share it through a
   module fixture (``test_page.py``'s ``fresh``, ``ran`` and ``stepped``, ``test_e2e.py``'s
-  ``ran16``) rather than each loading and running anew.
+  ``ran16``) rather than each loading and running anew, and tests that act on a page
+  chain into one scenario where each step sets what it looks at (``test_schema_e2e.py``,
+  ``test_grammar_e2e.py``). Measured per load, Chromium's whole process tree: 5.3 s
+  (renderer 2.5, browser 0.6, GPU 0.3, network 0.2), the app's 0.9 s; a second page in the
+  same browser context costs the same (no cache win), and no launch flag tried cut it
+  (``--disable-gpu-compositing``, reduced motion). An open idle page costs ~1.2 s per 10 s:
+  not app.js's timers (clearing every interval changed nothing, nor did stopping CSS
+  animations) but Gradio's own animation tick (~5 frames a second) and headless frames
+  (an ``about:blank`` page costs about half of it): close pages when done.
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept

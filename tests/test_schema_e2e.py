@@ -109,9 +109,23 @@ def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_
         re.compile(r"^[0-9]{2}$"), timeout=RUN_TIMEOUT
     )
     expect(view).to_be_hidden()
+    # another example on the same page (one page load fewer)
+    a_regex_path_schema_shows_its_structure_beside_its_dfa(page)
 
 
-def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
+def test_a_typed_schema_outlives_the_menu_a_broken_one_is_refused_and_a_fix_rewrites_it(
+    page, app_url
+):
+    """Three checks that need no run, on one page load (5-6 s of Chromium's CPU each), in
+    this order: the first needs the part as it opens (no example chosen, the default
+    whitespace); the others set all they look at."""
+    open_part(page, app_url)
+    leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page)
+    a_broken_schema_is_refused_with_its_pointer(page)
+    a_findings_fix_button_rewrites_the_schema_and_its_regex(page)
+
+
+def a_findings_fix_button_rewrites_the_schema_and_its_regex(page):
     schema = {
         "type": "object",
         "properties": {
@@ -120,7 +134,6 @@ def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
         },
         "required": ["sentiment", "reason"],
     }
-    open_part(page, app_url)
     fill_schema(page, json.dumps(schema))
     page.locator("#schema-whitespace").get_by_text("none", exact=True).click()
     regex = page.locator("#regex textarea")
@@ -140,8 +153,7 @@ def test_a_findings_fix_button_rewrites_the_schema_and_its_regex(page, app_url):
     assert page.locator("#schema-findings script").count() == 0
 
 
-def test_a_broken_schema_is_refused_with_its_pointer(page, app_url):
-    open_part(page, app_url)
+def a_broken_schema_is_refused_with_its_pointer(page):
     before = page.locator("#regex textarea").input_value()
     fill_schema(page, '{"type": "object", "properties": {"a": {"type": 3}}}')
     page.locator("#schema-use").click()
@@ -149,11 +161,10 @@ def test_a_broken_schema_is_refused_with_its_pointer(page, app_url):
     assert page.locator("#regex textarea").input_value() == before
 
 
-def test_leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page, app_url):
+def leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page):
     # Gradio's Dropdown fires ``input`` on every blur: wired to ``input``, the example menu
     # put the first example over a schema being typed (and its prompt over the user's)
     # when the menu was only focused and left. A clean CI run lost a fill so.
-    open_part(page, app_url)
     typed = '{"type": "string", "maxLength": 8}'
     fill_schema(page, typed)
     prompt = page.locator("#prompt textarea").input_value()
@@ -236,10 +247,11 @@ def test_a_recursive_schema_runs_on_the_grammar_path_drawn_by_its_structure(page
     page.fill("#regex textarea", "[0-9]{2}")
     expect(page.locator("#schema-mode")).not_to_contain_text("grammar path")
     expect(page.locator("#dfa svg.fsm")).to_be_visible(timeout=UI_TIMEOUT)
+    # the same schema pasted on the same page (one page load fewer)
+    a_grammar_path_run_shows_each_steps_allowed_set_and_lights_its_field(page)
 
 
-def test_a_regex_path_schema_shows_its_structure_beside_its_dfa(page, app_url):
-    open_part(page, app_url)
+def a_regex_path_schema_shows_its_structure_beside_its_dfa(page):
     page.locator("#schema-example input").click()
     page.locator("ul[role=listbox] li", has_text="person").first.click()
     expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
@@ -283,6 +295,11 @@ def set_budget(page, max_tokens: int) -> None:
 def use_pasted(page, app_url: str, schema: str, prompt: str, max_tokens: int) -> None:
     """The part opened, ``schema`` pasted and used, the prompt and budget set."""
     open_part(page, app_url)
+    paste(page, schema, prompt, max_tokens)
+
+
+def paste(page, schema: str, prompt: str, max_tokens: int) -> None:
+    """``schema`` pasted in the open part and used, the prompt and budget set."""
     fill_schema(page, schema)
     page.click("#schema-use")
     expect(page.locator("#schema-mode .schema-mode")).to_be_attached(timeout=UI_TIMEOUT)
@@ -290,14 +307,15 @@ def use_pasted(page, app_url: str, schema: str, prompt: str, max_tokens: int) ->
     set_budget(page, max_tokens)
 
 
-def test_a_grammar_path_run_shows_each_steps_allowed_set_and_lights_its_field(page, app_url):
+def a_grammar_path_run_shows_each_steps_allowed_set_and_lights_its_field(page):
     """A grammar-path schema run ends with every step's allowed set (llguidance's mask
     replayed, the model's probabilities beside it), and choosing a step (a row, the ← →
     keys) shows that step's set and lights the field it wrote in the structure drawing."""
-    use_pasted(page, app_url, json.dumps(TREE), "A tree of two fruits, as JSON:", 10)
+    paste(page, json.dumps(TREE), "A tree of two fruits, as JSON:", 10)
     expect(page.locator("#schema-mode")).to_contain_text("grammar path")
-    page.click("#run")
     allowed = page.locator("#allowed-tokens")
+    expect(allowed.locator(".allowed-data")).to_have_count(0)  # no earlier run's sets
+    page.click("#run")
     expect(allowed.locator(".allowed-data")).to_be_attached(timeout=RUN_TIMEOUT)
     n = page.locator("#steps tbody tr[data-step]").count()
     expect(allowed.locator(".allowed-head")).to_contain_text(f"Step {n - 1}:")
