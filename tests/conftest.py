@@ -98,7 +98,10 @@ CPU_LOG = "FSMVIZ_CPU_LOG"
 appended there, one tab-separated line each: node id, then this process's own CPU, the
 subprocesses it waited for, Chromium's (its whole process tree), the app servers' and
 every other live descendant's. Wall time means little on a shared machine; CPU seconds
-add up (the suite's total over two cores is about its quiet wall time)."""
+add up (the suite's total over two cores is about its quiet wall time). The session's last
+test also carries the session's teardown: Chromium's processes end there unreaped by this
+one (their time is lost, so its Chromium cell goes negative by all that went before); sum
+the Chromium column over the other rows instead."""
 
 
 def _cpu_by_kind() -> dict[str, float]:
