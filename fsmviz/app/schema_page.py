@@ -23,6 +23,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import gradio as gr
+
 from fsmviz.app.schema_structure import structure_html
 from fsmviz.app.views import code_spans, error_html
 from fsmviz.cache import bounded
@@ -365,8 +367,6 @@ def build_schema_part() -> SchemaPart:
     """Lay out the JSON Schema part inside the current ``gr.Blocks`` context (the main
     view puts it in an accordion under Generate): examples, the ``schema`` box,
     the whitespace choice, "Use this schema", the error and the findings."""
-    import gradio as gr
-
     first = next(iter(schema_examples().values()))
     example = gr.Dropdown(
         list(schema_examples()), value=first.name, label="Schema example", elem_id="schema-example"
@@ -494,8 +494,6 @@ def on_schema_example(name: str):
 
 def on_use(models: Any, schema: str, whitespace: str, max_tokens):
     """Use this schema: its regex in the Regex box, its findings; or why it cannot be."""
-    import gradio as gr
-
     budget = check_generation(max_tokens=max_tokens)["max_tokens"]  # a message naming it
     used = use_schema(schema, whitespace, models.vocabulary(), budget)
     if used.choice is None:  # a bad schema: the Regex box and the choice stay
@@ -506,8 +504,6 @@ def on_use(models: Any, schema: str, whitespace: str, max_tokens):
 
 def on_fix(models: Any, k, found, schema: str, whitespace: str, max_tokens):
     """A fix button: the finding's rewritten schema (or whitespace) used at once."""
-    import gradio as gr
-
     fixed = apply_fix(k, found, schema, whitespace)
     if fixed is None:
         return (gr.skip(),) * 9
