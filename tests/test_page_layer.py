@@ -111,6 +111,13 @@ def test_no_handler_takes_more_than_a_handful_of_parameters() -> None:
     assert counts["on_run"] <= 4 and counts["on_apply"] <= 5
 
 
+def test_the_compare_tabs_handler_takes_one_value() -> None:
+    """Compare's ``on_compare`` took eleven values in a row; now the page's inputs are read
+    once into ``CompareInputs`` (``compare_event``) and handed down whole."""
+    counts = parameters((PAGE / "compare_page.py").read_text(encoding="utf-8"))
+    assert counts["on_compare"] == 2 and max(counts.values()) <= HANDFUL, counts
+
+
 def test_the_grammar_tabs_handlers_take_a_handful_too() -> None:
     """The Grammar tab's ``on_run`` took 11 values in a row (its ``_stopped`` 7); now the
     tab's inputs are read once into ``GrammarRunInputs`` (``handlers.reads``)."""
