@@ -132,7 +132,8 @@ def test_a_picked_model_runs_in_its_own_tokens_with_its_allowed_sets_and_downloa
 @pytest.mark.slow
 def test_the_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
     """``\\x04`` has no token in the bundled SmolLM2 vocabulary (a dead end, named), while
-    SentencePiece's byte fallback writes it (``<0x04>``): the same pattern, two verdicts."""
+    SentencePiece's byte fallback writes it (``<0x04>``): the same pattern, two verdicts, on
+    the Generate tab and on the Grammar tab (its own menu, the same choices)."""
     from fsmviz.app import handlers as h
 
     app_model = SimpleNamespace(vocabulary=lambda: bundled_vocab)
@@ -143,6 +144,14 @@ def test_the_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
         said[choice] = h.on_pattern_edit(shown, app_model, None, drawn)[shown.diagnosis]
     assert "x04" in said[BUNDLED] and "SmolLM2" in said[BUNDLED]
     assert "x04" not in said["spm"]
+    from fsmviz.app.grammar_page import GrammarTab, on_grammar_edit  # the Grammar tab's too
+
+    tab, grammar = GrammarTab(shown, "place", "terminal"), 'root ::= "a" [\x04] "b"'
+    for choice in (BUNDLED, "spm"):
+        updates = on_grammar_edit(tab, app_model, grammar, "auto", 16, None, choice)
+        said[choice] = updates[shown.diagnosis]
+    assert "unspellable_terminal" in said[BUNDLED] and "SmolLM2" in said[BUNDLED]
+    assert "unspellable_terminal" not in said["spm"]
 
 
 @pytest.mark.slow

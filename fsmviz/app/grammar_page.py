@@ -23,7 +23,7 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import backend_menu, run_source, server_names
+from fsmviz.app.backend import backend_menu, run_source, server_names, vocabulary_for
 from fsmviz.app.grammar_live import finish_grammar, grammar_frames, grammar_status
 from fsmviz.app.grammar_views import (
     FORMATS,
@@ -353,10 +353,11 @@ def _wire_grammar(models: Any, settings: _Settings, learn: _Learn, tab: GrammarT
     page = tab.page
     learn.depth.change(learn_html, learn.depth, learn.view, trigger_mode="always_last", **PRIVATE)
     drawn = grammar_edit_outputs(tab)  # the drawing, the doctor, and a stale run cleared
-    typed = [settings.box, settings.fmt, settings.max_tokens, page.trace]
+    typed = [settings.box, settings.fmt, settings.max_tokens, page.trace, settings.backend]
     edited = partial(on_grammar_edit, tab, models)
     settings.box.change(edited, typed, drawn, trigger_mode="always_last", **PRIVATE)
     settings.fmt.input(edited, typed, drawn, **PRIVATE)
+    settings.backend.change(edited, typed, drawn, **PRIVATE)  # the doctor reads its tokens
 
 
 def _wire_runs(
@@ -403,14 +404,14 @@ def on_example(name: str):
     return item.grammar, item.format, item.prompt, item.max_tokens
 
 
-def on_grammar(models: Any, text: str, fmt: str, max_tokens):
-    """The grammar box changed: drawing, findings, error. A grammar that does not compile
-    has no findings to show: the doctor says it waits (it said "the grammar looks
-    healthy" under a broken grammar)."""
+def on_grammar(models: Any, text: str, fmt: str, max_tokens, backend: str | None = None):
+    """The grammar box changed: drawing, findings (in the tokens of the model the menu
+    chose, ``backend``), error. A grammar that does not compile has no findings to show:
+    the doctor says it waits (it said "the grammar looks healthy" under a broken grammar)."""
     view = grammar_view(text, fmt)
     if view.grammar is None:
         return rules_html(view), DOCTOR_WAITS, view.error
-    found = grammar_findings(view, models.vocabulary(), int(max_tokens))
+    found = grammar_findings(view, vocabulary_for(models, backend), int(max_tokens))
     return rules_html(view), grammar_findings_html(found), view.error
 
 
@@ -420,13 +421,15 @@ DOCTOR_WAITS = (
 )
 
 
-def on_grammar_edit(tab: GrammarTab, models: Any, text: str, fmt: str, max_tokens, trace):
+def on_grammar_edit(
+    tab: GrammarTab, models: Any, text: str, fmt: str, max_tokens, trace, backend=None
+):
     """The grammar box or its format changed: the drawing, the doctor and the error
     (``on_grammar``); and a run of another grammar (its output, steps, verdict, place,
     slider, allowed sets, downloads) is cleared, since none of it belongs to what the box
     now says (issue 47, point 2: they stayed, under a broken grammar too)."""
     page = tab.page
-    rules, doctor, error = on_grammar(models, text, fmt, max_tokens)
+    rules, doctor, error = on_grammar(models, text, fmt, max_tokens, backend)
     updates = {page.dfa: rules, page.diagnosis: doctor, page.error: error}
     if trace is not None and trace.pattern != text:
         updates.update(cleared(page))
