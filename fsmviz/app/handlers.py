@@ -21,7 +21,14 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import checked_after, engine_checked, run_source, vocabulary_for
+from fsmviz.app.backend import (
+    BUNDLED,
+    checked_after,
+    engine_checked,
+    run_source,
+    server_names,
+    vocabulary_for,
+)
 from fsmviz.app.charts import comparison_figure, valid_mass_figure
 from fsmviz.app.examples import default_example, examples
 from fsmviz.app.fixes import Inputs, read_fix, same_run
@@ -396,11 +403,15 @@ def on_apply(
     except ValueError as error:
         yield {page.error: error_html(error), page.status: str(error), **idle(page)}
         return
-    before = trace if same_run(trace, now.pattern, now.prompt, opts_now) else None
+    same = same_run(trace, now.pattern, now.prompt, opts_now)
+    elsewhere = same and not written_by(trace, run.backend)  # the model menu changed since
+    before = trace if same and not elsewhere else None
     if before is None:
+        why = "the inputs as they are, not run yet"
+        if elsewhere:
+            why = f"the last run was on another model than {run.backend or BUNDLED}"
         yield {
-            page.status: "Apply & run: first the run before the fix (the inputs as they are, "
-            "not run yet), then the run with it…"
+            page.status: f"Apply & run: first the run before the fix ({why}), then the run with it…"
         }
         before = yield from traced(page, run_frames(models, now, opts_now))
     after = None
@@ -415,6 +426,22 @@ def on_apply(
         yield {page.compare_view: comparison_html(before, after)}
         yield {page.compare_chart: comparison_figure(before.steps, after.steps)}
     yield idle(page)
+
+
+def written_by(trace: Trace, choice: str | None) -> bool:
+    """Whether the model menu's ``choice`` wrote ``trace`` (Apply & run's "before"): a
+    configured server's run carries its name (``Trace.model``); a run of the app's own
+    model names no server.
+
+    >>> from fsmviz.app.backend import configure_servers
+    >>> _ = configure_servers({"vllm": "http://127.0.0.1:8000"})
+    >>> ran = Trace("4", (), "accepted", True, model="vllm")
+    >>> written_by(ran, "vllm"), written_by(ran, None), written_by(ran, BUNDLED)
+    (True, False, False)
+    >>> _ = configure_servers({})
+    """
+    servers = server_names()
+    return trace.model == choice if choice in servers else trace.model not in servers
 
 
 def traced(page: Page, frames: Iterator[PageFrame]) -> Generator[dict, None, Trace | None]:

@@ -181,12 +181,13 @@ def stream(
     server_run = getattr(model, "server_run", None)
     if server_run is not None:  # a served model (fsmviz.connect): it writes, fsmviz replays
         # (a compiled schema goes to the server as the schema, not as its regex)
-        return Stream(server_run(given, opts), pattern, prompt)
+        return Stream(server_run(given, opts), pattern, prompt, _name(model))
     if pattern is not None and not isinstance(pattern, (str, RegexConstraint)):
         # A grammar (``fsmviz.grammar.Grammar``, a higher layer): it brings its own run,
         # this loop with llguidance's mask where a regex has its index.
         check_grammar_options(opts.overshoot)
-        return Stream(_Run(model, pattern.generation_run(model, opts), opts), pattern, prompt)
+        run = _Run(model, pattern.generation_run(model, opts), opts)
+        return Stream(run, pattern, prompt, _name(model))
     index = _index_of(pattern, model.vocab)
     run = _Run(model, _IndexSteering(model, index, opts), opts)
     if index is not None and opts.safe_end:
@@ -194,7 +195,13 @@ def stream(
             index.prepare_safe_end()
         except IndexTooLarge as error:
             run.give_up_safe_end(error)
-    return Stream(run, pattern, prompt)
+    return Stream(run, pattern, prompt, _name(model))
+
+
+def _name(model: object) -> str | None:
+    """The model's name for its trace (``Trace.model``)."""
+    name = getattr(model, "name", None)
+    return name if isinstance(name, str) else None
 
 
 def _index_of(pattern: str | RegexConstraint | None, vocab: Vocabulary) -> TokenIndex | None:
@@ -241,9 +248,13 @@ class Stream(Iterator[Step]):
     """The steps of one generation as they come; ``stop_reason`` and ``trace()`` once
     it is exhausted."""
 
-    def __init__(self, run: _Run, pattern: str | GrammarLike | None, prompt: str):
+    def __init__(
+        self, run: _Run, pattern: str | GrammarLike | None, prompt: str, model: str | None = None
+    ):
         self.pattern = pattern
         self.prompt = prompt
+        self.model = model
+        """The name of the model that writes (``Trace.model``)."""
         self.steps: list[Step] = []
         self._run = run
         self._started = time.perf_counter()
@@ -307,6 +318,7 @@ class Stream(Iterator[Step]):
             options=self._run.opts,
             seconds=self._seconds or time.perf_counter() - self._started,
             notes=notes,
+            model=self.model,
         )
 
     def _judged(self) -> tuple[bool, StopReason]:

@@ -236,6 +236,9 @@ class Trace:
     seconds: float = 0.0
     notes: tuple[str, ...] = ()
     """What the run could not do as asked, and why (e.g. no safe end for a huge index)."""
+    model: str | None = None
+    """The name of the model that wrote it (a served model's as the caller named it: on
+    the page, the configured server's name), None where not known."""
 
     def __post_init__(self) -> None:
         if isinstance(self.options, Mapping):  # the dict a Trace held before the record
