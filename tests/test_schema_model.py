@@ -16,8 +16,10 @@ from fsmviz.generation.generate import GenerationOptions
 from fsmviz.schema.answer import schema_answer
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def model():
+    """The bundled model, cached by ``load_model()``: a plain fixture, so the file is not
+    tied to one xdist worker (see conftest.py)."""
     return load_model()
 
 
