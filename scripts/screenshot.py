@@ -128,6 +128,10 @@ def main() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         if phone:  # two screens from the drawing down
             top = page.eval_on_selector("#dfa", "e => e.getBoundingClientRect().top + scrollY")
+            # scrolled there first: the stepper, stuck to the screen's top once a step is
+            # chosen, is drawn in its place under the drawing, not left as a blank gap
+            page.evaluate(f"window.scrollTo(0, {max(top - 8, 0)})")
+            page.wait_for_timeout(500)
             clip = {"x": 0, "y": max(top - 8, 0), "width": args.width, "height": 844 * 2}
             page.screenshot(path=str(args.out), full_page=True, clip=clip, animations="disabled")
         else:  # one screen, scrolled to the output: the sticky instrument beside it
