@@ -352,11 +352,19 @@ def oracle_allowed(pattern: str, vocab, prefix: bytes) -> set[int]:
     and ``len``). See the module docstring for the definition.
     """
     eos = vocab.eos_token_id
+    # A text that can still become a match can be cut anywhere and still become one: so a
+    # token whose first byte is an ASCII character that cannot follow ``prefix`` is refused
+    # without trying the rest of it (at most 128 trials stand for most of the vocabulary;
+    # a token that starts with a non-ASCII byte is tried whole, as before).
+    dead_first = {b for b in range(0x80) if not prefix_is_viable(pattern, prefix + bytes([b]))}
     allowed = {
         token_id
         for token_id, tok in enumerate(vocab_token_bytes(vocab))
         # Special tokens (b"") other than EOS are never written.
-        if token_id != eos and tok and prefix_is_viable(pattern, prefix + tok)
+        if token_id != eos
+        and tok
+        and tok[0] not in dead_first
+        and prefix_is_viable(pattern, prefix + tok)
     }
     if eos_allowed(pattern, prefix):
         allowed.add(eos)
