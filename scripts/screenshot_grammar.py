@@ -36,6 +36,9 @@ def main() -> None:
     parser.add_argument("--example", default="nested JSON", help="an example's button text")
     parser.add_argument("--at", type=float, default=0.45, help="the step shown, as a fraction")
     parser.add_argument("--width", type=int, default=1440, help="1440 desktop, 390 a phone")
+    parser.add_argument(  # the sticky right column is one screen high and scrolls itself
+        "--height", type=int, default=1300, help="a desktop's screen: the right column's height"
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds for the run")
     parser.add_argument(
         "--skip-shadow", action="store_true", help="skip the shadow run (a busy machine)"
@@ -43,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with sync_playwright() as p:
-        browser, page = open_page(p, args.width, 1000, args.timeout)
+        browser, page = open_page(p, args.width, args.height, args.timeout)
         phone = args.width < 600
         page.goto(args.url)
         page.wait_for_function(
@@ -89,7 +92,9 @@ def main() -> None:
             top = box("#grammar-output-head")
             bottom = box("#rules")
             height = min(bottom["y"] + 844 * 0.6, top["y"] + 844 * 4) - top["y"]
-        else:
+        else:  # from the top: the sticky right column beside the controls, not mid-page
+            page.evaluate("window.scrollTo(0, 0)")
+            page.wait_for_timeout(500)
             top = box("#grammar-intro")
             bottom = box("#grammar-chart")
             height = bottom["y"] + bottom["height"] + 16 - top["y"]
