@@ -8,10 +8,13 @@ Everything a user sees is also checked on the real SmolLM2-135M-Instruct.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import regex
 import torch
+from oracle import load_seed_cases
 
 from fsmviz import RegexError, build_index
 from fsmviz.generation.generate import GenerationOptions, generate, stream
@@ -29,9 +32,24 @@ before it, and five runs that ride their loop to the budget (float, pi, paper fl
 123) are closed by the safe end within it (24 let them ride 12 tokens more each)."""
 
 
+SEED_RUNS = "test_generate.py:seed_trace"
+"""The xdist group of the tests that read ``seed_trace``: on one worker, its cache serves them
+all (each seed's run is made once per ``make test``)."""
+
+
 @pytest.fixture
 def model() -> Model:
     return load_model()
+
+
+@functools.cache
+def seed_trace(name: str):
+    """The real model's greedy run on seed ``name`` (its prompt, its budget), made once per
+    process: the tests that need the same run share it instead of making it again."""
+    cases = load_seed_cases()
+    prompt = cases["prompts"].get(name, "Give one example.")
+    budget = BUDGETS.get(name, SEED_BUDGET)
+    return generate(load_model(), cases["regexes"][name], prompt, max_tokens=budget)
 
 
 def recomputed_distribution(model: Model, prompt_ids: list[int], generated: list[int], t: float):
@@ -46,10 +64,10 @@ def recomputed_distribution(model: Model, prompt_ids: list[int], generated: list
 
 
 @pytest.mark.slow
-def test_every_seed_regex_trace_fully_matches(model, seed_cases):
+@pytest.mark.xdist_group(SEED_RUNS)
+def test_every_seed_regex_trace_fully_matches(seed_cases):
     for name, pattern in seed_cases["regexes"].items():
-        prompt = seed_cases["prompts"].get(name, "Give one example.")
-        trace = generate(model, pattern, prompt, max_tokens=BUDGETS.get(name, SEED_BUDGET))
+        trace = seed_trace(name)
         assert trace.matched, (name, trace.text, trace.stop_reason)
         assert regex.fullmatch(pattern, trace.text)
         assert trace.stop_reason in ("accepted", "max_tokens")
@@ -114,9 +132,11 @@ def test_valid_mass_equals_a_recomputation(model):
 def test_the_seed_002_email_story_and_prob_limit(model):
     """Seed 002: the email pattern lets the model ride `.I.I.I` after the address; the valid
     mass collapses there. A prob_limit stops at the collapse with a full match instead."""
-    trace = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=40, chat=False)
+    # 24 tokens: the mass collapses at the 15th (the first `.` after the address), and the
+    # limited run stops there; 40 let the loop ride 16 tokens more.
+    trace = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=24, chat=False)
     assert min(s.valid_mass for s in trace.steps[1:]) < 0.05
-    limited = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=40, chat=False, prob_limit=0.05)
+    limited = generate(model, EMAIL, EMAIL_PROMPT, max_tokens=24, chat=False, prob_limit=0.05)
     assert limited.stop_reason == "prob_limit"
     assert limited.matched
     assert len(limited.steps) < len(trace.steps)
@@ -135,11 +155,12 @@ def test_eos_only_in_accepting_states(model):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(SEED_RUNS)
 def test_fast_forward_writes_constant_text_without_sampling(model, seed_cases):
     pattern = seed_cases["regexes"]["pink_floyd_json"]
-    prompt = "List one Pink Floyd song as JSON."
-    fast = generate(model, pattern, prompt, max_tokens=64)  # 21 tokens at the least
-    slow = generate(model, pattern, prompt, max_tokens=64, fast_forward=False)
+    fast = seed_trace("pink_floyd_json")  # the seed run (fast-forward is on by default)
+    assert fast.options.fast_forward
+    slow = generate(model, pattern, fast.prompt, max_tokens=64, fast_forward=False)
     assert fast.matched and slow.matched
     assert any(s.forced for s in fast.steps) and not any(s.forced for s in slow.steps)
     forced_text = b"".join(s.token_bytes for s in fast.steps if s.forced)
