@@ -15,6 +15,7 @@ import pytest
 
 from fsmviz.app.grammar_page import (
     DOCTOR_WAITS,
+    GrammarEdit,
     GrammarTab,
     grammar_edit_outputs,
     grammar_view,
@@ -52,7 +53,8 @@ def test_a_broken_grammar_gets_no_clean_bill_of_health() -> None:
 
 def test_a_new_grammar_clears_the_last_runs_outputs() -> None:
     page = tab()
-    updates = on_grammar_edit(page, Models(), GBNF + "# edited\n", "auto", 16, Trace(GBNF))
+    edit = GrammarEdit(GBNF + "# edited\n", "auto", 16, Trace(GBNF))
+    updates = on_grammar_edit(page, Models(), edit)
     assert updates[page.page.output] == EMPTY_OUTPUT
     assert updates[page.page.status] == CHANGED
     assert updates[page.page.trace] is None
@@ -62,7 +64,7 @@ def test_a_new_grammar_clears_the_last_runs_outputs() -> None:
 
 def test_the_same_grammar_keeps_its_run() -> None:
     page = tab()
-    updates = on_grammar_edit(page, Models(), GBNF, "auto", 16, Trace(GBNF))
+    updates = on_grammar_edit(page, Models(), GrammarEdit(GBNF, "auto", 16, Trace(GBNF)))
     assert set(updates) == {page.page.dfa, page.page.diagnosis, page.page.error}
 
 

@@ -144,11 +144,15 @@ def test_the_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
         said[choice] = h.on_pattern_edit(shown, app_model, None, drawn)[shown.diagnosis]
     assert "x04" in said[BUNDLED] and "SmolLM2" in said[BUNDLED]
     assert "x04" not in said["spm"]
-    from fsmviz.app.grammar_page import GrammarTab, on_grammar_edit  # the Grammar tab's too
+    from fsmviz.app.grammar_page import (  # the Grammar tab's too
+        GrammarEdit,
+        GrammarTab,
+        on_grammar_edit,
+    )
 
     tab, grammar = GrammarTab(shown, "place", "terminal"), 'root ::= "a" [\x04] "b"'
     for choice in (BUNDLED, "spm"):
-        updates = on_grammar_edit(tab, app_model, grammar, "auto", 16, None, choice)
+        updates = on_grammar_edit(tab, app_model, GrammarEdit(grammar, "auto", 16, None, choice))
         said[choice] = updates[shown.diagnosis]
     assert "unspellable_terminal" in said[BUNDLED] and "SmolLM2" in said[BUNDLED]
     assert "unspellable_terminal" not in said["spm"]

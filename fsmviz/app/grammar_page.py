@@ -67,6 +67,7 @@ from fsmviz.params import text as checked_text
 
 __all__ = [
     "DOCTOR_WAITS",
+    "GrammarEdit",
     "GrammarRunInputs",
     "GrammarTab",
     "build_grammar_tab",
@@ -354,7 +355,7 @@ def _wire_grammar(models: Any, settings: _Settings, learn: _Learn, tab: GrammarT
     learn.depth.change(learn_html, learn.depth, learn.view, trigger_mode="always_last", **PRIVATE)
     drawn = grammar_edit_outputs(tab)  # the drawing, the doctor, and a stale run cleared
     typed = [settings.box, settings.fmt, settings.max_tokens, page.trace, settings.backend]
-    edited = partial(on_grammar_edit, tab, models)
+    edited = reads(GrammarEdit, partial(on_grammar_edit, tab, models))
     settings.box.change(edited, typed, drawn, trigger_mode="always_last", **PRIVATE)
     settings.fmt.input(edited, typed, drawn, **PRIVATE)
     settings.backend.change(edited, typed, drawn, **PRIVATE)  # the doctor reads its tokens
@@ -421,17 +422,33 @@ DOCTOR_WAITS = (
 )
 
 
-def on_grammar_edit(
-    tab: GrammarTab, models: Any, text: str, fmt: str, max_tokens, trace, backend=None
-):
+@dataclass(frozen=True)
+class GrammarEdit:
+    """What an edit of the Grammar tab reads (``handlers.reads``, in ``_wire_drawing``'s
+    order): the box, its format, the run's budget (the doctor's truncation check), the last
+    run's trace (to tell whether it is now stale) and the model menu's choice (the doctor
+    reads that model's tokens).
+
+    >>> GrammarEdit('root ::= "a"', "auto", 16, None).backend is None
+    True
+    """
+
+    text: str
+    fmt: str
+    max_tokens: Any
+    trace: Any
+    backend: str | None = None
+
+
+def on_grammar_edit(tab: GrammarTab, models: Any, edit: GrammarEdit):
     """The grammar box or its format changed: the drawing, the doctor and the error
     (``on_grammar``); and a run of another grammar (its output, steps, verdict, place,
     slider, allowed sets, downloads) is cleared, since none of it belongs to what the box
     now says (issue 47, point 2: they stayed, under a broken grammar too)."""
     page = tab.page
-    rules, doctor, error = on_grammar(models, text, fmt, max_tokens, backend)
+    rules, doctor, error = on_grammar(models, edit.text, edit.fmt, edit.max_tokens, edit.backend)
     updates = {page.dfa: rules, page.diagnosis: doctor, page.error: error}
-    if trace is not None and trace.pattern != text:
+    if edit.trace is not None and edit.trace.pattern != edit.text:
         updates.update(cleared(page))
         updates.update({tab.place: place_html(None), tab.terminal: ""})
     return updates
