@@ -15,7 +15,8 @@ from pathlib import Path
 from bench.cold import Fresh
 from bench.table import check, print_table
 from fsmviz import compile_regex, load_model
-from fsmviz.app.live import live_run, pattern_view
+from fsmviz.app.live import pattern_view
+from fsmviz.app.regex_run import live_run
 from fsmviz.drawing.render import to_svg
 from fsmviz.generation.generate import GenerationOptions
 
