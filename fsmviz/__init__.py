@@ -23,9 +23,10 @@ Read the engine top-down, one folder a layer, in the order data flows; each fold
 5. ``peers/``      the same pattern asked of outlines-core, llguidance and xgrammar
 6. ``diagnose/``   the stall doctor; ``learn/`` the teaching view's pure functions;
    ``drawing/`` DOT and SVG (graphviz's ``dot``): the automata drawn
-7. ``audit/``      one constraint over a file of prompts: where and how often runs stall
-8. ``app/`` the web page (gradio, plotly) and ``cli`` the command line (``__main__``): the
-   top, which nothing below imports
+7. ``audit/``      one constraint over a file of prompts: where and how often runs stall;
+   ``html/`` the page's HTML and charts, written from records (pure, no gradio)
+8. ``app/`` the web page (gradio: layout, events) and ``cli`` the command line
+   (``__main__``): the top, which nothing below imports
 
 Beside the folders, the few things every layer shares: ``errors`` (``FsmvizError``, the base
 of every error raised here), ``cache`` (``BoundedCache``, the only shared state),

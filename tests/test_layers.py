@@ -36,6 +36,7 @@ LAYERS = {
     "drawing": 6,
     "constraints": 4,  # fsmviz.constraint(regex=|schema=|grammar=): the one place one is built
     "audit": 7,  # a constraint over many prompts: runs, rows, the report
+    "html": 7,  # the page's HTML and charts from records: pure, no gradio
     "app": 8,
     "cli": 8,
     "__main__": 8,

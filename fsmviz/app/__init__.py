@@ -17,7 +17,7 @@ Read in this order:
   (a small session, temporary downloads removed).
 * The tabs: the regex run with ``examples`` (the seed examples), ``fixes`` (a doctor's fix
   applied and run) and ``fix_checks`` (each run fix re-run before it is offered),
-  ``decoding_controls`` and ``decoding_view`` (top-k, top-p, the stop rule, overshoot);
+  ``decoding_controls`` (top-k, top-p, the stop rule, overshoot);
   ``schema_page``, ``schema_run`` and ``schema_structure`` (a JSON Schema instead of a
   regex); ``grammar_views``, ``grammar_steps``, ``grammar_live`` and ``grammar_page`` (a
   context-free grammar: its views, each step's place and terminal sent for the browser to
@@ -27,6 +27,9 @@ Read in this order:
   ``/schema``, ``/schema_engines``, ``/grammar``; every failure a message), each wrapping
   an engine function that answers with plain data.
 * GPUs: ``zerogpu`` (Hugging Face ZeroGPU) and ``fork_gpu`` (its fork played locally).
+
+What a pure view writes (records in, HTML or a chart out) lives one layer down, in
+``fsmviz.html``; this package lays it out and wires it to events.
 
 The engine (``fsmviz``) never imports this package; this package imports the engine.
 """

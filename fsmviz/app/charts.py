@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 
-from fsmviz.app.decoding_view import cut_sentence
 from fsmviz.app.views import shown
 from fsmviz.generation.trace import Step
+from fsmviz.html.decoding import cut_sentence
 
 __all__ = ["comparison_figure", "valid_mass_figure"]
 

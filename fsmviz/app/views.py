@@ -13,14 +13,14 @@ import json
 import re
 from collections.abc import Sequence
 
-from fsmviz.app.decoding_view import allowed_note, cut_sentence, overshoot_tag
 from fsmviz.app.fixes import check_html, fix_json, fix_of
 from fsmviz.app.fixes import offered as offered_fix
-from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding
 from fsmviz.diagnose.text import plural
 from fsmviz.generation.trace import Step, Trace, pieces
-from fsmviz.printable import VISIBLE_WHITESPACE, bytes_label, printable
+from fsmviz.html.decoding import allowed_note, cut_sentence, overshoot_tag
+from fsmviz.html.text import code_spans, error_html, esc, shown
+from fsmviz.printable import bytes_label
 
 __all__ = [
     "STEP_BUTTONS",
@@ -47,15 +47,6 @@ STEP_BUTTONS = (
 )
 """Prev, Play and Next: the same buttons on the Generate and the Grammar tab, both
 stepped by static/app.js (the ← → keys too) on whichever tab is shown."""
-
-
-def esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def shown(text: str) -> str:
-    """Token text with whitespace made visible (for tables, not for the output itself)."""
-    return printable(text, VISIBLE_WHITESPACE)
 
 
 def output_html(
@@ -216,19 +207,6 @@ def summarised(text: str, shown: int = 6) -> str:
     return _NUMBERS.sub(cut, text)
 
 
-def code_spans(text: str) -> str:
-    """``text`` escaped, each pair of backticks a ``<code>`` (an unpaired one is kept): the
-    findings of every doctor (a schema's, a grammar's) and the parser's place in words.
-
-    >>> code_spans("`/a` is a <string>")
-    '<code>/a</code> is a &lt;string&gt;'
-    """
-    parts = esc(text).split("`")
-    if len(parts) % 2 == 0:
-        return esc(text)
-    return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
-
-
 def markdown_html(text: str) -> str:
     """A message's light Markdown as HTML, everything escaped: ```code``` spans and
     ``**bold**``; nothing else is read.
@@ -374,17 +352,6 @@ def _side(name: str, trace: Trace) -> str:
         f"because {STOPPED[trace.stop_reason]}; the output {verdict} the pattern{low}.</div>"
         "</section>"
     )
-
-
-def error_html(error: Exception | None, pattern: str = "") -> str:
-    """A clear message for a bad pattern (with a caret under the position) or any failure."""
-    if error is None:
-        return ""
-    if isinstance(error, RegexError):
-        caret = f"<pre>{esc(error.pointer(pattern))}</pre>" if error.position is not None else ""
-        hint = f'<div class="hint">{esc(error.hint)}</div>' if error.hint else ""
-        return f'<div class="error-box"><b>{esc(error.message)}</b>{caret}{hint}</div>'
-    return f'<div class="error-box"><b>{esc(str(error))}</b></div>'
 
 
 def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) -> str:

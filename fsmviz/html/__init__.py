@@ -1,0 +1,17 @@
+"""The page's HTML and charts, written from the engine's records: pure functions that take
+records (a ``Step``, a ``Finding``, a compiled grammar, a toy vocabulary) and return an HTML
+string or a chart figure, every piece of user text and model output escaped. No gradio: the
+page (``fsmviz.app``) lays them out and wires them to events; tested without a browser.
+
+Read bottom-up:
+
+* ``text``       the shared escapers: ``esc``, ``shown`` (whitespace made visible),
+  ``code_spans`` (backticks as ``<code>``), ``error_html`` (any failure, a regex error with
+  a caret under its position);
+* ``decoding``   how the decoding options of a step read (overshoot, what top-k and top-p
+  removed), the same words in the steps table, the output and the chart.
+
+Above the drawing, the doctor and Learn, whose results it shows; below the page and the
+audit. May import every engine folder below it and the shared modules; no gradio, no torch,
+and plotly only inside the functions that draw a chart.
+"""
