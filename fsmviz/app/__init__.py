@@ -8,7 +8,7 @@ Read in this order:
   outputs, a run followed while it is the page's, Stop); ``handlers`` what each event of
   the Generate tab does, one short function per event, the page's inputs read once
   (``RunInputs``).
-* ``views`` the engine's records as escaped HTML; ``charts`` the valid-mass chart (plotly);
+* ``views`` the engine's records as escaped HTML (the charts: ``fsmviz.html.charts``);
   ``live`` the frames of a generation as it streams, ``regex_run`` a regex run's frames
   start to end (the run, the doctor's checks of its fixes, the shadow run); the page's
   model choice in ``backend`` (the bundled model, another local one the operator offers:

@@ -28,7 +28,6 @@ from fsmviz.app.backend import (
     server_names,
     server_ways,
 )
-from fsmviz.app.charts import MASS_LINEAR
 from fsmviz.app.stopping import TICK, ticking
 from fsmviz.app.views import error_html, shown
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
@@ -36,6 +35,7 @@ from fsmviz.errors import FsmvizError
 from fsmviz.generation.compare import WAYS, Decoding, compare
 from fsmviz.generation.models import BackgroundModel, ModelLoadError
 from fsmviz.generation.trace import GenerationOptions
+from fsmviz.html.charts import MASS_LINEAR
 
 __all__ = [
     "PRESETS",

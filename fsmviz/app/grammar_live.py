@@ -24,7 +24,6 @@ from html import escape
 from typing import Any
 
 from fsmviz.app import grammar_views as gp
-from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.grammar_steps import step_views
 from fsmviz.app.live import (
     CHART_EVERY,
@@ -43,6 +42,7 @@ from fsmviz.generation.generate import stream
 from fsmviz.generation.trace import GenerationOptions, Step, Trace, pieces
 from fsmviz.grammar.place import Chart, place_in, rule_path, rule_states, step_charts
 from fsmviz.grammar.replay import grammar_allowed_sets
+from fsmviz.html.charts import valid_mass_figure
 
 __all__ = [
     "GrammarFrame",

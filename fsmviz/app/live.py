@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.views import (
     allowed_html,
     error_html,
@@ -51,6 +50,7 @@ from fsmviz.generation.constraint import RegexConstraint, regex_constraint
 from fsmviz.generation.generate import GenerationOptions, Stream, stream
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Step, Trace, drawn_path, pieces
+from fsmviz.html.charts import valid_mass_figure
 from fsmviz.tokens.index import IndexTooLarge
 from fsmviz.tokens.vocab import Vocabulary
 

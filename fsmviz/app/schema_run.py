@@ -21,7 +21,6 @@ from functools import partial
 from html import escape
 from typing import Any
 
-from fsmviz.app.charts import valid_mass_figure
 from fsmviz.app.grammar_views import grammar_findings_html
 from fsmviz.app.live import (
     SHADOW_LATER,
@@ -40,6 +39,7 @@ from fsmviz.diagnose.schema import diagnose_schema
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
+from fsmviz.html.charts import valid_mass_figure
 from fsmviz.schema.convert import compile_schema
 
 __all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]

@@ -9,7 +9,9 @@ Read bottom-up:
   ``code_spans`` (backticks as ``<code>``), ``error_html`` (any failure, a regex error with
   a caret under its position);
 * ``decoding``   how the decoding options of a step read (overshoot, what top-k and top-p
-  removed), the same words in the steps table, the output and the chart.
+  removed), the same words in the steps table, the output and the chart;
+* ``charts``     the valid-mass chart and the before/after chart (plotly figures; plotly is
+  imported on the first chart drawn, never at import time).
 
 Above the drawing, the doctor and Learn, whose results it shows; below the page and the
 audit. May import every engine folder below it and the shared modules; no gradio, no torch,

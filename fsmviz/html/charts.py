@@ -6,6 +6,9 @@ the model agree. A collapse toward 0 is a step where the pattern forced text the
 did not want: the place to look when output goes strange. The number of allowed tokens
 is drawn beside it (log scale): wide states allow tens of thousands of tokens, constant
 text allows one.
+
+plotly is imported on the first chart drawn (``_plotly``), never when this module is:
+the engine imports without it.
 """
 
 from __future__ import annotations
@@ -13,16 +16,25 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import plotly.graph_objects as go
-
-from fsmviz.app.views import shown
 from fsmviz.generation.trace import Step
 from fsmviz.html.decoding import cut_sentence
+from fsmviz.html.text import shown
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = ["comparison_figure", "valid_mass_figure"]
 
 RING = {"color": "#c33", "width": 2}
+
+
+def _plotly():
+    """plotly's figure module, imported on the first chart drawn."""
+    import plotly.graph_objects as go  # heavy and the page's: not at the engine's import
+
+    return go
 
 
 def valid_mass_figure(
@@ -34,7 +46,7 @@ def valid_mass_figure(
 ) -> go.Figure:
     """Valid mass per step (left axis), allowed-token count (right axis, log scale);
     ``selected`` draws a vertical line, ``marked`` steps (from a finding) are ringed."""
-    figure = go.Figure()
+    figure = _plotly().Figure()
     figure.add_trace(_mass_line(steps, log))
     figure.add_trace(_allowed_line(steps))
     marked = sorted(set(marked))
@@ -78,7 +90,7 @@ def _mass_line(steps: Sequence[Step], log: bool) -> go.Scatter:
         + (f"<br>{cut_sentence(s)}" if s.cut else "")
         for s in steps
     ]
-    return go.Scatter(
+    return _plotly().Scatter(
         x=[s.index for s in steps],
         y=[max(s.valid_mass, 1e-6) if log else s.valid_mass for s in steps],
         mode="lines+markers",
@@ -92,7 +104,7 @@ def _mass_line(steps: Sequence[Step], log: bool) -> go.Scatter:
 
 def _allowed_line(steps: Sequence[Step]) -> go.Scatter:
     """The allowed-token count per step, a dotted staircase on the right axis."""
-    return go.Scatter(
+    return _plotly().Scatter(
         x=[s.index for s in steps],
         y=[s.allowed_count for s in steps],
         mode="lines",
@@ -106,7 +118,7 @@ def _allowed_line(steps: Sequence[Step]) -> go.Scatter:
 def _finding_rings(steps: Sequence[Step], marked: Sequence[int]) -> go.Scatter:
     """A ring around each marked step that the run has (a finding's steps)."""
     by_index = {s.index: s for s in steps}
-    return go.Scatter(
+    return _plotly().Scatter(
         x=[i for i in marked if i in by_index],
         y=[by_index[i].valid_mass for i in marked if i in by_index],
         mode="markers",
@@ -157,11 +169,11 @@ def comparison_figure(before: Sequence[Step], after: Sequence[Step]) -> go.Figur
     traces named ``after`` and ``before`` (listed before, after), the legend above the plot
     (never over a line).
     Hover shows each step's token (escaped: plotly reads tags in hover text)."""
-    figure = go.Figure()
+    figure = _plotly().Figure()
     # "before" is drawn last, on top: where the runs agree its dashes show "after" beneath
     for name, steps in (("after", after), ("before", before)):
         figure.add_trace(
-            go.Scatter(
+            _plotly().Scatter(
                 x=[s.index for s in steps],
                 y=[s.valid_mass for s in steps],
                 mode="lines+markers",
