@@ -93,3 +93,36 @@ def test_the_page_streams_a_row_per_way_then_the_chart(tiny) -> None:
     assert "choose a server" in updates[-1][2]  # the engine check: a server's, not this one's
     none = list(on_compare(Ready(), CompareInputs(PATTERN, "x", 4, 0.0, 3, False, 1, [])))
     assert "choose at least one" in none[0][0]
+
+
+def test_the_chart_says_what_will_appear_there_before_anything_runs() -> None:
+    """Issue 47's walk: the Compare tab showed empty axes before a run. The chart's first
+    value, its value while the ways run, and its value when no masked way ran each say in
+    words what the chart is for (no model: the first update comes before any decoding)."""
+    import gradio as gr
+
+    from fsmviz.app.compare_page import (
+        CHART_BEFORE,
+        CompareInputs,
+        build_compare_tab,
+        compare_figure,
+        on_compare,
+    )
+
+    with gr.Blocks() as page:
+        build_compare_tab(None, gr.Textbox(), gr.Textbox())
+    chart = next(b for b in page.blocks.values() if b.elem_id == "compare-chart")
+    before = chart.value["plot"] if isinstance(chart.value, dict) else str(chart.value)
+    assert "valid mass" in before and "Press Compare" in before
+    assert '"data": []' in before.replace("\\", "") or '"data":[]' in before.replace(" ", "")
+
+    class Ready:  # the page's BackgroundModel: the first update needs no model call
+        def get(self, timeout: float):
+            return object()
+
+    asked = CompareInputs(PATTERN, "x", 4, 0.0, 3, False, 1, ["constrained"])
+    waiting = next(iter(on_compare(Ready(), asked)))[1]
+    assert not waiting.data and "once every way has run" in waiting.layout.annotations[0].text
+    empty = compare_figure([])
+    assert not empty.data and "only the masked ways" in empty.layout.annotations[0].text
+    assert CHART_BEFORE not in empty.layout.annotations[0].text

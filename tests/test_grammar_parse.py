@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsmviz.grammar import GrammarError, compile_grammar
-from fsmviz.grammar.compile import left_recursive, unreachable
+from fsmviz.grammar.compile import RULE_SHAPES, left_recursive, unreachable
 from fsmviz.grammar.tree import Alt, CharSet, Literal, Repeat, RuleRef, Seq
 
 CASES = Path(__file__).parent / "cases" / "grammars"
@@ -110,12 +110,16 @@ def test_a_grammar_read_in_the_wrong_format_says_which_format_it_looks_like(text
     ::= after the rule name 'start'" and nothing pointing at the Format choice."""
     with pytest.raises(GrammarError) as caught:
         compile_grammar(text, chosen)
-    assert f'choose the format "{looks}"' in caught.value.hint
+    hint = caught.value.hint
+    assert f'Set the format to "{looks}", or to "auto"' in hint
+    assert "None" not in hint  # Python's word, not the Format choice a visitor sees
+    assert RULE_SHAPES[looks] in hint and RULE_SHAPES[chosen] in hint  # how to tell
     assert compile_grammar(text).format == looks  # and told apart, it is read
+    assert compile_grammar(text, "auto").format == looks  # the hint's "auto" is a format
 
 
 def test_a_grammar_error_shows_its_line_with_a_caret():
-    from fsmviz.app.grammar_views import grammar_error_html
+    from fsmviz.html.grammar import grammar_error_html
 
     text = 'root ::= item\nitem ::= "a" )'
     with pytest.raises(GrammarError) as caught:

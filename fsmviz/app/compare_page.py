@@ -116,9 +116,48 @@ def compare_html(
     return f'<table class="compare steps"><thead>{head}</thead><tbody>{rows_html}</tbody></table>'
 
 
+CHART_BEFORE = (
+    "Press Compare: each masked way (the first three) draws a line here,<br>"
+    "its valid mass at each step: how much of the model's probability the pattern allowed."
+)
+"""The chart's placeholder before any run (the empty axes said nothing)."""
+CHART_WAITING = "The valid-mass lines come here once every way has run."
+CHART_NO_MASK = (
+    "No line to draw: only the masked ways (the first three) have a valid mass;<br>"
+    "the unconstrained ones wrote freely."
+)
+
+
+def placeholder_figure(text: str) -> go.Figure:
+    """An empty chart that says in words what will be drawn in it (no axes).
+
+    >>> placeholder_figure("soon").layout.annotations[0].text
+    'soon'
+    """
+    figure = go.Figure()
+    figure.add_annotation(
+        text=text,
+        showarrow=False,
+        x=0.5,
+        y=0.5,
+        xref="paper",
+        yref="paper",
+        font={"size": 14, "color": "#888"},
+    )
+    figure.update_layout(
+        height=160,
+        margin={"l": 20, "r": 20, "t": 20, "b": 20},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+    )
+    return figure
+
+
 def compare_figure(rows: Sequence[Decoding]) -> go.Figure:
     """The masked runs' valid mass per step, one curve each (the free runs have none: the
-    pattern did not guide them)."""
+    pattern did not guide them); no masked run, a placeholder saying so."""
+    if not any(row.steps for row in rows):
+        return placeholder_figure(CHART_NO_MASK)
     figure = go.Figure()
     for row in rows:
         if not row.steps:
@@ -250,7 +289,8 @@ def on_compare(models: BackgroundModel, asked: CompareInputs) -> Iterator[tuple[
     try:
         opts = asked.options(local=source is models)
         model = source.get(timeout=600)
-        yield unavailable + compare_html(rows, [w.label for w in chosen]), None, check
+        waiting = placeholder_figure(CHART_WAITING)
+        yield unavailable + compare_html(rows, [w.label for w in chosen]), waiting, check
         runs = compare_rows_on_gpu(
             model, asked.pattern, asked.prompt, opts, [w.name for w in chosen], int(asked.retries)
         )
@@ -261,7 +301,7 @@ def on_compare(models: BackgroundModel, asked: CompareInputs) -> Iterator[tuple[
                 began = time.perf_counter()
             left = [w.label for w in chosen[len(rows) :]]
             notes = pending_notes(rows, len(left), opts.max_tokens, time.perf_counter() - began)
-            yield unavailable + compare_html(rows, left, notes), None, check
+            yield unavailable + compare_html(rows, left, notes), gr.skip(), check
     except (FsmvizError, ValueError, ModelLoadError) as error:
         checked = compare_check_html(source, rows) if rows else ""
         yield unavailable + error_html(error, asked.pattern), None, checked
@@ -327,7 +367,12 @@ def build_compare_tab(models: BackgroundModel, regex_box: Any, prompt_box: Any) 
         backend = backend_menu(server_names(), elem_id="compare-backend")
         run = gr.Button("Compare", variant="primary", elem_id="compare-run")
         table = gr.HTML(compare_html([]), elem_id="compare")
-        chart = gr.Plot(label="Valid mass per step", show_label=False, elem_id="compare-chart")
+        chart = gr.Plot(
+            placeholder_figure(CHART_BEFORE),
+            label="Valid mass per step",
+            show_label=False,
+            elem_id="compare-chart",
+        )
         check = gr.HTML(
             compare_check_html(None, ()),
             elem_id="compare-engine-check",

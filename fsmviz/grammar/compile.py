@@ -79,8 +79,8 @@ _GBNF_RULE = re.compile(r"^[ \t]*[A-Za-z0-9_-]+[ \t]*::=", re.MULTILINE)
 
 def compile_grammar(text: str, format: str | None = None) -> Grammar:
     """Read and check a grammar written in llguidance's Lark dialect (``format="lark"``)
-    or llama.cpp's GBNF (``"gbnf"``); ``None`` tells them apart (a line ``name ::=`` is
-    GBNF). Compiled grammars are cached by (text, format).
+    or llama.cpp's GBNF (``"gbnf"``); ``None`` (or ``"auto"``, the page's word) tells them
+    apart (a line ``name ::=`` is GBNF). Compiled grammars are cached by (text, format).
 
     >>> g = compile_grammar('start: "(" start ")" | "x"')
     >>> g.format, g.start, g.accepts("((x))")
@@ -88,9 +88,11 @@ def compile_grammar(text: str, format: str | None = None) -> Grammar:
     """
     if not isinstance(text, str):
         raise GrammarError("the grammar must be text", None, None, None)
+    if format == "auto":
+        format = None
     if format not in (None, "gbnf", "lark"):
         raise GrammarError(
-            f"unknown grammar format {format!r}", None, None, 'use "gbnf", "lark" or None'
+            f"unknown grammar format {format!r}", None, None, 'use "gbnf", "lark" or "auto"'
         )
     if len(text) > MAX_GRAMMAR_CHARS:
         raise GrammarError(
@@ -110,12 +112,15 @@ def compile_grammar(text: str, format: str | None = None) -> Grammar:
         # A Lark grammar read as GBNF fails at its first rule ("expected ::="): say why.
         hint = (
             f"this looks like a {FORMAT_NAMES[looks]} grammar, not {FORMAT_NAMES[format]}: "
-            f'choose the format "{looks}", or let fsmviz tell them apart (format None, "auto")'
+            f"its rules read {RULE_SHAPES[looks]}, not {RULE_SHAPES[format]}. "
+            f'Set the format to "{looks}", or to "auto" so that fsmviz recognises it'
         )
         raise GrammarError(error.message, error.line, error.column, hint) from None
 
 
 FORMAT_NAMES = {"gbnf": "GBNF (llama.cpp)", "lark": "Lark (llguidance)"}
+RULE_SHAPES = {"gbnf": '"name ::= ..."', "lark": '"name: ..."'}
+"""How a rule is written in each format: what tells a reader which one a grammar is."""
 
 
 def detect_format(text: str) -> str:
