@@ -99,7 +99,7 @@ KEPT_ENTRIES = 4_000_000
 asked for (successor sets are always kept)."""
 BITMASKS_KEPT = 1_024
 """Packed masks kept per index (``TokenIndex.bitmask``): 6 kB each for 49k tokens, so at
-most ~6 MB; the least recently used is made again (from its kept row) when asked for."""
+most ~6 MB; past it the oldest made is dropped (made again from its kept row if asked)."""
 
 
 class IndexTooLarge(ExplainedError):
@@ -163,6 +163,7 @@ class TokenIndex:
     vocab: Vocabulary
     trie: VocabTrie = field(repr=False)
     _rows: dict[int, Row] = field(default_factory=dict, repr=False)
+    _kept_entries: int = field(default=0, repr=False)  # tokens in ``_rows``' rows
     _lock: RLock = field(default_factory=RLock, repr=False)
     _states: tuple[int, ...] | None = field(default=None, repr=False)
     _distances: np.ndarray | None = field(default=None, repr=False)
@@ -172,9 +173,7 @@ class TokenIndex:
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
     _walker: RowWalker | None = field(default=None, repr=False)  # makes rows (``row``)
-    _bitmasks: BoundedCache[np.ndarray] = field(
-        default_factory=lambda: BoundedCache(BITMASKS_KEPT), repr=False
-    )
+    _bitmasks: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     initial_state: int = 0
 
@@ -212,7 +211,15 @@ class TokenIndex:
         >>> [int(t) for t in index.allowed_tokens(1)], index.bitmask(1)  # tokens 1, 2, 3
         ([1, 2, 3], array([14], dtype=int32))
         """
-        return self._bitmasks.get_or_build(state, partial(_packed, self, state))
+        words = self._bitmasks.get(state)
+        if words is None:
+            with self._lock:  # a plain dict: a BoundedCache's miss costs ~10 µs of locks
+                words = self._bitmasks.get(state)
+                if words is None:
+                    words = self._bitmasks[state] = _packed(self, self._known(state))
+                    if len(self._bitmasks) > BITMASKS_KEPT:
+                        del self._bitmasks[next(iter(self._bitmasks))]  # the oldest made
+        return words
 
     @property
     def states(self) -> tuple[int, ...]:
@@ -247,8 +254,9 @@ class TokenIndex:
                     row = Row(*self._walker.walk(state))
                     if self._live is not None:  # pruned: tokens into token-dead states are gone
                         row = row.into(self._live)
-                    if sum(len(r.tokens) for r in self._rows.values()) < KEPT_ENTRIES:
+                    if self._kept_entries < KEPT_ENTRIES:
                         self._rows[state] = row
+                        self._kept_entries += len(row.tokens)
         return row
 
     def successors(self, state: int) -> np.ndarray:
@@ -423,14 +431,14 @@ def _apart(
 
 
 def _packed(index: TokenIndex, state: int) -> np.ndarray:
-    """``bitmask``'s words, from the row's own where its walk packed them."""
-    row = index.row(index._known(state))
-    if row.words is None:
-        return packed(index.allowed_tokens(state), len(index.vocab))
-    if not index.is_accepting(state):
-        return row.words
+    """``bitmask``'s words: the row's own where its walk packed them, else its tokens
+    packed; EOS's bit added where ``state`` accepts."""
+    row = index.row(state)
+    words = packed(row.tokens, len(index.vocab)) if row.words is None else row.words
+    if not index.byte_dfa.accepting[state]:
+        return words
     eos = index.vocab.eos_token_id
-    words = row.words.copy()
+    words = words.copy()
     words.view(np.uint32)[eos // 32] |= np.uint32(1 << (eos % 32))
     words.flags.writeable = False
     return words
@@ -442,12 +450,27 @@ def packed(tokens: np.ndarray, size: int) -> np.ndarray:
 
     >>> packed(np.array([0, 33]), 40).tolist()
     [1, 2]
+    >>> packed(np.array([31, 32]), 64).tolist(), packed(np.arange(40), 64).tolist()
+    ([-2147483648, 1], [-1, 255])
     """
-    bits = np.zeros(-(-size // 32) * 32, dtype=bool)
-    bits[tokens] = True
-    words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
+    if len(tokens) <= FEW_TOKENS:  # a schema key's row: OR a few bits in, word by word
+        found: dict[int, int] = {}
+        for token in tokens.tolist():
+            found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
+        words = np.zeros(-(-size // 32), dtype="<u4")
+        words[list(found)] = list(found.values())
+        words = words.view(np.int32)
+    else:
+        bits = np.zeros(-(-size // 32) * 32, dtype=bool)
+        bits[tokens] = True
+        words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
     words.flags.writeable = False
     return words
+
+
+FEW_TOKENS = 32
+"""Rows of at most this many tokens are packed in Python (``packed``), not through 49k
+booleans."""
 
 
 def with_eos(tokens: np.ndarray, eos_token_id: int) -> np.ndarray:

@@ -27,6 +27,7 @@ remaining byte.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 
 import numpy as np
@@ -34,9 +35,9 @@ import numpy as np
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa
 from fsmviz.tokens.fast.classwalk import ClassTable, ClassTrie, class_row
-from fsmviz.tokens.trie import VocabTrie
+from fsmviz.tokens.trie import TrieLists, VocabTrie
 
-__all__ = ["Chains", "RowWalker", "walk_row", "walk_tokens"]
+__all__ = ["Chains", "RowWalker", "small_row", "walk_row", "walk_tokens"]
 
 WIDE = 64
 """Levels of fewer pairs are walked without looking for whole subtrees: the test would
@@ -181,23 +182,29 @@ class Chains:
 
 
 class RowWalker:
-    """How one byte DFA's rows are walked. A state that reads many bytes (``WIDE_STATE``:
-    a string's loop, a name's letters) is walked over the class trie
+    """How one byte DFA's rows are walked. A state that reads a few bytes (a JSON schema's
+    key, a digit) is first walked in plain Python (``small_row``: a handful of pairs, tens
+    of µs), unless that walk grows long. A state that reads many bytes (``WIDE_STATE``: a
+    string's loop, a name's letters) is walked over the class trie
     (``fsmviz.tokens.fast.classwalk``, built at the first such state): one pass over every
-    class node, no filtering, ~0.5 ms where the byte walk took 6-13 ms. A state that reads
-    a few (a JSON schema's key, a digit) walks the byte trie with chains (``walk_row``),
-    which visits a few nodes, unless the class trie is built and small
-    (``SMALL_CLASSES``)."""
+    class node, no filtering, ~0.5 ms where the byte walk took 6-13 ms. A narrow state whose
+    Python walk grew long walks the byte trie with chains (``walk_row``), unless the class
+    trie is built and small (``SMALL_CLASSES``)."""
 
     def __init__(self, byte_dfa: ByteDfa, trie: VocabTrie, num_ids: int) -> None:
         self.byte_dfa, self.trie, self.num_ids = byte_dfa, trie, num_ids
         self.chains = Chains(byte_dfa.table, int(trie.height[0]))
         self.wide = (byte_dfa.table >= 0).sum(axis=1) >= WIDE_STATE
         self._classes: tuple[ClassTrie, ClassTable] | None = None
+        self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
 
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The row of ``state``: its allowed token ids (sorted, int32), their targets, and
         the ids packed where the walk had them as booleans (``class_row``), else None."""
+        if not self.wide[state]:
+            found = small_row(self.trie.lists, self._steps, state)
+            if found is not None:
+                return (*found, None)
         small = self._classes is not None and self._classes[0].size <= SMALL_CLASSES
         if self.wide[state] or small:
             return class_row(*self.classes(), state)
@@ -205,6 +212,16 @@ class RowWalker:
             *walk_row(self.trie, self.byte_dfa.table, self.chains, state, self.num_ids),
             None,
         )
+
+    def _steps(self, state: int) -> tuple[list[tuple[int, int]], dict[int, int]]:
+        """The (byte, target) edges of ``state``, as a list and as a dict, kept."""
+        found = self._edges.get(state)
+        if found is None:
+            row = self.byte_dfa.table[state]
+            edges = np.flatnonzero(row >= 0)
+            pairs = list(zip(edges.tolist(), row[edges].tolist(), strict=True))
+            found = self._edges[state] = (pairs, dict(pairs))
+        return found
 
     def classes(self) -> tuple[ClassTrie, ClassTable]:
         if self._classes is None:
@@ -222,6 +239,61 @@ SMALL_CLASSES = 8_192
 """Once built, a class trie of at most this many nodes (1,183 for a key-value list, 521
 for a CSV row) walks every state: a narrow state's row costs a few small rounds there,
 where the byte trie's chains walk a quoted string's tokens deep pair by pair (1-2 ms)."""
+
+
+SMALL_WORK = 256
+"""A narrow state's row is first walked in plain Python (``small_row``), giving up past this
+many steps (a pair visited or a child looked up): a schema key's or a digit's row visits a
+handful of pairs (median 5 along the benchmark's paths), where a numpy round a level costs
+~10 µs whatever its size."""
+
+
+def small_row(
+    trie: TrieLists,
+    steps: Callable[[int], tuple[list[tuple[int, int]], dict[int, int]]],
+    state: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The row of ``state`` (sorted token ids, int32, and their targets) by a depth-first
+    walk over (trie node, state) pairs in Python, or None past ``SMALL_WORK`` steps.
+    ``steps(s)`` gives the (byte, target) edges of state ``s``, as a list and as a dict;
+    at each node the walk reads whichever is shorter, the node's children (their bytes
+    looked up in the dict) or the state's edges (each byte found among the children by
+    bisection).
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
+    >>> table = index.byte_dfa.table
+    >>> edges = lambda s: [(b, t) for b, t in enumerate(table[s].tolist()) if t >= 0]
+    >>> steps = lambda s: (edges(s), dict(edges(s)))
+    >>> [a.tolist() for a in small_row(index.trie.lists, steps, 0)]  # "1", "12"
+    [[0, 1], [1, 1]]
+    """
+    first_child, num_children, byte = trie.first_child, trie.num_children, trie.byte
+    token_start, token_ids = trie.token_start, trie.token_ids
+    found: list[tuple[int, int]] = []
+    stack, work = [(0, state)], 0
+    while stack:
+        node, at = stack.pop()
+        if token_start[node] != token_start[node + 1]:
+            found += [(token, at) for token in token_ids[token_start[node] : token_start[node + 1]]]
+        count = num_children[node]
+        if not count:
+            continue
+        (edges, row), lo = steps(at), first_child[node]
+        work += 1 + min(count, len(edges))
+        if work > SMALL_WORK:
+            return None
+        if count <= len(edges):
+            stack += [(c, row[byte[c]]) for c in range(lo, lo + count) if byte[c] in row]
+            continue
+        hi = lo + count
+        for b, target in edges:
+            c = bisect_left(byte, b, lo, hi)
+            if c < hi and byte[c] == b:
+                stack.append((c, target))
+    found.sort()
+    tokens = np.array([token for token, _ in found], dtype=np.int32)
+    return tokens, np.array([target for _, target in found], dtype=np.int32)
 
 
 def walk_row(
