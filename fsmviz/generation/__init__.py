@@ -17,7 +17,11 @@
 * ``compare``  ways to get text that matches a pattern (the mask, overshoot, the first match,
   extraction, retries) run side by side on one prompt and seed;
 * ``server``   a model behind a vLLM server (``fsmviz.connect``): the server writes, the
-  same step records come from replaying its tokens through the exact automaton.
+  same step records come from replaying its tokens through the exact automaton;
+* ``llamacpp`` the same for llama.cpp's server (``llama-server``): the constraint in its own
+  fields (a regex as GBNF written from fsmviz's DFA), the valid mass from its ``n_probs``;
+* ``wire``     the HTTP both speak: a request, a stream of server-sent events, a
+  ``ServerError`` that names the server.
 
 May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules; torch and
 transformers load here (``trace`` alone loads neither).

@@ -39,21 +39,18 @@ text the grammar fixes ahead, ``rue`` and not ``r`` after ``{"a": t``, so a serv
 spells it otherwise is named there as a disagreement). The run is streamed
 (server-sent events), so each wait is for one token and a stream that breaks off keeps
 what was written (stop reason ``engine_error``, the break quoted); the steps come once the
-scoring request has answered. The HTTP is the standard library's (``http.client``): a
-server that is down, refuses, or does not answer in time is a ``ServerError`` naming it
-and quoting what it said, within the timeouts.
+scoring request has answered. The HTTP is ``fsmviz.generation.wire``'s: a server that
+is down, refuses, or does not answer in time is a ``ServerError`` naming it and quoting
+what it said, within the timeouts. llama.cpp's server (told apart by its ``/props``) is
+asked and read by ``fsmviz.generation.llamacpp.LlamaCppEngine``; the replay is this one.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -63,9 +60,21 @@ import numpy as np
 
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import BoundedCache
-from fsmviz.errors import FsmvizError, InputError
+from fsmviz.errors import InputError
 from fsmviz.generation.constraint import Constraint
+from fsmviz.generation.llamacpp import LlamaCppEngine, check_vocabulary, props
 from fsmviz.generation.trace import Candidate, GenerationOptions, Step, StopReason
+from fsmviz.generation.wire import (
+    BOUND_SLACK,
+    CONNECT_TIMEOUT,
+    READ_TIMEOUT,
+    ServerError,
+    _api_base,
+    _events,
+    _fill_row,
+    _members,
+    _request,
+)
 from fsmviz.printable import printable
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
@@ -85,23 +94,10 @@ __all__ = [
     "server_constraint",
 ]
 
-CONNECT_TIMEOUT = 10.0
-"""Seconds to open a connection: a server that is down (or a host that drops packets)
-is named within this."""
-READ_TIMEOUT = 60.0
-"""Seconds to wait for each part of an answer: a streamed token, or a whole scoring answer."""
 TOP = 5
 """The model's likeliest tokens a step keeps (``Step.top``), as a local run keeps them."""
 MASKED = -1e3
 """A logprob at or below this is a masked token (vLLM writes −inf as −9999)."""
-BOUND_SLACK = 1e-4
-"""How far the two-number valid mass may stray outside the top-5 bounds (the two requests
-run the same positions in different batches; float32 differs in the last digits)."""
-
-
-class ServerError(FsmvizError, RuntimeError):
-    """A server could not be used: down, too slow, refusing the request, or answering in a
-    way fsmviz cannot read. The message names the server and quotes what it said."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +169,14 @@ class ServerModel:
     context: int | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout: float = READ_TIMEOUT
+    engine: Any = field(default=None, repr=False)
+    """How a run is asked of the server and read back where it is not vLLM: llama.cpp's
+    (``fsmviz.generation.llamacpp.LlamaCppEngine``; ``connect`` tells them apart)."""
+
+    @property
+    def kind(self) -> str:
+        """The server's engine: ``"vllm"`` or ``"llama.cpp"``."""
+        return self.engine.kind if self.engine is not None else "vllm"
 
     @property
     def model(self) -> Any:
@@ -183,8 +187,9 @@ class ServerModel:
     @property
     def passes(self) -> ScoringPasses:
         """Where the page asks a local model for forward passes after a run (every
-        step's allowed set with its probabilities): here the server's scoring request."""
-        return ScoringPasses(self)
+        step's allowed set with its probabilities): here the server's scoring request
+        (llama.cpp: a request per position)."""
+        return self.engine.passes(self) if self.engine is not None else ScoringPasses(self)
 
     @property
     def logits_size(self) -> int:
@@ -222,9 +227,13 @@ class ServerRun:
         self.model = model
         self.pattern = pattern
         self.opts = opts
-        self.constraint = server_constraint(pattern)
+        self.engine = model.engine
+        self.constraint = (
+            server_constraint(pattern) if self.engine is None else self.engine.constraint(pattern)
+        )
         """What the request asks of the server's engine: ``{"regex": ...}``, ``{"json":
-        ...}`` or ``{"grammar": ...}`` (vLLM's ``structured_outputs``); None: nothing."""
+        ...}`` or ``{"grammar": ...}`` (vLLM's ``structured_outputs``; llama.cpp's fields
+        for llama.cpp); None: nothing."""
         # The automaton is built while the server writes (an index's first build over a
         # 49k vocabulary takes seconds); a pattern fsmviz cannot use is refused here,
         # before any request.
@@ -251,6 +260,12 @@ class ServerRun:
         self.server_text = ""
         self.dropped: str | None = None  # how the server's stream broke off, if it did
         self.refused_among = 0  # the allowed set's size where the replay refused a token
+        self._engine_scores: list[dict[int, float]] = []  # llama.cpp's, per written token
+
+    @property
+    def shown(self) -> int:
+        """How many likeliest tokens per step the server's answers give."""
+        return TOP if self.engine is None else self.engine.shown
 
     @property
     def index(self) -> TokenIndex | Constraint | None:
@@ -315,6 +330,9 @@ class ServerRun:
         """The constrained run, streamed: the server's token ids and their (masked)
         logprobs; ``finish_reason`` and ``server_text`` as it gave them. A stream that
         breaks off after some tokens keeps them (``dropped`` says how it ended)."""
+        if self.engine is not None:  # llama.cpp: its run also gives the unconstrained scores
+            written, self._engine_scores = self.engine.complete(self, prompt_ids)
+            return written, [None] * len(written)
         opts = self.opts
         body: dict[str, Any] = {
             "model": self.model.served,
@@ -359,6 +377,8 @@ class ServerRun:
         be asked (each step's valid mass then only the trivial bound)."""
         if not written:
             return []
+        if self.engine is not None:
+            return self._engine_scores
         try:
             return self._score(prompt_ids, written)
         except ServerError as error:
@@ -436,7 +456,7 @@ class ServerRun:
                 return steps
             logprobs = scored[number]
             masked = constrained[number] if number < len(constrained) else None
-            mass, exact = _valid_mass(logprobs, token, masked, allowed)
+            mass, exact = self._mass(logprobs, token, masked, allowed)
             if not exact:
                 self.bounds.append(number)
             top = sorted(logprobs.items(), key=lambda item: (-item[1], item[0]))[:TOP]
@@ -463,6 +483,14 @@ class ServerRun:
                 break
         self.stop_reason = self._stop(steps)
         return steps
+
+    def _mass(
+        self, logprobs: dict[int, float], token: int, masked: float | None, allowed: Any
+    ) -> tuple[float, bool]:
+        """One step's valid mass and whether it is exact (``_valid_mass``)."""
+        if self.engine is not None:
+            return self.engine.mass(logprobs, allowed)
+        return _valid_mass(logprobs, token, masked, allowed)
 
     def _check(self, number: int, candidates: dict[int, float], allowed: np.ndarray) -> None:
         """The server's visible candidates at step ``number`` against ``allowed`` (the
@@ -542,6 +570,8 @@ class ServerRun:
         return "engine_error"
 
     def _note_how_it_went(self, count: int) -> None:
+        if self.engine is not None:
+            self.notes.append(self.engine.note(self, count))
         if self.checks:
             seen = sum(check.visible for check in self.checks)
             wrong = [d.message for d in self.disagreements]
@@ -567,7 +597,7 @@ class ServerRun:
             shown = ", ".join(map(str, self.bounds[:10])) + ("…" if len(self.bounds) > 10 else "")
             self.notes.append(
                 f"The valid mass is a lower bound at steps {shown}: the server's logprobs do "
-                f"not give it exactly there (the sum over the allowed of its top {TOP})."
+                f"not give it exactly there (the sum over the allowed of its top {self.shown})."
             )
         if self.opts.safe_end and self.index is not None and self.stop_reason == "max_tokens":
             self.notes.append(
@@ -579,9 +609,10 @@ class ServerRun:
                 "The valid mass is the model's at temperature 1: the server's logprobs are "
                 "taken before temperature."
             )
+        asked = "two requests" if self.engine is None else "one request"
         self.notes.append(
             f"The server ({self.model.name} at {self.model.url}) wrote {count} tokens in "
-            f"{self.server_seconds:.2f} s (two requests); fsmviz's replay took "
+            f"{self.server_seconds:.2f} s ({asked}); fsmviz's replay took "
             f"{self.replay_seconds:.3f} s."
         )
 
@@ -643,17 +674,6 @@ class ScoredSequence:
 
     def close(self) -> None:
         self.context = []
-
-
-def _fill_row(row: np.ndarray, known: dict[int, float]) -> None:
-    """``row`` as log probabilities: ``known``'s where it names them, the rest of the
-    probability shared evenly by the other tokens."""
-    ids = np.array([t for t in known if 0 <= t < len(row)], dtype=np.int64)
-    seen = sum(math.exp(known[int(t)]) for t in ids)
-    unseen = len(row) - len(ids)
-    row[:] = math.log(max(1.0 - seen, 1e-12) / max(unseen, 1))
-    if len(ids):
-        row[ids] = [known[int(t)] for t in ids]
 
 
 def server_constraint(pattern: object) -> dict[str, Any] | None:
@@ -753,13 +773,6 @@ def _member(allowed: np.ndarray | None, token: int) -> bool:
     return True if allowed is None else bool(_members(allowed, [token])[0])
 
 
-def _members(allowed: np.ndarray, tokens: list[int]) -> np.ndarray:
-    """Which of ``tokens`` are in the sorted array ``allowed``."""
-    ids = np.asarray(tokens, dtype=np.int64)
-    at = np.searchsorted(allowed, ids)
-    return (at < len(allowed)) & (allowed[np.minimum(at, len(allowed) - 1)] == ids)
-
-
 # --- connecting -----------------------------------------------------------------------------
 
 
@@ -771,12 +784,14 @@ def connect(
     api_key: str | None = None,
     timeout: float = READ_TIMEOUT,
 ) -> ServerModel:
-    """A model served by an OpenAI-compatible server (vLLM), for ``stream`` and
-    ``generate``: ``connect("http://127.0.0.1:8000")`` asks the server which models it
-    serves (``/v1/models``) and takes ``model`` (default: the only one, or the first).
+    """A model served by an OpenAI-compatible server (vLLM, or llama.cpp's
+    ``llama-server``, told apart by its ``/props``), for ``stream`` and ``generate``:
+    ``connect("http://127.0.0.1:8000")`` asks the server which models it serves
+    (``/v1/models``) and takes ``model`` (default: the only one, or the first).
 
     ``tokenizer``: a folder or hub id with the server's tokenizer; by default the model
-    folder the server names (its ``root``), else the model's id as a hub id. fsmviz needs
+    folder vLLM names (its ``root``) or the GGUF llama.cpp names (its ``/props``), else
+    the model's id as a hub id. fsmviz needs
     it to encode the prompt and to replay the tokens. ``api_key`` is sent as a bearer
     token. Raises ``ServerError`` (the server cannot be reached, does not serve ``model``,
     or its tokenizer cannot be loaded).
@@ -793,11 +808,8 @@ def connect(
         trace.notes                     # the engine check, the server's time and fsmviz's
     """
     base = _api_base(base_url)
-    listing = _request(base + "/models", None, api_key, timeout)
-    served = [entry for entry in listing.get("data") or [] if isinstance(entry, dict)]
+    served = _models(base, api_key, timeout)
     names = [str(entry.get("id")) for entry in served]
-    if not served:
-        raise ServerError(f"the server at {base} serves no model (its /models list is empty)")
     if model is None:
         entry = served[0]
     elif model in names:
@@ -807,11 +819,18 @@ def connect(
             f"the server at {base} does not serve {model!r}; it serves "
             + ", ".join(map(repr, names))
         )
-    source = tokenizer or str(entry.get("root") or entry["id"])
+    llama = props(base, api_key, timeout)  # llama.cpp's server answers it, vLLM does not
+    if llama is not None:  # its /props name the GGUF it serves, and the context it runs
+        root = llama.get("model_path")
+        context = (llama.get("default_generation_settings") or {}).get("n_ctx")
+    else:
+        root, context = entry.get("root"), entry.get("max_model_len")
+    source = tokenizer or str(root or entry["id"])
     loaded, vocab = _tokenizer(source, str(entry["id"]))
-    context = entry.get("max_model_len")
+    if llama is not None:  # its /tokenize spells a probe text as fsmviz's vocabulary does
+        check_vocabulary(base, vocab, source, api_key, timeout)
     return ServerModel(
-        name=str(entry["id"]),
+        name=Path(root).name if llama is not None and root == entry["id"] else str(entry["id"]),
         url=base,
         served=str(entry["id"]),
         tokenizer=loaded,
@@ -819,7 +838,27 @@ def connect(
         context=int(context) if isinstance(context, int) else None,
         api_key=api_key,
         timeout=timeout,
+        engine=None if llama is None else LlamaCppEngine(),
     )
+
+
+def _models(base: str, api_key: str | None, timeout: float) -> list[dict[str, Any]]:
+    """The server's ``/v1/models`` list; a ``ServerError`` that says so in plain words
+    where the address is not a model server's (no such path) or it serves none."""
+    try:
+        listing = _request(base + "/models", None, api_key, timeout)
+    except ServerError as error:
+        if error.status not in (404, 405):
+            raise
+        raise ServerError(
+            f"the server at {base.removesuffix('/v1')} is not a model server fsmviz can use: "
+            "it has no /v1/models (the list of models that vLLM, llama.cpp's llama-server "
+            "and other OpenAI-compatible servers answer). Give the address of one of those"
+        ) from error
+    served = [entry for entry in listing.get("data") or [] if isinstance(entry, dict)]
+    if not served:
+        raise ServerError(f"the server at {base} serves no model (its /models list is empty)")
+    return served
 
 
 _TOKENIZERS: BoundedCache[tuple[Any, Vocabulary]] = BoundedCache(maxsize=4)
@@ -831,8 +870,11 @@ def _tokenizer(source: str, name: str) -> tuple[Any, Vocabulary]:
     def load() -> tuple[Any, Vocabulary]:
         from transformers import AutoTokenizer
 
+        path = Path(source)
         try:
-            loaded = AutoTokenizer.from_pretrained(source, local_files_only=Path(source).is_dir())
+            if path.suffix == ".gguf" and path.is_file():  # a GGUF (llama.cpp's /props)
+                path = gguf_tokenizer_dir(path)
+            loaded = AutoTokenizer.from_pretrained(str(path), local_files_only=path.is_dir())
         except Exception as error:  # transformers raises many kinds; all mean "cannot load"
             first = (str(error).strip().splitlines() or [""])[0]
             raise ServerError(
@@ -844,129 +886,31 @@ def _tokenizer(source: str, name: str) -> tuple[Any, Vocabulary]:
     return _TOKENIZERS.get_or_build((source, name), load)
 
 
-def _api_base(base_url: str) -> str:
-    """``http://host:port`` or ``.../v1`` as the API's base, ending in ``/v1``."""
-    parts = urllib.parse.urlsplit(str(base_url).strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(
-            f"the server's address must be an http:// or https:// URL such as "
-            f"http://127.0.0.1:8000, not {printable(str(base_url))}"
-        )
-    path = parts.path.rstrip("/")
-    if not path.endswith("/v1"):
-        path += "/v1"
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+def gguf_tokenizer_dir(gguf: Path) -> Path:
+    """The tokenizer of a GGUF file as a Hugging Face folder, converted once (transformers
+    reads a GGUF's 49k-token vocabulary in ~5 s idle, a minute on a busy machine) into
+    fsmviz's cache, keyed by the file's name, size and time; the bundled GGUF's is
+    ``bundled_tokenizer_dir``'s."""
+    from fsmviz.bundled import (
+        bundled_available,
+        bundled_tokenizer_dir,
+        cache_dir,
+        convert_once,
+        gguf_path,
+    )
 
+    if bundled_available() and gguf.resolve() == gguf_path().resolve():
+        return bundled_tokenizer_dir()
+    stat = gguf.stat()
+    name = f"{gguf.stem}-{stat.st_size}-{stat.st_mtime_ns}"
+    target = cache_dir() / "gguf-tokenizers" / name
 
-def _request(
-    url: str, body: dict[str, Any] | None, api_key: str | None, timeout: float
-) -> dict[str, Any]:
-    """GET (``body`` None) or POST ``url``; the JSON answer, or a ``ServerError`` that names
-    the server and quotes it."""
-    with _exchange(url, body, api_key, timeout) as (server, response):
-        answer = response.read()
-    return _json_object(answer, server)
+    def save(tmp: Path) -> None:
+        from transformers import AutoTokenizer
 
+        AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
 
-def _events(
-    url: str, body: dict[str, Any], api_key: str | None, timeout: float
-) -> Iterator[dict[str, Any]]:
-    """POST ``body`` with ``stream: true``; each server-sent event's JSON as it comes
-    (``data: {...}`` lines, until ``data: [DONE]``). A ``ServerError`` where the stream
-    breaks off, stalls past ``timeout`` or carries an error."""
-    with _exchange(url, {**body, "stream": True}, api_key, timeout) as (server, response):
-        for line in response:
-            if not line.startswith(b"data:"):
-                continue  # blank separators, comments
-            payload = line[5:].strip()
-            if payload == b"[DONE]":
-                return
-            event = _json_object(payload, server)
-            if "error" in event or event.get("object") == "error":
-                raise ServerError(f"the server at {server} stopped with: {_quoted(payload)}")
-            yield event
-        raise ServerError(f"the server at {server} ended its stream without finishing it")
-
-
-@contextmanager
-def _exchange(
-    url: str, body: dict[str, Any] | None, api_key: str | None, timeout: float
-) -> Iterator[tuple[str, http.client.HTTPResponse]]:
-    """One request: (the server's name, its response once the status is 2xx). Every way
-    it can fail, while opening or while the answer is read inside the ``with``, becomes a
-    ``ServerError`` that names the server: opening may take ``CONNECT_TIMEOUT`` s, each
-    read ``timeout`` s."""
-    parts = urllib.parse.urlsplit(url)
-    server = f"{parts.scheme}://{parts.netloc}"
-    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = kind(parts.hostname, parts.port, timeout=CONNECT_TIMEOUT)
-    headers = {"Accept": "application/json"}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode("utf-8")
-        headers["Content-Type"] = "application/json"
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    try:
-        connection.connect()
-        connection.sock.settimeout(timeout)
-        connection.request("POST" if body is not None else "GET", parts.path, data, headers)
-        response = connection.getresponse()
-        if response.status >= 400:
-            answer = response.read()
-            raise ServerError(
-                f"the server at {server} answered {response.status}: {_quoted(answer)}"
-            )
-        yield server, response
-    except ConnectionRefusedError as error:
-        raise ServerError(
-            f"nothing answers at {server}: the connection was refused. Is the server "
-            "running, and on this port?"
-        ) from error
-    except TimeoutError as error:
-        raise ServerError(
-            f"the server at {server} did not answer within {timeout:g} s (or could not be "
-            f"reached within {CONNECT_TIMEOUT:.0f} s)"
-        ) from error
-    except http.client.HTTPException as error:
-        raise ServerError(
-            f"the server at {server} broke off its answer ({error or 'no reply'})"
-        ) from error
-    except OSError as error:
-        raise ServerError(
-            f"could not reach the server at {server}: {error.strerror or error}"
-        ) from error
-    finally:
-        connection.close()
-
-
-def _json_object(answer: bytes, server: str) -> dict[str, Any]:
-    try:
-        parsed = json.loads(answer)
-    except ValueError as error:
-        raise ServerError(
-            f"the server at {server} answered something that is not JSON: {_quoted(answer)}"
-        ) from error
-    if not isinstance(parsed, dict):
-        raise ServerError(f"the server at {server} answered {_quoted(answer)}, not an object")
-    return parsed
-
-
-def _quoted(answer: bytes, limit: int = 300) -> str:
-    """What a server said, briefly: its error message where it gives one (OpenAI's
-    ``{"error": {"message": ...}}``, vLLM's ``{"message": ...}``), else its first bytes."""
-    text = answer.decode("utf-8", "replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error")
-        message = error.get("message") if isinstance(error, dict) else error or data.get("message")
-        if message:
-            text = str(message)
-    text = " ".join(text.split())
-    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+    return convert_once(target, save, ("tokenizer_config.json",))
 
 
 def _first_choice(answer: dict[str, Any], server: str) -> dict[str, Any]:
