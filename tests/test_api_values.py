@@ -51,7 +51,7 @@ def test_too_many_values_are_refused_in_plain_words(app_server) -> None:
 def test_too_few_values_name_what_is_missing_and_optional_ones_take_defaults(app_server) -> None:
     kind, data = call(app_server, "diagnose", [])
     assert kind == "error" and "0x" not in data["error"] and "Api object" not in data["error"]
-    assert data["error"].startswith("/diagnose needs regex (then, optional: max_tokens)")
+    assert data["error"].startswith("/diagnose needs regex (then, optional: max_tokens, backend)")
     kind, data = call(app_server, "diagnose", ["a+"])  # max_tokens left out: its default
     assert kind == "complete" and data[0]["pattern"] == "a+"
 

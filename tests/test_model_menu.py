@@ -60,6 +60,12 @@ def test_one_menu_lists_the_apps_model_the_offered_ones_and_the_servers() -> Non
         assert len(local_models._HELD) == 0  # offered, not loaded: nothing picked yet
         link = SimpleNamespace(query_params={"backend": "gpt2"})
         assert restore_backend(link) == "gpt2"  # a permalink names an offered model too
+        from fsmviz.app.handlers import written_by  # Apply & run's "before": whose run
+        from fsmviz.generation.trace import Trace
+
+        on_spm, ours = (Trace("a", (), "accepted", True, model=m) for m in ("/nowhere/spm", "x"))
+        assert [written_by(on_spm, c) for c in ("spm", "gpt2", BUNDLED)] == [True, False, False]
+        assert [written_by(ours, c) for c in ("spm", "gpt2", BUNDLED)] == [False, False, True]
     finally:
         configure_models({})
         configure_servers({})
@@ -123,6 +129,8 @@ def test_a_picked_model_runs_in_its_own_tokens_with_its_allowed_sets_and_downloa
         assert trace.steps[0].allowed_count == len(first)
         assert trace.steps[0].token_id in set(first.tolist())
         counts[choice] = len(first)
+        said = [u[shown.status] for u in updates if isinstance(u.get(shown.status), str)]
+        assert any(s.startswith(f"Done on {choice}: ") for s in said), said  # whose tokens
         files = next(u[shown.downloads] for u in updates if shown.downloads in u)
         saved = json.loads(Path(next(f for f in files if f.endswith("trace.json"))).read_text())
         assert [s["token_id"] for s in saved["steps"]] == [s.token_id for s in trace.steps]
@@ -156,6 +164,81 @@ def test_the_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
         said[choice] = updates[shown.diagnosis]
     assert "unspellable_terminal" in said[BUNDLED] and "SmolLM2" in said[BUNDLED]
     assert "unspellable_terminal" not in said["spm"]
+
+
+# --- the schema part's doctor, /diagnose and the grammar masks follow the pick -------------
+
+CONTROL_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {"a": {"type": "string", "pattern": "^x\u0004$"}},
+        "required": ["a"],
+    }
+)
+"""A field only ``\\x04`` completes: no SmolLM2 token writes it (a dead end, named), Llama 2's
+byte fallback (``<0x04>``) does."""
+
+
+def kinds(findings) -> set[str]:
+    return {f.kind for f in findings}
+
+
+@pytest.mark.slow
+def test_the_schema_parts_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
+    """Use this schema and the menu's change: the findings in the chosen model's tokens."""
+    from fsmviz.app.schema_page import on_model_change, on_use
+
+    app_model = SimpleNamespace(vocabulary=lambda: bundled_vocab)
+    found = {}
+    for choice in (BUNDLED, "spm"):
+        regex_, chosen, findings, shown, error, _ = on_use(
+            app_model, CONTROL_SCHEMA, "none", 64, choice
+        )
+        assert not error and chosen.regex == regex_
+        found[choice] = kinds(findings)
+        again, again_html = on_model_change(app_model, chosen, regex_, 64, choice)
+        assert kinds(again) == found[choice] and again_html == shown
+    assert "dead_end" in found[BUNDLED] and "dead_end" not in found["spm"]
+    # the menu changed with no schema in use (the Regex box edited since): nothing redone
+    import gradio as gr
+
+    assert on_model_change(app_model, chosen, "other", 64, "spm") == (gr.skip(), gr.skip())
+
+
+@pytest.mark.slow
+def test_diagnose_endpoint_reads_the_named_models_vocabulary(offered, bundled_vocab):
+    import gradio as gr
+
+    from fsmviz.app.api.regex import diagnose_endpoint
+
+    tool = diagnose_endpoint(SimpleNamespace(vocabulary=lambda: bundled_vocab))
+    default, spm = tool("a\x04b", 16), tool("a\x04b", 16, backend="spm")
+    assert default["vocabulary"] == bundled_vocab.name != spm["vocabulary"]
+    assert spm["vocabulary"] == offered["spm"]  # the offered model's own name
+    assert "dead_end" in {f["kind"] for f in default["findings"]}
+    assert "dead_end" not in {f["kind"] for f in spm["findings"]}
+    assert tool("a", 16, backend=BUNDLED)["vocabulary"] == bundled_vocab.name
+    with pytest.raises(gr.Error, match="no server named 'nope' is offered here.*'spm'"):
+        tool("a", 16, backend="nope")
+
+
+@pytest.mark.slow
+def test_the_grammar_mask_comparison_reads_the_picked_models_vocabulary(offered, bundled_vocab):
+    from fsmviz.app.backend import vocabulary_for
+    from fsmviz.app.grammar_page import on_compare
+    from fsmviz.grammar import compile_grammar
+    from fsmviz.learn.grammar import compare_masks
+
+    app_model = SimpleNamespace(vocabulary=lambda: bundled_vocab)
+    grammar, prefix = 'root ::= "a" [0-9]+ " " [a-z]+', "a1"
+    counts = {}
+    for choice in (BUNDLED, "spm"):
+        vocab = vocabulary_for(app_model, choice)
+        exact = len(compare_masks(compile_grammar(grammar), vocab, prefix).exact)
+        said = on_compare(app_model, grammar, "auto", prefix, choice)
+        assert f"<b>{exact:,}</b> tokens are allowed by the definition" in said, said
+        counts[choice] = exact
+    assert counts[BUNDLED] != counts["spm"]
 
 
 @pytest.mark.slow

@@ -36,11 +36,13 @@ __all__ = [
     "configure_servers",
     "engine_check_html",
     "model_for",
+    "named_done",
     "parse_servers",
     "restore_backend",
     "restore_on_load",
     "run_source",
     "server_ways",
+    "vocabulary_asked",
     "vocabulary_for",
 ]
 
@@ -146,6 +148,14 @@ def vocabulary_for(models: Any, choice: str | None) -> Any:
     with _LOCK:
         server = _CONNECTED.get(choice) if choice else None
     return server.vocab if server is not None else models.vocabulary()
+
+
+def vocabulary_asked(models: Any, backend: str | None) -> Any:
+    """The vocabulary an API call (``/diagnose``) reads for ``backend``: the app's model's
+    for none (or the bundled model's name), an offered local model's (its tokenizer alone
+    while its weights load), a configured server's (connected first, as a run connects).
+    A URL, or a name not offered here, is refused as ``model_for`` refuses it."""
+    return run_source(models, backend or None).vocabulary()
 
 
 def model_for(models: Any, backend: str | None, timeout: float) -> Any:
@@ -302,6 +312,28 @@ def engine_checked(
         return out
 
     return with_check
+
+
+def named_done(updates: Callable[[Any], dict], status: Any, choice: str | None) -> Callable:
+    """``updates`` (a frame's updates) with a finished run's status naming the model the
+    menu chose, when it is not the app's own ("Done on llama: 8 tokens ..."): the page says
+    whose tokens these are. The app's own model's runs say "Done: ..." as always.
+
+    >>> said = named_done(lambda frame: {"status": frame}, "status", "llama")
+    >>> said("Done: 3 tokens in 0.1 s")["status"], said("Generating…")["status"]
+    ('Done on llama: 3 tokens in 0.1 s', 'Generating…')
+    """
+    if not choice or choice == BUNDLED:
+        return updates
+
+    def named(frame: Any) -> dict:
+        out = updates(frame)
+        said = out.get(status)
+        if isinstance(said, str) and said.startswith("Done:"):
+            out[status] = f"Done on {esc(choice)}:{said.removeprefix('Done:')}"
+        return out
+
+    return named
 
 
 SERVER_CANNOT: dict[str, str] = {

@@ -25,6 +25,7 @@ from fsmviz.app.backend import (
     BUNDLED,
     checked_after,
     engine_checked,
+    named_done,
     run_source,
     server_names,
     vocabulary_for,
@@ -38,6 +39,7 @@ from fsmviz.app.live import (
     finish,
     pattern_view,
 )
+from fsmviz.app.local_models import is_offered, offered_names, offered_written
 from fsmviz.app.page import (  # what every tab shares (its tests read it here too)
     CHANGED,  # noqa: F401
     DRAFT_TOKENS,  # noqa: F401
@@ -338,6 +340,7 @@ def on_run(
         yield {page.status: models.status}
     updates = partial(frame_updates, page=page, schema=run.schema)
     updates = engine_checked(updates, page.engine_check, models)
+    updates = named_done(updates, page.status, run.backend)  # "Done on llama: ..."
     frames = run_frames(models, run, opts)
     written = yield from follow(page, mark, me, frames, updates, done_status)
     if written is None:
@@ -430,8 +433,9 @@ def on_apply(
 
 def written_by(trace: Trace, choice: str | None) -> bool:
     """Whether the model menu's ``choice`` wrote ``trace`` (Apply & run's "before"): a
-    configured server's run carries its name (``Trace.model``); a run of the app's own
-    model names no server.
+    configured server's run carries its name (``Trace.model``), an offered local model's
+    its source's (``local_models.offered_written``); a run of the app's own model names
+    neither.
 
     >>> from fsmviz.app.backend import configure_servers
     >>> _ = configure_servers({"vllm": "http://127.0.0.1:8000"})
@@ -441,7 +445,11 @@ def written_by(trace: Trace, choice: str | None) -> bool:
     >>> _ = configure_servers({})
     """
     servers = server_names()
-    return trace.model == choice if choice in servers else trace.model not in servers
+    if choice in servers:
+        return trace.model == choice
+    if is_offered(choice):  # an offered local model's run carries its source's name
+        return trace.model == offered_written(choice)
+    return trace.model not in servers and trace.model not in map(offered_written, offered_names())
 
 
 def traced(page: Page, frames: Iterator[PageFrame]) -> Generator[dict, None, Trace | None]:
@@ -552,7 +560,8 @@ def _linked_schema_part(
     ``pattern``) and the JSON Schema part's eight values (``MainView.schema_outputs``),
     the part opened."""
     budget = max_tokens if isinstance(max_tokens, int) else DEFAULT_MAX_TOKENS
-    used = use_linked_schema(q["schema"], q.get("whitespace"), models.vocabulary(), budget)
+    vocab = vocabulary_for(models, q.get("backend"))  # the link's model (an unknown one: ours)
+    used = use_linked_schema(q["schema"], q.get("whitespace"), vocab, budget)
     if used.choice is not None:
         pattern = used.choice.regex
     return pattern, (

@@ -35,6 +35,7 @@ __all__ = [
     "is_offered",
     "offered_names",
     "offered_source",
+    "offered_written",
     "parse_models",
     "split_models",
 ]
@@ -110,6 +111,12 @@ def configure_models(
 def offered_names() -> list[str]:
     """The offered models' names, in the operator's order."""
     return list(_OFFERED)
+
+
+def offered_written(name: str | None) -> str | None:
+    """The name a run on the offered model ``name`` records (``Trace.model``: the model's
+    own name, its hub id or folder), or None when ``name`` is not offered."""
+    return _OFFERED.get(name) if isinstance(name, str) else None
 
 
 def is_offered(name: object) -> bool:

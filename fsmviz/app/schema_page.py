@@ -25,6 +25,7 @@ from typing import Any
 
 import gradio as gr
 
+from fsmviz.app.backend import vocabulary_for
 from fsmviz.app.schema_structure import structure_html
 from fsmviz.app.views import code_spans, error_html
 from fsmviz.cache import bounded
@@ -393,27 +394,41 @@ def build_schema_part() -> SchemaPart:
 
 
 def wire_schema_part(
-    part: SchemaPart, models: Any, regex: Any, note: Any, prompt: Any, max_tokens: Any, chat: Any
+    part: SchemaPart,
+    models: Any,
+    regex: Any,
+    note: Any,
+    prompt: Any,
+    max_tokens: Any,
+    chat: Any,
+    backend: Any = None,
 ) -> None:
     """Wire the part to the main view: an example fills the schema box, the prompt and
     max tokens and is used at once; "Use this schema", a whitespace choice and a fix
-    button put the schema's regex in the ``regex`` box; ``note`` says when it holds one."""
+    button put the schema's regex in the ``regex`` box; ``note`` says when it holds one.
+    ``backend``: the model menu; the schema's findings are in its model's tokens, and
+    diagnosed again when it changes."""
     private = {"api_visibility": "private"}
     used = [regex, part.choice, part.found, part.findings, part.error, note]
     use = partial(on_use, models)
+    chosen = [] if backend is None else [backend]  # on_use's last input: the menu's choice
     # ``select``, not ``input``: Gradio's Dropdown fires ``input`` on every blur too, so
     # leaving the menu without a choice would put the example over a schema being typed.
     part.example.select(
         on_schema_example, part.example, [part.schema, prompt, max_tokens, chat], **private
-    ).then(use, [part.schema, part.whitespace, max_tokens], used, **private)
-    part.use.click(use, [part.schema, part.whitespace, max_tokens], used, **private)
-    part.whitespace.input(use, [part.schema, part.whitespace, max_tokens], used, **private)
+    ).then(use, [part.schema, part.whitespace, max_tokens, *chosen], used, **private)
+    part.use.click(use, [part.schema, part.whitespace, max_tokens, *chosen], used, **private)
+    part.whitespace.input(use, [part.schema, part.whitespace, max_tokens, *chosen], used, **private)
     part.pick.change(
         partial(on_fix, models),
-        [part.pick, part.found, part.schema, part.whitespace, max_tokens],
+        [part.pick, part.found, part.schema, part.whitespace, max_tokens, *chosen],
         [part.schema, part.whitespace, *used, part.pick],
         **private,
     )
+    if backend is not None:  # another model: the schema in use diagnosed in its tokens
+        again = [part.choice, regex, max_tokens, backend]
+        backend.change(partial(on_model_change, models), again, [part.found, part.findings],
+                       trigger_mode="always_last", **private)  # fmt: skip
     regex.change(mode_html, [part.choice, regex], note, trigger_mode="always_last", **private)
     if part.engines is not None:  # one at a time: a child process per engine
         part.engines.click(on_engines, part.schema, part.verdicts, concurrency_limit=1,
@@ -492,19 +507,34 @@ def on_schema_example(name: str):
     return item.schema, item.prompt, item.max_tokens, True
 
 
-def on_use(models: Any, schema: str, whitespace: str, max_tokens):
-    """Use this schema: its regex in the Regex box, its findings; or why it cannot be."""
+def on_use(models: Any, schema: str, whitespace: str, max_tokens, backend: str | None = None):
+    """Use this schema: its regex in the Regex box, its findings (in the tokens of the
+    model the menu chose, ``backend``); or why it cannot be."""
     budget = check_generation(max_tokens=max_tokens)["max_tokens"]  # a message naming it
-    used = use_schema(schema, whitespace, models.vocabulary(), budget)
+    used = use_schema(schema, whitespace, vocabulary_for(models, backend), budget)
     if used.choice is None:  # a bad schema: the Regex box and the choice stay
         return gr.skip(), gr.skip(), (), "", used.error, gr.skip()
     regex = used.choice.regex
     return regex, used.choice, used.findings, used.findings_html, "", mode_html(used.choice, regex)
 
 
-def on_fix(models: Any, k, found, schema: str, whitespace: str, max_tokens):
+def on_fix(models: Any, k, found, schema: str, whitespace: str, max_tokens, backend=None):
     """A fix button: the finding's rewritten schema (or whitespace) used at once."""
     fixed = apply_fix(k, found, schema, whitespace)
     if fixed is None:
         return (gr.skip(),) * 9
-    return (*fixed, *on_use(models, *fixed, max_tokens), -1)
+    return (*fixed, *on_use(models, *fixed, max_tokens, backend), -1)
+
+
+def on_model_change(models: Any, choice: SchemaChoice | None, regex: str, max_tokens, backend):
+    """The model menu changed: the schema in use (while the Regex box holds its regex)
+    diagnosed again in the chosen model's tokens; nothing when no schema is in use."""
+    chosen = in_use(choice, regex or "")
+    if chosen is None:
+        return gr.skip(), gr.skip()
+    try:
+        budget = check_generation(max_tokens=max_tokens)["max_tokens"]
+    except ValueError:  # a bad budget is said where it is typed; diagnosed without one
+        budget = None
+    used = use_schema(chosen.schema, chosen.whitespace, vocabulary_for(models, backend), budget)
+    return used.findings, used.findings_html

@@ -21,6 +21,7 @@ from functools import partial
 from html import escape
 from typing import Any
 
+from fsmviz.app.grammar_views import grammar_findings_html
 from fsmviz.app.live import (
     SHADOW_LATER,
     PageFrame,
@@ -39,7 +40,6 @@ from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html.charts import valid_mass_figure
-from fsmviz.html.grammar import grammar_findings_html
 from fsmviz.schema.convert import compile_schema
 
 __all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
@@ -169,7 +169,7 @@ def _drawn(
 
 def collapses_html(collapses: list[Any]) -> str:
     """Where the run's valid mass collapsed, each named by the schema's structure ("" if
-    nowhere): the grammar doctor's words (``fsmviz.html.grammar.grammar_findings_html``)."""
+    nowhere): the grammar doctor's words (``grammar_views.grammar_findings_html``)."""
     if not collapses:
         return ""
     return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'

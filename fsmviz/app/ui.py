@@ -390,7 +390,8 @@ def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> 
         )
     # ``select``: Gradio's Dropdown fires ``input`` on every blur too
     ins.example.select(h.on_example, ins.example, [ins.regex, ins.prompt, ins.chat], **PRIVATE)
-    wire_schema_part(schema, models, ins.regex, schema_note, ins.prompt, ins.max_tokens, ins.chat)
+    wire_schema_part(schema, models, ins.regex, schema_note, ins.prompt, ins.max_tokens, ins.chat,
+                     ins.backend)  # fmt: skip
 
 
 def drawn_inputs(ins: Components, panel: Components, schema: Any) -> list[Any]:

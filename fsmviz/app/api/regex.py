@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import gradio as gr
 
-from fsmviz.app.backend import model_for
+from fsmviz.app.backend import model_for, vocabulary_asked
 from fsmviz.app.page import DRAFT_TOKENS  # speculative drafts, as on the page
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 from fsmviz.automaton.dfa import compile_regex
@@ -201,9 +201,10 @@ def dfa(regex: str) -> DfaResult:
 
 
 def diagnose_endpoint(models: BackgroundModel) -> Callable[..., DiagnoseResult]:
-    """The ``/diagnose`` function, with ``models``' tokenizer when it has one."""
+    """The ``/diagnose`` function, with ``models``' tokenizer when it has one, or the
+    tokenizer of the model a call names (``backend``)."""
 
-    def diagnose_tool(regex: str, max_tokens: int = 64) -> DiagnoseResult:
+    def diagnose_tool(regex: str, max_tokens: int = 64, backend: str = "") -> DiagnoseResult:
         """Say why a regex-guided generation may stall, loop, truncate or stop early, before
         anything is generated: patterns no token can spell, repeats a model can ride
         forever, a token budget too small for the shortest match, `hot|hotel` stopping at
@@ -215,13 +216,16 @@ def diagnose_endpoint(models: BackgroundModel) -> Callable[..., DiagnoseResult]:
             max_tokens: The token budget the generation will have (for the budget check).
                 Without a tokenizer ("vocabulary": "none") only the pattern-level checks
                 run and one finding lists the skipped ones.
+            backend: Empty for the app's own model, or the name of another model the
+                operator offers (`--model NAME=SOURCE`) or of a configured server: the
+                findings are then in that model's tokens. A name, never a URL.
 
         Returns:
             The findings, errors first, and the vocabulary they were checked against.
         """
         try:
             budget = check_generation(max_tokens=max_tokens)["max_tokens"]
-            vocab = models.vocabulary()
+            vocab = vocabulary_asked(models, backend)  # the chosen model's tokens
             found = diagnose(pattern(regex), vocab, max_tokens=budget)
         except (FsmvizError, ValueError) as error:
             raise gr.Error(str(error)) from None
