@@ -205,6 +205,12 @@ def test_regex_gbnf_is_the_regex_on_llama_cpp_for_awkward_characters(served):
     assert cut, [s.token_bytes for s in steps]  # the held-back token was met
     for step in cut:  # its own scores, asked for its position: it is among them
         assert 0 < step.prob <= step.top[0].prob and len(step.top) == 5, step
+    # max_tokens ends the run on that token: llama.cpp never sends it, and the run says so
+    short = fsmviz.stream(served, pattern, "Copy this: ^-]ab日本", max_tokens=cut[0].index + 1)
+    kept = list(short)
+    assert [s.token_id for s in kept] == [s.token_id for s in steps[: cut[0].index]]
+    assert short.trace().stop_reason == "max_tokens"
+    assert any("1 more at the end and never sent" in n for n in short.trace().notes)
 
 
 def _whole(text: bytes) -> bool:

@@ -33,6 +33,12 @@ bound, and the run says at which steps (``ServerRun.bounds``).
 (else the replay stops there and names it, as for vLLM). Its mask itself is not visible:
 its candidates are taken before the grammar, so none of them says what the grammar
 masked, and the run says so.
+
+**The tokenizer.** The GGUF that ``/props`` names, read by transformers, checked at
+``connect`` against the server's own ``/tokenize`` (``check_vocabulary``: each token's
+bytes, on a probe text with CJK and an emoji). A token that ends inside a character is
+sent by llama.cpp's stream without its id and scores (``_Stream`` reads them back); that,
+not the vocabulary, is where ids and text seemed to disagree.
 """
 
 from __future__ import annotations
@@ -286,6 +292,7 @@ class LlamaCppEngine:
             run.dropped = str(error)
             run.finish_reason = None
         run.server_text = "".join(stream.text)
+        run.unsent = stream.unsent
         written, scores = stream.written, stream.scores
         for number, known in enumerate(scores):
             if known is None:  # held back by llama.cpp (a character cut by the token's end)
@@ -319,9 +326,15 @@ class LlamaCppEngine:
         verdict = "each is allowed by the exact automaton"
         if wrong:
             verdict = f"{len(wrong)} disagree: " + "; ".join(wrong[:3])
+        unsent = ""
+        if run.unsent:
+            unsent = (
+                f" It wrote {run.unsent} more at the end and never sent them: their text "
+                "stops inside a character (max_tokens ran out there), so they are not replayed."
+            )
         return (
             f"Engine check: llama.cpp's probabilities are taken before its grammar, so its "
-            f"mask is not visible; of the {count} tokens it wrote, {verdict}."
+            f"mask is not visible; of the {count} tokens it wrote, {verdict}.{unsent}"
         )
 
     @staticmethod
@@ -347,6 +360,7 @@ class _Stream:
         self.written: list[int] = []
         self.scores: list[dict[int, float] | None] = []
         self.text: list[str] = []
+        self.unsent = 0  # tokens written at the very end whose text llama.cpp never sent
 
     def read(self, event: dict[str, Any]) -> None:
         ids = [int(t) for t in event.get("tokens") or []]
@@ -376,6 +390,9 @@ class _Stream:
         if count <= 0:
             return []
         piece = str(event.get("content") or "").encode("utf-8")
+        if not ids and not piece:  # the last piece: tokens whose text never came (a
+            self.unsent = count  # character still cut when the run ended)
+            return []
         sent = b"".join(self.vocab.token_bytes(t) for t in ids)
         spelled = _spellings(piece[: len(piece) - len(sent)], count, self.vocab)
         if not piece.endswith(sent) or len(spelled) != 1:

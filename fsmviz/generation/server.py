@@ -261,6 +261,7 @@ class ServerRun:
         self.dropped: str | None = None  # how the server's stream broke off, if it did
         self.refused_among = 0  # the allowed set's size where the replay refused a token
         self._engine_scores: list[dict[int, float]] = []  # llama.cpp's, per written token
+        self.unsent = 0  # tokens llama.cpp wrote last but never sent (a character still cut)
 
     @property
     def shown(self) -> int:
