@@ -31,8 +31,8 @@ def rates(rounds: int = ROUNDS, tokens: int = TOKENS) -> dict[str, float]:
     """Median tokens/s of each way of running, interleaved ``rounds`` times."""
     from fsmviz import compile_grammar, generate, load_model
     from fsmviz.app.grammar_live import grammar_frames
-    from fsmviz.app.grammar_views import grammar_view
     from fsmviz.generation.trace import GenerationOptions
+    from fsmviz.html.grammar import grammar_view
 
     model = load_model()
     text = JSON_GBNF.read_text()

@@ -116,11 +116,11 @@ def test_a_grammar_run_compiles_its_grammar_once(tiny) -> None:
     compile, handed down as the view's ``Grammar``; the run's ``GrammarCursor`` is a
     ``fsmviz.Constraint`` over it."""
     from fsmviz import Constraint
-    from fsmviz.app import grammar_views
     from fsmviz.app.grammar_live import grammar_frames
     from fsmviz.app.handlers import options
     from fsmviz.grammar import compile as grammar_compile
     from fsmviz.grammar.run import GrammarRun
+    from fsmviz.html import grammar as grammar_views
 
     text = 'root ::= "[" item ("," item)* "]"\nitem ::= [a-z]+'
     grammar_compile._CACHE.clear()

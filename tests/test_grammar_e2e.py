@@ -22,7 +22,7 @@ expect = playwright_api.expect
 
 import test_e2e  # noqa: E402
 
-from fsmviz.app.grammar_views import grammar_examples  # noqa: E402
+from fsmviz.app.examples import grammar_examples  # noqa: E402
 
 app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
 browser_type_launch_args = test_e2e.browser_type_launch_args

@@ -160,7 +160,7 @@ def test_surrogates_are_refused_as_no_text() -> None:
 
 
 def test_the_page_link_check_answers_a_bomb_at_once() -> None:
-    from fsmviz.app.grammar_views import grammar_findings, grammar_view
+    from fsmviz.html.grammar import grammar_findings, grammar_view
 
     for text, _ in BOMBS.values():
         with bounded():

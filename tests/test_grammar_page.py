@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fsmviz.app.grammar_views import (
-    grammar_examples,
+from fsmviz.app.examples import grammar_examples
+from fsmviz.drawing.rules import lit_classes
+from fsmviz.html.grammar import (
     grammar_findings,
     grammar_view,
     place_after,
@@ -14,7 +15,6 @@ from fsmviz.app.grammar_views import (
     rules_html,
     terminal_html,
 )
-from fsmviz.drawing.rules import lit_classes
 
 SAMPLES = {
     "nested JSON": '{"title": "Dune", "year": 1965, "authors": [{"name": "Fr',
@@ -72,7 +72,7 @@ def test_user_text_and_output_are_escaped() -> None:
 
 
 def test_learn_the_dfa_grows_with_the_depth_and_the_grammar_does_not() -> None:
-    from fsmviz.app.grammar_views import learn_html
+    from fsmviz.html.grammar import learn_html
     from fsmviz.learn.grammar import brackets_dfa, brackets_regex, brackets_rows
 
     rows = brackets_rows(6)
@@ -102,7 +102,7 @@ def test_parserllm_per_terminal_mask_loses_a_token_that_crosses_two_terminals() 
 
 
 def test_the_masks_view_names_the_lost_tokens_escaped() -> None:
-    from fsmviz.app.grammar_views import masks_html
+    from fsmviz.html.grammar import masks_html
     from fsmviz.tokens.vocab import Vocabulary
 
     vocab = Vocabulary.from_strings(['"', "<b>", '<b>":', ":", "1"])  # a toy vocabulary

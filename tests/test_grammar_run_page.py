@@ -14,13 +14,14 @@ from types import SimpleNamespace
 import plotly.graph_objects as go
 import pytest
 
+from fsmviz.app.examples import grammar_examples
 from fsmviz.app.grammar_live import grammar_frames
 from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab, downloads, on_load, on_run
-from fsmviz.app.grammar_views import grammar_examples, grammar_view
 from fsmviz.app.handlers import Page, StopMark
 from fsmviz.generation.trace import GenerationOptions, pieces
 from fsmviz.grammar.place import rule_states, step_charts
 from fsmviz.grammar.replay import StepMasks
+from fsmviz.html.grammar import grammar_view
 
 ARITHMETIC = grammar_examples()["arithmetic"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fsmviz.app.grammar_views import grammar_examples
+from fsmviz.app.examples import grammar_examples
 from fsmviz.grammar import compile_grammar
 from fsmviz.grammar.network import build_network
 from fsmviz.grammar.place import Chart

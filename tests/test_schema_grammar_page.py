@@ -70,10 +70,10 @@ def test_a_grammar_path_run_ends_with_every_steps_allowed_set(tiny):
 
 
 def test_a_finished_runs_drawing_panel_lights_the_structure_at_every_step():
-    from fsmviz.app.grammar_views import place_after, rules_html
-    from fsmviz.app.schema_structure import structure_view
     from fsmviz.drawing.rules import lighting, lit_names
     from fsmviz.generation.trace import Step
+    from fsmviz.html.grammar import place_after, rules_html
+    from fsmviz.html.schema_structure import structure_view
 
     choice = tree_choice()
     text = '{"label": "a", "children": []}'

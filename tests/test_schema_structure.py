@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fsmviz.app.schema_page import schema_examples
-from fsmviz.app.schema_structure import structure_html, structure_view
 from fsmviz.grammar import compile_grammar
 from fsmviz.grammar.network import build_network
+from fsmviz.html.schema_structure import structure_html, structure_view
 from fsmviz.peers.schema import instances
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import MAX_RULES, structure_lark

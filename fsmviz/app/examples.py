@@ -1,4 +1,5 @@
-"""The examples the page offers: the seed documents' regexes, each with its prompt.
+"""The examples the page offers: the seed documents' regexes, each with its prompt, and
+the Grammar tab's grammars (``grammar_examples``).
 
 They ship with the package (``examples.json`` beside this module), so an installed app or
 a container needs nothing from ``tests/``.
@@ -12,9 +13,10 @@ from pathlib import Path
 
 from fsmviz.cache import bounded
 
-__all__ = ["Example", "examples", "default_example"]
+__all__ = ["Example", "GrammarExample", "default_example", "examples", "grammar_examples"]
 
 EXAMPLES_FILE = Path(__file__).with_name("examples.json")
+GRAMMAR_EXAMPLES_FILE = Path(__file__).with_name("grammar_examples.json")
 
 BUDGETS = {"email": 32}
 """Max tokens for an example whose story is told in fewer than the page's usual 64. The
@@ -61,3 +63,30 @@ def examples() -> dict[str, Example]:
 def default_example() -> Example:
     """The example the page opens with: seed 002's email, which loops."""
     return examples()["email"]
+
+
+@dataclass(frozen=True)
+class GrammarExample:
+    """A grammar (``format`` gbnf or lark), a prompt for it and a max_tokens that fits."""
+
+    name: str
+    format: str
+    grammar: str
+    prompt: str
+    max_tokens: int
+
+
+@bounded(maxsize=1)
+def grammar_examples() -> dict[str, GrammarExample]:
+    """The examples by name, in the file's order.
+
+    >>> list(grammar_examples())[:2]
+    ['nested JSON', 'arithmetic']
+    """
+    data = json.loads(GRAMMAR_EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
+    return {
+        name: GrammarExample(
+            name, item["format"], item["grammar"], item["prompt"], int(item["max_tokens"])
+        )
+        for name, item in data.items()
+    }

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from fsmviz.app import grammar_views as gp
 from fsmviz.app.grammar_steps import step_views
 from fsmviz.app.live import (
     CHART_EVERY,
@@ -42,6 +41,7 @@ from fsmviz.generation.generate import stream
 from fsmviz.generation.trace import GenerationOptions, Step, Trace, pieces
 from fsmviz.grammar.place import Chart, place_in, rule_path, rule_states, step_charts
 from fsmviz.grammar.replay import grammar_allowed_sets
+from fsmviz.html import grammar as gp
 from fsmviz.html.charts import valid_mass_figure
 
 __all__ = [
@@ -99,7 +99,7 @@ def grammar_frames(
     findings: tuple[Finding, ...] = (),
     shadow: bool = True,
 ) -> Iterator[GrammarFrame]:
-    """Stream ``model`` under ``view``'s grammar (a ``grammar_views.GrammarView``), then the
+    """Stream ``model`` under ``view``'s grammar (a ``fsmviz.html.grammar.GrammarView``), then the
     shadow run: frames as the regex page's (``regex_run.live_run``), the place lit in each.
     ``findings``: the grammar doctor's, shown with the run's collapses at the end."""
     trace, first = yield from _constrained_frames(model, view, prompt, options)
@@ -208,7 +208,7 @@ def finish_grammar(
     """The frame of a finished (or stopped) grammar run: the place after its text, the
     table, the chart, every step's allowed set (llguidance's masks along the run), and the
     doctor's findings with the run's collapses named by rule; with each step's lights,
-    place and terminal (``grammar_views.rules_lights``, ``grammar_steps``), so that the
+    place and terminal (``fsmviz.html.grammar.rules_lights``, ``grammar_steps``), so that the
     browser shows any step at once."""
     steps = list(trace.steps)
     charts = step_charts(view.network, steps)

@@ -9,7 +9,7 @@ grammar doctor's findings. A step slider replays the run: the place after any st
 
 This module is the tab itself: ``build_grammar_tab`` (a layout calling small builders, then
 the wiring) and the ``on_*`` handlers (a few lines each; a run's inputs read once into
-``GrammarRunInputs``). What it shows is ``grammar_views``' (pure functions returning HTML,
+``GrammarRunInputs``). What it shows is ``fsmviz.html.grammar``'s (pure functions returning HTML,
 tested without a browser); a run's frames are ``grammar_live``'s.
 """
 
@@ -24,22 +24,8 @@ from typing import Any
 import gradio as gr
 
 from fsmviz.app.backend import backend_menu, run_source, server_names, vocabulary_for
+from fsmviz.app.examples import GrammarExample, grammar_examples
 from fsmviz.app.grammar_live import finish_grammar, grammar_frames, grammar_status
-from fsmviz.app.grammar_views import (
-    FORMATS,
-    LEARN_DEPTHS,
-    MAX_GRAMMAR,
-    GrammarExample,
-    GrammarView,
-    grammar_examples,
-    grammar_findings,
-    grammar_findings_html,
-    grammar_view,
-    learn_html,
-    masks_html,
-    place_html,
-    rules_html,
-)
 from fsmviz.app.handlers import reads
 from fsmviz.app.live import run_event
 from fsmviz.app.page import (
@@ -62,6 +48,19 @@ from fsmviz.drawing.export import grammar_files, write_files
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT, GenerationOptions
 from fsmviz.grammar.replay import grammar_stopped_trace
+from fsmviz.html.grammar import (
+    FORMATS,
+    LEARN_DEPTHS,
+    MAX_GRAMMAR,
+    GrammarView,
+    grammar_findings,
+    grammar_findings_html,
+    grammar_view,
+    learn_html,
+    masks_html,
+    place_html,
+    rules_html,
+)
 from fsmviz.params import MAX_PROMPT_CHARS
 from fsmviz.params import text as checked_text
 

@@ -6,7 +6,7 @@ parser's place in words, the terminal being read (its own small DFA, lit), the s
 row, token and card, its allowed set, and the chart's marker. The row, token, card,
 allowed set and marker are read from what the page already holds (the step table, the
 allowed sets' JSON: static/app.js paints them for both tabs); the lights come as
-``grammar_views.rules_lights``; the place and the terminal come from here, as HTML (each
+``fsmviz.html.grammar.rules_lights``; the place and the terminal come from here, as HTML (each
 escaped as the page's own), in one hidden element::
 
     <div class="step-views" hidden data-json='{"p": [place, …], "t": [terminal, …],
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from fsmviz.app.grammar_views import place_html, terminal_html
 from fsmviz.grammar.place import Chart, place_in
+from fsmviz.html.grammar import place_html, terminal_html
 
 __all__ = ["STEP_VIEWS_CHARS", "step_views", "step_views_data"]
 
@@ -66,7 +66,7 @@ def step_views_data(charts: Sequence[Chart], budget: int = STEP_VIEWS_CHARS) -> 
     """The place and terminal of each step, from the charts before the run and after each
     step (``fsmviz.grammar.place.step_charts``): ``{"p": [...], "t": [...], "s": [[p, t], ...]}``.
 
-    >>> from fsmviz.app.grammar_views import grammar_view, step_charts
+    >>> from fsmviz.html.grammar import grammar_view, step_charts
     >>> from fsmviz.generation.trace import Step
     >>> view = grammar_view('root ::= "a" [0-9]{2}', "gbnf")
     >>> steps = [Step(k, c, k, k + 1, 1, 1.0, (), index=k, token_bytes=c.encode())

@@ -26,7 +26,6 @@ from typing import Any
 import gradio as gr
 
 from fsmviz.app.backend import vocabulary_for
-from fsmviz.app.schema_structure import structure_html
 from fsmviz.app.views import code_spans, error_html
 from fsmviz.cache import bounded
 from fsmviz.diagnose.schema import (
@@ -36,6 +35,7 @@ from fsmviz.diagnose.schema import (
     SchemaFinding,
     diagnose_schema,
 )
+from fsmviz.html.schema_structure import structure_html
 from fsmviz.params import check_generation
 from fsmviz.peers.schema import engine_verdicts
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
@@ -324,7 +324,7 @@ def json_view_html(
     """The output as JSON (``json_stream_html``) for a schema run, "" for a plain regex
     run; ``choice`` is the schema in use (``in_use``). Under it, for a regex-path schema
     (whose character DFA has the drawing panel), the schema drawn by its structure, lit
-    where the output is (``schema_structure.structure_html``), and with a finished run's
+    where the output is (``fsmviz.html.schema_structure.structure_html``), and with a finished run's
     ``steps`` lit at whichever step the page chooses; a grammar-path schema's structure is
     in the drawing panel instead (``schema_run.grammar_panel``)."""
     if choice is None:

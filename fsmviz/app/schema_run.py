@@ -21,7 +21,6 @@ from functools import partial
 from html import escape
 from typing import Any
 
-from fsmviz.app.grammar_views import grammar_findings_html
 from fsmviz.app.live import (
     SHADOW_LATER,
     PageFrame,
@@ -31,7 +30,6 @@ from fsmviz.app.live import (
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
-from fsmviz.app.schema_structure import structure_grammar, structure_html, structure_states
 from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.grammar import grammar_collapses
@@ -40,6 +38,8 @@ from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html.charts import valid_mass_figure
+from fsmviz.html.grammar import grammar_findings_html
+from fsmviz.html.schema_structure import structure_grammar, structure_html, structure_states
 from fsmviz.schema.convert import compile_schema
 
 __all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]
@@ -80,7 +80,7 @@ def grammar_panel(
 ) -> str:
     """The drawing panel of a grammar-path schema: the note, then the schema's structure
     where a regex run has its DFA, lit at the place after ``text`` and, with a finished
-    run's ``steps``, at whichever step is chosen (``schema_structure.structure_html``):
+    run's ``steps``, at whichever step is chosen (``fsmviz.html.schema_structure.structure_html``):
     the drawing stays beside the step controls while a run is stepped through.
 
     >>> choice = SchemaChoice('{"type": "array"}', "none", "", "grammar", "it is large")
@@ -169,7 +169,7 @@ def _drawn(
 
 def collapses_html(collapses: list[Any]) -> str:
     """Where the run's valid mass collapsed, each named by the schema's structure ("" if
-    nowhere): the grammar doctor's words (``grammar_views.grammar_findings_html``)."""
+    nowhere): the grammar doctor's words (``fsmviz.html.grammar.grammar_findings_html``)."""
     if not collapses:
         return ""
     return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'

@@ -11,7 +11,11 @@ Read bottom-up:
 * ``decoding``   how the decoding options of a step read (overshoot, what top-k and top-p
   removed), the same words in the steps table, the output and the chart;
 * ``charts``     the valid-mass chart and the before/after chart (plotly figures; plotly is
-  imported on the first chart drawn, never at import time).
+  imported on the first chart drawn, never at import time);
+* ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
+  the terminal being read, the grammar doctor's findings, Learn's regex-to-grammar view;
+* ``schema_structure``  a JSON Schema drawn by its structure (a grammar of its objects and
+  fields), lit where the output is.
 
 Above the drawing, the doctor and Learn, whose results it shows; below the page and the
 audit. May import every engine folder below it and the shared modules; no gradio, no torch,

@@ -3,8 +3,9 @@ place in words, the terminal being read, the doctor's findings, and Learn's rege
 view, as pure functions returning data or HTML (every piece of user text and model output
 escaped), tested without a browser.
 
-Below the tab (``grammar_page``: layout, wiring, handlers) and its run (``grammar_live``,
-``grammar_steps``), which all read from here; this module reads none of them.
+Below the page's Grammar tab (``fsmviz.app.grammar_page``: layout, wiring, handlers; its
+examples in ``fsmviz.app.examples``) and its run (``grammar_live``, ``grammar_steps``),
+which all read from here; this module reads none of them.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 from typing import Any
 
-from fsmviz.app.views import code_spans, error_html, shown
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.automaton.syntax import RegexError
-from fsmviz.cache import BoundedCache, bounded
+from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import diagnose_grammar
 from fsmviz.drawing.compact import compact
@@ -31,6 +30,7 @@ from fsmviz.grammar import compile_grammar
 from fsmviz.grammar.errors import GrammarError
 from fsmviz.grammar.network import Network, build_network
 from fsmviz.grammar.place import Chart, Place, place_in, step_charts
+from fsmviz.html.text import code_spans, error_html, shown
 from fsmviz.learn.grammar import (
     BRACKETS_GRAMMAR,
     brackets_dfa,
@@ -41,10 +41,8 @@ from fsmviz.learn.grammar import (
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
-    "GrammarExample",
     "GrammarView",
     "grammar_error_html",
-    "grammar_examples",
     "grammar_findings",
     "grammar_findings_html",
     "grammar_view",
@@ -58,7 +56,6 @@ __all__ = [
     "terminal_html",
 ]
 
-EXAMPLES_FILE = Path(__file__).with_name("grammar_examples.json")
 FORMATS = ("auto", "gbnf", "lark")
 DRAW_POSITIONS = 400
 """A grammar whose rules have more positions is not drawn (nor run on the page)."""
@@ -68,33 +65,6 @@ COMPACT_ABOVE = 30
 """A terminal's DFA with more states is drawn compact (``fsmviz.drawing.compact``)."""
 MAX_GRAMMAR = 20_000
 """Characters of a grammar the page takes."""
-
-
-@dataclass(frozen=True)
-class GrammarExample:
-    """A grammar (``format`` gbnf or lark), a prompt for it and a max_tokens that fits."""
-
-    name: str
-    format: str
-    grammar: str
-    prompt: str
-    max_tokens: int
-
-
-@bounded(maxsize=1)
-def grammar_examples() -> dict[str, GrammarExample]:
-    """The examples by name, in the file's order.
-
-    >>> list(grammar_examples())[:2]
-    ['nested JSON', 'arithmetic']
-    """
-    data = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
-    return {
-        name: GrammarExample(
-            name, item["format"], item["grammar"], item["prompt"], int(item["max_tokens"])
-        )
-        for name, item in data.items()
-    }
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 ``fsmviz.schema.structure`` writes the schema's structure as a grammar (one rule per object,
 its fields, each array and alternative; strings and numbers one labelled edge each); the
-grammar tab draws it (``grammar_views.grammar_view``: the rules as small automata) and
-finds the parser's place after a text (``grammar_views.place_after``), so the object and
+grammar tab draws it (``fsmviz.html.grammar.grammar_view``: the rules as small automata) and
+finds the parser's place after a text (``fsmviz.html.grammar.place_after``), so the object and
 the field being written are lit while a schema run streams, on either path; once it has
 ended, at whichever step is chosen (``rules_lights``, applied in the browser). The
 character DFA of a regex-path schema stays in the main drawing.
@@ -17,16 +17,16 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from fsmviz.app.grammar_views import (
+from fsmviz.cache import BoundedCache
+from fsmviz.grammar import Grammar
+from fsmviz.grammar.place import rule_states, step_charts
+from fsmviz.html.grammar import (
     GrammarView,
     grammar_view,
     place_after,
     rules_html,
     rules_lights,
 )
-from fsmviz.cache import BoundedCache
-from fsmviz.grammar import Grammar
-from fsmviz.grammar.place import rule_states, step_charts
 from fsmviz.schema.convert import SchemaError
 from fsmviz.schema.structure import structure_lark
 
