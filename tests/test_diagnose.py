@@ -528,7 +528,7 @@ def test_email_story_on_the_real_model():
             assert "wanted to end here" in collapse.message  # after `.com.`: one more char
     # The static half names the same culprit.
     (static_tail,) = [f for f in only(findings, "unbounded_repeat") if f.fragment == tail]
-    assert "seed 002" in static_tail.message
+    assert "`ian.swannack@gmail.com.au.I.I.I`" in static_tail.message  # seed 002's run
 
 
 # --- robustness ------------------------------------------------------------------------------
@@ -611,3 +611,23 @@ def test_a_runs_loop_fix_bounds_every_twin_of_its_repeat():
         r"[a-z]{1,32}@[a-z]+\.com",
         r"[a-z]+@[a-z]{1,32}\.com",
     ]
+
+
+JARGON = ("seed 00", "interegular", "round state", "first alternative", "(round ")
+"""Words a newcomer cannot follow in a finding: the seed documents' numbers, a library's
+internals, "round state 4" for a loop, "engines that take the first alternative"."""
+
+
+@pytest.mark.parametrize("name", sorted(SEED_REGEXES))
+def test_the_seed_regexes_findings_read_plainly(name):
+    """Issue 47: each seed regex's findings read as a newcomer would: no jargon above, and
+    a prefix alternative says how to let the model finish (mark the choice's end) and that
+    reordering the options, its suggestion, does not change where the model may stop."""
+    for finding in diagnose(SEED_REGEXES[name], ASCII):
+        assert not [w for w in JARGON if w in finding.message], finding.message
+        if finding.kind == "unbounded_repeat":
+            assert "forever (through " in finding.message  # the states it loops through
+        if finding.kind == "prefix_alternative":
+            assert "marks its end" in finding.message
+            reorders = bool(finding.suggestion)
+            assert ("does not change where the model may stop" in finding.message) == reorders

@@ -318,7 +318,7 @@ def _loop(
     finding = Finding(
         "loop",
         "error" if cut else "warning",
-        f"Steps {numbers[0]}–{numbers[-1]} went round {case.states(states)} "
+        f"Steps {numbers[0]}–{numbers[-1]} looped through {case.states(states)} "
         f"{len(laps)} times with little variety ({plural(len(counts), 'different lap')}), "
         f"writing `{show(text)}`{repeated}. {ending}{through}"
         + (" The loop ran until max_tokens." if cut else ""),

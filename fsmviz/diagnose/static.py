@@ -149,7 +149,8 @@ def _unbounded(case: Case) -> list[Finding]:
         elif dot_reopens(case.dfa, loop) and len(chars) > 1:
             flavour = (
                 " Because `.` is in the loop, a model that ends its sentence with `.` "
-                "is forced to go on (seed 002: `ian.swannack@gmail.com.au.I.I.I`)."
+                "cannot stop there and must write more (one run wrote "
+                "`ian.swannack@gmail.com.au.I.I.I`)."
             )
         else:
             flavour = ""
@@ -168,7 +169,7 @@ def _unbounded(case: Case) -> list[Finding]:
             "unbounded_repeat",
             "warning",
             f"{cap(case.where(loop.entry))} the pattern can loop on {what} "
-            f"forever (round {path}, e.g. `{example}`…). {ending}{flavour}{why}",
+            f"forever (through {path}, e.g. `{example}`…). {ending}{flavour}{why}",
             states=loop.states,
             suggestion=fix.pattern if fix else None,
         )

@@ -97,18 +97,25 @@ def _early_stop(case: Case, what: str, node: PatternNode, hits: list[_Hit]) -> F
     states = tuple(sorted({h[0] for h in hits}))
     s, short, longer, shorter_option, longer_option = hits[0]
     if what == "alt":
+        suggestion = rewrite(case.pattern, [(node, longest_first(case.pattern, node))])
+        order = (
+            " Listing the longer option first (the suggestion) helps only tools that take "
+            "the first option that matches, such as Python's re.search; it does not change "
+            "where the model may stop."
+            if suggestion and suggestion != case.pattern
+            else ""
+        )
         return Finding(
             "prefix_alternative",
             "warning",
             f"In `{frag(case.text(node))}` the option `{frag(shorter_option)}` "
             f"matches the start of `{frag(longer_option)}`: `{show(short)}` "
             f"(state {s}) is already a complete match, so the model may stop "
-            f"there instead of writing `{show(longer)}`. Put something after the "
-            "choice that marks its end (seed 003 adds an end marker), and list "
-            "the longer option first for engines that take the first alternative "
-            "that matches.",
+            f"there instead of writing `{show(longer)}`. To let it finish, put "
+            "something after the choice that marks its end (a space, a period, a "
+            f"closing quote), so that `{show(short)}` alone no longer matches.{order}",
             states=states,
-            suggestion=rewrite(case.pattern, [(node, longest_first(case.pattern, node))]),
+            suggestion=suggestion,
         )
     return Finding(
         "optional_tail",

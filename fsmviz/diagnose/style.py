@@ -65,7 +65,8 @@ def _ascii(case: Case, letter: str, nodes: list[PatternNode]) -> Finding:
     finding = Finding(
         "ascii_class",
         "info",
-        f"{_ASCII_MEANING[letter]} (outlines and interegular read it the same way.)"
+        f"{_ASCII_MEANING[letter]} (outlines, a common library for constrained generation, "
+        "reads it the same way.)"
         + (" The suggestion adds the Latin-1 letters À-ÿ." if suggestion else ""),
         suggestion=suggestion,
     )
