@@ -47,7 +47,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from fsmviz.app.examples import default_example  # noqa: E402
-from scripts.screenshot import ARGS, CHROMIUM, SKIP_OFFERED  # noqa: E402  (one launch recipe)
+from scripts.pagecapture import ARGS, CHROMIUM, SKIP_OFFERED  # noqa: E402  (one launch recipe)
 
 DEFAULT_BUDGET = default_example().max_tokens
 """The default example's max tokens, as the page opens with them."""

@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from appserver import free_port  # noqa: E402
 
-from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402
-from scripts.screenshot import CHROMIUM  # noqa: E402
+from scripts.pagecapture import ARGS as CHROMIUM_ARGS  # noqa: E402
+from scripts.pagecapture import CHROMIUM  # noqa: E402
 
 WORK = ROOT / ".tmp" / "space-check"
 TORCH = "torch==2.13.0"

@@ -29,9 +29,9 @@ Page = playwright_api.Page
 expect = playwright_api.expect
 
 from fsmviz import compile_regex  # noqa: E402
-from scripts.screenshot import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.screenshot import CHROMIUM, SKIP_OFFERED, TRACKER  # noqa: E402
-from scripts.screenshot import SHADOW_GOING as SHADOW_GOING_PATTERN  # noqa: E402
+from scripts.pagecapture import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
+from scripts.pagecapture import CHROMIUM, SKIP_OFFERED, TRACKER  # noqa: E402
+from scripts.pagecapture import SHADOW_GOING as SHADOW_GOING_PATTERN  # noqa: E402
 
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
 UI_TIMEOUT = 60_000  # ms: a round trip through the queue (re-render, re-diagnose)

@@ -42,7 +42,7 @@ def server_app(vllm_server):
     URL and the server's; one per module (conftest groups these tests on one worker)."""
     from appserver import ROOT, AppServer, AppStartError
 
-    from scripts.screenshot import CHROMIUM
+    from scripts.pagecapture import CHROMIUM
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed")
