@@ -86,3 +86,29 @@ def test_rows_of_a_pruned_index_match(bundled_vocab):
     assert_rows_match(index, range(min(index.byte_dfa.num_states, STATES_CHECKED)))
     plain_tokens, _ = plain_row(index, 0)
     assert len(index.row(0).tokens) < len(plain_tokens)  # the pruning took some away
+
+
+@pytest.mark.slow
+def test_small_rows_match_the_plain_walk(bundled_vocab):
+    """A narrow state's row walked in plain Python (``rowwalk.small_row``: a schema's keys,
+    digits, punctuation) is the plain walk's; a state whose walk grows long (fifteen
+    letters in a loop: thousands of tokens) is left to the numpy walks."""
+    from fsmviz.tokens.fast.rowwalk import RowWalker, small_row
+
+    index = build_index(r'\{"name": "[^"\\]*", "age": (0|[1-9][0-9]*), "id": [0-9a-f]{4}\}',
+                        bundled_vocab)  # fmt: skip
+    walker = RowWalker(index.byte_dfa, index.trie, len(bundled_vocab))
+    answered = 0
+    for state in range(index.byte_dfa.num_states):
+        found = small_row(index.trie.lists, walker._steps, state)
+        if found is None:
+            continue
+        answered += 1
+        tokens, targets = plain_row(index, state)
+        assert found[0].dtype == tokens.dtype and found[1].dtype == targets.dtype
+        assert np.array_equal(found[0], tokens) and np.array_equal(found[1], targets), state
+    assert answered >= index.byte_dfa.num_states // 2
+    letters = build_index("[a-o]+", bundled_vocab)
+    walker = RowWalker(letters.byte_dfa, letters.trie, len(bundled_vocab))
+    assert not walker.wide[0] and small_row(letters.trie.lists, walker._steps, 0) is None
+    assert np.array_equal(letters.row(0).tokens, plain_row(letters, 0)[0])

@@ -633,3 +633,4 @@ def warm(vocab: Vocabulary) -> None:
     so a server that has just loaded its model answers the first visitor at full speed."""
     dawg.dawg_of(vocab)  # builds the trie on the way
     levels_of(trie_of(vocab))  # the first allowed set's level walk (``levelwalk``)
+    trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
