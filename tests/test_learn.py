@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from test_index_properties import ASCII_ALPHABET, PROPERTY_SETTINGS, regex_trees
 
 from fsmviz import Vocabulary, compile_regex
-from fsmviz.app import learn as views
 from fsmviz.automaton.dfa import compile_stages, set_bits
+from fsmviz.html import learn as views
 from fsmviz.learn import (
     TOY_EXAMPLES,
     ZipModel,
@@ -27,6 +27,7 @@ from fsmviz.learn import (
     walk_string,
 )
 from fsmviz.learn.construction import positions_of
+from fsmviz.learn.typed import toy_state
 
 patterns = regex_trees(ASCII_ALPHABET)
 texts = st.text(alphabet=[*ASCII_ALPHABET, "z"], max_size=6)
@@ -218,12 +219,12 @@ def test_zip_model_logits_follow_compression_and_mask_the_probabilities() -> Non
 
 def test_typed_logits_and_bad_input_give_clear_messages() -> None:
     p = r"[0-9]+\.[0-9]+"
-    view, problem = views.toy_state(p, '["a", "1", "."]', "x", [], "typed", "0 5 0 0", "")
+    view, problem = toy_state(p, '["a", "1", "."]', "x", [], "typed", "0 5 0 0", "")
     assert view is not None and problem == ""
     assert view.probs == (0.0, 1.0, 0.0, 0.0)
-    short = views.toy_state(p, '["a", "1", "."]', "x", [], "typed", "0 5", "")[1]
+    short = toy_state(p, '["a", "1", "."]', "x", [], "typed", "0 5", "")[1]
     assert short.startswith("2 logits for 4 tokens")
-    assert "JSON" in views.toy_state(p, "[a", "x", [], "uniform", "", "")[1]
+    assert "JSON" in toy_state(p, "[a", "x", [], "uniform", "", "")[1]
     html = views.toy_html(None, "<img src=x>", p)
     assert "<img" not in html and "&lt;img" in html
 

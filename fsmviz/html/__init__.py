@@ -15,7 +15,9 @@ Read bottom-up:
 * ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
   the terminal being read, the grammar doctor's findings, Learn's regex-to-grammar view;
 * ``schema_structure``  a JSON Schema drawn by its structure (a grammar of its objects and
-  fields), lit where the output is.
+  fields), lit where the output is;
+* ``learn``      the Learn tab's lessons: construction frames, a walk, the transition table,
+  test strings, a toy vocabulary token by token, bytes, naive matching against the index.
 
 Above the drawing, the doctor and Learn, whose results it shows; below the page and the
 audit. May import every engine folder below it and the shared modules; no gradio, no torch,
