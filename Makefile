@@ -162,13 +162,14 @@ test: $(VENV)/.dev system vocabs $(VLLM_STAMP)
 		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		--basetemp=.tmp/pytest -p no:cacheprovider
 
-# The tests of `fsmviz.connect` on llama.cpp's server (tests/test_server_llama.py; `make test`
-# skips them while `make llama` has not been run): the server starts in seconds, the tests
-# take about half a minute of CPU, one process.
+# The tests of `fsmviz.connect` on llama.cpp's server (tests/test_server_llama*.py; `make test`
+# skips them while `make llama` has not been run; with it, they run there too, on one worker):
+# the server starts in seconds, the tests take about a minute of CPU, one process.
 test-llama: $(VENV)/.dev $(LLAMA_STAMP)
 	mkdir -p .tmp
 	FSMVIZ_LLAMA=1 $(TEST_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest -n 0 \
-		--basetemp=.tmp/pytest-llama -p no:cacheprovider tests/test_server_llama.py
+		--basetemp=.tmp/pytest-llama -p no:cacheprovider tests/test_server_llama.py \
+		tests/test_server_llama_views.py
 
 # BENCH="index mask generate crowd" runs only those (bench/__main__.py names them all).
 BENCH ?=

@@ -84,6 +84,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         info = getattr(item, "_fixtureinfo", None)  # the fixtures pytest resolved for it
         if info is None:  # a doctest
             continue
+        if "llama_server" in info.name2fixturedefs:  # one llama-server for the run: every
+            item.add_marker(pytest.mark.xdist_group("llama-server"))  # test of it on one worker
+            continue
         shared = sorted(
             name
             for name, definitions in info.name2fixturedefs.items()
