@@ -19,9 +19,10 @@ Read in this order:
   applied and run) and ``fix_checks`` (each run fix re-run before it is offered),
   ``decoding_controls`` (top-k, top-p, the stop rule, overshoot);
   ``schema_page`` and ``schema_run`` (a JSON Schema instead of a regex; its structure drawn
-  by ``fsmviz.html.schema_structure``); ``grammar_steps``, ``grammar_live`` and
-  ``grammar_page`` (a context-free grammar: its views in ``fsmviz.html.grammar``, each
-  step's place and terminal sent for the browser to step through, a run's frames, the tab);
+  by ``fsmviz.html.schema_structure``); ``grammar_live`` and ``grammar_page`` (a
+  context-free grammar: a run's frames, the tab; its views, and each step's place and
+  terminal sent for the browser to step through, in ``fsmviz.html.grammar`` and
+  ``fsmviz.html.grammar_steps``);
   ``compare_page``, ``learn`` and ``audit_page``.
 * The API: ``api/``, every endpoint in one place (``/trace``, ``/dfa``, ``/diagnose``,
   ``/schema``, ``/schema_engines``, ``/grammar``; every failure a message), each wrapping

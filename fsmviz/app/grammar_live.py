@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from fsmviz.app.grammar_steps import step_views
 from fsmviz.app.live import (
     CHART_EVERY,
     SHADOW_LATER,
@@ -43,6 +42,7 @@ from fsmviz.grammar.place import Chart, place_in, rule_path, rule_states, step_c
 from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html import grammar as gp
 from fsmviz.html.charts import valid_mass_figure
+from fsmviz.html.grammar_steps import step_views
 
 __all__ = [
     "GrammarFrame",
@@ -208,8 +208,8 @@ def finish_grammar(
     """The frame of a finished (or stopped) grammar run: the place after its text, the
     table, the chart, every step's allowed set (llguidance's masks along the run), and the
     doctor's findings with the run's collapses named by rule; with each step's lights,
-    place and terminal (``fsmviz.html.grammar.rules_lights``, ``grammar_steps``), so that the
-    browser shows any step at once."""
+    place and terminal (``fsmviz.html.grammar.rules_lights``, ``fsmviz.html.grammar_steps``),
+    so that the browser shows any step at once."""
     steps = list(trace.steps)
     charts = step_charts(view.network, steps)
     states = rule_states(charts)

@@ -14,6 +14,8 @@ Read bottom-up:
   imported on the first chart drawn, never at import time);
 * ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
   the terminal being read, the grammar doctor's findings, Learn's regex-to-grammar view;
+* ``grammar_steps``  each step of a finished grammar run (its place and terminal), sent
+  with the run's last frame for the browser to step through;
 * ``schema_structure``  a JSON Schema drawn by its structure (a grammar of its objects and
   fields), lit where the output is;
 * ``learn``      the Learn tab's lessons: construction frames, a walk, the transition table,

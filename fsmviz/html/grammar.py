@@ -4,8 +4,8 @@ view, as pure functions returning data or HTML (every piece of user text and mod
 escaped), tested without a browser.
 
 Below the page's Grammar tab (``fsmviz.app.grammar_page``: layout, wiring, handlers; its
-examples in ``fsmviz.app.examples``) and its run (``grammar_live``, ``grammar_steps``),
-which all read from here; this module reads none of them.
+examples in ``fsmviz.app.examples``), its run (``fsmviz.app.grammar_live``) and
+``grammar_steps`` beside it, which all read from here; this module reads none of them.
 """
 
 from __future__ import annotations
