@@ -168,6 +168,20 @@ def test_a_regex_runs_on_llama_cpp_as_gbnf_and_replays_exactly(served):
     )
 
 
+def test_the_seeds_email_pattern_runs_on_llama_cpp_token_by_token(served, seed_cases):
+    """The seed's e-mail pattern (its DFA as 7 GBNF rules): every token llama.cpp wrote,
+    40 of them on this prompt, is allowed by the exact automaton; the text so far can still
+    become a match."""
+    pattern = seed_cases["regexes"]["email"]
+    run = fsmviz.stream(served, pattern, PROMPTS["email"], max_tokens=40)
+    steps = list(run)
+    trace = run.trace()
+    assert not run._run.disagreements and trace.text == run._run.server_text, trace.notes
+    assert_replayed_exactly(steps, build_index(pattern, served.vocab))
+    assert regex.fullmatch(pattern, trace.text, partial=True), trace.text
+    assert len(steps) == 40 or trace.matched, trace.notes
+
+
 def test_a_schema_and_a_gbnf_grammar_go_in_llama_cpps_own_fields(served):
     """A JSON Schema goes as ``json_schema`` (llama.cpp compiles it), a GBNF grammar as
     ``grammar``; both replayed, matched; a Lark grammar is refused before any request."""
