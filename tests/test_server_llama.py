@@ -319,3 +319,17 @@ def test_a_llama_cpp_too_old_for_token_ids_is_named():
     }
     with pytest.raises(ServerError, match="too old for fsmviz.*update llama-server"):
         _Stream(Vocabulary.bundled(), "http://127.0.0.1:1/v1").read(old)
+
+
+def test_a_request_llama_cpp_refuses_is_named_with_its_words_in_seconds(served):
+    """A prompt past the server's context (fsmviz's own check skipped: ``context=None``):
+    llama.cpp answers 4xx, and the run raises a ``ServerError`` that names the server and
+    quotes it, in seconds. Then the server still serves."""
+    unchecked = dataclasses.replace(served, context=None)
+    started = time.monotonic()
+    with pytest.raises(
+        ServerError, match=r"the server at http://127\.0\.0\.1:\d+ answered 4\d\d: '.*context"
+    ):
+        list(fsmviz.stream(unchecked, DATE, "Go on: " + "la " * 1200, max_tokens=4))
+    assert time.monotonic() - started < FAULT_SECONDS
+    assert fsmviz.generate(served, "[0-9]", PROMPTS["date"], max_tokens=2).matched
