@@ -68,3 +68,24 @@ def test_tokens_alike_share_a_class_node():
     assert classes.token_node[3] == classes.token_node[4]  # "a1" and "b2"
     tokens, targets, _ = class_row(classes, table, 0)
     assert tokens.tolist() == [0, 1, 2] and targets.tolist() == [1, 1, 1]
+
+
+@pytest.mark.slow
+def test_the_byte_level_class_trie_reads_rows_as_the_merged_one(bundled_vocab):
+    """Past ``MERGED_CLASSES`` classes an index reads its rows off the vocabulary's byte-level
+    class trie (``byte_classes``, built once per trie) with a table over all 256 bytes: the
+    same rows as the plain walk, and as the per-pattern class trie, for every state."""
+    from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, byte_classes
+
+    index = build_index(PATTERNS[-1], bundled_vocab)
+    assert len(index.byte_dfa.columns.smallest) > MERGED_CLASSES
+    shared = byte_classes(index.trie, len(bundled_vocab))
+    assert shared is byte_classes(index.trie, len(bundled_vocab))  # built once
+    table = ClassTable.of(index.byte_dfa.table, None)
+    for state in range(min(index.byte_dfa.num_states, STATES_CHECKED)):
+        tokens, targets, _ = class_row(shared, table, state)
+        expected_tokens, expected_targets = plain_row(index, state)
+        assert np.array_equal(tokens, expected_tokens), state
+        assert np.array_equal(targets, expected_targets), state
+    index.row(0)  # the index's walker reads the shared trie
+    assert index._walker.classes()[0] is shared

@@ -62,6 +62,7 @@ from fsmviz.automaton.graph import UNREACHABLE, backward_distances
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
+from fsmviz.tokens.fast.classwalk import byte_classes
 from fsmviz.tokens.fast.levelwalk import levels_of
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
@@ -634,3 +635,4 @@ def warm(vocab: Vocabulary) -> None:
     dawg.dawg_of(vocab)  # builds the trie on the way
     levels_of(trie_of(vocab))  # the first allowed set's level walk (``levelwalk``)
     trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
+    byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes

@@ -44,7 +44,7 @@ from fsmviz.automaton.bytedfa import ByteColumns
 from fsmviz.cache import BoundedCache
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["ClassTable", "ClassTrie", "class_row"]
+__all__ = ["ClassTable", "ClassTrie", "byte_classes", "class_row"]
 SPARSE_LEVEL = 8
 """A level whose parents live fewer than one in this many is walked from the live ones'
 children alone."""
@@ -198,12 +198,37 @@ class ClassTable:
         return self.flat.tolist()
 
     @staticmethod
-    def of(table: np.ndarray, columns: ByteColumns) -> ClassTable:
-        width, sink = len(columns.smallest), len(table)
+    def of(table: np.ndarray, columns: ByteColumns | None) -> ClassTable:
+        """The table over ``columns``' classes, or over every byte (256 columns) when
+        ``columns`` is None (for ``byte_classes``' trie)."""
+        cut = table if columns is None else table[:, columns.smallest]
+        width, sink = cut.shape[1], len(table)
         by_class = np.full((sink + 1, width), sink, dtype=np.intp)
-        cut = table[:, columns.smallest]
         by_class[:sink] = np.where(cut < 0, sink, cut)
         return ClassTable((by_class * width).reshape(-1), width, sink)
+
+
+def byte_classes(trie: VocabTrie, num_ids: int) -> ClassTrie:
+    """The class trie where every byte is its own class: the byte trie itself, in the class
+    trie's layout, read with ``ClassTable.of(table, None)``. A pattern past
+    ``MERGED_CLASSES`` classes (a JSON schema's keys) reads its bytes' classes off the byte
+    trie unmerged anyway; this one does not depend on the pattern, so it is built once per
+    trie (``warm``), with its tokens by node, where each index built its own (~8 ms at its
+    first wide state, and ~4 ms more for the tokens by node at its first short row)."""
+
+    def build() -> tuple[VocabTrie, ClassTrie]:
+        classes = ClassTrie.of(trie, np.arange(256), num_ids)
+        classes.node_tokens  # noqa: B018  (sorted now, not at a first short row)
+        return trie, classes
+
+    kept = _BYTE_CLASSES.get_or_build((id(trie), num_ids), build)
+    if kept[0] is not trie:  # an id reused by a newer trie
+        _BYTE_CLASSES.clear()
+        kept = _BYTE_CLASSES.get_or_build((id(trie), num_ids), build)
+    return kept[1]
+
+
+_BYTE_CLASSES: BoundedCache[tuple[VocabTrie, ClassTrie]] = BoundedCache(maxsize=2)
 
 
 def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarray:

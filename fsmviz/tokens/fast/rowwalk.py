@@ -34,7 +34,13 @@ import numpy as np
 
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa
-from fsmviz.tokens.fast.classwalk import ClassTable, ClassTrie, class_row
+from fsmviz.tokens.fast.classwalk import (
+    MERGED_CLASSES,
+    ClassTable,
+    ClassTrie,
+    byte_classes,
+    class_row,
+)
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
 __all__ = ["Chains", "RowWalker", "small_row", "walk_row", "walk_tokens"]
@@ -224,12 +230,20 @@ class RowWalker:
         return found
 
     def classes(self) -> tuple[ClassTrie, ClassTable]:
+        """The class trie and table: merged by the pattern's byte classes, or, past
+        ``MERGED_CLASSES`` of them, the vocabulary's byte-level one (``byte_classes``)."""
         if self._classes is None:
             columns = self.byte_dfa.columns
-            self._classes = (
-                ClassTrie.of(self.trie, columns.byte_class, self.num_ids),
-                ClassTable.of(self.byte_dfa.table, columns),
-            )
+            if len(columns.smallest) > MERGED_CLASSES:
+                self._classes = (
+                    byte_classes(self.trie, self.num_ids),
+                    ClassTable.of(self.byte_dfa.table, None),
+                )
+            else:
+                self._classes = (
+                    ClassTrie.of(self.trie, columns.byte_class, self.num_ids),
+                    ClassTable.of(self.byte_dfa.table, columns),
+                )
         return self._classes
 
 
