@@ -114,7 +114,8 @@ def test_the_doctor_says_a_first_match_could_have_gone_on(tiny) -> None:
 
 
 def test_the_steps_table_shows_the_cut_and_the_samplers(tiny) -> None:
-    from fsmviz.app.views import output_html, steps_html
+    from fsmviz.app.views import steps_html
+    from fsmviz.html.tokens import output_html
 
     trace = generate(tiny, "[a-z]", "x", max_tokens=6, overshoot=True, chat=False, seed=1, top_k=3)
     table = steps_html(trace.steps)
@@ -128,8 +129,8 @@ def test_every_stop_reason_has_words_on_the_page() -> None:
     from typing import get_args
 
     from fsmviz.app import live
-    from fsmviz.app.views import STOPPED
     from fsmviz.generation.trace import StopReason, Trace
+    from fsmviz.html.comparison import STOPPED
 
     assert set(get_args(StopReason)) == set(STOPPED)
     for reason in get_args(StopReason):

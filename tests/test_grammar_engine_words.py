@@ -152,7 +152,7 @@ def test_a_regex_fast_forwards_special_token_text_as_text(tiny) -> None:
 
 def test_every_stop_reason_has_words_on_the_pages() -> None:
     from fsmviz.app.grammar_live import WHY, grammar_status
-    from fsmviz.app.views import STOPPED
+    from fsmviz.html.comparison import STOPPED
 
     reasons = set(get_args(StopReason))
     assert {"engine_error", "not_accepted"} <= reasons

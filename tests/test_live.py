@@ -10,8 +10,9 @@ import pytest
 
 from fsmviz.app.live import ahead, pattern_view, regex_drawn
 from fsmviz.app.regex_run import live_run
-from fsmviz.app.views import output_html, steps_html
+from fsmviz.app.views import steps_html
 from fsmviz.generation.generate import GenerationOptions, stream
+from fsmviz.html.tokens import output_html
 
 
 def test_every_step_arrives_once_and_in_order(tiny):

@@ -30,7 +30,7 @@ from fsmviz.app.live import (
     shadow_frames,
 )
 from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
-from fsmviz.app.views import allowed_html, output_html, steps_html
+from fsmviz.app.views import steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.grammar import grammar_collapses
 from fsmviz.diagnose.schema import diagnose_schema
@@ -40,6 +40,7 @@ from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html.charts import valid_mass_figure
 from fsmviz.html.grammar import grammar_findings_html
 from fsmviz.html.schema_structure import structure_grammar, structure_html, structure_states
+from fsmviz.html.tokens import allowed_html, output_html
 from fsmviz.schema.convert import compile_schema
 
 __all__ = ["finish_schema", "schema_frames", "grammar_note", "grammar_panel", "on_grammar_path"]

@@ -1,4 +1,8 @@
-"""HTML views of the engine's records: the streamed output, the step table, the findings.
+"""HTML views of the engine's records that the page still writes itself: the step table
+(``steps_html``, streamed and stepped through with static/app.js) and the doctor's findings
+with their "Apply & run" fixes (``fixes``). The pure views they share live one layer down
+in ``fsmviz.html`` (``text``, ``tokens``, ``comparison``, ``decoding``) and are re-exported
+here for the page's modules.
 
 Everything shown comes from a user (the pattern, the prompt) or from a model (token text,
 which can hold ``<``, ``&``, quotes and control characters), so every string passes through
@@ -8,18 +12,24 @@ numbers this module computes.
 
 from __future__ import annotations
 
-import html
-import json
-import re
 from collections.abc import Sequence
 
 from fsmviz.app.fixes import check_html, fix_json, fix_of
 from fsmviz.app.fixes import offered as offered_fix
 from fsmviz.diagnose import Finding
-from fsmviz.diagnose.text import plural
-from fsmviz.generation.trace import Step, Trace, pieces
-from fsmviz.html.decoding import allowed_note, cut_sentence, overshoot_tag
-from fsmviz.html.text import code_spans, error_html, esc, shown
+from fsmviz.generation.trace import Step, pieces
+from fsmviz.html.comparison import comparison_html
+from fsmviz.html.decoding import allowed_note, overshoot_tag
+from fsmviz.html.text import (
+    change_html,
+    code_spans,
+    error_html,
+    esc,
+    markdown_html,
+    shown,
+    summarised,
+)
+from fsmviz.html.tokens import allowed_html, cand_text, label_html, output_html
 from fsmviz.printable import bytes_label
 
 __all__ = [
@@ -49,40 +59,6 @@ STEP_BUTTONS = (
 stepped by static/app.js (the ← → keys too) on whichever tab is shown."""
 
 
-def output_html(
-    steps: Sequence[Step],
-    *,
-    final: bool = False,
-    tint: bool = True,
-    selected: int | None = None,
-) -> str:
-    """The generated text, one span per token, tinted by its step's valid mass; the
-    ``selected`` step's token is outlined. The text content is exactly the output:
-    boundaries, tints and the outline are drawn with CSS only. Until ``final``, the
-    ``live`` box (its cursor drawn by CSS) is left open, as a live ``steps_html`` is."""
-    spans = []
-    for step, piece in zip(steps, pieces(steps), strict=True):
-        if step.is_eos:
-            continue
-        classes = "tok forced" if step.forced and step.allowed_count == 1 else "tok"
-        if step.index == selected:
-            classes += " selected"
-        mass = f' style="--mass:{step.valid_mass:.4f}"' if tint else ""
-        title = f"step {step.index} · valid mass {step.valid_mass:.1%}"
-        cut = ""
-        if step.cut:  # drawn by CSS (::after), so the text content stays the output
-            classes += " overshoot"
-            title += f" · {cut_sentence(step)}"
-            cut = f' data-cut="{esc(step.cut)}"'
-        spans.append(
-            f'<span class="{classes}" data-step="{step.index}"{mass}{cut} title="{esc(title)}">'
-            f"{esc(piece)}</span>"
-        )
-    if not final:
-        return f'<div class="tokens live">{"".join(spans)}'
-    return f'<div class="tokens">{"".join(spans)}</div>'
-
-
 FORCED_TAG = (
     ' <em title="written without asking the model: the pattern left one way on">forced</em>'
 )
@@ -90,29 +66,6 @@ DRAFTED_TAG = (
     ' <em title="guessed ahead by prompt lookup and confirmed by the model in the same forward '
     'pass">drafted</em>'
 )
-
-
-BYTES_TITLE = "bytes (hex) of a character split across tokens"
-
-
-_ESCAPED_BYTES = re.compile(r"(?:\\x[89a-f][0-9a-f])+")
-
-
-def label_html(text: str, is_bytes: bool = False) -> str:
-    r"""A token label as code, escaped; hex pairs marked as bytes. A text that still holds
-    Python's escapes of stray bytes (``\xa6\x82``: a candidate's text, from the
-    engine) is written in the same notation, hex pairs (``a6 82``).
-
-    >>> label_html("a<")
-    '<code>a&lt;</code>'
-    >>> label_html(r"\xa6\x82").split(">")[1]
-    'a6 82</code'
-    """
-    if not is_bytes and _ESCAPED_BYTES.fullmatch(text):
-        text, is_bytes = " ".join(text.split("\\x")[1:]), True
-    if is_bytes:
-        return f'<code class="bytes" title="{BYTES_TITLE}">{esc(text)}</code>'
-    return f"<code>{esc(shown(text))}</code>"
 
 
 def token_cell(step: Step, completes: str) -> str:
@@ -183,48 +136,6 @@ def steps_html(
     return table if live else f"{table}</tbody></table>"
 
 
-def cand_text(text: str) -> str:
-    """A candidate's text in the table: escaped, whitespace visible, stray bytes as hex."""
-    if _ESCAPED_BYTES.fullmatch(text):
-        return label_html(text)
-    return esc(shown(text))
-
-
-_NUMBERS = re.compile(r"\b\d+(?:, \d+){9,}(?:,? and \d+)?\b")
-
-
-def summarised(text: str, shown: int = 6) -> str:
-    """A message's long list of numbers (states, steps) cut to its first few and a count.
-
-    >>> summarised("states 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 11 loop")
-    'states 1, 2, 3, 4, 5, 6, … (11 in all) loop'
-    """
-
-    def cut(m: re.Match[str]) -> str:
-        numbers = re.findall(r"\d+", m.group(0))
-        return ", ".join(numbers[:shown]) + f", … ({len(numbers)} in all)"
-
-    return _NUMBERS.sub(cut, text)
-
-
-def markdown_html(text: str) -> str:
-    """A message's light Markdown as HTML, everything escaped: ```code``` spans and
-    ``**bold**``; nothing else is read.
-
-    >>> markdown_html("write `a{0,9}` not **`a*`** <b>")
-    'write <code>a{0,9}</code> not <b><code>a*</code></b> &lt;b&gt;'
-    """
-    parts = re.split(r"(`[^`\n]+`)", text)
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(f"<code>{esc(part[1:-1])}</code>")
-        else:
-            out.append(esc(part))
-    joined = "".join(out)
-    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", joined)
-
-
 def findings_html(
     findings: Sequence[Finding], *, selected: int | None = None, pattern: str | None = None
 ) -> str:
@@ -288,146 +199,3 @@ def suggestion_html(
         "Apply &amp; run</button>"
     )
     return f'<div class="suggestion">Try: {words} {button}{check_html(finding)}</div>'
-
-
-def change_html(old: str, new: str, context: int = 24) -> str:
-    """Where ``new`` differs from ``old``: the changed text marked, a little context around.
-
-    >>> change_html("a:[^x]*,b:1", "a:[^x]{0,64},b:1", context=4)
-    '<code>…[^x]<ins>{0,64}</ins>,b:1</code> in place of <code><del>*</del></code>'
-    """
-    start = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), 0)
-    end = 0  # characters equal at both ends, not overlapping the start
-    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    before = new[max(start - context, 0) : start]
-    after = new[len(new) - end : len(new) - end + context]
-    lead = "…" if start > context else ""
-    tail = "…" if end > context else ""
-    changed = esc(new[start : len(new) - end])
-    removed = esc(old[start : len(old) - end])
-    shown = f"<code>{lead}{esc(before)}<ins>{changed}</ins>{esc(after)}{tail}</code>"
-    return shown + (f" in place of <code><del>{removed}</del></code>" if removed else "")
-
-
-STOPPED = {
-    "accepted": "the pattern was complete",
-    "max_tokens": "the token budget ran out",
-    "prob_limit": "the valid mass fell below the limit",
-    "dead_end": "no token could continue",
-    "first_match": "the text was a full match (stop at the first match)",
-    "overshoot": "a token completed the match and its rest was cut (overshoot)",
-    "not_accepted": "the engine let it end, but the pattern's own judge refuses the text",
-    "engine_error": "the constraint's engine gave up",
-}
-"""Why a run stopped, in words."""
-
-
-def comparison_html(before: Trace, after: Trace) -> str:
-    """The runs before and after a fix side by side: each one's pattern, chat setting and
-    whole constrained output (tinted by valid mass, as above), and a line saying how it
-    ended and where its valid mass was lowest."""
-    sides = "".join(_side(name, trace) for name, trace in (("before", before), ("after", after)))
-    return f'<div class="comparison">{sides}</div>'
-
-
-def _side(name: str, trace: Trace) -> str:
-    chat = trace.options is not None and trace.options.chat
-    # every step, as the table and the chart list them (the end of text included)
-    lowest = min(trace.steps, key=lambda s: s.valid_mass, default=None)
-    low = (
-        f"; lowest valid mass {lowest.valid_mass:.1%} (step {lowest.index})"
-        if lowest is not None
-        else ""
-    )
-    verdict = "matches" if trace.matched else "does NOT match"
-    tokens = plural(len(trace.steps), "token")
-    return (
-        f'<section class="side {name}" data-side="{name}">'
-        f'<div class="side-head"><b>{name.capitalize()}</b> '
-        f'<code class="side-pattern">{esc(trace.pattern or "")}</code> '
-        f'<span class="side-chat">chat template {"on" if chat else "off"}</span></div>'
-        f"{output_html(trace.steps, final=True)}"
-        f'<div class="side-verdict {"ok" if trace.matched else "no"}">{tokens}, stopped '
-        f"because {STOPPED[trace.stop_reason]}; the output {verdict} the pattern{low}.</div>"
-        "</section>"
-    )
-
-
-def allowed_html(sets, steps: Sequence[Step] = (), selected: int | None = None) -> str:
-    """Every step's allowed set (``live.AllowedSet``, one per step) as a searchable list,
-    the model's blocked favourites beside it: the ``selected`` step's set written here,
-    all of them as JSON in a hidden element's ``data-json`` for the page's script, which
-    shows another step's set at once when one is chosen (static/app.js, ``renderAllowed``)."""
-    if not sets:
-        return '<p class="empty">Choose a step to see every token it allowed.</p>'
-    sets = list(sets)
-    i = len(sets) - 1 if selected is None else min(max(selected, 0), len(sets) - 1)
-    data = [_allowed_data(a, steps[k] if k < len(steps) else None) for k, a in enumerate(sets)]
-    chosen = data[i]
-    rows = "".join(
-        f'<li data-token="{esc(label)}">{label_html(label, is_bytes)}'
-        f'<span class="p">{prob:.2%}</span></li>'
-        for label, is_bytes, prob in chosen["a"]
-    )
-    blocked = "".join(
-        f"<li>{label_html(label, is_bytes)}<span class='p'>{prob:.2%}</span></li>"
-        for label, is_bytes, prob in chosen["b"]
-    )
-    payload = html.escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    return (
-        f'<div class="allowed-view" data-step="{chosen["s"]}">'
-        f'<div class="allowed-head">{_allowed_head(chosen)}</div>'
-        '<div class="allowed-cols"><div><input type="search" class="allowed-filter" '
-        'placeholder="search allowed tokens" aria-label="search allowed tokens">'
-        f'<ol class="allowed-list">{rows}</ol><p class="more">{_allowed_more(chosen)}</p>'
-        "</div>"
-        f'<div><b>Blocked favourites</b><ol class="blocked-list">{blocked or "<li>none</li>"}'
-        "</ol></div></div>"
-        f'<div class="allowed-data" hidden data-json="{payload}"></div></div>'
-    )
-
-
-BLOCKED_SHOWN_FROM = 0.00005
-"""A blocked favourite is listed from this probability (it reads 0.01%): below, the list
-said "0.00%" eight times where the pattern took nothing the model wanted."""
-
-
-def _allowed_data(allowed, step: Step | None) -> dict:
-    """One step's set as the page's script reads it (short keys: it goes to the browser)."""
-    taken = None
-    if step is not None:
-        taken = ["EOS", False] if step.is_eos else list(bytes_label(step.token_bytes))
-    return {
-        "s": allowed.step,
-        "t": allowed.total,
-        "m": round(allowed.mass, 6),
-        "r": step.allowed_count if step is not None else allowed.total,
-        "k": taken,
-        "a": [[label, is_bytes, round(p, 6)] for label, is_bytes, p in allowed.allowed],
-        "b": [
-            [label, is_bytes, round(p, 6)]
-            for label, is_bytes, p in allowed.blocked
-            if p >= BLOCKED_SHOWN_FROM
-        ],
-    }
-
-
-def _allowed_head(d: dict) -> str:
-    """The line above a step's set (app.js writes the same for another step)."""
-    narrowed = ""
-    if d["r"] != d["t"]:
-        narrowed = (
-            f" (the run allowed {d['r']:,}: the safe end or a forced chain narrowed the "
-            "pattern's set)"
-        )
-    taken = f" · took {label_html(*d['k'])}" if d["k"] else ""
-    return (
-        f"Step {d['s']}: {d['t']:,} allowed{narrowed}, together {d['m']:.1%} of the "
-        f"model's probability{taken}"
-    )
-
-
-def _allowed_more(d: dict) -> str:
-    more = d["t"] - len(d["a"])
-    return f"… and {more:,} more, each less likely." if more > 0 else ""

@@ -7,9 +7,12 @@ Read bottom-up:
 
 * ``text``       the shared escapers: ``esc``, ``shown`` (whitespace made visible),
   ``code_spans`` (backticks as ``<code>``), ``error_html`` (any failure, a regex error with
-  a caret under its position);
+  a caret under its position), ``markdown_html``, ``summarised``, ``change_html``;
 * ``decoding``   how the decoding options of a step read (overshoot, what top-k and top-p
   removed), the same words in the steps table, the output and the chart;
+* ``tokens``     a run's tokens: the output one span per token, a token's label (bytes in
+  hex where it splits a character), each step's whole allowed set;
+* ``comparison`` Apply & run's two runs side by side, and why a run stopped in words;
 * ``charts``     the valid-mass chart and the before/after chart (plotly figures; plotly is
   imported on the first chart drawn, never at import time);
 * ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
@@ -21,7 +24,7 @@ Read bottom-up:
 * ``learn``      the Learn tab's lessons: construction frames, a walk, the transition table,
   test strings, a toy vocabulary token by token, bytes, naive matching against the index.
 
-Above the drawing, the doctor and Learn, whose results it shows; below the page and the
-audit. May import every engine folder below it and the shared modules; no gradio, no torch,
+Above the drawing, the doctor and Learn, whose results it shows; beside the audit, below the
+page. May import every engine folder below it and the shared modules; no gradio, no torch,
 and plotly only inside the functions that draw a chart.
 """
