@@ -68,7 +68,7 @@ def test_extract_finds_the_number_in_a_chatty_answer() -> None:
 def test_the_compare_table_escapes_and_marks_each_row(rows) -> None:
     from dataclasses import replace
 
-    from fsmviz.app.compare_page import compare_figure, compare_html
+    from fsmviz.html.compare import compare_figure, compare_html
 
     shown = [replace(r, output=r.output + "<b>") for r in rows.values()]
     table = compare_html(shown, ["still running"])

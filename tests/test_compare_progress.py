@@ -9,8 +9,9 @@ import time
 import pytest
 
 from fsmviz.app import compare_page
-from fsmviz.app.compare_page import CompareInputs, on_compare, pending_notes
+from fsmviz.app.compare_page import CompareInputs, on_compare
 from fsmviz.generation.compare import WAYS, Decoding
+from fsmviz.html.compare import pending_notes
 
 CONSTRAINED, FIRST = WAYS[0], WAYS[2]
 

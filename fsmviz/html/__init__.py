@@ -15,6 +15,7 @@ Read bottom-up:
 * ``comparison`` Apply & run's two runs side by side, and why a run stopped in words;
 * ``charts``     the valid-mass chart and the before/after chart (plotly figures; plotly is
   imported on the first chart drawn, never at import time);
+* ``compare``    the Compare view's table of decodings side by side and its chart;
 * ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
   the terminal being read, the grammar doctor's findings, Learn's regex-to-grammar view;
 * ``grammar_steps``  each step of a finished grammar run (its place and terminal), sent
