@@ -206,6 +206,22 @@ def test_the_schema_parts_doctor_reads_the_picked_models_vocabulary(offered, bun
 
 
 @pytest.mark.slow
+def test_a_links_model_is_the_one_its_findings_read(offered, bundled_vocab):
+    """A permalink with ``backend=NAME``: the pattern's and the schema's findings drawn at
+    load in that model's tokens (the menu is set by the link too: ``restore_backend``)."""
+    from fsmviz.app.handlers import on_load
+
+    app_model = SimpleNamespace(vocabulary=lambda: bundled_vocab, status="Model: x", ready=True)
+    for backend, dead in ((None, True), ("spm", False)):
+        asked = {"regex": "a\x04b", **({"backend": backend} if backend else {})}
+        values = on_load(app_model, SimpleNamespace(query_params=asked))
+        assert ("x04" in values[8]) is dead, values[8]  # the doctor's findings
+        asked = {"schema": CONTROL_SCHEMA, **({"backend": backend} if backend else {})}
+        values = on_load(app_model, SimpleNamespace(query_params=asked))
+        assert ("dead_end" in kinds(values[15])) is dead  # the schema part's findings
+
+
+@pytest.mark.slow
 def test_diagnose_endpoint_reads_the_named_models_vocabulary(offered, bundled_vocab):
     import gradio as gr
 

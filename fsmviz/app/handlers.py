@@ -523,7 +523,8 @@ def on_load(models: BackgroundModel, request: gr.Request):
     schema_part = (gr.skip(),) * 8  # no schema in the link: the part as it is
     if "schema" in q:  # a schema run's link: the schema's regex, not the regex given
         pattern, schema_part = _linked_schema_part(models, q, pattern, max_tokens)
-    drawn = on_pattern(models, pattern) if pattern is not None else (gr.skip(),) * 3
+    linked = q.get("backend")  # the link's model: its findings (an unknown name: ours)
+    drawn = on_pattern(models, pattern, backend=linked) if pattern is not None else (gr.skip(),) * 3
     decoding = _linked_decoding(q)
     return (
         pattern if pattern is not None else gr.skip(),
