@@ -174,7 +174,7 @@ def test_the_doctor_says_the_constraint_writes_keys_in_the_schemas_order(bundled
 
 
 def test_the_engine_table_and_its_page_name_the_stricter_rules():
-    from fsmviz.app.schema_page import engines_html
+    from fsmviz.html.schema import engines_html
     from fsmviz.peers.schema import engine_verdicts, verdicts_text
 
     table = engine_verdicts(ORDERED, engines=("fsmviz",))

@@ -29,7 +29,7 @@ from fsmviz.app.live import (
     shadow_announcement,
     shadow_frames,
 )
-from fsmviz.app.schema_page import SchemaChoice, schema_findings_html
+from fsmviz.app.schema_page import SchemaChoice
 from fsmviz.app.views import steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.grammar import grammar_collapses
@@ -39,6 +39,7 @@ from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html.charts import valid_mass_figure
 from fsmviz.html.grammar import grammar_findings_html
+from fsmviz.html.schema import schema_findings_html
 from fsmviz.html.schema_structure import structure_grammar, structure_html, structure_states
 from fsmviz.html.tokens import allowed_html, output_html
 from fsmviz.schema.convert import compile_schema

@@ -22,6 +22,8 @@ Read bottom-up:
   with the run's last frame for the browser to step through;
 * ``schema_structure``  a JSON Schema drawn by its structure (a grammar of its objects and
   fields), lit where the output is;
+* ``schema``     a JSON Schema run's output as JSON while it streams, the schema doctor's
+  findings with their fix buttons, which engine gets the schema right;
 * ``learn``      the Learn tab's lessons: construction frames, a walk, the transition table,
   test strings, a toy vocabulary token by token, bytes, naive matching against the index.
 
