@@ -189,25 +189,27 @@ class Chains:
 
 class RowWalker:
     """How one byte DFA's rows are walked. A state that reads a few bytes (a JSON schema's
-    key, a digit) is first walked in plain Python (``small_row``: a handful of pairs, tens
-    of µs), unless that walk grows long. A state that reads many bytes (``WIDE_STATE``: a
-    string's loop, a name's letters) is walked over the class trie
-    (``fsmviz.tokens.fast.classwalk``, built at the first such state): one pass over every
-    class node, no filtering, ~0.5 ms where the byte walk took 6-13 ms. A narrow state whose
-    Python walk grew long walks the byte trie with chains (``walk_row``), unless the class
-    trie is built and small (``SMALL_CLASSES``)."""
+    key, a digit, a hex digit: ``SMALL_EDGES``) is first walked in plain Python
+    (``small_row``: a handful of pairs, tens of µs), unless that walk grows long. A state
+    that reads many bytes (``WIDE_STATE``: a string's loop, a name's letters) is walked
+    over the class trie (``fsmviz.tokens.fast.classwalk``, built at the first such state):
+    one pass over every class node, no filtering, ~0.5 ms where the byte walk took 6-13 ms.
+    A narrow state whose Python walk grew long walks the byte trie with chains
+    (``walk_row``), unless the class trie is built and small (``SMALL_CLASSES``)."""
 
     def __init__(self, byte_dfa: ByteDfa, trie: VocabTrie, num_ids: int) -> None:
         self.byte_dfa, self.trie, self.num_ids = byte_dfa, trie, num_ids
         self.chains = Chains(byte_dfa.table, int(trie.height[0]))
-        self.wide = (byte_dfa.table >= 0).sum(axis=1) >= WIDE_STATE
+        edges = (byte_dfa.table >= 0).sum(axis=1)
+        self.wide = edges >= WIDE_STATE
+        self.tried_small = edges < SMALL_EDGES
         self._classes: tuple[ClassTrie, ClassTable] | None = None
         self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
 
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The row of ``state``: its allowed token ids (sorted, int32), their targets, and
         the ids packed where the walk had them as booleans (``class_row``), else None."""
-        if not self.wide[state]:
+        if self.tried_small[state]:
             found = small_row(self.trie.lists, self._steps, state)
             if found is not None:
                 return (*found, None)
@@ -247,6 +249,10 @@ class RowWalker:
         return self._classes
 
 
+SMALL_EDGES = 64
+"""States reading fewer bytes than this try ``small_row`` first: wide ones too (the 16 hex
+digits of a MAC address allow 52 tokens, where a pass over the class trie would first
+build it, ~10 ms); a string's loop (200 bytes and more) goes to the class trie at once."""
 WIDE_STATE = 16
 """A state reading at least this many bytes is walked over the class trie however large."""
 SMALL_CLASSES = 8_192
