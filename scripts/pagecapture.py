@@ -47,7 +47,7 @@ SHADOW_GOING = r"Now the (unconstrained )?shadow run"
 "The shadow run was skipped.": no match)."""
 LOADED = "() => (document.querySelector('#status')?.textContent || '').includes('Model:')"
 """The page-load event is over (it names the model on the status line)."""
-LOADED_WITH_REGEX = LOADED[:-1] + " && document.querySelector('#regex textarea')?.value)"
+LOADED_WITH_REGEX = LOADED + " && document.querySelector('#regex textarea')?.value"
 """Over, and the inputs filled: wait for this before typing into them."""
 
 
