@@ -25,11 +25,11 @@ from bench.table import print_table
 
 def main(argv: list[str] | None = None) -> list[tuple[str, ...]]:
     from fsmviz.app.examples import examples
-    from fsmviz.app.fixes import offered
     from fsmviz.diagnose import diagnose
     from fsmviz.diagnose.checks import check_fixes, needs_check
     from fsmviz.generation.generate import generate
     from fsmviz.generation.models import load_model
+    from fsmviz.html.fixes import offered
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="seed examples (default: all)")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 from test_diagnose import ASCII, EMAIL, EMAIL_PROMPT, make_trace, only
 
-from fsmviz.app.fixes import offered
-from fsmviz.app.views import findings_html
 from fsmviz.diagnose import diagnose
 from fsmviz.diagnose.checks import MAX_CHECKS, fix_key, judged, needs_check, to_check
+from fsmviz.html.findings import findings_html
+from fsmviz.html.fixes import offered
 
 PHONE_LOOP = r"[a-z]+@[a-z]+\.com"
 """A phone-number prompt under this pattern rides the first ``[a-z]+``."""

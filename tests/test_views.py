@@ -11,7 +11,6 @@ from dataclasses import replace
 import pytest
 
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
-from fsmviz.app.fixes import Fix, Inputs, fix_of, read_fix, same_run
 from fsmviz.app.live import drawn_path, pattern_view
 from fsmviz.app.regex_run import live_run
 from fsmviz.app.views import (
@@ -31,6 +30,7 @@ from fsmviz.drawing.lights import path_view
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Trace
 from fsmviz.html.charts import comparison_figure, valid_mass_figure
+from fsmviz.html.fixes import Fix, Inputs, fix_of, read_fix, same_run
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\"&'<>", "\x04\u202e"]
 

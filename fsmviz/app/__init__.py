@@ -15,8 +15,8 @@ Read in this order:
   ``local_models``, or a configured server); ``stopping`` and ``leaving`` a run ended
   by Stop or by its client going away; ``sessions`` and ``scratch`` what a visitor costs
   (a small session, temporary downloads removed).
-* The tabs: the regex run with ``examples`` (the seed examples), ``fixes`` (a doctor's fix
-  applied and run) and ``fix_checks`` (each run fix re-run before it is offered),
+* The tabs: the regex run with ``examples`` (the seed examples) and ``fix_checks`` (each
+  run fix re-run before it is offered; a fix applied and run is ``fsmviz.html.fixes``),
   ``decoding_controls`` (top-k, top-p, the stop rule, overshoot);
   ``schema_page`` and ``schema_run`` (a JSON Schema instead of a regex; its structure drawn
   by ``fsmviz.html.schema_structure``); ``grammar_live`` and ``grammar_page`` (a

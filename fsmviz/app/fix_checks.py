@@ -15,13 +15,13 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import closing
 
 from fsmviz.app.live import PageFrame, PatternView, ahead, progress
-from fsmviz.app.views import findings_html
 from fsmviz.diagnose import Finding, diagnose
 from fsmviz.diagnose.checks import fixed_options, judged, to_check
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.generate import stream
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Trace
+from fsmviz.html.findings import findings_html
 
 __all__ = ["check_frames", "checks_coming"]
 

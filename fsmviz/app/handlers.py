@@ -31,7 +31,6 @@ from fsmviz.app.backend import (
     vocabulary_for,
 )
 from fsmviz.app.examples import default_example, examples
-from fsmviz.app.fixes import Inputs, read_fix, same_run
 from fsmviz.app.live import (
     DRAW_LIMIT,
     PageFrame,
@@ -90,6 +89,7 @@ from fsmviz.generation.models import BackgroundModel, ModelLoadError
 from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path, stopped_trace
 from fsmviz.grammar.replay import grammar_stopped_trace
 from fsmviz.html.charts import comparison_figure, valid_mass_figure
+from fsmviz.html.fixes import Inputs, read_fix, same_run
 from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K
 from fsmviz.params import text as checked_text
 

@@ -1,8 +1,7 @@
 """HTML views of the engine's records that the page still writes itself: the step table
-(``steps_html``, streamed and stepped through with static/app.js) and the doctor's findings
-with their "Apply & run" fixes (``fixes``). The pure views they share live one layer down
-in ``fsmviz.html`` (``text``, ``tokens``, ``comparison``, ``decoding``) and are re-exported
-here for the page's modules.
+(``steps_html``, streamed and stepped through with static/app.js). The pure views it shares
+live one layer down in ``fsmviz.html`` (``text``, ``tokens``, ``comparison``, ``decoding``,
+``findings``) and are re-exported here for the page's modules.
 
 Everything shown comes from a user (the pattern, the prompt) or from a model (token text,
 which can hold ``<``, ``&``, quotes and control characters), so every string passes through
@@ -14,20 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fsmviz.app.fixes import check_html, fix_json, fix_of
-from fsmviz.app.fixes import offered as offered_fix
-from fsmviz.diagnose import Finding
 from fsmviz.generation.trace import Step, pieces
 from fsmviz.html.comparison import comparison_html
 from fsmviz.html.decoding import allowed_note, overshoot_tag
+from fsmviz.html.findings import findings_html
 from fsmviz.html.text import (
-    change_html,
     code_spans,
     error_html,
     esc,
     markdown_html,
     shown,
-    summarised,
 )
 from fsmviz.html.tokens import allowed_html, cand_text, label_html, output_html
 from fsmviz.printable import bytes_label
@@ -134,68 +129,3 @@ def steps_html(
     )
     table = f'<table class="steps"><thead>{head}</thead><tbody>{"".join(rows)}'
     return table if live else f"{table}</tbody></table>"
-
-
-def findings_html(
-    findings: Sequence[Finding], *, selected: int | None = None, pattern: str | None = None
-) -> str:
-    """The doctor's findings, errors first, each with its suggestion; a finding with a fix
-    the page can apply (``fixes.fix_of``) has an "Apply & run" button carrying it. With the
-    ``pattern`` they concern, a long suggested pattern is shown by what it changes."""
-    if not findings:
-        return '<p class="empty">No problems found.</p>'
-    items = []
-    offered: dict[str, int] = {}  # a fix already offered: by the number of its finding
-    for i, f in enumerate(findings):
-        chosen = " selected" if i == selected else ""
-        fix = offered_fix(f, findings)  # a run's fix only once checked (fixes.offered)
-        key = fix_json(fix) if fix is not None else None
-        if key is not None and key in offered:
-            suggestion = (
-                f'<div class="suggestion same">The same fix as finding {offered[key] + 1}.</div>'
-            )
-        else:
-            suggestion = suggestion_html(f, pattern, findings)
-            if key is not None:
-                offered[key] = i
-        items.append(
-            f'<li class="finding {esc(f.severity)}{chosen}" data-finding="{i}">'
-            f'<span class="severity">{esc(f.severity)}</span> '
-            f'<span class="kind">{esc(f.kind.replace("_", " "))}</span>'
-            f'<div class="message">{markdown_html(summarised(f.message))}</div>{suggestion}</li>'
-        )
-    return f'<ol class="findings">{"".join(items)}</ol>'
-
-
-LONG_SUGGESTION = 120
-"""A suggested pattern longer than this (a JSON Schema's regex runs to 1,500 characters) is
-shown by the part it changes, the whole of it one click away."""
-
-
-def suggestion_html(
-    finding: Finding, pattern: str | None = None, among: Sequence[Finding] = ()
-) -> str:
-    """``Try: <pattern>`` (and the settings), with the button that applies it and runs;
-    a run's fix (or one shared with a run finding ``among`` the others) only once checked,
-    with its numbers (``fixes.offered``, ``fixes.check_html``)."""
-    fix = fix_of(finding)
-    if fix is None:
-        return ""
-    shown = ""
-    if fix.pattern is not None:
-        shown = f"<code>{esc(fix.pattern)}</code>"
-        if pattern and len(fix.pattern) > LONG_SUGGESTION:
-            shown = (
-                f"{change_html(pattern, fix.pattern)}<details><summary>the whole pattern "
-                f"({len(fix.pattern):,} characters)</summary>{shown}</details>"
-            )
-    chat = "" if fix.chat is None else f"the chat template {'on' if fix.chat else 'off'}"
-    words = " with ".join(part for part in (shown, chat) if part)
-    if offered_fix(finding, among) is None:  # a run's fix not checked, or no better
-        return f'<div class="suggestion unchecked">{check_html(finding, words)}</div>'
-    button = (
-        f'<button type="button" class="apply" data-fix="{esc(fix_json(fix))}" '
-        'title="keep this run as before, apply the fix, run it, and compare">'
-        "Apply &amp; run</button>"
-    )
-    return f'<div class="suggestion">Try: {words} {button}{check_html(finding)}</div>'

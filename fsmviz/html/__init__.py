@@ -13,6 +13,9 @@ Read bottom-up:
 * ``tokens``     a run's tokens: the output one span per token, a token's label (bytes in
   hex where it splits a character), each step's whole allowed set;
 * ``comparison`` Apply & run's two runs side by side, and why a run stopped in words;
+* ``fixes``      a doctor's fix as the page carries it (JSON in an "Apply & run" button, read
+  back checked), put into the page's inputs, and what its check says;
+* ``findings``   the doctor's findings listed, each with its suggestion and its fix's button;
 * ``charts``     the valid-mass chart and the before/after chart (plotly figures; plotly is
   imported on the first chart drawn, never at import time);
 * ``compare``    the Compare view's table of decodings side by side and its chart;
