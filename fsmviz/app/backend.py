@@ -315,15 +315,21 @@ def engine_checked(
 
 
 def named_done(updates: Callable[[Any], dict], status: Any, choice: str | None) -> Callable:
-    """``updates`` (a frame's updates) with a finished run's status naming the model the
-    menu chose, when it is not the app's own ("Done on llama: 8 tokens ..."): the page says
-    whose tokens these are. The app's own model's runs say "Done: ..." as always.
+    """``updates`` (a frame's updates) with a finished run's status naming the offered
+    local model the menu chose ("Done on llama: 8 tokens ..."): the page says whose tokens
+    these are. The app's own model's runs say "Done: ..." as always, and so do a server's
+    (the engine-check panel names the server).
 
+    >>> from fsmviz.app.local_models import configure_models
+    >>> _ = configure_models({"llama": "/models/llama"})
     >>> said = named_done(lambda frame: {"status": frame}, "status", "llama")
     >>> said("Done: 3 tokens in 0.1 s")["status"], said("Generating…")["status"]
     ('Done on llama: 3 tokens in 0.1 s', 'Generating…')
+    >>> named_done(dict, "status", "vllm") is dict  # a server, or the app's own model
+    True
+    >>> _ = configure_models({})
     """
-    if not choice or choice == BUNDLED:
+    if not is_offered(choice):
         return updates
 
     def named(frame: Any) -> dict:
