@@ -34,6 +34,7 @@ import gradio as gr
 from fsmviz.app.backend import BUNDLED, backend_menu, run_source, server_names
 from fsmviz.app.views import error_html
 from fsmviz.errors import FsmvizError, InputError
+from fsmviz.html.charts import stall_figure
 
 if TYPE_CHECKING:
     from fsmviz.generation.trace import GenerationOptions
@@ -278,36 +279,6 @@ def _audited(
     page = report_fragment(report, "", prompts=prompts, traces=f"/gradio_api/file={folder}/")
     files = [str(folder / "report.html"), str(folder / "runs.csv")]
     yield page, files, stall_figure(report)
-
-
-SHOWN_PLACES = 15
-"""Places the chart shows (the report's table has them all)."""
-
-
-def stall_figure(report: Any) -> Any:
-    """The places where runs stall as stacked bars, most first: the runs that did not
-    match there, and the matched runs whose lowest valid mass was there. plotly is
-    imported here, on the page only (the engine never imports it)."""
-    import plotly.graph_objects as go
-
-    places = report.places[:SHOWN_PLACES]
-    names = [p.place for p in places][::-1]
-    figure = go.Figure()
-    for label, values, colour in (
-        ("not matched: stalled there", [p.stalled for p in places][::-1], "#c0141c"),
-        ("matched: lowest valid mass there", [p.runs - p.stalled for p in places][::-1],
-         "#3a7bd5"),
-    ):  # fmt: skip
-        figure.add_trace(go.Bar(y=names, x=values, name=label, orientation="h",
-                                marker={"color": colour}))  # fmt: skip
-    figure.update_layout(
-        barmode="stack",
-        height=120 + 24 * len(places),
-        margin={"l": 140, "r": 20, "t": 30, "b": 40},
-        xaxis={"title": "runs", "tickformat": "d"},
-        legend={"orientation": "h", "y": -0.3},
-    )
-    return figure
 
 
 def build_audit_tab(models: Any, regex_box: Any) -> None:

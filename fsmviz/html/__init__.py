@@ -16,8 +16,8 @@ Read bottom-up:
 * ``fixes``      a doctor's fix as the page carries it (JSON in an "Apply & run" button, read
   back checked), put into the page's inputs, and what its check says;
 * ``findings``   the doctor's findings listed, each with its suggestion and its fix's button;
-* ``charts``     the valid-mass chart and the before/after chart (plotly figures; plotly is
-  imported on the first chart drawn, never at import time);
+* ``charts``     the valid-mass chart, the before/after chart and the audit's stall chart
+  (plotly figures; plotly is imported on the first chart drawn, never at import time);
 * ``compare``    the Compare view's table of decodings side by side and its chart;
 * ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
   the terminal being read, the grammar doctor's findings, Learn's regex-to-grammar view;

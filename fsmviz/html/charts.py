@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fsmviz.generation.trace import Step
 from fsmviz.html.decoding import cut_sentence
@@ -25,7 +25,7 @@ from fsmviz.html.text import shown
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["comparison_figure", "valid_mass_figure"]
+__all__ = ["comparison_figure", "stall_figure", "valid_mass_figure"]
 
 RING = {"color": "#c33", "width": 2}
 
@@ -211,3 +211,32 @@ def _hover_token(step: Step) -> str:
 def _step_ticks(n: int) -> int:
     """A whole-number tick spacing giving at most about ten ticks for ``n`` steps."""
     return max(1, math.ceil(n / 10))
+
+
+SHOWN_PLACES = 15
+"""Places the chart shows (the report's table has them all)."""
+
+
+def stall_figure(report: Any) -> Any:
+    """The places where runs stall as stacked bars, most first: the runs that did not
+    match there, and the matched runs whose lowest valid mass was there (``report``: an
+    ``fsmviz.audit`` ``AuditReport``)."""
+    go = _plotly()
+    places = report.places[:SHOWN_PLACES]
+    names = [p.place for p in places][::-1]
+    figure = go.Figure()
+    for label, values, colour in (
+        ("not matched: stalled there", [p.stalled for p in places][::-1], "#c0141c"),
+        ("matched: lowest valid mass there", [p.runs - p.stalled for p in places][::-1],
+         "#3a7bd5"),
+    ):  # fmt: skip
+        figure.add_trace(go.Bar(y=names, x=values, name=label, orientation="h",
+                                marker={"color": colour}))  # fmt: skip
+    figure.update_layout(
+        barmode="stack",
+        height=120 + 24 * len(places),
+        margin={"l": 140, "r": 20, "t": 30, "b": 40},
+        xaxis={"title": "runs", "tickformat": "d"},
+        legend={"orientation": "h", "y": -0.3},
+    )
+    return figure
