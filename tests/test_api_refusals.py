@@ -138,7 +138,7 @@ def test_a_share_link_s_hostile_numbers_are_skipped_or_clamped(value):
     "schema", [deep_list(100_000), '{"a":' * 5000 + "1" + "}" * 5000], ids=["array", "object"]
 )
 def test_the_page_s_schema_box_says_a_deep_schema_is_too_deep(schema):
-    from fsmviz.app.schema_page import use_schema
+    from fsmviz.html.schema import use_schema
 
     used = use_schema(schema, "none", None)
     assert used.choice is None and "nested too deeply" in used.error

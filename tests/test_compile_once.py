@@ -141,7 +141,7 @@ def test_a_schema_run_compiles_its_schema_once(tiny) -> None:
     its own, the drawing's, not the constraint.)"""
     from fsmviz.app import schema_run
     from fsmviz.app.handlers import options
-    from fsmviz.app.schema_page import SchemaChoice
+    from fsmviz.html.schema import SchemaChoice
     from fsmviz.schema import convert
 
     choice = SchemaChoice(

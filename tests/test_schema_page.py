@@ -9,18 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from fsmviz.app.schema_page import (
+from fsmviz.app.schema_page import schema_examples
+from fsmviz.diagnose.schema import schema_findings
+from fsmviz.html.schema import (
     MAX_LINKED_SCHEMA,
     apply_fix,
     in_use,
+    json_stream_html,
     json_view_html,
     mode_html,
-    schema_examples,
+    schema_findings_html,
     use_linked_schema,
     use_schema,
 )
-from fsmviz.diagnose.schema import schema_findings
-from fsmviz.html.schema import json_stream_html, schema_findings_html
 from fsmviz.schema.convert import check_json, compile_schema, json_fields
 
 CASES = Path(__file__).parent / "cases"

@@ -241,7 +241,7 @@ def test_a_path_that_cannot_take_the_schema_says_so():
 
 
 def test_the_page_uses_a_grammar_path_schema_and_says_why():
-    from fsmviz.app.schema_page import in_use, mode_html, use_schema
+    from fsmviz.html.schema import in_use, mode_html, use_schema
 
     used = use_schema(json.dumps(TREE), "none", None)
     assert used.error == ""

@@ -57,14 +57,6 @@ from fsmviz.app.page import (  # what every tab shares (its tests read it here t
 )
 from fsmviz.app.page import frame_updates as page_updates
 from fsmviz.app.regex_run import live_run
-from fsmviz.app.schema_page import (
-    MAX_LINKED_SCHEMA,
-    SchemaChoice,
-    in_use,
-    json_view_html,
-    mode_html,
-    use_linked_schema,
-)
 from fsmviz.app.schema_run import (
     compiled_of,
     finish_schema,
@@ -90,6 +82,14 @@ from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path, stopped
 from fsmviz.grammar.replay import grammar_stopped_trace
 from fsmviz.html.charts import comparison_figure, valid_mass_figure
 from fsmviz.html.fixes import Inputs, read_fix, same_run
+from fsmviz.html.schema import (
+    MAX_LINKED_SCHEMA,
+    SchemaChoice,
+    in_use,
+    json_view_html,
+    mode_html,
+    use_linked_schema,
+)
 from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K
 from fsmviz.params import text as checked_text
 

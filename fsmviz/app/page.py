@@ -74,7 +74,7 @@ class Page:
     stop: Any
     allowed: Any
     json: Any = None
-    """The output as JSON for a schema run (``schema_page.json_view_html``)."""
+    """The output as JSON for a schema run (``fsmviz.html.schema.json_view_html``)."""
     # Apply & run writes the inputs, and the before/after comparison: its two outputs
     # (the box is shown while they are there: app.css), its chart.
     regex: Any = None

@@ -18,10 +18,8 @@ record (the JSON while it streams, the findings, the engines' table) are
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +28,23 @@ import gradio as gr
 from fsmviz.app.backend import vocabulary_for
 from fsmviz.app.views import error_html
 from fsmviz.cache import bounded
-from fsmviz.diagnose.schema import (
-    SchemaFinding,
-    diagnose_schema,
+from fsmviz.html.schema import (
+    NESTED_SCHEMA,
+    SchemaChoice,
+    SchemaUse,
+    apply_fix,
+    engines_html,
+    in_use,
+    json_stream_html,
+    json_view_html,
+    mode_html,
+    schema_findings_html,
+    use_schema,
 )
-from fsmviz.html.schema import engines_html, fix_label, json_stream_html, schema_findings_html
-from fsmviz.html.schema_structure import structure_html
 from fsmviz.params import check_generation
 from fsmviz.peers.schema import engine_verdicts
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
-from fsmviz.schema.convert import SchemaError, compile_schema
-from fsmviz.tokens.vocab import Vocabulary
+from fsmviz.schema.convert import SchemaError
 
 __all__ = [
     "SchemaChoice",
@@ -98,151 +102,6 @@ def example_named(schema: str) -> str | None:
         if json.loads(item.schema) == value:
             return name
     return None
-
-
-def apply_fix(
-    k: int, findings: Sequence[SchemaFinding], schema: str, whitespace: str
-) -> tuple[str, str] | None:
-    """The (schema text, whitespace) after applying finding ``k``'s fix; None when ``k``
-    names no finding with a fix (the page's fix picker is reset to -1 after each fix)."""
-    k = int(k) if k is not None else -1
-    if not 0 <= k < len(findings) or fix_label(findings[k]) is None:
-        return None
-    finding = findings[k]
-    return finding.schema or schema, finding.whitespace or whitespace
-
-
-@dataclass(frozen=True)
-class SchemaChoice:
-    """The schema whose regex was put in the Regex box ("Use this schema").
-
-    ``schema`` is the schema as JSON text. While the Regex box still holds ``regex``
-    (``in_use``), Generate is a schema run: the output is also shown as JSON and checked
-    against the schema; an edit of the regex makes it a plain regex again.
-    """
-
-    schema: str
-    whitespace: str
-    regex: str
-    path: str = "regex"
-    """``"grammar"`` for a schema no regex holds (``SchemaGrammar``): the Regex box is then
-    emptied (``regex`` is ""), and Generate runs llguidance's mask (``schema_run``)."""
-    reason: str = ""
-    """Why the grammar path (``SchemaGrammar.reason``)."""
-
-
-@dataclass(frozen=True)
-class SchemaUse:
-    """What "Use this schema" gives the page: the choice (None when the schema cannot be
-    used, ``error`` says why), the schema findings and their HTML (with fix buttons)."""
-
-    choice: SchemaChoice | None
-    findings: tuple[SchemaFinding, ...]
-    findings_html: str
-    error: str
-
-
-def use_schema(
-    schema: str, whitespace: str, vocab: Vocabulary | None, max_tokens: int | None = None
-) -> SchemaUse:
-    """Compile and diagnose ``schema`` for the main run; a bad schema is an error, never
-    an exception.
-
-    >>> used = use_schema('{"type": "object", "properties": {"n": {"enum": [1, 2]}}}', "none", None)
-    >>> used.choice.regex, used.error
-    ('\\\\{("n":(1|2))?\\\\}', '')
-    """
-    try:
-        compiled = compile_schema(schema, whitespace or None)
-        found = diagnose_schema(
-            compiled, vocab, whitespace=whitespace or None, max_tokens=max_tokens
-        )
-    except SchemaError as error:
-        return SchemaUse(None, (), "", error_html(error))
-    except RecursionError:  # JSON nested thousands deep: Python's reader gives up
-        return SchemaUse(None, (), "", error_html(SchemaError(NESTED_SCHEMA)))
-    if compiled.path == "grammar":
-        choice = SchemaChoice(compiled.text, whitespace, "", "grammar", compiled.reason)
-    else:
-        choice = SchemaChoice(compiled.text, whitespace, compiled.regex)
-    return SchemaUse(choice, tuple(found), schema_findings_html(found), "")
-
-
-NESTED_SCHEMA = "the schema is nested too deeply to read: write fewer levels of nesting"
-
-
-MAX_LINKED_SCHEMA = 20_000
-"""Characters of a schema a link may carry (a 22-field schema is ~3,000)."""
-
-
-def use_linked_schema(
-    schema: str, whitespace: str | None, vocab: Vocabulary | None, max_tokens: int | None
-) -> SchemaUse:
-    """``use_schema`` for a schema a link carries: an unknown whitespace is the default
-    and a schema over ``MAX_LINKED_SCHEMA`` characters is refused with its size."""
-    if len(schema) > MAX_LINKED_SCHEMA:
-        error = SchemaError(
-            f"the linked schema has {len(schema):,} characters, more than a link carries "
-            f"({MAX_LINKED_SCHEMA:,}): paste it into the JSON Schema box instead"
-        )
-        return SchemaUse(None, (), "", error_html(error))
-    if whitespace not in WHITESPACE_CHOICES:
-        whitespace = DEFAULT_WHITESPACE
-    return use_schema(schema, whitespace, vocab, max_tokens)
-
-
-def in_use(choice: SchemaChoice | None, pattern: str) -> SchemaChoice | None:
-    """``choice`` while the Regex box still holds its regex, else None."""
-    return choice if choice is not None and choice.regex == pattern else None
-
-
-def mode_html(choice: SchemaChoice | None, pattern: str) -> str:
-    """The note under the Regex box while it holds a schema's regex ("" otherwise)."""
-    if in_use(choice, pattern) is None:
-        return ""
-    assert choice is not None
-    # the schema and its whitespace ride along for the page's link (static/app.js)
-    head = (
-        f'<p class="schema-mode" data-schema="{escape(choice.schema, quote=True)}" '
-        f'data-whitespace="{escape(choice.whitespace, quote=True)}" '
-        f'data-path="{escape(choice.path)}">'
-    )
-    if choice.path == "grammar":
-        return (
-            f"{head}The JSON Schema takes the <b>grammar path</b> ({escape(choice.reason)}): "
-            "no regex holds it, so the Regex box is empty and Generate runs llguidance's "
-            f"mask for it (whitespace <code>{escape(choice.whitespace)}</code>), writes JSON "
-            "and checks it against the schema. Type a regex and it is a plain regex run "
-            "again.</p>"
-        )
-    return (
-        f"{head}This regex is the JSON Schema's (whitespace "
-        f"<code>{escape(choice.whitespace)}</code>): Generate writes JSON and checks it "
-        "against the schema. Edit the regex and it is a plain regex again.</p>"
-    )
-
-
-def json_view_html(
-    choice: SchemaChoice | None, text: str, done: bool = False, steps: Sequence[Any] = ()
-) -> str:
-    """The output as JSON (``json_stream_html``) for a schema run, "" for a plain regex
-    run; ``choice`` is the schema in use (``in_use``). Under it, for a regex-path schema
-    (whose character DFA has the drawing panel), the schema drawn by its structure, lit
-    where the output is (``fsmviz.html.schema_structure.structure_html``), and with a finished run's
-    ``steps`` lit at whichever step the page chooses; a grammar-path schema's structure is
-    in the drawing panel instead (``schema_run.grammar_panel``)."""
-    if choice is None:
-        return ""
-    schema = json.loads(choice.schema) if done else None
-    structure = ""  # a grammar-path schema's is in the drawing panel
-    if choice.path != "grammar":
-        structure = structure_html(choice.schema, text, streaming=not done, steps=steps)
-    return (
-        '<div class="json-view"><div class="json-head">The output as JSON'
-        f"{' (streaming)' if not done else ''}</div>"
-        f"{json_stream_html(text, schema, done)}"
-        f"{structure}</div>"
-    )
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ llguidance's exact mask. This module makes of that stream the same ``live.PageFr
 regex run makes, so the page's handlers show it as they show any run: tokens streaming in
 the output, the step table, the valid-mass chart, the doctor (the schema's findings, then
 where the valid mass collapsed, named by the schema's structure), the JSON view with its
-verdict (``schema_page.json_view_html``), then the shadow run. Where a regex run has its
+verdict (``fsmviz.html.schema.json_view_html``), then the shadow run. Where a regex run has its
 character DFA, the drawing panel has the schema's structure (``grammar_panel``), lit where
 the output is; choosing a step of the finished run lights it there, beside the step
 controls. Each step's allowed set comes with the run's end, as on the Grammar tab
@@ -29,7 +29,6 @@ from fsmviz.app.live import (
     shadow_announcement,
     shadow_frames,
 )
-from fsmviz.app.schema_page import SchemaChoice
 from fsmviz.app.views import steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.grammar import grammar_collapses
@@ -39,7 +38,7 @@ from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html.charts import valid_mass_figure
 from fsmviz.html.grammar import grammar_findings_html
-from fsmviz.html.schema import schema_findings_html
+from fsmviz.html.schema import SchemaChoice, schema_findings_html
 from fsmviz.html.schema_structure import structure_grammar, structure_html, structure_states
 from fsmviz.html.tokens import allowed_html, output_html
 from fsmviz.schema.convert import compile_schema
