@@ -548,6 +548,37 @@
     if (schemaFix) setNumber("schema-fix-pick", schemaFix.dataset.schemaFix);
   });
 
+  // --- the charts: each drawn once, not twice ---------------------------------------------
+  // Gradio draws each figure the server sends in a new element (Plotly.react sizes it to
+  // its box), then calls Plots.resize, which lays the whole figure out once more 100 ms
+  // later: twice 0.1-0.3 s of the page's one thread on a quiet 2-core machine, twice 1-3 s
+  // on a loaded one. The resize is done here only if the chart's box is no longer the
+  // width the figure was drawn at (a window resized, a panel opened).
+  const sizeOnce = (plotly) => {
+    if (!plotly || plotly.fsmvizSized) return;
+    plotly.fsmvizSized = true;
+    const resize = plotly.Plots.resize.bind(plotly.Plots);
+    plotly.Plots.resize = (gd) => {
+      if (!(gd instanceof Element)) return resize(gd);
+      // read after the layout of the frame being drawn: the width then forces none
+      requestAnimationFrame(() => {
+        const drawn = gd._fullLayout?.width;
+        if (gd.isConnected && !(drawn && Math.abs(gd.clientWidth - drawn) <= 1)) resize(gd).catch(() => {});
+      });
+      return Promise.resolve(gd);
+    };
+  };
+  // Plotly arrives with the first chart (Gradio sets window.Plotly then)
+  if (window.Plotly) sizeOnce(window.Plotly);
+  else {
+    let plotly;
+    Object.defineProperty(window, "Plotly", {
+      configurable: true,
+      get: () => plotly,
+      set: (module) => { plotly = module; sizeOnce(module); },
+    });
+  }
+
   // Clicking a point of the valid-mass chart chooses that step.
   const hook = () => {
     const plot = $("#valid-mass .js-plotly-plot");

@@ -58,14 +58,13 @@ def selected_row(page: Page) -> int | None:
     return int(rows[0]) if len(rows) == 1 else None
 
 
-LONG_RUN = (r"[a-z ]{600}", "Tell a long story.", 600)
-"""A run long enough to be stopped or replaced while it goes: ~128 tokens before the
-pattern is complete (a chat answer under ``[a-z ]{200}`` was done in 45 tokens, and on a
-quiet machine ended before a Stop click reached it). Runs that cannot end before their
-budget (``[a-z ]+\\x07`` at 256 or 1,024 tokens) failed instead: on the loaded suite
-machine a page that streams takes a click only after tens of seconds (a Stop or Generate
-click timed out at 60 s in two clean-clone runs), so a run that outlasts the click's
-timeout fails where one that ends first only races."""
+LONG_RUN = (r"[a-z ]{2000}", "Tell a long story.", 600)
+"""A run that cannot end on its own before Stop or a new Generate comes (600 tokens of at
+most ~5 letters never fill 2,000), however long a click takes to land on a loaded
+machine. Until the chart's redraws were paced (``fsmviz.app.live.ChartPace``), a page
+streaming on the loaded suite machine took a click only after tens of seconds (a redraw
+costs its one thread 1-3 s there, and one came with every token), so these tests used a
+run that ended by itself after ~128 tokens and raced the click instead."""
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,7 @@ from test_e2e import (  # noqa: F401  (fixtures used by name)
     expect,
     set_inputs,
 )
+from test_page import LONG_RUN
 
 from bench.page_bench import WATCH_STOP
 
@@ -38,15 +39,10 @@ pytestmark = pytest.mark.e2e
 
 STOP_BOUND_MS = 15_000
 """Stop → "Stopped" in the page, at most: a Stop heard only when the run ends would take
-minutes (``STORY``), so this bound fails on the old handler, on any load. The issue's 1 s
-target is timed by ``python -m bench.page_bench`` (its "Stop → Stopped" row), where a
+minutes (``test_page.LONG_RUN``), so this bound fails on the old handler, on any load. The
+issue's 1 s target is timed by ``python -m bench.page_bench`` (its "Stop → Stopped" row), where a
 busy machine cannot make a test fail: measured 0.7-1.1 s here at a load of 14-21 on 2
 cores, with another core kept busy."""
-
-
-STORY = (r"[a-z ]{2000}", "Tell a long story.", 600)
-"""A run that cannot end on its own before Stop comes (600 tokens of at most ~5 letters
-never fill 2,000), however long the click takes to land on a loaded machine."""
 
 
 @pytest.fixture
@@ -61,7 +57,7 @@ def busy_core() -> Iterator[None]:
 
 
 def test_stop_ends_a_run_at_once_under_load(app: Page, busy_core: None) -> None:
-    set_inputs(app, *STORY, chat=True)
+    set_inputs(app, *LONG_RUN, chat=True)
     app.evaluate(WATCH_STOP)
     app.click("#run")
     eventually(lambda: app.locator("#output .tok").count() >= 3, timeout=RUN_TIMEOUT / 1000)

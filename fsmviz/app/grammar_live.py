@@ -24,8 +24,8 @@ from html import escape
 from typing import Any
 
 from fsmviz.app.live import (
-    CHART_EVERY,
     SHADOW_LATER,
+    ChartPace,
     PageFrame,
     ahead,
     plural,
@@ -117,14 +117,14 @@ def _constrained_frames(
 ) -> Generator[GrammarFrame, None, tuple[Trace, bool]]:
     """The constrained run's frames, one per arrival of steps: the parser's chart follows
     the decoded text, each step records the rule path before and after it, and the chart
-    is redrawn at most every ``CHART_EVERY`` seconds. Returns the run's trace and whether
+    is redrawn at the ``ChartPace``. Returns the run's trace and whether
     no frame was yielded (the run wrote nothing)."""
     chart = Chart.start(view.network)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     steps: list[Step] = []
     rules: list[tuple[str, str]] = []
     before = rule_path(chart)
-    last_chart = 0.0
+    pace = ChartPace()
     started = time.perf_counter()
     run = stream(model, view.grammar, prompt, options)
     first = True
@@ -137,9 +137,7 @@ def _constrained_frames(
                 rules.append((before, after))
                 before = after
             now = time.perf_counter()
-            figure = None
-            if now - last_chart > CHART_EVERY:
-                figure, last_chart = valid_mass_figure(steps), now
+            figure = valid_mass_figure(steps) if pace.due(now) else None
             status = progress("Generating", len(steps), options.max_tokens, now - started)
             yield _lit_frame(view, status, steps, rules, place_in(chart), figure, new, first)
             first = False

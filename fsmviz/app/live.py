@@ -3,8 +3,9 @@
 The app's handlers only forward these frames to Gradio. A run streams the constrained
 generation first (DFA lit at the current state, tokens appearing, table growing), then
 the unconstrained *shadow* run for the same prompt and seed: what the model wanted. The
-chart is redrawn at most once a second (``CHART_EVERY``: each redraw is a whole plotly
-plot in the browser) and once at the end; the doctor looks at the finished trace.
+chart is redrawn at most once a second and once in eight frames (``ChartPace``: each
+redraw is a whole plotly plot in the browser) and once at the end; the doctor looks at
+the finished trace.
 
 The generation runs ahead on a thread of its own (``ahead``) and is never held back by
 the page: each frame shows every token that arrived since the last one.
@@ -56,6 +57,7 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "COMPACT_ABOVE",
+    "ChartPace",
     "DRAW_LIMIT",
     "DRAWINGS",
     "constrained_frames",
@@ -84,13 +86,51 @@ teaches more (every state is there, numbered as in the step table). Beyond that,
 counted states become a staircase of dots at page width, and the compact drawing reads
 better."""
 CHART_EVERY = 1.0
-"""Seconds between two redraws of the valid-mass chart during a run (the last frame
-always has it whole). Gradio redraws a plot from scratch (``Plotly.newPlot``): on a
-2-core machine ~150 ms of the browser's main thread each, so twice a second took a third
+"""Seconds between two redraws of the valid-mass chart during a run, at least (the last
+frame always has it whole). Gradio draws each figure from scratch, in a new element: on
+a 2-core machine ~150 ms of the browser's main thread each, so twice a second took a third
 of a core from the streaming text beside it; once a second, the curve still grows live."""
-FRAME_EVERY = 0.1
-"""Seconds a frame waits for more tokens, so that at most ~10 frames a second reach the
-browser whatever the model's speed (each frame is JSON-encoded, compressed and sent)."""
+CHART_FRAMES = 8
+"""Frames between two redraws of the chart during a run, at least. On a loaded machine a
+token takes 1-2.5 s and a redraw 1-3 s of the page's one thread: a chart on every frame
+(each more than CHART_EVERY apart) kept the page busy drawing it, and a click on Stop or
+Generate waited over a minute (tests/test_stop.py). One frame in eight leaves the page
+free most of the time; on a quiet machine, where frames come four a second
+(``FRAME_EVERY``), the curve grows every two seconds."""
+
+
+@dataclass
+class ChartPace:
+    """When a streaming run's frame redraws its chart: the first frame does, then one at
+    least ``CHART_EVERY`` seconds and ``CHART_FRAMES`` frames after the last redraw.
+
+    >>> pace = ChartPace()
+    >>> [i for i in range(30) if pace.due(now=i * 0.05)]  # frames 0.05 s apart: once a second
+    [0, 21]
+    >>> pace = ChartPace()
+    >>> [i for i in range(20) if pace.due(now=i * 2.0)]  # 2 s apart (loaded): one in eight
+    [0, 8, 16]
+    """
+
+    last: float = float("-inf")
+    frames: int = CHART_FRAMES
+
+    def due(self, now: float) -> bool:
+        """Whether the frame made at ``now`` (seconds) redraws the chart."""
+        due = now - self.last > CHART_EVERY and self.frames >= CHART_FRAMES
+        if due:
+            self.last, self.frames = now, 0
+        self.frames += 1
+        return due
+
+
+FRAME_EVERY = 0.25
+"""Seconds a frame waits for more tokens, so that at most ~4 frames a second reach the
+browser whatever the model's speed. A frame costs the page 0.1-0.2 s of its one thread on
+a quiet 2-core machine (Gradio redraws each HTML output whole and updates the progress of
+every output): at ~10 a second (0.1 s) a streaming page was busy all the time, and
+filling the prompt box or ticking a checkbox during a run took 3-6 s where at 0.3 s it
+took 0.1-0.5 s (Chromium at a load of 3; ten times that on the loaded suite machine)."""
 
 
 def run_event(status: object, at_once: int) -> dict[str, object]:
@@ -282,14 +322,14 @@ def constrained_frames(
     what: str = "Generating",
 ) -> Generator[PageFrame, None, tuple[Trace, bool]]:
     """The constrained run's frames, one per arrival of steps: the output, the chart
-    (redrawn at most every ``CHART_EVERY`` seconds) and the progress line ``what``…; the
+    (at the ``ChartPace``) and the progress line ``what``…; the
     first also clears the error and says the shadow run comes later. ``drawn(steps,
     first)`` gives what the constraint draws of the steps so far: the frame's ``dfa``,
     ``steps`` and ``diagnosis`` (a regex's lit DFA, ``regex_drawn``; a grammar-path
     schema's note, ``schema_run``). Returns the run's trace and whether no frame was
     yielded (the run wrote nothing)."""
     steps: list[Step] = []
-    last_chart = 0.0
+    pace = ChartPace()
     run = stream(model, constraint, prompt, options)  # type: ignore[arg-type]
     first = True
     started = time.perf_counter()
@@ -298,9 +338,7 @@ def constrained_frames(
         for new in arrivals:
             steps.extend(new)
             now = time.perf_counter()
-            chart = None
-            if now - last_chart > CHART_EVERY:
-                chart, last_chart = valid_mass_figure(steps), now
+            chart = valid_mass_figure(steps) if pace.due(now) else None
             yield PageFrame(
                 progress(what, len(steps), options.max_tokens, now - started),
                 output=output_html(steps),
