@@ -15,7 +15,6 @@ from fsmviz import Vocabulary
 from fsmviz.app.backend import (
     BUNDLED,
     ServerSource,
-    engine_check_html,
     named,
     parse_servers,
     run_source,
@@ -23,6 +22,7 @@ from fsmviz.app.backend import (
 from fsmviz.errors import InputError
 from fsmviz.generation.server import ServerModel, ServerRun
 from fsmviz.generation.trace import GenerationOptions
+from fsmviz.html.engine_check import engine_check_html
 
 ROOT = Path(__file__).resolve().parent.parent
 

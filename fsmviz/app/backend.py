@@ -18,7 +18,6 @@ The engine work is ``fsmviz.generation.server``; this module is the page's glue.
 
 from __future__ import annotations
 
-import html
 import threading
 import urllib.parse
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -26,6 +25,8 @@ from typing import Any
 
 from fsmviz.app.local_models import is_offered, offered_names, offered_source
 from fsmviz.errors import InputError
+from fsmviz.html.engine_check import ENGINE_CHECK_LATER, engine_check_html
+from fsmviz.html.text import esc
 
 __all__ = [
     "BUNDLED",
@@ -47,19 +48,10 @@ __all__ = [
 ]
 
 
-def esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
 BUNDLED = "bundled model"
 """The menu's name for the model the app runs itself."""
 ENV = "FSMVIZ_SERVERS"
 """``NAME=URL,NAME=URL``: servers offered when ``--server`` is not given."""
-ENGINE_CHECK_LATER = '<p class="empty">A server run\'s engine check comes when it ends.</p>'
-"""The ``engine-check`` panel while a run goes."""
-SHOWN_ROWS = 200
-"""Steps the engine-check table lists (a run has at most ``MAX_TOKENS_LIMIT`` of them)."""
-
 _SERVERS: dict[str, str] = {}
 """The servers this app offers, by name (``configure_servers``, once at start-up)."""
 _CONNECTED: dict[str, Any] = {}
@@ -256,45 +248,6 @@ class RecordedServer:
             raise ServerError(named(str(error), url, self.name)) from None
         finally:
             run.notes[:] = [named(note, url, self.name) for note in run.notes]
-
-
-def engine_check_html(source: Any, steps: Iterable[Any]) -> str:
-    """The ``engine-check`` panel after a run: for a server run (``source`` a
-    ``ServerSource``), a table of the server's tokens, the exact allowed set's size and
-    the server's visible candidates per step, with the verdict; for a run on the bundled
-    model, a line saying there is no engine to check. Every text escaped."""
-    runs = getattr(source, "runs", None)
-    if not runs:
-        return (
-            '<p class="empty">The engine check compares a server\'s mask with the exact '
-            "one: choose a server in the model menu.</p>"
-        )
-    run, rows = runs[0], runs[0].verdicts(list(steps))
-    wrong = [row for row in rows if not row.agrees]
-    if not rows:
-        summary = "The server wrote no token: nothing to check."
-    elif wrong:
-        summary = f"{len(wrong)} of {len(rows)} steps disagree with the exact automaton."
-    else:
-        summary = f"All {len(rows)} steps agree with the exact automaton."
-    body = "".join(
-        f'<tr class="{"agrees" if row.agrees else "disagrees"}"><td>{row.step}</td>'
-        f"<td><code>{esc(row.token)}</code></td><td>{row.allowed:,}</td>"
-        f"<td>{row.visible}</td><td>{esc(row.verdict)}</td></tr>"
-        for row in rows[:SHOWN_ROWS]
-    )
-    more = f"<p>… and {len(rows) - SHOWN_ROWS} more steps.</p>" if len(rows) > SHOWN_ROWS else ""
-    return (
-        f"<h3>Engine check: {esc(source.name)}</h3><p class='engine-summary'>{esc(summary)} "
-        "Per step: the token the server wrote, how many tokens fsmviz's exact automaton "
-        "allowed there, how many of the server's candidates its answer showed (its top "
-        "logprobs, after its mask), and whether they agree. The allowed set lists the "
-        "server's top probabilities exactly; the other allowed tokens share the rest "
-        f"evenly.</p><table class='engine-check'><thead><tr><th>step</th><th>token</th>"
-        f"<th>allowed</th><th>visible</th><th>verdict</th></tr></thead><tbody>{body}"
-        f"</tbody></table>{more}"
-        + ("" if run.stop_reason != "engine_error" else "<p>The replay stopped there.</p>")
-    )
 
 
 def engine_checked(

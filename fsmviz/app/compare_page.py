@@ -19,10 +19,8 @@ from typing import Any
 import gradio as gr
 
 from fsmviz.app.backend import (
-    ENGINE_CHECK_LATER,
     ServerSource,
     backend_menu,
-    engine_check_html,
     run_source,
     server_names,
     server_ways,
@@ -42,6 +40,7 @@ from fsmviz.html.compare import (
     pending_notes,
     placeholder_figure,
 )
+from fsmviz.html.engine_check import ENGINE_CHECK_LATER, engine_check_html
 
 __all__ = [
     "PRESETS",

@@ -20,11 +20,11 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import ENGINE_CHECK_LATER, engine_check_html
 from fsmviz.app.live import PageFrame
 from fsmviz.app.stopping import polled
 from fsmviz.app.views import steps_html
 from fsmviz.generation.trace import GenerationOptions, Step, Trace
+from fsmviz.html.engine_check import ENGINE_CHECK_LATER, engine_check_html
 from fsmviz.html.tokens import allowed_html
 from fsmviz.params import check_generation
 
@@ -84,7 +84,7 @@ class Page:
     example: Any = None
     """The examples menu (it names the example loaded, ``on_pattern_edit``)."""
     engine_check: Any = None
-    """A server run's per-step engine check (``backend.engine_check_html``)."""
+    """A server run's per-step engine check (``fsmviz.html.engine_check``)."""
 
 
 def checked_options(**given: object) -> GenerationOptions:

@@ -19,6 +19,8 @@ Read bottom-up:
 * ``charts``     the valid-mass chart, the before/after chart and the audit's stall chart
   (plotly figures; plotly is imported on the first chart drawn, never at import time);
 * ``compare``    the Compare view's table of decodings side by side and its chart;
+* ``engine_check`` a server run's tokens and visible mask against the exact automaton, step
+  by step (the ``engine-check`` panel);
 * ``grammar``    a grammar compiled and drawn (``GrammarView``), the parser's place in words,
   the terminal being read, the grammar doctor's findings, Learn's regex-to-grammar view;
 * ``grammar_steps``  each step of a finished grammar run (its place and terminal), sent
