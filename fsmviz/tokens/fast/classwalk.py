@@ -55,6 +55,8 @@ of the byte trie's 100k nodes, and merging them cost ~15 ms at the first wide st
 NARROW = 64
 """The deepest levels of fewer nodes than this each are walked in Python, a list lookup a
 node (~0.2 µs), where a numpy round costs ~10 µs whatever its size."""
+LISTED = 65_536
+"""A class table of at most this many entries is read as a list by ``_tail``."""
 SPARSE = 2_000
 """Rows with fewer tokens than this are spelled out from their live nodes' tokens and
 sorted; longer ones are read off every token id at once."""
@@ -265,10 +267,13 @@ def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarra
 def _tail(classes: ClassTrie, table: ClassTable, states: np.ndarray) -> np.ndarray:
     """The states of the nodes below level ``classes.deep`` (``NARROW``) in Python,
     from ``states``, those of the nodes at that level: one numpy round per level of a
-    long run of "-" costs more than a list lookup per node."""
-    flat, known = table.flat_list, states.tolist()
+    long run of "-" costs more than a list lookup per node. A table past ``LISTED`` entries
+    (a schema's ~600 states by 256 bytes) is read item by item rather than made a list at
+    its first wide row (~8 ms under load, for ~550 lookups a row)."""
+    get = table.flat_list.__getitem__ if len(table.flat) <= LISTED else table.flat.item
+    known = states.tolist()
     for parent, kind in zip(classes.tail_parent, classes.tail_kind, strict=True):
-        known.append(flat[known[parent] + kind])
+        known.append(get(known[parent] + kind))
     return np.array(known[len(states) :], dtype=np.intp)
 
 
