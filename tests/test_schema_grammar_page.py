@@ -13,8 +13,9 @@ import pytest
 
 from fsmviz.app.handlers import Drawn, Page, frame_updates, on_pattern_edit
 from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
-from fsmviz.app.schema_run import grammar_note, grammar_panel, schema_frames
+from fsmviz.app.schema_run import schema_frames
 from fsmviz.generation.generate import GenerationOptions
+from fsmviz.html.schema import grammar_note, grammar_panel
 
 TREE = {
     "type": "object",

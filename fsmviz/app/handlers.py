@@ -60,7 +60,6 @@ from fsmviz.app.regex_run import live_run
 from fsmviz.app.schema_run import (
     compiled_of,
     finish_schema,
-    grammar_panel,
     on_grammar_path,
     schema_frames,
 )
@@ -85,6 +84,7 @@ from fsmviz.html.fixes import Inputs, read_fix, same_run
 from fsmviz.html.schema import (
     MAX_LINKED_SCHEMA,
     SchemaChoice,
+    grammar_panel,
     in_use,
     json_view_html,
     mode_html,
@@ -245,7 +245,7 @@ def on_pattern_edit(page: Page, models: BackgroundModel, trace: Trace | None, dr
     none of it belongs to what the box now says. A run of this very pattern (Apply & run's
     run after the fix, there before this event is answered) keeps its lit drawing and its
     findings. Emptied for a grammar-path schema: the drawing panel says so and draws
-    the schema's structure instead (``schema_run.grammar_panel``), no error."""
+    the schema's structure instead (``fsmviz.html.schema.grammar_panel``), no error."""
     pattern = drawn.pattern
     if drawn.on_grammar_path:
         chosen = in_use(drawn.schema, pattern)

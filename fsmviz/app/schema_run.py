@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
-from html import escape
 from typing import Any
 
 from fsmviz.app.live import (
@@ -37,9 +36,14 @@ from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.trace import Step, Trace, pieces
 from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html.charts import valid_mass_figure
-from fsmviz.html.grammar import grammar_findings_html
-from fsmviz.html.schema import SchemaChoice, schema_findings_html
-from fsmviz.html.schema_structure import structure_grammar, structure_html, structure_states
+from fsmviz.html.schema import (
+    SchemaChoice,
+    collapses_html,
+    grammar_note,
+    grammar_panel,
+    schema_findings_html,
+)
+from fsmviz.html.schema_structure import structure_grammar, structure_states
 from fsmviz.html.tokens import allowed_html, output_html
 from fsmviz.schema.convert import compile_schema
 
@@ -57,39 +61,6 @@ def compiled_of(choice: SchemaChoice) -> Any:
     """The choice's ``SchemaGrammar`` (cached: the page compiles a schema once)."""
     key = (choice.schema, choice.whitespace)
     return _compiled.get_or_build(key, lambda: compile_schema(choice.schema, choice.whitespace))
-
-
-def grammar_note(choice: SchemaChoice) -> str:
-    """What the drawing panel says for a grammar-path schema (it has no character DFA).
-
-    >>> print(grammar_note(SchemaChoice('{"$ref": "#"}', "none", "", "grammar", "it recurses")))
-    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn here instead, lit where the output is.</p></div>
-    """  # noqa: E501
-    return (
-        '<div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> '
-        f"(llguidance's exact mask): {escape(choice.reason)}. No regex holds it, so there is "
-        "no character DFA to draw: its structure is drawn here instead, lit where the output "
-        "is.</p></div>"
-    )
-
-
-def grammar_panel(
-    choice: SchemaChoice,
-    text: str | None = None,
-    streaming: bool = False,
-    steps: Sequence[Step] = (),
-) -> str:
-    """The drawing panel of a grammar-path schema: the note, then the schema's structure
-    where a regex run has its DFA, lit at the place after ``text`` and, with a finished
-    run's ``steps``, at whichever step is chosen (``fsmviz.html.schema_structure.structure_html``):
-    the drawing stays beside the step controls while a run is stepped through.
-
-    >>> choice = SchemaChoice('{"type": "array"}', "none", "", "grammar", "it is large")
-    >>> html = grammar_panel(choice)
-    >>> html.startswith(grammar_note(choice)), 'id="schema-structure"' in html
-    (True, True)
-    """
-    return grammar_note(choice) + structure_html(choice.schema, text, streaming, steps)
 
 
 def schema_frames(
@@ -166,11 +137,3 @@ def _drawn(
         "steps": steps_html(steps, live=True),
         "diagnosis": schema_findings_html(found) if first else None,
     }
-
-
-def collapses_html(collapses: list[Any]) -> str:
-    """Where the run's valid mass collapsed, each named by the schema's structure ("" if
-    nowhere): the grammar doctor's words (``fsmviz.html.grammar.grammar_findings_html``)."""
-    if not collapses:
-        return ""
-    return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'

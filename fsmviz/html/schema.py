@@ -22,6 +22,8 @@ from fsmviz.diagnose.schema import (
     SchemaFinding,
     diagnose_schema,
 )
+from fsmviz.generation.trace import Step
+from fsmviz.html.grammar import grammar_findings_html
 from fsmviz.html.schema_structure import structure_html
 from fsmviz.html.text import code_spans, error_html
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
@@ -33,8 +35,11 @@ __all__ = [
     "SchemaChoice",
     "SchemaUse",
     "apply_fix",
+    "collapses_html",
     "engines_html",
     "fix_label",
+    "grammar_note",
+    "grammar_panel",
     "in_use",
     "json_stream_html",
     "json_view_html",
@@ -324,7 +329,7 @@ def json_view_html(
     (whose character DFA has the drawing panel), the schema drawn by its structure, lit
     where the output is (``fsmviz.html.schema_structure.structure_html``), and with a finished run's
     ``steps`` lit at whichever step the page chooses; a grammar-path schema's structure is
-    in the drawing panel instead (``schema_run.grammar_panel``)."""
+    in the drawing panel instead (``grammar_panel``)."""
     if choice is None:
         return ""
     schema = json.loads(choice.schema) if done else None
@@ -337,3 +342,44 @@ def json_view_html(
         f"{json_stream_html(text, schema, done)}"
         f"{structure}</div>"
     )
+
+
+def grammar_note(choice: SchemaChoice) -> str:
+    """What the drawing panel says for a grammar-path schema (it has no character DFA).
+
+    >>> print(grammar_note(SchemaChoice('{"$ref": "#"}', "none", "", "grammar", "it recurses")))
+    <div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> (llguidance's exact mask): it recurses. No regex holds it, so there is no character DFA to draw: its structure is drawn here instead, lit where the output is.</p></div>
+    """  # noqa: E501
+    return (
+        '<div class="schema-grammar-note"><p>This JSON Schema runs on the <b>grammar path</b> '
+        f"(llguidance's exact mask): {escape(choice.reason)}. No regex holds it, so there is "
+        "no character DFA to draw: its structure is drawn here instead, lit where the output "
+        "is.</p></div>"
+    )
+
+
+def grammar_panel(
+    choice: SchemaChoice,
+    text: str | None = None,
+    streaming: bool = False,
+    steps: Sequence[Step] = (),
+) -> str:
+    """The drawing panel of a grammar-path schema: the note, then the schema's structure
+    where a regex run has its DFA, lit at the place after ``text`` and, with a finished
+    run's ``steps``, at whichever step is chosen (``fsmviz.html.schema_structure.structure_html``):
+    the drawing stays beside the step controls while a run is stepped through.
+
+    >>> choice = SchemaChoice('{"type": "array"}', "none", "", "grammar", "it is large")
+    >>> html = grammar_panel(choice)
+    >>> html.startswith(grammar_note(choice)), 'id="schema-structure"' in html
+    (True, True)
+    """
+    return grammar_note(choice) + structure_html(choice.schema, text, streaming, steps)
+
+
+def collapses_html(collapses: list[Any]) -> str:
+    """Where the run's valid mass collapsed, each named by the schema's structure ("" if
+    nowhere): the grammar doctor's words (``fsmviz.html.grammar.grammar_findings_html``)."""
+    if not collapses:
+        return ""
+    return f'<div class="schema-collapses">{grammar_findings_html(collapses)}</div>'
