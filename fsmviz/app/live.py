@@ -52,6 +52,7 @@ from fsmviz.generation.generate import GenerationOptions, Stream, stream
 from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Step, Trace, drawn_path, pieces
 from fsmviz.html.charts import valid_mass_figure
+from fsmviz.html.comparison import STOPPED
 from fsmviz.tokens.index import IndexTooLarge
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -497,16 +498,7 @@ def done_status(trace: Trace, of: str = "the pattern") -> str:
     """The status line of a finished run: tokens, time, why it stopped, the verdict
     (whether the output matches ``of``: the pattern, or a schema's grammar)."""
     verdict = f"matches {of}" if trace.matched else f"does NOT match {of}"
-    why = {
-        "accepted": "the pattern was complete",
-        "max_tokens": "the token budget ran out",
-        "prob_limit": "the valid mass fell below the limit",
-        "dead_end": "no token could continue",
-        "first_match": "the text was a full match (stop at the first match)",
-        "overshoot": "a token completed the match and its rest was cut (overshoot)",
-        "not_accepted": "the engine let it end, but the pattern's own judge refuses the text",
-        "engine_error": "the constraint's engine gave up",
-    }[trace.stop_reason]
+    why = STOPPED[trace.stop_reason]
     return esc(
         f"Done: {plural(len(trace.steps), 'token')} in {trace.seconds:.1f} s "
         f"({trace.tokens_per_second:.1f}/s); stopped because {why}; the output {verdict}."

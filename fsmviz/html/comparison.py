@@ -20,9 +20,11 @@ STOPPED = {
     "first_match": "the text was a full match (stop at the first match)",
     "overshoot": "a token completed the match and its rest was cut (overshoot)",
     "not_accepted": "the engine let it end, but the pattern's own judge refuses the text",
-    "engine_error": "the constraint's engine gave up",
+    "engine_error": "the engine could not go on (why follows)",
 }
-"""Why a run stopped, in words."""
+"""Why a run stopped, in words. ``engine_error`` is any engine that stopped the run with
+its own reason, which the trace's notes give: llguidance past one of its limits, a
+server whose stream broke off or that wrote a token no match can follow."""
 
 
 def comparison_html(before: Trace, after: Trace) -> str:

@@ -71,6 +71,8 @@ class TraceResult(TypedDict):
     seconds: float
     notes: list[str]
     options: dict[str, Any]
+    model: str | None
+    """The model that wrote it (a configured server's name), None where not known."""
 
 
 class DfaResult(TypedDict):
