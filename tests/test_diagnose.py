@@ -252,10 +252,15 @@ def test_prefix_alternatives_may_stop_early():
     (hotel,) = only(diagnose("(hot|cold|hotel)", ASCII), "prefix_alternative")
     assert hotel.severity == "warning"
     assert "`hot`" in hotel.message and "`hotel`" in hotel.message
-    assert hotel.fragment == "hot|cold|hotel" and hotel.suggestion == "(hotel|cold|hot)"
+    assert hotel.fragment == "hot|cold|hotel"
     assert compile_regex("(hot|cold|hotel)").is_accepting(hotel.states[0])
+    # issue 47: reordering the options (hotel|cold|hot) gives the same automaton and the
+    # same finding, so it is not offered; the message says how to let the model finish
+    assert hotel.suggestion is None and "marks its end" in hotel.message
+    (again,) = only(diagnose("(hotel|cold|hot)", ASCII), "prefix_alternative")
+    assert again.states == hotel.states
     (ab,) = only(diagnose("a|ab", ASCII), "prefix_alternative")
-    assert ab.suggestion == "ab|a" and ab.states == (1,)
+    assert ab.suggestion is None and ab.states == (1,)
     assert not only(diagnose("(ishmael|moby dick)", ASCII), "prefix_alternative")
 
 
@@ -622,12 +627,51 @@ internals, "round state 4" for a loop, "engines that take the first alternative"
 def test_the_seed_regexes_findings_read_plainly(name):
     """Issue 47: each seed regex's findings read as a newcomer would: no jargon above, and
     a prefix alternative says how to let the model finish (mark the choice's end) and that
-    reordering the options, its suggestion, does not change where the model may stop."""
+    reordering the options does not change where the model may stop (so it is no fix)."""
     for finding in diagnose(SEED_REGEXES[name], ASCII):
         assert not [w for w in JARGON if w in finding.message], finding.message
         if finding.kind == "unbounded_repeat":
             assert "forever (through " in finding.message  # the states it loops through
         if finding.kind == "prefix_alternative":
             assert "marks its end" in finding.message
-            reorders = bool(finding.suggestion)
-            assert ("does not change where the model may stop" in finding.message) == reorders
+            assert "does not change where the model may stop" in finding.message
+            assert finding.suggestion is None
+
+
+FIXABLE = [
+    *SEED_REGEXES.values(),
+    "a|ab",
+    r"\w+@\w+",
+    r"[a-z]+@[a-z]+\.com",
+    r"gmail.com",
+    r"[0-9]+?x",
+]
+
+
+@pytest.mark.parametrize("pattern", FIXABLE)
+def test_every_offered_rewrite_removes_its_finding(pattern):
+    """Issue 47: a suggestion is offered only if it helps: the doctor, run on the rewritten
+    pattern, no longer reports that kind of finding where it was (the text before the
+    finding's piece is unchanged by its rewrite, so the same place starts at the same
+    offset). The reorder of `(hot|cold|hotel)` had the same automaton and the same finding.
+    """
+    for finding in diagnose(pattern, ASCII):
+        if finding.suggestion is None or finding.span is None:
+            continue
+        assert pattern[: finding.span[0]] == finding.suggestion[: finding.span[0]]
+        again = only(diagnose(finding.suggestion, ASCII), finding.kind)
+        starts = [f.span[0] for f in again if f.span]
+        assert finding.span[0] not in starts, (finding.kind, finding.suggestion)
+
+
+def test_a_rewrite_that_keeps_its_finding_is_not_offered():
+    """The safeguard itself, whichever check wrote the rewrite: kept when the finding is
+    gone from its place (another repeat may still loop), taken away when it is not."""
+    from fsmviz.diagnose.held import held
+
+    reorder = Finding("prefix_alternative", "warning", "…", suggestion="(hotel|hot)", span=(1, 10))
+    assert held("(hot|hotel)", [reorder])[0].suggestion is None
+    first = Finding("unbounded_repeat", "warning", "…", suggestion="a{1,32}b+", span=(0, 2))
+    assert held("a+b+", [first])[0].suggestion == "a{1,32}b+"
+    wrong = dataclasses.replace(first, suggestion="a+b{1,32}")  # bounds the other repeat
+    assert held("a+b+", [wrong])[0].suggestion is None

@@ -33,7 +33,8 @@ Read the modules in this order: ``finding`` (the record), ``case`` (the facts sh
 findings), ``static`` (with ``spelling``, ``stops`` and ``style``) and ``dynamic`` (the
 findings), then what they build on: ``examples`` (readable texts for states),
 ``fragments`` (the pattern's text in pieces), ``loops`` (cycles named by the pattern's
-repeats), ``rewrites`` (checked suggestions), ``checks`` (a run's fix re-run on the same prompt
+repeats), ``rewrites`` (checked suggestions), ``held`` (a suggestion kept only if the doctor,
+run on it, no longer reports its finding there), ``checks`` (a run's fix re-run on the same prompt
 and seed before it is offered: no fix without a measured improvement) and ``text``
 (wording). Beside the regex
 doctor: ``grammar`` (the grammar doctor, by rule), ``schema`` (findings named by JSON

@@ -5,7 +5,7 @@ text and returns the result only if it is usable (``compiles``).
 
 The rewrites themselves: an upper bound for an unbounded repeat, sized for the kind of text
 it reads (``bounded``); a class without the ``.`` that lets a match go on (``drop_member``);
-alternatives longest first; ``\\w`` widened to Latin-1 letters.
+``\\w`` widened to Latin-1 letters.
 """
 
 from __future__ import annotations
@@ -131,13 +131,8 @@ def drop_member(atom: str, char: str) -> str | None:
     return new
 
 
-def longest_first(pattern: str, alt: PatternNode) -> str:
-    """The alternation ``alt`` with its options longest first (``hotel|cold|hot``)."""
-    options = [pattern[o.start : o.end] for o in alt.children]
-    return "|".join(sorted(options, key=lambda o: -len(o)))
-
-
-_LATIN1_LETTERS = "À-ÖØ-öø-ÿ"
+LATIN1_LETTERS = "À-ÖØ-öø-ÿ"
+"""The Latin-1 letters that ``widen_word_classes`` adds to a ``\\w`` class."""
 
 
 def widen_word_classes(pattern: str, atoms: list[PatternNode]) -> str | None:
@@ -147,7 +142,7 @@ def widen_word_classes(pattern: str, atoms: list[PatternNode]) -> str | None:
     for atom in atoms:
         text = pattern[atom.start : atom.end]
         if text == "\\w":
-            edits.append((atom, f"[\\w{_LATIN1_LETTERS}]"))
+            edits.append((atom, f"[\\w{LATIN1_LETTERS}]"))
         elif text.startswith("[") and not text.startswith("[^"):
-            edits.append((atom, text[:-1] + _LATIN1_LETTERS + "]"))
+            edits.append((atom, text[:-1] + LATIN1_LETTERS + "]"))
     return rewrite(pattern, edits)

@@ -16,6 +16,7 @@ from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import WHITESPACE, atom_chars
+from fsmviz.diagnose.held import held
 from fsmviz.diagnose.loops import Loop, dot_reopens
 from fsmviz.diagnose.spelling import spelling
 from fsmviz.diagnose.stops import early_stops
@@ -43,7 +44,14 @@ def regex_error(pattern: str, error: RegexError) -> Finding:
     )
 
 
-def static_findings(case: Case, max_tokens: int | None) -> list[Finding]:
+def static_findings(case: Case, max_tokens: int | None, *, hold: bool = True) -> list[Finding]:
+    """The findings above, in that order. With ``hold`` (the default) a suggestion is kept
+    only if the doctor, run on it, no longer reports its finding there (``held``)."""
+    found = _static(case, max_tokens)
+    return held(case.pattern, found) if hold else found
+
+
+def _static(case: Case, max_tokens: int | None) -> list[Finding]:
     dfa = case.dfa
     if not dfa.accepting or not case.index.byte_dfa.live_states()[dfa.initial]:
         return [

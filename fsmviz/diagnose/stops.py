@@ -16,7 +16,6 @@ from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.examples import readable_edges, representative
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, fullmatch, instrument
-from fsmviz.diagnose.rewrites import longest_first, rewrite
 from fsmviz.diagnose.text import cap, frag, show
 
 # (state, short match, longer match, the short one's option, the longer one's option)
@@ -97,14 +96,6 @@ def _early_stop(case: Case, what: str, node: PatternNode, hits: list[_Hit]) -> F
     states = tuple(sorted({h[0] for h in hits}))
     s, short, longer, shorter_option, longer_option = hits[0]
     if what == "alt":
-        suggestion = rewrite(case.pattern, [(node, longest_first(case.pattern, node))])
-        order = (
-            " Listing the longer option first (the suggestion) helps only tools that take "
-            "the first option that matches, such as Python's re.search; it does not change "
-            "where the model may stop."
-            if suggestion and suggestion != case.pattern
-            else ""
-        )
         return Finding(
             "prefix_alternative",
             "warning",
@@ -113,9 +104,11 @@ def _early_stop(case: Case, what: str, node: PatternNode, hits: list[_Hit]) -> F
             f"(state {s}) is already a complete match, so the model may stop "
             f"there instead of writing `{show(longer)}`. To let it finish, put "
             "something after the choice that marks its end (a space, a period, a "
-            f"closing quote), so that `{show(short)}` alone no longer matches.{order}",
+            f"closing quote), so that `{show(short)}` alone no longer matches. Listing "
+            "the longer option first helps only tools that take the first option that "
+            "matches, such as Python's re.search; it does not change where the model may "
+            "stop, so it is not offered as a fix.",
             states=states,
-            suggestion=suggestion,
         )
     return Finding(
         "optional_tail",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, escapes_in
-from fsmviz.diagnose.rewrites import rewrite, widen_word_classes
+from fsmviz.diagnose.rewrites import LATIN1_LETTERS, rewrite, widen_word_classes
 from fsmviz.diagnose.text import frag
 
 _ASCII_MEANING = {
@@ -36,8 +36,9 @@ def style(case: Case) -> list[Finding]:
     for node in case.nodes:
         if node.kind == "atom":
             written = escapes_in(case.text(node))
+            widened = LATIN1_LETTERS in case.text(node)  # widen_word_classes' fix
             for letter in "dwsDWS":
-                if f"\\{letter}" in written:
+                if f"\\{letter}" in written and not (letter == "w" and widened):
                     escapes.setdefault(letter, []).append(node)
     for letter, nodes in escapes.items():
         found.append(_ascii(case, letter, nodes))
