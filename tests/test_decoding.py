@@ -114,7 +114,7 @@ def test_the_doctor_says_a_first_match_could_have_gone_on(tiny) -> None:
 
 
 def test_the_steps_table_shows_the_cut_and_the_samplers(tiny) -> None:
-    from fsmviz.app.views import steps_html
+    from fsmviz.html.steps import steps_html
     from fsmviz.html.tokens import output_html
 
     trace = generate(tiny, "[a-z]", "x", max_tokens=6, overshoot=True, chat=False, seed=1, top_k=3)

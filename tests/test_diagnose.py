@@ -668,10 +668,14 @@ def test_a_rewrite_that_keeps_its_finding_is_not_offered():
     """The safeguard itself, whichever check wrote the rewrite: kept when the finding is
     gone from its place (another repeat may still loop), taken away when it is not."""
     from fsmviz.diagnose.held import held
+    from fsmviz.diagnose.static import static_findings
+
+    def doctor(case, max_tokens):
+        return static_findings(case, max_tokens, hold=False)
 
     reorder = Finding("prefix_alternative", "warning", "…", suggestion="(hotel|hot)", span=(1, 10))
-    assert held("(hot|hotel)", [reorder])[0].suggestion is None
+    assert held("(hot|hotel)", [reorder], doctor)[0].suggestion is None
     first = Finding("unbounded_repeat", "warning", "…", suggestion="a{1,32}b+", span=(0, 2))
-    assert held("a+b+", [first])[0].suggestion == "a{1,32}b+"
+    assert held("a+b+", [first], doctor)[0].suggestion == "a{1,32}b+"
     wrong = dataclasses.replace(first, suggestion="a+b{1,32}")  # bounds the other repeat
-    assert held("a+b+", [wrong])[0].suggestion is None
+    assert held("a+b+", [wrong], doctor)[0].suggestion is None

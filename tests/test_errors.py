@@ -6,8 +6,8 @@ import pytest
 
 import fsmviz
 from fsmviz import FsmvizError, IndexTooLarge, RegexError, compile_regex
-from fsmviz.app.views import error_html
 from fsmviz.drawing.render import RenderError
+from fsmviz.html.text import error_html
 
 
 def test_every_error_class_has_the_one_base() -> None:

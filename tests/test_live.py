@@ -10,8 +10,8 @@ import pytest
 
 from fsmviz.app.live import ahead, pattern_view, regex_drawn
 from fsmviz.app.regex_run import live_run
-from fsmviz.app.views import steps_html
 from fsmviz.generation.generate import GenerationOptions, stream
+from fsmviz.html.steps import steps_html
 from fsmviz.html.tokens import output_html
 
 

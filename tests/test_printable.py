@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fsmviz.app.views import shown
 from fsmviz.automaton.dfa import compile_regex, show_char
 from fsmviz.diagnose.text import frag, show
 from fsmviz.drawing.render import label_text
+from fsmviz.html.text import shown
 
 NASTY = "a\x04\u202e\U000f0000\n"
 

@@ -13,24 +13,20 @@ import pytest
 from fsmviz import Candidate, Step, Vocabulary, compile_regex
 from fsmviz.app.live import drawn_path, pattern_view
 from fsmviz.app.regex_run import live_run
-from fsmviz.app.views import (
-    comparison_html,
-    error_html,
-    esc,
-    findings_html,
-    output_html,
-    pieces,
-    steps_html,
-)
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH, RegexError
 from fsmviz.diagnose import Finding
 from fsmviz.diagnose.finding import FixCheck
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.lights import path_view
 from fsmviz.generation.generate import GenerationOptions
-from fsmviz.generation.trace import Trace
+from fsmviz.generation.trace import Trace, pieces
 from fsmviz.html.charts import comparison_figure, valid_mass_figure
+from fsmviz.html.comparison import comparison_html
+from fsmviz.html.findings import findings_html
 from fsmviz.html.fixes import Fix, Inputs, fix_of, read_fix, same_run
+from fsmviz.html.steps import steps_html
+from fsmviz.html.text import error_html, esc
+from fsmviz.html.tokens import output_html
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\"&'<>", "\x04\u202e"]
 
@@ -401,8 +397,8 @@ ALLOWED_DATA = r'class="allowed-data" hidden data-json="([^"]*)"'
 def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set():
     """A token that splits a character is its bytes in hex pairs everywhere: the token
     taken, a candidate (whose engine text is Python's ``\\xa6\\x82``), the allowed list."""
-    from fsmviz.app.views import allowed_html
     from fsmviz.generation.allowed import AllowedSet
+    from fsmviz.html.tokens import allowed_html
 
     top = (Candidate("\\xa6\\x82", 0.3, True), Candidate("a", 0.2, True))
     steps = [Step(0, "\\xe6\\x9d", 0, 1, 2, 0.5, top, token_bytes=b"\xe6\x9d")]
@@ -417,8 +413,8 @@ def test_one_notation_for_bytes_in_the_table_its_candidates_and_the_allowed_set(
 
 
 def test_the_allowed_sets_go_to_the_page_escaped_in_an_attribute():
-    from fsmviz.app.views import allowed_html
     from fsmviz.generation.allowed import AllowedSet
+    from fsmviz.html.tokens import allowed_html
 
     sets = [
         AllowedSet(i, ((payload, False, 0.5),), 1, 0.5, ((payload, False, 0.1),))
@@ -516,8 +512,8 @@ def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
 
 
 def test_blocked_favourites_the_model_gave_nothing_are_not_listed():
-    from fsmviz.app.views import allowed_html
     from fsmviz.generation.allowed import AllowedSet
+    from fsmviz.html.tokens import allowed_html
 
     blocked = (("x", False, 0.2), ("y", False, 0.00001))
     panel = allowed_html([AllowedSet(0, (("a", False, 0.7),), 1, 0.7, blocked)])

@@ -1,4 +1,4 @@
-"""The web page around the engine: everything that writes HTML or needs gradio or plotly.
+"""The web page around the engine: its layout, its events and the runs it streams.
 (The automata are drawn one layer down, in ``fsmviz.drawing``.)
 
 Read in this order:
@@ -8,8 +8,7 @@ Read in this order:
   outputs, a run followed while it is the page's, Stop); ``handlers`` what each event of
   the Generate tab does, one short function per event, the page's inputs read once
   (``RunInputs``).
-* ``views`` the engine's records as escaped HTML (the charts: ``fsmviz.html.charts``);
-  ``live`` the frames of a generation as it streams, ``regex_run`` a regex run's frames
+* ``live`` the frames of a generation as it streams, ``regex_run`` a regex run's frames
   start to end (the run, the doctor's checks of its fixes, the shadow run); the page's
   model choice in ``backend`` (the bundled model, another local one the operator offers:
   ``local_models``, or a configured server); ``stopping`` and ``leaving`` a run ended

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from fsmviz.app.backend import BUNDLED, backend_menu, run_source, server_names
-from fsmviz.app.views import error_html
 from fsmviz.errors import FsmvizError, InputError
 from fsmviz.html.charts import stall_figure
+from fsmviz.html.text import error_html
 
 if TYPE_CHECKING:
     from fsmviz.generation.trace import GenerationOptions

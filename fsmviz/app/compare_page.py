@@ -26,7 +26,6 @@ from fsmviz.app.backend import (
     server_ways,
 )
 from fsmviz.app.stopping import TICK, ticking
-from fsmviz.app.views import error_html
 from fsmviz.app.zerogpu import gpu_seconds, on_gpu
 from fsmviz.errors import FsmvizError
 from fsmviz.generation.compare import WAYS, Decoding, compare
@@ -41,6 +40,7 @@ from fsmviz.html.compare import (
     placeholder_figure,
 )
 from fsmviz.html.engine_check import ENGINE_CHECK_LATER, engine_check_html
+from fsmviz.html.text import error_html
 
 __all__ = [
     "PRESETS",

@@ -33,7 +33,6 @@ from fsmviz.app.live import (
     shadow_announcement,
     shadow_frames,
 )
-from fsmviz.app.views import allowed_html, output_html, steps_html
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.grammar import grammar_collapses
 from fsmviz.generation.generate import stream
@@ -43,6 +42,8 @@ from fsmviz.grammar.replay import grammar_allowed_sets
 from fsmviz.html import grammar as gp
 from fsmviz.html.charts import valid_mass_figure
 from fsmviz.html.grammar_steps import step_views
+from fsmviz.html.steps import steps_html
+from fsmviz.html.tokens import allowed_html, output_html
 
 __all__ = [
     "GrammarFrame",

@@ -41,7 +41,6 @@ from fsmviz.app.page import (
 from fsmviz.app.page import on_stop as page_stop
 from fsmviz.app.page import run_outputs as page_outputs
 from fsmviz.app.scratch import run_folder
-from fsmviz.app.views import STEP_BUTTONS, error_html
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.export import grammar_files, write_files
@@ -61,6 +60,8 @@ from fsmviz.html.grammar import (
     place_html,
     rules_html,
 )
+from fsmviz.html.steps import STEP_BUTTONS
+from fsmviz.html.text import error_html
 from fsmviz.params import MAX_PROMPT_CHARS
 from fsmviz.params import text as checked_text
 

@@ -64,11 +64,6 @@ from fsmviz.app.schema_run import (
     schema_frames,
 )
 from fsmviz.app.scratch import run_folder
-from fsmviz.app.views import (
-    comparison_html,
-    error_html,
-    findings_html,
-)
 from fsmviz.app.zerogpu import on_gpu
 from fsmviz.automaton.syntax import MAX_PATTERN_LENGTH
 from fsmviz.diagnose.text import plural
@@ -80,6 +75,8 @@ from fsmviz.generation.models import BackgroundModel, ModelLoadError
 from fsmviz.generation.trace import STOP_RULES, Step, Trace, drawn_path, stopped_trace
 from fsmviz.grammar.replay import grammar_stopped_trace
 from fsmviz.html.charts import comparison_figure, valid_mass_figure
+from fsmviz.html.comparison import comparison_html
+from fsmviz.html.findings import findings_html
 from fsmviz.html.fixes import Inputs, read_fix, same_run
 from fsmviz.html.schema import (
     MAX_LINKED_SCHEMA,
@@ -90,6 +87,7 @@ from fsmviz.html.schema import (
     mode_html,
     use_linked_schema,
 )
+from fsmviz.html.text import error_html
 from fsmviz.params import MAX_PROMPT_CHARS, MAX_TOP_K
 from fsmviz.params import text as checked_text
 

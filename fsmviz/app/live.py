@@ -24,14 +24,6 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from fsmviz.app.views import (
-    allowed_html,
-    error_html,
-    esc,
-    findings_html,
-    output_html,
-    steps_html,
-)
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.syntax import RegexError
 from fsmviz.diagnose import Finding, diagnose
@@ -53,6 +45,10 @@ from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Step, Trace, drawn_path, pieces
 from fsmviz.html.charts import valid_mass_figure
 from fsmviz.html.comparison import STOPPED
+from fsmviz.html.findings import findings_html
+from fsmviz.html.steps import steps_html
+from fsmviz.html.text import error_html, esc
+from fsmviz.html.tokens import allowed_html, output_html
 from fsmviz.tokens.index import IndexTooLarge
 from fsmviz.tokens.vocab import Vocabulary
 

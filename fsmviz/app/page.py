@@ -22,9 +22,9 @@ import gradio as gr
 
 from fsmviz.app.live import PageFrame
 from fsmviz.app.stopping import polled
-from fsmviz.app.views import steps_html
 from fsmviz.generation.trace import GenerationOptions, Step, Trace
 from fsmviz.html.engine_check import ENGINE_CHECK_LATER, engine_check_html
+from fsmviz.html.steps import steps_html
 from fsmviz.html.tokens import allowed_html
 from fsmviz.params import check_generation
 

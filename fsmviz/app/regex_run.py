@@ -22,10 +22,10 @@ from fsmviz.app.live import (
     shadow_announcement,
     shadow_frames,
 )
-from fsmviz.app.views import steps_html
 from fsmviz.generation.generate import GenerationOptions
 from fsmviz.generation.models import Model
 from fsmviz.html.findings import findings_html
+from fsmviz.html.steps import steps_html
 
 __all__ = ["live_run", "unfixed_frame"]
 

@@ -26,7 +26,6 @@ from typing import Any
 import gradio as gr
 
 from fsmviz.app.backend import vocabulary_for
-from fsmviz.app.views import error_html
 from fsmviz.cache import bounded
 from fsmviz.html.schema import (
     NESTED_SCHEMA,
@@ -41,6 +40,7 @@ from fsmviz.html.schema import (
     schema_findings_html,
     use_schema,
 )
+from fsmviz.html.text import error_html
 from fsmviz.params import check_generation
 from fsmviz.peers.schema import engine_verdicts
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES

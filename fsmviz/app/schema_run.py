@@ -28,7 +28,6 @@ from fsmviz.app.live import (
     shadow_announcement,
     shadow_frames,
 )
-from fsmviz.app.views import steps_html
 from fsmviz.cache import BoundedCache
 from fsmviz.diagnose.grammar import grammar_collapses
 from fsmviz.diagnose.schema import diagnose_schema
@@ -44,6 +43,7 @@ from fsmviz.html.schema import (
     schema_findings_html,
 )
 from fsmviz.html.schema_structure import structure_grammar, structure_states
+from fsmviz.html.steps import steps_html
 from fsmviz.html.tokens import allowed_html, output_html
 from fsmviz.schema.convert import compile_schema
 

@@ -29,9 +29,9 @@ from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
 from fsmviz.app.live import COMPACT_ABOVE, run_event
 from fsmviz.app.schema_page import build_schema_part, wire_schema_part
-from fsmviz.app.views import STEP_BUTTONS
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT
 from fsmviz.generation.models import BackgroundModel
+from fsmviz.html.steps import STEP_BUTTONS
 
 __all__ = ["EXAMPLES", "STATIC", "build_ui"]
 

@@ -12,7 +12,7 @@ few milliseconds for the patterns it checks; a suggestion too large to compile q
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from fsmviz.automaton.dfa import _expanded_size as expanded_size
@@ -25,41 +25,51 @@ from fsmviz.tokens.index import IndexTooLarge, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
 Place = tuple[str, tuple[int, int] | None]
+Doctor = Callable[[Case, int | None], list[Finding]]
+"""The pattern-level doctor that re-checks a rewrite (``static``'s checks, handed in by
+``static_findings``: this module is below it and does not import it)."""
 
 
-def held(pattern: str, found: Sequence[Finding]) -> list[Finding]:
+def held(pattern: str, found: Sequence[Finding], doctor: Doctor) -> list[Finding]:
     """``found`` (the static findings of ``pattern``) with each suggestion that does not
-    remove its finding taken away; the finding itself, and its explanation, stay.
+    remove its finding, by ``doctor``'s reading of the rewrite, taken away; the finding
+    itself, and its explanation, stay.
 
+    >>> from fsmviz.diagnose.static import static_findings
+    >>> def doctor(case, max_tokens):
+    ...     return static_findings(case, max_tokens, hold=False)
     >>> reorder = Finding("prefix_alternative", "warning", "…", suggestion="(hotel|cold|hot)",
     ...                   span=(1, 15))
-    >>> held("(hot|cold|hotel)", [reorder])[0].suggestion is None
+    >>> held("(hot|cold|hotel)", [reorder], doctor)[0].suggestion is None
     True
     >>> bound = Finding("unbounded_repeat", "warning", "…", suggestion="[a-z]{1,32}@[a-z]+",
     ...                 span=(0, 6))
-    >>> held("[a-z]+@[a-z]+", [bound])[0].suggestion
+    >>> held("[a-z]+@[a-z]+", [bound], doctor)[0].suggestion
     '[a-z]{1,32}@[a-z]+'
     """
     return [
         dataclasses.replace(f, suggestion=None)
-        if f.suggestion and not helps(pattern, f, f.suggestion)
+        if f.suggestion and not helps(pattern, f, f.suggestion, doctor)
         else f
         for f in found
     ]
 
 
-def helps(pattern: str, finding: Finding, suggestion: str) -> bool:
-    """Whether the doctor, run on ``suggestion``, no longer reports ``finding``'s kind at
+def helps(pattern: str, finding: Finding, suggestion: str, doctor: Doctor) -> bool:
+    """Whether ``doctor``, run on ``suggestion``, no longer reports ``finding``'s kind at
     its place (its span carried over the rewrite; any place, for a finding without a
     span). True when the suggestion is too large to re-check quickly.
 
+    >>> from fsmviz.diagnose.static import static_findings
+    >>> def doctor(case, max_tokens):
+    ...     return static_findings(case, max_tokens, hold=False)
     >>> f = Finding("unbounded_repeat", "warning", "…", span=(0, 6))
-    >>> helps("[a-z]+@[a-z]+", f, "[a-z]{1,32}@[a-z]+")
+    >>> helps("[a-z]+@[a-z]+", f, "[a-z]{1,32}@[a-z]+", doctor)
     True
-    >>> helps("[a-z]+@[a-z]+", f, "[a-z]+@[a-z]{1,9}")  # bounds the other one
+    >>> helps("[a-z]+@[a-z]+", f, "[a-z]+@[a-z]{1,9}", doctor)  # bounds the other one
     False
     """
-    places = _places(suggestion)
+    places = _places(suggestion, doctor)
     if places is None:
         return True
     there = _carried(pattern, suggestion, finding.span) if finding.span else None
@@ -105,11 +115,9 @@ def _bytes() -> Vocabulary:
 
 
 @bounded(maxsize=256)
-def _places(pattern: str) -> frozenset[Place] | None:
-    """(kind, span) of every static finding of ``pattern`` over single bytes; None when it
-    is too large to check quickly or cannot be built."""
-    from fsmviz.diagnose.static import static_findings  # static imports this module
-
+def _places(pattern: str, doctor: Doctor) -> frozenset[Place] | None:
+    """(kind, span) of every finding ``doctor`` makes of ``pattern`` over single bytes;
+    None when it is too large to check quickly or cannot be built."""
     try:
         if expanded_size(parse(pattern)[1]) > FULL_CHECK_POSITIONS:
             return None
@@ -117,4 +125,4 @@ def _places(pattern: str) -> frozenset[Place] | None:
         case = Case(pattern, build_index(pattern, vocab), vocab)
     except (RegexError, IndexTooLarge):
         return None
-    return frozenset((f.kind, f.span) for f in static_findings(case, None, hold=False))
+    return frozenset((f.kind, f.span) for f in doctor(case, None))

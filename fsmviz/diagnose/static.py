@@ -48,7 +48,7 @@ def static_findings(case: Case, max_tokens: int | None, *, hold: bool = True) ->
     """The findings above, in that order. With ``hold`` (the default) a suggestion is kept
     only if the doctor, run on it, no longer reports its finding there (``held``)."""
     found = _static(case, max_tokens)
-    return held(case.pattern, found) if hold else found
+    return held(case.pattern, found, _static) if hold else found
 
 
 def _static(case: Case, max_tokens: int | None) -> list[Finding]:

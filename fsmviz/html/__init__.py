@@ -12,6 +12,8 @@ Read bottom-up:
   removed), the same words in the steps table, the output and the chart;
 * ``tokens``     a run's tokens: the output one span per token, a token's label (bytes in
   hex where it splits a character), each step's whole allowed set;
+* ``steps``      a run's step table (states, token, allowed count, valid mass, the model's
+  top candidates) and the buttons that step through it;
 * ``comparison`` Apply & run's two runs side by side, and why a run stopped in words;
 * ``fixes``      a doctor's fix as the page carries it (JSON in an "Apply & run" button, read
   back checked), put into the page's inputs, and what its check says;

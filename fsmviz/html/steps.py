@@ -1,10 +1,9 @@
-"""HTML views of the engine's records that the page still writes itself: the step table
-(``steps_html``, streamed and stepped through with static/app.js). The pure views it shares
-live one layer down in ``fsmviz.html`` (``text``, ``tokens``, ``comparison``, ``decoding``,
-``findings``) and are re-exported here for the page's modules.
+"""A run's step table, one row per step, and the Prev / Play / Next buttons that step
+through it: streamed while the run goes (each frame's table the last one's with the new
+rows added), then stepped through in the browser by static/app.js.
 
-Everything shown comes from a user (the pattern, the prompt) or from a model (token text,
-which can hold ``<``, ``&``, quotes and control characters), so every string passes through
+Every string shown comes from a user (the pattern, the prompt) or from a model (token
+text, which can hold ``<``, ``&``, quotes and control characters), so it passes through
 ``html.escape`` on its way into markup. The only raw values written into attributes are
 numbers this module computes.
 """
@@ -14,32 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fsmviz.generation.trace import Step, pieces
-from fsmviz.html.comparison import comparison_html
 from fsmviz.html.decoding import allowed_note, overshoot_tag
-from fsmviz.html.findings import findings_html
-from fsmviz.html.text import (
-    code_spans,
-    error_html,
-    esc,
-    markdown_html,
-    shown,
-)
-from fsmviz.html.tokens import allowed_html, cand_text, label_html, output_html
+from fsmviz.html.text import esc, shown
+from fsmviz.html.tokens import cand_text, label_html
 from fsmviz.printable import bytes_label
 
-__all__ = [
-    "STEP_BUTTONS",
-    "allowed_html",
-    "bytes_label",
-    "code_spans",
-    "markdown_html",
-    "comparison_html",
-    "error_html",
-    "findings_html",
-    "output_html",
-    "shown",
-    "steps_html",
-]
+__all__ = ["DRAFTED_TAG", "FORCED_TAG", "STEP_BUTTONS", "steps_html", "token_cell"]
 
 
 STEP_BUTTONS = (
