@@ -541,3 +541,24 @@ def test_the_regex_box_set_to_the_run_s_own_pattern_keeps_the_run():
     cleared = h.on_pattern_edit(page, Models(), trace, h.Drawn("[ab]{1,4}"))
     assert cleared[page.trace] is None and cleared[page.output] == h.EMPTY_OUTPUT
     assert 'class="lights"' not in cleared[page.dfa]
+
+
+def test_an_edit_answered_after_a_run_of_its_pattern_began_leaves_that_run_alone():
+    """CI (session 26): a schema example picked, Generate pressed at once; drawing the
+    schema's pattern took longer than its run on the loaded machine, and the edit's answer,
+    asked with the last run's trace, came last and wiped the new run ("The input changed
+    since the last run")."""
+    from fsmviz.app import handlers as h
+
+    class Models:
+        def vocabulary(self):
+            return Vocabulary.from_strings(["a", "b"])
+
+    page = h.Page(*(f"part{i}" for i in range(15)))
+    old = run_of("[ab]{1,3}", [b"a", b"b"], chat=False, masses=[0.5, 0.5])
+    mark = h.StopMark()
+    mark.start("[ab]{1,4}")  # Generate on the new pattern, before the edit is answered
+    assert h.on_pattern_edit(page, Models(), old, h.Drawn("[ab]{1,4}"), mark) == {}
+    mark.start("[ab]{1,3}")  # the last run was of another pattern: cleared as before
+    cleared = h.on_pattern_edit(page, Models(), old, h.Drawn("[ab]{1,4}"), mark)
+    assert cleared[page.output] == h.EMPTY_OUTPUT and page.dfa in cleared

@@ -236,20 +236,35 @@ def on_pattern(
     return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
 
 
-def on_pattern_edit(page: Page, models: BackgroundModel, trace: Trace | None, drawn: Drawn) -> dict:
+def on_pattern_edit(
+    page: Page,
+    models: BackgroundModel,
+    trace: Trace | None,
+    drawn: Drawn,
+    mark: StopMark | None = None,
+) -> dict:
     """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
     examples menu names the example loaded, if it is one; and a run of another pattern
     (its output, verdict, steps, chart, allowed sets, shadow, JSON view) is cleared, since
     none of it belongs to what the box now says. A run of this very pattern (Apply & run's
     run after the fix, there before this event is answered) keeps its lit drawing and its
     findings. Emptied for a grammar-path schema: the drawing panel says so and draws
-    the schema's structure instead (``fsmviz.html.schema.grammar_panel``), no error."""
+    the schema's structure instead (``fsmviz.html.schema.grammar_panel``), no error.
+
+    An edit can be answered after a run of the new pattern began (an example picked,
+    Generate pressed at once: drawing a schema's pattern can take longer than its run on
+    a loaded machine). That run (the session's ``mark``) owns the page: nothing is
+    cleared or redrawn, or its output would be wiped when the edit's answer came last."""
     pattern = drawn.pattern
+    if run_began(mark, trace, pattern):
+        return left_to_the_run(page, pattern)
     if drawn.on_grammar_path:
         chosen = in_use(drawn.schema, pattern)
         dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
         dfa, diagnosis, error = on_pattern(models, pattern, drawn.drawing, drawn.backend)
+    if run_began(mark, trace, pattern):  # while this was drawn
+        return left_to_the_run(page, pattern)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
     if page.example is not None:
         updates[page.example] = example_of(pattern)
@@ -260,6 +275,19 @@ def on_pattern_edit(page: Page, models: BackgroundModel, trace: Trace | None, dr
         updates[page.dfa] = on_distances(models, trace, len(trace.steps) - 1, drawn)
         updates.pop(page.diagnosis)  # the run's findings stay
     return updates
+
+
+def run_began(mark: StopMark | None, trace: Trace | None, pattern: str) -> bool:
+    """Whether a run of ``pattern`` began after the edit to it whose answer this is (the
+    last run Generate started is of it, and the trace the edit was asked with is not)."""
+    return (
+        mark is not None and mark.pattern == pattern and (trace is None or trace.pattern != pattern)
+    )
+
+
+def left_to_the_run(page: Page, pattern: str) -> dict:
+    """An edit's answer once a run of its pattern began: the examples menu only."""
+    return {page.example: example_of(pattern)} if page.example is not None else {}
 
 
 def pattern_edit_outputs(page: Page) -> list:
@@ -325,7 +353,7 @@ def on_run(
     trace (stepping, allowed sets and downloads work on them); stopped during the shadow
     run, the shadow run is skipped."""
     mark = mark if mark is not None else StopMark()
-    me = mark.start()
+    me = mark.start(run.pattern)
     yield started(page)
     try:
         opts = run.options()

@@ -243,9 +243,13 @@ class StopMark:
     run: int = 0
     stopped_run: int = -1
     """The run that Stop ended (not one a new run replaced)."""
+    pattern: str | None = None
+    """The pattern of the last run Generate started: an edit of the Regex box answered
+    after that run began does not clear it (``handlers.on_pattern_edit``)."""
 
-    def start(self) -> int:
+    def start(self, pattern: str | None = None) -> int:
         self.run += 1
+        self.pattern = pattern
         return self.run
 
     def stop(self) -> None:

@@ -192,6 +192,7 @@ def main_view(
             panel = instrument_column(first_dfa)
     trace_state = gr.State(None, time_to_live=STATE_TTL)
     findings_state = gr.State((), time_to_live=STATE_TTL)
+    stop_mark = gr.State(h.StopMark())  # the session's runs: Generate, Stop, an edit's answer
 
     page = h.Page(
         panel.dfa, out.output, out.shadow, steps, chart, doctor.diagnosis, ins.error, status,
@@ -201,8 +202,8 @@ def main_view(
     )  # fmt: skip
     inputs = [ins.regex, ins.prompt, ins.max_tokens, ins.temperature, ins.seed, ins.chat,
               ins.prob_limit]  # fmt: skip
-    wire_pattern(page, models, ins, panel, trace_state, schema, schema_note)
-    wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare)
+    wire_pattern(page, models, ins, panel, (trace_state, stop_mark), schema, schema_note)
+    wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare, stop_mark)
     wire_stepping(page, models, drawn_inputs(ins, panel, schema), panel, doctor, chart, log)
     schema_outputs = [schema.schema, schema.whitespace, schema.choice, schema.found,
                       schema.findings, schema.error, schema_note, schema_accordion]  # fmt: skip
@@ -367,14 +368,17 @@ def instrument_column(first_dfa: str) -> Components:
 PRIVATE = {"api_visibility": "private"}
 
 
-def wire_pattern(page, models, ins, panel, trace_state, schema, schema_note) -> None:
-    """The Regex box, the examples menu, the drawing's options, the schema part."""
+def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
+    """The Regex box, the examples menu, the drawing's options, the schema part. ``states``:
+    the session's trace and its ``StopMark`` (an edit answered after a run of its pattern
+    began leaves that run alone)."""
+    trace_state, stop_mark = states
     drawn = drawn_inputs(ins, panel, schema)
     # another model chosen: the doctor reads its vocabulary (``handlers.Drawn.backend``)
     for edited in (ins.regex, ins.backend):
         edited.change(
             h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1),
-            [trace_state, *drawn],
+            [trace_state, *drawn, stop_mark],
             h.pattern_edit_outputs(page),
             trigger_mode="always_last",
             show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
@@ -407,10 +411,12 @@ def run_inputs(inputs: list[Any], ins: Components, panel: Components, schema: An
             schema.choice, ins.backend]  # fmt: skip
 
 
-def wire_runs(page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare) -> None:
+def wire_runs(
+    page, models, runs_at_once, inputs, ins, panel, doctor, schema, compare, stop_mark
+) -> None:
     """Generate (always available: a new run ends the last), Stop, Apply & run: each reads
-    the page's inputs into one ``handlers.RunInputs`` (``handlers.reads``)."""
-    stop_mark = gr.State(h.StopMark())
+    the page's inputs into one ``handlers.RunInputs`` (``handlers.reads``); ``stop_mark``
+    is the session's ``StopMark``."""
     run_outputs = h.run_outputs(page)
     reading = run_inputs(inputs, ins, panel, schema)
     ins.run.click(
