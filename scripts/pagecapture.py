@@ -54,10 +54,12 @@ LOADED_WITH_REGEX = LOADED + " && document.querySelector('#regex textarea')?.val
 def skip_offered(stop: str = "#stop") -> str:
     """A JS function: the "Skip shadow run" button (``stop``, a selector) if the page shows
     it now, else null. Checked and clicked in one step in the page, so a shadow run that
-    ends in between is no error."""
+    ends in between is no error. A button still offered by the run before the one just
+    started (``data-stale``: static/app.js ignores a click on it) is not offered."""
     return f"""() => {{
     const stop = document.querySelector('{stop}');
-    return stop && stop.offsetParent && stop.textContent.includes('Skip shadow run') ? stop : null;
+    return stop && stop.offsetParent && !stop.dataset.stale
+        && stop.textContent.includes('Skip shadow run') ? stop : null;
 }}"""
 
 

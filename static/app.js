@@ -318,6 +318,19 @@
     const below = head ? head.getBoundingClientRect().top - (innerHeight - 300) : 0;
     if (below > 0) window.scrollBy({ top: below, behavior: "smooth" });
   });
+  // Generate pressed while the last run offers "Skip shadow run": until the new run's
+  // first answer relabels the button "Stop", a click on it would stop the new run, not
+  // skip the old one's shadow run (which the new run has ended already): it is ignored
+  document.addEventListener("click", (event) => {
+    const stop = $("#stop");
+    if (!stop) return;
+    if (event.target.closest("#run") && stop.textContent.includes("Skip shadow run")) stop.dataset.stale = "1";
+    else if (event.target.closest("#stop") && stop.dataset.stale) { event.preventDefault(); event.stopImmediatePropagation(); }
+  }, true);
+  new MutationObserver(() => {
+    const stop = $("#stop");
+    if (stop?.dataset.stale && !stop.textContent.includes("Skip shadow run")) delete stop.dataset.stale;
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
   // a new run (Generate, Apply & run, a link's run): its last step will be the chosen one
   document.addEventListener("click", (event) => {
     if (event.target.closest("#run") || event.target.closest("#diagnosis [data-fix]")) { stopPlaying(); view_step.chosen = null; }
