@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import difflib
 import json
 import sys
 import time
@@ -31,7 +32,16 @@ from typing import Any
 
 from fsmviz.errors import InputError
 
-__all__ = ["COMMANDS", "Arg", "Command", "arg", "build_parser", "command", "main"]
+__all__ = [
+    "COMMANDS",
+    "Arg",
+    "Command",
+    "arg",
+    "build_parser",
+    "command",
+    "main",
+    "suggestion_lines",
+]
 
 BAD_INPUT = 2
 """Exit status for input fsmviz refuses (as argparse uses for bad arguments)."""
@@ -43,6 +53,11 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 page takes, and ``/dev/zero`` or a 20 GB log is refused after reading this much."""
 SHOWN_SENTENCE = 2_000
 """Characters of a grammar's shortest sentence ``grammar FILE`` prints (then its length)."""
+SHOWN_SUGGESTION = 100
+"""A rewrite longer than this is printed as what it changes first, then whole on a line of
+its own (``suggestion_lines``): a 580-character JSON pattern read in full hides its fix."""
+CHANGE_CONTEXT = 6
+"""Characters of the pattern shown before each change of a long rewrite."""
 PATH_ARGUMENTS = frozenset({"file", "svg", "model"})
 """Arguments that name files: a Linux file name may be any bytes, so these alone may hold
 what is not UTF-8 (every other argument is text and is refused when it is not)."""
@@ -382,10 +397,41 @@ def _diagnose(args: argparse.Namespace) -> int:
     for f in findings:
         print(f"{f.severity}: {f.kind}: {f.message}")
         if f.suggestion:
-            print(f"  try: {f.suggestion}")
+            print(*suggestion_lines(args.regex, f.suggestion), sep="\n")
     if not findings:
         print("no findings: the pattern should generate well")
     return FINDINGS_ERROR if any(f.severity == "error" for f in findings) else 0
+
+
+def suggestion_lines(pattern: str, suggestion: str, limit: int = SHOWN_SUGGESTION) -> list[str]:
+    """How ``diagnose`` prints a rewritten pattern: whole when it is short; when long, what
+    it changes (each change once, with a few characters before its first place, and how
+    many places),
+    then the whole rewrite alone on its line, to copy.
+
+    >>> suggestion_lines("(a|b)*c", "(a|b){0,8}c")
+    ['  try: (a|b){0,8}c']
+    >>> print("\\n".join(suggestion_lines('"[^"]+" "[^"]+"', '"[^"]{1,32}" "[^"]{1,32}"', 20)))
+      try: change `"[^"]+` to `"[^"]{1,32}` (2 places, the first at character 6)
+      whole: "[^"]{1,32}" "[^"]{1,32}"
+    """
+    if len(suggestion) <= limit:
+        return [f"  try: {suggestion}"]
+    changes: dict[tuple[str, str], list[int]] = {}  # (old, new) -> where, from 1
+    matcher = difflib.SequenceMatcher(None, pattern, suggestion, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            changes.setdefault((pattern[i1:i2], suggestion[j1:j2]), []).append(i1 + 1)
+    said = []
+    for (old, new), places in list(changes.items())[:3]:
+        before = pattern[max(places[0] - 1 - CHANGE_CONTEXT, 0) : places[0] - 1]
+        old, new = before + old, before + new
+        where = f"character {places[0]}"
+        if len(places) > 1:
+            where = f"{len(places)} places, the first at {where}"
+        said.append(f"change `{old}` to `{new}` ({where})")
+    more = f"; and {len(changes) - 3} more changes" if len(changes) > 3 else ""
+    return [f"  try: {'; '.join(said)}{more}", f"  whole: {suggestion}"]
 
 
 # --- first --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from fsmviz.cli import main
+from fsmviz.cli import main, suggestion_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,6 +124,19 @@ def test_diagnose_prints_findings_and_exits_1_on_an_error() -> None:
     assert "unbounded_repeat" in loop.stdout and "try: (a|b){0,8}c" in loop.stdout
     empty = cli("diagnose", "")  # matches only the empty text
     assert empty.returncode == 1 and "error:" in empty.stdout
+
+
+def test_a_long_rewrite_is_printed_as_its_changes_then_whole() -> None:
+    # issue 47: a 580-character "try:" line hid its fix; now the changes come first, each
+    # once with where it is, and the whole rewrite stands alone on a line to copy
+    field = r"\"title\":[^\S\r\n]\"[^\"]+\",\n"
+    pattern = r"\[\n" + field * 12 + r"\]"
+    rewrite = pattern.replace(r"[^\"]+", r"[^\"]{1,32}")
+    changes, whole = suggestion_lines(pattern, rewrite)
+    assert len(changes) < 100 and changes.startswith("  try: change `")
+    assert r'to `"[^\"]{1,32}` (12 places, the first at character 31)' in changes
+    assert whole == f"  whole: {rewrite}"
+    assert suggestion_lines("(a|b)*c", "(a|b){0,8}c") == ["  try: (a|b){0,8}c"]
 
 
 def test_generate_streams_a_full_match() -> None:

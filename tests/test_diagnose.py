@@ -175,6 +175,17 @@ def test_dead_end_on_the_real_vocabulary_names_x04(real_vocab):
     assert "SmolLM2" in dead.message
 
 
+def test_characters_a_class_sweeps_up_are_named_with_the_class_and_the_place():
+    # issue 47: the note on characters no token writes named "the pattern's wide
+    # classes"; it names the class as written, where it is, and the characters
+    (note,) = only(diagnose("a[^x]b", ASCII), "unreachable_char")
+    assert note.severity == "info" and "wide" not in note.message
+    assert note.message.startswith("After `a` (state 1), `[^x]` also stands for")
+    assert "U+0000–U+0008" in note.message and note.span == (1, 5)
+    (dot,) = only(diagnose("a.b", ASCII), "unreachable_char")
+    assert "`.` also stands for" in dot.message and dot.fragment == "."
+
+
 @pytest.mark.slow
 def test_unreachable_char_on_the_real_vocabulary(real_vocab):
     (blocked,) = only(diagnose("x[a\x04]y", real_vocab), "unreachable_char")
@@ -262,6 +273,22 @@ def test_prefix_alternatives_may_stop_early():
     (ab,) = only(diagnose("a|ab", ASCII), "prefix_alternative")
     assert ab.suggestion is None and ab.states == (1,)
     assert not only(diagnose("(ishmael|moby dick)", ASCII), "prefix_alternative")
+
+
+def test_url_prefix_finding_shows_real_matches_and_how_the_short_one_reads():
+    # issue 47: the url example's early stop, read as an engineer reads it: both example
+    # texts are matches of the pattern, the short one begins the longer one, and the
+    # message says where the shorter option ends and what the rest of the pattern read
+    url = SEED_REGEXES["url"]
+    (stop,) = only(diagnose(url, ASCII), "prefix_alternative")
+    quoted = regex.findall(r"`([^`]+)`", stop.message)
+    short, longer = quoted[3], quoted[6]
+    assert regex.fullmatch(url, short) and regex.fullmatch(url, longer)
+    assert longer.startswith(short) and longer != short
+    head, rest = quoted[4], quoted[5]
+    assert head + rest == short and regex.fullmatch(r"https?://", head)
+    assert f"`{head}`, then the rest of the pattern reads `{rest}`" in stop.message
+    assert "at the end of the pattern" in stop.message
 
 
 def test_optional_tail_is_an_early_stop_note():
@@ -621,6 +648,13 @@ def test_a_runs_loop_fix_bounds_every_twin_of_its_repeat():
 JARGON = ("seed 00", "interegular", "round state", "first alternative", "(round ")
 """Words a newcomer cannot follow in a finding: the seed documents' numbers, a library's
 internals, "round state 4" for a loop, "engines that take the first alternative"."""
+
+
+def test_every_kind_is_described_in_plain_words():
+    # issue 47: the overshoot kind read "(seed 002's overshoot)": a legend says what happens
+    for kind, text in KINDS.items():
+        assert not [w for w in (*JARGON, "seed", "ReLLM", "stop='") if w in text], kind
+    assert "cut off" in KINDS["overshoot"]
 
 
 @pytest.mark.parametrize("name", sorted(SEED_REGEXES))

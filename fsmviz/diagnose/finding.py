@@ -36,9 +36,10 @@ KINDS: dict[str, str] = {
     "loop": "the output circled the same DFA cycle, repeating itself",
     "truncation": "the run hit max_tokens before the text matched",
     "prob_limit": "the run was stopped because the valid mass fell below prob_limit",
-    "overshoot": "the run took a token whose start completed the match and cut the rest "
-    "(seed 002's overshoot)",
-    "first_match": "the run stopped at its first full match (stop='first', as ReLLM)",
+    "overshoot": "the model's last token ran past the end of a match: its first part "
+    "finished the match and the rest of it was cut off the output",
+    "first_match": "the run stopped as soon as the text fully matched, although the "
+    "pattern let it go on",
     "engine_refusal": "an engine of vLLM, SGLang or TGI refuses the pattern",
     "engine_difference": "an engine allows different tokens than fsmviz on sampled walks",
     "engine_agrees": "an engine allows the same tokens as fsmviz on sampled walks",

@@ -5,7 +5,7 @@ The DFA speaks characters, the model speaks tokens. SmolLM2 has no token contain
 and an ``unreachable_char`` warning when another way remains. A character counts as
 writable in a state when some token starting with its first byte can be read from there
 (``cd`` writes ``c`` even without a ``c`` token). Characters the pattern never names, only
-swept up by wide classes such as ``[^"]``, are grouped into a single note.
+swept up by a class such as ``[^"]`` or ``.``, are grouped into a single note.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ Ranges = tuple[tuple[int, int], ...]
 class _Blocked:
     """Characters the DFA allows in ``state`` on class ``k`` that no token can write:
     ``ranges`` of code points, all of the class or not (``whole_edge``), and whether the
-    pattern names them (``explicit``) rather than only sweeping them up in a wide class."""
+    pattern names them (``explicit``) rather than only sweeping them up in a class such as
+    ``[^"]``."""
 
     state: int
     k: int
@@ -42,7 +43,7 @@ class _Blocked:
 def spelling(case: Case) -> list[Finding]:
     """``dead_end`` when no token sequence can finish a match; otherwise an
     ``unreachable_char`` warning per group of characters the pattern names but tokens cannot
-    write, and one note for those only swept up by wide classes."""
+    write, and one note for those only swept up by a class such as ``[^"]``."""
     index = case.index
     name = f"the {case.vocab.name} vocabulary"
     blocked = _blocked(case)
@@ -60,19 +61,28 @@ def spelling(case: Case) -> list[Finding]:
         _unreachable(case, ranges, whole, group, name) for (ranges, whole), group in grouped.items()
     ]
     if incidental:
-        states = sorted({b.state for b in incidental})
-        swept = sorted({r for b in incidental for r in b.ranges})
-        found.append(
-            Finding(
-                "unreachable_char",
-                "info",
-                f"In {case.states(states)} the pattern's wide classes include "
-                f"{ranges_text(swept, 6)}, which no token of {name} can write. Harmless "
-                "unless you need those characters.",
-                states=tuple(states),
-            )
-        )
+        found.append(_swept(case, incidental, name))
     return found
+
+
+def _swept(case: Case, incidental: list[_Blocked], name: str) -> Finding:
+    """One note for the characters only swept up by a class that names others: ``[^"]``
+    or ``.`` also stands for U+0000-U+0008 and the far planes of Unicode, which few
+    vocabularies can write. The note names the class, where it is, and the characters."""
+    states = sorted({b.state for b in incidental})
+    swept = _merge([r for b in incidental for r in b.ranges])
+    atom = _atom_for(case, swept)
+    what = f"`{frag(case.text(atom))}`" if atom else "a class of the pattern"
+    where = cap(case.where(states[0])) if len(states) == 1 else f"In {case.states(states)}"
+    finding = Finding(
+        "unreachable_char",
+        "info",
+        f"{where}, {what} also stands for characters the pattern does not name: "
+        f"{ranges_text(swept, 6)}. No token of {name} can write them, so they never "
+        "appear there. Harmless unless you need those characters.",
+        states=tuple(states),
+    )
+    return case.locate(finding, atom)
 
 
 def _dead_end(case: Case, causes: list[_Blocked], name: str) -> Finding:

@@ -18,8 +18,9 @@ from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, fullmatch, instrument
 from fsmviz.diagnose.text import cap, frag, show
 
-# (state, short match, longer match, the short one's option, the longer one's option)
-_Hit = tuple[int, str, str, str, str]
+# (state, short match, longer match, the short one's option, the longer one's option,
+# where the short one's option ends in it, where the longer one's option ends in it)
+_Hit = tuple[int, str, str, str, str, int, int]
 
 
 def early_stops(case: Case) -> list[Finding]:
@@ -94,20 +95,12 @@ def _early_stop(case: Case, what: str, node: PatternNode, hits: list[_Hit]) -> F
     """The finding for one alternative (``what == "alt"``) or optional ``node``, told
     with its first hit and lighting the states of all of them."""
     states = tuple(sorted({h[0] for h in hits}))
-    s, short, longer, shorter_option, longer_option = hits[0]
+    s, short, longer = hits[0][:3]
     if what == "alt":
         return Finding(
             "prefix_alternative",
             "warning",
-            f"In `{frag(case.text(node))}` the option `{frag(shorter_option)}` "
-            f"matches the start of `{frag(longer_option)}`: `{show(short)}` "
-            f"(state {s}) is already a complete match, so the model may stop "
-            f"there instead of writing `{show(longer)}`. To let it finish, put "
-            "something after the choice that marks its end (a space, a period, a "
-            f"closing quote), so that `{show(short)}` alone no longer matches. Listing "
-            "the longer option first helps only tools that take the first option that "
-            "matches, such as Python's re.search; it does not change where the model may "
-            "stop, so it is not offered as a fix.",
+            _prefix_message(case, node, hits[0]),
             states=states,
         )
     return Finding(
@@ -120,12 +113,42 @@ def _early_stop(case: Case, what: str, node: PatternNode, hits: list[_Hit]) -> F
     )
 
 
+def _prefix_message(case: Case, node: PatternNode, hit: _Hit) -> str:
+    """The prefix finding's words. Where the rest of the pattern follows the choice, the
+    two example texts are split where their options end, so a reader sees how the short
+    option lets the rest read what the longer option would have written:
+
+    ``http://www.ai`` is ``http://``, then the rest reads ``www.ai`` (a site named
+    ``www``), where the model meant ``http://www.``, then ``aia.ai``."""
+    s, short, longer, shorter_option, longer_option, cut_short, cut_long = hit
+    stop = f"`{show(short)}` (state {s}) is already a complete match"
+    meant = f"`{show(longer)}`"
+    mark = "after the choice"
+    if cut_short < len(short):  # the rest of the pattern follows the choice
+        stop += (
+            f": `{show(short[:cut_short])}`, then the rest of the pattern reads "
+            f"`{show(short[cut_short:])}`"
+        )
+        meant += f" (`{show(longer[:cut_long])}`, then `{show(longer[cut_long:])}`)"
+        mark = "at the end of the pattern"
+    return (
+        f"In `{frag(case.text(node))}` the option `{frag(shorter_option)}` matches the "
+        f"start of `{frag(longer_option)}`: {stop}, so the model may stop there instead "
+        f"of writing {meant}. To let it finish, put something {mark} that marks its end "
+        f"(a space, a period, a closing quote), so that `{show(short)}` alone no longer "
+        "matches. Listing the longer option first helps only tools that take the first "
+        "option that matches, such as Python's re.search; it does not change where the "
+        "model may stop, so it is not offered as a fix."
+    )
+
+
 def _explain(
     case: Case, alts: list[PatternNode], optionals: int, m_short: regex.Match, m_long: regex.Match
-) -> tuple[str, int, tuple[str, str]] | None:
+) -> tuple[str, int, tuple[str, str, int, int]] | None:
     """Which alternation (different options chosen) or optional part (empty in the short
     match, used in the longer one) lets the match stop at the short text: ("alt", which,
-    (short option, longer option)) or ("opt", which, ("", ""))."""
+    (short option, longer option, where each one's match ends in its text)) or ("opt",
+    which, ("", "", 0, 0))."""
     for a, alt in enumerate(alts):
         chosen = []
         for m in (m_short, m_long):
@@ -133,10 +156,11 @@ def _explain(
             chosen.append(picked[-1] if picked else None)
         j0, j1 = chosen
         if j0 is not None and j1 is not None and j0 != j1:
-            return "alt", a, (case.text(alt.children[j0]), case.text(alt.children[j1]))
+            ends = m_short.spans(f"fsmvizA{a}o{j0}")[-1][1], m_long.spans(f"fsmvizA{a}o{j1}")[-1][1]
+            return "alt", a, (case.text(alt.children[j0]), case.text(alt.children[j1]), *ends)
     for q in range(optionals):
         in_short = any(e > b for b, e in m_short.spans(f"fsmvizQ{q}"))
         in_long = any(e > b for b, e in m_long.spans(f"fsmvizQ{q}"))
         if in_long and not in_short:
-            return "opt", q, ("", "")
+            return "opt", q, ("", "", 0, 0)
     return None
