@@ -26,6 +26,14 @@ def test_next_state_from_an_unknown_state_is_refused(index):
         index.next_state(999, 0)
 
 
+@pytest.mark.parametrize("token_id", [999, 4, -1])
+def test_next_state_names_a_token_id_outside_the_vocabulary(index, token_id):
+    # issue 44: next_state(0, 999) answered None, as if the token existed and were masked
+    with pytest.raises(FsmvizError, match=f"token_id {token_id} is not a token of this vocab"):
+        index.next_state(0, token_id)
+    assert index.next_state(0, 3) is None  # EOS, the last id: not allowed where 0 rejects
+
+
 def test_known_states_still_answer(index):
     last = index.byte_dfa.num_states - 1
     assert index.allowed_tokens(0).tolist() == [0, 2]

@@ -4,9 +4,10 @@ Read bottom-up; each module imports only those listed before it (``tests/test_ci
 
 * ``document`` the floor: ``SchemaError`` (what is wrong, at which JSON pointer), ``pointer``,
   ``resolve`` (a local ``$ref``), ``children`` and ``walk`` (the subschemas).
-* ``ranges`` bounded integers written as regex ranges; ``patterns`` a ``pattern`` is a
-  search, written as the whole match outlines-core needs; ``mend`` two outlines-core bugs
-  mended in its regex (``{}`` under a key, escaped keys).
+* ``ranges`` bounded integers written as regex ranges, and bounds no value can meet
+  refused; ``patterns`` a ``pattern`` is a search, written as the whole match
+  outlines-core needs; ``mend`` two outlines-core bugs mended in its regex (``{}`` under a
+  key, escaped keys).
 * ``keywords`` which keywords each path enforces; ``unenforced`` names the rest.
 * ``limits`` the size and shape bounds checked before any conversion, and the cost of
   outlines-core's regex estimated before it is built; ``tools`` a list of tools (OpenAI,

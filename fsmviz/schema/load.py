@@ -23,6 +23,7 @@ from fsmviz.schema.document import SchemaError, pointer, resolve
 from fsmviz.schema.guarded import PatternTooSlow, metaschema_errors, remote_refs
 from fsmviz.schema.keywords import ASSERTIONS, subschemas
 from fsmviz.schema.limits import check_shape, check_text
+from fsmviz.schema.ranges import check_bounds
 from fsmviz.schema.tools import is_tool_list, tools_schema
 
 __all__ = ["load_schema", "local_refs", "ref_overrides"]
@@ -30,7 +31,8 @@ __all__ = ["load_schema", "local_refs", "ref_overrides"]
 
 def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
     """The schema as a dict, checked for size and shape (``fsmviz.schema.limits``) before
-    anything else reads it, then against its metaschema. Raises ``SchemaError``.
+    anything else reads it, then against its metaschema, then for bounds no value can meet
+    (``ranges.check_bounds``). Raises ``SchemaError``.
 
     ``schema`` is JSON text, a mapping, or a pydantic model class (its
     ``model_json_schema()``); a list of tools (OpenAI or MCP) is one call of one of them
@@ -53,6 +55,7 @@ def load_schema(schema: str | Mapping[str, Any] | type) -> dict[str, Any]:
             "",
         )
     _check_metaschema(value)
+    check_bounds(value)
     return value
 
 

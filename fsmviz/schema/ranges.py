@@ -17,6 +17,9 @@ own (``convert.locate``) reads the same as inside the whole.
 True
 >>> integer_range(1, None)
 '[1-9][0-9]*'
+
+Bounds no value can meet (``"minimum": 5, "maximum": 1``) are refused before anything is
+built (``check_bounds``): a constraint that allows nothing would only stall the model.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from fsmviz.schema.document import SchemaError, pointer, walk
+
 __all__ = [
     "BOUNDS",
     "NUMBER_SIGNS",
     "bounded_integer",
+    "check_bounds",
     "fill_ranges",
     "integer_range",
     "mark_ranges",
@@ -177,3 +183,105 @@ def fill_ranges(regex: str) -> str:
     for sign, pattern in NUMBER_SIGNS.items():
         regex = regex.replace(f'"__fsmviz_num_{sign}__"', f"({pattern})")
     return regex
+
+
+_PAIRS = (
+    ("string", "minLength", "maxLength", "characters"),
+    ("array", "minItems", "maxItems", "items"),
+    ("object", "minProperties", "maxProperties", "properties"),
+)
+"""Length bounds: (the type they constrain, the lower keyword, the upper one, what is counted)."""
+
+
+def check_bounds(root: Mapping[str, Any]) -> None:
+    """Refuse a subschema whose bounds no value can meet, naming where and what to write:
+    ``minimum`` above ``maximum`` (or an exclusive bound that leaves nothing, or no whole
+    number between an integer's bounds), ``minLength`` above ``maxLength``, ``minItems``
+    above ``maxItems``, ``minProperties`` above ``maxProperties``. Only where the subschema
+    is of that type alone: ``{"type": ["integer", "null"], ...}`` still allows null.
+
+    >>> check_bounds({"properties": {"age": {"type": "integer", "minimum": 5, "maximum": 1}}})
+    Traceback (most recent call last):
+    ...
+    fsmviz.schema.document.SchemaError: minimum 5 is above maximum 1, so no number can be \
+written here: write the smaller bound as the minimum ("minimum": 1, "maximum": 5) \
+(at /properties/age in the schema)
+    """
+    for path, node in walk(root):
+        types = node.get("type")
+        types = {types} if isinstance(types, str) else set(types or ())
+        why = None
+        if types and types <= {"integer", "number"}:
+            why = _empty_range(node, types == {"integer"})
+        for kind, low, high, counted in _PAIRS:
+            if why is None and types == {kind}:
+                why = _empty_length(node, low, high, counted)
+        if why is None and types == {"object"}:
+            why = _too_many_required(node)
+        if why is not None:
+            raise SchemaError(why, pointer(path))
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _empty_range(node: Mapping[str, Any], integer: bool) -> str | None:
+    """Why no number meets ``node``'s bounds, or None. A draft-4 ``exclusiveMinimum: true``
+    makes ``minimum`` itself exclusive."""
+    low, high = node.get("minimum"), node.get("maximum")
+    low_open = node.get("exclusiveMinimum") is True
+    high_open = node.get("exclusiveMaximum") is True
+    low_key, high_key = "minimum", "maximum"
+    if _number(node.get("exclusiveMinimum")) and (
+        not _number(low) or node["exclusiveMinimum"] >= low
+    ):
+        low, low_open, low_key = node["exclusiveMinimum"], True, "exclusiveMinimum"
+    if _number(node.get("exclusiveMaximum")) and (
+        not _number(high) or node["exclusiveMaximum"] <= high
+    ):
+        high, high_open, high_key = node["exclusiveMaximum"], True, "exclusiveMaximum"
+    if not (_number(low) and _number(high)):
+        return None
+    if low > high:
+        return (
+            f"{low_key} {low} is above {high_key} {high}, so no number can be written here: "
+            f'write the smaller bound as the minimum ("minimum": {high}, "maximum": {low})'
+        )
+    if low == high and (low_open or high_open):
+        return (
+            f"{low_key} {low} and {high_key} {high} leave no number between them: write "
+            f'"const": {low} for that one number, or widen the range'
+        )
+    lowest = math.floor(low) + 1 if low_open else math.ceil(low)
+    highest = math.ceil(high) - 1 if high_open else math.floor(high)
+    if integer and lowest > highest:
+        return (
+            f"no whole number lies between {low_key} {low} and {high_key} {high}, and the "
+            'type is "integer": widen the range, or write "type": "number"'
+        )
+    return None
+
+
+def _empty_length(node: Mapping[str, Any], low: str, high: str, counted: str) -> str | None:
+    """Why no value meets a length pair such as ``minLength``/``maxLength``, or None."""
+    least, most = node.get(low), node.get(high)
+    if _number(least) and _number(most) and least > most:
+        return (
+            f"{low} {least} is above {high} {most}: nothing can have at least {least} and at "
+            f'most {most} {counted}; write the smaller as {low} ("{low}": {most}, '
+            f'"{high}": {least})'
+        )
+    return None
+
+
+def _too_many_required(node: Mapping[str, Any]) -> str | None:
+    """Why an object cannot hold its ``required`` keys within ``maxProperties``, or None."""
+    required, most = node.get("required"), node.get("maxProperties")
+    if isinstance(required, list) and _number(most) and len(set(map(str, required))) > most:
+        return (
+            f"{len(set(map(str, required)))} properties are required but maxProperties is "
+            f"{most}: raise maxProperties to at least {len(set(map(str, required)))}, or "
+            "require fewer"
+        )
+    return None

@@ -193,7 +193,7 @@ class TokenIndex:
     def next_state(self, state: int, token_id: int) -> int | None:
         """The state after ``token_id``, or None if it is not allowed. EOS keeps an
         accepting state where it is."""
-        if token_id == self.vocab.eos_token_id:
+        if _known_token(self, token_id) == self.vocab.eos_token_id:
             return state if self.is_accepting(state) else None
         return self.row(self._known(state)).target_of(token_id)
 
@@ -343,6 +343,18 @@ class TokenIndex:
         if self._byte_partitions is None:
             self._byte_partitions = BytePartitions.of(self.byte_dfa.table, self.byte_dfa.columns)
         return self._byte_partitions
+
+
+def _known_token(index: TokenIndex, token_id: int) -> int:
+    """``token_id`` itself, once checked to be a token of the index's vocabulary: an id
+    past the end would otherwise answer None ("not allowed") for a token that does not
+    exist, and -1 would wrap to the last token."""
+    if not 0 <= token_id < len(index.vocab):
+        raise InputError(
+            f"token_id {token_id} is not a token of this vocabulary: ids run from 0 to "
+            f"{len(index.vocab) - 1}"
+        )
+    return token_id
 
 
 def _check_time(index: TokenIndex, deadline: float) -> None:
