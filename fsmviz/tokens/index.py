@@ -50,7 +50,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from threading import RLock
 
 import numpy as np
@@ -64,6 +64,7 @@ from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
 from fsmviz.tokens.fast.levelwalk import levels_of
+from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
@@ -173,7 +174,6 @@ class TokenIndex:
     _live: np.ndarray | None = field(default=None, repr=False)  # set when pruned
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
-    _walker: RowWalker | None = field(default=None, repr=False)  # makes rows (``row``)
     _bitmasks: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     initial_state: int = 0
@@ -195,7 +195,10 @@ class TokenIndex:
         accepting state where it is."""
         if _known_token(self, token_id) == self.vocab.eos_token_id:
             return state if self.is_accepting(state) else None
-        return self.row(self._known(state)).target_of(token_id)
+        row = self._rows.get(self._known(state))
+        if row is None and self._live is None:  # the token's bytes, not the whole row
+            return _token_target(self, state, token_id)
+        return self.row(state).target_of(token_id)
 
     def is_accepting(self, state: int) -> bool:
         return bool(self.byte_dfa.accepting[self._known(state)])
@@ -250,8 +253,6 @@ class TokenIndex:
             with self._lock:
                 row = self._rows.get(state)
                 if row is None:
-                    if self._walker is None:
-                        self._walker = RowWalker(self.byte_dfa, self.trie, len(self.vocab))
                     row = Row(*self._walker.walk(state))
                     if self._live is not None:  # pruned: tokens into token-dead states are gone
                         row = row.into(self._live)
@@ -259,6 +260,11 @@ class TokenIndex:
                         self._rows[state] = row
                         self._kept_entries += len(row.tokens)
         return row
+
+    @cached_property
+    def _walker(self) -> RowWalker:
+        """What makes this index's rows and packed masks (``rowwalk.RowWalker``)."""
+        return RowWalker(self.byte_dfa, self.trie, len(self.vocab))
 
     def successors(self, state: int) -> np.ndarray:
         """The distinct states the tokens of ``state`` lead to (sorted)."""
@@ -444,10 +450,16 @@ def _apart(
 
 
 def _packed(index: TokenIndex, state: int) -> np.ndarray:
-    """``bitmask``'s words: the row's own where its walk packed them, else its tokens
-    packed; EOS's bit added where ``state`` accepts."""
-    row = index.row(state)
-    words = packed(row.tokens, len(index.vocab)) if row.words is None else row.words
+    """``bitmask``'s words: a kept row's, else the state's chain's (``RowWalker.packed``:
+    no row made), else its row's, packed where its walk did not pack them; EOS's bit
+    added where ``state`` accepts."""
+    row = index._rows.get(state)
+    words = None
+    if row is None and index._live is None:
+        words = index._walker.packed(state)
+    if words is None:
+        row = index.row(state)
+        words = packed(row.tokens, len(index.vocab)) if row.words is None else row.words
     if not index.byte_dfa.accepting[state]:
         return words
     eos = index.vocab.eos_token_id
@@ -455,6 +467,29 @@ def _packed(index: TokenIndex, state: int) -> np.ndarray:
     words.view(np.uint32)[eos // 32] |= np.uint32(1 << (eos % 32))
     words.flags.writeable = False
     return words
+
+
+def _token_target(index: TokenIndex, state: int, token_id: int) -> int | None:
+    """The state after ``token_id``'s bytes from ``state`` (None where one falls off, or
+    for a token with no bytes): ``next_state`` where the row is not made, as a caller
+    that masks through ``bitmask`` never makes it.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
+    >>> _token_target(index, 0, 1), _token_target(index, 0, 2)
+    (1, None)
+    """
+    if not 0 <= token_id < len(index.vocab):
+        return None
+    data = index.vocab.token_bytes(token_id)
+    if not data:
+        return None
+    table = index.byte_dfa.table
+    for byte in data:
+        state = int(table[state, byte])
+        if state < 0:
+            return None
+    return state
 
 
 def packed(tokens: np.ndarray, size: int) -> np.ndarray:
@@ -648,3 +683,4 @@ def warm(vocab: Vocabulary) -> None:
     levels_of(trie_of(vocab))  # the first allowed set's level walk (``levelwalk``)
     trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
+    packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)

@@ -8,6 +8,9 @@ naive oracle.
   tested against the plain walk in ``tests/test_index_rows.py``); ``classwalk`` the same
   row over the *class trie*, each byte replaced by its class, so tokens a pattern cannot
   tell apart share one path;
+* ``packwalk`` a wide state's packed mask (``TokenIndex.bitmask``) without its row: the
+  tokens within the bytes its chain reads onwards from words packed once per vocabulary,
+  the few others walked (``tests/test_packed_masks.py``);
 * ``successors`` where a state's tokens can lead, without listing the tokens, by byte
   classes (``tests/test_index_classes.py``, ``tests/test_index_oracle.py``);
 * ``dawg`` the vocabulary as a minimal automaton, for successor sets of wide states

@@ -41,6 +41,7 @@ from fsmviz.tokens.fast.classwalk import (
     byte_classes,
     class_row,
 )
+from fsmviz.tokens.fast.packwalk import Chain, chain_of, chain_words, packed_vocab
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
 __all__ = ["Chains", "RowWalker", "small_row", "walk_row", "walk_tokens"]
@@ -160,14 +161,14 @@ class Chains:
         the trie is high: its states, and the bytes allowed under each height."""
         path, sets = [state], [_ALL_BYTES]
         while len(path) < self.width:
-            mask, target = self._main_class(path[-1])
+            mask, target = self.main_class(path[-1])
             sets.append(sets[-1] & mask)
             if target == path[-1] or not sets[-1]:  # a loop, or nothing more allowed
                 break
             path.append(target)
         return path, sets
 
-    def _main_class(self, state: int) -> tuple[int, int]:
+    def main_class(self, state: int) -> tuple[int, int]:
         """The bytes leading from ``state`` to the target most bytes lead to (the lowest
         such target on a tie), as an int of 256 bits, and that target; no bytes and -1
         when every byte falls off."""
@@ -205,6 +206,47 @@ class RowWalker:
         self.tried_small = edges < SMALL_EDGES
         self._classes: tuple[ClassTrie, ClassTable] | None = None
         self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
+        self._chains: dict[int, Chain | None] = {}  # of ``packed``
+        self._inside: dict[int, np.ndarray] = {}  # packed tokens by a chain's bytes
+        self._reads: dict[int, int] = {}
+        self._unpacked: set[int] = set()  # states whose chain's walk gave up
+
+    def packed(self, state: int) -> np.ndarray | None:
+        """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
+        layout), from its chain (``packwalk``: the tokens within the bytes it reads onwards
+        from packed words, the few others walked), without its row; None where the chain
+        does not take enough at once: the row walks answer those states."""
+        chain = None if state in self._unpacked else self._chain(state)
+        if chain is None:
+            return None
+        vocab = packed_vocab(self.trie, self.num_ids)
+        inside = self._inside.get(chain.allowed)
+        if inside is None:
+            inside = self._inside[chain.allowed] = vocab.inside(chain.allowed)
+        found = chain_words(vocab, self.trie, chain, inside, self.byte_dfa.table)
+        if found is None:
+            self._unpacked.add(state)
+            return None
+        words = found.view(np.int32)
+        words.flags.writeable = False
+        return words
+
+    def _chain(self, state: int) -> Chain | None:
+        """The chain of ``state`` (``packwalk.chain_of``), kept."""
+        chain = self._chains.get(state, False)
+        if chain is False:
+            chain = self._chains[state] = chain_of(
+                state, self.chains.main_class, self._reads_of, int(self.trie.height[0])
+            )
+        return chain
+
+    def _reads_of(self, state: int) -> int:
+        """The bytes ``state`` reads, as an int of 256 bits."""
+        found = self._reads.get(state)
+        if found is None:
+            edges = np.packbits(self.byte_dfa.table[state] >= 0, bitorder="little")
+            found = self._reads[state] = int.from_bytes(edges.tobytes(), "little")
+        return found
 
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The row of ``state``: its allowed token ids (sorted, int32), their targets, and

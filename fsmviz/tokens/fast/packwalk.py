@@ -1,0 +1,323 @@
+"""A wide state's packed mask from packed words made once per vocabulary.
+
+``TokenIndex.bitmask(state)`` wants the allowed tokens as int32 words, one bit a token
+(the peers' layout), and nothing else: not where each token leads. A wide state, a
+string's loop, allows nearly every token, and walking them (even over the class trie,
+``classwalk``) costs ~0.5-1 ms. Most of those tokens need no walk at all.
+
+Follow a state's *chain* (``rowwalk.Chains``: the bytes leading where most bytes lead,
+state after state) and let ``M`` be the bytes every step of it reads onwards. A token
+whose bytes all lie in ``M`` is allowed: it walks along the chain and never falls off
+(when the chain ends rather than loops, only if it is no longer than the chain, and the
+chain's last state reads no byte of ``M``). So those tokens are, as packed words, the
+tokens of the trie less every token holding a byte outside ``M`` (``PackedVocab``:
+each byte's tokens packed, made once per vocabulary), at most ``h`` bytes long where
+the chain ends after ``h``: a few ORs over 1,536 words.
+
+Every other token leaves ``M`` at some byte. Where it does is a trie node whose path
+above lies in ``M`` and whose own byte does not: the chain's *frontier*, a few hundred
+nodes for a string's loop (its ``"``, ``\\`` and the first bytes of non-ASCII
+characters). The state there is known from the chain (the state ``depth - 1`` steps
+along it); those nodes whose byte the state reads are walked on in plain Python, their
+few subtrees (``rowwalk.small_row``'s walk). Worked example, ``"[^"]*"`` in the string's
+loop state ``s``: ``M`` is the ASCII bytes but ``"``; the token ``lovelace`` is in
+``M``, taken by the words; ``",`` leaves at its first byte, the frontier node ``"``
+(depth 1, from ``s``): its state reads ``"`` and the walk goes on to ``,``, which the
+state after the closing quote does not read: only ``"`` itself is added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from fsmviz.arrays import runs
+from fsmviz.cache import BoundedCache
+from fsmviz.tokens.trie import VocabTrie
+
+__all__ = ["PackedVocab", "chain_of", "chain_words", "packed_vocab"]
+
+MIN_BYTES = 16
+"""A chain reading fewer bytes onwards than this takes too few tokens at once to be worth
+it (the row walks answer those states)."""
+TOKEN_WALK = 1_024
+"""Below the frontier the trie is walked pair by pair until at most this many tokens lie
+below the pairs, then token by token."""
+BELOW = 4_096
+"""Tokens below the frontier nodes a chain may walk on (a space after a word, below which
+lie 32,000 tokens: the row walks, which take their subtrees whole, answer faster)."""
+FRONTIER = 4_096
+"""Frontier nodes a chain may have (``.*a``'s state 0 meets 4,000 nodes of ``a``, each
+walked on: the row walks answer faster there)."""
+
+_ALL = (1 << 256) - 1
+_HIGH = ((1 << 128) - 1) << 128  # the bytes 0x80-0xFF
+
+
+@dataclass(frozen=True, eq=False)
+class PackedVocab:
+    """What the packed chain masks read, made once per trie. ``contains[b]``: the tokens
+    holding byte ``b``, packed (``index.packed``'s layout, as uint32); ``high``: those
+    holding any byte from 0x80; ``shorter[n]``: the trie's tokens of at most ``n`` bytes
+    (``shorter[-1]``: all of them). ``frontier`` lists the trie's nodes (root left out)
+    by the byte into them, ``frontier[byte_start[b] : byte_start[b + 1]]`` those of byte
+    ``b``, with their depth (``depth``), that byte (``byte``) and the set of bytes on the
+    path above them (``above``, 4 uint64 words, excluding the node's own byte).
+    ``present``: the bytes some token holds, as an int of 256 bits."""
+
+    contains: np.ndarray
+    high: np.ndarray
+    shorter: np.ndarray
+    frontier: np.ndarray
+    byte_start: list[int]
+    depth: np.ndarray
+    byte: np.ndarray
+    above: np.ndarray
+    present: int
+    # by node, the tokens at and below it:
+    span_start: np.ndarray  # sorted_ids[span_start[n] : span_start[n] + span_size[n]]
+    span_size: np.ndarray
+    sorted_ids: np.ndarray
+    depth_of: np.ndarray  # each node's depth
+    data: np.ndarray  # the tokens' bytes in the trie's order, one after the other, and
+    offset: np.ndarray  # where each begins (one more: where the last ends)
+
+    def inside(self, allowed: int) -> np.ndarray:
+        """The trie's tokens all of whose bytes lie in ``allowed`` (256 bits), packed."""
+        out = self.present & ~allowed
+        high = _HIGH & self.present and not _HIGH & self.present & allowed
+        if high:  # no byte from 0x80 is allowed: one row says which tokens hold one
+            out &= ~_HIGH
+        rows = [b for b in range(256) if out >> b & 1]
+        words = np.bitwise_or.reduce(self.contains[rows], axis=0) if rows else None
+        if high:
+            words = self.high if words is None else words | self.high
+        return self.shorter[-1] if words is None else self.shorter[-1] & ~words
+
+    def leaving(self, allowed: int, through: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The frontier of ``allowed``: the nodes whose byte lies in ``through`` (bytes
+        outside ``allowed``) and whose path above lies in ``allowed``; their depths and
+        bytes."""
+        parts = [
+            np.arange(self.byte_start[b], self.byte_start[b + 1])
+            for b in range(256)
+            if through >> b & 1 and self.byte_start[b] < self.byte_start[b + 1]
+        ]
+        if not parts:
+            none = np.zeros(0, dtype=np.int64)
+            return none, none, none
+        at = np.concatenate(parts)
+        out = np.frombuffer((_ALL & ~allowed).to_bytes(32, "little"), dtype="<u8")
+        clash = self.above[at] & out
+        keep = ~(clash[:, 0] | clash[:, 1] | clash[:, 2] | clash[:, 3]).astype(bool)
+        at = at[keep]
+        return self.frontier[at], self.depth[at], self.byte[at]
+
+
+def packed_vocab(trie: VocabTrie, num_ids: int) -> PackedVocab:
+    """The trie's ``PackedVocab`` (~50 ms for 49k tokens, kept: ``index.warm`` makes it)."""
+
+    def build() -> tuple[VocabTrie, PackedVocab]:
+        return trie, _build(trie, num_ids)
+
+    kept = _PACKED.get_or_build((id(trie), num_ids), build)
+    if kept[0] is not trie:  # an id reused by a newer trie
+        _PACKED.clear()
+        kept = _PACKED.get_or_build((id(trie), num_ids), build)
+    return kept[1]
+
+
+_PACKED: BoundedCache[tuple[VocabTrie, PackedVocab]] = BoundedCache(maxsize=2)
+
+
+def _packbits(bits: np.ndarray) -> np.ndarray:
+    return np.packbits(bits, axis=-1, bitorder="little").view("<u4")
+
+
+def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
+    size = -(-num_ids // 32) * 32
+    data = np.frombuffer(b"".join(trie.sorted_bytes), dtype=np.uint8)
+    owners = np.repeat(trie.sorted_ids, trie.sorted_lengths)
+    holds = np.zeros((256, size), dtype=bool)
+    holds[data, owners] = True
+    height = int(trie.height[0])
+    by_length = np.zeros((height + 1, size), dtype=bool)
+    by_length[trie.sorted_lengths, trie.sorted_ids] = True
+    shorter = _packbits(np.logical_or.accumulate(by_length, axis=0))
+    nodes = len(trie.byte)
+    parent = np.zeros(nodes, dtype=np.intp)
+    parent[1:] = np.repeat(np.arange(nodes), trie.num_children)
+    edge = np.zeros((nodes, 4), dtype="<u8")
+    edge[np.arange(1, nodes), trie.byte[1:] >> 6] = np.left_shift(
+        np.uint64(1), (trie.byte[1:] & 63).astype(np.uint64)
+    )
+    above = np.zeros((nodes, 4), dtype="<u8")
+    bounds = np.searchsorted(trie.depth, np.arange(height + 2)).tolist()
+    for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):  # breadth-first: level by level
+        up = parent[lo:hi]
+        above[lo:hi] = above[up] | edge[up]
+    order = np.argsort(trie.byte[1:], kind="stable") + 1
+    byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
+    present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
+    contains = _packbits(holds)
+    return PackedVocab(
+        contains=contains,
+        high=np.bitwise_or.reduce(contains[128:], axis=0),
+        shorter=shorter,
+        frontier=order.astype(np.int32),
+        byte_start=byte_start,
+        depth=trie.depth[order].astype(np.int64),
+        byte=trie.byte[order].astype(np.int64),
+        above=above[order],
+        present=present,
+        span_start=trie.span_start,
+        span_size=trie.span_size,
+        sorted_ids=trie.sorted_ids,
+        depth_of=trie.depth.astype(np.int64),
+        data=data,
+        offset=np.concatenate([[0], np.cumsum(trie.sorted_lengths)]).astype(np.int64),
+    )
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A state's chain: ``path[i]`` the state after ``i`` bytes of ``allowed`` (an int of
+    256 bits), ``loops`` whether the last state reads them back into itself (else a token
+    longer than ``len(path) - 1`` bytes of ``allowed`` dies), ``leaves`` the bytes outside
+    ``allowed`` some state of the path reads."""
+
+    path: tuple[int, ...]
+    allowed: int
+    loops: bool
+    leaves: int
+
+
+def chain_of(
+    state: int, main: Callable[[int], tuple[int, int]], live: Callable[[int], int], height: int
+) -> Chain | None:
+    """The chain of ``state`` (``main(s)``: the bytes of ``s``'s main class and their
+    target; ``live(s)``: the bytes ``s`` reads), or None where it reads too few bytes
+    onwards (``MIN_BYTES``) or its end still reads some of them.
+
+    ``[a-z]{1,3}=`` read as states 0-3 (3 letters read; each state reads the letters but
+    the last, and ``=`` after the first letter): the chain of 1 reads a letter twice more,
+    then only ``=``, outside the letters:
+
+    >>> letters = sum(1 << b for b in b"abcdefghijklmnopqrstuvwxyz")
+    >>> main = {0: (letters, 1), 1: (letters, 2), 2: (letters, 3), 3: (1 << 61, 4)}
+    >>> live = {s: bits | (1 << 61 if s else 0) for s, (bits, _) in main.items()}
+    >>> chain = chain_of(1, main.__getitem__, live.__getitem__, height=8)
+    >>> chain.path, chain.allowed == letters, chain.loops, chain.leaves == 1 << 61
+    ((1, 2, 3), True, False, True)
+    """
+    path, allowed = [state], _ALL
+    loops = False
+    while len(path) <= height:
+        bits, target = main(path[-1])
+        if not allowed & bits:
+            break
+        allowed &= bits
+        if target == path[-1]:
+            loops = True
+            break
+        path.append(target)
+    if allowed.bit_count() < MIN_BYTES:
+        return None
+    if not loops and len(path) <= height and live(path[-1]) & allowed:
+        return None  # past its end a token of ``allowed`` may live on: not taken whole
+    leaves = 0
+    for at in dict.fromkeys(path):
+        leaves |= live(at)
+    return Chain(tuple(path), allowed, loops, leaves & ~allowed)
+
+
+def chain_words(
+    vocab: PackedVocab, trie: VocabTrie, chain: Chain, inside: np.ndarray, table: np.ndarray
+) -> np.ndarray | None:
+    """The packed words (uint32) of the tokens allowed from the chain's first state; None
+    where its frontier is too large (``FRONTIER``, ``BELOW``). ``inside`` is
+    ``vocab.inside(chain.allowed)``; ``table`` the byte DFA's. Below the frontier nodes
+    whose byte some state of the chain reads (below the others every token dies), the
+    trie is walked pair by pair (node, state) while many tokens lie below the pairs, then
+    the tokens below them byte by byte (``walk_entries``)."""
+    nodes, depths, bytes_in = vocab.leaving(chain.allowed, chain.leaves)
+    if len(nodes) > FRONTIER:
+        return None
+    last = len(chain.path) - 1
+    if not chain.loops:  # tokens of the chain's bytes longer than it die past its end
+        inside = inside & vocab.shorter[min(last + 1, len(vocab.shorter)) - 1]
+    flat, width = table.reshape(-1), table.shape[1]
+    if not chain.loops:  # a path of the chain's bytes longer than it died at its end
+        near = depths - 1 <= last
+        nodes, depths, bytes_in = nodes[near], depths[near], bytes_in[near]
+    before = np.asarray(chain.path)[np.minimum(depths - 1, last)]
+    states = flat[before * width + bytes_in]
+    alive = states >= 0
+    nodes, states = nodes[alive], states[alive]
+    if int(vocab.span_size[nodes].sum()) > BELOW:
+        return None
+    found = []
+    while len(nodes) and int(vocab.span_size[nodes].sum()) > TOKEN_WALK:
+        own = trie.token_start[nodes + 1] - trie.token_start[nodes]
+        found.append(runs(vocab.span_start[nodes], own))  # a node's own tokens come first
+        counts = trie.num_children[nodes]
+        children = runs(trie.first_child[nodes], counts)
+        reached = flat[np.repeat(states * width, counts) + trie.byte[children]]
+        alive = reached >= 0
+        nodes, states = children[alive], reached[alive]
+    if len(nodes):
+        entries = runs(vocab.span_start[nodes], vocab.span_size[nodes])
+        found.append(
+            walk_entries(
+                vocab,
+                flat,
+                width,
+                entries,
+                np.repeat(states, vocab.span_size[nodes]),
+                np.repeat(vocab.depth_of[nodes], vocab.span_size[nodes]),
+            )
+        )
+    found = vocab.sorted_ids[np.concatenate(found)] if found else []
+    if not len(found):
+        return inside
+    bits = np.zeros(32 * len(inside), dtype=bool)
+    bits[found] = True
+    return inside | np.packbits(bits, bitorder="little").view("<u4")
+
+
+def walk_entries(
+    vocab: PackedVocab,
+    flat: np.ndarray,
+    width: int,
+    entries: np.ndarray,
+    states: np.ndarray,
+    skip: np.ndarray,
+) -> np.ndarray:
+    """Those of ``entries`` (positions in the trie's byte order) whose tokens' bytes past
+    the first ``skip`` the byte DFA (``flat``, ``width`` bytes a state) reads to the end
+    from ``states``, walked together: one round a byte.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
+    >>> vocab, table = packed_vocab(index.trie, 3), index.byte_dfa.table
+    >>> start, none = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    >>> walk_entries(vocab, table.reshape(-1), 256, np.arange(3), start, none).tolist()
+    [0, 1]
+    """
+    at = vocab.offset[entries] + skip
+    end = vocab.offset[entries + 1]
+    done = [entries[at == end]]  # tokens that end where they start: allowed
+    going = at < end
+    entries, at, end, states = entries[going], at[going], end[going], states[going] * width
+    while len(entries):
+        reached = flat[states + vocab.data[at]]
+        alive = reached >= 0
+        at += 1
+        ended = alive & (at == end)
+        done.append(entries[ended])
+        going = alive & ~ended
+        entries, at, end = entries[going], at[going], end[going]
+        states = reached[going] * width
+    return np.concatenate(done)

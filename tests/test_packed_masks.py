@@ -1,0 +1,72 @@
+"""A state's packed mask made from its chain (``packwalk``: the tokens within the bytes the
+chain reads onwards from packed words, the others walked below the frontier) is the plain
+pair walk's row packed, bit for bit, on the real 49k vocabulary; and ``next_state``, which
+then walks one token's bytes instead of making the row, agrees with the row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import build_index
+from fsmviz.tokens.fast.packwalk import packed_vocab
+from fsmviz.tokens.index import packed
+from tests.test_index_rows import plain_row
+
+PATTERNS = (
+    r'[a-z_]+="[^"]*"(, [a-z_]+="[^"]*")*',  # a loop over every byte but the quote
+    r"([^,\n]{1,20},){3}[^,\n]{1,20}",  # chains that end, with non-ASCII characters
+    r"(([A-Z][a-z]{1,10} ){1,4}[a-z]{1,8}\. ){1,3}",  # chains that end, then a space
+    r"SELECT [a-z_]+(, [a-z_]+)* FROM [a-z_]+;",
+    r'\{"a": "([^"\\\x00-\x1f]|\\["\\/bfnrt])*"\}',  # a JSON string's loop and escapes
+    r"[a-z0-9]+(-[a-z0-9]+)*",
+)
+FALLING_BACK = (r".*(error|warning): [A-Za-z ]+",)  # states alike that read every byte
+STATES = 24
+
+
+def expected(index, state: int) -> np.ndarray:
+    tokens, _ = plain_row(index, state)
+    if index.is_accepting(state):
+        tokens = np.append(tokens, index.vocab.eos_token_id)
+    return packed(tokens, len(index.vocab))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", PATTERNS + FALLING_BACK)
+def test_packed_masks_are_the_plain_rows(bundled_vocab, pattern):
+    index = build_index(pattern + "()" * 7, bundled_vocab)  # fresh: no row made yet
+    wide = np.flatnonzero((index.byte_dfa.table >= 0).sum(axis=1) >= 16)
+    states = sorted(set(wide[:STATES].tolist()) | set(range(min(8, index.byte_dfa.num_states))))
+    unrowed = 0
+    for state in states:
+        words = index.bitmask(state)
+        assert np.array_equal(words, expected(index, state)), (pattern, state)
+        unrowed += state not in index._rows
+    assert unrowed or pattern in FALLING_BACK, "no state's mask came from its chain"
+
+
+@pytest.mark.slow
+def test_next_state_without_a_row_is_the_rows_target(bundled_vocab):
+    index = build_index(PATTERNS[0] + "()" * 8, bundled_vocab)
+    rng = np.random.default_rng(48)
+    for state in range(min(12, index.byte_dfa.num_states)):
+        tokens, targets = plain_row(index, state)
+        probes = rng.integers(0, len(bundled_vocab), 40).tolist() + tokens[:40].tolist()
+        lookup = dict(zip(tokens.tolist(), targets.tolist(), strict=True))
+        for token in probes:
+            if token != bundled_vocab.eos_token_id:
+                assert index.next_state(state, token) == lookup.get(token), (state, token)
+    assert not index._rows
+
+
+def test_the_packed_vocabulary_on_a_toy_one():
+    from fsmviz import Vocabulary
+
+    vocab = Vocabulary.from_strings(["ab", "b", "ba", "é"], eos_token="</s>")
+    index = build_index("[ab]+", vocab)
+    words = packed_vocab(index.trie, len(vocab))
+    ab = sum(1 << b for b in b"ab")
+    assert words.inside(ab).tolist() == [0b111]  # "ab", "b", "ba"; not "é", not EOS
+    assert words.inside(1 << ord("b")).tolist() == [0b10]
+    assert np.array_equal(index.bitmask(0), packed(np.array([0, 1, 2]), len(vocab)))
