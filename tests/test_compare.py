@@ -101,13 +101,8 @@ def test_the_chart_says_what_will_appear_there_before_anything_runs() -> None:
     words what the chart is for (no model: the first update comes before any decoding)."""
     import gradio as gr
 
-    from fsmviz.app.compare_page import (
-        CHART_BEFORE,
-        CompareInputs,
-        build_compare_tab,
-        compare_figure,
-        on_compare,
-    )
+    from fsmviz.app.compare_page import CompareInputs, build_compare_tab, on_compare
+    from fsmviz.html.compare import CHART_BEFORE, compare_figure
 
     with gr.Blocks() as page:
         build_compare_tab(None, gr.Textbox(), gr.Textbox())

@@ -12,10 +12,10 @@ from html import unescape
 import pytest
 
 from fsmviz.app.handlers import Drawn, Page, frame_updates, on_pattern_edit
-from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
+from fsmviz.app.schema_page import schema_examples
 from fsmviz.app.schema_run import schema_frames
 from fsmviz.generation.generate import GenerationOptions
-from fsmviz.html.schema import grammar_note, grammar_panel
+from fsmviz.html.schema import grammar_note, grammar_panel, json_view_html, use_schema
 
 TREE = {
     "type": "object",

@@ -10,9 +10,10 @@ from test_schema_engines_api import file_like
 from fsmviz import load_model
 from fsmviz.app.live import pattern_view
 from fsmviz.app.regex_run import live_run
-from fsmviz.app.schema_page import json_view_html, schema_examples, use_schema
+from fsmviz.app.schema_page import schema_examples
 from fsmviz.cli import schema_command
 from fsmviz.generation.generate import GenerationOptions
+from fsmviz.html.schema import json_view_html, use_schema
 from fsmviz.schema.answer import schema_answer
 
 

@@ -498,8 +498,9 @@ def test_every_steps_allowed_set_from_one_pass_is_each_steps_own(tiny):
 def test_a_finding_over_many_states_says_what_they_share(bundled_vocab):
     """The "unreachable character" note of a JSON schema's regex names 70 states: it says
     they are all inside strings, with a few numbers, not the 70 numbers."""
-    from fsmviz.app.schema_page import schema_examples, use_schema
+    from fsmviz.app.schema_page import schema_examples
     from fsmviz.diagnose import diagnose
+    from fsmviz.html.schema import use_schema
 
     choice = use_schema(schema_examples()["person"].schema, "none", bundled_vocab).choice
     swept = [f for f in diagnose(choice.regex, bundled_vocab) if f.kind == "unreachable_char"]

@@ -42,15 +42,7 @@ from fsmviz.html.compare import (
 from fsmviz.html.engine_check import ENGINE_CHECK_LATER, engine_check_html
 from fsmviz.html.text import error_html
 
-__all__ = [
-    "PRESETS",
-    "CompareInputs",
-    "build_compare_tab",
-    "compare_check_html",
-    "compare_figure",
-    "compare_html",
-    "on_compare",
-]
+__all__ = ["PRESETS", "CompareInputs", "build_compare_tab", "compare_check_html", "on_compare"]
 
 PRICE = r"[0-9]+\.[0-9]+"
 EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"

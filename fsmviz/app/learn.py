@@ -28,7 +28,7 @@ from fsmviz.learn import TOY_EXAMPLES
 from fsmviz.learn.toy import ToyView
 from fsmviz.learn.typed import toy_state
 
-__all__ = ["LEARN_CSS", "build_learn_tab"]
+__all__ = ["build_learn_tab"]
 
 CUSTOM = "your own tokens"
 DEFAULT_TESTS = "+ 23.37\n+ .5\n- 23.\n- 1.2.3\n+ ٣.٣"

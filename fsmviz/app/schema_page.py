@@ -30,14 +30,10 @@ from fsmviz.cache import bounded
 from fsmviz.html.schema import (
     NESTED_SCHEMA,
     SchemaChoice,
-    SchemaUse,
     apply_fix,
     engines_html,
     in_use,
-    json_stream_html,
-    json_view_html,
     mode_html,
-    schema_findings_html,
     use_schema,
 )
 from fsmviz.html.text import error_html
@@ -46,18 +42,7 @@ from fsmviz.peers.schema import engine_verdicts
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
 from fsmviz.schema.convert import SchemaError
 
-__all__ = [
-    "SchemaChoice",
-    "SchemaExample",
-    "SchemaUse",
-    "engines_html",
-    "schema_findings_html",
-    "in_use",
-    "json_stream_html",
-    "json_view_html",
-    "schema_examples",
-    "use_schema",
-]
+__all__ = ["SchemaExample", "build_schema_part", "schema_examples", "wire_schema_part"]
 
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
 
