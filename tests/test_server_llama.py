@@ -20,11 +20,16 @@ import math
 import threading
 import time
 
-import numpy as np
 import pytest
 import regex
 import torch
-from test_server import FAULT_SECONDS, PROMPTS, CuttingRelay, assert_replayed_exactly
+from test_server import (
+    FAULT_SECONDS,
+    PROMPTS,
+    CuttingRelay,
+    assert_replayed_exactly,
+    local_masses,
+)
 
 import fsmviz
 from fsmviz import build_index
@@ -72,19 +77,6 @@ def date_run(served) -> fsmviz.Stream:
             pass
         _RUNS["date"] = run
     return _RUNS["date"]
-
-
-def local_masses(model, prompt_ids, steps, index) -> list[tuple[float, float]]:
-    """(valid mass, token probability) per step from one local forward pass."""
-    ids = torch.tensor([prompt_ids + [s.token_id for s in steps]])
-    with torch.inference_mode():
-        logits = model.model(input_ids=ids).logits[0].float()
-    out = []
-    for k, step in enumerate(steps):
-        probs = torch.softmax(logits[len(prompt_ids) - 1 + k], dim=-1)
-        allowed = torch.from_numpy(index.allowed_tokens(step.state_before).astype(np.int64))
-        out.append((float(probs[allowed].sum()), float(probs[step.token_id])))
-    return out
 
 
 def eight_bit(x: torch.Tensor, block: int = 32) -> torch.Tensor:

@@ -53,19 +53,33 @@ def last(updates) -> dict:
     return out
 
 
-def test_generate_then_apply_and_run_on_a_server_with_shadow_runs_and_downloads(offered):
+def generated_on(name: str, url: str) -> tuple[h.Page, h.RunInputs, dict]:
+    """Generate on the server offered as ``name`` (at ``url``), checked as every server's
+    run is: a match, the server named (never its URL) in the status, the notes and the
+    downloads, a shadow run of its free tokens, and an engine check whose rows all agree.
+    The page, what was asked and the last values; tests/test_server_llama_views.py too."""
+    said = f"at server '{name}'"
     p = page()
-    asked = h.RunInputs(ANSWER, ASK, 4, 0.0, 0, True, 0.0, backend=NAME)
+    asked = h.RunInputs(ANSWER, ASK, 4, 0.0, 0, True, 0.0, backend=name)
     ran = last(h.on_run(p, None, asked))
     assert ran.get(p.trace) is not None, ran.get(p.status)
     trace = ran[p.trace]
     assert regex.fullmatch(ANSWER, trace.text) and trace.matched, ran[p.status]
-    assert SAID in ran[p.status] and offered not in ran[p.status]
+    assert said in ran[p.status] and url not in ran[p.status]
     assert 'class="tok"' in ran[p.shadow]  # the shadow run: the server's free tokens
     files = {Path(f).name: Path(f) for f in ran[p.downloads]}
     saved = json.loads(files["trace.json"].read_text())
-    assert saved["text"] == trace.text and any(SAID in note for note in saved["notes"])
-    assert "dfa.svg" in files and offered not in files["trace.json"].read_text()
+    assert saved["text"] == trace.text and any(said in note for note in saved["notes"])
+    assert "dfa.svg" in files and url not in files["trace.json"].read_text()
+    rows = re.findall(r'<tr class="(agrees|disagrees)">', ran[p.engine_check])
+    assert f"Engine check: {name}" in ran[p.engine_check] and rows, ran[p.engine_check]
+    assert set(rows) == {"agrees"}, ran[p.engine_check]
+    return p, asked, ran
+
+
+def test_generate_then_apply_and_run_on_a_server_with_shadow_runs_and_downloads(offered):
+    p, asked, ran = generated_on(NAME, offered)
+    trace = ran[p.trace]
     # Apply & run: the run above is "before"; the fix's run is the server's too
     fix = json.dumps({"regex": ANSWER + r"\."})
     applied = last(h.on_apply(p, None, fix, trace, asked))
@@ -79,37 +93,50 @@ def test_generate_then_apply_and_run_on_a_server_with_shadow_runs_and_downloads(
     assert applied[p.regex] == ANSWER + r"\."
 
 
-def test_compare_on_a_server_runs_what_it_can_and_says_what_it_cannot(offered):
+def compared_on(name: str, url: str) -> str:
+    """Compare every way on the server offered as ``name``: the ways a server can run ran,
+    the masked one's engine check agrees row by row, and the URL is never shown. The
+    table (tests/test_server_llama_views.py too)."""
     *_, (table, chart, check) = on_compare(None, CompareInputs(
         "[0-9]+", "How many moons does Mars have?", 4, 0.0, 0, True, 0,
-        [w.name for w in WAYS], 0.5, NAME,
+        [w.name for w in WAYS], 0.5, name,
     ))  # fmt: skip
     assert chart is not None, table
     # the masked way's engine check: its tokens and the server's visible mask, each agreeing
     rows = re.findall(r'<tr class="(agrees|disagrees)">', check)
-    assert f"Engine check: {NAME}" in check and rows and set(rows) == {"agrees"}, check
-    assert offered not in check
-    ran = re.findall(r'<tr data-way="([a-z]+)"', table)
-    assert ran == ["constrained", "extract", "retries"]
+    assert f"Engine check: {name}" in check and rows and set(rows) == {"agrees"}, check
+    assert url not in check and url not in table
+    assert re.findall(r'<tr data-way="([a-z]+)"', table) == ["constrained", "extract", "retries"]
+    return table
+
+
+def test_compare_on_a_server_runs_what_it_can_and_says_what_it_cannot(offered):
+    table = compared_on(NAME, offered)
     said = table[: table.index("<table")]
-    assert f"<b>{NAME}</b>" in said and offered not in table
+    assert f"<b>{NAME}</b>" in said
     for way in WAYS:
         assert (way.label in said) == (way.name in ("overshoot", "first"))
     assert "prob limit" in said
 
 
-def test_the_grammar_tab_runs_on_a_server(offered):
+def grammar_run_on(name: str) -> tuple[h.Page, dict]:
+    """The Grammar tab's run of ``root ::= "yes" | "no"`` on the server offered as
+    ``name``: a match, the server named in the status. The page and the last values."""
     from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab, on_run
 
     p = page()
     tab = GrammarTab(p, "place", "terminal")
-    grammar = 'root ::= "yes" | "no"'
-    asked = GrammarRunInputs(grammar, "auto", ASK, 4, 0.0, 0, True, NAME)
+    asked = GrammarRunInputs('root ::= "yes" | "no"', "auto", ASK, 4, 0.0, 0, True, name)
     ran = last(on_run(tab, None, asked, h.StopMark()))
     assert ran.get(p.trace) is not None, ran.get(p.status)
-    trace = ran[p.trace]
-    assert trace.text in ("yes", "no") and trace.matched, ran[p.status]
-    assert SAID in ran[p.status] and "every one agrees" in ran[p.status]
+    assert ran[p.trace].text in ("yes", "no") and ran[p.trace].matched, ran[p.status]
+    assert f"at server '{name}'" in ran[p.status], ran[p.status]
+    return p, ran
+
+
+def test_the_grammar_tab_runs_on_a_server(offered):
+    p, ran = grammar_run_on(NAME)
+    assert "every one agrees" in ran[p.status]
 
 
 def test_the_api_endpoints_run_on_a_server_named_by_its_name(offered):
