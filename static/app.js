@@ -50,15 +50,14 @@
   // with lights of its own: #schema-structure)
   const DFA_SVG = "#dfa .dfa-scroll svg";
   const DFA_LIGHTS = "#dfa .dfa-view > .lights";
-  const lightStep = (svg, lights, i) => {
-    for (const el of svg.querySelectorAll(".current, .visited, .taken")) el.classList.remove("current", "visited", "taken");
+  // what a step adds to the run's past (states visited, edges taken), and where it is
+  const addPast = (svg, lit) => {
+    for (const c of lit.v) for (const n of svg.querySelectorAll(`g.node.${c}`)) n.classList.add("visited");
+    for (const c of lit.e) for (const e of svg.querySelectorAll(`g.edge.${c}`)) e.classList.add("taken");
+  };
+  const markCurrent = (svg, lit) => {
+    for (const el of svg.querySelectorAll(".current")) el.classList.remove("current");
     for (const t of svg.querySelectorAll("text[data-was]")) { t.textContent = t.dataset.was; t.removeAttribute("data-was"); }
-    const k = Math.min(i, lights.length - 1);
-    for (let j = 0; j <= k; j++) {
-      for (const c of lights[j].v) for (const n of svg.querySelectorAll(`g.node.${c}`)) n.classList.add("visited");
-      for (const c of lights[j].e) for (const e of svg.querySelectorAll(`g.edge.${c}`)) e.classList.add("taken");
-    }
-    const lit = lights[k];
     const node = lit.c ? svg.querySelector(`g.node.${lit.c}`) : null;
     if (node) {
       node.classList.add("current");
@@ -68,7 +67,32 @@
     if (lit.l) for (const e of svg.querySelectorAll(`g.edge.${lit.l}`)) e.classList.add("current");
     const where = $("#dfa .dfa-bar .where");
     if (where) where.textContent = lit.w;
+  };
+  const lightStep = (svg, lights, i) => {
+    for (const el of svg.querySelectorAll(".visited, .taken")) el.classList.remove("visited", "taken");
+    const k = Math.min(i, lights.length - 1);
+    for (let j = 0; j <= k; j++) addPast(svg, lights[j]);
+    markCurrent(svg, lights[k]);
     svg.dataset.lit = String(i);
+  };
+  // While a run streams, the drawing comes once (its first frame) and each row of the
+  // step table brings its step's lights (data-lit, as step_lights writes them): the rows
+  // that arrived since the last frame are lit here, the drawing is never sent again.
+  // (Gradio's redraw of the drawing, at its next value, drops data-live: lit from row 0.)
+  const lightLive = () => {
+    const svg = $(DFA_SVG);
+    if (!svg || $(DFA_LIGHTS)) return;
+    const rows = document.querySelectorAll("#steps tbody tr[data-lit]");
+    const from = Number(svg.dataset.live || 0);
+    if (rows.length <= from) return;
+    let lit = null;
+    for (let j = from; j < rows.length; j++) {
+      try { lit = JSON.parse(rows[j].dataset.lit); } catch { return; }
+      addPast(svg, lit);
+    }
+    markCurrent(svg, lit);
+    svg.dataset.live = String(rows.length);
+    requestAnimationFrame(followCurrent);
   };
   // The rules drawing of a schema's structure (#schema-structure): each step's lit groups
   // by name (a position r0s1, an arc r0a2, a rule's box r1) with their classes, as
@@ -230,17 +254,21 @@
     if (emptyCard !== null) card.innerHTML = emptyCard; else card.replaceChildren();
     delete card.dataset.step;
   };
-  new MutationObserver(() => {
+  // The page's one observer of the whole body (each streamed frame wakes it once):
+  // the step chosen and painted, the drawing lit while a run streams, a new drawing
+  // adopted (its zoom and scroll put back), a stale Skip button let go.
+  const onChange = () => {
+    adopt(); adoptRules(); unstaleStop();
     if (!rowsOf().length) { view_step.chosen = null; clearCard(); return; }
     if (view_step.chosen === null) {
       // a run just ended: its last step is the chosen one
-      if (!finished()) return;
+      if (!finished()) return lightLive();
       const rows = rowsOf();
       if (rows.length) paint(rows.length - 1);
       return;
     }
     if (stale(view_step.chosen)) paint(view_step.chosen);
-  }).observe(document.body, { childList: true, subtree: true });
+  };
   // The Step slider is the server's record of the step (a redraw keeps it): told once the
   // visitor pauses, since Gradio's slider takes 20-150 ms to follow a value.
   let tellServer = null;
@@ -327,10 +355,11 @@
     if (event.target.closest("#run") && stop.textContent.includes("Skip shadow run")) stop.dataset.stale = "1";
     else if (event.target.closest("#stop") && stop.dataset.stale) { event.preventDefault(); event.stopImmediatePropagation(); }
   }, true);
-  new MutationObserver(() => {
+  // ... until Gradio relabels it (the page's observer, onChange, looks)
+  const unstaleStop = () => {
     const stop = $("#stop");
     if (stop?.dataset.stale && !stop.textContent.includes("Skip shadow run")) delete stop.dataset.stale;
-  }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  };
   // a new run (Generate, Apply & run, a link's run): its last step will be the chosen one
   document.addEventListener("click", (event) => {
     if (event.target.closest("#run") || event.target.closest("#diagnosis [data-fix]")) { stopPlaying(); view_step.chosen = null; }
@@ -415,7 +444,7 @@
       box.addEventListener("scroll", () => edges(box));
     }
   };
-  new MutationObserver(() => { adopt(); adoptRules(); }).observe(document.body, { childList: true, subtree: true });
+  new MutationObserver(onChange).observe(document.body, { childList: true, subtree: true, characterData: true });
 
   // --- the link: follows every edit; opening it restores inputs, step and run ------------
   const field = (id, kind) => $(`#${id} ${kind}`);
@@ -505,16 +534,23 @@
   }
 
   // --- Apply & run: the comparison is brought into view once, when the run is over ------
+  // (watched only from the click to then: an observer of every attribute of the page
+  // would wake at each class the drawing's lights move while a run streams)
   let applied = 0;
   let oldComparison = undefined; // undefined: nothing to bring into view
-  new MutationObserver(() => {
-    if (oldComparison === undefined) return;
+  const comparisonShown = new MutationObserver(() => {
+    if (oldComparison === undefined) return comparisonShown.disconnect();
     const shown = $("#comparison-view .comparison");
     // once the run is over: Stop hidden again may move everything below it up
     if (!shown || shown === oldComparison || !shown.offsetParent || $("#run")?.disabled) return;
     oldComparison = undefined;
+    comparisonShown.disconnect();
     $("#comparison").scrollIntoView({ behavior: "smooth", block: "start" });
-  }).observe(document.body, { childList: true, subtree: true, attributes: true });
+  });
+  const awaitComparison = () => {
+    oldComparison = $("#comparison-view .comparison");
+    comparisonShown.observe(document.body, { childList: true, subtree: true, attributes: true });
+  };
 
   // --- clicks ---------------------------------------------------------------------------
   document.addEventListener("click", (event) => {
@@ -549,7 +585,7 @@
     if (fix) {
       if ($("#run")?.disabled) return;
       applied += 1;
-      oldComparison = $("#comparison-view .comparison");
+      awaitComparison();
       setText("apply-pick", JSON.stringify({ ...JSON.parse(fix.dataset.fix), n: applied }));
       return;
     }

@@ -194,6 +194,26 @@ def test_b3_stop_ends_a_run(app: Page) -> None:
     expect(app.locator("#run")).to_be_enabled()
 
 
+def test_b3_a_streaming_run_sends_its_drawing_once_and_lights_it_row_by_row(app: Page) -> None:
+    # A frame costs the page what changed: the drawing comes with the run's first frame
+    # only (Gradio's next value of it would drop the mark set here), and each step's row
+    # brings its lights, which the page applies (static/app.js lightLive).
+    rows = "document.querySelectorAll('#steps tbody tr[data-lit]')"
+    svg = "document.querySelector('#dfa .dfa-scroll svg')"
+    set_inputs(app, *LONG_RUN, chat=True)
+    app.click("#run")
+    app.wait_for_function(f"() => {rows}.length >= 1", timeout=RUN_TIMEOUT)
+    app.evaluate(f"() => {svg}.setAttribute('data-kept', '1')")
+    n = app.evaluate(f"() => {rows}.length")
+    lit = f"() => {rows}.length > {n} && {svg}.dataset.live === String({rows}.length)"
+    app.wait_for_function(lit, timeout=RUN_TIMEOUT)
+    assert app.evaluate(f"() => {svg}.dataset.kept") == "1"  # not sent again
+    last = app.evaluate(f"() => JSON.parse([...{rows}].at(-1).dataset.lit)")
+    assert app.locator(f"#dfa g.current.{last['c'] or last['l']}").count() >= 1
+    app.click("#stop")
+    expect(app.locator("#status")).to_contain_text("Stopped", timeout=RUN_TIMEOUT)
+
+
 def test_b3_on_a_phone_generate_stop_and_copy_link_fit_while_a_run_goes(app: Page) -> None:
     # Stop shows only during a run: Generate and Stop took their 160 px each and squeezed
     # "Copy link" past the right edge of a 390 px screen.

@@ -333,7 +333,9 @@ def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = No
     downloads once the run has ended, and with the ``schema`` of a schema run, the output
     as JSON ("" for a regex run)."""
     updates = page_updates(frame, page)
-    if page.json is not None and frame.text is not None:
+    # a regex run's JSON view is "" all along (``started`` cleared it): said once, at the end
+    json_changes = schema is not None or frame.trace is not None
+    if page.json is not None and frame.text is not None and json_changes:
         steps = frame.trace.steps if frame.trace is not None else ()
         updates[page.json] = json_view_html(
             schema, frame.text, done=frame.trace is not None, steps=steps

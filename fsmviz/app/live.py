@@ -30,6 +30,7 @@ from fsmviz.diagnose import Finding, diagnose
 from fsmviz.diagnose.text import plural
 from fsmviz.drawing.compact import CompactGraph, compact
 from fsmviz.drawing.lights import (
+    StepLighter,
     compact_lights,
     natural_width,
     path_view,
@@ -57,6 +58,7 @@ __all__ = [
     "ChartPace",
     "DRAW_LIMIT",
     "DRAWINGS",
+    "LiveDrawing",
     "constrained_frames",
     "done_status",
     "finish",
@@ -350,16 +352,45 @@ def constrained_frames(
     return run.trace(), first
 
 
-def regex_drawn(view: PatternView, steps: Sequence[Step], first: bool) -> dict[str, str | None]:
+class LiveDrawing:
     """What a regex run draws of its steps so far (``constrained_frames``' ``drawn``): the
-    DFA lit at the current state, the table with each step's drawn states, and (first) the
-    pattern's findings."""
-    assert view.dfa is not None
-    return {
-        "dfa": view.dfa_html(steps),
-        "steps": steps_html(steps, states=drawn_path(steps, view.dfa), live=True),
-        "diagnosis": findings_html(view.findings, pattern=view.pattern) if first else None,
-    }
+    table with each step's drawn states and, in each row, that step's lights as data; and
+    with the first frame only, the drawing (lit where the run is) and the pattern's findings.
+
+    The drawing is sent once per run: Gradio re-parses and walks a whole HTML output
+    whenever its value changes, so a drawing resent at each frame cost the page its whole
+    SVG for a few classes moved. The page's script lights it from the rows as they arrive
+    (static/app.js ``lightLive``), as it lights a finished run's chosen step. Each step's
+    lights are made once, when it arrives (``StepLighter``): a frame costs the server its
+    new steps' lights, not the whole run's."""
+
+    def __init__(self, view: PatternView) -> None:
+        assert view.dfa is not None
+        self.view = view
+        self.lighter = StepLighter(view.dfa, view.graph) if view.svg else None
+        self.lights: list[str] = []
+
+    def __call__(self, steps: Sequence[Step], first: bool) -> dict[str, str | None]:
+        view, lighter = self.view, self.lighter
+        path = drawn_path(steps, view.dfa)  # type: ignore[arg-type]
+        if lighter is not None:  # too large to draw: no lights to send
+            for _, current, walked in path[lighter.count :]:
+                self.lights.append(_json(lighter.light(current, walked)))
+        return {
+            "dfa": view.dfa_html(steps) if first else None,
+            "steps": steps_html(steps, states=path, live=True, lights=self.lights or None),
+            "diagnosis": findings_html(view.findings, pattern=view.pattern) if first else None,
+        }
+
+
+def regex_drawn(view: PatternView, steps: Sequence[Step], first: bool) -> dict[str, str | None]:
+    """``LiveDrawing`` of ``steps`` at once (one frame)."""
+    return LiveDrawing(view)(steps, first)
+
+
+def _json(data: object) -> str:
+    """``data`` as compact JSON, for a data attribute (escaped by its writer)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def shadow_announcement(options: GenerationOptions, trace: Trace) -> str:

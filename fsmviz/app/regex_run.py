@@ -8,17 +8,16 @@ that neither has to reach up into the other.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 from fsmviz.app.fix_checks import check_frames, checks_coming
 from fsmviz.app.live import (
     SHADOW_LATER,
+    LiveDrawing,
     PageFrame,
     PatternView,
     constrained_frames,
     dfa_html,
     finish,
-    regex_drawn,
     shadow_announcement,
     shadow_frames,
 )
@@ -38,7 +37,7 @@ def live_run(
         yield unfixed_frame(view)
         return
     trace, first = yield from constrained_frames(
-        model, view.constraint or view.pattern, prompt, options, partial(regex_drawn, view)
+        model, view.constraint or view.pattern, prompt, options, LiveDrawing(view)
     )
     ending = finish(model, view, trace)
     checking = checks_coming(ending.findings)  # the doctor's checks first: Stop ends them

@@ -35,6 +35,7 @@ from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = [
     "CompactLights",
+    "StepLighter",
     "compact_lights",
     "natural_width",
     "path_view",
@@ -74,40 +75,55 @@ def step_lights(
     >>> [(lit["c"], lit["v"], lit["e"]) for lit in step_lights(compile_regex("ab"), None, steps)]
     [('s1', ['s0', 's1'], ['e0-1']), ('s2', ['s2'], ['e1-2'])]
     """
-    out = []
-    visited: set[int] = {dfa.initial}
-    edges: set[tuple[int, int]] = set()
-    shown_nodes: set[str] = set()
-    shown_edges: set[str] = set()
-    for _, current, walked in drawn_path(steps, dfa):
-        edges.update(walked)
-        visited.update(target for _, target in walked)
-        if graph is None:
+    lighter = StepLighter(dfa, graph)
+    return [lighter.light(current, walked) for _, current, walked in drawn_path(steps, dfa)]
+
+
+class StepLighter:
+    """``step_lights`` one step at a time, for a run that streams: each step's lights
+    come from the steps before it (what was first lit then), so a live run's frame
+    lights only its new steps (``fsmviz.app.live``), and every step's lights are the same
+    whether made while the run streams or at its end.
+
+    >>> from fsmviz.automaton.dfa import compile_regex
+    >>> lighter = StepLighter(compile_regex("ab"), None)
+    >>> lighter.light(1, ((0, 1),))["v"], lighter.light(2, ((1, 2),))["v"]
+    (['s0', 's1'], ['s2'])
+    """
+
+    def __init__(self, dfa: Dfa, graph: CompactGraph | None) -> None:
+        self.graph = graph
+        self.initial = dfa.initial
+        self.shown_nodes: set[str] = set()
+        self.shown_edges: set[str] = set()
+        self.count = 0
+        """How many steps were lit so far."""
+
+    def light(self, current: int, walked: Sequence[tuple[int, int]]) -> dict[str, object]:
+        """The lights of the next step, which ends at drawn state ``current`` after
+        walking the drawn edges ``walked`` (a ``drawn_path`` entry). Only what this step
+        reaches is looked at (the start too, at the first step): what the steps before it
+        lit is ``shown_nodes`` and ``shown_edges`` already."""
+        reached = {target for _, target in walked} | ({self.initial} if not self.count else set())
+        self.count += 1
+        if self.graph is None:  # the exact drawing
             node, link, note = f"s{current}", None, None
-            nodes = {f"s{s}" for s in visited}
-            taken = {f"e{a}-{b}" for a, b in edges}
+            nodes = {f"s{s}" for s in reached}
+            taken = {f"e{a}-{b}" for a, b in walked}
             where = f"current state {current}"
         else:
-            lit = compact_lights(graph, current, visited, edges)
+            lit = compact_lights(self.graph, current, reached, walked)
             node = None if lit.current is None else f"s{lit.current}"
             link = next((f"l{k}" for k, c in lit.links.items() if "current" in c), None)
             note = lit.note
             nodes = {f"s{s}" for s in lit.visited}
             taken = {f"l{k}" for k, c in lit.links.items() if "taken" in c}
             where = f"current state {current}{lit.where}"
-        out.append(
-            {
-                "c": node,
-                "l": link,
-                "v": sorted(nodes - shown_nodes),
-                "e": sorted(taken - shown_edges),
-                "n": note,
-                "w": where,
-            }
-        )
-        shown_nodes |= nodes
-        shown_edges |= taken
-    return out
+        out = {"c": node, "l": link, "v": sorted(nodes - self.shown_nodes),
+               "e": sorted(taken - self.shown_edges), "n": note, "w": where}  # fmt: skip
+        self.shown_nodes |= nodes
+        self.shown_edges |= taken
+        return out
 
 
 @dataclass(frozen=True)

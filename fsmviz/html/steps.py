@@ -61,6 +61,7 @@ def steps_html(
     selected: int | None = None,
     states: Sequence[tuple[int, int, object]] | None = None,
     live: bool = False,
+    lights: Sequence[str] | None = None,
 ) -> str:
     """One row per step: states, token taken, allowed count, valid mass, the model's top
     candidates marked allowed (✓) or blocked (✗), forced and drafted steps marked.
@@ -72,11 +73,17 @@ def steps_html(
     added, and Gradio streams only those (its diff of a string that extends the last is
     an ``append``). Sent whole at every frame, a 1,024-token run's table came to 31 MB
     over its 356 frames and its output to 10 MB; open, to 0.2 and 0.06 MB. The run's last
-    frame closes them."""
+    frame closes them.
+
+    ``lights`` (a live table's): each step's drawing lights as JSON text (``step_lights``),
+    written in its row's ``data-lit``; the page's script lights the drawing, sent once per
+    run, from the rows that arrive (static/app.js ``lightLive``)."""
     if not steps:
         return '<p class="empty">Run a generation to see each step.</p>'
     rows = []
-    for step, piece, moved in zip(steps, pieces(steps), states or [None] * len(steps), strict=True):
+    lit = [f' data-lit="{esc(x)}"' for x in lights] if lights else [""] * len(steps)
+    moving = zip(steps, pieces(steps), states or [None] * len(steps), lit, strict=True)
+    for step, piece, moved, light in moving:
         forced = step.forced and step.allowed_count == 1
         classes = " ".join(
             c
@@ -96,7 +103,7 @@ def steps_html(
             for c in step.top
         )
         rows.append(
-            f'<tr data-step="{step.index}" class="{classes}">'
+            f'<tr data-step="{step.index}" class="{classes}"{light}>'
             f"<td>{step.index}</td><td>{esc(str(before))} → {esc(str(after))}</td>"
             f"<td>{token_cell(step, piece)}{how}</td>"
             f"<td>{step.allowed_count:,}{allowed_note(step)}</td><td>{step.valid_mass:.1%}</td>"
