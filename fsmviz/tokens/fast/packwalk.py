@@ -45,9 +45,10 @@ it (the row walks answer those states)."""
 TOKEN_WALK = 1_024
 """Below the frontier the trie is walked pair by pair until at most this many tokens lie
 below the pairs, then token by token."""
-BELOW = 4_096
-"""Tokens below the frontier nodes a chain may walk on (a space after a word, below which
-lie 32,000 tokens: the row walks, which take their subtrees whole, answer faster)."""
+BELOW = 2_048
+"""Pairs (trie node, state) a walk below the frontier may make before it gives up (a space
+before a word of either case, below which lie 32,000 tokens and thousands of live pairs:
+the row walks, which take their subtrees whole, answer faster)."""
 FRONTIER = 4_096
 """Frontier nodes a chain may have (``.*a``'s state 0 meets 4,000 nodes of ``a``, each
 walked on: the row walks answer faster there)."""
@@ -69,12 +70,17 @@ class PackedVocab:
 
     contains: np.ndarray
     high: np.ndarray
+    first: np.ndarray  # [256, words]: the tokens whose first byte is b
+    tail: np.ndarray  # [256, words]: the tokens holding b past their first byte
+    tail_high: np.ndarray
     shorter: np.ndarray
     frontier: np.ndarray
     byte_start: list[int]
     depth: np.ndarray
     byte: np.ndarray
     above: np.ndarray
+    lead: np.ndarray  # the first byte of each frontier node's path, and the bytes above
+    above_tail: np.ndarray  # it past that first one (4 words)
     present: int
     # by node, the tokens at and below it:
     span_start: np.ndarray  # sorted_ids[span_start[n] : span_start[n] + span_size[n]]
@@ -84,22 +90,27 @@ class PackedVocab:
     data: np.ndarray  # the tokens' bytes in the trie's order, one after the other, and
     offset: np.ndarray  # where each begins (one more: where the last ends)
 
-    def inside(self, allowed: int) -> np.ndarray:
-        """The trie's tokens all of whose bytes lie in ``allowed`` (256 bits), packed."""
+    def inside(self, allowed: int, tail: bool = False) -> np.ndarray:
+        """The trie's tokens all of whose bytes (``tail``: but the first) lie in
+        ``allowed`` (256 bits), packed."""
+        contains, high_row = (self.tail, self.tail_high) if tail else (self.contains, self.high)
         out = self.present & ~allowed
         high = _HIGH & self.present and not _HIGH & self.present & allowed
         if high:  # no byte from 0x80 is allowed: one row says which tokens hold one
             out &= ~_HIGH
         rows = [b for b in range(256) if out >> b & 1]
-        words = np.bitwise_or.reduce(self.contains[rows], axis=0) if rows else None
+        words = np.bitwise_or.reduce(contains[rows], axis=0) if rows else None
         if high:
-            words = self.high if words is None else words | self.high
+            words = high_row if words is None else words | high_row
         return self.shorter[-1] if words is None else self.shorter[-1] & ~words
 
-    def leaving(self, allowed: int, through: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def leaving(
+        self, allowed: int, through: int, lead: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The frontier of ``allowed``: the nodes whose byte lies in ``through`` (bytes
         outside ``allowed``) and whose path above lies in ``allowed``; their depths and
-        bytes."""
+        bytes. With ``lead``: the nodes two bytes deep or more whose path begins with
+        ``lead`` and lies in ``allowed`` past it."""
         parts = [
             np.arange(self.byte_start[b], self.byte_start[b + 1])
             for b in range(256)
@@ -109,9 +120,13 @@ class PackedVocab:
             none = np.zeros(0, dtype=np.int64)
             return none, none, none
         at = np.concatenate(parts)
+        if lead is not None:
+            at = at[self.lead[at] == lead]
         out = np.frombuffer((_ALL & ~allowed).to_bytes(32, "little"), dtype="<u8")
-        clash = self.above[at] & out
+        clash = (self.above if lead is None else self.above_tail)[at] & out
         keep = ~(clash[:, 0] | clash[:, 1] | clash[:, 2] | clash[:, 3]).astype(bool)
+        if lead is not None:
+            keep &= self.depth[at] >= 2
         at = at[keep]
         return self.frontier[at], self.depth[at], self.byte[at]
 
@@ -142,6 +157,12 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     owners = np.repeat(trie.sorted_ids, trie.sorted_lengths)
     holds = np.zeros((256, size), dtype=bool)
     holds[data, owners] = True
+    starts = np.repeat(np.cumsum(trie.sorted_lengths) - trie.sorted_lengths, trie.sorted_lengths)
+    later = np.arange(len(data)) > starts  # a byte past its token's first
+    tail = np.zeros((256, size), dtype=bool)
+    tail[data[later], owners[later]] = True
+    first = np.zeros((256, size), dtype=bool)
+    first[data[~later], owners[~later]] = True
     height = int(trie.height[0])
     by_length = np.zeros((height + 1, size), dtype=bool)
     by_length[trie.sorted_lengths, trie.sorted_ids] = True
@@ -154,23 +175,33 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         np.uint64(1), (trie.byte[1:] & 63).astype(np.uint64)
     )
     above = np.zeros((nodes, 4), dtype="<u8")
+    lead = np.zeros(nodes, dtype=np.int64)
+    above_tail = np.zeros((nodes, 4), dtype="<u8")
     bounds = np.searchsorted(trie.depth, np.arange(height + 2)).tolist()
     for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):  # breadth-first: level by level
         up = parent[lo:hi]
         above[lo:hi] = above[up] | edge[up]
+        lead[lo:hi] = trie.byte[lo:hi] if lo == 1 else lead[up]
+        if lo > 1:  # the bytes above past the first: the parent's, unless it is the first
+            above_tail[lo:hi] = above_tail[up] | np.where(trie.depth[up, None] >= 2, edge[up], 0)
     order = np.argsort(trie.byte[1:], kind="stable") + 1
     byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
     present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
-    contains = _packbits(holds)
+    contains, tails = _packbits(holds), _packbits(tail)
     return PackedVocab(
         contains=contains,
         high=np.bitwise_or.reduce(contains[128:], axis=0),
+        first=_packbits(first),
+        tail=tails,
+        tail_high=np.bitwise_or.reduce(tails[128:], axis=0),
         shorter=shorter,
         frontier=order.astype(np.int32),
         byte_start=byte_start,
         depth=trie.depth[order].astype(np.int64),
         byte=trie.byte[order].astype(np.int64),
         above=above[order],
+        lead=lead[order],
+        above_tail=above_tail[order],
         present=present,
         span_start=trie.span_start,
         span_size=trie.span_size,
@@ -234,32 +265,89 @@ def chain_of(
 
 
 def chain_words(
-    vocab: PackedVocab, trie: VocabTrie, chain: Chain, inside: np.ndarray, table: np.ndarray
+    vocab: PackedVocab,
+    trie: VocabTrie,
+    chain: Chain,
+    table: np.ndarray,
+    inside: Callable[[int, bool], np.ndarray],
+    chain_at: Callable[[int], Chain | None],
 ) -> np.ndarray | None:
     """The packed words (uint32) of the tokens allowed from the chain's first state; None
-    where its frontier is too large (``FRONTIER``, ``BELOW``). ``inside`` is
-    ``vocab.inside(chain.allowed)``; ``table`` the byte DFA's. Below the frontier nodes
-    whose byte some state of the chain reads (below the others every token dies), the
-    trie is walked pair by pair (node, state) while many tokens lie below the pairs, then
-    the tokens below them byte by byte (``walk_entries``)."""
-    nodes, depths, bytes_in = vocab.leaving(chain.allowed, chain.leaves)
+    where its frontier is too large (``FRONTIER``, ``BELOW``). ``inside(allowed, tail)``
+    is ``vocab.inside``, kept; ``chain_at(s)`` the chain of ``s``, kept; ``table`` the
+    byte DFA's. A frontier node one byte deep (a space before a word) whose state has a
+    chain is taken as the chain's own are, one level down: the tokens of that first byte
+    whose other bytes lie in that chain's bytes (``vocab.first``, ``inside(..., True)``),
+    and the frontier of that chain below it. Below the other frontier nodes whose byte some
+    state reads (below the others every token dies), the trie is walked (``walk_below``)."""
+    words = _within(vocab, chain, inside(chain.allowed, False), 0)
+    pairs = _frontier(vocab, chain, table, None)
+    if pairs is None:
+        return None
+    nodes, states = pairs
+    wide = (vocab.depth_of[nodes] == 1) & (vocab.span_size[nodes] > TOKEN_WALK)
+    parts = [(nodes[~wide], states[~wide])]
+    for node, state in zip(nodes[wide].tolist(), states[wide].tolist(), strict=True):
+        after = chain_at(state)
+        below = None if after is None else _frontier(vocab, after, table, trie.byte[node])
+        if below is None:
+            parts.append((np.array([node]), np.array([state])))
+            continue
+        tail = _within(vocab, after, inside(after.allowed, True), 1)
+        words = words | (vocab.first[trie.byte[node]] & tail)
+        parts.append(below)
+    nodes, states = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+    found = walk_below(vocab, trie, table, nodes, states)
+    if found is None:
+        return None
+    if not len(found):
+        return words
+    bits = np.zeros(32 * len(words), dtype=bool)
+    bits[found] = True
+    return words | np.packbits(bits, bitorder="little").view("<u4")
+
+
+def _within(vocab: PackedVocab, chain: Chain, inside: np.ndarray, skip: int) -> np.ndarray:
+    """``inside`` less the tokens longer than ``skip`` bytes and the chain, where it ends
+    (those die past its end)."""
+    if chain.loops:
+        return inside
+    return inside & vocab.shorter[min(len(chain.path) + skip, len(vocab.shorter)) - 1]
+
+
+def _frontier(
+    vocab: PackedVocab, chain: Chain, table: np.ndarray, lead: int | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The chain's frontier nodes (with ``lead``: below that first byte, the chain's state
+    after it) whose state reads their byte, and the states they lead to; None past
+    ``FRONTIER`` nodes."""
+    nodes, depths, bytes_in = vocab.leaving(chain.allowed, chain.leaves, lead)
     if len(nodes) > FRONTIER:
         return None
+    steps = depths - (1 if lead is None else 2)  # bytes of the chain above each node
     last = len(chain.path) - 1
-    if not chain.loops:  # tokens of the chain's bytes longer than it die past its end
-        inside = inside & vocab.shorter[min(last + 1, len(vocab.shorter)) - 1]
-    flat, width = table.reshape(-1), table.shape[1]
     if not chain.loops:  # a path of the chain's bytes longer than it died at its end
-        near = depths - 1 <= last
-        nodes, depths, bytes_in = nodes[near], depths[near], bytes_in[near]
-    before = np.asarray(chain.path)[np.minimum(depths - 1, last)]
-    states = flat[before * width + bytes_in]
+        near = steps <= last
+        nodes, steps, bytes_in = nodes[near], steps[near], bytes_in[near]
+    before = np.asarray(chain.path)[np.minimum(steps, last)]
+    states = table[before, bytes_in]
     alive = states >= 0
-    nodes, states = nodes[alive], states[alive]
-    if int(vocab.span_size[nodes].sum()) > BELOW:
-        return None
-    found = []
+    return nodes[alive], states[alive]
+
+
+def walk_below(
+    vocab: PackedVocab, trie: VocabTrie, table: np.ndarray, nodes: np.ndarray, states: np.ndarray
+) -> np.ndarray | None:
+    """The ids of the tokens at and below the pairs (trie node, state) that the byte DFA
+    reads to their end: pair by pair (node, state) while many tokens lie below the pairs
+    (``TOKEN_WALK``), then the tokens below them byte by byte (``walk_entries``); None
+    past ``BELOW`` pairs made."""
+    flat, width = table.reshape(-1), table.shape[1]
+    found, made = [], 0
     while len(nodes) and int(vocab.span_size[nodes].sum()) > TOKEN_WALK:
+        made += len(nodes)
+        if made > BELOW:
+            return None
         own = trie.token_start[nodes + 1] - trie.token_start[nodes]
         found.append(runs(vocab.span_start[nodes], own))  # a node's own tokens come first
         counts = trie.num_children[nodes]
@@ -268,23 +356,11 @@ def chain_words(
         alive = reached >= 0
         nodes, states = children[alive], reached[alive]
     if len(nodes):
-        entries = runs(vocab.span_start[nodes], vocab.span_size[nodes])
-        found.append(
-            walk_entries(
-                vocab,
-                flat,
-                width,
-                entries,
-                np.repeat(states, vocab.span_size[nodes]),
-                np.repeat(vocab.depth_of[nodes], vocab.span_size[nodes]),
-            )
-        )
-    found = vocab.sorted_ids[np.concatenate(found)] if found else []
-    if not len(found):
-        return inside
-    bits = np.zeros(32 * len(inside), dtype=bool)
-    bits[found] = True
-    return inside | np.packbits(bits, bitorder="little").view("<u4")
+        sizes = vocab.span_size[nodes]
+        entries = runs(vocab.span_start[nodes], sizes)
+        skip = np.repeat(vocab.depth_of[nodes], sizes)
+        found.append(walk_entries(vocab, flat, width, entries, np.repeat(states, sizes), skip))
+    return vocab.sorted_ids[np.concatenate(found)] if found else np.zeros(0, dtype=np.int32)
 
 
 def walk_entries(

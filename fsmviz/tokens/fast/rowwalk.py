@@ -207,7 +207,7 @@ class RowWalker:
         self._classes: tuple[ClassTrie, ClassTable] | None = None
         self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
-        self._inside: dict[int, np.ndarray] = {}  # packed tokens by a chain's bytes
+        self._inside: dict[tuple[int, bool], np.ndarray] = {}  # by a chain's bytes
         self._reads: dict[int, int] = {}
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
 
@@ -216,20 +216,33 @@ class RowWalker:
         layout), from its chain (``packwalk``: the tokens within the bytes it reads onwards
         from packed words, the few others walked), without its row; None where the chain
         does not take enough at once: the row walks answer those states."""
-        chain = None if state in self._unpacked else self._chain(state)
+        if state in self._unpacked:
+            return None
+        chain = self._chain(state)
+        if chain is None and self.tried_small[state]:  # a narrow state: its row, if small
+            found = small_row(self.trie.lists, self._steps, state)
+            if found is not None:
+                return _packed_ids(found[0], self.num_ids)
+            # else its first byte, then the chains of the states after it (a space, a name)
+            chain = Chain((state,), 0, False, self._reads_of(state))
         if chain is None:
             return None
         vocab = packed_vocab(self.trie, self.num_ids)
-        inside = self._inside.get(chain.allowed)
-        if inside is None:
-            inside = self._inside[chain.allowed] = vocab.inside(chain.allowed)
-        found = chain_words(vocab, self.trie, chain, inside, self.byte_dfa.table)
+        found = chain_words(vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain)
         if found is None:
             self._unpacked.add(state)
             return None
         words = found.view(np.int32)
         words.flags.writeable = False
         return words
+
+    def _within(self, allowed: int, tail: bool) -> np.ndarray:
+        """``PackedVocab.inside``, kept by its arguments."""
+        found = self._inside.get((allowed, tail))
+        if found is None:
+            vocab = packed_vocab(self.trie, self.num_ids)
+            found = self._inside[allowed, tail] = vocab.inside(allowed, tail)
+        return found
 
     def _chain(self, state: int) -> Chain | None:
         """The chain of ``state`` (``packwalk.chain_of``), kept."""
@@ -289,6 +302,15 @@ class RowWalker:
                     ClassTable.of(self.byte_dfa.table, columns),
                 )
         return self._classes
+
+
+def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
+    """Token ids as read-only int32 words (``index.packed``'s layout)."""
+    bits = np.zeros(-(-num_ids // 32) * 32, dtype=bool)
+    bits[tokens] = True
+    words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
+    words.flags.writeable = False
+    return words
 
 
 SMALL_EDGES = 64
