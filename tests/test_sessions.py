@@ -8,7 +8,7 @@ import tracemalloc
 import gradio as gr
 from gradio.state_holder import SessionState
 
-from fsmviz.app.sessions import LazyConfigs, lighten_sessions
+from fsmviz.app.sessions import QUEUE_POLL, LazyConfigs, calm_queue, lighten_sessions
 
 
 def page() -> gr.Blocks:
@@ -48,3 +48,15 @@ def test_a_session_that_only_called_an_endpoint_is_small() -> None:
     finally:
         tracemalloc.stop()
     assert each < 20_000, f"{each:,.0f} bytes a session"  # ~130 KB each before
+
+
+def test_an_idle_queue_polls_at_the_calm_pace_and_gradios_own_pace_is_kept_if_slower() -> None:
+    # Gradio's queue looked for work every 1 ms while idle: 6-7 % of a core per server
+    demo = page().queue()
+    queue = demo._queue
+    assert (queue.sleep_when_free, queue.progress_update_sleep_when_free) < QUEUE_POLL
+    assert calm_queue(demo)
+    assert (queue.sleep_when_free, queue.progress_update_sleep_when_free) == QUEUE_POLL
+    queue.sleep_when_free = 1.0  # a slower pace set elsewhere is not made faster
+    assert calm_queue(demo) and queue.sleep_when_free == 1.0
+    assert not calm_queue(object())  # no such queue (another Gradio): nothing done, and said so

@@ -146,7 +146,7 @@ def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - Backgroun
     import signal
 
     from fsmviz.app.scratch import Sweeper
-    from fsmviz.app.sessions import lighten_sessions
+    from fsmviz.app.sessions import calm_queue, lighten_sessions
     from fsmviz.app.ui import STATIC, build_ui
     from fsmviz.drawing.render import CSS as DFA_CSS
 
@@ -162,6 +162,7 @@ def serve(models, args: argparse.Namespace) -> None:  # noqa: ANN001 - Backgroun
 
         mcp_calls_end_with_their_request()  # an MCP client that leaves stops its run too
     demo.queue(default_concurrency_limit=4, max_size=64)
+    calm_queue(demo)  # no 1 ms polling while idle (fsmviz.app.sessions)
     sweeper = Sweeper(age=max(args.file_ttl, 1))  # each run's downloads (fsmviz.app.scratch)
     atexit.register(sweeper.stop)
     # SIGTERM (a container's stop) ends the server as Ctrl-C does: Gradio closes, and the
