@@ -87,8 +87,9 @@ class PackedVocab:
     span_size: np.ndarray
     sorted_ids: np.ndarray
     depth_of: np.ndarray  # each node's depth
-    data: np.ndarray  # the tokens' bytes in the trie's order, one after the other, and
-    offset: np.ndarray  # where each begins (one more: where the last ends)
+    padded: np.ndarray  # the tokens' bytes in the trie's order, each followed by 256,
+    padded_start: np.ndarray  # where each begins there,
+    lengths: np.ndarray  # and its length
 
     def inside(self, allowed: int, tail: bool = False) -> np.ndarray:
         """The trie's tokens all of whose bytes (``tail``: but the first) lie in
@@ -151,6 +152,29 @@ def _packbits(bits: np.ndarray) -> np.ndarray:
     return np.packbits(bits, axis=-1, bitorder="little").view("<u4")
 
 
+def _paths(trie: VocabTrie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """By node: the set of bytes on its path above it (4 words), its path's first byte,
+    and the set of those bytes above it past the first; level by level (breadth-first)."""
+    nodes = len(trie.byte)
+    parent = np.zeros(nodes, dtype=np.intp)
+    parent[1:] = np.repeat(np.arange(nodes), trie.num_children)
+    edge = np.zeros((nodes, 4), dtype="<u8")
+    edge[np.arange(1, nodes), trie.byte[1:] >> 6] = np.left_shift(
+        np.uint64(1), (trie.byte[1:] & 63).astype(np.uint64)
+    )
+    above = np.zeros((nodes, 4), dtype="<u8")
+    lead = np.zeros(nodes, dtype=np.int64)
+    above_tail = np.zeros((nodes, 4), dtype="<u8")
+    bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2)).tolist()
+    for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):  # breadth-first: level by level
+        up = parent[lo:hi]
+        above[lo:hi] = above[up] | edge[up]
+        lead[lo:hi] = trie.byte[lo:hi] if lo == 1 else lead[up]
+        if lo > 1:  # the bytes above past the first: the parent's, unless it is the first
+            above_tail[lo:hi] = above_tail[up] | np.where(trie.depth[up, None] >= 2, edge[up], 0)
+    return above, lead, above_tail
+
+
 def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     size = -(-num_ids // 32) * 32
     data = np.frombuffer(b"".join(trie.sorted_bytes), dtype=np.uint8)
@@ -167,26 +191,14 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     by_length = np.zeros((height + 1, size), dtype=bool)
     by_length[trie.sorted_lengths, trie.sorted_ids] = True
     shorter = _packbits(np.logical_or.accumulate(by_length, axis=0))
-    nodes = len(trie.byte)
-    parent = np.zeros(nodes, dtype=np.intp)
-    parent[1:] = np.repeat(np.arange(nodes), trie.num_children)
-    edge = np.zeros((nodes, 4), dtype="<u8")
-    edge[np.arange(1, nodes), trie.byte[1:] >> 6] = np.left_shift(
-        np.uint64(1), (trie.byte[1:] & 63).astype(np.uint64)
-    )
-    above = np.zeros((nodes, 4), dtype="<u8")
-    lead = np.zeros(nodes, dtype=np.int64)
-    above_tail = np.zeros((nodes, 4), dtype="<u8")
-    bounds = np.searchsorted(trie.depth, np.arange(height + 2)).tolist()
-    for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):  # breadth-first: level by level
-        up = parent[lo:hi]
-        above[lo:hi] = above[up] | edge[up]
-        lead[lo:hi] = trie.byte[lo:hi] if lo == 1 else lead[up]
-        if lo > 1:  # the bytes above past the first: the parent's, unless it is the first
-            above_tail[lo:hi] = above_tail[up] | np.where(trie.depth[up, None] >= 2, edge[up], 0)
+    above, lead, above_tail = _paths(trie)
     order = np.argsort(trie.byte[1:], kind="stable") + 1
     byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
     present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
+    padded = np.full(len(data) + len(trie.sorted_lengths), 256, dtype=np.int64)
+    padded[
+        np.arange(len(data)) + np.repeat(np.arange(len(trie.sorted_lengths)), trie.sorted_lengths)
+    ] = data
     contains, tails = _packbits(holds), _packbits(tail)
     return PackedVocab(
         contains=contains,
@@ -207,8 +219,9 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         span_size=trie.span_size,
         sorted_ids=trie.sorted_ids,
         depth_of=trie.depth.astype(np.int64),
-        data=data,
-        offset=np.concatenate([[0], np.cumsum(trie.sorted_lengths)]).astype(np.int64),
+        padded=padded,
+        padded_start=np.concatenate([[0], np.cumsum(trie.sorted_lengths + 1)[:-1]]),
+        lengths=trie.sorted_lengths.astype(np.int64),
     )
 
 
@@ -269,17 +282,20 @@ def chain_words(
     trie: VocabTrie,
     chain: Chain,
     table: np.ndarray,
+    padded: np.ndarray,
     inside: Callable[[int, bool], np.ndarray],
     chain_at: Callable[[int], Chain | None],
 ) -> np.ndarray | None:
     """The packed words (uint32) of the tokens allowed from the chain's first state; None
     where its frontier is too large (``FRONTIER``, ``BELOW``). ``inside(allowed, tail)``
     is ``vocab.inside``, kept; ``chain_at(s)`` the chain of ``s``, kept; ``table`` the
-    byte DFA's. A frontier node one byte deep (a space before a word) whose state has a
-    chain is taken as the chain's own are, one level down: the tokens of that first byte
-    whose other bytes lie in that chain's bytes (``vocab.first``, ``inside(..., True)``),
-    and the frontier of that chain below it. Below the other frontier nodes whose byte some
-    state reads (below the others every token dies), the trie is walked (``walk_below``)."""
+    byte DFA's, ``padded`` the same for ``walk_entries`` (``padded_table``). A frontier node one
+    byte deep (a space before a word) whose state has a chain is taken as the chain's own are,
+    one level down: the tokens of that first byte whose other bytes lie in that chain's bytes
+    (``vocab.first``, ``inside(..., True)``), and the frontier of that chain below it. Below the
+    other frontier nodes whose byte some state reads (below the others every token dies), the
+    trie is walked (``walk_below``).
+    """
     words = _within(vocab, chain, inside(chain.allowed, False), 0)
     pairs = _frontier(vocab, chain, table, None)
     if pairs is None:
@@ -297,7 +313,7 @@ def chain_words(
         words = words | (vocab.first[trie.byte[node]] & tail)
         parts.append(below)
     nodes, states = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
-    found = walk_below(vocab, trie, table, nodes, states)
+    found = walk_below(vocab, trie, table, padded, nodes, states)
     if found is None:
         return None
     if not len(found):
@@ -336,7 +352,12 @@ def _frontier(
 
 
 def walk_below(
-    vocab: PackedVocab, trie: VocabTrie, table: np.ndarray, nodes: np.ndarray, states: np.ndarray
+    vocab: PackedVocab,
+    trie: VocabTrie,
+    table: np.ndarray,
+    padded: np.ndarray,
+    nodes: np.ndarray,
+    states: np.ndarray,
 ) -> np.ndarray | None:
     """The ids of the tokens at and below the pairs (trie node, state) that the byte DFA
     reads to their end: pair by pair (node, state) while many tokens lie below the pairs
@@ -359,41 +380,55 @@ def walk_below(
         sizes = vocab.span_size[nodes]
         entries = runs(vocab.span_start[nodes], sizes)
         skip = np.repeat(vocab.depth_of[nodes], sizes)
-        found.append(walk_entries(vocab, flat, width, entries, np.repeat(states, sizes), skip))
+        found.append(walk_entries(vocab, padded, entries, np.repeat(states, sizes), skip))
     return vocab.sorted_ids[np.concatenate(found)] if found else np.zeros(0, dtype=np.int32)
 
 
 def walk_entries(
     vocab: PackedVocab,
-    flat: np.ndarray,
-    width: int,
+    padded: np.ndarray,
     entries: np.ndarray,
     states: np.ndarray,
     skip: np.ndarray,
 ) -> np.ndarray:
     """Those of ``entries`` (positions in the trie's byte order) whose tokens' bytes past
-    the first ``skip`` the byte DFA (``flat``, ``width`` bytes a state) reads to the end
-    from ``states``, walked together: one round a byte.
+    the first ``skip`` the byte DFA reads to the end from ``states``, walked together, one
+    round a byte, without filtering: ``padded`` is its table (``padded_table``) where the
+    end of a token (byte 256, ``PackedVocab.padded``) keeps a state where it is and a dead
+    state leads to a sink that stays dead; the done and dead are dropped every 8 rounds.
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
-    >>> vocab, table = packed_vocab(index.trie, 3), index.byte_dfa.table
+    >>> vocab, table = packed_vocab(index.trie, 3), padded_table(index.byte_dfa.table)
     >>> start, none = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
-    >>> walk_entries(vocab, table.reshape(-1), 256, np.arange(3), start, none).tolist()
+    >>> walk_entries(vocab, table, np.arange(3), start, none).tolist()  # "1", "12"
     [0, 1]
     """
-    at = vocab.offset[entries] + skip
-    end = vocab.offset[entries + 1]
-    done = [entries[at == end]]  # tokens that end where they start: allowed
-    going = at < end
-    entries, at, end, states = entries[going], at[going], end[going], states[going] * width
-    while len(entries):
-        reached = flat[states + vocab.data[at]]
-        alive = reached >= 0
-        at += 1
-        ended = alive & (at == end)
-        done.append(entries[ended])
-        going = alive & ~ended
-        entries, at, end = entries[going], at[going], end[going]
-        states = reached[going] * width
-    return np.concatenate(done)
+    sink = (len(padded) // 257 - 1) * 257
+    at = vocab.padded_start[entries] + skip
+    states = states * 257
+    left = int((vocab.lengths[entries] - skip).max(initial=0))
+    for done in range(left):
+        byte = vocab.padded[at]
+        states = padded[states + byte]
+        at += byte != 256
+        if done % 8 == 7 and done + 1 < left:
+            going = (states != sink) & (vocab.padded[at] != 256)
+            if not going.all():
+                finished = entries[(states != sink) & ~going]
+                return np.concatenate(
+                    [finished, walk_entries(vocab, padded, entries[going], states[going] // 257,
+                                            at[going] - vocab.padded_start[entries[going]])]
+                )  # fmt: skip
+    return entries[states != sink]
+
+
+def padded_table(table: np.ndarray) -> np.ndarray:
+    """``table`` for ``walk_entries``, flat, 257 entries a state: byte 256 (a token's end)
+    keeps a state where it is, a dead entry leads to a sink (one past the last state) that
+    stays dead; each entry times 257."""
+    sink = len(table)
+    padded = np.full((sink + 1, 257), sink, dtype=np.int64)
+    padded[:sink, :256] = np.where(table < 0, sink, table)
+    padded[:, 256] = np.arange(sink + 1)
+    return (padded * 257).reshape(-1)

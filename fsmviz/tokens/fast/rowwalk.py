@@ -41,7 +41,13 @@ from fsmviz.tokens.fast.classwalk import (
     byte_classes,
     class_row,
 )
-from fsmviz.tokens.fast.packwalk import Chain, chain_of, chain_words, packed_vocab
+from fsmviz.tokens.fast.packwalk import (
+    Chain,
+    chain_of,
+    chain_words,
+    packed_vocab,
+    padded_table,
+)
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
 __all__ = ["Chains", "RowWalker", "small_row", "walk_row", "walk_tokens"]
@@ -209,6 +215,7 @@ class RowWalker:
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
         self._inside: dict[tuple[int, bool], np.ndarray] = {}  # by a chain's bytes
         self._reads: dict[int, int] = {}
+        self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
 
     def packed(self, state: int) -> np.ndarray | None:
@@ -228,7 +235,11 @@ class RowWalker:
         if chain is None:
             return None
         vocab = packed_vocab(self.trie, self.num_ids)
-        found = chain_words(vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain)
+        if self._padded is None:
+            self._padded = padded_table(self.byte_dfa.table)
+        found = chain_words(
+            vocab, self.trie, chain, self.byte_dfa.table, self._padded, self._within, self._chain
+        )
         if found is None:
             self._unpacked.add(state)
             return None
