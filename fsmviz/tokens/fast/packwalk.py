@@ -49,6 +49,8 @@ BELOW = 2_048
 """Pairs (trie node, state) a walk below the frontier may make before it gives up (a space
 before a word of either case, below which lie 32,000 tokens and thousands of live pairs:
 the row walks, which take their subtrees whole, answer faster)."""
+CANDIDATES = 12_000
+"""Trie nodes of a chain's leaving bytes looked at for its frontier, at most."""
 FRONTIER = 4_096
 """Frontier nodes a chain may have (``.*a``'s state 0 meets 4,000 nodes of ``a``, each
 walked on: the row walks answer faster there)."""
@@ -107,16 +109,20 @@ class PackedVocab:
 
     def leaving(
         self, allowed: int, through: int, lead: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The frontier of ``allowed``: the nodes whose byte lies in ``through`` (bytes
         outside ``allowed``) and whose path above lies in ``allowed``; their depths and
         bytes. With ``lead``: the nodes two bytes deep or more whose path begins with
-        ``lead`` and lies in ``allowed`` past it."""
-        parts = [
-            np.arange(self.byte_start[b], self.byte_start[b + 1])
+        ``lead`` and lies in ``allowed`` past it. None past ``CANDIDATES`` nodes of those
+        bytes (``.*a``'s ``a``: a frontier that large is not worth finding)."""
+        bounds = [
+            (self.byte_start[b], self.byte_start[b + 1])
             for b in range(256)
             if through >> b & 1 and self.byte_start[b] < self.byte_start[b + 1]
         ]
+        if sum(hi - lo for lo, hi in bounds) > CANDIDATES:
+            return None
+        parts = [np.arange(lo, hi) for lo, hi in bounds]
         if not parts:
             none = np.zeros(0, dtype=np.int64)
             return none, none, none
@@ -337,9 +343,10 @@ def _frontier(
     """The chain's frontier nodes (with ``lead``: below that first byte, the chain's state
     after it) whose state reads their byte, and the states they lead to; None past
     ``FRONTIER`` nodes."""
-    nodes, depths, bytes_in = vocab.leaving(chain.allowed, chain.leaves, lead)
-    if len(nodes) > FRONTIER:
+    found = vocab.leaving(chain.allowed, chain.leaves, lead)
+    if found is None or len(found[0]) > FRONTIER:
         return None
+    nodes, depths, bytes_in = found
     steps = depths - (1 if lead is None else 2)  # bytes of the chain above each node
     last = len(chain.path) - 1
     if not chain.loops:  # a path of the chain's bytes longer than it died at its end
