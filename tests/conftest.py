@@ -30,6 +30,11 @@ and the 15 slowest tests printed at the end of every run):
   not app.js's timers (clearing every interval changed nothing, nor did stopping CSS
   animations) but Gradio's own animation tick (~5 frames a second) and headless frames
   (an ``about:blank`` page costs about half of it): close pages when done.
+- An app server alive beside other tests costs CPU even when nobody uses it: Gradio's queue
+  looked for work every millisecond (6-7 % of a core per idle server, more on a loaded
+  machine; with ``FSMVIZ_CPU_LOG`` it showed as the app column of plain unit tests, a
+  quarter of one run's CPU) until ``fsmviz.app.sessions.calm_queue``; a page load's app
+  CPU fell from ~1.8 to ~0.75 s with it.
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept
