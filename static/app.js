@@ -1,6 +1,7 @@
-// fsmviz page behaviour. The server re-renders the DFA on every frame of a run; what the
-// visitor chose here (zoom, where the drawing is scrolled) is kept in `view` and put back on
-// each new drawing. The drawing follows the current state inside its own scroll box only:
+// fsmviz page behaviour. The server sends the DFA once per run (with its first frame) and
+// each streamed row of the step table brings its step's lights, applied here (lightLive);
+// what the visitor chose (zoom, where the drawing is scrolled) is kept in `view` and put
+// back on each new drawing. The drawing follows the current state inside its own scroll box only:
 // the window is never scrolled. A finished run's steps are stepped through here, in the
 // browser (Prev / Next / Play, keys, clicks on the chart, rows and tokens): the drawing,
 // the row, the token, the step's card and its allowed set change at once, and the Step
