@@ -225,12 +225,13 @@ class RowWalker:
         does not take enough at once: the row walks answer those states."""
         if state in self._unpacked:
             return None
-        chain = self._chain(state)
-        if chain is None and self.tried_small[state]:  # a narrow state: its row, if small
+        if not self.wide[state]:  # a narrow state: its row, if small (a key, a digit)
             found = small_row(self.trie.lists, self._steps, state)
             if found is not None:
                 return _packed_ids(found[0], self.num_ids)
-            # else its first byte, then the chains of the states after it (a space, a name)
+        chain = self._chain(state)
+        if chain is None and self.tried_small[state]:
+            # its first byte, then the chains of the states after it (a space, a name)
             chain = Chain((state,), 0, False, self._reads_of(state))
         if chain is None:
             return None
@@ -316,7 +317,17 @@ class RowWalker:
 
 
 def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
-    """Token ids as read-only int32 words (``index.packed``'s layout)."""
+    """Token ids as read-only int32 words (``index.packed``'s layout); a few (a schema
+    key's row) ORed in word by word, in Python."""
+    if len(tokens) <= 32:
+        found: dict[int, int] = {}
+        for token in tokens.tolist():
+            found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
+        words = np.zeros(-(-num_ids // 32), dtype="<u4")
+        words[list(found)] = list(found.values())
+        words = words.view(np.int32)
+        words.flags.writeable = False
+        return words
     bits = np.zeros(-(-num_ids // 32) * 32, dtype=bool)
     bits[tokens] = True
     words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
