@@ -435,7 +435,11 @@ def padded_table(table: np.ndarray) -> np.ndarray:
     keeps a state where it is, a dead entry leads to a sink (one past the last state) that
     stays dead; each entry times 257."""
     sink = len(table)
-    padded = np.full((sink + 1, 257), sink, dtype=np.int64)
-    padded[:sink, :256] = np.where(table < 0, sink, table)
+    dtype = np.int32 if (sink + 1) * 257 < 2**31 else np.int64
+    padded = np.empty((sink + 1, 257), dtype=dtype)
+    padded[:sink, :256] = table
+    padded[:sink, :256][table < 0] = sink
+    padded[sink, :256] = sink
     padded[:, 256] = np.arange(sink + 1)
-    return (padded * 257).reshape(-1)
+    padded *= 257
+    return padded.reshape(-1)
