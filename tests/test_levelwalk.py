@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from fsmviz import Vocabulary, build_index, clear_caches, first_allowed_tokens
-from fsmviz.tokens.fast import derivatives
-from fsmviz.tokens.fast.levelwalk import levels_of, walk_levels
+from fsmviz.tokens.fast import derivatives, levelwalk
+from fsmviz.tokens.fast.levelwalk import (
+    byte_partition,
+    levels_of,
+    walk_bytes,
+    walk_classes,
+    walk_levels,
+)
 from fsmviz.tokens.trie import trie_of
 
 PATTERNS = [
@@ -52,3 +58,50 @@ def test_the_walk_from_the_root_is_the_plain_walk():
         index = build_index(pattern, toy)
         expected = [t for t in index.allowed_tokens(index.initial_state) if t != toy.eos_token_id]
         assert ours.tolist() == sorted(int(t) for t in expected), pattern
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_the_class_walk_gives_the_byte_walk_s_tokens(pattern, bundled_vocab):
+    """``walk_classes`` from the root, with the classes of every row the byte walk made,
+    against ``walk_bytes``; and with a guess too coarse (one class for every byte but
+    the first row's) it refuses rather than answers wrong."""
+    trie = trie_of(bundled_vocab)
+    try:
+        regexes, start = derivatives._Regexes.of(pattern, trie.single_byte_tokens)
+    except derivatives.Unsure:
+        pytest.skip("answered by the whole index")
+    near = derivatives._NearStart(regexes, start)
+    root = np.zeros(1, np.int32)
+    expected = walk_bytes(trie, root, root, near.rows)
+    classes = byte_partition(near.rows(np.zeros(0, np.int32)))
+    ours = walk_classes(trie, root, root, near.rows, classes)
+    if ours is not None:  # None: more classes than a class trie is worth
+        np.testing.assert_array_equal(ours, expected)
+    fresh = derivatives._NearStart(regexes, start)
+    coarse = byte_partition(fresh.rows(root)[:1])
+    found = walk_classes(trie, root, root, fresh.rows, coarse)
+    assert found is None or np.array_equal(found, expected)
+
+
+def test_a_wide_level_learns_its_classes_once(bundled_vocab, monkeypatch):
+    """The first wide level walks the bytes and learns the classes; a second pattern
+    with the same classes walks the class trie, and both answer as the index does."""
+    walked = []
+    real = levelwalk.walk_classes
+    monkeypatch.setattr(derivatives, "HAND_OVER", -1)
+    monkeypatch.setattr(levelwalk, "WHOLE", 1)
+    monkeypatch.setattr(levelwalk, "walk_classes", lambda *a: walked.append(1) or real(*a))
+    clear_caches()
+    for pattern in [r"[^\n]{1,20}", r"[^\n]{1,20}()", r"[^\n]{1,20}()()"]:
+        ours = first_allowed_tokens(pattern, bundled_vocab)
+        index = build_index(pattern, bundled_vocab)
+        np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert walked  # the later patterns walked the class trie
+
+
+def test_byte_partition_keeps_utf8_apart():
+    table = np.full((1, 256), -1, dtype=np.int32)
+    classes = byte_partition(table)
+    assert classes[0x41] == classes[0x00] != classes[0x80]
+    assert classes[0x8F] != classes[0x90] != classes[0xA0] == classes[0xBF]
+    assert len({int(classes[b]) for b in (0xC2, 0xE0, 0xE1, 0xED, 0xF0, 0xF4, 0xF5)}) == 7

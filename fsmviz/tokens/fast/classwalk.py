@@ -44,7 +44,7 @@ from fsmviz.automaton.bytedfa import ByteColumns
 from fsmviz.cache import BoundedCache
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["ClassTable", "ClassTrie", "byte_classes", "class_row"]
+__all__ = ["ClassTable", "ClassTrie", "byte_classes", "class_row", "class_trie"]
 SPARSE_LEVEL = 8
 """A level whose parents live fewer than one in this many is walked from the live ones'
 children alone."""
@@ -95,37 +95,68 @@ class ClassTrie:
     @staticmethod
     def of(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> ClassTrie:
         """Merge the byte trie's nodes level by level: two nodes of one level are one
-        class node when their parents are and their bytes' classes are equal."""
-        shape = _shape_of(trie)
-        merged = np.zeros(len(trie.byte), dtype=np.intp)  # byte node -> position in level
-        levels, starts = [], [0, 1]
-        width = len(byte_class)
-        classes = byte_class[np.maximum(trie.byte, 0)]
-        merge = len(np.unique(byte_class)) <= MERGED_CLASSES
-        for lo, hi in zip(shape.bounds[1:-1].tolist(), shape.bounds[2:].tolist(), strict=True):
-            if not merge:  # the byte trie itself, its bytes read as classes
-                parents, kinds = merged[shape.parent[lo:hi]], classes[lo:hi]
-                merged[lo:hi] = np.arange(hi - lo)
-                child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
-                levels.append((parents, kinds, child_start))
-                starts.append(starts[-1] + hi - lo)
-                continue
-            key = merged[shape.parent[lo:hi]] * width + classes[lo:hi]
-            keys, merged[lo:hi] = _numbered(key, (starts[-1] - starts[-2]) * width)
-            parents = keys // width
+        class node when their parents are and their bytes' classes are equal. Kept per
+        (trie, classes) while merged (``class_trie``): patterns differ far more often
+        than the bytes they tell apart (every ``[^\\n]`` or ``.`` pattern has the same
+        few classes), and merging Gemma's 600k nodes costs ~40 ms, walking the 22k
+        class nodes left ~1 ms."""
+        if len(np.unique(byte_class)) <= MERGED_CLASSES:
+            return class_trie(trie, byte_class, num_ids)[0]
+        return _merged(trie, byte_class, num_ids)[0]
+
+
+_CLASS_TRIES: BoundedCache[tuple[VocabTrie, ClassTrie, np.ndarray]] = BoundedCache(maxsize=8)
+
+
+def class_trie(
+    trie: VocabTrie, byte_class: np.ndarray, num_ids: int
+) -> tuple[ClassTrie, np.ndarray]:
+    """``ClassTrie.of``, built once per (trie, ``byte_class``) among the last few, and the
+    class node of every byte-trie node (int32; the walk of ``levelwalk.walk_classes``
+    starts from byte nodes). The trie is kept beside them, so that its ``id`` in the key
+    cannot name a newer trie."""
+    key = (id(trie), num_ids, np.asarray(byte_class, dtype=np.int16).tobytes())
+    kept = _CLASS_TRIES.get_or_build(key, lambda: (trie, *_merged(trie, byte_class, num_ids)))
+    if kept[0] is not trie:  # an id reused by a newer trie
+        _CLASS_TRIES.clear()
+        kept = _CLASS_TRIES.get_or_build(key, lambda: (trie, *_merged(trie, byte_class, num_ids)))
+    return kept[1], kept[2]
+
+
+def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[ClassTrie, np.ndarray]:
+    """``ClassTrie.of`` built, and each byte node's class node (``class_trie``)."""
+    shape = _shape_of(trie)
+    merged = np.zeros(len(trie.byte), dtype=np.intp)  # byte node -> position in level
+    levels, starts = [], [0, 1]
+    width = len(byte_class)
+    classes = np.asarray(byte_class)[np.maximum(trie.byte, 0)]
+    merge = len(np.unique(byte_class)) <= MERGED_CLASSES
+    for lo, hi in zip(shape.bounds[1:-1].tolist(), shape.bounds[2:].tolist(), strict=True):
+        if not merge:  # the byte trie itself, its bytes read as classes
+            parents, kinds = merged[shape.parent[lo:hi]], classes[lo:hi]
+            merged[lo:hi] = np.arange(hi - lo)
             child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
-            levels.append((parents, keys % width, child_start))
-            starts.append(starts[-1] + len(keys))
-        level_starts = np.array(starts, dtype=np.intp)
-        token_node = np.full(num_ids, level_starts[-1], dtype=np.intp)
-        token_node[trie.token_ids] = merged[shape.ends] + level_starts[trie.depth[shape.ends]]
-        counts = np.bincount(token_node, minlength=level_starts[-1] + 1)
-        node_start = np.zeros(len(counts) + 1, dtype=np.intp)
-        np.cumsum(counts, out=node_start[1:])
-        deep, tail_parent, tail_kind = _tail_of(levels)
-        return ClassTrie(
-            tuple(levels), level_starts, token_node, node_start, deep, tail_parent, tail_kind
-        )
+            levels.append((parents, kinds, child_start))
+            starts.append(starts[-1] + hi - lo)
+            continue
+        key = merged[shape.parent[lo:hi]] * width + classes[lo:hi]
+        keys, merged[lo:hi] = _numbered(key, (starts[-1] - starts[-2]) * width)
+        parents = keys // width
+        child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
+        levels.append((parents, keys % width, child_start))
+        starts.append(starts[-1] + len(keys))
+    level_starts = np.array(starts, dtype=np.intp)
+    node_class = (merged + level_starts[trie.depth]).astype(np.int32)
+    token_node = np.full(num_ids, level_starts[-1], dtype=np.intp)
+    token_node[trie.token_ids] = node_class[shape.ends]
+    counts = np.bincount(token_node, minlength=level_starts[-1] + 1)
+    node_start = np.zeros(len(counts) + 1, dtype=np.intp)
+    np.cumsum(counts, out=node_start[1:])
+    deep, tail_parent, tail_kind = _tail_of(levels)
+    classes_trie = ClassTrie(
+        tuple(levels), level_starts, token_node, node_start, deep, tail_parent, tail_kind
+    )
+    return classes_trie, node_class
 
 
 def _tail_of(levels: list[tuple[np.ndarray, ...]]) -> tuple[int, list[int], list[int]]:

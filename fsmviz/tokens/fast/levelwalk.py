@@ -31,9 +31,10 @@ import numpy as np
 
 from fsmviz.arrays import runs
 from fsmviz.cache import BoundedCache
+from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["TrieLevels", "levels_of", "walk_levels"]
+__all__ = ["TrieLevels", "byte_partition", "levels_of", "walk_bytes", "walk_classes", "walk_levels"]
 
 SPARSE_LEVEL = 8
 """A level whose nodes live fewer than one in this many has only its live nodes'
@@ -79,6 +80,45 @@ def levels_of(trie: VocabTrie) -> TrieLevels:
 
 
 def walk_levels(
+    trie: VocabTrie,
+    nodes: np.ndarray,
+    states: np.ndarray,
+    table: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """``walk_bytes``' answer, by ``walk_classes`` where that has held before.
+
+    A wide level (``WHOLE`` live nodes) guesses its classes from the rows made so far
+    (``byte_partition``). The first time a guess is seen, the bytes are walked, and the
+    classes of every row that walk made are learnt for that guess (``_LEARNT``; False
+    where they tell more than ``MERGED_CLASSES`` kinds of byte apart). Later walks with
+    the same guess (another pattern that tells the same bytes apart: every ``[^\\n]``
+    count, ``.``, a quoted string) walk the class trie of the learnt classes, built once;
+    where it does not hold or is not much smaller than the byte trie, the bytes again.
+    So no class trie is built for classes that never held, and a pattern pays the byte
+    walk at most once per kind."""
+    if nodes.size < WHOLE:
+        return walk_bytes(trie, nodes, states, table)
+    guess = byte_partition(table(np.unique(states)))
+    key = (id(trie), guess.tobytes())
+    learnt = _LEARNT.peek(key)
+    if learnt is not None and learnt is not False and _LEARNT.peek((False, key)) is None:
+        found = walk_classes(trie, nodes, states, table, learnt)
+        if found is not None:
+            return found
+        _LEARNT.get_or_build((False, key), lambda: False)  # not tried again
+    tokens = walk_bytes(trie, nodes, states, table)
+    if learnt is None:
+        held = byte_partition(table(np.zeros(0, dtype=np.int32)))
+        _LEARNT.get_or_build(key, lambda: held if int(held.max()) < MERGED_CLASSES else False)
+    return tokens
+
+
+_LEARNT: BoundedCache[np.ndarray | bool] = BoundedCache(maxsize=64)
+"""Per (trie, guessed classes): the classes that held (``walk_levels``), or False; under
+``(False, key)``: a class walk of them did not hold."""
+
+
+def walk_bytes(
     trie: VocabTrie,
     nodes: np.ndarray,
     states: np.ndarray,
@@ -160,3 +200,125 @@ def _tokens(
     if reached is not None:
         allowed[trie.token_ids[reached[levels.ends] >= 0]] = True
     return np.flatnonzero(allowed).astype(np.int32)
+
+
+UTF8_CUTS = (0x80, 0x90, 0xA0, 0xC0, 0xC2, 0xE0, 0xE1, 0xED, 0xEE, 0xF0, 0xF1, 0xF4, 0xF5)
+"""Where UTF-8 tells bytes apart whatever the pattern (continuations 80-8F, 90-9F, A0-BF
+follow E0, ED, F0, F4 differently; C0, C1 and F5-FF begin nothing): split there from the
+start, the rows of partial characters met later do not split a class (``walk_classes``)."""
+_UTF8_PARTS = np.searchsorted(np.array(UTF8_CUTS), np.arange(256), side="right")
+
+
+def byte_partition(table: np.ndarray) -> np.ndarray:
+    """The bytes' classes (int16 [256], numbered in order of their smallest byte): bytes
+    alike in every row of ``table`` (rows not made are all -1: alike) and on one side of
+    every ``UTF8_CUTS``. Columns are told apart by a hash (two random weightings of their
+    entries: ``np.unique`` of 256 whole columns took 9 ms); two columns that differ but
+    hash alike would make one class, which ``walk_classes`` finds (``_alike``).
+
+    >>> table = np.full((2, 256), -1); table[0, ord("a") : ord("z") + 1] = 1
+    >>> classes = byte_partition(table)
+    >>> int(classes.max()) + 1  # a-z, the rest of ASCII, and 13 kinds beyond ASCII
+    15
+    >>> bool(classes[ord("a")] == classes[ord("q")] != classes[ord("A")])
+    True
+    """
+    weights = _WEIGHTS[: len(table)]
+    if len(weights) < len(table):
+        weights = np.resize(_WEIGHTS, (len(table), 2))
+    hashed = table.T.astype(np.int64) @ weights  # int64 arithmetic wraps: a hash
+    hashed[:, 0] ^= _UTF8_PARTS
+    _, first, inverse = np.unique(
+        hashed[:, 0] * 1_000_003 + hashed[:, 1], return_index=True, return_inverse=True
+    )
+    rank = np.empty(len(first), dtype=np.int16)
+    rank[np.argsort(first)] = np.arange(len(first), dtype=np.int16)
+    return rank[inverse.reshape(-1)]
+
+
+_WEIGHTS = np.random.default_rng(43).integers(1, 1 << 62, size=(1_024, 2), dtype=np.int64)
+
+
+def walk_classes(
+    trie: VocabTrie,
+    nodes: np.ndarray,
+    states: np.ndarray,
+    table: Callable[[np.ndarray], np.ndarray],
+    byte_class: np.ndarray,
+) -> np.ndarray | None:
+    """``walk_bytes``' answer over the *class trie* (``classwalk``) of ``byte_class``, or
+    None where a row met tells two bytes of a class apart (the classes were a guess) or
+    the class trie is not ``SMALLER`` than the byte trie.
+
+    Worked example: under ``[^\\n]{1,20}`` Gemma's 262k tokens spell, in the 15 classes
+    of its rows (the newline, the other ASCII bytes, continuations by range, lead bytes
+    by length), 22k class nodes where the byte trie has 600k: " hello" and " world" are
+    one path. The class trie is built once per classes (``class_trie``), and every
+    pattern that tells the same bytes apart walks 22k nodes, not 600k."""
+    if int(byte_class.max()) >= MERGED_CLASSES:
+        return None
+    classes, node_class = class_trie(trie, byte_class, levels_of(trie).num_ids)
+    if classes.size * SMALLER > len(trie.byte):
+        return None
+    found = _walk_class_levels(classes, node_class[nodes], states, table, byte_class)
+    if found is not None and _alike(table(np.zeros(0, dtype=np.int32)), byte_class):
+        return found  # every row made is alike on each class
+    return None
+
+
+SMALLER = 4
+"""A class trie is walked only when it has fewer than one node in this many of the byte
+trie's (``[^\\n]`` at 262k tokens: 1 in 27)."""
+
+
+def _alike(rows: np.ndarray, byte_class: np.ndarray) -> bool:
+    """Every row leads each byte where the first byte of its class leads."""
+    firsts = np.unique(byte_class, return_index=True)[1]
+    return bool((rows == rows[:, firsts[byte_class]]).all())
+
+
+def _walk_class_levels(
+    classes: ClassTrie,
+    top: np.ndarray,
+    states: np.ndarray,
+    table: Callable[[np.ndarray], np.ndarray],
+    byte_class: np.ndarray,
+) -> np.ndarray | None:
+    """The token ids at and below the class nodes ``top`` (one level; in ``states``);
+    None where two nodes of ``top`` disagree or a row made tells two bytes of a class
+    apart (classes that do not hold). Rows are made level by level, as ``walk_bytes``
+    makes them, and read at a byte of each class."""
+    reps = np.unique(byte_class, return_index=True)[1]
+    starts = classes.level_starts
+    depth = int(np.searchsorted(starts, top[0], side="right")) - 1
+    current = np.full(int(starts[depth + 1] - starts[depth]), -1, dtype=np.int32)
+    current[top - starts[depth]] = states
+    if not np.array_equal(current[top - starts[depth]], states):
+        return None
+    found = [current]
+    cut = np.full((len(table(np.zeros(0, dtype=np.int32))), len(reps)), -1, dtype=np.int32)
+    have = np.zeros(len(cut), dtype=bool)  # the rows in ``cut`` (by class)
+    have[-1] = True  # the dead state's: -1 reads the last row, all -1
+    for parents, kinds, _ in classes.levels[depth:]:
+        if current.max() < 0:
+            break
+        fresh = ~have[current]
+        if fresh.any():  # states whose rows ``cut`` lacks: made, and read by class
+            live = np.unique(current[fresh])
+            full = table(live)
+            if len(full) > len(cut):  # the table grew
+                cut = np.concatenate(
+                    [cut[:-1], np.full((len(full) - len(cut) + 1, len(reps)), -1, dtype=np.int32)]
+                )
+                have = np.concatenate([have[:-1], np.zeros(len(full) - len(have) + 1, dtype=bool)])
+                have[-1] = True
+            if not _alike(full[live], byte_class):
+                return None
+            cut[live] = full[live][:, reps]
+            have[live] = True
+        current = cut[current[parents], kinds]  # -1 reads the -1 row
+        found.append(current)
+    alive = np.zeros(classes.size + 1, dtype=bool)
+    states_below = np.concatenate(found)
+    alive[starts[depth] : starts[depth] + len(states_below)] = states_below >= 0
+    return np.flatnonzero(alive[classes.token_node]).astype(np.int32)
