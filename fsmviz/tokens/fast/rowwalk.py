@@ -215,6 +215,8 @@ class RowWalker:
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
         self._inside: dict[tuple[int, bool], np.ndarray] = {}  # by a chain's bytes
         self._reads: dict[int, int] = {}
+        self._mains: dict[int, tuple[int, int]] = {}
+        self._class_bits: list[int] | None = None  # the bytes of each byte class
         self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
 
@@ -261,9 +263,36 @@ class RowWalker:
         chain = self._chains.get(state, False)
         if chain is False:
             chain = self._chains[state] = chain_of(
-                state, self.chains.main_class, self._reads_of, int(self.trie.height[0])
+                state, self._main_class, self._reads_of, int(self.trie.height[0])
             )
         return chain
+
+    def _main_class(self, state: int) -> tuple[int, int]:
+        """``Chains.main_class`` over the byte classes (one column a class, in Python: a
+        chain of a counted repeat asks it of 20 states), kept."""
+        found = self._mains.get(state)
+        if found is None:
+            if self._class_bits is None:
+                columns = self.byte_dfa.columns
+                bits = [0] * len(columns.smallest)
+                for byte, kind in enumerate(columns.byte_class.tolist()):
+                    bits[kind] |= 1 << byte
+                self._class_bits = bits
+            sizes: dict[int, int] = {}
+            targets = self.byte_dfa.table[state, self.byte_dfa.columns.smallest].tolist()
+            for target, bits in zip(targets, self._class_bits, strict=True):
+                if target >= 0:
+                    sizes[target] = sizes.get(target, 0) + bits.bit_count()
+            if not sizes:
+                found = 0, -1
+            else:
+                best = min(sizes, key=lambda t: (-sizes[t], t))
+                mask = 0
+                for target, bits in zip(targets, self._class_bits, strict=True):
+                    mask |= bits if target == best else 0
+                found = mask, best
+            self._mains[state] = found
+        return found
 
     def _reads_of(self, state: int) -> int:
         """The bytes ``state`` reads, as an int of 256 bits."""
