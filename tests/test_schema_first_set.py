@@ -41,3 +41,41 @@ def test_a_dfa_over_its_states_is_refused_by_the_check_as_by_compile_regex():
     assert "automaton cannot hold it" in compile_schema(schema).reason
     with pytest.raises(Exception, match="too large"):
         compile_schema(schema, path="regex")
+
+
+def test_compile_schema_leaves_the_locations_until_read_and_they_are_locate_s():
+    """Finding the spans builds every subschema's regex again: ``compile_schema`` hands over
+    a ``find`` and the spans are found when first read, the same as ``locate``'s."""
+    from fsmviz.schema import convert
+
+    clear_caches()
+    with mock.patch.object(convert, "_spans", side_effect=AssertionError("located")):
+        compiled = compile_schema(ORDER)
+    eager = convert.locate(ORDER, compiled.regex)
+    assert compiled.locations == eager and len(eager.spans) > 22
+    start, end, where = eager.spans[-1]  # an innermost part
+    assert where and compiled.locations.pointer_at((start, end)) == where
+
+
+@pytest.mark.slow
+def test_a_schema_run_parses_its_regex_once(tiny):
+    """Schema text to a finished run, caches cleared: its size, its DFA check, its first set
+    by derivatives and its index read one parse (``syntax.parse`` keeps it, bounded)."""
+    from collections import Counter
+
+    from fsmviz import stream
+    from fsmviz.automaton import syntax
+
+    clear_caches()
+    parsed: Counter[str] = Counter()
+    real = syntax._check_shape  # the first step of every parse that is not kept
+
+    def counted(pattern: str) -> None:
+        parsed[pattern] += 1
+        real(pattern)
+
+    with mock.patch.object(syntax, "_check_shape", side_effect=counted):
+        compiled = compile_schema(ORDER)
+        steps = list(stream(tiny, compiled.regex, "JSON:", max_tokens=4))
+    assert steps and compiled.path == "regex"
+    assert parsed[compiled.regex] == 1, parsed.most_common(3)
