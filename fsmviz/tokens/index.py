@@ -69,8 +69,9 @@ from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
     BytePartitions,
+    by_classes,
+    closure_pairs,
     distinct_pairs,
-    successor_pairs,
     wide_states,
 )
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -427,7 +428,7 @@ def _successor_pairs(
             (origin, _, reached), _ = walked
             return distinct_pairs(origin, reached, len(table))
     if shared:
-        return successor_pairs(index.trie, table, todo, index._partitions(), check)
+        return closure_pairs(index.trie, table, todo, index._partitions(), check)
     return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check)
 
 
@@ -684,3 +685,4 @@ def warm(vocab: Vocabulary) -> None:
     trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
     packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)
+    by_classes(trie_of(vocab), to_bytes(compile_regex(r"[^\n]")).table)  # ``[^\n]``, ``.``: closure

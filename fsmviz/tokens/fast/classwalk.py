@@ -42,7 +42,7 @@ import numpy as np
 from fsmviz.arrays import runs
 from fsmviz.automaton.bytedfa import ByteColumns
 from fsmviz.cache import BoundedCache
-from fsmviz.tokens.trie import VocabTrie
+from fsmviz.tokens.trie import VocabTrie, _subtrees
 
 __all__ = ["ClassTable", "ClassTrie", "byte_classes", "class_row", "class_trie"]
 SPARSE_LEVEL = 8
@@ -92,6 +92,15 @@ class ClassTrie:
     def size(self) -> int:
         return int(self.level_starts[-1])
 
+    @cached_property
+    def as_trie(self) -> VocabTrie:
+        """This class trie as a ``VocabTrie`` whose "bytes" are class numbers, for
+        ``successors.successor_pairs`` over a table cut to one column a class. Only what
+        that walk reads is filled (children, classes, tokens, depth, height, the classes
+        and token lengths below); the sorted spans are empty (a walk over the tokens' own
+        bytes needs the byte trie). Built when first asked (22k nodes: a few ms)."""
+        return _as_trie(self)
+
     @staticmethod
     def of(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> ClassTrie:
         """Merge the byte trie's nodes level by level: two nodes of one level are one
@@ -103,6 +112,44 @@ class ClassTrie:
         if len(np.unique(byte_class)) <= MERGED_CLASSES:
             return class_trie(trie, byte_class, num_ids)[0]
         return _merged(trie, byte_class, num_ids)[0]
+
+
+def _as_trie(classes: ClassTrie) -> VocabTrie:
+    """``ClassTrie.as_trie``: each level's children run from its ``child_start``, offset
+    by where the next level begins; the nodes of the deepest level have none."""
+    size, starts = classes.size, classes.level_starts
+    first_child = np.full(size, size, dtype=np.int32)
+    num_children = np.zeros(size, dtype=np.int32)
+    byte = np.full(size, -1, dtype=np.int32)
+    for k, (_, kinds, child_start) in enumerate(classes.levels):
+        first_child[starts[k] : starts[k + 1]] = child_start[:-1] + starts[k + 1]
+        num_children[starts[k] : starts[k + 1]] = np.diff(child_start)
+        byte[starts[k + 1] : starts[k + 2]] = kinds
+    counts = np.diff(classes.node_start[: size + 1]).astype(np.int32)
+    token_start = np.zeros(size + 1, dtype=np.int32)
+    np.cumsum(counts, out=token_start[1:])
+    depth = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
+    has_token = counts > 0
+    height, below, lengths = _subtrees(first_child, num_children, byte, depth, has_token)
+    empty = np.zeros(0, dtype=np.int32)
+    return VocabTrie(
+        first_child=first_child,
+        num_children=num_children,
+        byte=byte,
+        token_start=token_start,
+        token_ids=classes.node_tokens[: token_start[-1]].astype(np.int32),
+        has_token=has_token,
+        single_byte_tokens=np.zeros(256, dtype=bool),
+        depth=depth,
+        height=height,
+        subtree_bytes=below,
+        lengths_below=lengths,
+        span_start=empty,
+        span_size=empty,
+        sorted_ids=empty,
+        sorted_lengths=empty,
+        sorted_bytes=(),
+    )
 
 
 _CLASS_TRIES: BoundedCache[tuple[VocabTrie, ClassTrie, np.ndarray]] = BoundedCache(maxsize=8)

@@ -56,9 +56,19 @@ import numpy as np
 
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteColumns
+from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
+from fsmviz.tokens.fast.levelwalk import SMALLER, _alike, byte_partition, levels_of
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["WIDE", "BytePartitions", "successor_pairs", "wide_states"]
+__all__ = [
+    "WIDE",
+    "BytePartitions",
+    "by_classes",
+    "class_pairs",
+    "closure_pairs",
+    "successor_pairs",
+    "wide_states",
+]
 
 
 FEW_GROUPS = 64
@@ -409,6 +419,115 @@ class _WholeSubtrees:
         return chain
 
 
+def closure_pairs(
+    trie: VocabTrie,
+    table: np.ndarray,
+    starts: list[int],
+    partitions: BytePartitions | None = None,
+    check: Callable[[], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``successor_pairs``' answer, over the class trie where the table tells few kinds
+    of byte apart (``by_classes``): every start at once (``class_pairs``) where that is
+    small enough (``DENSE``), else by node sets over the class trie; otherwise by node
+    sets over the bytes. The whole index's walk (``TokenIndex``) comes here."""
+    classes = by_classes(trie, table)
+    if classes is None:
+        return successor_pairs(trie, table, starts, partitions, check)
+    class_tree, cut = classes
+    if len(starts) <= DENSE_STARTS and class_tree.size * len(starts) <= DENSE:
+        return class_pairs(class_tree, cut, starts, check)
+    wide = np.full((len(cut), 256), -1, dtype=cut.dtype)  # node sets read 256 columns
+    wide[:, : cut.shape[1]] = cut
+    return successor_pairs(class_tree.as_trie, wide, starts, None, check)
+
+
+DENSE = 8_000_000
+"""``class_pairs`` is used while class nodes times starts stay under this (an int32
+matrix of at most that many entries, ~32 MB, where a level held them all; Gemma 4 under
+``[^\\n]{1,20}``: 22k nodes by 161 states, of which ~500k entries are ever made). More
+starts (a counted repeat of thousands) share node sets better."""
+DENSE_STARTS = 1_024
+"""Nor for more starts than this: the pairs found are a starts-by-states table of flags."""
+
+
+def by_classes(trie: VocabTrie, table: np.ndarray) -> tuple[ClassTrie, np.ndarray] | None:
+    """The class trie of ``table``'s byte classes and the table cut to one column a
+    class; None where the classes are ``MERGED_CLASSES`` or more or the class trie is
+    not ``SMALLER`` than the byte trie.
+
+    A token's way through the table depends only on the classes of its bytes, since every
+    row leads all bytes of a class alike: walking the class trie gives the same pairs as
+    the byte trie. The classes are ``byte_partition``'s (split at UTF-8's cuts too), so
+    the class trie built for a first allowed set (``levelwalk.walk_classes``) or by
+    ``warm`` is the one found here, and they are checked on every row (a hash that made
+    two columns one class falls back to the bytes): under ``[^\\n]{1,20}`` Gemma 4's 600k
+    byte nodes are 22k class nodes, SmolLM2's 100k are 495."""
+    if len(table) == 0 or len(trie.byte) < WHOLE_ABOVE:
+        return None
+    byte_class = byte_partition(table)
+    if int(byte_class.max()) >= MERGED_CLASSES or not _alike(table, byte_class):
+        return None
+    classes = class_trie(trie, byte_class, levels_of(trie).num_ids)[0]
+    if classes.size * SMALLER > len(trie.byte):
+        return None
+    reps = np.unique(byte_class, return_index=True)[1]
+    return classes, np.ascontiguousarray(table[:, reps])
+
+
+def class_pairs(
+    classes: ClassTrie,
+    cut: np.ndarray,
+    starts: list[int],
+    check: Callable[[], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``successor_pairs`` over a class trie, every start at once: each level is a matrix
+    of states, one row a class node, one column a start, made from its parents' rows by
+    one gather (``cut``: the table, one column a class; -1 dead). Columns whose states are
+    all dead are dropped (a start inside a character dies within a byte or two), and at
+    each level the (column, state) of the nodes where tokens end are flagged.
+
+    Worked example: ``[^\\n]{1,3}`` counts characters (states 0-3; states inside "é"
+    beside them). Its classes tell the newline from other ASCII and UTF-8 bytes by kind,
+    so " a", " b" and "ab" all spell (ascii, ascii): one class node two deep, whose row
+    from starts 0 and 2 is ``[2, -1]`` (3 reads no more); "é" ends at (lead,
+    continuation), row ``[1, 3]``. The pairs, by position in ``starts``: (0, 1), (0, 2),
+    (1, 3).
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> from fsmviz.tokens.trie import trie_of
+    >>> vocab = Vocabulary.from_strings([" a", " b", "ab", "é"], eos_token="</s>")
+    >>> table = build_index("[^\\n]{1,3}", vocab).byte_dfa.table
+    >>> byte_class = byte_partition(table)
+    >>> classes, _ = class_trie(trie_of(vocab), byte_class, len(vocab))
+    >>> classes.size  # root, (ascii), (lead), (ascii, ascii), (lead, continuation)
+    5
+    >>> cut = table[:, np.unique(byte_class, return_index=True)[1]]
+    >>> [a.tolist() for a in class_pairs(classes, cut, [0, 2])]
+    [[0, 0, 1], [1, 2, 3]]
+    """
+    num_states, width = cut.shape
+    flat = np.full((num_states + 1) * width, -1, dtype=np.int32)  # a dead state's row last
+    flat[: cut.size] = cut.reshape(-1)
+    column = np.arange(len(starts), dtype=np.int64)
+    current = np.asarray(starts, dtype=np.int32)[None, :]
+    found = np.zeros(len(starts) * (num_states + 1), dtype=bool)  # by start, 1 + state
+    ends = classes.node_start
+    for k, (parents, kinds, _) in enumerate(classes.levels):
+        if check is not None:
+            check()
+        current = flat[current[parents] * width + kinds[:, None]]  # -1: the last row
+        lo, hi = int(classes.level_starts[k + 1]), int(classes.level_starts[k + 2])
+        tokens = current[ends[lo + 1 : hi + 1] > ends[lo:hi]]
+        found[(tokens + 1 + column * (num_states + 1)).reshape(-1)] = True
+        live = (current >= 0).any(axis=0)
+        if not live.all():
+            if not live.any():
+                break
+            current, column = np.ascontiguousarray(current[:, live]), column[live]
+    origin, state = np.nonzero(found.reshape(len(starts), num_states + 1)[:, 1:])
+    return origin.astype(np.int64), state.astype(np.int64)
+
+
 def successor_pairs(
     trie: VocabTrie,
     table: np.ndarray,
@@ -419,7 +538,8 @@ def successor_pairs(
     """Every (position in ``starts``, state) such that some token leads from that start
     to that state; sorted, without repeats. ``partitions`` are the table's (computed when
     not given); ``check`` is called once per trie depth (it may raise to stop a walk that
-    runs out of time)."""
+    runs out of time). By node sets over ``trie``'s bytes (or a class trie's classes,
+    ``table`` read the same way: ``closure_pairs``)."""
     partitions = partitions or BytePartitions.of(table)
     partition, reps = partitions.of_state, partitions.reps
     num_partitions = len(reps)
