@@ -69,9 +69,9 @@ from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
     BytePartitions,
-    by_classes,
     closure_pairs,
     distinct_pairs,
+    warm_classes,
     wide_states,
 )
 from fsmviz.tokens.trie import VocabTrie, trie_of
@@ -685,4 +685,4 @@ def warm(vocab: Vocabulary) -> None:
     trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
     packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)
-    by_classes(trie_of(vocab), to_bytes(compile_regex(r"[^\n]")).table)  # ``[^\n]``, ``.``: closure
+    warm_classes(trie_of(vocab))  # ``[^\n]``, ``.``: the class trie (index, first set)

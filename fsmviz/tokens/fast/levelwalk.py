@@ -41,7 +41,15 @@ from fsmviz.cache import BoundedCache
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["TrieLevels", "byte_partition", "levels_of", "walk_bytes", "walk_classes", "walk_levels"]
+__all__ = [
+    "TrieLevels",
+    "byte_partition",
+    "learn",
+    "levels_of",
+    "walk_bytes",
+    "walk_classes",
+    "walk_levels",
+]
 
 SPARSE_LEVEL = 8
 """A level whose nodes live fewer than one in this many has only its live nodes'
@@ -123,6 +131,15 @@ def walk_levels(
 _LEARNT: BoundedCache[np.ndarray | bool] = BoundedCache(maxsize=64)
 """Per (trie, guessed classes): the classes that held (``walk_levels``), or False; under
 ``(False, key)``: a class walk of them did not hold."""
+
+
+def learn(trie: VocabTrie, byte_class: np.ndarray) -> None:
+    """Take ``byte_class`` (``byte_partition``'s) as learnt for the guess of the same
+    classes, as if a byte walk had learnt it (``walk_levels``): ``warm`` does so for
+    ``[^\\n]``'s, so that the first such pattern walks the class trie too. Safe whatever
+    the guess: a class walk still checks every row it meets, else walks the bytes."""
+    if int(byte_class.max()) < MERGED_CLASSES:
+        _LEARNT.get_or_build((id(trie), byte_class.tobytes()), lambda: byte_class)
 
 
 def walk_bytes(

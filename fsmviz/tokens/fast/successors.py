@@ -55,9 +55,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsmviz.arrays import distinct, runs
-from fsmviz.automaton.bytedfa import ByteColumns
+from fsmviz.automaton.bytedfa import ByteColumns, to_bytes
+from fsmviz.automaton.dfa import compile_regex
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
-from fsmviz.tokens.fast.levelwalk import SMALLER, _alike, byte_partition, levels_of
+from fsmviz.tokens.fast.levelwalk import SMALLER, _alike, byte_partition, learn, levels_of
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "class_pairs",
     "closure_pairs",
     "successor_pairs",
+    "warm_classes",
     "wide_states",
 ]
 
@@ -472,6 +474,17 @@ def by_classes(trie: VocabTrie, table: np.ndarray) -> tuple[ClassTrie, np.ndarra
         return None
     reps = np.unique(byte_class, return_index=True)[1]
     return classes, np.ascontiguousarray(table[:, reps])
+
+
+def warm_classes(trie: VocabTrie, pattern: str = r"[^\n]") -> None:
+    """Build the class trie of ``pattern``'s byte classes ahead (``by_classes``), and
+    take them as learnt for a first allowed set (``levelwalk.learn``): every pattern that
+    tells the same bytes apart (``[^\\n]{1,20}``, ``.{0,50}``, ``[^\\n]+``) then walks the
+    class trie from its first index and first set on (Gemma 4: 5.2 MB, ~40 ms once; a
+    first index 53 -> 12 ms CPU)."""
+    table = to_bytes(compile_regex(pattern)).table
+    if by_classes(trie, table) is not None:
+        learn(trie, byte_partition(table))
 
 
 def class_pairs(
