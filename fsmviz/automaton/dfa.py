@@ -605,25 +605,44 @@ class _Positions:
     def _repeat(self, node: Repeated, flags: int) -> tuple[bool, int, int]:
         """``base{min,max}`` as min copies, then max-min nested optional copies
         ``(b(b(b)?)?)?`` (linear in follow links), or a looping copy when unbounded."""
-        result = (True, 0, 0)
-        copy = result
-        for _ in range(node.min):
-            copy = self.walk(node.base, flags)
+        times = node.max if node.max is not None else max(node.min, 1)
+        copies = self._copies(node.base, flags, times)
+        result: tuple[bool, int, int] = (True, 0, 0)
+        for copy in copies[: node.min]:
             result = self._concat(result, copy)
         if node.max is None:
             if node.min == 0:  # b* : one copy that may follow itself, and may be skipped
-                _, f, la = self.walk(node.base, flags)
+                _, f, la = copies[0]
                 self._link(la, f)
                 return self._concat(result, (True, f, la))
-            _, f, la = copy  # b{2,} = b b+ : the last mandatory copy may follow itself
+            _, f, la = copies[-1]  # b{2,} = b b+ : the last mandatory copy may follow itself
             self._link(la, f)
             return result
         tail: tuple[bool, int, int] = (True, 0, 0)
-        copies = [self.walk(node.base, flags) for _ in range(node.max - node.min)]
-        for copy in reversed(copies):
-            n, f, la = self._concat(copy, tail)
+        for copy in reversed(copies[node.min :]):
+            _, f, la = self._concat(copy, tail)
             tail = (True, f, la)
         return self._concat(result, tail)
+
+    def _copies(self, base: object, flags: int, times: int) -> list[tuple[bool, int, int]]:
+        """``walk(base)`` ``times`` over, in consecutive positions: the first copy walked,
+        the others its positions shifted along (the same sets; the follow links made inside
+        it, shifted; no link leaves a copy until the caller concatenates them): a schema's
+        string of ``maxLength`` 40 walked its character's options 40 times."""
+        if times <= 1:
+            return [self.walk(base, flags) for _ in range(times)]
+        start = len(self.sets)
+        nullable, first, last = self.walk(base, flags)
+        sets, follow = self.sets[start:], self.follow[start:]
+        width = len(sets)
+        copies = [(nullable, first, last)]
+        for k in range(1, times):
+            self.clock.check()
+            shift = k * width
+            self.sets.extend(sets)
+            self.follow.extend([links << shift for links in follow])
+            copies.append((nullable, first << shift, last << shift))
+        return copies
 
     def alphabet(self) -> tuple[list[CharClass], list[int], list[int], frozenset[str]]:
         """Split characters into classes the pattern never tells apart: the classes, for
