@@ -19,7 +19,10 @@ bitmask), *index* (``build_index`` and its whole closure; xgrammar: ``compile_re
 *first cold* is the first fresh string's first set, timed before the three: a wide level
 whose byte classes were never seen walks the bytes and learns them (``levelwalk``), later
 patterns of the same classes walk the class trie (built once per vocabulary and classes,
-on the second).
+on the second). ``[^\\n]``'s classes (every ``[^\\n]`` count, ``.``) are learnt and their
+class trie built by *warm* (``successors.warm_classes``), so the line pattern's first
+cold set and its index walk the class trie from the start: the whole index's closure
+(``successors.closure_pairs``) walks it too, every state at once (``class_pairs``).
 
 The sweep (``sweep``: what ``tests/test_tokenizers.py`` samples, done whole): the naive
 oracle along walks of three patterns, six steps each, on every family, and 2,000 sampled

@@ -436,7 +436,7 @@ def closure_pairs(
     if classes is None:
         return successor_pairs(trie, table, starts, partitions, check)
     class_tree, cut = classes
-    if len(starts) <= DENSE_STARTS and class_tree.size * len(starts) <= DENSE:
+    if len(starts) <= DENSE_STARTS and _dense_fits(class_tree, len(starts)):
         return class_pairs(class_tree, cut, starts, check)
     wide = np.full((len(cut), 256), -1, dtype=cut.dtype)  # node sets read 256 columns
     wide[:, : cut.shape[1]] = cut
@@ -444,12 +444,19 @@ def closure_pairs(
 
 
 DENSE = 8_000_000
-"""``class_pairs`` is used while class nodes times starts stay under this (an int32
-matrix of at most that many entries, ~32 MB, where a level held them all; Gemma 4 under
-``[^\\n]{1,20}``: 22k nodes by 161 states, of which ~500k entries are ever made). More
-starts (a counted repeat of thousands) share node sets better."""
+"""``class_pairs`` is used while its widest level times the starts stays under this (an
+int32 matrix of states, ~32 MB at most) and ``DENSE_WORK`` holds: Gemma 4 under
+``[^\\n]{1,20}``, 22k class nodes, 161 states, of which ~500k entries are ever made."""
+DENSE_WORK = 32_000_000
+"""Nor past this many class nodes times starts (its work at most, ~0.3 s; far less as
+dead columns drop): more starts (a counted repeat of thousands) share node sets better."""
 DENSE_STARTS = 1_024
 """Nor for more starts than this: the pairs found are a starts-by-states table of flags."""
+
+
+def _dense_fits(classes: ClassTrie, starts: int) -> bool:
+    widest = max((len(parents) for parents, _, _ in classes.levels), default=0)
+    return widest * starts <= DENSE and classes.size * starts <= DENSE_WORK
 
 
 def by_classes(trie: VocabTrie, table: np.ndarray) -> tuple[ClassTrie, np.ndarray] | None:
