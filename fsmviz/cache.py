@@ -18,7 +18,7 @@ from weakref import WeakSet
 V = TypeVar("V")
 P = ParamSpec("P")
 
-__all__ = ["BoundedCache", "bounded", "clear_caches"]
+__all__ = ["BoundedCache", "OwnedCache", "bounded", "clear_caches"]
 
 _ALL: WeakSet[BoundedCache] = WeakSet()
 _FUNCTIONS: WeakSet[Callable] = WeakSet()  # ``bounded`` functions (``functools.lru_cache``)
@@ -115,6 +115,36 @@ class BoundedCache(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+class OwnedCache(Generic[V]):
+    """A ``BoundedCache`` of values each made from one object, its *owner* (a trie, a
+    tokenizer): kept under the owner's ``id`` (such objects are unhashable, or slow to
+    hash), with the owner beside the value, so that a newer object given a freed one's
+    ``id`` is noticed; the cache is then emptied and the value built for the new owner.
+
+    >>> sizes: OwnedCache[int] = OwnedCache(maxsize=2)
+    >>> owner = [1, 2, 3]
+    >>> sizes.get_or_build(owner, "len", lambda: len(owner))
+    3
+    >>> owner.append(4); sizes.get_or_build(owner, "len", lambda: len(owner))  # kept
+    3
+    """
+
+    def __init__(self, maxsize: int):
+        self._cache: BoundedCache[tuple[object, V]] = BoundedCache(maxsize)
+
+    def get_or_build(self, owner: object, key: Hashable, build: Callable[[], V]) -> V:
+        """The value for ``owner`` and ``key``, built by ``build`` if not kept."""
+        full = (id(owner), key)
+        kept = self._cache.get_or_build(full, lambda: (owner, build()))
+        if kept[0] is not owner:  # an id reused by a newer owner
+            self._cache.clear()
+            kept = self._cache.get_or_build(full, lambda: (owner, build()))
+        return kept[1]
+
+    def clear(self) -> None:
+        self._cache.clear()
 
 
 def bounded(maxsize: int) -> Callable[[Callable[P, V]], Callable[P, V]]:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from fsmviz.cache import BoundedCache, bounded
+from fsmviz.cache import OwnedCache, bounded
 from fsmviz.errors import InputError
 
 __all__ = ["Vocabulary"]
@@ -141,14 +141,10 @@ class Vocabulary:
         262k vocabulary takes seconds to read, and ``load_model``, the server and the
         page each asked for it (``_read_tokenizer`` does the reading).
         """
-        key = (cls, id(tokenizer), len(tokenizer), eos_token_id, name)
-        kept = _FROM_TOKENIZER.get_or_build(
-            key, lambda: (tokenizer, cls._read_tokenizer(tokenizer, eos_token_id, name))
+        key = (cls, len(tokenizer), eos_token_id, name)
+        return _FROM_TOKENIZER.get_or_build(
+            tokenizer, key, lambda: cls._read_tokenizer(tokenizer, eos_token_id, name)
         )
-        if kept[0] is not tokenizer:  # an id reused by a newer tokenizer
-            _FROM_TOKENIZER.clear()
-            return cls.from_tokenizer(tokenizer, eos_token_id, name)
-        return kept[1]
 
     @classmethod
     def _read_tokenizer(
@@ -394,7 +390,7 @@ def _decode_sentencepiece(
 # ---------------------------------------------------------------------- bundled vocabulary
 
 
-_FROM_TOKENIZER: BoundedCache[tuple[Any, Vocabulary]] = BoundedCache(maxsize=4)
+_FROM_TOKENIZER: OwnedCache[Vocabulary] = OwnedCache(maxsize=4)
 """``Vocabulary.from_tokenizer``'s, with the tokenizer each was read from."""
 
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from fsmviz.arrays import runs
 from fsmviz.automaton.bytedfa import ByteColumns
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import OwnedCache
 from fsmviz.tokens.trie import VocabTrie, _subtrees
 
 __all__ = ["ClassTable", "ClassTrie", "byte_classes", "class_row", "class_trie"]
@@ -152,7 +152,7 @@ def _as_trie(classes: ClassTrie) -> VocabTrie:
     )
 
 
-_CLASS_TRIES: BoundedCache[tuple[VocabTrie, ClassTrie, np.ndarray]] = BoundedCache(maxsize=8)
+_CLASS_TRIES: OwnedCache[tuple[ClassTrie, np.ndarray]] = OwnedCache(maxsize=8)
 
 
 def class_trie(
@@ -162,12 +162,8 @@ def class_trie(
     class node of every byte-trie node (int32; the walk of ``levelwalk.walk_classes``
     starts from byte nodes). The trie is kept beside them, so that its ``id`` in the key
     cannot name a newer trie."""
-    key = (id(trie), num_ids, np.asarray(byte_class, dtype=np.int16).tobytes())
-    kept = _CLASS_TRIES.get_or_build(key, lambda: (trie, *_merged(trie, byte_class, num_ids)))
-    if kept[0] is not trie:  # an id reused by a newer trie
-        _CLASS_TRIES.clear()
-        kept = _CLASS_TRIES.get_or_build(key, lambda: (trie, *_merged(trie, byte_class, num_ids)))
-    return kept[1], kept[2]
+    key = (num_ids, np.asarray(byte_class, dtype=np.int16).tobytes())
+    return _CLASS_TRIES.get_or_build(trie, key, lambda: _merged(trie, byte_class, num_ids))
 
 
 def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[ClassTrie, np.ndarray]:
@@ -232,7 +228,7 @@ class _Shape:
     ends: np.ndarray
 
 
-_SHAPES: BoundedCache[_Shape] = BoundedCache(maxsize=4)
+_SHAPES: OwnedCache[_Shape] = OwnedCache(maxsize=4)
 
 
 def _shape_of(trie: VocabTrie) -> _Shape:
@@ -243,7 +239,7 @@ def _shape_of(trie: VocabTrie) -> _Shape:
         bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
         return _Shape(parent, bounds, np.repeat(np.arange(nodes), np.diff(trie.token_start)))
 
-    return _SHAPES.get_or_build(id(trie), build)
+    return _SHAPES.get_or_build(trie, None, build)
 
 
 def _numbered(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -296,19 +292,15 @@ def byte_classes(trie: VocabTrie, num_ids: int) -> ClassTrie:
     trie (``warm``), with its tokens by node, where each index built its own (~8 ms at its
     first wide state, and ~4 ms more for the tokens by node at its first short row)."""
 
-    def build() -> tuple[VocabTrie, ClassTrie]:
+    def build() -> ClassTrie:
         classes = ClassTrie.of(trie, np.arange(256), num_ids)
         classes.node_tokens  # noqa: B018  (sorted now, not at a first short row)
-        return trie, classes
+        return classes
 
-    kept = _BYTE_CLASSES.get_or_build((id(trie), num_ids), build)
-    if kept[0] is not trie:  # an id reused by a newer trie
-        _BYTE_CLASSES.clear()
-        kept = _BYTE_CLASSES.get_or_build((id(trie), num_ids), build)
-    return kept[1]
+    return _BYTE_CLASSES.get_or_build(trie, num_ids, build)
 
 
-_BYTE_CLASSES: BoundedCache[tuple[VocabTrie, ClassTrie]] = BoundedCache(maxsize=2)
+_BYTE_CLASSES: OwnedCache[ClassTrie] = OwnedCache(maxsize=2)
 
 
 def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarray:

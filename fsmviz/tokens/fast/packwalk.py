@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsmviz.arrays import runs
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import OwnedCache
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["PackedVocab", "chain_of", "chain_words", "packed_vocab"]
@@ -140,18 +140,10 @@ class PackedVocab:
 
 def packed_vocab(trie: VocabTrie, num_ids: int) -> PackedVocab:
     """The trie's ``PackedVocab`` (~50 ms for 49k tokens, kept: ``index.warm`` makes it)."""
-
-    def build() -> tuple[VocabTrie, PackedVocab]:
-        return trie, _build(trie, num_ids)
-
-    kept = _PACKED.get_or_build((id(trie), num_ids), build)
-    if kept[0] is not trie:  # an id reused by a newer trie
-        _PACKED.clear()
-        kept = _PACKED.get_or_build((id(trie), num_ids), build)
-    return kept[1]
+    return _PACKED.get_or_build(trie, num_ids, lambda: _build(trie, num_ids))
 
 
-_PACKED: BoundedCache[tuple[VocabTrie, PackedVocab]] = BoundedCache(maxsize=2)
+_PACKED: OwnedCache[PackedVocab] = OwnedCache(maxsize=2)
 
 
 def _packbits(bits: np.ndarray) -> np.ndarray:
