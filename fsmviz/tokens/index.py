@@ -48,6 +48,7 @@ the tokens left asks for the exact distances (``finishes_within``).
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -74,7 +75,7 @@ from fsmviz.tokens.fast.successors import (
     warm_classes,
     wide_states,
 )
-from fsmviz.tokens.trie import VocabTrie, trie_of
+from fsmviz.tokens.trie import TrieLists, VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
 
 __all__ = ["IndexTooLarge", "TokenIndex", "build_index", "packed", "warm"]
@@ -416,6 +417,10 @@ def _successor_pairs(
     and the rest pair by pair, when the wide ones are few enough."""
     table = index.byte_dfa.table
     wide = wide_states(table)
+    if not wide.any():  # a date's, a keyword's: a few pairs, walked in Python
+        found = _narrow_pairs(index.trie.lists, table, todo)
+        if found is not None:
+            return found
     shared = wide.sum() >= SHARING and index._partitions().sharing >= SHARING
     few = len(todo) <= dawg.MAX_STARTS
     if not shared and not few:
@@ -430,6 +435,79 @@ def _successor_pairs(
     if shared:
         return closure_pairs(index.trie, table, todo, index._partitions(), check)
     return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check)
+
+
+NARROW_WORK = 3_000
+"""Steps (a node's children or a state's edges looked at) the walk in Python
+(``_narrow_pairs``) may take before it gives up for the walk in numpy; a step costs
+~0.2 µs where a round of the numpy walk costs ~40 µs whatever its width."""
+
+
+def _narrow_pairs(
+    trie: TrieLists, table: np.ndarray, todo: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_successor_pairs`` by a depth-first walk over (trie node, state) pairs in Python
+    (as ``rowwalk.small_row``, keeping only the distinct states reached): a pattern whose
+    states each read a few bytes (``yes|no``, a date) has a few dozen live pairs, and
+    numpy's fixed cost per call made that walk ~10 times slower than the pairs. None past
+    ``NARROW_WORK`` steps.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index("(ab)+1?", Vocabulary.from_strings(["a", "b", "ab", "1"]))
+    >>> [a.tolist() for a in _narrow_pairs(index.trie.lists, index.byte_dfa.table, [0, 2])]
+    [[0, 0, 1, 1, 1], [1, 2, 1, 2, 3]]
+    """
+    first_child, num_children, byte, token_start = trie[:4]
+    steps = _lazy_steps(table)
+    origins: list[int] = []
+    reached: list[int] = []
+    work = 0
+    for k, start in enumerate(todo):
+        found: set[int] = set()
+        stack = [(0, start)]
+        while stack:
+            node, at = stack.pop()
+            if token_start[node] != token_start[node + 1]:
+                found.add(at)
+            count = num_children[node]
+            if not count:
+                continue
+            edges = steps(at)
+            work += 1 + min(count, len(edges[0]))
+            if work > NARROW_WORK:
+                return None
+            lo = first_child[node]
+            if count <= len(edges[0]):
+                row = edges[1]
+                stack += [(c, row[byte[c]]) for c in range(lo, lo + count) if byte[c] in row]
+                continue
+            hi = lo + count
+            for b, target in edges[0]:
+                c = bisect_left(byte, b, lo, hi)
+                if c < hi and byte[c] == b:
+                    stack.append((c, target))
+        origins += [k] * len(found)
+        reached += sorted(found)
+    return np.array(origins, dtype=np.int64), np.array(reached, dtype=np.int64)
+
+
+def _lazy_steps(table: np.ndarray) -> Callable[[int], tuple[list[tuple[int, int]], dict[int, int]]]:
+    """``steps(state)``: the (byte, target) edges of ``state``, as a list and as a dict,
+    made when first asked for (a walk from a few starts meets a few of many states)."""
+    sources, columns = np.nonzero(table >= 0)
+    bounds = np.searchsorted(sources, np.arange(len(table) + 1)).tolist()
+    columns, targets = columns.tolist(), table[sources, columns].tolist()
+    kept: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
+
+    def steps(state: int) -> tuple[list[tuple[int, int]], dict[int, int]]:
+        found = kept.get(state)
+        if found is None:
+            lo, hi = bounds[state], bounds[state + 1]
+            pairs = list(zip(columns[lo:hi], targets[lo:hi], strict=True))
+            found = kept[state] = (pairs, dict(pairs))
+        return found
+
+    return steps
 
 
 def _apart(
