@@ -12,19 +12,28 @@ from fsmviz.diagnose.examples import completion, example_prefixes
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, parse_pieces
 from fsmviz.diagnose.loops import Loop, LoopFix, bounded_fix, cycle_ids, find_loops, loop_for, sccs
+from fsmviz.diagnose.rewrites import rewrite
 from fsmviz.diagnose.text import after, states_summary
 from fsmviz.tokens.index import TokenIndex
 from fsmviz.tokens.vocab import Vocabulary
 
 
 class Case:
-    """Everything the findings need about one (pattern, vocabulary), computed lazily."""
+    """Everything the findings need about one (pattern, vocabulary), computed lazily.
 
-    def __init__(self, pattern: str, index: TokenIndex, vocab: Vocabulary):
+    With ``suggests=False`` the findings come without their rewrites: ``fixes`` are all
+    None and ``rewrite`` answers None. ``held`` re-checks a suggestion that way, since it
+    needs only each finding's kind and place, and compiling the rewrites of a rewrite cost
+    up to a minute for a 70-character pattern (each candidate is a DFA build)."""
+
+    def __init__(
+        self, pattern: str, index: TokenIndex, vocab: Vocabulary, *, suggests: bool = True
+    ):
         self.pattern = pattern
         self.index = index
         self.dfa = index.dfa
         self.vocab = vocab
+        self.suggests = suggests
 
     # --- the character DFA: example texts -------------------------------------------------
 
@@ -91,6 +100,8 @@ class Case:
     def fixes(self) -> dict[Loop, LoopFix | None]:
         return {
             loop: bounded_fix(self.pattern, self.dfa, loop, self.loops, self.repeats)
+            if self.suggests
+            else None
             for loop in self.loops
         }
 
@@ -101,6 +112,11 @@ class Case:
             loop: bounded_fix(self.pattern, self.dfa, loop, self.loops, self.repeats, twins=True)
             for loop in self.loops
         }
+
+    def rewrite(self, edits: Iterable[tuple[PatternNode, str]]) -> str | None:
+        """The pattern with ``edits`` applied, if usable (``rewrites.rewrite``); None
+        without ``suggests``."""
+        return rewrite(self.pattern, edits) if self.suggests else None
 
     def loop_for(self, states: Iterable[int]) -> Loop | None:
         """The innermost loop holding all of ``states``."""

@@ -122,7 +122,7 @@ def _places(pattern: str, doctor: Doctor) -> frozenset[Place] | None:
         if expanded_size(parse(pattern)[1]) > FULL_CHECK_POSITIONS:
             return None
         vocab = _bytes()
-        case = Case(pattern, build_index(pattern, vocab), vocab)
+        case = Case(pattern, build_index(pattern, vocab), vocab, suggests=False)
     except (RegexError, IndexTooLarge):
         return None
     return frozenset((f.kind, f.span) for f in doctor(case, None))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from fsmviz.diagnose.case import Case
 from fsmviz.diagnose.finding import Finding
 from fsmviz.diagnose.fragments import PatternNode, escapes_in
-from fsmviz.diagnose.rewrites import LATIN1_LETTERS, rewrite, widen_word_classes
+from fsmviz.diagnose.rewrites import LATIN1_LETTERS, widen_word_classes
 from fsmviz.diagnose.text import frag
 
 _ASCII_MEANING = {
@@ -54,7 +54,7 @@ def style(case: Case) -> list[Finding]:
                 f"`{frag(fragment)}` is lazy, but a DFA has no notion of lazy: it "
                 f"allows exactly what `{frag(plain)}` allows, and the model decides "
                 "when to stop. Bound the repeat instead if it must stay short.",
-                suggestion=rewrite(case.pattern, [(node, plain)]),
+                suggestion=case.rewrite([(node, plain)]),
             )
             found.append(case.locate(finding, node))
     return found
@@ -62,7 +62,8 @@ def style(case: Case) -> list[Finding]:
 
 def _ascii(case: Case, letter: str, nodes: list[PatternNode]) -> Finding:
     """One note per class letter, pointing at its first use; for ``\\w`` a widened pattern."""
-    suggestion = widen_word_classes(case.pattern, nodes) if letter == "w" else None
+    widen = letter == "w" and case.suggests
+    suggestion = widen_word_classes(case.pattern, nodes) if widen else None
     finding = Finding(
         "ascii_class",
         "info",
@@ -110,7 +111,7 @@ def _dots(case: Case, seq: PatternNode) -> list[Finding]:
             "warning",
             f"The `.` at position {dot.start} matches any character, so `{left}X{right}` is "
             f"allowed as well as `{left}.{right}`. Write `\\.` for a literal dot.",
-            suggestion=rewrite(case.pattern, [(dot, "\\.")]),
+            suggestion=case.rewrite([(dot, "\\.")]),
         )
         found.append(case.locate(finding, dot))
     return found
