@@ -13,12 +13,15 @@ from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
+JSON_CHARS = r'([^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*'
+JSON_STRINGS = rf'\{{"a": "{JSON_CHARS}", "b": "{JSON_CHARS}"\}}'
 PATTERNS = (
     r'[a-z_]+="[^"]*"(, [a-z_]+="[^"]*")*',  # a loop over every byte but the quote
     r"([^,\n]{1,20},){3}[^,\n]{1,20}",  # chains that end, with non-ASCII characters
     r"(([A-Z][a-z]{1,10} ){1,4}[a-z]{1,8}\. ){1,3}",  # chains that end, then a space
     r"SELECT [a-z_]+(, [a-z_]+)* FROM [a-z_]+;",
     r'\{"a": "([^"\\\x00-\x1f]|\\["\\/bfnrt])*"\}',  # a JSON string's loop and escapes
+    JSON_STRINGS,  # two loops of UTF-8 without its C1 controls, as regex_from_schema writes
     r"[a-z0-9]+(-[a-z0-9]+)*",
 )
 FALLING_BACK = (r".*(error|warning): [A-Za-z ]+",)  # states alike that read every byte
@@ -70,3 +73,46 @@ def test_the_packed_vocabulary_on_a_toy_one():
     assert words.inside(ab).tolist() == [0b111]  # "ab", "b", "ba"; not "é", not EOS
     assert words.inside(1 << ord("b")).tolist() == [0b10]
     assert np.array_equal(index.bitmask(0), packed(np.array([0, 1, 2]), len(vocab)))
+
+
+UTF8_TOKENS = (
+    *"abcdefghijklmnopqrstuvwxyz",
+    '"', 'a"', 'a",', '"b', "é", 'é"', "ab é", "\u00a0", "\u0085", "\u20ac", "😀", "a😀b",
+)  # fmt: skip
+UTF8_BYTES = (
+    b"\xc3",  # a character cut after its first byte: allowed, inside it
+    b"\xe2\x82",  # cut after two
+    b"a\xc3",
+    b"\xa9",  # a stray continuation byte
+    b"\xc0\x80",  # an overlong form
+    b"\xed\xa0\x80",  # a surrogate
+    b'\xc3"',  # a quote inside a character
+    b"\xf4\x90\x80\x80",  # past U+10FFFF
+    b"\xc2\x85a",  # a C1 control, then a letter
+)
+
+
+def test_utf8_loops_on_a_toy_vocabulary():
+    """A loop reading any character (``[^"]``) or any but the C1 controls (a JSON string's)
+    takes its tokens as UTF-8 (``packwalk.utf8_loop``): every bit as the plain walk's, on
+    cut, stray, overlong, surrogate and C1 bytes; a loop of some non-ASCII characters
+    (``[a-zé]``) is not taken so and still agrees."""
+    from fsmviz import Vocabulary
+
+    singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
+    table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"")
+    vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
+    kinds = {}
+    for pattern in ('"[^"]*"', JSON_STRINGS, '[a-z]+="[^"\n]*"', '"[a-zé ]*"'):
+        index = build_index(pattern, vocab)
+        for state in range(index.byte_dfa.num_states):
+            words = index.bitmask(state)
+            assert np.array_equal(words, expected(index, state)), (pattern, state)
+        kinds[pattern] = sorted(set(index._walker._utf8.values()))
+        assert index._live is None and not index._rows, pattern  # no row made: no pruning
+    assert kinds == {
+        '"[^"]*"': [1],
+        JSON_STRINGS: [2],
+        '[a-z]+="[^"\n]*"': [0, 1],  # the name's loop reads no UTF-8: 0
+        '"[a-zé ]*"': [0],
+    }

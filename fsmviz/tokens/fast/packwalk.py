@@ -29,7 +29,7 @@ state after the closing quote does not read: only ``"`` itself is added.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from fsmviz.arrays import runs
 from fsmviz.cache import OwnedCache
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["PackedVocab", "chain_of", "chain_words", "packed_vocab"]
+__all__ = ["PackedVocab", "chain_of", "chain_words", "packed_vocab", "utf8_loop"]
 
 MIN_BYTES = 16
 """A chain reading fewer bytes onwards than this takes too few tokens at once to be worth
@@ -57,6 +57,33 @@ walked on: the row walks answer faster there)."""
 
 _ALL = (1 << 256) - 1
 _HIGH = ((1 << 128) - 1) << 128  # the bytes 0x80-0xFF
+LEAVING_KEPT = 256
+"""Frontiers kept per vocabulary (``PackedVocab.leaving``: the same for every state with the
+same chain bytes, as the 22 string loops of a 22-field schema)."""
+
+
+def _utf8_automaton(controls: bool) -> np.ndarray:
+    """UTF-8 as a byte automaton: state 0 between characters (ASCII stays there), 1-8 inside
+    one (1: one continuation byte left; 2, 4: after E0, ED; 3: two left; 5, 7: after F0,
+    F4; 6: three left; 8: after C2 without ``controls``), 9 dead (overlong forms,
+    surrogates, a stray continuation byte; without ``controls``, U+0080-U+009F as well, as
+    a JSON string's characters leave out the C1 controls)."""
+    table = np.full((10, 256), _UTF8_DEAD, dtype=np.int8)
+    table[0, :0x80] = 0
+    table[0, 0xC2:0xE0], table[0, 0xE0], table[0, 0xED] = 1, 2, 4
+    table[0, 0xE1:0xED] = table[0, 0xEE:0xF0] = 3
+    table[0, 0xF0], table[0, 0xF1:0xF4], table[0, 0xF4] = 5, 6, 7
+    table[1, 0x80:0xC0], table[2, 0xA0:0xC0], table[4, 0x80:0xA0] = 0, 1, 1
+    table[3, 0x80:0xC0] = 1
+    table[5, 0x90:0xC0] = table[6, 0x80:0xC0] = table[7, 0x80:0x90] = 3
+    if not controls:
+        table[0, 0xC2], table[8, 0xA0:0xC0] = 8, 0
+    return table
+
+
+_UTF8_DEAD = 9
+_UTF8 = (_utf8_automaton(True), _utf8_automaton(False))
+"""The kinds of UTF-8 a loop may read (``utf8_loop``, ``Chain.utf8``: 1 + its place here)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +119,11 @@ class PackedVocab:
     padded: np.ndarray  # the tokens' bytes in the trie's order, each followed by 256,
     padded_start: np.ndarray  # where each begins there,
     lengths: np.ndarray  # and its length
+    utf8_above: np.ndarray  # [kind, frontier node]: the state of the path above in each
+    # ``_UTF8`` automaton
+    utf8_bad: np.ndarray  # [kind, words]: the tokens each ``_UTF8`` kind refuses, read
+    # from between characters (a token cut inside a character is fine), packed
+    _leaving: dict = field(default_factory=dict, repr=False)  # ``leaving``'s answers, kept
 
     def inside(self, allowed: int, tail: bool = False) -> np.ndarray:
         """The trie's tokens all of whose bytes (``tail``: but the first) lie in
@@ -108,25 +140,43 @@ class PackedVocab:
         return self.shorter[-1] if words is None else self.shorter[-1] & ~words
 
     def leaving(
-        self, allowed: int, through: int, lead: int | None = None
+        self, allowed: int, through: int, lead: int | None = None, utf8: int = 0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The frontier of ``allowed``: the nodes whose byte lies in ``through`` (bytes
         outside ``allowed``) and whose path above lies in ``allowed``; their depths and
         bytes. With ``lead``: the nodes two bytes deep or more whose path begins with
-        ``lead`` and lies in ``allowed`` past it. None past ``CANDIDATES`` nodes of those
-        bytes (``.*a``'s ``a``: a frontier that large is not worth finding)."""
-        bounds = [
-            (self.byte_start[b], self.byte_start[b + 1])
-            for b in range(256)
-            if through >> b & 1 and self.byte_start[b] < self.byte_start[b + 1]
-        ]
-        if sum(hi - lo for lo, hi in bounds) > CANDIDATES:
+        ``lead`` and lies in ``allowed`` past it. With ``utf8`` (``Chain.utf8``): only those
+        whose path above ends between two characters of that kind of UTF-8. None past
+        ``CANDIDATES`` nodes of those bytes (``.*a``'s ``a``: a frontier that large is not
+        worth finding). Kept: it depends on the bytes alone, not on the state (read-only
+        arrays)."""
+        key = (allowed, through, lead, utf8)
+        if key in self._leaving:
+            return self._leaving[key]
+        found = self._leaving_of(allowed, through, lead, utf8)
+        if len(self._leaving) >= LEAVING_KEPT:
+            self._leaving.clear()
+        self._leaving[key] = found
+        return found
+
+    def _leaving_of(
+        self, allowed: int, through: int, lead: int | None, utf8: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``leaving``, not kept."""
+        bounds, total, rest = [], 0, through
+        while rest:
+            b = (rest & -rest).bit_length() - 1
+            rest &= rest - 1
+            lo, hi = self.byte_start[b], self.byte_start[b + 1]
+            if lo < hi:
+                bounds.append((lo, hi))
+                total += hi - lo
+        if total > CANDIDATES:
             return None
-        parts = [np.arange(lo, hi) for lo, hi in bounds]
-        if not parts:
+        if not bounds:
             none = np.zeros(0, dtype=np.int64)
             return none, none, none
-        at = np.concatenate(parts)
+        at = np.concatenate([np.arange(lo, hi) for lo, hi in bounds])
         if lead is not None:
             at = at[self.lead[at] == lead]
         out = np.frombuffer((_ALL & ~allowed).to_bytes(32, "little"), dtype="<u8")
@@ -134,8 +184,13 @@ class PackedVocab:
         keep = ~(clash[:, 0] | clash[:, 1] | clash[:, 2] | clash[:, 3]).astype(bool)
         if lead is not None:
             keep &= self.depth[at] >= 2
+        if utf8:
+            keep &= self.utf8_above[utf8 - 1, at] == 0
         at = at[keep]
-        return self.frontier[at], self.depth[at], self.byte[at]
+        found = self.frontier[at], self.depth[at], self.byte[at]
+        for array in found:
+            array.flags.writeable = False
+        return found
 
 
 def packed_vocab(trie: VocabTrie, num_ids: int) -> PackedVocab:
@@ -150,9 +205,10 @@ def _packbits(bits: np.ndarray) -> np.ndarray:
     return np.packbits(bits, axis=-1, bitorder="little").view("<u4")
 
 
-def _paths(trie: VocabTrie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _paths(trie: VocabTrie) -> tuple[np.ndarray, ...]:
     """By node: the set of bytes on its path above it (4 words), its path's first byte,
-    and the set of those bytes above it past the first; level by level (breadth-first)."""
+    the set of those bytes above it past the first, and the state of its path, its own byte
+    included, in each ``_UTF8`` automaton; level by level (breadth-first)."""
     nodes = len(trie.byte)
     parent = np.zeros(nodes, dtype=np.intp)
     parent[1:] = np.repeat(np.arange(nodes), trie.num_children)
@@ -163,6 +219,7 @@ def _paths(trie: VocabTrie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     above = np.zeros((nodes, 4), dtype="<u8")
     lead = np.zeros(nodes, dtype=np.int64)
     above_tail = np.zeros((nodes, 4), dtype="<u8")
+    utf8 = np.zeros((len(_UTF8), nodes), dtype=np.int8)
     bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2)).tolist()
     for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):  # breadth-first: level by level
         up = parent[lo:hi]
@@ -170,7 +227,9 @@ def _paths(trie: VocabTrie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lead[lo:hi] = trie.byte[lo:hi] if lo == 1 else lead[up]
         if lo > 1:  # the bytes above past the first: the parent's, unless it is the first
             above_tail[lo:hi] = above_tail[up] | np.where(trie.depth[up, None] >= 2, edge[up], 0)
-    return above, lead, above_tail
+        for kind, automaton in enumerate(_UTF8):
+            utf8[kind, lo:hi] = automaton[utf8[kind, up], trie.byte[lo:hi]]
+    return above, lead, above_tail, utf8, parent
 
 
 def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
@@ -189,7 +248,12 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     by_length = np.zeros((height + 1, size), dtype=bool)
     by_length[trie.sorted_lengths, trie.sorted_ids] = True
     shorter = _packbits(np.logical_or.accumulate(by_length, axis=0))
-    above, lead, above_tail = _paths(trie)
+    above, lead, above_tail, utf8, parent = _paths(trie)
+    bad_ids = np.zeros((len(_UTF8), size), dtype=bool)
+    for kind, states in enumerate(utf8):  # the nodes each kind refuses, and their own tokens
+        bad = np.flatnonzero(states == _UTF8_DEAD)
+        own = trie.token_start[bad + 1] - trie.token_start[bad]
+        bad_ids[kind, trie.token_ids[runs(trie.token_start[bad], own)]] = True
     order = np.argsort(trie.byte[1:], kind="stable") + 1
     byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
     present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
@@ -220,6 +284,8 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         padded=padded,
         padded_start=np.concatenate([[0], np.cumsum(trie.sorted_lengths + 1)[:-1]]),
         lengths=trie.sorted_lengths.astype(np.int64),
+        utf8_above=utf8[:, parent[order]],
+        utf8_bad=_packbits(bad_ids),
     )
 
 
@@ -228,12 +294,17 @@ class Chain:
     """A state's chain: ``path[i]`` the state after ``i`` bytes of ``allowed`` (an int of
     256 bits), ``loops`` whether the last state reads them back into itself (else a token
     longer than ``len(path) - 1`` bytes of ``allowed`` dies), ``leaves`` the bytes outside
-    ``allowed`` some state of the path reads."""
+    ``allowed`` some state of the path reads. ``utf8`` (1 + a kind of ``_UTF8``; 0: none):
+    ``allowed`` holds every byte from 0x80 as well, for a loop that reads any character of
+    that kind back into itself (``utf8_loop``): a token of those bytes is allowed when
+    that kind takes it (``utf8_bad``), and leaves the loop at a byte outside them only
+    between two characters."""
 
     path: tuple[int, ...]
     allowed: int
     loops: bool
     leaves: int
+    utf8: int = 0
 
 
 def chain_of(
@@ -283,6 +354,7 @@ def chain_words(
     padded: np.ndarray,
     inside: Callable[[int, bool], np.ndarray],
     chain_at: Callable[[int], Chain | None],
+    utf8: Callable[[int], int] | None = None,
 ) -> np.ndarray | None:
     """The packed words (uint32) of the tokens allowed from the chain's first state; None
     where its frontier is too large (``FRONTIER``, ``BELOW``). ``inside(allowed, tail)``
@@ -292,8 +364,12 @@ def chain_words(
     one level down: the tokens of that first byte whose other bytes lie in that chain's bytes
     (``vocab.first``, ``inside(..., True)``), and the frontier of that chain below it. Below the
     other frontier nodes whose byte some state reads (below the others every token dies), the
-    trie is walked (``walk_below``).
+    trie is walked (``walk_below``). ``utf8(s)``: the kind of UTF-8 the loop ``s`` reads
+    back into itself (``utf8_loop``, kept): such a chain takes the tokens of
+    its bytes and UTF-8 at once (``Chain.utf8``), where their walk below a frontier of
+    every lead byte was most of a string loop's mask.
     """
+    chain = _with_utf8(chain, utf8)
     words = _within(vocab, chain, inside(chain.allowed, False), 0)
     pairs = _frontier(vocab, chain, table, None)
     if pairs is None:
@@ -303,6 +379,8 @@ def chain_words(
     parts = [(nodes[~wide], states[~wide])]
     for node, state in zip(nodes[wide].tolist(), states[wide].tolist(), strict=True):
         after = chain_at(state)
+        if after is not None and trie.byte[node] < 0x80:  # UTF-8 from the root, as from it
+            after = _with_utf8(after, utf8)
         below = None if after is None else _frontier(vocab, after, table, trie.byte[node])
         if below is None:
             parts.append((np.array([node]), np.array([state])))
@@ -321,9 +399,22 @@ def chain_words(
     return words | np.packbits(bits, bitorder="little").view("<u4")
 
 
+def _with_utf8(chain: Chain, utf8: Callable[[int], int] | None) -> Chain:
+    """``chain`` with every byte from 0x80 allowed (``Chain.utf8``), where it is a loop of
+    one state reading any UTF-8 character back into itself; else ``chain``."""
+    if utf8 is None or chain.utf8 or not chain.loops or len(chain.path) != 1:
+        return chain
+    kind = 0 if chain.allowed & _HIGH else utf8(chain.path[0])
+    if not kind:
+        return chain
+    return Chain(chain.path, chain.allowed | _HIGH, True, chain.leaves & ~_HIGH, kind)
+
+
 def _within(vocab: PackedVocab, chain: Chain, inside: np.ndarray, skip: int) -> np.ndarray:
     """``inside`` less the tokens longer than ``skip`` bytes and the chain, where it ends
-    (those die past its end)."""
+    (those die past its end), and, for a ``utf8`` chain, the tokens that are not UTF-8."""
+    if chain.utf8:
+        return inside & ~vocab.utf8_bad[chain.utf8 - 1]
     if chain.loops:
         return inside
     return inside & vocab.shorter[min(len(chain.path) + skip, len(vocab.shorter)) - 1]
@@ -335,7 +426,7 @@ def _frontier(
     """The chain's frontier nodes (with ``lead``: below that first byte, the chain's state
     after it) whose state reads their byte, and the states they lead to; None past
     ``FRONTIER`` nodes."""
-    found = vocab.leaving(chain.allowed, chain.leaves, lead)
+    found = vocab.leaving(chain.allowed, chain.leaves, lead, chain.utf8)
     if found is None or len(found[0]) > FRONTIER:
         return None
     nodes, depths, bytes_in = found
@@ -348,6 +439,43 @@ def _frontier(
     states = table[before, bytes_in]
     alive = states >= 0
     return nodes[alive], states[alive]
+
+
+def utf8_loop(table: np.ndarray, state: int) -> int:
+    """The kind of UTF-8 (1 + its place in ``_UTF8``) that ``state`` reads back into itself
+    from 0x80, as ``[^"]*`` reads any character, reading no other byte from 0x80; 0 for
+    none. Walked as pairs (DFA state, automaton state) from ``(state, 0)``: each byte falls
+    off in both or in neither, and a character's end is back at ``state``.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> table = build_index('"[^"]*"', Vocabulary.from_strings(["a"])).byte_dfa.table
+    >>> utf8_loop(table, 1), utf8_loop(table, 0)  # the string's loop; before its quote
+    (1, 0)
+    """
+    after = int(table[state, 0xC2])  # U+0080 read or not: which kind to check
+    kind = 1 if after >= 0 and table[after, 0x80] >= 0 else 2
+    return kind if _reads_as(table, state, _UTF8[kind - 1]) else 0
+
+
+def _reads_as(table: np.ndarray, state: int, automaton: np.ndarray) -> bool:
+    """Whether ``state`` reads the bytes from 0x80 as ``automaton`` does from its state 0
+    (see ``utf8_loop``); a pair is ``at << 4 | inner``."""
+    seen, todo = {state << 4}, [state << 4]
+    while todo:
+        at, inner = divmod(todo.pop(), 16)
+        row, goes = table[at], automaton[inner]
+        if not inner:  # the ASCII bytes are the chain's
+            row, goes = row[0x80:], goes[0x80:]
+        dead = goes == _UTF8_DEAD
+        if not np.array_equal(row < 0, dead) or (row[goes == 0] != state).any():
+            return False
+        on = ~dead & (goes != 0)
+        for pair in set((row[on].astype(np.int64) << 4 | goes[on]).tolist()) - seen:
+            if len(seen) >= 64:
+                return False
+            seen.add(pair)
+            todo.append(pair)
+    return True
 
 
 def walk_below(

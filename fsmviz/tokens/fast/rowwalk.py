@@ -47,6 +47,7 @@ from fsmviz.tokens.fast.packwalk import (
     chain_words,
     packed_vocab,
     padded_table,
+    utf8_loop,
 )
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
@@ -219,6 +220,7 @@ class RowWalker:
         self._class_bits: list[int] | None = None  # the bytes of each byte class
         self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
+        self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
 
     def packed(self, state: int) -> np.ndarray | None:
         """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
@@ -241,8 +243,9 @@ class RowWalker:
         if self._padded is None:
             self._padded = padded_table(self.byte_dfa.table)
         found = chain_words(
-            vocab, self.trie, chain, self.byte_dfa.table, self._padded, self._within, self._chain
-        )
+            vocab, self.trie, chain, self.byte_dfa.table, self._padded, self._within, self._chain,
+            self._utf8_loop,
+        )  # fmt: skip
         if found is None:
             self._unpacked.add(state)
             return None
@@ -256,6 +259,13 @@ class RowWalker:
         if found is None:
             vocab = packed_vocab(self.trie, self.num_ids)
             found = self._inside[allowed, tail] = vocab.inside(allowed, tail)
+        return found
+
+    def _utf8_loop(self, state: int) -> int:
+        """``packwalk.utf8_loop`` of ``state``, kept."""
+        found = self._utf8.get(state)
+        if found is None:
+            found = self._utf8[state] = utf8_loop(self.byte_dfa.table, state)
         return found
 
     def _chain(self, state: int) -> Chain | None:
