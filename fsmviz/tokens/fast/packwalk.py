@@ -522,7 +522,8 @@ def walk_entries(
     the first ``skip`` the byte DFA reads to the end from ``states``, walked together, one
     round a byte, without filtering: ``padded`` is its table (``padded_table``) where the
     end of a token (byte 256, ``PackedVocab.padded``) keeps a state where it is and a dead
-    state leads to a sink that stays dead; the done and dead are dropped every 8 rounds.
+    state leads to a sink (0) that stays dead; the done and dead are dropped every 8
+    rounds.
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
@@ -531,9 +532,9 @@ def walk_entries(
     >>> walk_entries(vocab, table, np.arange(3), start, none).tolist()  # "1", "12"
     [0, 1]
     """
-    sink = (len(padded) // 257 - 1) * 257
+    sink = 0
     at = vocab.padded_start[entries] + skip
-    states = states * 257
+    states = (states + 1) * 257
     left = int((vocab.lengths[entries] - skip).max(initial=0))
     for done in range(left):
         byte = vocab.padded[at]
@@ -544,22 +545,22 @@ def walk_entries(
             if not going.all():
                 finished = entries[(states != sink) & ~going]
                 return np.concatenate(
-                    [finished, walk_entries(vocab, padded, entries[going], states[going] // 257,
+                    [finished, walk_entries(vocab, padded, entries[going], states[going] // 257 - 1,
                                             at[going] - vocab.padded_start[entries[going]])]
                 )  # fmt: skip
     return entries[states != sink]
 
 
 def padded_table(table: np.ndarray) -> np.ndarray:
-    """``table`` for ``walk_entries``, flat, 257 entries a state: byte 256 (a token's end)
-    keeps a state where it is, a dead entry leads to a sink (one past the last state) that
-    stays dead; each entry times 257."""
-    sink = len(table)
-    dtype = np.int32 if (sink + 1) * 257 < 2**31 else np.int64
-    padded = np.empty((sink + 1, 257), dtype=dtype)
-    padded[:sink, :256] = table
-    padded[:sink, :256][table < 0] = sink
-    padded[sink, :256] = sink
-    padded[:, 256] = np.arange(sink + 1)
-    padded *= 257
+    """``table`` for ``walk_entries``, flat, 257 entries a row: row ``s + 1`` for state
+    ``s``, row 0 a sink for the dead (-1 + 1) that stays dead; byte 256 (a token's end)
+    keeps a row where it is; each entry times 257. Two sums over the table, no mask (the
+    first wide state of an index makes it: 628 states of a 22-field schema)."""
+    rows = len(table) + 1
+    padded = np.empty((rows, 257), dtype=np.int32 if rows * 257 < 2**31 else np.int64)
+    padded[0] = 0
+    inner = padded[1:, :256]
+    np.add(table, 1, out=inner, casting="unsafe")
+    inner *= 257
+    padded[1:, 256] = np.arange(257, rows * 257, 257)
     return padded.reshape(-1)
