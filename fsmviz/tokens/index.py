@@ -494,16 +494,18 @@ def _narrow_pairs(
 def _lazy_steps(table: np.ndarray) -> Callable[[int], tuple[list[tuple[int, int]], dict[int, int]]]:
     """``steps(state)``: the (byte, target) edges of ``state``, as a list and as a dict,
     made when first asked for (a walk from a few starts meets a few of many states)."""
-    sources, columns = np.nonzero(table >= 0)
-    bounds = np.searchsorted(sources, np.arange(len(table) + 1)).tolist()
-    columns, targets = columns.tolist(), table[sources, columns].tolist()
+    flat, width = table.reshape(-1), table.shape[1]
+    cells = np.flatnonzero(flat >= 0)  # state * width + byte, increasing
+    targets, cells = flat[cells].tolist(), cells.tolist()
     kept: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
 
     def steps(state: int) -> tuple[list[tuple[int, int]], dict[int, int]]:
         found = kept.get(state)
         if found is None:
-            lo, hi = bounds[state], bounds[state + 1]
-            pairs = list(zip(columns[lo:hi], targets[lo:hi], strict=True))
+            base = state * width
+            lo = bisect_left(cells, base)
+            hi = bisect_left(cells, base + width, lo)
+            pairs = [(cell - base, targets[i]) for i, cell in enumerate(cells[lo:hi], lo)]
             found = kept[state] = (pairs, dict(pairs))
         return found
 
