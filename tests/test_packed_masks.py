@@ -116,3 +116,28 @@ def test_utf8_loops_on_a_toy_vocabulary():
         '[a-z]+="[^"\n]*"': [0, 1],  # the name's loop reads no UTF-8: 0
         '"[a-zé ]*"': [0],
     }
+
+
+def test_inside_by_blocks_is_inside_by_bytes():
+    """``PackedVocab.inside`` ORs whole blocks of 8, 32 and 128 bytes where a set leaves them
+    out: the same tokens as testing each token's bytes, for classes of ranges and of random
+    bytes, with and without the first byte."""
+    from fsmviz import Vocabulary
+
+    singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
+    table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"AZ", b"a\x00", b"")
+    vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
+    words = packed_vocab(build_index("a", vocab).trie, len(vocab))
+    rng = np.random.default_rng(48)
+    ranges = [(0x20, 0x7F), (ord("a"), ord("z") + 1), (0, 0x80), (0x80, 0x100), (0x41, 0xC0)]
+    classes = [sum(1 << b for b in range(lo, hi)) for lo, hi in ranges]
+    classes += [int(rng.integers(0, 2**63)) << int(rng.integers(0, 190)) for _ in range(20)]
+    for allowed in classes:
+        for tail in (False, True):
+            ids = [
+                i
+                for i, data in enumerate(table)
+                if data and all(allowed >> b & 1 for b in data[1 if tail else 0 :])
+            ]
+            want = packed(np.array(ids, dtype=np.int64), len(vocab)).view(np.uint32)
+            assert np.array_equal(words.inside(allowed, tail), want), (hex(allowed), tail)

@@ -51,6 +51,9 @@ before a word of either case, below which lie 32,000 tokens and thousands of liv
 the row walks, which take their subtrees whole, answer faster)."""
 CANDIDATES = 12_000
 """Trie nodes of a chain's leaving bytes looked at for its frontier, at most."""
+FEW_BELOW = 48
+"""A frontier with at most this many tokens below it is walked in plain Python, and the
+tokens found are set one by one."""
 FRONTIER = 4_096
 """Frontier nodes a chain may have (``.*a``'s state 0 meets 4,000 nodes of ``a``, each
 walked on: the row walks answer faster there)."""
@@ -89,19 +92,18 @@ _UTF8 = (_utf8_automaton(True), _utf8_automaton(False))
 @dataclass(frozen=True, eq=False)
 class PackedVocab:
     """What the packed chain masks read, made once per trie. ``contains[b]``: the tokens
-    holding byte ``b``, packed (``index.packed``'s layout, as uint32); ``high``: those
-    holding any byte from 0x80; ``shorter[n]``: the trie's tokens of at most ``n`` bytes
-    (``shorter[-1]``: all of them). ``frontier`` lists the trie's nodes (root left out)
-    by the byte into them, ``frontier[byte_start[b] : byte_start[b + 1]]`` those of byte
-    ``b``, with their depth (``depth``), that byte (``byte``) and the set of bytes on the
-    path above them (``above``, 4 uint64 words, excluding the node's own byte).
+    holding byte ``b``, packed (``index.packed``'s layout, as uint32), then those holding
+    a byte of each block of 8, 32 and 128 bytes (``_blocked``); ``shorter[n]``: the trie's
+    tokens of at most ``n`` bytes (``shorter[-1]``: all of them). ``frontier`` lists the
+    trie's nodes (root left out) by the byte into them, ``frontier[byte_start[b] :
+    byte_start[b + 1]]`` those of byte ``b``, with their depth (``depth``), that byte
+    (``byte``) and the set of bytes on the path above them (``above``, 4 uint64 words,
+    excluding the node's own byte).
     ``present``: the bytes some token holds, as an int of 256 bits."""
 
-    contains: np.ndarray
-    high: np.ndarray
+    contains: np.ndarray  # [BLOCKED, words]: by byte, then by block (``_blocked``)
     first: np.ndarray  # [256, words]: the tokens whose first byte is b
-    tail: np.ndarray  # [256, words]: the tokens holding b past their first byte
-    tail_high: np.ndarray
+    tail: np.ndarray  # [BLOCKED, words]: the tokens holding b past their first byte
     shorter: np.ndarray
     frontier: np.ndarray
     byte_start: list[int]
@@ -127,17 +129,13 @@ class PackedVocab:
 
     def inside(self, allowed: int, tail: bool = False) -> np.ndarray:
         """The trie's tokens all of whose bytes (``tail``: but the first) lie in
-        ``allowed`` (256 bits), packed."""
-        contains, high_row = (self.tail, self.tail_high) if tail else (self.contains, self.high)
-        out = self.present & ~allowed
-        high = _HIGH & self.present and not _HIGH & self.present & allowed
-        if high:  # no byte from 0x80 is allowed: one row says which tokens hold one
-            out &= ~_HIGH
-        rows = [b for b in range(256) if out >> b & 1]
-        words = np.bitwise_or.reduce(contains[rows], axis=0) if rows else None
-        if high:
-            words = high_row if words is None else words | high_row
-        return self.shorter[-1] if words is None else self.shorter[-1] & ~words
+        ``allowed`` (256 bits), packed: the tokens less the OR of the rows of the bytes
+        outside it, a whole block where it lies outside (``_rows_of``)."""
+        rows = _rows_of(_ALL & ~allowed, self.present)
+        if not rows:
+            return self.shorter[-1]
+        matrix = self.tail if tail else self.contains
+        return self.shorter[-1] & ~np.bitwise_or.reduce(matrix[rows], axis=0)
 
     def leaving(
         self, allowed: int, through: int, lead: int | None = None, utf8: int = 0
@@ -201,6 +199,54 @@ def packed_vocab(trie: VocabTrie, num_ids: int) -> PackedVocab:
 _PACKED: OwnedCache[PackedVocab] = OwnedCache(maxsize=2)
 
 
+BLOCKS = (8, 32, 128)
+"""The blocks of bytes whose rows ``PackedVocab.contains`` holds past the bytes' own: a class
+like ``[a-z]`` leaves out 230 bytes, ORed as ~15 rows (three of 32, one of 128, a few
+bytes) where it took 230 (~0.5 ms CPU for a new index's first letters)."""
+BLOCKED = 256 + sum(256 // size for size in BLOCKS)
+
+
+def _blocked(rows: np.ndarray) -> np.ndarray:
+    """``rows`` (one a byte), then the OR of each block of ``BLOCKS`` bytes, in order."""
+    blocks = [np.bitwise_or.reduce(rows.reshape(256 // size, size, -1), axis=1) for size in BLOCKS]
+    return np.concatenate([rows, *blocks])
+
+
+def _rows_of(out: int, present: int) -> list[int]:
+    """The rows of a ``_blocked`` matrix whose OR is that of the bytes in ``out`` (256
+    bits): a block wholly in ``out`` as its one row, the bytes some token holds
+    (``present``) one by one where the block of 8 around them is not.
+
+    >>> _rows_of((1 << 256) - (1 << 64) | 1 << 3, (1 << 256) - 1)  # 3; 64-95, 96-127; 128-255
+    [3, 290, 291, 297]
+    """
+    rows = []
+    for half in (0, 1):
+        if out >> (128 * half) & _ONES[128] == _ONES[128]:
+            rows.append(BLOCKED - 2 + half)
+            continue
+        for big in range(4 * half, 4 * half + 4):
+            bits = out >> (32 * big) & _ONES[32]
+            if bits == _ONES[32]:
+                rows.append(256 + 32 + big)
+                continue
+            for small in range(4) if bits else ():
+                eight = bits >> (8 * small) & 0xFF
+                if eight == 0xFF:
+                    rows.append(256 + 4 * big + small)
+                    continue
+                base = 32 * big + 8 * small
+                eight &= present >> base
+                while eight:
+                    low = eight & -eight
+                    rows.append(base + low.bit_length() - 1)
+                    eight ^= low
+    return rows
+
+
+_ONES = {size: (1 << size) - 1 for size in (32, 128)}
+
+
 def _packbits(bits: np.ndarray) -> np.ndarray:
     return np.packbits(bits, axis=-1, bitorder="little").view("<u4")
 
@@ -261,13 +307,10 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     padded[
         np.arange(len(data)) + np.repeat(np.arange(len(trie.sorted_lengths)), trie.sorted_lengths)
     ] = data
-    contains, tails = _packbits(holds), _packbits(tail)
     return PackedVocab(
-        contains=contains,
-        high=np.bitwise_or.reduce(contains[128:], axis=0),
+        contains=_blocked(_packbits(holds)),
         first=_packbits(first),
-        tail=tails,
-        tail_high=np.bitwise_or.reduce(tails[128:], axis=0),
+        tail=_blocked(_packbits(tail)),
         shorter=shorter,
         frontier=order.astype(np.int32),
         byte_start=byte_start,
@@ -376,6 +419,9 @@ def chain_words(
         return None
     nodes, states = pairs
     wide = (vocab.depth_of[nodes] == 1) & (vocab.span_size[nodes] > TOKEN_WALK)
+    if not wide.any():  # nothing one level down
+        found = walk_below(vocab, trie, table, padded, nodes, states)
+        return None if found is None else _with_ids(words, found)
     parts = [(nodes[~wide], states[~wide])]
     for node, state in zip(nodes[wide].tolist(), states[wide].tolist(), strict=True):
         after = chain_at(state)
@@ -392,10 +438,21 @@ def chain_words(
     found = walk_below(vocab, trie, table, padded, nodes, states)
     if found is None:
         return None
-    if not len(found):
+    return _with_ids(words, found)
+
+
+def _with_ids(words: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``words`` (not changed: it may be kept) with the bits of ``ids`` set; a few ORed
+    in one by one."""
+    if not len(ids):
+        return words
+    if len(ids) <= FEW_BELOW:
+        words = words.copy()
+        for token in ids.tolist():
+            words[token >> 5] |= 1 << (token & 31)
         return words
     bits = np.zeros(32 * len(words), dtype=bool)
-    bits[found] = True
+    bits[ids] = True
     return words | np.packbits(bits, bitorder="little").view("<u4")
 
 
@@ -489,7 +546,10 @@ def walk_below(
     """The ids of the tokens at and below the pairs (trie node, state) that the byte DFA
     reads to their end: pair by pair (node, state) while many tokens lie below the pairs
     (``TOKEN_WALK``), then the tokens below them byte by byte (``walk_entries``); None
-    past ``BELOW`` pairs made."""
+    past ``BELOW`` pairs made. At most ``FEW_BELOW`` tokens below the pairs are walked in
+    plain Python (``_walk_few``)."""
+    if int(vocab.span_size[nodes].sum()) <= FEW_BELOW:
+        return _walk_few(vocab, trie, table, nodes, states)
     flat, width = table.reshape(-1), table.shape[1]
     found, made = [], 0
     while len(nodes) and int(vocab.span_size[nodes].sum()) > TOKEN_WALK:
@@ -509,6 +569,26 @@ def walk_below(
         skip = np.repeat(vocab.depth_of[nodes], sizes)
         found.append(walk_entries(vocab, padded, entries, np.repeat(states, sizes), skip))
     return vocab.sorted_ids[np.concatenate(found)] if found else np.zeros(0, dtype=np.int32)
+
+
+def _walk_few(
+    vocab: PackedVocab, trie: VocabTrie, table: np.ndarray, nodes: np.ndarray, states: np.ndarray
+) -> np.ndarray:
+    """``walk_below`` for a few tokens: each one's bytes below its pair's node read in
+    plain Python (a numpy round costs more than a few tokens' bytes: the ten digits after
+    a counted run of letters)."""
+    found = []
+    for node, state in zip(nodes.tolist(), states.tolist(), strict=True):
+        start, skip = int(vocab.span_start[node]), int(vocab.depth_of[node])
+        for entry in range(start, start + int(vocab.span_size[node])):
+            at = state
+            for byte in trie.sorted_bytes[entry][skip:]:
+                at = table[at, byte]
+                if at < 0:
+                    break
+            else:
+                found.append(entry)
+    return vocab.sorted_ids[found] if found else np.zeros(0, dtype=np.int32)
 
 
 def walk_entries(
