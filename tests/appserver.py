@@ -277,3 +277,22 @@ class AppServer(ServerProcess):
                 return
             except FutureTimeout:
                 self._check_alive(deadline)
+
+
+def serve_app(name: str, args: tuple[str, ...] = (), url: str | None = None):
+    """A pytest fixture's body for one app server: ``yield from serve_app("menu-app",
+    ("--model", …))`` yields the URL of the app started with ``args`` (logged to
+    ``.tmp/<name>-<worker>.log``), fails the test with the log's tail if it does not start,
+    and stops it when the fixture ends. With ``url``, waits for an app already there."""
+    import pytest
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    server = AppServer(ROOT / ".tmp" / f"{name}-{worker}.log", url=url, args=args)
+    try:
+        url = server.__enter__()
+    except AppStartError as error:
+        pytest.fail(str(error))
+    try:
+        yield url
+    finally:
+        server.stop()

@@ -201,21 +201,13 @@ def app_server() -> Iterator[str]:
     no trailing slash. One process for the whole session, shared by the browser tests and the
     concurrency tests, killed with its process group at the end (see ``appserver.py``).
     ``FSMVIZ_E2E_URL=http://127.0.0.1:7870`` uses an app already running instead."""
-    from appserver import ROOT, AppServer, AppStartError
+    from appserver import serve_app
 
-    server = AppServer(
-        ROOT / ".tmp" / f"e2e-app-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log",
-        url=os.environ.get("FSMVIZ_E2E_URL"),
+    yield from serve_app(
+        "e2e-app",
         args=("--runs-at-once", str(RUNS_AT_ONCE), "--mcp"),  # test_mcp.py's server too
+        url=os.environ.get("FSMVIZ_E2E_URL"),
     )
-    try:
-        url = server.__enter__()
-    except AppStartError as error:
-        pytest.fail(str(error))
-    try:
-        yield url
-    finally:
-        server.stop()
 
 
 EARLY_VLLM = "FSMVIZ_VLLM_EARLY"

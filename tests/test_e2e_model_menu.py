@@ -11,7 +11,6 @@ tests/test_model_menu.py's.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from urllib.parse import urljoin
@@ -43,7 +42,7 @@ def menu_app(tmp_path_factory):
     """The real app (bundled model) offering ``NAME``: a tiny Llama-2-vocabulary model
     saved as a folder; its URL and the folder."""
     import vocabs
-    from appserver import ROOT, AppServer, AppStartError
+    from appserver import serve_app
 
     from scripts.screenshot import CHROMIUM
 
@@ -53,18 +52,8 @@ def menu_app(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed")
     folder = vocabs.model_folder("llama-spm", tmp_path_factory.mktemp("models") / NAME)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    server = AppServer(
-        ROOT / ".tmp" / f"menu-app-{worker}.log", args=("--model", f"{NAME}={folder}")
-    )
-    try:
-        url = server.__enter__()
-    except AppStartError as error:
-        pytest.fail(str(error))
-    try:
+    for url in serve_app("menu-app", args=("--model", f"{NAME}={folder}")):
         yield url, folder
-    finally:
-        server.stop()
 
 
 def test_a_picked_model_writes_the_run_in_its_own_tokens_and_the_page_names_it(

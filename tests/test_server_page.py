@@ -8,7 +8,6 @@ ever shows the server's URL. Without servers (the shared app) the menu is not th
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -40,24 +39,14 @@ ASK = "Is the sky blue? Answer yes or no."
 def server_app(vllm_server):
     """The real app with the real vLLM server configured as ``vllm`` (``--server``), its
     URL and the server's; one per module (conftest groups these tests on one worker)."""
-    from appserver import ROOT, AppServer, AppStartError
+    from appserver import serve_app
 
     from scripts.pagecapture import CHROMIUM
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed")
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    server = AppServer(
-        ROOT / ".tmp" / f"server-app-{worker}.log", args=("--server", f"{NAME}={vllm_server}")
-    )
-    try:
-        url = server.__enter__()
-    except AppStartError as error:
-        pytest.fail(str(error))
-    try:
+    for url in serve_app("server-app", args=("--server", f"{NAME}={vllm_server}")):
         yield url, vllm_server
-    finally:
-        server.stop()
 
 
 def choose_backend(page: Page, name: str) -> None:
