@@ -38,14 +38,15 @@ class FakeCpu:
 
 
 def slow_phases(cpu: FakeCpu, building: float, minimising: float):
-    """Patches that make the construction take ``building`` seconds more (after its last
-    look at the clock) and the minimisation ``minimising`` more (before its first)."""
-    real_of, real_minimise = dfa_module._Construction.of, dfa_module._minimise
+    """Patches that make the construction take ``building`` seconds more (its walk, when
+    it ends: the subsets run on what is left) and the minimisation ``minimising`` more
+    (before its first look at the clock)."""
+    real_alphabet, real_minimise = dfa_module._Positions.alphabet, dfa_module._minimise
 
-    def of(pattern):
-        built = real_of(pattern)
+    def alphabet(positions):
+        made = real_alphabet(positions)
         cpu.added += building
-        return built
+        return made
 
     def minimise(*args):
         cpu.added += minimising
@@ -53,7 +54,7 @@ def slow_phases(cpu: FakeCpu, building: float, minimising: float):
 
     return (
         mock.patch.object(dfa_module, "time", cpu),
-        mock.patch.object(dfa_module._Construction, "of", side_effect=of),
+        mock.patch.object(dfa_module._Positions, "alphabet", autospec=True, side_effect=alphabet),
         mock.patch.object(dfa_module, "_minimise", side_effect=minimise),
     )
 
@@ -96,8 +97,35 @@ def test_a_minimising_past_its_own_budget_is_refused_by_name_at_compile_time_whe
 def test_the_checked_schema_sits_well_inside_what_may_wait():
     clear_caches()
     compiled = compile_schema(ORDER)
-    kept = dfa_module._BUILT.peek(compiled.regex)
-    assert kept is not None and kept.edges <= dfa_module.DEFER_EDGES / 4
+    walked = dfa_module._WALKED.peek(compiled.regex)  # its subsets surely fit: they wait
+    assert walked is not None and walked.spent <= dfa_module.SURE_SPENT
+    built = walked.subsets(dfa_module._Clock.after(1.0, "building"))
+    assert built.edges <= dfa_module.DEFER_EDGES / 4
+
+
+def test_subsets_that_wait_run_on_what_the_walk_left_of_the_budget():
+    """A walk that took most of the budget has its subsets built at check time (running
+    out there sends a schema to the grammar path); one that took little leaves them for
+    later, on what it left: 0.2 s of walk and 0.7 s of subsets are finished."""
+    cpu = FakeCpu()
+    clear_caches()
+    real_subsets = dfa_module._subsets
+
+    def slow_subsets(*args):
+        cpu.added += 0.7 * BUDGET
+        return real_subsets(*args)
+
+    patches = slow_phases(cpu, 0.5 * BUDGET, 0)
+    with patches[0], patches[1]:
+        dfa_module.check_buildable("[a-z]+@[a-z]+")  # a walk over SURE_SPENT: built now
+    assert dfa_module._BUILT.peek("[a-z]+@[a-z]+") is not None
+    patches = slow_phases(cpu, 0.2 * BUDGET, 0)
+    subsets = mock.patch.object(dfa_module, "_subsets", side_effect=slow_subsets)
+    with patches[0], patches[1], subsets as built:
+        dfa_module.check_buildable("[a-z]+:[0-9]+")
+        assert built.call_count == 0 and dfa_module._WALKED.peek("[a-z]+:[0-9]+")
+        assert dfa_module.compile_regex("[a-z]+:[0-9]+").accepts("ab:12")
+    assert built.call_count == 1
 
 
 def burn(seconds: float) -> None:

@@ -293,14 +293,24 @@ def check_buildable(pattern: str) -> None:
     of that budget at most. A larger one is minimised here and now, where running out still
     sends a schema to the grammar path instead of failing its run.
 
+    The subsets wait too where their size is sure without them (``_surely_fits``: at most
+    ``DEFER_EDGES`` edges, counted from the positions, and the walk took at most
+    ``SURE_SPENT``): the check is then the walk, the alphabet and that count, and
+    ``compile_regex`` builds the subsets from the kept positions (``_WALKED``) on what the
+    walk left of their budget, many times what they need.
+
     >>> check_buildable("(a|b)*a(a|b){20}")
     Traceback (most recent call last):
     ...
     fsmviz.automaton.syntax.RegexError: the pattern is too large: its DFA needs more than 25,000 states, ...
     """  # noqa: E501
-    if _COMPILED.peek(pattern) is not None or _BUILT.peek(pattern) is not None:
+    if any(kept.peek(pattern) is not None for kept in (_COMPILED, _BUILT, _WALKED)):
         return
-    built = _Construction.of(pattern)
+    walked = _Walked.of(pattern)
+    if walked.spent <= SURE_SPENT and _surely_fits(walked):
+        _WALKED.get_or_build(pattern, lambda: walked)  # the subsets wait too
+        return
+    built = walked.subsets(walked.clock)
     if built.edges > DEFER_EDGES:
         _COMPILED.get_or_build(pattern, lambda: _minimised(built))
     else:
@@ -309,11 +319,17 @@ def check_buildable(pattern: str) -> None:
 
 _BUILT: BoundedCache[_Construction] = BoundedCache(maxsize=8)
 """Constructions ``check_buildable`` checked and left to minimise (``DEFER_EDGES``)."""
+_WALKED: BoundedCache[_Walked] = BoundedCache(maxsize=8)
+"""Positions ``check_buildable`` walked, whose subsets surely fit (``_surely_fits``)."""
 
 
 def _finished(pattern: str) -> Dfa:
-    """The minimal DFA: from a construction ``check_buildable`` kept, else built whole."""
+    """The minimal DFA: from a construction or positions ``check_buildable`` kept, else
+    built whole. Kept positions finish their subsets on what their walk left of the
+    construction's budget (on a clock started now: the walk was timed when it ran)."""
     built = _BUILT.peek(pattern)
+    if built is None and (walked := _WALKED.peek(pattern)) is not None:
+        built = walked.subsets(_Clock.after(MAX_SECONDS - walked.spent, "building"))
     return _minimised(built) if built is not None else _compile(pattern)
 
 
@@ -350,17 +366,8 @@ class _Construction:
 
     @staticmethod
     def of(pattern: str) -> _Construction:
-        core, tree = parse(pattern)
-        check_size(tree, core)
-        clock = _Clock.after(MAX_SECONDS, "building")
-        positions = _Positions(core, clock)
-        nullable, first, last = positions.walk(tree, 0)
-        classes, class_masks, position_classes, mentioned = positions.alphabet()
-        accepting, transitions = _subsets(
-            nullable, first, last, positions.follow, class_masks, position_classes, core, clock
-        )
-        return _Construction(core, clock, positions, nullable, first, last, classes,
-                             class_masks, mentioned, accepting, transitions)  # fmt: skip
+        walked = _Walked.of(pattern)
+        return walked.subsets(walked.clock)
 
     @property
     def may_strand(self) -> bool:
@@ -388,6 +395,114 @@ class _Construction:
             moves=tuple(moves),
             mentioned=self.mentioned,
         )
+
+
+@dataclass(frozen=True)
+class _Walked:
+    """Step 1 of the build and the alphabet (the positions, who follows whom, the classes
+    each accepts), with the CPU seconds they took (``spent``) of the construction's budget;
+    ``subsets`` does step 2 into a ``_Construction``."""
+
+    core: str
+    clock: _Clock
+    spent: float
+    positions: _Positions
+    nullable: bool
+    first: int
+    last: int
+    classes: list[CharClass]
+    class_masks: list[int]
+    position_classes: list[int]
+    mentioned: frozenset[str]
+
+    @staticmethod
+    def of(pattern: str) -> _Walked:
+        core, tree = parse(pattern)
+        check_size(tree, core)
+        clock = _Clock.after(MAX_SECONDS, "building")
+        positions = _Positions(core, clock)
+        nullable, first, last = positions.walk(tree, 0)
+        classes, class_masks, position_classes, mentioned = positions.alphabet()
+        spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
+        return _Walked(core, clock, spent, positions, nullable, first, last, classes,
+                       class_masks, position_classes, mentioned)  # fmt: skip
+
+    def subsets(self, clock: _Clock) -> _Construction:
+        """Step 2 on ``clock``: the subset construction."""
+        accepting, transitions = _subsets(
+            self.nullable, self.first, self.last, self.positions.follow, self.class_masks,
+            self.position_classes, self.core, clock,
+        )  # fmt: skip
+        return _Construction(self.core, clock, self.positions, self.nullable, self.first,
+                             self.last, self.classes, self.class_masks, self.mentioned,
+                             accepting, transitions)  # fmt: skip
+
+
+SURE_SPENT = MAX_SECONDS / 4
+"""``check_buildable`` leaves the subsets for later (``_surely_fits``) only when the walk
+took at most this much of the construction's budget: the subsets of at most
+``DEFER_EDGES`` edges then have three quarters of it, many times what they need."""
+
+
+def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
+    """Whether the subset construction surely makes at most ``limit`` (``DEFER_EDGES``)
+    edges, told from the positions without building it: then it has at most ``limit + 1``
+    states (each state but the start is first reached along an edge of its own), within
+    ``MAX_STATES``, and ``check_buildable`` would leave its minimisation for later anyway.
+    False when unsure.
+
+    A state is the start, one position ``{q}`` or a set of several. From ``{q}`` the
+    positions that may come next are ``follow[q]``: where no class is accepted by two of
+    them, each move leads to one position, so there are at most ``len(follow[q])`` moves;
+    otherwise the classes are split by where they lead (``_class_parts``), one move each.
+    A set of several is reached only where two positions next accept one class: those sets
+    are followed on (most schemas have a few, after an enum's opening ``"``). Every
+    ``{q}`` is counted, reached or not, so the count is an upper bound on the edges. Gives
+    up (False) past ``4 * limit`` positions looked at, or more sets of several than
+    positions (an ambiguous pattern, whose subsets cost little more than this count).
+
+    >>> _surely_fits(_Walked.of('"(ab|ac)d"'))
+    True
+    >>> _surely_fits(_Walked.of("(a|b)*a(a|b){20}"))  # 2 million states
+    False
+    """
+    limit = DEFER_EDGES if limit is None else limit
+    follow, masks, classes_of = walked.positions.follow, walked.class_masks, walked.position_classes
+    pending = [walked.first, *follow]  # the positions next after the start, after each {q}
+    sets_seen: set[int] = set()
+    edges = work = 0
+    while pending:
+        reachable = pending.pop()
+        accepts = [classes_of[p] for p in set_bits(reachable)]
+        accepted = reduce(or_, accepts, 0)
+        work += len(accepts)
+        if sum(k.bit_count() for k in accepts) == accepted.bit_count():  # none shared
+            edges += len(accepts)
+        else:
+            parts = _class_parts(accepted, accepts)
+            edges += len(parts)
+            for part in parts:
+                target = reachable & masks[(part & -part).bit_length() - 1]
+                if target & (target - 1) and target not in sets_seen:  # several positions
+                    sets_seen.add(target)
+                    pending.append(reduce(or_, (follow[p] for p in set_bits(target)), 0))
+        if edges > limit or work > 4 * limit or len(sets_seen) > len(follow):
+            return False
+    return True
+
+
+def _class_parts(accepted: int, accepts: Iterable[int]) -> list[int]:
+    """The classes of ``accepted`` split by which of the sets ``accepts`` hold them (the
+    classes each reachable position accepts): the classes of one part lead to the same
+    positions, those of two parts to different ones (``_class_groups`` by positions).
+
+    >>> [bin(part) for part in _class_parts(0b111, [0b011, 0b110, 0b110])]
+    ['0b10', '0b1', '0b100']
+    """
+    parts = [accepted]
+    for k in set(accepts):
+        parts = [x for part in parts for x in (part & k, part & ~k) if x]
+    return parts
 
 
 class _Clock:
