@@ -56,11 +56,11 @@ from threading import RLock
 
 import numpy as np
 
-from fsmviz.arrays import runs
+from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE, backward_distances
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import BoundedCache, OwnedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
@@ -408,6 +408,70 @@ def _close(index: TokenIndex) -> tuple[int, ...]:
     return tuple(sorted(seen))
 
 
+SETTLED_STATES = 64
+"""Byte DFAs of at most this many states whose walk would go over the DAWG (a state
+loops on many bytes: ~0.5 ms and up) first try the bounds (``_settled``)."""
+
+
+def _settled(
+    table: np.ndarray, one_byte: np.ndarray, todo: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_successor_pairs`` without a walk, or None where some start needs one.
+
+    A start's successors lie between two bounds: the states its one-byte tokens lead
+    to (each of those is a token), and the states any nonempty byte string leads to
+    (every token is one). Where the two are equal, that is the set. In ``[a-z]+`` both
+    states read letters into state 1 and nothing else, and every letter is a token: {1}
+    for both, where the walk took ~0.5 ms to find it among 23,000 lowercase tokens.
+
+    >>> table = np.full((3, 256), -1); table[0, 97] = table[1, 97] = 1; table[2, 97] = 2
+    >>> one_byte = np.zeros(256, bool); one_byte[97] = True
+    >>> [a.tolist() for a in _settled(table, one_byte, [0, 1, 2])]
+    [[0, 1, 2], [1, 1, 2]]
+    >>> table[1, 98] = 2  # "b" is no token: is "ab" one? only a walk can tell
+    >>> _settled(table, one_byte, [0, 1, 2]) is None
+    True
+    """
+    size = len(table)
+    sources, columns = np.nonzero(table >= 0)
+    keys = sources.astype(np.int64) * size + table[sources, columns]
+    edges: list[list[int]] = [[] for _ in range(size)]
+    for key in distinct(keys).tolist():
+        edges[key // size].append(key % size)
+    lower: list[set[int]] = [set() for _ in range(size)]
+    for key in distinct(keys[one_byte[columns]]).tolist():
+        lower[key // size].add(key % size)
+    origins: list[int] = []
+    states: list[int] = []
+    for k, start in enumerate(todo):
+        low, seen = lower[start], set(edges[start])
+        frontier = list(seen)
+        while frontier:  # every state reachable must be in ``low``
+            ahead = [t for t in edges[frontier.pop()] if t not in seen]
+            seen.update(ahead)
+            frontier += ahead
+        if seen != low:
+            return None
+        origins += [k] * len(seen)
+        states += sorted(seen)
+    return np.array(origins, np.int64), np.array(states, np.int64)
+
+
+_ONE_BYTE: OwnedCache[np.ndarray] = OwnedCache(maxsize=4)
+
+
+def _one_byte_tokens(trie: VocabTrie) -> np.ndarray:
+    """bool [256]: the bytes that are a token of ``trie`` on their own (kept per trie)."""
+
+    def build() -> np.ndarray:
+        children = trie.first_child[0] + np.arange(trie.num_children[0])
+        found = np.zeros(256, dtype=bool)
+        found[trie.byte[children[trie.has_token[children]]]] = True
+        return found
+
+    return _ONE_BYTE.get_or_build(trie, "one byte", build)
+
+
 def _successor_pairs(
     index: TokenIndex, todo: list[int], check: Callable[[], None] | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -427,7 +491,12 @@ def _successor_pairs(
         deep = [k for k, state in enumerate(todo) if wide[state]]
         if 0 < len(deep) <= dawg.MAX_STARTS:
             return _apart(index, todo, deep, check)
-    if not (few and not shared and _loops_widely(table)):  # else: deep, over the DAWG
+    deep = few and not shared and _loops_widely(table)  # then over the DAWG
+    if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
+        settled = _settled(table, _one_byte_tokens(index.trie), todo)
+        if settled is not None:
+            return settled
+    if not deep:
         walked = _walk(index.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
         if walked is not None:
             (origin, _, reached), _ = walked
