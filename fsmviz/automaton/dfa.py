@@ -471,8 +471,12 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
     pending = [walked.first, *follow]  # the positions next after the start, after each {q}
     sets_seen: set[int] = set()
     edges = work = 0
+    most_sets = len(follow)
     while pending:
         reachable = pending.pop()
+        if not reachable & (reachable - 1):  # one position next or none (half a schema's)
+            edges += reachable != 0
+            continue
         accepts = [classes_of[p] for p in set_bits(reachable)]
         accepted = reduce(or_, accepts, 0)
         work += len(accepts)
@@ -486,9 +490,9 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
                 if target & (target - 1) and target not in sets_seen:  # several positions
                     sets_seen.add(target)
                     pending.append(reduce(or_, (follow[p] for p in set_bits(target)), 0))
-        if edges > limit or work > 4 * limit or len(sets_seen) > len(follow):
+        if edges > limit or work > 4 * limit or len(sets_seen) > most_sets:
             return False
-    return True
+    return edges <= limit
 
 
 def _class_parts(accepted: int, accepts: Iterable[int]) -> list[int]:
@@ -631,6 +635,19 @@ _SIZES: BoundedCache[tuple[Pattern, int]] = BoundedCache(maxsize=16)
 
 
 def check_size(tree: Pattern, pattern: str) -> None:
+    """Raise ``RegexError`` where ``tree`` (of ``pattern``) expands to more than
+    ``MAX_POSITIONS`` positions. Without a ``{`` there is no counted repeat, and every
+    position is written out in the pattern: it has at most one per character, so a
+    pattern no longer than the limit is not counted (a tree walk a pattern saved).
+
+    >>> check_size(parse("(ab)+")[1], "(ab)+")
+    >>> check_size(parse("a{99999}")[1], "a{99999}")
+    Traceback (most recent call last):
+    ...
+    fsmviz.automaton.syntax.RegexError: the pattern is too large: its repeats expand to 99,999 character positions ...
+    """  # noqa: E501
+    if "{" not in pattern and len(pattern) <= MAX_POSITIONS:
+        return
     size = _tree_size(tree)
     if size > MAX_POSITIONS:
         raise RegexError(
