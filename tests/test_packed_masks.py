@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fsmviz import build_index
-from fsmviz.tokens.fast.packwalk import packed_vocab
+from fsmviz.tokens.fast.packwalk import closed_words, packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -23,8 +23,11 @@ PATTERNS = (
     r'\{"a": "([^"\\\x00-\x1f]|\\["\\/bfnrt])*"\}',  # a JSON string's loop and escapes
     JSON_STRINGS,  # two loops of UTF-8 without its C1 controls, as regex_from_schema writes
     r"[a-z0-9]+(-[a-z0-9]+)*",
+    r".*(error|warning): [A-Za-z ]+",  # states alike that read every byte: a closed set
+    r".*a",
+    r".*[0-9]{3}",
 )
-FALLING_BACK = (r".*(error|warning): [A-Za-z ]+",)  # states alike that read every byte
+FALLING_BACK = ()
 STATES = 24
 
 
@@ -141,3 +144,42 @@ def test_inside_by_blocks_is_inside_by_bytes():
             ]
             want = packed(np.array(ids, dtype=np.int64), len(vocab)).view(np.uint32)
             assert np.array_equal(words.inside(allowed, tail), want), (hex(allowed), tail)
+
+
+def test_closed_sets_on_a_toy_vocabulary():
+    """States that read the same ASCII bytes into each other and UTF-8 back among them
+    (``packwalk.closed_words``: ``.*``-led patterns) allow the same tokens: every bit as the
+    plain walk's, with cut, stray and C1 UTF-8 tokens; a set that reads no byte from 0x80 or
+    every byte; a state whose bytes lead to one reading others is not taken."""
+    from fsmviz import Vocabulary
+
+    singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
+    table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"a\nb", b"")
+    vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
+    closed = {}
+    escape = r"([ -~]|[^\x00-\x7fé]|é[0-9])*"  # every character but é loops back
+    for pattern in (
+        ".*a",
+        r".*(ab|é): [a-z ]+",
+        "[ -~]*x[ -~]*",
+        "(.|\n)*a\n",
+        "[a-z]*x[0-9]+",
+        escape,
+    ):
+        index = build_index(pattern, vocab)
+        words = packed_vocab(index.trie, len(vocab))
+        closed[pattern] = []
+        for state in range(index.byte_dfa.num_states):
+            assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+            found = closed_words(words, index.byte_dfa.table, state)
+            if found is not None:
+                assert state in found[0]
+                tokens, _ = plain_row(index, state)
+                want = packed(tokens, len(vocab)).view(np.uint32)
+                assert np.array_equal(found[1], want), (pattern, state)
+                closed[pattern].append(state)
+        assert index._live is None, pattern
+    assert closed[".*a"] == [0, 1] and len(closed[r".*(ab|é): [a-z ]+"]) >= 5, closed
+    assert closed["[ -~]*x[ -~]*"] and closed["(.|\n)*a\n"], closed
+    assert 0 not in closed["[a-z]*x[0-9]+"], closed  # after x: digits too
+    assert 0 not in closed[escape], closed  # after é: digits only

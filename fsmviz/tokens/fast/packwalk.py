@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fsmviz.arrays import runs
+from fsmviz.arrays import distinct, runs
 from fsmviz.cache import OwnedCache
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["PackedVocab", "chain_of", "chain_words", "packed_vocab", "utf8_loop"]
+__all__ = ["PackedVocab", "chain_of", "chain_words", "closed_words", "packed_vocab", "utf8_loop"]
 
 MIN_BYTES = 16
 """A chain reading fewer bytes onwards than this takes too few tokens at once to be worth
@@ -532,6 +532,79 @@ def _reads_as(table: np.ndarray, state: int, automaton: np.ndarray) -> bool:
                 return False
             seen.add(pair)
             todo.append(pair)
+    return True
+
+
+CLOSED = 64
+"""States a closed set (``closed_words``) may hold, and pairs its UTF-8 check may make."""
+
+
+def closed_words(
+    vocab: PackedVocab, table: np.ndarray, state: int
+) -> tuple[list[int], np.ndarray] | None:
+    """A *closed set* of ``state`` and its words, or None: the states its ASCII bytes reach,
+    each reading the same ASCII bytes ``R`` as it, and reading the bytes from 0x80 as one
+    kind of UTF-8 whose characters end back in the set (or none of them reading any). Every
+    state of the set then allows the same tokens: those of ``R`` (and UTF-8 of that kind),
+    packed. ``.*a`` reads any byte but a newline from both its states, and every state of
+    ``.*(error|warning): [A-Za-z ]+`` still reads them through its ``.*``: no chain takes
+    them (a frontier of every ``a``), where this is a few numpy rounds for them all.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index(".*a", Vocabulary.from_strings(["a", "ba", "b", "\\n"]))
+    >>> members, words = closed_words(packed_vocab(index.trie, 5), index.byte_dfa.table, 0)
+    >>> sorted(members), words.tolist()  # "a", "ba", "b" from both states; not the newline
+    ([0, 1], [7])
+    """
+    reads = table[state, :0x80] >= 0
+    known = np.zeros(len(table), dtype=bool)
+    known[state] = True
+    todo, count = np.array([state]), 1
+    while len(todo):  # a level at a time
+        rows = table[todo, :0x80]
+        live = rows >= 0
+        if not (live == reads).all():
+            return None
+        todo = distinct(rows[live])
+        todo = todo[~known[todo]]
+        known[todo] = True
+        count += len(todo)
+        if count > CLOSED:
+            return None
+    ordered = np.flatnonzero(known).tolist()
+    allowed = int.from_bytes(np.packbits(reads, bitorder="little").tobytes(), "little")
+    if not (table[ordered, 0x80:] >= 0).any():
+        return ordered, vocab.inside(allowed)
+    after = int(table[state, 0xC2])  # U+0080 read or not: which kind to check
+    kind = 1 if after >= 0 and table[after, 0x80] >= 0 else 2
+    if not _reads_into(table, np.array(ordered), _UTF8[kind - 1]):
+        return None
+    return ordered, vocab.inside(allowed | _HIGH) & ~vocab.utf8_bad[kind - 1]
+
+
+def _reads_into(table: np.ndarray, members: np.ndarray, automaton: np.ndarray) -> bool:
+    """Whether every state of ``members`` reads the bytes from 0x80 as ``automaton`` does
+    from its state 0, each character ending back among ``members`` (``utf8_loop`` for a
+    set, pairs ``at << 4 | inner`` walked a level at a time)."""
+    among = np.zeros(len(table) + 1, dtype=bool)
+    among[members] = True
+    level, seen = members.astype(np.int64) << 4, set()
+    while len(level):
+        rows, goes = table[level >> 4], automaton[level & 15]
+        start = (level & 15) == 0
+        dead, off = rows < 0, goes == _UTF8_DEAD
+        dead[start, :0x80] = off[start, :0x80]  # the ASCII bytes of a member: checked apart
+        back = goes == 0
+        back[start, :0x80] = False
+        if (dead != off).any() or not among[rows[back]].all():
+            return False
+        on = ~off & ~back
+        on[start, :0x80] = False
+        pairs = set((rows[on].astype(np.int64) << 4 | goes[on]).tolist()) - seen
+        seen |= pairs
+        if len(seen) > CLOSED:
+            return False
+        level = np.array(sorted(pairs), dtype=np.int64)
     return True
 
 

@@ -45,6 +45,7 @@ from fsmviz.tokens.fast.packwalk import (
     Chain,
     chain_of,
     chain_words,
+    closed_words,
     packed_vocab,
     padded_table,
     utf8_loop,
@@ -220,6 +221,7 @@ class RowWalker:
         self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
         self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
+        self._closed: dict[int, np.ndarray | None] = {}  # ``packwalk.closed_words``'s words
 
     def packed(self, state: int) -> np.ndarray | None:
         """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
@@ -232,19 +234,21 @@ class RowWalker:
             found = small_row(self.trie.lists, self._steps, state)
             if found is not None:
                 return _packed_ids(found[0], self.num_ids)
+        if self._closed.get(state) is not None:  # a set of states alike, met before
+            return self._closed[state]
         chain = self._chain(state)
         if chain is None and self.tried_small[state]:
             # its first byte, then the chains of the states after it (a space, a name)
             chain = Chain((state,), 0, False, self._reads_of(state))
-        if chain is None:
-            return None
         vocab = packed_vocab(self.trie, self.num_ids)
         if self._padded is None:
             self._padded = padded_table(self.byte_dfa.table)
-        found = chain_words(
+        found = None if chain is None else chain_words(
             vocab, self.trie, chain, self.byte_dfa.table, self._padded, self._within, self._chain,
             self._utf8_loop,
         )  # fmt: skip
+        if found is None and self.wide[state]:  # a set of states alike (``.*``-led)?
+            found = self._closed_words(state)
         if found is None:
             self._unpacked.add(state)
             return None
@@ -259,6 +263,18 @@ class RowWalker:
             vocab = packed_vocab(self.trie, self.num_ids)
             found = self._inside[allowed, tail] = vocab.inside(allowed, tail)
         return found
+
+    def _closed_words(self, state: int) -> np.ndarray | None:
+        """``packwalk.closed_words``'s words of ``state``, kept for every state of its set."""
+        if state not in self._closed:
+            vocab = packed_vocab(self.trie, self.num_ids)
+            found = closed_words(vocab, self.byte_dfa.table, state)
+            self._closed[state] = None
+            if found is not None:
+                words = found[1].view(np.int32)
+                words.flags.writeable = False
+                self._closed.update(dict.fromkeys(found[0], words))
+        return self._closed[state]
 
     def _utf8_loop(self, state: int) -> int:
         """``packwalk.utf8_loop`` of ``state``, kept."""
