@@ -769,7 +769,10 @@ def _is_escaped(pattern: str, index: int) -> bool:
 def _check_shape(pattern: str) -> None:
     """Refuse groups nested deeper than ``MAX_NESTING`` and classes wider than
     ``MAX_CLASS_CHARACTERS``, pointing at the first ``(`` or ``[`` too many. A plain scan
-    (escapes and comments skipped) that cannot recurse or allocate, run before any parser."""
+    (escapes and comments skipped) that cannot recurse or allocate, run before any parser.
+    A pattern with no ``[`` and at most ``MAX_NESTING`` ``(`` in all passes unscanned."""
+    if "[" not in pattern and pattern.count("(") <= MAX_NESTING:
+        return
     depth, width, i, n = 0, 0, 0, len(pattern)
     widths: dict[str, int] = {}  # a schema's regex repeats its string class per field
     while i < n:
