@@ -127,6 +127,11 @@ class PackedVocab:
     # from between characters (a token cut inside a character is fine), packed
     _leaving: dict = field(default_factory=dict, repr=False)  # ``leaving``'s answers, kept
 
+    def forget(self) -> None:
+        """Drop the kept frontiers (``leaving``): what a vocabulary's first pattern of a
+        kind of bytes pays (``bench/mask_bench``'s first bitmask measures it so)."""
+        self._leaving.clear()
+
     def inside(self, allowed: int, tail: bool = False) -> np.ndarray:
         """The trie's tokens all of whose bytes (``tail``: but the first) lie in
         ``allowed`` (256 bits), packed: the tokens less the OR of the rows of the bytes
