@@ -307,10 +307,12 @@ def check_buildable(pattern: str) -> None:
     if any(kept.peek(pattern) is not None for kept in (_COMPILED, _BUILT, _WALKED)):
         return
     walked = _Walked.of(pattern)
+    counting = _cpu_seconds()
     if walked.spent <= SURE_SPENT and _surely_fits(walked):
         _WALKED.get_or_build(pattern, lambda: walked)  # the subsets wait too
         return
-    built = walked.subsets(walked.clock)
+    counted = _cpu_seconds() - counting  # not the construction's: its clock leaves it out
+    built = walked.subsets(_Clock(walked.clock.deadline + counted, "building"))
     if built.edges > DEFER_EDGES:
         _COMPILED.get_or_build(pattern, lambda: _minimised(built))
     else:

@@ -93,23 +93,36 @@ def subschemas(
     node: Mapping[str, Any], path: tuple[str | int, ...] = ()
 ) -> Iterator[tuple[tuple[str | int, ...], Mapping[str, Any]]]:
     """Every subschema under ``node`` (all keywords that hold one), with its path; iterative
-    and each object once."""
+    and each object once. A node's own keys are looked at (a few), not every keyword that
+    may hold a subschema (twenty), in the keywords' order (``_RANK``): a schema's
+    compilation walks its subschemas six times.
+
+    >>> [where for where, _ in subschemas({"items": {"anyOf": [{}, True]}, "not": {}})]
+    [(), ('not',), ('items',), ('items', 'anyOf', 0)]
+    """
     todo: list[tuple[tuple[str | int, ...], object]] = [(path, node)]
     while todo:
         where, value = todo.pop()
         if not isinstance(value, Mapping):
             continue
         yield where, value
-        for key in _SUBSCHEMA:
-            todo.append(((*where, key), value.get(key)))
-        for key in _SUBSCHEMA_LISTS:
-            parts = value.get(key)
-            if isinstance(parts, list):
-                todo += [((*where, key, i), p) for i, p in enumerate(parts)]
-        for key in _SUBSCHEMA_MAPS:
-            parts = value.get(key)
-            if isinstance(parts, Mapping):
-                todo += [((*where, key, k), p) for k, p in parts.items()]
+        keys = [key for key in value if key in _RANK]
+        if len(keys) > 1:
+            keys.sort(key=_RANK.__getitem__)
+        for key in keys:
+            parts = value[key]
+            if key in _SUBSCHEMA_MAPS:
+                if isinstance(parts, Mapping):
+                    todo += [((*where, key, k), p) for k, p in parts.items()]
+            elif key in _SUBSCHEMA_LISTS:
+                if isinstance(parts, list):
+                    todo += [((*where, key, i), p) for i, p in enumerate(parts)]
+            elif isinstance(parts, Mapping):
+                todo.append(((*where, key), parts))
+
+
+_RANK = {key: i for i, key in enumerate(_SUBSCHEMA + _SUBSCHEMA_LISTS + _SUBSCHEMA_MAPS)}
+"""Each keyword that holds subschemas, by the order ``subschemas`` takes them in."""
 
 
 def unenforced(schema: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
