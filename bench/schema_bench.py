@@ -100,12 +100,14 @@ def first_set_main() -> list[tuple[str, ...]]:
     untimed) is collected before each try: left young, it was collected inside the timed
     schema, 9-30 ms CPU of the ~45 measured before that.
 
-    Measured (issue 48 point 3, CPU ms under load ~8, where ``sum(range(10**6))`` takes
-    27 ms): ~27-32 ms from text to first set, of which the DFA check (positions 5, subsets
-    11, alphabet 1.3) ~17, the regex parse ~2.5 (once a run), locating the parts 0 (found
-    when read, was ~4), outlines-core's regex ~1, the first set ~2-3. What is left for the
-    5 ms target is the DFA check, which chooses the path (a DFA over its limits takes the
-    grammar path) and so runs before the first set."""
+    Measured (issue 48 point 3, CPU ms, one process, load ~12, where 27-32 ms was measured
+    the session before): ~13-20 ms from text to first set, of which the DFA check ~5.7 (the
+    walk ~3.5, the alphabet ~0.7, the count of the subsets' edges ~1.5: the subsets
+    themselves, ~7-11, wait for the run's index where that count is sure,
+    ``dfa._surely_fits``), the regex parse ~2.5 (once a run), ``load_schema`` ~1,
+    outlines-core's regex ~0.7, the first set ~2. What is left for the 5 ms target: the
+    walk (positions and follow links), the parse and the count, each a pass in Python over
+    the regex's ~1,200 positions."""
     import llguidance
     import llguidance.numpy
 
@@ -140,7 +142,7 @@ def first_set_main() -> list[tuple[str, ...]]:
         t2 = cpu()
         check_buildable(regex)
         t3 = cpu()
-        compile_regex(regex)  # minimised from the kept subsets, as a run's index asks
+        compile_regex(regex)  # the kept positions' subsets, minimised, as a run's index asks
         minimise = cpu() - t3
         clear()
         t4 = cpu()
@@ -167,14 +169,15 @@ def first_set_main() -> list[tuple[str, ...]]:
     print_table(
         "Schema text -> first allowed set, 22-field schema (CPU ms, median of 7, caches cleared)",
         ["fsmviz", "load_schema", "regex", "DFA check", "first set", "llguidance", "/llg",
-         "DFA min."],
+         "DFA rest"],
         [(med["total"], med["load"], med["regex"], med["dfa"], med["first"], llg_ms,
           med["total"] / llg_ms, med["minimise"])],
     )  # fmt: skip
-    print("  regex: outlines-core's regex from the loaded schema; DFA check: its subsets, which")
-    print("  compile_schema builds to choose the path (a DFA over its limits goes to the grammar")
-    print("  path); first set: by derivatives, without the DFA; DFA min.: minimising the kept")
-    print("  subsets when the run's index asks (after the first set, not in its total). CPU")
+    print("  regex: outlines-core's regex from the loaded schema; DFA check: its positions and")
+    print("  the count of its subsets' edges (the subsets too where that count is unsure), which")
+    print("  choose the path (a DFA over its limits goes to the grammar path); first set: by")
+    print("  derivatives, without the DFA; DFA rest: the subsets that waited and minimising,")
+    print("  when the run's index asks (after the first set, not in its total). CPU")
     print("  time of this process: the machine is shared, so wall time measures the neighbours.")
     total = med["total"]
     return [

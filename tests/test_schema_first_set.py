@@ -79,3 +79,32 @@ def test_a_schema_run_parses_its_regex_once(tiny):
         steps = list(stream(tiny, compiled.regex, "JSON:", max_tokens=4))
     assert steps and compiled.path == "regex"
     assert parsed[compiled.regex] == 1, parsed.most_common(3)
+
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["schema22.json", "schemas/api-payload/order.json", "schemas/api-payload/invoice.json",
+     "schemas/function-calling/create_issue.json"],
+)  # fmt: skip
+def test_a_schema_s_first_set_is_the_whole_index_s_bit_for_bit(name, bundled_vocab):
+    """Schema text -> first allowed set (the DFA's subsets wait, the set is found by
+    derivatives), equal to the first row of the index built whole from the DFA. A field
+    of its own makes the regex new to every cache, the vocabulary's trie kept."""
+    import numpy as np
+
+    from fsmviz import build_index, first_allowed_tokens
+
+    schema = json.loads((BENCH / name).read_text())
+    schema["properties"]["first_set_test"] = {"type": "boolean"}
+    schema["required"] = [*schema.get("required", []), "first_set_test"]
+    compiled = compile_schema(schema)
+    assert compiled.path == "regex" and dfa_module._COMPILED.peek(compiled.regex) is None
+    first = first_allowed_tokens(compiled.regex, bundled_vocab)
+    for kept in (dfa_module._COMPILED, dfa_module._BUILT, dfa_module._WALKED):
+        kept.clear()  # the index's DFA built whole, from the pattern
+    index = build_index(compiled.regex, bundled_vocab)
+    whole = index.allowed_tokens(index.initial_state)
+    assert first.dtype == whole.dtype and np.array_equal(first, whole) and len(first)
