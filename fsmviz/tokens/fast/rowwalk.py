@@ -221,6 +221,7 @@ class RowWalker:
         self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
         self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
+        self._root_span: np.ndarray | None = None  # tokens below each first byte
         self._closed: dict[int, np.ndarray | None] = {}  # ``packwalk.closed_words``'s words
 
     def packed(self, state: int) -> np.ndarray | None:
@@ -230,7 +231,7 @@ class RowWalker:
         does not take enough at once: the row walks answer those states."""
         if state in self._unpacked:
             return None
-        if not self.wide[state]:  # a narrow state: its row, if small (a key, a digit)
+        if not self.wide[state] and not self._opens_wide(state):  # a key, a digit: small
             found = small_row(self.trie.lists, self._steps, state)
             if found is not None:
                 return _packed_ids(found[0], self.num_ids)
@@ -255,6 +256,18 @@ class RowWalker:
         words = found.view(np.int32)
         words.flags.writeable = False
         return words
+
+    def _opens_wide(self, state: int) -> bool:
+        """Whether ``state`` reads a byte into a wide state below which lie more tokens than
+        ``small_row`` would walk (the ``"`` before a string: 21,000 tokens; its failed try
+        cost more than the chain's words)."""
+        if self._root_span is None:
+            trie, first = self.trie, int(self.trie.first_child[0])
+            kids = np.arange(first, first + int(trie.num_children[0]))
+            self._root_span = np.zeros(256, dtype=np.int64)
+            self._root_span[trie.byte[kids]] = trie.span_size[kids]
+        spans, wide = self._root_span, self.wide
+        return any(spans[b] > SMALL_WORK and wide[t] for b, t in self._steps(state)[0])
 
     def _within(self, allowed: int, tail: bool) -> np.ndarray:
         """``PackedVocab.inside``, kept by its arguments."""
