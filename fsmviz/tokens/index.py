@@ -481,7 +481,7 @@ def _successor_pairs(
     and the rest pair by pair, when the wide ones are few enough."""
     table = index.byte_dfa.table
     wide = wide_states(table)
-    if not wide.any():  # a date's, a keyword's: a few pairs, walked in Python
+    if len(todo) <= NARROW_STARTS and not wide.any():  # a date's, a keyword's: in Python
         found = _narrow_pairs(index.trie.lists, table, todo)
         if found is not None:
             return found
@@ -506,10 +506,16 @@ def _successor_pairs(
     return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check)
 
 
-NARROW_WORK = 3_000
+NARROW_WORK = 300
 """Steps (a node's children or a state's edges looked at) the walk in Python
-(``_narrow_pairs``) may take before it gives up for the walk in numpy; a step costs
-~0.2 µs where a round of the numpy walk costs ~40 µs whatever its width."""
+(``_narrow_pairs``) may take before it gives up for the walk in numpy: the narrow seed and
+everyday patterns of ``bench/index_bench.py`` take at most 200 (a phone number, a price);
+a step costs ~0.5-1 µs, where a round of the numpy walk costs ~40 µs whatever its width,
+and a walk that gives up (``[a-m]+``: 20,000 steps) has spent ~0.3-0.5 ms of its ~1.3 ms."""
+NARROW_STARTS = 20
+"""Walks from at most this many starts may go in Python (``_narrow_pairs``): from more,
+the numpy walk's rounds serve them all at once and cost less (24 starts of an IPv4
+address: the same; 85 of ``(\\d{3}-){20}\\d{4}``: 1.2 ms, where the walk in Python took 2.0)."""
 
 
 def _narrow_pairs(
