@@ -42,9 +42,10 @@ PRIVATE = {"api_visibility": "private"}
 """The Learn tab's events are the page's own, not API endpoints."""
 
 
-def build_learn_tab(regex_box: gr.Textbox) -> None:
-    """The Learn view, created inside the caller's ``gr.Tab``: an introduction, a copy of
-    the regex box, then one accordion per lesson, each laid out and wired by its builder."""
+def build_learn_tab(regex_box: gr.Textbox, tab: gr.Tab) -> None:
+    """The Learn view, created inside the caller's ``gr.Tab`` (``tab``): an introduction, a
+    copy of the regex box, then one accordion per lesson, each laid out and wired by its
+    builder."""
     pattern0 = regex_box.value or ""
     with gr.Column(elem_id="learn"):
         gr.HTML(
@@ -52,7 +53,7 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
             "toy vocabulary walk it, and why an index beats matching every token.</p>",
             elem_id="learn-intro",
         )
-        mirror = _mirror(regex_box, pattern0)
+        mirror = _mirror(regex_box, tab, pattern0)
         stages = _construction_section(mirror, pattern0)
         walk, walk_result, table = _walk_section(mirror, pattern0)
         tests, tests_result = _tests_section(mirror, pattern0)
@@ -79,11 +80,16 @@ def build_learn_tab(regex_box: gr.Textbox) -> None:
     )
 
 
-def _mirror(regex_box: gr.Textbox, pattern0: str) -> gr.Textbox:
+def _mirror(regex_box: gr.Textbox, tab: gr.Tab, pattern0: str) -> gr.Textbox:
     """The Learn tab's own copy of the regex (a hidden tab's components fire no change
-    events). Every change of the Generate tab's box is copied here; only what is typed here
-    (``input``, never a programmatic change) is copied back, so the two boxes cannot set
-    each other in a loop while the page restores a link or an example."""
+    events). The Generate tab's box is copied here when the tab is opened, if it changed
+    since the last copy (``_copied``): copied on each of its changes, every edit on the
+    Generate tab also redrew the hidden tab's views (three more events: the copy, five HTML
+    views, the toy's), and an edit cost ~1.5 s of Chromium's CPU where it now costs ~1.0
+    (3 s after the edit included, ~0.3 of them idle; bench/page_cost.py).
+    Only what is typed here (``input``, never a programmatic change) is copied back, so the
+    two boxes cannot set each other in a loop while the page restores a link or an
+    example."""
     mirror = gr.Textbox(
         pattern0,
         label="Regex (the same as on the Generate tab)",
@@ -91,7 +97,8 @@ def _mirror(regex_box: gr.Textbox, pattern0: str) -> gr.Textbox:
         lines=1,
         max_lines=4,
     )
-    regex_box.change(_same, regex_box, mirror, **PRIVATE)
+    copied = gr.State(pattern0)  # the Generate tab's regex as last copied here
+    tab.select(_copied, [regex_box, copied], [mirror, copied], **PRIVATE)
     mirror.input(_same, mirror, regex_box, **PRIVATE)
     return mirror
 
@@ -326,6 +333,14 @@ def _on_toy_example(name, current_tokens, pattern):
 
 def _same(value: str) -> str:
     return value
+
+
+def _copied(regex: str, copied: str):
+    """The Learn tab opened: the Generate tab's regex, if it changed since it was last
+    copied (a toy example's pattern, picked here, stays until then)."""
+    if regex == copied:
+        return gr.skip(), gr.skip()
+    return regex, regex
 
 
 def _frame(pattern: str, i: float) -> str:

@@ -42,7 +42,13 @@ from fsmviz.peers.schema import engine_verdicts
 from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
 from fsmviz.schema.convert import SchemaError
 
-__all__ = ["SchemaExample", "build_schema_part", "schema_examples", "wire_schema_part"]
+__all__ = [
+    "SchemaExample",
+    "build_schema_part",
+    "schema_examples",
+    "wire_schema_part",
+    "with_mode_note",
+]
 
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
 
@@ -177,13 +183,31 @@ def wire_schema_part(
         again = [part.choice, regex, max_tokens, backend]
         backend.change(partial(on_model_change, models), again, [part.found, part.findings],
                        trigger_mode="always_last", **private)  # fmt: skip
-    regex.change(mode_html, [part.choice, regex], note, trigger_mode="always_last", **private)
+    # the note follows the Regex box's edits in the drawing's own event (``with_mode_note``)
     if part.engines is not None:  # one at a time: a child process per engine
         part.engines.click(on_engines, part.schema, part.verdicts, concurrency_limit=1,
                            concurrency_id="schema-engines", **private)  # fmt: skip
     # the example menu names what the schema box holds (typed, fixed or linked), or nothing
     part.schema.change(example_named, part.schema, part.example, trigger_mode="always_last",
                        **private)  # fmt: skip
+
+
+def with_mode_note(edit: Any, note: Any, drawn_at: int) -> Any:
+    """``edit`` (the Regex box's edit, answered with a dict of updates), with ``note`` (the
+    schema note under the box) as one more input and output: ``mode_html`` of the edit's
+    pattern and schema in use, sent only where it differs from the note shown. In an event
+    of its own, it was one more round trip per edit, resending "" to a note already empty.
+    ``drawn_at``: where the edit's values (``handlers.Drawn``: pattern, ..., schema) begin."""
+
+    def edited(*values):
+        *values, shown = values
+        updates = edit(*values)
+        now = mode_html(values[drawn_at + 3], values[drawn_at] or "")
+        if now != (shown or ""):
+            updates[note] = now
+        return updates
+
+    return edited
 
 
 def on_engines(schema: str) -> str:

@@ -28,7 +28,7 @@ from fsmviz.app.grammar_page import build_grammar_tab
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
 from fsmviz.app.live import COMPACT_ABOVE, run_event
-from fsmviz.app.schema_page import build_schema_part, wire_schema_part
+from fsmviz.app.schema_page import build_schema_part, wire_schema_part, with_mode_note
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT
 from fsmviz.generation.models import BackgroundModel
 from fsmviz.html.steps import STEP_BUTTONS
@@ -124,8 +124,8 @@ def build_ui(
 def other_views(models: BackgroundModel, demo: gr.Blocks, runs_at_once: int, main: MainView):
     """The views beside Generate, a tab each; Learn, Compare and Audit take the Generate
     tab's regex box (Compare its prompt too)."""
-    with gr.Tab("Learn", id="learn", elem_id="learn-tab"):
-        build_learn_tab(main.inputs[0])
+    with gr.Tab("Learn", id="learn", elem_id="learn-tab") as learn:
+        build_learn_tab(main.inputs[0], learn)
     with gr.Tab("Grammar", id="grammar-mode", elem_id="grammar-tab"):
         build_grammar_tab(models, demo, runs_at_once)
     with gr.Tab("Compare", id="compare", elem_id="compare-tab"):
@@ -375,11 +375,12 @@ def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
     trace_state, stop_mark = states
     drawn = drawn_inputs(ins, panel, schema)
     # another model chosen: the doctor reads its vocabulary (``handlers.Drawn.backend``)
+    edit = h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1)
     for edited in (ins.regex, ins.backend):
-        edited.change(
-            h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1),
-            [trace_state, *drawn, stop_mark],
-            h.pattern_edit_outputs(page),
+        edited.change(  # the schema note under the box too: one event an edit
+            with_mode_note(edit, schema_note, drawn_at=1),
+            [trace_state, *drawn, stop_mark, schema_note],
+            [*h.pattern_edit_outputs(page), schema_note],
             trigger_mode="always_last",
             show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
             **PRIVATE,
