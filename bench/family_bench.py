@@ -21,7 +21,8 @@ whose byte classes were never seen walks the bytes and learns them (``levelwalk`
 patterns of the same classes walk the class trie (built once per vocabulary and classes,
 on the second). ``[^\\n]``'s classes (every ``[^\\n]`` count, ``.``) are learnt and their
 class trie built by *warm* (``successors.warm_classes``), so the line pattern's first
-cold set and its index walk the class trie from the start: the whole index's closure
+cold set and its index walk the class trie from the start (the first set from its root:
+``levelwalk.walk_root``): the whole index's closure
 (``successors.closure_pairs``) walks it too, every state at once (``class_pairs``).
 
 The sweep (``sweep``: what ``tests/test_tokenizers.py`` samples, done whole): the naive

@@ -105,3 +105,74 @@ def test_byte_partition_keeps_utf8_apart():
     assert classes[0x41] == classes[0x00] != classes[0x80]
     assert classes[0x8F] != classes[0x90] != classes[0xA0] == classes[0xBF]
     assert len({int(classes[b]) for b in (0xC2, 0xE0, 0xE1, 0xED, 0xF0, 0xF4, 0xF5)}) == 7
+
+
+ROOT_PATTERNS = [
+    r"[^\n]{1,20}",
+    r"[^\n]+",
+    r".{0,5}",
+    r"[^\n]{2,3}\n",
+    r"[^\n][0-9]",  # the start row tells [^\n]'s bytes apart, the next tells digits apart
+    r"[^\n]{1,4}é",
+]
+
+
+def _counted_root_walks(monkeypatch) -> list[bool]:
+    """Each ``walk_root`` call of ``first_allowed_tokens``: True where it answered."""
+    answered: list[bool] = []
+    real = derivatives.walk_root
+
+    def counting(*args):
+        found = real(*args)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(derivatives, "walk_root", counting)
+    return answered
+
+
+@pytest.mark.parametrize("narrow", [0, 64])
+@pytest.mark.parametrize("pattern", ROOT_PATTERNS)
+def test_a_wide_start_walks_the_class_trie_from_the_root(
+    pattern, narrow, bundled_vocab, monkeypatch
+):
+    """With ``[^\\n]``'s classes learnt (``warm``), a first set whose start row tells the
+    same bytes apart walks the class trie from the root, and answers as the index does;
+    where a deeper row tells more apart, it answers None and the bytes are walked. With
+    ``NARROW`` 0 the class trie has no Python tail (every level in numpy); with 64,
+    SmolLM2's 495 class nodes are all tail."""
+    from fsmviz.tokens.fast import classwalk, successors
+
+    trie = trie_of(bundled_vocab)
+    successors.warm_classes(trie)
+    learnt = byte_partition(successors.to_bytes(successors.compile_regex(r"[^\n]")).table)
+    monkeypatch.setattr(classwalk, "NARROW", narrow)
+    built = classwalk._merged(trie, learnt, levels_of(trie).num_ids)
+    assert (built[0].deep == len(built[0].levels)) == (narrow == 0)
+    real = levelwalk.class_trie
+
+    def class_trie(tree, byte_class, num_ids):
+        same = tree is trie and np.array_equal(byte_class, learnt)
+        return built if same else real(tree, byte_class, num_ids)
+
+    monkeypatch.setattr(levelwalk, "class_trie", class_trie)
+    answered = _counted_root_walks(monkeypatch)
+    fresh = pattern + "()" * (5 if narrow else 6)  # no index built for it yet
+    ours = first_allowed_tokens(fresh, bundled_vocab)
+    index = build_index(pattern, bundled_vocab)
+    np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert answered == [pattern not in (r"[^\n][0-9]", r"[^\n]{1,4}é")]
+
+
+def test_a_root_walk_that_does_not_hold_marks_nothing(bundled_vocab, monkeypatch):
+    """``[^\\n][0-9]``'s start row has ``[^\\n]``'s classes, its next row does not: its
+    root walk gives up, and the next ``[^\\n]`` pattern still walks the class trie."""
+    from fsmviz.tokens.fast import successors
+
+    successors.warm_classes(trie_of(bundled_vocab))
+    answered = _counted_root_walks(monkeypatch)
+    for pattern in [r"[^\n][0-9]" + "()" * 7, r"[^\n]{1,7}" + "()" * 7, r"[^\n][0-9]" + "()" * 8]:
+        ours = first_allowed_tokens(pattern, bundled_vocab)
+        index = build_index(pattern, bundled_vocab)
+        np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert answered == [False, True, False]

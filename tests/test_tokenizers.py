@@ -347,3 +347,33 @@ def test_llama_3_ends_a_turn_with_eot_id_and_its_extra_token_is_never_written() 
     with pytest.raises(ModelLoadError, match=r"end token '<\|endoftext\|>' \(id 128,256\)"):
         check_logits(replace(vocab, eos_token_id=model.logits_size), model.logits_size)
     assert past == "<|endoftext|>"
+
+
+@pytest.mark.parametrize("family", ["gemma-4", "llama-spm"])
+def test_a_first_set_walked_from_the_root_of_the_class_trie_is_the_index_s(
+    family, monkeypatch
+) -> None:
+    """Once ``[^\\n]``'s classes are learnt (``warm``), a first set whose start row tells
+    those bytes apart walks the class trie from the root (``levelwalk.walk_root``: Gemma
+    4's 262k tokens are 22k class nodes); each answers as the whole index does, special
+    tokens (spelled ``b""``, in no node) left out; ``[^\\n][0-9]``, whose next row tells
+    digits apart, gives up there and walks the bytes."""
+    from fsmviz.tokens.fast import derivatives, successors
+    from fsmviz.tokens.trie import trie_of
+
+    vocab = vocabs.vocabulary(family)
+    successors.warm_classes(trie_of(vocab))
+    answered = []
+    real = derivatives.walk_root
+
+    def counting(*args):
+        found = real(*args)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(derivatives, "walk_root", counting)
+    for pattern in [r"[^\n]{1,20}", r".{0,3}", r"[^\n]{2,3}\n", r"[^\n][0-9]"]:
+        ours = first_allowed_tokens(pattern + "()" * 9, vocab)  # no index built for it yet
+        index = build_index(pattern, vocab)
+        assert ours.tolist() == index.allowed_tokens(index.initial_state).tolist(), pattern
+    assert answered == [True, True, True, False]

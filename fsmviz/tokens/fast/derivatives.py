@@ -43,7 +43,7 @@ import numpy as np
 from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import bounded
-from fsmviz.tokens.fast.levelwalk import walk_levels
+from fsmviz.tokens.fast.levelwalk import walk_levels, walk_root
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.rowwalk import TAIL, walk_tokens
 from fsmviz.tokens.fast.successors import WIDE
@@ -554,7 +554,12 @@ class _NearStart:
         whose state's *chain* takes every byte below its node takes all the tokens below
         without walking them (``chain``: ``[a-z]{1,12}`` under a node of letters 5 deep);
         one whose *closure* does likewise (``.*a``); and one whose tokens keep to the chain
-        and then die takes those short enough, walking none (``dies_along_chain``)."""
+        and then die takes those short enough, walking none (``dies_along_chain``).
+        A wide start whose classes were learnt walks the class trie from the root
+        (``levelwalk.walk_root``)."""
+        level = walk_root(trie, self.rows)
+        if level is not None:
+            return level
         nodes = np.zeros(1, dtype=np.int32)
         states = np.zeros(1, dtype=np.int32)
         whole, own = [], []  # nodes whose tokens at and below are allowed; whose own are

@@ -26,7 +26,11 @@ the *class trie* of those kinds instead (``walk_classes``, ``classwalk.class_tri
 ``[^\\n]{1,20}`` Gemma's 600k byte nodes are 22k class nodes, and the walk's cost follows
 the pattern's kinds of byte, not the vocabulary (first set 21-27 -> 13-16 ms of CPU, the
 rest is the pattern's rows). The kinds are learnt from a byte walk the first time, and
-held to every row met after (``walk_levels``).
+held to every row met after (``walk_levels``). A start row that tells learnt kinds apart
+walks the class trie from the root (``walk_root``), no byte level before it: a level is a
+gather through the rows cut to one column a class, as offsets (``_Cut``), and the last
+levels of few nodes a list lookup a node (Gemma's first set of ``[^\n]{1,20}``: 13-17 ->
+~7-9 ms CPU under load, llguidance ~3.5-4.5 in the same process).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ __all__ = [
     "walk_bytes",
     "walk_classes",
     "walk_levels",
+    "walk_root",
 ]
 
 SPARSE_LEVEL = 8
@@ -278,15 +283,21 @@ def walk_classes(
     of its rows (the newline, the other ASCII bytes, continuations by range, lead bytes
     by length), 22k class nodes where the byte trie has 600k: " hello" and " world" are
     one path. The class trie is built once per classes (``class_trie``), and every
-    pattern that tells the same bytes apart walks 22k nodes, not 600k."""
+    pattern that tells the same bytes apart walks 22k nodes, not 600k.
+
+    Every row the class walk reads is checked alike on each class as it is first read.
+    From below the root, the rows of the levels above must hold too (two byte nodes of
+    one class node, one alive and one dead, would otherwise share its tokens): every row
+    made is checked at the end."""
     if int(byte_class.max()) >= MERGED_CLASSES:
         return None
     classes, node_class = class_trie(trie, byte_class, levels_of(trie).num_ids)
     if classes.size * SMALLER > len(trie.byte):
         return None
-    found = _walk_class_levels(classes, node_class[nodes], states, table, byte_class)
-    if found is not None and _alike(table(np.zeros(0, dtype=np.int32)), byte_class):
-        return found  # every row made is alike on each class
+    top = node_class[nodes]
+    found = _walk_class_levels(classes, top, states, table, byte_class)
+    if found is None or not top[0] or _alike(table(np.zeros(0, dtype=np.int32)), byte_class):
+        return found  # from the root, or every row made is alike on each class
     return None
 
 
@@ -295,10 +306,51 @@ SMALLER = 4
 trie's (``[^\\n]`` at 262k tokens: 1 in 27)."""
 
 
+def walk_root(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
+    """The tokens walkable from the root and state 0 by ``walk_classes``, where the start
+    row reads ``ROOT_WIDE`` bytes or more and its classes (``byte_partition`` of that
+    row) were learnt (``learn``, ``walk_levels``); else None, and the caller walks the
+    bytes. A first allowed set of ``[^\\n]{1,20}`` on Gemma's 262k tokens walked ~2 levels
+    of the byte trie (tens of thousands of nodes, their subtree tests) before its levels
+    crowded and were handed over; from the root it walks the 22k class nodes alone.
+
+    A class walk that does not hold (the start row's classes learnt, deeper rows that
+    tell more bytes apart: ``.{0,5}[0-9]``) answers None and marks nothing, so a later
+    ``[^\\n]`` pattern still walks the class trie."""
+    root = np.zeros(1, dtype=np.int32)
+    start = table(root)[:1]
+    if np.count_nonzero(start >= 0) < ROOT_WIDE:
+        return None
+    learnt = _LEARNT.peek((id(trie), byte_partition(start).tobytes()))
+    if learnt is None or learnt is False:
+        return None
+    return walk_classes(trie, root, root, table, learnt)
+
+
+ROOT_WIDE = 64
+"""``walk_root`` guesses classes only for a start row reading this many bytes or more (a
+pattern that begins with ``{`` does not pay the guess)."""
+
+
 def _alike(rows: np.ndarray, byte_class: np.ndarray) -> bool:
     """Every row leads each byte where the first byte of its class leads."""
-    firsts = np.unique(byte_class, return_index=True)[1]
-    return bool((rows == rows[:, firsts[byte_class]]).all())
+    return bool((rows == np.take(rows, _representatives(byte_class)[1], axis=1)).all())
+
+
+def _representatives(byte_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first byte of each class, and for each byte the first of its class (kept per
+    classes: ``np.unique`` costs ~20 µs, once a level)."""
+    key = byte_class.tobytes()
+    found = _REPRESENTATIVES.get(key)
+    if found is None:
+        reps = np.unique(byte_class, return_index=True)[1]
+        found = _REPRESENTATIVES[key] = (reps, reps[byte_class])
+        if len(_REPRESENTATIVES) > 64:
+            del _REPRESENTATIVES[next(iter(_REPRESENTATIVES))]
+    return found
+
+
+_REPRESENTATIVES: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def _walk_class_levels(
@@ -309,40 +361,135 @@ def _walk_class_levels(
     byte_class: np.ndarray,
 ) -> np.ndarray | None:
     """The token ids at and below the class nodes ``top`` (one level; in ``states``);
-    None where two nodes of ``top`` disagree or a row made tells two bytes of a class
-    apart (classes that do not hold). Rows are made level by level, as ``walk_bytes``
-    makes them, and read at a byte of each class."""
-    reps = np.unique(byte_class, return_index=True)[1]
+    None where two nodes of ``top`` disagree or a row read tells two bytes of a class
+    apart (classes that do not hold).
+
+    Each level is one gather from the level above through ``_Cut``, the table cut to one
+    column a class, as offsets (the rows of states not read yet are all ``UNREAD``): where
+    a level meets one, the rows of the states that led there are made (as ``walk_bytes``
+    makes them, level by level) and cut (``_Cut.read``), and the level gathered again.
+    So a level costs five small numpy calls while its states' rows are known. The
+    deepest levels of few nodes each (``ClassTrie.deep``: SmolLM2's 495 class nodes are
+    81 levels of 1-40) are walked in Python (``_class_tail``). Every row read is checked
+    alike on each class once, at the end (``_Cut.holds``): a check a read cost ~5 µs,
+    ~30 reads a walk."""
     starts = classes.level_starts
     depth = int(np.searchsorted(starts, top[0], side="right")) - 1
-    current = np.full(int(starts[depth + 1] - starts[depth]), -1, dtype=np.int32)
-    current[top - starts[depth]] = states
-    if not np.array_equal(current[top - starts[depth]], states):
+    cut = _Cut(table, byte_class)
+    width = cut.width
+    current = np.full(int(starts[depth + 1] - starts[depth]), width, dtype=np.intp)
+    current[top - starts[depth]] = (states + 2) * width
+    if not np.array_equal(current[top - starts[depth]], (states + 2) * width):
         return None
     found = [current]
-    cut = np.full((len(table(np.zeros(0, dtype=np.int32))), len(reps)), -1, dtype=np.int32)
-    have = np.zeros(len(cut), dtype=bool)  # the rows in ``cut`` (by class)
-    have[-1] = True  # the dead state's: -1 reads the last row, all -1
-    for parents, kinds, _ in classes.levels[depth:]:
-        if current.max() < 0:
+    stop = classes.deep if depth <= classes.deep else len(classes.levels)
+    for parents, kinds, _ in classes.levels[depth:stop]:
+        if current.max() == width:  # every node dead
             break
-        fresh = ~have[current]
-        if fresh.any():  # states whose rows ``cut`` lacks: made, and read by class
-            live = np.unique(current[fresh])
-            full = table(live)
-            if len(full) > len(cut):  # the table grew
-                cut = np.concatenate(
-                    [cut[:-1], np.full((len(full) - len(cut) + 1, len(reps)), -1, dtype=np.int32)]
-                )
-                have = np.concatenate([have[:-1], np.zeros(len(full) - len(have) + 1, dtype=bool)])
-                have[-1] = True
-            if not _alike(full[live], byte_class):
-                return None
-            cut[live] = full[live][:, reps]
-            have[live] = True
-        current = cut[current[parents], kinds]  # -1 reads the -1 row
+        above = current[parents]
+        above += kinds
+        current = cut.flat[above]
+        if current.min() == UNREAD:  # rows not read: those of the parents' states
+            unread = above[current == UNREAD] // width
+            cut.read(np.flatnonzero(np.bincount(unread)) * width)
+            current = cut.flat[above]
         found.append(current)
+    else:
+        if stop == classes.deep and classes.tail_parent and current.max() > width:
+            found.append(_class_tail(classes, current, cut))
+    if not cut.holds():
+        return None
     alive = np.zeros(classes.size + 1, dtype=bool)
-    states_below = np.concatenate(found)
-    alive[starts[depth] : starts[depth] + len(states_below)] = states_below >= 0
-    return np.flatnonzero(alive[classes.token_node]).astype(np.int32)
+    offsets = np.concatenate(found)
+    np.greater(offsets, width, out=alive[starts[depth] : starts[depth] + len(offsets)])
+    return _class_tokens(classes, alive)
+
+
+UNREAD = 0
+"""A node's offset in ``_walk_class_levels`` where the row of its parent's state was not
+read yet (``_Cut``)."""
+_NONE = np.zeros(0, dtype=np.int32)
+
+
+class _Cut:
+    """The rows of ``table`` a class walk has read, one column a class (the first byte of
+    each), as *offsets*: state ``s`` is ``(s + 2) * width``, so that a level is one
+    gather, ``flat[offsets of the parents + classes]``. Row 0 is that of states not read
+    yet (all ``UNREAD``), row 1 the dead state's (all ``width``: dead stays dead).
+    ``rows`` holds, by offset, the rows the Python tail has listed."""
+
+    def __init__(self, table: Callable[[np.ndarray], np.ndarray], byte_class: np.ndarray):
+        self.table = table
+        self.reps, self.spread = _representatives(byte_class)
+        self.width = width = len(self.reps)
+        self.flat = np.full((len(table(_NONE)) + 1) * width, UNREAD, dtype=np.intp)
+        self.flat[width : 2 * width] = width
+        self.rows: dict[int, list[int]] = {width: [width] * width}
+        self.byte_class = byte_class
+        self.done: list[np.ndarray] = []  # the states whose rows were read
+
+    def read(self, offsets: np.ndarray) -> None:
+        """Make the rows of the states at ``offsets`` (distinct, not read yet) and cut
+        them (``holds`` checks them, once for the whole walk)."""
+        width = self.width
+        todo = offsets // width - 2
+        full = self.table(todo)
+        if (len(full) + 1) * width > len(self.flat):  # the table grew: so does the cut
+            grown = np.full((len(full) + 1) * width, UNREAD, dtype=np.intp)
+            grown[: len(self.flat)] = self.flat
+            self.flat = grown
+        cut = np.take(full[todo], self.reps, axis=1).astype(np.intp)
+        cut += 2
+        cut *= width
+        self.flat.reshape(-1, width)[todo + 2] = cut
+        self.done.append(todo)
+
+    def holds(self) -> bool:
+        """Whether every row read leads each byte of a class where the class's first
+        byte leads (else the walk read wrong columns: the classes were a guess)."""
+        if not self.done:
+            return True
+        return _alike(self.table(_NONE)[np.concatenate(self.done)], self.byte_class)
+
+    def listed(self, offsets: set[int]) -> None:
+        """Put the rows at ``offsets`` in ``rows`` as lists, reading those not read yet."""
+        at = np.array(sorted(offsets), dtype=np.intp)
+        unread = at[self.flat[at] == UNREAD]
+        if unread.size:
+            self.read(unread)
+        for offset in offsets:
+            self.rows[offset] = self.flat[offset : offset + self.width].tolist()
+
+
+def _class_tail(classes: ClassTrie, current: np.ndarray, cut: _Cut) -> np.ndarray:
+    """The offsets of the nodes below level ``classes.deep`` (``classwalk.NARROW``),
+    from ``current``, those of the nodes at that level: level by level, a list lookup a
+    node, the rows a level needs read together (``_Cut.listed``)."""
+    known = current.tolist()
+    rows, at = cut.rows, 0
+    parents, kinds = classes.tail_parent, classes.tail_kind
+    for size in np.diff(classes.level_starts)[classes.deep + 1 :].tolist():
+        above = [known[p] for p in parents[at : at + size]]
+        missing = {offset for offset in above if offset not in rows}
+        if missing:
+            cut.listed(missing)
+        level = zip(above, kinds[at : at + size], strict=True)
+        known += [rows[offset][kind] for offset, kind in level]
+        at += size
+    return np.array(known[len(current) :], dtype=np.intp)
+
+
+def _class_tokens(classes: ClassTrie, alive: np.ndarray) -> np.ndarray:
+    """The token ids (sorted, int32) that end at class nodes flagged in ``alive`` (its
+    last entry, the tokens in no node, False): where few tokens end at dead nodes (most
+    of a wide pattern's), every id but theirs; else each id's node read."""
+    dead = np.flatnonzero(~alive)
+    bounds = classes.node_start
+    sizes = bounds[dead + 1] - bounds[dead]
+    num_ids = len(classes.token_node)
+    if int(sizes.sum()) * 4 < num_ids:
+        allowed = np.ones(num_ids, dtype=bool)
+        allowed[classes.node_tokens[runs(bounds[dead], sizes)]] = False
+    else:
+        allowed = alive[classes.token_node]
+    return np.flatnonzero(allowed).astype(np.int32)
