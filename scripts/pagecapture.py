@@ -42,6 +42,10 @@ PHONE, PHONE_HEIGHT = 390, 844
 TRACKER = "#status [data-testid=status-tracker]"
 """Gradio's tracker of the running event: a run shows its progress on the status line
 (``fsmviz.app.live.run_event``), hidden once the event is over."""
+POLL_MS = 100
+"""How often a wait checks its condition (Playwright's default: every animation frame,
+which was ~11 % of a streaming page's CPU in bench/page_cost.py's profile); the
+browser tests' waits too. Every condition waited on stays true once reached."""
 SHADOW_GOING = r"Now the (unconstrained )?shadow run"
 """The status while the shadow run is announced or streams (a skipped one's status ends
 "The shadow run was skipped.": no match)."""
@@ -144,12 +148,13 @@ def wait_run_over(page, skip_shadow: bool) -> str:
     page.wait_for_selector("#dfa .lights", state="attached")
     hidden = f"document.querySelector('{TRACKER}')?.classList.contains('hide')"
     if skip_shadow:
-        page.wait_for_function(f"() => ({SKIP_OFFERED})() || {hidden}")
+        page.wait_for_function(f"() => ({SKIP_OFFERED})() || {hidden}", polling=POLL_MS)
         page.evaluate(f"() => ({SKIP_OFFERED})()?.click()")
-    page.wait_for_function(f"() => {hidden}")
+    page.wait_for_function(f"() => {hidden}", polling=POLL_MS)
     page.wait_for_function(
         "going => !new RegExp(going).test(document.querySelector('#status')?.textContent || '')",
         arg=SHADOW_GOING,
+        polling=POLL_MS,
     )
     return (page.text_content("#status") or "").strip()
 

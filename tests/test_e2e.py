@@ -30,7 +30,7 @@ expect = playwright_api.expect
 
 from fsmviz import compile_regex  # noqa: E402
 from scripts.pagecapture import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.pagecapture import CHROMIUM, SKIP_OFFERED, TRACKER  # noqa: E402
+from scripts.pagecapture import CHROMIUM, POLL_MS, SKIP_OFFERED, TRACKER  # noqa: E402
 from scripts.pagecapture import SHADOW_GOING as SHADOW_GOING_PATTERN  # noqa: E402
 
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
@@ -173,15 +173,16 @@ def click_and_wait(
         TRACKER,
     )
     page.click(selector)
-    page.wait_for_function("() => window.__e2eBusy", timeout=timeout)
+    page.wait_for_function("() => window.__e2eBusy", timeout=timeout, polling=POLL_MS)
     if not shadow:
         page.wait_for_function(
             f"tracker => ({TRACKER_DONE})(tracker) || ({SKIP_OFFERED})() !== null",
             arg=TRACKER,
             timeout=timeout,
+            polling=POLL_MS,
         )
         page.evaluate(f"() => ({SKIP_OFFERED})()?.click()")
-    page.wait_for_function(TRACKER_DONE, arg=TRACKER, timeout=timeout)
+    page.wait_for_function(TRACKER_DONE, arg=TRACKER, timeout=timeout, polling=POLL_MS)
     assert page.locator(f"{TRACKER} .error").count() == 0, (
         f"the event failed on the server: {page.text_content('#status')!r}"
     )
@@ -336,6 +337,7 @@ def test_after_a_run_the_dfa_chart_and_table_show_every_step(ran16: Page) -> Non
         " return p && p.data && p.data[0].x.length === n; }",
         arg=n,
         timeout=UI_TIMEOUT,
+        polling=POLL_MS,
     )
 
 

@@ -22,6 +22,7 @@ from test_e2e import (  # noqa: F401  (fixtures used by name)
     EMAIL,
     PHONE,
     PHONE_PROMPT,
+    POLL_MS,
     RUN_TIMEOUT,
     UI_TIMEOUT,
     Page,
@@ -202,11 +203,11 @@ def test_b3_a_streaming_run_sends_its_drawing_once_and_lights_it_row_by_row(app:
     svg = "document.querySelector('#dfa .dfa-scroll svg')"
     set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
-    app.wait_for_function(f"() => {rows}.length >= 1", timeout=RUN_TIMEOUT)
+    app.wait_for_function(f"() => {rows}.length >= 1", timeout=RUN_TIMEOUT, polling=POLL_MS)
     app.evaluate(f"() => {svg}.setAttribute('data-kept', '1')")
     n = app.evaluate(f"() => {rows}.length")
     lit = f"() => {rows}.length > {n} && {svg}.dataset.live === String({rows}.length)"
-    app.wait_for_function(lit, timeout=RUN_TIMEOUT)
+    app.wait_for_function(lit, timeout=RUN_TIMEOUT, polling=POLL_MS)
     assert app.evaluate(f"() => {svg}.dataset.kept") == "1"  # not sent again
     last = app.evaluate(f"() => JSON.parse([...{rows}].at(-1).dataset.lit)")
     assert app.locator(f"#dfa g.current.{last['c'] or last['l']}").count() >= 1

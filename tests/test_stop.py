@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import pytest
 from test_e2e import (  # noqa: F401  (fixtures used by name)
     CHROMIUM_ARGS,
+    POLL_MS,
     RUN_TIMEOUT,
     Page,
     app,
@@ -62,7 +63,9 @@ def test_stop_ends_a_run_at_once_under_load(app: Page, busy_core: None) -> None:
     app.click("#run")
     eventually(lambda: app.locator("#output .tok").count() >= 3, timeout=RUN_TIMEOUT / 1000)
     app.click("#stop")
-    app.wait_for_function("() => window.fsmvizStop.stopped !== null", timeout=RUN_TIMEOUT)
+    app.wait_for_function(
+        "() => window.fsmvizStop.stopped !== null", timeout=RUN_TIMEOUT, polling=POLL_MS
+    )
     watched = app.evaluate("() => window.fsmvizStop")
     took = watched["stopped"] - watched["clicked"]
     print(f"Stop → Stopped: {took:.0f} ms")
