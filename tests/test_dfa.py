@@ -130,21 +130,29 @@ def test_distances_to_acceptance():
     assert all(dfa.distances()[s] == 0 for s in dfa.accepting)
 
 
-def _random_pattern(draw, depth: int = 0) -> str:
-    """A small regex over a, b, c: the shapes minimisation meets (alternatives that end
-    alike, counted repeats, loops, optional tails)."""
-    atoms = ["a", "b", "c", "[ab]", "[^a]", "."]
+ATOMS = ("a", "b", "c", "[ab]", "[^a]", ".")
+SUFFIXES = ("*", "+", "?", "{2}", "{1,3}", "{2,}")
+
+
+def random_pattern(draw, depth: int = 0, atoms=ATOMS, suffixes=SUFFIXES) -> str:
+    """A small regex of ``atoms`` nested up to three deep, each repeated group taking one
+    of ``suffixes``; by default over a, b, c: the shapes minimisation meets (alternatives
+    that end alike, counted repeats, loops, optional tails)."""
+
+    def more() -> str:
+        return random_pattern(draw, depth + 1, atoms, suffixes)
+
     if depth >= 3:
         return draw(st.sampled_from(atoms))
     kind = draw(st.sampled_from(["atom", "concat", "alt", "repeat"]))
     if kind == "atom":
         return draw(st.sampled_from(atoms))
     if kind == "concat":
-        return "".join(_random_pattern(draw, depth + 1) for _ in range(draw(st.integers(2, 3))))
+        return "".join(more() for _ in range(draw(st.integers(2, 3))))
     if kind == "alt":
-        return f"({_random_pattern(draw, depth + 1)}|{_random_pattern(draw, depth + 1)})"
-    suffix = draw(st.sampled_from(["*", "+", "?", "{2}", "{1,3}", "{2,}"]))
-    return f"({_random_pattern(draw, depth + 1)}){suffix}"
+        return f"({more()}|{more()})"
+    suffix = draw(st.sampled_from(suffixes))
+    return f"({more()}){suffix}"
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -153,7 +161,7 @@ def test_random_dfas_are_minimal_like_interegulars(data):
     """Minimisation starts from blocks split by acceptance and by the classes states move
     on, with no dead state written out: held to interegular's own reduction, state for
     state, on random patterns."""
-    pattern = _random_pattern(data.draw)
+    pattern = random_pattern(data.draw)
     ours = compile_regex(pattern)
     theirs = interegular.parse_pattern(pattern).to_fsm().reduce()
     live = {s for s in theirs.states if theirs.islive(s)}
@@ -180,7 +188,7 @@ def _both_minimisations(pattern: str) -> tuple[object, object] | None:
 def test_the_bottom_up_merge_and_hopcrofts_refinement_give_the_same_dfa(data):
     """Where the only cycles are loops on one state, states are merged in one pass from the
     ends back (``dfa._merged_bottom_up``): the same DFA, state for state, as Hopcroft's."""
-    both = _both_minimisations(_random_pattern(data.draw))
+    both = _both_minimisations(random_pattern(data.draw))
     if both is not None:
         assert both[0] == both[1]
 

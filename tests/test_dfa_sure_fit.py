@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_dfa import random_pattern
 
 from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
@@ -57,25 +58,14 @@ def test_the_bound_is_never_below_the_construction_s_edges(pattern):
     _never_below(pattern)
 
 
-def _random_pattern(draw, depth: int = 0) -> str:
-    atoms = ["a", "b", "[ab]", "[^a]", ".", '"', "[a-c]"]
-    if depth >= 3:
-        return draw(st.sampled_from(atoms))
-    kind = draw(st.sampled_from(["atom", "concat", "alt", "repeat"]))
-    if kind == "atom":
-        return draw(st.sampled_from(atoms))
-    if kind == "concat":
-        return "".join(_random_pattern(draw, depth + 1) for _ in range(draw(st.integers(2, 3))))
-    if kind == "alt":
-        return f"({_random_pattern(draw, depth + 1)}|{_random_pattern(draw, depth + 1)})"
-    suffix = draw(st.sampled_from(["*", "+", "?", "{2}", "{0,3}", "{2,}"]))
-    return f"({_random_pattern(draw, depth + 1)}){suffix}"
+ATOMS = ("a", "b", "[ab]", "[^a]", ".", '"', "[a-c]")
+SUFFIXES = ("*", "+", "?", "{2}", "{0,3}", "{2,}")
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.data())
 def test_the_bound_is_never_below_on_random_patterns(data):
-    _never_below(_random_pattern(data.draw))
+    _never_below(random_pattern(data.draw, atoms=ATOMS, suffixes=SUFFIXES))
 
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.stem)
