@@ -117,7 +117,7 @@ ROOT_PATTERNS = [
 ]
 
 
-def _counted_root_walks(monkeypatch) -> list[bool]:
+def counted_root_walks(monkeypatch) -> list[bool]:
     """Each ``walk_root`` call of ``first_allowed_tokens``: True where it answered."""
     answered: list[bool] = []
     real = derivatives.walk_root
@@ -156,7 +156,7 @@ def test_a_wide_start_walks_the_class_trie_from_the_root(
         return built if same else real(tree, byte_class, num_ids)
 
     monkeypatch.setattr(levelwalk, "class_trie", class_trie)
-    answered = _counted_root_walks(monkeypatch)
+    answered = counted_root_walks(monkeypatch)
     fresh = pattern + "()" * (5 if narrow else 6)  # no index built for it yet
     ours = first_allowed_tokens(fresh, bundled_vocab)
     index = build_index(pattern, bundled_vocab)
@@ -170,7 +170,7 @@ def test_a_root_walk_that_does_not_hold_marks_nothing(bundled_vocab, monkeypatch
     from fsmviz.tokens.fast import successors
 
     successors.warm_classes(trie_of(bundled_vocab))
-    answered = _counted_root_walks(monkeypatch)
+    answered = counted_root_walks(monkeypatch)
     for pattern in [r"[^\n][0-9]" + "()" * 7, r"[^\n]{1,7}" + "()" * 7, r"[^\n][0-9]" + "()" * 8]:
         ours = first_allowed_tokens(pattern, bundled_vocab)
         index = build_index(pattern, bundled_vocab)

@@ -358,20 +358,14 @@ def test_a_first_set_walked_from_the_root_of_the_class_trie_is_the_index_s(
     4's 262k tokens are 22k class nodes); each answers as the whole index does, special
     tokens (spelled ``b""``, in no node) left out; ``[^\\n][0-9]``, whose next row tells
     digits apart, gives up there and walks the bytes."""
-    from fsmviz.tokens.fast import derivatives, successors
+    from test_levelwalk import counted_root_walks
+
+    from fsmviz.tokens.fast import successors
     from fsmviz.tokens.trie import trie_of
 
     vocab = vocabs.vocabulary(family)
     successors.warm_classes(trie_of(vocab))
-    answered = []
-    real = derivatives.walk_root
-
-    def counting(*args):
-        found = real(*args)
-        answered.append(found is not None)
-        return found
-
-    monkeypatch.setattr(derivatives, "walk_root", counting)
+    answered = counted_root_walks(monkeypatch)
     for pattern in [r"[^\n]{1,20}", r".{0,3}", r"[^\n]{2,3}\n", r"[^\n][0-9]"]:
         ours = first_allowed_tokens(pattern + "()" * 9, vocab)  # no index built for it yet
         index = build_index(pattern, vocab)
