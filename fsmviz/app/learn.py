@@ -99,7 +99,10 @@ def _mirror(regex_box: gr.Textbox, tab: gr.Tab, pattern0: str) -> gr.Textbox:
     )
     copied = gr.State(pattern0)  # the Generate tab's regex as last copied here
     tab.select(_copied, [regex_box, copied], [mirror, copied], **PRIVATE)
-    mirror.input(_same, mirror, regex_box, **PRIVATE)
+    # ``always_last``: an ``input`` event's default ("once") drops the keystrokes typed
+    # while a copy is under way, and fast typing left the Generate tab's box short of the
+    # last characters for good (`[0-9]{2}` arrived as `[0-9]{`)
+    mirror.input(_same, mirror, regex_box, trigger_mode="always_last", **PRIVATE)
     return mirror
 
 
