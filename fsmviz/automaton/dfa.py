@@ -58,7 +58,7 @@ from fsmviz.automaton.syntax import (
     Repeated,
     parse,
 )
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import BoundedCache, OwnedCache
 from fsmviz.printable import LABEL_NAMES, escape_char
 
 __all__ = [
@@ -622,17 +622,16 @@ def _tree_size(tree: Pattern) -> int:
     """``_expanded_size`` of a whole parsed tree, kept for the last trees asked: a schema's
     run asks it three times of the one tree ``parse`` keeps (its path's size check, the DFA
     check, the first set by derivatives), ~0.5 ms CPU each for a 22-field schema. Kept by
-    the tree's identity, the tree held beside its size so that the id cannot be reused.
+    the tree's identity (``OwnedCache``).
 
     >>> tree = parse("a{3}b")[1]
     >>> _tree_size(tree), _tree_size(tree)
     (4, 4)
     """
-    kept, size = _SIZES.get_or_build(id(tree), lambda: (tree, _expanded_size(tree)))
-    return size if kept is tree else _expanded_size(tree)  # an id reused: count it
+    return _SIZES.get_or_build(tree, "positions", lambda: _expanded_size(tree))
 
 
-_SIZES: BoundedCache[tuple[Pattern, int]] = BoundedCache(maxsize=16)
+_SIZES: OwnedCache[int] = OwnedCache(maxsize=16)
 """The last trees' sizes (``_tree_size``)."""
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsmviz.arrays import runs
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import BoundedCache, OwnedCache
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
 from fsmviz.tokens.trie import VocabTrie
 
@@ -89,14 +89,13 @@ class TrieLevels:
         return TrieLevels(parent, bounds, ends, byte, int(trie.token_ids.max(initial=-1)) + 1)
 
 
-_LEVELS: BoundedCache[tuple[VocabTrie, TrieLevels]] = BoundedCache(maxsize=4)
+_LEVELS: OwnedCache[TrieLevels] = OwnedCache(maxsize=4)
 
 
 def levels_of(trie: VocabTrie) -> TrieLevels:
-    """``TrieLevels.of(trie)``, kept for the last few tries (the trie itself is kept with
-    it, so that the key, its ``id``, cannot be reused by another)."""
-    kept = _LEVELS.get_or_build(id(trie), lambda: (trie, TrieLevels.of(trie)))
-    return kept[1]
+    """``TrieLevels.of(trie)``, kept for the last few tries (``OwnedCache``: an ``id``
+    reused by another trie is noticed)."""
+    return _LEVELS.get_or_build(trie, "levels", lambda: TrieLevels.of(trie))
 
 
 def walk_levels(
