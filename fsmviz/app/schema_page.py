@@ -192,17 +192,17 @@ def wire_schema_part(
                        **private)  # fmt: skip
 
 
-def with_mode_note(edit: Any, note: Any, drawn_at: int) -> Any:
-    """``edit`` (the Regex box's edit, answered with a dict of updates), with ``note`` (the
-    schema note under the box) as one more input and output: ``mode_html`` of the edit's
-    pattern and schema in use, sent only where it differs from the note shown. In an event
-    of its own, it was one more round trip per edit, resending "" to a note already empty.
-    ``drawn_at``: where the edit's values (``handlers.Drawn``: pattern, ..., schema) begin."""
+def with_mode_note(edit: Any, note: Any) -> Any:
+    """``edit`` (the Regex box's edit: the trace, the ``handlers.Drawn`` record, the stop
+    mark; answered with a dict of updates), taking the shown ``note`` (the schema note
+    under the box) last and updating it to ``mode_html`` of the drawn pattern and schema
+    in use, only where that differs. In an event of its own, it was one more round trip
+    per edit, resending "" to a note already empty."""
 
-    def edited(*values):
-        *values, shown = values
-        updates = edit(*values)
-        now = mode_html(values[drawn_at + 3], values[drawn_at] or "")
+    def edited(trace: Any, drawn: Any, *rest: Any) -> dict:
+        *rest, shown = rest
+        updates = edit(trace, drawn, *rest)
+        now = mode_html(drawn.schema, drawn.pattern or "")
         if now != (shown or ""):
             updates[note] = now
         return updates

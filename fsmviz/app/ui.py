@@ -375,10 +375,10 @@ def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
     trace_state, stop_mark = states
     drawn = drawn_inputs(ins, panel, schema)
     # another model chosen: the doctor reads its vocabulary (``handlers.Drawn.backend``)
-    edit = h.reads(h.Drawn, partial(h.on_pattern_edit, page, models), before=1)
+    edit = with_mode_note(partial(h.on_pattern_edit, page, models), schema_note)
     for edited in (ins.regex, ins.backend):
         edited.change(  # the schema note under the box too: one event an edit
-            with_mode_note(edit, schema_note, drawn_at=1),
+            h.reads(h.Drawn, edit, before=1),
             [trace_state, *drawn, stop_mark, schema_note],
             [*h.pattern_edit_outputs(page), schema_note],
             trigger_mode="always_last",
