@@ -60,7 +60,7 @@ from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE, backward_distances
-from fsmviz.cache import BoundedCache, OwnedCache
+from fsmviz.cache import BoundedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
@@ -457,21 +457,6 @@ def _settled(
     return np.array(origins, np.int64), np.array(states, np.int64)
 
 
-_ONE_BYTE: OwnedCache[np.ndarray] = OwnedCache(maxsize=4)
-
-
-def _one_byte_tokens(trie: VocabTrie) -> np.ndarray:
-    """bool [256]: the bytes that are a token of ``trie`` on their own (kept per trie)."""
-
-    def build() -> np.ndarray:
-        children = trie.first_child[0] + np.arange(trie.num_children[0])
-        found = np.zeros(256, dtype=bool)
-        found[trie.byte[children[trie.has_token[children]]]] = True
-        return found
-
-    return _ONE_BYTE.get_or_build(trie, "one byte", build)
-
-
 def _successor_pairs(
     index: TokenIndex, todo: list[int], check: Callable[[], None] | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -493,7 +478,7 @@ def _successor_pairs(
             return _apart(index, todo, deep, check)
     deep = few and not shared and _loops_widely(table)  # then over the DAWG
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
-        settled = _settled(table, _one_byte_tokens(index.trie), todo)
+        settled = _settled(table, index.trie.single_byte_tokens, todo)
         if settled is not None:
             return settled
     if not deep:
