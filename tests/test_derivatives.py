@@ -20,7 +20,8 @@ from oracle import load_seed_cases
 from test_fuzz import fuzz_settings, hostile_trees
 from test_fuzz import toy as toy  # noqa: F401 (the fixture)
 
-from fsmviz import RegexError, Vocabulary, build_index, clear_caches
+from fsmviz import RegexError, Vocabulary, build_index
+from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast.derivatives import _NearStart, first_allowed_tokens
 from fsmviz.tokens.index import built_index
 
@@ -96,6 +97,14 @@ def schema_regexes() -> list[str]:
     return found
 
 
+def forget_indexes() -> None:
+    """Drop the kept token indexes, and only them, so that ``built_index`` tells whether a
+    first set built one. ``clear_caches()`` also dropped the vocabulary's trie and the
+    derivatives' layouts (and the next test's loaded model): 1 CPU-s per pattern to build
+    them again, 59 of the 85 CPU-s this file took."""
+    index_module._INDEXES.clear()  # looks inside on purpose (as test_package.py does)
+
+
 def same_as_index(pattern: str, vocab: Vocabulary) -> np.ndarray:
     ours = first_allowed_tokens(pattern, vocab)
     index = build_index(pattern, vocab)
@@ -108,7 +117,7 @@ def same_as_index(pattern: str, vocab: Vocabulary) -> np.ndarray:
     [*load_seed_cases()["regexes"].values(), *EVERYDAY, *CHARACTERS, *DOT_LED, *EDGES],
 )
 def test_first_allowed_set_is_the_index_s_without_building_it(pattern, bundled_vocab):
-    clear_caches()
+    forget_indexes()
     ours = first_allowed_tokens(pattern, bundled_vocab)
     assert built_index(pattern, bundled_vocab) is None  # no DFA was built for it
     same_as_index(pattern, bundled_vocab)
@@ -117,7 +126,7 @@ def test_first_allowed_set_is_the_index_s_without_building_it(pattern, bundled_v
 
 def test_the_schema_s_first_set_reads_a_few_of_its_parts(bundled_vocab):
     for pattern in schema_regexes():
-        clear_caches()
+        forget_indexes()
         ours = first_allowed_tokens(pattern, bundled_vocab)
         assert built_index(pattern, bundled_vocab) is None
         assert len(ours) < 2_000  # the first few bytes of a JSON value
@@ -147,14 +156,14 @@ def test_tokens_that_die_along_a_chain_are_cut_without_a_walk(pattern, bundled_v
         return kept
 
     monkeypatch.setattr(_NearStart, "dies_along_chain", counting)
-    clear_caches()
+    forget_indexes()
     same_as_index(pattern, bundled_vocab)
     assert sum(cut) > 0
 
 
 @pytest.mark.parametrize("pattern", HANDED_OVER)
 def test_the_index_answers_what_derivatives_cannot_answer_exactly(pattern, bundled_vocab):
-    clear_caches()
+    forget_indexes()
     first_allowed_tokens(pattern, bundled_vocab)
     assert built_index(pattern, bundled_vocab) is not None
     same_as_index(pattern, bundled_vocab)
@@ -183,7 +192,7 @@ def test_bytes_that_spell_no_character_end_the_walk(pattern):
               b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xc2\xa0", b"a", b"b"]  # fmt: skip
     pieces += [bytes([b]) for b in range(0x81, 0xF5)]  # every byte a token: no hand-over
     toy = Vocabulary("toy-utf8", (*pieces, b""), len(pieces), {len(pieces): "<eos>"})
-    clear_caches()
+    forget_indexes()
     first_allowed_tokens(pattern, toy)
     assert built_index(pattern, toy) is None
     allowed = {toy.token_bytes(int(t)) for t in same_as_index(pattern, toy)}
@@ -196,7 +205,7 @@ def test_a_token_ending_inside_a_character_no_token_finishes_is_left_to_the_inde
     pieces = [b"\xe0", b"\xe0\xa0\x80", b"\x80", b"a"]
     toy = Vocabulary("toy-cut", (*pieces, b""), len(pieces), {len(pieces): "<eos>"})
     for pattern in [".+", "(?s).", "[^b]*"]:
-        clear_caches()
+        forget_indexes()
         allowed = {toy.token_bytes(int(t)) for t in first_allowed_tokens(pattern, toy)}
         assert built_index(pattern, toy) is not None, pattern
         assert b"\xe0" not in allowed and b"\xe0\xa0\x80" in allowed, pattern
@@ -208,7 +217,7 @@ def test_past_its_budget_of_states_the_index_answers(bundled_vocab, monkeypatch)
 
     monkeypatch.setattr(fsmviz.tokens.fast.derivatives, "MAX_DERIVED", 6)
     for pattern, handed in [(r"[a-z]{1,3}", False), (r"([A-Za-z]{1,12} ){2,10}", True)]:
-        clear_caches()
+        forget_indexes()
         first_allowed_tokens(pattern, bundled_vocab)
         assert (built_index(pattern, bundled_vocab) is not None) == handed, pattern
         same_as_index(pattern, bundled_vocab)
