@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import interegular
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsmviz import RegexError, compile_regex
+from fsmviz.automaton import dfa as dfa_module
 from fsmviz.automaton.bytedfa import to_bytes
 from fsmviz.automaton.dfa import (
     _Construction,
@@ -18,6 +20,7 @@ from fsmviz.automaton.dfa import (
     _merged_bottom_up,
     _prune_dead,
     _renumbered,
+    set_bits,
 )
 from fsmviz.schema.convert import regex_from_schema
 
@@ -210,3 +213,61 @@ def test_the_bottom_up_merge_on_patterns_without_cycles(pattern):
     both = _both_minimisations(pattern)
     assert both is not None, "no cycle but loops: the bottom-up merge applies"
     assert both[0] == both[1]
+
+
+def _plain_concatenation(self, parts, flags):
+    """``_Positions._concatenation`` as every part's walk concatenated in turn."""
+    result = (True, 0, 0)
+    for part in parts:
+        result = self._concat(result, self.walk(part, flags))
+    return result
+
+
+def _plain_link(self, lasts, firsts):
+    """``_Positions._link`` as a loop over every bit of ``lasts``."""
+    for p in set_bits(lasts):
+        self.follow[p] |= firsts
+
+
+def _positions(pattern: str) -> tuple:
+    walked = dfa_module._Walked.of(pattern)
+    found = walked.positions
+    return found.sets, found.follow, walked.nullable, walked.first, walked.last
+
+
+WALKED = [
+    "(?i)straße|[a-zé]{2,4}",
+    "a?b?c?",
+    "(a|b?)(c?|d)e",
+    "x(y?z?)*w",
+    '"([^"\\\\]|\\\\["\\\\/bfnrt]){0,5}"',
+]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.data())
+def test_a_concatenation_walked_in_place_makes_the_plain_walks_positions(data):
+    """Characters of a concatenation are made and linked in place, and a link from one
+    position skips the loop over bits: the same positions, follow sets, first and last
+    positions as the plain walk (each part walked, then concatenated), on random
+    patterns, nullable parts and (?i)."""
+    pattern = data.draw(st.sampled_from(WALKED)) if data.draw(st.booleans()) else None
+    pattern = pattern or random_pattern(data.draw, atoms=(*ATOMS, "(?i:Ab)", "x?", "()"))
+    ours = _positions(pattern)
+    with (
+        patch.object(dfa_module._Positions, "_concatenation", _plain_concatenation),
+        patch.object(dfa_module._Positions, "_link", _plain_link),
+    ):
+        plain = _positions(pattern)
+    assert ours == plain
+
+
+def test_a_schemas_positions_are_the_plain_walks():
+    cases = Path(__file__).parent / "cases"
+    pattern = regex_from_schema((cases / "schema_22_fields.json").read_text())
+    ours = _positions(pattern)
+    with (
+        patch.object(dfa_module._Positions, "_concatenation", _plain_concatenation),
+        patch.object(dfa_module._Positions, "_link", _plain_link),
+    ):
+        assert _positions(pattern) == ours

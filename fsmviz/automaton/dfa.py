@@ -683,12 +683,7 @@ class _Positions:
                 chars = self._case_folded(chars)
             return self._position((chars, node.negated))
         if kind is Concatenation:
-            result = (True, 0, 0)
-            for part in node.parts:
-                if type(part) is NonCapturing:
-                    raise RegexError("lookarounds are not supported", None, "remove them")
-                result = self._concat(result, self.walk(part, flags))
-            return result
+            return self._concatenation(node.parts, flags)
         if kind is Pattern:
             if node.added_flags or node.removed_flags:
                 flags = (flags | node.added_flags.value) & ~node.removed_flags.value
@@ -717,6 +712,37 @@ class _Positions:
             folded = self._folded[chars] = chars | cased
         return folded
 
+    def _concatenation(self, parts: Sequence[object], flags: int) -> tuple[bool, int, int]:
+        """``walk`` of a concatenation. A character class is a position of its own, made
+        and linked here (``_position`` and ``_concat`` written out): most parts of a JSON
+        schema's regex are the characters of its keys, one after another."""
+        nullable, first, last = True, 0, 0
+        sets, follow, check = self.sets, self.follow, self.clock.check
+        for part in parts:
+            kind = type(part)
+            if kind is not CharGroup:
+                if kind is NonCapturing:
+                    raise RegexError("lookarounds are not supported", None, "remove them")
+                nullable, first, last = self._concat(
+                    (nullable, first, last), self.walk(part, flags)
+                )
+                continue
+            check()
+            chars = frozenset(part.chars)
+            if flags & _IGNORECASE:
+                chars = self._case_folded(chars)
+            bit = 1 << len(sets)
+            sets.append((chars, part.negated))
+            follow.append(0)
+            if last & (last - 1):
+                self._link(last, bit)
+            elif last:
+                follow[last.bit_length() - 1] |= bit
+            if nullable:
+                first |= bit
+            nullable, last = False, bit
+        return nullable, first, last
+
     def _position(self, charset: _CharSet) -> tuple[bool, int, int]:
         self.clock.check()
         p = len(self.sets)
@@ -726,7 +752,12 @@ class _Positions:
         return False, bit, bit
 
     def _link(self, lasts: int, firsts: int) -> None:
+        """Every position of ``lasts`` may be followed by every one of ``firsts``."""
         self.clock.check()
+        if not lasts & (lasts - 1):  # one position or none: no loop over its bits
+            if lasts and firsts:
+                self.follow[lasts.bit_length() - 1] |= firsts
+            return
         for p in set_bits(lasts):
             self.follow[p] |= firsts
 
