@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from fsmviz.automaton.syntax import (
     RegexError,
     _check_shape,
+    _class_close,
     _parse_full,
     _Reader,
     _Unusual,
@@ -174,3 +175,29 @@ def test_a_repeat_count_longer_than_int_reads_is_refused(pattern: str) -> None:
     with pytest.raises(RegexError, match="repetition number is too large") as caught:
         parse(pattern)
     assert caught.value.position == 1
+
+
+def _plain_class_close(pattern: str, start: int) -> int | None:
+    """``_class_close`` as the character-by-character scan it was."""
+    i = start + 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "]":
+            return i
+        else:
+            i += 1
+    return None
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(text=st.text(alphabet="[]^\\a-\né", max_size=12))
+def test_a_class_ends_where_the_plain_scan_ends_it(text: str) -> None:
+    """The class's end found in one regex match (``_CLASS_BODY``) is the scan's, from every
+    start: a ``]`` or ``^]`` first, escapes, a backslash at the end, no ``]`` at all."""
+    for start in range(len(text) + 1):
+        assert _class_close(text, start) == _plain_class_close(text, start)
