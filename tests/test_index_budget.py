@@ -19,6 +19,14 @@ from fsmviz.tokens.index import IndexTooLarge
 LONG = r"[a-z ]{300,}"
 
 
+def forget_indexes() -> None:
+    """Drop the kept token indexes, and only them, so that the next ``build_index`` builds
+    one afresh: ``clear_caches()`` also dropped the vocabulary's trie (1 CPU-s to build
+    again) and the loaded models. (The tests under ``tight_budget`` clear everything: the
+    doctor's and generation's caches hold what the budget decided.)"""
+    index_module._INDEXES.clear()  # looks inside on purpose (as test_package.py does)
+
+
 @pytest.fixture
 def tight_budget(monkeypatch):
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 0.0)
@@ -42,15 +50,15 @@ def test_a_walk_past_the_budget_is_refused_with_a_hint(bundled_vocab, tight_budg
 
 def test_dropped_rows_change_no_distance(bundled_vocab, monkeypatch):
     """Past ``KEPT_ENTRIES`` the closure keeps successor sets only; rows come back on use."""
-    clear_caches()
+    forget_indexes()
     full = build_index(r"[a-c]{40}", bundled_vocab).token_distances().copy()
-    clear_caches()
+    forget_indexes()
     monkeypatch.setattr(index_module, "KEPT_ENTRIES", 10)
     lean = build_index(r"[a-c]{40}", bundled_vocab)
     np.testing.assert_array_equal(lean.token_distances(), full)
     assert len(lean._rows) < len(lean.states)
     assert full[0] != UNREACHABLE and len(lean.row(30).tokens) > 0
-    clear_caches()
+    forget_indexes()
 
 
 def test_a_generation_goes_on_without_a_safe_end_and_says_why(tiny, tight_budget):
@@ -84,7 +92,7 @@ def test_a_safe_end_within_its_bound_never_walks_the_whole_index(tiny, tight_bud
     "pattern", [r"[a-z]{2,5}@[a-z]{2,5}\.(com|org)", r"\d{3}-\d{4}", r'"[^"\\]{0,20}"']
 )
 def test_finishes_within_agrees_with_the_exact_distances(pattern, bundled_vocab):
-    clear_caches()
+    forget_indexes()
     index = build_index(pattern, bundled_vocab)
     spelled = index.spelled_distances()
     states = np.array(index.states)
