@@ -20,8 +20,8 @@ and the 15 slowest tests printed at the end of every run):
 - A page load is the browser tests' dearest step (6-9 s of Chromium's CPU and 1-3 s of
   the app's, measured on the loaded 2-core machine; model tokens are ~30 ms each): tests
   that only read a page just loaded, or a page after the same run, share it through a
-  module fixture (``test_page.py``'s ``fresh``, ``ran`` and ``stepped``, ``test_e2e.py``'s
-  ``ran16``) rather than each loading and running anew, and tests that act on a page
+  module fixture (``test_page.py``'s ``fresh`` and ``ran``; its ``stepped`` is ``ran`` at
+  another size) rather than each loading and running anew, and tests that act on a page
   chain into one scenario where each step sets what it looks at (``test_schema_e2e.py``,
   ``test_grammar_e2e.py``). Measured per load, Chromium's whole process tree: 5.3 s
   (renderer 2.5, browser 0.6, GPU 0.3, network 0.2), the app's 0.9 s; a second page in the

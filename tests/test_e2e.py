@@ -274,71 +274,8 @@ def assert_nothing_injected(page: Page) -> None:
 # --------------------------------------------------------------------------- tests
 
 
-@pytest.fixture(scope="module")
-def ran16(browser, app_url: str) -> Iterator[Page]:
-    """A fresh page after one finished 16-token run of the phone pattern: three tests read
-    it (the output, then the drawing, chart and table, then a step chosen), one page load
-    and one run instead of three (each cost ~10 s of CPU on a busy machine). No dialog may
-    fire on it (``dialogs``, checked when the module is done)."""
-    context = browser.new_context()
-    seen: list[str] = []
-
-    def record(dialog) -> None:
-        seen.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
-
-    context.on("dialog", record)
-    page = context.new_page()
-    page.set_default_timeout(UI_TIMEOUT)
-    open_app(page, app_url + "/")
-    page.n = run(page, PHONE, PHONE_PROMPT, max_tokens=16)  # type: ignore[attr-defined]
-    yield page
-    context.close()
-    assert seen == [], f"a dialog fired: {seen}"
-
-
-def test_run_streams_output_that_fully_matches_the_regex(ran16: Page, app_url: str) -> None:
-    app, n = ran16, ran16.n  # type: ignore[attr-defined]
-    text = output_text(app)
-    assert regex.fullmatch(PHONE, text), f"output {text!r} does not match {PHONE}"
-    assert "matches the pattern" in app.text_content("#status")
-    # The text content is exactly the generated text: the same greedy run through the API
-    # (which uses the chat template, as `run` does by default).
-    from gradio_client import Client
-
-    api = Client(app_url + "/", verbose=False).predict(
-        PHONE, PHONE_PROMPT, 16, 0.0, 0, api_name="/trace"
-    )
-    assert text == api["text"]
-    assert n == len(api["steps"])
-    # one span per token written (EOS writes nothing), joined without separators
-    spans = app.eval_on_selector_all("#output .tok", "s => s.map(e => e.textContent)")
-    assert "".join(spans) == text
-    assert len(spans) == sum(1 for s in api["steps"] if not s["is_eos"])
-
-
-def test_after_a_run_the_dfa_chart_and_table_show_every_step(ran16: Page) -> None:
-    app, n = ran16, ran16.n  # type: ignore[attr-defined]
-    assert n >= 8  # seven characters, then the end of text
-    rows = table_rows(app)
-    assert [r[0] for r in rows] == list(range(n))
-    slider_max = app.get_attribute("#step input[type=range]", "max")
-    assert int(slider_max) + 1 == n
-    # the lit path is the table's path
-    assert node_ids(app, "current") == {rows[-1][2]}
-    assert app.locator("#dfa svg .node.current").count() == 1
-    assert node_ids(app, "visited") == {0} | {after for _, _, after in rows}
-    assert app.locator("#dfa svg .edge.taken").count() >= 1
-    # the chart has one point per step
-    plot = app.locator("#valid-mass .js-plotly-plot")
-    expect(plot).to_have_count(1)
-    app.wait_for_function(
-        "n => { const p = document.querySelector('#valid-mass .js-plotly-plot');"
-        " return p && p.data && p.data[0].x.length === n; }",
-        arg=n,
-        timeout=UI_TIMEOUT,
-        polling=POLL_MS,
-    )
+# (a phone-number run's output, drawing, chart, table and an earlier step chosen: test_page.py,
+# on its page after that run, ``ran``: a page load and a run fewer)
 
 
 def test_a_one_token_run_finishes_without_an_error(app: Page) -> None:
@@ -353,35 +290,6 @@ def test_a_one_token_run_finishes_without_an_error(app: Page) -> None:
     expect(app.locator("#step input[type=range]")).to_have_value("0")
     # on the same page (one page load fewer): bad patterns after a run
     a_bad_pattern_is_explained_and_the_app_keeps_working(app)
-
-
-def test_choosing_an_earlier_step_moves_the_highlight(ran16: Page) -> None:
-    # (after the two tests that read the run as it ended: this one moves the chosen step,
-    # and ends back on the last one)
-    app, n = ran16, ran16.n  # type: ignore[attr-defined]
-    rows = table_rows(app)
-    final_state = rows[-1][2]
-    index, _, state = next(r for r in rows if r[2] != final_state)
-    assert index < n - 1
-    # a click on the row (app.js turns it into a Step slider change)
-    app.click(f"#steps tbody tr[data-step='{index}']")
-    expect(app.locator(f"#steps tbody tr[data-step='{index}']")).to_have_class(
-        re.compile(r"\bselected\b")
-    )
-    expect(app.locator("#dfa svg .node.current")).to_have_class(re.compile(rf"\bs{state}\b"))
-    assert node_ids(app, "current") == {state}
-    assert app.locator("#steps tbody tr.selected").count() == 1
-    expect(app.locator("#step input[type=range]")).to_have_value(str(index))
-    # the visited path is cut at that step too
-    assert node_ids(app, "visited") == {0} | {after for i, _, after in rows if i <= index}
-    # and through the slider's number box, back to the last step
-    box = app.locator("#step input[type=number]")
-    box.fill(str(n - 1))
-    box.press("Enter")
-    expect(app.locator(f"#steps tbody tr[data-step='{n - 1}']")).to_have_class(
-        re.compile(r"\bselected\b")
-    )
-    expect(app.locator("#dfa svg .node.current")).to_have_class(re.compile(rf"\bs{final_state}\b"))
 
 
 BAD_PATTERNS = [("(?=a)b", "lookahead", 0), ("[abc", "unterminated character set", 0)]
@@ -409,23 +317,31 @@ def a_bad_pattern_is_explained_and_the_app_keeps_working(app: Page) -> None:
 
 
 def test_payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str]) -> None:
-    for payload in XSS:
-        literal = regex.escape(payload, special_only=True)
-        # escaped, the payload is a literal pattern: it is compiled and drawn
-        type_regex(app, literal)
+    # Several payloads to an edit (an edit costs the page ~1 s of CPU; one per payload and
+    # form made nine): each is still checked to stay text.
+    literals = [regex.escape(payload, special_only=True) for payload in XSS]
+    # escaped, the payloads are a literal pattern: it is compiled and drawn, and each is in
+    # the drawing's title (shortened past 80 characters: two edits hold the three)
+    for group in (literals[:2], literals[2:]):
+        type_regex(app, "".join(group))
         expect(app.locator("#dfa .dfa-bar")).to_be_visible()
         expect(app.locator(DFA_SVGS)).to_have_count(1)
-        expect(app.locator("#dfa svg.fsm")).to_contain_text(literal)
-        # followed by an unclosed class it is an error whose caret line shows it verbatim
-        broken = payload + "["
-        type_regex(app, broken)
-        expect(app.locator("#error .error-box pre")).to_contain_text(broken)
-        assert app.text_content("#error .error-box pre").split("\n")[0] == broken
-        # unescaped it still compiles (`(1)` is a group) and is drawn, not interpreted
-        type_regex(app, payload)
-        expect(app.locator(DFA_SVGS)).to_have_count(1)
-        expect(app.locator("#error .error-box")).to_have_count(0)
+        for literal in group:
+            expect(app.locator("#dfa svg.fsm")).to_contain_text(literal)
         assert_nothing_injected(app)
+    # followed by an unclosed class they are an error whose caret line shows them verbatim
+    broken = "".join(XSS) + "["
+    type_regex(app, broken)
+    expect(app.locator("#error .error-box pre")).to_contain_text(broken)
+    assert app.text_content("#error .error-box pre").split("\n")[0] == broken
+    assert_nothing_injected(app)
+    # unescaped they still compile (`(1)` is a group) and are drawn, not interpreted
+    type_regex(app, "".join(XSS))
+    expect(app.locator(DFA_SVGS)).to_have_count(1)
+    expect(app.locator("#error .error-box")).to_have_count(0)
+    for payload in XSS:
+        expect(app.locator("#dfa svg.fsm")).to_contain_text(payload)
+    assert_nothing_injected(app)
 
     # the model is forced to write a payload: the output shows it as text
     prompt = "Repeat exactly: " + " ".join(XSS)
@@ -452,6 +368,12 @@ def test_permalink_round_trip(app: Page, dialogs: list[str]) -> None:
     assert query["regex"] == [pattern]
     assert query["prompt"] == [prompt]
     assert query["max_tokens"] == ["10"]
+    # a chosen step is in the link too (test_page's test_the_link_follows_edits_and_restores_
+    # _the_run: "Copy link" gives this same link)
+    app.click("#steps tbody tr[data-step='2']")
+    expect(app.locator("#steps tbody tr[data-step='2']")).to_have_class(re.compile(r"\bselected\b"))
+    expect(app).to_have_url(re.compile(r"[?&]step=2\b"))
+    assert parse_qs(urlparse(app.url).query)["run"] == ["1"]
 
     other = app.context.new_page()
     other.set_default_timeout(UI_TIMEOUT)
@@ -462,7 +384,14 @@ def test_permalink_round_trip(app: Page, dialogs: list[str]) -> None:
     # the link's pattern drawn (the first paint holds the default pattern's drawing)
     states = str(compile_regex(pattern).num_states)
     expect(other.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
+    # the link's run is made again, at the link's step
+    expect(other.locator("#steps tbody tr.selected")).to_have_attribute(
+        "data-step", "2", timeout=RUN_TIMEOUT
+    )
+    expect(other.locator("#steps tbody tr.selected")).to_have_count(1)
     expect(other.locator("#dfa svg .node.current")).to_have_count(1)
+    assert output_text(other) == output_text(app)
+    other.close()
 
     # a hostile link: values arrive as plain text, nothing runs
     hostile = other.context.new_page()

@@ -59,6 +59,9 @@ def selected_row(page: Page) -> int | None:
     return int(rows[0]) if len(rows) == 1 else None
 
 
+RAN_TOKENS = 12
+"""``ran``'s budget (the phone number ends by itself after ~8)."""
+
 LONG_RUN = (r"[a-z ]{2000}", "Tell a long story.", 600)
 """A run that cannot end on its own before Stop or a new Generate comes (600 tokens of at
 most ~5 letters never fill 2,000), however long a click takes to land on a loaded
@@ -70,15 +73,26 @@ run that ended by itself after ~128 tokens and raced the click instead."""
 
 @pytest.fixture(scope="module")
 def ran(browser, app_url: str):
-    """A page after one finished run of the phone pattern (12 tokens), at 1440×1000."""
+    """A page after one finished run of the phone pattern (``RAN_TOKENS``), at 1440×1000:
+    the tests that read a page after a run share it (``stepped`` too, and test_e2e.py's
+    ``ran16`` tests, moved here), each choosing the step it looks at. No dialog may fire on
+    it (checked when the module is done)."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    seen: list[str] = []
+
+    def record(dialog) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    context.on("dialog", record)
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT)
     open_app(page, app_url + "/")
-    n = run(page, PHONE, PHONE_PROMPT, max_tokens=12)
+    n = run(page, PHONE, PHONE_PROMPT, max_tokens=RAN_TOKENS)
     page.n = n  # type: ignore[attr-defined]
     yield page
     context.close()
+    assert seen == [], f"a dialog fired: {seen}"
 
 
 @pytest.fixture(scope="module")
@@ -133,22 +147,9 @@ def test_b1_long_output_without_spaces_stays_in_its_box(app: Page) -> None:
         assert sizes[2] == "anywhere"
 
 
-def test_b2_a_phone_load_does_not_scroll_and_a_row_click_keeps_the_window(
-    browser, app_url: str, ran: Page
-) -> None:
-    phone = browser.new_page(viewport=PHONE_VIEW)
-    try:
-        open_app(phone, app_url + "/")
-        phone.wait_for_timeout(1500)  # frames of the page-load events
-        assert phone.evaluate("scrollY") == 0
-        expect(phone.locator("#intro h1")).to_be_in_viewport()
-        # a phone-sized screen without touch is told which keys step (the touch screen's
-        # taps: test_a_touch_screen_is_told_what_to_tap_not_which_keys)
-        keys, taps = phone.locator(".stepper .keys").first, phone.locator(".stepper .taps").first
-        expect(keys).to_be_visible()
-        expect(taps).to_be_hidden()
-    finally:
-        phone.close()
+def test_b2_far_down_the_page_a_row_click_keeps_the_window(ran: Page) -> None:
+    # (B2's phone load that does not scroll: on the page of
+    # test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_steps)
     # far down the page, a step click redraws the DFA: the window stays where it is
     ran.locator("#steps tbody tr[data-step='5']").scroll_into_view_if_needed()
     before = ran.evaluate("scrollY")
@@ -184,18 +185,12 @@ def test_b3_steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
     expect(app.locator("#stop")).to_be_hidden()
 
 
-def test_b3_stop_ends_a_run(app: Page) -> None:
-    set_inputs(app, *LONG_RUN, chat=True)
-    app.click("#run")
-    expect(app.locator("#status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
-    app.click("#stop")
-    expect(app.locator("#status")).to_have_text(
-        re.compile(r"^\s*Stopped( after [\d,]+ tokens?)?\.\s*$")
-    )
-    expect(app.locator("#run")).to_be_enabled()
-
-
-def test_b3_a_streaming_run_sends_its_drawing_once_and_lights_it_row_by_row(app: Page) -> None:
+def test_b3_a_long_run_streams_row_by_row_fits_a_phone_and_stop_keeps_what_it_wrote(
+    app: Page,
+) -> None:
+    """One long run, stepped through what once took four page loads and four runs (B3's
+    Stop, the streamed drawing, the phone's buttons, issue 30's stopped run stays usable);
+    then Generate during a run (issue 30) on the same page."""
     # A frame costs the page what changed: the drawing comes with the run's first frame
     # only (Gradio's next value of it would drop the mark set here), and each step's row
     # brings its lights, which the page applies (static/app.js lightLive).
@@ -203,6 +198,7 @@ def test_b3_a_streaming_run_sends_its_drawing_once_and_lights_it_row_by_row(app:
     svg = "document.querySelector('#dfa .dfa-scroll svg')"
     set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
+    expect(app.locator("#status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
     app.wait_for_function(f"() => {rows}.length >= 1", timeout=RUN_TIMEOUT, polling=POLL_MS)
     app.evaluate(f"() => {svg}.setAttribute('data-kept', '1')")
     n = app.evaluate(f"() => {rows}.length")
@@ -211,23 +207,106 @@ def test_b3_a_streaming_run_sends_its_drawing_once_and_lights_it_row_by_row(app:
     assert app.evaluate(f"() => {svg}.dataset.kept") == "1"  # not sent again
     last = app.evaluate(f"() => JSON.parse([...{rows}].at(-1).dataset.lit)")
     assert app.locator(f"#dfa g.current.{last['c'] or last['l']}").count() >= 1
-    app.click("#stop")
-    expect(app.locator("#status")).to_contain_text("Stopped", timeout=RUN_TIMEOUT)
-
-
-def test_b3_on_a_phone_generate_stop_and_copy_link_fit_while_a_run_goes(app: Page) -> None:
     # Stop shows only during a run: Generate and Stop took their 160 px each and squeezed
     # "Copy link" past the right edge of a 390 px screen.
+    viewport = app.viewport_size
     app.set_viewport_size(PHONE_VIEW)
-    set_inputs(app, *LONG_RUN, chat=True)
-    app.click("#run")
     expect(app.locator("#stop")).to_be_visible()
     for button in ("#run", "#stop", "#copy-link"):
         box = app.locator(button).bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE_VIEW["width"], button
         assert box["height"] <= 48, f"{button} wraps its label: {box}"
-    app.click("#stop")  # (Stop itself: test_b3_stop_ends_a_run)
+    app.set_viewport_size(viewport)
+    # Stop ends the run, and what was written stays usable
+    eventually(lambda: app.locator("#output .tok").count() >= 3, timeout=RUN_TIMEOUT / 1000)
+    app.click("#stop")
+    expect(app.locator("#status")).to_have_text(
+        re.compile(r"^\s*Stopped after [\d,]+ tokens\.\s*$"), timeout=RUN_TIMEOUT
+    )
     expect(app.locator("#run")).to_be_enabled()
+    assert len(table_rows(app)) >= 3
+    expect(app.locator("#dfa .lights")).to_have_count(1)
+    downloads_offered(app)
+    choose(app, 1)
+    assert lit_step(app) == "1"
+    expect(app.locator("#allowed-tokens .allowed-view[data-step='1']")).to_have_count(1)
+    generate_during_a_run_starts_the_new_run(app)
+
+
+# from test_e2e.py, on ``ran`` (once a page and a 16-token run of their own, ``ran16``)
+
+
+def test_run_streams_output_that_fully_matches_the_regex(ran: Page, app_url: str) -> None:
+    app, n = ran, ran.n  # type: ignore[attr-defined]
+    choose(app, n - 1)  # the run as it ended (another test may have chosen a step)
+    text = output_text(app)
+    assert regex.fullmatch(PHONE, text), f"output {text!r} does not match {PHONE}"
+    assert "matches the pattern" in app.text_content("#status")
+    # The text content is exactly the generated text: the same greedy run through the API
+    # (which uses the chat template, as `run` does by default).
+    from gradio_client import Client
+
+    api = Client(app_url + "/", verbose=False).predict(
+        PHONE, PHONE_PROMPT, RAN_TOKENS, 0.0, 0, api_name="/trace"
+    )
+    assert text == api["text"]
+    assert n == len(api["steps"])
+    # one span per token written (EOS writes nothing), joined without separators
+    spans = app.eval_on_selector_all("#output .tok", "s => s.map(e => e.textContent)")
+    assert "".join(spans) == text
+    assert len(spans) == sum(1 for s in api["steps"] if not s["is_eos"])
+
+
+def test_after_a_run_the_dfa_chart_and_table_show_every_step(ran: Page) -> None:
+    app, n = ran, ran.n  # type: ignore[attr-defined]
+    assert n >= 8  # seven characters, then the end of text
+    choose(app, n - 1)  # the run as it ended (another test may have chosen a step)
+    rows = table_rows(app)
+    assert [r[0] for r in rows] == list(range(n))
+    slider_max = app.get_attribute("#step input[type=range]", "max")
+    assert int(slider_max) + 1 == n
+    # the lit path is the table's path
+    assert node_ids(app, "current") == {rows[-1][2]}
+    assert app.locator("#dfa svg .node.current").count() == 1
+    assert node_ids(app, "visited") == {0} | {after for _, _, after in rows}
+    assert app.locator("#dfa svg .edge.taken").count() >= 1
+    # the chart has one point per step
+    plot = app.locator("#valid-mass .js-plotly-plot")
+    expect(plot).to_have_count(1)
+    app.wait_for_function(
+        "n => { const p = document.querySelector('#valid-mass .js-plotly-plot');"
+        " return p && p.data && p.data[0].x.length === n; }",
+        arg=n,
+        timeout=UI_TIMEOUT,
+        polling=POLL_MS,
+    )
+
+
+def test_choosing_an_earlier_step_moves_the_highlight(ran: Page) -> None:
+    app, n = ran, ran.n  # type: ignore[attr-defined]
+    rows = table_rows(app)
+    final_state = rows[-1][2]
+    index, _, state = next(r for r in rows if r[2] != final_state)
+    assert index < n - 1
+    # a click on the row (app.js turns it into a Step slider change)
+    app.click(f"#steps tbody tr[data-step='{index}']")
+    expect(app.locator(f"#steps tbody tr[data-step='{index}']")).to_have_class(
+        re.compile(r"\bselected\b")
+    )
+    expect(app.locator("#dfa svg .node.current")).to_have_class(re.compile(rf"\bs{state}\b"))
+    assert node_ids(app, "current") == {state}
+    assert app.locator("#steps tbody tr.selected").count() == 1
+    expect(app.locator("#step input[type=range]")).to_have_value(str(index))
+    # the visited path is cut at that step too
+    assert node_ids(app, "visited") == {0} | {after for i, _, after in rows if i <= index}
+    # and through the slider's number box, back to the last step
+    box = app.locator("#step input[type=number]")
+    box.fill(str(n - 1))
+    box.press("Enter")
+    expect(app.locator(f"#steps tbody tr[data-step='{n - 1}']")).to_have_class(
+        re.compile(r"\bselected\b")
+    )
+    expect(app.locator("#dfa svg .node.current")).to_have_class(re.compile(rf"\bs{final_state}\b"))
 
 
 def test_b4_accepting_states_keep_their_double_circle(ran: Page) -> None:
@@ -306,23 +385,27 @@ def test_a_small_drawing_is_shown_whole_until_the_visitor_zooms(browser, app_url
             return r.left >= b.left - 1 && r.right <= b.right + 1;
         });
     }"""
-    for viewport, fitted in (({"width": 1440, "height": 1000}, True), (PHONE_VIEW, False)):
-        context = browser.new_context(viewport=viewport)
+    # one page for both screens (a page load fewer): the phone first, then the desktop,
+    # each with a run of its own, whose first frame brings the drawing sized for the screen;
+    # the visitor's zoom comes last (it wins from then on)
+    context = browser.new_context(viewport=PHONE_VIEW)
+    try:
         page = context.new_page()
         page.set_default_timeout(UI_TIMEOUT)
         open_app(page, app_url + "/")
-        run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
         box = page.locator("#dfa .dfa-scroll")
-        if fitted:
-            expect(box).to_have_class(re.compile(r"\bfit\b"))
-            assert page.evaluate(nodes_inside)
-            page.click("#dfa [data-zoom=in]")  # the visitor's zoom wins from now on
-            expect(box).not_to_have_class(re.compile(r"\bfit\b"))
-            assert not page.evaluate(nodes_inside)
-        else:
-            expect(box).not_to_have_class(re.compile(r"\bfit\b"))
-            assert not page.evaluate(nodes_inside)
-            assert page.locator("#dfa svg .node.current").count() == 1
+        run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
+        expect(box).not_to_have_class(re.compile(r"\bfit\b"))
+        assert not page.evaluate(nodes_inside)
+        assert page.locator("#dfa svg .node.current").count() == 1
+        page.set_viewport_size({"width": 1440, "height": 1000})
+        run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
+        expect(box).to_have_class(re.compile(r"\bfit\b"))
+        assert page.evaluate(nodes_inside)
+        page.click("#dfa [data-zoom=in]")  # the visitor's zoom wins from now on
+        expect(box).not_to_have_class(re.compile(r"\bfit\b"))
+        assert not page.evaluate(nodes_inside)
+    finally:
         context.close()
 
 
@@ -345,14 +428,7 @@ def test_b8_the_chart_reads_well(ran: Page) -> None:
     ran.locator("#log-scale input[type=checkbox]").set_checked(False)
 
 
-def test_b9_an_empty_pattern_is_explained_and_does_not_run(app: Page) -> None:
-    type_regex(app, "")
-    expect(app.locator("#error .error-box")).to_contain_text("pattern is empty")
-    click_and_wait(app, "#run")
-    expect(app.locator("#status")).to_contain_text("Fix the pattern first")
-    assert app.locator("#output .tok").count() == 0
-    type_regex(app, "a*")
-    expect(app.locator("#dfa .dfa-bar")).to_contain_text("1 state,")
+# (B9, an empty pattern: on ``fresh``, below)
 
 
 # B9's "Done: 1 token in" (singular): test_e2e.test_a_one_token_run_finishes_without_an_error
@@ -403,7 +479,7 @@ def test_the_allowed_set_of_the_chosen_step(ran: Page) -> None:
     assert all(taken.lower() in t.lower() for t in visible.all_text_contents())
 
 
-def test_the_link_follows_edits_and_restores_the_run(ran: Page, browser) -> None:
+def test_the_link_follows_edits_and_restores_the_run(ran: Page) -> None:
     choose(ran, 2)
     expect(ran).to_have_url(re.compile(r"[?&]step=2\b"))
     query = parse_qs(urlparse(ran.url).query)
@@ -411,15 +487,10 @@ def test_the_link_follows_edits_and_restores_the_run(ran: Page, browser) -> None
     ran.click("#copy-link")
     link = ran.get_attribute("#copy-link", "data-url")
     assert link and parse_qs(urlparse(link).query)["step"] == ["2"]
-    other = browser.new_page(viewport={"width": 1440, "height": 1000})
-    try:
-        other.set_default_timeout(UI_TIMEOUT)
-        other.goto(link)
-        expect(other.locator("#regex textarea")).to_have_value(PHONE)
-        eventually(lambda: selected_row(other) == 2, timeout=RUN_TIMEOUT / 1000)
-        assert output_text(other) == output_text(ran)
-    finally:
-        other.close()
+    # the copied link is the address bar's, which restores the run at its step (opened in
+    # a page of its own by test_e2e's test_permalink_round_trip: a page load and a run
+    # fewer here)
+    assert link == ran.url
     # an edit changes the link at once, before any run
     ran.fill("#prompt textarea", "Another phone number")
     expect(ran).to_have_url(re.compile(r"[?&]prompt=Another\+phone\+number&"))
@@ -520,6 +591,15 @@ def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_s
     try:
         phone.set_default_timeout(UI_TIMEOUT)
         open_app(phone, app_url + "/")
+        # B2: a phone load does not scroll (once test_b2's own page load)
+        phone.wait_for_timeout(1500)  # frames of the page-load events
+        assert phone.evaluate("scrollY") == 0
+        expect(phone.locator("#intro h1")).to_be_in_viewport()
+        # a phone-sized screen without touch is told which keys step (the touch screen's
+        # taps: test_a_touch_screen_is_told_what_to_tap_not_which_keys)
+        keys, taps = phone.locator(".stepper .keys").first, phone.locator(".stepper .taps").first
+        expect(keys).to_be_visible()
+        expect(taps).to_be_hidden()
         expect(phone.locator("#dfa svg.fsm")).to_be_visible()
         tops = {s: box(phone, s)["top"] for s in (
             "#run", "#dfa", "#output", "#doctor-head", "#diagnosis", "#valid-mass", "#steps"
@@ -609,33 +689,14 @@ def test_apply_and_run_a_suggested_pattern_compares_before_and_after(app: Page) 
     # brought into view once it arrived; the link follows the applied pattern
     expect(app.locator("#comparison-head")).to_be_in_viewport()
     expect(app).to_have_url(re.compile(r"[?&]regex=" + re.escape(quote_plus(suggestion)) + "&"))
-    app.click("#comparison-dismiss")
-    expect(app.locator("#comparison")).to_be_hidden()
-
-
-def test_a_new_run_of_another_pattern_drops_the_last_before_and_after(app: Page) -> None:
-    """Apply & run's before/after belongs to that pair of runs: a Generate of another
-    pattern afterwards once kept it standing above the new run."""
-    loaded(app)
-    set_inputs(app, EMAIL, EMAIL_PROMPT, max_tokens=6, chat=False)
-    click_and_wait(app, "#diagnosis .apply >> nth=0")
-    expect(app.locator("#comparison")).to_be_visible()
+    # Apply & run's before/after belongs to that pair of runs: a Generate of another
+    # pattern afterwards once kept it standing above the new run (once a test with a page
+    # load and an Apply & run of its own; dismissing the comparison: the chat template's)
     run(app, PHONE, PHONE_PROMPT, max_tokens=4)
     expect(app.locator("#comparison")).to_be_hidden()
 
 
-def test_an_edited_pattern_leaves_no_stale_step_card_or_blank_status(app: Page) -> None:
-    """After a run, a new pattern clears the run's outputs: the step card too (it kept
-    "Step 7 · state 7 → 8 · took …"), and the status line says why they went."""
-    run(app, PHONE, PHONE_PROMPT, max_tokens=6)
-    card = app.locator("#stepper .step-card")
-    choose(app, 3)
-    expect(card).to_contain_text("Step 3")
-    type_regex(app, PHONE + "x")
-    expect(app.locator("#output")).to_contain_text("Press Generate")
-    expect(card).not_to_contain_text("Step 3")
-    expect(card).to_contain_text("After a run, choose a step")
-    expect(app.locator("#status")).to_contain_text("changed since the last run")
+# (a stale step card after an edit: issue 30's new-pattern test, on its page)
 
 
 def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> None:
@@ -678,6 +739,9 @@ def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> N
     # on the phone, the step's card shows where the finger is, far below the drawing
     expect(app.locator("#stepper .step-card")).to_contain_text("Step 0")
     expect(app.locator("#stepper .step-card")).to_be_in_viewport()
+    # the comparison can be put away
+    app.click("#comparison-dismiss")
+    expect(app.locator("#comparison")).to_be_hidden()
 
 
 def test_the_page_script_loads_and_the_console_stays_clean(fresh: Page) -> None:
@@ -703,16 +767,13 @@ def in_viewport(page: Page, selector: str) -> bool:
     )
 
 
-@pytest.fixture(scope="module")
-def stepped(browser, app_url: str):
-    """A page after one finished run of the phone pattern (8 tokens), at 1440×900."""
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(UI_TIMEOUT)
-    open_app(page, app_url + "/")
-    page.n = run(page, PHONE, PHONE_PROMPT, max_tokens=8)  # type: ignore[attr-defined]
-    yield page
-    context.close()
+@pytest.fixture
+def stepped(ran: Page):
+    """``ran``'s page (its phone-number run) at 1440×900, back to 1440×1000 after the test:
+    issue 30's tests once had a page and a run of their own (one page load and run fewer)."""
+    ran.set_viewport_size({"width": 1440, "height": 900})
+    yield ran
+    ran.set_viewport_size({"width": 1440, "height": 1000})
 
 
 def drawing_options(page: Page) -> None:
@@ -831,7 +892,9 @@ def test_i30_generate_stays_available_and_the_shadow_run_is_announced_and_skippa
     downloads_offered(app)
 
 
-def test_i30_generate_during_a_run_starts_the_new_run(app: Page) -> None:
+def generate_during_a_run_starts_the_new_run(app: Page) -> None:
+    """Issue 30: Generate again during a run, another pattern: the first run ends, this one
+    runs (after the long run's scenario, on its page: a page load fewer)."""
     set_inputs(app, *LONG_RUN, chat=True)
     app.click("#run")
     expect(app.locator("#status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
@@ -845,23 +908,6 @@ def test_i30_generate_during_a_run_starts_the_new_run(app: Page) -> None:
     assert regex.fullmatch(PHONE, output_text(app))
     n = int(re.search(r"Done: (\d+)", status(app))[1])
     assert len(table_rows(app)) == n
-
-
-def test_i30_after_stop_what_was_written_stays_usable(app: Page) -> None:
-    set_inputs(app, *LONG_RUN, chat=True)
-    app.click("#run")
-    eventually(lambda: app.locator("#output .tok").count() >= 3, timeout=RUN_TIMEOUT / 1000)
-    app.click("#stop")
-    expect(app.locator("#status")).to_have_text(
-        re.compile(r"^\s*Stopped after [\d,]+ tokens\.\s*$"), timeout=RUN_TIMEOUT
-    )
-    rows = table_rows(app)
-    assert len(rows) >= 3
-    expect(app.locator("#dfa .lights")).to_have_count(1)
-    downloads_offered(app)
-    choose(app, 1)
-    assert lit_step(app) == "1"
-    expect(app.locator("#allowed-tokens .allowed-view[data-step='1']")).to_have_count(1)
 
 
 def test_i30_a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app: Page) -> None:
@@ -880,6 +926,18 @@ def test_i30_a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app:
     assert 0 <= error["top"] - (regex_box["top"] + regex_box["height"]) < 80
     type_regex(app, EMAIL)
     expect(menu).to_have_value(re.compile(r"^email — "))
+    # After a run, a new pattern clears the run's outputs: the step card too (it kept
+    # "Step 7 · state 7 → 8 · took …"), and the status line says why they went (once a
+    # test with a page load of its own).
+    run(app, PHONE, PHONE_PROMPT, max_tokens=6)
+    card = app.locator("#stepper .step-card")
+    choose(app, 3)
+    expect(card).to_contain_text("Step 3")
+    type_regex(app, PHONE + "x")
+    expect(app.locator("#output")).to_contain_text("Press Generate")
+    expect(card).not_to_contain_text("Step 3")
+    expect(card).to_contain_text("After a run, choose a step")
+    expect(app.locator("#status")).to_contain_text("changed since the last run")
 
 
 def test_i30_the_doctor_renders_markdown_and_fixes_are_offered_once(fresh: Page) -> None:
@@ -910,7 +968,7 @@ def test_i30_bold_text_has_every_glyph(fresh: Page) -> None:
     assert abs(widths[0] - widths[1]) < 0.5, widths
 
 
-@pytest.mark.parametrize("touch", [True])  # False: on test_b2's phone page (a load fewer)
+@pytest.mark.parametrize("touch", [True])  # False: on the phone layout test's page
 def test_a_touch_screen_is_told_what_to_tap_not_which_keys(browser, app_url: str, touch) -> None:
     context = browser.new_context(viewport=PHONE_VIEW, has_touch=touch, is_mobile=touch)
     try:
@@ -953,6 +1011,22 @@ def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(fresh: Page
     expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
     expect(page.locator("#diagnosis")).to_contain_text("unbounded repeat")
     expect(page.locator("#diagnosis")).not_to_contain_text("No tokenizer")
+
+
+def test_b9_an_empty_pattern_is_explained_and_does_not_run(fresh: Page) -> None:
+    # on ``fresh`` (a page load fewer): it types patterns, and leaves the default one back
+    app = fresh
+    type_regex(app, "")
+    expect(app.locator("#error .error-box")).to_contain_text("pattern is empty")
+    click_and_wait(app, "#run")
+    expect(app.locator("#status")).to_contain_text("Fix the pattern first")
+    assert app.locator("#output .tok").count() == 0
+    type_regex(app, "a*")
+    expect(app.locator("#dfa .dfa-bar")).to_contain_text("1 state,")
+    type_regex(app, EMAIL)
+    states = str(compile_regex(EMAIL).num_states)
+    expect(app.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
+    expect(app.locator("#diagnosis")).to_contain_text("unbounded repeat")
 
 
 def test_the_doctor_lists_findings_and_marks_their_states(fresh: Page) -> None:
