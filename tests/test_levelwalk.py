@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsmviz import Vocabulary, build_index, clear_caches, first_allowed_tokens
+from fsmviz import Vocabulary, build_index, first_allowed_tokens
+from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast import derivatives, levelwalk
 from fsmviz.tokens.fast.levelwalk import (
     byte_partition,
@@ -29,6 +30,15 @@ PATTERNS = [
 ]
 
 
+def forget_walks() -> None:
+    """Drop the kept token indexes (else the first set is read from one) and the classes
+    the level walk learnt (``levelwalk._LEARNT``), so that a pattern walks as on a cold
+    start; ``clear_caches()`` also dropped the vocabulary's trie and its levels, 1 CPU-s
+    per test to build again, which these tests do not need cold."""
+    index_module._INDEXES.clear()  # looks inside on purpose
+    levelwalk._LEARNT.clear()
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_a_level_handed_over_gives_the_index_s_first_set(pattern, bundled_vocab, monkeypatch):
     calls = []
@@ -40,7 +50,7 @@ def test_a_level_handed_over_gives_the_index_s_first_set(pattern, bundled_vocab,
 
     monkeypatch.setattr(derivatives, "HAND_OVER", -1)  # every wide level is handed over
     monkeypatch.setattr(derivatives, "walk_levels", counting)
-    clear_caches()
+    forget_walks()
     ours = first_allowed_tokens(pattern, bundled_vocab)
     index = build_index(pattern, bundled_vocab)
     np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
@@ -91,7 +101,7 @@ def test_a_wide_level_learns_its_classes_once(bundled_vocab, monkeypatch):
     monkeypatch.setattr(derivatives, "HAND_OVER", -1)
     monkeypatch.setattr(levelwalk, "WHOLE", 1)
     monkeypatch.setattr(levelwalk, "walk_classes", lambda *a: walked.append(1) or real(*a))
-    clear_caches()
+    forget_walks()
     for pattern in [r"[^\n]{1,20}", r"[^\n]{1,20}()", r"[^\n]{1,20}()()"]:
         ours = first_allowed_tokens(pattern, bundled_vocab)
         index = build_index(pattern, bundled_vocab)
