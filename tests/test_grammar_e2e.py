@@ -23,6 +23,7 @@ expect = playwright_api.expect
 import test_e2e  # noqa: E402
 
 from fsmviz.app.examples import grammar_examples  # noqa: E402
+from scripts.pagecapture import skip_offered  # noqa: E402
 
 app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
 browser_type_launch_args = test_e2e.browser_type_launch_args
@@ -52,27 +53,43 @@ def set_budget(page, max_tokens: int) -> None:
     expect(page.locator("#grammar-max-tokens input[type=range]")).to_have_value(str(max_tokens))
 
 
-def wait_done(page) -> int:
-    """Wait for the whole run (constrained, then shadow) to end; its number of steps."""
+SKIP = skip_offered("#grammar-stop")
+"""The Grammar tab's "Skip shadow run" button if the page offers it now, else null."""
+
+
+def wait_done(page, shadow: bool = True) -> int:
+    """Wait for the whole run (constrained, then shadow) to end; its number of steps.
+    Without ``shadow``, the shadow run is skipped as soon as the page offers it (a test
+    that does not look at it would only pay for its frames)."""
     status = page.locator("#grammar-status")
     expect(status).to_have_text(re.compile(r"^\s*Done: \d+"), timeout=RUN_TIMEOUT)
-    expect(status).not_to_contain_text("shadow run", timeout=RUN_TIMEOUT)
+    if not shadow:
+        stop_gone = "!document.querySelector('#grammar-stop')?.offsetParent"
+        page.wait_for_function(
+            f"() => ({SKIP})() !== null || {stop_gone}",
+            timeout=RUN_TIMEOUT,
+            polling=test_e2e.POLL_MS,
+        )
+        page.evaluate(f"() => ({SKIP})()?.click()")
+    expect(status).not_to_contain_text(test_e2e.SHADOW_GOING, timeout=RUN_TIMEOUT)
     expect(page.locator("#grammar-stop")).to_be_hidden(timeout=RUN_TIMEOUT)
     found = re.match(r"\s*Done: (\d+) tokens?", page.text_content("#grammar-status") or "")
     assert found, page.text_content("#grammar-status")
     return int(found.group(1))
 
 
-def run_one_rule(page, app_url: str, grammar: str, prompt: str, max_tokens: int) -> int:
+def run_one_rule(
+    page, app_url: str, grammar: str, prompt: str, max_tokens: int, shadow: bool = False
+) -> int:
     """The tab opened, a one-rule ``grammar`` typed (its box drawn) and run on ``prompt``
-    to the end; the run's number of steps."""
+    to the end (its shadow run skipped unless ``shadow``); the run's number of steps."""
     open_tab(page, app_url)
     page.fill("#grammar textarea", grammar)
     expect(page.locator("#rules svg g.cluster")).to_have_count(1)
     page.fill("#grammar-prompt textarea", prompt)
     set_budget(page, max_tokens)
     page.click("#grammar-run")
-    return wait_done(page)
+    return wait_done(page, shadow)
 
 
 def choose_step(page, i: int) -> None:
@@ -119,7 +136,7 @@ def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> N
     page.fill("#grammar-prompt textarea", "Write a sum of three small numbers.")
     set_budget(page, 8)
     page.click("#grammar-run")
-    n = wait_done(page)
+    n = wait_done(page)  # with its shadow run: a_run_has_… looks at it
     expect(page.locator("#rules svg .current").first).to_be_attached()
     assert page.locator("#rules svg g.node.pos.current").count() >= 1
     place = page.text_content("#grammar-place") or ""
@@ -139,8 +156,9 @@ def test_a_typed_grammar_is_drawn_run_and_its_place_lit(page, app_url: str) -> N
     page.screenshot(path=str(ROOT / ".tmp" / "grammar-typed.png"), full_page=True)
 
 
-def test_an_example_runs_in_one_click(page, app_url: str) -> None:
-    open_tab(page, app_url)
+def an_example_runs_in_one_click(page) -> None:
+    """From a page whose status names no tokens (a grammar typed since the last run)."""
+    expect(page.locator("#grammar-status")).not_to_contain_text("tokens")
     page.locator("#grammar-examples button", has_text="arithmetic").click()
     expect(page.locator("#grammar textarea")).to_have_value(
         grammar_examples()["arithmetic"].grammar
@@ -154,16 +172,35 @@ LONG = 'root ::= "Once upon a time, " [a-z ,.]{150,400}\n'
 
 
 def start_long_run(page) -> None:
-    page.fill("#grammar textarea", LONG)
-    expect(page.locator("#rules svg g.cluster")).to_have_count(1)
-    page.fill("#grammar-prompt textarea", "Tell a long story.")
-    set_budget(page, 200)
+    """Start a run of ``LONG``; its grammar, prompt and budget typed unless still there
+    (each edit is a round trip, and a run streaming meanwhile costs the page frames)."""
+    if page.locator("#grammar textarea").input_value() != LONG:
+        page.fill("#grammar textarea", LONG)
+        expect(page.locator("#rules svg g.cluster")).to_have_count(1)
+    prompt = "Tell a long story."
+    if page.locator("#grammar-prompt textarea").input_value() != prompt:
+        page.fill("#grammar-prompt textarea", prompt)
+    if page.locator("#grammar-max-tokens input[type=number]").input_value() != "200":
+        set_budget(page, 200)
     page.click("#grammar-run")
     expect(page.locator("#grammar-status")).to_contain_text("Generating", timeout=RUN_TIMEOUT)
 
 
-def test_stop_keeps_what_was_written_for_stepping(page, app_url: str) -> None:
+def test_stop_keeps_the_run_generate_during_a_run_starts_anew_an_example_runs_in_one_click(
+    page, app_url: str
+) -> None:
+    """Three runs on one page load: a long one stopped (what was written stays, stepped as
+    a finished run is), another ended by Generate on another grammar (the new run is the
+    one shown), then an example's, started by its button alone."""
     open_tab(page, app_url)
+    stop_keeps_what_was_written_for_stepping(page)
+    generate_during_a_run_starts_the_new_run(page)
+    page.fill("#grammar textarea", 'root ::= "Yes" | "No"\n')  # the last run's output goes
+    expect(page.locator("#grammar-status")).to_contain_text("input changed")
+    an_example_runs_in_one_click(page)
+
+
+def stop_keeps_what_was_written_for_stepping(page) -> None:
     start_long_run(page)
     expect(page.locator("#grammar-run")).to_be_enabled()  # never disabled while a run goes
     expect(page.locator("#grammar-output .tok").nth(2)).to_be_attached(timeout=RUN_TIMEOUT)
@@ -182,15 +219,13 @@ def test_stop_keeps_what_was_written_for_stepping(page, app_url: str) -> None:
     expect(page.locator("#grammar-place")).to_contain_text("in root")
 
 
-def test_generate_during_a_run_starts_the_new_run(page, app_url: str) -> None:
-    open_tab(page, app_url)
+def generate_during_a_run_starts_the_new_run(page) -> None:
     start_long_run(page)
-    page.fill("#grammar textarea", 'root ::= [0-9]{3} "!"\n')
-    set_budget(page, 8)
+    page.fill("#grammar textarea", 'root ::= [0-9]{3} "!"\n')  # ends by itself: no budget
     page.click("#grammar-run")  # the first run ends, this one runs
     done = re.compile(r"^\s*Done: \d+ tokens?")
     expect(page.locator("#grammar-status")).to_have_text(done, timeout=RUN_TIMEOUT)
-    n = wait_done(page)
+    n = wait_done(page, shadow=False)
     page.wait_for_timeout(1000)  # nothing of the first run comes back after it
     expect(page.locator("#grammar-status")).to_have_text(done)
     assert re.fullmatch(r"[0-9]{3}!", page.text_content("#grammar-output .tokens") or "")
@@ -229,12 +264,17 @@ def a_run_has_the_chart_the_steps_their_allowed_sets_and_the_shadow(page, n: int
     assert (page.text_content("#grammar-shadow .tokens") or "").strip()
 
 
-def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_there(
+def test_a_link_restores_the_grammar_the_run_and_its_step_and_play_and_arrows_step_it(
     page, app_url: str, browser
 ) -> None:
+    """One run (its shadow skipped: nothing here looks at it) for what were two tests: the
+    downloads, the link that restores the run and its step (a second page), then Play and
+    the arrow keys on the first page."""
     grammar = 'root ::= "<" [a-z]{2,6} ">" " & " [0-9]{1,3}\n'
     n = run_one_rule(page, app_url, grammar, "A tag & a number: <x>", 7)
-    assert n >= 2
+    assert n >= 3
+    # a finished run shows its last step
+    expect(page.locator(f"#grammar-steps tbody tr.selected[data-step='{n - 1}']")).to_have_count(1)
     choose_step(page, 1)
     # the downloads: the trace, the grammar and its rules drawing
     page.get_by_text("Downloads: the trace as JSON and CSV, the grammar").click()
@@ -244,7 +284,7 @@ def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_ther
     for name in ("trace.json", "trace.csv", "grammar.gbnf", "rules.svg"):
         assert name in offered, offered
     # the address follows the tab: grammar, prompt, options, run and step
-    page.wait_for_timeout(1500)
+    expect(page).to_have_url(re.compile(r"[?&]step=1\b"))
     query = parse_qs(urlparse(page.url).query)
     assert query["grammar"] == [grammar]
     assert query["prompt"] == ["A tag & a number: <x>"]
@@ -252,18 +292,21 @@ def test_a_link_restores_the_grammar_the_run_and_its_step_and_downloads_are_ther
     text = page.text_content("#grammar-output .tokens")
 
     other = browser.new_page()
-    other.set_default_timeout(UI_TIMEOUT)
-    other.goto(page.url)
-    expect(other.locator("#grammar textarea")).to_be_visible(timeout=UI_TIMEOUT)
-    expect(other.locator("#grammar textarea")).to_have_value(grammar)
-    expect(other.locator("#grammar-prompt textarea")).to_have_value("A tag & a number: <x>")
-    expect(other.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(
-        1, timeout=RUN_TIMEOUT
-    )
-    # the same run (greedy, the same seed): the same text
-    assert other.text_content("#grammar-output .tokens") == text
-    expect(other.locator("#grammar-place")).to_contain_text("After")
-    other.close()
+    try:
+        other.set_default_timeout(UI_TIMEOUT)
+        other.goto(page.url)
+        expect(other.locator("#grammar textarea")).to_be_visible(timeout=UI_TIMEOUT)
+        expect(other.locator("#grammar textarea")).to_have_value(grammar)
+        expect(other.locator("#grammar-prompt textarea")).to_have_value("A tag & a number: <x>")
+        expect(other.locator("#grammar-steps tbody tr.selected[data-step='1']")).to_have_count(
+            1, timeout=RUN_TIMEOUT
+        )
+        # the same run (greedy, the same seed): the same text
+        assert other.text_content("#grammar-output .tokens") == text
+        expect(other.locator("#grammar-place")).to_contain_text("After")
+    finally:
+        other.close()
+    play_and_the_arrow_keys_step_through_a_grammar_run(page, n)
 
 
 SEEN_STEPS = """() => {
@@ -282,14 +325,13 @@ SEEN_STEPS = """() => {
 """Records each step the Grammar tab's table shows selected, in turn (from the one now)."""
 
 
-def test_play_and_the_arrow_keys_step_through_a_grammar_run(page, app_url: str) -> None:
+def play_and_the_arrow_keys_step_through_a_grammar_run(page, n: int) -> None:
     """The Generate tab's Prev / Play / Next and ← → keys step the Grammar tab's run too:
     Play shows every step in turn, each drawn before the next (it never runs ahead); the
-    blocked favourites list only what the model wanted (no 0.00% entries)."""
-    grammar = 'root ::= [a-z]{2,6} " " [0-9]{1,3} "!"\n'
-    n = run_one_rule(page, app_url, grammar, "A word, a space and a number:", 6)
-    assert n >= 3
+    blocked favourites list only what the model wanted (no 0.00% entries). From the last
+    of the run's ``n`` steps."""
     selected = "#grammar-steps tbody tr.selected[data-step='{}']"
+    choose_step(page, n - 1)
     expect(page.locator(selected.format(n - 1))).to_have_count(1)
     page.locator("#grammar-place").click()  # the keys are the page's, not a box's
     page.keyboard.press("ArrowLeft")

@@ -79,14 +79,23 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 import test_e2e  # noqa: E402
-from test_grammar_e2e import open_tab, run_one_rule  # noqa: E402
+from test_grammar_e2e import run_one_rule  # noqa: E402
 
 app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
 browser_type_launch_args = test_e2e.browser_type_launch_args
 
 
 @pytest.mark.e2e
-def test_typing_a_broken_grammar_clears_the_run_in_the_page(page, app_url: str) -> None:
+def test_a_broken_grammar_clears_the_run_and_a_pasted_one_sets_the_format_to_auto(
+    page, app_url: str
+) -> None:
+    """Both points on one page load (5-6 s of Chromium's CPU each): the run's page, then
+    the format set by hand and a grammar pasted over the broken one."""
+    typing_a_broken_grammar_clears_the_run_in_the_page(page, app_url)
+    pasting_a_grammar_sets_the_format_back_to_auto(page)
+
+
+def typing_a_broken_grammar_clears_the_run_in_the_page(page, app_url: str) -> None:
     run_one_rule(page, app_url, 'root ::= "Yes" | "No"\n', "Answer yes or no.", 4)
     expect(page.locator("#grammar-output .tok")).not_to_have_count(0)
     page.fill("#grammar textarea", 'root ::= "Yes" | "No\n')  # an unclosed string
@@ -97,9 +106,7 @@ def test_typing_a_broken_grammar_clears_the_run_in_the_page(page, app_url: str) 
     expect(page.locator("#grammar-doctor")).not_to_contain_text("healthy")
 
 
-@pytest.mark.e2e
-def test_pasting_a_grammar_sets_the_format_back_to_auto(page, app_url: str) -> None:
-    open_tab(page, app_url)
+def pasting_a_grammar_sets_the_format_back_to_auto(page) -> None:
     page.locator("#grammar-format input[type=radio][value=gbnf]").check()
     page.locator("#grammar textarea").focus()
     page.evaluate(
