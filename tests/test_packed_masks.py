@@ -183,3 +183,63 @@ def test_closed_sets_on_a_toy_vocabulary():
     assert closed["[ -~]*x[ -~]*"] and closed["(.|\n)*a\n"], closed
     assert 0 not in closed["[a-z]*x[0-9]+"], closed  # after x: digits too
     assert 0 not in closed[escape], closed  # after é: digits only
+
+
+WORDS_TOKENS = (
+    *"ABCTabcehtz .",
+    "The", "Cat", "Th", "Thé", " ", " T", " Th", " The", " Cat", " C", " c", " ca", " cat",
+    " cat.", " the", " th", "e ", "he ", "The ", "at.", "t.", ". ", ". T", ". The", ".T", "  ",
+    " Ab", " A", " Zz", " z", " é", "Ab c", "A b", " Tha. ", "aB", " ab.", " T ", " TaB ",
+    " 1", " 12", " 1a", " ab", " abc", " h", " hz 1",
+)  # fmt: skip
+
+
+TWO_LEVELS = (
+    r"(([A-Z][a-z]{1,10} ){1,4}[a-z]{1,8}\. ){1,3}",  # a capital, then a chain; a space
+    r"[A-Z][a-z]{1,10}",
+    r"( [A-Z][a-z]{0,6}| [a-z]{1,5}\.)+",  # a space, then a capital or a letter
+    r"\.( [A-Z][a-z]+)+",
+    r"( [A-Z][a-z]+[A-Z]?)+",  # the chain of the letters reads a capital too ("TaB")
+    r"( [a-h][a-z]+| [0-9]+)+",  # after a space, no chain (10 digits, 8 letters): split
+)
+
+
+@pytest.mark.parametrize("candidates", [12_000, 0])
+def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates):
+    """A state whose chain starts past its first byte or two (a capital then lowercase
+    letters; a space then a capital) takes those tokens as words below a ``Prefix``
+    (``packwalk._groups``: every group counts as large here): every bit as the plain walk's,
+    with the tokens of the split nodes themselves, tokens leaving the chain two and three
+    bytes deep, and non-ASCII bytes below a prefix. With no frontier found
+    (``CANDIDATES`` 0), a narrow state is split from the root and the rest walked below."""
+    from fsmviz import Vocabulary
+    from fsmviz.tokens.fast import packwalk
+
+    monkeypatch.setattr(packwalk, "TOKEN_WALK", 0)
+    monkeypatch.setattr(packwalk, "CANDIDATES", candidates)
+    table = (*(t.encode() for t in WORDS_TOKENS), b"")
+    vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
+    packed_vocab(build_index("a", vocab).trie, len(vocab)).forget()  # frontiers kept before
+    grouped, split = set(), set()
+    real_groups, real_children = packwalk._groups, packwalk._children
+
+    def groups(*args):
+        found = real_groups(*args)
+        grouped.update(prefix.depth for prefix, *_ in found[0])
+        return found
+
+    def children(trie, root_child, table, prefix, state):
+        split.add(0 if prefix is None else prefix.depth)
+        return real_children(trie, root_child, table, prefix, state)
+
+    monkeypatch.setattr(packwalk, "_groups", groups)
+    monkeypatch.setattr(packwalk, "_children", children)
+    for pattern in TWO_LEVELS:
+        index = build_index(pattern + "()" * (2 if candidates else 3), vocab)  # fresh
+        for state in range(index.byte_dfa.num_states):
+            assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+        assert index._live is None, pattern
+    if candidates:
+        assert grouped == {1, 2} and 1 in split, (grouped, split)
+    else:
+        assert 0 in split, split

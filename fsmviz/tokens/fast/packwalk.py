@@ -104,6 +104,8 @@ class PackedVocab:
     contains: np.ndarray  # [BLOCKED, words]: by byte, then by block (``_blocked``)
     first: np.ndarray  # [256, words]: the tokens whose first byte is b
     tail: np.ndarray  # [BLOCKED, words]: the tokens holding b past their first byte
+    second: np.ndarray  # [256, words]: the tokens whose second byte is b
+    tail2: np.ndarray  # [BLOCKED, words]: the tokens holding b past their second byte
     shorter: np.ndarray
     frontier: np.ndarray
     byte_start: list[int]
@@ -111,7 +113,9 @@ class PackedVocab:
     byte: np.ndarray
     above: np.ndarray
     lead: np.ndarray  # the first byte of each frontier node's path, and the bytes above
-    above_tail: np.ndarray  # it past that first one (4 words)
+    above_tail: np.ndarray  # it past that first one (4 words);
+    lead2: np.ndarray  # the second byte of its path (-1: one byte deep), and the bytes
+    above_tail2: np.ndarray  # above it past the first two (4 words)
     present: int
     # by node, the tokens at and below it:
     span_start: np.ndarray  # sorted_ids[span_start[n] : span_start[n] + span_size[n]]
@@ -125,6 +129,7 @@ class PackedVocab:
     # ``_UTF8`` automaton
     utf8_bad: np.ndarray  # [kind, words]: the tokens each ``_UTF8`` kind refuses, read
     # from between characters (a token cut inside a character is fine), packed
+    root_child: np.ndarray  # [256]: the root's child of each byte (-1: none)
     _leaving: dict = field(default_factory=dict, repr=False)  # ``leaving``'s answers, kept
 
     def forget(self) -> None:
@@ -132,38 +137,38 @@ class PackedVocab:
         kind of bytes pays (``bench/mask_bench``'s first bitmask measures it so)."""
         self._leaving.clear()
 
-    def inside(self, allowed: int, tail: bool = False) -> np.ndarray:
-        """The trie's tokens all of whose bytes (``tail``: but the first) lie in
-        ``allowed`` (256 bits), packed: the tokens less the OR of the rows of the bytes
-        outside it, a whole block where it lies outside (``_rows_of``)."""
+    def inside(self, allowed: int, skip: int = 0) -> np.ndarray:
+        """The trie's tokens all of whose bytes past the first ``skip`` (0, 1 or 2; a bool
+        reads as 0 or 1) lie in ``allowed`` (256 bits), packed: the tokens less the OR of
+        the rows of the bytes outside it, a whole block where it lies outside
+        (``_rows_of``)."""
         rows = _rows_of(_ALL & ~allowed, self.present)
         if not rows:
             return self.shorter[-1]
-        matrix = self.tail if tail else self.contains
+        matrix = (self.contains, self.tail, self.tail2)[skip]
         return self.shorter[-1] & ~np.bitwise_or.reduce(matrix[rows], axis=0)
 
     def leaving(
-        self, allowed: int, through: int, lead: int | None = None, utf8: int = 0
+        self, allowed: int, through: int, prefix: Prefix | None = None, utf8: int = 0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The frontier of ``allowed``: the nodes whose byte lies in ``through`` (bytes
         outside ``allowed``) and whose path above lies in ``allowed``; their depths and
-        bytes. With ``lead``: the nodes two bytes deep or more whose path begins with
-        ``lead`` and lies in ``allowed`` past it. With ``utf8`` (``Chain.utf8``): only those
-        whose path above ends between two characters of that kind of UTF-8. None past
-        ``CANDIDATES`` nodes of those bytes (``.*a``'s ``a``: a frontier that large is not
-        worth finding). Kept: it depends on the bytes alone, not on the state (read-only
-        arrays)."""
-        key = (allowed, through, lead, utf8)
+        bytes. With a ``prefix`` (``Prefix``): only the nodes below it, their path past it
+        in ``allowed``. With ``utf8`` (``Chain.utf8``): only those whose path above ends
+        between two characters of that kind of UTF-8. None past ``CANDIDATES`` nodes of
+        those bytes (``.*a``'s ``a``: a frontier that large is not worth finding). Kept: it
+        depends on the bytes alone, not on the state (read-only arrays)."""
+        key = (allowed, through, prefix, utf8)
         if key in self._leaving:
             return self._leaving[key]
-        found = self._leaving_of(allowed, through, lead, utf8)
+        found = self._leaving_of(allowed, through, prefix, utf8)
         if len(self._leaving) >= LEAVING_KEPT:
             self._leaving.clear()
         self._leaving[key] = found
         return found
 
     def _leaving_of(
-        self, allowed: int, through: int, lead: int | None, utf8: int
+        self, allowed: int, through: int, prefix: Prefix | None, utf8: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``leaving``, not kept."""
         bounds, total, rest = [], 0, through
@@ -180,13 +185,12 @@ class PackedVocab:
             none = np.zeros(0, dtype=np.int64)
             return none, none, none
         at = np.concatenate([np.arange(lo, hi) for lo, hi in bounds])
-        if lead is not None:
-            at = at[self.lead[at] == lead]
+        above = self.above
+        if prefix is not None:
+            at, above = prefix.below(self, at)
         out = np.frombuffer((_ALL & ~allowed).to_bytes(32, "little"), dtype="<u8")
-        clash = (self.above if lead is None else self.above_tail)[at] & out
+        clash = above[at] & out
         keep = ~(clash[:, 0] | clash[:, 1] | clash[:, 2] | clash[:, 3]).astype(bool)
-        if lead is not None:
-            keep &= self.depth[at] >= 2
         if utf8:
             keep &= self.utf8_above[utf8 - 1, at] == 0
         at = at[keep]
@@ -194,6 +198,70 @@ class PackedVocab:
         for array in found:
             array.flags.writeable = False
         return found
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """Trie nodes one or two bytes deep, as a chain's words start below them: ``first``
+    the set of their first bytes (256 bits); with ``second`` (256 bits, 0: one byte
+    deep) the set of their second bytes, below the one first byte ``first`` names. The
+    tokens below ``Prefix(1 << 32)``: those beginning with a space; below ``Prefix(1 << 32,
+    capitals)``: a space and a capital letter."""
+
+    first: int
+    second: int = 0
+
+    @property
+    def depth(self) -> int:
+        return 2 if self.second else 1
+
+    @property
+    def ascii(self) -> bool:
+        """Whether every byte of it lies below 0x80 (a path of them ends between two
+        characters)."""
+        return not (self.first | self.second) & _HIGH
+
+    def words(self, vocab: PackedVocab) -> np.ndarray:
+        """The tokens beginning with it, packed."""
+        found = _any_of(vocab.first, self.first)
+        return found & _any_of(vocab.second, self.second) if self.second else found
+
+    def below(self, vocab: PackedVocab, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Of the frontier nodes ``at``, those deeper than it below it, and the sets of bytes
+        on their paths past it (``PackedVocab.above_tail``, ``above_tail2``)."""
+        if not self.second:
+            keep = _bits(self.first)[vocab.lead[at]] & (vocab.depth[at] >= 2)
+            return at[keep], vocab.above_tail
+        lead = (self.first & -self.first).bit_length() - 1
+        keep = (vocab.lead[at] == lead) & (vocab.depth[at] >= 3)
+        at = at[keep]
+        return at[_bits(self.second)[vocab.lead2[at]]], vocab.above_tail2
+
+
+def _bits(bits: int) -> np.ndarray:
+    """A set of bytes (256 bits) as 257 booleans, the last (-1: no byte) False; kept (a
+    few sets a pattern: its classes)."""
+    found = _BITS.get(bits)
+    if found is None:
+        if len(_BITS) >= 256:
+            _BITS.clear()
+        found = np.zeros(257, dtype=bool)
+        found[:256] = np.unpackbits(
+            np.frombuffer(bits.to_bytes(32, "little"), dtype=np.uint8), bitorder="little"
+        ).astype(bool)
+        found.flags.writeable = False
+        _BITS[bits] = found
+    return found
+
+
+_BITS: dict[int, np.ndarray] = {}
+
+
+def _any_of(rows: np.ndarray, bits: int) -> np.ndarray:
+    """The OR of ``rows[b]`` for the bytes ``b`` of ``bits`` (256 bits)."""
+    if bits & (bits - 1) == 0:  # one byte
+        return rows[bits.bit_length() - 1]
+    return np.bitwise_or.reduce(rows[_bits(bits)[:256]], axis=0)
 
 
 def packed_vocab(trie: VocabTrie, num_ids: int) -> PackedVocab:
@@ -258,8 +326,9 @@ def _packbits(bits: np.ndarray) -> np.ndarray:
 
 def _paths(trie: VocabTrie) -> tuple[np.ndarray, ...]:
     """By node: the set of bytes on its path above it (4 words), its path's first byte,
-    the set of those bytes above it past the first, and the state of its path, its own byte
-    included, in each ``_UTF8`` automaton; level by level (breadth-first)."""
+    the set of those bytes above it past the first, the state of its path, its own byte
+    included, in each ``_UTF8`` automaton, its parent, its path's second byte (-1: none)
+    and the bytes above it past the first two; level by level (breadth-first)."""
     nodes = len(trie.byte)
     parent = np.zeros(nodes, dtype=np.intp)
     parent[1:] = np.repeat(np.arange(nodes), trie.num_children)
@@ -269,18 +338,23 @@ def _paths(trie: VocabTrie) -> tuple[np.ndarray, ...]:
     )
     above = np.zeros((nodes, 4), dtype="<u8")
     lead = np.zeros(nodes, dtype=np.int64)
+    lead2 = np.full(nodes, -1, dtype=np.int64)
     above_tail = np.zeros((nodes, 4), dtype="<u8")
+    above_tail2 = np.zeros((nodes, 4), dtype="<u8")
     utf8 = np.zeros((len(_UTF8), nodes), dtype=np.int8)
     bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2)).tolist()
     for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):  # breadth-first: level by level
         up = parent[lo:hi]
         above[lo:hi] = above[up] | edge[up]
         lead[lo:hi] = trie.byte[lo:hi] if lo == 1 else lead[up]
-        if lo > 1:  # the bytes above past the first: the parent's, unless it is the first
-            above_tail[lo:hi] = above_tail[up] | np.where(trie.depth[up, None] >= 2, edge[up], 0)
+        if lo > 1:  # the bytes above past the first (two): the parent's, and its own byte
+            deep = trie.depth[up, None]  # unless it is the first (two)
+            above_tail[lo:hi] = above_tail[up] | np.where(deep >= 2, edge[up], 0)
+            above_tail2[lo:hi] = above_tail2[up] | np.where(deep >= 3, edge[up], 0)
+            lead2[lo:hi] = np.where(trie.depth[lo:hi] == 2, trie.byte[lo:hi], lead2[up])
         for kind, automaton in enumerate(_UTF8):
             utf8[kind, lo:hi] = automaton[utf8[kind, up], trie.byte[lo:hi]]
-    return above, lead, above_tail, utf8, parent
+    return above, lead, above_tail, utf8, parent, lead2, above_tail2
 
 
 def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
@@ -290,16 +364,20 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     holds = np.zeros((256, size), dtype=bool)
     holds[data, owners] = True
     starts = np.repeat(np.cumsum(trie.sorted_lengths) - trie.sorted_lengths, trie.sorted_lengths)
-    later = np.arange(len(data)) > starts  # a byte past its token's first
+    place = np.arange(len(data)) - starts  # each byte's place in its token
     tail = np.zeros((256, size), dtype=bool)
-    tail[data[later], owners[later]] = True
+    tail[data[place >= 1], owners[place >= 1]] = True
+    tail2 = np.zeros((256, size), dtype=bool)
+    tail2[data[place >= 2], owners[place >= 2]] = True
     first = np.zeros((256, size), dtype=bool)
-    first[data[~later], owners[~later]] = True
+    first[data[place == 0], owners[place == 0]] = True
+    second = np.zeros((256, size), dtype=bool)
+    second[data[place == 1], owners[place == 1]] = True
     height = int(trie.height[0])
     by_length = np.zeros((height + 1, size), dtype=bool)
     by_length[trie.sorted_lengths, trie.sorted_ids] = True
     shorter = _packbits(np.logical_or.accumulate(by_length, axis=0))
-    above, lead, above_tail, utf8, parent = _paths(trie)
+    above, lead, above_tail, utf8, parent, lead2, above_tail2 = _paths(trie)
     bad_ids = np.zeros((len(_UTF8), size), dtype=bool)
     for kind, states in enumerate(utf8):  # the nodes each kind refuses, and their own tokens
         bad = np.flatnonzero(states == _UTF8_DEAD)
@@ -316,6 +394,8 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         contains=_blocked(_packbits(holds)),
         first=_packbits(first),
         tail=_blocked(_packbits(tail)),
+        second=_packbits(second),
+        tail2=_blocked(_packbits(tail2)),
         shorter=shorter,
         frontier=order.astype(np.int32),
         byte_start=byte_start,
@@ -324,6 +404,8 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         above=above[order],
         lead=lead[order],
         above_tail=above_tail[order],
+        lead2=lead2[order],
+        above_tail2=above_tail2[order],
         present=present,
         span_start=trie.span_start,
         span_size=trie.span_size,
@@ -334,6 +416,7 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         lengths=trie.sorted_lengths.astype(np.int64),
         utf8_above=utf8[:, parent[order]],
         utf8_bad=_packbits(bad_ids),
+        root_child=_root_children(trie),
     )
 
 
@@ -400,50 +483,158 @@ def chain_words(
     chain: Chain,
     table: np.ndarray,
     padded: np.ndarray,
-    inside: Callable[[int, bool], np.ndarray],
+    inside: Callable[[int, int], np.ndarray],
     chain_at: Callable[[int], Chain | None],
     utf8: Callable[[int], int] | None = None,
 ) -> np.ndarray | None:
     """The packed words (uint32) of the tokens allowed from the chain's first state; None
-    where its frontier is too large (``FRONTIER``, ``BELOW``). ``inside(allowed, tail)``
-    is ``vocab.inside``, kept; ``chain_at(s)`` the chain of ``s``, kept; ``table`` the
-    byte DFA's, ``padded`` the same for ``walk_entries`` (``padded_table``). A frontier node one
-    byte deep (a space before a word) whose state has a chain is taken as the chain's own are,
-    one level down: the tokens of that first byte whose other bytes lie in that chain's bytes
-    (``vocab.first``, ``inside(..., True)``), and the frontier of that chain below it. Below the
-    other frontier nodes whose byte some state reads (below the others every token dies), the
-    trie is walked (``walk_below``). ``utf8(s)``: the kind of UTF-8 the loop ``s`` reads
-    back into itself (``utf8_loop``, kept): such a chain takes the tokens of
-    its bytes and UTF-8 at once (``Chain.utf8``), where their walk below a frontier of
-    every lead byte was most of a string loop's mask.
+    where its frontier is too large (``FRONTIER``, ``BELOW``, ``GROUPS``).
+    ``inside(allowed, skip)`` is ``vocab.inside``, kept; ``chain_at(s)`` the chain of ``s``,
+    kept; ``table`` the byte DFA's, ``padded`` the same for ``walk_entries``
+    (``padded_table``). A chain reading no byte onwards (``allowed`` 0: a state reading a
+    capital, then letters) starts at its state's first bytes instead.
+
+    Frontier nodes one or two bytes deep with many tokens below (a space before a word; a
+    space and a capital) are grouped by the state they reach (``_groups``): where that
+    state has a chain, the group is taken as the chain's own are, one or two levels down
+    (``Prefix``: the tokens beginning with those bytes whose other bytes lie in the chain's
+    bytes, ``inside(..., skip)``, and the chain's frontier below them); where it has none,
+    a group one byte deep is split by the next byte. Below the other frontier nodes whose
+    byte some state reads (below the others every token dies), the trie is walked
+    (``walk_below``). ``utf8(s)``: the kind of UTF-8 the loop ``s`` reads back into itself
+    (``utf8_loop``, kept): such a chain takes the tokens of its bytes and UTF-8 at once
+    (``Chain.utf8``), where their walk below a frontier of every lead byte was most of a
+    string loop's mask.
     """
-    chain = _with_utf8(chain, utf8)
-    words = _within(vocab, chain, inside(chain.allowed, False), 0)
-    pairs = _frontier(vocab, chain, table, None)
-    if pairs is None:
-        return None
-    nodes, states = pairs
-    wide = (vocab.depth_of[nodes] == 1) & (vocab.span_size[nodes] > TOKEN_WALK)
-    if not wide.any():  # nothing one level down
-        found = walk_below(vocab, trie, table, padded, nodes, states)
-        return None if found is None else _with_ids(words, found)
-    parts = [(nodes[~wide], states[~wide])]
-    for node, state in zip(nodes[wide].tolist(), states[wide].tolist(), strict=True):
-        after = chain_at(state)
-        if after is not None and trie.byte[node] < 0x80:  # UTF-8 from the root, as from it
-            after = _with_utf8(after, utf8)
-        below = None if after is None else _frontier(vocab, after, table, trie.byte[node])
-        if below is None:
-            parts.append((np.array([node]), np.array([state])))
-            continue
-        tail = _within(vocab, after, inside(after.allowed, True), 1)
-        words = words | (vocab.first[trie.byte[node]] & tail)
-        parts.append(below)
-    nodes, states = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+    words, own, pending = None, [], []
+    todo = [(None, chain.path[0], chain if chain.allowed else None, None)]
+    for _ in range(GROUPS):
+        if not todo:
+            break
+        prefix, state, after, tops = todo.pop()
+        if after is None:  # a state's next bytes, one level down
+            nodes, states = _children(trie, vocab.root_child, table, prefix, state)
+            if prefix is not None:
+                own.append(tops[0])
+        else:
+            if prefix is None or prefix.ascii:  # UTF-8 from the root, as from it
+                after = _with_utf8(after, utf8)
+            found = _frontier(vocab, after, table, prefix)
+            if found is None:  # split a narrow state's by its next bytes, else walk them
+                if (prefix is None or prefix.depth == 1) and _narrow(table, state):
+                    todo.append((prefix, state, None, tops))
+                elif tops is None:
+                    return None
+                else:
+                    pending.append(tops)
+                continue
+            nodes, states = found
+            skip = 0 if prefix is None else prefix.depth
+            got = _within(vocab, after, inside(after.allowed, skip), skip)
+            got = got if prefix is None else got & prefix.words(vocab)
+            words = got if words is None else words | got
+        more, rest = _groups(vocab, trie, table, nodes, states, chain_at)
+        todo += more
+        pending.append(rest)
+    else:
+        if todo:
+            return None
+    if len(pending) == 1:
+        nodes, states = pending[0]
+    else:
+        nodes, states = (np.concatenate(arrays) for arrays in zip(*pending, strict=True))
     found = walk_below(vocab, trie, table, padded, nodes, states)
     if found is None:
         return None
+    if own:
+        own_nodes = np.concatenate(own)
+        counts = trie.token_start[own_nodes + 1] - trie.token_start[own_nodes]
+        found = np.concatenate([found, trie.token_ids[runs(trie.token_start[own_nodes], counts)]])
+    if words is None:
+        words = np.zeros_like(vocab.shorter[-1])
     return _with_ids(words, found)
+
+
+GROUPS = 24
+"""Groups (``_groups``) a chain's words may take, at most."""
+SPLIT = 64
+"""A state reading fewer bytes than this whose chain's frontier is too large is split by
+its next bytes (``[A-Z]`` before ``[a-z]{1,10}``: every node of a lowercase letter below a
+capital), where it reads more it is not worth it (``.*a``)."""
+
+
+def _narrow(table: np.ndarray, state: int, below: int = SPLIT) -> bool:
+    """Whether ``state`` reads fewer than ``below`` bytes."""
+    return int(np.count_nonzero(table[state] >= 0)) < below
+
+
+def _children(
+    trie: VocabTrie, root_child: np.ndarray, table: np.ndarray, prefix: Prefix | None, state: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The children of the root (``prefix`` None) or of the nodes one byte deep of
+    ``prefix`` whose byte ``state`` reads, and the states they reach (``root_child``:
+    ``PackedVocab.root_child``)."""
+    if prefix is None:  # the root's children: by byte
+        row = table[state]
+        read = np.flatnonzero(row >= 0)
+        nodes = root_child[read]
+        present = nodes >= 0
+        return nodes[present], row[read[present]].astype(np.int64)
+    tops = root_child[_bits(prefix.first)[:256]]
+    tops = tops[tops >= 0]
+    counts = trie.num_children[tops]
+    nodes = runs(trie.first_child[tops].astype(np.int64), counts)
+    states = table[state, trie.byte[nodes]]
+    alive = states >= 0
+    return nodes[alive], states[alive].astype(np.int64)
+
+
+def _root_children(trie: VocabTrie) -> np.ndarray:
+    """By byte, the root's child of that byte (-1: none)."""
+    first = int(trie.first_child[0])
+    kids = np.arange(first, first + int(trie.num_children[0]))
+    found = np.full(256, -1, dtype=np.int64)
+    found[trie.byte[kids]] = kids
+    return found
+
+
+def _groups(
+    vocab: PackedVocab,
+    trie: VocabTrie,
+    table: np.ndarray,
+    nodes: np.ndarray,
+    states: np.ndarray,
+    chain_at: Callable[[int], Chain | None],
+) -> tuple[list, tuple[np.ndarray, np.ndarray]]:
+    """Of the pairs (node, state): those one or two bytes deep grouped by their state (and,
+    two bytes deep, their first byte), a group with more than ``TOKEN_WALK`` tokens below
+    as work for ``chain_words`` (a ``Prefix``, the state, its chain, the nodes and states)
+    where that state has a chain, or the group is one byte deep and its state reads at
+    least ``MIN_BYTES`` (a space before a capital or a letter: split by the next byte;
+    before the ``F`` of ``FROM``, walked below); and the rest."""
+    shallow = np.flatnonzero(vocab.depth_of[nodes] <= 2)
+    at = nodes[shallow]
+    sizes = vocab.span_size[at]
+    if int(sizes.sum()) <= TOKEN_WALK:  # no group could be large
+        return [], (nodes, states)
+    first = vocab.padded[vocab.padded_start[vocab.span_start[at]]]  # any token's below
+    lead = np.where(vocab.depth_of[at] == 2, first, 256).tolist()
+    found: dict[tuple[int, int], list[int]] = {}  # (lead, state): places in ``shallow``
+    for place, key in enumerate(zip(lead, states[shallow].tolist(), strict=True)):
+        found.setdefault(key, []).append(place)
+    groups, rest, sizes = [], np.ones(len(nodes), dtype=bool), sizes.tolist()
+    for (top_lead, state), places in found.items():
+        if sum(sizes[place] for place in places) <= TOKEN_WALK:
+            continue
+        after = chain_at(state)
+        if after is None and (top_lead < 256 or _narrow(table, state, MIN_BYTES)):
+            continue  # no chain, and not worth splitting: walked below
+        tops = at[places]
+        bits = sum(1 << b for b in trie.byte[tops].tolist())
+        prefix = Prefix(bits) if top_lead == 256 else Prefix(1 << top_lead, bits)
+        groups.append((prefix, state, after, (tops, np.full(len(tops), state, dtype=np.int64))))
+        rest[shallow[places]] = False
+    return groups, (nodes[rest], states[rest])
 
 
 def _with_ids(words: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -483,16 +674,16 @@ def _within(vocab: PackedVocab, chain: Chain, inside: np.ndarray, skip: int) -> 
 
 
 def _frontier(
-    vocab: PackedVocab, chain: Chain, table: np.ndarray, lead: int | None
+    vocab: PackedVocab, chain: Chain, table: np.ndarray, prefix: Prefix | None
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The chain's frontier nodes (with ``lead``: below that first byte, the chain's state
-    after it) whose state reads their byte, and the states they lead to; None past
-    ``FRONTIER`` nodes."""
-    found = vocab.leaving(chain.allowed, chain.leaves, lead, chain.utf8)
+    """The chain's frontier nodes (with ``prefix``: below it, the chain's state after it)
+    whose state reads their byte, and the states they lead to; None past ``FRONTIER``
+    nodes."""
+    found = vocab.leaving(chain.allowed, chain.leaves, prefix, chain.utf8)
     if found is None or len(found[0]) > FRONTIER:
         return None
     nodes, depths, bytes_in = found
-    steps = depths - (1 if lead is None else 2)  # bytes of the chain above each node
+    steps = depths - (1 if prefix is None else 1 + prefix.depth)  # the chain's bytes above
     last = len(chain.path) - 1
     if not chain.loops:  # a path of the chain's bytes longer than it died at its end
         near = steps <= last
@@ -521,23 +712,24 @@ def utf8_loop(table: np.ndarray, state: int) -> int:
 
 def _reads_as(table: np.ndarray, state: int, automaton: np.ndarray) -> bool:
     """Whether ``state`` reads the bytes from 0x80 as ``automaton`` does from its state 0
-    (see ``utf8_loop``); a pair is ``at << 4 | inner``."""
-    seen, todo = {state << 4}, [state << 4]
-    while todo:
-        at, inner = divmod(todo.pop(), 16)
-        row, goes = table[at], automaton[inner]
-        if not inner:  # the ASCII bytes are the chain's
-            row, goes = row[0x80:], goes[0x80:]
-        dead = goes == _UTF8_DEAD
-        if not np.array_equal(row < 0, dead) or (row[goes == 0] != state).any():
+    (see ``utf8_loop``): pairs (DFA state, automaton state), ``at << 4 | inner``, a level
+    at a time: the lead bytes, then at most three continuation bytes (the automaton's
+    inner states end a character within three)."""
+    row, goes = table[state, 0x80:], automaton[0, 0x80:]
+    dead = goes == _UTF8_DEAD
+    if not np.array_equal(row < 0, dead):
+        return False
+    pairs = distinct(row[~dead].astype(np.int64) << 4 | goes[~dead])
+    for _ in range(3):
+        if not len(pairs):
+            return True
+        rows, goes = table[pairs >> 4], automaton[pairs & 15]
+        dead, back = goes == _UTF8_DEAD, goes == 0
+        if not np.array_equal(rows < 0, dead) or (rows[back] != state).any():
             return False
-        on = ~dead & (goes != 0)
-        for pair in set((row[on].astype(np.int64) << 4 | goes[on]).tolist()) - seen:
-            if len(seen) >= 64:
-                return False
-            seen.add(pair)
-            todo.append(pair)
-    return True
+        on = ~dead & ~back
+        pairs = distinct(rows[on].astype(np.int64) << 4 | goes[on])
+    return not len(pairs)
 
 
 CLOSED = 64

@@ -67,6 +67,7 @@ DENSE_SORT = 2_000
 vocabulary (linear) rather than by ``argsort``."""
 
 _ALL_BYTES = (1 << 256) - 1
+_ASCII = (1 << 128) - 1
 _SET = np.dtype("V32")
 """A set of bytes as one numpy item (4 little-endian uint64 words, as in
 ``VocabTrie.subtree_bytes``), for gathering sets in one call."""
@@ -215,7 +216,7 @@ class RowWalker:
         self._classes: tuple[ClassTrie, ClassTable] | None = None
         self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
-        self._inside: dict[tuple[int, bool], np.ndarray] = {}  # by a chain's bytes
+        self._inside: dict[tuple[int, int], np.ndarray] = {}  # by a chain's bytes
         self._reads: dict[int, int] = {}
         self._mains: dict[int, tuple[int, int]] = {}
         self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
@@ -238,6 +239,10 @@ class RowWalker:
         if self._closed.get(state) is not None:  # a set of states alike, met before
             return self._closed[state]
         chain = self._chain(state)
+        if chain is not None and self._looks_closed(chain):  # ``.*a``: not its frontier
+            found = self._closed_words(state)
+            if found is not None:
+                return found
         if chain is None and self.tried_small[state]:
             # its first byte, then the chains of the states after it (a space, a name)
             chain = Chain((state,), 0, False, self._reads_of(state))
@@ -269,12 +274,32 @@ class RowWalker:
         spans, wide = self._root_span, self.wide
         return any(spans[b] > SMALL_WORK and wide[t] for b, t in self._steps(state)[0])
 
-    def _within(self, allowed: int, tail: bool) -> np.ndarray:
+    def _looks_closed(self, chain: Chain) -> bool:
+        """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to
+        a state reading the same ASCII bytes (``.*a``'s state 0: ``a`` leads to a state
+        reading what it reads): likely a closed set (``packwalk.closed_words``), whose
+        frontier (every ``a`` of the vocabulary) is not worth finding first."""
+        if not chain.loops or len(chain.path) != 1 or not chain.leaves & _ASCII:
+            return False
+        if (chain.allowed & _ASCII).bit_count() < DOT_ASCII:  # a name's letters: not ``.*``
+            return False
+        state = chain.path[0]
+        ascii_read, row = self._reads_of(state) & _ASCII, self.byte_dfa.table[state]
+        rest = chain.leaves & _ASCII
+        while rest:
+            byte = (rest & -rest).bit_length() - 1
+            rest &= rest - 1
+            target = int(row[byte])
+            if target >= 0 and self._reads_of(target) & _ASCII != ascii_read:
+                return False
+        return True
+
+    def _within(self, allowed: int, skip: int) -> np.ndarray:
         """``PackedVocab.inside``, kept by its arguments."""
-        found = self._inside.get((allowed, tail))
+        found = self._inside.get((allowed, skip))
         if found is None:
             vocab = packed_vocab(self.trie, self.num_ids)
-            found = self._inside[allowed, tail] = vocab.inside(allowed, tail)
+            found = self._inside[allowed, skip] = vocab.inside(allowed, skip)
         return found
 
     def _closed_words(self, state: int) -> np.ndarray | None:
@@ -392,6 +417,9 @@ def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
     return words
 
 
+DOT_ASCII = 96
+"""A loop reading fewer ASCII bytes onwards than this is not taken for a ``.*``
+(``RowWalker._looks_closed``)."""
 SMALL_EDGES = 64
 """States reading fewer bytes than this try ``small_row`` first: wide ones too (the 16 hex
 digits of a MAC address allow 52 tokens, where a pass over the class trie would first
