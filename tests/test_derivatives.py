@@ -250,3 +250,28 @@ def test_fuzzed_patterns_on_split_characters(pattern, toy):  # noqa: F811
         assert "too large" in str(error)  # a DFA too big to build; its start is not
         return
     np.testing.assert_array_equal(first_allowed_tokens(pattern, toy), index.allowed_tokens(0))
+
+
+@pytest.mark.parametrize("pattern", ["[^\\n]{1,3}", ".*(é|日本)", "[a-z]+|[^\\u00e9]x", "(?s).{2}"])
+def test_a_row_is_its_groups_targets_byte_by_byte(pattern):
+    """A layout row is one gather of its groups' targets (``_Layout.group_of``): each
+    byte of a group leads where its group does, a byte in none nowhere; made for every
+    state met, against the groups' own bits."""
+    from fsmviz.tokens.fast.derivatives import _ENDS, _STAY, NONE, _Regexes
+
+    regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
+    near = _NearStart(regexes, start)
+    s = 0
+    while s < len(near.states) and s < 100:
+        near.make_row(s)
+        regex, partial = near.states[s]
+        if not isinstance(partial, tuple):
+            layout = near._layout(regexes.heads(regex), partial)
+            expected = np.full(256, -1)
+            for bits, kind, signature, code, extra in layout.groups:
+                after = regex if kind == _STAY else regexes.derived(regex, signature, code)
+                if kind != _ENDS or after != NONE:
+                    target = near.state(regex, extra) if kind == _STAY else near.state(after, extra)
+                    expected[[b for b in range(256) if bits >> b & 1]] = target
+            np.testing.assert_array_equal(near.table[s], expected, f"{pattern} state {s}")
+        s += 1

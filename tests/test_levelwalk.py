@@ -186,3 +186,27 @@ def test_a_root_walk_that_does_not_hold_marks_nothing(bundled_vocab, monkeypatch
         index = build_index(pattern, bundled_vocab)
         np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
     assert answered == [False, True, False]
+
+
+def test_a_class_walk_reads_each_state_s_row_once(bundled_vocab, monkeypatch):
+    """The class walk looks each level's states up in ``_Cut.known`` before it gathers
+    the level, and reads (makes and cuts) only those not read yet: no state twice, and the
+    answer is the byte walk's."""
+    from fsmviz.tokens.fast import successors
+
+    trie = trie_of(bundled_vocab)
+    successors.warm_classes(trie)
+    read = []
+    real = levelwalk._Cut.read
+    monkeypatch.setattr(
+        levelwalk._Cut, "read", lambda cut, todo: read.extend(todo.tolist()) or real(cut, todo)
+    )
+    for pattern in [r"[^\n]{1,20}", r"[^\n]{2,3}\n", r".{0,5}"]:
+        read.clear()
+        regexes, start = derivatives._Regexes.of(pattern, trie.single_byte_tokens)
+        root = np.zeros(1, np.int32)
+        ours = levelwalk.walk_root(trie, derivatives._NearStart(regexes, start).rows)
+        assert ours is not None and read, pattern  # walked the class trie from the root
+        assert len(read) == len(set(read)), pattern
+        expected = walk_bytes(trie, root, root, derivatives._NearStart(regexes, start).rows)
+        np.testing.assert_array_equal(ours, expected)

@@ -37,6 +37,7 @@ lands in that state.
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,6 +73,11 @@ the levels below, to ``levelwalk.walk_levels``, which computes every node's stat
 no subtree tests: under ``[^\n]{1,20}`` each count of characters and each byte inside one
 is a state, and on Gemma's 262k tokens a level's ~20k nodes sat in ~10 crowded states,
 each tested apart (170 ms in all; 20 ms handed over)."""
+
+
+GROWTH = 3
+"""The table grows by this many times its rows when full (64 rows, then 256: ``[^\n]{1,20}``
+makes 161 states, and each growth copies the whole table)."""
 
 
 MAX_CLOSURE = 64
@@ -337,14 +343,36 @@ Sets = tuple[tuple[tuple[int, int], ...], ...]
 regex's ``heads``."""
 
 
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """A ``_layout_of``: its ``groups``, and ``group_of[b]``, the position of byte ``b``'s
+    group among them (``len(groups)`` for a byte in none), so that a row is one gather of
+    the groups' targets (``_NearStart._layout_row``), not one write per group.
+
+    >>> _Layout.of(((0b110, _CHAR, 1, 1, b""),)).group_of[:4].tolist()
+    [1, 0, 0, 1]
+    """
+
+    groups: tuple[tuple[int, int, int, int, object], ...]
+    group_of: np.ndarray
+
+    @staticmethod
+    def of(groups: tuple[tuple[int, int, int, int, object], ...]) -> _Layout:
+        group_of = np.full(256, len(groups), dtype=np.intp)
+        for k, (bits, *_) in enumerate(groups):
+            group_of[_columns(bits)] = k
+        group_of.flags.writeable = False
+        return _Layout(groups, group_of)
+
+
 @bounded(maxsize=2_048)
-def _layout_of(sets: Sets, partial: bytes) -> tuple[tuple, ...]:
+def _layout_of(sets: Sets, partial: bytes) -> _Layout:
     """The bytes that lead alike from any state whose regex has heads ``sets`` and which
-    has read ``partial`` of a character: ``(columns, bits, kind, signature, code, extra)``
-    groups (``columns`` as an array, ``bits`` as a 256-bit int), in the order their
-    states are first met. A group's bytes all derive by ``signature`` (which heads hold
-    them; ``code`` one of its code points), so one derivative serves them all: ``_CHAR``
-    to a state between characters (``extra`` is ``b""``), ``_ENDS`` likewise unless the
+    has read ``partial`` of a character: ``(bits, kind, signature, code, extra)`` groups
+    (``bits`` as a 256-bit int), in the order their states are first met (``_Layout``).
+    A group's bytes all derive by ``signature`` (which heads hold them; ``code`` one of
+    its code points), so one derivative serves them all: ``_CHAR`` to a state between
+    characters (``extra`` is ``b""``), ``_ENDS`` likewise unless the
     derivative is ``∅``, ``_ENTER`` to a state inside a character that every completion
     derives alike (``extra``: the ``_Partial`` tuple), ``_STAY`` to the same regex with
     the bytes so far (``extra`` the prefix; ``signature`` and ``code`` unused).
@@ -354,7 +382,7 @@ def _layout_of(sets: Sets, partial: bytes) -> tuple[tuple, ...]:
     which of 51 lead bytes begin characters a set holds whole is ~0.2 ms a set.
 
     >>> ab, b = ((97, 98),), ((98, 98),)  # heads [ab] and b: "a" is [ab]'s alone
-    >>> {chr(code): signature for *_, signature, code, _ in _layout_of((ab, b), b"")}
+    >>> {chr(code): signature for *_, signature, code, _ in _layout_of((ab, b), b"").groups}
     {'b': 3, 'a': 1}
     """
     regexes, heads = _scratch(sets)
@@ -393,9 +421,11 @@ def _layout_of(sets: Sets, partial: bytes) -> tuple[tuple, ...]:
                 if kind == _ENTER:  # its heads' bits where ``heads`` has them
                     signature = sum(1 << wide[j] for j in set_bits(signature))
                 add(kind, signature, code, extra, bits)
-    return tuple(
-        (_columns(bits), bits, kind, signature, code, extra)
-        for (kind, signature, extra), (code, bits) in groups.items()
+    return _Layout.of(
+        tuple(
+            (bits, kind, signature, code, extra)
+            for (kind, signature, extra), (code, bits) in groups.items()
+        )
     )
 
 
@@ -464,7 +494,7 @@ class _NearStart:
         self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
         self._read: dict[int, int] = {}  # state -> the bytes it reads (``reads``)
         self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
-        self._layouts: dict[tuple[tuple[int, ...], bytes], tuple[tuple, ...]] = {}
+        self._layouts: dict[tuple[tuple[int, ...], bytes], _Layout] = {}
         self._rows: dict[int, list[int]] = {}  # made state -> its row as a list (``_walk``)
         self.state(start, b"")
 
@@ -477,8 +507,9 @@ class _NearStart:
             found = self._ids[key] = len(self.states)
             self.states.append(key)
             if found + 1 == len(self.table):  # the last row stays -1 (``rows``)
-                self.table = np.concatenate([self.table, np.full_like(self.table, -1)])
-                self.made = np.concatenate([self.made, np.zeros_like(self.made)])
+                more = GROWTH * len(self.table)  # a copy of the whole table each time
+                self.table = np.concatenate([self.table, np.full((more, 256), -1, np.int32)])
+                self.made = np.concatenate([self.made, np.zeros(more, dtype=bool)])
         return found
 
     def rows(self, states: np.ndarray) -> np.ndarray:
@@ -496,10 +527,20 @@ class _NearStart:
     def make_row(self, s: int) -> None:
         """Make state ``s``'s row, and note its main group, the bytes it reads and those
         that end a character (``_reads``, ``_ends``), from the groups' 256-bit sets (numpy's
-        bincount and packbits per row cost more)."""
-        row, targets = self._row(*self.states[s])
-        self.table[s] = row  # after ``_row``, which may have grown the table
+        bincount and packbits per row cost more). A row not made is all -1 (``state``), so
+        a state inside a character whose completions all derive alike (``_ENTER``) writes
+        its one interval of bytes alone."""
+        regex, partial = self.states[s]
         self.made[s] = True
+        if isinstance(partial, tuple):  # one interval, one target: noted at once
+            left, first, last = partial
+            target = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
+            self.table[s, first : last + 1] = target  # after ``state``: the table may grow
+            bits = (1 << last + 1) - (1 << first)
+            self._read[s], self._ends[s] = bits, 0 if left > 1 else bits
+            self.main_target[s], self.main_group[s] = target, bits
+            return
+        targets = self._layout_row(s, regex, partial)
         reads = ends = 0
         most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
         for target, bits in targets.items():
@@ -512,33 +553,31 @@ class _NearStart:
             self.main_target[s] = -most[1]
             self.main_group[s] = targets[-most[1]]
 
-    def _row(self, regex: int, partial: _Partial) -> tuple[np.ndarray, dict[int, int]]:
-        """The state after each of the 256 bytes from ``(regex, partial)`` (-1: none), and
-        the bytes that lead to each target (a 256-bit int): one derivative per group of
-        ``_layout`` (a handful), not one per byte."""
+    def _layout_row(self, s: int, regex: int, partial: bytes) -> dict[int, int]:
+        """Write the row of ``(regex, partial)`` (state ``s``): one derivative per group of
+        ``_layout`` (a handful), not one per byte, and the row one gather of the groups'
+        targets (``_Layout.group_of``). Returns the bytes that lead to each target (a
+        256-bit int)."""
         regexes = self.regexes
-        row = np.full(256, -1, dtype=np.int32)
-        if isinstance(partial, tuple):  # a whole interval alike: ``_ENTER``
-            left, first, last = partial
-            target = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
-            row[first : last + 1] = target
-            return row, {target: (1 << last + 1) - (1 << first)}
+        layout = self._layout(regexes.heads(regex), partial)
+        found: list[int] = []  # each group's target, then -1 for the bytes in none
         targets: dict[int, int] = {}
-        for columns, bits, kind, signature, code, extra in self._layout(
-            regexes.heads(regex), partial
-        ):
+        for bits, kind, signature, code, extra in layout.groups:
             if kind == _STAY:
                 target = self.state(regex, extra)
             else:
                 after = regexes.derived(regex, signature, code)
                 if kind == _ENDS and after == NONE:
+                    found.append(-1)
                     continue
                 target = self.state(after, extra)
-            row[columns] = target
+            found.append(target)
             targets[target] = targets.get(target, 0) | bits
-        return row, targets
+        found.append(-1)
+        self.table[s] = np.array(found, dtype=np.int32)[layout.group_of]
+        return targets
 
-    def _layout(self, heads: tuple[int, ...], partial: bytes) -> tuple[tuple, ...]:
+    def _layout(self, heads: tuple[int, ...], partial: bytes) -> _Layout:
         """``_layout_of`` the sets ``heads``, kept per ``(heads, partial)``: many states
         share their heads (every count of ``[^,\\n]{1,20}``)."""
         key = (heads, partial)
@@ -757,8 +796,8 @@ class _NearStart:
                 self.make_row(s)
                 return self._read[s]
             found = 0
-            for group in self._layout(self.regexes.heads(regex), b""):
-                found |= group[1]
+            for group in self._layout(self.regexes.heads(regex), b"").groups:
+                found |= group[0]
             self._read[s] = found
         return found
 
@@ -775,10 +814,10 @@ class _NearStart:
             if not self.made[s]:
                 self.make_row(s)
             return self.main_group.get(s, 0), self.main_target.get(s, -1)
-        groups = self._layout(self.regexes.heads(regex), b"")
+        groups = self._layout(self.regexes.heads(regex), b"").groups
         if not groups:
             return 0, -1
-        _, bits, kind, signature, code, extra = max(groups, key=lambda group: group[1].bit_count())
+        bits, kind, signature, code, extra = max(groups, key=lambda group: group[0].bit_count())
         after = regex if kind == _STAY else self.regexes.derived(regex, signature, code)
         target = self.main_target[s] = self.state(after, extra)
         self.main_group[s] = bits

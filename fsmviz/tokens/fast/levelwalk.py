@@ -320,10 +320,16 @@ def walk_root(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.
     start = table(root)[:1]
     if np.count_nonzero(start >= 0) < ROOT_WIDE:
         return None
-    learnt = _LEARNT.peek((id(trie), byte_partition(start).tobytes()))
+    guess = _START_CLASSES.get_or_build(start.tobytes(), lambda: byte_partition(start).tobytes())
+    learnt = _LEARNT.peek((id(trie), guess))
     if learnt is None or learnt is False:
         return None
     return walk_classes(trie, root, root, table, learnt)
+
+
+_START_CLASSES: BoundedCache[bytes] = BoundedCache(maxsize=64)
+"""A start row's bytes -> ``byte_partition`` of it, as bytes (``walk_root``: ~0.1 ms a
+fresh pattern, and every ``[^\n]`` pattern's start row is one of a few)."""
 
 
 ROOT_WIDE = 64
@@ -364,10 +370,12 @@ def _walk_class_levels(
     apart (classes that do not hold).
 
     Each level is one gather from the level above through ``_Cut``, the table cut to one
-    column a class, as offsets (the rows of states not read yet are all ``UNREAD``): where
-    a level meets one, the rows of the states that led there are made (as ``walk_bytes``
-    makes them, level by level) and cut (``_Cut.read``), and the level gathered again.
-    So a level costs five small numpy calls while its states' rows are known. The
+    column a class, as offsets. Before it, the distinct states of the level above (a
+    bincount of its offsets: a level is a few states) are looked up in ``_Cut.known``;
+    the rows of those not read yet are made (as ``walk_bytes`` makes them, level by
+    level) and cut together (``_Cut.read``). So a level costs six small numpy calls
+    whether its rows are read or not (it was five, and twelve more where the level met
+    a row not read: 26 of Gemma's 37 under ``[^\n]{1,20}``). The
     deepest levels of few nodes each (``ClassTrie.deep``: SmolLM2's 495 class nodes are
     81 levels of 1-40) are walked in Python (``_class_tail``). Every row read is checked
     alike on each class once, at the end (``_Cut.holds``): a check a read cost ~5 µs,
@@ -383,15 +391,15 @@ def _walk_class_levels(
     found = [current]
     stop = classes.deep if depth <= classes.deep else len(classes.levels)
     for parents, kinds, _ in classes.levels[depth:stop]:
-        if current.max() == width:  # every node dead
+        met = np.flatnonzero(np.bincount(current)).tolist()  # offsets: a few states
+        if met[0] == width and len(met) == 1:  # every node dead
             break
+        unread = [offset // width - 2 for offset in met if offset not in cut.known]
+        if unread:
+            cut.read(np.array(unread, dtype=np.intp))
         above = current[parents]
         above += kinds
         current = cut.flat[above]
-        if current.min() == UNREAD:  # rows not read: those of the parents' states
-            unread = above[current == UNREAD] // width
-            cut.read(np.flatnonzero(np.bincount(unread)) * width)
-            current = cut.flat[above]
         found.append(current)
     else:
         if stop == classes.deep and classes.tail_parent and current.max() > width:
@@ -405,17 +413,17 @@ def _walk_class_levels(
 
 
 UNREAD = 0
-"""A node's offset in ``_walk_class_levels`` where the row of its parent's state was not
-read yet (``_Cut``)."""
+"""The entries of a row in ``_Cut`` not read yet (row 0's, and those of states whose rows
+were not read)."""
 _NONE = np.zeros(0, dtype=np.int32)
 
 
 class _Cut:
     """The rows of ``table`` a class walk has read, one column a class (the first byte of
     each), as *offsets*: state ``s`` is ``(s + 2) * width``, so that a level is one
-    gather, ``flat[offsets of the parents + classes]``. Row 0 is that of states not read
-    yet (all ``UNREAD``), row 1 the dead state's (all ``width``: dead stays dead).
-    ``rows`` holds, by offset, the rows the Python tail has listed."""
+    gather, ``flat[offsets of the parents + classes]``. Row 0 is all ``UNREAD``, row 1 the
+    dead state's (all ``width``: dead stays dead). ``known`` holds the offsets of the rows
+    read (and the dead state's), ``rows`` by offset the rows the Python tail has listed."""
 
     def __init__(self, table: Callable[[np.ndarray], np.ndarray], byte_class: np.ndarray):
         self.table = table
@@ -423,24 +431,26 @@ class _Cut:
         self.width = width = len(self.reps)
         self.flat = np.full((len(table(_NONE)) + 1) * width, UNREAD, dtype=np.intp)
         self.flat[width : 2 * width] = width
+        self.known = {width}
         self.rows: dict[int, list[int]] = {width: [width] * width}
         self.byte_class = byte_class
         self.done: list[np.ndarray] = []  # the states whose rows were read
 
-    def read(self, offsets: np.ndarray) -> None:
-        """Make the rows of the states at ``offsets`` (distinct, not read yet) and cut
-        them (``holds`` checks them, once for the whole walk)."""
+    def read(self, todo: np.ndarray) -> None:
+        """Make the rows of the states ``todo`` (distinct, not read yet) and cut them
+        (``holds`` checks them, once for the whole walk)."""
         width = self.width
-        todo = offsets // width - 2
         full = self.table(todo)
         if (len(full) + 1) * width > len(self.flat):  # the table grew: so does the cut
             grown = np.full((len(full) + 1) * width, UNREAD, dtype=np.intp)
             grown[: len(self.flat)] = self.flat
             self.flat = grown
-        cut = np.take(full[todo], self.reps, axis=1).astype(np.intp)
+        at = todo + 2
+        cut = full[todo[:, None], self.reps]
         cut += 2
         cut *= width
-        self.flat.reshape(-1, width)[todo + 2] = cut
+        self.flat.reshape(-1, width)[at] = cut
+        self.known.update((at * width).tolist())
         self.done.append(todo)
 
     def holds(self) -> bool:
@@ -452,10 +462,9 @@ class _Cut:
 
     def listed(self, offsets: set[int]) -> None:
         """Put the rows at ``offsets`` in ``rows`` as lists, reading those not read yet."""
-        at = np.array(sorted(offsets), dtype=np.intp)
-        unread = at[self.flat[at] == UNREAD]
-        if unread.size:
-            self.read(unread)
+        unread = [offset // self.width - 2 for offset in offsets if offset not in self.known]
+        if unread:
+            self.read(np.array(unread, dtype=np.intp))
         for offset in offsets:
             self.rows[offset] = self.flat[offset : offset + self.width].tolist()
 
