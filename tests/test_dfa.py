@@ -20,6 +20,7 @@ from fsmviz.automaton.dfa import (
     _merged_bottom_up,
     _prune_dead,
     _renumbered,
+    count_positions,
     set_bits,
 )
 from fsmviz.schema.convert import regex_from_schema
@@ -271,3 +272,16 @@ def test_a_schemas_positions_are_the_plain_walks():
         patch.object(dfa_module._Positions, "_link", _plain_link),
     ):
         assert _positions(pattern) == ours
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.data())
+def test_the_bound_read_from_the_text_is_never_below_the_positions(data):
+    """``check_size`` skips the tree walk where the text's bound (length times the counts)
+    is within the limit: it is never below the positions counted from the tree, on random
+    patterns with counted repeats, nested ones and literal braces."""
+    suffixes = ("*", "+", "?", "{2}", "{1,3}", "{2,}", "{,4}", "{0}", "{12}")
+    atoms = (*ATOMS, "\\{", "[{]", "x{", "\\d")
+    pattern = random_pattern(data.draw, atoms=atoms, suffixes=suffixes)
+    bound = dfa_module._size_bound(pattern)
+    assert bound > dfa_module.MAX_POSITIONS or count_positions(pattern) <= bound

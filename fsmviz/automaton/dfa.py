@@ -36,6 +36,7 @@ then refuse, at the start of a run, a pattern that had been accepted.
 from __future__ import annotations
 
 import gc
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -649,6 +650,8 @@ def check_size(tree: Pattern, pattern: str) -> None:
     """  # noqa: E501
     if "{" not in pattern and len(pattern) <= MAX_POSITIONS:
         return
+    if _size_bound(pattern) <= MAX_POSITIONS:
+        return
     size = _tree_size(tree)
     if size > MAX_POSITIONS:
         raise RegexError(
@@ -657,6 +660,31 @@ def check_size(tree: Pattern, pattern: str) -> None:
             None,
             "use smaller repeat counts, or + and * instead of large {n,m}",
         )
+
+
+def _size_bound(pattern: str) -> int:
+    """An upper bound on the positions of ``pattern``, read from its text: every position
+    is a class written in it (at least one character) repeated at most the product of all
+    its counted repeats' largest counts, so its length times that product bounds them
+    (``[0-9]{3}``: 8 x 3). Where some ``{`` is not read as a count here (a literal ``{``,
+    a count of more than six digits), none is told: ``MAX_POSITIONS + 1``.
+
+    >>> _size_bound("[0-9]{3}"), _size_bound("(a{2,5}b{4,}){10}"), _size_bound("a{")
+    (24, 3400, 25001)
+    """
+    counts = _COUNTS.findall(pattern)
+    if len(counts) != pattern.count("{"):
+        return MAX_POSITIONS + 1
+    bound = len(pattern)
+    for exact, low, high in counts:
+        bound *= max(int(exact or high or low or 0), 1)
+        if bound > MAX_POSITIONS:
+            return MAX_POSITIONS + 1
+    return bound
+
+
+_COUNTS = re.compile(r"\{(?:(\d{1,6})|(\d{0,6}),(\d{0,6}))\}")
+"""A counted repeat's text: ``{m}``, or ``{m,n}`` with either count left out."""
 
 
 class _Positions:
