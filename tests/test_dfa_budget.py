@@ -16,11 +16,11 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from caches import clear_pattern_caches
 
 from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
 from fsmviz.automaton.syntax import RegexError
-from fsmviz.cache import clear_caches
 
 ORDER = json.loads((Path(__file__).parent / "cases" / "schema_22_fields.json").read_text())
 BUDGET = dfa_module.MAX_SECONDS
@@ -63,7 +63,7 @@ def test_a_checked_pattern_is_finished_though_its_minimising_needs_more_than_the
     # the construction used 0.9 of its budget, the minimisation needs 0.5: on what was left
     # of one budget (the rule before) the run would have started with "too large"
     cpu = FakeCpu()
-    clear_caches()
+    clear_pattern_caches()
     patches = slow_phases(cpu, 0.9 * BUDGET, 0.5 * BUDGET)
     with patches[0], patches[1], patches[2] as minimise:
         compiled = compile_schema(ORDER)
@@ -81,7 +81,7 @@ def test_a_checked_pattern_is_finished_though_its_minimising_needs_more_than_the
 
 def test_a_minimising_past_its_own_budget_is_refused_by_name_at_compile_time_when_large():
     cpu = FakeCpu()
-    clear_caches()
+    clear_pattern_caches()
     patches = slow_phases(cpu, 0.1 * BUDGET, 1.5 * BUDGET)
     with patches[0], patches[1], patches[2]:
         with pytest.raises(RegexError, match=RAN_OUT_MINIMISING):
@@ -95,7 +95,7 @@ def test_a_minimising_past_its_own_budget_is_refused_by_name_at_compile_time_whe
 
 
 def test_the_checked_schema_sits_well_inside_what_may_wait():
-    clear_caches()
+    clear_pattern_caches()
     compiled = compile_schema(ORDER)
     walked = dfa_module._WALKED.peek(compiled.regex)  # its subsets surely fit: they wait
     assert walked is not None and walked.spent <= dfa_module.SURE_SPENT
@@ -108,7 +108,7 @@ def test_subsets_that_wait_run_on_what_the_walk_left_of_the_budget():
     out there sends a schema to the grammar path); one that took little leaves them for
     later, on what it left: 0.2 s of walk and 0.7 s of subsets are finished."""
     cpu = FakeCpu()
-    clear_caches()
+    clear_pattern_caches()
     real_subsets = dfa_module._subsets
 
     def slow_subsets(*args):

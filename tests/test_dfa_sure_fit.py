@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from caches import clear_pattern_caches
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_dfa import random_pattern
@@ -15,7 +16,6 @@ from test_dfa import random_pattern
 from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
 from fsmviz.automaton.dfa import _Clock, _surely_fits, _Walked
-from fsmviz.cache import clear_caches
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = [  # regex-path bench schemas: enums, optional fields, arrays, nested objects
@@ -70,7 +70,7 @@ def test_the_bound_is_never_below_on_random_patterns(data):
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.stem)
 def test_schemas_are_told_without_their_subsets_and_the_bound_holds(path):
-    clear_caches()
+    clear_pattern_caches()
     compiled = compile_schema(path.read_text())
     assert compiled.path == "regex"
     _never_below(compiled.regex)
@@ -81,7 +81,7 @@ def test_schemas_are_told_without_their_subsets_and_the_bound_holds(path):
 
 
 def test_a_dfa_from_waiting_subsets_is_the_whole_build_s():
-    clear_caches()
+    clear_pattern_caches()
     compiled = compile_schema(json.loads(SCHEMAS[0].read_text()))
     assert dfa_module._WALKED.peek(compiled.regex) is not None  # the subsets waited
     later = dfa_module.compile_regex(compiled.regex)

@@ -7,17 +7,17 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from caches import clear_pattern_caches
 
 from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
 from fsmviz.automaton.syntax import RegexError
-from fsmviz.cache import clear_caches
 
 ORDER = json.loads((Path(__file__).parent / "cases" / "schema_22_fields.json").read_text())
 
 
 def test_compile_schema_does_not_minimise_and_the_dfa_is_the_whole_build_s():
-    clear_caches()
+    clear_pattern_caches()
     with mock.patch.object(dfa_module, "_minimise", side_effect=AssertionError("minimised")):
         compiled = compile_schema(ORDER)
     assert compiled.path == "regex"
@@ -30,7 +30,7 @@ def test_compile_schema_does_not_minimise_and_the_dfa_is_the_whole_build_s():
 
 def test_a_dfa_over_its_states_is_refused_by_the_check_as_by_compile_regex():
     pattern = "(a|b)*a(a|b){20}"
-    clear_caches()
+    clear_pattern_caches()
     with pytest.raises(RegexError) as checked:
         dfa_module.check_buildable(pattern)
     with pytest.raises(RegexError) as compiled:
@@ -48,7 +48,7 @@ def test_compile_schema_leaves_the_locations_until_read_and_they_are_locate_s():
     a ``find`` and the spans are found when first read, the same as ``locate``'s."""
     from fsmviz.schema import convert
 
-    clear_caches()
+    clear_pattern_caches()
     with mock.patch.object(convert, "_spans", side_effect=AssertionError("located")):
         compiled = compile_schema(ORDER)
     eager = convert.locate(ORDER, compiled.regex)
@@ -66,7 +66,7 @@ def test_a_schema_run_parses_its_regex_once(tiny):
     from fsmviz import stream
     from fsmviz.automaton import syntax
 
-    clear_caches()
+    clear_pattern_caches()
     parsed: Counter[str] = Counter()
     real = syntax._check_shape  # the first step of every parse that is not kept
 
