@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from caches import clear_pattern_caches
 
 import fsmviz
 from fsmviz import FsmvizError, IndexTooLarge, RegexError, compile_regex
@@ -32,7 +33,7 @@ def test_a_pattern_too_large_to_index_is_told_apart_from_an_unusable_one(monkeyp
     """``IndexTooLarge`` was a ``RegexError``: the doctor said "cannot be used". (The walk
     budget is cut so that this pattern, which the faster index now closes in time, is over.)"""
     monkeypatch.setattr(fsmviz.tokens.index, "CLOSURE_SECONDS", 0.0)
-    fsmviz.clear_caches()
+    clear_pattern_caches()  # the index and the doctor's findings, not the vocabulary
     vocab = fsmviz.Vocabulary.bundled()
     findings = fsmviz.diagnose("[a-z ]{2000,}|\\x04\\x04", vocab)
     assert [f.kind for f in findings] == ["index_size"]

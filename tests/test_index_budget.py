@@ -10,8 +10,9 @@ import time
 
 import numpy as np
 import pytest
+from caches import clear_pattern_caches
 
-from fsmviz import build_index, clear_caches, diagnose, generate
+from fsmviz import build_index, diagnose, generate
 from fsmviz.automaton.graph import UNREACHABLE
 from fsmviz.tokens import index as index_module
 from fsmviz.tokens.index import IndexTooLarge
@@ -22,17 +23,17 @@ LONG = r"[a-z ]{300,}"
 def forget_indexes() -> None:
     """Drop the kept token indexes, and only them, so that the next ``build_index`` builds
     one afresh: ``clear_caches()`` also dropped the vocabulary's trie (1 CPU-s to build
-    again) and the loaded models. (The tests under ``tight_budget`` clear everything: the
-    doctor's and generation's caches hold what the budget decided.)"""
+    again) and the loaded models. (``tight_budget`` clears every cache but the vocabularies'
+    and models': the doctor's and generation's caches hold what the budget decided.)"""
     index_module._INDEXES.clear()  # looks inside on purpose (as test_package.py does)
 
 
 @pytest.fixture
 def tight_budget(monkeypatch):
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 0.0)
-    clear_caches()
+    clear_pattern_caches()
     yield
-    clear_caches()
+    clear_pattern_caches()
 
 
 def test_a_walk_past_the_budget_is_refused_with_a_hint(bundled_vocab, tight_budget):

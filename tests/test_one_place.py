@@ -14,10 +14,11 @@ import re
 from pathlib import Path
 
 import pytest
+from caches import clear_pattern_caches
 
 import fsmviz.grammar.place as place
 import fsmviz.grammar.productions as productions
-from fsmviz import clear_caches, compile_grammar
+from fsmviz import compile_grammar
 from fsmviz.grammar.network import build_network
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fsmviz"
@@ -50,9 +51,9 @@ def compiled(monkeypatch) -> list[str]:
             return real(pattern)
 
         monkeypatch.setattr(module, "compile_regex", spy)
-    clear_caches()
+    clear_pattern_caches()
     yield texts
-    clear_caches()
+    clear_pattern_caches()
 
 
 CASES = [(THINK, '<think>ok</think>{"a":-12}'), (ARITHMETIC, "(1+22)*333")]
