@@ -39,9 +39,14 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def fsmviz(*args: str, check_torch: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     env["TRANSFORMERS_OFFLINE"] = "1"
+    # An audit hook says "torch loaded" the moment torch is imported: the CLI ends with
+    # os._exit, so a check after the command (a `finally:`) would never run.
     code = "import runpy, sys; sys.argv[0] = 'fsmviz'\n"
-    code += "try:\n    runpy.run_module('fsmviz', run_name='__main__')\nfinally:\n"
-    code += "    print('torch loaded' if 'torch' in sys.modules else '', file=sys.stderr)\n"
+    code += "def said(event, args):\n"
+    code += "    if event == 'import' and args[0] == 'torch':\n"
+    code += "        print('torch loaded', file=sys.stderr, flush=True)\n"
+    code += "sys.addaudithook(said)\n"
+    code += "runpy.run_module('fsmviz', run_name='__main__')\n"
     argv = [sys.executable, "-c", code, *args] if check_torch else [sys.executable, "-m", "fsmviz"]
     if not check_torch:
         argv += list(args)

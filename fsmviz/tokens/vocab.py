@@ -396,9 +396,12 @@ _FROM_TOKENIZER: OwnedCache[Vocabulary] = OwnedCache(maxsize=4)
 
 @bounded(maxsize=1)
 def _bundled_vocabulary() -> Vocabulary:
-    from transformers import AutoTokenizer
+    # The fast tokenizer's own class, which is what AutoTokenizer answers for this folder:
+    # AutoTokenizer first reads the model's configuration, and transformers' configuration
+    # code imports torch (~3.5 CPU-s), which `python -m fsmviz first` and `dfa` never need.
+    from transformers import PreTrainedTokenizerFast
 
     from fsmviz.bundled import BUNDLED_MODEL_NAME, bundled_tokenizer_dir
 
-    tokenizer = AutoTokenizer.from_pretrained(str(bundled_tokenizer_dir()))
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(bundled_tokenizer_dir()))
     return Vocabulary.from_tokenizer(tokenizer, name=BUNDLED_MODEL_NAME)
