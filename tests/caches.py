@@ -1,4 +1,5 @@
-"""``clear_pattern_caches()``: ``fsmviz.clear_caches()`` short of the vocabularies and models.
+"""``clear_pattern_caches()``: ``fsmviz.clear_caches()`` short of the vocabularies and models;
+``forget_indexes()``: the kept token indexes alone.
 
 A test that needs a cold start for a pattern, a schema or a grammar (a DFA built afresh, a
 parse counted, a budget spent again) need not drop what was read from a vocabulary or a
@@ -49,3 +50,9 @@ def clear_pattern_caches() -> None:
     for function in list(cache._FUNCTIONS):
         if id(function) not in kept:
             function.cache_clear()
+
+
+def forget_indexes() -> None:
+    """Drop the kept token indexes, and only them: the next ``build_index`` builds afresh,
+    and ``built_index`` tells whether something built one since."""
+    index._INDEXES.clear()  # looks inside on purpose (as test_package.py does)

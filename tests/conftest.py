@@ -38,7 +38,11 @@ and the 15 slowest tests printed at the end of every run):
 - Expensive things are session fixtures, built at most once per worker: ``bundled_vocab``
   (not ``Vocabulary.bundled()`` in a module fixture of its own), ``tiny``, ``app_server``;
   the real model is ``fsmviz.load_model()`` (cached; the bundled model's conversion is kept
-  under ~/.cache/fsmviz). Tests that call ``clear_caches()`` also drop the loaded model.
+  under ~/.cache/fsmviz). ``clear_caches()`` also drops the loaded model and the
+  vocabulary's trie (~4 CPU-s to read back, paid by the next test on that worker): a test
+  that needs a pattern built cold calls ``caches.clear_pattern_caches()`` (tests/caches.py)
+  or, for the token indexes alone, its file's ``forget_indexes()``; about 100 such calls
+  cost ~400 CPU-s a run before.
 - One torch thread per process (``OMP_NUM_THREADS=1``, set here): two workers and the app
   share two cores.
 - Tests land on either worker in any order: no test may rely on another having run first.

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from caches import forget_indexes
 from hypothesis import given
 from oracle import load_seed_cases
 from test_fuzz import fuzz_settings, hostile_trees
 from test_fuzz import toy as toy  # noqa: F401 (the fixture)
 
 from fsmviz import RegexError, Vocabulary, build_index
-from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast.derivatives import _NearStart, first_allowed_tokens
 from fsmviz.tokens.index import built_index
 
@@ -95,14 +95,6 @@ def schema_regexes() -> list[str]:
         with contextlib.suppress(SchemaError):
             found.append(regex_from_schema(schema))
     return found
-
-
-def forget_indexes() -> None:
-    """Drop the kept token indexes, and only them, so that ``built_index`` tells whether a
-    first set built one. ``clear_caches()`` also dropped the vocabulary's trie and the
-    derivatives' layouts (and the next test's loaded model): 1 CPU-s per pattern to build
-    them again, 59 of the 85 CPU-s this file took."""
-    index_module._INDEXES.clear()  # looks inside on purpose (as test_package.py does)
 
 
 def same_as_index(pattern: str, vocab: Vocabulary) -> np.ndarray:

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from caches import clear_pattern_caches
+from caches import clear_pattern_caches, forget_indexes
 
 from fsmviz import build_index, diagnose, generate
 from fsmviz.automaton.graph import UNREACHABLE
@@ -20,16 +20,10 @@ from fsmviz.tokens.index import IndexTooLarge
 LONG = r"[a-z ]{300,}"
 
 
-def forget_indexes() -> None:
-    """Drop the kept token indexes, and only them, so that the next ``build_index`` builds
-    one afresh: ``clear_caches()`` also dropped the vocabulary's trie (1 CPU-s to build
-    again) and the loaded models. (``tight_budget`` clears every cache but the vocabularies'
-    and models': the doctor's and generation's caches hold what the budget decided.)"""
-    index_module._INDEXES.clear()  # looks inside on purpose (as test_package.py does)
-
-
 @pytest.fixture
 def tight_budget(monkeypatch):
+    """No time for a closure walk, every cache cold but the vocabularies' and models' (the
+    doctor's and generation's caches hold what an earlier budget decided)."""
     monkeypatch.setattr(index_module, "CLOSURE_SECONDS", 0.0)
     clear_pattern_caches()
     yield
