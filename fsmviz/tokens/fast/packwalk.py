@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fsmviz.arrays import distinct, runs
+from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import OwnedCache
 from fsmviz.tokens.trie import VocabTrie
 
@@ -171,10 +172,8 @@ class PackedVocab:
         self, allowed: int, through: int, prefix: Prefix | None, utf8: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``leaving``, not kept."""
-        bounds, total, rest = [], 0, through
-        while rest:
-            b = (rest & -rest).bit_length() - 1
-            rest &= rest - 1
+        bounds, total = [], 0
+        for b in set_bits(through):
             lo, hi = self.byte_start[b], self.byte_start[b + 1]
             if lo < hi:
                 bounds.append((lo, hi))

@@ -34,6 +34,7 @@ import numpy as np
 
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa
+from fsmviz.automaton.dfa import set_bits
 from fsmviz.tokens.fast.classwalk import (
     MERGED_CLASSES,
     ClassTable,
@@ -285,10 +286,7 @@ class RowWalker:
             return False
         state = chain.path[0]
         ascii_read, row = self._reads_of(state) & _ASCII, self.byte_dfa.table[state]
-        rest = chain.leaves & _ASCII
-        while rest:
-            byte = (rest & -rest).bit_length() - 1
-            rest &= rest - 1
+        for byte in set_bits(chain.leaves & _ASCII):
             target = int(row[byte])
             if target >= 0 and self._reads_of(target) & _ASCII != ascii_read:
                 return False
