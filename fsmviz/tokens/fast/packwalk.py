@@ -35,7 +35,7 @@ import numpy as np
 
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.dfa import set_bits
-from fsmviz.cache import OwnedCache
+from fsmviz.cache import OwnedCache, bounded
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["PackedVocab", "chain_of", "chain_words", "closed_words", "packed_vocab", "utf8_loop"]
@@ -237,23 +237,16 @@ class Prefix:
         return at[_bits(self.second)[vocab.lead2[at]]], vocab.above_tail2
 
 
+@bounded(maxsize=256)
 def _bits(bits: int) -> np.ndarray:
     """A set of bytes (256 bits) as 257 booleans, the last (-1: no byte) False; kept (a
     few sets a pattern: its classes)."""
-    found = _BITS.get(bits)
-    if found is None:
-        if len(_BITS) >= 256:
-            _BITS.clear()
-        found = np.zeros(257, dtype=bool)
-        found[:256] = np.unpackbits(
-            np.frombuffer(bits.to_bytes(32, "little"), dtype=np.uint8), bitorder="little"
-        ).astype(bool)
-        found.flags.writeable = False
-        _BITS[bits] = found
+    found = np.zeros(257, dtype=bool)
+    found[:256] = np.unpackbits(
+        np.frombuffer(bits.to_bytes(32, "little"), dtype=np.uint8), bitorder="little"
+    ).astype(bool)
+    found.flags.writeable = False
     return found
-
-
-_BITS: dict[int, np.ndarray] = {}
 
 
 def _any_of(rows: np.ndarray, bits: int) -> np.ndarray:
