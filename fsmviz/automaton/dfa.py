@@ -473,6 +473,7 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
     follow, masks, classes_of = walked.positions.follow, walked.class_masks, walked.position_classes
     pending = [walked.first, *follow]  # the positions next after the start, after each {q}
     sets_seen: set[int] = set()
+    counted: dict[int, int] = {}  # a set of positions next -> its moves (copies share them)
     edges = work = 0
     most_sets = len(follow)
     while pending:
@@ -480,19 +481,31 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
         if not reachable & (reachable - 1):  # one position next or none (half a schema's)
             edges += reachable != 0
             continue
-        accepts = [classes_of[p] for p in set_bits(reachable)]
-        accepted = reduce(or_, accepts, 0)
-        work += len(accepts)
-        if sum(k.bit_count() for k in accepts) == accepted.bit_count():  # none shared
-            edges += len(accepts)
-        else:
-            parts = _class_parts(accepted, accepts)
-            edges += len(parts)
+        known = counted.get(reachable)
+        if known is not None:  # its sets of several, if any, are followed already
+            edges += known
+            continue
+        accepted = moves = 0
+        shared = False
+        rest = reachable
+        while rest:  # each position's classes, and whether two positions share one
+            low = rest & -rest
+            classes = classes_of[low.bit_length() - 1]
+            shared = shared or accepted & classes != 0
+            accepted |= classes
+            moves += 1
+            rest ^= low
+        work += moves
+        if shared:
+            parts = _class_parts(accepted, [classes_of[p] for p in set_bits(reachable)])
+            moves = len(parts)
             for part in parts:
                 target = reachable & masks[(part & -part).bit_length() - 1]
                 if target & (target - 1) and target not in sets_seen:  # several positions
                     sets_seen.add(target)
                     pending.append(reduce(or_, (follow[p] for p in set_bits(target)), 0))
+        counted[reachable] = moves
+        edges += moves
         if edges > limit or work > 4 * limit or len(sets_seen) > most_sets:
             return False
     return edges <= limit
