@@ -764,9 +764,13 @@ class _Positions:
             if kind is not CharGroup:
                 if kind is NonCapturing:
                     raise RegexError("lookarounds are not supported", None, "remove them")
-                nullable, first, last = self._concat(
-                    (nullable, first, last), self.walk(part, flags)
-                )
+                n, f, la = self.walk(part, flags)
+                if last & (last - 1):
+                    self._link(last, f)
+                elif last:
+                    follow[last.bit_length() - 1] |= f
+                first |= f if nullable else 0
+                nullable, last = nullable and n, la | last if n else la
                 continue
             check()
             chars = frozenset(part.chars)
@@ -811,7 +815,10 @@ class _Positions:
         """``base{min,max}`` as min copies, then max-min nested optional copies
         ``(b(b(b)?)?)?`` (linear in follow links), or a looping copy when unbounded."""
         times = node.max if node.max is not None else max(node.min, 1)
-        copies = self._copies(node.base, flags, times)
+        copies, chained = self._copies(node.base, flags, times, node.max is not None)
+        if chained:  # each copy's last positions lead to the next copy's first already
+            lasts = reduce(or_, (la for _, _, la in copies[max(node.min - 1, 0) :]), 0)
+            return node.min == 0 or copies[0][0], copies[0][1], lasts
         result: tuple[bool, int, int] = (True, 0, 0)
         for copy in copies[: node.min]:
             result = self._concat(result, copy)
@@ -829,25 +836,42 @@ class _Positions:
             tail = (True, f, la)
         return self._concat(result, tail)
 
-    def _copies(self, base: object, flags: int, times: int) -> list[tuple[bool, int, int]]:
+    def _copies(
+        self, base: object, flags: int, times: int, chain: bool
+    ) -> tuple[list[tuple[bool, int, int]], bool]:
         """``walk(base)`` ``times`` over, in consecutive positions: the first copy walked,
         the others its positions shifted along (the same sets; the follow links made inside
-        it, shifted; no link leaves a copy until the caller concatenates them): a schema's
-        string of ``maxLength`` 40 walked its character's options 40 times."""
+        it, shifted): a schema's string of ``maxLength`` 40 walked its character's options
+        40 times. With ``chain`` (a bounded repeat) and a base that cannot match the empty
+        text, each copy's last positions are linked here to the next copy's first, as
+        ``_repeat``'s concatenations would link them (with or without the optional
+        nesting, a copy leads to the next one only), in the same shifted lists; no other
+        link leaves a copy (one copy, ``b?``, has nothing to link, whatever its base). The
+        copies, and whether they were so chained."""
         if times <= 1:
-            return [self.walk(base, flags) for _ in range(times)]
+            return [self.walk(base, flags) for _ in range(times)], chain and times == 1
         start = len(self.sets)
         nullable, first, last = self.walk(base, flags)
         sets, follow = self.sets[start:], self.follow[start:]
         width = len(sets)
+        chained = chain and not nullable
+        linked = follow
+        if chained:  # copy 0's, shifted for every copy but the last
+            following = first << width
+            linked = [
+                links | following if (last >> (start + i)) & 1 else links
+                for i, links in enumerate(follow)
+            ]
+            self.follow[start:] = linked
         copies = [(nullable, first, last)]
         for k in range(1, times):
             self.clock.check()
             shift = k * width
             self.sets.extend(sets)
-            self.follow.extend([links << shift for links in follow])
+            own = linked if k < times - 1 else follow
+            self.follow.extend([links << shift for links in own])
             copies.append((nullable, first << shift, last << shift))
-        return copies
+        return copies, chained
 
     def alphabet(self) -> tuple[list[CharClass], list[int], list[int], frozenset[str]]:
         """Split characters into classes the pattern never tells apart: the classes, for
