@@ -110,5 +110,5 @@ def test_small_rows_match_the_plain_walk(bundled_vocab):
     assert answered >= index.byte_dfa.num_states // 2
     letters = build_index("[a-o]+", bundled_vocab)
     walker = RowWalker(letters.byte_dfa, letters.trie, len(bundled_vocab))
-    assert not walker.wide[0] and small_row(letters.trie.lists, walker._steps, 0) is None
+    assert not walker.wide(0) and small_row(letters.trie.lists, walker._steps, 0) is None
     assert np.array_equal(letters.row(0).tokens, plain_row(letters, 0)[0])

@@ -78,6 +78,37 @@ def test_the_packed_vocabulary_on_a_toy_one():
     assert np.array_equal(index.bitmask(0), packed(np.array([0, 1, 2]), len(vocab)))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_walk_entries_is_a_walk_token_by_token(bundled_vocab, seed):
+    """``packwalk.walk_entries`` (longest first, one numpy round a byte, the dead kept dead
+    by their sign, the last few walked on in Python) keeps exactly the tokens a plain
+    walk of their bytes past ``skip`` keeps alive, from states some of them die in at
+    once: random tokens of the real vocabulary, long ones among them, some dying late
+    (runs of dashes past a counted repeat's end)."""
+    from fsmviz.tokens.fast.packwalk import walk_entries
+
+    index = build_index(r"([^,\n]{1,20},){3}[^,\n]{1,20}|[a-z #=-]{3,60}\.", bundled_vocab)
+    table, trie = index.byte_dfa.table, index.trie
+    vocab = packed_vocab(trie, len(bundled_vocab))
+    rng = np.random.default_rng(seed)
+    longest = np.argsort(vocab.lengths)[-40:]  # 20-65 bytes: past the Python tail's start
+    entries = np.concatenate([rng.integers(0, len(vocab.lengths), 3_000), longest])
+    skip = np.minimum(rng.integers(0, 3, len(entries)), vocab.lengths[entries])
+    states = rng.integers(0, len(table), len(entries))
+    letters = int(table[table[index.initial_state, ord("a")], ord("b")])  # 58 more at most
+    states[-len(longest) :: 2] = letters  # runs of "-", "#", "=": alive, or dead past 58
+    expected = []
+    for entry, start, state in zip(entries.tolist(), skip.tolist(), states.tolist(), strict=True):
+        for byte in trie.sorted_bytes[entry][start:]:
+            state = int(table[state, byte])
+            if state < 0:
+                break
+        expected.append(state >= 0)
+    found = walk_entries(vocab, table, entries, states, skip)
+    assert sorted(found.tolist()) == sorted(entries[expected].tolist())
+    assert 0 < len(found) < len(entries)
+
+
 UTF8_TOKENS = (
     *"abcdefghijklmnopqrstuvwxyz",
     '"', 'a"', 'a",', '"b', "é", 'é"', "ab é", "\u00a0", "\u0085", "\u20ac", "😀", "a😀b",

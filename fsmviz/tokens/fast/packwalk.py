@@ -110,6 +110,7 @@ class PackedVocab:
     shorter: np.ndarray
     frontier: np.ndarray
     byte_start: list[int]
+    places: np.ndarray  # 0, 1, ... len(frontier) - 1: sliced by byte, views
     depth: np.ndarray
     byte: np.ndarray
     above: np.ndarray
@@ -172,18 +173,11 @@ class PackedVocab:
         self, allowed: int, through: int, prefix: Prefix | None, utf8: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``leaving``, not kept."""
-        bounds, total = [], 0
-        for b in set_bits(through):
-            lo, hi = self.byte_start[b], self.byte_start[b + 1]
-            if lo < hi:
-                bounds.append((lo, hi))
-                total += hi - lo
-        if total > CANDIDATES:
+        starts, places = self.byte_start, self.places
+        spans = [places[starts[b] : starts[b + 1]] for b in set_bits(through)]
+        if sum(len(span) for span in spans) > CANDIDATES:
             return None
-        if not bounds:
-            none = np.zeros(0, dtype=np.int64)
-            return none, none, none
-        at = np.concatenate([np.arange(lo, hi) for lo, hi in bounds])
+        at = np.concatenate(spans) if spans else places[:0]
         above = self.above
         if prefix is not None:
             at, above = prefix.below(self, at)
@@ -391,6 +385,7 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         shorter=shorter,
         frontier=order.astype(np.int32),
         byte_start=byte_start,
+        places=np.arange(len(order)),
         depth=trie.depth[order].astype(np.int64),
         byte=trie.byte[order].astype(np.int64),
         above=above[order],
@@ -474,7 +469,6 @@ def chain_words(
     trie: VocabTrie,
     chain: Chain,
     table: np.ndarray,
-    padded: np.ndarray,
     inside: Callable[[int, int], np.ndarray],
     chain_at: Callable[[int], Chain | None],
     utf8: Callable[[int], int] | None = None,
@@ -482,9 +476,8 @@ def chain_words(
     """The packed words (uint32) of the tokens allowed from the chain's first state; None
     where its frontier is too large (``FRONTIER``, ``BELOW``, ``GROUPS``).
     ``inside(allowed, skip)`` is ``vocab.inside``, kept; ``chain_at(s)`` the chain of ``s``,
-    kept; ``table`` the byte DFA's, ``padded`` the same for ``walk_entries``
-    (``padded_table``). A chain reading no byte onwards (``allowed`` 0: a state reading a
-    capital, then letters) starts at its state's first bytes instead.
+    kept; ``table`` the byte DFA's. A chain reading no byte onwards (``allowed`` 0: a state
+    reading a capital, then letters) starts at its state's first bytes instead.
 
     Frontier nodes one or two bytes deep with many tokens below (a space before a word; a
     space and a capital) are grouped by the state they reach (``_groups``): where that
@@ -535,7 +528,7 @@ def chain_words(
         nodes, states = pending[0]
     else:
         nodes, states = (np.concatenate(arrays) for arrays in zip(*pending, strict=True))
-    found = walk_below(vocab, trie, table, padded, nodes, states)
+    found = walk_below(vocab, trie, table, nodes, states)
     if found is None:
         return None
     if own:
@@ -801,7 +794,6 @@ def walk_below(
     vocab: PackedVocab,
     trie: VocabTrie,
     table: np.ndarray,
-    padded: np.ndarray,
     nodes: np.ndarray,
     states: np.ndarray,
 ) -> np.ndarray | None:
@@ -829,7 +821,7 @@ def walk_below(
         sizes = vocab.span_size[nodes]
         entries = runs(vocab.span_start[nodes], sizes)
         skip = np.repeat(vocab.depth_of[nodes], sizes)
-        found.append(walk_entries(vocab, padded, entries, np.repeat(states, sizes), skip))
+        found.append(walk_entries(vocab, table, entries, np.repeat(states, sizes), skip))
     return vocab.sorted_ids[np.concatenate(found)] if found else np.zeros(0, dtype=np.int32)
 
 
@@ -855,54 +847,81 @@ def _walk_few(
 
 def walk_entries(
     vocab: PackedVocab,
-    padded: np.ndarray,
+    table: np.ndarray,
     entries: np.ndarray,
     states: np.ndarray,
     skip: np.ndarray,
 ) -> np.ndarray:
     """Those of ``entries`` (positions in the trie's byte order) whose tokens' bytes past
-    the first ``skip`` the byte DFA reads to the end from ``states``, walked together, one
-    round a byte, without filtering: ``padded`` is its table (``padded_table``) where the
-    end of a token (byte 256, ``PackedVocab.padded``) keeps a state where it is and a dead
-    state leads to a sink (0) that stays dead; the done and dead are dropped every 8
-    rounds.
+    the first ``skip`` the byte DFA (``table``) reads to the end from ``states``, walked
+    together, one round a byte, longest first, so that a round walks a prefix of them
+    (those with bytes left). A state that died (-1) indexes some row from the end and
+    reads garbage: ORed with its sign it stays -1 (no copy of the table with a dead row:
+    a new index's first copy of 660 KB cost ~0.1-0.2 ms of fresh pages). The dead are
+    dropped every 8 rounds; the last few long ones walked on in Python (``FEW_WALKING``).
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
-    >>> vocab, table = packed_vocab(index.trie, 3), padded_table(index.byte_dfa.table)
+    >>> vocab, table = packed_vocab(index.trie, 3), index.byte_dfa.table
     >>> start, none = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
-    >>> walk_entries(vocab, table, np.arange(3), start, none).tolist()  # "1", "12"
+    >>> sorted(walk_entries(vocab, table, np.arange(3), start, none).tolist())  # "1", "12"
     [0, 1]
     """
-    sink = 0
-    at = vocab.padded_start[entries] + skip
-    states = (states + 1) * 257
-    left = int((vocab.lengths[entries] - skip).max(initial=0))
-    for done in range(left):
-        byte = vocab.padded[at]
-        states = padded[states + byte]
-        at += byte != 256
-        if done % 8 == 7 and done + 1 < left:
-            going = (states != sink) & (vocab.padded[at] != 256)
-            if not going.all():
-                finished = entries[(states != sink) & ~going]
-                return np.concatenate(
-                    [finished, walk_entries(vocab, padded, entries[going], states[going] // 257 - 1,
-                                            at[going] - vocab.padded_start[entries[going]])]
-                )  # fmt: skip
-    return entries[states != sink]
+    flat, width = table.reshape(-1), table.shape[1]
+    left = vocab.lengths[entries] - skip
+    order = np.argsort(-left, kind="stable")
+    entries, left = entries[order], left[order]
+    states = states[order].astype(np.int64)
+    at = vocab.padded_start[entries] + skip[order]
+    found, done = [], 0
+    while len(entries) and left[0] > done:
+        rounds = min(int(left[0]), done + 8)
+        # walking[k]: how many have a byte left at round ``done + k`` (``left`` descends)
+        walking = np.searchsorted(-left, -np.arange(done, rounds + 1), side="left").tolist()
+        for k in range(rounds - done):
+            n = walking[k]
+            if n <= FEW_WALKING:  # the last few long ones: on in Python
+                found.append(entries[n:][states[n:] >= 0])
+                offset = done + k
+                alive = _walk_on(
+                    table, vocab.padded, states[:n], at[:n] + offset, left[:n] - offset
+                )
+                found.append(entries[:n][alive])
+                return np.concatenate(found)
+            head = states[:n]
+            read = head * width
+            read += vocab.padded[at[:n] + (done + k)]
+            np.bitwise_or(flat[read], head >> 63, out=head)  # >> 63: -1 if dead, else 0
+        done, n = rounds, walking[-1]
+        found.append(entries[n:][states[n:] >= 0])
+        live = states[:n] >= 0
+        entries, states, at, left = (
+            entries[:n][live],
+            states[:n][live],
+            at[:n][live],
+            left[:n][live],
+        )
+    found.append(entries[states >= 0])
+    return np.concatenate(found)
 
 
-def padded_table(table: np.ndarray) -> np.ndarray:
-    """``table`` for ``walk_entries``, flat, 257 entries a row: row ``s + 1`` for state
-    ``s``, row 0 a sink for the dead (-1 + 1) that stays dead; byte 256 (a token's end)
-    keeps a row where it is; each entry times 257. Two sums over the table, no mask (the
-    first wide state of an index makes it: 628 states of a 22-field schema)."""
-    rows = len(table) + 1
-    padded = np.empty((rows, 257), dtype=np.int32 if rows * 257 < 2**31 else np.int64)
-    padded[0] = 0
-    inner = padded[1:, :256]
-    np.add(table, 1, out=inner, casting="unsafe")
-    inner *= 257
-    padded[1:, 256] = np.arange(257, rows * 257, 257)
-    return padded.reshape(-1)
+FEW_WALKING = 8
+"""``walk_entries`` walks on in Python once at most this many tokens have bytes left (a
+numpy round costs ~5 µs however few it walks: the one 23-byte token below a CSV field's
+frontier took 15 rounds alone)."""
+
+
+def _walk_on(
+    table: np.ndarray, padded: np.ndarray, states: np.ndarray, at: np.ndarray, left: np.ndarray
+) -> list[bool]:
+    """Whether each of a few tokens stays alive reading its ``left`` bytes from ``at`` in
+    ``padded`` (``PackedVocab.padded``) from ``states``, in plain Python over the byte DFA's
+    ``table``."""
+    alive = []
+    for state, start, size in zip(states.tolist(), at.tolist(), left.tolist(), strict=True):
+        for byte in padded[start : start + size].tolist():
+            if state < 0:
+                break
+            state = table.item(state, byte)
+        alive.append(state >= 0)
+    return alive

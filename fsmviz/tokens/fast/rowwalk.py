@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from functools import cached_property
 
 import numpy as np
 
@@ -48,12 +49,11 @@ from fsmviz.tokens.fast.packwalk import (
     chain_words,
     closed_words,
     packed_vocab,
-    padded_table,
     utf8_loop,
 )
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
-__all__ = ["Chains", "RowWalker", "small_row", "walk_row", "walk_tokens"]
+__all__ = ["Chains", "RowWalker", "main_classes", "small_row", "walk_row", "walk_tokens"]
 
 WIDE = 64
 """Levels of fewer pairs are walked without looking for whole subtrees: the test would
@@ -210,17 +210,12 @@ class RowWalker:
 
     def __init__(self, byte_dfa: ByteDfa, trie: VocabTrie, num_ids: int) -> None:
         self.byte_dfa, self.trie, self.num_ids = byte_dfa, trie, num_ids
-        self.chains = Chains(byte_dfa.table, int(trie.height[0]))
-        edges = (byte_dfa.table >= 0).sum(axis=1)
-        self.wide = edges >= WIDE_STATE
-        self.tried_small = edges < SMALL_EDGES
         self._classes: tuple[ClassTrie, ClassTable] | None = None
         self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
         self._inside: dict[tuple[int, int], np.ndarray] = {}  # by a chain's bytes
         self._reads: dict[int, int] = {}
         self._mains: dict[int, tuple[int, int]] = {}
-        self._padded: np.ndarray | None = None  # the table for ``packwalk.walk_entries``
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
         self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
         self._root_span: np.ndarray | None = None  # tokens below each first byte
@@ -233,28 +228,26 @@ class RowWalker:
         does not take enough at once: the row walks answer those states."""
         if state in self._unpacked:
             return None
-        if not self.wide[state] and not self._opens_wide(state):  # a key, a digit: small
+        if self._closed.get(state) is not None:  # a set of states alike, met before
+            return self._closed[state]
+        if not self.wide(state) and not self._opens_wide(state):  # a key, a digit: small
             found = small_row(self.trie.lists, self._steps, state)
             if found is not None:
                 return _packed_ids(found[0], self.num_ids)
-        if self._closed.get(state) is not None:  # a set of states alike, met before
-            return self._closed[state]
         chain = self._chain(state)
         if chain is not None and self._looks_closed(chain):  # ``.*a``: not its frontier
             found = self._closed_words(state)
             if found is not None:
                 return found
-        if chain is None and self.tried_small[state]:
+        if chain is None and self.tried_small(state):
             # its first byte, then the chains of the states after it (a space, a name)
             chain = Chain((state,), 0, False, self._reads_of(state))
         vocab = packed_vocab(self.trie, self.num_ids)
-        if self._padded is None:
-            self._padded = padded_table(self.byte_dfa.table)
         found = None if chain is None else chain_words(
-            vocab, self.trie, chain, self.byte_dfa.table, self._padded, self._within, self._chain,
+            vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
             self._utf8_loop,
         )  # fmt: skip
-        if found is None and self.wide[state]:  # a set of states alike (``.*``-led)?
+        if found is None and self.wide(state):  # a set of states alike (``.*``-led)?
             found = self._closed_words(state)
         if found is None:
             self._unpacked.add(state)
@@ -272,8 +265,8 @@ class RowWalker:
             kids = np.arange(first, first + int(trie.num_children[0]))
             self._root_span = np.zeros(256, dtype=np.int64)
             self._root_span[trie.byte[kids]] = trie.span_size[kids]
-        spans, wide = self._root_span, self.wide
-        return any(spans[b] > SMALL_WORK and wide[t] for b, t in self._steps(state)[0])
+        spans = self._root_span
+        return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state)[0])
 
     def _looks_closed(self, chain: Chain) -> bool:
         """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to
@@ -331,19 +324,54 @@ class RowWalker:
     def _main_class(self, state: int) -> tuple[int, int]:
         """``Chains.main_class`` of ``state`` from its row alone (a chain of a counted
         repeat asks it of 20 states; the byte classes would cost 0.2-0.8 ms the first
-        time, ``ByteDfa.columns``), kept."""
+        time, ``ByteDfa.columns``), kept; on a miss, those of the states after it too
+        (``_guess_chain``: ~10 µs a state asked one by one, 0.2 ms for a CSV field's 20)."""
         found = self._mains.get(state)
         if found is None:
             row = self.byte_dfa.table[state]
             live = row[row >= 0]
             if not len(live):
-                found = 0, -1
-            else:  # the lowest target on a tie, as Chains.main_class
-                target = int(np.bincount(live).argmax())
-                bits = np.packbits(row == target, bitorder="little")
-                found = int.from_bytes(bits.tobytes(), "little"), target
-            self._mains[state] = found
+                found = self._mains[state] = 0, -1
+                return found
+            # the lowest target on a tie, as Chains.main_class
+            target = int(np.bincount(live).argmax())
+            bits = int.from_bytes(np.packbits(row == target, bitorder="little").tobytes(), "little")
+            found = self._mains[state] = bits, target
+            self._guess_chain(target, (bits & -bits).bit_length() - 1)
         return found
+
+    def _guess_chain(self, state: int, byte: int) -> None:
+        """The main classes (``main_classes``) and the bytes read (``_reads_of``) of the
+        states ``byte`` leads through from ``state``, in one round where there are
+        ``GUESSED`` or more not yet known: likely the chain's next (``[^,\\n]{1,20}``: 20
+        states)."""
+        table, path = self.byte_dfa.table, {}
+        while state >= 0 and state not in self._mains and state not in path:
+            path[state] = None
+            if len(path) > int(self.trie.height[0]):
+                break
+            state = int(table[state, byte])
+        if len(path) < GUESSED or len(path) * len(table) > MAIN_ROUND:
+            return  # a few asked alone cost as much; or too many targets to count at once
+        path = list(path)
+        reads = np.packbits(table[path] >= 0, axis=1, bitorder="little")
+        for at, main, bits in zip(path, main_classes(table, path), reads, strict=True):
+            self._mains[at] = main
+            self._reads.setdefault(at, int.from_bytes(bits.tobytes(), "little"))
+
+    def wide(self, state: int) -> bool:
+        """Whether ``state`` reads at least ``WIDE_STATE`` bytes (counted state by state, ~3
+        µs: a count over the whole table cost ~0.1-0.2 ms at a new index's first mask)."""
+        return int(np.count_nonzero(self.byte_dfa.table[state] >= 0)) >= WIDE_STATE
+
+    def tried_small(self, state: int) -> bool:
+        """Whether ``state`` reads fewer than ``SMALL_EDGES`` bytes (``small_row`` first)."""
+        return int(np.count_nonzero(self.byte_dfa.table[state] >= 0)) < SMALL_EDGES
+
+    @cached_property
+    def chains(self) -> Chains:
+        """The chains of ``walk_row``, made at its first row."""
+        return Chains(self.byte_dfa.table, int(self.trie.height[0]))
 
     def _reads_of(self, state: int) -> int:
         """The bytes ``state`` reads, as an int of 256 bits."""
@@ -356,12 +384,12 @@ class RowWalker:
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The row of ``state``: its allowed token ids (sorted, int32), their targets, and
         the ids packed where the walk had them as booleans (``class_row``), else None."""
-        if self.tried_small[state]:
+        if self.tried_small(state):
             found = small_row(self.trie.lists, self._steps, state)
             if found is not None:
                 return (*found, None)
         small = self._classes is not None and self._classes[0].size <= SMALL_CLASSES
-        if self.wide[state] or small:
+        if self.wide(state) or small:
             return class_row(*self.classes(), state)
         return (
             *walk_row(self.trie, self.byte_dfa.table, self.chains, state, self.num_ids),
@@ -413,6 +441,40 @@ def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
     words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
     words.flags.writeable = False
     return words
+
+
+GUESSED = 4
+"""``RowWalker._guess_chain`` makes the main classes of at least this many states at once
+(one round costs as much as ~3 states asked one by one)."""
+MAIN_ROUND = 1 << 16
+"""``RowWalker._guess_chain`` counts targets (``main_classes``) in one array of at most
+this many (its states times the DFA's); past it, the chain asks state by state."""
+
+
+def main_classes(table: np.ndarray, states: list[int]) -> list[tuple[int, int]]:
+    """``Chains.main_class`` of each of ``states`` (the bytes leading to the target most
+    bytes lead to, the lowest on a tie, as an int of 256 bits, and that target; 0 and -1
+    for a state reading no byte), their targets counted in one ``bincount`` over every
+    row at once (each row's offset by its place times the number of states).
+
+    >>> table = np.array([[1, 1, 2, -1], [1, 2, 2, 0], [-1, -1, -1, -1]])
+    >>> main_classes(table, [0, 1, 2])  # 0: bytes 0, 1 to 1; 1: bytes 1, 2 to 2
+    [(3, 1), (6, 2), (0, -1)]
+    """
+    rows = table[states]
+    live = rows >= 0
+    counts = np.bincount(
+        (rows + np.arange(len(states))[:, None] * len(table))[live],
+        minlength=len(states) * len(table),
+    ).reshape(len(states), len(table))
+    targets = counts.argmax(axis=1)
+    bits = np.packbits(rows == targets[:, None], axis=1, bitorder="little")
+    return [
+        (int.from_bytes(row.tobytes(), "little"), target) if any_live else (0, -1)
+        for row, target, any_live in zip(
+            bits, targets.tolist(), live.any(axis=1).tolist(), strict=True
+        )
+    ]
 
 
 DOT_ASCII = 96
