@@ -109,11 +109,12 @@ CPU_LOG = "FSMVIZ_CPU_LOG"
 """Set to a file path: each test's CPU seconds (setup, call and teardown together) are
 appended there, one tab-separated line each: node id, then this process's own CPU, the
 subprocesses it waited for, Chromium's (its whole process tree), the app servers' and
-every other live descendant's. Wall time means little on a shared machine; CPU seconds
-add up (the suite's total over two cores is about its quiet wall time). The session's last
-test also carries the session's teardown: Chromium's processes end there unreaped by this
-one (their time is lost, so its Chromium cell goes negative by all that went before); sum
-the Chromium column over the other rows instead."""
+every other live descendant's, then the worker's name and the test's start and end (Unix
+seconds: the run's timeline, to see where a worker waits). Wall time means little on a
+shared machine; CPU seconds add up (the suite's total over two cores is about its quiet
+wall time). The session's last test also carries the session's teardown: Chromium's
+processes end there unreaped by this one (their time is lost, so its Chromium cell goes
+negative by all that went before); sum the Chromium column over the other rows instead."""
 
 
 def _cpu_by_kind() -> dict[str, float]:
@@ -151,10 +152,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     if not path:
         yield
         return
-    before = _cpu_by_kind()
+    import time
+
+    before, start = _cpu_by_kind(), time.time()
     yield
-    after = _cpu_by_kind()
+    after, end = _cpu_by_kind(), time.time()
     cells = [f"{after[k] - before[k]:.2f}" for k in before]
+    cells += [os.environ.get("PYTEST_XDIST_WORKER", "main"), f"{start:.1f}", f"{end:.1f}"]
     with open(path, "a") as log:
         log.write("\t".join([item.nodeid, *cells]) + "\n")
 
