@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsmviz.arrays import runs
-from fsmviz.cache import BoundedCache, OwnedCache
+from fsmviz.cache import BoundedCache, OwnedCache, bounded
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
 from fsmviz.tokens.trie import VocabTrie
 
@@ -370,12 +370,13 @@ def _walk_class_levels(
     apart (classes that do not hold).
 
     Each level is one gather from the level above through ``_Cut``, the table cut to one
-    column a class, as offsets. Before it, the distinct states of the level above (a
-    bincount of its offsets: a level is a few states) are looked up in ``_Cut.known``;
-    the rows of those not read yet are made (as ``walk_bytes`` makes them, level by
-    level) and cut together (``_Cut.read``). So a level costs six small numpy calls
-    whether its rows are read or not (it was five, and twelve more where the level met
-    a row not read: 26 of Gemma's 37 under ``[^\n]{1,20}``). The
+    column a class, as offsets. Before it, the distinct states of the level above (its
+    offsets are flagged in ``_Cut.seen``, read off and unflagged: a level is a few states,
+    and a bincount of ~1,000 offsets below ~2,400 cost 3x as much) are looked up in
+    ``_Cut.known``; the rows of those not read yet are made (as ``walk_bytes`` makes
+    them, level by level) and cut together (``_Cut.read``). So a level costs six small
+    numpy calls whether its rows are read or not (Gemma's ``[^\n]{1,20}`` reads rows at
+    26 of its 37 levels). The
     deepest levels of few nodes each (``ClassTrie.deep``: SmolLM2's 495 class nodes are
     81 levels of 1-40) are walked in Python (``_class_tail``). Every row read is checked
     alike on each class once, at the end (``_Cut.holds``): a check a read cost ~5 µs,
@@ -391,7 +392,11 @@ def _walk_class_levels(
     found = [current]
     stop = classes.deep if depth <= classes.deep else len(classes.levels)
     for parents, kinds, _ in classes.levels[depth:stop]:
-        met = np.flatnonzero(np.bincount(current)).tolist()  # offsets: a few states
+        seen = cut.seen
+        seen[current] = True
+        flagged = seen.nonzero()[0]
+        seen[flagged] = False
+        met = flagged.tolist()  # offsets: a few states
         if met[0] == width and len(met) == 1:  # every node dead
             break
         unread = [offset // width - 2 for offset in met if offset not in cut.known]
@@ -423,7 +428,8 @@ class _Cut:
     each), as *offsets*: state ``s`` is ``(s + 2) * width``, so that a level is one
     gather, ``flat[offsets of the parents + classes]``. Row 0 is all ``UNREAD``, row 1 the
     dead state's (all ``width``: dead stays dead). ``known`` holds the offsets of the rows
-    read (and the dead state's), ``rows`` by offset the rows the Python tail has listed."""
+    read (and the dead state's), ``rows`` by offset the rows the Python tail has listed,
+    ``seen`` a flag an offset (a level's distinct states: all False between levels)."""
 
     def __init__(self, table: Callable[[np.ndarray], np.ndarray], byte_class: np.ndarray):
         self.table = table
@@ -431,6 +437,7 @@ class _Cut:
         self.width = width = len(self.reps)
         self.flat = np.full((len(table(_NONE)) + 1) * width, UNREAD, dtype=np.intp)
         self.flat[width : 2 * width] = width
+        self.seen = np.zeros(len(self.flat), dtype=bool)  # all False between levels
         self.known = {width}
         self.rows: dict[int, list[int]] = {width: [width] * width}
         self.byte_class = byte_class
@@ -444,7 +451,7 @@ class _Cut:
         if (len(full) + 1) * width > len(self.flat):  # the table grew: so does the cut
             grown = np.full((len(full) + 1) * width, UNREAD, dtype=np.intp)
             grown[: len(self.flat)] = self.flat
-            self.flat = grown
+            self.flat, self.seen = grown, np.zeros(len(grown), dtype=bool)
         at = todo + 2
         cut = full[todo[:, None], self.reps]
         cut += 2
@@ -490,14 +497,35 @@ def _class_tail(classes: ClassTrie, current: np.ndarray, cut: _Cut) -> np.ndarra
 def _class_tokens(classes: ClassTrie, alive: np.ndarray) -> np.ndarray:
     """The token ids (sorted, int32) that end at class nodes flagged in ``alive`` (its
     last entry, the tokens in no node, False): where few tokens end at dead nodes (most
-    of a wide pattern's), every id but theirs; else each id's node read."""
+    of a wide pattern's: Gemma's ``[^\\n]{1,20}``, 155 of 262k), the runs of ids between
+    theirs copied (``FEW_DEAD``); where more, every id but theirs; else each id's node
+    read. An array of every id is kept (``_ids``): a mask of 262k ids made into ids and
+    then int32 cost twice the copy."""
     dead = np.flatnonzero(~alive)
     bounds = classes.node_start
     sizes = bounds[dead + 1] - bounds[dead]
-    num_ids = len(classes.token_node)
-    if int(sizes.sum()) * 4 < num_ids:
-        allowed = np.ones(num_ids, dtype=bool)
+    ids = _ids(len(classes.token_node))
+    count = int(sizes.sum())
+    if count * FEW_DEAD <= len(ids):
+        cuts = np.sort(classes.node_tokens[runs(bounds[dead], sizes)]).tolist()
+        after = [0, *(cut + 1 for cut in cuts)]
+        return np.concatenate([ids[lo:hi] for lo, hi in zip(after, [*cuts, len(ids)], strict=True)])
+    if count * 4 < len(ids):
+        allowed = np.ones(len(ids), dtype=bool)
         allowed[classes.node_tokens[runs(bounds[dead], sizes)]] = False
     else:
         allowed = alive[classes.token_node]
-    return np.flatnonzero(allowed).astype(np.int32)
+    return ids[allowed]
+
+
+FEW_DEAD = 1_024
+"""``_class_tokens`` copies the runs of ids between the dead tokens where at most one id
+in this many is dead (a run costs ~0.3 µs of Python, a mask ~1 ns an id)."""
+
+
+@bounded(maxsize=4)
+def _ids(size: int) -> np.ndarray:
+    """``0 .. size - 1`` as int32, read-only (``_class_tokens`` copies from it)."""
+    ids = np.arange(size, dtype=np.int32)
+    ids.flags.writeable = False
+    return ids
