@@ -869,40 +869,37 @@ def walk_entries(
     """
     flat, width = table.reshape(-1), table.shape[1]
     left = vocab.lengths[entries] - skip
-    order = np.argsort(-left, kind="stable")
-    entries, left = entries[order], left[order]
+    order = np.argsort(left)[::-1]  # places in ``entries``, longest first
+    left = left[order]
     states = states[order].astype(np.int64)
-    at = vocab.padded_start[entries] + skip[order]
-    found, done = [], 0
-    while len(entries) and left[0] > done:
-        rounds = min(int(left[0]), done + 8)
+    at = vocab.padded_start[entries[order]] + skip[order]
+    found, done, longest = [], 0, int(left[0]) if len(left) else 0
+    while done < longest:
+        rounds = min(longest, done + 8)
         # walking[k]: how many have a byte left at round ``done + k`` (``left`` descends)
-        walking = np.searchsorted(-left, -np.arange(done, rounds + 1), side="left").tolist()
+        ends = np.searchsorted(left[::-1], np.arange(done, rounds + 1), side="right")
+        walking = (len(left) - ends).tolist()
         for k in range(rounds - done):
             n = walking[k]
             if n <= FEW_WALKING:  # the last few long ones: on in Python
-                found.append(entries[n:][states[n:] >= 0])
+                found.append(order[n:][states[n:] >= 0])
                 offset = done + k
                 alive = _walk_on(
                     table, vocab.padded, states[:n], at[:n] + offset, left[:n] - offset
                 )
-                found.append(entries[:n][alive])
-                return np.concatenate(found)
+                found.append(order[:n][alive])
+                return entries[np.concatenate(found)]
             head = states[:n]
             read = head * width
             read += vocab.padded[at[:n] + (done + k)]
             np.bitwise_or(flat[read], head >> 63, out=head)  # >> 63: -1 if dead, else 0
         done, n = rounds, walking[-1]
-        found.append(entries[n:][states[n:] >= 0])
-        live = states[:n] >= 0
-        entries, states, at, left = (
-            entries[:n][live],
-            states[:n][live],
-            at[:n][live],
-            left[:n][live],
-        )
-    found.append(entries[states >= 0])
-    return np.concatenate(found)
+        if done < longest:  # drop the ended and the dead
+            found.append(order[n:][states[n:] >= 0])
+            live = states[:n] >= 0
+            order, states, at, left = (part[:n][live] for part in (order, states, at, left))
+    found.append(order[states >= 0])
+    return entries[np.concatenate(found)]
 
 
 FEW_WALKING = 8

@@ -211,7 +211,7 @@ class RowWalker:
     def __init__(self, byte_dfa: ByteDfa, trie: VocabTrie, num_ids: int) -> None:
         self.byte_dfa, self.trie, self.num_ids = byte_dfa, trie, num_ids
         self._classes: tuple[ClassTrie, ClassTable] | None = None
-        self._edges: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
+        self._edges: dict[int, Steps] = {}
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
         self._inside: dict[tuple[int, int], np.ndarray] = {}  # by a chain's bytes
         self._reads: dict[int, int] = {}
@@ -266,7 +266,7 @@ class RowWalker:
             self._root_span = np.zeros(256, dtype=np.int64)
             self._root_span[trie.byte[kids]] = trie.span_size[kids]
         spans = self._root_span
-        return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state)[0])
+        return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state)[1])
 
     def _looks_closed(self, chain: Chain) -> bool:
         """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to
@@ -396,14 +396,17 @@ class RowWalker:
             None,
         )
 
-    def _steps(self, state: int) -> tuple[list[tuple[int, int]], dict[int, int]]:
-        """The (byte, target) edges of ``state``, as a list and as a dict, kept."""
+    def _steps(self, state: int) -> Steps:
+        """The row of ``state`` as a list, its (byte, target) edges where it reads fewer
+        than ``SMALL_EDGES`` bytes (else None), and how many it reads, kept (``small_row``'s
+        ``steps``)."""
         found = self._edges.get(state)
         if found is None:
             row = self.byte_dfa.table[state]
-            edges = np.flatnonzero(row >= 0)
-            pairs = list(zip(edges.tolist(), row[edges].tolist(), strict=True))
-            found = self._edges[state] = (pairs, dict(pairs))
+            live = np.flatnonzero(row >= 0).tolist()
+            row = row.tolist()
+            edges = [(b, row[b]) for b in live] if len(live) < SMALL_EDGES else None
+            found = self._edges[state] = (row, edges, len(live))
         return found
 
     def classes(self) -> tuple[ClassTrie, ClassTable]:
@@ -499,23 +502,31 @@ handful of pairs (median 5 along the benchmark's paths), where a numpy round a l
 ~10 µs whatever its size."""
 
 
+Steps = tuple[list[int], list[tuple[int, int]] | None, int]
+"""A state's row as a list, its (byte, target) edges (None for a wide state), how many
+(``RowWalker._steps``, ``small_row``)."""
+
+
 def small_row(
     trie: TrieLists,
-    steps: Callable[[int], tuple[list[tuple[int, int]], dict[int, int]]],
+    steps: Callable[[int], Steps],
     state: int,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The row of ``state`` (sorted token ids, int32, and their targets) by a depth-first
     walk over (trie node, state) pairs in Python, or None past ``SMALL_WORK`` steps.
-    ``steps(s)`` gives the (byte, target) edges of state ``s``, as a list and as a dict;
-    at each node the walk reads whichever is shorter, the node's children (their bytes
-    looked up in the dict) or the state's edges (each byte found among the children by
-    bisection).
+    ``steps(s)`` gives the row of state ``s`` as a list (its 256 targets, -1 where a byte
+    falls off), its (byte, target) edges, listed where it reads fewer than
+    ``SMALL_EDGES`` bytes (else None: a wide state's list cost ~20 µs, and a walk there
+    reads the children), and how many bytes it reads; at each node the walk reads
+    whichever is shorter, the node's children (their bytes looked up in the row) or the
+    listed edges (each byte found among the children by bisection).
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
     >>> table = index.byte_dfa.table
-    >>> edges = lambda s: [(b, t) for b, t in enumerate(table[s].tolist()) if t >= 0]
-    >>> steps = lambda s: (edges(s), dict(edges(s)))
+    >>> row = lambda s: table[s].tolist()
+    >>> edges = lambda s: [(b, t) for b, t in enumerate(row(s)) if t >= 0]
+    >>> steps = lambda s: (row(s), edges(s), len(edges(s)))
     >>> [a.tolist() for a in small_row(index.trie.lists, steps, 0)]  # "1", "12"
     [[0, 1], [1, 1]]
     """
@@ -530,12 +541,12 @@ def small_row(
         count = num_children[node]
         if not count:
             continue
-        (edges, row), lo = steps(at), first_child[node]
-        work += 1 + min(count, len(edges))
+        (row, edges, reads), lo = steps(at), first_child[node]
+        work += 1 + min(count, reads)
         if work > SMALL_WORK:
             return None
-        if count <= len(edges):
-            stack += [(c, row[byte[c]]) for c in range(lo, lo + count) if byte[c] in row]
+        if edges is None or count <= reads:
+            stack += [(c, t) for c in range(lo, lo + count) if (t := row[byte[c]]) >= 0]
             continue
         hi = lo + count
         for b, target in edges:
