@@ -149,8 +149,9 @@ def test_a_wide_start_walks_the_class_trie_from_the_root(
     """With ``[^\\n]``'s classes learnt (``warm``), a first set whose start row tells the
     same bytes apart walks the class trie from the root, and answers as the index does;
     where a deeper row tells more apart, it answers None and the bytes are walked. With
-    ``NARROW`` 0 the class trie has no Python tail (every level in numpy); with 64,
-    SmolLM2's 495 class nodes are all tail."""
+    ``NARROW`` 0 the class trie has no Python tail; with 64, SmolLM2's 495 class nodes
+    are all tail (``classwalk.class_states``' split; the level walk walks every level in
+    numpy either way)."""
     from fsmviz.tokens.fast import classwalk, successors
 
     trie = trie_of(bundled_vocab)

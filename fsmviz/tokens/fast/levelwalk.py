@@ -28,9 +28,9 @@ the pattern's kinds of byte, not the vocabulary (first set 21-27 -> 13-16 ms of 
 rest is the pattern's rows). The kinds are learnt from a byte walk the first time, and
 held to every row met after (``walk_levels``). A start row that tells learnt kinds apart
 walks the class trie from the root (``walk_root``), no byte level before it: a level is a
-gather through the rows cut to one column a class, as offsets (``_Cut``), and the last
-levels of few nodes a list lookup a node (Gemma's first set of ``[^\n]{1,20}``: 13-17 ->
-~7-9 ms CPU under load, llguidance ~3.5-4.5 in the same process).
+gather through the rows cut to one column a class, as offsets (``_Cut``) (Gemma's first
+set of ``[^\n]{1,20}``: 13-17 -> ~7-9 ms CPU under load, llguidance ~3.5-4.5 in the same
+process; then ~2.3-3.8 ms, llguidance ~2.5-3.5).
 """
 
 from __future__ import annotations
@@ -375,10 +375,13 @@ def _walk_class_levels(
     and a bincount of ~1,000 offsets below ~2,400 cost 3x as much) are looked up in
     ``_Cut.known``; the rows of those not read yet are made (as ``walk_bytes`` makes
     them, level by level) and cut together (``_Cut.read``). So a level costs six small
-    numpy calls whether its rows are read or not (Gemma's ``[^\n]{1,20}`` reads rows at
-    26 of its 37 levels). The
-    deepest levels of few nodes each (``ClassTrie.deep``: SmolLM2's 495 class nodes are
-    81 levels of 1-40) are walked in Python (``_class_tail``). Every row read is checked
+    numpy calls whether its rows are read or not (Gemma's ``[^\n]{1,20}`` reads its 80
+    rows at 31 of its 48 levels), and the walk ends at a level of dead nodes. Every level is
+    walked so, the deepest too, where they were a Python tail of list lookups
+    (``ClassTrie.deep``, which ``classwalk.class_states`` still uses): a level of numpy
+    cost less than a few dozen lookups once the distinct states were flagged, and a tail
+    walked to its end where the counted patterns' deepest nodes die (SmolLM2's 495 class
+    nodes: 81 levels, all dead past level 24 under ``[^\n]{1,20}``). Every row read is checked
     alike on each class once, at the end (``_Cut.holds``): a check a read cost ~5 µs,
     ~30 reads a walk."""
     starts = classes.level_starts
@@ -390,8 +393,7 @@ def _walk_class_levels(
     if not np.array_equal(current[top - starts[depth]], (states + 2) * width):
         return None
     found = [current]
-    stop = classes.deep if depth <= classes.deep else len(classes.levels)
-    for parents, kinds, _ in classes.levels[depth:stop]:
+    for parents, kinds, _ in classes.levels[depth:]:
         seen = cut.seen
         seen[current] = True
         flagged = seen.nonzero()[0]
@@ -406,9 +408,6 @@ def _walk_class_levels(
         above += kinds
         current = cut.flat[above]
         found.append(current)
-    else:
-        if stop == classes.deep and classes.tail_parent and current.max() > width:
-            found.append(_class_tail(classes, current, cut))
     if not cut.holds():
         return None
     alive = np.zeros(classes.size + 1, dtype=bool)
@@ -428,8 +427,8 @@ class _Cut:
     each), as *offsets*: state ``s`` is ``(s + 2) * width``, so that a level is one
     gather, ``flat[offsets of the parents + classes]``. Row 0 is all ``UNREAD``, row 1 the
     dead state's (all ``width``: dead stays dead). ``known`` holds the offsets of the rows
-    read (and the dead state's), ``rows`` by offset the rows the Python tail has listed,
-    ``seen`` a flag an offset (a level's distinct states: all False between levels)."""
+    read (and the dead state's), ``seen`` a flag an offset (a level's distinct states: all
+    False between levels)."""
 
     def __init__(self, table: Callable[[np.ndarray], np.ndarray], byte_class: np.ndarray):
         self.table = table
@@ -439,7 +438,6 @@ class _Cut:
         self.flat[width : 2 * width] = width
         self.seen = np.zeros(len(self.flat), dtype=bool)  # all False between levels
         self.known = {width}
-        self.rows: dict[int, list[int]] = {width: [width] * width}
         self.byte_class = byte_class
         self.done: list[np.ndarray] = []  # the states whose rows were read
 
@@ -452,11 +450,8 @@ class _Cut:
             grown = np.full((len(full) + 1) * width, UNREAD, dtype=np.intp)
             grown[: len(self.flat)] = self.flat
             self.flat, self.seen = grown, np.zeros(len(grown), dtype=bool)
-        at = todo + 2
-        cut = full[todo[:, None], self.reps]
-        cut += 2
-        cut *= width
-        self.flat.reshape(-1, width)[at] = cut
+        at = todo + 2  # two takes, then the offsets: ~half a 2-D gather's CPU
+        self.flat.reshape(-1, width)[at] = (full.take(todo, 0).take(self.reps, 1) + 2) * width
         self.known.update((at * width).tolist())
         self.done.append(todo)
 
@@ -466,32 +461,6 @@ class _Cut:
         if not self.done:
             return True
         return _alike(self.table(_NONE)[np.concatenate(self.done)], self.byte_class)
-
-    def listed(self, offsets: set[int]) -> None:
-        """Put the rows at ``offsets`` in ``rows`` as lists, reading those not read yet."""
-        unread = [offset // self.width - 2 for offset in offsets if offset not in self.known]
-        if unread:
-            self.read(np.array(unread, dtype=np.intp))
-        for offset in offsets:
-            self.rows[offset] = self.flat[offset : offset + self.width].tolist()
-
-
-def _class_tail(classes: ClassTrie, current: np.ndarray, cut: _Cut) -> np.ndarray:
-    """The offsets of the nodes below level ``classes.deep`` (``classwalk.NARROW``),
-    from ``current``, those of the nodes at that level: level by level, a list lookup a
-    node, the rows a level needs read together (``_Cut.listed``)."""
-    known = current.tolist()
-    rows, at = cut.rows, 0
-    parents, kinds = classes.tail_parent, classes.tail_kind
-    for size in np.diff(classes.level_starts)[classes.deep + 1 :].tolist():
-        above = [known[p] for p in parents[at : at + size]]
-        missing = {offset for offset in above if offset not in rows}
-        if missing:
-            cut.listed(missing)
-        level = zip(above, kinds[at : at + size], strict=True)
-        known += [rows[offset][kind] for offset, kind in level]
-        at += size
-    return np.array(known[len(current) :], dtype=np.intp)
 
 
 def _class_tokens(classes: ClassTrie, alive: np.ndarray) -> np.ndarray:
