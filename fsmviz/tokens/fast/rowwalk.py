@@ -53,7 +53,7 @@ from fsmviz.tokens.fast.packwalk import (
 )
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
-__all__ = ["Chains", "RowWalker", "main_classes", "small_row", "walk_row", "walk_tokens"]
+__all__ = ["Chains", "RowWalker", "majority_classes", "small_row", "walk_row", "walk_tokens"]
 
 WIDE = 64
 """Levels of fewer pairs are walked without looking for whole subtrees: the test would
@@ -341,22 +341,24 @@ class RowWalker:
         return found
 
     def _guess_chain(self, state: int, byte: int) -> None:
-        """The main classes (``main_classes``) and the bytes read (``_reads_of``) of the
-        states ``byte`` leads through from ``state``, in one round where there are
-        ``GUESSED`` or more not yet known: likely the chain's next (``[^,\\n]{1,20}``: 20
-        states)."""
+        """The main classes (``majority_classes``: where ``byte``'s target takes most bytes)
+        and the bytes read (``_reads_of``) of the states ``byte`` leads through from
+        ``state``, in one round where there are ``GUESSED`` or more not yet known: likely
+        the chain's next (``[^,\\n]{1,20}``: 20 states)."""
         table, path = self.byte_dfa.table, {}
         while state >= 0 and state not in self._mains and state not in path:
             path[state] = None
             if len(path) > int(self.trie.height[0]):
                 break
             state = int(table[state, byte])
-        if len(path) < GUESSED or len(path) * len(table) > MAIN_ROUND:
-            return  # a few asked alone cost as much; or too many targets to count at once
+        if len(path) < GUESSED:
+            return  # a few asked alone cost as much
         path = list(path)
-        reads = np.packbits(table[path] >= 0, axis=1, bitorder="little")
-        for at, main, bits in zip(path, main_classes(table, path), reads, strict=True):
-            self._mains[at] = main
+        rows = table[path]
+        reads = np.packbits(rows >= 0, axis=1, bitorder="little")
+        for at, main, bits in zip(path, majority_classes(rows, byte), reads, strict=True):
+            if main is not None:
+                self._mains[at] = main
             self._reads.setdefault(at, int.from_bytes(bits.tobytes(), "little"))
 
     def wide(self, state: int) -> bool:
@@ -446,37 +448,30 @@ def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
     return words
 
 
-GUESSED = 4
+GUESSED = 3
 """``RowWalker._guess_chain`` makes the main classes of at least this many states at once
-(one round costs as much as ~3 states asked one by one)."""
-MAIN_ROUND = 1 << 16
-"""``RowWalker._guess_chain`` counts targets (``main_classes``) in one array of at most
-this many (its states times the DFA's); past it, the chain asks state by state."""
+(one round costs about as much as two states asked one by one)."""
 
 
-def main_classes(table: np.ndarray, states: list[int]) -> list[tuple[int, int]]:
-    """``Chains.main_class`` of each of ``states`` (the bytes leading to the target most
-    bytes lead to, the lowest on a tie, as an int of 256 bits, and that target; 0 and -1
-    for a state reading no byte), their targets counted in one ``bincount`` over every
-    row at once (each row's offset by its place times the number of states).
+def majority_classes(rows: np.ndarray, byte: int) -> list[tuple[int, int] | None]:
+    """``Chains.main_class`` of each row of ``rows`` (a state's targets, -1 for none) where
+    the target of ``byte`` takes more than half of the bytes read, and is so the one most
+    bytes lead to (the bytes leading there as an int of 256 bits, and that target); None
+    for a row where it does not (``[^,\\n]``'s rows: 126 of 179, the rest lead bytes of
+    UTF-8 into other states). A few numpy rounds for all the rows, where counting each
+    row's targets (``np.bincount``) cost ~10 µs a row.
 
-    >>> table = np.array([[1, 1, 2, -1], [1, 2, 2, 0], [-1, -1, -1, -1]])
-    >>> main_classes(table, [0, 1, 2])  # 0: bytes 0, 1 to 1; 1: bytes 1, 2 to 2
-    [(3, 1), (6, 2), (0, -1)]
+    >>> rows = np.array([[1, 1, 2, -1], [2, 1, 1, 0], [-1, -1, 3, 3]])
+    >>> majority_classes(rows, 0)  # 0: bytes 0, 1 to 1; 1: 2 of 4 is no majority; 2: -1
+    [(3, 1), None, None]
     """
-    rows = table[states]
-    live = rows >= 0
-    counts = np.bincount(
-        (rows + np.arange(len(states))[:, None] * len(table))[live],
-        minlength=len(states) * len(table),
-    ).reshape(len(states), len(table))
-    targets = counts.argmax(axis=1)
-    bits = np.packbits(rows == targets[:, None], axis=1, bitorder="little")
+    targets = rows[:, byte]
+    same = rows == targets[:, None]
+    most = (targets >= 0) & (2 * same.sum(axis=1) > (rows >= 0).sum(axis=1))
+    bits = np.packbits(same, axis=1, bitorder="little")
     return [
-        (int.from_bytes(row.tobytes(), "little"), target) if any_live else (0, -1)
-        for row, target, any_live in zip(
-            bits, targets.tolist(), live.any(axis=1).tolist(), strict=True
-        )
+        (int.from_bytes(row.tobytes(), "little"), target) if taken else None
+        for row, target, taken in zip(bits, targets.tolist(), most.tolist(), strict=True)
     ]
 
 
