@@ -176,7 +176,12 @@ def test_b2_far_down_the_page_a_row_click_keeps_the_window(ran: Page) -> None:
     assert ran.evaluate("scrollY") == before
 
 
-def test_b3_steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
+SHADOW_160 = re.compile(r"shadow run(: up to 160 tokens, about|… \d+ of at most 160 tokens)")
+"""The status while a 160-token run's shadow run is announced or streams (never a former
+run's "… the shadow run was skipped")."""
+
+
+def steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
     # Without the chat template the model continues the raw prompt; this one it continues for
     # about a hundred tokens (a fenced number, then code), long enough to step through while
     # the shadow run streams. ("Give a phone number" it ended after about twenty: under a
@@ -186,7 +191,8 @@ def test_b3_steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
     app.click("#run")
     expect(app.locator("#stop")).to_be_visible()
     expect(app.locator("#run")).to_be_enabled()  # Generate stays on: it would start over
-    expect(app.locator("#status")).to_contain_text("shadow run", timeout=RUN_TIMEOUT)
+    # this run's shadow run (the page's former run may have one in its status)
+    expect(app.locator("#status")).to_contain_text(SHADOW_160, timeout=RUN_TIMEOUT)
     rows = table_rows(app)
     assert len(rows) >= 8
     assert app.get_attribute("#step input[type=range]", "max") == str(len(rows) - 1)
@@ -211,7 +217,10 @@ def test_b3_a_long_run_streams_row_by_row_fits_a_phone_and_stop_keeps_what_it_wr
 ) -> None:
     """One long run, stepped through what once took four page loads and four runs (B3's
     Stop, the streamed drawing, the phone's buttons, issue 30's stopped run stays usable);
-    then Generate during a run (issue 30) on the same page."""
+    then, on the same page (two page loads fewer), Generate during a run (issue 30), a run
+    whose shadow run is announced and skipped (issue 30), and B3's steps chosen while
+    another one streams. The long run comes first: its checks read the streamed rows and
+    drawing, which a former run's would stand for until its first frame."""
     # A frame costs the page what changed: the drawing comes with the run's first frame
     # only (Gradio's next value of it would drop the mark set here), and each step's row
     # brings its lights, which the page applies (static/app.js lightLive).
@@ -252,6 +261,8 @@ def test_b3_a_long_run_streams_row_by_row_fits_a_phone_and_stop_keeps_what_it_wr
     assert lit_step(app) == "1"
     expect(app.locator("#allowed-tokens .allowed-view[data-step='1']")).to_have_count(1)
     generate_during_a_run_starts_the_new_run(app)
+    generate_stays_available_and_the_shadow_run_is_announced_and_skippable(app)
+    steps_can_be_chosen_while_the_shadow_run_streams(app)
 
 
 # from test_e2e.py, on ``ran`` (once a page and a 16-token run of their own, ``ran16``)
@@ -396,10 +407,11 @@ def test_b7_zoom_is_kept_across_redraws(ran: Page) -> None:
     assert ran.eval_on_selector("#dfa .dfa-scroll", zoom) == "1"
 
 
-def test_a_small_drawing_is_shown_whole_until_the_visitor_zooms(browser, app_url: str) -> None:
+def a_small_drawing_is_shown_whole_until_the_visitor_zooms(page: Page) -> None:
     """The e-mail DFA is a little wider than its box at 1440 px: shown whole (start arrow,
     title and every state inside the box), not scrolled to its current state. On a phone
-    it would shrink below 70 %: graphviz's size, following the current state."""
+    it would shrink below 70 %: graphviz's size, following the current state. (``page``:
+    at the phone's size, after the phone layout's run.)"""
     nodes_inside = """() => {
         const b = document.querySelector('#dfa .dfa-scroll').getBoundingClientRect();
         return [...document.querySelectorAll('#dfa svg .node')].every(n => {
@@ -410,25 +422,18 @@ def test_a_small_drawing_is_shown_whole_until_the_visitor_zooms(browser, app_url
     # one page for both screens (a page load fewer): the phone first, then the desktop,
     # each with a run of its own, whose first frame brings the drawing sized for the screen;
     # the visitor's zoom comes last (it wins from then on)
-    context = browser.new_context(viewport=PHONE_VIEW)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(UI_TIMEOUT)
-        open_app(page, app_url + "/")
-        box = page.locator("#dfa .dfa-scroll")
-        run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
-        expect(box).not_to_have_class(re.compile(r"\bfit\b"))
-        assert not page.evaluate(nodes_inside)
-        assert page.locator("#dfa svg .node.current").count() == 1
-        page.set_viewport_size({"width": 1440, "height": 1000})
-        run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
-        expect(box).to_have_class(re.compile(r"\bfit\b"))
-        assert page.evaluate(nodes_inside)
-        page.click("#dfa [data-zoom=in]")  # the visitor's zoom wins from now on
-        expect(box).not_to_have_class(re.compile(r"\bfit\b"))
-        assert not page.evaluate(nodes_inside)
-    finally:
-        context.close()
+    box = page.locator("#dfa .dfa-scroll")
+    run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
+    expect(box).not_to_have_class(re.compile(r"\bfit\b"))
+    assert not page.evaluate(nodes_inside)
+    assert page.locator("#dfa svg .node.current").count() == 1
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    run(page, EMAIL, EMAIL_PROMPT, max_tokens=4)
+    expect(box).to_have_class(re.compile(r"\bfit\b"))
+    assert page.evaluate(nodes_inside)
+    page.click("#dfa [data-zoom=in]")  # the visitor's zoom wins from now on
+    expect(box).not_to_have_class(re.compile(r"\bfit\b"))
+    assert not page.evaluate(nodes_inside)
 
 
 def test_b8_the_chart_reads_well(ran: Page) -> None:
@@ -453,7 +458,7 @@ def test_b8_the_chart_reads_well(ran: Page) -> None:
 # (B9, an empty pattern: on ``fresh``, below)
 
 
-# B9's "Done: 1 token in" (singular): test_e2e.test_a_one_token_run_finishes_without_an_error
+# B9's "Done: 1 token in" (singular): test_e2e.a_one_token_run_finishes_without_an_error
 # makes the same one-token phone run and checks it.
 
 
@@ -510,7 +515,7 @@ def test_the_link_follows_edits_and_restores_the_run(ran: Page) -> None:
     link = ran.get_attribute("#copy-link", "data-url")
     assert link and parse_qs(urlparse(link).query)["step"] == ["2"]
     # the copied link is the address bar's, which restores the run at its step (opened in
-    # a page of its own by test_e2e's test_permalink_round_trip: a page load and a run
+    # a page of its own by test_e2e's permalink_round_trip: a page load and a run
     # fewer here)
     assert link == ran.url
     # an edit changes the link at once, before any run
@@ -609,6 +614,8 @@ def box(page: Page, selector: str) -> dict:
 def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_steps(
     browser, app_url: str
 ) -> None:
+    """The phone's layout on a fresh load and after a run; then, on the same page (a page
+    load fewer), a small drawing shown whole until the visitor zooms."""
     phone = browser.new_page(viewport=PHONE_VIEW)
     try:
         phone.set_default_timeout(UI_TIMEOUT)
@@ -648,6 +655,7 @@ def test_a_phone_shows_inputs_then_the_dfa_full_width_then_output_doctor_chart_s
         choose(phone, 3)
         shifted = phone.eval_on_selector(".gradio-container", "e => e.scrollLeft")
         assert shifted == 0 and box(phone, "#intro")["left"] > 0
+        a_small_drawing_is_shown_whole_until_the_visitor_zooms(phone)
     finally:
         phone.close()
 
@@ -690,11 +698,13 @@ def comparison(page: Page) -> dict[str, object]:
     )
 
 
-def test_apply_and_run_a_suggested_pattern_compares_before_and_after(app: Page) -> None:
-    """From a fresh page: the email pattern's doctor suggests bounding a repeat before any
-    run. Apply & run first runs the pattern as it is (the "before"), then the suggestion."""
+def apply_and_run_a_suggested_pattern_compares_before_and_after(app: Page) -> None:
+    """The email pattern's doctor suggests bounding a repeat before any run of it. Apply &
+    run first runs the pattern as it is (the "before"), then the suggestion. (After issue
+    30's new-pattern checks, on their page: the page's run is of another pattern.)"""
     loaded(app)
     set_inputs(app, EMAIL, EMAIL_PROMPT, max_tokens=8, chat=False)
+    expect(app.locator("#diagnosis")).to_contain_text("unbounded repeat")  # EMAIL's doctor
     button = app.locator("#diagnosis .apply").first
     expect(button).to_have_text("Apply & run")
     suggestion = json.loads(button.get_attribute("data-fix") or "")["regex"]
@@ -721,7 +731,7 @@ def test_apply_and_run_a_suggested_pattern_compares_before_and_after(app: Page) 
 # (a stale step card after an edit: issue 30's new-pattern test, on its page)
 
 
-def test_apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> None:
+def apply_and_run_the_chat_template_keeps_the_run_as_before(app: Page) -> None:
     """A capital letter then lower case, after a prompt that ends mid-sentence: in
     completion mode the model wants ` Paris` (with a space), which the pattern forbids.
     The doctor's fix is a setting, the chat template on; the run already there is the
@@ -890,9 +900,10 @@ def test_i30_the_allowed_set_shows_at_once_and_its_search_keeps_filtering(steppe
     allowed.locator(".allowed-filter").fill("")
 
 
-def test_i30_generate_stays_available_and_the_shadow_run_is_announced_and_skippable(
-    app: Page,
-) -> None:
+def generate_stays_available_and_the_shadow_run_is_announced_and_skippable(app: Page) -> None:
+    """Issue 30, after Generate during a run (the long run's scenario: a page load fewer);
+    the run's status and Stop's label are checked as this run's (a 160-token budget, Stop
+    shown), never the former run's."""
     # the phone number ends in ~8 tokens; the free shadow run continues this raw prompt for
     # about a hundred tokens (a chat answer could end before the skip was clicked: test b3)
     set_inputs(app, PHONE, "Here is a list of one hundred phone numbers:", max_tokens=160,
@@ -901,9 +912,10 @@ def test_i30_generate_stays_available_and_the_shadow_run_is_announced_and_skippa
     expect(app.locator("#status")).to_contain_text(re.compile(r"Starting|of at most 160 tokens"))
     expect(app.locator("#run")).to_be_enabled()
     # the constrained run over: the shadow run's cost said, with a way to skip it
-    expect(app.locator("#stop")).to_have_text("Skip shadow run", timeout=RUN_TIMEOUT)
-    shadow = re.compile(r"shadow run(: up to 160 tokens, about|… \d+ of at most 160 tokens)")
-    expect(app.locator("#status")).to_contain_text(shadow)
+    expect(app.locator("#stop >> visible=true")).to_have_text(
+        "Skip shadow run", timeout=RUN_TIMEOUT
+    )
+    expect(app.locator("#status")).to_contain_text(SHADOW_160)
     app.click("#stop")
     skipped = re.compile(r"^\s*Done: .* shadow run was skipped")
     expect(app.locator("#status")).to_contain_text(skipped)
@@ -932,7 +944,18 @@ def generate_during_a_run_starts_the_new_run(app: Page) -> None:
     assert len(table_rows(app)) == n
 
 
-def test_i30_a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app: Page) -> None:
+def test_i30_a_new_pattern_clears_the_old_run_then_apply_and_run_compares_before_and_after(
+    app: Page,
+) -> None:
+    """Three scenarios on one page (once a page load each): issue 30's new pattern (first:
+    it reads the fresh page's examples menu), then Apply & run of a suggested pattern, then
+    of the chat template; each sets every input it runs with."""
+    a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app)
+    apply_and_run_a_suggested_pattern_compares_before_and_after(app)
+    apply_and_run_the_chat_template_keeps_the_run_as_before(app)
+
+
+def a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app: Page) -> None:
     menu = app.locator("#examples input")
     expect(menu).to_have_value(re.compile(r"^email — "))  # the example loaded is named
     run(app, PHONE, PHONE_PROMPT, max_tokens=8)
