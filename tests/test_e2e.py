@@ -278,7 +278,18 @@ def assert_nothing_injected(page: Page) -> None:
 # on its page after that run, ``ran``: a page load and a run fewer)
 
 
-def test_a_one_token_run_finishes_without_an_error(app: Page) -> None:
+def test_payloads_a_one_token_run_bad_patterns_and_the_permalink_on_one_page(
+    app: Page, dialogs: list[str]
+) -> None:
+    """Three scenarios on one page (once a page load each): payloads stay text, a one-token
+    run and bad patterns after it, the link's round trip; each sets every input it runs
+    with, and no dialog may fire in any."""
+    payloads_in_the_regex_and_prompt_stay_text(app, dialogs)
+    a_one_token_run_finishes_without_an_error(app)
+    permalink_round_trip(app, dialogs)
+
+
+def a_one_token_run_finishes_without_an_error(app: Page) -> None:
     # One step leaves the Step slider a single position (0..0), which Gradio refuses.
     n = run(app, PHONE, PHONE_PROMPT, max_tokens=1)
     assert n == 1
@@ -316,7 +327,7 @@ def a_bad_pattern_is_explained_and_the_app_keeps_working(app: Page) -> None:
         assert regex.fullmatch(r"[0-9]{2}", output_text(app))
 
 
-def test_payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str]) -> None:
+def payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str]) -> None:
     # Several payloads to an edit (an edit costs the page ~1 s of CPU; one per payload and
     # form made nine): each is still checked to stay text.
     literals = [regex.escape(payload, special_only=True) for payload in XSS]
@@ -361,7 +372,7 @@ def test_payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str
     assert dialogs == []
 
 
-def test_permalink_round_trip(app: Page, dialogs: list[str]) -> None:
+def permalink_round_trip(app: Page, dialogs: list[str]) -> None:
     pattern, prompt = r"[0-9]{2}-[a-z]{2}", "Code & name: <x>"
     run(app, pattern, prompt, max_tokens=10)
     query = parse_qs(urlparse(app.url).query)
