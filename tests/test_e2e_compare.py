@@ -18,10 +18,22 @@ from test_e2e import app_url, browser_type_launch_args  # noqa: E402, F401  (sam
 RUN_TIMEOUT = 400_000
 
 
-def test_compare_runs_every_way_and_draws_the_curves(page: Page, app_url: str) -> None:  # noqa: F811
+def test_decoding_options_then_compare_then_learn_s_moby_dick_on_one_page(
+    page: Page,
+    app_url: str,  # noqa: F811
+) -> None:
+    """Three views' checks on one page (once a page load each): the Generate tab's decoding
+    options, then the Compare tab, then Learn's toy example; each view keeps its own inputs."""
+    from test_e2e import open_app
+
     page.set_default_timeout(60_000)
-    page.goto(app_url + "/")
-    expect(page.locator("body[data-restored=yes]")).to_have_count(1)
+    open_app(page, app_url + "/")
+    the_decoding_options_reach_the_run_and_the_steps_table(page)
+    compare_runs_every_way_and_draws_the_curves(page)
+    learn_offers_moby_dick_on_the_zip_model(page)
+
+
+def compare_runs_every_way_and_draws_the_curves(page: Page) -> None:
     page.get_by_role("tab", name="Compare").click()
     expect(page.locator("#compare")).to_contain_text("Press Compare")
     page.fill("#compare-regex textarea", r"[0-9]+\.[0-9]+")
@@ -40,11 +52,9 @@ def test_compare_runs_every_way_and_draws_the_curves(page: Page, app_url: str) -
     expect(page.locator("#compare-chart .scatterlayer .trace")).to_have_count(3)
 
 
-def test_the_decoding_options_reach_the_run_and_the_steps_table(page: Page, app_url: str) -> None:  # noqa: F811
-    from test_e2e import click_and_wait, open_app, set_inputs
+def the_decoding_options_reach_the_run_and_the_steps_table(page: Page) -> None:
+    from test_e2e import click_and_wait, set_inputs
 
-    page.set_default_timeout(60_000)
-    open_app(page, app_url + "/")
     set_inputs(page, "[a-z]", "Write the word banana in lowercase.", 8, True)
     page.get_by_text("Decoding: samplers, stop rule, overshoot").click()
     page.locator("#overshoot input[type=checkbox]").set_checked(True)
@@ -58,10 +68,7 @@ def test_the_decoding_options_reach_the_run_and_the_steps_table(page: Page, app_
     expect(page.locator("#status")).to_contain_text("its rest was cut (overshoot)")
 
 
-def test_learn_offers_moby_dick_on_the_zip_model(page: Page, app_url: str) -> None:  # noqa: F811
-    page.set_default_timeout(60_000)
-    page.goto(app_url + "/")
-    expect(page.locator("body[data-restored=yes]")).to_have_count(1)
+def learn_offers_moby_dick_on_the_zip_model(page: Page) -> None:
     page.get_by_role("tab", name="Learn").click()
     learn = page
     learn.get_by_text("5. Toy vocabularies").click()
