@@ -81,8 +81,8 @@ def first_bitmask_ms(pattern: str, vocab: Vocabulary, ids: list[int]) -> tuple[f
     """(median, max) ms of ``bitmask(state)`` the first time each state on the path is
     asked, on a fresh index (a pattern string no cache has seen): what a caller that
     masks through ``bitmask`` pays at a state it has not met. The max includes what the
-    index makes once, at its first state that needs it (its padded table, a row walk's
-    class trie). The vocabulary's kept frontiers (``PackedVocab.forget``) are dropped
+    index makes once, at its first state that needs it (a chain's main classes, a row
+    walk's class trie). The vocabulary's kept frontiers (``PackedVocab.forget``) are dropped
     first: the other columns walked the same pattern. CPU time of this thread: on the
     shared machine a wall clock measures the neighbours."""
     packed_vocab(trie_of(vocab), len(vocab)).forget()
