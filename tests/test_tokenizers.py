@@ -9,6 +9,9 @@ the naive oracle along a walk, and regex, schema and grammar runs on a tiny rand
 that vocabulary stop only where the text is accepted. Each family's tokenizer, vocabulary,
 DAWG, llguidance tokenizer and model are built once per session (``tests/vocabs.py``) and
 shared by its tests; most of this file's time is those, seconds per 128k-262k vocabulary.
+So a family's tests are one xdist group (``by_family``), run on one worker, one after
+another: dealt alone, a family's tests met both workers, and each worker built its
+tokenizer, vocabulary and trie again (Gemma 4's: ~5 CPU-s, then ~3 for its trie).
 The whole-family sweeps (three walks of six steps, 2,000 sampled tokens, every family) are
 ``bench/family_bench.py``'s, with the costs by family (``make bench BENCH=families``).
 """
@@ -18,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 import regex
@@ -32,6 +37,16 @@ pytestmark = pytest.mark.slow
 
 FAMILIES = vocabs.FAMILIES
 SENTENCEPIECE = vocabs.SENTENCEPIECE
+
+
+def family_group(family: str) -> pytest.MarkDecorator:
+    """The xdist group of ``family``'s tests (``make test`` deals groups whole)."""
+    return pytest.mark.xdist_group(f"test_tokenizers.py:{family}")
+
+
+def by_family(families: Iterable[str]) -> list[Any]:
+    """``families`` as parameters, each in its family's group."""
+    return [pytest.param(family, marks=family_group(family)) for family in families]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -56,7 +71,7 @@ KNOWN_SPLITS = {("llama-bpe", "Cửa Việt")}
 101,798). The same bytes, split otherwise: a merge the conversion does not apply."""
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", by_family(FAMILIES))
 def test_the_tokenizer_is_llama_cpps_and_its_ids_spell_the_text_in_fsmvizs_bytes(family) -> None:
     """The tokenizer encodes llama.cpp's test texts to llama.cpp's ids; and the bytes fsmviz
     reads for those ids are the text: byte fallback (``<0xF0>`` ``<0x9F>`` ... for an
@@ -77,7 +92,7 @@ def test_the_tokenizer_is_llama_cpps_and_its_ids_spell_the_text_in_fsmvizs_bytes
     assert set(wrong) == known, f"{len(wrong)} of {len(cases)} differ from llama.cpp: {wrong}"
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", by_family(FAMILIES))
 def test_sampled_tokens_bytes_are_what_the_tokenizer_decodes_them_to(family) -> None:
     """Each sampled token after a word, decoded by the tokenizer itself: the text it adds is
     fsmviz's bytes for it (tokens that are part of a UTF-8 character are checked in pairs
@@ -108,7 +123,7 @@ CONTROL = {  # family: (control tokens by name, how many of the ``[PAD...]`` slo
 }
 
 
-@pytest.mark.parametrize("family", CONTROL)
+@pytest.mark.parametrize("family", by_family(CONTROL))
 def test_control_tokens_are_never_text(family) -> None:
     """Phi-3's ``</s>`` (an added token not called special) and its ``[PAD32011]``... (ordinary
     pieces of the GGUF), Qwen2's 290 ``[PADnnn]`` slots, Gemma 4's ``<|tool_call>``: control
@@ -125,6 +140,7 @@ def test_control_tokens_are_never_text(family) -> None:
     assert {vocab.token_bytes(i) for i in allowed} >= {b"<", b"|", b">"}
 
 
+@family_group("llama-spm")
 def test_an_added_token_spelled_as_text_stays_text() -> None:
     """``<tool_call>`` (Qwen2.5 adds it, not special) is text its model writes; ``[PAD7]``
     and ``<|tool_call>`` (Gemma 4) are control tokens however they were added."""
@@ -146,7 +162,7 @@ def test_an_added_token_spelled_as_text_stays_text() -> None:
 WALK = r'\{"name": "[^"]{0,6}", "city": "(Köln|München)"\}'
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", by_family(FAMILIES))
 def test_the_index_is_exact_against_the_naive_oracle_along_a_walk(family) -> None:
     """One walk of a pattern with quotes, braces and non-ASCII letters (``ö``, ``ü``: whole
     tokens in some vocabularies, byte pieces in others), three steps (the naive oracle asks
@@ -163,7 +179,7 @@ def test_the_index_is_exact_against_the_naive_oracle_along_a_walk(family) -> Non
 CITY = compile_grammar('root ::= "Die Stadt " ("München" | "Köln")')
 
 
-@pytest.mark.parametrize("family", SENTENCEPIECE)
+@pytest.mark.parametrize("family", by_family(SENTENCEPIECE))
 def test_text_ahead_is_tokenized_as_written_mid_text(family) -> None:
     """``Die Stadt `` after other text: ``Die ▁Stadt ▁``, not ``▁Die ▁Stadt ▁`` (a space the
     text does not have), for fast-forward and for llguidance's forced text alike."""
@@ -177,7 +193,7 @@ def test_text_ahead_is_tokenized_as_written_mid_text(family) -> None:
     assert spelled(vocab, matcher.forced()) == b"Die Stadt"  # the space: " München"/" Köln"
 
 
-@pytest.mark.parametrize("family", SENTENCEPIECE)
+@pytest.mark.parametrize("family", by_family(SENTENCEPIECE))
 def test_a_grammar_run_writes_forced_text_on_sentencepiece(family) -> None:
     model = vocabs.tiny_model(family)
     trace = generate(model, CITY, "Where?", max_tokens=12, temperature=1.0)
@@ -247,7 +263,7 @@ def replays(trace, model, constraint) -> None:
         assert step.allowed_count == len(allowed), (i, step.allowed_count, len(allowed))
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", by_family(FAMILIES))
 def test_regex_schema_and_grammar_runs_stop_only_where_the_text_is_accepted(family) -> None:
     model = vocabs.tiny_model(family)
     if family == "llama-bpe":  # the conversion adds <|endoftext|> past the model's logits
@@ -280,7 +296,7 @@ TURN_ENDS = {  # family: (the token that ends a turn in its chat template, the t
 }
 
 
-@pytest.mark.parametrize("family", TURN_ENDS)
+@pytest.mark.parametrize("family", by_family(TURN_ENDS))
 def test_a_run_ends_with_the_token_that_ends_a_turn_not_the_tokenizer_s_eos(family) -> None:
     """The generation config lists both ends (as Phi-3's, Qwen2's and Gemma's do); the chat
     template writes only the end of a turn, so ``load_model``'s vocabulary ends runs with
@@ -323,6 +339,7 @@ LLAMA3_TEMPLATE = (  # Meta-Llama-3-8B-Instruct's own chat template (its GGUF he
 )
 
 
+@family_group("llama-bpe")
 def test_llama_3_ends_a_turn_with_eot_id_and_its_extra_token_is_never_written() -> None:
     """Llama 3 instruct: the tokenizer's EOS is ``<|end_of_text|>``, the generation config
     stops on it and on ``<|eot_id|>``, and the template writes ``<|eot_id|>`` after a reply:
@@ -349,7 +366,7 @@ def test_llama_3_ends_a_turn_with_eot_id_and_its_extra_token_is_never_written() 
     assert past == "<|endoftext|>"
 
 
-@pytest.mark.parametrize("family", ["gemma-4", "llama-spm"])
+@pytest.mark.parametrize("family", by_family(["gemma-4", "llama-spm"]))
 def test_a_first_set_walked_from_the_root_of_the_class_trie_is_the_index_s(
     family, monkeypatch
 ) -> None:
