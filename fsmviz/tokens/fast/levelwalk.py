@@ -390,7 +390,7 @@ def _walk_class_levels(
     width = cut.width
     current = np.full(int(starts[depth + 1] - starts[depth]), width, dtype=np.intp)
     current[top - starts[depth]] = (states + 2) * width
-    if not np.array_equal(current[top - starts[depth]], (states + 2) * width):
+    if len(top) > 1 and not np.array_equal(current[top - starts[depth]], (states + 2) * width):
         return None
     found = [current]
     for parents, kinds, _ in classes.levels[depth:]:
@@ -428,31 +428,41 @@ class _Cut:
     gather, ``flat[offsets of the parents + classes]``. Row 0 is all ``UNREAD``, row 1 the
     dead state's (all ``width``: dead stays dead). ``known`` holds the offsets of the rows
     read (and the dead state's), ``seen`` a flag an offset (a level's distinct states: all
-    False between levels)."""
+    False between levels), ``offset_of`` each state's offset (its last entry, read for
+    -1, the dead state's), ``full`` the table as last made."""
 
     def __init__(self, table: Callable[[np.ndarray], np.ndarray], byte_class: np.ndarray):
         self.table = table
         self.reps, self.spread = _representatives(byte_class)
-        self.width = width = len(self.reps)
-        self.flat = np.full((len(table(_NONE)) + 1) * width, UNREAD, dtype=np.intp)
-        self.flat[width : 2 * width] = width
-        self.seen = np.zeros(len(self.flat), dtype=bool)  # all False between levels
-        self.known = {width}
+        self.width = len(self.reps)
         self.byte_class = byte_class
+        self.known = {self.width}
         self.done: list[np.ndarray] = []  # the states whose rows were read
+        self.full = table(_NONE)
+        self.flat = np.zeros(0, dtype=np.intp)
+        self._grow()
+
+    def _grow(self) -> None:
+        """Size ``flat``, ``seen`` and ``offset_of`` to ``full``'s rows (the table grows
+        when full: 64 rows, then 256), keeping the rows cut so far."""
+        width, rows = self.width, len(self.full)
+        grown = np.full((rows + 1) * width, UNREAD, dtype=np.intp)
+        grown[: len(self.flat)] = self.flat
+        grown[width : 2 * width] = width
+        self.flat, self.seen = grown, np.zeros(len(grown), dtype=bool)
+        self.offset_of = np.arange(2, rows + 3, dtype=np.intp) * width
+        self.offset_of[-1] = width
 
     def read(self, todo: np.ndarray) -> None:
         """Make the rows of the states ``todo`` (distinct, not read yet) and cut them
-        (``holds`` checks them, once for the whole walk)."""
-        width = self.width
-        full = self.table(todo)
-        if (len(full) + 1) * width > len(self.flat):  # the table grew: so does the cut
-            grown = np.full((len(full) + 1) * width, UNREAD, dtype=np.intp)
-            grown[: len(self.flat)] = self.flat
-            self.flat, self.seen = grown, np.zeros(len(grown), dtype=bool)
-        at = todo + 2  # two takes, then the offsets: ~half a 2-D gather's CPU
-        self.flat.reshape(-1, width)[at] = (full.take(todo, 0).take(self.reps, 1) + 2) * width
-        self.known.update((at * width).tolist())
+        (``holds`` checks them, once for the whole walk): three takes (~half a 2-D gather
+        and its arithmetic)."""
+        self.full = self.table(todo)
+        if len(self.full) + 1 > len(self.offset_of):
+            self._grow()
+        cut = self.offset_of.take(self.full.take(todo, 0).take(self.reps, 1))
+        self.flat.reshape(-1, self.width)[todo + 2] = cut
+        self.known.update(self.offset_of.take(todo).tolist())
         self.done.append(todo)
 
     def holds(self) -> bool:
@@ -460,7 +470,7 @@ class _Cut:
         byte leads (else the walk read wrong columns: the classes were a guess)."""
         if not self.done:
             return True
-        return _alike(self.table(_NONE)[np.concatenate(self.done)], self.byte_class)
+        return _alike(self.full[np.concatenate(self.done)], self.byte_class)
 
 
 def _class_tokens(classes: ClassTrie, alive: np.ndarray) -> np.ndarray:
@@ -476,9 +486,11 @@ def _class_tokens(classes: ClassTrie, alive: np.ndarray) -> np.ndarray:
     ids = _ids(len(classes.token_node))
     count = int(sizes.sum())
     if count * FEW_DEAD <= len(ids):
-        cuts = np.sort(classes.node_tokens[runs(bounds[dead], sizes)]).tolist()
-        after = [0, *(cut + 1 for cut in cuts)]
-        return np.concatenate([ids[lo:hi] for lo, hi in zip(after, [*cuts, len(ids)], strict=True)])
+        cuts = np.sort(classes.node_tokens[runs(bounds[dead], sizes)])
+        lows, highs = np.zeros(len(cuts) + 1, np.intp), np.full(len(cuts) + 1, len(ids))
+        lows[1:], highs[:-1] = cuts + 1, cuts  # the runs between the dead ids
+        pairs = zip(lows.tolist(), highs.tolist(), strict=True)
+        return np.concatenate([ids[lo:hi] for lo, hi in pairs])
     if count * 4 < len(ids):
         allowed = np.ones(len(ids), dtype=bool)
         allowed[classes.node_tokens[runs(bounds[dead], sizes)]] = False
