@@ -404,7 +404,9 @@ class _Construction:
 class _Walked:
     """Step 1 of the build and the alphabet (the positions, who follows whom, the classes
     each accepts), with the CPU seconds they took (``spent``) of the construction's budget;
-    ``subsets`` does step 2 into a ``_Construction``."""
+    ``subsets`` does step 2 into a ``_Construction``. The positions of each class
+    (``class_masks``) are gathered when first asked: ``_surely_fits`` needs none, and a
+    schema's first allowed set waits on it (a step of Python per position)."""
 
     core: str
     clock: _Clock
@@ -414,9 +416,10 @@ class _Walked:
     first: int
     last: int
     classes: list[CharClass]
-    class_masks: list[int]
+    class_sets: list[tuple[int, ...]]  # class -> the distinct sets accepting it
     position_classes: list[int]
     mentioned: frozenset[str]
+    set_ids: list[int]  # position -> its distinct set
 
     @staticmethod
     def of(pattern: str) -> _Walked:
@@ -425,10 +428,18 @@ class _Walked:
         clock = _Clock.after(MAX_SECONDS, "building")
         positions = _Positions(core, clock)
         nullable, first, last = positions.walk(tree, 0)
-        classes, class_masks, position_classes, mentioned = positions.alphabet()
+        classes, class_sets, position_classes, mentioned, set_ids = positions.alphabet()
         spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
         return _Walked(core, clock, spent, positions, nullable, first, last, classes,
-                       class_masks, position_classes, mentioned)  # fmt: skip
+                       class_sets, position_classes, mentioned, set_ids)  # fmt: skip
+
+    @cached_property
+    def class_masks(self) -> list[int]:
+        """For each class, the bitset of the positions that accept it."""
+        set_positions = [0] * (max(self.set_ids, default=-1) + 1)
+        for p, i in enumerate(self.set_ids):
+            set_positions[i] |= 1 << p
+        return [reduce(or_, (set_positions[i] for i in sets), 0) for sets in self.class_sets]
 
     def subsets(self, clock: _Clock) -> _Construction:
         """Step 2 on ``clock``: the subset construction."""
@@ -470,7 +481,7 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
     False
     """
     limit = DEFER_EDGES if limit is None else limit
-    follow, masks, classes_of = walked.positions.follow, walked.class_masks, walked.position_classes
+    follow, classes_of = walked.positions.follow, walked.position_classes
     pending = [walked.first, *follow]  # the positions next after the start, after each {q}
     sets_seen: set[int] = set()
     counted: dict[int, int] = {}  # a set of positions next -> its moves (copies share them)
@@ -500,7 +511,7 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
             parts = _class_parts(accepted, [classes_of[p] for p in set_bits(reachable)])
             moves = len(parts)
             for part in parts:
-                target = reachable & masks[(part & -part).bit_length() - 1]
+                target = _accepting(reachable, part & -part, classes_of)
                 if target & (target - 1) and target not in sets_seen:  # several positions
                     sets_seen.add(target)
                     pending.append(reduce(or_, (follow[p] for p in set_bits(target)), 0))
@@ -509,6 +520,16 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
         if edges > limit or work > 4 * limit or len(sets_seen) > most_sets:
             return False
     return edges <= limit
+
+
+def _accepting(positions: int, classes: int, classes_of: list[int]) -> int:
+    """Those of ``positions`` that accept one of ``classes`` (``classes_of``: each
+    position's classes).
+
+    >>> bin(_accepting(0b111, 0b10, [0b01, 0b11, 0b10]))
+    '0b110'
+    """
+    return sum(1 << p for p in set_bits(positions) if classes_of[p] & classes)
 
 
 def _class_parts(accepted: int, accepts: Iterable[int]) -> list[int]:
@@ -873,10 +894,13 @@ class _Positions:
             copies.append((nullable, first << shift, last << shift))
         return copies, chained
 
-    def alphabet(self) -> tuple[list[CharClass], list[int], list[int], frozenset[str]]:
+    def alphabet(
+        self,
+    ) -> tuple[list[CharClass], list[tuple[int, ...]], list[int], frozenset[str], list[int]]:
         """Split characters into classes the pattern never tells apart: the classes, for
-        each class the bitset of positions that accept it, for each position the bitset of
-        classes it accepts, and the characters the pattern mentions.
+        each class the distinct character sets that accept it, for each position the bitset
+        of classes it accepts, the characters the pattern mentions, and for each position
+        its distinct set (numbered in the order first met).
 
         A character's *signature* is the set of distinct character sets that accept it;
         characters with equal signatures form a class. A character listed by one set only
@@ -885,9 +909,7 @@ class _Positions:
         looked at one by one."""
         distinct = list(dict.fromkeys(self.sets))
         index = {cs: i for i, cs in enumerate(distinct)}
-        set_positions = [0] * len(distinct)
-        for p, cs in enumerate(self.sets):
-            set_positions[index[cs]] |= 1 << p
+        set_ids = [index[cs] for cs in self.sets]
         seen: set[str] = set()
         shared: set[str] = set()  # characters listed by two sets or more
         for chars, _ in distinct:
@@ -910,7 +932,7 @@ class _Positions:
             by_sets.setdefault(others.symmetric_difference(sets), set()).add(char)
         groups.update((sig, frozenset(chars)) for sig, chars in by_sets.items())
         classes: list[CharClass] = []
-        masks: list[int] = []
+        class_sets: list[tuple[int, ...]] = []
 
         def first_char(sig: frozenset[int]) -> tuple[str, bool]:  # a stable drawing order
             return min(groups.get(sig, "\U0010ffff")), sig not in groups
@@ -919,15 +941,13 @@ class _Positions:
         for sig in sorted(set(groups) | {others}, key=first_char):
             if not sig:
                 continue  # no position accepts these characters: they never move the DFA
-            mask = 0
             for i in sig:
-                mask |= set_positions[i]
                 set_classes[i] |= 1 << len(classes)
             self.clock.check()
             classes.append(CharClass(groups.get(sig, frozenset()), sig == others))
-            masks.append(mask)
-        position_classes = [set_classes[index[cs]] for cs in self.sets]
-        return classes, masks, position_classes, mentioned
+            class_sets.append(tuple(sig))
+        position_classes = [set_classes[i] for i in set_ids]
+        return classes, class_sets, position_classes, mentioned, set_ids
 
 
 def set_bits(mask: int) -> Iterator[int]:
