@@ -100,14 +100,16 @@ def first_set_main() -> list[tuple[str, ...]]:
     untimed) is collected before each try: left young, it was collected inside the timed
     schema, 9-30 ms CPU of the ~45 measured before that.
 
-    Measured (issue 48 point 3, CPU ms, one process, load ~12, where 27-32 ms was measured
-    the session before): ~13-20 ms from text to first set, of which the DFA check ~5.7 (the
-    walk ~3.5, the alphabet ~0.7, the count of the subsets' edges ~1.5: the subsets
-    themselves, ~7-11, wait for the run's index where that count is sure,
-    ``dfa._surely_fits``), the regex parse ~2.5 (once a run), ``load_schema`` ~1,
-    outlines-core's regex ~0.7, the first set ~2. What is left for the 5 ms target: the
-    walk (positions and follow links), the parse and the count, each a pass in Python over
-    the regex's ~1,200 positions."""
+    Measured (issue 48 point 3, CPU ms, one process, load 5-9): 10.5 ms from text to first
+    set beside llguidance's 3.6. The DFA check ~4.5 with its parse (the parse ~1.5, the walk
+    ~1.8, the alphabet ~0.5, the count of the subsets' edges ~0.9: ``dfa._surely_fits``
+    counts each distinct set of positions next once; the class masks and the subsets wait
+    for the run's index), the first set ~4.3 with its parse (~2 without: the tree is read
+    again for its classes, ``regex_terms.survey``), ``load_schema`` ~0.9, outlines-core's
+    regex ~0.7, the rest of ``compile_schema`` ~1.5 (its other passes over the schema:
+    costs ~0.4, refs, ``stricter``, ``unenforced``). What is left for the 5 ms target: a
+    sure bound read from the syntax tree (a repeat's copies counted once, not walked) that
+    spares the walk before the first set, the parse, and the schema's passes."""
     import llguidance
     import llguidance.numpy
 
