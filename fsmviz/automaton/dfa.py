@@ -428,7 +428,7 @@ class _Walked:
         clock = _Clock.after(MAX_SECONDS, "building")
         positions = _Positions(core, clock)
         nullable, first, last = positions.walk(tree, 0)
-        classes, class_sets, position_classes, mentioned, set_ids = positions.alphabet()
+        classes, class_sets, position_classes, mentioned, set_ids = _alphabet(positions)
         spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
         return _Walked(core, clock, spent, positions, nullable, first, last, classes,
                        class_sets, position_classes, mentioned, set_ids)  # fmt: skip
@@ -894,60 +894,61 @@ class _Positions:
             copies.append((nullable, first << shift, last << shift))
         return copies, chained
 
-    def alphabet(
-        self,
-    ) -> tuple[list[CharClass], list[tuple[int, ...]], list[int], frozenset[str], list[int]]:
-        """Split characters into classes the pattern never tells apart: the classes, for
-        each class the distinct character sets that accept it, for each position the bitset
-        of classes it accepts, the characters the pattern mentions, and for each position
-        its distinct set (numbered in the order first met).
 
-        A character's *signature* is the set of distinct character sets that accept it;
-        characters with equal signatures form a class. A character listed by one set only
-        (nearly all of a wide class like ``[一-龥]``) has that set's signature, so those are
-        grouped with whole-set operations; only characters listed by several sets are
-        looked at one by one."""
-        distinct = list(dict.fromkeys(self.sets))
-        index = {cs: i for i, cs in enumerate(distinct)}
-        set_ids = [index[cs] for cs in self.sets]
-        seen: set[str] = set()
-        shared: set[str] = set()  # characters listed by two sets or more
-        for chars, _ in distinct:
-            shared |= seen & chars
-            seen |= chars
-        mentioned = frozenset(seen)
-        # A negated set accepts exactly the characters it does not list, so a character's
-        # signature is the sets listing it, flipped for the negated ones.
-        others = frozenset(i for i, (_, negated) in enumerate(distinct) if negated)
-        groups: dict[frozenset[int], frozenset[str]] = {}  # signature -> its characters
-        listed_in: dict[str, list[int]] = {}  # shared character -> the sets listing it
-        for i, (chars, _) in enumerate(distinct):
-            if only_here := chars - shared:
-                groups[others.symmetric_difference((i,))] = only_here
-            for char in chars & shared:
-                listed_in.setdefault(char, []).append(i)
-            self.clock.check()
-        by_sets: dict[frozenset[int], set[str]] = {}
-        for char, sets in listed_in.items():
-            by_sets.setdefault(others.symmetric_difference(sets), set()).add(char)
-        groups.update((sig, frozenset(chars)) for sig, chars in by_sets.items())
-        classes: list[CharClass] = []
-        class_sets: list[tuple[int, ...]] = []
+def _alphabet(
+    positions: _Positions,
+) -> tuple[list[CharClass], list[tuple[int, ...]], list[int], frozenset[str], list[int]]:
+    """Split characters into classes the pattern of ``positions`` never tells apart: the
+    classes, for each class the distinct character sets that accept it, for each position
+    the bitset of classes it accepts, the characters the pattern mentions, and for each
+    position its distinct set (numbered in the order first met).
 
-        def first_char(sig: frozenset[int]) -> tuple[str, bool]:  # a stable drawing order
-            return min(groups.get(sig, "\U0010ffff")), sig not in groups
+    A character's *signature* is the set of distinct character sets that accept it;
+    characters with equal signatures form a class. A character listed by one set only
+    (nearly all of a wide class like ``[一-龥]``) has that set's signature, so those are
+    grouped with whole-set operations; only characters listed by several sets are
+    looked at one by one."""
+    distinct = list(dict.fromkeys(positions.sets))
+    index = {cs: i for i, cs in enumerate(distinct)}
+    set_ids = [index[cs] for cs in positions.sets]
+    seen: set[str] = set()
+    shared: set[str] = set()  # characters listed by two sets or more
+    for chars, _ in distinct:
+        shared |= seen & chars
+        seen |= chars
+    mentioned = frozenset(seen)
+    # A negated set accepts exactly the characters it does not list, so a character's
+    # signature is the sets listing it, flipped for the negated ones.
+    others = frozenset(i for i, (_, negated) in enumerate(distinct) if negated)
+    groups: dict[frozenset[int], frozenset[str]] = {}  # signature -> its characters
+    listed_in: dict[str, list[int]] = {}  # shared character -> the sets listing it
+    for i, (chars, _) in enumerate(distinct):
+        if only_here := chars - shared:
+            groups[others.symmetric_difference((i,))] = only_here
+        for char in chars & shared:
+            listed_in.setdefault(char, []).append(i)
+        positions.clock.check()
+    by_sets: dict[frozenset[int], set[str]] = {}
+    for char, sets in listed_in.items():
+        by_sets.setdefault(others.symmetric_difference(sets), set()).add(char)
+    groups.update((sig, frozenset(chars)) for sig, chars in by_sets.items())
+    classes: list[CharClass] = []
+    class_sets: list[tuple[int, ...]] = []
 
-        set_classes = [0] * len(distinct)  # distinct set -> the classes it accepts
-        for sig in sorted(set(groups) | {others}, key=first_char):
-            if not sig:
-                continue  # no position accepts these characters: they never move the DFA
-            for i in sig:
-                set_classes[i] |= 1 << len(classes)
-            self.clock.check()
-            classes.append(CharClass(groups.get(sig, frozenset()), sig == others))
-            class_sets.append(tuple(sig))
-        position_classes = [set_classes[i] for i in set_ids]
-        return classes, class_sets, position_classes, mentioned, set_ids
+    def first_char(sig: frozenset[int]) -> tuple[str, bool]:  # a stable drawing order
+        return min(groups.get(sig, "\U0010ffff")), sig not in groups
+
+    set_classes = [0] * len(distinct)  # distinct set -> the classes it accepts
+    for sig in sorted(set(groups) | {others}, key=first_char):
+        if not sig:
+            continue  # no position accepts these characters: they never move the DFA
+        for i in sig:
+            set_classes[i] |= 1 << len(classes)
+        positions.clock.check()
+        classes.append(CharClass(groups.get(sig, frozenset()), sig == others))
+        class_sets.append(tuple(sig))
+    position_classes = [set_classes[i] for i in set_ids]
+    return classes, class_sets, position_classes, mentioned, set_ids
 
 
 def set_bits(mask: int) -> Iterator[int]:

@@ -364,11 +364,6 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     by_length[trie.sorted_lengths, trie.sorted_ids] = True
     shorter = _packbits(np.logical_or.accumulate(by_length, axis=0))
     above, lead, above_tail, utf8, parent, lead2, above_tail2 = _paths(trie)
-    bad_ids = np.zeros((len(_UTF8), size), dtype=bool)
-    for kind, states in enumerate(utf8):  # the nodes each kind refuses, and their own tokens
-        bad = np.flatnonzero(states == _UTF8_DEAD)
-        own = trie.token_start[bad + 1] - trie.token_start[bad]
-        bad_ids[kind, trie.token_ids[runs(trie.token_start[bad], own)]] = True
     order = np.argsort(trie.byte[1:], kind="stable") + 1
     byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
     present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
@@ -402,9 +397,21 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         padded_start=np.concatenate([[0], np.cumsum(trie.sorted_lengths + 1)[:-1]]),
         lengths=trie.sorted_lengths.astype(np.int64),
         utf8_above=utf8[:, parent[order]],
-        utf8_bad=_packbits(bad_ids),
+        utf8_bad=_packbits(_utf8_refused(trie, utf8, size)),
         root_child=_root_children(trie),
     )
+
+
+def _utf8_refused(trie: VocabTrie, utf8: np.ndarray, size: int) -> np.ndarray:
+    """For each kind of UTF-8 a loop may read (a row of ``utf8``: the kind's state after
+    each trie node's bytes), the tokens it refuses: those of the nodes it finds dead (a
+    dead node's children are dead too, so every token through one)."""
+    bad_ids = np.zeros((len(_UTF8), size), dtype=bool)
+    for kind, states in enumerate(utf8):  # the nodes each kind refuses, and their own tokens
+        bad = np.flatnonzero(states == _UTF8_DEAD)
+        own = trie.token_start[bad + 1] - trie.token_start[bad]
+        bad_ids[kind, trie.token_ids[runs(trie.token_start[bad], own)]] = True
+    return bad_ids
 
 
 @dataclass(frozen=True)

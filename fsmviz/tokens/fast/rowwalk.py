@@ -261,10 +261,7 @@ class RowWalker:
         ``small_row`` would walk (the ``"`` before a string: 21,000 tokens; its failed try
         cost more than the chain's words)."""
         if self._root_span is None:
-            trie, first = self.trie, int(self.trie.first_child[0])
-            kids = np.arange(first, first + int(trie.num_children[0]))
-            self._root_span = np.zeros(256, dtype=np.int64)
-            self._root_span[trie.byte[kids]] = trie.span_size[kids]
+            self._root_span = _root_spans(self.trie)
         spans = self._root_span
         return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state)[1])
 
@@ -328,16 +325,10 @@ class RowWalker:
         (``_guess_chain``: ~10 µs a state asked one by one, 0.2 ms for a CSV field's 20)."""
         found = self._mains.get(state)
         if found is None:
-            row = self.byte_dfa.table[state]
-            live = row[row >= 0]
-            if not len(live):
-                found = self._mains[state] = 0, -1
-                return found
-            # the lowest target on a tie, as Chains.main_class
-            target = int(np.bincount(live).argmax())
-            bits = int.from_bytes(np.packbits(row == target, bitorder="little").tobytes(), "little")
-            found = self._mains[state] = bits, target
-            self._guess_chain(target, (bits & -bits).bit_length() - 1)
+            found = self._mains[state] = _row_main_class(self.byte_dfa.table[state])
+            bits, target = found
+            if target >= 0:
+                self._guess_chain(target, (bits & -bits).bit_length() - 1)
         return found
 
     def _guess_chain(self, state: int, byte: int) -> None:
@@ -427,6 +418,26 @@ class RowWalker:
                     ClassTable.of(self.byte_dfa.table, columns),
                 )
         return self._classes
+
+
+def _root_spans(trie: VocabTrie) -> np.ndarray:
+    """How many tokens lie below each first byte (0 where none begins with it)."""
+    first = int(trie.first_child[0])
+    kids = np.arange(first, first + int(trie.num_children[0]))
+    spans = np.zeros(256, dtype=np.int64)
+    spans[trie.byte[kids]] = trie.span_size[kids]
+    return spans
+
+
+def _row_main_class(row: np.ndarray) -> tuple[int, int]:
+    """``Chains.main_class`` from a state's row alone: the bytes (an int of 256 bits) that
+    lead to the target most bytes lead to, the lowest target on a tie as there, and that
+    target; ``(0, -1)`` for a state that reads nothing."""
+    live = row[row >= 0]
+    if not len(live):
+        return 0, -1
+    target = int(np.bincount(live).argmax())
+    return int.from_bytes(np.packbits(row == target, bitorder="little").tobytes(), "little"), target
 
 
 def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
