@@ -114,7 +114,9 @@ seconds: the run's timeline, to see where a worker waits). Wall time means littl
 shared machine; CPU seconds add up (the suite's total over two cores is about its quiet
 wall time). The session's last test also carries the session's teardown: Chromium's
 processes end there unreaped by this one (their time is lost, so its Chromium cell goes
-negative by all that went before); sum the Chromium column over the other rows instead."""
+negative by all that went before); sum the Chromium column over the other rows instead.
+A last row, in its "other" cell, holds the vLLM server the run started
+(``FSMVIZ_VLLM_EARLY``): its start and every request, which no test's row counts."""
 
 
 def _cpu_by_kind() -> dict[str, float]:
@@ -258,8 +260,31 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     server = config.stash.get(_EARLY, None)
     if server is not None:
+        if os.environ.get(CPU_LOG) and server.process is not None:
+            _log_server_cpu(os.environ[CPU_LOG], server.process.pid)
         server.stop()
         Path(os.environ.pop("FSMVIZ_VLLM_STATUS", "")).unlink(missing_ok=True)
+
+
+def _log_server_cpu(path: str, pid: int) -> None:
+    """One ``CPU_LOG`` row for the vLLM server the run started (its start, and every request
+    of the tests, in all of its processes): no test's row counts it."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    total = 0.0
+    for process in tree:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    with open(path, "a") as log:
+        log.write(f"(the vLLM server started with the run)\t0\t0\t0\t0\t{total:.2f}\n")
 
 
 def _early_server(url: str, status: Path) -> str:
