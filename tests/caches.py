@@ -33,15 +33,19 @@ KEPT = {  # module: its caches of what was read from a vocabulary, a tokenizer o
 ``clear_caches()`` (a test may pay more, never see a warm cache it did not expect)."""
 
 
-def _kept() -> set[int]:
-    """The ids of the kept caches and memoized functions (an ``OwnedCache``'s inner one)."""
-    kept = set()
+def _kept_caches() -> Iterator[object]:
+    """The kept caches and memoized functions (an ``OwnedCache``'s inner cache) the engine
+    still has."""
     for module, names in KEPT.items():
         for name in names:
             found = getattr(module, name, None)
             if found is not None:
-                kept.add(id(getattr(found, "_cache", found)))
-    return kept
+                yield getattr(found, "_cache", found)
+
+
+def _kept() -> set[int]:
+    """The ids of ``_kept_caches()``."""
+    return {id(found) for found in _kept_caches()}
 
 
 def clear_pattern_caches() -> None:
@@ -61,13 +65,11 @@ def kept_through_clear() -> Iterator[None]:
     memoized functions' results cannot be): a test of ``clear_caches()`` itself need not
     leave the next test on its worker to read the model and the vocabulary's trie again
     (~1.2 CPU-s for the model alone)."""
-    held = []
-    for module, names in KEPT.items():
-        for name in names:
-            found = getattr(module, name, None)
-            found = getattr(found, "_cache", found)  # an OwnedCache's inner one
-            if isinstance(found, cache.BoundedCache):
-                held.append((found, list(found._items.items())))  # looks inside on purpose
+    held = [
+        (found, list(found._items.items()))  # looks inside on purpose
+        for found in _kept_caches()
+        if isinstance(found, cache.BoundedCache)
+    ]
     try:
         yield
     finally:
