@@ -52,6 +52,25 @@ def test_packed_masks_are_the_plain_rows(bundled_vocab, pattern):
     assert unrowed or pattern in FALLING_BACK, "no state's mask came from its chain"
 
 
+NARROW = (
+    r'\{"id": [0-9a-f]{4}, "n": (0|-?[1-9][0-9]{0,5}), "ok": (true|false), '
+    r'"tag": [A-Za-z_][A-Za-z0-9_]{0,6}, "c": [a-z0-9]{2}\}'
+)  # keys (1 byte), digits (11), hex digits (16), 36 bytes, a name (53, 64)
+
+
+def test_narrow_masks_are_the_plain_rows(bundled_vocab):
+    """The masks of narrow states (a schema's keys, digits, hex digits, the bytes of a name),
+    walked in plain Python over their targets read one by one (``rowwalk._steps_of``) and
+    packed into a buffer (``rowwalk._packed_ids``), are the plain pair walk's rows packed,
+    bit for bit, at every state: a fresh index, no row made."""
+    index = build_index(NARROW + "()" * 9, bundled_vocab)
+    reads = (index.byte_dfa.table >= 0).sum(axis=1)
+    assert {1, 11, 16, 36, 53} <= set(reads.tolist())  # each kind of narrow state is met
+    for state in range(index.byte_dfa.num_states):
+        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+    assert not index._rows  # none of them made a row: each came from the walks for masks
+
+
 @pytest.mark.slow
 def test_next_state_without_a_row_is_the_rows_target(bundled_vocab):
     index = build_index(PATTERNS[0] + "()" * 8, bundled_vocab)

@@ -132,6 +132,7 @@ class PackedVocab:
     utf8_bad: np.ndarray  # [kind, words]: the tokens each ``_UTF8`` kind refuses, read
     # from between characters (a token cut inside a character is fine), packed
     root_child: np.ndarray  # [256]: the root's child of each byte (-1: none)
+    root_span: list[int]  # by byte, how many tokens begin with it
     _leaving: dict = field(default_factory=dict, repr=False)  # ``leaving``'s answers, kept
 
     def forget(self) -> None:
@@ -367,6 +368,7 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     order = np.argsort(trie.byte[1:], kind="stable") + 1
     byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
     present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
+    root_child = _root_children(trie)
     padded = np.full(len(data) + len(trie.sorted_lengths), 256, dtype=np.int64)
     padded[
         np.arange(len(data)) + np.repeat(np.arange(len(trie.sorted_lengths)), trie.sorted_lengths)
@@ -398,7 +400,8 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         lengths=trie.sorted_lengths.astype(np.int64),
         utf8_above=utf8[:, parent[order]],
         utf8_bad=_packbits(_utf8_refused(trie, utf8, size)),
-        root_child=_root_children(trie),
+        root_child=root_child,
+        root_span=np.where(root_child >= 0, trie.span_size[root_child], 0).tolist(),
     )
 
 

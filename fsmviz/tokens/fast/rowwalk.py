@@ -30,6 +30,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from functools import cached_property
+from struct import Struct
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from fsmviz.tokens.fast.classwalk import (
 )
 from fsmviz.tokens.fast.packwalk import (
     Chain,
+    PackedVocab,
     chain_of,
     chain_words,
     closed_words,
@@ -218,7 +220,7 @@ class RowWalker:
         self._mains: dict[int, tuple[int, int]] = {}
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
         self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
-        self._root_span: np.ndarray | None = None  # tokens below each first byte
+        self._read_blocks: dict[int, np.ndarray] = {}  # of ``_reads_of``: by ``READ_BLOCK``
         self._closed: dict[int, np.ndarray | None] = {}  # ``packwalk.closed_words``'s words
 
     def packed(self, state: int) -> np.ndarray | None:
@@ -231,9 +233,9 @@ class RowWalker:
         if self._closed.get(state) is not None:  # a set of states alike, met before
             return self._closed[state]
         if not self.wide(state) and not self._opens_wide(state):  # a key, a digit: small
-            found = small_row(self.trie.lists, self._steps, state)
+            found = _small_walk(self.trie.lists, self._steps, state)
             if found is not None:
-                return _packed_ids(found[0], self.num_ids)
+                return _packed_ids([token for token, _ in found], self.num_ids)
         chain = self._chain(state)
         if chain is not None and self._looks_closed(chain):  # ``.*a``: not its frontier
             found = self._closed_words(state)
@@ -242,9 +244,8 @@ class RowWalker:
         if chain is None and self.tried_small(state):
             # its first byte, then the chains of the states after it (a space, a name)
             chain = Chain((state,), 0, False, self._reads_of(state))
-        vocab = packed_vocab(self.trie, self.num_ids)
         found = None if chain is None else chain_words(
-            vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
+            self._vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
             self._utf8_loop,
         )  # fmt: skip
         if found is None and self.wide(state):  # a set of states alike (``.*``-led)?
@@ -260,9 +261,7 @@ class RowWalker:
         """Whether ``state`` reads a byte into a wide state below which lie more tokens than
         ``small_row`` would walk (the ``"`` before a string: 21,000 tokens; its failed try
         cost more than the chain's words)."""
-        if self._root_span is None:
-            self._root_span = _root_spans(self.trie)
-        spans = self._root_span
+        spans = self._vocab.root_span
         return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state)[1])
 
     def _looks_closed(self, chain: Chain) -> bool:
@@ -282,19 +281,22 @@ class RowWalker:
                 return False
         return True
 
+    @cached_property
+    def _vocab(self) -> PackedVocab:
+        """The trie's ``PackedVocab`` (``packed_vocab``), looked up once."""
+        return packed_vocab(self.trie, self.num_ids)
+
     def _within(self, allowed: int, skip: int) -> np.ndarray:
         """``PackedVocab.inside``, kept by its arguments."""
         found = self._inside.get((allowed, skip))
         if found is None:
-            vocab = packed_vocab(self.trie, self.num_ids)
-            found = self._inside[allowed, skip] = vocab.inside(allowed, skip)
+            found = self._inside[allowed, skip] = self._vocab.inside(allowed, skip)
         return found
 
     def _closed_words(self, state: int) -> np.ndarray | None:
         """``packwalk.closed_words``'s words of ``state``, kept for every state of its set."""
         if state not in self._closed:
-            vocab = packed_vocab(self.trie, self.num_ids)
-            found = closed_words(vocab, self.byte_dfa.table, state)
+            found = closed_words(self._vocab, self.byte_dfa.table, state)
             self._closed[state] = None
             if found is not None:
                 words = found[1].view(np.int32)
@@ -367,11 +369,14 @@ class RowWalker:
         return Chains(self.byte_dfa.table, int(self.trie.height[0]))
 
     def _reads_of(self, state: int) -> int:
-        """The bytes ``state`` reads, as an int of 256 bits."""
+        """The bytes ``state`` reads, as an int of 256 bits (packed by ``READ_BLOCK``)."""
         found = self._reads.get(state)
         if found is None:
-            edges = np.packbits(self.byte_dfa.table[state] >= 0, bitorder="little")
-            found = self._reads[state] = int.from_bytes(edges.tobytes(), "little")
+            block, at = divmod(state, READ_BLOCK)
+            if block not in self._read_blocks:
+                self._read_blocks[block] = _block_reads(self.byte_dfa.table, block)
+            found = int.from_bytes(self._read_blocks[block][at].tobytes(), "little")
+            self._reads[state] = found
         return found
 
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -395,11 +400,8 @@ class RowWalker:
         ``steps``)."""
         found = self._edges.get(state)
         if found is None:
-            row = self.byte_dfa.table[state]
-            live = np.flatnonzero(row >= 0).tolist()
-            row = row.tolist()
-            edges = [(b, row[b]) for b in live] if len(live) < SMALL_EDGES else None
-            found = self._edges[state] = (row, edges, len(live))
+            found = _steps_of(self.byte_dfa.table[state], self._reads_of(state))
+            self._edges[state] = found
         return found
 
     def classes(self) -> tuple[ClassTrie, ClassTable]:
@@ -420,15 +422,6 @@ class RowWalker:
         return self._classes
 
 
-def _root_spans(trie: VocabTrie) -> np.ndarray:
-    """How many tokens lie below each first byte (0 where none begins with it)."""
-    first = int(trie.first_child[0])
-    kids = np.arange(first, first + int(trie.num_children[0]))
-    spans = np.zeros(256, dtype=np.int64)
-    spans[trie.byte[kids]] = trie.span_size[kids]
-    return spans
-
-
 def _row_main_class(row: np.ndarray) -> tuple[int, int]:
     """``Chains.main_class`` from a state's row alone: the bytes (an int of 256 bits) that
     lead to the target most bytes lead to, the lowest target on a tie as there, and that
@@ -440,16 +433,18 @@ def _row_main_class(row: np.ndarray) -> tuple[int, int]:
     return int.from_bytes(np.packbits(row == target, bitorder="little").tobytes(), "little"), target
 
 
-def _packed_ids(tokens: np.ndarray, num_ids: int) -> np.ndarray:
+def _packed_ids(tokens: list[int], num_ids: int) -> np.ndarray:
     """Token ids as read-only int32 words (``index.packed``'s layout); a few (a schema
-    key's row) ORed in word by word, in Python."""
+    key's row) ORed in word by word, in Python, into a buffer (a numpy assignment from
+    lists cost ~5 µs)."""
     if len(tokens) <= 32:
         found: dict[int, int] = {}
-        for token in tokens.tolist():
+        for token in tokens:
             found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
-        words = np.zeros(-(-num_ids // 32), dtype="<u4")
-        words[list(found)] = list(found.values())
-        words = words.view(np.int32)
+        buffer = bytearray(4 * -(-num_ids // 32))
+        for word, bits in found.items():
+            _WORD.pack_into(buffer, 4 * word, bits)
+        words = np.frombuffer(buffer, dtype=np.int32)
         words.flags.writeable = False
         return words
     bits = np.zeros(-(-num_ids // 32) * 32, dtype=bool)
@@ -501,6 +496,15 @@ for a CSV row) walks every state: a narrow state's row costs a few small rounds 
 where the byte trie's chains walk a quoted string's tokens deep pair by pair (1-2 ms)."""
 
 
+FEW_EDGES = 16
+"""A state reading at most this many bytes lists its row for ``small_row`` from its targets
+read one by one (~0.1 µs each) rather than from its whole row as a list (~3 µs)."""
+READ_BLOCK = 64
+"""``RowWalker._reads_of`` packs the bytes read of this many states at once (~8 µs), where a
+row packed alone cost ~4 µs, most of it numpy's calls."""
+_WORD = Struct("=I")  # one packed word, as ``_packed_ids`` writes it
+
+
 SMALL_WORK = 256
 """A narrow state's row is first walked in plain Python (``small_row``), giving up past this
 many steps (a pair visited or a child looked up): a schema key's or a digit's row visits a
@@ -511,6 +515,28 @@ handful of pairs (median 5 along the benchmark's paths), where a numpy round a l
 Steps = tuple[list[int], list[tuple[int, int]] | None, int]
 """A state's row as a list, its (byte, target) edges (None for a wide state), how many
 (``RowWalker._steps``, ``small_row``)."""
+
+
+def _block_reads(table: np.ndarray, block: int) -> np.ndarray:
+    """The bytes read by the states of ``block`` (``READ_BLOCK`` of them), as packed bits:
+    32 bytes a state, bit ``b`` for byte ``b``."""
+    rows = table[block * READ_BLOCK : (block + 1) * READ_BLOCK]
+    return np.packbits(rows >= 0, axis=1, bitorder="little")
+
+
+def _steps_of(row: np.ndarray, reads: int) -> Steps:
+    """``RowWalker._steps`` of a state: its ``row`` of the table and the bytes it reads
+    (256 bits)."""
+    count = reads.bit_count()
+    if count <= FEW_EDGES:
+        edges = [(b, row.item(b)) for b in set_bits(reads)]
+        targets = [-1] * 256
+        for b, target in edges:
+            targets[b] = target
+        return targets, edges, count
+    targets = row.tolist()
+    edges = [(b, targets[b]) for b in set_bits(reads)] if count < SMALL_EDGES else None
+    return targets, edges, count
 
 
 def small_row(
@@ -536,6 +562,19 @@ def small_row(
     >>> [a.tolist() for a in small_row(index.trie.lists, steps, 0)]  # "1", "12"
     [[0, 1], [1, 1]]
     """
+    found = _small_walk(trie, steps, state)
+    if found is None:
+        return None
+    found.sort()
+    tokens = np.array([token for token, _ in found], dtype=np.int32)
+    return tokens, np.array([target for _, target in found], dtype=np.int32)
+
+
+def _small_walk(
+    trie: TrieLists, steps: Callable[[int], Steps], state: int
+) -> list[tuple[int, int]] | None:
+    """``small_row``'s walk: the (token, target) pairs of ``state`` in the walk's order, or
+    None past ``SMALL_WORK`` steps (``RowWalker.packed`` wants the tokens alone)."""
     first_child, num_children, byte = trie.first_child, trie.num_children, trie.byte
     token_start, token_ids = trie.token_start, trie.token_ids
     found: list[tuple[int, int]] = []
@@ -559,9 +598,7 @@ def small_row(
             c = bisect_left(byte, b, lo, hi)
             if c < hi and byte[c] == b:
                 stack.append((c, target))
-    found.sort()
-    tokens = np.array([token for token, _ in found], dtype=np.int32)
-    return tokens, np.array([target for _, target in found], dtype=np.int32)
+    return found
 
 
 def walk_row(
