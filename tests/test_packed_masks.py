@@ -145,18 +145,22 @@ UTF8_BYTES = (
 )
 
 
+BUT_ONE = ('"[^"é]*"', '"[^"\u20ac]*"', '"[^"\U0001f600]*"')  # any character but one
+
+
 def test_utf8_loops_on_a_toy_vocabulary():
     """A loop reading any character (``[^"]``) or any but the C1 controls (a JSON string's)
     takes its tokens as UTF-8 (``packwalk.utf8_loop``): every bit as the plain walk's, on
     cut, stray, overlong, surrogate and C1 bytes; a loop of some non-ASCII characters
-    (``[a-zé]``) is not taken so and still agrees."""
+    (``[a-zé]``) or of any character but one (``[^"é]``: a state inside a character that
+    reads fewer bytes than UTF-8's) is not taken so and still agrees."""
     from fsmviz import Vocabulary
 
     singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
     table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
     kinds = {}
-    for pattern in ('"[^"]*"', JSON_STRINGS, '[a-z]+="[^"\n]*"', '"[a-zé ]*"'):
+    for pattern in ('"[^"]*"', JSON_STRINGS, '[a-z]+="[^"\n]*"', '"[a-zé ]*"', *BUT_ONE):
         index = build_index(pattern, vocab)
         for state in range(index.byte_dfa.num_states):
             words = index.bitmask(state)
@@ -168,6 +172,7 @@ def test_utf8_loops_on_a_toy_vocabulary():
         JSON_STRINGS: [2],
         '[a-z]+="[^"\n]*"': [0, 1],  # the name's loop reads no UTF-8: 0
         '"[a-zé ]*"': [0],
+        **dict.fromkeys(BUT_ONE, [0]),  # after a lead byte, fewer continuation bytes read
     }
 
 

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from fsmviz.arrays import distinct, runs
+from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import OwnedCache, bounded
 from fsmviz.tokens.trie import VocabTrie
@@ -689,11 +690,12 @@ def _frontier(
     return nodes[alive], states[alive]
 
 
-def utf8_loop(table: np.ndarray, state: int) -> int:
+def utf8_loop(table: np.ndarray, state: int, reads: Callable[[int], int] | None = None) -> int:
     """The kind of UTF-8 (1 + its place in ``_UTF8``) that ``state`` reads back into itself
     from 0x80, as ``[^"]*`` reads any character, reading no other byte from 0x80; 0 for
     none. Walked as pairs (DFA state, automaton state) from ``(state, 0)``: each byte falls
-    off in both or in neither, and a character's end is back at ``state``.
+    off in both or in neither, and a character's end is back at ``state``. ``reads(s)``:
+    the bytes state ``s`` reads (256 bits), kept by the caller; else packed here.
 
     >>> from fsmviz import Vocabulary, build_index
     >>> table = build_index('"[^"]*"', Vocabulary.from_strings(["a"])).byte_dfa.table
@@ -702,29 +704,78 @@ def utf8_loop(table: np.ndarray, state: int) -> int:
     """
     after = int(table[state, 0xC2])  # U+0080 read or not: which kind to check
     kind = 1 if after >= 0 and table[after, 0x80] >= 0 else 2
-    return kind if _reads_as(table, state, _UTF8[kind - 1]) else 0
+    if reads is None:
+        reads = partial(_row_reads, table)
+    return kind if _reads_as(table, state, _KINDS[kind - 1], reads) else 0
 
 
-def _reads_as(table: np.ndarray, state: int, automaton: np.ndarray) -> bool:
-    """Whether ``state`` reads the bytes from 0x80 as ``automaton`` does from its state 0
-    (see ``utf8_loop``): pairs (DFA state, automaton state), ``at << 4 | inner``, a level
-    at a time: the lead bytes, then at most three continuation bytes (the automaton's
-    inner states end a character within three)."""
-    row, goes = table[state, 0x80:], automaton[0, 0x80:]
-    dead = goes == _UTF8_DEAD
-    if not np.array_equal(row < 0, dead):
+def _row_reads(table: np.ndarray, state: int) -> int:
+    """The bytes ``state`` reads, as an int of 256 bits."""
+    return int.from_bytes(np.packbits(table[state] >= 0, bitorder="little").tobytes(), "little")
+
+
+def _reads_as(table: np.ndarray, state: int, kind: _Kind, reads: Callable[[int], int]) -> bool:
+    """Whether ``state`` reads the bytes from 0x80 as ``kind``'s automaton does from its
+    state 0 (see ``utf8_loop``): pairs (DFA state, automaton state) a level at a time, the
+    lead bytes, then at most three continuation bytes (the automaton's inner states end a
+    character within three), in plain Python: a pair's bytes read are its state's
+    ``reads`` (kept), and an inner state's bytes all lead to one automaton state, so only
+    the distinct DFA states they reach are looked at (a string's loop: ~11 pairs, where a
+    numpy round a level cost ~0.1 ms)."""
+    if reads(state) >> 0x80 != kind.leads >> 0x80:
         return False
-    pairs = distinct(row[~dead].astype(np.int64) << 4 | goes[~dead])
+    high = table[state, 0x80:].tolist()
+    pairs = {(high[byte - 0x80], inner) for byte, inner in kind.lead}
     for _ in range(3):
-        if not len(pairs):
+        if not pairs:
             return True
-        rows, goes = table[pairs >> 4], automaton[pairs & 15]
-        dead, back = goes == _UTF8_DEAD, goes == 0
-        if not np.array_equal(rows < 0, dead) or (rows[back] != state).any():
-            return False
-        on = ~dead & ~back
-        pairs = distinct(rows[on].astype(np.int64) << 4 | goes[on])
-    return not len(pairs)
+        after = set()
+        for at, inner in pairs:
+            if reads(at) != kind.live[inner]:
+                return False
+            lo, hi = kind.span[inner]
+            targets, goes = set(table[at, lo:hi].tolist()), kind.goes[inner]
+            if not goes and targets != {state}:
+                return False
+            after |= {(target, goes) for target in targets} if goes else set()
+        pairs = after
+    return not pairs
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """A ``_UTF8`` automaton as ``_reads_as`` reads it: ``lead`` the (byte, inner state) of
+    each byte from 0x80 read between characters, ``leads`` those bytes (256 bits); by inner
+    state, ``live`` the bytes it reads (256 bits), ``span`` them as a range, and ``goes``
+    where they all lead."""
+
+    lead: tuple[tuple[int, int], ...]
+    leads: int
+    live: tuple[int, ...]
+    span: tuple[tuple[int, int], ...]
+    goes: tuple[int, ...]
+
+    @classmethod
+    def of(cls, automaton: np.ndarray) -> _Kind:
+        """Read ``automaton``; an inner state whose bytes are no one range leading to one
+        state is refused (``_reads_as`` could not read it so)."""
+        row = automaton[0].tolist()
+        lead = tuple((b, row[b]) for b in range(0x80, 0x100) if row[b] != _UTF8_DEAD)
+        live, span, goes = [0], [(0, 0)], [0]
+        for inner in range(1, _UTF8_DEAD):
+            read = np.flatnonzero(automaton[inner] != _UTF8_DEAD)
+            lo, hi = (int(read[0]), int(read[-1]) + 1) if len(read) else (0, 0)
+            targets = set(automaton[inner, read].tolist()) or {0}  # {0}: unused (8, C1's)
+            if hi - lo != len(read) or len(targets) != 1:
+                raise ValueError(f"inner state {inner}: not one range to one state")
+            live.append(sum(1 << b for b in range(lo, hi)))
+            span.append((lo, hi))
+            goes.append(targets.pop())
+        leads = sum(1 << b for b, _ in lead)
+        return cls(lead, leads, tuple(live), tuple(span), tuple(goes))
+
+
+_KINDS = tuple(_Kind.of(automaton) for automaton in _UTF8)
 
 
 CLOSED = 64

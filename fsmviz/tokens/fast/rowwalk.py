@@ -308,7 +308,7 @@ class RowWalker:
         """``packwalk.utf8_loop`` of ``state``, kept."""
         found = self._utf8.get(state)
         if found is None:
-            found = self._utf8[state] = utf8_loop(self.byte_dfa.table, state)
+            found = self._utf8[state] = utf8_loop(self.byte_dfa.table, state, self._reads_of)
         return found
 
     def _chain(self, state: int) -> Chain | None:
