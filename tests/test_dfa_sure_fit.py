@@ -2,9 +2,11 @@
 construction's edges from the positions alone (an upper bound), so ``check_buildable``
 can leave the subsets for later. The bound must never be below the edges the
 construction makes (else a schema over the limits would take the regex path), and it
-must be close enough that the bench schemas are told without their subsets."""
+must be close enough that the bench schemas are told without their subsets. The same
+holds of the count on a sketch (``dfa._sketch``: a counted repeat's copies walked as at
+most three, each weighed by the copies it stands for), which tells a schema without its
+whole walk."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from test_dfa import random_pattern
 
 from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
-from fsmviz.automaton.dfa import _Clock, _surely_fits, _Walked
+from fsmviz.automaton.dfa import _Clock, _sketch, _surely_fits, _Walked
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = [  # regex-path bench schemas: enums, optional fields, arrays, nested objects
@@ -37,6 +39,13 @@ PATTERNS = [
     "(.{0,5}x){2}",
     "a[^\\s\\S]b|c",  # a position that accepts nothing
     "",
+    "(a|b)*a(a|b){7}",  # the copies' sets of several: each copy's own (2^8 states)
+    "[a-z]{0,5}[a-c]{0,5}x",  # sets of copies of two repeats: 36 pairs
+    "[a-c]{1,8}[a-z](0|1|2|3|4|5)",  # each copy in a set of several of its own, with [a-z]
+    '"([a-z]|%[0-9a-f]{2}){0,40}"',  # a repeat inside a repeat's copies
+    '(("(a|b)"),){3,9}"(a|b)"',  # an enum in every copy: sets of several in each
+    "(ab|ac){2,6}d",
+    "(x[ab]{3,5}y){4}",
 ]
 
 
@@ -45,12 +54,31 @@ def _edges(walked: _Walked) -> int:
 
 
 def _never_below(pattern: str) -> None:
-    """Told "fits within L" only where the construction makes at most L edges."""
+    """Told "fits within L" only where the construction makes at most L edges, by the
+    whole walk's count or its sketch's."""
     walked = _Walked.of(pattern)
+    sketch = _sketch(pattern)
     edges = _edges(walked)
     for limit in {0, edges // 2, edges - 1, edges, 2 * edges + 8}:
         if limit >= 0 and _surely_fits(walked, limit):
             assert edges <= limit, (pattern, limit, edges)
+        if limit >= 0 and _surely_fits(sketch, limit, sketch.positions.weights):
+            assert edges <= limit, (pattern, limit, edges, "sketch")
+
+
+@pytest.mark.parametrize(
+    "pattern", ['"([a-z]|%[0-9a-f]{2}){0,40}"', "(x[ab]{3,5}y){4}", "[0-9]{4}-[0-9]{2,8}"]
+)
+def test_a_sketch_stands_for_every_position_and_tells_the_exact_count(pattern):
+    """Where no set of several holds a copy, the sketch's weighed count is the whole
+    walk's: told at the construction's own edges (these patterns' bound is exact), not
+    one below."""
+    sketch, edges = _sketch(pattern), _edges(_Walked.of(pattern))
+    assert sketch.positions.scaled  # walked as fewer copies than it has
+    weights = sketch.positions.weights
+    assert sum(weights) == len(_Walked.of(pattern).positions.sets)
+    assert _surely_fits(sketch, edges, weights)
+    assert not _surely_fits(sketch, edges - 1, weights)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -59,7 +87,7 @@ def test_the_bound_is_never_below_the_construction_s_edges(pattern):
 
 
 ATOMS = ("a", "b", "[ab]", "[^a]", ".", '"', "[a-c]")
-SUFFIXES = ("*", "+", "?", "{2}", "{0,3}", "{2,}")
+SUFFIXES = ("*", "+", "?", "{2}", "{0,3}", "{2,}", "{5}", "{1,5}", "{3,6}", "{0,7}")
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
@@ -77,15 +105,17 @@ def test_schemas_are_told_without_their_subsets_and_the_bound_holds(path):
     walked = _Walked.of(compiled.regex)
     if _edges(walked) <= dfa_module.DEFER_EDGES // 2:  # well inside: surely told so
         assert _surely_fits(walked)
-        assert dfa_module._WALKED.peek(compiled.regex) is not None
+        told = dfa_module._TOLD.peek(compiled.regex)  # by its sketch, without a whole walk
+        assert told or dfa_module._WALKED.peek(compiled.regex) is not None
 
 
 def test_a_dfa_from_waiting_subsets_is_the_whole_build_s():
     clear_pattern_caches()
-    compiled = compile_schema(json.loads(SCHEMAS[0].read_text()))
-    assert dfa_module._WALKED.peek(compiled.regex) is not None  # the subsets waited
-    later = dfa_module.compile_regex(compiled.regex)
-    whole = dfa_module._compile(compiled.regex)
+    regex = '\\{"status":("pending"|"paid"|"shipped"),"total":(0|[1-9][0-9]*)\\}'
+    dfa_module.check_buildable(regex)
+    assert dfa_module._WALKED.peek(regex) is not None  # no counted repeat: walked whole
+    later = dfa_module.compile_regex(regex)
+    whole = dfa_module._compile(regex)
     assert (later.num_states, later.accepting, later.moves, later.classes) == (
         whole.num_states, whole.accepting, whole.moves, whole.classes,
     )  # fmt: skip

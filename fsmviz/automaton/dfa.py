@@ -300,14 +300,27 @@ def check_buildable(pattern: str) -> None:
     ``compile_regex`` builds the subsets from the kept positions (``_WALKED``) on what the
     walk left of their budget, many times what they need.
 
+    A pattern with a long counted repeat (a schema's strings) is first told by its
+    sketch (``_sketch``: each such repeat walked as three copies, weighed by the copies
+    they stand for): where that count surely fits, nothing is walked whole and nothing is
+    kept but the verdict (``_TOLD``); ``compile_regex`` then builds the DFA whole, on
+    budgets of its own. Where it is unsure, the whole walk decides, as above.
+
     >>> check_buildable("(a|b)*a(a|b){20}")
     Traceback (most recent call last):
     ...
     fsmviz.automaton.syntax.RegexError: the pattern is too large: its DFA needs more than 25,000 states, ...
     """  # noqa: E501
-    if any(kept.peek(pattern) is not None for kept in (_COMPILED, _BUILT, _WALKED)):
+    if any(kept.peek(pattern) is not None for kept in (_COMPILED, _BUILT, _WALKED, _TOLD)):
         return
-    walked = _Walked.of(pattern)
+    walked = _sketch(pattern)
+    if walked is not None and walked.positions.scaled:  # a sketch: some copies stand for more
+        if walked.spent <= SURE_SPENT and _surely_fits(walked, weights=walked.positions.weights):
+            _TOLD.get_or_build(pattern, lambda: True)  # the walk waits too
+            return
+        walked = None
+    if walked is None:
+        walked = _Walked.of(pattern)
     counting = _cpu_seconds()
     if walked.spent <= SURE_SPENT and _surely_fits(walked):
         _WALKED.get_or_build(pattern, lambda: walked)  # the subsets wait too
@@ -324,6 +337,28 @@ _BUILT: BoundedCache[_Construction] = BoundedCache(maxsize=8)
 """Constructions ``check_buildable`` checked and left to minimise (``DEFER_EDGES``)."""
 _WALKED: BoundedCache[_Walked] = BoundedCache(maxsize=8)
 """Positions ``check_buildable`` walked, whose subsets surely fit (``_surely_fits``)."""
+_TOLD: BoundedCache[bool] = BoundedCache(maxsize=64)
+"""Patterns whose subsets their sketch told to fit (``_sketch``): nothing is kept but that."""
+
+
+def _sketch(pattern: str) -> _Walked | None:
+    """The walk of ``pattern`` with each counted repeat of ``SKETCH_FROM`` copies or more
+    walked as three (``_Sketch``), or None where it raises: the whole walk then says why.
+    Its ``_surely_fits`` with the copies' weights is an upper bound on the whole walk's
+    (one step of Python per copy walked, not per copy: a schema's strings of ``maxLength``
+    40 are half its positions), so ``check_buildable`` walks whole only where it is unsure.
+    Without such a repeat, the sketch is the whole walk (``positions.scaled`` is empty).
+
+    >>> sketch = _sketch('"([a-z]|%[0-9]){0,40}"')
+    >>> len(sketch.positions.sets), sum(sketch.positions.weights)  # walked, stood for
+    (8, 122)
+    >>> len(_Walked.of('"([a-z]|%[0-9]){0,40}"').positions.sets)
+    122
+    """
+    try:
+        return _Walked.of(pattern, _Sketch)
+    except RegexError:
+        return None
 
 
 def _finished(pattern: str) -> Dfa:
@@ -422,11 +457,12 @@ class _Walked:
     set_ids: list[int]  # position -> its distinct set
 
     @staticmethod
-    def of(pattern: str) -> _Walked:
+    def of(pattern: str, kind: type[_Positions] | None = None) -> _Walked:
+        """``pattern`` walked by ``kind`` (``_Positions``; ``_Sketch`` for ``_sketch``)."""
         core, tree = parse(pattern)
         check_size(tree, core)
         clock = _Clock.after(MAX_SECONDS, "building")
-        positions = _Positions(core, clock)
+        positions = (kind or _Positions)(core, clock)
         nullable, first, last = positions.walk(tree, 0)
         classes, class_sets, position_classes, mentioned, set_ids = _alphabet(positions)
         spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
@@ -458,7 +494,9 @@ took at most this much of the construction's budget: the subsets of at most
 ``DEFER_EDGES`` edges then have three quarters of it, many times what they need."""
 
 
-def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
+def _surely_fits(
+    walked: _Walked, limit: int | None = None, weights: Sequence[int] | None = None
+) -> bool:
     """Whether the subset construction surely makes at most ``limit`` (``DEFER_EDGES``)
     edges, told from the positions without building it: then it has at most ``limit + 1``
     states (each state but the start is first reached along an edge of its own), within
@@ -475,6 +513,12 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
     up (False) past ``4 * limit`` positions looked at, or more sets of several than
     positions (an ambiguous pattern, whose subsets cost little more than this count).
 
+    With ``weights`` (a ``_Sketch``'s), each ``{q}`` counts for the copies it stands for:
+    their next positions have the same sets, so each of them moves alike. A copy's own
+    sets of several are not alike (each copy's lead on to other copies): so the count
+    gives up where such a ``{q}`` reaches a set of several, or a set of several holds a
+    position that stands for several.
+
     >>> _surely_fits(_Walked.of('"(ab|ac)d"'))
     True
     >>> _surely_fits(_Walked.of("(a|b)*a(a|b){20}"))  # 2 million states
@@ -482,19 +526,24 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
     """
     limit = DEFER_EDGES if limit is None else limit
     follow, classes_of = walked.positions.follow, walked.position_classes
-    pending = [walked.first, *follow]  # the positions next after the start, after each {q}
+    weights = [1] * len(follow) if weights is None else weights
+    # (weight, positions next): after the start, after each {q}
+    pending = [(1, walked.first), *zip(weights, follow, strict=True)]
     sets_seen: set[int] = set()
     counted: dict[int, int] = {}  # a set of positions next -> its moves (copies share them)
+    ambiguous: set[int] = set()  # those of them whose moves reach sets of several
     edges = work = 0
-    most_sets = len(follow)
+    most_sets = sum(weights)
     while pending:
-        reachable = pending.pop()
+        weight, reachable = pending.pop()
         if not reachable & (reachable - 1):  # one position next or none (half a schema's)
-            edges += reachable != 0
+            edges += weight if reachable else 0
             continue
         known = counted.get(reachable)
         if known is not None:  # its sets of several, if any, are followed already
-            edges += known
+            if weight > 1 and reachable in ambiguous:
+                return False  # each copy it stands for reaches sets of its own
+            edges += weight * known
             continue
         accepted = moves = 0
         shared = False
@@ -508,15 +557,20 @@ def _surely_fits(walked: _Walked, limit: int | None = None) -> bool:
             rest ^= low
         work += moves
         if shared:
+            if weight > 1:
+                return False  # each copy it stands for reaches sets of its own
+            ambiguous.add(reachable)
             parts = _class_parts(accepted, [classes_of[p] for p in set_bits(reachable)])
             moves = len(parts)
             for part in parts:
                 target = _accepting(reachable, part & -part, classes_of)
                 if target & (target - 1) and target not in sets_seen:  # several positions
+                    if any(weights[p] > 1 for p in set_bits(target)):
+                        return False  # the copies it holds lead to copies told apart
                     sets_seen.add(target)
-                    pending.append(reduce(or_, (follow[p] for p in set_bits(target)), 0))
+                    pending.append((1, reduce(or_, (follow[p] for p in set_bits(target)), 0)))
         counted[reachable] = moves
-        edges += moves
+        edges += weight * moves
         if edges > limit or work > 4 * limit or len(sets_seen) > most_sets:
             return False
     return edges <= limit
@@ -892,6 +946,68 @@ class _Positions:
             own = linked if k < times - 1 else follow
             self.follow.extend([links << shift for links in own])
             copies.append((nullable, first << shift, last << shift))
+        return copies, chained
+
+
+SKETCH_FROM = 5
+"""``_Sketch`` walks a counted repeat of at most this many copies as three: fewer are
+walked whole (a year's ``[0-9]{4}`` after ``[0-9]*`` puts its copies in sets of several,
+which a sketch cannot weigh, and costs four positions)."""
+
+
+class _Sketch(_Positions):
+    """``_Positions`` with each counted repeat ``base{min,max}`` of ``SKETCH_FROM`` copies
+    or more (a base that cannot match the empty text) walked as three, each standing for
+    copies alike: the copies before ``max(min, 1)``, whose last positions lead only to the
+    next copy; those from there to the last but one, whose last positions lead to the next
+    copy or out of the repeat; the last, which leads out only. A copy's positions have the
+    sets of those it stands for and next positions with the same sets, so that each
+    moves alike from a state of its own (``_surely_fits``). ``scaled``: the (start, end,
+    times) of the positions so standing for ``times`` copies each; ``weights``: for each
+    position, how many of the whole walk's it stands for."""
+
+    def __init__(self, pattern: str, clock: _Clock):
+        super().__init__(pattern, clock)
+        self.scaled: list[tuple[int, int, int]] = []
+
+    @property
+    def weights(self) -> list[int]:
+        weights = [1] * len(self.sets)
+        for start, end, times in self.scaled:
+            for p in range(start, end):
+                weights[p] *= times
+        return weights
+
+    def _repeat(self, node: Repeated, flags: int) -> tuple[bool, int, int]:
+        if node.max is None or node.max < SKETCH_FROM:
+            return super()._repeat(node, flags)
+        heads = max(node.min, 1)  # copies 1..heads-1 lead only to the next one
+        kinds = [(n, out) for n, out in ((heads - 1, False), (node.max - heads, True),
+                                         (1, True)) if n]  # fmt: skip
+        start, mark = len(self.sets), len(self.scaled)
+        copies, chained = self._copies(node.base, flags, len(kinds), True)
+        if not chained:  # a base that may be empty: walked whole, as the whole walk does
+            del self.sets[start:], self.follow[start:], self.scaled[mark:]
+            return super()._repeat(node, flags)
+        width = (len(self.sets) - start) // len(kinds)
+        for k, (times, _) in enumerate(kinds):
+            if times > 1:
+                self.scaled.append((start + k * width, start + (k + 1) * width, times))
+        outs = (la for (_, out), (_, _, la) in zip(kinds, copies, strict=True) if out)
+        lasts = reduce(or_, outs, 0)
+        return node.min == 0, copies[0][1], lasts
+
+    def _copies(
+        self, base: object, flags: int, times: int, chain: bool
+    ) -> tuple[list[tuple[bool, int, int]], bool]:
+        """``_Positions._copies``, each copy's positions standing for as many as the
+        first's (a repeat inside the base scaled in every copy)."""
+        start, mark = len(self.sets), len(self.scaled)
+        copies, chained = super()._copies(base, flags, times, chain)
+        if times > 1 and len(self.scaled) > mark:
+            width, inner = (len(self.sets) - start) // times, self.scaled[mark:]
+            self.scaled.extend((s + k * width, e + k * width, n)
+                               for k in range(1, times) for s, e, n in inner)  # fmt: skip
         return copies, chained
 
 
