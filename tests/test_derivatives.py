@@ -267,3 +267,63 @@ def test_a_row_is_its_groups_targets_byte_by_byte(pattern):
                     expected[[b for b in range(256) if bits >> b & 1]] = target
             np.testing.assert_array_equal(near.table[s], expected, f"{pattern} state {s}")
         s += 1
+
+
+COUNTED = [
+    "[^\\n]{1,20}",
+    "[^\\n]{2,6}x",
+    "[^\\n]{2,6}()",  # the rest reads nothing: a > 0 and a = 0 share one plan
+    '\\{"name": "[^"]{0,12}", "age": [0-9]{1,3}\\}',
+    "[a-c]{0,4}[a-c]{2}",  # the rest begins with the count's class: a copy leads to both
+    "a{0,3}(aa{0,2})*",  # the rest's derivative is the next copy's regex
+    "[\\u00e0-\\u00ef]{1,5}",
+    "(?s).{0,9}",
+    "[^\\n]{0,3}é{1,4}",
+    "[\\U0001f600-\\U0001f64f]{1,4}",
+    "(x[^,]{0,3},){2}",
+]
+
+
+@pytest.mark.parametrize("pattern", COUNTED)
+def test_a_counted_copy_s_rows_are_its_derivatives(pattern, bundled_vocab):
+    """The rows a counted repeat's copies share (``_CountedPlan``, ``_Block``: written
+    without deriving) are the derivatives' byte by byte, and so are the notes of each
+    (bytes read, bytes that end a character, main group); and the first set is the
+    index's."""
+    from fsmviz.tokens.fast.derivatives import _ENDS, _STAY, NONE, _Regexes
+
+    regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
+    near = _NearStart(regexes, start)
+    s = 0
+    while s < len(near.states) and s < 300:
+        if not near.made[s]:
+            near.make_row(s)
+        s += 1
+    for s in range(min(len(near.states), 300)):
+        regex, partial = near.states[s]
+        expected = np.full(256, -1)
+        if isinstance(partial, tuple):
+            left, lo, hi = partial
+            expected[lo : hi + 1] = near._ids[regex, b"" if left == 1 else (left - 1, 128, 191)]
+        else:
+            for bits, kind, signature, code, extra in near._layout(
+                regexes.heads(regex), partial
+            ).groups:
+                after = regex if kind == _STAY else regexes.derive(regex, code)
+                if kind != _ENDS or after != NONE:
+                    expected[[b for b in range(256) if bits >> b & 1]] = near._ids[after, extra]
+        row = near.table[s]
+        np.testing.assert_array_equal(row, expected, f"{pattern} state {s}")
+        live = np.flatnonzero(row >= 0)
+        assert near._read[s] == sum(1 << int(b) for b in live)
+        ends = [b for b in live if not near.states[row[b]][1]]
+        assert near._ends[s] == sum(1 << int(b) for b in ends)
+        if live.size:
+            counts = np.bincount(row[live])
+            most = int(np.flatnonzero(counts == counts.max())[0])  # the lowest on a tie
+            assert (near.main_target[s], near.main_group[s]) == (
+                most,
+                sum(1 << int(b) for b in np.flatnonzero(row == most)),
+            )
+    assert near._plans  # the copies were planned, not derived
+    same_as_index(pattern, bundled_vocab)

@@ -242,12 +242,11 @@ class _Regexes(TreeTerms):
         their own (``single_bytes``), every continuation byte being one too (or the sets
         are ASCII). Then whatever can be finished in bytes can be finished in tokens, one
         byte per token, a token that ends inside a character included."""
-        usable = _mask(single_bytes[:128])
-        if not single_bytes[_CONTINUATION.start : _CONTINUATION.stop].all():
+        usable, continued, leads = _spelling(single_bytes.tobytes())
+        if not continued:
             # A token may end inside a character that no token can then finish: only
             # the whole index knows, unless the pattern reads no such character.
             return all(self.ascii[s] & usable and self.bounds[s][-1] <= 128 for s in sets)
-        leads = [_interval(bytes([lead])) for lead in _LEADS if single_bytes[lead]]
         return all(
             self.ascii[s] & usable or any(self.meets(s, lo, hi) for lo, hi in leads) for s in sets
         )
@@ -263,8 +262,21 @@ def _crowded(states: np.ndarray) -> list[int]:
     return np.flatnonzero(np.bincount(states) >= WIDE).tolist()  # states are small ids
 
 
-def _mask(flags: np.ndarray) -> int:
-    return sum(1 << int(i) for i in np.flatnonzero(flags))
+@bounded(maxsize=64)
+def _spelling(single: bytes) -> tuple[int, bool, tuple[tuple[int, int], ...]]:
+    """What ``_Regexes.spellable`` reads of a vocabulary's single-byte tokens (``single``:
+    256 flags), kept per vocabulary (~0.1 ms a pattern): the ASCII ones (bit ``b`` for
+    byte ``b``), whether every continuation byte is one, and the code points each lead
+    byte that is one begins.
+
+    >>> usable, continued, leads = _spelling(bytes([1] * 98 + [0] * 158))
+    >>> usable == (1 << 98) - 1, continued, leads
+    (True, False, ())
+    """
+    flags = np.frombuffer(single, dtype=bool)
+    usable = sum(1 << int(i) for i in np.flatnonzero(flags[:128]))
+    continued = bool(flags[_CONTINUATION.start : _CONTINUATION.stop].all())
+    return usable, continued, tuple(_interval(bytes([lead])) for lead in _LEADS if flags[lead])
 
 
 @bounded(maxsize=4096)
@@ -474,6 +486,226 @@ def _enter(
     return -1, 0, 0, None
 
 
+def _counted(regexes: _Regexes, regex: int) -> tuple[int, int, int, int] | None:
+    """``(X, a, m, T)`` where ``regex`` is ``X{a,m}T`` (``T`` may be ``ε``) with ``X`` a
+    set and ``m`` a bound: a counted repeat's copy (``_CountedPlan``);
+    else None.
+
+    >>> r = _Regexes()
+    >>> x, y = r.charset(((97, 122),)), r.charset(((48, 57),))
+    >>> _counted(r, r.cat(r.rep(x, 0, 5), y)) == (x, 0, 5, y), _counted(r, r.rep(x, 2, 3))
+    (True, (2, 2, 3, 1))
+    >>> _counted(r, r.rep(x, 0, None)), _counted(r, r.cat(y, x))
+    (None, None)
+    """
+    nodes = regexes.nodes
+    node = nodes[regex]
+    kind = node[0]
+    if kind == CAT:
+        first, rest = node[1], node[2]
+    elif kind == SEQ:
+        first, rest = regexes.head(node)
+    else:
+        first, rest = regex, EPS
+    repeat = nodes[first]
+    if repeat[0] != REP or repeat[3] is None or nodes[repeat[1]][0] != SET:
+        return None
+    return repeat[1], repeat[2], repeat[3], rest
+
+
+_ON, _BOTH, _FIXED, _SAME, _DEAD = range(5)
+"""Where a group of a counted copy's row leads (``_CountedPlan``): the next copy; the
+next copy or ``d(T)``; ``d(T)`` alone; the same copy, a byte further inside a character
+(``_STAY``); nowhere."""
+
+
+@dataclass(frozen=True, eq=False)
+class _CountedPlan:
+    """How the row of a state ``(X{a,m}T, partial)`` leads, the same for every ``m`` and
+    every ``a`` > 0 (or every ``a`` = 0): by ``_Regexes.derive``, a character ``c``
+    derives ``X{a,m}T`` to ``[c in X] X{a-1,m-1}T | [a = 0] d(T, c)`` (``X{0,0}T`` is
+    ``T``), where ``d(T, c)`` does not depend on the count and neither do the heads, so
+    neither do the groups (``_layout_of``). So each count's copy of ``[^\\n]{1,20}`` leads
+    alike to the next, and its row needs no derivative (``_NearStart.make_row``).
+
+    ``steps`` holds, for each group of ``layout``, ``(how, regex, extra)``: how it leads
+    (``_ON`` and the rest), with ``d(T, c)`` where it counts, and the target's
+    ``partial``; ``fixed`` the state of each ``_FIXED`` step (else -1); ``alike`` where
+    ``T`` reads nothing (it matches the empty text at most: the end of the pattern), so
+    that copies with ``a`` > 0 and ``a`` = 0 share the plan (the start of
+    ``[^\\n]{1,20}`` and the rest). ``block`` (None where a group leads to
+    ``_BOTH``) writes a copy's rows at once (``_Block``)."""
+
+    layout: _Layout
+    steps: tuple[tuple[int, int, object], ...]
+    fixed: tuple[int, ...]
+    alike: bool
+    block: _Block | None
+
+    @staticmethod
+    def of(near: _NearStart, regex: int, rest: int, partial: bytes) -> _CountedPlan:
+        """The plan of ``regex``'s copies (``_counted``: ``X{a,m}rest``), ``partial`` read."""
+        regexes = near.regexes
+        base, least = _counted(regexes, regex)[:2]
+        layout = near._layout(regexes.heads(regex), partial)
+        steps = []
+        for _, kind, _, code, extra in layout.groups:
+            if kind == _STAY:
+                steps.append((_SAME, NONE, extra))
+                continue
+            tail = regexes.derive(rest, code) if least == 0 else NONE
+            if regexes.contains(base, code):
+                steps.append((_ON if tail == NONE else _BOTH, tail, extra))
+            else:
+                dead = kind == _ENDS and tail == NONE
+                steps.append((_DEAD if dead else _FIXED, tail, extra))
+        fixed = tuple(near.state(t, e) if how == _FIXED else -1 for how, t, e in steps)
+        alike = not regexes.heads(rest)  # then ``d(T, c)`` is ∅ and the heads are X's
+        plan = _CountedPlan(layout, tuple(steps), fixed, alike, None)
+        if partial or any(how == _BOTH for how, *_ in steps):
+            return plan
+        return _CountedPlan(layout, plan.steps, fixed, alike, _Block.of(near, regex, plan))
+
+    def targets(self, near: _NearStart, regex: int, after: int) -> list[int]:
+        """Each group's target from the copy ``regex``, whose next copy is ``after``
+        (``X{a-1,m-1}T``), in the order ``_NearStart._derived_targets`` meets them."""
+        found = []
+        for how, tail, extra in self.steps:
+            if how == _ON:
+                found.append(near.state(after, extra))
+            elif how == _SAME:
+                found.append(near.state(regex, extra))
+            elif how == _DEAD:
+                found.append(-1)
+            else:
+                target = near.regexes.alt([after, tail]) if how == _BOTH else tail
+                found.append(near.state(target, extra))
+        return found
+
+
+@dataclass(frozen=True, eq=False)
+class _Block:
+    """A counted copy's row (``_CountedPlan``, between characters) where each state it
+    leads to is fixed (``d(T, c)``) or new: the next copy's, inside a character or not,
+    and this copy's a byte inside one (``_STAY``). The new ones take the next numbers in
+    the order the row meets them, so the row is a template with the first new number
+    added where it leads to one; and so are the rows of the new states inside a
+    character, whose targets are new states of the same block (the next copy's bytes
+    left; this copy's ``\\xed``, the next copy's after it). One copy of
+    ``[^\\n]{1,20}`` is 8 rows, made in one write where one row was derived at a time
+    (``_NearStart._block_row``). A copy whose new states are known already (rare) is
+    written target by target (``_CountedPlan.targets``).
+
+    ``fresh`` holds ``(how, extra)`` of each new state (``_ON``: the next copy,
+    ``_SAME``: this one); ``inner`` the positions in ``fresh`` of those whose rows come
+    with the block. ``rows`` (the copy's first, then ``inner``'s) hold a new state's
+    position in ``fresh`` where ``new`` is 1, else a fixed state or -1; ``notes`` each
+    row's ``(reads, ends, main group, its target's position or -1, fixed target)``."""
+
+    fresh: tuple[tuple[int, object], ...]
+    inner: np.ndarray
+    rows: np.ndarray
+    new: np.ndarray
+    notes: tuple[tuple[int, int, int, int, int], ...]
+
+    @staticmethod
+    def of(near: _NearStart, regex: int, plan: _CountedPlan) -> _Block:
+        """The block of the copy ``regex``'s ``plan`` (none of its steps ``_BOTH``)."""
+        fresh: dict[tuple[int, object], int] = {}
+        made = [_template(plan.layout, plan.steps, plan.fixed, fresh)]
+        inner = [0]  # the copy's own row, then the new states' (positions in ``fresh``)
+        for (how, extra), at in list(fresh.items()):
+            if isinstance(extra, tuple):  # the next copy, bytes left of a character
+                one = _interval_template(extra, fresh)
+            elif how == _SAME:  # this copy, a byte further inside a character
+                sub = near.plan(regex, extra)
+                both = any(step[0] == _BOTH for step in sub.steps)
+                one = None if both else _template(sub.layout, sub.steps, sub.fixed, fresh, False)
+            else:
+                continue
+            if one is not None:
+                made.append(one)
+                inner.append(at)
+        recipes, notes = zip(*made, strict=True)
+        rows, new = _stacked(recipes)
+        return _Block(tuple(fresh), np.array(inner, dtype=np.intp), rows, new, notes)
+
+
+_Template = tuple[tuple, tuple[int, int, int, int, int]]
+"""A ``_Block`` row's recipe (``_stacked``) and its notes."""
+
+
+@bounded(maxsize=256)
+def _stacked(recipes: tuple[tuple, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A ``_Block``'s ``rows`` and ``new`` (read-only) from its rows' recipes: ``(lo, hi,
+    target)``, an interval leading to a new state; or ``(layout, codes, news)``, each
+    group's code and new flag (the bytes in none last). Kept: every pattern that counts
+    ``[^\\n]`` has the same (0.1 ms of numpy a pattern)."""
+    rows = np.full((len(recipes), 256), -1, dtype=np.int32)
+    new = np.zeros((len(recipes), 256), dtype=np.int32)
+    for k, recipe in enumerate(recipes):
+        if len(recipe) == 3 and isinstance(recipe[0], int):
+            lo, hi, target = recipe
+            rows[k, lo : hi + 1], new[k, lo : hi + 1] = target, 1
+        else:
+            layout, codes, news = recipe
+            rows[k] = np.array(codes, dtype=np.int32)[layout.group_of]
+            new[k] = np.array(news, dtype=np.int32)[layout.group_of]
+    rows.flags.writeable = new.flags.writeable = False
+    return rows, new
+
+
+def _interval_template(partial: tuple[int, int, int], fresh: dict) -> _Template | None:
+    """The ``_Block`` row of the next copy with ``partial`` (bytes left, the next one's
+    range: ``_Partial``) read, as ``_NearStart.make_row`` writes it: the range leads to
+    the state with a byte fewer left, which must be in ``fresh`` (else None)."""
+    left, lo, hi = partial
+    target = fresh.get((_ON, b"" if left == 1 else (left - 1, 0x80, 0xBF)))
+    if target is None:
+        return None
+    bits = (1 << hi + 1) - (1 << lo)
+    return (lo, hi, target), (bits, bits if left == 1 else 0, bits, target, -1)
+
+
+def _template(
+    layout: _Layout, steps: tuple, fixed: tuple[int, ...], fresh: dict, grow: bool = True
+) -> _Template | None:
+    """A ``_Block`` row of a plan's ``steps`` over ``layout`` (its recipe and notes); a
+    new state not in ``fresh`` is added to it (None where ``grow`` is False)."""
+    codes, news, leads = [], [], {}  # leads: target (-1 - position if new) -> bytes
+    reads = ends = 0
+    for (bits, *_), (how, _, extra), target in zip(layout.groups, steps, fixed, strict=True):
+        if how == _DEAD:
+            codes.append(-1)
+            news.append(0)
+            continue
+        if how in (_ON, _SAME):
+            at = fresh.get((how, extra))
+            if at is None:
+                if not grow:
+                    return None
+                at = fresh[how, extra] = len(fresh)
+            codes.append(at)
+            news.append(1)
+            target = -1 - at
+        else:
+            codes.append(target)
+            news.append(0)
+        leads[target] = leads.get(target, 0) | bits
+        reads |= bits
+        ends |= 0 if extra else bits
+    codes.append(-1)
+    news.append(0)
+    recipe = (layout, tuple(codes), tuple(news))
+    if not leads:
+        return recipe, (reads, ends, 0, -1, -1)
+    # ``_NearStart._note``'s main group: the most bytes, the lowest state on a tie (new
+    # states are numbered after every fixed one, in the order of ``fresh``)
+    _, main = max((b.bit_count(), -t if t >= 0 else t - MAX_DERIVED) for t, b in leads.items())
+    main = -main if main > -MAX_DERIVED else main + MAX_DERIVED
+    return recipe, (reads, ends, leads[main], -1 - main, main)
+
+
 class _NearStart:
     """The byte DFA of one pattern, derived state by state as tokens reach them. A state
     is ``(regex, partial)`` (``_Partial``); ``table[s, b]`` is the state after byte ``b``,
@@ -495,6 +727,7 @@ class _NearStart:
         self._read: dict[int, int] = {}  # state -> the bytes it reads (``reads``)
         self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
         self._layouts: dict[tuple[tuple[int, ...], bytes], _Layout] = {}
+        self._plans: dict[tuple[int, bool, int, bytes], _CountedPlan] = {}  # per copy kind
         self._rows: dict[int, list[int]] = {}  # made state -> its row as a list (``_walk``)
         self.state(start, b"")
 
@@ -506,11 +739,29 @@ class _NearStart:
                 raise Unsure
             found = self._ids[key] = len(self.states)
             self.states.append(key)
-            if found + 1 == len(self.table):  # the last row stays -1 (``rows``)
-                more = GROWTH * len(self.table)  # a copy of the whole table each time
-                self.table = np.concatenate([self.table, np.full((more, 256), -1, np.int32)])
-                self.made = np.concatenate([self.made, np.zeros(more, dtype=bool)])
+            if found + 1 == len(self.table):
+                self._grow()
         return found
+
+    def _grow(self) -> None:
+        """Grow the table (and ``made``) to hold every state and a last row that stays -1
+        (``rows``): a copy of the whole table each time."""
+        while len(self.states) >= len(self.table):
+            more = GROWTH * len(self.table)
+            self.table = np.concatenate([self.table, np.full((more, 256), -1, np.int32)])
+            self.made = np.concatenate([self.made, np.zeros(more, dtype=bool)])
+
+    def new_states(self, keys: list[tuple[int, _Partial]]) -> int:
+        """Number the states ``keys`` (distinct, none known yet: ``_Block.write``) as
+        ``state`` would one after the other; returns the first one's number."""
+        first = len(self.states)
+        if first + len(keys) > MAX_DERIVED:
+            raise Unsure
+        self.states += keys
+        self._ids.update(zip(keys, range(first, first + len(keys)), strict=True))
+        if len(self.states) >= len(self.table):
+            self._grow()
+        return first
 
     def rows(self, states: np.ndarray) -> np.ndarray:
         """The table, with the rows of ``states`` made (``levelwalk.walk_levels``); its
@@ -540,7 +791,55 @@ class _NearStart:
             self._read[s], self._ends[s] = bits, 0 if left > 1 else bits
             self.main_target[s], self.main_group[s] = target, bits
             return
-        targets = self._layout_row(s, regex, partial)
+        counted = _counted(self.regexes, regex)
+        if counted is None:
+            layout, found = self._derived_targets(regex, partial)
+        else:
+            base, least, most, rest = counted
+            plan = self.plan(regex, partial, counted)
+            after = self.regexes.cat(self.regexes.rep(base, max(least - 1, 0), most - 1), rest)
+            if plan.block is not None and self._block_row(s, plan.block, regex, after):
+                return
+            layout, found = plan.layout, plan.targets(self, regex, after)
+        self._note(s, self._layout_row(s, layout, found))
+
+    def plan(
+        self, regex: int, partial: bytes, counted: tuple[int, int, int, int] | None = None
+    ) -> _CountedPlan:
+        """The ``_CountedPlan`` of the counted copy ``regex`` (``_counted``), ``partial``
+        read: one for every copy alike."""
+        base, least, _, rest = counted or _counted(self.regexes, regex)
+        key = (base, least > 0, rest, partial)
+        found = self._plans.get(key)
+        if found is None:
+            found = self._plans[key] = _CountedPlan.of(self, regex, rest, partial)
+            if found.alike:
+                self._plans[base, least == 0, rest, partial] = found
+        return found
+
+    def _block_row(self, s: int, block: _Block, regex: int, after: int) -> bool:
+        """Write and note the rows of the counted copy ``s`` (``regex``, next copy
+        ``after``) and of ``block.inner``, where the states it leads to outside the fixed
+        ones are all new; False (nothing written) where one is known."""
+        keys = [(after if how == _ON else regex, extra) for how, extra in block.fresh]
+        for key in keys:
+            if key in self._ids:
+                return False
+        first = self.new_states(keys)
+        rows = block.inner + first
+        rows[0] = s
+        self.table[rows] = block.rows + first * block.new
+        self.made[rows] = True
+        for row, (reads, ends, bits, at, fixed) in zip(rows.tolist(), block.notes, strict=True):
+            self._read[row], self._ends[row] = reads, ends
+            if bits:
+                self.main_group[row] = bits
+                self.main_target[row] = first + at if at >= 0 else fixed
+        return True
+
+    def _note(self, s: int, targets: dict[int, int]) -> None:
+        """Note the bytes ``s`` reads, those that end a character and its main group, from
+        the bytes that lead to each target (``_layout_row``)."""
         reads = ends = 0
         most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
         for target, bits in targets.items():
@@ -553,29 +852,33 @@ class _NearStart:
             self.main_target[s] = -most[1]
             self.main_group[s] = targets[-most[1]]
 
-    def _layout_row(self, s: int, regex: int, partial: bytes) -> dict[int, int]:
-        """Write the row of ``(regex, partial)`` (state ``s``): one derivative per group of
-        ``_layout`` (a handful), not one per byte, and the row one gather of the groups'
-        targets (``_Layout.group_of``). Returns the bytes that lead to each target (a
-        256-bit int)."""
-        regexes = self.regexes
-        layout = self._layout(regexes.heads(regex), partial)
-        found: list[int] = []  # each group's target, then -1 for the bytes in none
+    def _layout_row(self, s: int, layout: _Layout, found: list[int]) -> dict[int, int]:
+        """Write the row of state ``s`` from each group's target (-1: none) of ``layout``:
+        one gather of the groups' targets (``_Layout.group_of``), not one write per group.
+        Returns the bytes that lead to each target (a 256-bit int)."""
         targets: dict[int, int] = {}
-        for bits, kind, signature, code, extra in layout.groups:
-            if kind == _STAY:
-                target = self.state(regex, extra)
-            else:
-                after = regexes.derived(regex, signature, code)
-                if kind == _ENDS and after == NONE:
-                    found.append(-1)
-                    continue
-                target = self.state(after, extra)
-            found.append(target)
-            targets[target] = targets.get(target, 0) | bits
-        found.append(-1)
+        for (bits, *_), target in zip(layout.groups, found, strict=True):
+            if target >= 0:
+                targets[target] = targets.get(target, 0) | bits
+        found.append(-1)  # the bytes in no group
         self.table[s] = np.array(found, dtype=np.int32)[layout.group_of]
         return targets
+
+    def _derived_targets(self, regex: int, partial: bytes) -> tuple[_Layout, list[int]]:
+        """``_layout`` of ``regex``'s heads and each group's target (-1: none), deriving
+        ``regex`` once per signature (``_Regexes.derived``): one derivative per group (a
+        handful), not one per byte. (A counted repeat's copy is not derived: ``make_row``
+        follows its ``_CountedPlan``.)"""
+        regexes = self.regexes
+        layout = self._layout(regexes.heads(regex), partial)
+        found: list[int] = []
+        for _, kind, signature, code, extra in layout.groups:
+            if kind == _STAY:
+                found.append(self.state(regex, extra))
+                continue
+            after = regexes.derived(regex, signature, code)
+            found.append(-1 if kind == _ENDS and after == NONE else self.state(after, extra))
+        return layout, found
 
     def _layout(self, heads: tuple[int, ...], partial: bytes) -> _Layout:
         """``_layout_of`` the sets ``heads``, kept per ``(heads, partial)``: many states
