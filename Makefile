@@ -23,8 +23,9 @@ export TOKENIZERS_PARALLELISM := false
 export NO_PROXY := 127.0.0.1,localhost
 TEST_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-# apt packages the app and its tests need: `dot` for drawing, chromium for browser tests.
-APT_PACKAGES := graphviz chromium
+# apt packages the app and its tests need: `dot` for drawing, chromium for the README's
+# pictures, chromium-headless-shell (the same version, lighter) for the browser tests.
+APT_PACKAGES := graphviz chromium chromium-headless-shell
 SUDO := $(shell [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; })
 
 .PHONY: run test bench soak probe lint space-check gpu-check system clean vllm vocabs llama \
@@ -57,6 +58,7 @@ system:
 	@missing=""; \
 	command -v dot >/dev/null || missing="$$missing graphviz"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -x /usr/lib/chromium/chromium-headless-shell ] || missing="$$missing chromium-headless-shell"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing apt packages:$$missing"; \
 		$(SUDO) apt-get update -qq && \

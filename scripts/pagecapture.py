@@ -12,8 +12,9 @@ its own clicks, waits for a run with ``wait_run_over``, then ``settle`` and ``ca
         pagecapture.settle(page)
         pagecapture.capture(page, args.out, clip)
 
-Needs Debian's chromium (no Playwright browser download). The browser tests and the page
-benchmark launch chromium with the same flags (``ARGS``, ``CHROMIUM``).
+Needs Debian's chromium (no Playwright browser download). The browser tests launch
+Debian's chromium-headless-shell (``HEADLESS_SHELL``) with the same flags (``ARGS``); the
+pictures and the page benchmark take the full browser (``CHROMIUM``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
+"""Debian's full browser (headless here in Chromium's new headless mode): the README's
+pictures are taken in it, as a reader's browser draws the page."""
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+"""Debian's ``chromium-headless-shell`` (the same version as ``chromium``: Chromium's old
+headless mode, no browser window behind the page), for the browser tests: a launch and
+two page loads of the app cost it 5.3-5.4 CPU-s where the full browser took 8.6-10.9
+(3 rounds side by side, loaded 2-core machine). It draws the same layout, its text hinted
+a little differently, so the pictures stay on ``CHROMIUM``. The binary itself, not the
+/usr/bin wrapper (a shell that stays its parent)."""
 ARGS = [  # also the browser tests' launch flags (tests/test_e2e.py)
     "--no-sandbox",
     "--disable-gpu",

@@ -30,7 +30,7 @@ expect = playwright_api.expect
 
 from fsmviz import compile_regex  # noqa: E402
 from scripts.pagecapture import ARGS as CHROMIUM_ARGS  # noqa: E402  (one launch recipe)
-from scripts.pagecapture import CHROMIUM, POLL_MS, SKIP_OFFERED, TRACKER  # noqa: E402
+from scripts.pagecapture import HEADLESS_SHELL, POLL_MS, SKIP_OFFERED, TRACKER  # noqa: E402
 from scripts.pagecapture import SHADOW_GOING as SHADOW_GOING_PATTERN  # noqa: E402
 
 RUN_TIMEOUT = 240_000  # ms: one run = constrained + shadow generation on a busy CPU
@@ -62,10 +62,11 @@ XSS = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", '"><svg onlo
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    """Debian's chromium, never a downloaded one (see DESIGN.md)."""
+    """Debian's chromium-headless-shell, never a downloaded browser (see DESIGN.md): half
+    the full browser's CPU for a page load (``scripts.pagecapture.HEADLESS_SHELL``)."""
     return {
         **browser_type_launch_args,
-        "executable_path": CHROMIUM,
+        "executable_path": HEADLESS_SHELL,
         "args": CHROMIUM_ARGS,
     }
 
@@ -76,8 +77,8 @@ def app_url(request: pytest.FixtureRequest, browser) -> str:
     shared with the concurrency tests), once Chromium is known to be there. Every test
     waits for its own page to say the model is ready (``open_app``); a page loaded here
     only for that cost each worker one more page load (5-6 s of Chromium's CPU)."""
-    if not os.environ.get("FSMVIZ_E2E_URL") and not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
+    if not os.environ.get("FSMVIZ_E2E_URL") and not Path(HEADLESS_SHELL).exists():
+        pytest.skip(f"{HEADLESS_SHELL} is not installed")
     return request.getfixturevalue("app_server")
 
 

@@ -44,13 +44,13 @@ def menu_app(tmp_path_factory):
     import vocabs
     from appserver import serve_app
 
-    from scripts.screenshot import CHROMIUM
+    from scripts.pagecapture import HEADLESS_SHELL
 
     why = vocabs.missing()
     if why:
         pytest.skip(why)
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
+    if not Path(HEADLESS_SHELL).exists():
+        pytest.skip(f"{HEADLESS_SHELL} is not installed")
     folder = vocabs.model_folder("llama-spm", tmp_path_factory.mktemp("models") / NAME)
     for url in serve_app("menu-app", args=("--model", f"{NAME}={folder}")):
         yield url, folder

@@ -41,10 +41,10 @@ def server_app(vllm_server):
     URL and the server's; one per module (conftest groups these tests on one worker)."""
     from appserver import serve_app
 
-    from scripts.pagecapture import CHROMIUM
+    from scripts.pagecapture import HEADLESS_SHELL
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
+    if not Path(HEADLESS_SHELL).exists():
+        pytest.skip(f"{HEADLESS_SHELL} is not installed")
     for url in serve_app("server-app", args=("--server", f"{NAME}={vllm_server}")):
         yield url, vllm_server
 
