@@ -614,14 +614,16 @@ def _groups(
     if int(sizes.sum()) <= TOKEN_WALK:  # no group could be large
         return [], (nodes, states)
     first = vocab.padded[vocab.padded_start[vocab.span_start[at]]]  # any token's below
-    lead = np.where(vocab.depth_of[at] == 2, first, 256).tolist()
-    found: dict[tuple[int, int], list[int]] = {}  # (lead, state): places in ``shallow``
-    for place, key in enumerate(zip(lead, states[shallow].tolist(), strict=True)):
-        found.setdefault(key, []).append(place)
-    groups, rest, sizes = [], np.ones(len(nodes), dtype=bool), sizes.tolist()
-    for (top_lead, state), places in found.items():
-        if sum(sizes[place] for place in places) <= TOKEN_WALK:
-            continue
+    keys = np.where(vocab.depth_of[at] == 2, first, 256) * len(table) + states[shallow]
+    order = np.argsort(keys, kind="stable")  # places in ``shallow``, by (lead, state)
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    big = np.flatnonzero(np.add.reduceat(sizes[order], starts) > TOKEN_WALK).tolist()
+    ends = [*starts[1:].tolist(), len(order)]
+    groups, rest = [], np.ones(len(nodes), dtype=bool)
+    for group in big:  # (lead, state) with more than TOKEN_WALK tokens below its nodes
+        places = order[starts[group] : ends[group]]
+        top_lead, state = divmod(int(keys[starts[group]]), len(table))
         after = chain_at(state)
         if after is None and (top_lead < 256 or _narrow(table, state, MIN_BYTES)):
             continue  # no chain, and not worth splitting: walked below
