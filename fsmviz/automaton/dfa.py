@@ -831,11 +831,15 @@ class _Positions:
     def _concatenation(self, parts: Sequence[object], flags: int) -> tuple[bool, int, int]:
         """``walk`` of a concatenation. A character class is a position of its own, made
         and linked here (``_position`` and ``_concat`` written out): most parts of a JSON
-        schema's regex are the characters of its keys, one after another."""
+        schema's regex are the characters of its keys, one after another, and its optional
+        spaces ``[ ]?`` (a class that may be skipped: made here too)."""
         nullable, first, last = True, 0, 0
         sets, follow, check = self.sets, self.follow, self.clock.check
         for part in parts:
             kind = type(part)
+            optional = kind is Repeated and part.max == 1 and not part.min
+            if optional and type(part.base) is CharGroup:  # ``[ ]?``: a position, skippable
+                part, kind = part.base, CharGroup
             if kind is not CharGroup:
                 if kind is NonCapturing:
                     raise RegexError("lookarounds are not supported", None, "remove them")
@@ -860,7 +864,10 @@ class _Positions:
                 follow[last.bit_length() - 1] |= bit
             if nullable:
                 first |= bit
-            nullable, last = False, bit
+            if optional:  # as ``_repeat`` walks one optional copy: (True, bit, bit)
+                last |= bit
+            else:
+                nullable, last = False, bit
         return nullable, first, last
 
     def _position(self, charset: _CharSet) -> tuple[bool, int, int]:
