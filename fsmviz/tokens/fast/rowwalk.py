@@ -335,24 +335,21 @@ class RowWalker:
 
     def _guess_chain(self, state: int, byte: int) -> None:
         """The main classes (``majority_classes``: where ``byte``'s target takes most bytes)
-        and the bytes read (``_reads_of``) of the states ``byte`` leads through from
-        ``state``, in one round where there are ``GUESSED`` or more not yet known: likely
-        the chain's next (``[^,\\n]{1,20}``: 20 states)."""
-        table, path = self.byte_dfa.table, {}
+        of the states ``byte`` leads through from ``state``, in one round where there are
+        ``GUESSED`` or more not yet known: likely the chain's next (``[^,\\n]{1,20}``: 20
+        states; the bytes they read come packed by ``READ_BLOCK``)."""
+        table, path, height = self.byte_dfa.table, {}, int(self.trie.height[0])
         while state >= 0 and state not in self._mains and state not in path:
             path[state] = None
-            if len(path) > int(self.trie.height[0]):
+            if len(path) > height:
                 break
-            state = int(table[state, byte])
+            state = table.item(state, byte)
         if len(path) < GUESSED:
             return  # a few asked alone cost as much
         path = list(path)
-        rows = table[path]
-        reads = np.packbits(rows >= 0, axis=1, bitorder="little")
-        for at, main, bits in zip(path, majority_classes(rows, byte), reads, strict=True):
+        for at, main in zip(path, majority_classes(table[path], byte), strict=True):
             if main is not None:
                 self._mains[at] = main
-            self._reads.setdefault(at, int.from_bytes(bits.tobytes(), "little"))
 
     def wide(self, state: int) -> bool:
         """Whether ``state`` reads at least ``WIDE_STATE`` bytes (``_reads_of``, by state:
