@@ -306,9 +306,7 @@ def test_a_counted_copy_s_rows_are_its_derivatives(pattern, bundled_vocab):
             left, lo, hi = partial
             expected[lo : hi + 1] = near._ids[regex, b"" if left == 1 else (left - 1, 128, 191)]
         else:
-            for bits, kind, signature, code, extra in near._layout(
-                regexes.heads(regex), partial
-            ).groups:
+            for bits, kind, _, code, extra in near._layout(regexes.heads(regex), partial).groups:
                 after = regex if kind == _STAY else regexes.derive(regex, code)
                 if kind != _ENDS or after != NONE:
                     expected[[b for b in range(256) if bits >> b & 1]] = near._ids[after, extra]

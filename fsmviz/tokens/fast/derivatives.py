@@ -26,7 +26,9 @@ every prefix alike, not one per prefix in the vocabulary.
 
 The walk is ``index._walk``'s, one trie level per round in numpy, over a table whose rows
 (a state's next state for each of 256 bytes) are derived the first time a token's path
-lands in that state.
+lands in that state. A counted repeat's copies (each count of ``[^\\n]{1,20}``) lead alike,
+one to the next, so their rows are written from one plan, not derived one by one
+(``_CountedPlan``).
 
 >>> from fsmviz import Vocabulary
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
