@@ -116,6 +116,8 @@ def _refuse_not_json(text: str, value: Any) -> None:
 column 13 is no JSON number; write a number there, or leave the keyword out (at /minimum in \
 the schema)
     """
+    if "NaN" not in text and "Infinity" not in text:
+        return  # ``json`` reads a constant only where its name is written: none to find
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
     while stack:
         path, here = stack.pop()
