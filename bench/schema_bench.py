@@ -107,9 +107,20 @@ def first_set_main() -> list[tuple[str, ...]]:
     for the run's index), the first set ~4.3 with its parse (~2 without: the tree is read
     again for its classes, ``regex_terms.survey``), ``load_schema`` ~0.9, outlines-core's
     regex ~0.7, the rest of ``compile_schema`` ~1.5 (its other passes over the schema:
-    costs ~0.4, refs, ``stricter``, ``unenforced``). What is left for the 5 ms target: a
-    sure bound read from the syntax tree (a repeat's copies counted once, not walked) that
-    spares the walk before the first set, the parse, and the schema's passes."""
+    costs ~0.4, refs, ``stricter``, ``unenforced``).
+
+    Session 31 (load ~2): 7.5 ms beside llguidance's 2.8 (2.7 times; the same code before
+    it, in one process with it, alternating, load 4-17: 12.7 -> 10.3 ms). The DFA check
+    3.6 with its parse (the parse ~1.3, the tree's size ~0.1, the walk ~0.8, the alphabet
+    ~0.3, the count ~0.7): the check walks a sketch (``dfa._sketch``: each counted repeat
+    of 5 copies or more walked as three, weighed by the copies they stand for; 536
+    positions for 1,160), whose weighed count is a sure bound where no set of several
+    holds a copy, and the whole walk waits for ``compile_regex`` ("DFA rest" holds it
+    now); ``[ ]?`` is made a position in place. The first set 3.1 with its parse,
+    ``load_schema`` 0.7, outlines-core's regex 0.6. What is left for 5 ms: the parse (one
+    per run, ~1.3: ``_Reader`` and ``_check_shape`` are plain Python over ~1,400
+    characters), the count (~0.7, a step per position walked), the first set's reading of
+    the tree (``regex_terms.survey``), and the schema's passes."""
     import llguidance
     import llguidance.numpy
 
