@@ -32,7 +32,13 @@ CPU-s each; CPU forces ``spawn``). A request's cost is the worker's forward pass
   through a shared-memory queue whose reader spins for a second after each message; the
   engine core spun through every forward pass (py-spy: all of its main thread's samples in
   ``sched_yield`` while the worker computed). The patch makes a reader sleep on the queue's
-  socket at once.
+  socket at once. The requests of test_server, test_server_cli, test_server_views and
+  test_audit (47 passed) on a warm server, quiet machine, one run each: 63.1 CPU-s (engine
+  core 29.0, worker 32.8) and 88 s wall before, 28.9 CPU-s (0.8, 27.0) and 48 s after.
+  The same files with ``FSMVIZ_VLLM_EARLY`` on the loaded machine: the server's row 99.1
+  CPU-s before, 87.2 after (a spinner takes less where every core is already busy). A
+  fresh server's first constrained completion (``warm_body``), quiet machine: 0.58 s
+  wall before, 0.45 s after; the same tokens throughout.
 
 By hand: ``.venv/bin/python tests/vllmserver.py --port 8000`` serves until Ctrl-C.
 """
