@@ -249,7 +249,9 @@ def test_a_row_is_its_groups_targets_byte_by_byte(pattern):
     """A layout row is one gather of its groups' targets (``_Layout.group_of``): each
     byte of a group leads where its group does, a byte in none nowhere; made for every
     state met, against the groups' own bits."""
-    from fsmviz.tokens.fast.derivatives import _ENDS, _STAY, NONE, _Regexes
+    from fsmviz.tokens.fast.counted_rows import ENDS as _ENDS
+    from fsmviz.tokens.fast.counted_rows import STAY as _STAY
+    from fsmviz.tokens.fast.derivatives import NONE, _Regexes
 
     regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
     near = _NearStart(regexes, start)
@@ -290,7 +292,9 @@ def test_a_counted_copy_s_rows_are_its_derivatives(pattern, bundled_vocab):
     without deriving) are the derivatives' byte by byte, and so are the notes of each
     (bytes read, bytes that end a character, main group); and the first set is the
     index's."""
-    from fsmviz.tokens.fast.derivatives import _ENDS, _STAY, NONE, _Regexes
+    from fsmviz.tokens.fast.counted_rows import ENDS as _ENDS
+    from fsmviz.tokens.fast.counted_rows import STAY as _STAY
+    from fsmviz.tokens.fast.derivatives import NONE, _Regexes
 
     regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
     near = _NearStart(regexes, start)

@@ -18,6 +18,8 @@ naive oracle.
 * ``derivatives`` the first allowed set without building the whole DFA, by regex
   derivatives (``tests/test_derivatives.py``: equal to ``build_index(...).allowed_tokens(0)``),
   over ``regex_terms``: a pattern's regexes, each made once, read lazily from its syntax tree;
+  and ``counted_rows``: a counted repeat's copies (``[^\n]{1,20}``) lead alike, so their
+  rows are written from one plan, not derived one by one;
   ``levelwalk`` the trie read level by level (every node's state from its parent's), where a
   level of the first allowed set crowds into many states, as on a 262k vocabulary
   (``tests/test_levelwalk.py``).

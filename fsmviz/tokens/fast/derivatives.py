@@ -28,7 +28,7 @@ The walk is ``index._walk``'s, one trie level per round in numpy, over a table w
 (a state's next state for each of 256 bytes) are derived the first time a token's path
 lands in that state. A counted repeat's copies (each count of ``[^\\n]{1,20}``) lead alike,
 one to the next, so their rows are written from one plan, not derived one by one
-(``_CountedPlan``).
+(``counted_rows``).
 
 >>> from fsmviz import Vocabulary
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
@@ -46,6 +46,7 @@ import numpy as np
 from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import bounded
+from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
 from fsmviz.tokens.fast.levelwalk import walk_levels, walk_root
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.rowwalk import TAIL, walk_tokens
@@ -83,7 +84,7 @@ makes 161 states, and each growth copies the whole table)."""
 
 
 MAX_CLOSURE = 64
-"""States a ``_NearStart.closure`` follows before it gives up (``.*a``: 2)."""
+"""States a ``_Chains.closure`` follows before it gives up (``.*a``: 2)."""
 
 
 def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
@@ -348,8 +349,6 @@ def _second_bytes(lead: int) -> tuple[int, int]:
 
 
 _NEXT = {bytes([lead]): _second_bytes(lead) for lead in _LEADS}
-_CHAR, _ENDS, _ENTER, _STAY = range(4)
-"""How a group of ``_layout_of`` leads: see there."""
 
 
 Sets = tuple[tuple[tuple[int, int], ...], ...]
@@ -361,9 +360,9 @@ regex's ``heads``."""
 class _Layout:
     """A ``_layout_of``: its ``groups``, and ``group_of[b]``, the position of byte ``b``'s
     group among them (``len(groups)`` for a byte in none), so that a row is one gather of
-    the groups' targets (``_NearStart._layout_row``), not one write per group.
+    the groups' targets (``_Rows._layout_row``), not one write per group.
 
-    >>> _Layout.of(((0b110, _CHAR, 1, 1, b""),)).group_of[:4].tolist()
+    >>> _Layout.of(((0b110, CHAR, 1, 1, b""),)).group_of[:4].tolist()
     [1, 0, 0, 1]
     """
 
@@ -385,10 +384,10 @@ def _layout_of(sets: Sets, partial: bytes) -> _Layout:
     has read ``partial`` of a character: ``(bits, kind, signature, code, extra)`` groups
     (``bits`` as a 256-bit int), in the order their states are first met (``_Layout``).
     A group's bytes all derive by ``signature`` (which heads hold them; ``code`` one of
-    its code points), so one derivative serves them all: ``_CHAR`` to a state between
-    characters (``extra`` is ``b""``), ``_ENDS`` likewise unless the
-    derivative is ``∅``, ``_ENTER`` to a state inside a character that every completion
-    derives alike (``extra``: the ``_Partial`` tuple), ``_STAY`` to the same regex with
+    its code points), so one derivative serves them all: ``CHAR`` to a state between
+    characters (``extra`` is ``b""``), ``ENDS`` likewise unless the
+    derivative is ``∅``, ``ENTER`` to a state inside a character that every completion
+    derives alike (``extra``: the ``_Partial`` tuple), ``STAY`` to the same regex with
     the bytes so far (``extra`` the prefix; ``signature`` and ``code`` unused).
 
     It depends on the sets alone, not on the pattern, so it is kept across patterns:
@@ -417,7 +416,7 @@ def _layout_of(sets: Sets, partial: bytes) -> _Layout:
                 continue
             lo, hi = _interval(prefix)
             if lo <= hi and (signature := regexes.code_signature(heads, lo)):
-                add(_ENDS, signature, lo, b"", 1 << byte)
+                add(ENDS, signature, lo, b"", 1 << byte)
     else:
         parts: list[int] = []  # ASCII split into sets each head holds whole or not at all
         for head in heads:
@@ -428,11 +427,11 @@ def _layout_of(sets: Sets, partial: bytes) -> _Layout:
             parts = split + ([mask] if mask else [])
         for part in parts:
             code = (part & -part).bit_length() - 1
-            add(_CHAR, regexes.code_signature(heads, code), code, b"", part)
+            add(CHAR, regexes.code_signature(heads, code), code, b"", part)
         wide = [k for k, head in enumerate(heads) if regexes.bounds[head][-1] > 128]
         if wide:
             for kind, signature, code, extra, bits in _leads_of(tuple(sets[k] for k in wide)):
-                if kind == _ENTER:  # its heads' bits where ``heads`` has them
+                if kind == ENTER:  # its heads' bits where ``heads`` has them
                     signature = sum(1 << wide[j] for j in set_bits(signature))
                 add(kind, signature, code, extra, bits)
     return _Layout.of(
@@ -482,236 +481,18 @@ def _enter(
         signature = regexes.signature(heads, lo, hi)
         if signature > 0:
             left = _length(prefix[0]) - len(prefix)
-            return _ENTER, signature, lo, (left, *_NEXT.get(prefix, (0x80, 0xBF)))
+            return ENTER, signature, lo, (left, *_NEXT.get(prefix, (0x80, 0xBF)))
         if signature < 0 and any(regexes.meets(h, lo, hi) for h in heads):
-            return _STAY, 0, 0, prefix
+            return STAY, 0, 0, prefix
     return -1, 0, 0, None
 
 
-def _counted(regexes: _Regexes, regex: int) -> tuple[int, int, int, int] | None:
-    """``(X, a, m, T)`` where ``regex`` is ``X{a,m}T`` (``T`` may be ``ε``) with ``X`` a
-    set and ``m`` a bound: a counted repeat's copy (``_CountedPlan``);
-    else None.
-
-    >>> r = _Regexes()
-    >>> x, y = r.charset(((97, 122),)), r.charset(((48, 57),))
-    >>> _counted(r, r.cat(r.rep(x, 0, 5), y)) == (x, 0, 5, y), _counted(r, r.rep(x, 2, 3))
-    (True, (2, 2, 3, 1))
-    >>> _counted(r, r.rep(x, 0, None)), _counted(r, r.cat(y, x))
-    (None, None)
-    """
-    nodes = regexes.nodes
-    node = nodes[regex]
-    kind = node[0]
-    if kind == CAT:
-        first, rest = node[1], node[2]
-    elif kind == SEQ:
-        first, rest = regexes.head(node)
-    else:
-        first, rest = regex, EPS
-    repeat = nodes[first]
-    if repeat[0] != REP or repeat[3] is None or nodes[repeat[1]][0] != SET:
-        return None
-    return repeat[1], repeat[2], repeat[3], rest
-
-
-_ON, _BOTH, _FIXED, _SAME, _DEAD = range(5)
-"""Where a group of a counted copy's row leads (``_CountedPlan``): the next copy; the
-next copy or ``d(T)``; ``d(T)`` alone; the same copy, a byte further inside a character
-(``_STAY``); nowhere."""
-
-
-@dataclass(frozen=True, eq=False)
-class _CountedPlan:
-    """How the row of a state ``(X{a,m}T, partial)`` leads, the same for every ``m`` and
-    every ``a`` > 0 (or every ``a`` = 0): by ``_Regexes.derive``, a character ``c``
-    derives ``X{a,m}T`` to ``[c in X] X{a-1,m-1}T | [a = 0] d(T, c)`` (``X{0,0}T`` is
-    ``T``), where ``d(T, c)`` does not depend on the count and neither do the heads, so
-    neither do the groups (``_layout_of``). So each count's copy of ``[^\\n]{1,20}`` leads
-    alike to the next, and its row needs no derivative (``_NearStart.make_row``).
-
-    ``steps`` holds, for each group of ``layout``, ``(how, regex, extra)``: how it leads
-    (``_ON`` and the rest), with ``d(T, c)`` where it counts, and the target's
-    ``partial``; ``fixed`` the state of each ``_FIXED`` step (else -1); ``alike`` where
-    ``T`` reads nothing (it matches the empty text at most: the end of the pattern), so
-    that copies with ``a`` > 0 and ``a`` = 0 share the plan (the start of
-    ``[^\\n]{1,20}`` and the rest). ``block`` (None where a group leads to
-    ``_BOTH``) writes a copy's rows at once (``_Block``)."""
-
-    layout: _Layout
-    steps: tuple[tuple[int, int, object], ...]
-    fixed: tuple[int, ...]
-    alike: bool
-    block: _Block | None
-
-    @staticmethod
-    def of(near: _NearStart, regex: int, rest: int, partial: bytes) -> _CountedPlan:
-        """The plan of ``regex``'s copies (``_counted``: ``X{a,m}rest``), ``partial`` read."""
-        regexes = near.regexes
-        base, least = _counted(regexes, regex)[:2]
-        layout = near._layout(regexes.heads(regex), partial)
-        steps = []
-        for _, kind, _, code, extra in layout.groups:
-            if kind == _STAY:
-                steps.append((_SAME, NONE, extra))
-                continue
-            tail = regexes.derive(rest, code) if least == 0 else NONE
-            if regexes.contains(base, code):
-                steps.append((_ON if tail == NONE else _BOTH, tail, extra))
-            else:
-                dead = kind == _ENDS and tail == NONE
-                steps.append((_DEAD if dead else _FIXED, tail, extra))
-        fixed = tuple(near.state(t, e) if how == _FIXED else -1 for how, t, e in steps)
-        alike = not regexes.heads(rest)  # then ``d(T, c)`` is ∅ and the heads are X's
-        plan = _CountedPlan(layout, tuple(steps), fixed, alike, None)
-        if partial or any(how == _BOTH for how, *_ in steps):
-            return plan
-        return _CountedPlan(layout, plan.steps, fixed, alike, _Block.of(near, regex, plan))
-
-    def targets(self, near: _NearStart, regex: int, after: int) -> list[int]:
-        """Each group's target from the copy ``regex``, whose next copy is ``after``
-        (``X{a-1,m-1}T``), in the order ``_NearStart._derived_targets`` meets them."""
-        found = []
-        for how, tail, extra in self.steps:
-            if how == _ON:
-                found.append(near.state(after, extra))
-            elif how == _SAME:
-                found.append(near.state(regex, extra))
-            elif how == _DEAD:
-                found.append(-1)
-            else:
-                target = near.regexes.alt([after, tail]) if how == _BOTH else tail
-                found.append(near.state(target, extra))
-        return found
-
-
-@dataclass(frozen=True, eq=False)
-class _Block:
-    """A counted copy's row (``_CountedPlan``, between characters) where each state it
-    leads to is fixed (``d(T, c)``) or new: the next copy's, inside a character or not,
-    and this copy's a byte inside one (``_STAY``). The new ones take the next numbers in
-    the order the row meets them, so the row is a template with the first new number
-    added where it leads to one; and so are the rows of the new states inside a
-    character, whose targets are new states of the same block (the next copy's bytes
-    left; this copy's ``\\xed``, the next copy's after it). One copy of
-    ``[^\\n]{1,20}`` is 8 rows, made in one write where one row was derived at a time
-    (``_NearStart._block_row``). A copy whose new states are known already (rare) is
-    written target by target (``_CountedPlan.targets``).
-
-    ``fresh`` holds ``(how, extra)`` of each new state (``_ON``: the next copy,
-    ``_SAME``: this one); ``inner`` the positions in ``fresh`` of those whose rows come
-    with the block. ``rows`` (the copy's first, then ``inner``'s) hold a new state's
-    position in ``fresh`` where ``new`` is 1, else a fixed state or -1; ``notes`` each
-    row's ``(reads, ends, main group, its target's position or -1, fixed target)``."""
-
-    fresh: tuple[tuple[int, object], ...]
-    inner: np.ndarray
-    rows: np.ndarray
-    new: np.ndarray
-    notes: tuple[tuple[int, int, int, int, int], ...]
-
-    @staticmethod
-    def of(near: _NearStart, regex: int, plan: _CountedPlan) -> _Block:
-        """The block of the copy ``regex``'s ``plan`` (none of its steps ``_BOTH``)."""
-        fresh: dict[tuple[int, object], int] = {}
-        made = [_template(plan.layout, plan.steps, plan.fixed, fresh)]
-        inner = [0]  # the copy's own row, then the new states' (positions in ``fresh``)
-        for (how, extra), at in list(fresh.items()):
-            if isinstance(extra, tuple):  # the next copy, bytes left of a character
-                one = _interval_template(extra, fresh)
-            elif how == _SAME:  # this copy, a byte further inside a character
-                sub = near.plan(regex, extra)
-                both = any(step[0] == _BOTH for step in sub.steps)
-                one = None if both else _template(sub.layout, sub.steps, sub.fixed, fresh, False)
-            else:
-                continue
-            if one is not None:
-                made.append(one)
-                inner.append(at)
-        recipes, notes = zip(*made, strict=True)
-        rows, new = _stacked(recipes)
-        return _Block(tuple(fresh), np.array(inner, dtype=np.intp), rows, new, notes)
-
-
-_Template = tuple[tuple, tuple[int, int, int, int, int]]
-"""A ``_Block`` row's recipe (``_stacked``) and its notes."""
-
-
-@bounded(maxsize=256)
-def _stacked(recipes: tuple[tuple, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """A ``_Block``'s ``rows`` and ``new`` (read-only) from its rows' recipes: ``(lo, hi,
-    target)``, an interval leading to a new state; or ``(layout, codes, news)``, each
-    group's code and new flag (the bytes in none last). Kept: every pattern that counts
-    ``[^\\n]`` has the same (0.1 ms of numpy a pattern)."""
-    rows = np.full((len(recipes), 256), -1, dtype=np.int32)
-    new = np.zeros((len(recipes), 256), dtype=np.int32)
-    for k, recipe in enumerate(recipes):
-        if len(recipe) == 3 and isinstance(recipe[0], int):
-            lo, hi, target = recipe
-            rows[k, lo : hi + 1], new[k, lo : hi + 1] = target, 1
-        else:
-            layout, codes, news = recipe
-            rows[k] = np.array(codes, dtype=np.int32)[layout.group_of]
-            new[k] = np.array(news, dtype=np.int32)[layout.group_of]
-    rows.flags.writeable = new.flags.writeable = False
-    return rows, new
-
-
-def _interval_template(partial: tuple[int, int, int], fresh: dict) -> _Template | None:
-    """The ``_Block`` row of the next copy with ``partial`` (bytes left, the next one's
-    range: ``_Partial``) read, as ``_NearStart.make_row`` writes it: the range leads to
-    the state with a byte fewer left, which must be in ``fresh`` (else None)."""
-    left, lo, hi = partial
-    target = fresh.get((_ON, b"" if left == 1 else (left - 1, 0x80, 0xBF)))
-    if target is None:
-        return None
-    bits = (1 << hi + 1) - (1 << lo)
-    return (lo, hi, target), (bits, bits if left == 1 else 0, bits, target, -1)
-
-
-def _template(
-    layout: _Layout, steps: tuple, fixed: tuple[int, ...], fresh: dict, grow: bool = True
-) -> _Template | None:
-    """A ``_Block`` row of a plan's ``steps`` over ``layout`` (its recipe and notes); a
-    new state not in ``fresh`` is added to it (None where ``grow`` is False)."""
-    codes, news, leads = [], [], {}  # leads: target (-1 - position if new) -> bytes
-    reads = ends = 0
-    for (bits, *_), (how, _, extra), target in zip(layout.groups, steps, fixed, strict=True):
-        if how == _DEAD:
-            codes.append(-1)
-            news.append(0)
-            continue
-        if how in (_ON, _SAME):
-            at = fresh.get((how, extra))
-            if at is None:
-                if not grow:
-                    return None
-                at = fresh[how, extra] = len(fresh)
-            codes.append(at)
-            news.append(1)
-            target = -1 - at
-        else:
-            codes.append(target)
-            news.append(0)
-        leads[target] = leads.get(target, 0) | bits
-        reads |= bits
-        ends |= 0 if extra else bits
-    codes.append(-1)
-    news.append(0)
-    recipe = (layout, tuple(codes), tuple(news))
-    if not leads:
-        return recipe, (reads, ends, 0, -1, -1)
-    # ``_NearStart._note``'s main group: the most bytes, the lowest state on a tie (new
-    # states are numbered after every fixed one, in the order of ``fresh``)
-    _, main = max((b.bit_count(), -t if t >= 0 else t - MAX_DERIVED) for t, b in leads.items())
-    main = -main if main > -MAX_DERIVED else main + MAX_DERIVED
-    return recipe, (reads, ends, leads[main], -1 - main, main)
-
-
-class _NearStart:
-    """The byte DFA of one pattern, derived state by state as tokens reach them. A state
-    is ``(regex, partial)`` (``_Partial``); ``table[s, b]`` is the state after byte ``b``,
-    or -1, once ``s``'s row is made."""
+class _Rows:
+    """The byte DFA of one pattern as a table, rows derived as tokens reach them. A state
+    is ``(regex, partial)`` (``_Partial``), numbered in the order met (``state``);
+    ``table[s, b]`` is the state after byte ``b``, or -1, once ``s``'s row is made
+    (``make_row``: by derivatives, one per group of bytes alike; a counted repeat's copy
+    from its plan, ``counted_rows``), with notes on each row that ``_Chains`` reads."""
 
     def __init__(self, regexes: _Regexes, start: int):
         self.regexes = regexes
@@ -721,15 +502,10 @@ class _NearStart:
         self.made = np.zeros(64, dtype=bool)
         self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
         self.main_target: dict[int, int] = {}  # b for byte b), and that target
-        self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
-        self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
-        self._chain_paths: dict[int, list[int]] = {}  # the states the chain goes through
-        self._chain_ends: dict[int, tuple[np.ndarray, ...]] = {}  # ``_ends_of_chain``
-        self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
         self._read: dict[int, int] = {}  # state -> the bytes it reads (``reads``)
         self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
         self._layouts: dict[tuple[tuple[int, ...], bytes], _Layout] = {}
-        self._plans: dict[tuple[int, bool, int, bytes], _CountedPlan] = {}  # per copy kind
+        self._plans: dict[tuple[int, bool, int, bytes], CountedPlan] = {}  # per copy kind
         self._rows: dict[int, list[int]] = {}  # made state -> its row as a list (``_walk``)
         self.state(start, b"")
 
@@ -754,7 +530,7 @@ class _NearStart:
             self.made = np.concatenate([self.made, np.zeros(more, dtype=bool)])
 
     def new_states(self, keys: list[tuple[int, _Partial]]) -> int:
-        """Number the states ``keys`` (distinct, none known yet: ``_Block.write``) as
+        """Number the states ``keys`` (distinct, none known yet: ``counted_rows.Block.write``) as
         ``state`` would one after the other; returns the first one's number."""
         first = len(self.states)
         if first + len(keys) > MAX_DERIVED:
@@ -781,7 +557,7 @@ class _NearStart:
         """Make state ``s``'s row, and note its main group, the bytes it reads and those
         that end a character (``_reads``, ``_ends``), from the groups' 256-bit sets (numpy's
         bincount and packbits per row cost more). A row not made is all -1 (``state``), so
-        a state inside a character whose completions all derive alike (``_ENTER``) writes
+        a state inside a character whose completions all derive alike (``ENTER``) writes
         its one interval of bytes alone."""
         regex, partial = self.states[s]
         self.made[s] = True
@@ -793,51 +569,31 @@ class _NearStart:
             self._read[s], self._ends[s] = bits, 0 if left > 1 else bits
             self.main_target[s], self.main_group[s] = target, bits
             return
-        counted = _counted(self.regexes, regex)
-        if counted is None:
+        repeat = counted(self.regexes, regex)
+        if repeat is None:
             layout, found = self._derived_targets(regex, partial)
         else:
-            base, least, most, rest = counted
-            plan = self.plan(regex, partial, counted)
+            base, least, most, rest = repeat
+            plan = self.plan(regex, partial, repeat)
             after = self.regexes.cat(self.regexes.rep(base, max(least - 1, 0), most - 1), rest)
-            if plan.block is not None and self._block_row(s, plan.block, regex, after):
+            if plan.block is not None and plan.block.write(self, s, regex, after):
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
         self._note(s, self._layout_row(s, layout, found))
 
     def plan(
-        self, regex: int, partial: bytes, counted: tuple[int, int, int, int] | None = None
-    ) -> _CountedPlan:
-        """The ``_CountedPlan`` of the counted copy ``regex`` (``_counted``), ``partial``
+        self, regex: int, partial: bytes, repeat: tuple[int, int, int, int] | None = None
+    ) -> CountedPlan:
+        """The ``CountedPlan`` of the counted copy ``regex`` (``counted``), ``partial``
         read: one for every copy alike."""
-        base, least, _, rest = counted or _counted(self.regexes, regex)
+        base, least, _, rest = repeat or counted(self.regexes, regex)
         key = (base, least > 0, rest, partial)
         found = self._plans.get(key)
         if found is None:
-            found = self._plans[key] = _CountedPlan.of(self, regex, rest, partial)
+            found = self._plans[key] = CountedPlan.of(self, regex, rest, partial)
             if found.alike:
                 self._plans[base, least == 0, rest, partial] = found
         return found
-
-    def _block_row(self, s: int, block: _Block, regex: int, after: int) -> bool:
-        """Write and note the rows of the counted copy ``s`` (``regex``, next copy
-        ``after``) and of ``block.inner``, where the states it leads to outside the fixed
-        ones are all new; False (nothing written) where one is known."""
-        keys = [(after if how == _ON else regex, extra) for how, extra in block.fresh]
-        for key in keys:
-            if key in self._ids:
-                return False
-        first = self.new_states(keys)
-        rows = block.inner + first
-        rows[0] = s
-        self.table[rows] = block.rows + first * block.new
-        self.made[rows] = True
-        for row, (reads, ends, bits, at, fixed) in zip(rows.tolist(), block.notes, strict=True):
-            self._read[row], self._ends[row] = reads, ends
-            if bits:
-                self.main_group[row] = bits
-                self.main_target[row] = first + at if at >= 0 else fixed
-        return True
 
     def _note(self, s: int, targets: dict[int, int]) -> None:
         """Note the bytes ``s`` reads, those that end a character and its main group, from
@@ -870,16 +626,16 @@ class _NearStart:
         """``_layout`` of ``regex``'s heads and each group's target (-1: none), deriving
         ``regex`` once per signature (``_Regexes.derived``): one derivative per group (a
         handful), not one per byte. (A counted repeat's copy is not derived: ``make_row``
-        follows its ``_CountedPlan``.)"""
+        follows its ``counted_rows.CountedPlan``.)"""
         regexes = self.regexes
         layout = self._layout(regexes.heads(regex), partial)
         found: list[int] = []
         for _, kind, signature, code, extra in layout.groups:
-            if kind == _STAY:
+            if kind == STAY:
                 found.append(self.state(regex, extra))
                 continue
             after = regexes.derived(regex, signature, code)
-            found.append(-1 if kind == _ENDS and after == NONE else self.state(after, extra))
+            found.append(-1 if kind == ENDS and after == NONE else self.state(after, extra))
         return layout, found
 
     def _layout(self, heads: tuple[int, ...], partial: bytes) -> _Layout:
@@ -891,6 +647,193 @@ class _NearStart:
             nodes = self.regexes.nodes
             found = self._layouts[key] = _layout_of(tuple(nodes[h][1] for h in heads), partial)
         return found
+
+    def reads(self, s: int) -> int:
+        """The bytes ``s`` reads (a 256-bit int): from its row where made; else, between
+        characters, its layout's groups, every one of which leads somewhere (a character
+        some head holds derives to a regex that can still be finished)."""
+        found = self._read.get(s)
+        if found is None:
+            regex, partial = self.states[s]
+            if partial:
+                self.make_row(s)
+                return self._read[s]
+            found = 0
+            for group in self._layout(self.regexes.heads(regex), b"").groups:
+                found |= group[0]
+            self._read[s] = found
+        return found
+
+    def _main(self, s: int) -> tuple[int, int]:
+        """``s``'s main group and its target (``(0, -1)`` where it reads nothing): from its
+        row where made; else, between characters, from its layout's largest group,
+        deriving that group alone. A chain goes through every count of
+        ``[^,\\n]{1,20}``; the walk, whose nodes die along it, needs the rows of few."""
+        bits = self.main_group.get(s)
+        if bits is not None:
+            return bits, self.main_target[s]
+        regex, partial = self.states[s]
+        if self.made[s] or partial:
+            if not self.made[s]:
+                self.make_row(s)
+            return self.main_group.get(s, 0), self.main_target.get(s, -1)
+        groups = self._layout(self.regexes.heads(regex), b"").groups
+        if not groups:
+            return 0, -1
+        bits, kind, signature, code, extra = max(groups, key=lambda group: group[0].bit_count())
+        after = regex if kind == STAY else self.regexes.derived(regex, signature, code)
+        target = self.main_target[s] = self.state(after, extra)
+        self.main_group[s] = bits
+        return bits, target
+
+
+class _Chains(_Rows):
+    """What a state keeps below it in the trie, read from its rows (``_Rows``): its
+    *chain* (the bytes that keep every path alive, following each row's main group), its
+    *closure* (the same, following every target) and where tokens along the chain die
+    (``dies_along_chain``): ``_NearStart`` takes whole subtrees of tokens by them."""
+
+    def __init__(self, regexes: _Regexes, start: int):
+        super().__init__(regexes, start)
+        self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
+        self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
+        self._chain_paths: dict[int, list[int]] = {}  # the states the chain goes through
+        self._chain_ends: dict[int, tuple[np.ndarray, ...]] = {}  # ``_ends_of_chain``
+        self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
+
+    def closure(self, state: int, upto: int) -> np.ndarray:
+        """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
+        bytes from ``state``, whichever states the bytes lead to (as ``chain``'s sets):
+        where ``chain`` follows one target, this follows them all, so under ``.*a`` the
+        ASCII bytes but the newline pass (to ``.*a`` or to ``.*a|ε``, both of which read
+        them all), a whole subtree at a time, though ``a`` and the rest lead apart. The
+        set for ``h`` holds only bytes every state reachable in fewer than ``h`` of them
+        reads; it starts from the bytes that end a character (a byte inside one leads
+        where the next must continue it) and shrinks as states are met. It stops (empty
+        sets) past ``MAX_CLOSURE`` states, and where its set holds no byte beyond
+        ``chain``'s for the same height (``[^,\\n]{1,20}``: counting, it would visit
+        every count for nothing ``chain`` has not taken)."""
+        known = self._closures.get(state)
+        if known is not None and len(known) > upto:
+            return known
+        if not self.made[state]:
+            self.make_row(state)
+        bits = self._ends[state]
+        stays = self._stays(state) & bits
+        if stays:  # ``X*R`` among its options: strings of X's ASCII stay alive
+            found = self._closures[state] = _words([_ALL_BYTES] + [stays] * upto)
+            return found
+        sets, seen, layer = [_ALL_BYTES], {state}, [state]
+        chain = self._chain_sets.get(state, ())
+        while len(sets) <= upto and bits:
+            for s in layer:  # every state met reads each byte of the set
+                bits &= self.reads(s)
+            if not bits:
+                break
+            if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
+                break  # no more than ``chain`` takes: the rest would cost, not take
+            sets.append(bits)
+            self.make_rows(np.array(layer))  # only now: where it stops, rows were not needed
+            reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
+            layer = [s for s in reached if s not in seen]
+            if not layer:  # closed: the same set at every height from here
+                sets += [bits] * (upto + 1 - len(sets))
+                break
+            seen.update(layer)
+            if len(seen) > MAX_CLOSURE:
+                break
+        sets += [0] * (upto + 1 - len(sets))
+        found = self._closures[state] = _words(sets)
+        return found
+
+    def _stays(self, state: int) -> int:
+        """ASCII bytes under which ``state`` stays alive whatever follows, as a 256-bit
+        int: where its regex (between characters) is, or has as an option, ``X*R`` with
+        ``X`` a set (``.*(error|warning)``'s every state), a character of ``X`` derives it
+        to ``X*R | d(R, c)``, which has ``X*R`` again and is never ``∅``. 0 otherwise."""
+        regex, partial = self.states[state]
+        if partial:
+            return 0
+        nodes, regexes = self.regexes.nodes, self.regexes
+        node = nodes[regex]
+        stays = 0
+        for option in node[1] if node[0] == ALT else (regex,):
+            kind = nodes[option][0]
+            if kind in (CAT, SEQ):
+                first = nodes[option][1] if kind == CAT else regexes.head(nodes[option])[0]
+                star = nodes[first]
+                if star[0] == REP and star[2] == 0 and star[3] is None and nodes[star[1]][0] == SET:
+                    stays |= regexes.ascii[star[1]]
+        return stays
+
+    def chain(self, state: int, upto: int) -> np.ndarray:
+        """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
+        that every path of them stays alive (a set as 4 little-endian words): from each
+        state, its *main group* of bytes (the most bytes with one target) leads on to the
+        next, and the sets are those groups' intersections along the way. It stops where
+        the intersection empties, and notes the states it went through (``_main``)."""
+        known = self._chains.get(state)
+        if known is not None and len(known) > upto:
+            return known
+        sets = [_ALL_BYTES]  # as 256-bit ints: a Python & is cheaper than numpy's here
+        common, at, path = _ALL_BYTES, state, [state]
+        while len(sets) <= upto:
+            bits, target = self._main(at)
+            common &= bits
+            if not common:
+                break
+            sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
+            at = target
+            path.append(at)
+        sets += [0] * (upto + 1 - len(sets))
+        self._chain_sets[state], self._chain_paths[state] = sets, path
+        self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
+        found = self._chains[state] = _words(sets)
+        return found
+
+    def dies_along_chain(
+        self, state: int, heights: np.ndarray, below: np.ndarray
+    ) -> np.ndarray | None:
+        """For nodes in ``state`` too tall for its ``chain`` (``heights``, and the bytes
+        ``below`` each, as ``chain``'s sets): how many bytes a token below stays alive,
+        where that depends on its length alone, else -1. A node's tokens keep to the
+        chain for ``h`` bytes where all its bytes are in the chain's set for ``h``; if the
+        state the chain then reaches reads none of them, every longer token dies there.
+        Under ``[^,\\n]{1,20}`` a node of dashes 3 bytes in keeps to the chain for 17
+        more, to the state that reads only ``,``: its tokens of up to 20 dashes are
+        allowed and no longer one, without walking the 64-dash token byte by byte. None
+        where the chain does not end (a loop reads every byte it keeps to)."""
+        self.chain(state, int(heights.max()))
+        ends = self._chain_ends.get(state)
+        if ends is None:
+            ends = self._chain_ends[state] = self._ends_of_chain(state)
+        heights_kept, sets, reads = ends
+        if not len(heights_kept):
+            return None
+        level = (~(below[:, None, :] & ~sets[None]).any(axis=2)).sum(axis=1)  # sets shrink
+        kept, reads = heights_kept[level], reads[level]
+        return np.where((below & reads).any(axis=1), -1, kept)
+
+    def _ends_of_chain(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For ``dies_along_chain``: the last height of each distinct set of ``state``'s
+        chain (0 first), the sets (as words), and the bytes the states there read; all
+        empty where the chain does not end (it loops, or stops at its height), and from
+        inside a character (its chain ends with the character: rarely a node to cut)."""
+        sets, path = self._chain_sets[state], self._chain_paths[state]
+        if sets[-1] or len(path) == 1 or self.states[state][1]:
+            return np.zeros(0, dtype=np.int32), _words([]), _words([])
+        last = sets.index(0) - 1
+        ends = [0] + [h for h in range(1, last + 1) if sets[h] != sets[h + 1]]
+        return (
+            np.array(ends, dtype=np.int32),
+            _words([sets[h] for h in ends[1:]]),
+            _words([self.reads(path[h]) for h in ends]),
+        )
+
+
+class _NearStart(_Chains):
+    """The walk of the vocabulary trie from the start (``first_row``), over the table of
+    ``_Rows``, taking whole subtrees where a state's chain or closure (``_Chains``) does."""
 
     def first_row(self, trie: VocabTrie) -> np.ndarray:
         """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks
@@ -999,170 +942,3 @@ class _NearStart:
             if state < 0:
                 break
         return state
-
-    def closure(self, state: int, upto: int) -> np.ndarray:
-        """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
-        bytes from ``state``, whichever states the bytes lead to (as ``chain``'s sets):
-        where ``chain`` follows one target, this follows them all, so under ``.*a`` the
-        ASCII bytes but the newline pass (to ``.*a`` or to ``.*a|ε``, both of which read
-        them all), a whole subtree at a time, though ``a`` and the rest lead apart. The
-        set for ``h`` holds only bytes every state reachable in fewer than ``h`` of them
-        reads; it starts from the bytes that end a character (a byte inside one leads
-        where the next must continue it) and shrinks as states are met. It stops (empty
-        sets) past ``MAX_CLOSURE`` states, and where its set holds no byte beyond
-        ``chain``'s for the same height (``[^,\\n]{1,20}``: counting, it would visit
-        every count for nothing ``chain`` has not taken)."""
-        known = self._closures.get(state)
-        if known is not None and len(known) > upto:
-            return known
-        if not self.made[state]:
-            self.make_row(state)
-        bits = self._ends[state]
-        stays = self._stays(state) & bits
-        if stays:  # ``X*R`` among its options: strings of X's ASCII stay alive
-            found = self._closures[state] = _words([_ALL_BYTES] + [stays] * upto)
-            return found
-        sets, seen, layer = [_ALL_BYTES], {state}, [state]
-        chain = self._chain_sets.get(state, ())
-        while len(sets) <= upto and bits:
-            for s in layer:  # every state met reads each byte of the set
-                bits &= self.reads(s)
-            if not bits:
-                break
-            if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
-                break  # no more than ``chain`` takes: the rest would cost, not take
-            sets.append(bits)
-            self.make_rows(np.array(layer))  # only now: where it stops, rows were not needed
-            reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
-            layer = [s for s in reached if s not in seen]
-            if not layer:  # closed: the same set at every height from here
-                sets += [bits] * (upto + 1 - len(sets))
-                break
-            seen.update(layer)
-            if len(seen) > MAX_CLOSURE:
-                break
-        sets += [0] * (upto + 1 - len(sets))
-        found = self._closures[state] = _words(sets)
-        return found
-
-    def _stays(self, state: int) -> int:
-        """ASCII bytes under which ``state`` stays alive whatever follows, as a 256-bit
-        int: where its regex (between characters) is, or has as an option, ``X*R`` with
-        ``X`` a set (``.*(error|warning)``'s every state), a character of ``X`` derives it
-        to ``X*R | d(R, c)``, which has ``X*R`` again and is never ``∅``. 0 otherwise."""
-        regex, partial = self.states[state]
-        if partial:
-            return 0
-        nodes, regexes = self.regexes.nodes, self.regexes
-        node = nodes[regex]
-        stays = 0
-        for option in node[1] if node[0] == ALT else (regex,):
-            kind = nodes[option][0]
-            if kind in (CAT, SEQ):
-                first = nodes[option][1] if kind == CAT else regexes.head(nodes[option])[0]
-                star = nodes[first]
-                if star[0] == REP and star[2] == 0 and star[3] is None and nodes[star[1]][0] == SET:
-                    stays |= regexes.ascii[star[1]]
-        return stays
-
-    def chain(self, state: int, upto: int) -> np.ndarray:
-        """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
-        that every path of them stays alive (a set as 4 little-endian words): from each
-        state, its *main group* of bytes (the most bytes with one target) leads on to the
-        next, and the sets are those groups' intersections along the way. It stops where
-        the intersection empties, and notes the states it went through (``_main``)."""
-        known = self._chains.get(state)
-        if known is not None and len(known) > upto:
-            return known
-        sets = [_ALL_BYTES]  # as 256-bit ints: a Python & is cheaper than numpy's here
-        common, at, path = _ALL_BYTES, state, [state]
-        while len(sets) <= upto:
-            bits, target = self._main(at)
-            common &= bits
-            if not common:
-                break
-            sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
-            at = target
-            path.append(at)
-        sets += [0] * (upto + 1 - len(sets))
-        self._chain_sets[state], self._chain_paths[state] = sets, path
-        self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
-        found = self._chains[state] = _words(sets)
-        return found
-
-    def reads(self, s: int) -> int:
-        """The bytes ``s`` reads (a 256-bit int): from its row where made; else, between
-        characters, its layout's groups, every one of which leads somewhere (a character
-        some head holds derives to a regex that can still be finished)."""
-        found = self._read.get(s)
-        if found is None:
-            regex, partial = self.states[s]
-            if partial:
-                self.make_row(s)
-                return self._read[s]
-            found = 0
-            for group in self._layout(self.regexes.heads(regex), b"").groups:
-                found |= group[0]
-            self._read[s] = found
-        return found
-
-    def _main(self, s: int) -> tuple[int, int]:
-        """``s``'s main group and its target (``(0, -1)`` where it reads nothing): from its
-        row where made; else, between characters, from its layout's largest group,
-        deriving that group alone. A chain goes through every count of
-        ``[^,\\n]{1,20}``; the walk, whose nodes die along it, needs the rows of few."""
-        bits = self.main_group.get(s)
-        if bits is not None:
-            return bits, self.main_target[s]
-        regex, partial = self.states[s]
-        if self.made[s] or partial:
-            if not self.made[s]:
-                self.make_row(s)
-            return self.main_group.get(s, 0), self.main_target.get(s, -1)
-        groups = self._layout(self.regexes.heads(regex), b"").groups
-        if not groups:
-            return 0, -1
-        bits, kind, signature, code, extra = max(groups, key=lambda group: group[0].bit_count())
-        after = regex if kind == _STAY else self.regexes.derived(regex, signature, code)
-        target = self.main_target[s] = self.state(after, extra)
-        self.main_group[s] = bits
-        return bits, target
-
-    def dies_along_chain(
-        self, state: int, heights: np.ndarray, below: np.ndarray
-    ) -> np.ndarray | None:
-        """For nodes in ``state`` too tall for its ``chain`` (``heights``, and the bytes
-        ``below`` each, as ``chain``'s sets): how many bytes a token below stays alive,
-        where that depends on its length alone, else -1. A node's tokens keep to the
-        chain for ``h`` bytes where all its bytes are in the chain's set for ``h``; if the
-        state the chain then reaches reads none of them, every longer token dies there.
-        Under ``[^,\\n]{1,20}`` a node of dashes 3 bytes in keeps to the chain for 17
-        more, to the state that reads only ``,``: its tokens of up to 20 dashes are
-        allowed and no longer one, without walking the 64-dash token byte by byte. None
-        where the chain does not end (a loop reads every byte it keeps to)."""
-        self.chain(state, int(heights.max()))
-        ends = self._chain_ends.get(state)
-        if ends is None:
-            ends = self._chain_ends[state] = self._ends_of_chain(state)
-        heights_kept, sets, reads = ends
-        if not len(heights_kept):
-            return None
-        level = (~(below[:, None, :] & ~sets[None]).any(axis=2)).sum(axis=1)  # sets shrink
-        kept, reads = heights_kept[level], reads[level]
-        return np.where((below & reads).any(axis=1), -1, kept)
-
-    def _ends_of_chain(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For ``dies_along_chain``: the last height of each distinct set of ``state``'s
-        chain (0 first), the sets (as words), and the bytes the states there read; all
-        empty where the chain does not end (it loops, or stops at its height), and from
-        inside a character (its chain ends with the character: rarely a node to cut)."""
-        sets, path = self._chain_sets[state], self._chain_paths[state]
-        if sets[-1] or len(path) == 1 or self.states[state][1]:
-            return np.zeros(0, dtype=np.int32), _words([]), _words([])
-        last = sets.index(0) - 1
-        ends = [0] + [h for h in range(1, last + 1) if sets[h] != sets[h + 1]]
-        return (
-            np.array(ends, dtype=np.int32),
-            _words([sets[h] for h in ends[1:]]),
-            _words([self.reads(path[h]) for h in ends]),
-        )
