@@ -15,9 +15,11 @@ from fsmviz import RegexError, compile_regex
 from fsmviz.automaton import dfa as dfa_module
 from fsmviz.automaton.bytedfa import to_bytes
 from fsmviz.automaton.dfa import (
+    _Clock,
     _Construction,
     _hopcroft,
     _merged_bottom_up,
+    _minimise,
     _prune_dead,
     _renumbered,
     count_positions,
@@ -185,6 +187,35 @@ def _both_minimisations(pattern: str) -> tuple[object, object] | None:
         return None
     refined = _hopcroft(accepting, moves, built.clock)
     return _renumbered(accepting, moves, merged), _renumbered(accepting, moves, refined)
+
+
+WIDE_ATOMS = (*ATOMS, *"defghijklmnopq", "[a-f]", "[^c-h]", "[d-q]")
+"""More classes than ``dfa.FEW_CLASSES``: ``_subsets`` then splits classes by position."""
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.data())
+def test_a_dfa_with_no_states_to_merge_keeps_its_numbers_and_moves_in_class_order(data):
+    """Where no two states merge, ``_minimise`` keeps the construction's numbering and only
+    sorts each state's moves: exactly what renumbering every state by its own block gives,
+    state for state and move for move (the order of a state's moves included)."""
+    atoms = data.draw(st.sampled_from([ATOMS, WIDE_ATOMS]))
+    built = _Construction.of(random_pattern(data.draw, atoms=atoms))
+    accepting, moves = _prune_dead(built.accepting, built.transitions)
+    ours = _minimise(accepting, moves, built.clock)
+    theirs = _renumbered(accepting, moves, list(range(len(moves))))
+    if len(ours[1]) == len(moves):
+        assert ours[0] == theirs[0]
+        assert [list(m.items()) for m in ours[1]] == [list(m.items()) for m in theirs[1]]
+
+
+def test_moves_met_known_target_first_are_put_in_class_order():
+    """``_subsets`` may write a known target before a new one (its many-class split); the
+    kept numbering then still lists moves by smallest class, as ``_renumbered`` would."""
+    moves = [{2: 0b10, 1: 0b01}, {}, {1: 0b01}]
+    accepting, minimal = _minimise({1}, moves, _Clock.after(1.0, "minimising"))
+    assert [list(m.items()) for m in minimal] == [[(1, 1), (2, 2)], [], [(1, 1)]]
+    assert accepting == {1}
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

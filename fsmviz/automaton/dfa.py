@@ -1299,11 +1299,32 @@ def _minimise(
     >>> moves = [{1: 0b001, 2: 0b010}, {3: 0b100}, {4: 0b100}, {}, {}]
     >>> _minimise({3, 4}, moves, _Clock.after(1.0, "minimising"))
     ({2}, [{1: 3}, {2: 4}, {}])
+
+    ``transitions`` come numbered as ``_subsets`` numbers states (breadth-first from the
+    start, each state's new targets in the order of their smallest class; ``_prune_dead``
+    keeps that order), which is ``_renumbered``'s numbering. So where no two states merge
+    (most small patterns: ``uuid``'s 37 states, a phone number's 15), the states keep
+    their numbers and only each state's moves are put in class order (``_in_class_order``).
     """
     block_of = _merged_bottom_up(accepting, transitions, clock)
     if block_of is None:
         block_of = _hopcroft(accepting, transitions, clock)
+    if max(block_of, default=-1) + 1 == len(transitions):  # blocks are numbered 0, 1, 2...
+        return accepting, [_in_class_order(moves) for moves in transitions]
     return _renumbered(accepting, transitions, block_of)
+
+
+def _in_class_order(moves: _Moves) -> _Moves:
+    """``moves`` with its targets in the order of their smallest class, as ``_renumbered``
+    writes them (``_subsets`` meets a state's known targets before its new ones where it
+    splits many classes by position).
+
+    >>> _in_class_order({5: 0b100, 2: 0b011})
+    {2: 3, 5: 4}
+    """
+    if len(moves) < 2:
+        return moves
+    return {t: c for c, t in _smallest_class_first([(c, t) for t, c in moves.items()])}
 
 
 def _merged_bottom_up(
