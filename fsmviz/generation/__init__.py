@@ -17,7 +17,10 @@
 * ``compare``  ways to get text that matches a pattern (the mask, overshoot, the first match,
   extraction, retries) run side by side on one prompt and seed;
 * ``server``   a model behind a vLLM server (``fsmviz.connect``): the server writes, the
-  same step records come from replaying its tokens through the exact automaton;
+  same step records come from replaying its tokens through the exact automaton; its
+  pieces beside it: ``exchange`` (the two requests to vLLM, and what their answers give),
+  ``replay`` (the server's tokens through the automaton, its visible mask checked at each
+  step), ``verdict`` (what the replay found, per step and in the run's notes);
 * ``llamacpp`` the same for llama.cpp's server (``llama-server``): the constraint in its own
   fields (a regex as GBNF written from fsmviz's DFA), the valid mass from its ``n_probs``;
 * ``wire``     the HTTP both speak: a request, a stream of server-sent events, a

@@ -43,11 +43,15 @@ scoring request has answered. The HTTP is ``fsmviz.generation.wire``'s: a server
 is down, refuses, or does not answer in time is a ``ServerError`` naming it and quoting
 what it said, within the timeouts. llama.cpp's server (told apart by its ``/props``) is
 asked and read by ``fsmviz.generation.llamacpp.LlamaCppEngine``; the replay is this one.
+
+Here: ``connect``, ``ServerModel`` and ``ServerRun``, which holds a run together; its
+pieces are modules of their own: ``fsmviz.generation.exchange`` (vLLM's two requests),
+``fsmviz.generation.replay`` (the tokens through the automaton, the engine checked, the
+valid mass) and ``fsmviz.generation.verdict`` (the engine check per step and in words).
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -62,20 +66,28 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import InputError
 from fsmviz.generation.constraint import Constraint
+from fsmviz.generation.exchange import _candidates, _first_choice, complete, score
 from fsmviz.generation.llamacpp import LlamaCppEngine, check_vocabulary, props
-from fsmviz.generation.trace import Candidate, GenerationOptions, Step, StopReason
+from fsmviz.generation.replay import (
+    TOP,
+    Disagreement,
+    EngineCheck,
+    Replayed,
+    check_tokenizer,
+    replay,
+    stop_reason,
+    valid_mass,
+)
+from fsmviz.generation.trace import GenerationOptions, Step, StopReason
+from fsmviz.generation.verdict import StepVerdict, replay_notes, verdicts
 from fsmviz.generation.wire import (
-    BOUND_SLACK,
     CONNECT_TIMEOUT,
     READ_TIMEOUT,
     ServerError,
     _api_base,
-    _events,
     _fill_row,
-    _members,
     _request,
 )
-from fsmviz.printable import printable
 from fsmviz.tokens.index import TokenIndex, build_index
 from fsmviz.tokens.vocab import Vocabulary
 
@@ -93,61 +105,6 @@ __all__ = [
     "connect",
     "server_constraint",
 ]
-
-TOP = 5
-"""The model's likeliest tokens a step keeps (``Step.top``), as a local run keeps them."""
-MASKED = -1e3
-"""A logprob at or below this is a masked token (vLLM writes −inf as −9999)."""
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A token the server's mask let through where the exact automaton does not allow it
-    (written, or only offered among its top logprobs), or masked where it is allowed."""
-
-    step: int
-    token_id: int
-    text: str
-    message: str
-
-
-@dataclass(frozen=True)
-class EngineCheck:
-    """The server's mask at one step, as far as its answer shows it, against the exact
-    automaton's: the candidates of its top logprobs (after its mask: a masked one comes at
-    −9999), those it offered that the automaton refuses (``looser``) and those it masked
-    that the automaton allows (``stricter``)."""
-
-    step: int
-    visible: int
-    looser: tuple[int, ...] = ()
-    stricter: tuple[int, ...] = ()
-
-    @property
-    def agrees(self) -> bool:
-        return not self.looser and not self.stricter
-
-
-@dataclass(frozen=True)
-class StepVerdict:
-    """One row of a server run's engine check (``ServerRun.verdicts``): the token the
-    server wrote at ``step``, how many tokens the exact automaton allowed there, how many
-    of the server's candidates its answer showed (``visible``), and the verdict: ``agrees``,
-    or the disagreements at that step in words (``messages``)."""
-
-    step: int
-    token: str
-    allowed: int
-    visible: int
-    messages: tuple[str, ...] = ()
-
-    @property
-    def agrees(self) -> bool:
-        return not self.messages
-
-    @property
-    def verdict(self) -> str:
-        return "agrees" if self.agrees else "; ".join(self.messages)
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,7 +171,11 @@ class ServerRun:
     text offered in tokens llguidance does not offer, where it still fits), ``bounds`` (steps whose
     valid mass is only a lower bound), ``server_seconds`` (both requests) and
     ``replay_seconds`` (what fsmviz adds after the server's answers: the rest of the
-    index's build, which runs meanwhile, the replay, the valid mass)."""
+    index's build, which runs meanwhile, the replay, the valid mass).
+
+    It holds the run together; its parts live beside it: the requests in
+    ``fsmviz.generation.exchange`` (vLLM; llama.cpp's in ``llamacpp``), the replay through
+    the exact automaton in ``replay``, the verdict in words and per step in ``verdict``."""
 
     def __init__(self, model: ServerModel, pattern: object, opts: GenerationOptions):
         for name, active, why in (
@@ -248,20 +209,38 @@ class ServerRun:
             self._index = _Job(lambda: pattern.generation_run(model, opts).place)
         self.stop_reason: StopReason | None = None
         self.notes: list[str] = []
-        self.disagreements: list[Disagreement] = []
-        self.spellings: list[Disagreement] = []  # another spelling of a grammar's text
-        self.checks: list[EngineCheck] = []
+        self.replayed = Replayed([], [], [], [], [])
+        """What the replay found (``fsmviz.generation.replay``): the properties below."""
         self.candidates: list[dict[int, float]] = []  # per written token, after its mask
-        self.bounds: list[int] = []
         self.server_seconds = 0.0
         self.request_seconds: tuple[float, ...] = ()  # the run's request, the scoring one
         self.replay_seconds = 0.0
         self.finish_reason: str | None = None
         self.server_text = ""
         self.dropped: str | None = None  # how the server's stream broke off, if it did
-        self.refused_among = 0  # the allowed set's size where the replay refused a token
         self._engine_scores: list[dict[int, float]] = []  # llama.cpp's, per written token
         self.unsent = 0  # tokens llama.cpp wrote last but never sent (a character still cut)
+
+    @property
+    def disagreements(self) -> list[Disagreement]:
+        return self.replayed.disagreements
+
+    @property
+    def spellings(self) -> list[Disagreement]:
+        return self.replayed.spellings
+
+    @property
+    def checks(self) -> list[EngineCheck]:
+        return self.replayed.checks
+
+    @property
+    def bounds(self) -> list[int]:
+        return self.replayed.bounds
+
+    @property
+    def refused_among(self) -> int:
+        """The allowed set's size where the replay refused a token (0: none refused)."""
+        return self.replayed.refused_among
 
     @property
     def shown(self) -> int:
@@ -273,9 +252,6 @@ class ServerRun:
         """The pattern's token index, or a grammar's cursor (waits for its
         build; None for an unconstrained run)."""
         return self._index.result() if self._index is not None else None
-
-    def _accepting(self, state: int) -> bool:
-        return self.index.is_accepting(state) if self.index else True
 
     def steps(self, prompt_ids: list[int]) -> Iterator[Step]:
         context = self.model.context
@@ -299,307 +275,69 @@ class ServerRun:
         yield from steps
 
     def verdicts(self, steps: Sequence[Step]) -> tuple[StepVerdict, ...]:
-        """The engine check step by step, after the run: a row per replayed step (its
-        visible candidates held to the exact allowed set), and one more for a token the
-        replay refused (the step where it stopped)."""
-        checks = {check.step: check for check in self.checks}
-        said: dict[int, list[str]] = {}
-        for disagreement in self.disagreements:  # each message once (the written token
-            said.setdefault(disagreement.step, [])  # may also be among the visible ones)
-            if disagreement.message not in said[disagreement.step]:
-                said[disagreement.step].append(disagreement.message)
-        rows = [
-            StepVerdict(
-                step.index,
-                "EOS" if step.is_eos else printable(step.text),
-                step.allowed_count,
-                checks[step.index].visible if step.index in checks else 0,
-                tuple(said.get(step.index, ())),
-            )
-            for step in steps
-        ]
-        for number in sorted(n for n in said if n >= len(steps)):
-            refused = next(d for d in self.disagreements if d.step == number)
-            shown = checks[number].visible if number in checks else 0
-            token = printable(refused.text) or "EOS"
-            rows.append(StepVerdict(number, token, self.refused_among, shown, tuple(said[number])))
-        return tuple(rows)
-
-    # --- the two requests -----------------------------------------------------------------
+        """The engine check step by step, after the run (``fsmviz.generation.verdict``)."""
+        return verdicts(self.replayed, steps)
 
     def _complete(self, prompt_ids: list[int]) -> tuple[list[int], list[float | None]]:
         """The constrained run, streamed: the server's token ids and their (masked)
-        logprobs; ``finish_reason`` and ``server_text`` as it gave them. A stream that
-        breaks off after some tokens keeps them (``dropped`` says how it ended)."""
+        logprobs; ``candidates``, ``finish_reason``, ``server_text`` and ``dropped`` as
+        it gave them (``fsmviz.generation.exchange.complete``)."""
         if self.engine is not None:  # llama.cpp: its run also gives the unconstrained scores
             written, self._engine_scores = self.engine.complete(self, prompt_ids)
             return written, [None] * len(written)
-        opts = self.opts
-        body: dict[str, Any] = {
-            "model": self.model.served,
-            "prompt": prompt_ids,
-            "max_tokens": opts.max_tokens,
-            "temperature": opts.temperature,
-            "top_p": opts.top_p,
-            "seed": opts.seed,
-            "logprobs": TOP,  # its top candidates after its mask: the engine check
-            "return_tokens_as_token_ids": True,
-        }
-        if opts.top_k:
-            body["top_k"] = opts.top_k
-        if self.constraint is not None:
-            body["structured_outputs"] = self.constraint
-        model = self.model
-        written: list[int] = []
-        constrained: list[float | None] = []
-        text: list[str] = []
-        try:
-            for event in _events(model.url + "/completions", body, model.api_key, model.timeout):
-                for choice in event.get("choices") or []:
-                    ids = _token_ids(choice, model.url)
-                    written += ids
-                    given = choice.get("logprobs") or {}
-                    logprobs = given.get("token_logprobs") or []
-                    constrained += [*logprobs, *[None] * (len(ids) - len(logprobs))][: len(ids)]
-                    tops = [_candidates(top) for top in given.get("top_logprobs") or []]
-                    self.candidates += [*tops, *[{}] * (len(ids) - len(tops))][: len(ids)]
-                    text.append(str(choice.get("text") or ""))
-                    self.finish_reason = choice.get("finish_reason") or self.finish_reason
-        except ServerError as error:
-            if not written:
-                raise
-            self.dropped = str(error)
-            self.finish_reason = None
-        self.server_text = "".join(text)
-        return written, constrained
+        done = complete(self.model, self.opts, self.constraint, prompt_ids)
+        self.candidates = done.candidates
+        self.finish_reason, self.server_text = done.finish_reason, done.text
+        self.dropped = done.dropped
+        return done.written, done.constrained
 
     def _scored(self, prompt_ids: list[int], written: list[int]) -> list[dict[int, float]]:
-        """``_score``; after a stream that broke off, nothing where the server cannot even
-        be asked (each step's valid mass then only the trivial bound)."""
+        """The scoring request's numbers (``exchange.score``); after a stream that broke
+        off, nothing where the server cannot even be asked (each step's valid mass then
+        only the trivial bound)."""
         if not written:
             return []
         if self.engine is not None:
             return self._engine_scores
         try:
-            return self._score(prompt_ids, written)
+            return score(self.model, prompt_ids, written)
         except ServerError as error:
             if self.dropped is None:
                 raise
             self.notes.append(f"The written tokens could not be scored: {error}.")
             return [{} for _ in written]
 
-    def _score(self, prompt_ids: list[int], written: list[int]) -> list[dict[int, float]]:
-        """The unconstrained logprobs at each written token's step: the scoring request's
-        ``prompt_logprobs`` over the prompt and the written tokens (the top ``TOP`` and the
-        written token itself, per position), one mapping per written token."""
-        body = {
-            "model": self.model.served,
-            "prompt": [*prompt_ids, *written],
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "prompt_logprobs": TOP,
-        }
-        choice = _first_choice(self.model.post("/completions", body), self.model.url)
-        positions = choice.get("prompt_logprobs")
-        if not isinstance(positions, list) or len(positions) != len(prompt_ids) + len(written):
-            raise ServerError(
-                f"the server at {self.model.url} did not score the prompt (no "
-                "prompt_logprobs in its answer): fsmviz needs them for the valid mass; "
-                "is it vLLM?"
-            )
-        return [
-            {int(token): float(entry["logprob"]) for token, entry in (position or {}).items()}
-            for position in positions[len(prompt_ids) :]
-        ]
-
-    # --- the replay -----------------------------------------------------------------------
-
     def _check_vocabulary(self, written: list[int]) -> None:
-        """The server's token ids must spell the server's text in fsmviz's vocabulary; the
-        first that does not is named (a different tokenizer: ``tokenizer=``)."""
-        vocab = self.model.vocab
-        text = self.server_text.encode("utf-8")
-        spelled = b""
-        for number, token in enumerate(written):
-            if not 0 <= token < len(vocab):
-                raise ServerError(
-                    f"the server at {self.model.url} wrote token {token} at step {number}, "
-                    f"outside fsmviz's vocabulary of {len(vocab):,} tokens: pass tokenizer= "
-                    "the server's own tokenizer (a folder or hub id)"
-                )
-            spelled += vocab.token_bytes(token)
-            if not text.startswith(spelled) and "\ufffd" not in self.server_text:
-                start = len(spelled) - len(vocab.token_bytes(token))
-                theirs = text[start : start + 20].decode("utf-8", "replace")
-                raise ServerError(
-                    f"the server's tokenizer and fsmviz's disagree at step {number}: token "
-                    f"{token} is `{printable(vocab.token_text(token))}` here, but the "
-                    f"server's text there reads `{printable(theirs)}`: pass tokenizer= the "
-                    "server's own tokenizer (a folder or hub id)"
-                )
+        check_tokenizer(self.model.vocab, self.server_text, written, self.model.url)
 
     def _replay(
         self, written: list[int], constrained: Sequence[float | None], scored: list[dict]
     ) -> list[Step]:
-        """Each written token through the exact automaton, with the model's numbers."""
-        vocab, index = self.model.vocab, self.index
-        eos = vocab.eos_token_id
-        state = index.initial_state if index is not None else 0
-        steps: list[Step] = []
-        for number, token in enumerate(written):
-            allowed = index.allowed_tokens(state) if index is not None else None
-            if allowed is not None and number < len(self.candidates):
-                self._check(number, self.candidates[number], allowed)
-            after = index.next_state(state, token) if index is not None else 0
-            if after is None:
-                self.refused_among = len(vocab) if allowed is None else len(allowed)
-                self._disagree(number, token, written)
-                return steps
-            logprobs = scored[number]
-            masked = constrained[number] if number < len(constrained) else None
-            mass, exact = self._mass(logprobs, token, masked, allowed)
-            if not exact:
-                self.bounds.append(number)
-            top = sorted(logprobs.items(), key=lambda item: (-item[1], item[0]))[:TOP]
-            steps.append(
-                Step(
-                    token_id=token,
-                    text="" if token == eos else vocab.token_text(token),
-                    state_before=state,
-                    state_after=after,
-                    allowed_count=len(vocab) if allowed is None else len(allowed),
-                    valid_mass=mass,
-                    top=tuple(
-                        Candidate(vocab.token_text(t), math.exp(lp), _member(allowed, t))
-                        for t, lp in top
-                    ),
-                    index=number,
-                    prob=math.exp(logprobs[token]) if token in logprobs else 0.0,
-                    token_bytes=b"" if token == eos else vocab.token_bytes(token),
-                    is_eos=token == eos,
-                )
-            )
-            state = after
-            if token == eos:
-                break
-        self.stop_reason = self._stop(steps)
-        return steps
+        """Each written token through the exact automaton (``replay.replay``), and the
+        stop reason: where the automaton refused a token, ``engine_error``; else the
+        server's finish reason (``replay.stop_reason``)."""
+        mass = valid_mass if self.engine is None else self._llama_mass
+        index = self.index
+        found = replay(self.model.vocab, index, written, constrained, scored, self.candidates, mass)
+        self.replayed = found
+        if found.refusal is not None:
+            self.notes.append(found.refusal)
+            self.stop_reason = "engine_error"
+        else:
+            reason, note = stop_reason(self.finish_reason, self.dropped, found.steps, index)
+            self.stop_reason = reason
+            self.notes += [note] if note else []
+        return found.steps
 
-    def _mass(
+    def _llama_mass(
         self, logprobs: dict[int, float], token: int, masked: float | None, allowed: Any
     ) -> tuple[float, bool]:
-        """One step's valid mass and whether it is exact (``_valid_mass``)."""
-        if self.engine is not None:
-            return self.engine.mass(logprobs, allowed)
-        return _valid_mass(logprobs, token, masked, allowed)
-
-    def _check(self, number: int, candidates: dict[int, float], allowed: np.ndarray) -> None:
-        """The server's visible candidates at step ``number`` against ``allowed`` (the
-        index is still at that step: ``_spelled`` asks it)."""
-        ids = list(candidates)
-        inside = _members(allowed, ids) if ids else np.zeros(0, dtype=bool)
-        masked = [candidates[t] <= MASKED for t in ids]
-        looser = tuple(t for t, ok, m in zip(ids, inside, masked, strict=True) if not ok and not m)
-        stricter = tuple(t for t, ok, m in zip(ids, inside, masked, strict=True) if ok and m)
-        check = EngineCheck(number, len(ids), looser, stricter)
-        self.checks.append(check)
-        vocab = self.model.vocab
-        for token in looser:
-            text = printable(vocab.token_text(token))
-            if self._spelled(token):
-                message = (
-                    f"your server allowed `{text}` at step {number}, a spelling of the "
-                    "grammar's text that llguidance does not offer there; the text still fits"
-                )
-                self.spellings.append(Disagreement(number, token, vocab.token_text(token), message))
-                continue
-            message = f"your server allowed `{text}` at step {number}; no match can follow it"
-            self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
-        for token in stricter:
-            text = printable(vocab.token_text(token))
-            message = f"your server masked `{text}` at step {number}, which the pattern allows"
-            self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
-
-    def _spelled(self, token: int) -> bool:
-        """Whether a token outside llguidance's allowed set still keeps a grammar's text a
-        beginning of one of its sentences: another spelling of its fixed text (the grammar
-        cursor's chart, ``GrammarCursor.reads_on``). Never for a regex: its index's allowed
-        set is exact to the byte."""
-        reads_on = getattr(self.index, "reads_on", None)
-        return token != self.model.vocab.eos_token_id and bool(reads_on and reads_on(token))
-
-    def _disagree(self, number: int, token: int, written: list[int]) -> None:
-        """The server wrote ``token`` where the exact automaton allows no such token."""
-        vocab = self.model.vocab
-        text = printable(vocab.token_text(token))
-        if token == vocab.eos_token_id:
-            message = (
-                f"your server ended the text at step {number}, where the pattern cannot end: "
-                "the text so far is not a match"
-            )
-        else:
-            message = f"your server allowed `{text}` at step {number}; no match can follow it"
-        rest = b"".join(vocab.token_bytes(t) for t in written[number:]).decode("utf-8", "replace")
-        self.disagreements.append(Disagreement(number, token, vocab.token_text(token), message))
-        self.notes.append(
-            f"Engine disagreement: {message}. The server went on to write "
-            f"`{printable(rest[:80])}`; fsmviz's replay stops before it."
-        )
-        self.stop_reason = "engine_error"
-
-    def _stop(self, steps: list[Step]) -> StopReason:
-        """The server's finish reason as a stop reason (``Stream`` then judges a claimed
-        match against the pattern): ``stop`` claims a match, ``length`` is ``max_tokens``."""
-        finish = self.finish_reason
-        if finish == "length":
-            return "max_tokens"
-        if finish == "stop":
-            ended = steps[-1].state_after if steps else None
-            if self.index is not None and (ended is None or not self.index.is_accepting(ended)):
-                self.notes.append(
-                    f"The server stopped (finish_reason {finish!r}) where the pattern cannot "
-                    "end: the text is not a match."
-                )
-            return "accepted"
-        if self.dropped is not None:
-            self.notes.append(
-                f"The server's stream broke off after {len(steps)} tokens ({self.dropped}); "
-                "what it wrote is kept."
-            )
-        else:
-            self.notes.append(f"The server ended the run with finish_reason {finish!r}.")
-        return "engine_error"
+        return self.engine.mass(logprobs, allowed)
 
     def _note_how_it_went(self, count: int) -> None:
         if self.engine is not None:
             self.notes.append(self.engine.note(self, count))
-        if self.checks:
-            seen = sum(check.visible for check in self.checks)
-            wrong = [d.message for d in self.disagreements]
-            verdict = "every one agrees with the exact automaton"
-            if wrong:
-                more = "…" if len(wrong) > 3 else ""
-                verdict = f"{len(wrong)} disagree: " + "; ".join(wrong[:3]) + more
-            self.notes.append(
-                f"Engine check: {seen} candidates of the server's mask visible at "
-                f"{len(self.checks)} steps (its top {TOP} logprobs); {verdict}."
-            )
-        if self.spellings:
-            where = sorted({s.step for s in self.spellings})
-            shown = ", ".join(map(str, where[:10])) + ("…" if len(where) > 10 else "")
-            example = printable(self.spellings[0].text)
-            self.notes.append(
-                f"Spelling: at steps {shown} your server offered the grammar's text in tokens "
-                f"llguidance does not offer there (`{example}` at step {where[0]}); the text "
-                "still fits the grammar (fsmviz's Earley recognizer), so the engines spell it "
-                "differently and neither is wrong. The allowed sets there are llguidance's."
-            )
-        if self.bounds:
-            shown = ", ".join(map(str, self.bounds[:10])) + ("…" if len(self.bounds) > 10 else "")
-            self.notes.append(
-                f"The valid mass is a lower bound at steps {shown}: the server's logprobs do "
-                f"not give it exactly there (the sum over the allowed of its top {self.shown})."
-            )
+        self.notes += replay_notes(self.replayed, self.shown)
         if self.opts.safe_end and self.index is not None and self.stop_reason == "max_tokens":
             self.notes.append(
                 "The server has no safe end: it wrote on until max_tokens cut the text, where "
@@ -726,52 +464,6 @@ class _Job(Generic[T]):
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]
-
-
-def _valid_mass(
-    logprobs: dict[int, float], token: int, masked: float | None, allowed: np.ndarray | None
-) -> tuple[float, bool]:
-    """The valid mass of one step and whether it is exact (see the module docstring):
-    ``exp(log p − masked)``, held to the bounds of the likeliest tokens the scoring request
-    gave; their allowed sum (a lower bound) where it does not fit or ``masked`` is missing.
-
-    >>> import math
-    >>> allowed = np.array([3, 7])                      # tokens 3 and 7 allowed
-    >>> scored = {3: math.log(0.2), 5: math.log(0.7), 7: math.log(0.05)}
-    >>> v, exact = _valid_mass(scored, 3, math.log(0.2 / 0.3), allowed)
-    >>> round(v, 6), exact                               # 0.25 shown, 0.05 more unseen
-    (0.3, True)
-    >>> _valid_mass(scored, 3, None, allowed)            # no masked logprob: the bound
-    (0.25, False)
-    """
-    if allowed is None:
-        return 1.0, True
-    probs = {t: math.exp(lp) for t, lp in logprobs.items()}
-    inside = _members(allowed, list(probs))
-    low = sum(p for (t, p), ok in zip(probs.items(), inside, strict=True) if ok)
-    high = 1.0 - sum(p for (t, p), ok in zip(probs.items(), inside, strict=True) if not ok)
-    if masked is not None and token in logprobs and masked > -1e3:  # -9999: masked out
-        mass = min(1.0, math.exp(logprobs[token] - masked))
-        if low - BOUND_SLACK <= mass <= high + BOUND_SLACK:
-            return mass, True
-    return min(1.0, low), False
-
-
-def _candidates(top: object) -> dict[int, float]:
-    """A step's top logprobs (``{"token_id:N": logprob}``) by token id."""
-    if not isinstance(top, dict):
-        return {}
-    found = {}
-    for key, value in top.items():
-        try:
-            found[int(str(key).rpartition("token_id:")[2])] = float(value)
-        except (TypeError, ValueError):
-            continue  # a token given as text: not comparable
-    return found
-
-
-def _member(allowed: np.ndarray | None, token: int) -> bool:
-    return True if allowed is None else bool(_members(allowed, [token])[0])
 
 
 # --- connecting -----------------------------------------------------------------------------
@@ -912,34 +604,3 @@ def gguf_tokenizer_dir(gguf: Path) -> Path:
         AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
 
     return convert_once(target, save, ("tokenizer_config.json",))
-
-
-def _first_choice(answer: dict[str, Any], server: str) -> dict[str, Any]:
-    choices = answer.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ServerError(f"the server at {server} answered without a completion: {answer!r:.300}")
-    return choices[0]
-
-
-def _token_ids(choice: dict[str, Any], server: str) -> list[int]:
-    """The token ids of a completion (or a streamed piece of one): vLLM's ``token_ids``, or
-    its logprobs' ``token_id:N`` (``return_tokens_as_token_ids``); none in a piece that
-    only says how the run finished."""
-    ids = choice.get("token_ids")
-    if isinstance(ids, list) and all(isinstance(t, int) for t in ids):
-        return list(ids)
-    tokens = (choice.get("logprobs") or {}).get("tokens")
-    if tokens is None and not choice.get("text"):
-        return []
-    if not isinstance(tokens, list):
-        raise ServerError(
-            f"the server at {server} gave no token ids (no logprobs in its answer): fsmviz "
-            "needs them to replay the run"
-        )
-    try:
-        return [int(str(token).rpartition("token_id:")[2]) for token in tokens]
-    except ValueError as error:
-        raise ServerError(
-            f"the server at {server} gave tokens as text, not ids ({tokens[:3]!r}…): fsmviz "
-            "asks for return_tokens_as_token_ids (vLLM)"
-        ) from error
