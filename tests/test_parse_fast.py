@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsmviz.automaton.syntax import (
+    MAX_NESTING,
     RegexError,
     _check_shape,
     _class_close,
@@ -41,12 +42,15 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
 
 def read_fast(pattern: str) -> tuple[str, object] | None:
-    """What the fast path returns, or None when it leaves the pattern to the full path."""
+    """What the fast path returns, or None when it leaves the pattern to the full path.
+    The fast path runs no ``_check_shape``: what it takes must pass that scan (else the
+    ``RegexError`` fails the test)."""
     try:
-        _check_shape(pattern)
-        return strip_anchors(pattern), _Reader(pattern).read()
-    except (RegexError, _Unusual):
+        fast = strip_anchors(pattern), _Reader(pattern).read()
+    except _Unusual:
         return None
+    _check_shape(pattern)
+    return fast
 
 
 def assert_same_as_full_path(pattern: str) -> bool:
@@ -127,6 +131,39 @@ def test_every_string_in_the_tests_reads_the_same() -> None:
 )
 def test_what_the_reader_leaves_to_the_full_path(pattern: str) -> None:
     assert read_fast(pattern) is None
+
+
+WIDE = "[\x00-\uffff]"  # 65,536 characters: 7 of them pass _check_shape, 8 do not
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(" * MAX_NESTING + "a" + ")" * MAX_NESTING,
+        "(" * (MAX_NESTING + 1) + "a" + ")" * (MAX_NESTING + 1),
+        "(?:" * (MAX_NESTING + 1) + "a" + ")" * (MAX_NESTING + 1),
+        "(a)" * (MAX_NESTING + 10),
+        "(" * MAX_NESTING + "a" + ")" * MAX_NESTING + "(b)",
+        WIDE * 7,
+        WIDE * 8,
+        WIDE * 7 + "[ab]",
+        "(" + WIDE * 4 + ")" + "[\x00-\uffffa]" * 4,
+    ],
+)
+def test_the_reader_keeps_the_shape_scan_s_counts(pattern: str) -> None:
+    """``parse`` runs ``_check_shape`` only where ``_Reader`` leaves the pattern: the reader
+    counts depth and width as the scan does and takes a pattern only where it passes."""
+    try:
+        _check_shape(pattern)
+        passes = True
+    except RegexError:
+        passes = False
+    try:
+        _Reader(pattern).read()
+        took = True
+    except _Unusual:
+        took = False
+    assert took == passes, (pattern[:40], passes)
 
 
 # Pieces of the reader's syntax, a few pieces beyond it, and characters that are special

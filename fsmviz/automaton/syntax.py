@@ -242,7 +242,10 @@ class _Unusual(Exception):
 class _Reader:
     """A recursive-descent reader of the common syntax into interegular's tree, simplified
     as ``Pattern.simplify`` does it (a group holding nothing but a group is that group).
-    Its recursion is bounded: ``_check_shape`` refuses deep nesting before it runs.
+    It keeps ``_check_shape``'s two counts as it reads (the depth of groups, the width of
+    classes, both checked before the group is entered or the class built) and leaves a
+    pattern past either to the full path, where ``_check_shape`` points at the excess: a
+    pattern it takes would pass that scan, which it need not run.
 
     >>> _Reader(r"((ab|c))?\\d").read() == _parse_tree(r"((ab|c))?\\d")
     True
@@ -256,6 +259,9 @@ class _Reader:
         self.i = 0
         self.names: set[str] = set()  # group names so far: re refuses one used twice
         self.classes: dict[str, CharGroup] = {}  # class text -> its set, read once
+        self.widths: dict[str, int] = {}  # class text -> ``_class_width``
+        self.width = 0  # of the classes so far, as ``_check_shape`` counts them
+        self.depth = 0  # groups open here
         self.literals: dict[str, CharGroup] = {}  # character -> its set
 
     def read(self) -> Pattern:
@@ -297,10 +303,12 @@ class _Reader:
                 raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
             else:  # a run of literals (a JSON key): all but the last are unquantified
                 end = _LITERALS.match(data, self.i - 1).end()
-                parts.extend(self.literal(char) for char in data[self.i - 1 : end - 1])
+                parts.extend(map(self.literal, data[self.i - 1 : end - 1]))
                 self.i = end
                 item = self.literal(data[end - 1])
-            parts.append(self.repeat(item))
+            if self.i < n and data[self.i] in "*+?{":  # most items stand alone
+                item = self.repeat(item)
+            parts.append(item)
         return Concatenation(tuple(parts))
 
     def literal(self, c: str) -> CharGroup:
@@ -321,18 +329,20 @@ class _Reader:
                 self.i = name.end()
             else:
                 raise _Unusual  # flags, lookarounds, comments, a name used twice
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise _Unusual  # _check_shape refuses it
         inner = self.pattern()
         if not self.data.startswith(")", self.i):
             raise _Unusual  # a missing ")"
         self.i += 1
+        self.depth -= 1
         return inner
 
     def repeat(self, item: object) -> object:
-        """``item`` with the quantifier after it, if any (a lazy ``?`` after that changes
-        nothing for a DFA)."""
+        """``item`` with the quantifier at ``self.i`` (one of ``*+?{``, which the caller
+        found; a lazy ``?`` after it changes nothing for a DFA)."""
         data, i = self.data, self.i
-        if i == len(data) or data[i] not in "*+?{":
-            return item
         if data[i] == "{":
             counts = _REPEAT.match(data, i)
             if counts is None:
@@ -375,8 +385,15 @@ class _Reader:
         """After ``[``: the class up to its ``]``, read by ``class_union`` once per text (a
         JSON schema's regex spells its string class out for every string field)."""
         data, start = self.data, self.i - 1
-        end = _class_end(data, start) + 1
+        found = _CLASS_BODY.match(data, start)  # _class_end, inlined: ~130 classes a schema
+        end = len(data) if found is None else found.end()
         text = data[start:end]
+        width = self.widths.get(text)
+        if width is None:
+            width = self.widths[text] = _class_width(data, start, end - 1)
+        self.width += width
+        if self.width > MAX_CLASS_CHARACTERS:
+            raise _Unusual  # _check_shape refuses it
         known = self.classes.get(text)
         if known is not None:
             self.i = end
@@ -769,7 +786,8 @@ def _is_escaped(pattern: str, index: int) -> bool:
 def _check_shape(pattern: str) -> None:
     """Refuse groups nested deeper than ``MAX_NESTING`` and classes wider than
     ``MAX_CLASS_CHARACTERS``, pointing at the first ``(`` or ``[`` too many. A plain scan
-    (escapes and comments skipped) that cannot recurse or allocate, run before any parser.
+    (escapes and comments skipped) that cannot recurse or allocate, run before the full
+    parser (``_Reader`` keeps the same counts itself and leaves a pattern past them to it).
     A pattern with no ``[`` and at most ``MAX_NESTING`` ``(`` in all passes unscanned."""
     if "[" not in pattern and pattern.count("(") <= MAX_NESTING:
         return
@@ -1101,10 +1119,10 @@ def _parsed(pattern: str) -> tuple[str, Pattern]:
             MAX_PATTERN_LENGTH,
             "shorten it, e.g. with repeats {n} instead of written-out copies",
         )
-    _check_shape(pattern)
     try:
         return strip_anchors(pattern), _Reader(pattern).read()
     except _Unusual:
+        _check_shape(pattern)
         return _parse_full(pattern)
 
 
