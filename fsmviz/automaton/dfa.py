@@ -1362,15 +1362,20 @@ def _merged_bottom_up(
     for state in order:
         clock.check()
         loops = 0
-        into: dict[int, int] = {}  # class of targets -> the classes leading there
-        for target, classes in transitions[state].items():
-            if target == state:
-                loops = classes
-            else:
-                b = block_of[target]
-                into[b] = into.get(b, 0) | classes
+        state_moves = transitions[state]
+        if len(state_moves) == 1 and state not in state_moves:  # most states: a chain's
+            ((target, classes),) = state_moves.items()
+            moves = [(block_of[target], classes)]
+        else:
+            into: dict[int, int] = {}  # class of targets -> the classes leading there
+            for target, classes in state_moves.items():
+                if target == state:
+                    loops = classes
+                else:
+                    b = block_of[target]
+                    into[b] = into.get(b, 0) | classes
+            moves = sorted(into.items())
         accepts = state in accepting
-        moves = sorted(into.items())  # SELF (-1) sorts first
         own = ((SELF, loops), *moves) if loops else tuple(moves)
         found = known.get((accepts, own), -1)  # a class it does not move into
         for i, (candidate, classes) in enumerate(moves if found < 0 else ()):
@@ -1520,8 +1525,16 @@ def _renumbered(
         representative.setdefault(b, s)
     moves: list[_Moves] = []
     while len(moves) < len(queue):
-        merged: _Moves = {}
         state_moves = transitions[queue[len(moves)]]
+        if len(state_moves) == 1:  # most states: one target, nothing to order or merge
+            ((target, classes),) = state_moves.items()
+            b = block_of[target]
+            if b not in order:
+                order[b] = len(queue)
+                queue.append(representative[b])
+            moves.append({order[b]: classes})
+            continue
+        merged: _Moves = {}
         for classes, target in _smallest_class_first([(c, t) for t, c in state_moves.items()]):
             b = block_of[target]
             if b not in order:
