@@ -177,6 +177,8 @@ def local_refs(root: dict[str, Any]) -> tuple[dict[str, Any], tuple[tuple[str, s
     >>> local_refs({"properties": {"a": {"$ref": "other.json#/x"}, "b": {"$ref": "#/$defs/n"}},
     ...             "$defs": {"n": {"type": "integer"}}})
     ({'properties': {'a': {}, 'b': {'$ref': '#/$defs/n'}}, '$defs': {'n': {'type': 'integer'}}}, (('/properties/a', '$ref'),))
+    >>> local_refs({"properties": {"a": {"$dynamicRef": "x.json#m", "type": "string"}}})
+    ({'properties': {'a': {'type': 'string'}}}, (('/properties/a', '$dynamicRef'),))
     """  # noqa: E501
     remote = {(r.pointer, r.keyword) for r in remote_refs(root) if r.keyword != "$ref"}
     dropped = []
@@ -186,7 +188,7 @@ def local_refs(root: dict[str, Any]) -> tuple[dict[str, Any], tuple[tuple[str, s
             del node["$ref"]  # type: ignore[attr-defined]  # load_schema's dicts
             dropped.append((pointer(where), "$ref"))
         for keyword in ("$dynamicRef", "$recursiveRef"):
-            if (pointer(where), keyword) in remote:
+            if keyword in node and (pointer(where), keyword) in remote:  # pointer: if any
                 del node[keyword]  # type: ignore[attr-defined]
                 dropped.append((pointer(where), keyword))
     return root, tuple(dropped)
