@@ -232,13 +232,18 @@ class TreeTerms(Terms):
         return found
 
     def class_set(self, chars: frozenset[str], negated: bool) -> int:
-        """A class's set: its characters (all others when ``negated``), no surrogates."""
+        """A class's set: its characters (all others when ``negated``), no surrogates. A
+        single character (most of a schema's classes: its keys' letters) is its own range."""
         key = (chars, negated)
         found = self._ranges.get(key)
         if found is None:
             lo, hi = SURROGATES
-            points = sorted(p for p in map(ord, chars) if not lo <= p <= hi)
-            ranges = complement_ranges(points) if negated else point_ranges(points)
+            if len(chars) == 1 and not negated:
+                (point,) = map(ord, chars)
+                ranges = () if lo <= point <= hi else ((point, point),)
+            else:
+                points = sorted(p for p in map(ord, chars) if not lo <= p <= hi)
+                ranges = complement_ranges(points) if negated else point_ranges(points)
             found = self._ranges[key] = self.charset(ranges)
         return found
 
