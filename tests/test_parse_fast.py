@@ -30,9 +30,11 @@ from fsmviz.automaton.syntax import (
     _Reader,
     _Unusual,
     parse,
+    read_classes,
     strip_anchors,
 )
 from fsmviz.schema.convert import SchemaError, regex_from_schema
+from fsmviz.tokens.fast.regex_terms import Unsure, _survey
 
 TESTS = Path(__file__).resolve().parent
 CASES = TESTS / "cases"
@@ -131,6 +133,26 @@ def test_every_string_in_the_tests_reads_the_same() -> None:
 )
 def test_what_the_reader_leaves_to_the_full_path(pattern: str) -> None:
     assert read_fast(pattern) is None
+
+
+def test_the_reader_s_classes_are_the_tree_s_in_walk_order() -> None:
+    """``read_classes``: the classes ``_Reader`` noted as it read are those a walk of the
+    tree meets (``regex_terms._survey``), in its order; None for the full path's trees."""
+    taken = 0
+    patterns = [*seed_regexes(), *schema_regexes(), *strings_in_tests(), "a.b\\.\\d[.]"]
+    for pattern in patterns:
+        try:
+            core, tree, keys = read_classes(pattern)
+        except RegexError:
+            continue
+        if keys is None:
+            continue
+        walked: dict = {}
+        with contextlib.suppress(Unsure):
+            _survey(tree, walked)
+        assert keys == tuple(walked), pattern
+        taken += 1
+    assert taken > 300
 
 
 WIDE = "[\x00-\uffff]"  # 65,536 characters: 7 of them pass _check_shape, 8 do not

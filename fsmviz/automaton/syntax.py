@@ -92,6 +92,7 @@ __all__ = [
     "class_union",
     "greedy_quantifiers",
     "parse",
+    "read_classes",
     "strip_anchors",
 ]
 
@@ -231,6 +232,8 @@ letter or digit means something else, or is an error)."""
 _HEX = frozenset(string.hexdigits)
 _LITERALS = re.compile("[^" + re.escape("".join(sorted(_LITERAL_NOT))) + "]+")
 """A run of characters that ``_Reader`` takes as literals."""
+_DOT_KEY = (frozenset("\n"), True)
+"""The dot's class as ``class_keys`` names it: all but a newline."""
 _REPEAT = re.compile(r"\{(?:(\d+)|(\d*),(\d*))\}")
 _GROUP_NAME = re.compile(r"\?P<([A-Za-z_][A-Za-z0-9_]*)>")
 
@@ -262,6 +265,7 @@ class _Reader:
         self.widths: dict[str, int] = {}  # class text -> ``_class_width``
         self.width = 0  # of the classes so far, as ``_check_shape`` counts them
         self.depth = 0  # groups open here
+        self.keys: dict[tuple[frozenset[str], bool], None] = {}  # ``class_keys``, in order
         self.literals: dict[str, CharGroup] = {}  # character -> its set
 
     def read(self) -> Pattern:
@@ -297,8 +301,10 @@ class _Reader:
                 item = self.char_class()
             elif c == "\\":
                 item = self.escape(_SET_ESCAPES)
+                self.keys[item.chars, item.negated] = None
             elif c == ".":
                 item = DOT
+                self.keys[_DOT_KEY] = None
             elif c in _LITERAL_NOT:
                 raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
             else:  # a run of literals (a JSON key): all but the last are unquantified
@@ -316,6 +322,7 @@ class _Reader:
         found = self.literals.get(c)
         if found is None:
             found = self.literals[c] = CharGroup(frozenset(c), False)
+            self.keys[found.chars, False] = None
         return found
 
     def group(self) -> Pattern:
@@ -399,6 +406,7 @@ class _Reader:
             self.i = end
             return known
         group = self._char_class()
+        self.keys[group.chars, group.negated] = None
         if self.i == end:
             self.classes[text] = group
         return group
@@ -1101,6 +1109,18 @@ def parse(pattern: str) -> tuple[str, Pattern]:
     the syntax tree of it; raises ``RegexError`` for anything unusable. Kept for the last
     ``PARSED`` patterns (the tree is immutable): a run asks for the same pattern's tree
     two or three times (its size, its DFA, its first mask by derivatives)."""
+    return read_classes(pattern)[:2]
+
+
+ClassKey = tuple[frozenset[str], bool]
+"""A character class as (its characters, negated)."""
+
+
+def read_classes(pattern: str) -> tuple[str, Pattern, tuple[ClassKey, ...] | None]:
+    """``parse`` and the distinct classes of the tree, in the order a walk from the left
+    meets them (the dot as all but a newline), as ``_Reader`` noted them while reading:
+    the first mask's classes without another walk (``regex_terms.TreeTerms.survey``).
+    None where the full path read the pattern."""
     if not isinstance(pattern, str):
         raise RegexError("the pattern must be text", None, None)
     return _parsed(pattern)
@@ -1111,7 +1131,7 @@ PARSED = 64
 
 
 @bounded(maxsize=PARSED)
-def _parsed(pattern: str) -> tuple[str, Pattern]:
+def _parsed(pattern: str) -> tuple[str, Pattern, tuple[ClassKey, ...] | None]:
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise RegexError(
             f"the pattern is too long ({len(pattern):,} characters; the limit is "
@@ -1120,10 +1140,11 @@ def _parsed(pattern: str) -> tuple[str, Pattern]:
             "shorten it, e.g. with repeats {n} instead of written-out copies",
         )
     try:
-        return strip_anchors(pattern), _Reader(pattern).read()
+        reader = _Reader(pattern)
+        return strip_anchors(pattern), reader.read(), tuple(reader.keys)
     except _Unusual:
         _check_shape(pattern)
-        return _parse_full(pattern)
+        return (*_parse_full(pattern), None)
 
 
 def _parse_full(pattern: str) -> tuple[str, Pattern]:

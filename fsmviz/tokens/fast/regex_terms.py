@@ -38,7 +38,7 @@ from fsmviz.automaton.dfa import (
     complement_ranges,
     point_ranges,
 )
-from fsmviz.automaton.syntax import REFlags, RegexError, parse
+from fsmviz.automaton.syntax import REFlags, RegexError, read_classes
 
 __all__ = ["EPS", "NONE", "TreeTerms", "Terms", "Unsure"]
 
@@ -170,11 +170,13 @@ class TreeTerms(Terms):
         made before anything else is read. Raises ``RegexError`` as ``compile_regex``
         would before building anything, and ``Unsure`` under ``(?i)`` (case folding is
         the DFA's: ``dfa._Positions._case_folded``)."""
-        core, tree = parse(pattern)
+        core, tree, keys = read_classes(pattern)  # the reader's classes: no walk here
         check_size(tree, core)  # refused here as the DFA's construction refuses it
-        classes: dict[tuple[frozenset[str], bool], None] = {}
-        _survey(tree, classes)
-        return tree, [self.class_set(*key) for key in classes]
+        if keys is None:  # the full path's tree
+            classes: dict[tuple[frozenset[str], bool], None] = {}
+            _survey(tree, classes)
+            keys = tuple(classes)
+        return tree, [self.class_set(*key) for key in keys]
 
     def convert(self, node: object, flags: int) -> int:
         """The regex of a syntax-tree node under ``flags`` (as ``dfa._Positions.walk``
