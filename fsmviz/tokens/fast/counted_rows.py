@@ -57,21 +57,18 @@ class Derives(Protocol):
 
 class Rows(Protocol):
     """What a plan reads and writes of the table of states (``derivatives._Rows``):
-    ``state`` numbers a state, ``new_states`` numbers many at once, ``layout`` the groups
-    of a regex's heads, ``plan`` a copy's plan (kept per kind of copy); ``table`` holds
-    the rows, ``made`` marks those written, and the rest are the notes of each row."""
+    ``state`` numbers a state, ``new_states`` numbers many at once (None: one is known),
+    ``_layout`` the groups of a regex's heads, ``plan`` a copy's plan (kept per kind of
+    copy), ``note`` a made row's notes; ``table`` holds the rows, ``made`` marks those
+    written."""
 
     regexes: Derives
     table: np.ndarray
     made: np.ndarray
-    main_group: dict[int, int]
-    main_target: dict[int, int]
-    _read: dict[int, int]
-    _ends: dict[int, int]
-    _ids: dict[tuple[int, object], int]
 
     def state(self, regex: int, partial: object) -> int: ...
-    def new_states(self, keys: list[tuple[int, object]]) -> int: ...
+    def new_states(self, keys: list[tuple[int, object]]) -> int | None: ...
+    def note(self, s: int, reads: int, ends: int, group: int, target: int) -> None: ...
     def _layout(self, heads: tuple[int, ...], partial: bytes) -> Layout: ...
     def plan(self, regex: int, partial: bytes) -> CountedPlan: ...
 
@@ -224,20 +221,15 @@ class Block:
         """Write and note the rows of the counted copy ``s`` (``regex``, next copy
         ``after``) and of ``inner``, where the states it leads to outside the fixed
         ones are all new; False (nothing written) where one is known."""
-        keys = [(after if how == _ON else regex, extra) for how, extra in self.fresh]
-        for key in keys:
-            if key in near._ids:
-                return False
-        first = near.new_states(keys)
+        first = near.new_states([(after if how == _ON else regex, e) for how, e in self.fresh])
+        if first is None:
+            return False
         rows = self.inner + first
         rows[0] = s
         near.table[rows] = self.rows + first * self.new
         near.made[rows] = True
         for row, (reads, ends, bits, at, fixed) in zip(rows.tolist(), self.notes, strict=True):
-            near._read[row], near._ends[row] = reads, ends
-            if bits:
-                near.main_group[row] = bits
-                near.main_target[row] = first + at if at >= 0 else fixed
+            near.note(row, reads, ends, bits, first + at if at >= 0 else fixed)
         return True
 
 
@@ -309,7 +301,7 @@ def _template(
     recipe = (layout, tuple(codes), tuple(news))
     if not leads:
         return recipe, (reads, ends, 0, -1, -1)
-    # ``derivatives._Rows._note``'s main group: the most bytes, the lowest state on a tie (new
-    # states are numbered after every fixed one, in the order of ``fresh``)
+    # the main group as ``derivatives._Rows._note_targets`` picks it: the most bytes, the
+    # lowest state on a tie (new states are numbered after every fixed one, in ``fresh``'s order)
     *_, main = max((b.bit_count(), t >= 0, -t if t >= 0 else t, t) for t, b in leads.items())
     return recipe, (reads, ends, leads[main], -1 - main, main)

@@ -529,9 +529,14 @@ class _Rows:
             self.table = np.concatenate([self.table, np.full((more, 256), -1, np.int32)])
             self.made = np.concatenate([self.made, np.zeros(more, dtype=bool)])
 
-    def new_states(self, keys: list[tuple[int, _Partial]]) -> int:
-        """Number the states ``keys`` (distinct, none known yet: ``counted_rows.Block.write``) as
-        ``state`` would one after the other; returns the first one's number."""
+    def new_states(self, keys: list[tuple[int, _Partial]]) -> int | None:
+        """Number the states ``keys`` (distinct: ``counted_rows.Block.write``) as ``state``
+        would one after the other; returns the first one's number, or None (nothing
+        numbered) where one of them is known already."""
+        ids = self._ids
+        for key in keys:
+            if key in ids:
+                return None
         first = len(self.states)
         if first + len(keys) > MAX_DERIVED:
             raise Unsure
@@ -566,8 +571,7 @@ class _Rows:
             target = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
             self.table[s, first : last + 1] = target  # after ``state``: the table may grow
             bits = (1 << last + 1) - (1 << first)
-            self._read[s], self._ends[s] = bits, 0 if left > 1 else bits
-            self.main_target[s], self.main_group[s] = target, bits
+            self.note(s, bits, 0 if left > 1 else bits, bits, target)
             return
         repeat = counted(self.regexes, regex)
         if repeat is None:
@@ -579,7 +583,7 @@ class _Rows:
             if plan.block is not None and plan.block.write(self, s, regex, after):
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
-        self._note(s, self._layout_row(s, layout, found))
+        self._note_targets(s, self._layout_row(s, layout, found))
 
     def plan(
         self, regex: int, partial: bytes, repeat: tuple[int, int, int, int] | None = None
@@ -595,9 +599,17 @@ class _Rows:
                 self._plans[base, least == 0, rest, partial] = found
         return found
 
-    def _note(self, s: int, targets: dict[int, int]) -> None:
-        """Note the bytes ``s`` reads, those that end a character and its main group, from
-        the bytes that lead to each target (``_layout_row``)."""
+    def note(self, s: int, reads: int, ends: int, group: int, target: int) -> None:
+        """Note of the made row of ``s`` the bytes it reads, those that end a character,
+        and its main group (the most bytes with one target; 0: it reads nothing) with that
+        target: what ``_Chains`` reads of a row (``reads``, ``_main``)."""
+        self._read[s], self._ends[s] = reads, ends
+        if group:
+            self.main_group[s], self.main_target[s] = group, target
+
+    def _note_targets(self, s: int, targets: dict[int, int]) -> None:
+        """``note`` the row of ``s`` from the bytes that lead to each target
+        (``_layout_row``)."""
         reads = ends = 0
         most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
         for target, bits in targets.items():
@@ -605,10 +617,7 @@ class _Rows:
             if not self.states[target][1]:
                 ends |= bits
             most = max(most, (bits.bit_count(), -target))
-        self._read[s], self._ends[s] = reads, ends
-        if reads:
-            self.main_target[s] = -most[1]
-            self.main_group[s] = targets[-most[1]]
+        self.note(s, reads, ends, targets[-most[1]] if reads else 0, -most[1])
 
     def _layout_row(self, s: int, layout: _Layout, found: list[int]) -> dict[int, int]:
         """Write the row of state ``s`` from each group's target (-1: none) of ``layout``:
