@@ -87,16 +87,25 @@ def score(model: Any, prompt_ids: list[int], written: list[int]) -> list[dict[in
         "prompt_logprobs": TOP,
     }
     choice = _first_choice(model.post("/completions", body), model.url)
+    return scored_positions(
+        choice, len(prompt_ids) + len(written), len(prompt_ids), model.url,
+        "the prompt (no prompt_logprobs in its answer): fsmviz needs them for the valid "
+        "mass; is it vLLM?",
+    )  # fmt: skip
+
+
+def scored_positions(
+    choice: dict[str, Any], count: int, start: int, server: str, missing: str
+) -> list[dict[int, float]]:
+    """A scoring answer's ``prompt_logprobs`` (``count`` positions) from position
+    ``start`` on, each as ``{token id: logprob}``; where they are missing, a
+    ``ServerError`` saying the server ``server`` did not score ``missing``."""
     positions = choice.get("prompt_logprobs")
-    if not isinstance(positions, list) or len(positions) != len(prompt_ids) + len(written):
-        raise ServerError(
-            f"the server at {model.url} did not score the prompt (no "
-            "prompt_logprobs in its answer): fsmviz needs them for the valid mass; "
-            "is it vLLM?"
-        )
+    if not isinstance(positions, list) or len(positions) != count:
+        raise ServerError(f"the server at {server} did not score {missing}")
     return [
         {int(token): float(entry["logprob"]) for token, entry in (position or {}).items()}
-        for position in positions[len(prompt_ids) :]
+        for position in positions[start:]
     ]
 
 

@@ -66,7 +66,13 @@ from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import BoundedCache
 from fsmviz.errors import InputError
 from fsmviz.generation.constraint import Constraint
-from fsmviz.generation.exchange import _candidates, _first_choice, complete, score
+from fsmviz.generation.exchange import (
+    _candidates,
+    _first_choice,
+    complete,
+    score,
+    scored_positions,
+)
 from fsmviz.generation.llamacpp import LlamaCppEngine, check_vocabulary, props
 from fsmviz.generation.replay import (
     TOP,
@@ -394,16 +400,10 @@ class ScoredSequence:
             "return_tokens_as_token_ids": True,
         }
         choice = _first_choice(self.model.post("/completions", body), self.model.url)
-        positions = choice.get("prompt_logprobs")
-        if not isinstance(positions, list) or len(positions) != len(self.context):
-            raise ServerError(
-                f"the server at {self.model.url} did not score the text (no prompt_logprobs "
-                "in its answer): is it vLLM?"
-            )
-        scored = [
-            {int(token): float(entry["logprob"]) for token, entry in (position or {}).items()}
-            for position in positions[1:]
-        ]
+        scored = scored_positions(
+            choice, len(self.context), 1, self.model.url,
+            "the text (no prompt_logprobs in its answer): is it vLLM?",
+        )  # fmt: skip
         nexts = (choice.get("logprobs") or {}).get("top_logprobs") or [{}]
         scored.append(_candidates(nexts[0]))
         rows = np.empty((count, len(self.model.vocab)), dtype=np.float64)
