@@ -47,6 +47,7 @@ from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
+from fsmviz.tokens.fast.learnt_classes import learn, walk_learnt
 from fsmviz.tokens.fast.levelwalk import walk_levels, walk_root
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.rowwalk import TAIL, walk_tokens
@@ -130,6 +131,7 @@ class _Regexes(TreeTerms):
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
         self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
+        self.sets: Sets = ()  # the pattern's distinct sets (``of``): ``learnt_classes``' key
 
     @classmethod
     def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
@@ -144,6 +146,7 @@ class _Regexes(TreeTerms):
             raise Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
         if not regexes.spellable(sets, single_bytes):
             raise Unsure
+        regexes.sets = tuple(regexes.nodes[s][1] for s in sets)
         return regexes, regexes.convert(tree, 0)
 
     def heads(self, regex: int) -> tuple[int, ...]:
@@ -852,8 +855,9 @@ class _NearStart(_Chains):
         one whose *closure* does likewise (``.*a``); and one whose tokens keep to the chain
         and then die takes those short enough, walking none (``dies_along_chain``).
         A wide start whose classes were learnt walks the class trie from the root
-        (``levelwalk.walk_root``)."""
-        level = walk_root(trie, self.rows)
+        (``levelwalk.walk_root``), and so does a pattern whose sets' classes were learnt
+        where a walk handed levels over (``learnt_classes``)."""
+        level = self._class_walk(trie)
         if level is not None:
             return level
         nodes = np.zeros(1, dtype=np.int32)
@@ -875,6 +879,7 @@ class _NearStart(_Chains):
                 crowded = [int(states[0])] if alike else _crowded(states)
                 if len(crowded) > HAND_OVER:
                     level = walk_levels(trie, nodes, states, self.rows)
+                    learn(trie, self.regexes.sets, self.table[self.made])
                     break
                 for state in crowded:
                     at = np.arange(len(nodes)) if alike else np.flatnonzero(states == state)
@@ -911,6 +916,13 @@ class _NearStart(_Chains):
         allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
         allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
         return np.flatnonzero(allowed).astype(np.int32)
+
+    def _class_walk(self, trie: VocabTrie) -> np.ndarray | None:
+        """``first_row``'s answer by the class trie from the root, where the start row's
+        classes were learnt (``levelwalk.walk_root``) or the pattern's sets' were
+        (``learnt_classes.walk_learnt``); else None."""
+        level = walk_root(trie, self.rows)
+        return level if level is not None else walk_learnt(trie, self.regexes.sets, self.rows)
 
     def _subtrees(
         self, trie: VocabTrie, nodes: np.ndarray, at: np.ndarray, state: int
