@@ -73,7 +73,6 @@ from fsmviz.tokens.fast.successors import (
     closure_pairs,
     distinct_pairs,
     warm_classes,
-    wide_states,
 )
 from fsmviz.tokens.trie import TrieLists, VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -465,30 +464,44 @@ def _successor_pairs(
     share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
     and the rest pair by pair, when the wide ones are few enough."""
     table = index.byte_dfa.table
-    wide = wide_states(table)
+    edges = (table >= 0).sum(axis=1)
+    wide = edges >= WIDE  # ``successors.wide_states``
     if len(todo) <= NARROW_STARTS and not wide.any():  # a date's, a keyword's: in Python
         found = _narrow_pairs(index.trie.lists, table, todo)
         if found is not None:
             return found
-    shared = wide.sum() >= SHARING and index._partitions().sharing >= SHARING
     few = len(todo) <= dawg.MAX_STARTS
-    if not shared and not few:
+    if not few and not _shared(index, edges, wide):
         deep = [k for k, state in enumerate(todo) if wide[state]]
         if 0 < len(deep) <= dawg.MAX_STARTS:
             return _apart(index, todo, deep, check)
-    deep = few and not shared and _loops_widely(table)  # then over the DAWG
+    deep = few and _loops_widely(table) and not _shared(index, edges, wide)  # over the DAWG
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
         settled = _settled(table, index.trie.single_byte_tokens, todo)
         if settled is not None:
             return settled
     if not deep:
-        walked = _walk(index.trie, table, todo, PAIR_BUDGET if shared or few else None, check)
+        budget = PAIR_BUDGET if few or _shared(index, edges, wide) else None
+        walked = _walk(index.trie, table, todo, budget, check)
         if walked is not None:
             (origin, _, reached), _ = walked
             return distinct_pairs(origin, reached, len(table))
-    if shared:
+    if not deep and _shared(index, edges, wide):
         return closure_pairs(index.trie, table, todo, index._partitions(), check)
     return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check)
+
+
+def _shared(index: TokenIndex, edges: np.ndarray, wide: np.ndarray) -> bool:
+    """Whether at least ``SHARING`` wide states share each byte partition on average
+    (``BytePartitions.sharing``). Equal partitions have equal edge counts (``edges``: each
+    state's bytes with an edge), so the distinct counts among wide states bound the
+    sharing from above: where that bound is under ``SHARING`` (``.*a``'s 9 wide states
+    read 4 different numbers of bytes) no partition is computed (~0.15 ms for a few
+    dozen states)."""
+    count = int(wide.sum())
+    if count < SHARING or count < SHARING * len(np.unique(edges[wide])):
+        return False
+    return index._partitions().sharing >= SHARING
 
 
 NARROW_WORK = 300
@@ -672,12 +685,38 @@ def _loops_widely(table: np.ndarray) -> bool:
     return bool(((table == np.arange(len(table))[:, None]).sum(axis=1) >= WIDE).any())
 
 
-def _doubled(table: np.ndarray, usable: np.ndarray, byte: int) -> bool:
-    """Whether wherever ``byte`` has an edge, some usable byte has one to the same target
-    (then leaving ``byte`` out changes no state's liveness)."""
-    rows = np.flatnonzero(table[:, byte] >= 0)
-    targets = table[rows, byte]
-    return bool((table[rows][:, usable] == targets[:, None]).any(axis=1).all())
+def _doubled(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool:
+    """Whether wherever a byte of ``missing`` has an edge, some usable byte has one to the
+    same target (then leaving those bytes out changes no state's liveness).
+
+    A byte's usable neighbours on either side are tried first, for all bytes at once: the
+    bytes a state treats alike are mostly runs (SmolLM2 lacks "\\xf1" and "\\xf2", and
+    "\\xf3" leads where they do; under ``.`` its missing "\\x04" goes where "\\x03"
+    goes); only the bytes left are compared with every usable byte, one by one.
+
+    >>> usable = np.array([True, False, True, True])  # byte 1 is no token
+    >>> table = np.array([[1, 1, 2, -1], [-1, 2, 2, 0]])
+    >>> _doubled(table, usable, np.array([1]))  # as byte 0 in row 0, as byte 2 in row 1
+    True
+    >>> table[1, 1] = 0  # as byte 3 in row 1: found by the comparison with every byte
+    >>> _doubled(table, usable, np.array([1]))
+    True
+    >>> table[1, 3] = 2  # no usable byte of row 1 leads to 0
+    >>> _doubled(table, usable, np.array([1]))
+    False
+    """
+    present = np.flatnonzero(usable)
+    if not len(present):
+        return not (table[:, missing] >= 0).any()
+    at = np.searchsorted(present, missing)
+    below, above = present[np.maximum(at - 1, 0)], present[np.minimum(at, len(present) - 1)]
+    sub = table[:, missing]
+    alike = (sub < 0) | (sub == table[:, below]) | (sub == table[:, above])
+    for byte in missing[~alike.all(axis=0)].tolist():
+        rows = np.flatnonzero(table[:, byte] >= 0)
+        if not (table[rows][:, usable] == table[rows, byte][:, None]).any(axis=1).all():
+            return False
+    return True
 
 
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:
@@ -685,8 +724,8 @@ def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool
     single-byte tokens, so no state is live in bytes but dead in tokens."""
     table, usable = byte_dfa.table, trie.single_byte_tokens
     missing = np.flatnonzero((table >= 0).any(axis=0) & ~usable)
-    if all(_doubled(table, usable, byte) for byte in missing.tolist()):
-        return True  # SmolLM2 lacks "\xf1" and "\xf2", but "\xf3" leads where they do
+    if not len(missing) or _doubled(table, usable, missing):
+        return True
     restricted = byte_dfa.live_states(usable_bytes=usable)
     # ``to_bytes`` left only edges into live states: a state is live in bytes exactly when
     # it accepts or has an edge (no second search needed).

@@ -1,0 +1,68 @@
+"""Shortcuts of the whole index's set-up (``fsmviz.tokens.index``) that answer a question
+more cheaply than its plain definition: each checked against that definition, on the
+real 49k vocabulary, for patterns where the shortcut answers and where it cannot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import build_index
+from fsmviz.tokens import index as index_module
+from fsmviz.tokens.fast.successors import WIDE
+
+SHARING_PATTERNS = [
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",  # shared: 32 alike
+    r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.",  # shared
+    r".*a",  # 9 wide states, 4 edge counts: the bound says no
+    r".*[0-9]{3}",
+    r"[a-z0-9]+(-[a-z0-9]+)*",  # 2 wide states: too few to share
+    r"([a-p][q-zA-F]){8}",  # 16 wide states, one edge count, two partitions: sharing 8
+    r"([a-p][q-zA-F][G-V]){6}",  # 18 wide states, one edge count, three partitions: 6
+]
+
+
+@pytest.mark.parametrize("pattern", SHARING_PATTERNS)
+def test_shared_is_the_partitions_sharing(pattern, bundled_vocab):
+    """``_shared`` bounds the sharing by the wide states' distinct edge counts before it
+    computes the partitions; its answer is still theirs."""
+    index = build_index(pattern, bundled_vocab)
+    table = index.byte_dfa.table
+    edges = (table >= 0).sum(axis=1)
+    wide = edges >= WIDE
+    exact = bool(wide.sum() >= index_module.SHARING) and (
+        index_module.BytePartitions.of(table).sharing >= index_module.SHARING
+    )
+    assert index_module._shared(index, edges, wide) == exact
+
+
+def _doubled_byte_by_byte(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool:
+    """``_doubled``'s definition: each byte compared with every usable byte, row by row."""
+    for byte in missing.tolist():
+        rows = np.flatnonzero(table[:, byte] >= 0)
+        if not (table[rows][:, usable] == table[rows, byte][:, None]).any(axis=1).all():
+            return False
+    return True
+
+
+LIVENESS_PATTERNS = [
+    r".*a",  # SmolLM2 lacks "\x04", "\xf1", ...: "\x03", "\xf3" lead where they do
+    r"[^\n]{1,5}",
+    r"\x04|b",  # "\x04" goes where "b" does, not where its neighbours do
+    r"[\x03\x04]x|[\x04\x05]y",  # "\x04" leads to a state of its own: not doubled
+    r"a[\x03\x04]|b[\x04\x05]",  # as "\x03" after "a", as "\x05" after "b"
+    r"[\x00-\x1f]z|\x04w",
+    r"[\U00040000-\U0004ffff\U000c0000-\U000cffff]q",  # "\xf1" leads where "\xf3" does
+    r"[\U00040000-\U0004ffff]q",  # "\xf1" alone: no usable lead byte
+]
+
+
+@pytest.mark.parametrize("pattern", LIVENESS_PATTERNS)
+def test_doubled_is_the_byte_by_byte_test(pattern, bundled_vocab):
+    index = build_index(pattern, bundled_vocab)
+    table, usable = index.byte_dfa.table, index.trie.single_byte_tokens
+    missing = np.flatnonzero((table >= 0).any(axis=0) & ~usable)
+    assert len(missing)
+    assert index_module._doubled(table, usable, missing) == _doubled_byte_by_byte(
+        table, usable, missing
+    )
