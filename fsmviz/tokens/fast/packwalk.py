@@ -35,7 +35,6 @@ from functools import partial
 import numpy as np
 
 from fsmviz.arrays import runs
-from fsmviz.automaton.dfa import set_bits
 from fsmviz.cache import OwnedCache, bounded
 from fsmviz.tokens.trie import VocabTrie
 
@@ -96,11 +95,11 @@ class PackedVocab:
     """What the packed chain masks read, made once per trie. ``contains[b]``: the tokens
     holding byte ``b``, packed (``index.packed``'s layout, as uint32), then those holding
     a byte of each block of 8, 32 and 128 bytes (``_blocked``); ``shorter[n]``: the trie's
-    tokens of at most ``n`` bytes (``shorter[-1]``: all of them). ``frontier`` lists the
-    trie's nodes (root left out) by the byte into them, ``frontier[byte_start[b] :
-    byte_start[b + 1]]`` those of byte ``b``, with their depth (``depth``), that byte
-    (``byte``) and the set of bytes on the path above them (``above``, 4 uint64 words,
-    excluding the node's own byte).
+    tokens of at most ``n`` bytes (``shorter[-1]``: all of them). ``frontier`` (``ends[0]``)
+    lists the trie's nodes (root left out) by the byte into them, ``frontier[byte_start[b] :
+    byte_start[b + 1]]`` those of byte ``b``, with their depth (``ends[1]``), that byte
+    (``ends[2]``: the three gathered at once) and the set of bytes on the path above them
+    (``above``, 4 uint64 words, excluding the node's own byte).
     ``present``: the bytes some token holds, as an int of 256 bits."""
 
     contains: np.ndarray  # [BLOCKED, words]: by byte, then by block (``_blocked``)
@@ -109,11 +108,10 @@ class PackedVocab:
     second: np.ndarray  # [256, words]: the tokens whose second byte is b
     tail2: np.ndarray  # [BLOCKED, words]: the tokens holding b past their second byte
     shorter: np.ndarray
-    frontier: np.ndarray
+    ends: np.ndarray  # [3, nodes]: each node of ``frontier``, its ``depth`` and ``byte``
     byte_start: list[int]
     places: np.ndarray  # 0, 1, ... len(frontier) - 1: sliced by byte, views
-    depth: np.ndarray
-    byte: np.ndarray
+    depth: np.ndarray  # ``ends[1]``
     above: np.ndarray
     lead: np.ndarray  # the first byte of each frontier node's path, and the bytes above
     above_tail: np.ndarray  # it past that first one (4 words);
@@ -174,25 +172,27 @@ class PackedVocab:
     def _leaving_of(
         self, allowed: int, through: int, prefix: Prefix | None, utf8: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """``leaving``, not kept."""
+        """``leaving``, not kept: the nodes of ``through``'s bytes taken as slices of
+        ``places``, one a run of bytes (the lead bytes of UTF-8: one, where a slice a byte
+        made ~50), counted before any is made."""
         starts, places = self.byte_start, self.places
-        spans = [places[starts[b] : starts[b + 1]] for b in set_bits(through)]
-        if sum(len(span) for span in spans) > CANDIDATES:
+        spans = [(starts[lo], starts[hi]) for lo, hi in byte_runs(through)]
+        if sum(hi - lo for lo, hi in spans) > CANDIDATES:
             return None
-        at = np.concatenate(spans) if spans else places[:0]
+        if len(spans) == 1:
+            at = places[spans[0][0] : spans[0][1]]
+        else:
+            at = np.concatenate([places[lo:hi] for lo, hi in spans]) if spans else places[:0]
         above = self.above
         if prefix is not None:
             at, above = prefix.below(self, at)
         out = np.frombuffer((_ALL & ~allowed).to_bytes(32, "little"), dtype="<u8")
-        clash = above[at] & out
-        keep = ~(clash[:, 0] | clash[:, 1] | clash[:, 2] | clash[:, 3]).astype(bool)
+        keep = ~(above[at] & out).any(axis=1)
         if utf8:
             keep &= self.utf8_above[utf8 - 1, at] == 0
-        at = at[keep]
-        found = self.frontier[at], self.depth[at], self.byte[at]
-        for array in found:
-            array.flags.writeable = False
-        return found
+        found = self.ends[:, at[keep]]
+        found.flags.writeable = False
+        return found[0], found[1], found[2]
 
 
 @dataclass(frozen=True)
@@ -250,6 +250,22 @@ def _any_of(rows: np.ndarray, bits: int) -> np.ndarray:
     if bits & (bits - 1) == 0:  # one byte
         return rows[bits.bit_length() - 1]
     return np.bitwise_or.reduce(rows[_bits(bits)[:256]], axis=0)
+
+
+def byte_runs(bits: int) -> list[tuple[int, int]]:
+    """The runs of set bits of ``bits`` as ranges ``(lo, hi)``, lowest first: adding a
+    run's lowest bit carries through the run and sets the bit past its end.
+
+    >>> byte_runs(0b1110_0110)  # bits 1-2 and 5-7
+    [(1, 3), (5, 8)]
+    """
+    found = []
+    while bits:
+        low = bits & -bits
+        past = bits + low  # the run cleared, the bit above it set
+        found.append((low.bit_length() - 1, (past & -past).bit_length() - 1))
+        bits &= past
+    return found
 
 
 def packed_vocab(trie: VocabTrie, num_ids: int) -> PackedVocab:
@@ -367,6 +383,8 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
     shorter = _packbits(np.logical_or.accumulate(by_length, axis=0))
     above, lead, above_tail, utf8, parent, lead2, above_tail2 = _paths(trie)
     order = np.argsort(trie.byte[1:], kind="stable") + 1
+    ends = np.stack([order, trie.depth[order], trie.byte[order]]).astype(np.int64)
+    ends.flags.writeable = False
     byte_start = np.searchsorted(trie.byte[order], np.arange(257)).tolist()
     present = sum(1 << b for b in np.flatnonzero(holds.any(axis=1)).tolist())
     root_child = _root_children(trie)
@@ -381,11 +399,10 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         second=_packbits(second),
         tail2=_blocked(_packbits(tail2)),
         shorter=shorter,
-        frontier=order.astype(np.int32),
+        ends=ends,
         byte_start=byte_start,
         places=np.arange(len(order)),
-        depth=trie.depth[order].astype(np.int64),
-        byte=trie.byte[order].astype(np.int64),
+        depth=ends[1],
         above=above[order],
         lead=lead[order],
         above_tail=above_tail[order],
@@ -535,11 +552,12 @@ def chain_words(
     else:
         if todo:
             return None
-    if len(pending) == 1:
-        nodes, states = pending[0]
+    pending = [pairs for pairs in pending if len(pairs[0])]
+    if len(pending) <= 1:
+        nodes, states = pending[0] if pending else (vocab.places[:0], vocab.places[:0])
     else:
         nodes, states = (np.concatenate(arrays) for arrays in zip(*pending, strict=True))
-    found = walk_below(vocab, trie, table, nodes, states)
+    found = walk_below(vocab, trie, table, nodes, states) if len(nodes) else vocab.sorted_ids[:0]
     if found is None:
         return None
     if own:
@@ -608,6 +626,8 @@ def _groups(
     where that state has a chain, or the group is one byte deep and its state reads at
     least ``MIN_BYTES`` (a space before a capital or a letter: split by the next byte;
     before the ``F`` of ``FROM``, walked below); and the rest."""
+    if not len(nodes):
+        return [], (nodes, states)
     shallow = np.flatnonzero(vocab.depth_of[nodes] <= 2)
     at = nodes[shallow]
     sizes = vocab.span_size[at]
@@ -681,6 +701,8 @@ def _frontier(
     if found is None or len(found[0]) > FRONTIER:
         return None
     nodes, depths, bytes_in = found
+    if not len(nodes):  # none (a word's next space, below a space and a capital)
+        return nodes, nodes
     steps = depths - (1 if prefix is None else 1 + prefix.depth)  # the chain's bytes above
     last = len(chain.path) - 1
     if not chain.loops:  # a path of the chain's bytes longer than it died at its end

@@ -323,9 +323,15 @@ class RowWalker:
     def _main_class(self, state: int) -> tuple[int, int]:
         """``Chains.main_class`` of ``state`` from its row alone (a chain of a counted
         repeat asks it of 20 states; the byte classes would cost 0.2-0.8 ms the first
-        time, ``ByteDfa.columns``), kept; on a miss, those of the states after it too
-        (``_guess_chain``: ~10 µs a state asked one by one, 0.2 ms for a CSV field's 20)."""
+        time, ``ByteDfa.columns``), kept. On a miss, first guessed with the states after it
+        (``guess_mains`` along the middle byte it reads: where one target takes most of
+        its bytes, likely one of them); where no target does (a capital or a letter: 26
+        bytes each), from its row (``_row_main_class``), then the states after it guessed
+        (~10 µs a state asked one by one, 0.2 ms for a CSV field's 20)."""
         found = self._mains.get(state)
+        if found is None and self._reads_of(state):
+            self._guess_chain(state, _middle_byte(self._reads_of(state)))
+            found = self._mains.get(state)
         if found is None:
             found = self._mains[state] = _row_main_class(self.byte_dfa.table[state])
             bits, target = found
@@ -334,22 +340,9 @@ class RowWalker:
         return found
 
     def _guess_chain(self, state: int, byte: int) -> None:
-        """The main classes (``majority_classes``: where ``byte``'s target takes most bytes)
-        of the states ``byte`` leads through from ``state``, in one round where there are
-        ``GUESSED`` or more not yet known: likely the chain's next (``[^,\\n]{1,20}``: 20
-        states; the bytes they read come packed by ``READ_BLOCK``)."""
-        table, path, height = self.byte_dfa.table, {}, int(self.trie.height[0])
-        while state >= 0 and state not in self._mains and state not in path:
-            path[state] = None
-            if len(path) > height:
-                break
-            state = table.item(state, byte)
-        if len(path) < GUESSED:
-            return  # a few asked alone cost as much
-        path = list(path)
-        for at, main in zip(path, majority_classes(table[path], byte), strict=True):
-            if main is not None:
-                self._mains[at] = main
+        """``guess_mains`` into the kept main classes."""
+        height = int(self.trie.height[0])
+        guess_mains(self.byte_dfa.table, self._mains, self._reads_of, state, byte, height)
 
     def wide(self, state: int) -> bool:
         """Whether ``state`` reads at least ``WIDE_STATE`` bytes (``_reads_of``, by state:
@@ -452,30 +445,77 @@ def _packed_ids(tokens: list[int], num_ids: int) -> np.ndarray:
 
 
 GUESSED = 3
-"""``RowWalker._guess_chain`` makes the main classes of at least this many states at once
+"""``guess_mains`` makes the main classes of at least this many states at once
 (one round costs about as much as two states asked one by one)."""
 
 
-def majority_classes(rows: np.ndarray, byte: int) -> list[tuple[int, int] | None]:
-    """``Chains.main_class`` of each row of ``rows`` (a state's targets, -1 for none) where
-    the target of ``byte`` takes more than half of the bytes read, and is so the one most
-    bytes lead to (the bytes leading there as an int of 256 bits, and that target); None
-    for a row where it does not (``[^,\\n]``'s rows: 126 of 179, the rest lead bytes of
-    UTF-8 into other states). A few numpy rounds for all the rows, where counting each
+def guess_mains(
+    table: np.ndarray,
+    mains: dict[int, tuple[int, int]],
+    reads: Callable[[int], int],
+    state: int,
+    byte: int,
+    height: int,
+) -> None:
+    """Into ``mains``, the main classes (``majority_classes``: where ``byte``'s target
+    takes most bytes) of ``state`` and the states ``byte`` leads through from it, at most
+    ``height`` more, in one round where there are ``GUESSED`` or more not yet known:
+    likely a chain's (``[^,\\n]{1,20}``: 20 states; ``reads(s)``: the bytes ``s`` reads,
+    packed by ``READ_BLOCK``)."""
+    path: dict[int, None] = {}
+    while state >= 0 and state not in mains and state not in path:
+        path[state] = None
+        if len(path) > height:
+            break
+        state = table.item(state, byte)
+    if len(path) < GUESSED:
+        return  # a few asked alone cost as much
+    states = list(path)
+    found = majority_classes(table[states], byte, [reads(at) for at in states])
+    for at, main in zip(states, found, strict=True):
+        if main is not None:
+            mains[at] = main
+
+
+def majority_classes(rows: np.ndarray, byte: int, reads: list[int]) -> list[tuple[int, int] | None]:
+    """``Chains.main_class`` of each row of ``rows`` (a state's targets, -1 for none; it
+    reads the bytes of ``reads``, a set of bits a row) where the target of ``byte`` takes
+    more than half of the bytes read, and is so the one most bytes lead to (the bytes
+    leading there as an int of 256 bits, and that target); None for a row where it does
+    not (``[^,\\n]``'s rows: 126 of 179, the rest lead bytes of UTF-8 into other states).
+    One numpy round for all the rows, the counts as the bits' counts, where counting each
     row's targets (``np.bincount``) cost ~10 µs a row.
 
-    >>> rows = np.array([[1, 1, 2, -1], [2, 1, 1, 0], [-1, -1, 3, 3]])
-    >>> majority_classes(rows, 0)  # 0: bytes 0, 1 to 1; 1: 2 of 4 is no majority; 2: -1
+    >>> rows = np.array([[1, 1, 2, -1], [1, 1, 2, 2], [-1, -1, 3, 3]])
+    >>> majority_classes(rows, 0, [0b0111, 0b1111, 0b1100])  # 1: 2 of 4 is no majority
     [(3, 1), None, None]
     """
     targets = rows[:, byte]
-    same = rows == targets[:, None]
-    most = (targets >= 0) & (2 * same.sum(axis=1) > (rows >= 0).sum(axis=1))
-    bits = np.packbits(same, axis=1, bitorder="little")
-    return [
-        (int.from_bytes(row.tobytes(), "little"), target) if taken else None
-        for row, target, taken in zip(bits, targets.tolist(), most.tolist(), strict=True)
-    ]
+    size = -(-rows.shape[1] // 8)
+    same = np.packbits(rows == targets[:, None], axis=1, bitorder="little").tobytes()
+    found: list[tuple[int, int] | None] = []
+    for k, (target, read) in enumerate(zip(targets.tolist(), reads, strict=True)):
+        bits = int.from_bytes(same[size * k : size * (k + 1)], "little")
+        taken = target >= 0 and 2 * bits.bit_count() > read.bit_count()
+        found.append((bits, target) if taken else None)
+    return found
+
+
+def _middle_byte(bits: int) -> int:
+    """The middle one of the bytes of ``bits`` (256 bits, some set): as many below it as
+    half of them, found by halving the range.
+
+    >>> _middle_byte(0b1011_0010)  # bytes 1, 4, 5, 7: two below 5
+    5
+    """
+    want, lo, hi = bits.bit_count() // 2, 0, 256
+    while hi - lo > 1:  # bits below lo: at most ``want``; below hi: more
+        mid = (lo + hi) // 2
+        if (bits & ((1 << mid) - 1)).bit_count() > want:
+            hi = mid
+        else:
+            lo = mid
+    return lo
 
 
 DOT_ASCII = 96
