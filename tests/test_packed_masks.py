@@ -259,19 +259,22 @@ TWO_LEVELS = (
 )
 
 
+@pytest.mark.parametrize("few", [16, 0])
 @pytest.mark.parametrize("candidates", [12_000, 0])
-def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates):
+def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
     """A state whose chain starts past its first byte or two (a capital then lowercase
     letters; a space then a capital) takes those tokens as words below a ``Prefix``
     (``packwalk._groups``: every group counts as large here): every bit as the plain walk's,
     with the tokens of the split nodes themselves, tokens leaving the chain two and three
     bytes deep, and non-ASCII bytes below a prefix. With no frontier found
-    (``CANDIDATES`` 0), a narrow state is split from the root and the rest walked below."""
+    (``CANDIDATES`` 0), a narrow state is split from the root and the rest walked below.
+    ``FEW_NODES`` 16 reads the toy's frontiers and groups in plain Python, 0 by numpy."""
     from fsmviz import Vocabulary
     from fsmviz.tokens.fast import packwalk
 
     monkeypatch.setattr(packwalk, "TOKEN_WALK", 0)
     monkeypatch.setattr(packwalk, "CANDIDATES", candidates)
+    monkeypatch.setattr(packwalk, "FEW_NODES", few)
     table = (*(t.encode() for t in WORDS_TOKENS), b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
     packed_vocab(build_index("a", vocab).trie, len(vocab)).forget()  # frontiers kept before
@@ -290,7 +293,8 @@ def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates):
     monkeypatch.setattr(packwalk, "_groups", groups)
     monkeypatch.setattr(packwalk, "_children", children)
     for pattern in TWO_LEVELS:
-        index = build_index(pattern + "()" * (2 if candidates else 3), vocab)  # fresh
+        fresh = (2 if candidates else 3) + (0 if few else 2)
+        index = build_index(pattern + "()" * fresh, vocab)
         for state in range(index.byte_dfa.num_states):
             assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
         assert index._live is None, pattern

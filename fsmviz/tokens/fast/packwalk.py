@@ -569,6 +569,9 @@ def chain_words(
     return _with_ids(words, found)
 
 
+FEW_NODES = 16
+"""A frontier of at most this many nodes is read in plain Python (``_frontier``, ``_groups``:
+a numpy round costs more than a few nodes' steps)."""
 GROUPS = 24
 """Groups (``_groups``) a chain's words may take, at most."""
 SPLIT = 64
@@ -594,10 +597,14 @@ def _children(
         nodes = root_child[read]
         present = nodes >= 0
         return nodes[present], row[read[present]].astype(np.int64)
-    tops = root_child[_bits(prefix.first)[:256]]
-    tops = tops[tops >= 0]
-    counts = trie.num_children[tops]
-    nodes = runs(trie.first_child[tops].astype(np.int64), counts)
+    if prefix.first & (prefix.first - 1) == 0:  # one node (a space): its children, a range
+        top = root_child.item(prefix.first.bit_length() - 1)
+        start = trie.first_child.item(top)
+        nodes = np.arange(start, start + trie.num_children.item(top), dtype=np.int64)
+    else:
+        tops = root_child[_bits(prefix.first)[:256]]
+        tops = tops[tops >= 0]
+        nodes = runs(trie.first_child[tops].astype(np.int64), trie.num_children[tops])
     states = table[state, trie.byte[nodes]]
     alive = states >= 0
     return nodes[alive], states[alive].astype(np.int64)
@@ -633,17 +640,9 @@ def _groups(
     sizes = vocab.span_size[at]
     if int(sizes.sum()) <= TOKEN_WALK:  # no group could be large
         return [], (nodes, states)
-    first = vocab.padded[vocab.padded_start[vocab.span_start[at]]]  # any token's below
-    keys = np.where(vocab.depth_of[at] == 2, first, 256) * len(table) + states[shallow]
-    order = np.argsort(keys, kind="stable")  # places in ``shallow``, by (lead, state)
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-    big = np.flatnonzero(np.add.reduceat(sizes[order], starts) > TOKEN_WALK).tolist()
-    ends = [*starts[1:].tolist(), len(order)]
     groups, rest = [], np.ones(len(nodes), dtype=bool)
-    for group in big:  # (lead, state) with more than TOKEN_WALK tokens below its nodes
-        places = order[starts[group] : ends[group]]
-        top_lead, state = divmod(int(keys[starts[group]]), len(table))
+    for key, places in _big_groups(vocab, trie, at, sizes, states[shallow], len(table)):
+        top_lead, state = divmod(key, len(table))  # (lead, state): > TOKEN_WALK tokens below
         after = chain_at(state)
         if after is None and (top_lead < 256 or _narrow(table, state, MIN_BYTES)):
             continue  # no chain, and not worth splitting: walked below
@@ -653,6 +652,43 @@ def _groups(
         groups.append((prefix, state, after, (tops, np.full(len(tops), state, dtype=np.int64))))
         rest[shallow[places]] = False
     return groups, (nodes[rest], states[rest])
+
+
+def _big_groups(
+    vocab: PackedVocab,
+    trie: VocabTrie,
+    at: np.ndarray,
+    sizes: np.ndarray,
+    states: np.ndarray,
+    width: int,
+) -> list[tuple[int, np.ndarray]]:
+    """``_groups``' keys ``lead * width + state`` (``lead`` the first byte of a node two
+    bytes deep, 256 for one byte deep) with more than ``TOKEN_WALK`` tokens below the nodes
+    ``at`` (``sizes`` tokens below each, ``states`` their states), in order, each with its
+    places in ``at``: a few nodes (``FEW_NODES``: a space below a word) in plain Python,
+    more by one stable argsort and ``np.add.reduceat``."""
+    if len(at) <= FEW_NODES:
+        found: dict[int, tuple[int, list[int]]] = {}
+        depths, starts = vocab.depth_of[at].tolist(), vocab.span_start[at].tolist()
+        for place, (depth, start, size, state) in enumerate(
+            zip(depths, starts, sizes.tolist(), states.tolist(), strict=True)
+        ):
+            key = (trie.sorted_bytes[start][0] if depth == 2 else 256) * width + state
+            total, places = found.get(key, (0, []))
+            found[key] = total + size, [*places, place]
+        return [
+            (key, np.array(places, dtype=np.int64))
+            for key, (total, places) in sorted(found.items())
+            if total > TOKEN_WALK
+        ]
+    first = vocab.padded[vocab.padded_start[vocab.span_start[at]]]  # any token's below
+    keys = np.where(vocab.depth_of[at] == 2, first, 256) * width + states
+    order = np.argsort(keys, kind="stable")  # places in ``at``, by (lead, state)
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    big = np.flatnonzero(np.add.reduceat(sizes[order], starts) > TOKEN_WALK).tolist()
+    ends = [*starts[1:].tolist(), len(order)]
+    return [(int(keys[starts[g]]), order[starts[g] : ends[g]]) for g in big]
 
 
 def _with_ids(words: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -701,10 +737,21 @@ def _frontier(
     if found is None or len(found[0]) > FRONTIER:
         return None
     nodes, depths, bytes_in = found
-    if not len(nodes):  # none (a word's next space, below a space and a capital)
-        return nodes, nodes
-    steps = depths - (1 if prefix is None else 1 + prefix.depth)  # the chain's bytes above
+    above = 1 if prefix is None else 1 + prefix.depth
     last = len(chain.path) - 1
+    if len(nodes) <= FEW_NODES:  # none or a few (a word's next space): in plain Python
+        kept, states = [], []
+        for node, depth, byte in zip(
+            nodes.tolist(), depths.tolist(), bytes_in.tolist(), strict=True
+        ):
+            steps = depth - above
+            if chain.loops or steps <= last:
+                state = table.item(chain.path[min(steps, last)], byte)
+                if state >= 0:
+                    kept.append(node)
+                    states.append(state)
+        return np.array(kept, dtype=np.int64), np.array(states, dtype=np.int64)
+    steps = depths - above  # the chain's bytes above
     if not chain.loops:  # a path of the chain's bytes longer than it died at its end
         near = steps <= last
         nodes, steps, bytes_in = nodes[near], steps[near], bytes_in[near]
