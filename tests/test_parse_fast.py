@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fsmviz.automaton.dfa import _expanded_size
 from fsmviz.automaton.syntax import (
     MAX_NESTING,
     RegexError,
@@ -46,12 +47,16 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 def read_fast(pattern: str) -> tuple[str, object] | None:
     """What the fast path returns, or None when it leaves the pattern to the full path.
     The fast path runs no ``_check_shape``: what it takes must pass that scan (else the
-    ``RegexError`` fails the test)."""
+    ``RegexError`` fails the test). The positions the reader counted are those a walk of
+    its tree counts (``dfa._expanded_size``: ``parse`` keeps the count for the DFA's
+    limits)."""
+    reader = _Reader(pattern)
     try:
-        fast = strip_anchors(pattern), _Reader(pattern).read()
+        fast = strip_anchors(pattern), reader.read()
     except _Unusual:
         return None
     _check_shape(pattern)
+    assert reader.size == _expanded_size(fast[1]), pattern
     return fast
 
 

@@ -76,7 +76,7 @@ from interegular.patterns import (  # noqa: E402
 )
 from interegular.utils.simple_parser import NoMatch, nomatch  # noqa: E402
 
-from fsmviz.cache import bounded
+from fsmviz.cache import OwnedCache, bounded
 from fsmviz.errors import ExplainedError
 
 __all__ = [
@@ -89,6 +89,7 @@ __all__ = [
     "REFlags",
     "Repeated",
     "RegexError",
+    "TREE_SIZES",
     "class_union",
     "greedy_quantifiers",
     "parse",
@@ -248,7 +249,11 @@ class _Reader:
     It keeps ``_check_shape``'s two counts as it reads (the depth of groups, the width of
     classes, both checked before the group is entered or the class built) and leaves a
     pattern past either to the full path, where ``_check_shape`` points at the excess: a
-    pattern it takes would pass that scan, which it need not run.
+    pattern it takes would pass that scan, which it need not run. It counts too the
+    positions the tree expands to (``size``, as ``dfa._expanded_size`` counts them: a
+    class or a literal is one, a repeat its base's times its most copies, or its least
+    and at least one where unbounded), which the DFA check and the first set ask for and
+    need not walk the tree for (``TREE_SIZES``).
 
     >>> _Reader(r"((ab|c))?\\d").read() == _parse_tree(r"((ab|c))?\\d")
     True
@@ -267,6 +272,7 @@ class _Reader:
         self.depth = 0  # groups open here
         self.keys: dict[tuple[frozenset[str], bool], None] = {}  # ``class_keys``, in order
         self.literals: dict[str, CharGroup] = {}  # character -> its set
+        self.size = 0  # positions of what was read last: a concatenation, a pattern
 
     def read(self) -> Pattern:
         """The whole pattern's tree, or ``_Unusual``."""
@@ -278,9 +284,12 @@ class _Reader:
     def pattern(self) -> Pattern:
         """Alternatives up to the end or a ``)`` (which the caller reads)."""
         options = [self.concatenation()]
+        size = self.size
         while self.data.startswith("|", self.i):
             self.i += 1
             options.append(self.concatenation())
+            size += self.size
+        self.size = size
         if len(options) == 1 and len(options[0].parts) == 1:
             only = options[0].parts[0]
             if type(only) is Pattern:
@@ -290,13 +299,16 @@ class _Reader:
     def concatenation(self) -> Concatenation:
         data, n = self.data, len(self.data)
         parts = []
+        size = 0  # the parts' positions
         while self.i < n:
             c = data[self.i]
             if c == "|" or c == ")":
                 break
             self.i += 1
+            width = 1  # the item's positions
             if c == "(":
                 item = self.group()
+                width = self.size
             elif c == "[":
                 item = self.char_class()
             elif c == "\\":
@@ -310,11 +322,16 @@ class _Reader:
             else:  # a run of literals (a JSON key): all but the last are unquantified
                 end = _LITERALS.match(data, self.i - 1).end()
                 parts.extend(map(self.literal, data[self.i - 1 : end - 1]))
+                size += end - self.i
                 self.i = end
                 item = self.literal(data[end - 1])
             if self.i < n and data[self.i] in "*+?{":  # most items stand alone
                 item = self.repeat(item)
+                most = item.max
+                width *= most if most is not None else max(item.min, 1)
+            size += width
             parts.append(item)
+        self.size = size
         return Concatenation(tuple(parts))
 
     def literal(self, c: str) -> CharGroup:
@@ -1130,6 +1147,11 @@ PARSED = 64
 """Parsed patterns kept (``parse``)."""
 
 
+TREE_SIZES: OwnedCache[int] = OwnedCache(maxsize=PARSED)
+"""The positions each kept tree expands to, by the tree's identity (``dfa._tree_size``):
+the reader's count for its trees, put here as it parses; others are counted by a walk."""
+
+
 @bounded(maxsize=PARSED)
 def _parsed(pattern: str) -> tuple[str, Pattern, tuple[ClassKey, ...] | None]:
     if len(pattern) > MAX_PATTERN_LENGTH:
@@ -1141,7 +1163,9 @@ def _parsed(pattern: str) -> tuple[str, Pattern, tuple[ClassKey, ...] | None]:
         )
     try:
         reader = _Reader(pattern)
-        return strip_anchors(pattern), reader.read(), tuple(reader.keys)
+        tree = reader.read()
+        TREE_SIZES.get_or_build(tree, "positions", lambda: reader.size)
+        return strip_anchors(pattern), tree, tuple(reader.keys)
     except _Unusual:
         _check_shape(pattern)
         return (*_parse_full(pattern), None)
