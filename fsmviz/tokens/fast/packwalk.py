@@ -999,11 +999,10 @@ def walk_entries(
     >>> sorted(walk_entries(vocab, table, np.arange(3), start, none).tolist())  # "1", "12"
     [0, 1]
     """
-    flat, width = table.reshape(-1), table.shape[1]
     left = vocab.lengths[entries] - skip
-    order = np.argsort(left)[::-1]  # places in ``entries``, longest first
+    order = np.argsort(left.astype(np.int16), kind="stable")[::-1]  # longest first (radix)
     left = left[order]
-    states = states[order].astype(np.int64)
+    states = states[order].astype(np.int64, copy=False)
     at = vocab.padded_start[entries[order]] + skip[order]
     found, done, longest = [], 0, int(left[0]) if len(left) else 0
     while done < longest:
@@ -1021,10 +1020,8 @@ def walk_entries(
                 )
                 found.append(order[:n][alive])
                 return entries[np.concatenate(found)]
-            head = states[:n]
-            read = head * width
-            read += vocab.padded[at[:n] + (done + k)]
-            np.bitwise_or(flat[read], head >> 63, out=head)  # >> 63: -1 if dead, else 0
+            head = states[:n]  # >> 63 below: -1 if dead, else 0
+            np.bitwise_or(table[head, vocab.padded[at[:n] + (done + k)]], head >> 63, out=head)
         done, n = rounds, walking[-1]
         if done < longest:  # drop the ended and the dead
             found.append(order[n:][states[n:] >= 0])
