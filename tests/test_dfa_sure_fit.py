@@ -17,7 +17,15 @@ from test_dfa import random_pattern
 
 from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
-from fsmviz.automaton.dfa import _Clock, _sketch, _surely_fits, _Walked
+from fsmviz.automaton.dfa import (
+    _accepting,
+    _class_parts,
+    _Clock,
+    _sketch,
+    _surely_fits,
+    _targets,
+    _Walked,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = [  # regex-path bench schemas: enums, optional fields, arrays, nested objects
@@ -94,6 +102,24 @@ SUFFIXES = ("*", "+", "?", "{2}", "{0,3}", "{2,}", "{5}", "{1,5}", "{3,6}", "{0,
 @given(st.data())
 def test_the_bound_is_never_below_on_random_patterns(data):
     _never_below(random_pattern(data.draw, atoms=ATOMS, suffixes=SUFFIXES))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.integers(1, 63), min_size=1, max_size=8), st.integers(1, 255))
+def test_the_targets_are_those_of_the_split_classes(classes_of, reachable):
+    """``_targets`` groups the reachable positions by their classes and takes the groups
+    whole where their classes are apart: the same targets as splitting the classes
+    (``_class_parts``) and gathering each part's positions, one per part."""
+    reachable &= (1 << len(classes_of)) - 1
+    if not reachable:
+        return
+    accepts = [classes_of[p] for p in range(len(classes_of)) if reachable >> p & 1]
+    accepted = 0
+    for classes in accepts:
+        accepted |= classes
+    parts = _class_parts(accepted, accepts)
+    split = sorted(_accepting(reachable, part & -part, classes_of) for part in parts)
+    assert sorted(_targets(reachable, accepted, classes_of)) == split
 
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.stem)

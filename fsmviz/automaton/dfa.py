@@ -561,10 +561,9 @@ def _surely_fits(
             if weight > 1:
                 return False  # each copy it stands for reaches sets of its own
             ambiguous.add(reachable)
-            parts = _class_parts(accepted, [classes_of[p] for p in set_bits(reachable)])
-            moves = len(parts)
-            for part in parts:
-                target = _accepting(reachable, part & -part, classes_of)
+            targets = _targets(reachable, accepted, classes_of)
+            moves = len(targets)
+            for target in targets:
                 if target & (target - 1) and target not in sets_seen:  # several positions
                     if any(weights[p] > 1 for p in set_bits(target)):
                         return False  # the copies it holds lead to copies told apart
@@ -575,6 +574,31 @@ def _surely_fits(
         if edges > limit or work > 4 * limit or len(sets_seen) > most_sets:
             return False
     return edges <= limit
+
+
+def _targets(reachable: int, accepted: int, classes_of: list[int]) -> list[int]:
+    """Where the moves from a state with ``reachable`` next lead, one target for each part
+    of the classes ``accepted`` (``_class_parts``). The positions are grouped by their
+    classes first: where the groups' classes are apart (a schema's, after an enum's
+    opening ``"``: that ``"`` of each value, the optional space), each group is one part
+    and its positions the target, and nothing is split.
+
+    >>> [bin(t) for t in _targets(0b111, 0b11, [0b01, 0b10, 0b10])]  # apart: as grouped
+    ['0b1', '0b110']
+    >>> [bin(t) for t in _targets(0b111, 0b111, [0b011, 0b110, 0b110])]  # split
+    ['0b111', '0b1', '0b110']
+    """
+    grouped: dict[int, int] = {}  # classes -> the positions accepting just those
+    rest = reachable
+    while rest:
+        low = rest & -rest
+        classes = classes_of[low.bit_length() - 1]
+        grouped[classes] = grouped.get(classes, 0) | low
+        rest ^= low
+    if sum(map(int.bit_count, grouped)) == accepted.bit_count():  # no class in two groups
+        return list(grouped.values())
+    parts = _class_parts(accepted, grouped)
+    return [_accepting(reachable, part & -part, classes_of) for part in parts]
 
 
 def _accepting(positions: int, classes: int, classes_of: list[int]) -> int:
