@@ -14,6 +14,7 @@ import pytest
 
 from bench.index_bench import benchmark_patterns
 from fsmviz import compile_regex
+from fsmviz.automaton import bytedfa
 from fsmviz.automaton.bytedfa import _SLOT, _TEMPLATES, ByteDfa, _char_table, _Template, to_bytes
 from fsmviz.automaton.dfa import Dfa
 
@@ -130,3 +131,17 @@ def test_the_check_catches_a_lost_edge():
     broken = ByteDfa(table, ours.accepting, ours.num_char_states)
     with pytest.raises(AssertionError):
         assert_isomorphic(broken, oracle_to_bytes(dfa))
+
+
+@pytest.mark.parametrize(
+    "pattern", [*_patterns(), ".*a", ".*[0-9]{3}", ".*(error|warning): [A-Za-z ]+"]
+)
+def test_few_rows_stamped_in_python_equal_the_steps(pattern, monkeypatch):
+    """``_Builder._stamp_few`` (few distinct instances) makes the same table as the
+    vectorised steps, state numbers and all."""
+    dfa = compile_regex(pattern)
+    few = to_bytes(dfa)
+    monkeypatch.setattr(bytedfa, "FEW_STAMPED", 0)
+    steps = to_bytes(dfa)
+    np.testing.assert_array_equal(few.table, steps.table)
+    np.testing.assert_array_equal(few.accepting, steps.accepting)

@@ -405,6 +405,10 @@ class _Builder:
         if not groups:
             return
         templates = [_template(group.shape) for group in groups]
+        few = _instances(groups, templates, targets)
+        if few is not None:
+            self._stamp_few(few, templates)
+            return
         counts = [len(group.states) for group in groups]
         states = np.fromiter(chain.from_iterable(g.states for g in groups), np.intp, sum(counts))
         template_of = np.repeat(np.arange(len(groups)), counts)  # of each state
@@ -424,6 +428,27 @@ class _Builder:
             values[at[:alive] + j] = self._intern(rows)
         lead_rows = np.stack([template.lead_row for template in templates])[template_of]
         self.table[states, 0x80:] = values[lead_rows + offsets[:, None]]
+
+    def _stamp_few(
+        self, found: dict[tuple[int, tuple[int, ...]], list[int]], templates: list[_Template]
+    ) -> None:
+        """``stamp`` in Python, each distinct instance (``_instances``) once: step ``j``
+        makes row ``j`` of every instance with one, deepest first, as ``stamp``'s steps
+        meet them, so the rows are interned, and numbered, as there."""
+        codes = {g: templates[g].rows[:, _CONTINUATION].tolist() for g, _ in found}
+        made: dict[tuple[int, tuple[int, ...]], list[int]] = {key: [] for key in found}
+
+        def spelled(key: tuple[int, tuple[int, ...]], row: list[int]) -> list[int]:
+            mine, slots, count = made[key], key[1], len(codes[key[0]])
+            return [c if c < 0 else mine[c] if c < count else slots[c - count] for c in row]
+
+        for j in range(max(len(rows) for rows in codes.values())):
+            alive = [key for key in found if len(codes[key[0]]) > j]
+            rows = np.array([spelled(key, codes[key[0]][j]) for key in alive], dtype=np.int32)
+            for key, state in zip(alive, self._intern(rows), strict=True):
+                made[key].append(state)
+        for key, states in found.items():
+            self.table[states, 0x80:] = spelled(key, templates[key[0]].lead_row.tolist())
 
     def _intern(self, rows: np.ndarray) -> list[int]:
         """The state of each row (continuation columns), new rows numbered as they come:
@@ -453,6 +478,48 @@ class _Builder:
         if self._rows:
             table[len(self.table) :, _CONTINUATION] = np.concatenate(self._rows)
         return table
+
+
+FEW_STAMPED = 64
+"""Template rows, counted once for each distinct instance (``_instances``), up to which
+``_Builder.stamp`` stamps in Python: ``.``'s 7 rows, once for every state of ``.*a`` or
+``.*(error|warning): ...`` (each leads its characters back to state 0), where the
+vectorised steps' set-up cost more than the rows (~0.1 ms of ~0.25)."""
+
+
+def _instances(
+    groups: list[_Group], templates: list[_Template], targets: np.ndarray
+) -> dict[tuple[int, tuple[int, ...]], list[int]] | None:
+    """The states of ``groups`` by *instance*, (group, its slot targets): states of one
+    instance stamp the same rows. Deepest template first, then in group order, as
+    ``stamp`` meets them; None past ``FEW_STAMPED`` rows.
+
+    >>> from fsmviz.automaton.dfa import compile_regex
+    >>> dfa = compile_regex(".*a")  # both states lead their characters to state 0
+    >>> spans = [(0x80, 0xD7FF), (0xE000, 0x10FFFF)]
+    >>> targets = np.array([[0, 0], [0, 0]])
+    >>> groups = _groups(targets, spans)
+    >>> _instances(groups, [_template(g.shape) for g in groups], targets)
+    {(0, (0,)): [0, 1]}
+    """
+    if sum(len(template.rows) for template in templates) > FEW_STAMPED:
+        return None
+    order = sorted(range(len(groups)), key=lambda g: -len(templates[g].rows))
+    rows = 0  # at least: the distinct first slot targets of each group
+    for g in order:
+        first = targets[:, groups[g].slot_spans[0]].tolist()
+        rows += len({first[state] for state in groups[g].states}) * len(templates[g].rows)
+        if rows > FEW_STAMPED:  # (a CSV row's 80 states each lead to their own)
+            return None
+    found: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+    for g in order:
+        group = groups[g]
+        slots = targets[group.states][:, group.slot_spans].tolist()
+        for state, values in zip(group.states, slots, strict=True):
+            found.setdefault((g, tuple(values)), []).append(state)
+    if sum(len(templates[g].rows) for g, _ in found) > FEW_STAMPED:
+        return None
+    return found
 
 
 @dataclass(frozen=True, eq=False)
