@@ -56,7 +56,7 @@ from threading import RLock
 
 import numpy as np
 
-from fsmviz.arrays import distinct, runs
+from fsmviz.arrays import distinct
 from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE, backward_distances
@@ -782,12 +782,13 @@ def _walk(
     states = first[origins, nodes]
     nodes = root_children[nodes]
     origins, nodes = origins.astype(np.int32), nodes.astype(np.int32)
-    hit = has_token[nodes]
-    found_origin, found_node, found_state = [origins[hit]], [nodes[hit]], [states[hit]]
+    # Every round's live pairs are kept; those on a token's node are picked out at the end.
+    walked_origin, walked_node, walked_state = [origins], [nodes], [states]
     rounds, made = 1, first.size
     while nodes.size:
         counts = num_children[nodes]
-        total = int(counts.sum())
+        ends = np.cumsum(counts, dtype=nodes.dtype)
+        total = int(ends[-1])
         if total == 0:
             break
         rounds += 1
@@ -796,23 +797,23 @@ def _walk(
         made += total
         if budget is not None and made > budget:
             return None
-        # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1.
-        children = runs(first_child[nodes], counts)
+        # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1 (``arrays.runs``
+        # inlined: its sum is the count just made).
+        children = np.repeat(first_child[nodes] - (ends - counts), counts)
+        children += np.arange(total, dtype=children.dtype)
         reached = np.repeat(states * width, counts)
         reached += edge[children]
         reached = flat[reached]
         alive = reached >= 0
         nodes, states = children[alive], reached[alive]
         origins = np.repeat(origins, counts)[alive]
-        hit = has_token[nodes]
-        found_origin.append(origins[hit])
-        found_node.append(nodes[hit])
-        found_state.append(states[hit])
-    empty = np.zeros(0, np.int32)
-    origin = np.concatenate(found_origin) if found_origin else empty
-    node = np.concatenate(found_node) if found_node else empty
-    state = np.concatenate(found_state) if found_state else empty
-    return (origin, node, state), rounds
+        walked_origin.append(origins)
+        walked_node.append(nodes)
+        walked_state.append(states)
+    node = np.concatenate(walked_node)
+    hit = has_token[node]
+    origin, state = np.concatenate(walked_origin)[hit], np.concatenate(walked_state)[hit]
+    return (origin, node[hit], state), rounds
 
 
 _INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)
