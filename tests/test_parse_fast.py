@@ -113,6 +113,7 @@ def test_every_string_in_the_tests_reads_the_same() -> None:
     "pattern",
     [
         "(?P<a>x)(?P<a>y)",  # re: a group name used twice
+        "((?P<a>x))bc((?P<a>x))bc",  # the same, in a group read twice
         "[\\d-z]",  # re: a range from a set
         "[z-a]",
         "a{3,2}",
@@ -175,6 +176,9 @@ WIDE = "[\x00-\uffff]"  # 65,536 characters: 7 of them pass _check_shape, 8 do n
         WIDE * 8,
         WIDE * 7 + "[ab]",
         "(" + WIDE * 4 + ")" + "[\x00-\uffffa]" * 4,
+        ("(" + WIDE * 4 + ")") * 2,  # a group read again adds its width again
+        "(((((a)))))b" + "(" * 45 + "(((((a)))))b" + ")" * 45,  # a group read again, deeper
+        "(((((a)))))b" + "(" * 46 + "(((((a)))))b" + ")" * 46,
     ],
 )
 def test_the_reader_keeps_the_shape_scan_s_counts(pattern: str) -> None:

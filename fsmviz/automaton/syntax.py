@@ -235,6 +235,8 @@ _LITERALS = re.compile("[^" + re.escape("".join(sorted(_LITERAL_NOT))) + "]+")
 """A run of characters that ``_Reader`` takes as literals."""
 _DOT_KEY = (frozenset("\n"), True)
 """The dot's class as ``class_keys`` names it: all but a newline."""
+_GROUP_KEY = 12
+"""Characters from a group's ``(`` by which ``_Reader.group`` finds the groups it read."""
 _REPEAT = re.compile(r"\{(?:(\d+)|(\d*),(\d*))\}")
 _GROUP_NAME = re.compile(r"\?P<([A-Za-z_][A-Za-z0-9_]*)>")
 
@@ -243,151 +245,17 @@ class _Unusual(Exception):
     """The pattern uses something ``_Reader`` leaves to the full path."""
 
 
-class _Reader:
-    """A recursive-descent reader of the common syntax into interegular's tree, simplified
-    as ``Pattern.simplify`` does it (a group holding nothing but a group is that group).
-    It keeps ``_check_shape``'s two counts as it reads (the depth of groups, the width of
-    classes, both checked before the group is entered or the class built) and leaves a
-    pattern past either to the full path, where ``_check_shape`` points at the excess: a
-    pattern it takes would pass that scan, which it need not run. It counts too the
-    positions the tree expands to (``size``, as ``dfa._expanded_size`` counts them: a
-    class or a literal is one, a repeat its base's times its most copies, or its least
-    and at least one where unbounded), which the DFA check and the first set ask for and
-    need not walk the tree for (``TREE_SIZES``).
+class _ClassReader:
+    """``_Reader``'s reading of character classes and escapes, on its ``data`` and ``i``:
+    each class text read once (``classes``), its width counted (``widths``, ``width``),
+    its set noted (``keys``)."""
 
-    >>> _Reader(r"((ab|c))?\\d").read() == _parse_tree(r"((ab|c))?\\d")
-    True
-    >>> _Reader(r"(?i)ab").read()
-    Traceback (most recent call last):
-    fsmviz.automaton.syntax._Unusual
-    """
-
-    def __init__(self, data: str):
-        self.data = data
-        self.i = 0
-        self.names: set[str] = set()  # group names so far: re refuses one used twice
-        self.classes: dict[str, CharGroup] = {}  # class text -> its set, read once
-        self.widths: dict[str, int] = {}  # class text -> ``_class_width``
-        self.width = 0  # of the classes so far, as ``_check_shape`` counts them
-        self.depth = 0  # groups open here
-        self.keys: dict[tuple[frozenset[str], bool], None] = {}  # ``class_keys``, in order
-        self.literals: dict[str, CharGroup] = {}  # character -> its set
-        self.size = 0  # positions of what was read last: a concatenation, a pattern
-
-    def read(self) -> Pattern:
-        """The whole pattern's tree, or ``_Unusual``."""
-        tree = self.pattern()
-        if self.i < len(self.data):
-            raise _Unusual  # an unbalanced ")"
-        return tree
-
-    def pattern(self) -> Pattern:
-        """Alternatives up to the end or a ``)`` (which the caller reads)."""
-        options = [self.concatenation()]
-        size = self.size
-        while self.data.startswith("|", self.i):
-            self.i += 1
-            options.append(self.concatenation())
-            size += self.size
-        self.size = size
-        if len(options) == 1 and len(options[0].parts) == 1:
-            only = options[0].parts[0]
-            if type(only) is Pattern:
-                return only
-        return Pattern(tuple(options))
-
-    def concatenation(self) -> Concatenation:
-        data, n = self.data, len(self.data)
-        parts = []
-        size = 0  # the parts' positions
-        while self.i < n:
-            c = data[self.i]
-            if c == "|" or c == ")":
-                break
-            self.i += 1
-            width = 1  # the item's positions
-            if c == "(":
-                item = self.group()
-                width = self.size
-            elif c == "[":
-                item = self.char_class()
-            elif c == "\\":
-                item = self.escape(_SET_ESCAPES)
-                self.keys[item.chars, item.negated] = None
-            elif c == ".":
-                item = DOT
-                self.keys[_DOT_KEY] = None
-            elif c in _LITERAL_NOT:
-                raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
-            else:  # a run of literals (a JSON key): all but the last are unquantified
-                end = _LITERALS.match(data, self.i - 1).end()
-                parts.extend(map(self.literal, data[self.i - 1 : end - 1]))
-                size += end - self.i
-                self.i = end
-                item = self.literal(data[end - 1])
-            if self.i < n and data[self.i] in "*+?{":  # most items stand alone
-                item = self.repeat(item)
-                most = item.max
-                width *= most if most is not None else max(item.min, 1)
-            size += width
-            parts.append(item)
-        self.size = size
-        return Concatenation(tuple(parts))
-
-    def literal(self, c: str) -> CharGroup:
-        """The one-character set of ``c``, made once per pattern."""
-        found = self.literals.get(c)
-        if found is None:
-            found = self.literals[c] = CharGroup(frozenset(c), False)
-            self.keys[found.chars, False] = None
-        return found
-
-    def group(self) -> Pattern:
-        """After ``(``: the group's pattern and its ``)``."""
-        if self.data.startswith("?", self.i):
-            name = _GROUP_NAME.match(self.data, self.i)
-            if self.data.startswith("?:", self.i):
-                self.i += 2
-            elif name is not None and name.group(1) not in self.names:
-                self.names.add(name.group(1))
-                self.i = name.end()
-            else:
-                raise _Unusual  # flags, lookarounds, comments, a name used twice
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise _Unusual  # _check_shape refuses it
-        inner = self.pattern()
-        if not self.data.startswith(")", self.i):
-            raise _Unusual  # a missing ")"
-        self.i += 1
-        self.depth -= 1
-        return inner
-
-    def repeat(self, item: object) -> object:
-        """``item`` with the quantifier at ``self.i`` (one of ``*+?{``, which the caller
-        found; a lazy ``?`` after it changes nothing for a DFA)."""
-        data, i = self.data, self.i
-        if data[i] == "{":
-            counts = _REPEAT.match(data, i)
-            if counts is None:
-                raise _Unusual  # a "{" that is a literal
-            exact, low, high = counts.groups()
-            if any(_is_huge(d or "") for d in counts.groups()):
-                raise _Unusual  # re refuses it
-            least = int(exact or low or 0)
-            most = least if exact else int(high) if high else None
-            if most is not None and most < least:
-                raise _Unusual  # re refuses it
-            i = counts.end()
-        else:
-            least, most = {"*": (0, None), "+": (1, None), "?": (0, 1)}[data[i]]
-            i += 1
-        if data.startswith("?", i):
-            i += 1
-        if i < len(data) and data[i] in "*+?{":
-            raise _Unusual  # a repeat repeated, or a possessive one
-        self.i = i
-        return Repeated(item, least, most)
+    data: str
+    i: int
+    classes: dict[str, CharGroup]
+    widths: dict[str, int]
+    width: int
+    keys: dict[tuple[frozenset[str], bool], None]
 
     def escape(self, known: dict[str, CharGroup]) -> CharGroup:
         """After ``\\``: the set it names (``known``) or the character it stands for."""
@@ -459,6 +327,182 @@ class _Reader:
         c = self.data[self.i]
         self.i += 1
         return self.escape(_CLASS_ESCAPES) if c == "\\" else CharGroup(frozenset(c), False)
+
+
+class _Reader(_ClassReader):
+    """A recursive-descent reader of the common syntax into interegular's tree, simplified
+    as ``Pattern.simplify`` does it (a group holding nothing but a group is that group).
+    It keeps ``_check_shape``'s two counts as it reads (the depth of groups, the width of
+    classes, both checked before the group is entered or the class built) and leaves a
+    pattern past either to the full path, where ``_check_shape`` points at the excess: a
+    pattern it takes would pass that scan, which it need not run. It counts too the
+    positions the tree expands to (``size``, as ``dfa._expanded_size`` counts them: a
+    class or a literal is one, a repeat its base's times its most copies, or its least
+    and at least one where unbounded), which the DFA check and the first set ask for and
+    need not walk the tree for (``TREE_SIZES``).
+
+    >>> _Reader(r"((ab|c))?\\d").read() == _parse_tree(r"((ab|c))?\\d")
+    True
+    >>> _Reader(r"(?i)ab").read()
+    Traceback (most recent call last):
+    fsmviz.automaton.syntax._Unusual
+    """
+
+    def __init__(self, data: str):
+        self.data = data
+        self.i = 0
+        self.names: set[str] = set()  # group names so far: re refuses one used twice
+        self.classes: dict[str, CharGroup] = {}  # class text -> its set, read once
+        self.widths: dict[str, int] = {}  # class text -> ``_class_width``
+        self.width = 0  # of the classes so far, as ``_check_shape`` counts them
+        self.depth = 0  # groups open here
+        self.keys: dict[tuple[frozenset[str], bool], None] = {}  # ``class_keys``, in order
+        self.literals: dict[str, CharGroup] = {}  # character -> its set
+        self.size = 0  # positions of what was read last: a concatenation, a pattern
+        self.groups: dict[str, list[tuple[str, Pattern, int, int]]] = {}  # ``group``'s
+        self.repeats: dict[tuple[int, int, int | None], Repeated] = {}  # one per repeat read
+
+    def read(self) -> Pattern:
+        """The whole pattern's tree, or ``_Unusual``."""
+        tree = self.pattern()
+        if self.i < len(self.data):
+            raise _Unusual  # an unbalanced ")"
+        return tree
+
+    def pattern(self) -> Pattern:
+        """Alternatives up to the end or a ``)`` (which the caller reads)."""
+        options = [self.concatenation()]
+        size = self.size
+        while self.data.startswith("|", self.i):
+            self.i += 1
+            options.append(self.concatenation())
+            size += self.size
+        self.size = size
+        if len(options) == 1 and len(options[0].parts) == 1:
+            only = options[0].parts[0]
+            if type(only) is Pattern:
+                return only
+        return Pattern(tuple(options))
+
+    def concatenation(self) -> Concatenation:
+        data, n = self.data, len(self.data)
+        parts = []
+        size = 0  # the parts' positions
+        while self.i < n:
+            c = data[self.i]
+            if c == "|" or c == ")":
+                break
+            self.i += 1
+            width = 1  # the item's positions
+            if c == "(":
+                item = self.group()
+                width = self.size
+            elif c == "[":
+                item = self.char_class()
+            elif c == "\\":
+                item = self.escape(_SET_ESCAPES)
+                self.keys[item.chars, item.negated] = None
+            elif c == ".":
+                item = DOT
+                self.keys[_DOT_KEY] = None
+            elif c in _LITERAL_NOT:
+                raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
+            else:  # a run of literals (a JSON key): all but the last are unquantified
+                end = _LITERALS.match(data, self.i - 1).end()
+                parts.extend(map(self.literal, data[self.i - 1 : end - 1]))
+                size += end - self.i
+                self.i = end
+                item = self.literal(data[end - 1])
+            if self.i < n and data[self.i] in "*+?{":  # most items stand alone
+                item = self.repeat(item)
+                most = item.max
+                width *= most if most is not None else max(item.min, 1)
+            size += width
+            parts.append(item)
+        self.size = size
+        return Concatenation(tuple(parts))
+
+    def literal(self, c: str) -> CharGroup:
+        """The one-character set of ``c``, made once per pattern."""
+        found = self.literals.get(c)
+        if found is None:
+            found = self.literals[c] = CharGroup(frozenset(c), False)
+            self.keys[found.chars, False] = None
+        return found
+
+    def group(self) -> Pattern:
+        """After ``(``: the group's pattern and its ``)``. A group whose text was read
+        before is the tree read then (a JSON schema's regex spells its string characters
+        out for every string, its number for every number; ``_Parser.group`` does the same
+        on the full path): reading a group looks at nothing past its ``)``, and its counts
+        (positions, class width) are added again; it is read afresh where it names a group
+        (a name used twice is refused), or where its ``(``, counted, could nest too deep."""
+        data, start = self.data, self.i - 1
+        key = data[start : start + _GROUP_KEY]
+        for text, inner, size, width in self.groups.get(key, ()):
+            if data.startswith(text, start) and self.depth + text.count("(") <= MAX_NESTING:
+                self.width += width
+                if self.width > MAX_CLASS_CHARACTERS:
+                    raise _Unusual  # _check_shape refuses it
+                self.i = start + len(text)
+                self.size = size
+                return inner
+        before = self.width
+        inner = self._group()
+        text = data[start : self.i]
+        if "(?P" not in text:
+            self.groups.setdefault(key, []).append((text, inner, self.size, self.width - before))
+        return inner
+
+    def _group(self) -> Pattern:
+        if self.data.startswith("?", self.i):
+            name = _GROUP_NAME.match(self.data, self.i)
+            if self.data.startswith("?:", self.i):
+                self.i += 2
+            elif name is not None and name.group(1) not in self.names:
+                self.names.add(name.group(1))
+                self.i = name.end()
+            else:
+                raise _Unusual  # flags, lookarounds, comments, a name used twice
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise _Unusual  # _check_shape refuses it
+        inner = self.pattern()
+        if not self.data.startswith(")", self.i):
+            raise _Unusual  # a missing ")"
+        self.i += 1
+        self.depth -= 1
+        return inner
+
+    def repeat(self, item: object) -> object:
+        """``item`` with the quantifier at ``self.i`` (one of ``*+?{``, which the caller
+        found; a lazy ``?`` after it changes nothing for a DFA)."""
+        data, i = self.data, self.i
+        if data[i] == "{":
+            counts = _REPEAT.match(data, i)
+            if counts is None:
+                raise _Unusual  # a "{" that is a literal
+            exact, low, high = counts.groups()
+            if any(_is_huge(d or "") for d in counts.groups()):
+                raise _Unusual  # re refuses it
+            least = int(exact or low or 0)
+            most = least if exact else int(high) if high else None
+            if most is not None and most < least:
+                raise _Unusual  # re refuses it
+            i = counts.end()
+        else:
+            least, most = {"*": (0, None), "+": (1, None), "?": (0, 1)}[data[i]]
+            i += 1
+        if data.startswith("?", i):
+            i += 1
+        if i < len(data) and data[i] in "*+?{":
+            raise _Unusual  # a repeat repeated, or a possessive one
+        self.i = i
+        key = (id(item), least, most)  # the item is kept by its repeat: its id stays its own
+        found = self.repeats.get(key)
+        if found is None:
+            found = self.repeats[key] = Repeated(item, least, most)
+        return found
 
 
 MAX_PATTERN_LENGTH = 50_000
