@@ -332,3 +332,53 @@ def test_a_counted_copy_s_rows_are_its_derivatives(pattern, bundled_vocab):
             )
     assert near._plans  # the copies were planned, not derived
     same_as_index(pattern, bundled_vocab)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["a\\x04", "[a\\x04]b", "[^a-z]", "[^\\x00-\\x7f]", "[^\\n]|é", "[\\x04-\\x06]b", "[ab]{2}c"],
+)
+def test_a_class_is_spelt_from_its_key_as_from_its_set(pattern):
+    """``_Regexes.spellable`` reads a small class's ASCII characters from its key
+    (``_ascii_spelt``), no set made: the same verdict as its set's, whichever bytes are
+    tokens on their own (random, with or without every continuation byte)."""
+    from fsmviz.tokens.fast.derivatives import _Regexes, _spelling
+
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        flags = rng.random(256) < 0.95
+        flags[0x80:0xC0] = trial % 2 == 0 or flags[0x80:0xC0]
+        regexes = _Regexes()
+        _, keys = regexes.survey(pattern)
+        usable, continued, leads = _spelling(flags.tobytes())
+        sets = [regexes.class_set(*key) for key in keys]
+        expected = all(
+            s
+            and regexes.ascii[s] & usable
+            and (continued or regexes.bounds[s][-1] <= 128)
+            or continued
+            and any(regexes.meets(s, lo, hi) for lo, hi in leads)
+            for s in sets
+        )
+        assert _Regexes().spellable(keys, flags) == expected, (pattern, trial)
+
+
+def test_a_lone_optional_is_derived_a_counted_copy_planned():
+    """``X?T`` is derived where no copy of more made its plan (a schema's ``[ ]?``: no
+    plan at all), and follows the plan of the copies before it where one did (the last
+    copy of ``[a-z]{0,3}``: ``_Rows._counted``)."""
+    from fsmviz.tokens.fast.counted_rows import counted
+    from fsmviz.tokens.fast.derivatives import _Regexes
+
+    def made(pattern: str) -> _NearStart:
+        near = _NearStart(*_Regexes.of(pattern, np.ones(256, dtype=bool)))
+        s = 0
+        while s < len(near.states) and s < 100:
+            near.make_row(s)
+            s += 1
+        return near
+
+    assert not made('\\{[ ]?"id"[ ]?:[ ]?"[a-z]"')._plans
+    near = made("[a-z]{0,3}y")
+    last = [key for key in near.states if (counted(near.regexes, key[0]) or (0, 0, 0))[2] == 1]
+    assert last and all(near._counted(*key) is not None for key in last)

@@ -45,6 +45,7 @@ import numpy as np
 
 from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
+from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
 from fsmviz.tokens.fast.learnt_classes import learn, walk_learnt
@@ -131,7 +132,7 @@ class _Regexes(TreeTerms):
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
         self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
-        self.sets: Sets = ()  # the pattern's distinct sets (``of``): ``learnt_classes``' key
+        self.sets: tuple[ClassKey, ...] = ()  # the pattern's classes: ``learnt_classes``' key
 
     @classmethod
     def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
@@ -141,12 +142,10 @@ class _Regexes(TreeTerms):
         some class is not ``spellable`` with ``single_bytes``, the bytes that are tokens
         on their own."""
         regexes = cls()
-        tree, sets = regexes.survey(pattern)
-        if NONE in sets:
-            raise Unsure  # a class accepts nothing: its branch is ∅ (rare; the DFA prunes)
-        if not regexes.spellable(sets, single_bytes):
+        tree, keys = regexes.survey(pattern)
+        if not regexes.spellable(keys, single_bytes):
             raise Unsure
-        regexes.sets = tuple(regexes.nodes[s][1] for s in sets)
+        regexes.sets = keys
         return regexes, regexes.convert(tree, 0)
 
     def heads(self, regex: int) -> tuple[int, ...]:
@@ -243,19 +242,52 @@ class _Regexes(TreeTerms):
             found = self._derived[key] = self.derive(regex, code)
         return found
 
-    def spellable(self, sets: list[int], single_bytes: np.ndarray) -> bool:
-        """Whether each of ``sets`` holds a character all of whose bytes are tokens on
-        their own (``single_bytes``), every continuation byte being one too (or the sets
-        are ASCII). Then whatever can be finished in bytes can be finished in tokens, one
-        byte per token, a token that ends inside a character included."""
+    def spellable(self, keys: tuple[ClassKey, ...], single_bytes: np.ndarray) -> bool:
+        """Whether each class of ``keys`` (``survey``'s) holds a character all of whose
+        bytes are tokens on their own (``single_bytes``), every continuation byte being
+        one too (or the classes are ASCII). Then whatever can be finished in bytes can be
+        finished in tokens, one byte per token, a token that ends inside a character
+        included. False too where a class accepts nothing (its branch is ∅: rare, and
+        the DFA prunes it). A class of a few characters that holds an ASCII one of a
+        single-byte token (all of a schema's 53: its keys' letters, its digits, a JSON
+        string's class) is read from its key, no set made (one is made when a
+        derivative reaches it)."""
         usable, continued, leads = _spelling(single_bytes.tobytes())
-        if not continued:
-            # A token may end inside a character that no token can then finish: only
-            # the whole index knows, unless the pattern reads no such character.
-            return all(self.ascii[s] & usable and self.bounds[s][-1] <= 128 for s in sets)
-        return all(
-            self.ascii[s] & usable or any(self.meets(s, lo, hi) for lo, hi in leads) for s in sets
-        )
+        for chars, negated in keys:
+            if continued and len(chars) <= _FEW and _ascii_spelt(chars, negated, usable):
+                continue
+            s = self.class_set(chars, negated)
+            if s == NONE:
+                return False
+            if not continued:
+                # A token may end inside a character that no token can then finish: only
+                # the whole index knows, unless the pattern reads no such character.
+                if not (self.ascii[s] & usable and self.bounds[s][-1] <= 128):
+                    return False
+            elif not (self.ascii[s] & usable or any(self.meets(s, lo, hi) for lo, hi in leads)):
+                return False
+        return True
+
+
+_FEW = 256
+"""Classes of up to this many characters are tried by ``_ascii_spelt`` first."""
+
+
+def _ascii_spelt(chars: frozenset[str], negated: bool, usable: int) -> bool:
+    """Whether the class ``chars`` (all others where ``negated``) holds an ASCII character
+    whose byte is a token on its own (bit ``b`` of ``usable`` for byte ``b``); False
+    leaves the question to its set.
+
+    >>> b = 1 << ord("b")
+    >>> _ascii_spelt(frozenset("ab"), False, b), _ascii_spelt(frozenset("b"), True, b)
+    (True, False)
+    """
+    if negated:
+        for c in chars:
+            if (code := ord(c)) < 128:
+                usable &= ~(1 << code)
+        return usable != 0
+    return any((code := ord(c)) < 128 and usable >> code & 1 for c in chars)
 
 
 def _crowded(states: np.ndarray) -> list[int]:
@@ -280,9 +312,10 @@ def _spelling(single: bytes) -> tuple[int, bool, tuple[tuple[int, int], ...]]:
     (True, False, ())
     """
     flags = np.frombuffer(single, dtype=bool)
-    usable = sum(1 << int(i) for i in np.flatnonzero(flags[:128]))
+    usable = int.from_bytes(np.packbits(flags[:128], bitorder="little").tobytes(), "little")
     continued = bool(flags[_CONTINUATION.start : _CONTINUATION.stop].all())
-    return usable, continued, tuple(_interval(bytes([lead])) for lead in _LEADS if flags[lead])
+    leads = np.flatnonzero(flags[_LEADS.start : _LEADS.stop]).tolist()
+    return usable, continued, tuple(_LEAD_CODES[k] for k in leads)
 
 
 @bounded(maxsize=4096)
@@ -332,6 +365,10 @@ def _interval(prefix: bytes) -> tuple[int, int]:
     missing = 6 * (length - len(prefix))
     least, most = _CODES[length]
     return max(value << missing, least), min((value + 1 << missing) - 1, most)
+
+
+_LEAD_CODES = [_interval(bytes([lead])) for lead in _LEADS]
+"""The code points each lead byte begins (``_spelling``), by its position in ``_LEADS``."""
 
 
 _Partial = bytes | tuple[int, int, int]
@@ -576,7 +613,7 @@ class _Rows:
             bits = (1 << last + 1) - (1 << first)
             self.note(s, bits, 0 if left > 1 else bits, bits, target)
             return
-        repeat = counted(self.regexes, regex)
+        repeat = self._counted(regex, partial)
         if repeat is None:
             layout, found = self._derived_targets(regex, partial)
         else:
@@ -587,6 +624,17 @@ class _Rows:
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
         self._note_targets(s, self._layout_row(s, layout, found))
+
+    def _counted(self, regex: int, partial: bytes) -> tuple[int, int, int, int] | None:
+        """``counted(regex)`` where a ``CountedPlan`` is worth it: not for ``X?T`` whose
+        plan no copy of more made (a schema's ``[ ]?`` after each ``{``, ``:`` and ``,``):
+        a plan and its block (``counted_rows``) for one row cost more than its
+        derivatives."""
+        repeat = counted(self.regexes, regex)
+        if repeat is None or repeat[2] > 1:
+            return repeat
+        base, _, _, rest = repeat  # ``X{0,1}T``: its copies' plans are kept under
+        return repeat if (base, False, rest, partial) in self._plans else None
 
     def plan(
         self, regex: int, partial: bytes, repeat: tuple[int, int, int, int] | None = None

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import BoundedCache
 from fsmviz.tokens.fast import levelwalk
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES
@@ -33,8 +34,9 @@ from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["learn", "walk_learnt"]
 
-Sets = tuple[tuple[tuple[int, int], ...], ...]
-"""A pattern's distinct character sets, each as its code point ranges."""
+Sets = tuple[ClassKey, ...]
+"""A pattern's distinct classes, as ``(characters, negated)`` keys
+(``regex_terms.TreeTerms.survey``)."""
 
 _LEARNT: BoundedCache[tuple[VocabTrie, np.ndarray | None]] = BoundedCache(maxsize=64)
 """Per (trie, sets): the trie (its ``id`` may name a newer one) and the classes learnt

@@ -12,8 +12,8 @@ concatenation of ~200 parts; the first mask reads three), so ``TreeTerms`` makes
 of a concatenation's rest only when a derivative reaches it (``SEQ``).
 
 >>> terms = TreeTerms()
->>> tree, sets = terms.survey("ab|ac")
->>> len(sets)  # the classes a, b and c
+>>> tree, keys = terms.survey("ab|ac")
+>>> len(keys)  # the classes a, b and c
 3
 >>> start = terms.convert(tree, 0)
 >>> start == terms.convert(tree, 0), terms.nullable[start]
@@ -38,7 +38,7 @@ from fsmviz.automaton.dfa import (
     complement_ranges,
     point_ranges,
 )
-from fsmviz.automaton.syntax import REFlags, RegexError, read_classes
+from fsmviz.automaton.syntax import ClassKey, REFlags, RegexError, read_classes
 
 __all__ = ["EPS", "NONE", "TreeTerms", "Terms", "Unsure"]
 
@@ -164,19 +164,19 @@ class TreeTerms(Terms):
         self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
         self._split: dict[tuple, tuple[int, int]] = {}  # a ``SEQ`` node -> ``head``
 
-    def survey(self, pattern: str) -> tuple[object, list[int]]:
-        """``pattern``'s syntax tree and the set of each of its distinct classes (the
-        dot's as without ``(?s)``: what it holds beyond "\\n" is what a check reads),
-        made before anything else is read. Raises ``RegexError`` as ``compile_regex``
-        would before building anything, and ``Unsure`` under ``(?i)`` (case folding is
-        the DFA's: ``dfa._Positions._case_folded``)."""
+    def survey(self, pattern: str) -> tuple[object, tuple[ClassKey, ...]]:
+        """``pattern``'s syntax tree and its distinct classes, as ``(characters,
+        negated)`` keys (the dot's as without ``(?s)``: what it holds beyond "\\n" is
+        what a check reads; ``class_set`` makes a key's set). Raises ``RegexError`` as
+        ``compile_regex`` would before building anything, and ``Unsure`` under ``(?i)``
+        (case folding is the DFA's: ``dfa._Positions._case_folded``)."""
         core, tree, keys = read_classes(pattern)  # the reader's classes: no walk here
         check_size(tree, core)  # refused here as the DFA's construction refuses it
         if keys is None:  # the full path's tree
-            classes: dict[tuple[frozenset[str], bool], None] = {}
+            classes: dict[ClassKey, None] = {}
             _survey(tree, classes)
             keys = tuple(classes)
-        return tree, [self.class_set(*key) for key in keys]
+        return tree, keys
 
     def convert(self, node: object, flags: int) -> int:
         """The regex of a syntax-tree node under ``flags`` (as ``dfa._Positions.walk``
