@@ -10,10 +10,10 @@ text is tokenized by the bundled tokenizer and walked token by token. At each st
   one's small row packed; the rest walked as rows and packed). Its ratio to xgrammar's
   step weighs lazy work against a cache: xgrammar makes its per-state masks while it
   compiles (untimed here), so its step is a fill (2-10 µs but for counted repeats), where
-  fsmviz's first visit of a state makes the mask (CPU, session 31, load 4-10: ~0.03-0.1 ms
-  a schema's key or digit, ~0.5-0.8 a string's loop, ~1.5 the word after a capital of
-  counted_words): ~3-5 µs a step would be needed lazily, or the masks made with the whole
-  index (that row pays);
+  fsmviz's first visit of a state makes the mask (CPU, session 32, load ~3-4: ~0.03-0.1 ms
+  a schema's key or digit, ~0.3-0.6 a string's loop or a CSV field, ~0.5-0.75 the word
+  after a capital of counted_words, SQL's column name): ~3-5 µs a step would be needed
+  lazily, or the masks made with the whole index (that row pays);
 * **xgrammar** 0.2.8 ``GrammarMatcher.fill_next_token_bitmask`` (its grammar compiled);
 * **llguidance** 1.9.1 ``fill_next_token_bitmask`` (``compute_bitmask`` into numpy);
 * *b.med*, *b.max*: the first ``bitmask(state)`` of each distinct state on the path (CPU
