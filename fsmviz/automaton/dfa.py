@@ -442,7 +442,9 @@ class _Walked:
     each accepts), with the CPU seconds they took (``spent``) of the construction's budget;
     ``subsets`` does step 2 into a ``_Construction``. The positions of each class
     (``class_masks``) are gathered when first asked: ``_surely_fits`` needs none, and a
-    schema's first allowed set waits on it (a step of Python per position)."""
+    schema's first allowed set waits on it (a step of Python per position); so are the
+    ``CharClass`` records of the classes (``classes``, from ``class_kinds``: a sketch's
+    are never asked)."""
 
     core: str
     clock: _Clock
@@ -451,7 +453,7 @@ class _Walked:
     nullable: bool
     first: int
     last: int
-    classes: list[CharClass]
+    class_kinds: list[tuple[frozenset[str], bool]]  # class -> its characters, and others?
     class_sets: list[tuple[int, ...]]  # class -> the distinct sets accepting it
     position_classes: list[int]
     mentioned: frozenset[str]
@@ -465,10 +467,15 @@ class _Walked:
         clock = _Clock.after(MAX_SECONDS, "building")
         positions = (kind or _Positions)(core, clock)
         nullable, first, last = positions.walk(tree, 0)
-        classes, class_sets, position_classes, mentioned, set_ids = _alphabet(positions)
+        kinds, class_sets, position_classes, mentioned, set_ids = _alphabet(positions)
         spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
-        return _Walked(core, clock, spent, positions, nullable, first, last, classes,
+        return _Walked(core, clock, spent, positions, nullable, first, last, kinds,
                        class_sets, position_classes, mentioned, set_ids)  # fmt: skip
+
+    @cached_property
+    def classes(self) -> list[CharClass]:
+        """The classes as ``CharClass`` records, in ``class_kinds``'s order."""
+        return [CharClass(chars, others) for chars, others in self.class_kinds]
 
     @cached_property
     def class_masks(self) -> list[int]:
@@ -1042,9 +1049,12 @@ class _Sketch(_Positions):
 
 def _alphabet(
     positions: _Positions,
-) -> tuple[list[CharClass], list[tuple[int, ...]], list[int], frozenset[str], list[int]]:
+) -> tuple[
+    list[tuple[frozenset[str], bool]], list[tuple[int, ...]], list[int], frozenset[str], list[int]
+]:
     """Split characters into classes the pattern of ``positions`` never tells apart: the
-    classes, for each class the distinct character sets that accept it, for each position
+    classes (each its characters, and whether it holds the others, as ``CharClass``
+    reads them), for each class the distinct character sets that accept it, for each position
     the bitset of classes it accepts, the characters the pattern mentions, and for each
     position its distinct set (numbered in the order first met).
 
@@ -1053,9 +1063,9 @@ def _alphabet(
     (nearly all of a wide class like ``[一-龥]``) has that set's signature, so those are
     grouped with whole-set operations; only characters listed by several sets are
     looked at one by one."""
-    distinct = list(dict.fromkeys(positions.sets))
-    index = {cs: i for i, cs in enumerate(distinct)}
-    set_ids = [index[cs] for cs in positions.sets]
+    index: dict[_CharSet, int] = {}  # distinct set -> its number, in the order first met
+    set_ids = [index.setdefault(cs, len(index)) for cs in positions.sets]
+    distinct = list(index)
     seen: set[str] = set()
     shared: set[str] = set()  # characters listed by two sets or more
     for chars, _ in distinct:
@@ -1077,7 +1087,7 @@ def _alphabet(
     for char, sets in listed_in.items():
         by_sets.setdefault(others.symmetric_difference(sets), set()).add(char)
     groups.update((sig, frozenset(chars)) for sig, chars in by_sets.items())
-    classes: list[CharClass] = []
+    classes: list[tuple[frozenset[str], bool]] = []
     class_sets: list[tuple[int, ...]] = []
 
     def first_char(sig: frozenset[int]) -> tuple[str, bool]:  # a stable drawing order
@@ -1090,7 +1100,7 @@ def _alphabet(
         for i in sig:
             set_classes[i] |= 1 << len(classes)
         positions.clock.check()
-        classes.append(CharClass(groups.get(sig, frozenset()), sig == others))
+        classes.append((groups.get(sig, frozenset()), sig == others))
         class_sets.append(tuple(sig))
     position_classes = [set_classes[i] for i in set_ids]
     return classes, class_sets, position_classes, mentioned, set_ids
