@@ -31,6 +31,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _quoted  # json.dumps of a str, in C
 from typing import Any
 
 from fsmviz.cache import bounded
@@ -186,7 +187,7 @@ def regex_cost(root: Mapping[str, Any]) -> RegexCost:
     memo: dict[int, int] = {}
 
     def cost(node: object, path: tuple[str | int, ...], refs: tuple[str, ...]) -> int:
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):  # a loaded schema's dict
             return 12_955 if node is True else 10  # outlines' regex for any JSON value
         if id(node) in memo:
             return memo[id(node)]
@@ -206,7 +207,7 @@ def regex_cost(root: Mapping[str, Any]) -> RegexCost:
         props = node.get("properties")
         if isinstance(props, Mapping) and props:
             sizes = [
-                len(json.dumps(name)) + 6 + cost(sub, (*path, "properties", name), refs)
+                len(_quoted(name)) + 6 + cost(sub, (*path, "properties", name), refs)
                 for name, sub in props.items()
             ]
             required = node.get("required")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 from fsmviz.cache import bounded
@@ -49,11 +50,20 @@ def any_value(whitespace: str | None) -> str:
     return build_regex_from_schema("{}", whitespace)
 
 
+ANY_VALUE_SHORTEST = 12_955
+"""The length of ``any_value("")``, outlines-core 0.2's regex for ``{}`` with no whitespace:
+no shorter with any (``tests/test_schema_mend.py`` holds it for each of ``WHITESPACE``)."""
+
+
 def group_any_values(regex: str, whitespace: str | None) -> str:
     """``regex`` with every copy of the empty schema's ungrouped alternation in parentheses.
 
     Grouping never changes what a copy that was already a whole alternative means, so the
-    whole regex of ``{}`` (``(…)``) still takes every value it took."""
+    whole regex of ``{}`` (``(…)``) still takes every value it took. A regex shorter than
+    any copy (``ANY_VALUE_SHORTEST``: a 22-field schema's is 1,400 characters) holds
+    none, and the regex of ``{}`` is not built for it (~0.1 ms)."""
+    if len(regex) < ANY_VALUE_SHORTEST:
+        return regex
     plain = any_value(whitespace)
     if plain not in regex:
         return regex
@@ -61,7 +71,7 @@ def group_any_values(regex: str, whitespace: str | None) -> str:
 
 
 def _needs_escape(name: str) -> bool:
-    return json.dumps(name, ensure_ascii=False)[1:-1] != name
+    return encode_basestring(name)[1:-1] != name  # json.dumps(name, ensure_ascii=False)
 
 
 def plain_keys(schema: Any) -> tuple[Any, dict[str, str]]:

@@ -160,6 +160,8 @@ def _marker(value: int | None) -> str:
 
 def mark_ranges(node: Any) -> Any:
     """A copy of a schema with each bounded integer subschema replaced by its marker."""
+    if type(node) in _SCALARS:  # most values: a key's type, a bound, a description
+        return node
     bounds = bounded_integer(node)
     if bounds is not None:
         return {"const": f"__fsmviz_int_{_marker(bounds[0])}_{_marker(bounds[1])}__"}
@@ -171,6 +173,10 @@ def mark_ranges(node: Any) -> Any:
     if isinstance(node, list):
         return [mark_ranges(v) for v in node]
     return node
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+"""JSON's values that hold no subschema (exactly these types: a subclass is looked at)."""
 
 
 def fill_ranges(regex: str) -> str:
