@@ -108,7 +108,7 @@ def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
 )
 def test_a_start_that_reached_every_state_it_can_stops_walking(bundled_vocab, pattern, monkeypatch):
     """A start whose tokens have reached every state bytes can lead it to is walked no
-    further (``dawg._byte_reach``): the answer is the full walk's, in fewer rounds where
+    further (``dawg.byte_reach``): the answer is the full walk's, in fewer rounds where
     every start gets there (``.*a``: three bytes, not the vocabulary's longest token)."""
     import fsmviz.tokens.fast.dawg as dawg_module
 

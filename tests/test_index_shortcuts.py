@@ -66,3 +66,32 @@ def test_doubled_is_the_byte_by_byte_test(pattern, bundled_vocab):
     assert index_module._doubled(table, usable, missing) == _doubled_byte_by_byte(
         table, usable, missing
     )
+
+
+SETTLED_PATTERNS = [
+    r"[a-z]+",  # settled: every letter is a token
+    r".*a",  # walked
+    r".*[0-9]{3}",
+    r".*(error|warning): [A-Za-z ]+",  # 33 states: the widest squaring
+    r"[a-z0-9]+(-[a-z0-9]+)*",
+    r"\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?",
+    r"(ab){1,20}c",  # a long chain: many squarings
+]
+
+
+@pytest.mark.parametrize("pattern", SETTLED_PATTERNS)
+def test_settled_bounds_are_the_byte_reach_and_its_pairs_the_walks(pattern, bundled_vocab):
+    """``_settled`` squares the table's adjacency for the starts' upper bounds, which the
+    DAWG walk then takes as its own (``dawg.byte_reach``): they must be equal, and where
+    the bounds settle a pair set, it is the walk's."""
+    from fsmviz.tokens.fast import dawg
+
+    index = build_index(pattern, bundled_vocab)
+    table = index.byte_dfa.table
+    todo = list(range(len(table)))
+    bound, settled = index_module._settled(table, index.trie.single_byte_tokens, todo)
+    assert np.array_equal(bound, dawg.byte_reach(table, todo))
+    if settled is not None:
+        walked = dawg.dawg_successor_pairs(dawg.dawg_of(bundled_vocab), table, todo)
+        assert [a.tolist() for a in settled] == [a.tolist() for a in walked]
+    assert (settled is not None) == (pattern == r"[a-z]+")

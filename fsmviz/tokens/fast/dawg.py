@@ -56,7 +56,7 @@ from fsmviz.cache import BoundedCache
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
 
-__all__ = ["MAX_STARTS", "VocabDawg", "dawg_of", "dawg_successor_pairs"]
+__all__ = ["MAX_STARTS", "VocabDawg", "byte_reach", "dawg_of", "dawg_successor_pairs"]
 
 MAX_STARTS = 64
 """Starts walked together, one bit each of a ``uint64`` mask. (Larger DFAs, such as a JSON
@@ -178,18 +178,20 @@ def dawg_successor_pairs(
     table: np.ndarray,
     starts: list[int],
     check: Callable[[], None] | None = None,
+    bound: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every (position in ``starts``, state) such that some token leads from that start to
     that state; sorted, without repeats. At most ``MAX_STARTS`` starts (one bit each of a
     mask); ``table`` is the byte DFA's; ``check`` is called once per walked depth (it may
-    raise to stop a walk that runs out of time).
+    raise to stop a walk that runs out of time); ``bound``, where the caller has it, is
+    ``byte_reach(table, starts)`` (else the walk computes it where it tests it).
 
     The walk goes one depth a round in numpy (``_PairWalk.round``) while the frontier
     grows, and while many tokens lie below it; the few long tokens left are walked one
     by one in Python (``_walk_tail``)."""
     if len(starts) > MAX_STARTS:
         raise ValueError(f"at most {MAX_STARTS} starts per walk, not {len(starts)}")
-    walk = _PairWalk(dawg, table, starts)
+    walk = _PairWalk(dawg, table, starts, bound)
     nodes = np.full(len(starts), dawg.root, dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
     masks = np.left_shift(walk.mask_type(1), np.arange(len(starts), dtype=walk.mask_type))
@@ -207,7 +209,9 @@ class _PairWalk:
     and ``reached[t]``, the starts with a token into state ``t`` (the bits that reached it
     on a final node)."""
 
-    def __init__(self, dawg: VocabDawg, table: np.ndarray, starts: list[int]) -> None:
+    def __init__(
+        self, dawg: VocabDawg, table: np.ndarray, starts: list[int], bound: np.ndarray | None
+    ) -> None:
         self.dawg = dawg
         num_states, self.width = table.shape
         self.num_states = num_states
@@ -225,8 +229,11 @@ class _PairWalk:
         # The bytes that do not loop, by state, as sets like ``below``'s.
         self.leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
         self.reached = np.zeros(num_states, dtype=mask_type)
-        small = len(starts) * num_states <= MAX_BOUND_CELLS
-        self.bound = _byte_reach(table, starts) if small else None
+        if len(starts) * num_states > MAX_BOUND_CELLS:
+            bound = None
+        elif bound is None:
+            bound = byte_reach(table, starts)
+        self.bound = bound
 
     def round(
         self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
@@ -307,19 +314,19 @@ class _PairWalk:
 
 MAX_BOUND_CELLS = 1024
 """Starts × states up to which a walk tests, each round, whether a start has reached every
-state bytes can lead it to (``_byte_reach``): then no token can add one, and its bit is
+state bytes can lead it to (``byte_reach``): then no token can add one, and its bit is
 walked no further. ``.*a``'s start reaches all of its few states within three bytes, and
 the rest of its walk (most of the vocabulary) was for nothing. Past this size the test
 costs more than it saves (pink_floyd_json, 64 starts: +10% with 4096). A round tests only
 when some start reached a state it had not reached before."""
 
 
-def _byte_reach(table: np.ndarray, starts: list[int]) -> np.ndarray:
+def byte_reach(table: np.ndarray, starts: list[int]) -> np.ndarray:
     """``bound[i, t]``: some nonempty byte string leads from ``starts[i]`` to ``t`` (every
     token's target is one of them).
 
     >>> table = np.array([[1, -1], [1, 2], [-1, -1]])  # 0 -a-> 1 -a-> 1 -b-> 2
-    >>> _byte_reach(table, [0, 2]).astype(int).tolist()
+    >>> byte_reach(table, [0, 2]).astype(int).tolist()
     [[0, 1, 1], [0, 0, 0]]
     """
     num_states = len(table)
