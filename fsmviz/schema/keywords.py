@@ -103,7 +103,7 @@ def subschemas(
     todo: list[tuple[tuple[str | int, ...], object]] = [(path, node)]
     while todo:
         where, value = todo.pop()
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):  # a loaded dict first
             continue
         yield where, value
         keys = [key for key in value if key in _RANK]
@@ -112,7 +112,7 @@ def subschemas(
         for key in keys:
             parts = value[key]
             if key in _SUBSCHEMA_MAPS:
-                if isinstance(parts, Mapping):
+                if type(parts) is dict or isinstance(parts, Mapping):
                     todo += [((*where, key, k), p) for k, p in parts.items()]
             elif key in _SUBSCHEMA_LISTS:
                 if isinstance(parts, list):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _quoted  # json.dumps of a str, in C
 from typing import Any
@@ -116,6 +116,42 @@ def check_shape(root: object) -> None:
     Traceback (most recent call last):
     fsmviz.schema.document.SchemaError: this object lists 6,000 properties; ... (at /properties ...
     """
+    if not _within_shape(root):
+        _refuse_shape(root)
+
+
+def _within_shape(root: object) -> bool:
+    """``check_shape``'s three bounds, told without the paths: each container's depth is
+    counted and no scalar is visited (a schema's values are most of it)."""
+    objects = 0
+    todo: list[tuple[int, object]] = [(0, root)]
+    while todo:
+        depth, node = todo.pop()
+        kind = type(node)
+        if kind is dict or (kind is not list and isinstance(node, Mapping)):
+            objects += 1
+            props = node.get("properties")
+            if objects > MAX_SUBSCHEMAS or (
+                isinstance(props, Mapping) and len(props) > MAX_PROPERTIES
+            ):
+                return False
+            values: Iterable[object] = node.values()
+        elif kind is list or isinstance(node, list):
+            values = node
+        else:
+            continue
+        if depth >= MAX_DEPTH and values:  # a value one deeper than allowed
+            return False
+        depth += 1
+        todo.extend([(depth, v) for v in values if type(v) not in _SCALARS])
+    return True
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _refuse_shape(root: object) -> None:
+    """``check_shape``'s refusal, with the JSON pointer of the first excess it meets."""
     objects = 0
     todo: list[tuple[tuple[str | int, ...], object]] = [((), root)]
     while todo:
