@@ -914,8 +914,11 @@ class _Positions:
             if lasts and firsts:
                 self.follow[lasts.bit_length() - 1] |= firsts
             return
-        for p in set_bits(lasts):
-            self.follow[p] |= firsts
+        follow = self.follow
+        while lasts:  # set_bits, written out: a schema's optional parts link several
+            low = lasts & -lasts
+            follow[low.bit_length() - 1] |= firsts
+            lasts ^= low
 
     def _concat(self, a: tuple[bool, int, int], b: tuple[bool, int, int]) -> tuple[bool, int, int]:
         (na, fa, la), (nb, fb, lb) = a, b
