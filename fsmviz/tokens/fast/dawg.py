@@ -229,11 +229,10 @@ class _PairWalk:
         # The bytes that do not loop, by state, as sets like ``below``'s.
         self.leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
         self.reached = np.zeros(num_states, dtype=mask_type)
-        if len(starts) * num_states > MAX_BOUND_CELLS:
-            bound = None
-        elif bound is None:
-            bound = byte_reach(table, starts)
-        self.bound = bound
+        self.needed: np.ndarray | None = None  # ``_needed`` of the bound, where tested
+        if len(starts) * num_states <= MAX_BOUND_CELLS:
+            bound = byte_reach(table, starts) if bound is None else bound
+            self.needed = _needed(bound, mask_type)
 
     def round(
         self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
@@ -252,7 +251,7 @@ class _PairWalk:
         counts = dawg.num_edges[nodes]
         edges = runs(dawg.first_edge[nodes], counts)
         targets = self.flat[np.repeat(states * self.width, counts) + dawg.edge_byte[edges]]
-        alive = np.flatnonzero(targets >= 0)
+        alive = (targets >= 0).nonzero()[0]
         keys = dawg.edge_target[edges[alive]] * self.num_states + targets[alive]
         return keys, np.repeat(masks, counts)[alive]
 
@@ -260,7 +259,7 @@ class _PairWalk:
         """One entry per pair (paths meeting in it merged), with only the bits it has not
         carried before; those bits are now carried.
 
-        Entries are picked by position (``np.flatnonzero``), not by a boolean mask: where
+        Entries are picked by position (``nonzero``), not by a boolean mask: where
         the mask is mixed (half the edges of ``.*(error|warning): ...``'s widest round
         meet another), numpy's boolean indexing took ~100 µs for 19,000 entries, and
         the positions and a take ~25."""
@@ -269,14 +268,14 @@ class _PairWalk:
         order = np.arange(len(keys), dtype=np.int32)
         slot[keys] = order
         first = slot[keys]
-        repeat = np.flatnonzero(first != order)
+        repeat = (first != order).nonzero()[0]
         if len(repeat):
             np.bitwise_or.at(masks, first[repeat], masks[repeat])
-            kept = np.flatnonzero(first == order)
+            kept = (first == order).nonzero()[0]
             keys, masks = keys[kept], masks[kept]
         # Only the bits a pair has not carried before walk on.
         masks &= ~carried[keys]
-        fresh = np.flatnonzero(masks)
+        fresh = masks.nonzero()[0]
         keys, masks = keys[fresh], masks[fresh]
         carried[keys] |= masks
         self.touched.append(keys)
@@ -287,26 +286,27 @@ class _PairWalk:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Record the token ends among the pairs; keep those still to walk on (picked by
         position, as in ``_fresh``)."""
-        dawg, reached, bound, mask_type = self.dawg, self.reached, self.bound, self.mask_type
+        dawg, reached, needed, mask_type = self.dawg, self.reached, self.needed, self.mask_type
         # A pair whose bytes below all loop back to its state ends every token below
         # there: it counts as a token's end, and is walked no further.
         final = dawg.final[nodes]
-        maybe = np.flatnonzero(self.loops[states])
-        done = maybe[~(dawg.below[nodes[maybe]] & self.leaving[states[maybe]]).any(axis=1)]
+        maybe = self.loops[states].nonzero()[0]
+        leaving = dawg.below.take(nodes[maybe], axis=0) & self.leaving.take(states[maybe], axis=0)
+        done = maybe[_empty_rows(leaving)]
         final[done] = True
-        ends = np.flatnonzero(final)
+        ends = final.nonzero()[0]
         end_states, end_masks = states[ends], masks[ends]
-        grew = bound is not None and bool((end_masks & ~reached[end_states]).any())
+        grew = needed is not None and bool((end_masks & ~reached[end_states]).any())
         np.bitwise_or.at(reached, end_states, end_masks)
         walked_on = np.ones(len(nodes), dtype=bool)
         walked_on[done] = False
         if grew:  # starts that reached every state they could: done
-            complete = _complete(reached, bound, mask_type)
+            complete = _complete(reached, needed, (1 << self.num_starts) - 1)
             if complete:
                 masks &= ~mask_type(complete)
                 walked_on &= masks != 0
         if not walked_on.all():
-            kept = np.flatnonzero(walked_on)
+            kept = walked_on.nonzero()[0]
             nodes, states, masks = nodes[kept], states[kept], masks[kept]
         return nodes, states, masks
 
@@ -358,17 +358,37 @@ def byte_reach(table: np.ndarray, starts: list[int]) -> np.ndarray:
     return bound
 
 
-def _complete(reached: np.ndarray, bound: np.ndarray, mask_type: type) -> int:
-    """The bits of the starts whose tokens have reached every state of their ``bound`` row.
+def _empty_rows(sets: np.ndarray) -> np.ndarray:
+    """Which rows of ``sets`` (byte sets as ``VocabDawg.below``'s: four words a row) are
+    empty. The rows' four nonzero flags are read as one 32-bit word: ``any(axis=1)``, a
+    reduction along an axis of four, took 3-4 times as long (~19 µs for 900 rows); so
+    does ``below[nodes]`` against ``below.take(nodes, axis=0)`` (~15 against ~3 µs).
 
-    >>> bound = np.array([[True, True], [True, False]])
-    >>> _complete(np.array([1, 3], dtype=np.uint8), bound, np.uint8)  # start 0 has both
+    >>> _empty_rows(np.array([[0, 0, 0, 0], [0, 0, 8, 0], [1, 0, 0, 0]], np.uint64)).tolist()
+    [True, False, False]
+    """
+    return (sets != 0).view(np.uint32)[:, 0] == 0
+
+
+def _needed(bound: np.ndarray, mask_type: type) -> np.ndarray:
+    """``needed[t]``: the bits of the starts whose ``bound`` row holds state ``t``.
+
+    >>> _needed(np.array([[True, True], [True, False]]), np.uint8).tolist()
+    [3, 1]
+    """
+    bits = np.left_shift(mask_type(1), np.arange(len(bound), dtype=mask_type))
+    return (bound * bits[:, None]).sum(axis=0, dtype=mask_type)
+
+
+def _complete(reached: np.ndarray, needed: np.ndarray, every: int) -> int:
+    """The bits (of ``every``) of the starts whose tokens have reached every state their
+    bound holds: a start lacks one where ``needed`` holds its bit and ``reached`` does not.
+
+    >>> needed = np.array([3, 1], dtype=np.uint8)  # start 0 may reach both, start 1 state 0
+    >>> _complete(np.array([1, 3], dtype=np.uint8), needed, 3)  # start 0 has both
     1
     """
-    shifts = np.arange(len(bound), dtype=mask_type)[:, None]
-    have = ((reached[None, :] >> shifts) & mask_type(1)).astype(bool)
-    done = ~(bound & ~have).any(axis=1)
-    return sum(1 << int(i) for i in np.flatnonzero(done))
+    return every & ~int(np.bitwise_or.reduce(needed & ~reached))
 
 
 def _mask_type(starts: int) -> type[np.unsignedinteger]:
