@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsmviz.cache import BoundedCache
-from fsmviz.tokens.fast import learnt_classes, levelwalk
+from fsmviz.cache import BoundedCache, OwnedCache
+from fsmviz.tokens.fast import classwalk, learnt_classes, levelwalk
 from fsmviz.tokens.fast.derivatives import _NearStart, _Regexes
 from fsmviz.tokens.fast.learnt_classes import learn, walk_learnt
 from fsmviz.tokens.fast.levelwalk import walk_bytes
@@ -21,8 +21,14 @@ ROOT = np.zeros(1, dtype=np.int32)
 
 @pytest.fixture
 def unlearnt(monkeypatch):
-    """Nothing learnt yet (other tests' patterns may have taught the shared cache)."""
+    """Nothing learnt yet (other tests' patterns may have taught the shared cache), no
+    class trie built; returns the class tries built from here on (``classwalk._merged``)."""
     monkeypatch.setattr(learnt_classes, "_LEARNT", BoundedCache(maxsize=64))
+    monkeypatch.setattr(classwalk, "_CLASS_TRIES", OwnedCache(maxsize=8))
+    built = []
+    merged = classwalk._merged
+    monkeypatch.setattr(classwalk, "_merged", lambda *args: built.append(1) or merged(*args))
+    return built
 
 
 def _near(pattern: str, trie) -> _NearStart:
@@ -42,10 +48,14 @@ def test_a_pattern_of_learnt_sets_walks_the_class_trie(after, bundled_vocab, unl
     near = _near(CSV, trie)
     assert walk_learnt(trie, near.regexes.sets, near.rows) is None  # nothing learnt
     first = near.first_row(trie)  # the byte walk, handed over: learns
+    assert len(unlearnt) == 1  # the class trie, built as the classes are learnt
+    classes = learnt_classes._LEARNT.peek((id(trie), near.regexes.sets))[1]
+    built, _ = classwalk.class_trie(trie, classes, levelwalk.levels_of(trie).num_ids)
+    assert "node_tokens" in vars(built)  # sorted already
     np.testing.assert_array_equal(first, _byte_walk(CSV, trie))
     later = _near(after, trie)  # the same sets, another pattern
     found = walk_learnt(trie, later.regexes.sets, later.rows)
-    assert found is not None
+    assert found is not None and len(unlearnt) == 1
     np.testing.assert_array_equal(found, _byte_walk(after, trie))
     np.testing.assert_array_equal(_near(after, trie).first_row(trie), found)
 
