@@ -12,6 +12,7 @@ from fsmviz.schema.limits import (
     _refuse_shape,
     _within_shape,
     check_shape,
+    check_text,
 )
 
 
@@ -50,3 +51,17 @@ def test_the_quick_walk_agrees_with_the_located_refusal(document):
             check_shape(document)
     else:
         check_shape(document)
+
+
+@pytest.mark.parametrize("opened", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+@pytest.mark.parametrize("inner", ["", '"[{"', '{"a": 1}'])
+def test_text_as_deep_as_the_limit_is_read_one_deeper_is_refused(opened, inner):
+    """``check_text`` skips its scan where the text holds at most ``MAX_DEPTH`` opening
+    brackets (strings too): the scan's verdict either way."""
+    text = "[" * opened + inner + "]" * opened
+    deepest = opened + (inner == '{"a": 1}')
+    if deepest > MAX_DEPTH:
+        with pytest.raises(SchemaError, match="nested too deeply"):
+            check_text(text)
+    else:
+        check_text(text)

@@ -95,6 +95,8 @@ def check_text(text: str) -> None:
             "move repeated parts into $defs and refer to them with $ref, or split the schema",
             "",
         )
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # no deeper than its opening brackets, those in strings counted too
     depth = deepest = 0
     for match in _BRACKET.finditer(_STRING.sub("", text)):
         depth += 1 if match.group() in "[{" else -1
