@@ -26,6 +26,7 @@ from fsmviz.automaton.dfa import (
     _targets,
     _Walked,
 )
+from fsmviz.automaton.syntax import Concatenation, Pattern, Repeated, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = [  # regex-path bench schemas: enums, optional fields, arrays, nested objects
@@ -120,6 +121,46 @@ def test_the_targets_are_those_of_the_split_classes(classes_of, reachable):
     parts = _class_parts(accepted, accepts)
     split = sorted(_accepting(reachable, part & -part, classes_of) for part in parts)
     assert sorted(_targets(reachable, accepted, classes_of)) == split
+
+
+def _unshared(node):
+    """A copy of a parsed tree in which no group, concatenation or repeat is held twice."""
+    kind = type(node)
+    if kind is Pattern:
+        options = tuple(_unshared(option) for option in node.options)
+        return Pattern(options, node.added_flags, node.removed_flags)
+    if kind is Concatenation:
+        return Concatenation(tuple(_unshared(part) for part in node.parts))
+    if kind is Repeated:
+        return Repeated(_unshared(node.base), node.min, node.max)
+    return node  # a class: walked afresh wherever it stands
+
+
+SHARED = [
+    "(ab|c)x(ab|c)",
+    "(?i)(ab|c)(ab|c)",
+    "((ab|c)?){6}(ab|c)",  # a sketch walks the repeat whole again: a group met before
+    '"(x|y){0,9}"(x|y)"(x|y){0,9}"',
+    "((-)?(0|[1-9][0-9]*))(\\.[0-9]+)?,((-)?(0|[1-9][0-9]*))",
+]
+
+
+@pytest.mark.parametrize(
+    "pattern", SHARED + [p.read_text() for p in SCHEMAS[:2]], ids=lambda p: p[:24]
+)
+@pytest.mark.parametrize("kind", [dfa_module._Positions, dfa_module._Sketch])
+def test_a_group_held_twice_walks_as_two_copies(pattern, kind):
+    """``parse`` holds a group's tree once for each text (``_Positions._group`` walks it
+    once, then shifts it): the walk is that of a tree in which no node is shared."""
+    if pattern.startswith("{"):
+        pattern = compile_schema(pattern).regex
+    core, tree = parse(pattern)
+    walks = []
+    for node in (tree, _unshared(tree)):
+        positions = kind(core, _Clock.after(5.0, "building"))
+        result = positions.walk(node, 0)
+        walks.append((result, positions.sets, positions.follow, positions.scaled))
+    assert walks[0] == walks[1]
 
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.stem)

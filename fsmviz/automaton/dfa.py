@@ -813,6 +813,8 @@ class _Positions:
         self.sets: list[_CharSet] = []
         self.follow: list[int] = []  # position -> bitset of positions that may come next
         self._folded: dict[frozenset[str], frozenset[str]] = {}  # (?i) sets, once per class
+        self.scaled: list[tuple[int, int, int]] = []  # a sketch's (``_Sketch``); else empty
+        self._groups: dict[tuple[int, int], _Group] = {}  # (id(group), flags) -> its walk
 
     def walk(self, node: object, flags: int) -> tuple[bool, int, int]:
         """(nullable, first positions, last positions) of ``node``; records ``follow``.
@@ -830,13 +832,7 @@ class _Positions:
         if kind is Concatenation:
             return self._concatenation(node.parts, flags)
         if kind is Pattern:
-            if node.added_flags or node.removed_flags:
-                flags = (flags | node.added_flags.value) & ~node.removed_flags.value
-            nullable, first, last = False, 0, 0
-            for option in node.options:
-                n, f, la = self.walk(option, flags)
-                nullable, first, last = nullable or n, first | f, last | la
-            return nullable, first, last
+            return self._group(node, flags)
         if kind is Repeated:
             return self._repeat(node, flags)
         if node is EMPTY:
@@ -845,6 +841,26 @@ class _Positions:
             charset: _CharSet = (frozenset() if flags & _DOTALL else frozenset("\n"), True)
             return self._position(charset)
         raise RegexError(f"unsupported construct {type(node).__name__}", None, None)
+
+    def _group(self, node: Pattern, flags: int) -> tuple[bool, int, int]:
+        """``walk`` of an alternation. A group the tree holds twice (``parse`` reads a
+        group's text once: a schema's string characters, its numbers) is walked once:
+        its positions again, shifted, with the links made inside it (``_Group``)."""
+        key = (id(node), flags)  # the tree outlives the walk: its ids stay its nodes'
+        known = self._groups.get(key)
+        if known is not None and known.start <= len(self.sets):  # a sketch takes some back
+            return known.again(self)
+        start, mark = len(self.sets), len(self.scaled)
+        inner = flags
+        if node.added_flags or node.removed_flags:
+            inner = (flags | node.added_flags.value) & ~node.removed_flags.value
+        nullable, first, last = False, 0, 0
+        for option in node.options:
+            n, f, la = self.walk(option, inner)
+            nullable, first, last = nullable or n, first | f, last | la
+        self._groups[key] = _Group(start, self.sets[start:], self.follow[start:],
+                                   self.scaled[mark:], (nullable, first, last))  # fmt: skip
+        return nullable, first, last
 
     def _case_folded(self, chars: frozenset[str]) -> frozenset[str]:
         """``chars`` with their lower- and upper-case forms (``(?i)``), as Python's ``str``
@@ -988,6 +1004,29 @@ class _Positions:
         return copies, chained
 
 
+@dataclass(frozen=True)
+class _Group:
+    """A group's walk as made: where its positions began, their sets, the links made
+    inside it (all its links when its walk ended: the ones out of it come after), its
+    positions standing for several (``scaled``), and its (nullable, first, last)."""
+
+    start: int
+    sets: list[_CharSet]
+    follow: list[int]
+    scaled: list[tuple[int, int, int]]
+    result: tuple[bool, int, int]
+
+    def again(self, positions: _Positions) -> tuple[bool, int, int]:
+        """The group walked again at the end of ``positions``: its positions shifted there."""
+        positions.clock.check()
+        shift = len(positions.sets) - self.start
+        positions.sets.extend(self.sets)
+        positions.follow.extend([links << shift for links in self.follow])
+        positions.scaled.extend((s + shift, e + shift, n) for s, e, n in self.scaled)
+        nullable, first, last = self.result
+        return nullable, first << shift, last << shift
+
+
 SKETCH_FROM = 5
 """``_Sketch`` walks a counted repeat of at most this many copies as three: fewer are
 walked whole (a year's ``[0-9]{4}`` after ``[0-9]*`` puts its copies in sets of several,
@@ -1004,10 +1043,6 @@ class _Sketch(_Positions):
     moves alike from a state of its own (``_surely_fits``). ``scaled``: the (start, end,
     times) of the positions so standing for ``times`` copies each; ``weights``: for each
     position, how many of the whole walk's it stands for."""
-
-    def __init__(self, pattern: str, clock: _Clock):
-        super().__init__(pattern, clock)
-        self.scaled: list[tuple[int, int, int]] = []
 
     @property
     def weights(self) -> list[int]:
