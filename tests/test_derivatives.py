@@ -22,8 +22,6 @@ from test_fuzz import fuzz_settings, hostile_trees
 from test_fuzz import toy as toy  # noqa: F401 (the fixture)
 
 from fsmviz import RegexError, Vocabulary, build_index
-from fsmviz.cache import BoundedCache
-from fsmviz.tokens.fast import learnt_classes
 from fsmviz.tokens.fast.derivatives import _NearStart, first_allowed_tokens
 from fsmviz.tokens.index import built_index
 
@@ -150,7 +148,6 @@ def test_tokens_that_die_along_a_chain_are_cut_without_a_walk(pattern, bundled_v
         return kept
 
     monkeypatch.setattr(_NearStart, "dies_along_chain", counting)
-    monkeypatch.setattr(learnt_classes, "_LEARNT", BoundedCache(maxsize=4))  # walk the bytes
     forget_indexes()
     same_as_index(pattern, bundled_vocab)
     assert sum(cut) > 0

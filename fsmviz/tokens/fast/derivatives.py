@@ -48,7 +48,6 @@ from fsmviz.automaton.dfa import set_bits
 from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
-from fsmviz.tokens.fast.learnt_classes import learn, walk_learnt
 from fsmviz.tokens.fast.levelwalk import walk_levels, walk_root
 from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.fast.rowwalk import TAIL, walk_tokens
@@ -132,7 +131,6 @@ class _Regexes(TreeTerms):
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
         self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
-        self.sets: tuple[ClassKey, ...] = ()  # the pattern's classes: ``learnt_classes``' key
 
     @classmethod
     def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
@@ -145,7 +143,6 @@ class _Regexes(TreeTerms):
         tree, keys = regexes.survey(pattern)
         if not regexes.spellable(keys, single_bytes):
             raise Unsure
-        regexes.sets = keys
         return regexes, regexes.convert(tree, 0)
 
     def heads(self, regex: int) -> tuple[int, ...]:
@@ -903,9 +900,8 @@ class _NearStart(_Chains):
         one whose *closure* does likewise (``.*a``); and one whose tokens keep to the chain
         and then die takes those short enough, walking none (``dies_along_chain``).
         A wide start whose classes were learnt walks the class trie from the root
-        (``levelwalk.walk_root``), and so does a pattern whose sets' classes were learnt
-        where a walk handed levels over (``learnt_classes``)."""
-        level = self._class_walk(trie)
+        (``levelwalk.walk_root``)."""
+        level = walk_root(trie, self.rows)
         if level is not None:
             return level
         nodes = np.zeros(1, dtype=np.int32)
@@ -927,7 +923,6 @@ class _NearStart(_Chains):
                 crowded = [int(states[0])] if alike else _crowded(states)
                 if len(crowded) > HAND_OVER:
                     level = walk_levels(trie, nodes, states, self.rows)
-                    learn(trie, self.regexes.sets, self.table[self.made])
                     break
                 for state in crowded:
                     at = np.arange(len(nodes)) if alike else np.flatnonzero(states == state)
@@ -964,13 +959,6 @@ class _NearStart(_Chains):
         allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
         allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
         return np.flatnonzero(allowed).astype(np.int32)
-
-    def _class_walk(self, trie: VocabTrie) -> np.ndarray | None:
-        """``first_row``'s answer by the class trie from the root, where the start row's
-        classes were learnt (``levelwalk.walk_root``) or the pattern's sets' were
-        (``learnt_classes.walk_learnt``); else None."""
-        level = walk_root(trie, self.rows)
-        return level if level is not None else walk_learnt(trie, self.regexes.sets, self.rows)
 
     def _subtrees(
         self, trie: VocabTrie, nodes: np.ndarray, at: np.ndarray, state: int
