@@ -129,10 +129,25 @@ def first_set_main() -> list[tuple[str, ...]]:
     ``survey`` walks no tree), a one-character class is its own range, ``local_refs``
     makes a pointer only where one is asked (0.17 -> 0.09 ms). Those four off/on in one
     process, alternating, 40 fresh texts each, caches cleared, load 2.5-3.6: 6.94 -> 6.29
-    ms median (5.85 -> 5.36 min). What is left in these files: the reader itself (~0.8 ms,
-    a Python step per item: ~320 items, 130 classes, 50 groups), ``regex_cost`` (~0.2,
-    each leaf's regex built), ``stricter`` and ``unenforced`` (~0.25 together, not needed
-    for the first set but fields of ``SchemaRegex``: lazy would change the record)."""
+    ms median (5.85 -> 5.36 min).
+
+    Session 32 (issue 48, the schema side; load 3-4): 4.68 ms beside llguidance's 3.74 in
+    one bench run (1.25 times; DFA check 2.52, first set 2.87, load_schema 0.47, regex
+    0.33). ``compile_schema`` alone, the session's starting package beside in one process,
+    alternating, 60 fresh texts, caches cleared: 5.33 -> 4.05 ms median (4.27 -> 3.30
+    min). What went: ``unenforced`` and ``stricter`` read when first asked
+    (``SchemaRegex``'s cached properties); the positions counted by ``_Reader`` as it
+    reads (``syntax.TREE_SIZES``: no walk for the size); a group's text read once and a
+    repeat made once (the tree shares them; ``dfa._Positions._group`` walks a shared
+    group once); ``_surely_fits`` groups a set's positions by their classes
+    (``_targets``); no ``CharClass`` records for a sketch; the regex of ``{}`` built only
+    for a regex long enough to hold it; ``check_text``, ``check_shape`` and
+    ``mark_ranges`` without their per-value steps. The parse is one per run (the DFA
+    check's and the first set's, ``syntax._parsed``). What is left here: the reader
+    (~0.7 ms), the sketch's walk (~0.6: a Python step per position, 536 for 1,169), the
+    count (~0.45: ~200 sets of several next positions looked at bit by bit), the
+    alphabet (~0.2), ``regex_cost`` (~0.2: each distinct leaf's regex built by
+    outlines-core, 13 of them)."""
     import llguidance
     import llguidance.numpy
 
