@@ -128,3 +128,46 @@ def test_a_start_that_reached_every_state_it_can_stops_walking(bundled_vocab, pa
     assert answers[0] == answers[1], pattern
     if pattern == ".*a":
         assert rounds[1] < rounds[0] / 2, rounds
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[a-z0-9]+(-[a-z0-9]+)*",  # ends in one round: no token spells "a-" from the start
+        r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]",
+        r"\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?",
+        r"([a-z]+ )*[a-z]+-[0-9]",
+        r".*(error|warning): [A-Za-z ]+",  # stops testing once a round finds none
+    ],
+)
+def test_a_pair_that_stays_stops_once_its_starts_reached_its_state(bundled_vocab, pattern):
+    """A pair whose bytes below all loop back or kill the path ends every living token
+    below in its state; once its starts reached that state, it is walked no further
+    (``_PairWalk._settle``). The answer is the trie walk's, token by token; the slug's walk
+    ends in its first round. (Checked: never dropping them fails here; dropping them
+    without the reached test fails the next test.)"""
+    from fsmviz.tokens.fast.successors import distinct_pairs
+    from fsmviz.tokens.index import _walk
+
+    dawg = dawg_of(bundled_vocab)
+    table = to_bytes(compile_regex(pattern)).table
+    starts = list(range(min(len(table), 64)))
+    rounds = []
+    origin, target = dawg_successor_pairs(dawg, table, starts, check=lambda: rounds.append(1))
+    (walked, _, ends), _ = _walk(trie_of(bundled_vocab), table, starts)
+    expected = distinct_pairs(walked, ends, len(table))
+    assert [origin.tolist(), target.tolist()] == [a.tolist() for a in expected]
+    if pattern == r"[a-z0-9]+(-[a-z0-9]+)*":
+        assert len(rounds) == 1, rounds
+
+
+def test_a_pair_that_stays_walks_on_while_its_starts_lack_its_state():
+    """``bc`` is no token, and below it ``!`` kills the path in ``[c-z]+`` while ``d``
+    loops: the pair (bc, in the loop) stays, but its start has not reached the loop yet,
+    so it walks on and finds ``bcd``. (Checked: dropping it without the test fails.)"""
+    from fsmviz import Vocabulary
+
+    vocab = Vocabulary.from_strings(["a", "b", "bcd", "bc!"], eos_token="</s>")
+    table = to_bytes(compile_regex("b[c-z]+")).table
+    origin, target = dawg_successor_pairs(dawg_of(vocab), table, [0])
+    assert sorted(zip(origin.tolist(), target.tolist(), strict=True)) == [(0, 1), (0, 2)]

@@ -25,7 +25,10 @@ e-mail's local part, a JSON string's ``[^"]+``) a pair whose bytes below all loo
 its state ends every token below in that state, whatever they spell: the pair counts as a
 token's end and is walked no further. Each DAWG node keeps the set of bytes below it, so
 the test is one AND per pair. Most of the vocabulary is letters, so most pairs stop at
-once (pink_floyd_json's 18 string states: ~14 → ~3 ms).
+once (pink_floyd_json's 18 string states: ~14 → ~3 ms). Where the bytes below either loop
+or kill the path (a word of a slug: letters go on, a space ends it), every token below that
+lives ends in the pair's state, so the pair is walked no further once its starts reached
+that state (the slug's walk: one round, not three and a tail).
 
 A worked example with the toy vocabulary ``a b ab ba aa`` and ``[ab]{0,3}`` (states 0, 1,
 2, 3 count the letters read). The tokens ``ab``, ``ba`` and ``aa`` all end in one node,
@@ -226,8 +229,12 @@ class _PairWalk:
         self.touched: list[np.ndarray] = []  # the entries of carried set, cleared at the end
         looping_bytes = table == np.arange(num_states)[:, None]
         self.loops = looping_bytes.sum(axis=1) >= 2  # (a loop on one byte takes few tokens)
-        # The bytes that do not loop, by state, as sets like ``below``'s.
-        self.leaving = np.packbits(~looping_bytes, axis=1, bitorder="little").view(dawg.below.dtype)
+        # By state, as sets like ``below``'s: the bytes that do not loop, those of them
+        # that lead to another state, and those that kill the path.
+        self.leaving = _byte_sets(~looping_bytes, dawg.below.dtype)
+        self.moving = _byte_sets(~looping_bytes & (table >= 0), dawg.below.dtype)
+        self.dying = _byte_sets(table < 0, dawg.below.dtype)
+        self.spending = True  # whether the last round found pairs that stay, not done
         self.reached = np.zeros(num_states, dtype=mask_type)
         self.needed: np.ndarray | None = None  # ``_needed`` of the bound, where tested
         if len(starts) * num_states <= MAX_BOUND_CELLS:
@@ -287,19 +294,31 @@ class _PairWalk:
         """Record the token ends among the pairs; keep those still to walk on (picked by
         position, as in ``_fresh``)."""
         dawg, reached, needed, mask_type = self.dawg, self.reached, self.needed, self.mask_type
-        # A pair whose bytes below all loop back to its state ends every token below
-        # there: it counts as a token's end, and is walked no further.
+        # A pair whose bytes below all loop back to its state or kill the path (a letter
+        # or a space in a word of ``[a-z0-9]+(-[a-z0-9]+)*``) ends there every token below
+        # that lives: it ``stays``. Where no byte below kills either, every token below
+        # lives: it counts as a token's end (``done``). A pair that stays has nothing left
+        # to find where its starts reached its state already (as those done just did).
+        # Once a round with looping pairs finds none that stay but are not done (``.*``'s
+        # states: their bytes below lead on), the walk tests only for those done (``_done``).
         final = dawg.final[nodes]
         maybe = self.loops[states].nonzero()[0]
-        leaving = dawg.below.take(nodes[maybe], axis=0) & self.leaving.take(states[maybe], axis=0)
-        done = maybe[_empty_rows(leaving)]
+        if self.spending:
+            below, looping = dawg.below.take(nodes[maybe], axis=0), states[maybe]
+            stays = _empty_rows(below & self.moving.take(looping, axis=0)).nonzero()[0]
+            below, looping, stays = below.take(stays, axis=0), looping[stays], maybe[stays]
+            done = stays[_empty_rows(below & self.dying.take(looping, axis=0))]
+            self.spending = len(stays) > len(done) or not len(maybe)
+        else:
+            done = maybe[self._done(nodes[maybe], states[maybe])]
+            stays = None
         final[done] = True
         ends = final.nonzero()[0]
         end_states, end_masks = states[ends], masks[ends]
         grew = needed is not None and bool((end_masks & ~reached[end_states]).any())
         np.bitwise_or.at(reached, end_states, end_masks)
         walked_on = np.ones(len(nodes), dtype=bool)
-        walked_on[done] = False
+        walked_on[done if stays is None else stays[(masks[stays] & ~reached[looping]) == 0]] = False
         if grew:  # starts that reached every state they could: done
             complete = _complete(reached, needed, (1 << self.num_starts) - 1)
             if complete:
@@ -309,6 +328,11 @@ class _PairWalk:
             kept = walked_on.nonzero()[0]
             nodes, states, masks = nodes[kept], states[kept], masks[kept]
         return nodes, states, masks
+
+    def _done(self, nodes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Which pairs have every byte below looping back to their state."""
+        below = self.dawg.below.take(nodes, axis=0)
+        return _empty_rows(below & self.leaving.take(states, axis=0))
 
     def finish(
         self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
@@ -356,6 +380,11 @@ def byte_reach(table: np.ndarray, starts: list[int]) -> np.ndarray:
                     todo.append(target)
         bound[i, list(seen)] = True
     return bound
+
+
+def _byte_sets(rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Each row of booleans (one per byte) as a byte set like ``VocabDawg.below``'s."""
+    return np.packbits(rows, axis=1, bitorder="little").view(dtype)
 
 
 def _empty_rows(sets: np.ndarray) -> np.ndarray:
