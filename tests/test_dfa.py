@@ -316,3 +316,28 @@ def test_the_bound_read_from_the_text_is_never_below_the_positions(data):
     pattern = random_pattern(data.draw, atoms=atoms, suffixes=suffixes)
     bound = dfa_module._size_bound(pattern)
     assert bound > dfa_module.MAX_POSITIONS or count_positions(pattern) <= bound
+
+
+@pytest.mark.parametrize(
+    ("pattern", "plain"),
+    [
+        ("a()b", "ab"),
+        ("()(?:)a(b)()c", "abc"),
+        ("x(y?)()z(?:)", "xy?z"),
+        ("(?i:q)()r|()s(|t)", "[qQ]r|s(|t)"),
+        ("(0|[1-9]\\d*)()()\\.(\\d+)()", "(0|[1-9]\\d*)\\.\\d+"),
+    ],
+)
+def test_an_empty_group_changes_no_dfa(pattern, plain):
+    """``_concatenation`` skips a group of one empty option (``()``, ``(?:)``); a group of
+    one option that is not empty (``(b)``, ``(y?)``, ``(?i:q)``) is walked: the DFA is the
+    one of the pattern written without them."""
+    ours, theirs = compile_regex(pattern), compile_regex(plain)
+    assert (ours.num_states, ours.accepting, ours.moves) == (
+        theirs.num_states,
+        theirs.accepting,
+        theirs.moves,
+    )
+    assert [(c.chars, c.others) for c in ours.classes] == [
+        (c.chars, c.others) for c in theirs.classes
+    ]

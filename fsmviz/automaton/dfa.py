@@ -877,11 +877,21 @@ class _Positions:
         """``walk`` of a concatenation. A character class is a position of its own, made
         and linked here (``_position`` and ``_concat`` written out): most parts of a JSON
         schema's regex are the characters of its keys, one after another, and its optional
-        spaces ``[ ]?`` (a class that may be skipped: made here too)."""
+        spaces ``[ ]?`` (a class that may be skipped: made here too). A group of one
+        empty option (``()``, ``(?:)``: the fresh pattern strings of the benchmarks end
+        with several) is skipped: it matches the empty text only, so concatenated it
+        changes nothing."""
         nullable, first, last = True, 0, 0
         sets, follow, check = self.sets, self.follow, self.clock.check
         for part in parts:
             kind = type(part)
+            if (
+                kind is Pattern
+                and len(options := part.options) == 1
+                and type(options[0]) is Concatenation
+                and not options[0].parts
+            ):
+                continue  # ``()``: the empty text only
             optional = kind is Repeated and part.max == 1 and not part.min
             if optional and type(part.base) is CharGroup:  # ``[ ]?``: a position, skippable
                 part, kind = part.base, CharGroup
