@@ -114,23 +114,27 @@ def test_small_rows_match_the_plain_walk(bundled_vocab):
     assert np.array_equal(letters.row(0).tokens, plain_row(letters, 0)[0])
 
 
-def test_kept_steps_hold_nothing_the_collector_visits(bundled_vocab):
-    """``RowWalker._steps`` keeps a state's 256 targets where the garbage collector visits
-    none of them (an ``array``, whose traversal reaches its type alone): a list kept per
-    state had its 256 ints visited by every collection, and the hundreds a schema's small
-    walks keep made a young one inside a mask cost ~0.3 ms. The targets are the table's
-    row, the edges (listed below ``SMALL_EDGES``) its live bytes."""
+def test_kept_steps_leave_the_collector_nothing_to_visit(bundled_vocab):
+    """``RowWalker._steps`` keeps a narrow state's row as a dict of ints (byte -> target),
+    which the garbage collector never tracks, and a wide one's as an array (its traversal
+    reaches its type alone): a list of 256 ints, one of (byte, target) tuples and a tuple
+    kept per state were visited by every collection (the hundreds a schema's small walks
+    keep made a young one inside a mask cost ~0.3 ms). A narrow row holds the table's live
+    bytes, in order; a wide one the table's row."""
     import gc
 
     from fsmviz.tokens.fast.rowwalk import SMALL_EDGES, RowWalker
 
     index = build_index(r'\{"id": [0-9a-f]{4}, "name": "[^"\\]*", "n": [0-9]+\}', bundled_vocab)
     walker = RowWalker(index.byte_dfa, index.trie, len(bundled_vocab))
+    wide = 0
     for state in range(index.byte_dfa.num_states):
-        targets, edges, count = walker._steps(state)
-        assert len(gc.get_referents(targets)) <= 1, state
-        row = index.byte_dfa.table[state].tolist()
-        assert list(targets) == row, state
-        live = [(byte, target) for byte, target in enumerate(row) if target >= 0]
-        assert count == len(live)
-        assert edges == (live if count < SMALL_EDGES else None), state
+        row = walker._steps(state)
+        targets = index.byte_dfa.table[state].tolist()
+        live = [(byte, target) for byte, target in enumerate(targets) if target >= 0]
+        if len(live) >= SMALL_EDGES:
+            wide += 1
+            assert len(gc.get_referents(row)) <= 1 and list(row) == targets, state
+        else:
+            assert not gc.is_tracked(row) and list(row.items()) == live, state
+    assert wide  # the string's loop

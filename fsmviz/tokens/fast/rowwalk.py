@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cached_property
 from struct import Struct
 
@@ -263,7 +263,7 @@ class RowWalker:
         ``small_row`` would walk (the ``"`` before a string: 21,000 tokens; its failed try
         cost more than the chain's words)."""
         spans = self._vocab.root_span
-        return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state)[1])
+        return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state).items())
 
     def _looks_closed(self, chain: Chain) -> bool:
         """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to
@@ -387,9 +387,7 @@ class RowWalker:
         )
 
     def _steps(self, state: int) -> Steps:
-        """The row of ``state`` as a list, its (byte, target) edges where it reads fewer
-        than ``SMALL_EDGES`` bytes (else None), and how many it reads, kept (``small_row``'s
-        ``steps``)."""
+        """The row of ``state`` (``_steps_of``), kept (``small_row``'s ``steps``)."""
         found = self._edges.get(state)
         if found is None:
             found = _steps_of(self.byte_dfa.table[state], self._reads_of(state))
@@ -570,9 +568,9 @@ handful of pairs (median 5 along the benchmark's paths), where a numpy round a l
 ~10 µs whatever its size."""
 
 
-Steps = tuple[Sequence[int], list[tuple[int, int]] | None, int]
-"""A state's row (its 256 targets), its (byte, target) edges (None for a wide state), how
-many (``RowWalker._steps``, ``small_row``)."""
+Steps = dict[int, int] | array
+"""A state's row: a narrow one's edges, byte -> target, in byte order; a wide one's 256
+targets (``RowWalker._steps``, ``small_row``)."""
 
 
 def _block_reads(table: np.ndarray, block: int) -> np.ndarray:
@@ -584,14 +582,19 @@ def _block_reads(table: np.ndarray, block: int) -> np.ndarray:
 
 def _steps_of(row: np.ndarray, reads: int) -> Steps:
     """``RowWalker._steps`` of a state: its ``row`` of the table and the bytes it reads
-    (256 bits). The row is kept as an ``array`` of C ints, whose traversal by the garbage
-    collector visits its type alone, where a list kept per state had its 256 ints visited
-    by every collection: a schema's small walks keep hundreds, and a young collection that
-    fell inside a mask cost ~0.3 ms for them (~1.4 ms the older generation's)."""
+    (256 bits). A narrow state's as a dict of ints, which the garbage collector never
+    tracks; a wide one's (``SMALL_EDGES``) as an array of C ints, whose traversal visits
+    its type alone (a dict of its bytes cost ~5-15 µs to make). A schema's small walks
+    keep hundreds an index (~490 for the 22-field one), where a list of 256 ints, one of
+    (byte, target) tuples and a tuple kept per state were visited by every collection (a
+    young one that fell inside a mask cost ~0.3 ms for them)."""
     count = reads.bit_count()
-    targets = array("i", row.astype(np.intc, copy=False).tobytes())
-    edges = [(b, targets[b]) for b in set_bits(reads)] if count < SMALL_EDGES else None
-    return targets, edges, count
+    if count >= SMALL_EDGES:
+        return array("i", row.astype(np.intc, copy=False).tobytes())
+    if count <= FEW_EDGES:
+        return {b: row.item(b) for b in set_bits(reads)}
+    targets = row.tolist()
+    return {b: targets[b] for b in set_bits(reads)}
 
 
 def small_row(
@@ -601,19 +604,16 @@ def small_row(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The row of ``state`` (sorted token ids, int32, and their targets) by a depth-first
     walk over (trie node, state) pairs in Python, or None past ``SMALL_WORK`` steps.
-    ``steps(s)`` gives the row of state ``s`` as a list (its 256 targets, -1 where a byte
-    falls off), its (byte, target) edges, listed where it reads fewer than
-    ``SMALL_EDGES`` bytes (else None: a wide state's list cost ~20 µs, and a walk there
-    reads the children), and how many bytes it reads; at each node the walk reads
-    whichever is shorter, the node's children (their bytes looked up in the row) or the
-    listed edges (each byte found among the children by bisection).
+    ``steps(s)`` gives the row of state ``s``: where it reads fewer than ``SMALL_EDGES``
+    bytes, its edges (a dict, byte -> target, in byte order), else its 256 targets (-1
+    where a byte falls off); at each node the walk reads whichever is shorter, the node's
+    children (their bytes looked up in the row) or the edges (each byte found among the
+    children by bisection).
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("[0-9]+", Vocabulary.from_strings(["1", "12", "a1"]))
     >>> table = index.byte_dfa.table
-    >>> row = lambda s: table[s].tolist()
-    >>> edges = lambda s: [(b, t) for b, t in enumerate(row(s)) if t >= 0]
-    >>> steps = lambda s: (row(s), edges(s), len(edges(s)))
+    >>> steps = lambda s: {b: t for b, t in enumerate(table[s].tolist()) if t >= 0}
     >>> [a.tolist() for a in small_row(index.trie.lists, steps, 0)]  # "1", "12"
     [[0, 1], [1, 1]]
     """
@@ -641,15 +641,19 @@ def _small_walk(
         count = num_children[node]
         if not count:
             continue
-        (row, edges, reads), lo = steps(at), first_child[node]
+        row, lo = steps(at), first_child[node]
+        reads = len(row)  # 256 for a wide state
         work += 1 + min(count, reads)
         if work > SMALL_WORK:
             return None
-        if edges is None or count <= reads:
+        if reads == 256:  # a wide state's targets (-1 where a byte falls off)
             stack += [(c, t) for c in range(lo, lo + count) if (t := row[byte[c]]) >= 0]
             continue
+        if count <= reads:
+            stack += [(c, t) for c in range(lo, lo + count) if (t := row.get(byte[c], -1)) >= 0]
+            continue
         hi = lo + count
-        for b, target in edges:
+        for b, target in row.items():
             c = bisect_left(byte, b, lo, hi)
             if c < hi and byte[c] == b:
                 stack.append((c, target))
