@@ -302,3 +302,25 @@ def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
         assert grouped == {1, 2} and 1 in split, (grouped, split)
     else:
         assert 0 in split, split
+
+
+def test_a_few_ids_pack_as_many_do_and_keep_nothing_for_the_collector():
+    """``rowwalk._packed_ids``: a few ids (set word by word in Python) pack as many do
+    (through ``np.packbits``), bit 31 of a word included, into read-only int32 words whose
+    chain of bases holds nothing the garbage collector tracks (a ``np.frombuffer`` of a
+    bytearray kept a memoryview and its buffer with every such mask)."""
+    import gc
+
+    from fsmviz.tokens.fast.rowwalk import _packed_ids
+
+    rng = np.random.default_rng(5)
+    for count in (0, 1, 5, 31, 40):
+        tokens = sorted({31, 63, *rng.choice(1000, count, replace=False).tolist()})
+        words = _packed_ids(tokens, 1000)
+        assert words.dtype == np.int32 and len(words) == 32 and not words.flags.writeable
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+        assert np.flatnonzero(bits).tolist() == tokens
+        base = words
+        while base is not None:
+            assert not gc.is_tracked(base), type(base)
+            base = getattr(base, "base", None)

@@ -31,7 +31,6 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable
 from functools import cached_property
-from struct import Struct
 
 import numpy as np
 
@@ -444,16 +443,18 @@ def _row_main_class(row: np.ndarray, reads: int) -> tuple[int, int]:
 
 def _packed_ids(tokens: list[int], num_ids: int) -> np.ndarray:
     """Token ids as read-only int32 words (``index.packed``'s layout); a few (a schema
-    key's row) ORed in word by word, in Python, into a buffer (a numpy assignment from
-    lists cost ~5 µs)."""
+    key's row) ORed in word by word, in Python, then set one word at a time (a numpy
+    assignment from lists cost ~5 µs). Not through a ``bytearray`` and ``np.frombuffer``:
+    its memoryview and buffer, kept with every such mask, were two more objects for the
+    garbage collector (2.4 -> 2.2 µs for one token, 12.7 -> 11.0 for 32)."""
     if len(tokens) <= 32:
         found: dict[int, int] = {}
         for token in tokens:
             found[token >> 5] = found.get(token >> 5, 0) | 1 << (token & 31)
-        buffer = bytearray(4 * -(-num_ids // 32))
+        words = np.zeros(-(-num_ids // 32), dtype=np.uint32)
         for word, bits in found.items():
-            _WORD.pack_into(buffer, 4 * word, bits)
-        words = np.frombuffer(buffer, dtype=np.int32)
+            words[word] = bits
+        words = words.view(np.int32)
         words.flags.writeable = False
         return words
     bits = np.zeros(-(-num_ids // 32) * 32, dtype=bool)
@@ -558,7 +559,6 @@ read one by one (~0.1 µs each) rather than from its whole row as a list (~3 µs
 READ_BLOCK = 64
 """``RowWalker._reads_of`` packs the bytes read of this many states at once (~8 µs), where a
 row packed alone cost ~4 µs, most of it numpy's calls."""
-_WORD = Struct("=I")  # one packed word, as ``_packed_ids`` writes it
 
 
 SMALL_WORK = 256
