@@ -175,6 +175,8 @@ WIDE = "[\x00-\uffff]"  # 65,536 characters: 7 of them pass _check_shape, 8 do n
         WIDE * 7,
         WIDE * 8,
         WIDE * 7 + "[ab]",
+        (WIDE + "?") * 7,
+        (WIDE + "?") * 8,  # a quantified class read again adds its width again
         "(" + WIDE * 4 + ")" + "[\x00-\uffffa]" * 4,
         ("(" + WIDE * 4 + ")") * 2,  # a group read again adds its width again
         "(((((a)))))b" + "(" * 45 + "(((((a)))))b" + ")" * 45,  # a group read again, deeper

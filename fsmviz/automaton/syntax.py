@@ -361,6 +361,7 @@ class _Reader(_ClassReader):
         self.size = 0  # positions of what was read last: a concatenation, a pattern
         self.groups: dict[str, list[tuple[str, Pattern, int, int]]] = {}  # ``group``'s
         self.repeats: dict[tuple[int, int, int | None], Repeated] = {}  # one per repeat read
+        self.quantified: dict[str, tuple[Repeated, int]] = {}  # ``quantified_class``'s
 
     def read(self) -> Pattern:
         """The whole pattern's tree, or ``_Unusual``."""
@@ -398,7 +399,11 @@ class _Reader(_ClassReader):
                 item = self.group()
                 width = self.size
             elif c == "[":
-                item = self.char_class()
+                item, quantified = self.quantified_class()
+                if quantified:  # read with its quantifier: one position
+                    size += 1
+                    parts.append(item)
+                    continue
             elif c == "\\":
                 item = self.escape(_SET_ESCAPES)
                 self.keys[item.chars, item.negated] = None
@@ -421,6 +426,34 @@ class _Reader(_ClassReader):
             parts.append(item)
         self.size = size
         return Concatenation(tuple(parts))
+
+    def quantified_class(self) -> tuple[object, bool]:
+        """After ``[``: the class, and False; or, where a plain ``?``, ``*`` or ``+`` follows
+        it, the class repeated (one position), and True. A quantified class is read once per
+        text, as its repeat and the class's width: a JSON schema's regex writes ``[ ]?``
+        between every two of its tokens. Its width is counted at every meeting."""
+        data, start = self.data, self.i - 1
+        found = _CLASS_BODY.match(data, start)
+        if found is None:
+            return self.char_class(), False
+        end = found.end() + 1  # past the quantifier, if one follows
+        if end < len(data) and data[end] in "*+?{":
+            return self.char_class(), False  # lazy or repeated again: ``repeat`` reads it
+        text = data[start:end]
+        known = self.quantified.get(text)
+        if known is not None:
+            item, width = known
+            self.width += width
+            if self.width > MAX_CLASS_CHARACTERS:
+                raise _Unusual  # _check_shape refuses it
+            self.i = end
+            return item, True
+        group = self.char_class()
+        if self.i != end - 1 or text[-1] not in "*+?" or text[:-1] not in self.classes:
+            return group, False
+        item = self.repeat(group)
+        self.quantified[text] = (item, self.widths[text[:-1]])
+        return item, True
 
     def literal(self, c: str) -> CharGroup:
         """The one-character set of ``c``, made once per pattern."""
