@@ -2,6 +2,8 @@
 and the refusal located by the walk with them (``_refuse_shape``); both must agree on
 every document, above all at each bound and one past it."""
 
+import json
+
 import pytest
 
 from fsmviz.schema.document import SchemaError
@@ -13,7 +15,9 @@ from fsmviz.schema.limits import (
     _within_shape,
     check_shape,
     check_text,
+    text_within_shape,
 )
+from fsmviz.schema.load import _json_value
 
 
 def _nested(depth: int, leaf: object) -> object:
@@ -51,6 +55,25 @@ def test_the_quick_walk_agrees_with_the_located_refusal(document):
             check_shape(document)
     else:
         check_shape(document)
+
+
+@pytest.mark.parametrize("document", CASES, ids=range(len(CASES)))
+def test_schema_text_is_refused_as_its_document_is(document):
+    """``load_schema`` walks a text's document for ``check_shape`` only where
+    ``text_within_shape`` cannot tell it passes (``check_text`` took it): the walk's
+    verdict either way."""
+    text = json.dumps(document)
+    try:
+        check_text(text)
+    except SchemaError:
+        return  # refused before it is read
+    if text_within_shape(text):
+        assert _within_shape(document)
+    if _within_shape(document):
+        _json_value(text)
+    else:
+        with pytest.raises(SchemaError):
+            _json_value(text)
 
 
 @pytest.mark.parametrize("opened", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])

@@ -50,6 +50,7 @@ __all__ = [
     "check_shape",
     "check_text",
     "regex_cost",
+    "text_within_shape",
 ]
 
 MAX_SCHEMA_BYTES = 2_000_000
@@ -120,6 +121,18 @@ def check_shape(root: object) -> None:
     """
     if not _within_shape(root):
         _refuse_shape(root)
+
+
+def text_within_shape(text: str) -> bool:
+    """Whether the JSON ``text``, once ``check_text`` took it (no deeper than
+    ``MAX_DEPTH``), surely passes ``check_shape``: no more ``{`` than ``MAX_SUBSCHEMAS``
+    (one per object) and no more ``:`` than ``MAX_PROPERTIES`` (one per key), those in
+    strings counted too. A small schema's text is read for them at C speed, not walked.
+
+    >>> text_within_shape('{"properties": {"a": {}}}'), text_within_shape("{" * 20_001)
+    (True, False)
+    """
+    return text.count("{") <= MAX_SUBSCHEMAS and text.count(":") <= MAX_PROPERTIES
 
 
 def _within_shape(root: object) -> bool:

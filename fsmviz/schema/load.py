@@ -22,7 +22,7 @@ from typing import Any
 from fsmviz.schema.document import SchemaError, pointer, resolve
 from fsmviz.schema.guarded import PatternTooSlow, metaschema_errors, remote_refs
 from fsmviz.schema.keywords import ASSERTIONS, subschemas
-from fsmviz.schema.limits import check_shape, check_text
+from fsmviz.schema.limits import check_shape, check_text, text_within_shape
 from fsmviz.schema.ranges import check_bounds
 from fsmviz.schema.tools import is_tool_list, tools_schema
 
@@ -82,7 +82,8 @@ def _json_value(schema: str | bytes | Mapping[str, Any] | list | type) -> Any:
             ) from None
         except RecursionError:
             raise SchemaError("the schema is nested too deeply to read", "") from None
-        check_shape(value)
+        if not text_within_shape(schema):
+            check_shape(value)
         return value
     if isinstance(schema, (Mapping, list)):
         check_shape(schema)
