@@ -455,7 +455,11 @@ def _compile_schema(
         schema = {}
     elif schema is False or schema == "false":
         raise SchemaError("the schema false allows no value at all: nothing can be generated")
-    root, unfetched = local_refs(ref_overrides(load_schema("{}" if schema == "true" else schema)))
+    loaded = load_schema("{}" if schema == "true" else schema)
+    if _refless(schema) and "$defs" not in loaded:  # a tool list's $defs come with $refs
+        root, unfetched = loaded, ()
+    else:
+        root, unfetched = local_refs(ref_overrides(loaded))
     compiled = _compile_root(root, whitespace, path)
     if not unfetched:
         return compiled
@@ -463,6 +467,17 @@ def _compile_schema(
         return replace(compiled, unfetched=unfetched)  # named in its ``unenforced``
     named = sorted({*compiled.unenforced, *unfetched}, key=lambda f: (f[0].split("/"), f[1]))
     return replace(compiled, unenforced=tuple(named))
+
+
+def _refless(schema: object) -> bool:
+    """Whether ``schema`` is JSON text that names no reference: no ``ref`` in any case (each
+    of ``$ref``, ``$dynamicRef``, ``$recursiveRef`` holds one) and no ``\\u`` escape that
+    could spell one. ``local_refs`` and ``ref_overrides`` would change nothing: not run.
+
+    >>> _refless('{"type": "string"}'), _refless('{"$ref": "#"}'), _refless('{"$\\u0072ef": 1}')
+    (True, False, False)
+    """
+    return isinstance(schema, str) and "\\u" not in schema and "ref" not in schema.lower()
 
 
 def _compile_root(
