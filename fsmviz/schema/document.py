@@ -6,7 +6,8 @@ imports none of them back:
 * ``SchemaError`` what is wrong, and where: a JSON pointer into the schema;
 * ``pointer`` a path of keys and indices as a JSON pointer (RFC 6901), ``/properties/a~1b``;
 * ``resolve`` the subschema a local ``$ref`` (``#/$defs/Address``) names;
-* ``children`` and ``walk`` the subschemas inside a node, and every one under the root.
+* ``children`` and ``walk`` the subschemas inside a node, and every one under the root;
+* ``SCALARS`` the types of JSON's values that hold no subschema.
 
 >>> root = {"properties": {"a": {"$ref": "#/$defs/n"}}, "$defs": {"n": {"type": "integer"}}}
 >>> resolve(root, "#/$defs/n")
@@ -22,7 +23,11 @@ from typing import Any
 
 from fsmviz.errors import FsmvizError
 
-__all__ = ["SchemaError", "children", "pointer", "resolve", "walk"]
+__all__ = ["SCALARS", "SchemaError", "children", "pointer", "resolve", "walk"]
+
+SCALARS = frozenset((str, int, float, bool, type(None)))
+"""JSON's values that hold no subschema, as their exact types (``type(v) in SCALARS``: a
+subclass is looked at): a schema's walks skip them without an ``isinstance`` each."""
 
 
 class SchemaError(FsmvizError, ValueError):

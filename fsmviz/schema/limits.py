@@ -35,7 +35,7 @@ from json.encoder import encode_basestring_ascii as _quoted  # json.dumps of a s
 from typing import Any
 
 from fsmviz.cache import bounded
-from fsmviz.schema.document import SchemaError, pointer, resolve
+from fsmviz.schema.document import SCALARS, SchemaError, pointer, resolve
 from fsmviz.schema.keywords import subschemas
 
 __all__ = [
@@ -158,11 +158,8 @@ def _within_shape(root: object) -> bool:
         if depth >= MAX_DEPTH and values:  # a value one deeper than allowed
             return False
         depth += 1
-        todo.extend([(depth, v) for v in values if type(v) not in _SCALARS])
+        todo.extend([(depth, v) for v in values if type(v) not in SCALARS])
     return True
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _refuse_shape(root: object) -> None:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fsmviz.schema.document import SchemaError, pointer, walk
+from fsmviz.schema.document import SCALARS, SchemaError, pointer, walk
 
 __all__ = [
     "BOUNDS",
@@ -160,7 +160,7 @@ def _marker(value: int | None) -> str:
 
 def mark_ranges(node: Any) -> Any:
     """A copy of a schema with each bounded integer subschema replaced by its marker."""
-    if type(node) in _SCALARS:  # most values: a key's type, a bound, a description
+    if type(node) in SCALARS:  # most values: a key's type, a bound, a description
         return node
     bounds = bounded_integer(node)
     if bounds is not None:
@@ -173,10 +173,6 @@ def mark_ranges(node: Any) -> Any:
     if isinstance(node, list):
         return [mark_ranges(v) for v in node]
     return node
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-"""JSON's values that hold no subschema (exactly these types: a subclass is looked at)."""
 
 
 def fill_ranges(regex: str) -> str:
