@@ -337,10 +337,7 @@ class SchemaRegex(SchemaRuns):
     def unenforced(self) -> tuple[tuple[str, str], ...]:
         """The (JSON pointer, keyword) pairs the regex does not enforce
         (``keywords.unenforced``), and the remote references left out."""
-        named = unenforced(self.schema, "regex")
-        if not self.unfetched:
-            return named
-        return tuple(sorted({*named, *self.unfetched}, key=lambda f: (f[0].split("/"), f[1])))
+        return _with_unfetched(unenforced(self.schema, "regex"), self.unfetched)
 
     @cached_property
     def stricter(self) -> tuple[tuple[str, str], ...]:
@@ -465,8 +462,17 @@ def _compile_schema(
         return compiled
     if isinstance(compiled, SchemaRegex):
         return replace(compiled, unfetched=unfetched)  # named in its ``unenforced``
-    named = sorted({*compiled.unenforced, *unfetched}, key=lambda f: (f[0].split("/"), f[1]))
-    return replace(compiled, unenforced=tuple(named))
+    return replace(compiled, unenforced=_with_unfetched(compiled.unenforced, unfetched))
+
+
+def _with_unfetched(
+    named: tuple[tuple[str, str], ...], unfetched: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """The keywords not enforced, ``named``, with the remote references left out
+    (``unfetched``), in the order of their JSON pointers' parts, then keywords."""
+    if not unfetched:
+        return named
+    return tuple(sorted({*named, *unfetched}, key=lambda f: (f[0].split("/"), f[1])))
 
 
 def _refless(schema: object) -> bool:
