@@ -51,7 +51,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from threading import RLock
 
 import numpy as np
@@ -72,6 +72,7 @@ from fsmviz.tokens.fast.successors import (
     closure_pairs,
     distinct_pairs,
     warm_classes,
+    wide_states,
 )
 from fsmviz.tokens.trie import TrieLists, VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -463,43 +464,47 @@ def _successor_pairs(
     share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
     and the rest pair by pair, when the wide ones are few enough."""
     table = index.byte_dfa.table
-    edges = (table >= 0).sum(axis=1)
-    wide = edges >= WIDE  # ``successors.wide_states``
+    wide = wide_states(table)
     if len(todo) <= NARROW_STARTS and not wide.any():  # a date's, a keyword's: in Python
         found = _narrow_pairs(index.trie.lists, table, todo)
         if found is not None:
             return found
+
+    @cache
+    def shared() -> bool:  # computed where it decides the route, once
+        return _shared(index, table, wide)
+
     few = len(todo) <= dawg.MAX_STARTS
-    if not few and not _shared(index, edges, wide):
+    if not few and not shared():
         deep = [k for k, state in enumerate(todo) if wide[state]]
         if 0 < len(deep) <= dawg.MAX_STARTS:
             return _apart(index, todo, deep, check)
-    deep = few and _loops_widely(table) and not _shared(index, edges, wide)  # over the DAWG
+    deep = few and _loops_widely(table) and not shared()  # over the DAWG
     bound = None
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
         bound, settled = _settled(table, index.trie.single_byte_tokens, todo)
         if settled is not None:
             return settled
     if not deep:
-        budget = PAIR_BUDGET if few or _shared(index, edges, wide) else None
+        budget = PAIR_BUDGET if few or shared() else None
         walked = _walk(index.trie, table, todo, budget, check)
         if walked is not None:
             (origin, _, reached), _ = walked
             return distinct_pairs(origin, reached, len(table))
-    if not deep and _shared(index, edges, wide):
+    if not deep and shared():
         return closure_pairs(index.trie, table, todo, index._partitions(), check)
     return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check, bound)
 
 
-def _shared(index: TokenIndex, edges: np.ndarray, wide: np.ndarray) -> bool:
-    """Whether at least ``SHARING`` wide states share each byte partition on average
-    (``BytePartitions.sharing``). Equal partitions have equal edge counts (``edges``: each
+def _shared(index: TokenIndex, table: np.ndarray, wide: np.ndarray) -> bool:
+    """Whether at least ``SHARING`` wide states (``wide``) share each byte partition on
+    average (``BytePartitions.sharing``). Equal partitions have equal edge counts (each
     state's bytes with an edge), so the distinct counts among wide states bound the
     sharing from above: where that bound is under ``SHARING`` (``.*a``'s 9 wide states
     read 4 different numbers of bytes) no partition is computed (~0.15 ms for a few
     dozen states)."""
     count = int(wide.sum())
-    if count < SHARING or count < SHARING * len(np.unique(edges[wide])):
+    if count < SHARING or count < SHARING * len(np.unique((table[wide] >= 0).sum(axis=1))):
         return False
     return index._partitions().sharing >= SHARING
 
