@@ -26,6 +26,7 @@ from bench import (
     generate_bench,
     grammar_bench,
     grammar_run_bench,
+    heldout,
     index_bench,
     llama_cpp_corpus,
     load_bench,
@@ -40,6 +41,7 @@ from bench.table import print_table
 BENCHES = {
     "index": index_bench.main,
     "mask": mask_bench.main,
+    "heldout": heldout.main,
     "schema": schema_bench.main,
     "schema_set": schema_bench.first_set_main,
     "conformance": conformance.main,
