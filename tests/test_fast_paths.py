@@ -109,6 +109,7 @@ def test_subtrees_taken_whole_reach_what_walking_them_reaches(pattern, bundled_v
         return left
 
     monkeypatch.setattr(successors._WholeSubtrees, "take", counted)
+    monkeypatch.setattr(successors, "TAIL_PAIRS", -1)  # node sets to the end, no pair tail
     found = {}
     for above in (10**9, 0):  # never, always
         monkeypatch.setattr(successors, "WHOLE_ABOVE", above)

@@ -111,6 +111,8 @@ class BytePartitions:
     sharing: float
     """Wide states per partition of wide states: how much work node sets save. The 50
     states of a JSON string share one; the 7 of an e-mail pattern have 6 among them."""
+    classes: int
+    """The byte classes no state tells apart (``ByteColumns``): 63 for a 22-field schema."""
 
     @staticmethod
     def of(table: np.ndarray, columns: ByteColumns | None = None) -> BytePartitions:
@@ -141,7 +143,7 @@ class BytePartitions:
         full = np.where(per_byte >= 0, smallest[per_byte], -1)
         wide = wide_states(table)
         sharing = int(wide.sum()) / max(len(distinct(ids[wide])), 1)
-        return BytePartitions(ids, full.astype(table.dtype), sharing)
+        return BytePartitions(ids, full.astype(table.dtype), sharing, len(smallest))
 
 
 def _smallest_alike(rows: np.ndarray) -> np.ndarray:
@@ -431,8 +433,14 @@ def closure_pairs(
     """``successor_pairs``' answer, over the class trie where the table tells few kinds
     of byte apart (``by_classes``): every start at once (``class_pairs``) where that is
     small enough (``DENSE``), else by node sets over the class trie; otherwise by node
-    sets over the bytes. The whole index's walk (``TokenIndex``) comes here."""
-    classes = by_classes(trie, table)
+    sets over the bytes. The whole index's walk (``TokenIndex``) comes here.
+
+    Where ``partitions`` count ``MERGED_CLASSES`` column classes or more, ``by_classes``
+    is not asked: its classes split the columns' further (at UTF-8's cuts), so they are
+    as many, and its hash of the columns (~9 ms for a 22-field schema's 2,495 states)
+    would only find that out."""
+    few = partitions is None or partitions.classes < MERGED_CLASSES
+    classes = by_classes(trie, table) if few else None
     if classes is None:
         return successor_pairs(trie, table, starts, partitions, check)
     class_tree, cut = classes
@@ -574,6 +582,13 @@ def successor_pairs(
     while origins.size:
         if check is not None:
             check()
+        below = _few_below(trie, sets, set_ids)
+        if below is not None:  # the deep tail: pair by pair
+            tail = _pairs_below(trie, table, np.repeat(origins, below[1]), below[0],
+                                np.repeat(states, below[1]), check)  # fmt: skip
+            found_origin.append(tail[0])
+            found_state.append(tail[1])
+            break
         # The distinct (node set, partition) pairs of this depth, expanded together: every
         # node of every key's set, tagged with its key.
         keys, inverse = np.unique(set_ids * num_partitions + partition[states], return_inverse=True)
@@ -600,6 +615,74 @@ def successor_pairs(
     if not found_origin:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return distinct_pairs(np.concatenate(found_origin), np.concatenate(found_state), len(table))
+
+
+TAIL_PAIRS = 8_192
+"""A depth whose triples stand for at most this many (trie node, state) pairs, with at
+most ``TAIL_TOKENS`` tokens below them in all, ends the node-set walk: the rest is walked
+pair by pair (``_pairs_below``)."""
+TAIL_TOKENS = 32_768
+"""See ``TAIL_PAIRS``. A 22-field schema's walk goes 27 bytes deep (runs of spaces), and
+from its sixth depth on its ~1,500 triples hold ~6,000 pairs above ~15,000 tokens: each
+node-set depth cost ~0.35 ms there whatever its size (a sort of the keys, the groups'
+dozen numpy passes), where a round of pairs costs ~0.03 ms and a few ns a pair."""
+
+
+def _few_below(
+    trie: VocabTrie, sets: _NodeSets, set_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The nodes of the triples' sets, one after the other, and each triple's count of
+    them, where they are few enough (``TAIL_PAIRS``, ``TAIL_TOKENS``) to walk pair by
+    pair; else None. A class trie (``closure_pairs``) counts no tokens below a node
+    (``VocabTrie.span_size``): its walk stays on node sets."""
+    size = sets.size[set_ids]
+    if int(size.sum()) > TAIL_PAIRS or len(trie.span_size) != len(trie.byte):
+        return None
+    nodes = sets.nodes[runs(sets.offset[set_ids], size)]
+    if int(trie.span_size[nodes].sum()) > TAIL_TOKENS:
+        return None
+    return nodes, size
+
+
+def _pairs_below(
+    trie: VocabTrie,
+    table: np.ndarray,
+    origins: np.ndarray,
+    nodes: np.ndarray,
+    states: np.ndarray,
+    check: Callable[[], None] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (origin, state) of every token ending strictly below the pairs (``nodes[i]``
+    reached ``states[i]`` from ``origins[i]``): a round a depth, each pair moved to all
+    of its node's children whose byte the table reads (as ``index._walk``)."""
+    flat, width = table.reshape(-1), table.shape[1]
+    first_child, num_children, byte, has_token = (
+        trie.first_child,
+        trie.num_children,
+        trie.byte,
+        trie.has_token,
+    )
+    found_origin, found_state = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    while len(nodes):
+        counts = num_children[nodes]
+        ends = np.cumsum(counts, dtype=nodes.dtype)
+        total = int(ends[-1])
+        if total == 0:
+            break
+        if check is not None:
+            check()
+        children = np.repeat(first_child[nodes] - (ends - counts), counts)
+        children += np.arange(total, dtype=children.dtype)
+        reached = np.repeat(states * width, counts)
+        reached += byte[children]
+        reached = flat[reached]
+        alive = (reached >= 0).nonzero()[0]
+        nodes, states = children[alive], reached[alive].astype(np.int64)
+        origins = np.repeat(origins, counts)[alive]
+        hit = has_token[nodes].nonzero()[0]
+        found_origin.append(origins[hit])
+        found_state.append(states[hit])
+    return np.concatenate(found_origin), np.concatenate(found_state)
 
 
 def distinct_pairs(

@@ -1,0 +1,102 @@
+"""Shortcuts of the whole index's node-set walk (``fsmviz.tokens.fast.successors``), each
+held to its plain definition on the real 49k vocabulary: the class trie not asked for
+where the columns are many (``closure_pairs``), and the deep tail walked pair by pair
+(``_few_below``, ``_pairs_below``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fsmviz import build_index
+from fsmviz.schema.convert import regex_from_schema
+from fsmviz.tokens.fast import successors
+from fsmviz.tokens.fast.classwalk import MERGED_CLASSES
+from fsmviz.tokens.fast.successors import BytePartitions, by_classes, closure_pairs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _schema(path: Path) -> str:
+    return regex_from_schema(path.read_text())
+
+
+SCHEMA_22 = ROOT / "tests" / "cases" / "schema_22_fields.json"
+ORDER = ROOT / "bench" / "schemas" / "api-payload" / "order.json"
+CLASS_PATTERNS = [
+    r"[^\n]{1,20}",  # few classes: the class trie
+    r'"[^"\n]{0,12}"',
+    r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.",
+    "".join(f"{c}?" for c in "abcdefghijklmnopqrstuvwxyzABCDEF"),  # 33 column classes
+    "".join(f"{c}?" for c in "abcdefghijklmnopqrstuvwxyzABCD"),  # 31: asked, too many
+]
+
+
+@pytest.mark.parametrize("pattern", [*CLASS_PATTERNS, SCHEMA_22])
+def test_closure_pairs_asks_for_classes_only_below_merged_classes(
+    pattern, bundled_vocab, monkeypatch
+):
+    """``closure_pairs`` asks ``by_classes`` exactly where the partitions count fewer
+    column classes than ``MERGED_CLASSES``; where it does not ask, ``by_classes`` would
+    have answered None, so the pairs are the same."""
+    if isinstance(pattern, Path):
+        pattern = _schema(pattern)
+    index = build_index(pattern, bundled_vocab)
+    table, trie = index.byte_dfa.table, index.trie
+    partitions = BytePartitions.of(table)
+    asked = []
+    plain = successors.by_classes
+    monkeypatch.setattr(successors, "by_classes", lambda *a: asked.append(1) or plain(*a))
+    starts = list(range(len(table)))
+    found = closure_pairs(trie, table, starts, partitions)
+    assert bool(asked) == (partitions.classes < MERGED_CLASSES)
+    if not asked:
+        assert by_classes(trie, table) is None
+    expected = successors.successor_pairs(trie, table, starts, partitions)
+    np.testing.assert_array_equal(np.stack(found), np.stack(expected))
+
+
+def test_the_partitions_count_the_columns(bundled_vocab):
+    """``BytePartitions.classes`` is the number of distinct columns of the table."""
+    for pattern in CLASS_PATTERNS:
+        table = build_index(pattern, bundled_vocab).byte_dfa.table
+        distinct = len({column.tobytes() for column in np.ascontiguousarray(table.T)})
+        assert BytePartitions.of(table).classes == distinct
+
+
+TAIL_PATTERNS = [
+    SCHEMA_22,
+    ORDER,
+    r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\.",
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r'\{"name": "[A-Za-z ]{1,30}", "age": \d{1,3}\}',
+    r"( {0,8}[a-z]{1,4}\n){1,6}",  # runs of spaces: a long tail
+]
+
+
+@pytest.mark.parametrize("pattern", TAIL_PATTERNS)
+def test_the_pair_tail_is_the_node_set_walk(pattern, bundled_vocab, monkeypatch):
+    """The node-set walk with its deep tail walked pair by pair gives the pairs it gives
+    walking node sets to the end, whether the tail begins where the walk chooses, at
+    the root (every pair walked) or never."""
+    if isinstance(pattern, Path):
+        pattern = _schema(pattern)
+    index = build_index(pattern, bundled_vocab)
+    table, trie = index.byte_dfa.table, index.trie
+    starts = list(range(len(table)))
+    partitions = BytePartitions.of(table)
+    tails = []
+    plain = successors._pairs_below
+    monkeypatch.setattr(successors, "_pairs_below", lambda *a: tails.append(1) or plain(*a))
+    chosen = successors.successor_pairs(trie, table, starts, partitions)
+    assert tails, "the walk ends pair by pair"
+    monkeypatch.setattr(successors, "TAIL_PAIRS", -1)
+    never = successors.successor_pairs(trie, table, starts, partitions)
+    np.testing.assert_array_equal(np.stack(chosen), np.stack(never))
+    if len(starts) <= 64:  # every pair from the root: still few for a few dozen states
+        monkeypatch.setattr(successors, "TAIL_PAIRS", 1 << 40)
+        monkeypatch.setattr(successors, "TAIL_TOKENS", 1 << 40)
+        early = successors.successor_pairs(trie, table, starts, partitions)
+        np.testing.assert_array_equal(np.stack(early), np.stack(never))
