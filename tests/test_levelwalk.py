@@ -1,7 +1,8 @@
-"""The level walk (``fsmviz.tokens.fast.levelwalk``) that ``first_allowed_tokens`` hands a
-crowded level to: every trie node's state computed, none tested. Held to the whole index
-with the hand-over forced at the first wide level, on the bundled vocabulary, and from the
-root on a toy one (a few ms each)."""
+"""The level walk (``fsmviz.tokens.fast.levelwalk``) of ``first_allowed_tokens``: every
+trie node's state computed from its parent's, none tested, rows read as the walk meets
+their states. Held to the whole index with each of its ways forced (every level whole,
+every level sparse, the Python tail from the root or never), on the bundled vocabulary,
+and from the root on a toy one (a few ms each)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from fsmviz.tokens.fast.levelwalk import (
     levels_of,
     walk_bytes,
     walk_classes,
-    walk_levels,
 )
 from fsmviz.tokens.trie import trie_of
 
@@ -31,30 +31,57 @@ PATTERNS = [
 
 
 def forget_walks() -> None:
-    """Drop the kept token indexes (else the first set is read from one) and the classes
-    the level walk learnt (``levelwalk._LEARNT``), so that a pattern walks as on a cold
-    start; ``clear_caches()`` also dropped the vocabulary's trie and its levels, 1 CPU-s
-    per test to build again, which these tests do not need cold."""
+    """Drop the kept token indexes, else the first set is read from one (``clear_caches()``
+    also dropped the vocabulary's trie and its levels, 1 CPU-s per test to build again,
+    which these tests do not need cold)."""
     index_module._INDEXES.clear()  # looks inside on purpose
-    levelwalk._LEARNT.clear()
 
 
+WAYS = {  # each of the walk's choices forced, or left to its bounds
+    "as is": {},
+    "every level whole": {"SPARSE_LEVEL": 10**9},
+    "every level sparse": {"SPARSE_LEVEL": 0},
+    "no Python tail": {"DEEP_NODES": -1, "TAIL_TOKENS": -1},
+    "Python tail early": {"DEEP_NODES": 40_000, "TAIL_TOKENS": 4_000},
+}
+
+
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_a_level_handed_over_gives_the_index_s_first_set(pattern, bundled_vocab, monkeypatch):
-    calls = []
-    walk = derivatives.walk_levels
-
-    def counting(*args):
-        calls.append(1)
-        return walk(*args)
-
-    monkeypatch.setattr(derivatives, "HAND_OVER", -1)  # every wide level is handed over
-    monkeypatch.setattr(derivatives, "walk_levels", counting)
+def test_the_level_walk_gives_the_index_s_first_set(pattern, way, bundled_vocab, monkeypatch):
+    """Whichever way each level is walked (whole, sparse, the tokens in Python), rows read
+    only as a node reaches them (``UNREAD_ROW``), the first set is the index's."""
+    for name, value in WAYS[way].items():
+        monkeypatch.setattr(levelwalk, name, value)
+    monkeypatch.setattr(levelwalk, "_LEVELS", levelwalk.OwnedCache(maxsize=4))  # ``deep``
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)  # the bytes, always
     forget_walks()
     ours = first_allowed_tokens(pattern, bundled_vocab)
     index = build_index(pattern, bundled_vocab)
     np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
-    assert calls or len(ours) < 16  # handed over, unless no level was wide
+
+
+def test_rows_are_read_once_and_only_where_a_node_reaches_them(bundled_vocab, monkeypatch):
+    """Each state's row is read once, and under ``[a-z]+ [0-9]{2}\\n`` the walk (whose
+    tokens die within a few bytes) reads no row beyond the states tokens reach."""
+    read: list[int] = []
+    real = levelwalk._Rows.read_rows
+    monkeypatch.setattr(
+        levelwalk._Rows,
+        "read_rows",
+        lambda rows, todo: read.extend(todo.tolist()) or real(rows, todo),
+    )
+    trie = trie_of(bundled_vocab)
+    for pattern in PATTERNS:
+        read.clear()
+        try:
+            regexes, start = derivatives._Regexes.of(pattern, trie.single_byte_tokens)
+        except derivatives.Unsure:
+            continue
+        near = derivatives._NearStart(regexes, start)
+        walk_bytes(trie, near.rows)
+        assert len(read) == len(set(read)) and read[0] == 0, pattern
+        assert set(read) <= set(np.flatnonzero(near.made).tolist()), pattern
 
 
 def test_the_walk_from_the_root_is_the_plain_walk():
@@ -64,7 +91,7 @@ def test_the_walk_from_the_root_is_the_plain_walk():
     for pattern in ["a(b|c)*", "[ab]{1,2}", "[abc]*", "(ab|ba)+c", "c{2}"]:
         regexes, start = derivatives._Regexes.of(pattern, trie.single_byte_tokens)
         near = derivatives._NearStart(regexes, start)
-        ours = walk_levels(trie, np.zeros(1, np.int32), np.zeros(1, np.int32), near.rows)
+        ours = walk_bytes(trie, near.rows)
         index = build_index(pattern, toy)
         expected = [t for t in index.allowed_tokens(index.initial_state) if t != toy.eos_token_id]
         assert ours.tolist() == sorted(int(t) for t in expected), pattern
@@ -82,7 +109,7 @@ def test_the_class_walk_gives_the_byte_walk_s_tokens(pattern, bundled_vocab):
         pytest.skip("answered by the whole index")
     near = derivatives._NearStart(regexes, start)
     root = np.zeros(1, np.int32)
-    expected = walk_bytes(trie, root, root, near.rows)
+    expected = walk_bytes(trie, near.rows)
     classes = byte_partition(near.rows(np.zeros(0, np.int32)))
     ours = walk_classes(trie, root, root, near.rows, classes)
     if ours is not None:  # None: more classes than a class trie is worth
@@ -91,22 +118,6 @@ def test_the_class_walk_gives_the_byte_walk_s_tokens(pattern, bundled_vocab):
     coarse = byte_partition(fresh.rows(root)[:1])
     found = walk_classes(trie, root, root, fresh.rows, coarse)
     assert found is None or np.array_equal(found, expected)
-
-
-def test_a_wide_level_learns_its_classes_once(bundled_vocab, monkeypatch):
-    """The first wide level walks the bytes and learns the classes; a second pattern
-    with the same classes walks the class trie, and both answer as the index does."""
-    walked = []
-    real = levelwalk.walk_classes
-    monkeypatch.setattr(derivatives, "HAND_OVER", -1)
-    monkeypatch.setattr(levelwalk, "WHOLE", 1)
-    monkeypatch.setattr(levelwalk, "walk_classes", lambda *a: walked.append(1) or real(*a))
-    forget_walks()
-    for pattern in [r"[^\n]{1,20}", r"[^\n]{1,20}()", r"[^\n]{1,20}()()"]:
-        ours = first_allowed_tokens(pattern, bundled_vocab)
-        index = build_index(pattern, bundled_vocab)
-        np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
-    assert walked  # the later patterns walked the class trie
 
 
 def test_byte_partition_keeps_utf8_apart():
@@ -205,9 +216,8 @@ def test_a_class_walk_reads_each_state_s_row_once(bundled_vocab, monkeypatch):
     for pattern in [r"[^\n]{1,20}", r"[^\n]{2,3}\n", r".{0,5}"]:
         read.clear()
         regexes, start = derivatives._Regexes.of(pattern, trie.single_byte_tokens)
-        root = np.zeros(1, np.int32)
         ours = levelwalk.walk_root(trie, derivatives._NearStart(regexes, start).rows)
         assert ours is not None and read, pattern  # walked the class trie from the root
         assert len(read) == len(set(read)), pattern
-        expected = walk_bytes(trie, root, root, derivatives._NearStart(regexes, start).rows)
+        expected = walk_bytes(trie, derivatives._NearStart(regexes, start).rows)
         np.testing.assert_array_equal(ours, expected)

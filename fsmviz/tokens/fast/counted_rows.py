@@ -59,8 +59,7 @@ class Rows(Protocol):
     """What a plan reads and writes of the table of states (``derivatives._Rows``):
     ``state`` numbers a state, ``new_states`` numbers many at once (None: one is known),
     ``_layout`` the groups of a regex's heads, ``plan`` a copy's plan (kept per kind of
-    copy), ``note`` a made row's notes; ``table`` holds the rows, ``made`` marks those
-    written."""
+    copy); ``table`` holds the rows, ``made`` marks those written."""
 
     regexes: Derives
     table: np.ndarray
@@ -68,7 +67,6 @@ class Rows(Protocol):
 
     def state(self, regex: int, partial: object) -> int: ...
     def new_states(self, keys: list[tuple[int, object]]) -> int | None: ...
-    def note(self, s: int, reads: int, ends: int, group: int, target: int) -> None: ...
     def _layout(self, heads: tuple[int, ...], partial: bytes) -> Layout: ...
     def plan(self, regex: int, partial: bytes) -> CountedPlan: ...
 
@@ -186,14 +184,12 @@ class Block:
     ``fresh`` holds ``(how, extra)`` of each new state (``_ON``: the next copy,
     ``_SAME``: this one); ``inner`` the positions in ``fresh`` of those whose rows come
     with the block. ``rows`` (the copy's first, then ``inner``'s) hold a new state's
-    position in ``fresh`` where ``new`` is 1, else a fixed state or -1; ``notes`` each
-    row's ``(reads, ends, main group, its target's position or -1, fixed target)``."""
+    position in ``fresh`` where ``new`` is 1, else a fixed state or -1."""
 
     fresh: tuple[tuple[int, object], ...]
     inner: np.ndarray
     rows: np.ndarray
     new: np.ndarray
-    notes: tuple[tuple[int, int, int, int, int], ...]
 
     @staticmethod
     def of(near: Rows, regex: int, plan: CountedPlan) -> Block:
@@ -213,12 +209,11 @@ class Block:
             if one is not None:
                 made.append(one)
                 inner.append(at)
-        recipes, notes = zip(*made, strict=True)
-        rows, new = _stacked(recipes)
-        return Block(tuple(fresh), np.array(inner, dtype=np.intp), rows, new, notes)
+        rows, new = _stacked(tuple(made))
+        return Block(tuple(fresh), np.array(inner, dtype=np.intp), rows, new)
 
     def write(self, near: Rows, s: int, regex: int, after: int) -> bool:
-        """Write and note the rows of the counted copy ``s`` (``regex``, next copy
+        """Write the rows of the counted copy ``s`` (``regex``, next copy
         ``after``) and of ``inner``, where the states it leads to outside the fixed
         ones are all new; False (nothing written) where one is known."""
         first = near.new_states([(after if how == _ON else regex, e) for how, e in self.fresh])
@@ -228,13 +223,11 @@ class Block:
         rows[0] = s
         near.table[rows] = self.rows + first * self.new
         near.made[rows] = True
-        for row, (reads, ends, bits, at, fixed) in zip(rows.tolist(), self.notes, strict=True):
-            near.note(row, reads, ends, bits, first + at if at >= 0 else fixed)
         return True
 
 
-_Template = tuple[tuple, tuple[int, int, int, int, int]]
-"""A ``Block`` row's recipe (``_stacked``) and its notes."""
+_Template = tuple
+"""A ``Block`` row's recipe (``_stacked``)."""
 
 
 @bounded(maxsize=256)
@@ -265,22 +258,16 @@ def _interval_template(partial: tuple[int, int, int], fresh: dict) -> _Template 
     target = fresh.get((_ON, b"" if left == 1 else (left - 1, 0x80, 0xBF)))
     if target is None:
         return None
-    bits = (1 << hi + 1) - (1 << lo)
-    return (lo, hi, target), (bits, bits if left == 1 else 0, bits, target, -1)
+    return lo, hi, target
 
 
 def _template(
     layout: Layout, steps: tuple, fixed: tuple[int, ...], fresh: dict, grow: bool = True
 ) -> _Template | None:
-    """A ``Block`` row of a plan's ``steps`` over ``layout`` (its recipe and notes); a
-    new state not in ``fresh`` is added to it (None where ``grow`` is False)."""
-    codes, news, leads = [], [], {}  # leads: target (-1 - position if new) -> bytes
-    reads = ends = 0
-    for (bits, *_), (how, _, extra), target in zip(layout.groups, steps, fixed, strict=True):
-        if how == _DEAD:
-            codes.append(-1)
-            news.append(0)
-            continue
+    """A ``Block`` row's recipe from a plan's ``steps`` over ``layout``; a new state not in
+    ``fresh`` is added to it (None where ``grow`` is False)."""
+    codes, news = [], []
+    for (how, _, extra), target in zip(steps, fixed, strict=True):
         if how in (_ON, _SAME):
             at = fresh.get((how, extra))
             if at is None:
@@ -289,19 +276,9 @@ def _template(
                 at = fresh[how, extra] = len(fresh)
             codes.append(at)
             news.append(1)
-            target = -1 - at
-        else:
+        else:  # ``_FIXED``'s state, or -1 (``_DEAD``)
             codes.append(target)
             news.append(0)
-        leads[target] = leads.get(target, 0) | bits
-        reads |= bits
-        ends |= 0 if extra else bits
     codes.append(-1)
     news.append(0)
-    recipe = (layout, tuple(codes), tuple(news))
-    if not leads:
-        return recipe, (reads, ends, 0, -1, -1)
-    # the main group as ``derivatives._Rows._note_targets`` picks it: the most bytes, the
-    # lowest state on a tie (new states are numbered after every fixed one, in ``fresh``'s order)
-    *_, main = max((b.bit_count(), t >= 0, -t if t >= 0 else t, t) for t, b in leads.items())
-    return recipe, (reads, ends, leads[main], -1 - main, main)
+    return layout, tuple(codes), tuple(news)

@@ -43,15 +43,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsmviz.arrays import runs
 from fsmviz.automaton.dfa import set_bits
 from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
-from fsmviz.tokens.fast.levelwalk import walk_levels, walk_root
-from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, REP, SEQ, SET, TreeTerms, Unsure
-from fsmviz.tokens.fast.rowwalk import TAIL, walk_tokens
-from fsmviz.tokens.fast.successors import WIDE
+from fsmviz.tokens.fast.levelwalk import walk_bytes, walk_root
+from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, SEQ, SET, TreeTerms, Unsure
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -61,7 +58,6 @@ __all__ = ["first_allowed_tokens"]
 _CONTINUATION = range(0x80, 0xC0)
 _LEADS = range(0xC2, 0xF5)  # bytes that begin a character of 2, 3 or 4 bytes
 _CODES = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}  # by UTF-8 length
-_ALL_BYTES = (1 << 256) - 1
 
 
 MAX_DERIVED = 2_000
@@ -71,21 +67,9 @@ the start, where the DFA may be too large to build, is refused there as it shoul
 22-field schema's first set derives 4, ``words`` 15."""
 
 
-HAND_OVER = 4
-"""A level whose nodes crowd into more states than this (``_crowded``) is handed, with
-the levels below, to ``levelwalk.walk_levels``, which computes every node's state with
-no subtree tests: under ``[^\n]{1,20}`` each count of characters and each byte inside one
-is a state, and on Gemma's 262k tokens a level's ~20k nodes sat in ~10 crowded states,
-each tested apart (170 ms in all; 20 ms handed over)."""
-
-
 GROWTH = 3
 """The table grows by this many times its rows when full (64 rows, then 256: ``[^\n]{1,20}``
 makes 161 states, and each growth copies the whole table)."""
-
-
-MAX_CLOSURE = 64
-"""States a ``_Chains.closure`` follows before it gives up (``.*a``: 2)."""
 
 
 def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
@@ -287,16 +271,6 @@ def _ascii_spelt(chars: frozenset[str], negated: bool, usable: int) -> bool:
     return any((code := ord(c)) < 128 and usable >> code & 1 for c in chars)
 
 
-def _crowded(states: np.ndarray) -> list[int]:
-    """The states that ``WIDE`` or more of a level's nodes are in: a subtree test per state
-    costs a dozen numpy calls, more than walking a few nodes along with the rest.
-
-    >>> _crowded(np.array([3] * 16 + [5] * 15 + [2]))
-    [3]
-    """
-    return np.flatnonzero(np.bincount(states) >= WIDE).tolist()  # states are small ids
-
-
 @bounded(maxsize=64)
 def _spelling(single: bytes) -> tuple[int, bool, tuple[tuple[int, int], ...]]:
     """What ``_Regexes.spellable`` reads of a vocabulary's single-byte tokens (``single``:
@@ -324,20 +298,6 @@ def _columns(bits: int) -> np.ndarray:
     """
     return np.flatnonzero(np.unpackbits(np.frombuffer(bits.to_bytes(32, "little"), np.uint8),
                                         bitorder="little"))  # fmt: skip
-
-
-def _words(sets: list[int]) -> np.ndarray:
-    """256-bit sets as rows of 4 little-endian 64-bit words, each distinct set converted
-    once (a chain's or a closure's repeat one set, ``[^,\\n]`` twenty times, then nothing
-    up to the height asked).
-
-    >>> _words([1, 2, 2, 0]).tolist()
-    [[1, 0, 0, 0], [2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0]]
-    """
-    distinct: dict[int, int] = {}
-    rows = [distinct.setdefault(bits, len(distinct)) for bits in sets]
-    packed = b"".join(bits.to_bytes(32, "little") for bits in distinct)
-    return np.frombuffer(packed, "<u8").reshape(-1, 4)[np.array(rows, dtype=np.intp)]
 
 
 def _length(lead: int) -> int:
@@ -529,7 +489,7 @@ class _Rows:
     is ``(regex, partial)`` (``_Partial``), numbered in the order met (``state``);
     ``table[s, b]`` is the state after byte ``b``, or -1, once ``s``'s row is made
     (``make_row``: by derivatives, one per group of bytes alike; a counted repeat's copy
-    from its plan, ``counted_rows``), with notes on each row that ``_Chains`` reads."""
+    from its plan, ``counted_rows``)."""
 
     def __init__(self, regexes: _Regexes, start: int):
         self.regexes = regexes
@@ -537,13 +497,8 @@ class _Rows:
         self._ids: dict[tuple[int, _Partial], int] = {}
         self.table = np.full((64, 256), -1, dtype=np.int32)
         self.made = np.zeros(64, dtype=bool)
-        self.main_group: dict[int, int] = {}  # a made row's most bytes with one target (bit
-        self.main_target: dict[int, int] = {}  # b for byte b), and that target
-        self._read: dict[int, int] = {}  # state -> the bytes it reads (``reads``)
-        self._ends: dict[int, int] = {}  # made state -> its bytes that end a character
         self._layouts: dict[tuple[tuple[int, ...], bytes], _Layout] = {}
         self._plans: dict[tuple[int, bool, int, bytes], CountedPlan] = {}  # per copy kind
-        self._rows: dict[int, list[int]] = {}  # made state -> its row as a list (``_walk``)
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -596,19 +551,15 @@ class _Rows:
             self.make_row(s)
 
     def make_row(self, s: int) -> None:
-        """Make state ``s``'s row, and note its main group, the bytes it reads and those
-        that end a character (``_reads``, ``_ends``), from the groups' 256-bit sets (numpy's
-        bincount and packbits per row cost more). A row not made is all -1 (``state``), so
-        a state inside a character whose completions all derive alike (``ENTER``) writes
-        its one interval of bytes alone."""
+        """Make state ``s``'s row. A row not made is all -1 (``state``), so a state inside
+        a character whose completions all derive alike (``ENTER``) writes its one interval
+        of bytes alone."""
         regex, partial = self.states[s]
         self.made[s] = True
-        if isinstance(partial, tuple):  # one interval, one target: noted at once
+        if isinstance(partial, tuple):  # one interval, one target
             left, first, last = partial
             target = self.state(regex, b"" if left == 1 else (left - 1, 0x80, 0xBF))
             self.table[s, first : last + 1] = target  # after ``state``: the table may grow
-            bits = (1 << last + 1) - (1 << first)
-            self.note(s, bits, 0 if left > 1 else bits, bits, target)
             return
         repeat = self._counted(regex, partial)
         if repeat is None:
@@ -620,7 +571,8 @@ class _Rows:
             if plan.block is not None and plan.block.write(self, s, regex, after):
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
-        self._note_targets(s, self._layout_row(s, layout, found))
+        found.append(-1)  # the bytes in no group: one gather of the groups' targets
+        self.table[s] = np.array(found, dtype=np.int32)[layout.group_of]
 
     def _counted(self, regex: int, partial: bytes) -> tuple[int, int, int, int] | None:
         """``counted(regex)`` where a ``CountedPlan`` is worth it: not for ``X?T`` whose
@@ -646,38 +598,6 @@ class _Rows:
             if found.alike:
                 self._plans[base, least == 0, rest, partial] = found
         return found
-
-    def note(self, s: int, reads: int, ends: int, group: int, target: int) -> None:
-        """Note of the made row of ``s`` the bytes it reads, those that end a character,
-        and its main group (the most bytes with one target; 0: it reads nothing) with that
-        target: what ``_Chains`` reads of a row (``reads``, ``_main``)."""
-        self._read[s], self._ends[s] = reads, ends
-        if group:
-            self.main_group[s], self.main_target[s] = group, target
-
-    def _note_targets(self, s: int, targets: dict[int, int]) -> None:
-        """``note`` the row of ``s`` from the bytes that lead to each target
-        (``_layout_row``)."""
-        reads = ends = 0
-        most = (0, 0)  # (bytes, -target): the most bytes, the lowest target on a tie
-        for target, bits in targets.items():
-            reads |= bits
-            if not self.states[target][1]:
-                ends |= bits
-            most = max(most, (bits.bit_count(), -target))
-        self.note(s, reads, ends, targets[-most[1]] if reads else 0, -most[1])
-
-    def _layout_row(self, s: int, layout: _Layout, found: list[int]) -> dict[int, int]:
-        """Write the row of state ``s`` from each group's target (-1: none) of ``layout``:
-        one gather of the groups' targets (``_Layout.group_of``), not one write per group.
-        Returns the bytes that lead to each target (a 256-bit int)."""
-        targets: dict[int, int] = {}
-        for (bits, *_), target in zip(layout.groups, found, strict=True):
-            if target >= 0:
-                targets[target] = targets.get(target, 0) | bits
-        found.append(-1)  # the bytes in no group
-        self.table[s] = np.array(found, dtype=np.int32)[layout.group_of]
-        return targets
 
     def _derived_targets(self, regex: int, partial: bytes) -> tuple[_Layout, list[int]]:
         """``_layout`` of ``regex``'s heads and each group's target (-1: none), deriving
@@ -705,297 +625,15 @@ class _Rows:
             found = self._layouts[key] = _layout_of(tuple(nodes[h][1] for h in heads), partial)
         return found
 
-    def reads(self, s: int) -> int:
-        """The bytes ``s`` reads (a 256-bit int): from its row where made; else, between
-        characters, its layout's groups, every one of which leads somewhere (a character
-        some head holds derives to a regex that can still be finished)."""
-        found = self._read.get(s)
-        if found is None:
-            regex, partial = self.states[s]
-            if partial:
-                self.make_row(s)
-                return self._read[s]
-            found = 0
-            for group in self._layout(self.regexes.heads(regex), b"").groups:
-                found |= group[0]
-            self._read[s] = found
-        return found
 
-    def _main(self, s: int) -> tuple[int, int]:
-        """``s``'s main group and its target (``(0, -1)`` where it reads nothing): from its
-        row where made; else, between characters, from its layout's largest group,
-        deriving that group alone. A chain goes through every count of
-        ``[^,\\n]{1,20}``; the walk, whose nodes die along it, needs the rows of few."""
-        bits = self.main_group.get(s)
-        if bits is not None:
-            return bits, self.main_target[s]
-        regex, partial = self.states[s]
-        if self.made[s] or partial:
-            if not self.made[s]:
-                self.make_row(s)
-            return self.main_group.get(s, 0), self.main_target.get(s, -1)
-        groups = self._layout(self.regexes.heads(regex), b"").groups
-        if not groups:
-            return 0, -1
-        bits, kind, signature, code, extra = max(groups, key=lambda group: group[0].bit_count())
-        after = regex if kind == STAY else self.regexes.derived(regex, signature, code)
-        target = self.main_target[s] = self.state(after, extra)
-        self.main_group[s] = bits
-        return bits, target
-
-
-class _Chains(_Rows):
-    """What a state keeps below it in the trie, read from its rows (``_Rows``): its
-    *chain* (the bytes that keep every path alive, following each row's main group), its
-    *closure* (the same, following every target) and where tokens along the chain die
-    (``dies_along_chain``): ``_NearStart`` takes whole subtrees of tokens by them."""
-
-    def __init__(self, regexes: _Regexes, start: int):
-        super().__init__(regexes, start)
-        self._chains: dict[int, np.ndarray] = {}  # state -> ``chain(state, …)``
-        self._chain_sets: dict[int, list[int]] = {}  # the same as 256-bit ints
-        self._chain_paths: dict[int, list[int]] = {}  # the states the chain goes through
-        self._chain_ends: dict[int, tuple[np.ndarray, ...]] = {}  # ``_ends_of_chain``
-        self._closures: dict[int, np.ndarray] = {}  # state -> ``closure(state, …)``
-
-    def closure(self, state: int, upto: int) -> np.ndarray:
-        """For ``h = 0 .. upto``, bytes that keep *every* string of them alive for ``h``
-        bytes from ``state``, whichever states the bytes lead to (as ``chain``'s sets):
-        where ``chain`` follows one target, this follows them all, so under ``.*a`` the
-        ASCII bytes but the newline pass (to ``.*a`` or to ``.*a|ε``, both of which read
-        them all), a whole subtree at a time, though ``a`` and the rest lead apart. The
-        set for ``h`` holds only bytes every state reachable in fewer than ``h`` of them
-        reads; it starts from the bytes that end a character (a byte inside one leads
-        where the next must continue it) and shrinks as states are met. It stops (empty
-        sets) past ``MAX_CLOSURE`` states, and where its set holds no byte beyond
-        ``chain``'s for the same height (``[^,\\n]{1,20}``: counting, it would visit
-        every count for nothing ``chain`` has not taken)."""
-        known = self._closures.get(state)
-        if known is not None and len(known) > upto:
-            return known
-        if not self.made[state]:
-            self.make_row(state)
-        bits = self._ends[state]
-        stays = self._stays(state) & bits
-        if stays:  # ``X*R`` among its options: strings of X's ASCII stay alive
-            found = self._closures[state] = _words([_ALL_BYTES] + [stays] * upto)
-            return found
-        sets, seen, layer = [_ALL_BYTES], {state}, [state]
-        chain = self._chain_sets.get(state, ())
-        while len(sets) <= upto and bits:
-            for s in layer:  # every state met reads each byte of the set
-                bits &= self.reads(s)
-            if not bits:
-                break
-            if len(sets) < len(chain) and not bits & ~chain[len(sets)]:
-                break  # no more than ``chain`` takes: the rest would cost, not take
-            sets.append(bits)
-            self.make_rows(np.array(layer))  # only now: where it stops, rows were not needed
-            reached = np.unique(self.table[np.array(layer)][:, _columns(bits)]).tolist()
-            layer = [s for s in reached if s not in seen]
-            if not layer:  # closed: the same set at every height from here
-                sets += [bits] * (upto + 1 - len(sets))
-                break
-            seen.update(layer)
-            if len(seen) > MAX_CLOSURE:
-                break
-        sets += [0] * (upto + 1 - len(sets))
-        found = self._closures[state] = _words(sets)
-        return found
-
-    def _stays(self, state: int) -> int:
-        """ASCII bytes under which ``state`` stays alive whatever follows, as a 256-bit
-        int: where its regex (between characters) is, or has as an option, ``X*R`` with
-        ``X`` a set (``.*(error|warning)``'s every state), a character of ``X`` derives it
-        to ``X*R | d(R, c)``, which has ``X*R`` again and is never ``∅``. 0 otherwise."""
-        regex, partial = self.states[state]
-        if partial:
-            return 0
-        nodes, regexes = self.regexes.nodes, self.regexes
-        node = nodes[regex]
-        stays = 0
-        for option in node[1] if node[0] == ALT else (regex,):
-            kind = nodes[option][0]
-            if kind in (CAT, SEQ):
-                first = nodes[option][1] if kind == CAT else regexes.head(nodes[option])[0]
-                star = nodes[first]
-                if star[0] == REP and star[2] == 0 and star[3] is None and nodes[star[1]][0] == SET:
-                    stays |= regexes.ascii[star[1]]
-        return stays
-
-    def chain(self, state: int, upto: int) -> np.ndarray:
-        """For ``h = 0 .. upto``, the bytes that may fill ``h`` levels below ``state`` so
-        that every path of them stays alive (a set as 4 little-endian words): from each
-        state, its *main group* of bytes (the most bytes with one target) leads on to the
-        next, and the sets are those groups' intersections along the way. It stops where
-        the intersection empties, and notes the states it went through (``_main``)."""
-        known = self._chains.get(state)
-        if known is not None and len(known) > upto:
-            return known
-        sets = [_ALL_BYTES]  # as 256-bit ints: a Python & is cheaper than numpy's here
-        common, at, path = _ALL_BYTES, state, [state]
-        while len(sets) <= upto:
-            bits, target = self._main(at)
-            common &= bits
-            if not common:
-                break
-            sets += [common] * ((upto + 1 - len(sets)) if target == at else 1)  # a loop
-            at = target
-            path.append(at)
-        sets += [0] * (upto + 1 - len(sets))
-        self._chain_sets[state], self._chain_paths[state] = sets, path
-        self._chain_ends.pop(state, None)  # ``_ends_of_chain`` of the shorter chain
-        found = self._chains[state] = _words(sets)
-        return found
-
-    def dies_along_chain(
-        self, state: int, heights: np.ndarray, below: np.ndarray
-    ) -> np.ndarray | None:
-        """For nodes in ``state`` too tall for its ``chain`` (``heights``, and the bytes
-        ``below`` each, as ``chain``'s sets): how many bytes a token below stays alive,
-        where that depends on its length alone, else -1. A node's tokens keep to the
-        chain for ``h`` bytes where all its bytes are in the chain's set for ``h``; if the
-        state the chain then reaches reads none of them, every longer token dies there.
-        Under ``[^,\\n]{1,20}`` a node of dashes 3 bytes in keeps to the chain for 17
-        more, to the state that reads only ``,``: its tokens of up to 20 dashes are
-        allowed and no longer one, without walking the 64-dash token byte by byte. None
-        where the chain does not end (a loop reads every byte it keeps to)."""
-        self.chain(state, int(heights.max()))
-        ends = self._chain_ends.get(state)
-        if ends is None:
-            ends = self._chain_ends[state] = self._ends_of_chain(state)
-        heights_kept, sets, reads = ends
-        if not len(heights_kept):
-            return None
-        level = (~(below[:, None, :] & ~sets[None]).any(axis=2)).sum(axis=1)  # sets shrink
-        kept, reads = heights_kept[level], reads[level]
-        return np.where((below & reads).any(axis=1), -1, kept)
-
-    def _ends_of_chain(self, state: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For ``dies_along_chain``: the last height of each distinct set of ``state``'s
-        chain (0 first), the sets (as words), and the bytes the states there read; all
-        empty where the chain does not end (it loops, or stops at its height), and from
-        inside a character (its chain ends with the character: rarely a node to cut)."""
-        sets, path = self._chain_sets[state], self._chain_paths[state]
-        if sets[-1] or len(path) == 1 or self.states[state][1]:
-            return np.zeros(0, dtype=np.int32), _words([]), _words([])
-        last = sets.index(0) - 1
-        ends = [0] + [h for h in range(1, last + 1) if sets[h] != sets[h + 1]]
-        return (
-            np.array(ends, dtype=np.int32),
-            _words([sets[h] for h in ends[1:]]),
-            _words([self.reads(path[h]) for h in ends]),
-        )
-
-
-class _NearStart(_Chains):
-    """The walk of the vocabulary trie from the start (``first_row``), over the table of
-    ``_Rows``, taking whole subtrees where a state's chain or closure (``_Chains``) does."""
+class _NearStart(_Rows):
+    """The walk of the vocabulary trie from the start (``first_row``) over the table of
+    ``_Rows``, its rows made as the walk meets their states."""
 
     def first_row(self, trie: VocabTrie) -> np.ndarray:
-        """The token ids walkable from the start (sorted, int32), as ``index._walk`` walks
-        one start: every trie level at once, rows made as pairs reach new states. A pair
-        whose state's *chain* takes every byte below its node takes all the tokens below
-        without walking them (``chain``: ``[a-z]{1,12}`` under a node of letters 5 deep);
-        one whose *closure* does likewise (``.*a``); and one whose tokens keep to the chain
-        and then die takes those short enough, walking none (``dies_along_chain``).
-        A wide start whose classes were learnt walks the class trie from the root
-        (``levelwalk.walk_root``)."""
+        """The token ids walkable from the start (sorted, int32): the trie's levels
+        walked in numpy, every node's state from its parent's (``levelwalk.walk_bytes``),
+        or, where the start row's classes were learnt (``[^\\n]``'s, by ``warm``), the
+        class trie from the root (``levelwalk.walk_root``)."""
         level = walk_root(trie, self.rows)
-        if level is not None:
-            return level
-        nodes = np.zeros(1, dtype=np.int32)
-        states = np.zeros(1, dtype=np.int32)
-        whole, own = [], []  # nodes whose tokens at and below are allowed; whose own are
-        tail: list[int] = []  # tokens walked in Python (positions in ``sorted_ids``)
-        short: list[np.ndarray] = []  # tokens of cut nodes (positions in ``sorted_ids``)
-        level = np.zeros(0, dtype=np.int32)  # token ids of the levels handed over
-        while nodes.size:
-            if len(nodes) <= TAIL and int(trie.span_size[nodes].sum()) <= TAIL:
-                tail, _ = walk_tokens(trie, self._walk, nodes, states)  # runs of ``-``
-                break
-            counts = trie.num_children[nodes]
-            self.make_rows(states[counts > 0])
-            taken = counts == 0  # a leaf: its own tokens
-            cuts = []  # (positions, bytes kept) of nodes whose tokens die along a chain
-            if len(nodes) >= WIDE:
-                alike = states.min() == states.max()  # often: one state for the level
-                crowded = [int(states[0])] if alike else _crowded(states)
-                if len(crowded) > HAND_OVER:
-                    level = walk_levels(trie, nodes, states, self.rows)
-                    break
-                for state in crowded:
-                    at = np.arange(len(nodes)) if alike else np.flatnonzero(states == state)
-                    whole_at, cut_at, kept = self._subtrees(trie, nodes, at, state)
-                    taken[whole_at] = True
-                    if cut_at.size:
-                        cuts.append((cut_at, kept))
-            whole.append(nodes[taken])
-            for at, kept in cuts:  # a cut node's tokens that die no sooner than its chain
-                cut, sizes = nodes[at], trie.span_size[nodes[at]]
-                spans = runs(trie.span_start[cut], sizes)
-                short.append(
-                    spans[trie.sorted_lengths[spans] <= np.repeat(trie.depth[cut] + kept, sizes)]
-                )
-                taken[at] = True
-            nodes, states, counts = nodes[~taken], states[~taken], counts[~taken]
-            own.append(nodes[trie.has_token[nodes]])
-            children = runs(trie.first_child[nodes], counts)
-            reached = self.table[np.repeat(states, counts), trie.byte[children]]
-            alive = reached >= 0
-            nodes, states = children[alive], reached[alive]
-        none = np.zeros(0, dtype=np.int32)  # a small vocabulary is all tail
-        taken, hit = np.concatenate([none, *whole]), np.concatenate([none, *own])
-        starts = trie.token_start[hit]
-        tokens = np.concatenate([
-            trie.sorted_ids[runs(trie.span_start[taken], trie.span_size[taken])],
-            trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)],
-            trie.sorted_ids[tail],
-            *(trie.sorted_ids[entries] for entries in short),
-            level,
-        ])  # fmt: skip
-        if not tokens.size:
-            return tokens.astype(np.int32)
-        allowed = np.zeros(int(tokens.max()) + 1, dtype=bool)  # sorted in O(n): under
-        allowed[tokens] = True  # ``.*`` a sort of ~49k ids took 1.5 ms
-        return np.flatnonzero(allowed).astype(np.int32)
-
-    def _subtrees(
-        self, trie: VocabTrie, nodes: np.ndarray, at: np.ndarray, state: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Of the nodes ``nodes[at]``, all in ``state``: the positions (in ``nodes``) whose
-        tokens at and below are all allowed, by the ``chain`` or else the ``closure``; and
-        of the rest, the positions cut along the chain with the bytes each keeps to it
-        (``dies_along_chain``)."""
-        none = np.zeros(0, dtype=np.intp)
-        heights = trie.height[nodes[at]]
-        upto, below = int(heights.max()), trie.subtree_bytes[nodes[at]]
-        chained = ~(below & ~self.chain(state, upto)[heights]).any(axis=1)
-        if chained.all():
-            return at, none, none
-        whole = at[chained]
-        at, heights, below = at[~chained], heights[~chained], below[~chained]
-        closure = self.closure(state, int(heights.max()))  # for the nodes left
-        closed = ~(below & ~closure[heights]).any(axis=1)
-        whole = np.concatenate([whole, at[closed]])
-        if closed.all():
-            return whole, none, none
-        at, heights, below = at[~closed], heights[~closed], below[~closed]
-        kept = self.dies_along_chain(state, heights, below)
-        if kept is None:
-            return whole, none, none
-        return whole, at[kept >= 0], kept[kept >= 0]
-
-    def _walk(self, data: bytes, state: int) -> int:
-        """The state after ``data`` from ``state``, or -1, rows made as met (in Python: for
-        the last few tokens of ``first_row``, where a numpy round per byte costs more)."""
-        for byte in data:
-            row = self._rows.get(state)
-            if row is None:
-                if not self.made[state]:
-                    self.make_row(state)
-                row = self._rows[state] = self.table[state].tolist()
-            state = row[byte]
-            if state < 0:
-                break
-        return state
+        return level if level is not None else walk_bytes(trie, self.rows)

@@ -45,6 +45,7 @@ import numpy as np
 from fsmviz.arrays import runs
 from fsmviz.cache import BoundedCache, OwnedCache, bounded
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
+from fsmviz.tokens.fast.rowwalk import walk_tokens
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = [
@@ -54,30 +55,41 @@ __all__ = [
     "levels_of",
     "walk_bytes",
     "walk_classes",
-    "walk_levels",
     "walk_root",
 ]
 
 SPARSE_LEVEL = 8
 """A level whose nodes live fewer than one in this many has only its live nodes'
-children computed."""
-WHOLE = 1_024
-"""Nor is a level of fewer live nodes than this held whole: the walk then never fills its
-array of every node's state (600k at 262k tokens), which a pattern whose tokens die in a
-few bytes does not need."""
+children computed (else the whole level, every node's state from its parent's)."""
+DEEP_NODES = 1_024
+"""The trie's deepest levels, from the first with no more nodes than this at and below
+it, are walked token by token in Python (``walk_tokens``): SmolLM2's 49k tokens have 64
+levels below depth 16, ~10 nodes each, where a numpy round costs ~7 µs whatever its size
+(0.45 ms a first set; their ~150 tokens' ~2,000 bytes cost ~0.15 ms in Python)."""
+TAIL_TOKENS = 64
+"""Nor is a level walked in numpy whose live nodes hold no more tokens than this at and
+below them all (a pattern whose tokens die in a few bytes)."""
+UNREAD_ROW = -2
+"""A state's entries in ``_Rows.flat`` until its row is read: a node that reaches it
+tells the walk to read the row and compute the node again."""
 
 
 @dataclass(frozen=True, eq=False)
 class TrieLevels:
     """A trie's nodes by level: ``parent[n]`` (the root's is 0), ``bounds[d]`` the first
-    node ``d`` bytes deep (one entry past the deepest level: the node count), and
-    ``ends[k]`` the node where ``trie.token_ids[k]`` ends; ``byte`` is ``trie.byte``
-    (int32, as the states), ``num_ids`` one past the largest id."""
+    node ``d`` bytes deep (one entry past the deepest level: the node count),
+    ``node_of[t]`` the node where token id ``t`` ends (the node count where ``t`` is in no
+    node: EOS, special tokens), ``deep`` the depth from which ``walk_bytes`` walks tokens
+    in Python (``DEEP_NODES``), and the trie's ``byte``, ``first_child`` and
+    ``num_children`` as ``intp`` (the walk's indices); ``num_ids`` one past the largest id."""
 
     parent: np.ndarray
     bounds: np.ndarray
-    ends: np.ndarray
+    node_of: np.ndarray
     byte: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    deep: int
     num_ids: int
 
     @staticmethod
@@ -86,9 +98,12 @@ class TrieLevels:
         parent = np.zeros(nodes, dtype=np.intp)
         parent[1:] = np.repeat(np.arange(nodes), trie.num_children)  # breadth-first layout
         bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
-        ends = np.repeat(np.arange(nodes), np.diff(trie.token_start))
-        byte = trie.byte.astype(np.int32)
-        return TrieLevels(parent, bounds, ends, byte, int(trie.token_ids.max(initial=-1)) + 1)
+        num_ids = int(trie.token_ids.max(initial=-1)) + 1
+        node_of = np.full(num_ids, nodes, dtype=np.intp)
+        node_of[trie.token_ids] = np.repeat(np.arange(nodes), np.diff(trie.token_start))
+        deep = int(np.count_nonzero(nodes - bounds > DEEP_NODES))
+        as_index = [a.astype(np.intp) for a in (trie.byte, trie.first_child, trie.num_children)]
+        return TrieLevels(parent, bounds, node_of, *as_index, deep, num_ids)
 
 
 _LEVELS: OwnedCache[TrieLevels] = OwnedCache(maxsize=4)
@@ -100,136 +115,163 @@ def levels_of(trie: VocabTrie) -> TrieLevels:
     return _LEVELS.get_or_build(trie, "levels", lambda: TrieLevels.of(trie))
 
 
-def walk_levels(
-    trie: VocabTrie,
-    nodes: np.ndarray,
-    states: np.ndarray,
-    table: Callable[[np.ndarray], np.ndarray],
-) -> np.ndarray:
-    """``walk_bytes``' answer, by ``walk_classes`` where that has held before.
-
-    A wide level (``WHOLE`` live nodes) guesses its classes from the rows made so far
-    (``byte_partition``). The first time a guess is seen, the bytes are walked, and the
-    classes of every row that walk made are learnt for that guess (``_LEARNT``; False
-    where they tell more than ``MERGED_CLASSES`` kinds of byte apart). Later walks with
-    the same guess (another pattern that tells the same bytes apart: every ``[^\\n]``
-    count, ``.``, a quoted string) walk the class trie of the learnt classes, built once;
-    where it does not hold or is not much smaller than the byte trie, the bytes again.
-    So no class trie is built for classes that never held, and a pattern pays the byte
-    walk at most once per kind."""
-    if nodes.size < WHOLE:
-        return walk_bytes(trie, nodes, states, table)
-    guess = byte_partition(table(np.unique(states)))
-    key = (id(trie), guess.tobytes())
-    learnt = _LEARNT.peek(key)
-    if learnt is not None and learnt is not False and _LEARNT.peek((False, key)) is None:
-        found = walk_classes(trie, nodes, states, table, learnt)
-        if found is not None:
-            return found
-        _LEARNT.get_or_build((False, key), lambda: False)  # not tried again
-    tokens = walk_bytes(trie, nodes, states, table)
-    if learnt is None:
-        held = byte_partition(table(np.zeros(0, dtype=np.int32)))
-        _LEARNT.get_or_build(key, lambda: held if int(held.max()) < MERGED_CLASSES else False)
-    return tokens
-
-
 _LEARNT: BoundedCache[np.ndarray | bool] = BoundedCache(maxsize=64)
-"""Per (trie, guessed classes): the classes that held (``walk_levels``), or False; under
-``(False, key)``: a class walk of them did not hold."""
+"""Per (trie, classes): the classes ``learn`` was given (``warm``: ``[^\\n]``'s), that
+``walk_root`` walks the class trie of; under ``(False, key)``: a class walk of them did
+not hold."""
 
 
 def learn(trie: VocabTrie, byte_class: np.ndarray) -> None:
-    """Take ``byte_class`` (``byte_partition``'s) as learnt for the guess of the same
-    classes, as if a byte walk had learnt it (``walk_levels``): ``warm`` does so for
-    ``[^\\n]``'s, so that the first such pattern walks the class trie too. Safe whatever
-    the guess: a class walk still checks every row it meets, else walks the bytes."""
+    """Take ``byte_class`` (``byte_partition``'s) as learnt: a start row of the same
+    classes walks their class trie from the root (``walk_root``). ``warm`` does so for
+    ``[^\\n]``'s. Safe whatever the guess: a class walk still checks every row it meets,
+    else the bytes are walked."""
     if int(byte_class.max()) < MERGED_CLASSES:
         _LEARNT.get_or_build((id(trie), byte_class.tobytes()), lambda: byte_class)
 
 
-def walk_bytes(
-    trie: VocabTrie,
-    nodes: np.ndarray,
-    states: np.ndarray,
-    table: Callable[[np.ndarray], np.ndarray],
-) -> np.ndarray:
-    """The token ids (sorted, int32) at and below ``nodes`` (trie nodes of one level, each
-    in a live state of ``states``) whose bytes lead on to a live state: from the root and
-    the start state, a state's row (``derivatives`` hands over a level half walked).
-    ``table(states)`` makes the rows of ``states`` (distinct ids, >= 0) where not made yet
-    and returns the whole transition table: ``table[s, b]`` the state after byte ``b``
-    from ``s``, -1 for none, with a last row of -1 that no state uses.
+def walk_bytes(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The token ids (sorted, int32) walkable from the root in state 0: those whose bytes
+    lead from state to state and never to none. ``table(states)`` makes the rows of
+    ``states`` (distinct ids, >= 0) where not made yet and returns the whole transition
+    table: ``table[s, b]`` the state after byte ``b`` from ``s``, -1 for none.
 
-    A level is held whole (``whole``: every node's state, -1 where dead, written into
-    ``reached``, one entry per trie node) while many of its nodes live, else as its live
-    nodes and their states (``nodes``, ``states``), whose tokens are noted apart."""
-    levels = levels_of(trie)
-    bounds = levels.bounds.tolist()
-    reached: np.ndarray | None = None  # made at the first whole level
-    whole, nodes, states = None, nodes.astype(np.int32), states.astype(np.int32)
-    hits = []  # the live nodes of levels not whole, where tokens end
-    top = int(trie.depth[nodes[0]]) + 1 if nodes.size else len(bounds) - 1
-    for depth in range(top, len(bounds) - 1):
-        lo, hi = bounds[depth - 1], bounds[depth]
-        if whole is not None:  # counted with the dead (-1) as 0: no list of the live
-            count = np.bincount(whole + 1)
-            met, size = np.flatnonzero(count[1:]), hi - lo - int(count[0])
+    Every node's state is kept (``reached``, -1: dead) and a level is computed from the
+    one above in one of two ways: *whole* (``_Walk.whole``), every node from its parent,
+    while many of the level above live; *sparse* (``_Walk.sparse``), only the live nodes'
+    children. A node whose parent's row was not read yet reads ``UNREAD_ROW``; those rows
+    are then read and the nodes computed again (``_Walk.fix``), so no level pays a count
+    of its distinct states. From ``TrieLevels.deep`` down, or where the live nodes hold
+    few tokens, the tokens left are walked in Python (``walk_tokens``)."""
+    walk = _Walk(trie, levels_of(trie), _Rows(table))
+    return walk.tokens(walk.walk())
+
+
+class _Rows:
+    """The rows of ``table`` a byte walk has read, flat: ``flat[(s << 8) + b]`` is the
+    state after byte ``b`` from ``s`` (-1: none), ``UNREAD_ROW`` where ``s``'s row was not
+    read yet; the last row is the dead state's (-1: a dead node's children stay dead, as
+    ``(-1 << 8) + b`` reads it). ``lists`` holds rows as lists for the walk in Python."""
+
+    def __init__(self, table: Callable[[np.ndarray], np.ndarray]):
+        self.table = table
+        self.flat = np.full(256, -1, dtype=np.intp)
+        self.read = np.zeros(0, dtype=bool)
+        self.lists: dict[int, list[int]] = {}
+
+    def read_rows(self, states: np.ndarray) -> None:
+        """Make and read the rows of ``states`` (distinct, not read yet); the flat table
+        grows to every state numbered so far (a row's targets may be new states)."""
+        full = self.table(states)
+        if len(full) > len(self.read):
+            grown = np.full((len(full) + 1) * 256, UNREAD_ROW, dtype=np.intp)
+            grown[: len(self.read) * 256] = self.flat[: len(self.read) * 256]
+            grown[-256:] = -1
+            read = np.zeros(len(full), dtype=bool)
+            read[: len(self.read)] = self.read
+            self.flat, self.read = grown, read
+        self.flat.reshape(-1, 256)[states] = full[states]
+        self.read[states] = True
+
+    def step(self, data: bytes, state: int) -> int:
+        """The state after ``data`` from ``state``, or -1 (``walk_tokens``' walk)."""
+        lists = self.lists
+        for byte in data:
+            row = lists.get(state)
+            if row is None:
+                if not self.read[state]:
+                    self.read_rows(np.array([state]))
+                row = lists[state] = self.flat[state << 8 : (state + 1) << 8].tolist()
+            state = row[byte]
+            if state < 0:
+                break
+        return state
+
+
+class _Walk:
+    """One ``walk_bytes``: ``reached`` holds every node's state (-1 dead, and one entry
+    past the last node, for the tokens in none)."""
+
+    def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows):
+        self.trie, self.levels, self.rows = trie, levels, rows
+        self.reached = np.full(len(levels.parent) + 1, -1, dtype=np.intp)
+        self.reached[0] = 0
+        rows.read_rows(np.zeros(1, dtype=np.intp))
+
+    def walk(self) -> list[int]:
+        """Walk the levels (see ``walk_bytes``); returns the tokens walked in Python, as
+        positions in ``trie.sorted_ids``."""
+        trie, levels, reached = self.trie, self.levels, self.reached
+        bounds = levels.bounds.tolist()
+        nodes = np.zeros(1, dtype=np.intp)  # the live nodes of a sparse level
+        whole = False
+        for depth in range(1, len(bounds) - 1):
+            lo, hi = bounds[depth], bounds[depth + 1]
+            if depth > levels.deep:
+                break
+            if whole:
+                live = self.whole(lo, hi)
+                if not live:
+                    return []
+                if live * SPARSE_LEVEL < hi - lo:
+                    whole, nodes = False, np.flatnonzero(reached[lo:hi] >= 0) + lo
+            elif int(trie.span_size[nodes].sum()) <= TAIL_TOKENS:
+                break
+            else:
+                nodes = self.sparse(nodes)
+                if not nodes.size:
+                    return []
+                whole = len(nodes) * SPARSE_LEVEL >= hi - lo
         else:
-            hits.append(nodes[trie.has_token[nodes]])
-            met, size = np.flatnonzero(np.bincount(states)), nodes.size
-        if not size:
-            break
-        flat = table(met).reshape(-1)
-        if size >= WHOLE and size * SPARSE_LEVEL >= hi - lo:
-            if whole is None:
-                whole = np.full(hi - lo, -1, dtype=np.int32)
-                whole[nodes - lo] = states
-            if reached is None:
-                reached = np.full(len(trie.byte), -1, dtype=np.int32)
-            whole = _whole_level(levels, flat, whole, lo, hi, bounds[depth + 1])
-            reached[hi : bounds[depth + 1]] = whole
-            continue
-        if whole is not None:
-            live = np.flatnonzero(whole >= 0)
-            nodes, states = live + lo, whole[live]
-        counts = trie.num_children[nodes]
-        children = runs(trie.first_child[nodes], counts)
-        after = flat[np.repeat(states << 8, counts) + levels.byte[children]]
-        keep = after >= 0
-        whole, nodes, states = None, children[keep], after[keep]
-    else:
-        if whole is None:
-            hits.append(nodes[trie.has_token[nodes]])
-    return _tokens(trie, levels, np.concatenate(hits), reached)
+            return []
+        if whole:  # the live nodes of the last level walked
+            nodes = np.flatnonzero(reached[bounds[depth - 1] : lo] >= 0) + bounds[depth - 1]
+        return walk_tokens(trie, self.rows.step, nodes, reached[nodes])[0]
 
+    def whole(self, lo: int, hi: int) -> int:
+        """Compute the level ``lo .. hi - 1`` from its parents'; how many nodes live."""
+        levels = self.levels
+        found = self.reached[levels.parent[lo:hi]]
+        found <<= 8
+        found += levels.byte[lo:hi]
+        level = self.reached[lo:hi]
+        np.take(self.rows.flat, found, out=level, mode="wrap")  # "wrap": unbuffered
+        if level.min() == UNREAD_ROW:
+            at = np.flatnonzero(level == UNREAD_ROW)
+            level[at] = self.again(at + lo)
+        return int(np.count_nonzero(level >= 0))
 
-def _whole_level(
-    levels: TrieLevels, flat: np.ndarray, above: np.ndarray, lo: int, hi: int, end: int
-) -> np.ndarray:
-    """The states of the nodes ``hi .. end - 1`` (a level), from ``above``, those of the
-    nodes ``lo .. hi - 1`` (the level above; -1: dead, and a dead parent's -1 reads the
-    table's last row, which is -1 too)."""
-    found = above[levels.parent[hi:end] - lo]
-    found <<= 8
-    found += levels.byte[hi:end]
-    return flat[found]
+    def sparse(self, nodes: np.ndarray) -> np.ndarray:
+        """Compute the children of the live ``nodes``; the live ones."""
+        levels = self.levels
+        counts = levels.num_children[nodes]
+        children = runs(levels.first_child[nodes], counts)
+        found = np.repeat(self.reached[nodes], counts)
+        found <<= 8
+        found += levels.byte[children]
+        states = self.rows.flat[found]
+        unread = states == UNREAD_ROW
+        if unread.any():
+            states[unread] = self.again(children[unread])
+        self.reached[children] = states
+        return children[states >= 0]
 
+    def again(self, nodes: np.ndarray) -> np.ndarray:
+        """The states of ``nodes``, which read ``UNREAD_ROW``, once their parents' rows
+        are read."""
+        levels = self.levels
+        above = self.reached[levels.parent[nodes]]
+        self.rows.read_rows(np.flatnonzero(np.bincount(above)))
+        above <<= 8
+        above += levels.byte[nodes]
+        return self.rows.flat[above]
 
-def _tokens(
-    trie: VocabTrie, levels: TrieLevels, hit: np.ndarray, reached: np.ndarray | None
-) -> np.ndarray:
-    """The token ids (sorted, int32) that end at the nodes ``hit`` or at a live node of
-    ``reached`` (the whole levels' states)."""
-    starts = trie.token_start[hit]
-    tokens = trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)]
-    if reached is None and tokens.size * 16 < levels.num_ids:
-        return np.sort(tokens).astype(np.int32)
-    allowed = np.zeros(levels.num_ids, dtype=bool)
-    allowed[tokens] = True
-    if reached is not None:
-        allowed[trie.token_ids[reached[levels.ends] >= 0]] = True
-    return np.flatnonzero(allowed).astype(np.int32)
+    def tokens(self, walked: list[int]) -> np.ndarray:
+        """The token ids (sorted, int32) at live nodes, and those ``walked`` in Python."""
+        allowed = self.reached[self.levels.node_of] >= 0
+        if walked:
+            allowed[self.trie.sorted_ids[walked]] = True
+        return np.flatnonzero(allowed).astype(np.int32)
 
 
 UTF8_CUTS = (0x80, 0x90, 0xA0, 0xC0, 0xC2, 0xE0, 0xE1, 0xED, 0xEE, 0xF0, 0xF1, 0xF4, 0xF5)
