@@ -100,3 +100,47 @@ def test_the_pair_tail_is_the_node_set_walk(pattern, bundled_vocab, monkeypatch)
         monkeypatch.setattr(successors, "TAIL_TOKENS", 1 << 40)
         early = successors.successor_pairs(trie, table, starts, partitions)
         np.testing.assert_array_equal(np.stack(early), np.stack(never))
+
+
+def _plain_partitions(table: np.ndarray) -> tuple[list[tuple[int, ...]], float]:
+    """Each state's partition by its definition (for every byte, the smallest byte with
+    the same target, -1 where none), and the wide states per distinct wide partition."""
+    rows = []
+    for row in table.tolist():
+        first: dict[int, int] = {}
+        rows.append(tuple(-1 if t < 0 else first.setdefault(t, b) for b, t in enumerate(row)))
+    wide = [sum(t >= 0 for t in row) >= successors.WIDE for row in table.tolist()]
+    kinds = {rows[s] for s in range(len(rows)) if wide[s]}
+    return rows, sum(wide) / max(len(kinds), 1)
+
+
+@pytest.mark.parametrize("pattern", [SCHEMA_22, ORDER, *CLASS_PATTERNS, r"[a-z]{2}[a-m]{2}!"])
+def test_the_partitions_are_their_definition(pattern, bundled_vocab):
+    """``BytePartitions.of`` (classes by column, rows numbered by hash) gives each state
+    its partition, equal partitions one number, and the sharing, as defined."""
+    if isinstance(pattern, Path):
+        pattern = _schema(pattern)
+    table = build_index(pattern, bundled_vocab).byte_dfa.table
+    parts = BytePartitions.of(table)
+    rows, sharing = _plain_partitions(table)
+    assert [tuple(parts.reps[p]) for p in parts.of_state.tolist()] == rows
+    assert len(parts.reps) == len(set(rows))
+    assert parts.sharing == pytest.approx(sharing)
+
+
+def test_same_rows_numbers_equal_rows_alike(monkeypatch):
+    """``_same_rows`` gives equal rows one number and each number an equal first row,
+    by hash past ``FEW_GROUPS`` rows; with weights that collide (all ones: rows with
+    one sum) it falls back and still tells rows apart."""
+    rng = np.random.default_rng(7)
+    for rows_count in (5, successors.FEW_GROUPS + 1, 700):
+        kinds = rng.integers(-1, 12, size=(rows_count // 3 + 1, 12)).astype(np.int32)
+        rows = kinds[rng.integers(0, len(kinds), rows_count)]
+        distinct = len({row.tobytes() for row in rows})
+        for weights in (successors._ROW_WEIGHTS, np.ones(257, dtype=np.int64)):
+            monkeypatch.setattr(successors, "_ROW_WEIGHTS", weights)
+            ids, first = successors._same_rows(rows)
+            assert len(first) == distinct
+            np.testing.assert_array_equal(rows[first][ids], rows)
+            np.testing.assert_array_equal(first, np.sort(first))  # numbered by first rows
+            np.testing.assert_array_equal(ids[first], np.arange(len(first)))

@@ -123,27 +123,58 @@ class BytePartitions:
         # smallest class with the same target" names the smallest byte too.
         columns = columns or ByteColumns.of(table)
         byte_class, smallest = columns.byte_class, columns.smallest
-        reduced = np.ascontiguousarray(table[:, smallest])  # [num_states, classes]
+        # [num_states, classes]; ``take`` along the columns: 0.2 ms where indexing took 0.7
+        reduced = np.take(table, smallest, axis=1)
         num_states, width = reduced.shape
         # Most rows send every edge to one target (2,151 of a schema's 2,495: the states
         # inside a character, those along a literal key): each class with an edge takes
         # the first such class. Only the other rows are sorted.
         has = reduced >= 0
-        first_edge = has.argmax(axis=1)
+        first_edge = has.argmax(axis=1).astype(reduced.dtype)
         target = reduced[np.arange(num_states), first_edge][:, None]
-        reps = np.where(has, first_edge[:, None], -1).astype(reduced.dtype)
+        reps = np.where(has, first_edge[:, None], reduced.dtype.type(-1))
         several = np.flatnonzero((has & (reduced != target)).any(axis=1))
         if len(several):
             reps[several] = _smallest_alike(reduced[several])
-        # Equal rows are one partition: numbered as equal node sets are.
-        ids, first = _same_sets(
-            reps.reshape(-1), np.arange(0, reps.size, width), np.full(num_states, width)
-        )
+        ids, first = _same_rows(reps)  # equal rows are one partition
         per_byte = reps[first][:, byte_class]  # back to 256 bytes: class -> its byte
         full = np.where(per_byte >= 0, smallest[per_byte], -1)
-        wide = wide_states(table)
+        # A state's edges, counted by class: each class's bytes share its column.
+        wide = has @ np.bincount(byte_class, minlength=width) >= WIDE
         sharing = int(wide.sum()) / max(len(distinct(ids[wide])), 1)
         return BytePartitions(ids, full.astype(table.dtype), sharing, len(smallest))
+
+
+def _same_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_same_sets`` for the rows of a matrix of integers from -1 to its width (a
+    partition's classes): each row's number, and each number's first row, numbered in
+    order of first rows. Past ``FEW_GROUPS`` rows each is hashed as one product with
+    random integer weights, exact in float64 (no sum passes 2**53), so equal rows hash
+    alike; each row is then checked against the first of its hash, and a collision
+    (never seen) falls back to ``_same_sets``. A schema's 2,495 rows of 64: ~0.3 ms,
+    where summing mixed entries (``_same_sets``) took 1.5.
+
+    >>> rows = np.array([[0, 0, -1], [0, 1, 1], [0, 0, -1]])
+    >>> [a.tolist() for a in _same_rows(rows)]
+    [[0, 1, 0], [0, 1]]
+    """
+    num_rows, width = rows.shape
+    groups = (rows.reshape(-1), np.arange(0, rows.size, width), np.full(num_rows, width))
+    if num_rows <= FEW_GROUPS:
+        return _same_bytes(*groups)
+    weights = _ROW_WEIGHTS[:width] % (2**53 // (width * (width + 2)) - 1) + 1
+    hashes = (rows + 1) @ weights.astype(np.float64)
+    _, first, ids = np.unique(hashes, return_index=True, return_inverse=True)
+    ids = ids.reshape(-1)
+    if not (rows[first][ids] == rows).all():
+        ids, first = _same_sets(*groups)
+    rank = np.empty(len(first), dtype=np.int64)  # numbered in order of first rows
+    rank[np.argsort(first)] = np.arange(len(first))
+    return rank[ids], np.sort(first)
+
+
+_ROW_WEIGHTS = np.random.default_rng(5).integers(1, 2**40, 257, dtype=np.int64)
+"""``_same_rows``' weights, one a column (at most 256 classes, and ``reps``' 256 bytes)."""
 
 
 def _smallest_alike(rows: np.ndarray) -> np.ndarray:
