@@ -84,6 +84,30 @@ def test_rows_are_read_once_and_only_where_a_node_reaches_them(bundled_vocab, mo
         assert set(read) <= set(np.flatnonzero(near.made).tolist()), pattern
 
 
+@pytest.mark.parametrize("pattern", ["([^,\\n]{1,20},){3}[^,\\n]{1,20}", "[^;]{2,30};[a-z]"])
+def test_rows_read_ahead_spare_computing_a_level_twice(pattern, bundled_vocab, monkeypatch):
+    """Where the rows read last lead to states not read, a whole level's parents' rows are
+    read before it is computed (``_Walk.read_ahead``): far fewer nodes computed again
+    (``_Walk.again``) than with nothing read ahead, and the same first set as the index."""
+    again: list[int] = []
+    real = levelwalk._Walk.again
+    monkeypatch.setattr(
+        levelwalk._Walk, "again", lambda walk, nodes: again.append(len(nodes)) or real(walk, nodes)
+    )
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
+    index = build_index(pattern, bundled_vocab)
+    counts = []
+    for ahead in (True, False):
+        if not ahead:
+            monkeypatch.setattr(levelwalk._Walk, "read_ahead", lambda *_: None)
+        again.clear()
+        forget_walks()
+        ours = first_allowed_tokens(pattern, bundled_vocab)
+        np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+        counts.append(sum(again))
+    assert counts[0] * 10 < counts[1], counts
+
+
 def test_the_walk_from_the_root_is_the_plain_walk():
     toy = Vocabulary.from_strings(["a", "b", "ab", "ba", "abc", "c", "ca"], "</s>")
     trie = trie_of(toy)

@@ -140,8 +140,9 @@ def walk_bytes(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np
     one above in one of two ways: *whole* (``_Walk.whole``), every node from its parent,
     while many of the level above live; *sparse* (``_Walk.sparse``), only the live nodes'
     children. A node whose parent's row was not read yet reads ``UNREAD_ROW``; those rows
-    are then read and the nodes computed again (``_Walk.fix``), so no level pays a count
-    of its distinct states. From ``TrieLevels.deep`` down, or where the live nodes hold
+    are then read and the nodes computed again (``_Walk.again``), so a level counts its
+    distinct states only where the rows read last lead to states not read
+    (``_Walk.read_ahead``). From ``TrieLevels.deep`` down, or where the live nodes hold
     few tokens, the tokens left are walked in Python (``walk_tokens``)."""
     walk = _Walk(trie, levels_of(trie), _Rows(table))
     return walk.tokens(walk.walk())
@@ -158,6 +159,7 @@ class _Rows:
         self.flat = np.full(256, -1, dtype=np.intp)
         self.read = np.zeros(0, dtype=bool)
         self.lists: dict[int, list[int]] = {}
+        self.ahead = False  # the rows read last lead to states whose rows are not read
 
     def read_rows(self, states: np.ndarray) -> None:
         """Make and read the rows of ``states`` (distinct, not read yet); the flat table
@@ -172,6 +174,8 @@ class _Rows:
             self.flat, self.read = grown, read
         self.flat.reshape(-1, 256)[states] = full[states]
         self.read[states] = True
+        targets = full[states]
+        self.ahead = not self.read[targets[targets >= 0]].all()
 
     def step(self, data: bytes, state: int) -> int:
         """The state after ``data`` from ``state``, or -1 (``walk_tokens``' walk)."""
@@ -210,6 +214,8 @@ class _Walk:
             if depth > levels.deep:
                 break
             if whole:
+                if self.rows.ahead:
+                    self.read_ahead(bounds[depth - 1], lo)
                 live = self.whole(lo, hi)
                 if not live:
                     return []
@@ -227,6 +233,20 @@ class _Walk:
         if whole:  # the live nodes of the last level walked
             nodes = np.flatnonzero(reached[bounds[depth - 1] : lo] >= 0) + bounds[depth - 1]
         return walk_tokens(trie, self.rows.step, nodes, reached[nodes])[0]
+
+    def read_ahead(self, lo: int, hi: int) -> None:
+        """Read the rows not read yet of the states of the nodes ``lo .. hi - 1``, the
+        parents of a whole level about to be computed, where the rows read last lead to
+        states not read (``_Rows.ahead``): one count of the level's states, where ``again``
+        would compute most of the next level twice (each count of ``[^,\\n]{1,20}`` is a
+        new state, and most nodes of a level are in the newest: csv_row's first set in
+        0.70 of the time)."""
+        met = np.flatnonzero(np.bincount(self.reached[lo:hi] + 1)[1:])
+        unread = met[~self.rows.read[met]]
+        if unread.size:
+            self.rows.read_rows(unread)
+        else:  # the states ahead are met deeper, if at all: ``again`` reads them there
+            self.rows.ahead = False
 
     def whole(self, lo: int, hi: int) -> int:
         """Compute the level ``lo .. hi - 1`` from its parents'; how many nodes live."""
