@@ -207,7 +207,7 @@ class RegexCost:
     ref_depth: int = 0
 
 
-_CONTAINERS = ("properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "$ref")
+_CONTAINERS = frozenset(("properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "$ref"))
 _CAP = 10**12  # an estimate past any budget; keeps the arithmetic small
 
 
@@ -249,8 +249,10 @@ def regex_cost(root: Mapping[str, Any]) -> RegexCost:
             target = resolve(root, ref)
             total += cost(target[1], target[0], (*refs, ref)) if target else 10
         extra = node.get("additionalProperties")
-        if not any(k in node for k in _CONTAINERS) and not isinstance(extra, Mapping):
-            leaf = {k: v for k, v in node.items() if k not in ("$defs", "definitions")}
+        if _CONTAINERS.isdisjoint(node) and not isinstance(extra, Mapping):
+            leaf = node
+            if "$defs" in node or "definitions" in node:
+                leaf = {k: v for k, v in node.items() if k not in ("$defs", "definitions")}
             return _leaf_length(json.dumps(leaf))
         props = node.get("properties")
         if isinstance(props, Mapping) and props:
