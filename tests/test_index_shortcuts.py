@@ -33,7 +33,7 @@ def test_shared_is_the_partitions_sharing(pattern, bundled_vocab):
     exact = bool(wide.sum() >= index_module.SHARING) and (
         index_module.BytePartitions.of(table).sharing >= index_module.SHARING
     )
-    assert index_module._shared(index, table, wide) == exact
+    assert index_module._shared(index, edges) == exact
 
 
 def _doubled_byte_by_byte(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool:

@@ -144,3 +144,28 @@ def test_same_rows_numbers_equal_rows_alike(monkeypatch):
             np.testing.assert_array_equal(rows[first][ids], rows)
             np.testing.assert_array_equal(first, np.sort(first))  # numbered by first rows
             np.testing.assert_array_equal(ids[first], np.arange(len(first)))
+
+
+@pytest.mark.parametrize("pattern", [SCHEMA_22, *CLASS_PATTERNS])
+def test_edge_counts_and_main_groups_are_their_definitions(pattern, bundled_vocab):
+    """``edge_counts`` (set bits of the flags' words) is each row's count of edges, the
+    table's and a cut table's (a width not of whole words); ``_WholeSubtrees``' main
+    group of each partition is its most frequent group (the smallest, on a tie)."""
+    if isinstance(pattern, Path):
+        pattern = _schema(pattern)
+    table = build_index(pattern, bundled_vocab).byte_dfa.table
+    for cut in (table, table[:, :100]):
+        np.testing.assert_array_equal(successors.edge_counts(cut), (cut >= 0).sum(axis=1))
+    parts = BytePartitions.of(table)
+    whole = successors._WholeSubtrees.of(None, table, parts)
+    for p, row in enumerate(parts.reps.tolist()):
+        counts: dict[int, int] = {}
+        for rep in row:
+            if rep >= 0:
+                counts[rep] = counts.get(rep, 0) + 1
+        if whole.group[p] < 0:
+            assert max(counts.values(), default=0) < successors.WIDE
+            continue
+        largest = min(counts, key=lambda rep: (-counts[rep], rep))
+        bits = np.unpackbits(whole.main[whole.group[p]].view(np.uint8), bitorder="little")
+        assert np.flatnonzero(bits).tolist() == [b for b, r in enumerate(row) if r == largest]

