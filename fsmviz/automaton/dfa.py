@@ -572,15 +572,37 @@ def _surely_fits(
             moves = len(targets)
             for target in targets:
                 if target & (target - 1) and target not in sets_seen:  # several positions
-                    if any(weights[p] > 1 for p in set_bits(target)):
+                    reached = _next_of_several(target, follow, weights)
+                    if reached is None:
                         return False  # the copies it holds lead to copies told apart
                     sets_seen.add(target)
-                    pending.append((1, reduce(or_, (follow[p] for p in set_bits(target)), 0)))
+                    pending.append((1, reached))
         counted[reachable] = moves
         edges += weight * moves
         if edges > limit or work > 4 * limit or len(sets_seen) > most_sets:
             return False
     return edges <= limit
+
+
+def _next_of_several(target: int, follow: list[int], weights: Sequence[int]) -> int | None:
+    """The positions that may come next after the set of several ``target``, or None where
+    one of its positions stands for several copies (``weights``). One loop over its bits,
+    written out (two generators over them cost more than the rest of a schema's count).
+
+    >>> bin(_next_of_several(0b101, [0b10, 0, 0b1000], [1, 1, 1]))
+    '0b1010'
+    >>> _next_of_several(0b101, [0b10, 0, 0b1000], [1, 1, 3]) is None
+    True
+    """
+    reached = 0
+    while target:
+        low = target & -target
+        p = low.bit_length() - 1
+        if weights[p] > 1:
+            return None
+        reached |= follow[p]
+        target ^= low
+    return reached
 
 
 def _targets(reachable: int, accepted: int, classes_of: list[int]) -> list[int]:
@@ -711,6 +733,14 @@ gc.callbacks.append(_count_full_collections)
 
 _CharSet = tuple[frozenset[str], bool]  # (characters, negated)
 _IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
+_NO_FLAGS = REFlags(0)
+"""A group's flags when it adds or removes none (one object: told by ``is``, where an
+enum's truth is a call of Python)."""
+_CHECK_MASK = 31
+"""``_Positions._concatenation`` asks the clock when the count of positions made is a
+multiple of 32 (``count & _CHECK_MASK == 0``), not for each: a method call per position
+was a tenth of a schema's walk, and the clock reads every ``_Clock.CHECK_EVERY``-th ask,
+so a read comes at least every ~1,000 positions (~1 ms)."""
 
 
 def _expanded_size(node: object) -> int:
@@ -852,7 +882,7 @@ class _Positions:
             return known.again(self)
         start, mark = len(self.sets), len(self.scaled)
         inner = flags
-        if node.added_flags or node.removed_flags:
+        if node.added_flags is not _NO_FLAGS or node.removed_flags is not _NO_FLAGS:
             inner = (flags | node.added_flags.value) & ~node.removed_flags.value
         nullable, first, last = False, 0, 0
         for option in node.options:
@@ -885,17 +915,20 @@ class _Positions:
         sets, follow, check = self.sets, self.follow, self.clock.check
         for part in parts:
             kind = type(part)
-            if (
-                kind is Pattern
-                and len(options := part.options) == 1
-                and type(options[0]) is Concatenation
-                and not options[0].parts
+            if kind is CharGroup:
+                optional = False
+            elif (
+                kind is Repeated and part.max == 1 and not part.min and type(part.base) is CharGroup
             ):
-                continue  # ``()``: the empty text only
-            optional = kind is Repeated and part.max == 1 and not part.min
-            if optional and type(part.base) is CharGroup:  # ``[ ]?``: a position, skippable
-                part, kind = part.base, CharGroup
-            if kind is not CharGroup:
+                part, optional = part.base, True  # ``[ ]?``: a position, skippable
+            else:
+                if (
+                    kind is Pattern
+                    and len(options := part.options) == 1
+                    and type(options[0]) is Concatenation
+                    and not options[0].parts
+                ):
+                    continue  # ``()``: the empty text only
                 if kind is NonCapturing:
                     raise RegexError("lookarounds are not supported", None, "remove them")
                 n, f, la = self.walk(part, flags)
@@ -906,11 +939,13 @@ class _Positions:
                 first |= f if nullable else 0
                 nullable, last = nullable and n, la | last if n else la
                 continue
-            check()
+            p = len(sets)
+            if not p & _CHECK_MASK:  # the clock, every 32 positions made
+                check()
             chars = frozenset(part.chars)
             if flags & _IGNORECASE:
                 chars = self._case_folded(chars)
-            bit = 1 << len(sets)
+            bit = 1 << p
             sets.append((chars, part.negated))
             follow.append(0)
             if last & (last - 1):
@@ -934,12 +969,13 @@ class _Positions:
         return False, bit, bit
 
     def _link(self, lasts: int, firsts: int) -> None:
-        """Every position of ``lasts`` may be followed by every one of ``firsts``."""
-        self.clock.check()
+        """Every position of ``lasts`` may be followed by every one of ``firsts``. The
+        clock is asked before a loop over several (``(a?){4000}`` links thousands each)."""
         if not lasts & (lasts - 1):  # one position or none: no loop over its bits
             if lasts and firsts:
                 self.follow[lasts.bit_length() - 1] |= firsts
             return
+        self.clock.check()
         follow = self.follow
         while lasts:  # set_bits, written out: a schema's optional parts link several
             low = lasts & -lasts
