@@ -11,6 +11,8 @@ naive oracle.
 * ``packwalk`` a wide state's packed mask (``TokenIndex.bitmask``) without its row: the
   tokens within the bytes its chain reads onwards from words packed once per vocabulary,
   the few others walked (``tests/test_packed_masks.py``);
+* ``quotient`` a byte DFA's states merged where no token tells them apart (a search's
+  needle states read as one loop), walked by ``rowwalk.Merged`` (``tests/test_quotient.py``);
 * ``successors`` where a state's tokens can lead, without listing the tokens, by byte
   classes (``tests/test_index_classes.py``, ``tests/test_index_oracle.py``);
 * ``dawg`` the vocabulary as a minimal automaton, for successor sets of wide states

@@ -53,9 +53,18 @@ from fsmviz.tokens.fast.packwalk import (
     packed_vocab,
     utf8_loop,
 )
+from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
-__all__ = ["Chains", "RowWalker", "majority_classes", "small_row", "walk_row", "walk_tokens"]
+__all__ = [
+    "Chains",
+    "Merged",
+    "RowWalker",
+    "majority_classes",
+    "small_row",
+    "walk_row",
+    "walk_tokens",
+]
 
 WIDE = 64
 """Levels of fewer pairs are walked without looking for whole subtrees: the test would
@@ -222,6 +231,7 @@ class RowWalker:
         self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
         self._read_blocks: dict[int, np.ndarray] = {}  # of ``_reads_of``: by ``READ_BLOCK``
         self._closed: dict[int, np.ndarray | None] = {}  # ``packwalk.closed_words``'s words
+        self._merged: Merged | None | bool = None  # ``merged``'s (None: not tried; False: none)
 
     def packed(self, state: int) -> np.ndarray | None:
         """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
@@ -232,18 +242,28 @@ class RowWalker:
             return None
         if self._closed.get(state) is not None:  # a set of states alike, met before
             return self._closed[state]
+        if self._merged:  # the live blocks' walker, once a search made it
+            return self._merged.packed(state)
         if not self.wide(state) and not self._opens_wide(state):  # a key, a digit: small
             found = _small_walk(self.trie.lists, self._steps, state)
             if found is not None:
                 return _packed_ids([token for token, _ in found], self.num_ids)
         chain = self._chain(state)
-        if chain is not None and self._looks_closed(chain):  # ``.*a``: not its frontier
+        table = self.byte_dfa.table
+        if chain is not None and looks_closed(chain, self._reads_of, table):  # not its frontier
             found = self._closed_words(state)
             if found is not None:
                 return found
-        if chain is None and self.tried_small(state):
-            # its first byte, then the chains of the states after it (a space, a name)
-            chain = Chain((state,), 0, False, self._reads_of(state))
+        needle = -1 if chain is None else searches(chain, self._reads_of, table)
+        if self._merged is None and needle >= 0:  # merged, the needle's start is the loop
+            self._merged = merged(self, (chain.path[-1], needle))
+            if self._merged:
+                return self._merged.packed(state)
+        reads = self._reads_of(state)
+        if (chain is None and self.tried_small(state)) or not reads & _ASCII:
+            # its first byte, then the chains of the states after it (a space, a name;
+            # inside a UTF-8 character: few tokens begin with its bytes)
+            chain = Chain((state,), 0, False, reads)
         found = None if chain is None else chain_words(
             self._vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
             self._utf8_loop,
@@ -263,23 +283,6 @@ class RowWalker:
         cost more than the chain's words)."""
         spans = self._vocab.root_span
         return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state).items())
-
-    def _looks_closed(self, chain: Chain) -> bool:
-        """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to
-        a state reading the same ASCII bytes (``.*a``'s state 0: ``a`` leads to a state
-        reading what it reads): likely a closed set (``packwalk.closed_words``), whose
-        frontier (every ``a`` of the vocabulary) is not worth finding first."""
-        if not chain.loops or len(chain.path) != 1 or not chain.leaves & _ASCII:
-            return False
-        if (chain.allowed & _ASCII).bit_count() < DOT_ASCII:  # a name's letters: not ``.*``
-            return False
-        state = chain.path[0]
-        ascii_read, row = self._reads_of(state) & _ASCII, self.byte_dfa.table[state]
-        for byte in set_bits(chain.leaves & _ASCII):
-            target = int(row[byte])
-            if target >= 0 and self._reads_of(target) & _ASCII != ascii_read:
-                return False
-        return True
 
     @cached_property
     def _vocab(self) -> PackedVocab:
@@ -411,6 +414,70 @@ class RowWalker:
         return self._classes
 
 
+class Merged:
+    """A byte DFA's live blocks (``quotient.live_blocks``: states no token tells apart) and
+    a walker over their quotient, whose packed words are each block's, kept by block."""
+
+    def __init__(self, blocks: np.ndarray, walker: RowWalker) -> None:
+        self.blocks, self.walker = blocks, walker
+        self._words: dict[int, np.ndarray | None] = {}
+
+    def packed(self, state: int) -> np.ndarray | None:
+        """``RowWalker.packed`` of ``state``: its block's."""
+        block = int(self.blocks[state])
+        if block not in self._words:
+            self._words[block] = self.walker.packed(block)
+        return self._words[block]
+
+
+def merged(walker: RowWalker, pair: tuple[int, int]) -> Merged | bool:
+    """``walker``'s DFA merged into its live blocks, with a walker of their own (which
+    merges no further); False where the states of ``pair`` fall apart."""
+    found = live_blocks(walker.byte_dfa.table, pair)
+    if found is None:
+        return False
+    blocks, table = found
+    quotient = ByteDfa(table, np.zeros(len(table), dtype=bool), 0)
+    inner = RowWalker(quotient, walker.trie, walker.num_ids)
+    inner._merged = False
+    return Merged(blocks, inner)
+
+
+def looks_closed(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> bool:
+    """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to a
+    state reading the same ASCII bytes (``.*a``'s state 0: ``a`` leads to a state reading
+    what it reads): likely a closed set (``packwalk.closed_words``), whose frontier (every
+    ``a`` of the vocabulary) is not worth finding first. ``reads(s)``: the bytes ``s``
+    reads."""
+    if not chain.loops or len(chain.path) != 1 or not chain.leaves & _ASCII:
+        return False
+    if (chain.allowed & _ASCII).bit_count() < DOT_ASCII:  # a name's letters: not ``.*``
+        return False
+    state = chain.path[0]
+    ascii_read = reads(state) & _ASCII
+    for byte in set_bits(chain.leaves & _ASCII):
+        target = table.item(state, byte)
+        if target >= 0 and reads(target) & _ASCII != ascii_read:
+            return False
+    return True
+
+
+def searches(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> int:
+    """A state that some ASCII byte of ``chain``'s leaves leads to from the state ``s`` it
+    loops on, reading the same ASCII bytes as ``s`` (-1: none): a search's progress through
+    its needle (``ANY*(?:foo)ANY*``: ``f`` from the start), whose chain's frontier is every
+    token holding that byte, where its live blocks (``quotient``) may hold one loop."""
+    if not chain.loops or not chain.leaves & _ASCII:
+        return -1
+    loop = chain.path[-1]
+    ascii_read = reads(loop) & _ASCII
+    for byte in set_bits(chain.leaves & _ASCII):
+        target = table.item(loop, byte)
+        if target >= 0 and target != loop and reads(target) & _ASCII == ascii_read:
+            return target
+    return -1
+
+
 def _row_main_class(row: np.ndarray, reads: int) -> tuple[int, int]:
     """``Chains.main_class`` from a state's row alone: the bytes (an int of 256 bits) that
     lead to the target most bytes lead to, the lowest target on a tie as there, and that
@@ -540,7 +607,7 @@ def _middle_byte(bits: int) -> int:
 
 DOT_ASCII = 96
 """A loop reading fewer ASCII bytes onwards than this is not taken for a ``.*``
-(``RowWalker._looks_closed``)."""
+(``looks_closed``)."""
 SMALL_EDGES = 64
 """States reading fewer bytes than this try ``small_row`` first: wide ones too (the 16 hex
 digits of a MAC address allow 52 tokens, where a pass over the class trie would first

@@ -1,0 +1,137 @@
+"""A byte DFA's states merged where no token can tell them apart.
+
+A token is allowed from a state when the byte DFA reads all its bytes from there (no -1
+on the way); where it ends does not matter to a mask. So two states that read the same
+bytes, and whose targets for each byte are again two such states, allow the same tokens.
+The coarsest such partition (*live blocks*) is found as a DFA is minimised, but starting
+from the states' sets of bytes read instead of their acceptance: split the blocks by the
+blocks their bytes lead to until no block splits. A block's tokens are then those its
+*quotient* (one state a block, ``table[block, byte]`` the block of any member's target)
+reads, walked as any byte DFA is (``rowwalk.RowWalker``).
+
+Proof: let ``s ~ t`` (same block). A token of no byte is allowed from both. For a token
+``b w``: ``s`` and ``t`` read the same bytes, so both read ``b`` or neither; where they
+do, their targets share a block (the partition is stable), and by induction on the
+token's length they allow ``w`` alike. So ``b w`` is allowed from ``s`` exactly when it
+is from ``t``, and exactly when the quotient reads it from the block of ``s`` (the same
+induction, the block's row being a member's row).
+
+Worked example, a JSON Schema ``pattern`` that searches: ``ANY*(?:foo)ANY*`` with
+``ANY = [^"\\\\\\x00-\\x1F\\x7F-\\x9F]|\\\\["\\\\/bfnrt]``. Its states before and after
+``f``, ``fo`` and ``foo`` each read a string's characters (every state reads ``"`` only
+after a backslash); ``f`` leads on through the needle, another letter back to the
+start, a backslash into an escape state reading ``"\\/bfnrt``, a lead byte of UTF-8
+into a character's states. The needle's four states share a block, their escape states
+another, and each kind of character's inner states one more: the quotient is a JSON
+string's loop, whose frontier is its few backslashes (``packwalk.chain_words``), where
+the DFA's own chain met every token holding an ``f`` (~700 trie nodes, each walked on).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["QUOTIENT_STATES", "live_blocks"]
+
+QUOTIENT_STATES = 1_024
+"""DFAs with more states than this are not merged (a round reads the whole table)."""
+ROUNDS = 6
+"""Splitting rounds, at most: a partition still splitting then is given up. Over the
+held-out corpus's 269 patterns, the searches that merge were stable after 3 rounds (4 for
+two), and states that fall apart did so within 4."""
+
+
+def live_blocks(
+    table: np.ndarray, pair: tuple[int, int] = (0, 0)
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The live blocks of the byte DFA ``table`` (``[states, 256]``, -1: no edge): each
+    state's block and the quotient's table (``[blocks, 256]``, same dtype); None where
+    the two states of ``pair`` fall apart (blocks only split: known as soon as they do;
+    ``(s, s)``: where ``s`` is alone), the DFA has more than ``QUOTIENT_STATES`` states,
+    or it is still splitting after ``ROUNDS`` rounds.
+
+    ``(ab)+`` written with a third state: 0 and 2 read ``a`` into 1, which reads ``b``
+    into 2: states 0 and 2 share a block.
+
+    >>> table = np.full((3, 256), -1, dtype=np.int32)
+    >>> table[0, ord("a")], table[1, ord("b")], table[2, ord("a")] = 1, 2, 1
+    >>> blocks, quotient = live_blocks(table)
+    >>> blocks.tolist(), quotient[:, [ord("a"), ord("b")]].tolist()
+    ([0, 1, 0], [[1, -1], [-1, 0]])
+    >>> live_blocks(table, (1, 1)) is None, live_blocks(table, (0, 1)) is None  # 1 is alone
+    (True, True)
+    >>> table[2, ord("b")] = 0  # now state 2 reads b as well: no two states alike
+    >>> live_blocks(table) is None
+    True
+    """
+    states = len(table)
+    if states > QUOTIENT_STATES or not states:
+        return None
+    small = table[:, _distinct_columns(table)]  # a column like another splits no more
+    blocks, first = _classes(small >= 0)  # by the bytes read
+    for _ in range(ROUNDS):
+        if not _together(blocks, pair):
+            return None
+        split, split_first = _classes(_sentinel(blocks).take(small), blocks)
+        if len(split_first) == len(first):  # stable: no block split (checked exactly)
+            return _quotient(table, blocks, first)
+        blocks, first = split, split_first
+    return None
+
+
+_KEYS = np.random.default_rng(20261130).integers(
+    1, 1 << 62, size=1 + QUOTIENT_STATES, dtype=np.int64
+)
+"""Random weights: a row of ints is keyed by its weighted sum (wrapping), so that equal
+rows share a key; the partition found is checked exactly (``_quotient``), so a collision
+costs a merge, never a wrong answer."""
+
+
+def _together(blocks: np.ndarray, pair: tuple[int, int]) -> bool:
+    """Whether the states of ``pair`` share a block, with another state where they are one."""
+    one, other = pair
+    if one != other:
+        return bool(blocks[one] == blocks[other])
+    return int(np.count_nonzero(blocks == blocks[one])) > 1
+
+
+def _classes(rows: np.ndarray, before: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
+    """Each row's class (``before``: a class already, kept apart), numbered as first met,
+    and each class's first row: rows of equal ints share one; rows that differ almost
+    surely do not (``_KEYS``). A dict of the keys (``np.unique`` cost ~15 µs a call)."""
+    keys = rows.astype(np.int64, copy=False) @ _KEYS[1 : rows.shape[1] + 1]
+    if before is not None:
+        keys += before * _KEYS[0]
+    seen: dict[int, int] = {}
+    found, first = [], []
+    for at, key in enumerate(keys.tolist()):
+        number = seen.setdefault(key, len(first))
+        if number == len(first):
+            first.append(at)
+        found.append(number)
+    return np.array(found, dtype=np.intp), first
+
+
+def _distinct_columns(table: np.ndarray) -> np.ndarray:
+    """One byte of each distinct column of ``table`` (columns alike almost surely share
+    a key: ``_KEYS``), where reading all 256 cost a round ~10 times as much."""
+    keys = table.T.astype(np.int64) @ _KEYS[1 : len(table) + 1]
+    return np.unique(keys, return_index=True)[1]
+
+
+def _quotient(
+    table: np.ndarray, blocks: np.ndarray, first: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``blocks`` and the quotient's table, where ``blocks`` (``first``: each one's first
+    state) is stable over the whole ``table`` (each state's row, its targets' blocks, -1
+    kept, equal to its block's first state's), checked exactly; else None."""
+    mapped = _sentinel(blocks).take(table)
+    rows = mapped[first]
+    if not np.array_equal(mapped, rows[blocks]):
+        return None  # a collision of keys merged rows that differ
+    return blocks, rows.astype(table.dtype)
+
+
+def _sentinel(blocks: np.ndarray) -> np.ndarray:
+    """``blocks`` with -1 after the last: taken by a state, or by -1 (no edge: the last)."""
+    return np.append(blocks, -1)
