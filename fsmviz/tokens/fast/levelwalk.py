@@ -157,35 +157,41 @@ class _Rows:
     def __init__(self, table: Callable[[np.ndarray], np.ndarray]):
         self.table = table
         self.flat = np.full(256, -1, dtype=np.intp)
-        self.read = np.zeros(0, dtype=bool)
+        self.read = np.ones(1, dtype=bool)  # per state, and True last: the dead state's
         self.lists: dict[int, list[int]] = {}
         self.ahead = False  # the rows read last lead to states whose rows are not read
 
     def read_rows(self, states: np.ndarray) -> None:
         """Make and read the rows of ``states`` (distinct, not read yet); the flat table
-        grows to every state numbered so far (a row's targets may be new states)."""
-        full = self.table(states)
-        if len(full) > len(self.read):
-            grown = np.full((len(full) + 1) * 256, UNREAD_ROW, dtype=np.intp)
-            grown[: len(self.read) * 256] = self.flat[: len(self.read) * 256]
-            grown[-256:] = -1
-            read = np.zeros(len(full), dtype=bool)
-            read[: len(self.read)] = self.read
-            self.flat, self.read = grown, read
-        self.flat.reshape(-1, 256)[states] = full[states]
+        grows to hold their targets (a row's targets may be new states), twice its rows
+        at least (the table's own rows are far more: 1,024 for 200 states)."""
+        rows = self.table(states)[states]
+        need = int(rows.max()) + 1
+        if need >= len(self.read):
+            self._grow(max(need, 2 * len(self.read), 32))
+        self.flat.reshape(-1, 256)[states] = rows
         self.read[states] = True
-        targets = full[states]
-        self.ahead = not self.read[targets[targets >= 0]].all()
+        self.ahead = not self.read.take(rows).all()  # -1 (none) reads the last: True
+
+    def _grow(self, size: int) -> None:
+        """Room for ``size`` states' rows in ``flat`` and flags in ``read`` (and the dead
+        state's last)."""
+        known = len(self.read) - 1
+        grown = np.full((size + 1) * 256, UNREAD_ROW, dtype=np.intp)
+        grown[: known * 256] = self.flat[: known * 256]
+        grown[-256:] = -1
+        read = np.zeros(size + 1, dtype=bool)
+        read[:known] = self.read[:known]
+        read[-1] = True
+        self.flat, self.read = grown, read
 
     def step(self, data: bytes, state: int) -> int:
         """The state after ``data`` from ``state``, or -1 (``walk_tokens``' walk)."""
         lists = self.lists
         for byte in data:
             row = lists.get(state)
-            if row is None:
-                if not self.read[state]:
-                    self.read_rows(np.array([state]))
-                row = lists[state] = self.flat[state << 8 : (state + 1) << 8].tolist()
+            if row is None:  # from the table: no level is computed after the tail
+                row = lists[state] = self.table(np.array([state]))[state].tolist()
             state = row[byte]
             if state < 0:
                 break
@@ -287,8 +293,10 @@ class _Walk:
         return self.rows.flat[above]
 
     def tokens(self, walked: list[int]) -> np.ndarray:
-        """The token ids (sorted, int32) at live nodes, and those ``walked`` in Python."""
-        allowed = self.reached[self.levels.node_of] >= 0
+        """The token ids (sorted, int32) at live nodes, and those ``walked`` in Python
+        (the nodes flagged first, in order, then read by id: half the time of reading
+        the states by id)."""
+        allowed = np.greater_equal(self.reached, 0).take(self.levels.node_of)
         if walked:
             allowed[self.trie.sorted_ids[walked]] = True
         return np.flatnonzero(allowed).astype(np.int32)
