@@ -22,9 +22,8 @@ naive oracle.
   over ``regex_terms``: a pattern's regexes, each made once, read lazily from its syntax tree;
   and ``counted_rows``: a counted repeat's copies (``[^\n]{1,20}``) lead alike, so their
   rows are written from one plan, not derived one by one;
-  ``levelwalk`` the trie read level by level (every node's state from its parent's), where a
-  level of the first allowed set crowds into many states, as on a 262k vocabulary
-  (``tests/test_levelwalk.py``).
+  ``levelwalk`` the walk of the first allowed set, the trie read level by level (every
+  node's state from its parent's; ``tests/test_levelwalk.py``).
 
 May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules.
 """

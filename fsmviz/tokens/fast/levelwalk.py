@@ -1,38 +1,32 @@
-"""One state's allowed tokens by the plainest walk there is: every trie node's state, one
-level of the byte trie per numpy round, rows of the automaton made as states are met.
+"""The first allowed set by the plainest walk there is: every trie node's state, one level
+of the byte trie per numpy round, rows of the automaton made as states are met.
 
-The subtree tests of ``derivatives._NearStart.first_row`` (a chain or a closure takes a
-whole subtree at once) pay off where a few states hold most of the vocabulary. On a large
-multilingual vocabulary they do not: under ``[^\\n]{1,20}`` each count of characters is a
-state, a character of 2-4 bytes passes through partial states, and Gemma's 262k tokens
-(600k trie nodes, a third of them inside non-ASCII characters) spread over ~100 states a
-level, each tested apart: 170 ms of CPU, against 10 ms on SmolLM2's 49k.
-
-Here no node is tested; each is *computed*, with two gathers::
+No node is tested; each is *computed*, with two gathers::
 
     level d+1:  state[child] = table[state[parent[child]], byte[child]]
 
-(``table[-1]`` is a row of -1, so a dead parent gives dead children for free.) Every
-level costs a few ms at most whatever the pattern, and the whole vocabulary ~5 ms at
-262k. Where few nodes of a level live, only their children are computed (a pattern
-whose tokens die in a few bytes walks a few hundred nodes, not 600k), and the walk ends
-at the first level with none alive.
+(``table[-1]`` is a row of -1, so a dead parent gives dead children for free.) A level of
+15k nodes costs ~0.1 ms, whatever the pattern: subtree tests (a chain or a closure taking
+a whole subtree, as ``derivatives`` did until session 33) cost more than they saved once a
+level's nodes spread over a few states (``.*(error|warning)``, every count of
+``[^,\n]{1,20}``). Where few nodes of a level live, only their children are computed (a
+pattern whose tokens die in a few bytes walks a few hundred nodes); the deepest levels,
+~10 nodes each, are walked token by token in Python; and a row is read the first time a
+node reaches its state (``walk_bytes``).
 
-What it needs of the vocabulary, beside its trie, is each node's parent and where each
-level begins (``TrieLevels``: built once per trie and kept, ``warm`` builds it ahead).
+What it needs of the vocabulary, beside its trie, is each node's parent, where each level
+begins and where each token ends (``TrieLevels``: built once per trie and kept, ``warm``
+builds it ahead).
 
-That is still every node. A pattern tells few kinds of byte apart, so a wide level walks
-the *class trie* of those kinds instead (``walk_classes``, ``classwalk.class_trie``): under
-``[^\\n]{1,20}`` Gemma's 600k byte nodes are 22k class nodes, and the walk's cost follows
-the pattern's kinds of byte, not the vocabulary (first set 21-27 -> 13-16 ms of CPU, the
-rest is the pattern's rows). The kinds are learnt from a byte walk the first time, and
-held to every row met after (``walk_levels``). A start row that tells learnt kinds apart
-walks the class trie from the root (``walk_root``), no byte level before it: a level is a
-gather through the rows cut to one column a class, as offsets (``_Cut``) (Gemma's first
-set of ``[^\n]{1,20}``: 13-17 -> ~7-9 ms CPU under load, llguidance ~3.5-4.5 in the same
-process; session 30: ~2.3-4.5 ms at load 3-10, llguidance ~2.5-3.8 in the same runs;
-session 31, a counted repeat's copies' rows written from one plan, ``derivatives._CountedPlan``:
-3.6-3.9 ms beside llguidance's 3.9-4.2 at load 9-19, 0.87x session 30's in the same process).
+On a large vocabulary the byte trie is large too (Gemma's 262k tokens: 600k nodes). A
+pattern tells few kinds of byte apart, so the *class trie* of those kinds is smaller
+(``walk_classes``, ``classwalk.class_trie``): under ``[^\n]{1,20}`` Gemma's 600k byte
+nodes are 22k class nodes. ``warm`` learns ``[^\n]``'s kinds (``learn``) and builds their
+class trie; a start row that tells the same kinds apart walks it from the root
+(``walk_root``): a level is a gather through the rows cut to one column a class, as
+offsets (``_Cut``) (Gemma's first set of ``[^\n]{1,20}``, session 31: 3.6-3.9 ms beside
+llguidance's 3.9-4.2 at load 9-19). No other kinds are learnt: a class trie built for a
+pattern's first set would cost more than its byte walk.
 """
 
 from __future__ import annotations
@@ -115,10 +109,9 @@ def levels_of(trie: VocabTrie) -> TrieLevels:
     return _LEVELS.get_or_build(trie, "levels", lambda: TrieLevels.of(trie))
 
 
-_LEARNT: BoundedCache[np.ndarray | bool] = BoundedCache(maxsize=64)
+_LEARNT: BoundedCache[np.ndarray] = BoundedCache(maxsize=64)
 """Per (trie, classes): the classes ``learn`` was given (``warm``: ``[^\\n]``'s), that
-``walk_root`` walks the class trie of; under ``(False, key)``: a class walk of them did
-not hold."""
+``walk_root`` walks the class trie of."""
 
 
 def learn(trie: VocabTrie, byte_class: np.ndarray) -> None:
@@ -380,10 +373,9 @@ trie's (``[^\\n]`` at 262k tokens: 1 in 27)."""
 def walk_root(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
     """The tokens walkable from the root and state 0 by ``walk_classes``, where the start
     row reads ``ROOT_WIDE`` bytes or more and its classes (``byte_partition`` of that
-    row) were learnt (``learn``, ``walk_levels``); else None, and the caller walks the
-    bytes. A first allowed set of ``[^\\n]{1,20}`` on Gemma's 262k tokens walked ~2 levels
-    of the byte trie (tens of thousands of nodes, their subtree tests) before its levels
-    crowded and were handed over; from the root it walks the 22k class nodes alone.
+    row) were learnt (``learn``: ``warm``'s ``[^\\n]``); else None, and the caller walks
+    the bytes (``walk_bytes``). A first allowed set of ``[^\\n]{1,20}`` on Gemma's 262k
+    tokens walks the 22k class nodes, not its 600k byte nodes.
 
     A class walk that does not hold (the start row's classes learnt, deeper rows that
     tell more bytes apart: ``.{0,5}[0-9]``) answers None and marks nothing, so a later
@@ -392,16 +384,10 @@ def walk_root(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.
     start = table(root)[:1]
     if np.count_nonzero(start >= 0) < ROOT_WIDE:
         return None
-    guess = _START_CLASSES.get_or_build(start.tobytes(), lambda: byte_partition(start).tobytes())
-    learnt = _LEARNT.peek((id(trie), guess))
-    if learnt is None or learnt is False:
+    learnt = _LEARNT.peek((id(trie), byte_partition(start).tobytes()))  # ~25 us
+    if learnt is None:
         return None
     return walk_classes(trie, root, root, table, learnt)
-
-
-_START_CLASSES: BoundedCache[bytes] = BoundedCache(maxsize=64)
-"""A start row's bytes -> ``byte_partition`` of it, as bytes (``walk_root``: ~0.1 ms a
-fresh pattern, and every ``[^\n]`` pattern's start row is one of a few)."""
 
 
 ROOT_WIDE = 64
