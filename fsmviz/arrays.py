@@ -1,15 +1,16 @@
 """Two numpy helpers for flat arrays, shared by the walks.
 
 The walks keep everything in flat arrays: the trie's children as consecutive node numbers,
-(start, state) pairs packed into one integer. Two operations recur on them: spelling out
-consecutive blocks (``runs``) and the sorted distinct values (``distinct``).
+(start, state) pairs packed into one integer. Three operations recur on them: spelling out
+consecutive blocks (``runs``), the sorted distinct values (``distinct``), and those with
+each value's place among them (``numbered``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct", "runs"]
+__all__ = ["distinct", "numbered", "runs"]
 
 
 def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -39,3 +40,30 @@ def distinct(values: np.ndarray) -> np.ndarray:
     keep[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+def numbered(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for non-negative integers: the sorted
+    distinct values, and each value's position among them. Where the values are dense
+    (the largest under ``DENSE_SPAN`` times their count, plus ``DENSE_SPAN`` * 64), by a
+    flag per possible value, not a sort: a node-set walk's keys (a few thousand,
+    from tens of thousands of possible) in ~0.05 ms where the sort took ~0.15.
+
+    >>> [a.tolist() for a in numbered(np.array([7, 2, 7, 9]))]
+    [[2, 7, 9], [1, 0, 1, 2]]
+    """
+    top = int(values.max(initial=-1)) + 1
+    if top > DENSE_SPAN * (len(values) + 64):
+        keys, inverse = np.unique(values, return_inverse=True)
+        return keys, inverse.reshape(-1)
+    present = np.zeros(top, dtype=bool)
+    present[values] = True
+    keys = np.flatnonzero(present)
+    rank = np.empty(top, dtype=np.intp)
+    rank[keys] = np.arange(len(keys))
+    return keys, rank[values]
+
+
+DENSE_SPAN = 16
+"""See ``numbered``: a flag per possible value costs less than sorting the values while
+the possible values are at most this many times as many."""

@@ -169,3 +169,21 @@ def test_edge_counts_and_main_groups_are_their_definitions(pattern, bundled_voca
         largest = min(counts, key=lambda rep: (-counts[rep], rep))
         bits = np.unpackbits(whole.main[whole.group[p]].view(np.uint8), bitorder="little")
         assert np.flatnonzero(bits).tolist() == [b for b, r in enumerate(row) if r == largest]
+
+
+def test_numbered_is_unique_with_inverse(monkeypatch):
+    """``arrays.numbered`` (a flag per possible value where they are dense) gives
+    ``np.unique``'s sorted values and inverse, dense or sparse, and for no values."""
+    from fsmviz import arrays
+
+    rng = np.random.default_rng(3)
+    cases = [rng.integers(0, top, size) for top, size in ((50, 200), (5_000, 300), (10**9, 40))]
+    for values in [*cases, np.zeros(0, dtype=np.int64)]:
+        expected = np.unique(values, return_inverse=True)
+        for span in (arrays.DENSE_SPAN, 0, 10**12):  # as chosen, always sorted, always flags
+            monkeypatch.setattr(arrays, "DENSE_SPAN", span)
+            if span == 10**12 and len(values) and values.max() > 10**6:
+                continue  # a flag per value up to 10**9: too large to try
+            keys, inverse = arrays.numbered(values)
+            np.testing.assert_array_equal(keys, expected[0])
+            np.testing.assert_array_equal(inverse, expected[1].reshape(-1))

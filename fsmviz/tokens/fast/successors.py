@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsmviz.arrays import distinct, runs
+from fsmviz.arrays import distinct, numbered, runs
 from fsmviz.automaton.bytedfa import ByteColumns, to_bytes
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
@@ -619,6 +619,7 @@ def successor_pairs(
     partition, reps = partitions.of_state, partitions.reps
     num_partitions = len(reps)
     whole: _WholeSubtrees | None = None  # made for the first depth that is large enough
+    flat, width = table.reshape(-1), table.shape[1]
     sets = _NodeSets.root()
     origins = np.arange(len(starts), dtype=np.int64)
     states = np.asarray(starts, dtype=np.int64)
@@ -636,7 +637,7 @@ def successor_pairs(
             break
         # The distinct (node set, partition) pairs of this depth, expanded together: every
         # node of every key's set, tagged with its key.
-        keys, inverse = np.unique(set_ids * num_partitions + partition[states], return_inverse=True)
+        keys, inverse = numbered(set_ids * num_partitions + partition[states])
         key_set, key_part = np.divmod(keys, num_partitions)
         size = sets.size[key_set]
         node = sets.nodes[runs(sets.offset[key_set], size)]
@@ -652,7 +653,7 @@ def successor_pairs(
         # Each triple moves to its key's groups.
         counts = groups.count[inverse]
         group = runs(groups.first[inverse], counts)
-        states = table[np.repeat(states, counts), groups.byte[group]].astype(np.int64)
+        states = flat[np.repeat(states * width, counts) + groups.byte[group]]
         origins, set_ids, sets = np.repeat(origins, counts), groups.set_id[group], groups.next_sets
         hit = groups.token[group]
         found_origin.append(origins[hit])
@@ -722,7 +723,7 @@ def _pairs_below(
         reached += byte[children]
         reached = flat[reached]
         alive = (reached >= 0).nonzero()[0]
-        nodes, states = children[alive], reached[alive].astype(np.int64)
+        nodes, states = children[alive], reached[alive]
         origins = np.repeat(origins, counts)[alive]
         hit = has_token[nodes].nonzero()[0]
         found_origin.append(origins[hit])
