@@ -92,7 +92,9 @@ def test_rows_read_ahead_spare_computing_a_level_twice(pattern, bundled_vocab, m
     again: list[int] = []
     real = levelwalk._Walk.again
     monkeypatch.setattr(
-        levelwalk._Walk, "again", lambda walk, nodes: again.append(len(nodes)) or real(walk, nodes)
+        levelwalk._Walk,
+        "again",
+        lambda walk, above, data: again.append(len(above)) or real(walk, above, data),
     )
     monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
     index = build_index(pattern, bundled_vocab)

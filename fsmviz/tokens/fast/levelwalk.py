@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsmviz.arrays import runs
+from fsmviz.arrays import distinct, runs
 from fsmviz.cache import BoundedCache, OwnedCache, bounded
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
 from fsmviz.tokens.fast.rowwalk import walk_tokens
@@ -193,20 +193,22 @@ class _Rows:
 
 class _Walk:
     """One ``walk_bytes``: ``reached`` holds every node's state (-1 dead, and one entry
-    past the last node, for the tokens in none)."""
+    past the last node, for the tokens in none) from the first whole level on (None
+    before: a pattern whose tokens die in a few bytes pays nothing per trie node, 600k
+    on Gemma's 262k tokens); ``hits`` the live nodes of the sparse levels."""
 
     def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows):
         self.trie, self.levels, self.rows = trie, levels, rows
-        self.reached = np.full(len(levels.parent) + 1, -1, dtype=np.intp)
-        self.reached[0] = 0
+        self.reached: np.ndarray | None = None
+        self.hits: list[np.ndarray] = []
         rows.read_rows(np.zeros(1, dtype=np.intp))
 
     def walk(self) -> list[int]:
         """Walk the levels (see ``walk_bytes``); returns the tokens walked in Python, as
         positions in ``trie.sorted_ids``."""
-        trie, levels, reached = self.trie, self.levels, self.reached
+        trie, levels = self.trie, self.levels
         bounds = levels.bounds.tolist()
-        nodes = np.zeros(1, dtype=np.intp)  # the live nodes of a sparse level
+        nodes = states = np.zeros(1, dtype=np.intp)  # the live nodes of a sparse level
         whole = False
         for depth in range(1, len(bounds) - 1):
             lo, hi = bounds[depth], bounds[depth + 1]
@@ -219,19 +221,26 @@ class _Walk:
                 if not live:
                     return []
                 if live * SPARSE_LEVEL < hi - lo:
-                    whole, nodes = False, np.flatnonzero(reached[lo:hi] >= 0) + lo
+                    whole, nodes = False, np.flatnonzero(self.reached[lo:hi] >= 0) + lo
+                    states = self.reached[nodes]
             elif int(trie.span_size[nodes].sum()) <= TAIL_TOKENS:
                 break
             else:
-                nodes = self.sparse(nodes)
+                nodes, states = self.sparse(nodes, states)
                 if not nodes.size:
                     return []
+                self.hits.append(nodes)
                 whole = len(nodes) * SPARSE_LEVEL >= hi - lo
+                if whole and self.reached is None:
+                    self.reached = np.full(len(levels.parent) + 1, -1, dtype=np.intp)
+                if whole:
+                    self.reached[nodes] = states
         else:
             return []
         if whole:  # the live nodes of the last level walked
-            nodes = np.flatnonzero(reached[bounds[depth - 1] : lo] >= 0) + bounds[depth - 1]
-        return walk_tokens(trie, self.rows.step, nodes, reached[nodes])[0]
+            nodes = np.flatnonzero(self.reached[bounds[depth - 1] : lo] >= 0) + bounds[depth - 1]
+            states = self.reached[nodes]
+        return walk_tokens(trie, self.rows.step, nodes, states)[0]
 
     def read_ahead(self, lo: int, hi: int) -> None:
         """Read the rows not read yet of the states of the nodes ``lo .. hi - 1``, the
@@ -249,49 +258,58 @@ class _Walk:
 
     def whole(self, lo: int, hi: int) -> int:
         """Compute the level ``lo .. hi - 1`` from its parents'; how many nodes live."""
-        levels = self.levels
-        found = self.reached[levels.parent[lo:hi]]
+        levels, reached = self.levels, self.reached
+        found = reached[levels.parent[lo:hi]]
         found <<= 8
         found += levels.byte[lo:hi]
-        level = self.reached[lo:hi]
+        level = reached[lo:hi]
         np.take(self.rows.flat, found, out=level, mode="wrap")  # "wrap": unbuffered
         if level.min() == UNREAD_ROW:
-            at = np.flatnonzero(level == UNREAD_ROW)
-            level[at] = self.again(at + lo)
+            at = np.flatnonzero(level == UNREAD_ROW) + lo
+            level[at - lo] = self.again(reached[levels.parent[at]], levels.byte[at])
         return int(np.count_nonzero(level >= 0))
 
-    def sparse(self, nodes: np.ndarray) -> np.ndarray:
-        """Compute the children of the live ``nodes``; the live ones."""
+    def sparse(self, nodes: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The children of the live ``nodes`` (in ``states``) that live, and their states."""
         levels = self.levels
         counts = levels.num_children[nodes]
         children = runs(levels.first_child[nodes], counts)
-        found = np.repeat(self.reached[nodes], counts)
-        found <<= 8
+        above = np.repeat(states, counts)
+        found = above << 8
         found += levels.byte[children]
-        states = self.rows.flat[found]
-        unread = states == UNREAD_ROW
+        found = self.rows.flat[found]
+        unread = found == UNREAD_ROW
         if unread.any():
-            states[unread] = self.again(children[unread])
-        self.reached[children] = states
-        return children[states >= 0]
+            found[unread] = self.again(above[unread], levels.byte[children[unread]])
+        live = found >= 0
+        return children[live], found[live]
 
-    def again(self, nodes: np.ndarray) -> np.ndarray:
-        """The states of ``nodes``, which read ``UNREAD_ROW``, once their parents' rows
-        are read."""
-        levels = self.levels
-        above = self.reached[levels.parent[nodes]]
+    def again(self, above: np.ndarray, data: np.ndarray) -> np.ndarray:
+        """The states after the bytes ``data`` from the states ``above``, some of whose
+        rows were not read (the nodes read ``UNREAD_ROW``), once they are read."""
         self.rows.read_rows(np.flatnonzero(np.bincount(above)))
-        above <<= 8
-        above += levels.byte[nodes]
-        return self.rows.flat[above]
+        found = above << 8
+        found += data
+        return self.rows.flat[found]
 
     def tokens(self, walked: list[int]) -> np.ndarray:
-        """The token ids (sorted, int32) at live nodes, and those ``walked`` in Python
-        (the nodes flagged first, in order, then read by id: half the time of reading
-        the states by id)."""
-        allowed = np.greater_equal(self.reached, 0).take(self.levels.node_of)
+        """The token ids (sorted, int32) at live nodes, and those ``walked`` in Python:
+        where a level was whole, every node's flag read by id (the nodes flagged first,
+        in order: half the time of reading the states by id); else the tokens of the
+        live nodes, sorted where few, else flagged by id."""
+        trie = self.trie
+        hit = np.concatenate([np.zeros(0, dtype=np.intp), *self.hits])
+        starts = trie.token_start[hit]
+        found = trie.token_ids[runs(starts, trie.token_start[hit + 1] - starts)]
         if walked:
-            allowed[self.trie.sorted_ids[walked]] = True
+            found = np.concatenate([found, trie.sorted_ids[walked]])
+        if self.reached is None and found.size * 16 < self.levels.num_ids:
+            return distinct(found.astype(np.int32))  # the tail re-walks its nodes' own
+        if self.reached is None:
+            allowed = np.zeros(self.levels.num_ids, dtype=bool)
+        else:
+            allowed = np.greater_equal(self.reached, 0).take(self.levels.node_of)
+        allowed[found] = True
         return np.flatnonzero(allowed).astype(np.int32)
 
 
