@@ -41,10 +41,10 @@ def slow_phases(cpu: FakeCpu, building: float, minimising: float):
     """Patches that make the construction take ``building`` seconds more (its walk, when
     it ends: the subsets run on what is left) and the minimisation ``minimising`` more
     (before its first look at the clock)."""
-    real_alphabet, real_minimise = dfa_module._alphabet, dfa_module._minimise
+    real_walk, real_minimise = dfa_module._walk, dfa_module._minimise
 
-    def alphabet(positions):
-        made = real_alphabet(positions)
+    def walk(pattern, kind):
+        made = real_walk(pattern, kind)
         cpu.added += building
         return made
 
@@ -54,7 +54,7 @@ def slow_phases(cpu: FakeCpu, building: float, minimising: float):
 
     return (
         mock.patch.object(dfa_module, "time", cpu),
-        mock.patch.object(dfa_module, "_alphabet", side_effect=alphabet),
+        mock.patch.object(dfa_module, "_walk", side_effect=walk),
         mock.patch.object(dfa_module, "_minimise", side_effect=minimise),
     )
 

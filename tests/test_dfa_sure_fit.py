@@ -7,6 +7,7 @@ holds of the count on a sketch (``dfa._sketch``: a counted repeat's copies walke
 most three, each weighed by the copies it stands for), which tells a schema without its
 whole walk."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from fsmviz import compile_schema
 from fsmviz.automaton import dfa as dfa_module
 from fsmviz.automaton.dfa import (
     _accepting,
+    _alphabet,
     _class_parts,
     _Clock,
     _sketch,
@@ -186,3 +188,53 @@ def test_a_dfa_from_waiting_subsets_is_the_whole_build_s():
     assert (later.num_states, later.accepting, later.moves, later.classes) == (
         whole.num_states, whole.accepting, whole.moves, whole.classes,
     )  # fmt: skip
+
+
+CLASSY = [  # sets that overlap, negated ones, a set no other lists, case folding, dots
+    "[ab]c[^b]",
+    "(?i)[a-z\u00e9]{2,9}x",
+    "[^a][^b]{5,9}[ab]",
+    ".{0,6}\\.[^.]{5}",
+    "([a-c]|[b-d]|[^c]){5,7}c",
+    "[\\s\\S]{5}[^\\s\\S]?z",
+    "(x|[^y]){6}(y|[^x])",
+]
+
+
+def _threshold(walked, weights) -> int | None:
+    """The least limit ``_surely_fits`` tells (it holds for every limit past it), or None."""
+    low, high = 0, 50_000
+    if not _surely_fits(walked, high, weights):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if _surely_fits(walked, middle, weights) else (middle + 1, high)
+    return low
+
+
+def _told_alike(pattern: str) -> None:
+    """A sketch's count on its sharing classes (``dfa._sharing_classes``) is its count on
+    the alphabet's classes: the same least limit told, or none."""
+    sketch = _sketch(pattern)
+    if sketch is None:
+        return
+    by_alphabet = replace(sketch, position_classes=_alphabet(sketch.positions)[2])
+    weights = sketch.positions.weights
+    assert _threshold(sketch, weights) == _threshold(by_alphabet, weights), pattern
+
+
+@pytest.mark.parametrize("pattern", PATTERNS + SHARED + CLASSY)
+def test_the_sketch_s_sharing_classes_count_as_the_alphabet_s(pattern):
+    _told_alike(pattern)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.data())
+def test_the_sketch_s_sharing_classes_count_alike_on_random_patterns(data):
+    atoms = (*ATOMS, "[^b]", "[b-d]", "[^ac]", "(?i:A)")
+    _told_alike(random_pattern(data.draw, atoms=atoms, suffixes=SUFFIXES))
+
+
+@pytest.mark.parametrize("path", SCHEMAS[:3], ids=lambda p: p.stem)
+def test_a_schema_s_sketch_counts_alike_on_its_sharing_classes(path):
+    _told_alike(compile_schema(path.read_text()).regex)

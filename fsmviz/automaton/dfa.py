@@ -314,14 +314,12 @@ def check_buildable(pattern: str) -> None:
     """  # noqa: E501
     if any(kept.peek(pattern) is not None for kept in (_COMPILED, _BUILT, _WALKED, _TOLD)):
         return
-    walked = _sketch(pattern)
-    if walked is not None and walked.positions.scaled:  # a sketch: some copies stand for more
-        if walked.spent <= SURE_SPENT and _surely_fits(walked, weights=walked.positions.weights):
-            _TOLD.get_or_build(pattern, lambda: True)  # the walk waits too
-            return
-        walked = None
-    if walked is None:
-        walked = _Walked.of(pattern)
+    sketch = _sketch(pattern)
+    told = isinstance(sketch, _Sketched) and sketch.spent <= SURE_SPENT  # copies stand for more
+    if told and _surely_fits(sketch, weights=sketch.positions.weights):
+        _TOLD.get_or_build(pattern, lambda: True)  # the walk waits too
+        return
+    walked = sketch if isinstance(sketch, _Walked) else _Walked.of(pattern)
     counting = _cpu_seconds()
     if walked.spent <= SURE_SPENT and _surely_fits(walked):
         _WALKED.get_or_build(pattern, lambda: walked)  # the subsets wait too
@@ -342,7 +340,7 @@ _TOLD: BoundedCache[bool] = BoundedCache(maxsize=64)
 """Patterns whose subsets their sketch told to fit (``_sketch``): nothing is kept but that."""
 
 
-def _sketch(pattern: str) -> _Walked | None:
+def _sketch(pattern: str) -> _Walked | _Sketched | None:
     """The walk of ``pattern`` with each counted repeat of ``SKETCH_FROM`` copies or more
     walked as three (``_Sketch``), or None where it raises: the whole walk then says why.
     Its ``_surely_fits`` with the copies' weights is an upper bound on the whole walk's
@@ -357,9 +355,72 @@ def _sketch(pattern: str) -> _Walked | None:
     122
     """
     try:
-        return _Walked.of(pattern, _Sketch)
+        core, clock, positions, ends = _walk(pattern, _Sketch)
+        if not positions.scaled:  # the whole walk: kept, with its alphabet
+            return _Walked.made(core, clock, positions, ends)
+        classes = _sharing_classes(positions)
     except RegexError:
         return None
+    spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
+    return _Sketched(spent, positions, ends[1], classes)
+
+
+@dataclass(frozen=True)
+class _Sketched:
+    """A sketch's walk (``_sketch``) and what its count (``_surely_fits``) reads beside
+    the positions: each position's classes, as ``_sharing_classes`` tells them (no
+    alphabet: nothing is built from a sketch), and the CPU seconds it took (``spent``)."""
+
+    spent: float
+    positions: _Positions
+    first: int
+    position_classes: list[int]
+
+
+def _walk(
+    pattern: str, kind: type[_Positions]
+) -> tuple[str, _Clock, _Positions, tuple[bool, int, int]]:
+    """``pattern`` parsed, its size checked and walked by ``kind`` on a clock started now:
+    its core, the clock, the positions and (nullable, first, last)."""
+    core, tree = parse(pattern)
+    check_size(tree, core)
+    clock = _Clock.after(MAX_SECONDS, "building")
+    positions = kind(core, clock)
+    return core, clock, positions, positions.walk(tree, 0)
+
+
+def _sharing_classes(positions: _Positions) -> list[int]:
+    """For each position, the bitset of "classes" it accepts, as ``_surely_fits`` reads
+    them, without the alphabet (``_alphabet``: its signatures and their drawing order are
+    most of its cost): a bit for each character that two distinct sets list, one for
+    each set's characters that no other set lists, one for the characters none lists.
+    Two positions share a bit exactly where they share a character, and the positions
+    that accept one bit are those that accept one of its characters: the sets of
+    positions ``_targets`` finds are those of the alphabet's classes (a finer split of
+    the same characters), so the count is the same.
+
+    >>> [bin(c) for c in _sharing_classes(_Walked.of("[ab]c[^b]").positions)]  # b; a; c; others
+    ['0b11', '0b100', '0b1110']
+    """
+    index: dict[_CharSet, int] = {}  # distinct set -> its number, in the order first met
+    set_ids = [index.setdefault(cs, len(index)) for cs in positions.sets]
+    seen: set[str] = set()
+    shared: set[str] = set()  # characters listed by two distinct sets or more
+    for chars, _ in index:
+        shared |= seen & chars
+        seen |= chars
+    bit_of = {char: 1 << k for k, char in enumerate(sorted(shared))}
+    own = [len(chars) > len(chars & shared) for chars, _ in index]  # some listed here alone
+    own_bits = {i: 1 << (len(shared) + k) for k, i in enumerate(i for i, o in enumerate(own) if o)}
+    others = 1 << (len(shared) + len(own_bits))
+    everything = (others << 1) - 1
+    set_classes = []
+    for i, (chars, negated) in enumerate(index):
+        listed = own_bits.get(i, 0)
+        for char in chars & shared:
+            listed |= bit_of[char]
+        set_classes.append(everything & ~listed if negated else listed)
+    return [set_classes[i] for i in set_ids]
 
 
 def _finished(pattern: str) -> Dfa:
@@ -460,13 +521,16 @@ class _Walked:
     set_ids: list[int]  # position -> its distinct set
 
     @staticmethod
-    def of(pattern: str, kind: type[_Positions] | None = None) -> _Walked:
-        """``pattern`` walked by ``kind`` (``_Positions``; ``_Sketch`` for ``_sketch``)."""
-        core, tree = parse(pattern)
-        check_size(tree, core)
-        clock = _Clock.after(MAX_SECONDS, "building")
-        positions = (kind or _Positions)(core, clock)
-        nullable, first, last = positions.walk(tree, 0)
+    def of(pattern: str) -> _Walked:
+        """``pattern`` walked whole (``_Positions``), and its alphabet."""
+        return _Walked.made(*_walk(pattern, _Positions))
+
+    @staticmethod
+    def made(
+        core: str, clock: _Clock, positions: _Positions, ends: tuple[bool, int, int]
+    ) -> _Walked:
+        """A whole walk's record (``_walk``'s), its alphabet made now on its clock."""
+        nullable, first, last = ends
         kinds, class_sets, position_classes, mentioned, set_ids = _alphabet(positions)
         spent = MAX_SECONDS - (clock.deadline - _cpu_seconds())
         return _Walked(core, clock, spent, positions, nullable, first, last, kinds,
@@ -503,7 +567,7 @@ took at most this much of the construction's budget: the subsets of at most
 
 
 def _surely_fits(
-    walked: _Walked, limit: int | None = None, weights: Sequence[int] | None = None
+    walked: _Walked | _Sketched, limit: int | None = None, weights: Sequence[int] | None = None
 ) -> bool:
     """Whether the subset construction surely makes at most ``limit`` (``DEFER_EDGES``)
     edges, told from the positions without building it: then it has at most ``limit + 1``
