@@ -96,6 +96,10 @@ class BoundedCache(Generic[V]):
                 del self._building[key]
             building.done.set()
 
+    def put(self, key: Hashable, value: V) -> None:
+        """Keep ``value`` under ``key``: a value made elsewhere, with no build to wait for."""
+        self._keep(key, value)
+
     def _keep(self, key: Hashable, value: V) -> V:
         with self._lock:
             self._items[key] = value
@@ -142,6 +146,17 @@ class OwnedCache(Generic[V]):
             self._cache.clear()
             kept = self._cache.get_or_build(full, lambda: (owner, build()))
         return kept[1]
+
+    def put(self, owner: object, key: Hashable, value: V) -> None:
+        """Keep ``value`` for ``owner`` and ``key``: made elsewhere (a count a parser kept
+        as it read), with no build to wait for.
+
+        >>> sizes: OwnedCache[int] = OwnedCache(maxsize=2)
+        >>> owner = [1, 2]
+        >>> sizes.put(owner, "len", 2); sizes.get_or_build(owner, "len", lambda: 0)
+        2
+        """
+        self._cache.put((id(owner), key), (owner, value))
 
     def clear(self) -> None:
         self._cache.clear()

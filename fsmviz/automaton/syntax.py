@@ -220,126 +220,194 @@ def _parse_tree(pattern: str) -> Pattern:
 # ``_normalize`` changes nothing and interegular builds the very same tree
 # (``tests/test_parse_fast.py`` compares both paths on every corpus pattern and on fuzz).
 
-_LITERAL_NOT = frozenset("\\[](){}|*+?.^$")
-"""Characters that are no literal for ``_Reader`` (it leaves ``]``, ``{`` and ``}`` standing
-alone, which ``re`` reads as literals, to the full path)."""
-_SET_ESCAPES = {c: group for c, group in _CHAR_GROUPS.items() if c != "b"}
-"""``\\d \\D \\s \\S \\w \\W`` and the control characters ``\\n \\t``…; ``\\b`` outside a class is
-a word boundary (refused), inside one a backspace (``_CLASS_ESCAPES``)."""
-_CLASS_ESCAPES = dict(_CHAR_GROUPS)
+_QUANTIFIER_SYNTAX = r"(?:[*+?]|\{(?:[0-9]+|[0-9]*,[0-9]*)\})\??"
+"""A quantifier as ``re`` reads one (ASCII digits only: ``{١}`` is literal text), lazy or not."""
+_RUN_SYNTAX = r"[^\\\[\](){}|*+?.^$]+"
+"""A run of characters that ``_Reader`` takes as literals (``]``, ``{`` and ``}`` standing
+alone, which ``re`` reads as literals, it leaves to the full path)."""
+_TOKEN = re.compile(
+    r"""
+      (((\[\^?+(?:[^\\\]]|\\.)++\]|\\x[0-9a-fA-F]{2}|\\.|\.)(<Q>)?)(<R>)?)  # 1: an item
+    | (<R>)                                       # 6: a run of literals
+    | (\)(<Q>)?(<R>)?)                              # 7: a group's ")"
+    | (\((?:\?:|\?P<([A-Za-z_][A-Za-z0-9_]*)>)?)  # 10: a group's "(", "(?:" or "(?P<11>"
+    | (\|)                                      # 12
+    | (<Q>)                                       # 13: a quantifier after a run or a group
+    | (.)                                       # 14: what the reader leaves to the full path
+    """.replace("<Q>", _QUANTIFIER_SYNTAX).replace("<R>", _RUN_SYNTAX),
+    re.DOTALL | re.VERBOSE,
+)
+"""The common syntax's tokens, one match each (``_Reader``), so that the pieces a JSON
+schema's regex repeats cost one step: an item (3: a class, an escape or the dot; a class
+with no ``]`` first) with its quantifier (4) and the run of literals after it (5), as
+``[ ]?"name"``; a run alone (6); a group's ``)`` (7) with its quantifier (8) and a run (9).
+Matched from every position in turn, so nothing is skipped: what is no token of the
+reader's (``^ $ { } ]``, an unclosed ``[``, a lone ``\\``) is token 14."""
+_COUNTS = re.compile(r"\{(?:([0-9]+)|([0-9]*),([0-9]*))\}")
 _PLAIN_ESCAPED = frozenset(string.punctuation + " ")
 """Escaped characters that stand for themselves in ``re`` and interegular alike (an escaped
 letter or digit means something else, or is an error)."""
-_HEX = frozenset(string.hexdigits)
-_LITERALS = re.compile("[^" + re.escape("".join(sorted(_LITERAL_NOT))) + "]+")
-"""A run of characters that ``_Reader`` takes as literals."""
+_CLASS_ESCAPES = {
+    **{"\\" + c: CharGroup(frozenset(c), False) for c in sorted(_PLAIN_ESCAPED)},
+    **{"\\" + c: group for c, group in _CHAR_GROUPS.items()},
+}
+"""Escapes in a class: ``\\d \\D \\s \\S \\w \\W``, the control characters ``\\n \\t \\b``…
+and escaped punctuation (``\\x..`` is read apart)."""
+_ESCAPES = {
+    text: (group, (group.chars, group.negated))
+    for text, group in _CLASS_ESCAPES.items()
+    if text != "\\b"
+}
+"""Escapes outside a class, with their class keys: ``\\b`` there is a word boundary."""
+_REPEATS = {"*": (0, None), "+": (1, None), "?": (0, 1), "*?": (0, None), "+?": (1, None),
+            "??": (0, 1)}  # fmt: skip
+"""The counts of the quantifiers without braces, lazy or not (laziness changes nothing for
+a DFA)."""
+_CLASS_ITEM = re.compile(
+    r"(\\x[0-9a-fA-F]{2}|\\.|[^\\])(?:-(?!\])(\\x[0-9a-fA-F]{2}|\\.|[^\\]))?", re.DOTALL
+)
+"""An item of a class's body, a range ``low-high`` or one item (``-`` before ``]`` is one)."""
 _DOT_KEY = (frozenset("\n"), True)
 """The dot's class as ``class_keys`` names it: all but a newline."""
+
+
+_Repeat = tuple[Repeated, int]
+"""A repeat read, and the copies of its item it expands to (``_Reader._repeat``)."""
+_Item = tuple[object, int, int]
+"""An item token read (``_Reader._item``): its item, its class's width, its positions."""
+_Group = tuple[str, Pattern, int, int, int]
+"""A group read (``_Reader._close``): its text, tree, positions, class width and ``(``."""
+_Met = tuple[Pattern, int, int, int]
+"""A group met again (``_Reader._open``): its tree, positions, the class width with its
+classes added, and where it ends."""
+_Frame = tuple[list, list[Concatenation], int, int, int, int]
+"""An open group's surroundings (``_Reader.read``): the parts, options, and their positions
+of the alternative it opened in, where it opened and the class width then."""
 _GROUP_KEY = 12
-"""Characters from a group's ``(`` by which ``_Reader.group`` finds the groups it read."""
-_REPEAT = re.compile(r"\{(?:(\d+)|(\d*),(\d*))\}")
-_GROUP_NAME = re.compile(r"\?P<([A-Za-z_][A-Za-z0-9_]*)>")
+"""Characters from a group's ``(`` by which ``_Reader._open`` finds the groups it read."""
 
 
 class _Unusual(Exception):
     """The pattern uses something ``_Reader`` leaves to the full path."""
 
 
-class _ClassReader:
-    """``_Reader``'s reading of character classes and escapes, on its ``data`` and ``i``:
-    each class text read once (``classes``), its width counted (``widths``, ``width``),
-    its set noted (``keys``)."""
-
-    data: str
-    i: int
-    classes: dict[str, CharGroup]
-    widths: dict[str, int]
-    width: int
-    keys: dict[tuple[frozenset[str], bool], None]
-
-    def escape(self, known: dict[str, CharGroup]) -> CharGroup:
-        """After ``\\``: the set it names (``known``) or the character it stands for."""
-        data, i = self.data, self.i
-        c = data[i : i + 1]
-        if c in known:
-            self.i = i + 1
-            return known[c]
-        if c in _PLAIN_ESCAPED and c:
-            self.i = i + 1
-            return CharGroup(frozenset(c), False)
-        digits = data[i + 1 : i + 3]
-        if c == "x" and len(digits) == 2 and digits[0] in _HEX and digits[1] in _HEX:
-            self.i = i + 3
-            return CharGroup(frozenset(chr(int(digits, 16))), False)
-        raise _Unusual  # \u, octal, backreferences, anchors, \p{…}, bad escapes
-
-    def char_class(self) -> CharGroup:
-        """After ``[``: the class up to its ``]``, read by ``class_union`` once per text (a
-        JSON schema's regex spells its string class out for every string field)."""
-        data, start = self.data, self.i - 1
-        found = _CLASS_BODY.match(data, start)  # _class_end, inlined: ~130 classes a schema
-        end = len(data) if found is None else found.end()
-        text = data[start:end]
-        width = self.widths.get(text)
-        if width is None:
-            width = self.widths[text] = _class_width(data, start, end - 1)
-        self.width += width
-        if self.width > MAX_CLASS_CHARACTERS:
-            raise _Unusual  # _check_shape refuses it
-        known = self.classes.get(text)
-        if known is not None:
-            self.i = end
-            return known
-        group = self._char_class()
-        self.keys[group.chars, group.negated] = None
-        if self.i == end:
-            self.classes[text] = group
-        return group
-
-    def _char_class(self) -> CharGroup:
-        data, n = self.data, len(self.data)
-        negate = data.startswith("^", self.i)
-        self.i += negate
-        if data.startswith("]", self.i):
-            raise _Unusual  # a literal "]" first
-        items = []
-        while True:
-            if self.i >= n:
-                raise _Unusual  # a missing "]"
-            if data[self.i] == "]":
-                self.i += 1
-                return class_union(items, negate)
-            low = self.class_item()
-            if data.startswith("-", self.i) and not data.startswith("]", self.i + 1):
-                self.i += 1
-                high = self.class_item()
-                if len(low.chars) != 1 or len(high.chars) != 1 or low.negated or high.negated:
-                    raise _Unusual  # a range from or to a set, as [\d-z]
-                first, last = ord(*low.chars), ord(*high.chars)
-                if first > last:
-                    raise _Unusual  # re: bad character range
-                low = CharGroup(frozenset(map(chr, range(first, last + 1))), False)
-            items.append(low)
-
-    def class_item(self) -> CharGroup:
-        if self.i >= len(self.data):
-            raise _Unusual
-        c = self.data[self.i]
-        self.i += 1
-        return self.escape(_CLASS_ESCAPES) if c == "\\" else CharGroup(frozenset(c), False)
+def _code(item: str) -> int:
+    """The code point of a range's end in a class (``a``, ``\\x41``, ``\\n``, ``\\-``);
+    ``_Unusual`` for a set (``[\\d-z]``: ``re`` refuses it) or an escape the reader
+    leaves to the full path."""
+    if len(item) == 1:
+        return ord(item)
+    group = _CLASS_ESCAPES.get(item)
+    if group is not None and len(group.chars) == 1 and not group.negated:
+        return ord(*group.chars)
+    if group is None and len(item) == 4:  # \xHH
+        return int(item[2:], 16)
+    raise _Unusual  # a set, \u, octal, \p{…}, bad escapes
 
 
-class _Reader(_ClassReader):
-    """A recursive-descent reader of the common syntax into interegular's tree, simplified
-    as ``Pattern.simplify`` does it (a group holding nothing but a group is that group).
-    It keeps ``_check_shape``'s two counts as it reads (the depth of groups, the width of
-    classes, both checked before the group is entered or the class built) and leaves a
-    pattern past either to the full path, where ``_check_shape`` points at the excess: a
-    pattern it takes would pass that scan, which it need not run. It counts too the
-    positions the tree expands to (``size``, as ``dfa._expanded_size`` counts them: a
-    class or a literal is one, a repeat its base's times its most copies, or its least
-    and at least one where unbounded), which the DFA check and the first set ask for and
-    need not walk the tree for (``TREE_SIZES``).
+def _read_class(text: str, room: int) -> tuple[CharGroup, int]:
+    """The set of the class ``text`` (``[…]``, no ``]`` first), as ``class_union`` reads its
+    items, and its width as ``_class_width`` counts it (a range all its characters, any
+    other item one); ``_Unusual`` where ``re`` or interegular would read it otherwise, or
+    where the width is past ``room`` (the class is not built then)."""
+    negate = text.startswith("[^")
+    listed: set[str] = set()  # what the items accept (ranges apart)
+    refused: list[frozenset[str]] = []  # what each negated set (\W, \D) refuses
+    spans: list[range] = []
+    width = 0
+    for low, high in _CLASS_ITEM.findall(text, 1 + negate, len(text) - 1):
+        if high:
+            first, last = _code(low), _code(high)
+            if first > last:
+                raise _Unusual  # re: bad character range
+            spans.append(range(first, last + 1))
+            width += last - first + 1
+        elif len(low) == 1:
+            listed.add(low)
+            width += 1
+        else:
+            group = _item_set(low)
+            (refused.append if group.negated else listed.update)(group.chars)
+            width += 1
+    if width > room:
+        raise _Unusual  # _check_shape refuses it
+    for span in spans:
+        listed.update(map(chr, span))
+    if not refused:
+        return CharGroup(frozenset(listed), negate), width
+    return CharGroup(frozenset.intersection(*refused) - listed, not negate), width
+
+
+def _item_set(item: str) -> CharGroup:
+    """The set of one escape in a class: ``\\d``, ``\\n``, ``\\-``, ``\\x41``…"""
+    found = _CLASS_ESCAPES.get(item)
+    if found is not None:
+        return found
+    return CharGroup(frozenset(chr(_code(item))), False)
+
+
+def _repeat_counts(quantifier: str) -> tuple[int, int | None]:
+    """(least, most) of a quantifier (``_QUANTIFIER_SYNTAX``); ``_Unusual`` where ``re``
+    refuses the counts."""
+    simple = _REPEATS.get(quantifier)
+    if simple is not None:
+        return simple
+    exact, low, high = _COUNTS.match(quantifier).groups()
+    if len(quantifier) > 11 and any(_is_huge(d or "") for d in (exact, low, high)):
+        raise _Unusual  # re refuses it (a count past it has ten digits or more)
+    least = int(exact or low or 0)
+    most = least if exact else int(high) if high else None
+    if most is not None and most < least:
+        raise _Unusual  # re refuses it
+    return least, most
+
+
+def _escape(text: str) -> tuple[CharGroup, ClassKey]:
+    """The set an escape outside a class stands for that ``_ESCAPES`` does not list
+    (``\\xHH``), and its class key; ``_Unusual`` for the rest."""
+    if len(text) == 4:
+        group = CharGroup(frozenset(chr(int(text[2:], 16))), False)
+        return group, (group.chars, False)
+    raise _Unusual  # \u, octal, backreferences, anchors, \p{…}, bad escapes
+
+
+def _alternation(options: list[Concatenation], parts: list) -> Pattern:
+    """The group of ``options`` and the last one's ``parts``, simplified as
+    ``Pattern.simplify`` does it: a group holding nothing but a group is that group."""
+    if not options and len(parts) == 1 and type(parts[0]) is Pattern:
+        return parts[0]
+    return Pattern((*options, Concatenation(tuple(parts))))
+
+
+class _Literals(dict[str, CharGroup]):
+    """Character -> its one-character set, made at its first asking, its class key noted
+    in ``keys`` then: ``map(literals.__getitem__, run)`` reads a run in C."""
+
+    keys: dict[ClassKey, None]
+
+    def __missing__(self, c: str) -> CharGroup:
+        found = self[c] = CharGroup(frozenset(c), False)
+        self.keys[found.chars, False] = None
+        return found
+
+
+class _Reader:
+    """A reader of the common syntax into interegular's tree, one ``_TOKEN`` at a time, with
+    a stack of the groups open (no recursion). Each item token (``[ ]?``: a class and its
+    quantifier) is read once per text, each class once per text, each repeat of one item
+    and counts made once, and a group whose text was read before is the tree read then,
+    its text not read again (a JSON schema's regex spells its string characters out for
+    every string field, its number for every number; ``_Parser.group`` does the same on the
+    full path). A group is read afresh where it names a group (a name used twice is
+    refused), or where its ``(``, counted, could nest too deep.
+
+    It keeps ``_check_shape``'s two counts as it reads (the depth of groups, checked as a
+    group opens; the width of classes at every class, before one is built) and leaves a
+    pattern past either to the full path, where ``_check_shape`` points at the excess. It
+    counts too the positions the tree expands to (``size``, as ``dfa._expanded_size``
+    counts them: a class or a literal is one, a repeat its base's times its most copies, or
+    its least and at least one where unbounded; ``TREE_SIZES``), and notes each distinct
+    class in the order a walk of the tree meets them (``keys``).
 
     >>> _Reader(r"((ab|c))?\\d").read() == _parse_tree(r"((ab|c))?\\d")
     True
@@ -350,192 +418,186 @@ class _Reader(_ClassReader):
 
     def __init__(self, data: str):
         self.data = data
-        self.i = 0
+        self.size = 0  # positions of the tree read
+        self.keys: dict[ClassKey, None] = {}  # ``class_keys``, in order
+        self.items: dict[str, _Item] = {}  # item token -> its item, width, positions
+        self.sets: dict[str, tuple[CharGroup, int]] = {}  # class text -> its set, width
+        self.repeats: dict[tuple[int, str], _Repeat] = {}  # (id(item), quantifier) -> repeat
+        self.repeated: dict[tuple[int, int, int | None], Repeated] = {}  # by counts
+        self.groups: dict[str, list[_Group]] = {}  # first characters -> the groups read
+        self.texts: dict[str, _Group] = {}  # group text -> the group read
         self.names: set[str] = set()  # group names so far: re refuses one used twice
-        self.classes: dict[str, CharGroup] = {}  # class text -> its set, read once
-        self.widths: dict[str, int] = {}  # class text -> ``_class_width``
-        self.width = 0  # of the classes so far, as ``_check_shape`` counts them
-        self.depth = 0  # groups open here
-        self.keys: dict[tuple[frozenset[str], bool], None] = {}  # ``class_keys``, in order
-        self.literals: dict[str, CharGroup] = {}  # character -> its set
-        self.size = 0  # positions of what was read last: a concatenation, a pattern
-        self.groups: dict[str, list[tuple[str, Pattern, int, int]]] = {}  # ``group``'s
-        self.repeats: dict[tuple[int, int, int | None], Repeated] = {}  # one per repeat read
-        self.quantified: dict[str, tuple[Repeated, int]] = {}  # ``quantified_class``'s
 
     def read(self) -> Pattern:
-        """The whole pattern's tree, or ``_Unusual``."""
-        tree = self.pattern()
-        if self.i < len(self.data):
-            raise _Unusual  # an unbalanced ")"
-        return tree
-
-    def pattern(self) -> Pattern:
-        """Alternatives up to the end or a ``)`` (which the caller reads)."""
-        options = [self.concatenation()]
-        size = self.size
-        while self.data.startswith("|", self.i):
-            self.i += 1
-            options.append(self.concatenation())
-            size += self.size
-        self.size = size
-        if len(options) == 1 and len(options[0].parts) == 1:
-            only = options[0].parts[0]
-            if type(only) is Pattern:
-                return only
-        return Pattern(tuple(options))
-
-    def concatenation(self) -> Concatenation:
-        data, n = self.data, len(self.data)
-        parts = []
-        size = 0  # the parts' positions
-        while self.i < n:
-            c = data[self.i]
-            if c == "|" or c == ")":
-                break
-            self.i += 1
-            width = 1  # the item's positions
-            if c == "(":
-                item = self.group()
-                width = self.size
-            elif c == "[":
-                item, quantified = self.quantified_class()
-                if quantified:  # read with its quantifier: one position
-                    size += 1
+        """The whole pattern's tree, or ``_Unusual``. ``parts``: the items of the open
+        alternative, ``size`` their positions; ``options`` and ``done``: the group's
+        alternatives before, and their positions; ``stack``: those of the groups around,
+        with where each opened and the class width then; ``loose``: where the last run or
+        group met again ended, and its last item's positions (a quantifier right there
+        repeats that item)."""
+        data, literals, items = self.data, _Literals(), self.items
+        literals.keys = self.keys
+        stack: list[_Frame] = []
+        parts: list = []
+        options: list[Concatenation] = []
+        size = done = width = 0
+        loose = (-1, 0)
+        tokens = _TOKEN.finditer(data)
+        while True:
+            for token in tokens:
+                kind = token.lastindex
+                if kind == 1:
+                    item, wide, positions = items.get(token[2]) or self._item(token, width)
                     parts.append(item)
+                    size += positions
+                    width += wide
+                    if width > MAX_CLASS_CHARACTERS:
+                        raise _Unusual  # _check_shape refuses it
+                    run = token[5]
+                elif kind == 6:
+                    run = token[6]
+                elif kind == 7:
+                    closed = self._close(stack, options, parts, done + size, width, token)
+                    parts, options, size, done = closed
+                    run = token[9]
+                elif kind == 10:
+                    met = self._open(token, len(stack), width)
+                    if met is not None:
+                        tree, positions, width, end = met
+                        parts.append(tree)
+                        size += positions
+                        loose, tokens = (end, positions), _TOKEN.finditer(data, end)
+                        break
+                    stack.append((parts, options, size, done, token.start(), width))
+                    parts, options, size, done = [], [], 0, 0
                     continue
-            elif c == "\\":
-                item = self.escape(_SET_ESCAPES)
-                self.keys[item.chars, item.negated] = None
-            elif c == ".":
-                item = DOT
-                self.keys[_DOT_KEY] = None
-            elif c in _LITERAL_NOT:
-                raise _Unusual  # a quantifier with nothing to repeat, an anchor, "{", "]"
-            else:  # a run of literals (a JSON key): all but the last are unquantified
-                end = _LITERALS.match(data, self.i - 1).end()
-                parts.extend(map(self.literal, data[self.i - 1 : end - 1]))
-                size += end - self.i
-                self.i = end
-                item = self.literal(data[end - 1])
-            if self.i < n and data[self.i] in "*+?{":  # most items stand alone
-                item = self.repeat(item)
-                most = item.max
-                width *= most if most is not None else max(item.min, 1)
-            size += width
-            parts.append(item)
-        self.size = size
-        return Concatenation(tuple(parts))
-
-    def quantified_class(self) -> tuple[object, bool]:
-        """After ``[``: the class, and False; or, where a plain ``?``, ``*`` or ``+`` follows
-        it, the class repeated (one position), and True. A quantified class is read once per
-        text, as its repeat and the class's width: a JSON schema's regex writes ``[ ]?``
-        between every two of its tokens. Its width is counted at every meeting."""
-        data, start = self.data, self.i - 1
-        found = _CLASS_BODY.match(data, start)
-        if found is None:
-            return self.char_class(), False
-        end = found.end() + 1  # past the quantifier, if one follows
-        if end < len(data) and data[end] in "*+?{":
-            return self.char_class(), False  # lazy or repeated again: ``repeat`` reads it
-        text = data[start:end]
-        known = self.quantified.get(text)
-        if known is not None:
-            item, width = known
-            self.width += width
-            if self.width > MAX_CLASS_CHARACTERS:
-                raise _Unusual  # _check_shape refuses it
-            self.i = end
-            return item, True
-        group = self.char_class()
-        if self.i != end - 1 or text[-1] not in "*+?" or text[:-1] not in self.classes:
-            return group, False
-        item = self.repeat(group)
-        self.quantified[text] = (item, self.widths[text[:-1]])
-        return item, True
-
-    def literal(self, c: str) -> CharGroup:
-        """The one-character set of ``c``, made once per pattern."""
-        found = self.literals.get(c)
-        if found is None:
-            found = self.literals[c] = CharGroup(frozenset(c), False)
-            self.keys[found.chars, False] = None
-        return found
-
-    def group(self) -> Pattern:
-        """After ``(``: the group's pattern and its ``)``. A group whose text was read
-        before is the tree read then (a JSON schema's regex spells its string characters
-        out for every string, its number for every number; ``_Parser.group`` does the same
-        on the full path): reading a group looks at nothing past its ``)``, and its counts
-        (positions, class width) are added again; it is read afresh where it names a group
-        (a name used twice is refused), or where its ``(``, counted, could nest too deep."""
-        data, start = self.data, self.i - 1
-        key = data[start : start + _GROUP_KEY]
-        for text, inner, size, width in self.groups.get(key, ()):
-            if data.startswith(text, start) and self.depth + text.count("(") <= MAX_NESTING:
-                self.width += width
-                if self.width > MAX_CLASS_CHARACTERS:
-                    raise _Unusual  # _check_shape refuses it
-                self.i = start + len(text)
-                self.size = size
-                return inner
-        before = self.width
-        inner = self._group()
-        text = data[start : self.i]
-        if "(?P" not in text:
-            self.groups.setdefault(key, []).append((text, inner, self.size, self.width - before))
-        return inner
-
-    def _group(self) -> Pattern:
-        if self.data.startswith("?", self.i):
-            name = _GROUP_NAME.match(self.data, self.i)
-            if self.data.startswith("?:", self.i):
-                self.i += 2
-            elif name is not None and name.group(1) not in self.names:
-                self.names.add(name.group(1))
-                self.i = name.end()
+                elif kind == 12:
+                    options.append(Concatenation(tuple(parts)))
+                    done += size
+                    parts, size = [], 0
+                    continue
+                elif kind == 13 and token.start() == loose[0]:
+                    parts[-1], copies = self._repeated(parts[-1], token[13])
+                    size += loose[1] * (copies - 1)
+                    continue
+                else:  # ^ $ { } ], an unclosed class, a lone \, a quantifier after (, |
+                    raise _Unusual  # or another quantifier
+                if run is not None:
+                    parts += map(literals.__getitem__, run)
+                    size += len(run)
+                    loose = (token.end(), 1)
             else:
-                raise _Unusual  # flags, lookarounds, comments, a name used twice
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise _Unusual  # _check_shape refuses it
-        inner = self.pattern()
-        if not self.data.startswith(")", self.i):
+                break
+        if stack:
             raise _Unusual  # a missing ")"
-        self.i += 1
-        self.depth -= 1
-        return inner
+        self.size = done + size
+        return _alternation(options, parts)
 
-    def repeat(self, item: object) -> object:
-        """``item`` with the quantifier at ``self.i`` (one of ``*+?{``, which the caller
-        found; a lazy ``?`` after it changes nothing for a DFA)."""
-        data, i = self.data, self.i
-        if data[i] == "{":
-            counts = _REPEAT.match(data, i)
-            if counts is None:
-                raise _Unusual  # a "{" that is a literal
-            exact, low, high = counts.groups()
-            if any(_is_huge(d or "") for d in counts.groups()):
-                raise _Unusual  # re refuses it
-            least = int(exact or low or 0)
-            most = least if exact else int(high) if high else None
-            if most is not None and most < least:
-                raise _Unusual  # re refuses it
-            i = counts.end()
+    def _item(self, token: re.Match[str], width: int) -> _Item:
+        """An item token met first: its item (a class, an escape or the dot, repeated by
+        its quantifier if one follows), its class's width and its positions. A class's set
+        is read once per class text (its key noted then), and not built where its width is
+        past what is left; an escape's and the dot's key are noted."""
+        text = token[3]
+        if text[0] == "[":
+            known = self.sets.get(text)
+            if known is None:
+                known = self.sets[text] = _read_class(text, MAX_CLASS_CHARACTERS - width)
+                self.keys[known[0].chars, known[0].negated] = None
+            group, wide = known
+        elif text == ".":
+            group, wide = DOT, 0
+            self.keys[_DOT_KEY] = None
         else:
-            least, most = {"*": (0, None), "+": (1, None), "?": (0, 1)}[data[i]]
-            i += 1
-        if data.startswith("?", i):
-            i += 1
-        if i < len(data) and data[i] in "*+?{":
-            raise _Unusual  # a repeat repeated, or a possessive one
-        self.i = i
-        key = (id(item), least, most)  # the item is kept by its repeat: its id stays its own
-        found = self.repeats.get(key)
-        if found is None:
-            found = self.repeats[key] = Repeated(item, least, most)
+            group, key = _ESCAPES.get(text) or _escape(text)
+            self.keys[key] = None
+            wide = 0
+        if token[4] is None:
+            found: _Item = (group, wide, 1)
+        else:
+            item, copies = self._repeated(group, token[4])
+            found = (item, wide, copies)
+        self.items[token[2]] = found
         return found
+
+    def _repeated(self, item: object, quantifier: str) -> _Repeat:
+        """``item`` repeated by ``quantifier``, and the copies of ``item`` it expands to:
+        one ``Repeated`` per item and counts (``{2}`` and ``{2,2}`` alike; the item is kept
+        by its repeat, so its id stays its own), kept by item and quantifier."""
+        kept = self.repeats.get((id(item), quantifier))
+        if kept is None:
+            least, most = _repeat_counts(quantifier)
+            same = (id(item), least, most)
+            found = self.repeated.get(same)
+            if found is None:
+                found = self.repeated[same] = Repeated(item, least, most)
+            copies = most if most is not None else max(least, 1)
+            kept = self.repeats[id(item), quantifier] = found, copies
+        return kept
+
+    def _open(self, token: re.Match[str], depth: int, width: int) -> _Met | None:
+        """A group opening at ``depth``: where its text was read before (and its ``(``
+        cannot nest too deep), that group's tree and positions, the class width with its
+        classes added again, and where it ends; else None, its depth and name checked.
+        A group read before is found by its text up to the first ``)`` (a group with no
+        group inside), or else by its first characters."""
+        data, start = self.data, token.start()
+        flat = self.texts.get(data[start : data.find(")", start) + 1])
+        for text, tree, positions, wide, opens in (
+            [flat] if flat is not None else self.groups.get(data[start : start + _GROUP_KEY], ())
+        ):
+            if data.startswith(text, start) and depth + opens <= MAX_NESTING:
+                if width + wide > MAX_CLASS_CHARACTERS:
+                    raise _Unusual  # _check_shape refuses it
+                return tree, positions, width + wide, start + len(text)
+        if depth == MAX_NESTING:
+            raise _Unusual  # _check_shape refuses it
+        name = token[11]
+        if name is not None:
+            if name in self.names:
+                raise _Unusual  # re: a name used twice
+            self.names.add(name)
+        return None
+
+    def _close(
+        self,
+        stack: list[_Frame],
+        options: list[Concatenation],
+        parts: list,
+        positions: int,
+        width: int,
+        token: re.Match[str],
+    ) -> tuple[list, list[Concatenation], int, int]:
+        """The group last opened (``stack``'s top) closing at ``token``: its tree (the tree
+        of its text if read before, else its own, simplified), repeated by the quantifier
+        after it, added to the alternative around it, which is returned. The group is kept
+        by its text and by its first characters for ``_open`` to meet it again (not where
+        it names a group: its name must be checked again)."""
+        if not stack:
+            raise _Unusual  # an unbalanced ")"
+        frame = stack.pop()
+        data, start = self.data, frame[4]
+        text = data[start : token.start() + 1]
+        group = self.texts.get(text)
+        if group is None:
+            group = (
+                text,
+                _alternation(options, parts),
+                positions,
+                width - frame[5],
+                text.count("("),
+            )
+            if "(?P" not in text:
+                self.texts[text] = group
+        if "(?P" not in text:
+            self.groups.setdefault(data[start : start + _GROUP_KEY], []).append(group)
+        tree = group[1]
+        if token[8] is not None:
+            tree, copies = self._repeated(tree, token[8])
+            positions *= copies
+        outer, outer_options, size, done = frame[:4]
+        outer.append(tree)
+        return outer, outer_options, size + positions, done
 
 
 MAX_PATTERN_LENGTH = 50_000
@@ -1241,7 +1303,7 @@ def _parsed(pattern: str) -> tuple[str, Pattern, tuple[ClassKey, ...] | None]:
     try:
         reader = _Reader(pattern)
         tree = reader.read()
-        TREE_SIZES.get_or_build(tree, "positions", lambda: reader.size)
+        TREE_SIZES.put(tree, "positions", reader.size)
         return strip_anchors(pattern), tree, tuple(reader.keys)
     except _Unusual:
         _check_shape(pattern)
