@@ -55,11 +55,13 @@ __all__ = [
 SPARSE_LEVEL = 8
 """A level whose nodes live fewer than one in this many has only its live nodes'
 children computed (else the whole level, every node's state from its parent's)."""
-DEEP_NODES = 1_024
+DEEP_NODES = 512
 """The trie's deepest levels, from the first with no more nodes than this at and below
-it, are walked token by token in Python (``walk_tokens``): SmolLM2's 49k tokens have 64
-levels below depth 16, ~10 nodes each, where a numpy round costs ~7 µs whatever its size
-(0.45 ms a first set; their ~150 tokens' ~2,000 bytes cost ~0.15 ms in Python)."""
+it, are walked token by token in Python (``walk_tokens``): SmolLM2's 49k tokens have 60
+levels below depth 20, ~8 nodes each, where a numpy round costs ~7 µs whatever its size;
+their ~90 tokens' ~1,600 bytes cost less in Python. (1,024: depth 16, and 0.97 of the
+time over 6 patterns with 512 beside it; 3,000: depth 14, 1.2 times; 250: depth 39, 1.03
+times.)"""
 TAIL_TOKENS = 64
 """Nor is a level walked in numpy whose live nodes hold no more tokens than this at and
 below them all (a pattern whose tokens die in a few bytes)."""
