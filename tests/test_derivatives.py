@@ -338,3 +338,21 @@ def test_a_lone_optional_is_derived_a_counted_copy_planned():
     near = made("[a-z]{0,3}y")
     last = [key for key in near.states if (counted(near.regexes, key[0]) or (0, 0, 0))[2] == 1]
     assert last and all(near._counted(*key) is not None for key in last)
+
+
+@pytest.mark.parametrize(
+    "pattern", [".*(error|warning): [A-Za-z ]+", "([^,\\n]{1,20},){3}x", "[a-cé]?[x-z]*é"]
+)
+def test_a_regex_reads_an_ascii_code_by_its_heads_bits_as_by_their_ranges(pattern):
+    """``_Regexes._may_read`` answers an ASCII code from the heads' ASCII bits together
+    (kept per regex): as the heads' ranges answer, for every regex met and every code."""
+    from fsmviz.tokens.fast.derivatives import _Regexes
+
+    regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
+    near = _NearStart(regexes, start)
+    for s in range(min(len(near.states), 40)):
+        near.make_row(s)
+    for regex in range(2, len(regexes.nodes)):
+        for code in (*range(128), 0xE9, 0x65E5):
+            plain = any(regexes.contains(h, code) for h in regexes.heads(regex))
+            assert regexes._may_read(regex, code) == plain, (regex, code)

@@ -115,6 +115,7 @@ class _Regexes(TreeTerms):
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
         self._by_code: dict[tuple[int, int], int] = {}  # (regex, code) -> ``derive``
+        self._ascii_heads: dict[int, int] = {}  # regex -> its heads' ASCII (``_may_read``)
 
     @classmethod
     def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
@@ -180,18 +181,31 @@ class _Regexes(TreeTerms):
         key = (regex, code)
         found = self._by_code.get(key)
         if found is None:
-            if regex <= EPS or not any(self.contains(h, code) for h in self.heads(regex)):
+            if regex <= EPS or not self._may_read(regex, code):
                 found = NONE
             else:
                 found = self._derive(regex, code)
             self._by_code[key] = found
         return found
 
+    def _may_read(self, regex: int, code: int) -> bool:
+        """Whether a head of ``regex`` holds ``code``: for ASCII, one bit of the heads'
+        ASCII members together (kept per regex), not a search of each head's ranges."""
+        if code < 128:
+            mask = self._ascii_heads.get(regex)
+            if mask is None:
+                mask = 0
+                for head in self.heads(regex):
+                    mask |= self.ascii[head]
+                self._ascii_heads[regex] = mask
+            return mask >> code & 1 == 1
+        return any(self.contains(h, code) for h in self.heads(regex))
+
     def _derive(self, regex: int, code: int) -> int:
         node = self.nodes[regex]
         kind = node[0]
-        if kind == SET:
-            return EPS if self.contains(regex, code) else NONE
+        if kind == SET:  # ``derive`` found that it holds ``code``
+            return EPS
         if kind in (CAT, SEQ):
             first, rest = node[1:3] if kind == CAT else self.head(node)
             derived = self.cat(self.derive(first, code), rest)
