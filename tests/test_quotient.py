@@ -1,17 +1,20 @@
 """The live blocks of a byte DFA (``fsmviz.tokens.fast.quotient``): states in one block allow
 the same tokens, and a search's packed masks made over the blocks' quotient
 (``rowwalk.Merged``) are the plain pair walk's rows packed, bit for bit, on the real 49k
-vocabulary."""
+vocabulary; so are those whose frontier leads into loops taken whole below it
+(``packwalk._below_loops``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from fsmviz import build_index
+from fsmviz import Vocabulary, build_index
 from fsmviz.schema.patterns import whole_match
+from fsmviz.tokens.fast import packwalk
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
+from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 from tests.test_packed_masks import expected
 
@@ -25,8 +28,10 @@ SEARCHES = (  # JSON Schema patterns not anchored: a string's characters around 
     "aaa*",
 )
 WHOLE = tuple(whole_match(needle)[1:-1] for needle in SEARCHES)
-ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y"))  # a raw quote or
-# backslash: read by the needle's states alone (no block of the search)
+ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y", "f.*o"))  # a raw
+# quote or backslash read by the needle's states alone (no block of the search); an o
+# before the f, which the loop after it does not read back (walked below the f, not taken)
+below_loops = packwalk._below_loops
 DOTS = (".*bar", ".*\\.[xX][mM][lL]", "[cC][aA][nN][oO][eE]_.*")  # inside a character
 
 
@@ -63,3 +68,38 @@ def test_a_block_splits_by_where_its_bytes_lead():
     assert blocks.tolist() == [0, 1, 0, 2, 3]
     assert quotient[:, ord("a")].tolist() == [1, -1, 3, -1]
     assert quotient[:, ord("b")].tolist() == [-1, 0, -1, -1]
+
+
+LOOPS_BELOW = (  # a frontier whose nodes lead to a loop reading their paths' bytes
+    whole_match("f.*")[1:-1],  # every f, then any byte but a newline
+    whole_match("b.*")[1:-1],
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", LOOPS_BELOW)
+def test_loops_below_a_frontier_taken_whole_are_the_plain_rows(bundled_vocab, pattern, monkeypatch):
+    taken = []
+
+    def counted(*args):
+        found = below_loops(*args)
+        taken.append(found[0] is not None)
+        return found
+
+    monkeypatch.setattr(packwalk, "_below_loops", counted)
+    index = build_index(pattern + "()" * 6, bundled_vocab)
+    for state in index.states[:40]:
+        assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+    assert any(taken), pattern
+
+
+def test_a_loops_frontier_is_walked_below_the_nodes_taken_alone(monkeypatch):
+    """Below an ``e`` the loop ``[a-z]*`` leaves at a digit (``be1``); a digit after
+    letters elsewhere (``md5``: no ``e`` before it) is no part of the start's mask."""
+    monkeypatch.setattr(packwalk, "LOOP_TOKENS", 0)  # a toy frontier: three nodes
+    vocab = Vocabulary.from_strings(["e", "ae", "be1", "md5", "m", "5", "x"])
+    index = build_index("[a-df-q]*e[a-z]*([0-9][a-z]+)*", vocab)
+    words = index._walker.packed(0)
+    assert words is not None
+    assert np.array_equal(words, packed(plain_row(index, 0)[0], len(vocab)))
+    assert [int(t) for t in index.allowed_tokens(0)] == [0, 1, 2, 4]  # e, ae, be1, m
