@@ -24,11 +24,11 @@ regex can read next begins with those bytes. Where all of those characters deriv
 (under ``.`` every one does), the state is (that derivative, bytes left): one state for
 every prefix alike, not one per prefix in the vocabulary.
 
-The walk is ``index._walk``'s, one trie level per round in numpy, over a table whose rows
-(a state's next state for each of 256 bytes) are derived the first time a token's path
-lands in that state. A counted repeat's copies (each count of ``[^\\n]{1,20}``) lead alike,
-one to the next, so their rows are written from one plan, not derived one by one
-(``counted_rows``).
+The walk is ``levelwalk.walk_bytes``: one trie level per round in numpy, every node's
+state from its parent's, over a table whose rows (a state's next state for each of 256
+bytes) are derived the first time a token's path lands in that state. A counted repeat's
+copies (each count of ``[^\\n]{1,20}``) lead alike, one to the next, so their rows are
+written from one plan, not derived one by one (``counted_rows``).
 
 >>> from fsmviz import Vocabulary
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
@@ -553,8 +553,8 @@ class _Rows:
         return first
 
     def rows(self, states: np.ndarray) -> np.ndarray:
-        """The table, with the rows of ``states`` made (``levelwalk.walk_levels``); its
-        last row, which no state uses, is all -1."""
+        """The table, with the rows of ``states`` made (``levelwalk.walk_bytes``,
+        ``walk_root``); its last row, which no state uses, is all -1."""
         self.make_rows(states)
         return self.table
 
