@@ -128,7 +128,9 @@ class Terms:
                 flat.add(option)
         if len(flat) <= 1:
             return flat.pop() if flat else NONE
-        return self._make((ALT, tuple(sorted(flat))), any(self.nullable[o] for o in flat))
+        key = (ALT, tuple(sorted(flat)))
+        found = self._ids.get(key)  # most are met again: nullable read only for a new one
+        return found if found is not None else self._make(key, any(self.nullable[o] for o in flat))
 
     def rep(self, a: int, least: int, most: int | None) -> int:
         """``a{least,most}`` (``most`` None: unbounded)."""
