@@ -187,3 +187,38 @@ def test_numbered_is_unique_with_inverse(monkeypatch):
             keys, inverse = arrays.numbered(values)
             np.testing.assert_array_equal(keys, expected[0])
             np.testing.assert_array_equal(inverse, expected[1].reshape(-1))
+
+
+URL = r"[^:]+://[^:/]+(:[0-9]+)?(/[^?#/]+)*(\?([^=#&]+=[^=#&]+)(&([^=#&]+=[^=#&]+))*)?(#.+)?"
+"""A URL's byte DFA: 237 states, 233 wide, each telling a few bytes apart its own way."""
+
+
+@pytest.mark.parametrize(
+    ("pattern", "starts"),
+    [(URL, 64), (r"[^:]+://[^:/]+(:[0-9]+)?(/[^?#/]+)*", 4), (r"[^a]+a[^b]+b[^c]*c", 8)],
+)
+def test_wide_states_past_max_starts_walk_the_dawg_in_turns(
+    pattern, starts, bundled_vocab, monkeypatch
+):
+    """More wide states than ``dawg.MAX_STARTS`` that share no partition go over the
+    DAWG, ``MAX_STARTS`` a walk (``index._apart``), and find the pairs the plain walks
+    find: the node-set walk and the pair walk (``index._walk``, on the smaller DFAs)."""
+    from fsmviz.tokens import index as index_module
+    from fsmviz.tokens.fast import dawg
+
+    monkeypatch.setattr(dawg, "MAX_STARTS", starts)
+    index = build_index(pattern, bundled_vocab)
+    table = index.byte_dfa.table
+    todo = list(range(len(table)))
+    wide = successors.edge_counts(table) >= successors.WIDE
+    assert wide.sum() > starts and not index_module._shared(index, successors.edge_counts(table))
+    taken, apart = [], index_module._apart
+    monkeypatch.setattr(index_module, "_apart", lambda *a: taken.append(a) or apart(*a))
+    found = index_module._successor_pairs(index, todo, None)
+    assert len(taken) == 1
+    expected = closure_pairs(index.trie, table, todo, index._partitions(), None)
+    if len(table) < 100:
+        (origin, _, reached), _ = index_module._walk(index.trie, table, todo)
+        expected = successors.distinct_pairs(origin, reached, len(table))
+    for got, want in zip(found, expected, strict=True):
+        np.testing.assert_array_equal(got, want)

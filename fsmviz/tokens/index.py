@@ -94,7 +94,8 @@ Past ``PAIR_BUDGET`` pairs the walk starts over: by node sets
 at least ``SHARING`` wide states share each byte partition on average
 (``BytePartitions.sharing``; the 927 string states of a 22-field schema), otherwise over
 the vocabulary's DAWG (``fsmviz.tokens.fast.dawg``) when there are at most ``dawg.MAX_STARTS``
-states, else pair by pair to the end. A pattern with a state that loops on a wide class
+states, else the wide states over the DAWG (``dawg.MAX_STARTS`` a walk) and the others pair
+by pair. A pattern with a state that loops on a wide class
 (an e-mail pattern's ``[a-z0-9…]+``: long tokens walk deep, and its 7 states all differ)
 goes to the DAWG at once."""
 KEPT_ENTRIES = 4_000_000
@@ -462,7 +463,7 @@ def _successor_pairs(
     """Every (position in ``todo``, state a token leads to), sorted: the walk chosen as
     ``PAIR_BUDGET`` and ``SHARING`` say. Beyond ``dawg.MAX_STARTS`` states that do not
     share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
-    and the rest pair by pair, when the wide ones are few enough."""
+    and the rest pair by pair (``_apart``)."""
     table = index.byte_dfa.table
     edges = edge_counts(table)
     wide = edges >= WIDE
@@ -478,7 +479,7 @@ def _successor_pairs(
     few = len(todo) <= dawg.MAX_STARTS
     if not few and not shared():
         deep = [k for k, state in enumerate(todo) if wide[state]]
-        if 0 < len(deep) <= dawg.MAX_STARTS:
+        if deep and dawg.MAX_STARTS:  # (0: no walk over the DAWG, all pair by pair)
             return _apart(index, todo, deep, check)
     deep = few and _loops_widely(table) and not shared()  # over the DAWG
     bound = None
@@ -594,14 +595,21 @@ def _lazy_steps(table: np.ndarray) -> Callable[[int], tuple[list[tuple[int, int]
 def _apart(
     index: TokenIndex, todo: list[int], deep: list[int], check: Callable[[], None] | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``_successor_pairs`` with the starts at positions ``deep`` over the DAWG and the
-    others pair by pair (pink_floyd_json: 18 string states of 129)."""
-    table = index.byte_dfa.table
+    """``_successor_pairs`` with the starts at positions ``deep`` over the DAWG, up to
+    ``dawg.MAX_STARTS`` a walk, and the others pair by pair (pink_floyd_json: 18 string
+    states of 129). A URL's 254 wide states (``[^:/]+``, ``[^=#&]+``: each tells a few
+    bytes apart its own way) take 4 DAWG walks of ~2.5 ms, where the pair walk
+    took ~0.5 s: each start's pairs span the whole vocabulary there."""
+    table, vocab_dawg = index.byte_dfa.table, dawg.dawg_of(index.vocab)
     shallow = sorted(set(range(len(todo))) - set(deep))
-    origin, reached = dawg.dawg_successor_pairs(
-        dawg.dawg_of(index.vocab), table, [todo[k] for k in deep], check
-    )
-    origins, states = [np.asarray(deep)[origin]], [reached]
+    origins, states = [], []
+    for lo in range(0, len(deep), dawg.MAX_STARTS):
+        some = deep[lo : lo + dawg.MAX_STARTS]
+        origin, reached = dawg.dawg_successor_pairs(
+            vocab_dawg, table, [todo[k] for k in some], check
+        )
+        origins.append(np.asarray(some)[origin])
+        states.append(reached)
     if shallow:
         (walked, _, ends), _ = _walk(index.trie, table, [todo[k] for k in shallow], None, check)
         origins.append(np.asarray(shallow)[walked])
