@@ -19,7 +19,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_parse_fast import assert_same_as_full_path  # tests/ is on sys.path under pytest
+from test_parse_fast import (  # tests/ is on sys.path under pytest
+    assert_same_as_full_path,
+    strings_in_tests,
+)
 
 from fsmviz.automaton.syntax import (
     _TOKEN,
@@ -32,6 +35,7 @@ from fsmviz.automaton.syntax import (
     _Reader,
     _Unusual,
     parse,
+    strip_anchors,
 )
 from fsmviz.schema.convert import SchemaError, regex_from_schema
 
@@ -77,6 +81,21 @@ def test_the_public_schemas_regexes_read_as_the_full_path_reads_them() -> None:
     assert len(regexes) >= 15
     taken = sum(assert_same_as_full_path(r) for r in regexes)
     assert taken >= 12
+
+
+def test_what_the_reader_takes_has_no_anchor_to_strip() -> None:
+    """``parse`` returns a pattern the reader takes as it is: ``strip_anchors`` would
+    change nothing (the reader leaves ``^``, ``$``, ``\\A``, ``\\Z`` to the full path)."""
+    taken = 0
+    for pattern in [*strings_in_tests(), *bench_patterns(), "a$", "^a", "\\Aa\\Z", "a\\$"]:
+        try:
+            _Reader(pattern).read()
+        except _Unusual:
+            continue
+        assert strip_anchors(pattern) == pattern, pattern
+        assert parse(pattern)[0] == pattern
+        taken += 1
+    assert taken >= 500
 
 
 TEXT = st.text(alphabet="ab-^$|*+?.{},0123()[]\\:P<>xd\n١", max_size=16)

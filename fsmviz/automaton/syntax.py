@@ -228,27 +228,32 @@ alone, which ``re`` reads as literals, it leaves to the full path)."""
 _TOKEN = re.compile(
     r"""
       (((\[\^?+(?:[^\\\]]|\\.)++\]|\\x[0-9a-fA-F]{2}|\\.|\.)(<Q>)?)(<R>)?)  # 1: an item
-    | (<R>)                                       # 6: a run of literals
-    | (\)(<Q>)?(<R>)?)                              # 7: a group's ")"
-    | (\((?:\?:|\?P<([A-Za-z_][A-Za-z0-9_]*)>)?)  # 10: a group's "(", "(?:" or "(?P<11>"
-    | (\|)                                      # 12
-    | (<Q>)                                       # 13: a quantifier after a run or a group
-    | (.)                                       # 14: what the reader leaves to the full path
+    | (<R>)                                     # 6: a run of literals
+    | (\)(<Q>)?(<R>)?)                          # 7: a group's ")"
+    | (\((?:\?:|\?P<([A-Za-z_][A-Za-z0-9_]*)>)?(<R>)?)  # 10: "(", "(?:" or "(?P<11>"
+    | (\|(<R>)?)                                # 13
+    | ((<Q>)(<R>)?)                             # 15: a quantifier after a run or a group
+    | (.)                                       # 18: what the reader leaves to the full path
     """.replace("<Q>", _QUANTIFIER_SYNTAX).replace("<R>", _RUN_SYNTAX),
     re.DOTALL | re.VERBOSE,
 )
 """The common syntax's tokens, one match each (``_Reader``), so that the pieces a JSON
 schema's regex repeats cost one step: an item (3: a class, an escape or the dot; a class
 with no ``]`` first) with its quantifier (4) and the run of literals after it (5), as
-``[ ]?"name"``; a run alone (6); a group's ``)`` (7) with its quantifier (8) and a run (9).
-Matched from every position in turn, so nothing is skipped: what is no token of the
-reader's (``^ $ { } ]``, an unclosed ``[``, a lone ``\\``) is token 14."""
+``[ ]?"name"``; a run alone (6); a group's ``)`` (7) with its quantifier (8) and run (9);
+a group's opening (10) with its name (11) and run (12); ``|`` (13) and its run (14); a
+quantifier alone (15: 16) and its run (17). Matched from every position in turn, so
+nothing is skipped: what is no token of the reader's (``^ $ { } ]``, an unclosed ``[``, a
+lone ``\\``) is token 18."""
 _COUNTS = re.compile(r"\{(?:([0-9]+)|([0-9]*),([0-9]*))\}")
 _PLAIN_ESCAPED = frozenset(string.punctuation + " ")
 """Escaped characters that stand for themselves in ``re`` and interegular alike (an escaped
 letter or digit means something else, or is an error)."""
+_ASCII = {c: CharGroup(frozenset(c), False) for c in map(chr, range(128))}
+"""The one-character set of each ASCII character, made once: a pattern's literals and
+escaped punctuation are these (trees share them; no tree changes them)."""
 _CLASS_ESCAPES = {
-    **{"\\" + c: CharGroup(frozenset(c), False) for c in sorted(_PLAIN_ESCAPED)},
+    **{"\\" + c: _ASCII[c] for c in sorted(_PLAIN_ESCAPED)},
     **{"\\" + c: group for c, group in _CHAR_GROUPS.items()},
 }
 """Escapes in a class: ``\\d \\D \\s \\S \\w \\W``, the control characters ``\\n \\t \\b``…
@@ -317,7 +322,8 @@ def _read_class(text: str, room: int) -> tuple[CharGroup, int]:
     width = 0
     for low, high in _CLASS_ITEM.findall(text, 1 + negate, len(text) - 1):
         if high:
-            first, last = _code(low), _code(high)
+            first = ord(low) if len(low) == 1 else _code(low)
+            last = ord(high) if len(high) == 1 else _code(high)
             if first > last:
                 raise _Unusual  # re: bad character range
             spans.append(range(first, last + 1))
@@ -386,7 +392,7 @@ class _Literals(dict[str, CharGroup]):
     keys: dict[ClassKey, None]
 
     def __missing__(self, c: str) -> CharGroup:
-        found = self[c] = CharGroup(frozenset(c), False)
+        found = self[c] = _ASCII.get(c) or CharGroup(frozenset(c), False)
         self.keys[found.chars, False] = None
         return found
 
@@ -470,16 +476,16 @@ class _Reader:
                         break
                     stack.append((parts, options, size, done, token.start(), width))
                     parts, options, size, done = [], [], 0, 0
-                    continue
-                elif kind == 12:
+                    run = token[12]
+                elif kind == 13:
                     options.append(Concatenation(tuple(parts)))
                     done += size
                     parts, size = [], 0
-                    continue
-                elif kind == 13 and token.start() == loose[0]:
-                    parts[-1], copies = self._repeated(parts[-1], token[13])
+                    run = token[14]
+                elif kind == 15 and token.start() == loose[0]:
+                    parts[-1], copies = self._repeated(parts[-1], token[16])
                     size += loose[1] * (copies - 1)
-                    continue
+                    run = token[17]
                 else:  # ^ $ { } ], an unclosed class, a lone \, a quantifier after (, |
                     raise _Unusual  # or another quantifier
                 if run is not None:
@@ -1304,7 +1310,7 @@ def _parsed(pattern: str) -> tuple[str, Pattern, tuple[ClassKey, ...] | None]:
         reader = _Reader(pattern)
         tree = reader.read()
         TREE_SIZES.put(tree, "positions", reader.size)
-        return strip_anchors(pattern), tree, tuple(reader.keys)
+        return pattern, tree, tuple(reader.keys)  # the reader takes no anchor to strip
     except _Unusual:
         _check_shape(pattern)
         return (*_parse_full(pattern), None)
