@@ -479,11 +479,12 @@ def _compile_schema(
     elif schema is False or schema == "false":
         raise SchemaError("the schema false allows no value at all: nothing can be generated")
     loaded = load_schema("{}" if schema == "true" else schema)
-    if _refless(schema) and "$defs" not in loaded:  # a tool list's $defs come with $refs
+    refless = _refless(schema) and "$defs" not in loaded  # a tool list's come with $refs
+    if refless:
         root, unfetched = loaded, ()
     else:
         root, unfetched = local_refs(ref_overrides(loaded))
-    compiled = _compile_root(root, whitespace, path)
+    compiled = _compile_root(root, whitespace, path, refs=not refless)
     if not unfetched:
         return compiled
     if isinstance(compiled, SchemaRegex):
@@ -513,19 +514,20 @@ def _refless(schema: object) -> bool:
 
 
 def _compile_root(
-    root: dict[str, Any], whitespace: str | None, path: str | None
+    root: dict[str, Any], whitespace: str | None, path: str | None, refs: bool = True
 ) -> SchemaRegex | SchemaGrammar:
     """Choose the path for ``root`` and compile it: the grammar path when asked, when
     outlines-core would misread the schema, when its regex would cost too much or cannot
     be built, or (path chosen automatically) when it has too many positions; otherwise the
-    regex path. With ``path="regex"`` each of those is a ``SchemaError`` instead."""
+    regex path. With ``path="regex"`` each of those is a ``SchemaError`` instead. ``refs``:
+    whether ``root`` may hold a ``$ref`` (False: its text names none, ``_refless``)."""
     ws = _whitespace(whitespace)
     if path == "grammar":
         return schema_grammar(root, whitespace, "the grammar path was asked for")
     misread = regex_misread(root) if path is None else None
     if misread is not None:
         return schema_grammar(root, whitespace, f"at {misread[0] or '/'}, {misread[1]}")
-    why, where = _regex_too_costly(root)
+    why, where = _regex_too_costly(root, refs)
     if why and path == "regex":
         raise SchemaError(f"this schema cannot take the regex path: {why}", where)
     if why:
@@ -539,10 +541,10 @@ def _compile_root(
     return _regex_path(root, regex, ws, whitespace, path)
 
 
-def _regex_too_costly(root: dict[str, Any]) -> tuple[str, str]:
+def _regex_too_costly(root: dict[str, Any], refs: bool = True) -> tuple[str, str]:
     """Why outlines-core's regex for ``root`` would be wrong or too long (a recursive or
     deeply nested ``$ref``, a regex over the budget), and where; ``("", "")`` if fine."""
-    cost = regex_cost(root)
+    cost = regex_cost(root, refs)
     if cost.recursive is not None:
         why = (f"the $ref at {cost.recursive} leads back into itself: a regex would cut it "
                "at a fixed depth")  # fmt: skip

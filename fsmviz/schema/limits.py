@@ -222,9 +222,10 @@ def _leaf_length(text: str) -> int:
         return 0  # refused: the whole build will be refused too
 
 
-def regex_cost(root: Mapping[str, Any]) -> RegexCost:
+def regex_cost(root: Mapping[str, Any], refs: bool = True) -> RegexCost:
     """Estimate outlines-core's regex for ``root`` from its shape, building only the regexes
-    of leaves (subschemas with no subschemas, cached by their text).
+    of leaves (subschemas with no subschemas, cached by their text). ``refs=False`` where
+    ``root`` surely holds no ``$ref`` (its text names none): no depth of them is looked for.
 
     The estimate follows outlines-core's construction: properties in sequence when some are
     required; with none required, one alternative per property spelling every property up
@@ -281,7 +282,7 @@ def regex_cost(root: Mapping[str, Any]) -> RegexCost:
     length = cost(root, (), ())
     if recursive:
         return RegexCost(length, recursive[0])
-    return RegexCost(length, None, _ref_depth(root))
+    return RegexCost(length, None, _ref_depth(root) if refs else 0)
 
 
 def _with_properties(total: int, sizes: list[int], in_sequence: bool) -> int:
