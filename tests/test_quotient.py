@@ -103,3 +103,15 @@ def test_a_loops_frontier_is_walked_below_the_nodes_taken_alone(monkeypatch):
     assert words is not None
     assert np.array_equal(words, packed(plain_row(index, 0)[0], len(vocab)))
     assert [int(t) for t in index.allowed_tokens(0)] == [0, 1, 2, 4]  # e, ae, be1, m
+
+
+@pytest.mark.slow
+def test_a_small_dfa_merges_the_loops_after_a_needle(bundled_vocab):
+    """``ANY*(?:f.*o)ANY*``: after ``f`` any byte but a newline is read (quotes too), an
+    ``o`` leads to a state alike (accepting): one block, whose loop holds every ``f``'s
+    subtree at once (``_below_loops``)."""
+    index = build_index(whole_match("f.*o")[1:-1] + "()", bundled_vocab)
+    for state in index.states[:12]:
+        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+    assert isinstance(index._walker._merged, Merged)
+    assert 0 not in index._rows

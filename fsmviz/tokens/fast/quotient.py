@@ -47,8 +47,9 @@ def live_blocks(
     """The live blocks of the byte DFA ``table`` (``[states, 256]``, -1: no edge): each
     state's block and the quotient's table (``[blocks, 256]``, same dtype); None where
     the two states of ``pair`` fall apart (blocks only split: known as soon as they do;
-    ``(s, s)``: where ``s`` is alone), the DFA has more than ``QUOTIENT_STATES`` states,
-    or it is still splitting after ``ROUNDS`` rounds.
+    ``(s, s)``: where ``s`` is alone; ``(-1, -1)``: where every state is), the DFA has
+    more than ``QUOTIENT_STATES`` states, or it is still splitting after ``ROUNDS``
+    rounds.
 
     ``(ab)+`` written with a third state: 0 and 2 read ``a`` into 1, which reads ``b``
     into 2: states 0 and 2 share a block.
@@ -88,8 +89,11 @@ costs a merge, never a wrong answer."""
 
 
 def _together(blocks: np.ndarray, pair: tuple[int, int]) -> bool:
-    """Whether the states of ``pair`` share a block, with another state where they are one."""
+    """Whether the states of ``pair`` share a block, with another state where they are one
+    (-1: any two states do)."""
     one, other = pair
+    if one < 0:
+        return int(blocks.max()) + 1 < len(blocks)
     if one != other:
         return bool(blocks[one] == blocks[other])
     return int(np.count_nonzero(blocks == blocks[one])) > 1

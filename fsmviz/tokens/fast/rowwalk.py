@@ -254,20 +254,19 @@ class RowWalker:
             found = self._closed_words(state)
             if found is not None:
                 return found
-        needle = -1 if chain is None else searches(chain, self._reads_of, table)
-        if self._merged is None and needle >= 0:  # merged, the needle's start is the loop
-            self._merged = merged(self, (chain.path[-1], needle))
+        pair = None if chain is None else merge_pair(chain, self._reads_of, table)
+        if self._merged is None and pair is not None:  # a search, a small DFA's loop
+            self._merged = merged(self, pair)
             if self._merged:
                 return self._merged.packed(state)
-        reads = self._reads_of(state)
-        if (chain is None and self.tried_small(state)) or not reads & _ASCII:
-            # its first byte, then the chains of the states after it (a space, a name;
-            # inside a UTF-8 character: few tokens begin with its bytes)
-            chain = Chain((state,), 0, False, reads)
-        found = None if chain is None else chain_words(
-            self._vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
-            self._utf8_loop,
-        )  # fmt: skip
+        if chain is None and self.tried_small(state):
+            # its first byte, then the chains of the states after it (a space, a name)
+            chain = Chain((state,), 0, False, self._reads_of(state))
+        found = None if chain is None else self._chain_words(chain)
+        if found is None and not self._reads_of(state) & _ASCII and (not chain or chain.allowed):
+            # inside a UTF-8 character, its chain's frontier too large (``.*``'s next
+            # bytes): few tokens begin with its bytes, walked from them
+            found = self._chain_words(Chain((state,), 0, False, self._reads_of(state)))
         if found is None and self.wide(state):  # a set of states alike (``.*``-led)?
             found = self._closed_words(state)
         if found is None:
@@ -276,6 +275,13 @@ class RowWalker:
         words = found.view(np.int32)
         words.flags.writeable = False
         return words
+
+    def _chain_words(self, chain: Chain) -> np.ndarray | None:
+        """``packwalk.chain_words`` of ``chain`` over this walker's DFA and kept parts."""
+        return chain_words(
+            self._vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
+            self._utf8_loop,
+        )  # fmt: skip
 
     def _opens_wide(self, state: int) -> bool:
         """Whether ``state`` reads a byte into a wide state below which lie more tokens than
@@ -460,6 +466,35 @@ def looks_closed(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -
         if target >= 0 and reads(target) & _ASCII != ascii_read:
             return False
     return True
+
+
+def merge_pair(
+    chain: Chain, reads: Callable[[int], int], table: np.ndarray
+) -> tuple[int, int] | None:
+    """The states whose sharing a block makes merging a DFA into its live blocks worth it
+    where the state of ``chain`` is met (``merged``): a search's loop and its needle's
+    start (``searches``); in a DFA of at most ``SMALL_DFA`` states, where an ASCII byte
+    the chain's loop leaves by leads to a state reading every ASCII byte the loop reads
+    and more, any two (``(-1, -1)``: the loops after that byte may merge,
+    ``ANY*(?:f.*o)ANY*``'s after ``f`` and after ``o``, reading quotes too); else None."""
+    needle = searches(chain, reads, table)
+    if needle >= 0:
+        return chain.path[-1], needle
+    if len(table) > SMALL_DFA or not chain.loops:
+        return None
+    loop = chain.path[-1]
+    ascii_read = reads(loop) & _ASCII
+    for byte in set_bits(chain.leaves & _ASCII):
+        target = table.item(loop, byte)
+        more = reads(target) & _ASCII if target >= 0 else 0
+        if more != ascii_read and more & ascii_read == ascii_read:  # strictly more
+            return -1, -1
+    return None
+
+
+SMALL_DFA = 64
+"""A DFA of at most this many states is merged into its live blocks at its first looping
+chain (``merge_pair``): a few rounds over a small table (~0.1 ms)."""
 
 
 def searches(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> int:
