@@ -247,3 +247,25 @@ def test_a_class_walk_reads_each_state_s_row_once(bundled_vocab, monkeypatch):
         assert len(read) == len(set(read)), pattern
         expected = walk_bytes(trie, derivatives._NearStart(regexes, start).rows)
         np.testing.assert_array_equal(ours, expected)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "walked"),
+    [(r"[\s\S]{1,3}", True), (r"[\x00-\x7f]{2}", True), (r".*a", False), (r"[^\n]+x", False)],
+)
+def test_a_start_row_alike_on_the_learnt_classes_walks_their_class_trie(
+    pattern, walked, bundled_vocab, monkeypatch
+):
+    """``walk_root`` walks the learnt classes' trie where the start row leads each class's
+    bytes alike, coarser rows too (``[\\s\\S]`` tells no ASCII byte apart), and answers as
+    the index; a start row that tells a class's bytes apart (``a`` from the rest), or a
+    deeper row that does (``x``), is left to the bytes."""
+    from fsmviz.tokens.fast import successors
+
+    successors.warm_classes(trie_of(bundled_vocab))
+    answered = counted_root_walks(monkeypatch)
+    forget_walks()
+    ours = first_allowed_tokens(pattern + "()" * 3, bundled_vocab)
+    index = build_index(pattern, bundled_vocab)
+    np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert answered == [walked]
