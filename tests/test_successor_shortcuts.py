@@ -222,3 +222,27 @@ def test_wide_states_past_max_starts_walk_the_dawg_in_turns(
         expected = successors.distinct_pairs(origin, reached, len(table))
     for got, want in zip(found, expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("pattern", [r"\s*\d+\s*", r" *-?[0-9]+ *", r"-*[0-9]+-*"])
+def test_deep_pair_walks_go_over_the_dawg(pattern, bundled_vocab, monkeypatch):
+    """A pair walk from few starts where a state loops on two bytes or more stops past
+    ``index.DEEP_ROUNDS`` rounds (whitespace runs keep a few pairs alive for ~80) and
+    goes over the DAWG, with the plain pair walk's pairs."""
+    from fsmviz.tokens import index as index_module
+    from fsmviz.tokens.fast import dawg
+
+    index = build_index(pattern, bundled_vocab)
+    table = index.byte_dfa.table
+    todo = list(range(len(table)))
+    (origin, _, reached), rounds = index_module._walk(index.trie, table, todo)
+    assert rounds > index_module.DEEP_ROUNDS and index_module._loops(table)
+    assert index_module._walk(index.trie, table, todo, deepest=index_module.DEEP_ROUNDS) is None
+    assert index_module._walk(index.trie, table, todo, deepest=rounds)[1] == rounds
+    taken, walk = [], dawg.dawg_successor_pairs
+    monkeypatch.setattr(dawg, "dawg_successor_pairs", lambda *a: taken.append(a) or walk(*a))
+    found = index_module._successor_pairs(index, todo, None)
+    assert len(taken) == 1
+    expected = successors.distinct_pairs(origin, reached, len(table))
+    for got, want in zip(found, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
