@@ -26,6 +26,7 @@ SEARCHES = (  # JSON Schema patterns not anchored: a string's characters around 
     "\\{\\{matrix",
     "\\wcole",  # UTF-8 letters lead on, others not
     "aaa*",
+    "[a-zA-Z0-9][a-zA-Z0-9_.-]+",  # the chain leads from the start into the loop after it
 )
 WHOLE = tuple(whole_match(needle)[1:-1] for needle in SEARCHES)
 ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y", "f.*o"))  # a raw

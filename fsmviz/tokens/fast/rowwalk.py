@@ -473,7 +473,9 @@ def merge_pair(
 ) -> tuple[int, int] | None:
     """The states whose sharing a block makes merging a DFA into its live blocks worth it
     where the state of ``chain`` is met (``merged``): a search's loop and its needle's
-    start (``searches``); in a DFA of at most ``SMALL_DFA`` states, where an ASCII byte
+    start (``searches``); in a DFA of at most ``SMALL_DFA`` states, the chain's first state
+    and its loop where both read the same ASCII bytes (``ANY*(?:[a-z0-9][a-z0-9.]+)ANY*``:
+    letters lead from the start into the loop after the needle), or, where an ASCII byte
     the chain's loop leaves by leads to a state reading every ASCII byte the loop reads
     and more, any two (``(-1, -1)``: the loops after that byte may merge,
     ``ANY*(?:f.*o)ANY*``'s after ``f`` and after ``o``, reading quotes too); else None."""
@@ -484,6 +486,8 @@ def merge_pair(
         return None
     loop = chain.path[-1]
     ascii_read = reads(loop) & _ASCII
+    if loop != chain.path[0] and reads(chain.path[0]) & _ASCII == ascii_read:
+        return chain.path[0], loop  # a search whose needle's bytes are most bytes
     for byte in set_bits(chain.leaves & _ASCII):
         target = table.item(loop, byte)
         more = reads(target) & _ASCII if target >= 0 else 0
