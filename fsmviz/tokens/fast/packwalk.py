@@ -34,7 +34,7 @@ from functools import partial
 
 import numpy as np
 
-from fsmviz.arrays import runs
+from fsmviz.arrays import distinct, runs
 from fsmviz.cache import OwnedCache, bounded
 from fsmviz.tokens.trie import VocabTrie
 
@@ -637,7 +637,7 @@ def _below_loops(
     path = chain.allowed | (0 if prefix is None else prefix.first | prefix.second)
     found, rest = None, np.ones(len(nodes), dtype=bool)
     kept: list[tuple[np.ndarray, np.ndarray]] = []
-    for state in np.unique(states).tolist()[:LOOPS]:
+    for state in distinct(states).tolist()[:LOOPS]:
         loop = chain_at(state)
         if loop is None or loop.path != (state,) or not loop.loops:
             continue

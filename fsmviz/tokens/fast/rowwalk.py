@@ -237,7 +237,9 @@ class RowWalker:
         """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
         layout), from its chain (``packwalk``: the tokens within the bytes it reads onwards
         from packed words, the few others walked), without its row; None where the chain
-        does not take enough at once: the row walks answer those states."""
+        does not take enough at once: the row walks answer those states. Where a chain
+        shows a search (``merge_pair``), the DFA is first merged into its live blocks and
+        every state's words are its block's (``Merged``)."""
         if state in self._unpacked:
             return None
         if self._closed.get(state) is not None:  # a set of states alike, met before
