@@ -246,3 +246,29 @@ def test_deep_pair_walks_go_over_the_dawg(pattern, bundled_vocab, monkeypatch):
     expected = successors.distinct_pairs(origin, reached, len(table))
     for got, want in zip(found, expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("pattern", [r"(\w+,){8}\w+", r"([^;]+;){6}[^;]+"])
+def test_few_states_that_loop_widely_go_over_the_dawg_shared_or_not(
+    pattern, bundled_vocab, monkeypatch
+):
+    """At most ``dawg.MAX_STARTS`` states, one looping on ``WIDE`` bytes or more, go over
+    the DAWG without their partitions computed, though these share them, and find the
+    plain pair walk's pairs."""
+    from fsmviz.tokens import index as index_module
+    from fsmviz.tokens.fast import dawg
+
+    index = build_index(pattern, bundled_vocab)
+    table = index.byte_dfa.table
+    todo = list(range(len(table)))
+    assert len(todo) <= dawg.MAX_STARTS and index_module._loops_widely(table)
+    assert index_module._shared(index, successors.edge_counts(table))
+    fresh = index_module.TokenIndex(index.dfa, index.byte_dfa, bundled_vocab, index.trie)
+    taken, walk = [], dawg.dawg_successor_pairs
+    monkeypatch.setattr(dawg, "dawg_successor_pairs", lambda *a: taken.append(a) or walk(*a))
+    found = index_module._successor_pairs(fresh, todo, None)
+    assert len(taken) == 1 and fresh._byte_partitions is None
+    (origin, _, reached), _ = index_module._walk(index.trie, table, todo)
+    expected = successors.distinct_pairs(origin, reached, len(table))
+    for got, want in zip(found, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
