@@ -32,7 +32,7 @@ WHOLE = tuple(whole_match(needle)[1:-1] for needle in SEARCHES)
 ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y", "f.*o"))  # a raw
 # quote or backslash read by the needle's states alone (no block of the search); an o
 # before the f, which the loop after it does not read back (walked below the f, not taken)
-below_loops = packwalk._below_loops
+below_loops, walk_below = packwalk._below_loops, packwalk.walk_below
 DOTS = (".*bar", ".*\\.[xX][mM][lL]", "[cC][aA][nN][oO][eE]_.*")  # inside a character
 
 
@@ -116,3 +116,25 @@ def test_a_small_dfa_merges_the_loops_after_a_needle(bundled_vocab):
         assert np.array_equal(index.bitmask(state), expected(index, state)), state
     assert isinstance(index._walker._merged, Merged)
     assert 0 not in index._rows
+
+
+@pytest.mark.slow
+def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, monkeypatch):
+    """``ANY*(?:f.o)ANY*``: below every ``f`` the state after it reads any byte but a newline
+    (~3,000 tokens under ~650 nodes): the pair walk passes ``BELOW`` and walks the tokens
+    left at once (``ENTRY_WALK``), where it gave up; the masks are the plain rows."""
+    walked = []
+
+    def counted(vocab, trie, table, nodes, states):
+        found = walk_below(vocab, trie, table, nodes, states)
+        many = len(nodes) > 64 and int(vocab.span_size[nodes].sum()) > packwalk.TOKEN_WALK
+        walked.append(many and found is not None)  # past BELOW at its first level, answered
+        return found
+
+    monkeypatch.setattr(packwalk, "BELOW", 64)  # the pair walk stops early: more states try
+    monkeypatch.setattr(packwalk, "walk_below", counted)
+    for needle in ("f.o", "[a-z]+:[^ ]+"):
+        index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
+        for state in index.states[:16]:
+            assert np.array_equal(index.bitmask(state), expected(index, state)), (needle, state)
+    assert sum(walked) >= 2, walked  # with ENTRY_WALK 0: none

@@ -50,6 +50,9 @@ BELOW = 2_048
 """Pairs (trie node, state) a walk below the frontier may make before it gives up (a space
 before a word of either case, below which lie 32,000 tokens and thousands of live pairs:
 the row walks, which take their subtrees whole, answer faster)."""
+ENTRY_WALK = 8_192
+"""Where the pairs below a frontier pass ``BELOW`` with at most this many tokens below them
+left, those tokens are walked at once (``walk_entries``) rather than given up."""
 CANDIDATES = 12_000
 """Trie nodes of a chain's leaving bytes looked at for its frontier, at most."""
 FEW_BELOW = 48
@@ -1070,17 +1073,22 @@ def walk_below(
 ) -> np.ndarray | None:
     """The ids of the tokens at and below the pairs (trie node, state) that the byte DFA
     reads to their end: pair by pair (node, state) while many tokens lie below the pairs
-    (``TOKEN_WALK``), then the tokens below them byte by byte (``walk_entries``); None
-    past ``BELOW`` pairs made. At most ``FEW_BELOW`` tokens below the pairs are walked in
-    plain Python (``_walk_few``)."""
+    (``TOKEN_WALK``), then the tokens below them byte by byte (``walk_entries``); past
+    ``BELOW`` pairs made, the tokens left at once where at most ``ENTRY_WALK``, else None.
+    At most ``FEW_BELOW`` tokens below the pairs are walked in plain Python (``_walk_few``)."""
     if int(vocab.span_size[nodes].sum()) <= FEW_BELOW:
         return _walk_few(vocab, trie, table, nodes, states)
     flat, width = table.reshape(-1), table.shape[1]
     found, made = [], 0
-    while len(nodes) and int(vocab.span_size[nodes].sum()) > TOKEN_WALK:
+    while len(nodes):
+        below = int(vocab.span_size[nodes].sum())
+        if below <= TOKEN_WALK:
+            break
         made += len(nodes)
         if made > BELOW:
-            return None
+            if below > ENTRY_WALK:
+                return None
+            break  # the pairs no longer thin out: the tokens below them walked at once
         own = trie.token_start[nodes + 1] - trie.token_start[nodes]
         found.append(runs(vocab.span_start[nodes], own))  # a node's own tokens come first
         counts = trie.num_children[nodes]
