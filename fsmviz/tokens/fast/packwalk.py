@@ -1185,10 +1185,11 @@ def walk_entries(
 FIRST_DROP = 3
 """``walk_entries`` drops the ended and the dead after this many rounds where most died (a
 space before ``FROM``: 382 tokens, 84 -> 56 us), then every 8 rounds."""
-FEW_WALKING = 8
+FEW_WALKING = 32
 """``walk_entries`` walks on in Python once at most this many tokens have bytes left (a
-numpy round costs ~5 µs however few it walks: the one 23-byte token below a CSV field's
-frontier took 15 rounds alone)."""
+numpy round costs ~5 µs however few it walks, a byte in Python ~0.1 µs: the one 23-byte
+token below a CSV field's frontier took 15 rounds alone; below a search's newlines and
+UTF-8 lead bytes, ~30 tokens of 10-79 bytes (box drawing, runs of spaces) took 79)."""
 
 
 def _walk_on(
