@@ -269,3 +269,36 @@ def test_a_start_row_alike_on_the_learnt_classes_walks_their_class_trie(
     index = build_index(pattern, bundled_vocab)
     np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
     assert answered == [walked]
+
+
+LOOPED = [
+    r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}",
+    r"[a-z0-9]+(-[a-z0-9]+)*",
+    r"[A-Za-z_][A-Za-z0-9_]*",
+    r"[a-z]+[A-Z]?",  # the loop's own bytes only: a capital leaves it (camelCase tokens)
+]
+
+
+@pytest.mark.parametrize("way", ["as is", "every level whole", "every level sparse"])
+@pytest.mark.parametrize("pattern", LOOPED)
+def test_subtrees_in_a_state_s_own_loop_are_taken_whole(pattern, way, bundled_vocab, monkeypatch):
+    """A node whose subtree's bytes its state reads back into itself has all its tokens
+    allowed and is walked no further (``_Loops``): some are taken under each pattern,
+    and the first set is the index's."""
+    for name, value in WAYS[way].items():
+        monkeypatch.setattr(levelwalk, name, value)
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
+    taken: list[int] = []
+    real = levelwalk._Loops.taken
+
+    def counting(loops, nodes, states):
+        found = real(loops, nodes, states)
+        taken.append(0 if found is None else int(found.sum()))
+        return found
+
+    monkeypatch.setattr(levelwalk._Loops, "taken", counting)
+    forget_walks()
+    ours = first_allowed_tokens(pattern, bundled_vocab)
+    index = build_index(pattern, bundled_vocab)
+    np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert sum(taken) > 0
