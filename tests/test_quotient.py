@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.schema.patterns import whole_match
-from fsmviz.tokens.fast import packwalk
+from fsmviz.tokens.fast import packwalk, quotient
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
 from fsmviz.tokens.index import packed
@@ -138,3 +138,24 @@ def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, 
         for state in index.states[:16]:
             assert np.array_equal(index.bitmask(state), expected(index, state)), (needle, state)
     assert sum(walked) >= 2, walked  # with ENTRY_WALK 0: none
+
+
+COLONS = whole_match("[^: ]+:[^: ]+:[^ ]")[1:-1]  # a needle led by a broad class
+
+
+@pytest.mark.parametrize("pattern", (*WHOLE[:3], ODD[0], COLONS))
+def test_pairs_told_apart_share_no_block(bundled_vocab, pattern, monkeypatch):
+    """``quotient._apart`` says two states fall apart only where the live blocks part them,
+    and says it of most pairs they part (a search's loop and its needle's start)."""
+    monkeypatch.setattr(quotient, "ROUNDS", 1_000)  # the blocks to the end
+    table = build_index(pattern, bundled_vocab).byte_dfa.table
+    found = live_blocks(table, (-1, -1))  # None: every state alone (a"b)
+    blocks = np.arange(len(table)) if found is None else found[0]
+    told = 0
+    for one in range(min(len(table), 24)):
+        for other in range(one):
+            if quotient._apart(table, one, other):
+                told += 1
+                assert blocks[one] != blocks[other], (pattern, one, other)
+    parted = sum(blocks[a] != blocks[b] for a in range(min(len(table), 24)) for b in range(a))
+    assert told > parted // 2, (pattern, told, parted)
