@@ -159,3 +159,31 @@ def test_pairs_told_apart_share_no_block(bundled_vocab, pattern, monkeypatch):
                 assert blocks[one] != blocks[other], (pattern, one, other)
     parted = sum(blocks[a] != blocks[b] for a in range(min(len(table), 24)) for b in range(a))
     assert told > parted // 2, (pattern, told, parted)
+
+
+@pytest.mark.parametrize("pattern", ("\\s*\\d+\\s*", "[^,\\t\\n\\v\\f\\r]+", ".*x[a-z ]*y"))
+def test_long_tokens_jump_through_their_states_loops(bundled_vocab, pattern, monkeypatch):
+    """``walk_entries`` moves the tokens still walking past the bytes their state reads
+    back into itself (``packwalk._jump``: runs of spaces under ``\\s*``, a line under
+    ``.*``); every token it keeps is the one a byte-by-byte walk keeps, and the masks are
+    the plain rows."""
+    jumped, jump = [], packwalk._jump
+
+    def counted(table, padded, states, at, left):
+        found = jump(table, padded, states, at, left)
+        jumped.append(int((found[1] == 0).sum()))  # walked to their end at once
+        return found
+
+    index = build_index(pattern + "()" * 3, bundled_vocab)
+    table = index.byte_dfa.table
+    vocab = packwalk.packed_vocab(index.trie, len(bundled_vocab))
+    entries = np.arange(len(vocab.lengths))
+    skip = np.zeros_like(entries)
+    monkeypatch.setattr(packwalk, "_jump", counted)
+    for state in index.states[:3]:
+        starts = np.full(len(entries), state, dtype=np.int64)
+        got = packwalk.walk_entries(vocab, table, entries, starts, skip)
+        want = packwalk._walk_on(table, vocab.padded, starts, vocab.padded_start, vocab.lengths)
+        assert sorted(got.tolist()) == np.flatnonzero(want).tolist(), (pattern, state)
+        assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+    assert sum(jumped) >= 20, jumped  # runs of spaces, long lines

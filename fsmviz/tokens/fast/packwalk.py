@@ -1153,6 +1153,7 @@ def walk_entries(
     states = states[order].astype(np.int64, copy=False)
     at = vocab.padded_start[entries[order]] + skip[order]
     found, done, longest = [], 0, int(left[0]) if len(left) else 0
+    jumps = True
     while done < longest:
         rounds = min(longest, done + 8)
         # walking[k]: how many have a byte left at round ``done + k`` (``left`` descends)
@@ -1178,8 +1179,41 @@ def walk_entries(
             found.append(order[n:][states[n:] >= 0])
             live = states[:n] >= 0
             order, states, at, left = (part[:n][live] for part in (order, states, at, left))
+            if jumps and longest - done > JUMP and len(left) > FEW_WALKING:
+                at, left, jumps = _jump(table, vocab.padded, states, at + done, left - done)
+                turn = np.argsort(left.astype(np.int16), kind="stable")[::-1]
+                order, states, at, left = (part[turn] for part in (order, states, at, left))
+                done, longest = 0, int(left[0])
     found.append(order[states >= 0])
     return entries[np.concatenate(found)]
+
+
+JUMP = 16
+"""``walk_entries`` jumps (``_jump``) where more than this many rounds are left."""
+
+
+def _jump(
+    table: np.ndarray, padded: np.ndarray, states: np.ndarray, at: np.ndarray, left: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Each token moved past the bytes from ``at`` that its state reads back into itself
+    (its state stays as it is): ``(at, left, again)``, ``again`` where the jump passed at
+    least half the bytes left (else another is not worth its pass over them). A run of
+    spaces below ``\\s*``'s newline, a line below ``.*``: ~80 rounds of a few tokens each
+    (~5 us a round) where one pass over their bytes is ~30 us.
+
+    >>> table = np.array([[0, 1], [-1, 1]])  # 0 loops on byte 0, 1 on byte 1
+    >>> padded = np.array([0, 0, 1, 1, 0, 0, 0], dtype=np.uint8)
+    >>> at, left, again = _jump(table, padded, np.array([0, 0]), np.array([0, 4]), np.array([4, 3]))
+    >>> at.tolist(), left.tolist(), again  # the first stops at its first 1, the second ends
+    ([2, 7], [2, 0], True)
+    """
+    owner = np.repeat(np.arange(len(left)), left)
+    stays = states[owner]
+    out = np.flatnonzero(table[stays, padded[runs(at, left)]] != stays)
+    first = out[np.concatenate(([True], owner[out[1:]] != owner[out[:-1]]))] if len(out) else out
+    steps = left.copy()
+    steps[owner[first]] = first - (np.cumsum(left) - left)[owner[first]]
+    return at + steps, left - steps, 2 * int(steps.sum()) >= int(left.sum())
 
 
 FIRST_DROP = 3
