@@ -89,3 +89,83 @@ def test_the_byte_level_class_trie_reads_rows_as_the_merged_one(bundled_vocab):
         assert np.array_equal(targets, expected_targets), state
     index.row(0)  # the index's walker reads the shared trie
     assert index._walker.classes()[0] is shared
+
+
+def _plain_class_trie(trie, byte_class, num_ids):
+    """The class trie by its definition, level by level with ``np.unique``: a node of level
+    ``k + 1`` is a distinct (class node of its parent, class of its byte); nodes of a level
+    in that order. Returns the level starts, each level's (parents, classes, child starts),
+    each byte node's class node and each token's (the node count where not in the trie)."""
+    parent = np.zeros(len(trie.byte), dtype=np.intp)
+    parent[1:] = np.repeat(np.arange(len(trie.byte)), trie.num_children)
+    position = np.zeros(len(trie.byte), dtype=np.intp)
+    width, starts, levels = len(byte_class), [0, 1], []
+    for depth in range(1, int(trie.depth.max()) + 1):
+        nodes = np.flatnonzero(trie.depth == depth)
+        keys = position[parent[nodes]] * width + byte_class[trie.byte[nodes]]
+        unique, position[nodes] = np.unique(keys, return_inverse=True)
+        above = np.arange(starts[-1] - starts[-2] + 1)
+        levels.append((unique // width, unique % width, np.searchsorted(unique // width, above)))
+        starts.append(starts[-1] + len(unique))
+    node_class = position + np.array(starts)[trie.depth]
+    token_node = np.full(num_ids, starts[-1], dtype=np.intp)
+    token_node[trie.token_ids] = np.repeat(node_class, np.diff(trie.token_start))
+    return starts, levels, node_class, token_node
+
+
+def _assert_built_as_defined(trie, byte_class, num_ids):
+    from fsmviz.tokens.fast.classwalk import _merged, _tail_of
+
+    classes, node_class = _merged(trie, byte_class, num_ids)
+    starts, levels, plain_nodes, plain_tokens = _plain_class_trie(trie, byte_class, num_ids)
+    assert classes.level_starts.tolist() == starts
+    assert len(classes.levels) == len(levels)
+    for built, plain in zip(classes.levels, levels, strict=True):
+        assert all(np.array_equal(a, b) for a, b in zip(built, plain, strict=True))
+    assert np.array_equal(node_class, plain_nodes)
+    assert np.array_equal(classes.token_node, plain_tokens)
+    counts = np.bincount(plain_tokens, minlength=starts[-1] + 1)
+    assert np.array_equal(classes.node_start, np.concatenate([[0], np.cumsum(counts)]))
+    assert (classes.deep, classes.tail_parent, classes.tail_kind) == _tail_of(levels)
+
+
+def test_a_small_class_trie_is_built_as_defined():
+    """Every level of a small vocabulary is narrow: built in Python (``_merged_tail``), past
+    the first; token 6 ("</s>") and ids past the vocabulary's are in no node."""
+    vocab = Vocabulary.from_strings(
+        ["1", "2", "12", "a1", "b2", "x", "123", "a12", "ab1", "9x9"], eos_token="</s>"
+    )
+    index = build_index("[0-9]+x?", vocab)
+    byte_class = index.byte_dfa.columns.byte_class
+    _assert_built_as_defined(index.trie, byte_class, len(vocab))
+    _assert_built_as_defined(index.trie, byte_class, len(vocab) + 3)
+    _assert_built_as_defined(index.trie, np.arange(256) % 3, len(vocab))
+
+
+@pytest.mark.slow
+def test_class_tries_are_built_as_defined(bundled_vocab):
+    """The bundled vocabulary's class trie, wide levels in numpy and the narrow deepest ones
+    in Python, equals the definition for the byte classes of the mask benchmark's patterns
+    and a sample of the held-out pool's (``bench.heldout``), and a few of no pattern."""
+    from bench.heldout import corpus_patterns
+    from bench.mask_patterns import PATTERNS as MASKED
+    from fsmviz.automaton.bytedfa import ByteColumns, to_bytes
+    from fsmviz.automaton.dfa import compile_regex
+    from fsmviz.tokens.trie import trie_of
+
+    pool = corpus_patterns()
+    patterns = [pattern for pattern, _ in MASKED.values()] + pool[:: max(1, len(pool) // 40)]
+    tried = set()
+    rng = np.random.default_rng(7)
+    extra = [rng.integers(0, width, 256) for width in (2, 9, 31)]
+    for pattern in patterns:
+        try:
+            byte_class = ByteColumns.of(to_bytes(compile_regex(pattern)).table).byte_class
+        except Exception:  # noqa: BLE001  (a pool pattern this engine does not compile)
+            continue
+        if len(np.unique(byte_class)) <= 32 and byte_class.tobytes() not in tried:
+            tried.add(byte_class.tobytes())
+            extra.append(byte_class)
+    assert len(extra) > 20
+    for byte_class in extra:
+        _assert_built_as_defined(trie_of(bundled_vocab), np.asarray(byte_class), len(bundled_vocab))

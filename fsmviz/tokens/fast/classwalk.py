@@ -34,6 +34,7 @@ rest}, so "1" and "12" spell (digit) and (digit, digit), "a1" (other, digit)::
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -58,6 +59,11 @@ node (~0.2 µs), where a numpy round costs ~10 µs whatever its size."""
 LISTED = 65_536
 """A class table of at most this many entries is read as a list by ``_tail``."""
 SPARSE = 2_000
+"""Rows with fewer tokens than this are spelled out from their live nodes' tokens and
+sorted; longer ones are read off every token id at once."""
+TAIL_NODES = 200
+"""The deepest levels of fewer byte nodes than this each are merged in Python
+(``_merged_tail``)."""
 """Rows with fewer tokens than this are spelled out from their live nodes' tokens and
 sorted; longer ones are read off every token id at once."""
 
@@ -169,12 +175,15 @@ def class_trie(
 def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[ClassTrie, np.ndarray]:
     """``ClassTrie.of`` built, and each byte node's class node (``class_trie``)."""
     shape = _shape_of(trie)
-    merged = np.zeros(len(trie.byte), dtype=np.intp)  # byte node -> position in level
+    merged = np.zeros(len(trie.byte) + 1, dtype=np.intp)  # byte node -> position in level
     levels, starts = [], [0, 1]
     width = len(byte_class)
-    classes = np.asarray(byte_class)[np.maximum(trie.byte, 0)]
+    classes = np.asarray(byte_class)[shape.byte]
     merge = len(np.unique(byte_class)) <= MERGED_CLASSES
-    for lo, hi in zip(shape.bounds[1:-1].tolist(), shape.bounds[2:].tolist(), strict=True):
+    last = shape.tail_from if merge else len(shape.bounds) - 1
+    for lo, hi in zip(
+        shape.bounds[1:last].tolist(), shape.bounds[2 : last + 1].tolist(), strict=True
+    ):
         if not merge:  # the byte trie itself, its bytes read as classes
             parents, kinds = merged[shape.parent[lo:hi]], classes[lo:hi]
             merged[lo:hi] = np.arange(hi - lo)
@@ -188,10 +197,18 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
         child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
         levels.append((parents, keys % width, child_start))
         starts.append(starts[-1] + len(keys))
+    if last < len(shape.bounds) - 1:
+        lo = int(shape.bounds[last - 1])
+        merged[int(shape.bounds[last]) : -1] = _merged_tail(
+            shape, byte_class, merged[lo : shape.bounds[last]].tolist(), levels, starts
+        )
     level_starts = np.array(starts, dtype=np.intp)
-    node_class = (merged + level_starts[trie.depth]).astype(np.int32)
+    merged[: len(shape.depth)] += level_starts[shape.depth]  # now each byte node's class node
+    merged[-1] = level_starts[-1]  # the node of tokens not in the trie
     token_node = np.full(num_ids, level_starts[-1], dtype=np.intp)
-    token_node[trie.token_ids] = node_class[shape.ends]
+    known = min(num_ids, len(shape.token_end))
+    np.take(merged, shape.token_end[:known], out=token_node[:known])
+    node_class = merged[:-1].astype(np.int32)
     counts = np.bincount(token_node, minlength=level_starts[-1] + 1)
     node_start = np.zeros(len(counts) + 1, dtype=np.intp)
     np.cumsum(counts, out=node_start[1:])
@@ -200,6 +217,53 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
         tuple(levels), level_starts, token_node, node_start, deep, tail_parent, tail_kind
     )
     return classes_trie, node_class
+
+
+def _merged_tail(
+    shape: _Shape,
+    byte_class: np.ndarray,
+    above: list[int],
+    levels: list[tuple[np.ndarray, ...]],
+    starts: list[int],
+) -> list[int]:
+    """The narrow levels from ``shape.tail_from`` down merged in Python (``_Shape``): one
+    numpy round a level costs ~30 µs however few its nodes, a dict lookup a node ~0.3 µs.
+    ``above`` holds the class positions of the nodes of the level above; the levels'
+    arrays are appended to ``levels`` (views of one array each) and their starts to
+    ``starts``; the class position of every tail node is returned, level after level."""
+    width, kind_of = len(byte_class), np.asarray(byte_class).tolist()
+    found: list[int] = []
+    flat: tuple[list[int], list[int], list[int]] = ([], [], [])
+    sizes: list[tuple[int, int]] = []
+    for lo, hi in itertools.pairwise(shape.tail_bounds):
+        keys = [
+            above[p] * width + kind_of[b]
+            for p, b in zip(shape.tail_parent[lo:hi], shape.tail_byte[lo:hi], strict=True)
+        ]
+        unique = sorted(set(keys))
+        position = {key: i for i, key in enumerate(unique)}
+        child_start = [0] * (starts[-1] - starts[-2] + 1)
+        for key in unique:
+            child_start[key // width + 1] += 1
+        flat[0].extend(key // width for key in unique)
+        flat[1].extend(key % width for key in unique)
+        flat[2].extend(itertools.accumulate(child_start))
+        sizes.append((len(unique), len(child_start)))
+        above = [position[key] for key in keys]
+        found += above
+        starts.append(starts[-1] + len(unique))
+    parents, kinds, child_starts = (np.array(values, dtype=np.intp) for values in flat)
+    at = child_at = 0
+    for size, children in sizes:
+        levels.append(
+            (
+                parents[at : at + size],
+                kinds[at : at + size],
+                child_starts[child_at : child_at + children],
+            )
+        )
+        at, child_at = at + size, child_at + children
+    return found
 
 
 def _tail_of(levels: list[tuple[np.ndarray, ...]]) -> tuple[int, list[int], list[int]]:
@@ -220,12 +284,19 @@ def _tail_of(levels: list[tuple[np.ndarray, ...]]) -> tuple[int, list[int], list
 
 @dataclass(frozen=True, eq=False)
 class _Shape:
-    """What every class trie of one byte trie needs: each node's parent, where each level
-    of nodes begins, and the node each token (in ``token_ids`` order) ends at."""
+    """What every class trie of one byte trie needs, built once per trie (``warm``): each
+    node's parent, byte and depth, where each level of nodes begins, the node each token
+    ends at, and the narrow deepest levels as lists (``_merged_tail``)."""
 
     parent: np.ndarray
     bounds: np.ndarray
-    ends: np.ndarray
+    byte: np.ndarray  # each node's byte (intp; the root's 0)
+    depth: np.ndarray  # each node's depth (intp)
+    token_end: np.ndarray  # the node each token id ends at (intp; past the last: not in the trie)
+    tail_from: int  # the first level merged in Python (``_merged_tail``): those below are narrow
+    tail_bounds: list[int]  # where each of those levels begins among the tail's nodes
+    tail_parent: list[int]  # each tail node's parent, as a position in its level
+    tail_byte: list[int]  # and its byte
 
 
 _SHAPES: OwnedCache[_Shape] = OwnedCache(maxsize=4)
@@ -237,7 +308,25 @@ def _shape_of(trie: VocabTrie) -> _Shape:
         parent = np.zeros(nodes, dtype=np.intp)
         parent[1:] = np.repeat(np.arange(nodes), trie.num_children)  # breadth-first layout
         bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
-        return _Shape(parent, bounds, np.repeat(np.arange(nodes), np.diff(trie.token_start)))
+        sizes = np.diff(bounds)
+        tail_from = len(bounds) - 1  # the deepest levels of under TAIL_NODES nodes each
+        while tail_from > 2 and sizes[tail_from - 1] < TAIL_NODES:
+            tail_from -= 1
+        lo = int(bounds[tail_from])
+        local = parent[lo:] - bounds[trie.depth[lo:] - 1]
+        token_end = np.full(int(trie.token_ids.max(initial=-1)) + 1, nodes, dtype=np.intp)
+        token_end[trie.token_ids] = np.repeat(np.arange(nodes), np.diff(trie.token_start))
+        return _Shape(
+            parent,
+            bounds,
+            np.maximum(trie.byte, 0).astype(np.intp),
+            trie.depth.astype(np.intp),
+            token_end,
+            tail_from,
+            (bounds[tail_from:] - lo).tolist(),
+            local.tolist(),
+            trie.byte[lo:].tolist(),
+        )
 
     return _SHAPES.get_or_build(trie, None, build)
 
@@ -253,9 +342,10 @@ def _numbered(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
         return np.unique(keys, return_inverse=True)
     seen = np.zeros(bound, dtype=bool)
     seen[keys] = True
-    rank = np.cumsum(seen, dtype=np.intp)
-    rank -= 1
-    return np.flatnonzero(seen), rank[keys]
+    unique = np.flatnonzero(seen)
+    rank = np.empty(bound, dtype=np.intp)  # read only where a key is
+    rank[unique] = np.arange(len(unique))
+    return unique, rank[keys]
 
 
 @dataclass(frozen=True, eq=False)
