@@ -1110,13 +1110,15 @@ def _walk_few(
     """``walk_below`` for a few tokens: each one's bytes below its pair's node read in
     plain Python (a numpy round costs more than a few tokens' bytes: the ten digits after
     a counted run of letters)."""
-    found = []
-    for node, state in zip(nodes.tolist(), states.tolist(), strict=True):
-        start, skip = int(vocab.span_start[node]), int(vocab.depth_of[node])
-        for entry in range(start, start + int(vocab.span_size[node])):
+    found, spans, sorted_bytes, step = [], vocab.span_start, trie.sorted_bytes, table.item
+    sizes, depths = vocab.span_size[nodes].tolist(), vocab.depth_of[nodes].tolist()
+    for start, size, skip, state in zip(
+        spans[nodes].tolist(), sizes, depths, states.tolist(), strict=True
+    ):
+        for entry in range(start, start + size):
             at = state
-            for byte in trie.sorted_bytes[entry][skip:]:
-                at = table[at, byte]
+            for byte in sorted_bytes[entry][skip:]:
+                at = step(at, byte)
                 if at < 0:
                     break
             else:
