@@ -177,7 +177,7 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
     shape = _shape_of(trie)
     merged = np.zeros(len(trie.byte) + 1, dtype=np.intp)  # byte node -> position in level
     levels, starts = [], [0, 1]
-    width = len(byte_class)
+    width = int(np.max(byte_class)) + 1  # keys: a parent times this, plus a class
     classes = np.asarray(byte_class)[shape.byte]
     merge = len(np.unique(byte_class)) <= MERGED_CLASSES
     last = shape.tail_from if merge else len(shape.bounds) - 1
@@ -231,7 +231,7 @@ def _merged_tail(
     ``above`` holds the class positions of the nodes of the level above; the levels'
     arrays are appended to ``levels`` (views of one array each) and their starts to
     ``starts``; the class position of every tail node is returned, level after level."""
-    width, kind_of = len(byte_class), np.asarray(byte_class).tolist()
+    width, kind_of = int(np.max(byte_class)) + 1, np.asarray(byte_class).tolist()
     found: list[int] = []
     flat: tuple[list[int], list[int], list[int]] = ([], [], [])
     sizes: list[tuple[int, int]] = []
