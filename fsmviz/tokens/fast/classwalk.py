@@ -195,11 +195,13 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
             levels.append((parents, kinds, child_start))
             starts.append(starts[-1] + hi - lo)
             continue
-        key = merged[shape.parent[lo:hi]] * width + classes[lo:hi]
+        key = merged[shape.parent[lo:hi]]
+        key *= width
+        key += classes[lo:hi]
         keys, merged[lo:hi] = _numbered(key, (starts[-1] - starts[-2]) * width)
-        parents = keys // width
+        parents, kinds = np.divmod(keys, width)
         child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
-        levels.append((parents, keys % width, child_start))
+        levels.append((parents, kinds, child_start))
         starts.append(starts[-1] + len(keys))
     if last < len(shape.bounds) - 1:
         lo = int(shape.bounds[last - 1])
@@ -410,12 +412,14 @@ def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarra
     states = np.array([state * table.width], dtype=np.intp)
     found = [states]
     for parents, kinds, child_start in classes.levels[: classes.deep]:
-        live = np.flatnonzero(states != dead)
-        if not len(live):
+        alive = states != dead
+        count = np.count_nonzero(alive)
+        if not count:
             break
-        if len(live) * SPARSE_LEVEL >= len(states):
+        if count * SPARSE_LEVEL >= len(states):
             states = table.flat[states[parents] + kinds]
         else:
+            live = np.flatnonzero(alive)
             counts = child_start[live + 1] - child_start[live]
             children = runs(child_start[live], counts)
             reached = np.full(len(parents), dead, dtype=np.intp)
