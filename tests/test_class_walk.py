@@ -127,6 +127,7 @@ def _assert_built_as_defined(trie, byte_class, num_ids):
     counts = np.bincount(plain_tokens, minlength=starts[-1] + 1)
     assert np.array_equal(classes.node_start, np.concatenate([[0], np.cumsum(counts)]))
     assert (classes.deep, classes.tail_parent, classes.tail_kind) == _tail_of(levels)
+    assert np.array_equal(classes.node_tokens, np.argsort(plain_tokens, kind="stable"))
 
 
 def test_a_small_class_trie_is_built_as_defined():

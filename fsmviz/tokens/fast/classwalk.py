@@ -95,8 +95,13 @@ class ClassTrie:
     @cached_property
     def node_tokens(self) -> np.ndarray:
         """The token ids by node (ascending within a node); sorted when a short row
-        first needs them (49k ids: ~4 ms, which a long row never pays)."""
-        return np.argsort(self.token_node, kind="stable")
+        first needs them, a long row never does. Node numbers that fit 16 bits are sorted
+        as such: numpy's stable sort of 16-bit keys is a radix sort (49k ids: ~0.3 ms, where
+        the merge sort of int64 keys took 2-5 ms at a new class trie's first short row)."""
+        nodes = self.token_node
+        if self.size < 1 << 16:  # token_node holds 0..size
+            nodes = nodes.astype(np.uint16)
+        return np.argsort(nodes, kind="stable")
 
     @property
     def size(self) -> int:
