@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.schema.patterns import whole_match
-from fsmviz.tokens.fast import packwalk, quotient
+from fsmviz.tokens.fast import packwalk, quotient, rowwalk
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
 from fsmviz.tokens.index import packed
@@ -33,6 +33,7 @@ ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y", "f.*o"))  
 # quote or backslash read by the needle's states alone (no block of the search); an o
 # before the f, which the loop after it does not read back (walked below the f, not taken)
 below_loops, walk_below = packwalk._below_loops, packwalk.walk_below
+ASCII = (1 << 128) - 1  # the bytes below 0x80, as bits
 DOTS = (".*bar", ".*\\.[xX][mM][lL]", "[cC][aA][nN][oO][eE]_.*")  # inside a character
 
 
@@ -187,3 +188,26 @@ def test_long_tokens_jump_through_their_states_loops(bundled_vocab, pattern, mon
         assert sorted(got.tolist()) == np.flatnonzero(want).tolist(), (pattern, state)
         assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
     assert sum(jumped) >= 20, jumped  # runs of spaces, long lines
+
+
+@pytest.mark.parametrize("needle", (".", "[^/]+/.+", "\\S/\\S|\\$\\S+"))
+def test_a_backslash_state_walks_from_its_first_bytes(bundled_vocab, needle, monkeypatch):
+    """After a string's backslash (``bfnrt/"`` lead on, any other byte back into the loop)
+    the chain's bytes leave out the loop's own letters; such a state is walked from its
+    first bytes (``rowwalk.first_bytes``) and answers there, not by its row; its masks
+    are the plain rows."""
+    walked, first_bytes = [], rowwalk.first_bytes
+
+    def counted(reads, table, chain):
+        found = first_bytes(reads, table, chain)
+        walked.append(found and reads & ASCII != 0)
+        return found
+
+    monkeypatch.setattr(rowwalk, "first_bytes", counted)
+    index = build_index(whole_match(needle)[1:-1] + "()" * 5, bundled_vocab)
+    for state in index.states[:24]:
+        taken = len(walked)
+        assert np.array_equal(index.bitmask(state), expected(index, state)), (needle, state)
+        if any(walked[taken:]):  # walked from its first bytes: answered there, no row
+            assert state not in index._walker._unpacked, (needle, state)
+    assert any(walked), needle  # with first_bytes as before (no ASCII byte read): none
