@@ -205,8 +205,7 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
         key += classes[lo:hi]
         keys, merged[lo:hi] = _numbered(key, (starts[-1] - starts[-2]) * width)
         parents, kinds = np.divmod(keys, width)
-        child_start = np.searchsorted(parents, np.arange(starts[-1] - starts[-2] + 1))
-        levels.append((parents, kinds, child_start))
+        levels.append((parents, kinds, _starts_of(parents, starts[-1] - starts[-2])))
         starts.append(starts[-1] + len(keys))
     if last < len(shape.bounds) - 1:
         lo = int(shape.bounds[last - 1])
@@ -344,6 +343,19 @@ def _shape_of(trie: VocabTrie) -> _Shape:
         )
 
     return _SHAPES.get_or_build(trie, None, build)
+
+
+def _starts_of(parents: np.ndarray, above: int) -> np.ndarray:
+    """Where each of ``above`` nodes' children begin among ``parents`` (sorted), and
+    where the last ones end: ``np.searchsorted(parents, np.arange(above + 1))`` by counting
+    (linear, where the search costs a log a node: ~0.1 ms at a 15k-node level).
+
+    >>> _starts_of(np.array([0, 0, 2]), 3).tolist()
+    [0, 2, 2, 3]
+    """
+    found = np.zeros(above + 1, dtype=np.intp)
+    np.cumsum(np.bincount(parents, minlength=above), out=found[1:])
+    return found
 
 
 def _numbered(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
