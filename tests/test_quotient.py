@@ -211,3 +211,21 @@ def test_a_backslash_state_walks_from_its_first_bytes(bundled_vocab, needle, mon
         if any(walked[taken:]):  # walked from its first bytes: answered there, no row
             assert state not in index._walker._unpacked, (needle, state)
     assert any(walked), needle  # with first_bytes as before (no ASCII byte read): none
+
+
+def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeypatch):
+    """Below a search's every ``f`` (``ANY*(?:f.o)ANY*``: ~650 pairs, ~3,000 tokens, any
+    byte leads on) the tokens are walked at once (``SHALLOW``), not level by level; the
+    masks are the plain rows."""
+    walked, walk_entries = [], packwalk.walk_entries
+
+    def counted(vocab, table, entries, states, skip):
+        walked.append(len(entries))
+        return walk_entries(vocab, table, entries, states, skip)
+
+    monkeypatch.setattr(packwalk, "BELOW", 10**9)  # no walk at once past BELOW pairs
+    monkeypatch.setattr(packwalk, "walk_entries", counted)
+    index = build_index(whole_match("f.o")[1:-1] + "()" * 7, bundled_vocab)
+    for state in index.states[:8]:
+        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+    assert max(walked) > packwalk.TOKEN_WALK, walked  # with SHALLOW_PAIRS past 645: none
