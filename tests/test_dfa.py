@@ -218,6 +218,27 @@ def test_moves_met_known_target_first_are_put_in_class_order():
     assert accepting == {1}
 
 
+CHAINS = (r"[nN][oO][nN][eE]", r"\$schema", "ab?c", "(ab)?", "[ab]c|d[ab]", "a|ab|abc")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.one_of(st.sampled_from(CHAINS), st.builds(lambda d: d, st.data())))
+def test_a_chain_is_kept_as_minimising_it_would_give(drawn):
+    """``_minimise`` returns a chain (``dfa._is_chain``) as it is: the same states and
+    moves, order included, as the plain merge with the shortcut off; and a DFA that is
+    not a chain (loops, branches, merging ends) goes the plain way."""
+    pattern = drawn if isinstance(drawn, str) else random_pattern(drawn.draw)
+    built = _Construction.of(pattern)
+    accepting, moves = _prune_dead(built.accepting, built.transitions)
+    ours = _minimise(accepting, moves, built.clock)
+    with patch.object(dfa_module, "_is_chain", return_value=False):
+        plain = _minimise(accepting, moves, built.clock)
+    assert ours[0] == plain[0], pattern
+    assert [list(m.items()) for m in ours[1]] == [list(m.items()) for m in plain[1]], pattern
+    if pattern in CHAINS[:2]:
+        assert dfa_module._is_chain(moves), "a keyword's DFA is a chain"
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.data())
 def test_the_bottom_up_merge_and_hopcrofts_refinement_give_the_same_dfa(data):

@@ -1488,13 +1488,34 @@ def _minimise(
     keeps that order), which is ``_renumbered``'s numbering. So where no two states merge
     (most small patterns: ``uuid``'s 37 states, a phone number's 15), the states keep
     their numbers and only each state's moves are put in class order (``_in_class_order``).
+    A chain (``_is_chain``: a keyword such as ``[nN][oO][nN][eE]``) is minimal as it is.
     """
+    if _is_chain(transitions):
+        return accepting, list(transitions)
     block_of = _merged_bottom_up(accepting, transitions, clock)
     if block_of is None:
         block_of = _hopcroft(accepting, transitions, clock)
     if max(block_of, default=-1) + 1 == len(transitions):  # blocks are numbered 0, 1, 2...
         return accepting, [_in_class_order(moves) for moves in transitions]
     return _renumbered(accepting, transitions, block_of)
+
+
+def _is_chain(transitions: list[_Moves]) -> bool:
+    """Whether state ``i`` moves to ``i + 1`` alone and the last state nowhere: then no
+    two states merge, as minimising would find. The last state accepts (a trim DFA's
+    only end), so from ``i`` some word of ``n - 1 - i`` characters is accepted, and from
+    any later state every word that long is refused: each state is its own class. The
+    numbers are already breadth-first and each state has one move: ``_minimise``'s
+    result is the input.
+
+    >>> _is_chain([{1: 0b011}, {2: 0b100}, {}]), _is_chain([{1: 0b01}, {1: 0b10}])
+    (True, False)
+    """
+    last = len(transitions) - 1
+    for state, moves in enumerate(transitions):
+        if len(moves) != (state < last) or (moves and state + 1 not in moves):
+            return False
+    return True
 
 
 def _in_class_order(moves: _Moves) -> _Moves:
