@@ -16,7 +16,8 @@ engines as in ``bench/index_bench.py``, wall time: *first* (``first_allowed_toke
 llguidance: a matcher and its first bitmask), *whole* (``build_index(...).states``;
 xgrammar 0.2.8's ``compile_regex``, default 8 threads, cache off); and *b.med*, *b.max*:
 the first ``bitmask(state)`` of each of the index's states (at most ``STATES`` of them, in
-the order the closure lists them), CPU ms, each state's median over 3 fresh indexes.
+the order the closure lists them), CPU ms, each state's median over 3 fresh indexes
+(``bench.mask_bench.first_bitmasks_ms``).
 """
 
 from __future__ import annotations
@@ -26,19 +27,17 @@ import json
 import os
 import random
 import statistics
-import time
 from pathlib import Path
 
 import fsmviz.automaton.dfa
 import fsmviz.tokens.index
 from bench.cold import Fresh
 from bench.index_bench import Engines, bundled_tokenizer, medians_ms
+from bench.mask_bench import first_bitmasks_ms
 from bench.table import check, geomean, print_table
 from fsmviz import Vocabulary, build_index
 from fsmviz.schema.patterns import whole_match
-from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import warm
-from fsmviz.tokens.trie import trie_of
 
 HERE = Path(__file__).resolve().parent
 CORPORA = (HERE / "schemas_public", HERE.parent.parent / "shared" / "corpora")
@@ -96,21 +95,6 @@ def drawn(engines: Engines, seed: int, count: int = SAMPLE) -> list[str]:
     return kept
 
 
-def first_bitmasks_ms(pattern: str, vocab: Vocabulary, rounds: int = 3) -> tuple[float, float]:
-    """(median, max) over up to ``STATES`` states of each state's first ``bitmask`` (CPU
-    ms, its median over ``rounds`` fresh indexes, kept frontiers dropped first)."""
-    times: dict[int, list[float]] = {}
-    for round_ in range(rounds):
-        packed_vocab(trie_of(vocab), len(vocab)).forget()
-        index = build_index(pattern + "()" * (20 + round_), vocab)
-        for state in index.states[:STATES]:
-            start = time.thread_time()
-            index.bitmask(state)
-            times.setdefault(state, []).append((time.thread_time() - start) * 1e3)
-    per_state = [statistics.median(spent) for spent in times.values()]
-    return statistics.median(per_state), max(per_state)
-
-
 def main() -> list[tuple[str, ...]]:
     fsmviz.automaton.dfa.MAX_SECONDS = 10.0  # measure a slow DFA rather than refuse it
     fsmviz.tokens.index.CLOSURE_SECONDS = 60.0
@@ -128,7 +112,7 @@ def main() -> list[tuple[str, ...]]:
         whole = medians_ms(
             {"ours": engines.fsmviz_whole, "xgr": engines.xgrammar_whole}, fresh, repeat=3
         )
-        b_med, b_max = first_bitmasks_ms(pattern, vocab)
+        b_med, b_max = first_bitmasks_ms(pattern, vocab, lambda i: i.states[:STATES], suffix=20)
         states = len(build_index(pattern, vocab).states)
         first_ratios.append(first["ours"].wall / first["llg"].wall)
         whole_ratios.append(whole["ours"].wall / whole["xgr"].wall)

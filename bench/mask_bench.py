@@ -44,6 +44,8 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from collections.abc import Callable, Iterable
+from functools import partial
 
 import llguidance
 import llguidance.numpy
@@ -59,7 +61,7 @@ from bench.table import check, geomean, print_table, walk_us
 from fsmviz import Vocabulary, build_index
 from fsmviz.generation.masks import apply_bitmask
 from fsmviz.tokens.fast.packwalk import packed_vocab
-from fsmviz.tokens.index import warm
+from fsmviz.tokens.index import TokenIndex, warm
 from fsmviz.tokens.trie import trie_of
 
 WALKS = 3
@@ -85,32 +87,43 @@ def fsmviz_step_us(pattern: str, vocab: Vocabulary, ids: list[int]) -> tuple[flo
     return best, new
 
 
-def first_bitmask_ms(
-    pattern: str, vocab: Vocabulary, ids: list[int], rounds: int = 3
+def first_bitmasks_ms(
+    pattern: str,
+    vocab: Vocabulary,
+    states_of: Callable[[TokenIndex], Iterable[int]],
+    suffix: int,
+    rounds: int = 3,
 ) -> tuple[float, float]:
-    """(median, max) ms of ``bitmask(state)`` the first time each state on the path is
-    asked, on a fresh index (a pattern string no cache has seen): what a caller that
-    masks through ``bitmask`` pays at a state it has not met. The max includes what the
-    index makes once, at its first state that needs it (a chain's main classes, a row
-    walk's class trie). The vocabulary's kept frontiers (``PackedVocab.forget``) are dropped
-    first: the other columns walked the same pattern. CPU time of this thread: on the
-    shared machine a wall clock measures the neighbours. Each state's time is its median
-    over ``rounds`` fresh indexes: the maximum of single samples measured the machine
-    (one state of ``schema_product`` took 0.32 ms in one run, 1.68 ms in the next)."""
+    """(median, max) ms of ``bitmask(state)`` the first time each of ``states_of(index)``
+    is asked, on a fresh index (``pattern`` and ``suffix`` or more ``()``: a string no
+    cache has seen): what a caller that masks through ``bitmask`` pays at a state it has
+    not met. The max includes what the index makes once, at its first state that needs it
+    (a chain's main classes, a row walk's class trie). The vocabulary's kept frontiers
+    (``PackedVocab.forget``) are dropped first: the other columns walked the same pattern.
+    CPU time of this thread: on the shared machine a wall clock measures the neighbours.
+    Each state's time is its median over ``rounds`` fresh indexes: the maximum of single
+    samples measured the machine (one state of ``schema_product`` took 0.32 ms in one run,
+    1.68 ms in the next)."""
     times: dict[int, list[float]] = {}
     for round_ in range(rounds):
         packed_vocab(trie_of(vocab), len(vocab)).forget()
-        index = build_index(pattern + "()" * (40 + round_), vocab)  # new to the other columns
-        state, met = index.initial_state, set()
-        for token in ids:
-            if state not in met:
-                met.add(state)
-                start = time.thread_time()
-                index.bitmask(state)
-                times.setdefault(state, []).append((time.thread_time() - start) * 1e3)
-            state = index.next_state(state, token)
+        index = build_index(pattern + "()" * (suffix + round_), vocab)
+        for state in states_of(index):
+            start = time.thread_time()
+            index.bitmask(state)
+            times.setdefault(state, []).append((time.thread_time() - start) * 1e3)
     per_state = [statistics.median(spent) for spent in times.values()]
     return statistics.median(per_state), max(per_state)
+
+
+def path_states(index: TokenIndex, ids: list[int]) -> list[int]:
+    """The distinct states a tokenization passes through, in the order it meets them
+    (``next_state`` reads the token's bytes: no row is made)."""
+    state, met = index.initial_state, {}
+    for token in ids:
+        met.setdefault(state)
+        state = index.next_state(state, token)
+    return list(met)
 
 
 def run_ms(engines: Engines, fresh: Fresh, ids: list[int], rounds: int = 3) -> tuple[float, float]:
@@ -120,26 +133,23 @@ def run_ms(engines: Engines, fresh: Fresh, ids: list[int], rounds: int = 3) -> t
     kept frontiers dropped, xgrammar's compiler cache off)."""
     vocab = engines.vocab
 
-    def ours() -> None:
-        index = build_index(fresh("ours"), vocab)
+    def ours(pattern: str) -> None:
+        packed_vocab(trie_of(vocab), len(vocab)).forget()  # a dict cleared: ~1 µs
+        index = build_index(pattern, vocab)
         state = index.initial_state
         for token in ids:
             index.bitmask(state)
             state = index.next_state(state, token)
 
-    def theirs() -> None:
-        matcher = xgrammar.GrammarMatcher(engines.xgrammar.compile_regex(fresh("xgr")))
+    def theirs(pattern: str) -> None:
+        matcher = xgrammar.GrammarMatcher(engines.xgrammar.compile_regex(pattern))
         mask = xgrammar.allocate_token_bitmask(1, len(vocab))
         for token in ids:
             matcher.fill_next_token_bitmask(mask)
             matcher.accept_token(token)
 
-    times: dict[str, list[float]] = {"ours": [], "xgr": []}
-    for _ in range(rounds):
-        packed_vocab(trie_of(vocab), len(vocab)).forget()
-        times["ours"].append(_timed(ours) * 1e3)
-        times["xgr"].append(_timed(theirs) * 1e3)
-    return statistics.median(times["ours"]), statistics.median(times["xgr"])
+    got = medians_ms({"ours": ours, "xgr": theirs}, fresh, repeat=rounds)
+    return got["ours"].wall, got["xgr"].wall
 
 
 def xgrammar_step_us(engines: Engines, pattern: str, ids: list[int]) -> float:
@@ -237,7 +247,9 @@ def main() -> list[tuple[str, ...]]:
         ids = tokenizer.encode(text, add_special_tokens=False)
         first = first_masks[name]
         kept, new = fsmviz_step_us(pattern, vocab, ids)
-        first_median, first_max = first_bitmask_ms(pattern, vocab, ids)
+        first_median, first_max = first_bitmasks_ms(
+            pattern, vocab, partial(path_states, ids=ids), suffix=40
+        )  # 40-42 ()s: strings new to the other columns
         xgr = xgrammar_step_us(engines, pattern, ids)
         llg = llguidance_step_us(engines, pattern, ids)
         run, xgr_run = run_ms(engines, Fresh(pattern + "()" * 5), ids)  # 6-8: new strings
