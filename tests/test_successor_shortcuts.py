@@ -236,7 +236,7 @@ def test_deep_pair_walks_go_over_the_dawg(pattern, bundled_vocab, monkeypatch):
     table = index.byte_dfa.table
     todo = list(range(len(table)))
     (origin, _, reached), rounds = index_module._walk(index.trie, table, todo)
-    assert rounds > index_module.DEEP_ROUNDS and index_module._loops(table)
+    assert rounds > index_module.DEEP_ROUNDS and index_module._most_self_bytes(table) >= 2
     assert index_module._walk(index.trie, table, todo, deepest=index_module.DEEP_ROUNDS) is None
     assert index_module._walk(index.trie, table, todo, deepest=rounds)[1] == rounds
     taken, walk = [], dawg.dawg_successor_pairs
@@ -261,7 +261,7 @@ def test_few_states_that_loop_widely_go_over_the_dawg_shared_or_not(
     index = build_index(pattern, bundled_vocab)
     table = index.byte_dfa.table
     todo = list(range(len(table)))
-    assert len(todo) <= dawg.MAX_STARTS and index_module._loops_widely(table)
+    assert len(todo) <= dawg.MAX_STARTS and index_module._most_self_bytes(table) >= successors.WIDE
     assert index_module._shared(index, successors.edge_counts(table))
     fresh = index_module.TokenIndex(index.dfa, index.byte_dfa, bundled_vocab, index.trie)
     taken, walk = [], dawg.dawg_successor_pairs

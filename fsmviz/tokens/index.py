@@ -483,7 +483,8 @@ def _successor_pairs(
         deep = [k for k, state in enumerate(todo) if wide[state]]
         if deep and dawg.MAX_STARTS:  # (0: no walk over the DAWG, all pair by pair)
             return _apart(index, todo, deep, check)
-    deep = few and _loops_widely(table)  # over the DAWG, shared or not (``SHARING``)
+    looping = _most_self_bytes(table) if few else 0  # once, for the two tests below
+    deep = looping >= WIDE  # over the DAWG, shared or not (``SHARING``)
     bound = None
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
         bound, settled = _settled(table, index.trie.single_byte_tokens, todo)
@@ -491,7 +492,7 @@ def _successor_pairs(
             return settled
     if not deep:
         budget = PAIR_BUDGET if few or shared() else None
-        deepest = DEEP_ROUNDS if few and _loops(table) else None
+        deepest = DEEP_ROUNDS if looping >= 2 else None
         walked = _walk(index.trie, table, todo, budget, check, deepest)
         if walked is not None:
             (origin, _, reached), _ = walked
@@ -699,19 +700,16 @@ def with_eos(tokens: np.ndarray, eos_token_id: int) -> np.ndarray:
 
 DEEP_ROUNDS = 16
 """Rounds a pair walk from at most ``dawg.MAX_STARTS`` starts may take where a state loops
-on two bytes or more (``_loops``) before it goes over the DAWG instead: in ``\\s*\\d+\\s*``
-the whitespace tokens (runs of up to 80 spaces, newlines and tabs: ~470 tokens) keep three
-pairs alive for 81 rounds (~1.8 ms), where the DAWG ends each run at once (~0.2 ms)."""
+on two bytes or more (``_most_self_bytes``) before it goes over the DAWG instead: in
+``\\s*\\d+\\s*`` the whitespace tokens (runs of up to 80 spaces, newlines and
+tabs: ~470 tokens) keep three pairs alive for 81 rounds (~1.8 ms), where the DAWG ends each
+run at once (~0.2 ms)."""
 
 
-def _loops(table: np.ndarray) -> bool:
-    """Whether some state reads two bytes or more back into itself."""
-    return bool(((table == np.arange(len(table))[:, None]).sum(axis=1) >= 2).any())
-
-
-def _loops_widely(table: np.ndarray) -> bool:
-    """Whether some state reads ``successors.WIDE`` bytes or more back into itself."""
-    return bool(((table == np.arange(len(table))[:, None]).sum(axis=1) >= WIDE).any())
+def _most_self_bytes(table: np.ndarray) -> int:
+    """The most bytes any state reads back into itself (a loop on ``successors.WIDE``
+    bytes or more sends a walk over the DAWG; one on two or more bounds a pair walk)."""
+    return int((table == np.arange(len(table))[:, None]).sum(axis=1).max(initial=0))
 
 
 def _doubled(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool:

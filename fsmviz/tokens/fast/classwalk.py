@@ -68,8 +68,6 @@ mask's branches mispredict (~0.25 ms for a third of the ids)."""
 TAIL_NODES = 64
 """The deepest levels of fewer byte nodes than this each are merged in Python
 (``_merged_tail``)."""
-"""Rows with fewer tokens than this are spelled out from their live nodes' tokens and
-sorted; longer ones are read off every token id at once."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,7 +208,7 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
     if last < len(shape.bounds) - 1:
         lo = int(shape.bounds[last - 1])
         merged[int(shape.bounds[last]) : -1] = _merged_tail(
-            shape, byte_class, merged[lo : shape.bounds[last]].tolist(), levels, starts
+            shape, byte_class, width, merged[lo : shape.bounds[last]].tolist(), levels, starts
         )
     level_starts = np.array(starts, dtype=np.intp)
     merged[: len(shape.depth)] += level_starts[shape.depth]  # now each byte node's class node
@@ -232,16 +230,18 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
 def _merged_tail(
     shape: _Shape,
     byte_class: np.ndarray,
+    width: int,
     above: list[int],
     levels: list[tuple[np.ndarray, ...]],
     starts: list[int],
 ) -> list[int]:
     """The narrow levels from ``shape.tail_from`` down merged in Python (``_Shape``): one
     numpy round a level costs ~30 µs however few its nodes, a dict lookup a node ~0.3 µs.
-    ``above`` holds the class positions of the nodes of the level above; the levels'
+    ``width`` is ``_merged``'s key width (a parent times it, plus a class); ``above`` holds
+    the class positions of the nodes of the level above; the levels'
     arrays are appended to ``levels`` (views of one array each) and their starts to
     ``starts``; the class position of every tail node is returned, level after level."""
-    width, kind_of = int(np.max(byte_class)) + 1, np.asarray(byte_class).tolist()
+    kind_of = np.asarray(byte_class).tolist()
     found: list[int] = []
     flat: tuple[list[int], list[int]] = ([], [])  # the levels' keys, sorted; child starts
     sizes: list[tuple[int, int]] = []

@@ -371,7 +371,7 @@ regex's ``heads``."""
 class _Layout:
     """A ``_layout_of``: its ``groups``, and ``group_of[b]``, the position of byte ``b``'s
     group among them (``len(groups)`` for a byte in none), so that a row is one gather of
-    the groups' targets (``_Rows._layout_row``), not one write per group.
+    the groups' targets (``_Rows.make_row``), not one write per group.
 
     >>> _Layout.of(((0b110, CHAR, 1, 1, b""),)).group_of[:4].tolist()
     [1, 0, 0, 1]

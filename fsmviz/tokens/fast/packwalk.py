@@ -646,13 +646,13 @@ def _below_loops(
     path = chain.allowed | (0 if prefix is None else prefix.first | prefix.second)
     found, rest = None, np.ones(len(nodes), dtype=bool)
     kept: list[tuple[np.ndarray, np.ndarray]] = []
+    byte = trie.byte[nodes]
     for state in distinct(states).tolist()[:LOOPS]:
         loop = chain_at(state)
         if loop is None or loop.path != (state,) or not loop.loops:
             continue
         loop = _with_utf8(loop, utf8) if prefix is None or prefix.ascii else loop
         mine = states == state
-        byte = trie.byte[nodes]
         mine &= _bits(loop.allowed & (_ALL if not loop.utf8 else ~_HIGH))[byte]
         if path & ~loop.allowed or not mine.any() or not _takes(chain, path, loop):
             continue

@@ -380,7 +380,7 @@ class _WholeSubtrees:
         cells = (np.arange(len(reps))[:, None] * 256 + reps)[kept]
         counts = np.bincount(cells, minlength=len(reps) * 256).reshape(len(reps), 256)
         largest = counts.argmax(axis=1)
-        in_main = (reps >= 0) & (reps == largest[:, None])
+        in_main = kept & (reps == largest[:, None])
         sets = np.ascontiguousarray(np.packbits(in_main, axis=1, bitorder="little")).view("<u8")
         # Equal groups, one number: numbered as equal node sets are (four words a row).
         group, first = _same_sets(
