@@ -402,13 +402,7 @@ def _sharing_classes(positions: _Positions) -> list[int]:
     >>> [bin(c) for c in _sharing_classes(_Walked.of("[ab]c[^b]").positions)]  # b; a; c; others
     ['0b11', '0b100', '0b1110']
     """
-    index: dict[_CharSet, int] = {}  # distinct set -> its number, in the order first met
-    set_ids = [index.setdefault(cs, len(index)) for cs in positions.sets]
-    seen: set[str] = set()
-    shared: set[str] = set()  # characters listed by two distinct sets or more
-    for chars, _ in index:
-        shared |= seen & chars
-        seen |= chars
+    index, set_ids, _, shared = _distinct_sets(positions)
     bit_of = {char: 1 << k for k, char in enumerate(sorted(shared))}
     own = [len(chars) > len(chars & shared) for chars, _ in index]  # some listed here alone
     own_bits = {i: 1 << (len(shared) + k) for k, i in enumerate(i for i, o in enumerate(own) if o)}
@@ -1195,6 +1189,22 @@ class _Sketch(_Positions):
         return copies, chained
 
 
+def _distinct_sets(
+    positions: _Positions,
+) -> tuple[dict[_CharSet, int], list[int], set[str], set[str]]:
+    """The distinct character sets of ``positions`` (each numbered in the order first met),
+    each position's number, the characters any set lists, and those two sets or more list
+    (what ``_alphabet`` and ``_sharing_classes`` split on)."""
+    index: dict[_CharSet, int] = {}
+    set_ids = [index.setdefault(cs, len(index)) for cs in positions.sets]
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for chars, _ in index:
+        shared |= seen & chars
+        seen |= chars
+    return index, set_ids, seen, shared
+
+
 def _alphabet(
     positions: _Positions,
 ) -> tuple[
@@ -1211,14 +1221,8 @@ def _alphabet(
     (nearly all of a wide class like ``[一-龥]``) has that set's signature, so those are
     grouped with whole-set operations; only characters listed by several sets are
     looked at one by one."""
-    index: dict[_CharSet, int] = {}  # distinct set -> its number, in the order first met
-    set_ids = [index.setdefault(cs, len(index)) for cs in positions.sets]
+    index, set_ids, seen, shared = _distinct_sets(positions)
     distinct = list(index)
-    seen: set[str] = set()
-    shared: set[str] = set()  # characters listed by two sets or more
-    for chars, _ in distinct:
-        shared |= seen & chars
-        seen |= chars
     mentioned = frozenset(seen)
     # A negated set accepts exactly the characters it does not list, so a character's
     # signature is the sets listing it, flipped for the negated ones.

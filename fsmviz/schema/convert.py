@@ -56,7 +56,7 @@ from fsmviz.schema.load import load_schema, local_refs, ref_overrides
 from fsmviz.schema.mend import escaped_keys, group_any_values, plain_keys
 from fsmviz.schema.output import JsonCheck, JsonField, check_json, json_fields
 from fsmviz.schema.patterns import search_patterns
-from fsmviz.schema.ranges import fill_ranges, mark_ranges
+from fsmviz.schema.ranges import BOUNDS, fill_ranges, mark_ranges
 from fsmviz.schema.run import SchemaRuns
 from fsmviz.schema.stricter import stricter
 
@@ -115,7 +115,7 @@ def _build(text: str, whitespace: str | None) -> str:
     return escaped_keys(group_any_values(regex, whitespace), names)
 
 
-_REWRITTEN = ('"pattern"', '"minimum"', '"maximum"', '"exclusiveMinimum"', '"exclusiveMaximum"')
+_REWRITTEN = ('"pattern"', *(f'"{key}"' for key in BOUNDS))
 """The keys that ``search_patterns`` (``pattern``) and ``mark_ranges`` (an integer's or a
 number's bounds) act on, as ``json.dumps`` writes them."""
 

@@ -193,10 +193,7 @@ _PAIRS = (
     ("object", "minProperties", "maxProperties", "properties"),
 )
 """Length bounds: (the type they constrain, the lower keyword, the upper one, what is counted)."""
-_BOUNDS = frozenset(
-    ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "required")
-    + tuple(k for _, low, high, _ in _PAIRS for k in (low, high))
-)
+_BOUNDS = frozenset((*BOUNDS, "required", *(k for _, low, high, _ in _PAIRS for k in (low, high))))
 """The keywords ``check_bounds`` compares, two at a time: a subschema with fewer is fine."""
 
 
