@@ -593,10 +593,9 @@ class _Reader:
                 width - frame[5],
                 text.count("("),
             )
-            if "(?P" not in text:
+            if "(?P" not in text:  # kept once, when first made (met again: found here)
                 self.texts[text] = group
-        if "(?P" not in text:
-            self.groups.setdefault(data[start : start + _GROUP_KEY], []).append(group)
+                self.groups.setdefault(data[start : start + _GROUP_KEY], []).append(group)
         tree = group[1]
         if token[8] is not None:
             tree, copies = self._repeated(tree, token[8])
