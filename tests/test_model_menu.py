@@ -138,6 +138,22 @@ def test_a_picked_model_runs_in_its_own_tokens_with_its_allowed_sets_and_downloa
 
 
 @pytest.mark.slow
+def test_a_run_whose_shadow_run_is_skipped_still_names_the_picked_model(offered):
+    """Stop during the shadow run keeps the constrained run's status, "Done on spm: ..."
+    (it said "Done: ..." there once: CI's browser test skipped the shadow run in time)."""
+    from fsmviz.app import handlers as h
+
+    shown, mark = page(), h.StopMark()
+    run = h.RunInputs(PATTERN, "Word:", 8, 1.0, 0, False, 0.0, backend="spm")
+    said = []
+    for update in h.on_run(shown, None, run, mark):
+        if update.get(shown.trace) is not None:
+            mark.stop()  # the constrained run is over: Stop lands on the shadow run
+        said.append(update.get(shown.status))
+    assert said[-1].startswith("Done on spm: ") and said[-1].endswith("skipped."), said
+
+
+@pytest.mark.slow
 def test_the_doctor_reads_the_picked_models_vocabulary(offered, bundled_vocab):
     """``\\x04`` has no token in the bundled SmolLM2 vocabulary (a dead end, named), while
     SentencePiece's byte fallback writes it (``<0x04>``): the same pattern, two verdicts, on

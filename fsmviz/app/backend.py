@@ -38,6 +38,7 @@ __all__ = [
     "engine_check_html",
     "model_for",
     "named_done",
+    "named_status",
     "parse_servers",
     "restore_backend",
     "restore_on_load",
@@ -269,9 +270,7 @@ def engine_checked(
 
 def named_done(updates: Callable[[Any], dict], status: Any, choice: str | None) -> Callable:
     """``updates`` (a frame's updates) with a finished run's status naming the offered
-    local model the menu chose ("Done on llama: 8 tokens ..."): the page says whose tokens
-    these are. The app's own model's runs say "Done: ..." as always, and so do a server's
-    (the engine-check panel names the server).
+    local model the menu chose (``named_status``).
 
     >>> from fsmviz.app.local_models import configure_models
     >>> _ = configure_models({"llama": "/models/llama"})
@@ -287,12 +286,21 @@ def named_done(updates: Callable[[Any], dict], status: Any, choice: str | None) 
 
     def named(frame: Any) -> dict:
         out = updates(frame)
-        said = out.get(status)
-        if isinstance(said, str) and said.startswith("Done:"):
-            out[status] = f"Done on {esc(choice)}:{said.removeprefix('Done:')}"
+        if status in out:
+            out[status] = named_status(out[status], choice)
         return out
 
     return named
+
+
+def named_status(said: Any, choice: str | None) -> Any:
+    """A finished run's status, ``said``, naming the offered local model the menu chose
+    ("Done on llama: 8 tokens ..."): the page says whose tokens these are. The app's own
+    model's runs say "Done: ..." as always, and so do a server's (the engine-check panel
+    names the server); any other status (or update) is ``said`` as it is."""
+    if is_offered(choice) and isinstance(said, str) and said.startswith("Done:"):
+        return f"Done on {esc(choice)}:{said.removeprefix('Done:')}"
+    return said
 
 
 SERVER_CANNOT: dict[str, str] = {

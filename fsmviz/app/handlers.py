@@ -26,6 +26,7 @@ from fsmviz.app.backend import (
     checked_after,
     engine_checked,
     named_done,
+    named_status,
     run_source,
     server_names,
     vocabulary_for,
@@ -345,6 +346,12 @@ def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = No
     return updates
 
 
+def _named_done_status(trace: Trace, choice: str | None) -> str:
+    """``done_status`` naming the offered model the run was on, as its frames' statuses do
+    (``named_done``): also what a run whose shadow run was skipped keeps saying."""
+    return named_status(done_status(trace), choice)
+
+
 def on_run(
     page: Page, models: BackgroundModel, run: RunInputs, mark: StopMark | None = None
 ) -> Iterator[dict]:
@@ -370,7 +377,8 @@ def on_run(
     updates = engine_checked(updates, page.engine_check, models)
     updates = named_done(updates, page.status, run.backend)  # "Done on llama: ..."
     frames = run_frames(models, run, opts)
-    written = yield from follow(page, mark, me, frames, updates, done_status)
+    said = partial(_named_done_status, choice=run.backend)  # a skipped shadow run's status too
+    written = yield from follow(page, mark, me, frames, updates, said)
     if written is None:
         return
     said = f"Stopped after {plural(len(written), 'token')}."

@@ -62,7 +62,7 @@ _PACKAGE = {"outlines-core": "outlines_core", "llguidance": "llguidance", "xgram
 CHILD_SECONDS = 30.0
 """Wall time one engine may spend on one schema (compile and every check) in its child."""
 CHILD_MEMORY = 4 << 30
-"""Address space one engine's child may map (``RLIMIT_AS``)."""
+"""Address space one engine's child may map beyond what it inherits (``RLIMIT_AS``)."""
 
 
 def version(engine: str) -> str | None:
@@ -81,7 +81,7 @@ def version(engine: str) -> str | None:
 def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...], memory: int) -> None:
     faulthandler.disable()  # a native abort is expected here, not a traceback to print
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_AS, (_cap(memory),) * 2)
         conn.send(("ok", fn(*args)))
     except MemoryError:
         conn.send(("error", "out of memory"))
@@ -89,6 +89,17 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...], memory: int
         conn.send(("error", f"{type(error).__name__}: {_first_line(error)}"))
     finally:
         conn.close()
+
+
+def _cap(memory: int) -> int:
+    """The address-space limit that leaves a forked child ``memory`` bytes more than it
+    inherited. A fixed cap would not: a parent that has loaded torch and a model, or started
+    threads (each reserves a malloc arena), can map more than 4 GiB before the child maps
+    a byte, and its engine would then fail at its first import ("failed to map segment")."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        mapped = next(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:"))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return mapped + memory if hard == resource.RLIM_INFINITY else min(mapped + memory, hard)
 
 
 def isolated(
