@@ -140,7 +140,8 @@ def test_a_picked_model_runs_in_its_own_tokens_with_its_allowed_sets_and_downloa
 @pytest.mark.slow
 def test_a_run_whose_shadow_run_is_skipped_still_names_the_picked_model(offered):
     """Stop during the shadow run keeps the constrained run's status, "Done on spm: ..."
-    (it said "Done: ..." there once: CI's browser test skipped the shadow run in time)."""
+    (it said "Done: ..." there once: CI's browser test skipped the shadow run in time); the
+    Grammar tab's runs name the picked model too."""
     from fsmviz.app import handlers as h
 
     shown, mark = page(), h.StopMark()
@@ -151,6 +152,11 @@ def test_a_run_whose_shadow_run_is_skipped_still_names_the_picked_model(offered)
             mark.stop()  # the constrained run is over: Stop lands on the shadow run
         said.append(update.get(shown.status))
     assert said[-1].startswith("Done on spm: ") and said[-1].endswith("skipped."), said
+    from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab, on_run  # the Grammar tab
+    tab, mark = GrammarTab(shown, "place", "terminal"), h.StopMark()
+    asked = GrammarRunInputs('root ::= "ab" [0-9]', "auto", "A:", 4, 0.0, 0, True, "spm")
+    said = [u.get(shown.status) for u in on_run(tab, None, asked, mark)]
+    assert any(isinstance(s, str) and s.startswith("Done on spm: ") for s in said), said
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ __all__ = [
     "model_for",
     "named_done",
     "named_status",
+    "named_statuses",
     "parse_servers",
     "restore_backend",
     "restore_on_load",
@@ -291,6 +292,15 @@ def named_done(updates: Callable[[Any], dict], status: Any, choice: str | None) 
         return out
 
     return named
+
+
+def named_statuses(status: Callable[[Any], str], choice: str | None) -> Callable[[Any], str]:
+    """``status`` (a finished run's status line, made from its trace) naming the offered
+    local model the menu chose (``named_status``): what ``page.follow`` says when Stop
+    skips the shadow run, which no frame's updates carry."""
+    if not is_offered(choice):
+        return status
+    return lambda trace: named_status(status(trace), choice)
 
 
 def named_status(said: Any, choice: str | None) -> Any:

@@ -23,7 +23,14 @@ from typing import Any
 
 import gradio as gr
 
-from fsmviz.app.backend import backend_menu, run_source, server_names, vocabulary_for
+from fsmviz.app.backend import (
+    backend_menu,
+    named_done,
+    named_statuses,
+    run_source,
+    server_names,
+    vocabulary_for,
+)
 from fsmviz.app.examples import GrammarExample, grammar_examples
 from fsmviz.app.grammar_live import finish_grammar, grammar_frames, grammar_status
 from fsmviz.app.handlers import reads
@@ -517,8 +524,10 @@ def on_run(tab: GrammarTab, models: Any, run: GrammarRunInputs, mark: StopMark):
     frames = grammar_frames(model, view, run.prompt, opts, found)
     try:
         written = yield from follow(
-            page, mark, me, frames, partial(updates, tab=tab, view=view), grammar_status
-        )
+            page, mark, me, frames,
+            named_done(partial(updates, tab=tab, view=view), page.status, run.backend),
+            named_statuses(grammar_status, run.backend),  # "Done on llama: ..."
+        )  # fmt: skip
     except Exception as error:  # e.g. out of memory: a message, never a traceback
         said = (  # fsmviz's own errors (a server's refusal) say what happened themselves
             f"The generation stopped: {error}"

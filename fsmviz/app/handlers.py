@@ -26,7 +26,7 @@ from fsmviz.app.backend import (
     checked_after,
     engine_checked,
     named_done,
-    named_status,
+    named_statuses,
     run_source,
     server_names,
     vocabulary_for,
@@ -346,12 +346,6 @@ def frame_updates(frame: PageFrame, page: Page, schema: SchemaChoice | None = No
     return updates
 
 
-def _named_done_status(trace: Trace, choice: str | None) -> str:
-    """``done_status`` naming the offered model the run was on, as its frames' statuses do
-    (``named_done``): also what a run whose shadow run was skipped keeps saying."""
-    return named_status(done_status(trace), choice)
-
-
 def on_run(
     page: Page, models: BackgroundModel, run: RunInputs, mark: StopMark | None = None
 ) -> Iterator[dict]:
@@ -377,7 +371,7 @@ def on_run(
     updates = engine_checked(updates, page.engine_check, models)
     updates = named_done(updates, page.status, run.backend)  # "Done on llama: ..."
     frames = run_frames(models, run, opts)
-    said = partial(_named_done_status, choice=run.backend)  # a skipped shadow run's status too
+    said = named_statuses(done_status, run.backend)  # a skipped shadow run's status too
     written = yield from follow(page, mark, me, frames, updates, said)
     if written is None:
         return
