@@ -81,17 +81,26 @@ SETTLED_PATTERNS = [
 
 @pytest.mark.parametrize("pattern", SETTLED_PATTERNS)
 def test_settled_bounds_are_the_byte_reach_and_its_pairs_the_walks(pattern, bundled_vocab):
-    """``_settled`` squares the table's adjacency for the starts' upper bounds, which the
-    DAWG walk then takes as its own (``dawg.byte_reach``): they must be equal, and where
-    the bounds settle a pair set, it is the walk's."""
+    """``_byte_bound`` squares the table's adjacency for the starts' upper bounds, which
+    the DAWG walk then takes as its own (``dawg.byte_reach``): they must be equal.
+    ``_settled`` answers exactly where that bound equals the one-byte tokens' states (its
+    one product stands for the closure), and then with the walk's pairs."""
     from fsmviz.tokens.fast import dawg
 
     index = build_index(pattern, bundled_vocab)
-    table = index.byte_dfa.table
-    todo = list(range(len(table)))
-    bound, settled = index_module._settled(table, index.trie.single_byte_tokens, todo)
-    assert np.array_equal(bound, dawg.byte_reach(table, todo))
-    if settled is not None:
-        walked = dawg.dawg_successor_pairs(dawg.dawg_of(bundled_vocab), table, todo)
-        assert [a.tolist() for a in settled] == [a.tolist() for a in walked]
-    assert (settled is not None) == (pattern == r"[a-z]+")
+    table, one_byte = index.byte_dfa.table, index.trie.single_byte_tokens
+    every = list(range(len(table)))
+    edges = index_module._adjacency(table)
+    for todo in (every, every[::2], every[-1:]):
+        bound = index_module._byte_bound(edges, todo)
+        assert np.array_equal(bound, dawg.byte_reach(table, todo))
+        lower = np.zeros_like(bound)
+        for k, start in enumerate(todo):
+            lower[k, table[start][one_byte & (table[start] >= 0)]] = True
+        settled = index_module._settled(edges, index_module._adjacency(table[:, one_byte]), todo)
+        assert (settled is not None) == np.array_equal(bound, lower)
+        if settled is not None:
+            walked = dawg.dawg_successor_pairs(dawg.dawg_of(bundled_vocab), table, todo)
+            assert [a.tolist() for a in settled] == [a.tolist() for a in walked]
+    lowest = index_module._adjacency(table[:, one_byte])
+    assert (index_module._settled(edges, lowest, every) is not None) == (pattern == r"[a-z]+")

@@ -64,7 +64,7 @@ from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
 from fsmviz.tokens.fast.levelwalk import levels_of
-from fsmviz.tokens.fast.packwalk import packed_vocab
+from fsmviz.tokens.fast.packwalk import few_first_words, packed_vocab
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
@@ -416,47 +416,70 @@ loops on many bytes: ~0.5 ms and up) first try the bounds (``_settled``)."""
 
 
 def _settled(
-    table: np.ndarray, one_byte: np.ndarray, todo: list[int]
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    """The starts' upper bounds (``dawg.byte_reach(table, todo)``, for the walk), and
-    ``_successor_pairs`` without a walk, or None where some start needs one.
+    edges: np.ndarray, lower: np.ndarray, todo: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_successor_pairs`` without a walk, or None where some start needs one; ``edges``
+    and ``lower``: the table's adjacency (``_adjacency``) over every byte and over the
+    one-byte tokens' bytes.
 
     A start's successors lie between two bounds: the states its one-byte tokens lead
     to (each of those is a token), and the states any nonempty byte string leads to
     (every token is one). Where the two are equal, that is the set. In ``[a-z]+`` both
     states read letters into state 1 and nothing else, and every letter is a token: {1}
-    for both, where the walk took ~0.5 ms to find it among 23,000 lowercase tokens. The
-    upper bound is the table's transitive closure, by squaring its adjacency matrix: at
-    most ``SETTLED_STATES`` states, so ~6 products of 64 × 64 (a breadth-first search
-    per start took 2-6 times as long: ``.*(error|warning): [A-Za-z ]+``, 0.14 ms against 0.8).
+    for both, where the walk took ~0.5 ms to find it among 23,000 lowercase tokens.
+
+    The upper bound of a start s is the transitive closure ``edges+[s]``, and it equals
+    ``lower[s]`` exactly when ``edges[s] ⊆ lower[s]`` and ``lower[s]·edges ⊆ lower[s]``
+    (by induction on a path's length; conversely ``lower[s]·edges = edges+[s]·edges ⊆
+    edges+[s]``): one product, where squaring to the closure took ~6 (``https?://(...)``'s
+    53 states: ~0.45 ms of a walk that then went over the DAWG all the same).
 
     >>> table = np.full((3, 256), -1); table[0, 97] = table[1, 97] = 1; table[2, 97] = 2
     >>> one_byte = np.zeros(256, bool); one_byte[97] = True
-    >>> [a.tolist() for a in _settled(table, one_byte, [0, 1, 2])[1]]
+    >>> edges, lower = _adjacency(table), _adjacency(table[:, one_byte])
+    >>> [a.tolist() for a in _settled(edges, lower, [0, 1, 2])]
     [[0, 1, 2], [1, 1, 2]]
     >>> table[1, 98] = 2  # "b" is no token: is "ab" one? only a walk can tell
-    >>> bound, settled = _settled(table, one_byte, [0, 1, 2])
-    >>> settled is None, bound.astype(int).tolist()
-    (True, [[0, 1, 1], [0, 1, 1], [0, 0, 1]])
+    >>> _settled(_adjacency(table), lower, [0, 1, 2]) is None
+    True
+    """
+    lower = lower[todo]
+    if (edges[todo] > lower).any() or ((lower @ edges > 0) > (lower > 0)).any():
+        return None
+    origins, states = np.nonzero(lower)
+    return origins.astype(np.int64), states.astype(np.int64)
+
+
+def _adjacency(table: np.ndarray) -> np.ndarray:
+    """``a[s, t]`` is 1 where some byte (column) of ``table`` leads from s to t, else 0
+    (float32, to multiply): one scatter, each edge into its row's slot ``t`` and each
+    missing one (-1) into a spare slot past the row's last.
+
+    >>> _adjacency(np.array([[1, -1], [1, 0]])).tolist()
+    [[0.0, 1.0], [1.0, 1.0]]
     """
     size = len(table)
-    sources, columns = np.nonzero(table >= 0)
-    targets = table[sources, columns]
-    reach = np.zeros((size, size), dtype=np.float32)
-    reach[sources, targets] = 1
-    while True:  # reach: paths of 1..k bytes; then of 1..2k
-        longer = ((reach @ reach + reach) > 0).astype(np.float32)
-        if np.array_equal(longer, reach):
-            break
-        reach = longer
-    lower = np.zeros((size, size), dtype=bool)
-    one = one_byte[columns]
-    lower[sources[one], targets[one]] = True
-    bound = reach[todo] > 0
-    if not np.array_equal(bound, lower[todo]):
-        return bound, None
-    origins, states = np.nonzero(bound)
-    return bound, (origins.astype(np.int64), states.astype(np.int64))
+    slots = np.zeros(size * (size + 1), dtype=np.float32)
+    slots[(table + np.arange(0, len(slots), size + 1)[:, None]).reshape(-1)] = 1
+    return slots.reshape(size, size + 1)[:, :size]
+
+
+def _byte_bound(edges: np.ndarray, todo: list[int]) -> np.ndarray:
+    """``dawg.byte_reach`` (the states some nonempty byte string leads each start to) by
+    squaring the table's adjacency ``edges`` (``_adjacency``): at most ``SETTLED_STATES``
+    states, so ~6 products of 64 × 64, where a breadth-first search per start took 2-6
+    times as long (``.*(error|warning): [A-Za-z ]+``, 0.14 ms against 0.8).
+
+    >>> edges = _adjacency(np.array([[1, -1], [1, 2], [-1, -1]]))  # 0 -a-> 1 -a-> 1 -b-> 2
+    >>> _byte_bound(edges, [0, 2]).astype(int).tolist()
+    [[0, 1, 1], [0, 0, 0]]
+    """
+    reach, count = edges, np.count_nonzero(edges)
+    while True:  # reach: paths of 1..k bytes; then of 1..2k (it only grows: count it)
+        reach = ((reach @ reach + reach) > 0).astype(np.float32)
+        count, before = np.count_nonzero(reach), count
+        if count == before:
+            return reach[todo] > 0
 
 
 def _successor_pairs(
@@ -487,9 +510,12 @@ def _successor_pairs(
     deep = looping >= WIDE  # over the DAWG, shared or not (``SHARING``)
     bound = None
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
-        bound, settled = _settled(table, index.trie.single_byte_tokens, todo)
+        edges, one_byte = _adjacency(table), index.trie.single_byte_tokens
+        settled = _settled(edges, _adjacency(table[:, one_byte]), todo)
         if settled is not None:
             return settled
+        if len(todo) * len(table) <= dawg.MAX_BOUND_CELLS:  # the bound the walk tests
+            bound = _byte_bound(edges, todo)
     if not deep:
         budget = PAIR_BUDGET if few or shared() else None
         deepest = DEEP_ROUNDS if looping >= 2 else None
@@ -622,13 +648,19 @@ def _apart(
 
 
 def _packed(index: TokenIndex, state: int) -> np.ndarray:
-    """``bitmask``'s words: a kept row's, else the state's chain's (``RowWalker.packed``:
-    no row made), else its row's, packed where its walk did not pack them; EOS's bit
-    added where ``state`` accepts."""
+    """``bitmask``'s words: a kept row's, else, where few tokens begin with its bytes, their
+    walk's (``packwalk.few_first_words``; not once the walker merged the DFA into its live
+    blocks: a block's words are kept for its every state), else the state's chain's
+    (``RowWalker.packed``: no row made), else its row's, packed where its walk did not
+    pack them; EOS's bit added where ``state`` accepts."""
     row = index._rows.get(state)
     words = None
     if row is None and index._live is None:
-        words = index._walker.packed(state)
+        walker = index._walker
+        if not walker._merged:
+            vocab = packed_vocab(index.trie, len(index.vocab))
+            words = few_first_words(vocab, index.trie, index.byte_dfa.table, state)
+        words = walker.packed(state) if words is None else words.view(np.int32)
     if words is None:
         row = index.row(state)
         words = packed(row.tokens, len(index.vocab)) if row.words is None else row.words
