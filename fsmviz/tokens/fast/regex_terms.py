@@ -162,7 +162,7 @@ class TreeTerms(Terms):
         super().__init__()
         self._ranges: dict[tuple[frozenset[str], bool], int] = {}
         self._parts: dict[int, tuple] = {}  # id -> the parts of a ``SEQ``
-        self._tails: dict[int, list[bool]] = {}  # id -> which of its tails are nullable
+        self._tails: dict[int, tuple[list[bool], list[int]]] = {}  # id -> ``_tails``
         self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
         self._split: dict[tuple, tuple[int, int]] = {}  # a ``SEQ`` node -> ``head``
 
@@ -209,22 +209,24 @@ class TreeTerms(Terms):
         return found
 
     def seq(self, parts: tuple, i: int, flags: int) -> int:
-        """``parts[i:]`` concatenated, read lazily."""
+        """``parts[i:]`` concatenated, read lazily. Parts that match the empty text only
+        (``()``, ``(?:)``: ``_empty``) are passed over, as ``ε`` vanishes from a
+        concatenation: a term made of them would be a state apart (the benchmarks' fresh
+        strings end in 31 or more ``()``, each a ``SEQ`` that ``heads`` and ``derive``
+        walked through)."""
         if i >= len(parts) - 1:
+            return self.convert(parts[i], flags) if i < len(parts) else EPS
+        tails = self._tails.get(id(parts))
+        if tails is None:
+            tails = self._tails[id(parts)] = _tails(parts)
+            self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
+        nullable, after = tails
+        i = after[i]
+        if after[i + 1] >= len(parts):  # parts[i] alone is left (or none)
             return self.convert(parts[i], flags) if i < len(parts) else EPS
         key = (SEQ, id(parts), i, flags)
         found = self._ids.get(key)
-        if found is None:
-            tails = self._tails.get(id(parts))
-            if tails is None:  # tails[i]: whether parts[i:] match the empty text
-                tails = [True]
-                for part in reversed(parts):
-                    tails.append(tails[-1] and _nullable(part))
-                tails.reverse()
-                self._tails[id(parts)] = tails
-                self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
-            found = self._make(key, tails[i])
-        return found
+        return found if found is not None else self._make(key, nullable[i])
 
     def head(self, node: tuple) -> tuple[int, int]:
         """A ``SEQ`` node's first part and the rest, as regexes (kept)."""
@@ -276,6 +278,38 @@ def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> N
         classes[frozenset("\n"), True] = None
     elif node is not EMPTY:
         raise RegexError(f"unsupported construct {kind.__name__}", None, None)
+
+
+def _tails(parts: tuple) -> tuple[list[bool], list[int]]:
+    """Of a concatenation's ``parts``: whether ``parts[i:]`` match the empty text, and
+    the first part from ``i`` on that matches more than the empty text (``len(parts)``
+    where none does), each for ``i`` from 0 to ``len(parts)``.
+
+    >>> from fsmviz.automaton.syntax import parse
+    >>> _tails(parse("a()b*()")[1].options[0].parts)
+    ([False, True, True, True, True], [0, 2, 2, 4, 4])
+    """
+    nullable, after = [True], [len(parts)]
+    for i in range(len(parts) - 1, -1, -1):
+        empty = _empty(parts[i])
+        nullable.append(nullable[-1] and (empty or _nullable(parts[i])))
+        after.append(after[-1] if empty else i)
+    nullable.reverse()
+    after.reverse()
+    return nullable, after
+
+
+def _empty(node: object) -> bool:
+    """Whether a syntax-tree node matches the empty text and nothing else (``()``,
+    ``(?:)``, ``(|)``, ``(){3}``)."""
+    kind = type(node)
+    if kind is Concatenation:
+        return all(_empty(part) for part in node.parts)
+    if kind is Pattern:
+        return all(_empty(option) for option in node.options)
+    if kind is Repeated:
+        return node.max == 0 or _empty(node.base)
+    return node is EMPTY
 
 
 def _nullable(node: object) -> bool:
