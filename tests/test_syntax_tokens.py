@@ -206,3 +206,36 @@ def test_long_repeat_counts_are_checked(pattern: str, taken: bool) -> None:
 def test_a_repeat_count_of_re_s_largest_is_refused_by_parse() -> None:
     with pytest.raises(RegexError, match="too large|repetition"):
         parse("a{4294967295}")
+
+
+EMPTY_RUNS = st.lists(
+    st.sampled_from(["()", "(?:)", "()*", "(?:)?", "(){2}", "a", "(a)", "|", "(", ")", "[x]+"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=400, derandomize=True, database=None)
+@given(text=EMPTY_RUNS)
+def test_runs_of_empty_groups_read_as_the_full_path_reads_them(text: str) -> None:
+    """A run of ``()`` and ``(?:)`` is one token (``_EMPTY_GROUP`` each); a quantifier
+    after its last group repeats that group alone, as when each was read as a group."""
+    assert_same_as_full_path(text)
+
+
+def test_a_run_of_empty_groups_is_one_token_of_equal_groups() -> None:
+    pattern = "a" + "()" * 31 + "(?:)()?"
+    tokens = [t.lastindex for t in _TOKEN.finditer(pattern)]
+    assert tokens == [6, 10, 12, 7]  # "a", 32 empty groups, then "(" and ")?" apart
+    assert assert_same_as_full_path(pattern)
+    assert assert_same_as_full_path("x" + "()" * 40)
+
+
+def test_an_empty_group_too_deep_is_refused_as_the_shape_check_refuses_it() -> None:
+    fits = "(" * (MAX_NESTING - 1) + "()" * 3 + ")" * (MAX_NESTING - 1)
+    deep = "(" * MAX_NESTING + "()" + ")" * MAX_NESTING
+    assert _Reader(fits).read() == _Parser(fits).parse().simplify()
+    _check_shape(fits)
+    with pytest.raises(_Unusual):
+        _Reader(deep).read()
+    with pytest.raises(RegexError):
+        _check_shape(deep)
