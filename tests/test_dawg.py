@@ -79,6 +79,8 @@ def test_walks_on_kept_work_arrays_answer_as_on_fresh_ones(bundled_vocab):
         r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]",  # ends in the tail
         r'\{"name": "[^"]{0,20}", "age": [0-9]{1,3}\}',
         r"(-{3,}|={2,}) ?[a-z ]{0,12}",  # long runs of dashes: the longest tokens
+        r".*\.[jJ][sS][oO][nN]",  # a run of dots loops in the state after a dot
+        r"\s*\d+\s*",
     ],
 )
 def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
@@ -87,7 +89,8 @@ def test_the_walk_answers_the_same_in_numpy_rounds_and_in_the_python_tail(
     """The walk goes on in Python (``_walk_tail``) once few tokens are left below its
     pairs; the rounds and the tail follow the same rules, so where the switch falls does
     not change the answer: all rounds, the default, or the tail right past the widest
-    depth. (Checked: a tail that records no token's end fails here.)"""
+    depth. (Checked: a tail that records no token's end fails here, and one that ends a
+    run of looping bytes in the state before it.)"""
     import fsmviz.tokens.fast.dawg as dawg_module
 
     dawg = dawg_of(bundled_vocab)

@@ -123,6 +123,8 @@ class VocabDawg:
     nodes: tuple[tuple[bool, tuple[tuple[int, int], ...]], ...] = field(repr=False)
     """The same automaton as plain Python values, for walking a few pairs one by one:
     ``nodes[d]`` is (final, ((byte, child), ...))."""
+    below_bits: tuple[int, ...] = field(repr=False)
+    """``below`` as Python ints (bit b: byte b is below), for the same walk."""
     scratch: _Scratch = field(default_factory=_Scratch, repr=False)
 
     @property
@@ -165,6 +167,7 @@ class VocabDawg:
             tokens_below=tokens_below,
             root=merged[0],
             nodes=tuple(signatures),
+            below_bits=_as_ints(below),
         )
 
 
@@ -339,7 +342,9 @@ class _PairWalk:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Walk the tail, give the arrays back, and read the pairs off ``reached``."""
         reached, mask_type = self.reached, self.mask_type
-        _walk_tail(self.dawg, self.flat, self.width, self.carried, reached, nodes, states, masks)
+        todo = list(zip(nodes.tolist(), states.tolist(), masks.tolist(), strict=True))
+        leaving = _as_ints(self.leaving)
+        _walk_tail(self.dawg, self.flat, self.width, leaving, self.carried, reached, todo)
         self.dawg.scratch.give(self.carried, self.slot, np.concatenate(self.touched))
         shifts = np.arange(self.num_starts, dtype=mask_type)[:, None]
         bits = (reached[None, :] >> shifts) & mask_type(1)
@@ -385,6 +390,19 @@ def byte_reach(table: np.ndarray, starts: list[int]) -> np.ndarray:
 def _byte_sets(rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Each row of booleans (one per byte) as a byte set like ``VocabDawg.below``'s."""
     return np.packbits(rows, axis=1, bitorder="little").view(dtype)
+
+
+def _as_ints(sets: np.ndarray) -> tuple[int, ...]:
+    """Byte sets as ``VocabDawg.below``'s (four little-endian words a row), each as one
+    Python int whose bit b is byte b.
+
+    >>> _as_ints(np.array([[5, 0, 0, 1]], np.uint64)) == (5 + (1 << 192),)
+    True
+    """
+    data, width = sets.astype("<u8").tobytes(), 8 * sets.shape[1]
+    return tuple(
+        int.from_bytes(data[at : at + width], "little") for at in range(0, len(data), width)
+    )
 
 
 def _empty_rows(sets: np.ndarray) -> np.ndarray:
@@ -435,24 +453,26 @@ def _walk_tail(
     dawg: VocabDawg,
     flat: np.ndarray,
     width: int,
+    leaving: tuple[int, ...],
     carried: np.ndarray,
     reached: np.ndarray,
-    nodes: np.ndarray,
-    states: np.ndarray,
-    masks: np.ndarray,
+    todo: list[tuple[int, int, int]],
 ) -> None:
-    """The walk's last pairs, one by one in Python: past the first few depths only long
-    tokens (runs of spaces or dashes) remain, a handful of pairs per depth, where a numpy
-    round would cost more than the pairs themselves. Same rules as the rounds; ``carried``
-    is read, ``reached`` is updated in place."""
-    num_states = len(reached)
+    """The walk's last pairs (``todo``: node, state, mask), one by one in Python: past
+    the first few depths only long tokens (runs of spaces or dashes) remain, a handful
+    of pairs per depth, where a numpy round would cost more than the pairs themselves.
+    Same rules as the rounds, and a pair whose bytes below all loop back to its state
+    counts as a token's end there and is walked no further, also where its state loops
+    on one byte only (``leaving``, by state: the bytes that do not loop, as ints like
+    ``VocabDawg.below_bits``): a run of dots after ``.*\\.`` ends at its first dot,
+    where it was walked dot by dot. ``carried`` is read, ``reached`` is updated in place."""
+    num_states, below, automaton = len(reached), dawg.below_bits, dawg.nodes
     seen: dict[int, int] = {}  # pairs' carried bits, over those of the rounds
     found: dict[int, int] = {}  # state -> starts reaching it here
-    todo = list(zip(nodes.tolist(), states.tolist(), masks.tolist(), strict=True))
     while todo:
         node, state, mask = todo.pop()
         row = state * width
-        for byte, child in dawg.nodes[node][1]:
+        for byte, child in automaton[node][1]:
             target = flat.item(row + byte)
             if target < 0:
                 continue
@@ -463,8 +483,10 @@ def _walk_tail(
             fresh = mask & ~before
             if fresh:
                 seen[key] = before | fresh
-                if dawg.nodes[child][0]:
+                looping = not below[child] & leaving[target]
+                if looping or automaton[child][0]:
                     found[target] = found.get(target, 0) | fresh
-                todo.append((child, target, fresh))
+                if not looping:
+                    todo.append((child, target, fresh))
     for state, mask in found.items():
         reached[state] |= reached.dtype.type(mask)
