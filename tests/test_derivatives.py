@@ -356,3 +356,35 @@ def test_a_regex_reads_an_ascii_code_by_its_heads_bits_as_by_their_ranges(patter
         for code in (*range(128), 0xE9, 0x65E5):
             plain = any(regexes.contains(h, code) for h in regexes.heads(regex))
             assert regexes._may_read(regex, code) == plain, (regex, code)
+
+
+JSON_ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*'
+LOOP_LED = [  # (pattern, whether its first set is walked as a leading loop B*'s)
+    (r".*\.[jJ][sS][oO][nN]", True),
+    (r"(?s).*\n", True),
+    (f"{JSON_ANY}(?:foo){JSON_ANY}", True),
+    (r"b|[a-c]*c", True),  # an option that does not begin with the loop, inside it
+    (r"a?[a-c]*", True),
+    (r"[a-c]{2,}b", True),
+    (r".+()()x", True),
+    (r"[a-z]*[0-9]", False),  # a digit is no text of [a-z]*: "a1" begins a match
+    (r".*(\n|x)", False),
+    (f"{JSON_ANY}(?:.+\\.json)", False),  # the dot holds a quote
+    (r"[a-c]+x", False),
+    (r"x|[a-c]*b", False),
+    (r"(ab)*ac", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "led"), LOOP_LED)
+def test_a_pattern_led_by_a_loop_allows_what_the_loop_allows(pattern, led, bundled_vocab):
+    """``regex_terms.loop_led``: where a match may begin with ``B{m,}`` and every match
+    is a text of ``B*``, the first set is ``B*``'s; the index's either way (and not
+    where some match is no text of ``B*``: ``[a-z]*[0-9]``)."""
+    from fsmviz.tokens.fast.derivatives import _Regexes
+    from fsmviz.tokens.fast.regex_terms import loop_led
+
+    regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
+    assert (loop_led(regexes, start) != start) == led
+    forget_indexes()
+    same_as_index(pattern, bundled_vocab)

@@ -251,7 +251,14 @@ def test_a_class_walk_reads_each_state_s_row_once(bundled_vocab, monkeypatch):
 
 @pytest.mark.parametrize(
     ("pattern", "walked"),
-    [(r"[\s\S]{1,3}", True), (r"[\x00-\x7f]{2}", True), (r".*a", False), (r"[^\n]+x", False)],
+    [
+        (r"[\s\S]{1,3}", True),
+        (r"[\x00-\x7f]{2}", True),
+        (r".*a\n?", False),
+        (r"[^\n]+x\n?", False),
+        (r".*a", True),  # walked as [^\n]* (``regex_terms.loop_led``)
+        (r"[^\n]+x", True),
+    ],
 )
 def test_a_start_row_alike_on_the_learnt_classes_walks_their_class_trie(
     pattern, walked, bundled_vocab, monkeypatch
@@ -259,7 +266,8 @@ def test_a_start_row_alike_on_the_learnt_classes_walks_their_class_trie(
     """``walk_root`` walks the learnt classes' trie where the start row leads each class's
     bytes alike, coarser rows too (``[\\s\\S]`` tells no ASCII byte apart), and answers as
     the index; a start row that tells a class's bytes apart (``a`` from the rest), or a
-    deeper row that does (``x``), is left to the bytes."""
+    deeper row that does (``x``), is left to the bytes (where a newline, no text of
+    ``[^\n]*``, keeps the first set from being ``[^\n]*``'s)."""
     from fsmviz.tokens.fast import successors
 
     successors.warm_classes(trie_of(bundled_vocab))

@@ -48,7 +48,17 @@ from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
 from fsmviz.tokens.fast.levelwalk import walk_bytes, walk_root
-from fsmviz.tokens.fast.regex_terms import ALT, CAT, EPS, NONE, SEQ, SET, TreeTerms, Unsure
+from fsmviz.tokens.fast.regex_terms import (
+    ALT,
+    CAT,
+    EPS,
+    NONE,
+    SEQ,
+    SET,
+    TreeTerms,
+    Unsure,
+    loop_led,
+)
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -86,7 +96,7 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
         trie = trie_of(vocab)
         try:
             regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
-            tokens = _NearStart(regexes, start).first_row(trie)
+            tokens = _NearStart(regexes, loop_led(regexes, start)).first_row(trie)
         except Unsure:
             built = build_index(pattern, vocab)
         else:
