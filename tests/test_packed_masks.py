@@ -148,14 +148,16 @@ UTF8_BYTES = (
 BUT_ONE = ('"[^"é]*"', '"[^"\u20ac]*"', '"[^"\U0001f600]*"')  # any character but one
 
 
-def test_utf8_loops_on_a_toy_vocabulary():
+def test_utf8_loops_on_a_toy_vocabulary(monkeypatch):
     """A loop reading any character (``[^"]``) or any but the C1 controls (a JSON string's)
     takes its tokens as UTF-8 (``packwalk.utf8_loop``): every bit as the plain walk's, on
     cut, stray, overlong, surrogate and C1 bytes; a loop of some non-ASCII characters
     (``[a-zé]``) or of any character but one (``[^"é]``: a state inside a character that
     reads fewer bytes than UTF-8's) is not taken so and still agrees."""
     from fsmviz import Vocabulary
+    from fsmviz.tokens.fast import packwalk
 
+    monkeypatch.setattr(packwalk, "FIRST_BYTES", 257)  # a toy's first bytes are all few
     singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
     table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
@@ -275,6 +277,7 @@ def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
     monkeypatch.setattr(packwalk, "TOKEN_WALK", 0)
     monkeypatch.setattr(packwalk, "CANDIDATES", candidates)
     monkeypatch.setattr(packwalk, "FEW_NODES", few)
+    monkeypatch.setattr(packwalk, "FIRST_BYTES", 257)  # a toy's first bytes are all few
     table = (*(t.encode() for t in WORDS_TOKENS), b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
     packed_vocab(build_index("a", vocab).trie, len(vocab)).forget()  # frontiers kept before

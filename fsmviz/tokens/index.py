@@ -658,8 +658,8 @@ def _packed(index: TokenIndex, state: int) -> np.ndarray:
     if row is None and index._live is None:
         walker = index._walker
         if not walker._merged:
-            vocab = packed_vocab(index.trie, len(index.vocab))
-            words = few_first_words(vocab, index.trie, index.byte_dfa.table, state)
+            reads = walker._reads_of(state)
+            words = few_first_words(walker._vocab, index.trie, index.byte_dfa.table, state, reads)
         words = walker.packed(state) if words is None else words.view(np.int32)
     if words is None:
         row = index.row(state)

@@ -1,0 +1,78 @@
+"""A state from whose bytes few tokens begin (inside a UTF-8 character: the 74 tokens that
+begin with a continuation byte) has its packed mask from those tokens walked one by one
+(``packwalk.few_first_words``): the plain pair walk's row packed, bit for bit; a state
+reading a byte many tokens begin with, or too few bytes, is left to the other walks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import Vocabulary, build_index
+from fsmviz.tokens.fast import packwalk
+from fsmviz.tokens.fast.packwalk import few_first_words, packed_vocab
+from fsmviz.tokens.index import packed
+from tests.test_index_rows import plain_row
+
+PATTERNS = (
+    r".*\.[jJ][sS][oO][nN]",  # ``.``'s character states, before the needle's loop
+    r"\S",  # a character's states, then the end
+    r"[^ \t\n\v\f\r]+",
+    r"env_\S+",
+    r'"[^"]*"',
+    r"[^a-z]{2,4}ok",  # a character's states inside a counted repeat
+    r"[À-ÿ]+[0-9]",  # two-byte letters: their second byte
+)
+
+
+def _walked(index):
+    """Each state's ``few_first_words`` (None where refused), from a fresh index."""
+    vocab = packed_vocab(index.trie, len(index.vocab))
+    walker, table = index._walker, index.byte_dfa.table
+    return {
+        state: few_first_words(vocab, index.trie, table, state, walker._reads_of(state))
+        for state in range(index.byte_dfa.num_states)
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_few_first_words_are_the_plain_rows(bundled_vocab, pattern):
+    index = build_index(pattern + "()" * 5, bundled_vocab)
+    walked = _walked(index)
+    answered = 0
+    for state, words in walked.items():
+        if words is None:
+            continue
+        answered += 1
+        tokens, _ = plain_row(index, state)
+        assert np.array_equal(words.view(np.int32), packed(tokens, len(bundled_vocab))), state
+        assert not words.flags.writeable
+    assert answered, "no state was answered by its few first tokens"
+    for state in index.states[:40]:  # and bitmask, which asks it first
+        tokens, _ = plain_row(index, state)
+        if index.is_accepting(state):
+            tokens = np.append(tokens, bundled_vocab.eos_token_id)
+        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab)))
+
+
+@pytest.mark.slow
+def test_a_state_reading_a_busy_byte_or_few_bytes_is_refused(bundled_vocab):
+    index = build_index(r"[a-z]+\S", bundled_vocab)
+    walked = _walked(index)
+    assert walked[0] is None and walked[1] is None  # thousands of tokens begin with a letter
+    vocab = packed_vocab(index.trie, len(bundled_vocab))
+    assert all(vocab.root_span[b] > packwalk.FEW_FIRST for b in b"aeis")
+    assert sum(vocab.root_span[0x80:0xC0]) <= packwalk.FEW_FIRST
+
+
+def test_few_first_words_on_a_toy_vocabulary(monkeypatch):
+    """Five tokens begin with a byte of ``[ab]``: ``a``, ``aa`` and ``ba`` live, ``ab`` and
+    ``aaa`` die (the class is read once, then ``a`` at most once); ``c`` is not looked at."""
+    monkeypatch.setattr(packwalk, "FIRST_BYTES", 2)
+    vocab = Vocabulary.from_strings(["a", "aa", "ab", "ba", "c", "aaa"])
+    index = build_index("[ab]a?", vocab)
+    found = _walked(index)[0]
+    assert packed(np.array([0, 1, 3]), len(vocab)).tolist() == found.view(np.int32).tolist()
+    monkeypatch.setattr(packwalk, "FEW_FIRST", 4)  # five tokens begin so: too many
+    assert _walked(build_index("[ab]a?()", vocab))[0] is None
