@@ -5,6 +5,7 @@ tables are isomorphic with equal accepting flags."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from pathlib import Path
@@ -17,6 +18,7 @@ from fsmviz import compile_regex
 from fsmviz.automaton import bytedfa
 from fsmviz.automaton.bytedfa import _SLOT, _TEMPLATES, ByteDfa, _char_table, _Template, to_bytes
 from fsmviz.automaton.dfa import Dfa
+from fsmviz.automaton.syntax import RegexError
 
 SEEDS = Path(__file__).parent / "cases" / "seed_regexes.json"
 
@@ -145,3 +147,64 @@ def test_few_rows_stamped_in_python_equal_the_steps(pattern, monkeypatch):
     steps = to_bytes(dfa)
     np.testing.assert_array_equal(few.table, steps.table)
     np.testing.assert_array_equal(few.accepting, steps.accepting)
+
+
+def _small_patterns() -> list[str]:
+    """Patterns whose DFAs ``to_bytes`` takes by ``_few_bytes`` (small, past ASCII), from
+    the tests' lists and the held-out pool."""
+    from bench.heldout import corpus_patterns
+
+    return [*_patterns(), *corpus_patterns(), ".*é", "[^@]+@[^@]+", "(?s).*x", "x[^a]{3}y"]
+
+
+def test_the_small_path_writes_the_table_path_s_table():
+    """``_few_bytes`` (Python on a small DFA) against ``_table_bytes`` (numpy), exactly."""
+    taken = 0
+    for pattern in _small_patterns():
+        with contextlib.suppress(RegexError):
+            dfa = compile_regex(pattern)
+            ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
+            if to_bytes(dfa).table.shape[0] == dfa.num_states or len(ranges) > 16:
+                continue  # nothing past ASCII, or not small
+            if dfa.num_states > 48 or not all(ranges):
+                continue
+            few, table = bytedfa._few_bytes(dfa, ranges), bytedfa._table_bytes(dfa, ranges)
+            np.testing.assert_array_equal(few.table, table.table, err_msg=pattern)
+            np.testing.assert_array_equal(few.accepting, table.accepting, err_msg=pattern)
+            taken += 1
+    assert taken >= 100
+
+
+def test_rows_numbered_ahead_are_the_rows_made_step_by_step(monkeypatch):
+    """``_Builder._stamp_new`` numbers every row before making any: the same table as
+    ``_stamp_few``'s steps, and it declines (the steps then run) where rows coincide."""
+    made = {}
+    for pattern in _small_patterns():
+        with contextlib.suppress(RegexError):
+            made[pattern] = to_bytes(compile_regex(pattern))
+    outcomes = []
+    stamp_new = bytedfa._Builder._stamp_new
+
+    def noted(self, found, templates):
+        outcomes.append(stamp_new(self, found, templates))
+        return False
+
+    monkeypatch.setattr(bytedfa._Builder, "_stamp_new", noted)
+    for pattern, ours in made.items():
+        steps = to_bytes(compile_regex(pattern))
+        np.testing.assert_array_equal(ours.table, steps.table, err_msg=pattern)
+    assert outcomes.count(True) >= 50 and outcomes.count(False) >= 3
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shape_groups_are_the_numpy_groups(seed):
+    rng = np.random.default_rng(seed)
+    states, width = rng.integers(1, 12), rng.integers(1, 6)
+    targets = rng.integers(-1, 3, size=(states, width)) * rng.integers(0, 2, size=(states, 1))
+    targets[targets == 0] = -1
+    spans = [(0x80 + 16 * i, 0x8F + 16 * i) for i in range(width)]
+    plain = bytedfa._groups(targets, spans)
+    python = bytedfa._shape_groups(targets.tolist(), spans)
+    assert [(g.states, g.shape, g.slot_spans) for g in python] == [
+        (g.states, g.shape, g.slot_spans) for g in plain
+    ]

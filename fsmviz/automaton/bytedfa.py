@@ -167,9 +167,16 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
     states are grouped by the shape of their multi-byte edges, and all are stamped out
     together."""
     ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
-    small = dfa.num_states <= SMALL_ASCII_STATES and len(ranges) <= SMALL_ASCII
-    if small and all(r[-1][1] <= 0x7F for r in ranges if r):
-        return _ascii_bytes(dfa, ranges)
+    if dfa.num_states <= SMALL_ASCII_STATES and len(ranges) <= SMALL_ASCII:
+        if all(r[-1][1] <= 0x7F for r in ranges if r):
+            return _ascii_bytes(dfa, ranges)
+        if all(any(not _inside_surrogates(lo, hi) for lo, hi in r) for r in ranges):
+            return _few_bytes(dfa, ranges)
+    return _table_bytes(dfa, ranges)
+
+
+def _table_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa:
+    """``to_bytes`` through the character table (``_char_table``), in numpy throughout."""
     chars = _char_table(dfa, ranges)
     ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
     spans: list[tuple[int, int, int]] = []  # (lo, hi, class) of every range beyond ASCII
@@ -221,6 +228,67 @@ def _ascii_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa
     accepting = np.zeros(dfa.num_states, dtype=bool)
     accepting[list(dfa.accepting)] = True
     return ByteDfa(table, accepting, dfa.num_states)
+
+
+def _few_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa:
+    """``to_bytes`` of a DFA as small as ``_ascii_bytes`` takes, whose classes reach past
+    ASCII, each with a UTF-8 spelling (nothing to prune): ``.*\\.json``, ``[^@]+@[^@]+``.
+    As the table path, but its character table is written from the moves in Python and
+    its states grouped by shape in Python (``_shape_groups``), where that path's numpy
+    calls on a few rows took ~0.1 ms.
+
+    >>> from fsmviz.automaton.dfa import compile_regex
+    >>> dfa = compile_regex(".*é")
+    >>> ranges = [c.ranges(dfa.mentioned) for c in dfa.classes]
+    >>> bool((_few_bytes(dfa, ranges).table == _table_bytes(dfa, ranges).table).all())
+    True
+    """
+    ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
+    spans: list[tuple[int, int, int]] = []  # (lo, hi, class) of every range beyond ASCII
+    for k, class_ranges in enumerate(ranges):
+        for lo, hi in class_ranges:
+            if lo <= 0x7F:
+                ascii_class[lo : min(hi, 0x7F) + 1] = k
+            if hi > 0x7F:
+                spans.append((max(lo, 0x80), hi, k))
+    spans.sort()  # the classes are disjoint: by first code point
+    table = [[-1] * (len(ranges) + 1) for _ in dfa.moves]  # [state, class], as _char_table
+    for row, moves in zip(table, dfa.moves, strict=True):
+        for target, classes in moves.items():
+            while classes:
+                row[(classes & -classes).bit_length() - 1] = target
+                classes &= classes - 1
+    chars = np.array(table, dtype=np.int32)
+    builder = _Builder(dfa.num_states)
+    builder.table[:, :0x80] = chars[:, ascii_class]
+    targets = chars[:, [k for *_, k in spans]]  # [state, span]
+    builder.stamp(_shape_groups(targets.tolist(), [s[:2] for s in spans]), targets)
+    accepting = np.zeros(builder.num_states, dtype=bool)
+    accepting[list(dfa.accepting)] = True
+    return ByteDfa(builder.finish(), accepting, dfa.num_states)
+
+
+def _shape_groups(targets: list[list[int]], spans: list[tuple[int, int]]) -> list[_Group]:
+    """``_groups`` of a few states, in Python: each state's targets renamed in order of
+    first appearance (``_slot_labels``) are its group's key.
+
+    >>> [(g.states, g.shape, g.slot_spans) for g in _shape_groups([[7, 7], [-1, -1], [5, 5]],
+    ...                                                          [(0x80, 0xFF), (0x100, 0x1FF)])]
+    [([0, 2], ((128, 255, 1073741824), (256, 511, 1073741824)), [0])]
+    """
+    members: dict[tuple[int, ...], _Group] = {}
+    for state, row in enumerate(targets):
+        slot_of: dict[int, int] = {}
+        labels = tuple(slot_of.setdefault(t, len(slot_of)) if t >= 0 else -1 for t in row)
+        if not slot_of:
+            continue  # no edge past ASCII
+        group = members.get(labels)
+        if group is None:
+            shape = tuple((*spans[i], _SLOT + k) for i, k in enumerate(labels) if k >= 0)
+            firsts = {k: i for i, k in reversed(list(enumerate(labels))) if k >= 0}
+            group = members[labels] = _Group([], shape, [firsts[k] for k in range(len(firsts))])
+        group.states.append(state)
+    return list(members.values())
 
 
 @dataclass(frozen=True, eq=False)
@@ -435,6 +503,8 @@ class _Builder:
         """``stamp`` in Python, each distinct instance (``_instances``) once: step ``j``
         makes row ``j`` of every instance with one, deepest first, as ``stamp``'s steps
         meet them, so the rows are interned, and numbered, as there."""
+        if self._stamp_new(found, templates):
+            return
         codes = {g: templates[g].rows[:, _CONTINUATION].tolist() for g, _ in found}
         made: dict[tuple[int, tuple[int, ...]], list[int]] = {key: [] for key in found}
 
@@ -449,6 +519,42 @@ class _Builder:
                 made[key].append(state)
         for key, states in found.items():
             self.table[states, 0x80:] = spelled(key, templates[key[0]].lead_row.tolist())
+
+    def _stamp_new(
+        self, found: dict[tuple[int, tuple[int, ...]], list[int]], templates: list[_Template]
+    ) -> bool:
+        """``_stamp_few`` where every row it makes is new (one instance's rows always are:
+        a template's rows are distinct, and lead to its distinct slots). Step ``j`` then
+        numbers row ``j`` of the instances that have one (a prefix of ``found``, deepest
+        first) one after another, so every row's state is known before any is made, and
+        each instance's rows are one gather, not a step of Python per row. False, nothing
+        made, where two of the rows, or one and a row made before, are equal."""
+        instances = list(found)
+        depths = [len(templates[g].rows) for g, _ in instances]
+        state = self.num_states
+        numbers: list[list[int]] = [[] for _ in instances]  # each instance's rows' states
+        order = []  # the rows, instance by instance, in the order of their states
+        for j in range(depths[0]):
+            for i, depth in enumerate(depths):
+                if depth <= j:
+                    break
+                numbers[i].append(state)
+                order.append(sum(depths[:i]) + j)
+                state += 1
+        values = [np.array([-1, *mine, *slots], dtype=np.int32)  # code c is values[c + 1]
+                  for (_, slots), mine in zip(instances, numbers, strict=True)]  # fmt: skip
+        made = [v[templates[g].rows[:, _CONTINUATION] + 1]
+                for (g, _), v in zip(instances, values, strict=True)]  # fmt: skip
+        rows = np.concatenate(made)[order] if len(made) > 1 else made[0]
+        data, width = rows.tobytes(), rows.shape[1] * rows.itemsize
+        keys = [data[i : i + width] for i in range(0, len(data), width)]
+        if len(set(keys)) < len(keys) or not self._interned.keys().isdisjoint(keys):
+            return False
+        self._interned.update(zip(keys, range(self.num_states, state), strict=True))
+        self._rows.append(rows)
+        for (g, _), v, states in zip(instances, values, found.values(), strict=True):
+            self.table[states, 0x80:] = v[templates[g].lead_row + 1]
+        return True
 
     def _intern(self, rows: np.ndarray) -> list[int]:
         """The state of each row (continuation columns), new rows numbered as they come:
