@@ -59,12 +59,12 @@ import numpy as np
 from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE, backward_distances
-from fsmviz.cache import BoundedCache
+from fsmviz.cache import BoundedCache, OwnedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
 from fsmviz.tokens.fast.levelwalk import levels_of
-from fsmviz.tokens.fast.packwalk import few_first_words, packed_vocab
+from fsmviz.tokens.fast.packwalk import ascii_closed_words, few_first_words, packed_vocab
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
@@ -510,16 +510,18 @@ def _successor_pairs(
     deep = looping >= WIDE  # over the DAWG, shared or not (``SHARING``)
     bound = None
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
-        edges, one_byte = _adjacency(table), index.trie.single_byte_tokens
-        settled = _settled(edges, _adjacency(table[:, one_byte]), todo)
+        adjacency, one_byte = _adjacency(table), index.trie.single_byte_tokens
+        settled = _settled(adjacency, _adjacency(table[:, one_byte]), todo)
         if settled is not None:
             return settled
         if len(todo) * len(table) <= dawg.MAX_BOUND_CELLS:  # the bound the walk tests
-            bound = _byte_bound(edges, todo)
+            bound = _byte_bound(adjacency, todo)
     if not deep:
         budget = PAIR_BUDGET if few or shared() else None
         deepest = DEEP_ROUNDS if looping >= 2 else None
-        walked = _walk(index.trie, table, todo, budget, check, deepest)
+        walked = None
+        if deepest is None or not _runs_past(index.trie, table, todo):
+            walked = _walk(index.trie, table, todo, budget, check, deepest)
         if walked is not None:
             (origin, _, reached), _ = walked
             return distinct_pairs(origin, reached, len(table))
@@ -648,22 +650,42 @@ def _apart(
 
 
 def _packed(index: TokenIndex, state: int) -> np.ndarray:
-    """``bitmask``'s words: a kept row's, else, where few tokens begin with its bytes, their
-    walk's (``packwalk.few_first_words``; not once the walker merged the DFA into its live
-    blocks: a block's words are kept for its every state), else the state's chain's
-    (``RowWalker.packed``: no row made), else its row's, packed where its walk did not
-    pack them; EOS's bit added where ``state`` accepts."""
+    """``bitmask``'s words: a kept row's, else those made without a row (``_unrowed``),
+    else its row's, packed where its walk did not pack them; EOS's bit added where
+    ``state`` accepts."""
     row = index._rows.get(state)
     words = None
     if row is None and index._live is None:
-        walker = index._walker
-        if not walker._merged:
-            reads = walker._reads_of(state)
-            words = few_first_words(walker._vocab, index.trie, index.byte_dfa.table, state, reads)
-        words = walker.packed(state) if words is None else words.view(np.int32)
+        words = _unrowed(index, state)
     if words is None:
         row = index.row(state)
         words = packed(row.tokens, len(index.vocab)) if row.words is None else row.words
+    return _eos_added(index, state, words)
+
+
+def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
+    """``state``'s words without its row: its block's, once the walker merged the DFA into
+    its live blocks (kept by block); else, where few tokens begin with its bytes, their
+    walk's (``packwalk.few_first_words``); else, where the states it reaches all read its
+    ASCII bytes, the tokens of those (``packwalk.ascii_closed_words``, kept for every
+    such state); else its chain's (``RowWalker.packed``); None where none applies."""
+    walker, table = index._walker, index.byte_dfa.table
+    if walker._merged:
+        return walker.packed(state)
+    words = few_first_words(walker._vocab, index.trie, table, state, walker._reads_of(state))
+    if words is None and (
+        found := ascii_closed_words(walker._vocab, table, state, walker._reads_of)
+    ):
+        members, words = found
+        words = words.view(np.int32)
+        words.flags.writeable = False
+        for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
+            index._bitmasks.setdefault(other, _eos_added(index, other, words))
+    return walker.packed(state) if words is None else words.view(np.int32)
+
+
+def _eos_added(index: TokenIndex, state: int, words: np.ndarray) -> np.ndarray:
+    """``words`` with EOS's bit set where ``state`` accepts (a copy, read-only)."""
     if not index.byte_dfa.accepting[state]:
         return words
     eos = index.vocab.eos_token_id
@@ -736,6 +758,60 @@ on two bytes or more (``_most_self_bytes``) before it goes over the DAWG instead
 ``\\s*\\d+\\s*`` the whitespace tokens (runs of up to 80 spaces, newlines and
 tabs: ~470 tokens) keep three pairs alive for 81 rounds (~1.8 ms), where the DAWG ends each
 run at once (~0.2 ms)."""
+
+
+def _runs_past(trie: VocabTrie, table: np.ndarray, todo: list[int]) -> bool:
+    """Whether a pair walk from ``todo`` surely lives past ``DEEP_ROUNDS`` rounds (and
+    so gives up): some start reads back into itself every byte of a token longer than
+    that (``_long_runs``). ``\\s*\\d+\\s*``'s whitespace loop reads SmolLM2's runs of
+    up to 80 spaces: its walk took 16 rounds (~0.45 ms) to give up for the DAWG's.
+
+    >>> from fsmviz import Vocabulary
+    >>> trie = trie_of(Vocabulary.from_strings([" " * 20, "a"]))
+    >>> table = np.full((2, 256), -1); table[0, [32, 9]] = 0; table[1, [97, 98]] = 1
+    >>> _runs_past(trie, table, [0]), _runs_past(trie, table, [1])
+    (True, False)
+    """
+    looping = table[todo] == np.asarray(todo)[:, None]
+    rows = np.packbits(looping[looping.sum(axis=1) >= 2], axis=1, bitorder="little")
+    runs = _long_runs(trie)
+    return any(not run & ~bits for bits in map(_as_int, rows) for run in runs)
+
+
+def _as_int(row: np.ndarray) -> int:
+    """A byte set packed little-endian (``np.packbits(..., bitorder="little")``) as one
+    Python int, bit b for byte b."""
+    return int.from_bytes(row.tobytes(), "little")
+
+
+_LONG_RUNS: OwnedCache[tuple[int, ...]] = OwnedCache(maxsize=4)
+
+
+def _long_runs(trie: VocabTrie) -> tuple[int, ...]:
+    """The byte sets (ints, bit b for byte b) of the trie's tokens longer than
+    ``DEEP_ROUNDS`` bytes, only the least of them (a set holding another is left out: a
+    state reading every byte of it reads the other's): for SmolLM2, runs of one byte
+    (spaces, dashes, newlines) and a few mixed ones. Kept per trie.
+
+    >>> from fsmviz import Vocabulary
+    >>> long = ["-" * 20, "=-" * 10, "ab" * 10, "a"]
+    >>> [bin(run).count("1") for run in _long_runs(trie_of(Vocabulary.from_strings(long)))]
+    [1, 2]
+    """
+
+    def build() -> tuple[int, ...]:
+        found = {
+            sum(1 << byte for byte in set(data))
+            for data, size in zip(trie.sorted_bytes, trie.sorted_lengths.tolist(), strict=True)
+            if size > DEEP_ROUNDS
+        }
+        least: list[int] = []
+        for run in sorted(found, key=lambda bits: bits.bit_count()):
+            if all(kept & ~run for kept in least):
+                least.append(run)
+        return tuple(least)
+
+    return _LONG_RUNS.get_or_build(trie, "long runs", build)
 
 
 def _most_self_bytes(table: np.ndarray) -> int:

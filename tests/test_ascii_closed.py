@@ -1,0 +1,72 @@
+"""A state whose reachable states all read the same ASCII bytes ``B`` (``[a-z0-9_-]+`` from
+its start or its loop) allows exactly the tokens of ``B`` (``packwalk.ascii_closed_words``):
+the plain pair walk's row packed, bit for bit, for the state and every state it names; a
+state reaching one that reads other bytes is refused. ``bitmask`` keeps the words for
+every member at once, EOS's bit set where each accepts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import Vocabulary, build_index
+from fsmviz.tokens.fast import packwalk
+from fsmviz.tokens.fast.packwalk import ascii_closed_words, packed_vocab
+from fsmviz.tokens.index import packed
+from tests.test_index_rows import plain_row
+
+PATTERNS = (
+    r"[a-zA-Z0-9-_]+",  # start and loop read the same bytes: both closed
+    r"[A-Za-z][A-Za-z0-9_]*",  # the loop is closed, the start (letters only) is not
+    r"[a-z0-9]{2,}",  # a counted start: three states alike
+    r"[A-Za-z0-9_\.-]+@x",  # the loop leaves by @: not closed
+    r"([a-z]+ )+",  # a space leads to a state reading other bytes
+)
+
+
+def _closed(index):
+    """Each state's ``ascii_closed_words`` (None where refused), from a fresh index."""
+    vocab = packed_vocab(index.trie, len(index.vocab))
+    walker, table = index._walker, index.byte_dfa.table
+    return {
+        state: ascii_closed_words(vocab, table, state, walker._reads_of)
+        for state in range(index.byte_dfa.num_states)
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_closed_words_are_the_plain_rows(bundled_vocab, pattern):
+    index = build_index(pattern + "()" * 5, bundled_vocab)
+    found = {state: got for state, got in _closed(index).items() if got is not None}
+    for state, (members, words) in found.items():
+        assert state in members
+        for member in members:  # every member allows those tokens
+            tokens, _ = plain_row(index, member)
+            assert np.array_equal(words.view(np.int32), packed(tokens, len(bundled_vocab)))
+    closed = {r"[a-zA-Z0-9-_]+": {0, 1}, r"[A-Za-z][A-Za-z0-9_]*": {1}, r"[a-z0-9]{2,}": {0, 1, 2}}
+    assert set(found) == closed.get(pattern, set()), found
+
+
+@pytest.mark.slow
+def test_bitmask_keeps_every_members_words(bundled_vocab):
+    index = build_index(r"[a-z0-9]{2,}()()", bundled_vocab)
+    assert index.is_accepting(2) and not index.is_accepting(0)
+    index.bitmask(0)
+    assert set(index._bitmasks) == {0, 1, 2}  # one walk for the three
+    for state in (0, 1, 2):
+        tokens, _ = plain_row(index, state)
+        if index.is_accepting(state):
+            tokens = np.append(tokens, bundled_vocab.eos_token_id)
+        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab)))
+        assert not index.bitmask(state).flags.writeable
+
+
+def test_closed_words_on_a_toy_vocabulary(monkeypatch):
+    """``ab`` and ``b`` stay among the states of ``[ab]+``; ``a!`` and ``!`` do not."""
+    monkeypatch.setattr(packwalk, "FIRST_BYTES", 2)
+    vocab = Vocabulary.from_strings(["ab", "a!", "b", "!"])
+    index = build_index("[ab]+", vocab)
+    members, words = _closed(index)[0]
+    assert members == [0, 1] and words.tolist() == packed(np.array([0, 2]), 4).tolist()
+    assert _closed(build_index("[ab]+!?", vocab))[0] is None  # ``!`` leads out
