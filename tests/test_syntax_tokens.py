@@ -217,7 +217,7 @@ EMPTY_RUNS = st.lists(
 @settings(max_examples=400, derandomize=True, database=None)
 @given(text=EMPTY_RUNS)
 def test_runs_of_empty_groups_read_as_the_full_path_reads_them(text: str) -> None:
-    """A run of ``()`` and ``(?:)`` is one token (``_EMPTY_GROUP`` each); a quantifier
+    """A run of ``()`` and ``(?:)`` is one token (``EMPTY_GROUP`` each); a quantifier
     after its last group repeats that group alone, as when each was read as a group."""
     assert_same_as_full_path(text)
 

@@ -50,6 +50,7 @@ from fsmviz.automaton.graph import UNREACHABLE, backward_distances
 from fsmviz.automaton.syntax import (
     DOT,
     EMPTY,
+    EMPTY_GROUP,
     TREE_SIZES,
     CharGroup,
     Concatenation,
@@ -968,13 +969,15 @@ class _Positions:
         spaces ``[ ]?`` (a class that may be skipped: made here too). A group of one
         empty option (``()``, ``(?:)``: the fresh pattern strings of the benchmarks end
         with several) is skipped: it matches the empty text only, so concatenated it
-        changes nothing."""
+        changes nothing (the reader's, ``EMPTY_GROUP``, is told at once by identity)."""
         nullable, first, last = True, 0, 0
         sets, follow, check = self.sets, self.follow, self.clock.check
         for part in parts:
             kind = type(part)
             if kind is CharGroup:
                 optional = False
+            elif part is EMPTY_GROUP:
+                continue  # ``()`` as ``parse``'s reader reads it: told by identity
             elif (
                 kind is Repeated and part.max == 1 and not part.min and type(part.base) is CharGroup
             ):

@@ -82,6 +82,7 @@ from fsmviz.errors import ExplainedError
 __all__ = [
     "DOT",
     "EMPTY",
+    "EMPTY_GROUP",
     "CharGroup",
     "Concatenation",
     "NonCapturing",
@@ -254,7 +255,7 @@ letter or digit means something else, or is an error)."""
 _ASCII = {c: CharGroup(frozenset(c), False) for c in map(chr, range(128))}
 """The one-character set of each ASCII character, made once: a pattern's literals and
 escaped punctuation are these (trees share them; no tree changes them)."""
-_EMPTY_GROUP = Pattern((Concatenation(()),))
+EMPTY_GROUP = Pattern((Concatenation(()),))
 """The tree of an empty group, ``()`` or ``(?:)``, as ``_close`` makes one (it matches the
 empty text only). A run of them is one token (10), whose groups are this one tree: reading
 each as a group opened and closed took ~1.7 µs, and the benchmarks' fresh pattern strings
@@ -394,10 +395,10 @@ def _alternation(options: list[Concatenation], parts: list) -> Pattern:
 
 def _empty_groups(text: str, depth: int) -> list[Pattern]:
     """The trees of the run of empty groups ``text`` (token 10) opening at ``depth``: each
-    ``_EMPTY_GROUP``, as ``_close`` reads one; ``_Unusual`` where it would nest too deep."""
+    ``EMPTY_GROUP``, as ``_close`` reads one; ``_Unusual`` where it would nest too deep."""
     if depth == MAX_NESTING:
         raise _Unusual  # _check_shape refuses it
-    return [_EMPTY_GROUP] * text.count(")")
+    return [EMPTY_GROUP] * text.count(")")
 
 
 class _Literals(dict[str, CharGroup]):
