@@ -388,3 +388,16 @@ def test_a_pattern_led_by_a_loop_allows_what_the_loop_allows(pattern, led, bundl
     assert (loop_led(regexes, start) != start) == led
     forget_indexes()
     same_as_index(pattern, bundled_vocab)
+
+
+@pytest.mark.parametrize("pattern", [*DOT_LED, r".*\.[jJ][sS][oO][nN]", r"[^ \t\n\v\f\r]+"])
+def test_a_loop_led_pattern_walked_as_written_is_the_index_s_too(
+    pattern, bundled_vocab, monkeypatch
+):
+    """The derivative walk of a pattern that ``loop_led`` would answer as its loop (kept
+    exact for the patterns it does not: ``[a-z]*[0-9]``)."""
+    import fsmviz.tokens.fast.derivatives
+
+    monkeypatch.setattr(fsmviz.tokens.fast.derivatives, "loop_led", lambda _, regex: regex)
+    forget_indexes()
+    same_as_index(pattern, bundled_vocab)

@@ -30,6 +30,13 @@ PATTERNS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def walk_as_written(monkeypatch):
+    """The walk of each pattern as it is written: not of the loop it begins with, which
+    ``loop_led`` and ``loop_tokens`` answer without a walk (``.*a``, ``[^\n]+x``)."""
+    monkeypatch.setattr(derivatives, "loop_led", lambda _, regex: regex)
+
+
 def forget_walks() -> None:
     """Drop the kept token indexes, else the first set is read from one (``clear_caches()``
     also dropped the vocabulary's trie and its levels, 1 CPU-s per test to build again,
@@ -256,8 +263,6 @@ def test_a_class_walk_reads_each_state_s_row_once(bundled_vocab, monkeypatch):
         (r"[\x00-\x7f]{2}", True),
         (r".*a\n?", False),
         (r"[^\n]+x\n?", False),
-        (r".*a", True),  # walked as [^\n]* (``regex_terms.loop_led``)
-        (r"[^\n]+x", True),
     ],
 )
 def test_a_start_row_alike_on_the_learnt_classes_walks_their_class_trie(
@@ -310,3 +315,35 @@ def test_subtrees_in_a_state_s_own_loop_are_taken_whole(pattern, way, bundled_vo
     index = build_index(pattern, bundled_vocab)
     np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
     assert sum(taken) > 0
+
+
+LOOPS = [r"[a-z]*", r"[^\n]*", r"(?s).*", r"[^ \t\n\v\f\r]*", r"[\x00-\x7f]*", r"[^=]*", r"[.\-_]*"]
+UTF8_PIECES = [  # overlong forms, surrogates, past U+10FFFF, cut characters, lone bytes
+    b"\xe0", b"\xe0\x80", b"\xe0\x80\x80", b"\xe0\xa0", b"\xe0\xa0\x80", b"\x80", b"\xc1\x81",
+    b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x80\x80\x80", b"\xf0\x90\x80\x80", b"a\xf4",
+    b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xc2\xa0", b"a", b"b=", b"\n", b"ab\xc3\xa9",
+    b"\xff", b"A.-", b"\xf3\xbf", b"\x7f\xc2",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", LOOPS)
+def test_a_loop_s_tokens_are_read_off_as_its_walk_finds_them(pattern, bundled_vocab):
+    """``loop_tokens`` (``derivatives._spelt_loop``: ``B*`` where ``B`` holds every
+    character past ASCII or none) gives the tokens the level walk of ``B*`` gives, on
+    the bundled vocabulary and on pieces of broken and cut UTF-8."""
+    toy = Vocabulary("toy-loops", (*UTF8_PIECES, b""), len(UTF8_PIECES), {len(UTF8_PIECES): "</s>"})
+    for vocab in (bundled_vocab, toy):
+        trie = trie_of(vocab)
+        regexes, start = derivatives._Regexes.of(pattern, np.ones(256, dtype=bool))
+        ours = derivatives._spelt_loop(regexes, start, trie)
+        assert ours is not None
+        walked = walk_bytes(trie, derivatives._NearStart(regexes, start).rows)
+        np.testing.assert_array_equal(ours, walked)
+
+
+@pytest.mark.parametrize("pattern", [r"[^é]*", r"[a-zé]*", r"[a-z]+", r"(ab)*", r"[a-z]*b"])
+def test_a_loop_over_some_characters_past_ascii_is_walked(pattern):
+    """Only a set holding every character past ASCII, or none, is read off per token."""
+    regexes, start = derivatives._Regexes.of(pattern, np.ones(256, dtype=bool))
+    toy = Vocabulary.from_strings(["a", "é"], eos_token="</s>")
+    assert derivatives._spelt_loop(regexes, start, trie_of(toy)) is None

@@ -47,12 +47,13 @@ from fsmviz.automaton.dfa import set_bits
 from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
-from fsmviz.tokens.fast.levelwalk import walk_bytes, walk_root
+from fsmviz.tokens.fast.levelwalk import loop_tokens, walk_bytes, walk_root
 from fsmviz.tokens.fast.regex_terms import (
     ALT,
     CAT,
     EPS,
     NONE,
+    REP,
     SEQ,
     SET,
     TreeTerms,
@@ -96,12 +97,36 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
         trie = trie_of(vocab)
         try:
             regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
-            tokens = _NearStart(regexes, loop_led(regexes, start)).first_row(trie)
+            walked = loop_led(regexes, start)
+            tokens = _spelt_loop(regexes, walked, trie)
+            if tokens is None:
+                tokens = _NearStart(regexes, walked).first_row(trie)
         except Unsure:
             built = build_index(pattern, vocab)
         else:
             return with_eos(tokens, vocab.eos_token_id) if regexes.nullable[start] else tokens
     return built.allowed_tokens(built.initial_state)
+
+
+def _spelt_loop(regexes: _Regexes, regex: int, trie: VocabTrie) -> np.ndarray | None:
+    """``levelwalk.loop_tokens`` where ``regex`` is ``B*`` with ``B`` a set that holds
+    every character beyond ASCII or none of them (``[^\\n]*``, ``[a-z]*``, what
+    ``loop_led`` makes of ``.*\\.json``): the tokens spelt with ``B``'s characters, read
+    off per token, not walked. Else None."""
+    node = regexes.nodes[regex]
+    if node[0] != REP or node[2] != 0 or node[3] is not None:
+        return None
+    base = node[1]
+    if regexes.nodes[base][0] != SET:
+        return None
+    beyond = regexes.covers(base, regexes.charset(_BEYOND_ASCII))
+    if not beyond and regexes.bounds[base][-1] > 0x80:  # some characters beyond ASCII
+        return None
+    return loop_tokens(trie, regexes.ascii[base], beyond)
+
+
+_BEYOND_ASCII = ((0x80, 0xD7FF), (0xE000, 0x10FFFF))
+"""Every character past ASCII (no surrogate is one)."""
 
 
 class _Regexes(TreeTerms):

@@ -43,10 +43,12 @@ from fsmviz.tokens.fast.rowwalk import walk_tokens
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = [
+    "Spelt",
     "TrieLevels",
     "byte_partition",
     "learn",
     "levels_of",
+    "loop_tokens",
     "walk_bytes",
     "walk_classes",
     "walk_root",
@@ -77,7 +79,8 @@ class TrieLevels:
     ``node_of[t]`` the node where token id ``t`` ends (the node count where ``t`` is in no
     node: EOS, special tokens), ``deep`` the depth from which ``walk_bytes`` walks tokens
     in Python (``DEEP_NODES``), and the trie's ``byte``, ``first_child`` and
-    ``num_children`` as ``intp`` (the walk's indices); ``num_ids`` one past the largest id."""
+    ``num_children`` as ``intp`` (the walk's indices); ``num_ids`` one past the largest id;
+    ``spelt``, what each token id is spelt with (``Spelt``)."""
 
     parent: np.ndarray
     bounds: np.ndarray
@@ -87,6 +90,7 @@ class TrieLevels:
     num_children: np.ndarray
     deep: int
     num_ids: int
+    spelt: Spelt
 
     @staticmethod
     def of(trie: VocabTrie) -> TrieLevels:
@@ -99,7 +103,97 @@ class TrieLevels:
         node_of[trie.token_ids] = np.repeat(np.arange(nodes), np.diff(trie.token_start))
         deep = int(np.count_nonzero(nodes - bounds > DEEP_NODES))
         as_index = [a.astype(np.intp) for a in (trie.byte, trie.first_child, trie.num_children)]
-        return TrieLevels(parent, bounds, node_of, *as_index, deep, num_ids)
+        spelt = Spelt.of(parent, bounds.tolist(), as_index[0], node_of)
+        return TrieLevels(parent, bounds, node_of, *as_index, deep, num_ids, spelt)
+
+
+ASCII, UTF8, BROKEN = range(3)
+"""What a token is spelt with (``Spelt.kind``): ASCII bytes only; UTF-8 beyond ASCII (its
+last character may be cut short); neither (a byte that begins no character there, or
+no bytes: EOS, special tokens)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Spelt:
+    """Per token id: the ASCII bytes it holds, ``low`` (bytes 0-63, bit ``b``) and ``high``
+    (64-127, bit ``b - 64``), and its ``kind`` (``ASCII``, ``UTF8``, ``BROKEN``).
+
+    What ``loop_tokens`` reads: from a state that reads ``B`` back into itself and
+    nothing else (``B*``), a token is allowed exactly when each of its characters is in
+    ``B``; where ``B`` holds every character beyond ASCII or none of them, that is a
+    test of these three arrays, not a walk."""
+
+    low: np.ndarray
+    high: np.ndarray
+    kind: np.ndarray
+
+    @staticmethod
+    def of(parent: np.ndarray, bounds: list[int], byte: np.ndarray, node_of: np.ndarray) -> Spelt:
+        """Each node's bytes from its parent's, a level at a time (~80 numpy rounds
+        once per trie), then each token's from its node's."""
+        nodes = len(parent)
+        low, high = np.zeros(nodes + 1, np.uint64), np.zeros(nodes + 1, np.uint64)
+        state = np.zeros(nodes + 1, np.uint8)  # ``_UTF8``'s state after the node's bytes
+        beyond = np.zeros(nodes + 1, bool)  # a byte past ASCII on the way
+        bit = np.left_shift(np.uint64(1), (byte & 63).astype(np.uint64))
+        for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):
+            up, here = parent[lo:hi], byte[lo:hi]
+            low[lo:hi] = low[up] | np.where(here < 64, bit[lo:hi], np.uint64(0))
+            high[lo:hi] = high[up] | np.where((here >= 64) & (here < 128), bit[lo:hi], 0)
+            state[lo:hi] = _UTF8[state[up], here]
+            beyond[lo:hi] = beyond[up] | (here >= 128)
+        kind = np.where(beyond, UTF8, ASCII).astype(np.uint8)
+        kind[state == _DEAD] = BROKEN
+        kind[[0, nodes]] = BROKEN  # no bytes (the root), or no node
+        return Spelt(low[node_of], high[node_of], kind[node_of])
+
+
+def _utf8_table() -> np.ndarray:
+    """UTF-8's byte automaton: state 0 between characters, 1-3 the continuation bytes
+    left (any of 80-bf), 4-7 after e0, ed, f0, f4 (whose next byte is narrower: no
+    overlong form, surrogate or code point past U+10FFFF), ``_DEAD`` after a byte that
+    begins nothing there."""
+    table = np.full((_DEAD + 1, 256), _DEAD, dtype=np.uint8)
+    table[0, :0x80] = 0
+    table[0, 0xC2:0xE0] = 1
+    table[0, 0xE1:0xF0] = 2
+    table[0, 0xF1:0xF4] = 3
+    table[0, [0xE0, 0xED, 0xF0, 0xF4]] = [4, 5, 6, 7]
+    for state, (first, last, then) in enumerate(
+        [(0x80, 0xBF, 0), (0x80, 0xBF, 1), (0x80, 0xBF, 2), (0xA0, 0xBF, 1),
+         (0x80, 0x9F, 1), (0x90, 0xBF, 2), (0x80, 0x8F, 2)], start=1):  # fmt: skip
+        table[state, first : last + 1] = then
+    return table
+
+
+_DEAD = 8
+_UTF8 = _utf8_table()
+
+
+def loop_tokens(trie: VocabTrie, ascii_bits: int, beyond: bool) -> np.ndarray:
+    """The token ids (sorted, int32) walkable from ``B*``'s start, where ``B`` holds the
+    ASCII characters of ``ascii_bits`` (bit ``c`` for ``c``) and, where ``beyond``, every
+    character past ASCII, else none: those spelt with ``B``'s ASCII bytes, and valid
+    UTF-8 (a last character cut short too: ``B`` holds each of its endings) where
+    ``beyond``. ``[a-z]*`` answers the ASCII tokens of lowercase letters, ``[^\\n]*``
+    every token spelling characters and no newline.
+
+    >>> from fsmviz import Vocabulary
+    >>> from fsmviz.tokens.trie import trie_of
+    >>> vocab = Vocabulary.from_strings(["ab", "a\\n", "é", "b"], eos_token="</s>")
+    >>> lower = sum(1 << c for c in range(ord("a"), ord("z") + 1))
+    >>> [vocab.token_text(int(t)) for t in loop_tokens(trie_of(vocab), lower, True)]
+    ['ab', 'é', 'b']
+    """
+    spelt = levels_of(trie).spelt
+    outside = spelt.low & np.uint64(~ascii_bits & _WORD)
+    outside |= spelt.high & np.uint64(~ascii_bits >> 64 & _WORD)
+    allowed = outside == 0
+    allowed &= spelt.kind <= (UTF8 if beyond else ASCII)
+    return np.flatnonzero(allowed).astype(np.int32)
+
+
+_WORD = (1 << 64) - 1
 
 
 _LEVELS: OwnedCache[TrieLevels] = OwnedCache(maxsize=4)

@@ -382,10 +382,15 @@ def _tails(parts: tuple) -> tuple[list[bool], list[int]]:
     ([False, True, True, True, True], [0, 2, 2, 4, 4])
     """
     nullable, after = [True], [len(parts)]
+    known: dict[int, tuple[bool, bool]] = {}  # a part met again (the parser's one ``()``)
     for i in range(len(parts) - 1, -1, -1):
-        empty = _empty(parts[i])
-        nullable.append(nullable[-1] and (empty or _nullable(parts[i])))
-        after.append(after[-1] if empty else i)
+        part = parts[i]
+        found = known.get(id(part))
+        if found is None:
+            empty = _empty(part)
+            found = known[id(part)] = empty, empty or _nullable(part)
+        nullable.append(nullable[-1] and found[1])
+        after.append(after[-1] if found[0] else i)
     nullable.reverse()
     after.reverse()
     return nullable, after
