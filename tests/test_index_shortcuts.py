@@ -104,3 +104,42 @@ def test_settled_bounds_are_the_byte_reach_and_its_pairs_the_walks(pattern, bund
             assert [a.tolist() for a in settled] == [a.tolist() for a in walked]
     lowest = index_module._adjacency(table[:, one_byte])
     assert (index_module._settled(edges, lowest, every) is not None) == (pattern == r"[a-z]+")
+
+
+RUNS_PATTERNS = [
+    r"\s*\d+\s*",  # a whitespace loop: SmolLM2's runs of spaces
+    r"[ \t]*[a-z]+",
+    r"[-=]*>",  # runs of dashes, of equals signs
+    r"[xyz]*q",  # loops on three bytes, no long token of them: the walk ends
+    r"[0-9,]*\.",
+]
+
+
+@pytest.mark.parametrize("pattern", RUNS_PATTERNS)
+def test_runs_past_only_where_the_pair_walk_gives_up(pattern, bundled_vocab):
+    """``_runs_past`` sends a walk to the DAWG without trying the pair walk: only where
+    that walk, from the same starts, lives past ``DEEP_ROUNDS`` (returns None)."""
+    index = build_index(pattern, bundled_vocab)
+    table, trie = index.byte_dfa.table, index.trie
+    every = list(range(len(table)))
+    for todo in [every] + [[state] for state in every]:
+        walked = index_module._walk(trie, table, todo, None, None, index_module.DEEP_ROUNDS)
+        if index_module._runs_past(trie, table, todo):
+            assert walked is None, todo
+    gives_up = index_module._runs_past(trie, table, every)
+    assert gives_up == (pattern not in (r"[xyz]*q", r"[0-9,]*\.")), pattern
+
+
+def test_long_runs_are_the_least_byte_sets_of_the_long_tokens(bundled_vocab):
+    """Every token longer than ``DEEP_ROUNDS`` holds one of ``_long_runs``' sets, and
+    each of them is a long token's set, none holding another."""
+    trie = build_index("a", bundled_vocab).trie
+    runs = index_module._long_runs(trie)
+    sets = {
+        sum(1 << byte for byte in set(data))
+        for data in bundled_vocab.all_token_bytes
+        if len(data) > index_module.DEEP_ROUNDS
+    }
+    assert set(runs) <= sets
+    assert all(any(not run & ~bits for run in runs) for bits in sets)
+    assert all(a == b or a & ~b for a in runs for b in runs)

@@ -941,16 +941,16 @@ def _walk(
         reached = np.repeat(states * width, counts)
         reached += edge[children]
         reached = flat[reached]
-        alive = reached >= 0
-        nodes, states = children[alive], reached[alive]
-        origins = np.repeat(origins, counts)[alive]
+        alive = (reached >= 0).nonzero()[0]  # by position: boolean indexing is ~2x slower
+        nodes, states = children.take(alive), reached.take(alive)
+        origins = origins.repeat(counts).take(alive)
         walked_origin.append(origins)
         walked_node.append(nodes)
         walked_state.append(states)
     node = np.concatenate(walked_node)
-    hit = has_token[node]
-    origin, state = np.concatenate(walked_origin)[hit], np.concatenate(walked_state)[hit]
-    return (origin, node[hit], state), rounds
+    hit = has_token[node].nonzero()[0]
+    origin, state = np.concatenate(walked_origin).take(hit), np.concatenate(walked_state).take(hit)
+    return (origin, node.take(hit), state), rounds
 
 
 _INDEXES: BoundedCache[TokenIndex] = BoundedCache(maxsize=32)
@@ -1003,3 +1003,4 @@ def warm(vocab: Vocabulary) -> None:
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
     packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)
     warm_classes(trie_of(vocab))  # ``[^\n]``, ``.``: the class trie (index, first set)
+    _long_runs(trie_of(vocab))  # whether a pair walk surely gives up (``_runs_past``)
