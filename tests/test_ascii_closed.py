@@ -21,6 +21,8 @@ PATTERNS = (
     r"[a-z0-9]{2,}",  # a counted start: three states alike
     r"[A-Za-z0-9_\.-]+@x",  # the loop leaves by @: not closed
     r"([a-z]+ )+",  # a space leads to a state reading other bytes
+    r"\s+",  # six bytes, but a space begins thousands of tokens
+    r"[0-9]+",  # ten digits, each its own token: left to small_row
 )
 
 
@@ -44,7 +46,12 @@ def test_closed_words_are_the_plain_rows(bundled_vocab, pattern):
         for member in members:  # every member allows those tokens
             tokens, _ = plain_row(index, member)
             assert np.array_equal(words.view(np.int32), packed(tokens, len(bundled_vocab)))
-    closed = {r"[a-zA-Z0-9-_]+": {0, 1}, r"[A-Za-z][A-Za-z0-9_]*": {1}, r"[a-z0-9]{2,}": {0, 1, 2}}
+    closed = {
+        r"[a-zA-Z0-9-_]+": {0, 1},
+        r"[A-Za-z][A-Za-z0-9_]*": {1},
+        r"[a-z0-9]{2,}": {0, 1, 2},
+        r"\s+": {0, 1},
+    }
     assert set(found) == closed.get(pattern, set()), found
 
 
