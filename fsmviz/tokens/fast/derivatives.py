@@ -58,6 +58,7 @@ from fsmviz.tokens.fast.regex_terms import (
     SET,
     TreeTerms,
     Unsure,
+    bounded_length,
     loop_led,
 )
 from fsmviz.tokens.index import build_index, built_index, with_eos
@@ -100,7 +101,9 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
             walked = loop_led(regexes, start)
             tokens = _spelt_loop(regexes, walked, trie)
             if tokens is None:
-                tokens = _NearStart(regexes, walked).first_row(trie)
+                tokens = _NearStart(regexes, walked).first_row(
+                    trie, bounded_length(regexes, walked)
+                )
         except Unsure:
             built = build_index(pattern, vocab)
         else:
@@ -679,10 +682,12 @@ class _NearStart(_Rows):
     """The walk of the vocabulary trie from the start (``first_row``) over the table of
     ``_Rows``, its rows made as the walk meets their states."""
 
-    def first_row(self, trie: VocabTrie) -> np.ndarray:
+    def first_row(self, trie: VocabTrie, finite: bool = False) -> np.ndarray:
         """The token ids walkable from the start (sorted, int32): the trie's levels
         walked in numpy, every node's state from its parent's (``levelwalk.walk_bytes``),
         or, where the start row's classes were learnt (``[^\\n]``'s, by ``warm``), the
-        class trie from the root (``levelwalk.walk_root``)."""
+        class trie from the root (``levelwalk.walk_root``). ``finite``: the start regex
+        holds no unbounded repeat (``regex_terms.bounded_length``), so the walk looks for no
+        state's loop."""
         level = walk_root(trie, self.rows)
-        return level if level is not None else walk_bytes(trie, self.rows)
+        return level if level is not None else walk_bytes(trie, self.rows, not finite)
