@@ -362,3 +362,50 @@ def test_an_empty_group_changes_no_dfa(pattern, plain):
     assert [(c.chars, c.others) for c in ours.classes] == [
         (c.chars, c.others) for c in theirs.classes
     ]
+
+
+def _plain_subsets(walked: dfa_module._Walked) -> tuple[set[int], list[dict[int, int]]]:
+    """THE PLAIN DEFINITION of ``_subsets``: from every state, each class asked in turn
+    (new states numbered as met), its positions next gathered from scratch."""
+    ids, order, accepting, transitions = {0: 0}, [0], set(), []
+    if walked.nullable:
+        accepting.add(0)
+    for subset in order:
+        reachable = walked.first if subset == 0 else 0
+        for p in set_bits(subset):
+            reachable |= walked.positions.follow[p]
+        moves: dict[int, int] = {}
+        for k, mask in enumerate(walked.class_masks):
+            if target := reachable & mask:
+                if target not in ids:
+                    ids[target] = len(order)
+                    order.append(target)
+                    if target & walked.last:
+                        accepting.add(ids[target])
+                moves[ids[target]] = moves.get(ids[target], 0) | 1 << k
+        transitions.append(moves)
+    return accepting, transitions
+
+
+SEARCHES = (
+    r'(?:[^"\\]|\\["\\/bfnrt])*(?:[^/]+/.+)(?:[^"\\]|\\["\\/bfnrt])*',
+    r"[^:]+://[^:/]+(:[0-9]+)?(/[^?#/]+)*(\?([^=#&]+=[^=#&]+)(&([^=#&]+=[^=#&]+))*)?(#.+)?",
+    r".*\.[jJ][sS][oO][nN]",
+    r"(?:[^a]|ab)*abab(?:[^a]|ab)*",
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.data())
+def test_the_subsets_are_the_plain_construction_s(data):
+    """``_subsets`` (one position next, few classes asked in turn, many split by position,
+    and the moves of states with the same positions next found once) builds the plain
+    construction's states, numbers and moves."""
+    if data.draw(st.booleans()):
+        pattern = data.draw(st.sampled_from(SEARCHES))
+    else:
+        atoms = data.draw(st.sampled_from([ATOMS, WIDE_ATOMS]))
+        pattern = random_pattern(data.draw, atoms=atoms)
+    walked = dfa_module._Walked.of(pattern)
+    built = walked.subsets(_Clock.after(10.0, "building"))
+    assert (built.accepting, built.transitions) == _plain_subsets(walked), pattern

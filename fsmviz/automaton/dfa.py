@@ -1307,7 +1307,9 @@ def _subsets(
     ``"[^"]*"`` the positions that may come next are ``[^"]`` (accepting every class but
     ``"``) and the closing ``"``: two groups, two lookups, however many classes there are.
     New states are numbered in the order of their smallest class, as asking class 0, 1,
-    2... in turn numbers them.
+    2... in turn numbers them. Two states with the same positions next (``alike``: a
+    search's states often are, ``[^:]+://…`` half of its 507) move alike: the moves found
+    for the first are the second's, its targets all numbered already.
     """
     everything = (1 << len(class_masks)) - 1
     few = len(class_masks) <= FEW_CLASSES
@@ -1315,6 +1317,7 @@ def _subsets(
     order = [0]
     accepting: set[int] = {0} if nullable else set()
     transitions: list[_Moves] = []
+    alike: dict[int, _Moves] = {}  # several positions next -> the moves made from them
 
     def new_state(target: int) -> int:
         j = ids[target] = len(order)
@@ -1340,14 +1343,18 @@ def _subsets(
             if accepted:  # states are mostly so): it is the one target, on its classes
                 j = ids.get(reachable)
                 moves[new_state(reachable) if j is None else j] = accepted
-        elif reachable and (few or len(class_masks) <= 2 * reachable.bit_count()):
+        elif (made := alike.get(reachable)) is not None:
+            moves.update(made)  # the same positions next: the same moves, no state new
+        elif few or len(class_masks) <= 2 * reachable.bit_count():
+            alike[reachable] = moves
             for k, mask in enumerate(class_masks):  # new targets are met in class order
                 if target := reachable & mask:
                     j = ids.get(target)
                     if j is None:
                         j = new_state(target)
                     moves[j] = moves.get(j, 0) | 1 << k
-        elif reachable:
+        else:
+            alike[reachable] = moves
             new: list[tuple[int, int]] = []  # (classes, target) of targets not seen before
             for classes, target in _class_groups(reachable, position_classes, everything):
                 if target:
