@@ -401,3 +401,20 @@ def test_a_loop_led_pattern_walked_as_written_is_the_index_s_too(
     monkeypatch.setattr(fsmviz.tokens.fast.derivatives, "loop_led", lambda _, regex: regex)
     forget_indexes()
     same_as_index(pattern, bundled_vocab)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[A-Za-z_][A-Za-z0-9_]*",
+        r"\S.*",
+        r"|[a-z][a-z0-9-]*",
+        r"[1-9][0-9]*",
+        r"[^/]+",
+        r"[^\n]+é?",
+    ],
+)
+def test_a_set_then_a_loop_is_read_off_as_the_index_walks_it(pattern, bundled_vocab):
+    """``_spelt_loop``'s ``SB*`` (and ``B*``): the index's first set, read per token."""
+    forget_indexes()
+    same_as_index(pattern, bundled_vocab)

@@ -12,12 +12,14 @@ import pytest
 from fsmviz import Vocabulary, build_index, first_allowed_tokens
 from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast import derivatives, levelwalk
+from fsmviz.tokens.fast.derivatives import _spelt_loop as spelt_loop  # before the fixture
 from fsmviz.tokens.fast.levelwalk import (
     byte_partition,
     levels_of,
     walk_bytes,
     walk_classes,
 )
+from fsmviz.tokens.fast.regex_terms import loop_led
 from fsmviz.tokens.trie import trie_of
 
 PATTERNS = [
@@ -33,8 +35,10 @@ PATTERNS = [
 @pytest.fixture(autouse=True)
 def walk_as_written(monkeypatch):
     """The walk of each pattern as it is written: not of the loop it begins with, which
-    ``loop_led`` and ``loop_tokens`` answer without a walk (``.*a``, ``[^\n]+x``)."""
+    ``loop_led`` and ``loop_tokens`` answer without a walk (``.*a``, ``[^\\n]+x``,
+    ``[A-Za-z_][A-Za-z0-9_]*``)."""
     monkeypatch.setattr(derivatives, "loop_led", lambda _, regex: regex)
+    monkeypatch.setattr(derivatives, "_spelt_loop", lambda *_: None)
 
 
 def forget_walks() -> None:
@@ -318,6 +322,14 @@ def test_subtrees_in_a_state_s_own_loop_are_taken_whole(pattern, way, bundled_vo
 
 
 LOOPS = [r"[a-z]*", r"[^\n]*", r"(?s).*", r"[^ \t\n\v\f\r]*", r"[\x00-\x7f]*", r"[^=]*", r"[.\-_]*"]
+LOOPS += [  # a set inside the loop's first: only the first character is the set's
+    r"[A-Za-z_][A-Za-z0-9_]*",
+    r"[1-9][0-9]*",
+    r"[^a\n].*",
+    r"[ -~][^\n]*",
+    r"|[a-z][a-z.]*",  # the empty option allows no token
+    r"[a-c][a-c]*b{2}",  # its rest allows what [a-c]* does (``loop_led``)
+]
 UTF8_PIECES = [  # overlong forms, surrogates, past U+10FFFF, cut characters, lone bytes
     b"\xe0", b"\xe0\x80", b"\xe0\x80\x80", b"\xe0\xa0", b"\xe0\xa0\x80", b"\x80", b"\xc1\x81",
     b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x80\x80\x80", b"\xf0\x90\x80\x80", b"a\xf4",
@@ -327,23 +339,29 @@ UTF8_PIECES = [  # overlong forms, surrogates, past U+10FFFF, cut characters, lo
 
 
 @pytest.mark.parametrize("pattern", LOOPS)
-def test_a_loop_s_tokens_are_read_off_as_its_walk_finds_them(pattern, bundled_vocab):
-    """``loop_tokens`` (``derivatives._spelt_loop``: ``B*`` where ``B`` holds every
-    character past ASCII or none) gives the tokens the level walk of ``B*`` gives, on
-    the bundled vocabulary and on pieces of broken and cut UTF-8."""
+def test_a_loop_s_tokens_are_read_off_as_its_walk_finds_them(pattern, bundled_vocab, monkeypatch):
+    """``loop_tokens`` (``derivatives._spelt_loop``: ``B*`` or ``SB*``, where ``B`` holds
+    every character past ASCII or none, after ``regex_terms.loop_led``) gives the tokens
+    the level walk of the pattern as written gives, on the bundled vocabulary and on
+    pieces of broken and cut UTF-8."""
+    monkeypatch.setattr(derivatives, "loop_led", loop_led)  # as ``walk_as_written`` found it
     toy = Vocabulary("toy-loops", (*UTF8_PIECES, b""), len(UTF8_PIECES), {len(UTF8_PIECES): "</s>"})
     for vocab in (bundled_vocab, toy):
         trie = trie_of(vocab)
         regexes, start = derivatives._Regexes.of(pattern, np.ones(256, dtype=bool))
-        ours = derivatives._spelt_loop(regexes, start, trie)
+        ours = spelt_loop(regexes, loop_led(regexes, start), trie)
         assert ours is not None
         walked = walk_bytes(trie, derivatives._NearStart(regexes, start).rows)
         np.testing.assert_array_equal(ours, walked)
 
 
-@pytest.mark.parametrize("pattern", [r"[^é]*", r"[a-zé]*", r"[a-z]+", r"(ab)*", r"[a-z]*b"])
+@pytest.mark.parametrize(
+    "pattern",
+    [r"[^é]*", r"[a-zé]*", r"[a-z]+", r"(ab)*", r"[a-z]*b", r"[0-9][a-z]*", r"é[^\n]*", r"a|b*"],
+)
 def test_a_loop_over_some_characters_past_ascii_is_walked(pattern):
-    """Only a set holding every character past ASCII, or none, is read off per token."""
+    """Only a set holding every character past ASCII, or none, is read off per token, and
+    a set before the loop only where it lies inside the loop's set."""
     regexes, start = derivatives._Regexes.of(pattern, np.ones(256, dtype=bool))
     toy = Vocabulary.from_strings(["a", "é"], eos_token="</s>")
-    assert derivatives._spelt_loop(regexes, start, trie_of(toy)) is None
+    assert spelt_loop(regexes, start, trie_of(toy)) is None

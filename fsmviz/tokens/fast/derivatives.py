@@ -112,20 +112,39 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
 
 
 def _spelt_loop(regexes: _Regexes, regex: int, trie: VocabTrie) -> np.ndarray | None:
-    """``levelwalk.loop_tokens`` where ``regex`` is ``B*`` with ``B`` a set that holds
-    every character beyond ASCII or none of them (``[^\\n]*``, ``[a-z]*``, what
-    ``loop_led`` makes of ``.*\\.json``): the tokens spelt with ``B``'s characters, read
-    off per token, not walked. Else None."""
-    node = regexes.nodes[regex]
-    if node[0] != REP or node[2] != 0 or node[3] is not None:
+    """``levelwalk.loop_tokens`` where ``regex`` is ``B*``, or ``SB*`` with ``S`` a set
+    inside ``B`` (``S`` then a ``T`` that ``loop_led`` makes ``B*``: its tokens are
+    ``SB*``'s), each set holding every character beyond ASCII or none of them: the
+    tokens spelt with ``B``'s characters (the first with ``S``'s), read off per token,
+    not walked (``[^\\n]*``, ``[a-z]*``, what ``loop_led`` makes of ``.*\\.json``,
+    ``[A-Za-z_][A-Za-z0-9_]*``). An option ``ε`` beside one other allows no token.
+    Else None."""
+    nodes = regexes.nodes
+    node = nodes[regex]
+    if node[0] == ALT and len(node[1]) == 2 and node[1][0] == EPS:
+        node = nodes[node[1][1]]  # ``ε`` sorts first: the other option's tokens
+    head = None
+    if node[0] in (CAT, SEQ):
+        first, rest = node[1:3] if node[0] == CAT else regexes.head(node)
+        head, node = first, nodes[loop_led(regexes, rest)]
+        if nodes[head][0] != SET or _span(regexes, head) is None:
+            return None
+    if node[0] != REP or node[2] != 0 or node[3] is not None or nodes[node[1]][0] != SET:
         return None
     base = node[1]
-    if regexes.nodes[base][0] != SET:
+    beyond = _span(regexes, base)
+    if beyond is None or (head is not None and not regexes.covers(base, head)):
         return None
-    beyond = regexes.covers(base, regexes.charset(_BEYOND_ASCII))
-    if not beyond and regexes.bounds[base][-1] > 0x80:  # some characters beyond ASCII
-        return None
-    return loop_tokens(trie, regexes.ascii[base], beyond)
+    spelt_head = None if head is None else (regexes.ascii[head], bool(_span(regexes, head)))
+    return loop_tokens(trie, regexes.ascii[base], beyond, spelt_head)
+
+
+def _span(regexes: _Regexes, charset: int) -> bool | None:
+    """Whether the set holds every character past ASCII (True) or none (False); None
+    where it holds some."""
+    if regexes.covers(charset, regexes.charset(_BEYOND_ASCII)):
+        return True
+    return False if regexes.bounds[charset][-1] <= 0x80 else None
 
 
 _BEYOND_ASCII = ((0x80, 0xD7FF), (0xE000, 0x10FFFF))
