@@ -134,7 +134,7 @@ def test_long_runs_are_the_least_byte_sets_of_the_long_tokens(bundled_vocab):
     """Every token longer than ``DEEP_ROUNDS`` holds one of ``_long_runs``' sets, and
     each of them is a long token's set, none holding another."""
     trie = build_index("a", bundled_vocab).trie
-    runs = index_module._long_runs(trie)
+    runs = index_module._long_runs(trie).sets
     sets = {
         sum(1 << byte for byte in set(data))
         for data in bundled_vocab.all_token_bytes
