@@ -76,3 +76,34 @@ def test_few_first_words_on_a_toy_vocabulary(monkeypatch):
     assert packed(np.array([0, 1, 3]), len(vocab)).tolist() == found.view(np.int32).tolist()
     monkeypatch.setattr(packwalk, "FEW_FIRST", 4)  # five tokens begin so: too many
     assert _walked(build_index("[ab]a?()", vocab))[0] is None
+
+
+MERGED = (
+    r"[^:]+(:[^:]+)?(:[^:]+)?",  # a small DFA's loops: merged into live blocks
+    r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*(?:.)(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*',
+)
+
+
+def _few(vocab, walker, table, state):
+    return few_first_words(vocab, walker.trie, table, state, walker._reads_of(state))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", MERGED)
+def test_merged_blocks_take_their_few_first_words(bundled_vocab, pattern):
+    """Once the DFA is merged into live blocks, a block inside a character is walked over
+    the quotient (a block's tokens are any member's), kept for its every state."""
+    index = build_index(pattern + "()" * 5, bundled_vocab)
+    states = index.states[:40]
+    for state in states:
+        tokens, _ = plain_row(index, state)
+        if index.is_accepting(state):
+            tokens = np.append(tokens, bundled_vocab.eos_token_id)
+        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
+    merged = index._walker._merged
+    assert merged, "not merged: the test asks nothing of the merged path"
+    inner = merged.walker
+    vocab, table = inner._vocab, inner.byte_dfa.table
+    blocks = {int(merged.blocks[state]) for state in states}
+    few = [b for b in blocks if _few(vocab, inner, table, b) is not None]
+    assert few, "no block was answered by its few first tokens"

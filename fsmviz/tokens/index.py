@@ -665,13 +665,13 @@ def _packed(index: TokenIndex, state: int) -> np.ndarray:
 
 def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     """``state``'s words without its row: its block's, once the walker merged the DFA into
-    its live blocks (kept by block); else, where few tokens begin with its bytes, their
+    its live blocks (``_merged_words``); else, where few tokens begin with its bytes, their
     walk's (``packwalk.few_first_words``); else, where the states it reaches all read its
     ASCII bytes, the tokens of those (``packwalk.ascii_closed_words``, kept for every
     such state); else its chain's (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
     if walker._merged:
-        return walker.packed(state)
+        return _merged_words(index, state)
     words = few_first_words(walker._vocab, index.trie, table, state, walker._reads_of(state))
     if words is None and (
         found := ascii_closed_words(walker._vocab, table, state, walker._reads_of)
@@ -682,6 +682,24 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
         for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
             index._bitmasks.setdefault(other, _eos_added(index, other, words))
     return walker.packed(state) if words is None else words.view(np.int32)
+
+
+def _merged_words(index: TokenIndex, state: int) -> np.ndarray | None:
+    """``state``'s words once the walker merged the DFA into its live blocks (``Merged``):
+    where few tokens begin with its block's bytes, their walk over the quotient
+    (``few_first_words``: a block's tokens are any member's), kept for every state of
+    the block; else the block's words (``Merged.packed``, kept by block)."""
+    merged = index._walker._merged
+    block, inner = int(merged.blocks[state]), merged.walker
+    table = inner.byte_dfa.table
+    words = few_first_words(inner._vocab, inner.trie, table, block, inner._reads_of(block))
+    if words is None:
+        return merged.packed(state)
+    words = words.view(np.int32)
+    members = np.flatnonzero(merged.blocks == block).tolist()
+    for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
+        index._bitmasks.setdefault(other, _eos_added(index, other, words))
+    return words
 
 
 def _eos_added(index: TokenIndex, state: int, words: np.ndarray) -> np.ndarray:
