@@ -418,3 +418,32 @@ def test_a_set_then_a_loop_is_read_off_as_the_index_walks_it(pattern, bundled_vo
     """``_spelt_loop``'s ``SB*`` (and ``B*``): the index's first set, read per token."""
     forget_indexes()
     same_as_index(pattern, bundled_vocab)
+
+
+SMALL = [
+    r"[nN][oO][nN][eE]",
+    r"\$schema",
+    r"\d{4}-\d{2}",
+    r"(ab|cd|é)+x",
+    r"\{\"a\": [0-9]+\}",
+    "日本?",
+]
+
+
+@pytest.mark.parametrize("pattern", [*SMALL, r"[a-l]{1,8}"])
+def test_a_narrow_start_s_tokens_walked_in_python_are_the_level_walk_s(pattern, bundled_vocab):
+    """``_NearStart._small_row`` (a start reading few bytes: ``rowwalk.small_row``) gives
+    the byte walk's tokens, or None where it gives up (``[a-l]{1,8}``: thousands of
+    tokens), and the first set is the index's."""
+    from fsmviz.tokens.fast.derivatives import _Regexes
+    from fsmviz.tokens.fast.levelwalk import walk_bytes
+    from fsmviz.tokens.trie import trie_of
+
+    trie = trie_of(bundled_vocab)
+    regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
+    ours = _NearStart(regexes, start)._small_row(trie)
+    assert (ours is None) == (pattern not in SMALL)
+    if ours is not None:
+        np.testing.assert_array_equal(ours, walk_bytes(trie, _NearStart(regexes, start).rows))
+    forget_indexes()
+    same_as_index(pattern, bundled_vocab)

@@ -61,6 +61,8 @@ from fsmviz.tokens.fast.regex_terms import (
     bounded_length,
     loop_led,
 )
+from fsmviz.tokens.fast.rowwalk import Steps, small_row
+from fsmviz.tokens.fast.rowwalk import _steps_of as steps_of
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary
@@ -146,6 +148,13 @@ def _span(regexes: _Regexes, charset: int) -> bool | None:
         return True
     return False if regexes.bounds[charset][-1] <= 0x80 else None
 
+
+_ROOT = np.zeros(1, dtype=np.intp)
+SMALL_START = 12
+"""``_NearStart._small_row`` is tried where the start reads this many bytes or fewer (a
+keyword's one or two, a digit's ten): a UUID's 22 hex digits lead to so many tokens
+that the walk gave up past ``rowwalk.SMALL_WORK`` steps, ~0.3 ms spent (rows made on the way
+are kept for the byte walk)."""
 
 _BEYOND_ASCII = ((0x80, 0xD7FF), (0xE000, 0x10FFFF))
 """Every character past ASCII (no surrogate is one)."""
@@ -708,5 +717,30 @@ class _NearStart(_Rows):
         class trie from the root (``levelwalk.walk_root``). ``finite``: the start regex
         holds no unbounded repeat (``regex_terms.bounded_length``), so the walk looks for no
         state's loop."""
+        found = self._small_row(trie)
+        if found is not None:
+            return found
         level = walk_root(trie, self.rows)
         return level if level is not None else walk_bytes(trie, self.rows, not finite)
+
+    def _small_row(self, trie: VocabTrie) -> np.ndarray | None:
+        """The first set by ``rowwalk.small_row`` (a depth-first walk of (node, state)
+        pairs in Python, as the index walks a narrow row), where the start reads at most
+        ``SMALL_START`` bytes; None past its ``rowwalk.SMALL_WORK`` steps. A keyword's tokens
+        ([nN][oO][nN][eE]: 9 of them) are a few dozen steps, where each numpy level of
+        the byte walk cost ~25 µs."""
+        start = self.rows(_ROOT)[0]
+        if np.count_nonzero(start >= 0) > SMALL_START:
+            return None
+        kept: dict[int, Steps] = {}
+
+        def steps(state: int) -> Steps:
+            found = kept.get(state)
+            if found is None:
+                row = self.rows(np.array([state]))[state]
+                reads = int.from_bytes(np.packbits(row >= 0, bitorder="little").tobytes(), "little")
+                found = kept[state] = steps_of(row, reads)
+            return found
+
+        walked = small_row(trie.lists, steps, 0)
+        return None if walked is None else walked[0]
