@@ -542,7 +542,13 @@ class _Walked:
         set_positions = [0] * (max(self.set_ids, default=-1) + 1)
         for p, i in enumerate(self.set_ids):
             set_positions[i] |= 1 << p
-        return [reduce(or_, (set_positions[i] for i in sets), 0) for sets in self.class_sets]
+        masks = []
+        for sets in self.class_sets:  # loops, not a reduce over a generator per class
+            mask = 0
+            for i in sets:
+                mask |= set_positions[i]
+            masks.append(mask)
+        return masks
 
     def subsets(self, clock: _Clock) -> _Construction:
         """Step 2 on ``clock``: the subset construction."""
