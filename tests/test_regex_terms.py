@@ -3,12 +3,11 @@ schema's classes) is the set the general path makes from the sorted code points.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fsmviz.automaton.dfa import SURROGATES, complement_ranges, point_ranges
-from fsmviz.tokens.fast.derivatives import _Regexes, _Rows
-from fsmviz.tokens.fast.regex_terms import EPS, NONE, TreeTerms, bounded_length
+from fsmviz.tokens.fast.derivatives import _Regexes
+from fsmviz.tokens.fast.regex_terms import EPS, NONE, TreeTerms
 
 CLASSES = ["a", '"', "\n", "\x00", "é", "日", "\U0010ffff", "\ud800", "\udfff", "ab", "az"]
 
@@ -44,30 +43,3 @@ def test_empty_groups_are_passed_over(pattern: str, plain: str) -> None:
         assert state != EPS
         state = regexes.derive(state, ord(char))
     assert state == EPS
-
-
-@pytest.mark.parametrize(
-    ("pattern", "finite"),
-    [
-        ("[nN][oO][nN][eE]", True),
-        ("(extractors|loaders)x{2,5}", True),
-        ("ab()(){0}", True),
-        ("a+", False),
-        ("x|(ab*c){2}", False),
-        ("(é|日本){1,3}[^a]?", True),
-    ],
-)
-def test_a_regex_of_bounded_length_has_no_state_that_loops(pattern: str, finite: bool) -> None:
-    """``bounded_length``: where it holds, no state of the pattern's byte automaton
-    (every state derived, rows made) reads a byte back into itself."""
-    regexes, start = _Regexes.of(pattern, np.ones(256, dtype=bool))
-    assert bounded_length(regexes, start) == finite
-    rows = _Rows(regexes, start)
-    made = 0
-    while made < len(rows.states):
-        todo = np.arange(made, len(rows.states))
-        made = len(rows.states)
-        rows.make_rows(todo)
-    table = rows.table[: len(rows.states)]
-    loops = (table == np.arange(len(table))[:, None]).any()
-    assert loops != finite

@@ -30,6 +30,14 @@ bytes) are derived the first time a token's path lands in that state. A counted 
 copies (each count of ``[^\\n]{1,20}``) lead alike, one to the next, so their rows are
 written from one plan, not derived one by one (``counted_rows``).
 
+Three answers come before that walk. A pattern that begins with a loop ``B{m,}`` and
+whose every match is a text of ``B*`` allows what ``B*`` allows (``regex_terms.loop_led``:
+``.*\\.json`` is ``[^\\n]*``). ``B*``, or a set ``S`` inside ``B`` then ``B*``, with
+each set holding every character past ASCII or none, allows the tokens spelt with those
+characters, read off per token (``levelwalk.loop_tokens``: ``[a-z]+``, identifiers).
+A start that reads a few bytes (a keyword) walks its few tokens in Python
+(``rowwalk.small_row``).
+
 >>> from fsmviz import Vocabulary
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
 >>> [vocab.token_text(int(t)) for t in first_allowed_tokens("a(b|c)*", vocab)]
@@ -58,7 +66,6 @@ from fsmviz.tokens.fast.regex_terms import (
     SET,
     TreeTerms,
     Unsure,
-    bounded_length,
     loop_led,
 )
 from fsmviz.tokens.fast.rowwalk import Steps, small_row
@@ -103,9 +110,7 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
             walked = loop_led(regexes, start)
             tokens = _spelt_loop(regexes, walked, trie)
             if tokens is None:
-                tokens = _NearStart(regexes, walked).first_row(
-                    trie, bounded_length(regexes, walked)
-                )
+                tokens = _NearStart(regexes, walked).first_row(trie)
         except Unsure:
             built = build_index(pattern, vocab)
         else:
@@ -710,18 +715,17 @@ class _NearStart(_Rows):
     """The walk of the vocabulary trie from the start (``first_row``) over the table of
     ``_Rows``, its rows made as the walk meets their states."""
 
-    def first_row(self, trie: VocabTrie, finite: bool = False) -> np.ndarray:
+    def first_row(self, trie: VocabTrie) -> np.ndarray:
         """The token ids walkable from the start (sorted, int32): the trie's levels
         walked in numpy, every node's state from its parent's (``levelwalk.walk_bytes``),
         or, where the start row's classes were learnt (``[^\\n]``'s, by ``warm``), the
-        class trie from the root (``levelwalk.walk_root``). ``finite``: the start regex
-        holds no unbounded repeat (``regex_terms.bounded_length``), so the walk looks for no
-        state's loop."""
+        class trie from the root (``levelwalk.walk_root``); first, where the start reads
+        a few bytes, in Python (``_small_row``)."""
         found = self._small_row(trie)
         if found is not None:
             return found
         level = walk_root(trie, self.rows)
-        return level if level is not None else walk_bytes(trie, self.rows, not finite)
+        return level if level is not None else walk_bytes(trie, self.rows)
 
     def _small_row(self, trie: VocabTrie) -> np.ndarray | None:
         """The first set by ``rowwalk.small_row`` (a depth-first walk of (node, state)

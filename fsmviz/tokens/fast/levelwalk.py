@@ -237,16 +237,11 @@ def learn(trie: VocabTrie, byte_class: np.ndarray) -> None:
         _LEARNT.put(trie, "learnt", (*known, byte_class))
 
 
-def walk_bytes(
-    trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray], loops: bool = True
-) -> np.ndarray:
+def walk_bytes(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The token ids (sorted, int32) walkable from the root in state 0: those whose bytes
     lead from state to state and never to none. ``table(states)`` makes the rows of
     ``states`` (distinct ids, >= 0) where not made yet and returns the whole transition
-    table: ``table[s, b]`` the state after byte ``b`` from ``s``, -1 for none. ``loops``
-    False: no state reads a byte back into itself (a pattern of no unbounded repeat),
-    so none is looked for (``_Loops``: a row made for each state a level holds many
-    tokens in, ~20 µs each, where a keyword's are met first).
+    table: ``table[s, b]`` the state after byte ``b`` from ``s``, -1 for none.
 
     Every node's state is kept (``reached``, -1: dead) and a level is computed from the
     one above in one of two ways: *whole* (``_Walk.whole``), every node from its parent,
@@ -258,7 +253,7 @@ def walk_bytes(
     itself is taken whole, its tokens with it, and walked no further (``_Loops``). From
     ``TrieLevels.deep`` down, or where the live nodes hold few tokens, the tokens left
     are walked in Python (``walk_tokens``)."""
-    walk = _Walk(trie, levels_of(trie), _Rows(table), loops)
+    walk = _Walk(trie, levels_of(trie), _Rows(table))
     return walk.tokens(walk.walk())
 
 
@@ -318,12 +313,11 @@ class _Walk:
     before: a pattern whose tokens die in a few bytes pays nothing per trie node, 600k
     on Gemma's 262k tokens); ``hits`` the live nodes of the sparse levels."""
 
-    def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows, loops: bool = True):
+    def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows):
         self.trie, self.levels, self.rows = trie, levels, rows
         self.reached: np.ndarray | None = None
         self.hits: list[np.ndarray] = []
         self.loops = _Loops(trie, rows)
-        self.looped = loops  # whether to look for loops (``walk_bytes``)
         rows.read_rows(np.zeros(1, dtype=np.intp))
 
     def walk(self) -> list[int]:
@@ -350,7 +344,7 @@ class _Walk:
                 break
             else:
                 nodes, states = self.sparse(nodes, states)
-                taken = self.loops.taken(nodes, states) if self.looped else None
+                taken = self.loops.taken(nodes, states)
                 if taken is not None:
                     nodes, states = nodes[~taken], states[~taken]
                 if not nodes.size:

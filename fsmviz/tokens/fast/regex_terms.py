@@ -40,7 +40,7 @@ from fsmviz.automaton.dfa import (
 )
 from fsmviz.automaton.syntax import ClassKey, REFlags, RegexError, read_classes
 
-__all__ = ["EPS", "NONE", "TreeTerms", "Terms", "Unsure", "bounded_length", "loop_led"]
+__all__ = ["EPS", "NONE", "TreeTerms", "Terms", "Unsure", "loop_led"]
 
 _IGNORECASE, _DOTALL = REFlags.I.value, REFlags.S.value
 NONE, EPS = 0, 1
@@ -322,34 +322,6 @@ def _lead(terms: TreeTerms, regex: int) -> int | None:
         found = _lead(terms, first)
         return found if found is not None or not terms.nullable[first] else _lead(terms, rest)
     return None
-
-
-def bounded_length(terms: TreeTerms, regex: int) -> bool:
-    """Whether ``regex`` holds no unbounded repeat (read over ``LEAD_TERMS`` terms at
-    most; False past them). Then its matches are no longer than some bound, so no
-    derivative of it reads a character back into itself (``d(r, c) = r`` would put
-    ``c…c r`` in ``r`` for any count of ``c``): a keyword's states have no loops.
-
-    >>> terms = TreeTerms()
-    >>> starts = [terms.convert(terms.survey(p)[0], 0) for p in ("ab{2,3}|c", "a(b|c+)")]
-    >>> [bounded_length(terms, start) for start in starts]
-    [True, False]
-    """
-    todo, seen = [regex], {regex}
-    while todo:
-        node = terms.nodes[todo.pop()]
-        kind = node[0]
-        if kind == SET:
-            continue
-        if kind == REP and node[3] is None or len(seen) > LEAD_TERMS:
-            return False
-        parts = node[1:3] if kind == CAT else terms.head(node) if kind == SEQ else (
-            node[1] if kind == ALT else (node[1],))  # fmt: skip
-        for part in parts:
-            if part > EPS and part not in seen:
-                seen.add(part)
-                todo.append(part)
-    return True
 
 
 def _within(terms: TreeTerms, regex: int, base: int, sets: tuple[int, ...], seen: set[int]) -> bool:
