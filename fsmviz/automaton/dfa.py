@@ -1691,14 +1691,19 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
                 signature[source] = signature.get(source, 0) | classes
         hit: dict[int, dict[int, list[int]]] = {}  # block -> signature -> its states
         for source, classes in signature.items():
-            hit.setdefault(block_of[source], {}).setdefault(classes, []).append(source)
+            b = block_of[source]
+            if len(blocks[b]) > 1:  # a block of one state has nothing to split
+                hit.setdefault(b, {}).setdefault(classes, []).append(source)
         for b, by_signature in hit.items():
             block = blocks[b]
-            parts = sorted(by_signature.values(), key=len)
-            if sum(map(len, parts)) == len(block):
-                parts.pop()  # every state was hit: the largest part keeps the block's number
-                if not parts:
+            if len(by_signature) == 1:  # one signature (as most hit blocks): no sort
+                parts = list(by_signature.values())
+                if len(parts[0]) == len(block):
                     continue  # the whole block has one signature: nothing to tell apart
+            else:
+                parts = sorted(by_signature.values(), key=len)
+                if sum(map(len, parts)) == len(block):
+                    parts.pop()  # every state was hit: the largest part keeps its number
             first_new = len(blocks)
             for part in parts:
                 block.difference_update(part)
