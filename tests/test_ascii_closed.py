@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.tokens.fast import packwalk
-from fsmviz.tokens.fast.packwalk import ascii_closed_words, packed_vocab
+from fsmviz.tokens.fast.packwalk import ascii_closed_words, entered_closed_words, packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -77,3 +77,41 @@ def test_closed_words_on_a_toy_vocabulary(monkeypatch):
     members, words = _closed(index)[0]
     assert members == [0, 1] and words.tolist() == packed(np.array([0, 2]), 4).tolist()
     assert _closed(build_index("[ab]+!?", vocab))[0] is None  # ``!`` leads out
+
+
+ENTERED = {
+    r"[A-Za-z][A-Za-z0-9_]*": {0},  # a letter, then the loop's bytes
+    r"[+!]?[a-zA-Z0-9_.-]+": {0, 1},  # a sign or the class, into two states alike
+    r"[a-zA-Z0-9](-?[a-zA-Z0-9])*": set(),  # the loop leaves by a dash: not closed
+    r"[a-zA-Z0-9-_]+": {0},  # into the loop (closed itself too: ``ascii_closed_words``)
+    r"with": set(),
+    r"[0-9][0-9a-z]*|[a-z]": set(),  # a digit into the loop, a letter to the end
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", ENTERED)
+def test_entered_closed_words_are_the_plain_rows(bundled_vocab, pattern):
+    index = build_index(pattern + "()" * 5, bundled_vocab)
+    vocab = packed_vocab(index.trie, len(bundled_vocab))
+    table, reads = index.byte_dfa.table, index._walker._reads_of
+    answered = set()
+    for state in range(index.byte_dfa.num_states):
+        words = entered_closed_words(vocab, table, state, reads)
+        if words is not None:
+            answered.add(state)
+            tokens, _ = plain_row(index, state)
+            assert np.array_equal(words.view(np.int32), packed(tokens, len(bundled_vocab)))
+    assert answered == ENTERED[pattern]
+
+
+def test_entered_closed_words_on_a_toy_vocabulary(monkeypatch):
+    """``[ab]c+``'s start: ``ac``, ``bcc`` and ``a`` live; ``ca`` (no ``c`` first) and
+    ``acb`` (a ``b`` in the loop) die."""
+    monkeypatch.setattr(packwalk, "FIRST_BYTES", 1)
+    vocab = Vocabulary.from_strings(["ac", "bcc", "a", "ca", "acb"])
+    index = build_index("[ab]c+", vocab)
+    words = entered_closed_words(
+        packed_vocab(index.trie, 5), index.byte_dfa.table, 0, index._walker._reads_of
+    )
+    assert words.tolist() == packed(np.array([0, 1, 2]), 5).tolist()

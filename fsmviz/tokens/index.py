@@ -64,7 +64,12 @@ from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
 from fsmviz.tokens.fast.levelwalk import levels_of
-from fsmviz.tokens.fast.packwalk import ascii_closed_words, few_first_words, packed_vocab
+from fsmviz.tokens.fast.packwalk import (
+    ascii_closed_words,
+    entered_closed_words,
+    few_first_words,
+    packed_vocab,
+)
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.fast.successors import (
     WIDE,
@@ -668,7 +673,9 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     its live blocks (``_merged_words``); else, where few tokens begin with its bytes, their
     walk's (``packwalk.few_first_words``); else, where the states it reaches all read its
     ASCII bytes, the tokens of those (``packwalk.ascii_closed_words``, kept for every
-    such state); else its chain's (``RowWalker.packed``); None where none applies."""
+    such state); else, where its bytes lead into such states, the tokens of its first
+    bytes and theirs (``packwalk.entered_closed_words``); else its chain's
+    (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
     if walker._merged:
         return _merged_words(index, state)
@@ -681,6 +688,8 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
         words.flags.writeable = False
         for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
             index._bitmasks.setdefault(other, _eos_added(index, other, words))
+    if words is None:
+        words = entered_closed_words(walker._vocab, table, state, walker._reads_of)
     return walker.packed(state) if words is None else words.view(np.int32)
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "chain_words",
     "ascii_closed_words",
     "closed_words",
+    "entered_closed_words",
     "few_first_words",
     "packed_vocab",
     "utf8_loop",
@@ -1075,15 +1076,43 @@ def ascii_closed_words(
     vocab: PackedVocab, table: np.ndarray, state: int, reads: Callable[[int], int]
 ) -> tuple[list[int], np.ndarray] | None:
     """The states reachable from ``state`` and their words, where every one of them reads
-    the same bytes ``B``, all ASCII, at least ``FIRST_BYTES`` or one of them busy
-    (``reads(s)``: the bytes ``s`` reads, 256 bits), and at most ``CLOSED`` of them; else
-    None. A token of ``B``'s
-    bytes then walks among them and lives; one holding another byte dies at it: each
-    allows the tokens of ``B``, ``inside(B)``. ``[a-zA-Z0-9-_]+`` from its start or its
-    loop, ``[A-Za-z0-9]*``'s loop after a capital: found from the state's row and its
-    targets' (a few µs), where the chain's words and frontier, or a merge into live
-    blocks, cost ~0.1 ms. ``\\s+``: six bytes, but a space begins 20,000 tokens, where
-    ``small_row`` gave up and the chain walked below it (~0.4 ms)."""
+    the same bytes ``B`` (``_closed_set``); else None. A token of ``B``'s bytes then walks
+    among them and lives; one holding another byte dies at it: each allows the tokens of
+    ``B``, ``inside(B)``. ``[a-zA-Z0-9-_]+`` from its start or its loop, ``[A-Za-z0-9]*``'s
+    loop after a capital: found from the state's row and its targets' (a few µs), where
+    the chain's words and frontier, or a merge into live blocks, cost ~0.1 ms. ``\\s+``:
+    six bytes, but a space begins 20,000 tokens, where ``small_row`` gave up and the
+    chain walked below it (~0.4 ms)."""
+    members = _closed_set(vocab, table, state, reads)
+    return None if members is None else (members, vocab.inside(reads(state)))
+
+
+def entered_closed_words(
+    vocab: PackedVocab, table: np.ndarray, state: int, reads: Callable[[int], int]
+) -> np.ndarray | None:
+    """The words of ``state`` where every byte it reads (at least ``FIRST_BYTES``, or a
+    busy one) leads into one closed set (``_closed_set``: its states all read ``B``):
+    the tokens whose first byte it reads and whose other bytes lie in ``B``; else None.
+    ``[A-Za-z][A-Za-z0-9_]*``'s start (a letter, then the loop's bytes), ``[+!]?[a-z.-]+``'s
+    (a sign or the class, into the class's two states alike)."""
+    bits = reads(state)
+    if bits.bit_count() < FIRST_BYTES and not bits & vocab.busy:
+        return None
+    members = _closed_set(vocab, table, table.item(state, (bits & -bits).bit_length() - 1), reads)
+    if members is None or state in members:  # (closed itself: ``ascii_closed_words``)
+        return None
+    row, inside = table[state].tolist(), set(members)
+    if any(row[byte] not in inside for byte in set_bits(bits)):
+        return None
+    return Prefix(bits).words(vocab) & vocab.inside(reads(members[0]), 1)
+
+
+def _closed_set(
+    vocab: PackedVocab, table: np.ndarray, state: int, reads: Callable[[int], int]
+) -> list[int] | None:
+    """The states reachable from ``state`` (sorted), where every one reads the same bytes
+    as it, all ASCII, at least ``FIRST_BYTES`` or one of them busy (``reads(s)``: the
+    bytes ``s`` reads, 256 bits), and at most ``CLOSED`` of them; else None."""
     bits = reads(state)
     if bits & _HIGH or bits.bit_count() < FIRST_BYTES and not bits & vocab.busy:
         return None
@@ -1099,7 +1128,7 @@ def ascii_closed_words(
                     return None
                 members.add(target)
                 todo.append(target)
-    return sorted(members), vocab.inside(bits)
+    return sorted(members)
 
 
 def _reads_into(table: np.ndarray, members: np.ndarray, automaton: np.ndarray) -> bool:
