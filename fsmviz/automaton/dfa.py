@@ -771,11 +771,19 @@ def _cpu_seconds() -> float:
     allocating thread pays it whenever it falls due. Counted in, one falling due inside a
     17 ms build could take it past the budget: the likely cause of two suite failures under
     load (issue 48)."""
-    return time.thread_time() - getattr(_COLLECTING, "seconds", 0.0)
+    return time.thread_time() - _COLLECTING.seconds
 
 
-_COLLECTING = threading.local()
-"""Per thread: ``seconds`` spent in full collections, ``since`` when the running one began."""
+class _Collecting(threading.local):
+    """Per thread: ``seconds`` spent in full collections, ``since`` when the running one
+    began. Read through class defaults where a thread has none yet: a ``getattr`` with a
+    default that misses raises and catches inside, ~0.5 µs of each clock read."""
+
+    seconds = 0.0
+    since: float | None = None
+
+
+_COLLECTING = _Collecting()
 
 
 def _count_full_collections(phase: str, info: Mapping[str, int]) -> None:
@@ -787,8 +795,8 @@ def _count_full_collections(phase: str, info: Mapping[str, int]) -> None:
     if phase == "start":
         _COLLECTING.since = now
     else:
-        spent = now - getattr(_COLLECTING, "since", now)
-        _COLLECTING.seconds = getattr(_COLLECTING, "seconds", 0.0) + spent
+        since = _COLLECTING.since
+        _COLLECTING.seconds += now - (now if since is None else since)
 
 
 gc.callbacks.append(_count_full_collections)
