@@ -119,6 +119,7 @@ def test_a_start_that_reached_every_state_it_can_stops_walking(bundled_vocab, pa
     table = to_bytes(compile_regex(pattern)).table
     starts = list(range(min(len(table), 64)))
     answers, rounds = [], []
+    monkeypatch.setattr(dawg_module, "IDLE_STATES", 0)  # the bound alone (``_Idle`` would end it)
     for cells in (0, dawg_module.MAX_BOUND_CELLS):
         monkeypatch.setattr(dawg_module, "MAX_BOUND_CELLS", cells)
         rounds.append(0)
@@ -174,3 +175,65 @@ def test_a_pair_that_stays_walks_on_while_its_starts_lack_its_state():
     table = to_bytes(compile_regex("b[c-z]+")).table
     origin, target = dawg_successor_pairs(dawg_of(vocab), table, [0])
     assert sorted(zip(origin.tolist(), target.tolist(), strict=True)) == [(0, 1), (0, 2)]
+
+
+_STRING = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*'  # a JSON string's character, any number
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        _STRING + r"(?:[0-9a-fA-F][02468aceACE](:[0-9a-fA-F]{2}){5})" + _STRING,  # a MAC address
+        _STRING + r"(?:[0-9]{2}:[0-9]{2})" + _STRING,
+        _STRING + r"(?:[nN][oO][nN][eE])" + _STRING,
+        _STRING + r"(?:v[0-9]+\.[0-9]+)" + _STRING,
+        r".*\.[jJ][sS][oO][nN]",
+        r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]",
+        r"[^:]+:[^:]+:[^:]+",
+        r"\s*\d+\s*",
+    ],
+)
+def test_idle_pairs_dropped_from_the_first_round_leave_the_answer_unchanged(
+    bundled_vocab, pattern, monkeypatch
+):
+    """A pair whose bytes below lead its state only into states its starts reached is
+    walked no further (``dawg._Idle``). Tested from the first round on, never given up,
+    the walk answers as the trie walk does, token by token; and the MAC address searched
+    in a JSON string ends in its third round by default, where it took 12. (Checked: the
+    groups' bits left out of a pair's key fail here (7), and so do the rest's bytes left
+    out of the closures (4).)"""
+    import fsmviz.tokens.fast.dawg as dawg_module
+    from fsmviz.tokens.fast.successors import distinct_pairs
+    from fsmviz.tokens.index import _walk
+
+    dawg = dawg_of(bundled_vocab)
+    table = to_bytes(compile_regex(pattern)).table
+    starts = list(range(len(table)))
+    assert len(table) <= dawg_module.IDLE_STATES  # the test is made
+    (walked, _, ends), _ = _walk(trie_of(bundled_vocab), table, starts)
+    expected = [a.tolist() for a in distinct_pairs(walked, ends, len(table))]
+    rounds = []
+    origin, target = dawg_successor_pairs(dawg, table, starts, check=lambda: rounds.append(1))
+    assert [origin.tolist(), target.tolist()] == expected
+    if "02468" in pattern:
+        assert len(rounds) == 3, rounds
+    for name, value in (("IDLE_ROUND", 1), ("IDLE_TOKENS", 0), ("IDLE_KEPT", 1.0)):
+        monkeypatch.setattr(dawg_module, name, value)
+    origin, target = dawg_successor_pairs(dawg, table, starts)
+    assert [origin.tolist(), target.tolist()] == expected
+
+
+def test_a_pair_with_a_rare_byte_below_walks_on_to_the_state_it_leads_to(monkeypatch):
+    """After the first round the start reached only its loop; below ``a`` lies ``:b``,
+    and the colon leads out of it: the pair walks on and finds ``a:b``. Below ``b`` lies
+    nothing: that pair is idle. (Checked: with the group bits left out of the pairs'
+    keys, ``a:b`` is lost.)"""
+    import fsmviz.tokens.fast.dawg as dawg_module
+    from fsmviz import Vocabulary
+
+    for name, value in (("IDLE_ROUND", 1), ("IDLE_TOKENS", 0), ("IDLE_KEPT", 1.0)):
+        monkeypatch.setattr(dawg_module, name, value)
+    vocab = Vocabulary.from_strings(["a", "b", "a:b"], eos_token="</s>")
+    table = to_bytes(compile_regex("[ab]*:b")).table
+    origin, target = dawg_successor_pairs(dawg_of(vocab), table, [0])
+    assert sorted(zip(origin.tolist(), target.tolist(), strict=True)) == [(0, 0), (0, 2)]

@@ -125,6 +125,9 @@ class VocabDawg:
     ``nodes[d]`` is (final, ((byte, child), ...))."""
     below_bits: tuple[int, ...] = field(repr=False)
     """``below`` as Python ints (bit b: byte b is below), for the same walk."""
+    byte_weight: np.ndarray = field(repr=False)
+    """float64 [256]: how often each byte occurs in the tokens (a token holding it twice
+    counts twice); the walk tells the rare bytes apart (``_Idle``)."""
     scratch: _Scratch = field(default_factory=_Scratch, repr=False)
 
     @property
@@ -168,6 +171,7 @@ class VocabDawg:
             root=merged[0],
             nodes=tuple(signatures),
             below_bits=_as_ints(below),
+            byte_weight=np.bincount(trie.byte[1:], weights=trie.span_size[1:], minlength=256),
         )
 
 
@@ -240,6 +244,10 @@ class _PairWalk:
         self.spending = True  # whether the last round found pairs that stay, not done
         self.reached = np.zeros(num_states, dtype=mask_type)
         self.needed: np.ndarray | None = None  # ``_needed`` of the bound, where tested
+        self.rounds = 0
+        self.idle: _Idle | None = None  # made in round ``IDLE_ROUND`` of a long walk
+        self.idle_bits = np.zeros(0, dtype=mask_type)  # ``_Idle.safe`` of ``reached``
+        self.grew = True  # whether ``reached`` grew since ``idle_bits`` were read off it
         if len(starts) * num_states <= MAX_BOUND_CELLS:
             bound = byte_reach(table, starts) if bound is None else bound
             self.needed = _needed(bound, mask_type)
@@ -251,7 +259,33 @@ class _PairWalk:
         those that end a token recorded, those with nothing left to find dropped."""
         keys, masks = self._fresh(*self._step(nodes, states, masks))
         nodes, states = np.divmod(keys, self.num_states)
-        return self._settle(nodes, states, masks)
+        nodes, states, masks = self._settle(nodes, states, masks)
+        self.rounds += 1
+        if (
+            self.rounds == IDLE_ROUND
+            and self.num_states <= IDLE_STATES
+            and self.dawg.tokens_below[nodes].sum() >= IDLE_TOKENS
+        ):
+            table = self.flat.reshape(self.num_states, -1)
+            self.idle = _Idle.of(table, self.reached, self.dawg.byte_weight)
+        if self.idle is None or not len(nodes):
+            return nodes, states, masks
+        busy = self._busy(self.idle, nodes, states, masks)
+        if self.rounds == IDLE_ROUND + 1 and len(busy[0]) > len(nodes) * IDLE_KEPT:
+            self.idle = None  # the second test found too few idle pairs: no more tests
+        return busy
+
+    def _busy(
+        self, idle: _Idle, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs with something left to find (``idle``), each with the bits of the
+        starts it may still lead somewhere new."""
+        if self.grew:
+            self.idle_bits, self.grew = idle.safe(self.reached), False
+        keys = idle.keys(self.dawg.below.take(nodes, axis=0), states)
+        masks = masks & ~self.idle_bits.take(keys)
+        kept = masks.nonzero()[0]
+        return nodes[kept], states[kept], masks[kept]
 
     def _step(
         self, nodes: np.ndarray, states: np.ndarray, masks: np.ndarray
@@ -318,11 +352,12 @@ class _PairWalk:
         final[done] = True
         ends = final.nonzero()[0]
         end_states, end_masks = states[ends], masks[ends]
-        grew = needed is not None and bool((end_masks & ~reached[end_states]).any())
+        grew = bool((end_masks & ~reached[end_states]).any())
+        self.grew |= grew
         np.bitwise_or.at(reached, end_states, end_masks)
         walked_on = np.ones(len(nodes), dtype=bool)
         walked_on[done if stays is None else stays[(masks[stays] & ~reached[looping]) == 0]] = False
-        if grew:  # starts that reached every state they could: done
+        if grew and needed is not None:  # starts that reached every state they could: done
             complete = _complete(reached, needed, (1 << self.num_starts) - 1)
             if complete:
                 masks &= ~mask_type(complete)
@@ -349,6 +384,115 @@ class _PairWalk:
         shifts = np.arange(self.num_starts, dtype=mask_type)[:, None]
         bits = (reached[None, :] >> shifts) & mask_type(1)
         return np.nonzero(bits)
+
+
+IDLE_ROUND = 3
+IDLE_TOKENS = 16384
+"""A walk whose pairs after round ``IDLE_ROUND`` still hold this many tokens below tests,
+that round and every later one, for pairs with nothing left to find (``_Idle``).
+Building the test costs ~0.1-0.4 ms; most walks are past their widest rounds by then,
+with a few thousand tokens below (``.*\\.json``: 1,300, then two rounds of ~0.1 ms),
+where a long one (a MAC address searched in a JSON string: 44,000) has 9 rounds left,
+~3 ms of them."""
+IDLE_STATES = 48
+"""States up to which a walk may test for idle pairs: ``_Idle``'s closures (8 matrices of
+states × states, squared ~log2(states) times) take ~0.2 ms at 36 states, ~0.5 at 56."""
+IDLE_GROUPS = 3
+"""Byte groups ``_Idle`` tells apart: 2 ** IDLE_GROUPS closures."""
+IDLE_KEPT = 0.5
+"""A walk whose second test (``_Idle``) keeps more than this share of its pairs tests no
+more: its pairs lead on where the test cannot tell (``ANY*(?:.*world\\.json)ANY*``).
+(The first may keep them all where the starts' longest tokens are still to come: the
+4-byte token ``none`` of ``ANY*(?:[nN][oO][nN][eE])ANY*``.)"""
+
+
+@dataclass(frozen=True)
+class _Idle:
+    """Which pairs have nothing left to find, a test a long walk makes from round
+    ``IDLE_ROUND`` on (``IDLE_TOKENS``).
+
+    A pair (node, state q) leads a start only where the strings below its node lead q:
+    every one of them is a string over the bytes below. If every string over those bytes
+    leads q only into states the start has reached (q itself among them), no token below
+    can add a successor, and the start's bit walks no further (it is carried: the pair is
+    idle for it from now on, as ``reached`` only grows). In a MAC address searched in a
+    JSON string, after three rounds the starts have reached the states that letters,
+    digits and the escapes lead to; a pair goes on only where a colon lies below (most
+    words do not hold one), and the walk ends there, where it went on for 12 rounds,
+    word by word through the hex letters.
+
+    The bytes below a pair are told apart only by ``groups``: the rarest byte classes
+    of the table (columns alike; every byte past ASCII in one class), a bit each of a
+    pair's ``keys``; every other byte counts as below every pair. A string over more
+    bytes leads to more states, so the test may keep a pair it could drop, never the
+    reverse (two classes merged, by a hash's collision, are the same: coarser).
+    ``reach[q << len(groups) | present]``: the states some string over the rest and
+    the ``present`` groups leads q to, q among them (a closure per ``present``)."""
+
+    groups: np.ndarray  # like ``VocabDawg.below`` [len(groups), 4]: the bytes told apart
+    reach: np.ndarray  # bool [num_states << len(groups), num_states]
+
+    @staticmethod
+    def of(table: np.ndarray, reached: np.ndarray, byte_weight: np.ndarray) -> _Idle:
+        """The test for ``table``, its groups picked among the classes with a byte that
+        leads some start out of the states it reached (``reached``, by state: the starts'
+        bits), by ``byte_weight``."""
+        num_states = len(table)
+        key = (table.T + 1) @ _MIX[:num_states]  # equal columns, equal keys
+        key[128:] = -1  # past ASCII: one class
+        keys, classes = np.unique(key, return_inverse=True)
+        moves = table >= 0
+        leads_out = (reached[:, None] & ~reached[np.where(moves, table, 0)] != 0) & moves
+        out = np.bincount(classes, weights=leads_out.any(axis=0), minlength=len(keys)) > 0
+        weight = np.bincount(classes, weights=byte_weight, minlength=len(keys))
+        past = int(classes[-1])
+        rare = [c for c in np.argsort(weight, kind="stable").tolist() if out[c] and c != past]
+        picked = rare[: IDLE_GROUPS - int(out[past])] + ([past] if out[past] else [])
+        group = np.full(len(keys), len(picked))  # the rest: group len(picked)
+        group[picked] = np.arange(len(picked))
+        byte_group = group[classes]
+        rows, columns = np.nonzero(table >= 0)
+        cells = num_states * num_states
+        edges = np.zeros((len(picked) + 1) * cells, dtype=np.float32)
+        edges[byte_group[columns] * cells + rows * num_states + table[rows, columns]] = 1
+        edges = edges.reshape(len(picked) + 1, cells)
+        present = (np.arange(1 << len(picked))[:, None] >> np.arange(len(picked))) & 1
+        stack = present.astype(np.float32) @ edges[:-1] + edges[-1]
+        stack = stack.reshape(-1, num_states, num_states) + np.eye(num_states, dtype=np.float32)
+        reach = _closure((stack > 0).astype(np.float32))
+        sets = _byte_sets(byte_group[None, :] == np.arange(len(picked))[:, None], np.dtype("<u8"))
+        return _Idle(groups=sets, reach=reach.transpose(1, 0, 2).reshape(-1, num_states))
+
+    def keys(self, below: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Each pair's row of ``reach``: its state, and which groups lie below it
+        (``below``: its node's bytes, as ``VocabDawg.below``)."""
+        keys = states << len(self.groups)
+        for bit, group in enumerate(self.groups):
+            keys |= (~_empty_rows(below & group)).astype(np.int64) << bit
+        return keys
+
+    def safe(self, reached: np.ndarray) -> np.ndarray:
+        """By row of ``reach``: the starts that reached every state it holds."""
+        every = reached.dtype.type(np.iinfo(reached.dtype).max)
+        return np.bitwise_and.reduce(np.where(self.reach, reached, every), axis=1)
+
+
+_MIX = np.random.default_rng(48).integers(1, 1 << 62, size=IDLE_STATES)
+"""Multipliers that turn a table's byte column into one key (``_Idle.of``)."""
+
+
+def _closure(adjacency: np.ndarray) -> np.ndarray:
+    """Reflexive transitive closures of a stack of 0/1 matrices (float32, diagonal
+    set), squared until they stop growing.
+
+    >>> _closure(np.array([[[1, 1, 0], [0, 1, 1], [0, 0, 1]]], np.float32)).astype(int)[0].tolist()
+    [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+    """
+    while True:
+        squared = (adjacency @ adjacency > 0).astype(np.float32)
+        if np.array_equal(squared, adjacency):
+            return squared > 0
+        adjacency = squared
 
 
 MAX_BOUND_CELLS = 1024
