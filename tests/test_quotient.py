@@ -126,8 +126,8 @@ def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, 
     left at once (``ENTRY_WALK``), where it gave up; the masks are the plain rows."""
     walked = []
 
-    def counted(vocab, trie, table, nodes, states):
-        found = walk_below(vocab, trie, table, nodes, states)
+    def counted(vocab, trie, table, nodes, states, safe=0):
+        found = walk_below(vocab, trie, table, nodes, states, safe)
         many = len(nodes) > 64 and int(vocab.span_size[nodes].sum()) > packwalk.TOKEN_WALK
         walked.append(many and found is not None)  # past BELOW at its first level, answered
         return found
@@ -216,7 +216,7 @@ def test_a_backslash_state_walks_from_its_first_bytes(bundled_vocab, needle, mon
 def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeypatch):
     """Below a search's every ``f`` (``ANY*(?:f.o)ANY*``: ~650 pairs, ~3,000 tokens, any
     byte leads on) the tokens are walked at once (``SHALLOW``), not level by level; the
-    masks are the plain rows."""
+    masks are the plain rows (``_unharmed`` off: it takes most of them unwalked)."""
     walked, walk_entries = [], packwalk.walk_entries
 
     def counted(vocab, table, entries, states, skip):
@@ -224,6 +224,7 @@ def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeyp
         return walk_entries(vocab, table, entries, states, skip)
 
     monkeypatch.setattr(packwalk, "BELOW", 10**9)  # no walk at once past BELOW pairs
+    monkeypatch.setattr(packwalk, "SAFE_TOKENS", 10**9)
     monkeypatch.setattr(packwalk, "walk_entries", counted)
     index = build_index(whole_match("f.o")[1:-1] + "()" * 7, bundled_vocab)
     for state in index.states[:8]:

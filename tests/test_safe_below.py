@@ -1,0 +1,118 @@
+"""Below a chain's frontier, tokens whose every byte lies in a set ``B`` that a closed set of
+states ``S`` reads into itself are taken without a walk (``packwalk._unharmed``, from
+``_safe_bytes``): a search's every ``f`` leads into the state after it, which with the
+search's loop reads a string's ASCII and ``f`` back among the two. The walk with the
+shortcut equals the plain walk, the shortcut fires, and ``B`` and ``S`` are closed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import Vocabulary, build_index
+from fsmviz.tokens.fast import packwalk
+from fsmviz.tokens.index import packed
+from tests.test_index_rows import plain_row
+
+ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
+SEARCHES = (
+    rf"{ANY}*(?:f.o){ANY}*",
+    rf"{ANY}*(?:b.r){ANY}*",
+    rf"{ANY}*(?:g.o){ANY}*",
+    rf"{ANY}*(?:v[^ ]){ANY}*",
+)
+
+
+def _walks(monkeypatch, pattern, vocab, suffix):
+    """Each ``walk_below`` call's arguments while the first state's bitmask is made (of a
+    fresh index: ``suffix`` ``()``s, one a test)."""
+    calls, walk = [], packwalk.walk_below
+
+    def kept(*args):
+        calls.append(args)
+        return walk(*args)
+
+    monkeypatch.setattr(packwalk, "walk_below", kept)
+    index = build_index(pattern + "()" * suffix, vocab)
+    index.bitmask(index.states[0])
+    monkeypatch.setattr(packwalk, "walk_below", walk)
+    return index, calls
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", SEARCHES)
+def test_walk_below_with_safe_bytes_is_the_plain_walk(monkeypatch, bundled_vocab, pattern):
+    index, calls = _walks(monkeypatch, pattern, bundled_vocab, 3)
+    assert calls
+    fired = 0
+    for vocab, trie, table, nodes, states, safe in calls:
+        plain = packwalk.walk_below(vocab, trie, table, nodes, states)
+        quick = packwalk.walk_below(vocab, trie, table, nodes, states, safe)
+        assert sorted(plain.tolist()) == sorted(quick.tolist())
+        sizes = vocab.span_size[nodes]
+        if int(sizes.sum()) < packwalk.SAFE_TOKENS:
+            continue
+        entries = packwalk.runs(vocab.span_start[nodes], sizes)
+        start = packwalk._safe_start(trie, table, (nodes, states), safe)
+        sure = packwalk._unharmed(vocab, table, entries, np.repeat(states, sizes), start)
+        fired += int(sure.sum())
+        assert set(vocab.sorted_ids[entries[sure]].tolist()) <= set(plain.tolist())
+    assert fired > 1_000, "the shortcut took no tokens"
+    for state in index.states[:40]:  # and the masks as the plain rows
+        tokens, _ = plain_row(index, state)
+        if index.is_accepting(state):
+            tokens = np.append(tokens, bundled_vocab.eos_token_id)
+        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", SEARCHES)
+def test_safe_bytes_are_read_back_into_the_set(monkeypatch, bundled_vocab, pattern):
+    _, calls = _walks(monkeypatch, pattern, bundled_vocab, 4)
+    found = 0
+    for _, trie, table, nodes, states, safe in calls:
+        start = packwalk._safe_start(trie, table, (nodes, states), safe)
+        result = packwalk._safe_bytes(table, *start)
+        if result is None:
+            continue
+        members, good = result
+        cols = [byte for byte in range(256) if good >> byte & 1]
+        assert len(cols) >= packwalk.MIN_SAFE and max(cols) < 0x80
+        inside = np.flatnonzero(members)
+        targets = table[inside][:, cols]
+        assert (targets >= 0).all() and members[targets].all()
+        assert set(start[0]) & set(inside.tolist())
+        found += 1
+    assert found
+
+
+def test_safe_bytes_narrow_past_a_backslash():
+    """A toy: 0 loops on letters, ``f`` leads to 1, ``\\`` from both to 2, which reads only
+    ``n``: ``\\`` leaves ``B``; from 3 (reading one letter) none is found."""
+    table = np.full((4, 256), -1, dtype=np.int32)
+    letters = [ord(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+    table[0, letters], table[1, letters] = 0, 0
+    table[0, ord("f")] = table[1, ord("f")] = 1
+    table[[0, 1], ord("\\")], table[2, ord("n")], table[3, ord("a")] = 2, 0, 0
+    safe = sum(1 << byte for byte in letters) | 1 << ord("\\")
+    members, good = packwalk._safe_bytes(table, [1], safe)
+    assert members.tolist() == [True, True, False, False]
+    assert good == safe & ~(1 << ord("\\"))
+    assert packwalk._safe_bytes(table, [3], safe) is None
+
+
+def test_unharmed_takes_tokens_of_safe_bytes_from_the_set_only():
+    """Tokens of letters are taken from the set's state 0, none from state 3 (outside it,
+    reading one letter), nor a token holding a byte outside ``B`` (``\\n``)."""
+    index = build_index("[a-z]*", Vocabulary.from_strings(["fa", "ab", "\\n", "b"]))
+    vocab = packwalk.packed_vocab(index.trie, len(index.vocab))
+    table = np.full((4, 256), -1, dtype=np.int32)
+    letters = [ord(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+    table[0, letters], table[3, ord("a")] = 0, 0
+    start = ([0], sum(1 << byte for byte in letters))
+    entries = np.arange(4)
+    tokens = [index.vocab.token_bytes(int(i)) for i in vocab.sorted_ids[entries]]
+    for state in (0, 3):
+        sure = packwalk._unharmed(vocab, table, entries, np.full(4, state), start)
+        taken = {token for token, yes in zip(tokens, sure.tolist(), strict=True) if yes}
+        assert taken == ({b"fa", b"ab", b"b"} if state == 0 else set())
