@@ -1694,40 +1694,83 @@ def _hopcroft(accepting: set[int], transitions: list[_Moves], clock: _Clock) -> 
         splitter = pending.pop()
         queued.discard(splitter)
         signature: dict[int, int] = {}  # source -> classes leading into the splitter
+        get = signature.get
         for target in blocks[splitter]:
             for source, classes in incoming[target]:
-                signature[source] = signature.get(source, 0) | classes
+                signature[source] = get(source, 0) | classes
         hit: dict[int, dict[int, list[int]]] = {}  # block -> signature -> its states
         for source, classes in signature.items():
             b = block_of[source]
             if len(blocks[b]) > 1:  # a block of one state has nothing to split
-                hit.setdefault(b, {}).setdefault(classes, []).append(source)
+                by_signature = hit.get(b)
+                if by_signature is None:
+                    hit[b] = {classes: [source]}
+                elif (part := by_signature.get(classes)) is None:
+                    by_signature[classes] = [source]
+                else:
+                    part.append(source)
         for b, by_signature in hit.items():
-            block = blocks[b]
             if len(by_signature) == 1:  # one signature (as most hit blocks): no sort
-                parts = list(by_signature.values())
-                if len(parts[0]) == len(block):
-                    continue  # the whole block has one signature: nothing to tell apart
+                (part,) = by_signature.values()
+                if len(part) < len(blocks[b]):  # else nothing to tell apart
+                    _split_once(b, part, blocks, block_of, queued, pending)
             else:
-                parts = sorted(by_signature.values(), key=len)
-                if sum(map(len, parts)) == len(block):
-                    parts.pop()  # every state was hit: the largest part keeps its number
-            first_new = len(blocks)
-            for part in parts:
-                block.difference_update(part)
-                for state in part:
-                    block_of[state] = len(blocks)
-                blocks.append(set(part))
-            new = range(first_new, len(blocks))
-            if b in queued:
-                halves = list(new)  # b stays queued: its new parts join it
-            else:
-                largest = max(new, key=lambda c: len(blocks[c]))
-                halves = [c for c in new if c != largest]
-                halves.append(b if len(block) < len(blocks[largest]) else largest)
-            queued.update(halves)
-            pending.extend(halves)
+                _split(b, by_signature, blocks, block_of, queued, pending)
     return block_of
+
+
+def _split_once(
+    b: int,
+    part: list[int],
+    blocks: list[set[int]],
+    block_of: list[int],
+    queued: set[int],
+    pending: list[int],
+) -> None:
+    """``_hopcroft``'s usual split: ``part`` of block ``b`` (not all of it) leaves as a new
+    block; the new block is queued if ``b`` is, else the smaller of the two."""
+    block = blocks[b]
+    block.difference_update(part)
+    number = len(blocks)
+    for state in part:
+        block_of[state] = number
+    blocks.append(set(part))
+    smaller = number if b in queued or len(part) <= len(block) else b
+    queued.add(smaller)
+    pending.append(smaller)
+
+
+def _split(
+    b: int,
+    by_signature: dict[int, list[int]],
+    blocks: list[set[int]],
+    block_of: list[int],
+    queued: set[int],
+    pending: list[int],
+) -> None:
+    """``_hopcroft``'s split of block ``b`` by several signatures: each part leaves as a
+    new block, except the largest where every state was hit (it keeps ``b``). If ``b`` is
+    queued, the new blocks join it; else all but the largest of ``b`` and them."""
+    block = blocks[b]
+    parts = sorted(by_signature.values(), key=len)
+    if sum(map(len, parts)) == len(block):
+        parts.pop()  # every state was hit: the largest part keeps its number
+    first_new = len(blocks)
+    for part in parts:
+        block.difference_update(part)
+        number = len(blocks)
+        for state in part:
+            block_of[state] = number
+        blocks.append(set(part))
+    new = range(first_new, len(blocks))
+    if b in queued:
+        halves = list(new)  # b stays queued: its new parts join it
+    else:
+        largest = max(new, key=lambda c: len(blocks[c]))
+        halves = [c for c in new if c != largest]
+        halves.append(b if len(block) < len(blocks[largest]) else largest)
+    queued.update(halves)
+    pending.extend(halves)
 
 
 def _starting_blocks(
@@ -1742,18 +1785,21 @@ def _starting_blocks(
     ([{0, 1}, {2}], [0, 0, 1])
     """
     incoming: list[list[tuple[int, int]]] = [[] for _ in transitions]  # (source, classes)
-    alike: dict[tuple[bool, int], set[int]] = {}  # (accepts, classes moved on) -> states
+    alike: dict[tuple[bool, int], int] = {}  # (accepts, classes moved on) -> block
+    block_of: list[int] = []
     for source, moves in enumerate(transitions):
         moved_on = 0
         for target, classes in moves.items():
             incoming[target].append((source, classes))
             moved_on |= classes
-        alike.setdefault((source in accepting, moved_on), set()).add(source)
-    blocks = list(alike.values())
-    block_of = [0] * len(transitions)
-    for b, members in enumerate(blocks):
-        for state in members:
-            block_of[state] = b
+        key = (source in accepting, moved_on)
+        b = alike.get(key)
+        if b is None:
+            b = alike[key] = len(alike)
+        block_of.append(b)
+    blocks: list[set[int]] = [set() for _ in alike]
+    for state, b in enumerate(block_of):
+        blocks[b].add(state)
     return incoming, blocks, block_of
 
 
@@ -1762,12 +1808,11 @@ def _renumbered(
 ) -> tuple[set[int], list[_Moves]]:
     """The DFA of ``block_of``'s blocks, numbered breadth-first from the start, each
     state's targets in the order of their smallest class (as reading classes 0, 1, 2...
-    meets them): numbers that keep drawings stable and readable."""
+    meets them): numbers that keep drawings stable and readable. A block's moves are read
+    from the state it was first reached at: the blocks are a congruence (states in one
+    block move on each class into one block), so any of its states gives the same."""
     order = {block_of[0]: 0}  # block -> its number
     queue = [0]  # a state of each numbered block, by number
-    representative: dict[int, int] = {}
-    for s, b in enumerate(block_of):
-        representative.setdefault(b, s)
     moves: list[_Moves] = []
     while len(moves) < len(queue):
         state_moves = transitions[queue[len(moves)]]
@@ -1776,7 +1821,7 @@ def _renumbered(
             b = block_of[target]
             if b not in order:
                 order[b] = len(queue)
-                queue.append(representative[b])
+                queue.append(target)
             moves.append({order[b]: classes})
             continue
         merged: _Moves = {}
@@ -1784,7 +1829,7 @@ def _renumbered(
             b = block_of[target]
             if b not in order:
                 order[b] = len(queue)
-                queue.append(representative[b])
+                queue.append(target)
             n = order[b]
             merged[n] = merged.get(n, 0) | classes
         moves.append(merged)
