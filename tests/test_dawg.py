@@ -197,7 +197,7 @@ def test_idle_pairs_dropped_from_the_first_round_leave_the_answer_unchanged(
     bundled_vocab, pattern, monkeypatch
 ):
     """A pair whose bytes below lead its state only into states its starts reached is
-    walked no further (``dawg._Idle``). Tested from the first round on, never given up,
+    walked no further (``dawg._Idle``). Tested from the first round on, as by default,
     the walk answers as the trie walk does, token by token; and the MAC address searched
     in a JSON string ends in its third round by default, where it took 12. (Checked: the
     groups' bits left out of a pair's key fail here (7), and so do the rest's bytes left
@@ -217,7 +217,7 @@ def test_idle_pairs_dropped_from_the_first_round_leave_the_answer_unchanged(
     assert [origin.tolist(), target.tolist()] == expected
     if "02468" in pattern:
         assert len(rounds) == 3, rounds
-    for name, value in (("IDLE_ROUND", 1), ("IDLE_TOKENS", 0), ("IDLE_KEPT", 1.0)):
+    for name, value in (("IDLE_ROUND", 1), ("IDLE_TOKENS", 0)):
         monkeypatch.setattr(dawg_module, name, value)
     origin, target = dawg_successor_pairs(dawg, table, starts)
     assert [origin.tolist(), target.tolist()] == expected
@@ -231,7 +231,7 @@ def test_a_pair_with_a_rare_byte_below_walks_on_to_the_state_it_leads_to(monkeyp
     import fsmviz.tokens.fast.dawg as dawg_module
     from fsmviz import Vocabulary
 
-    for name, value in (("IDLE_ROUND", 1), ("IDLE_TOKENS", 0), ("IDLE_KEPT", 1.0)):
+    for name, value in (("IDLE_ROUND", 1), ("IDLE_TOKENS", 0)):
         monkeypatch.setattr(dawg_module, name, value)
     vocab = Vocabulary.from_strings(["a", "b", "a:b"], eos_token="</s>")
     table = to_bytes(compile_regex("[ab]*:b")).table
