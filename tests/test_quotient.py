@@ -11,6 +11,7 @@ import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.schema.patterns import whole_match
+from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast import packwalk, quotient, rowwalk
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
@@ -133,6 +134,7 @@ def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, 
         return found
 
     monkeypatch.setattr(packwalk, "BELOW", 64)  # the pair walk stops early: more states try
+    monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
     monkeypatch.setattr(packwalk, "walk_below", counted)
     for needle in ("f.o", "[a-z]+:[^ ]+"):
         index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
@@ -204,6 +206,7 @@ def test_a_backslash_state_walks_from_its_first_bytes(bundled_vocab, needle, mon
         return found
 
     monkeypatch.setattr(rowwalk, "first_bytes", counted)
+    monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
     index = build_index(whole_match(needle)[1:-1] + "()" * 5, bundled_vocab)
     for state in index.states[:24]:
         taken = len(walked)
@@ -225,6 +228,7 @@ def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeyp
 
     monkeypatch.setattr(packwalk, "BELOW", 10**9)  # no walk at once past BELOW pairs
     monkeypatch.setattr(packwalk, "SAFE_TOKENS", 10**9)
+    monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
     monkeypatch.setattr(packwalk, "walk_entries", counted)
     index = build_index(whole_match("f.o")[1:-1] + "()" * 7, bundled_vocab)
     for state in index.states[:8]:

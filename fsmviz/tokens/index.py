@@ -69,8 +69,10 @@ from fsmviz.tokens.fast.packwalk import (
     entered_closed_words,
     few_first_words,
     packed_vocab,
+    search_words,
 )
-from fsmviz.tokens.fast.rowwalk import RowWalker
+from fsmviz.tokens.fast.rowwalk import RowWalker, looks_closed, merge_pair
+from fsmviz.tokens.fast.rowwalk import merged as merged_blocks
 from fsmviz.tokens.fast.successors import (
     WIDE,
     BytePartitions,
@@ -674,7 +676,8 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     walk's (``packwalk.few_first_words``); else, where the states it reaches all read its
     ASCII bytes, the tokens of those (``packwalk.ascii_closed_words``, kept for every
     such state); else, where its bytes lead into such states, the tokens of its first
-    bytes and theirs (``packwalk.entered_closed_words``); else its chain's
+    bytes and theirs (``packwalk.entered_closed_words``); else, where the walker would
+    merge its DFA here (``_merges``), its block's (``_merged_words``); else its chain's
     (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
     if walker._merged:
@@ -690,21 +693,51 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
             index._bitmasks.setdefault(other, _eos_added(index, other, words))
     if words is None:
         words = entered_closed_words(walker._vocab, table, state, walker._reads_of)
+    if words is None and _merges(index, state):
+        return _merged_words(index, state)
     return walker.packed(state) if words is None else words.view(np.int32)
+
+
+def _merges(index: TokenIndex, state: int) -> bool:
+    """Whether the walker merges its DFA into live blocks at ``state``, as its ``packed``
+    would (a wide state whose chain is not closed-looking and shows a search:
+    ``rowwalk.merge_pair``), merged here first so that ``_merged_words`` answers it."""
+    walker, table = index._walker, index.byte_dfa.table
+    if walker._merged is not None or not walker.wide(state) or state in walker._unpacked:
+        return False
+    chain = walker._chain(state)
+    if chain is None or walker._closed.get(state) is not None:
+        return False
+    if looks_closed(chain, walker._reads_of, table):
+        return False
+    pair = merge_pair(chain, walker._reads_of, table)
+    if pair is None:
+        return False
+    walker._merged = merged_blocks(walker, pair)
+    return bool(walker._merged)
 
 
 def _merged_words(index: TokenIndex, state: int) -> np.ndarray | None:
     """``state``'s words once the walker merged the DFA into its live blocks (``Merged``):
     where few tokens begin with its block's bytes, their walk over the quotient
-    (``few_first_words``: a block's tokens are any member's), kept for every state of
-    the block; else the block's words (``Merged.packed``, kept by block)."""
+    (``few_first_words``: a block's tokens are any member's), or where the block's ASCII
+    bytes close a set of blocks, those bytes' tokens and the walk below the nodes that
+    leave them (``search_words``: a search's loop and the state after its needle's first
+    byte), kept for every state of the block; else the block's words (``Merged.packed``,
+    kept by block)."""
     merged = index._walker._merged
     block, inner = int(merged.blocks[state]), merged.walker
+    if block in merged._words:  # the block's words made before: the others tried
+        return merged.packed(state)
     table = inner.byte_dfa.table
-    words = few_first_words(inner._vocab, inner.trie, table, block, inner._reads_of(block))
+    reads = inner._reads_of(block)
+    words = few_first_words(inner._vocab, inner.trie, table, block, reads)
+    if words is None:
+        words = search_words(inner._vocab, inner.trie, table, block, reads)
     if words is None:
         return merged.packed(state)
     words = words.view(np.int32)
+    words.flags.writeable = False
     members = np.flatnonzero(merged.blocks == block).tolist()
     for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
         index._bitmasks.setdefault(other, _eos_added(index, other, words))

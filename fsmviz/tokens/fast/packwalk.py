@@ -48,6 +48,7 @@ __all__ = [
     "entered_closed_words",
     "few_first_words",
     "packed_vocab",
+    "search_words",
     "utf8_loop",
 ]
 
@@ -1257,49 +1258,134 @@ def _unharmed(
     return members[states] & held.astype(bool)
 
 
-def _safe_bytes(table: np.ndarray, starts: list[int], safe: int) -> tuple[np.ndarray, int] | None:
+def _safe_bytes(
+    table: np.ndarray, starts: list[int], safe: int, least: int = 1
+) -> tuple[np.ndarray, int] | None:
     """A set of states ``S`` (booleans over the table's states) and of ASCII bytes ``B``
     (256 bits) where each state of ``S`` reads each byte of ``B`` into ``S``: ``B`` starts
     as ``safe`` (ASCII), ``S`` as those of ``starts`` reading all of it, closed under
     ``B``; where some state reached reads not all of ``B``, the bytes into it leave ``B``
     and ``S`` is closed again (``SAFE_ROUNDS`` times, at most). None where fewer than
-    ``MIN_SAFE`` bytes are left."""
-    cols = np.flatnonzero(_bits(safe)[:256]).tolist()
-    rows: dict[int, list[int]] = {}  # each state's targets by ``cols``, read once
+    ``MIN_SAFE`` bytes are left, or fewer than ``least`` states."""
+    cols = np.flatnonzero(_bits(safe)[:256])
+    rows: dict[int, np.ndarray] = {}  # each state's targets by ``cols``, read once
     for _ in range(SAFE_ROUNDS):
         if len(cols) < MIN_SAFE:
             return None
         seen = {start for start in starts if _reads_all(table, rows, start, cols)}
         todo, bad = list(seen), []
         while todo:
-            for target in set(rows[todo.pop()]) - seen:
+            for target in set(rows[todo.pop()].tolist()) - seen:
                 seen.add(target)
                 (todo if _reads_all(table, rows, target, cols) else bad).append(target)
-        if not seen:
-            return None
         if not bad:
+            if len(seen) < least:
+                return None
             members = np.zeros(len(table), dtype=bool)
             members[list(seen)] = True
             return members, safe
-        out = set(bad)
-        into = {
-            at for state in seen - out for at, target in enumerate(rows[state]) if target in out
-        }
-        safe &= ~sum(1 << cols[at] for at in into)
-        keep = [at for at in range(len(cols)) if at not in into]
-        cols = [cols[at] for at in keep]
-        rows = {state: [row[at] for at in keep] for state, row in rows.items()}
+        keep = _narrowed(rows, seen, bad)
+        safe &= ~sum(1 << byte for byte in cols[~keep].tolist())
+        cols, rows = cols[keep], {state: row[keep] for state, row in rows.items()}
     return None
 
 
-def _reads_all(table: np.ndarray, rows: dict[int, list[int]], state: int, cols: list[int]) -> bool:
+def _narrowed(rows: dict[int, np.ndarray], seen: set[int], bad: list[int]) -> np.ndarray:
+    """Which bytes (places in ``rows``' arrays) ``_safe_bytes`` keeps where the states
+    ``bad`` of ``seen`` read not all of them: a bad state reading at least half keeps the
+    bytes it reads (the search's loop, reached from the state after a needle's byte that
+    reads a quote too); one reading fewer loses the bytes into it (an escape's
+    backslash)."""
+    keep, narrow = np.ones(len(rows[bad[0]]), dtype=bool), []
+    for state in bad:
+        reading = rows[state] >= 0
+        if 2 * np.count_nonzero(reading) >= len(reading):
+            keep &= reading
+        else:
+            narrow.append(state)
+    for state in seen.difference(bad):
+        for other in narrow:
+            keep &= rows[state] != other
+    return keep
+
+
+def _reads_all(
+    table: np.ndarray, rows: dict[int, np.ndarray], state: int, cols: np.ndarray
+) -> bool:
     """Whether ``state`` reads every byte of ``cols``, its targets by them kept in ``rows``."""
     if state not in rows:
-        rows[state] = table[state].take(cols).tolist()
-    return min(rows[state]) >= 0
+        rows[state] = table[state].take(cols)
+    return bool(rows[state].min() >= 0)
 
 
 _ASCII_BYTES = (1 << 128) - 1
+
+
+def search_words(
+    vocab: PackedVocab, trie: VocabTrie, table: np.ndarray, state: int, reads: int
+) -> np.ndarray | None:
+    """The packed words (uint32) of the tokens allowed from ``state`` (``reads``: the bytes
+    it reads, 256 bits) where its ASCII bytes close a set of at least two states
+    (``_safe_bytes``: each reads each byte of ``B`` back into the set ``S``); else None.
+    The tokens of ``B`` are allowed (``inside(B)``); every other token leaves ``B`` at a
+    node whose path above lies in ``B`` (``leaving``): the state there is walked from
+    ``state`` along that path (``_path_states``), and the trie below it (``walk_below``).
+
+    A search, merged into its live blocks: ``ANY*(?:t.e)ANY*``'s loop and the state after
+    ``t`` (its ``.`` reads a quote and a backslash too) read a string's ASCII but the
+    backslash back among the two. The loop's chain leaves by every ``t`` (more than
+    ``FRONTIER`` nodes: its row was walked, ~1.3 ms); here the nodes left are the 270 of
+    a quote, a backslash, a control or UTF-8 after ASCII of ``B``.
+
+    >>> from fsmviz import Vocabulary, build_index
+    >>> index = build_index("[a-z]*x[a-z]*", Vocabulary.from_strings(["ax", "b", "x1"]))
+    >>> table, vocab = index.byte_dfa.table, packed_vocab(index.trie, len(index.vocab))
+    >>> search_words(vocab, index.trie, table, 0, _row_reads(table, 0)).tolist()  # "ax", "b"
+    [3]
+    """
+    if not _leads_wide(table, state, reads):
+        return None  # a loop alone (its chain's words), or a key
+    found = _safe_bytes(table, [state], reads & _ASCII_BYTES, 2)
+    if found is None:
+        return None
+    safe = found[1]
+    leaving = vocab.leaving(safe, vocab.present & ~safe)
+    if leaving is None or len(leaving[0]) > FRONTIER:
+        return None
+    nodes, depths, bytes_in = leaving
+    after = table[_path_states(vocab, table, state, nodes, depths), bytes_in]
+    live = after >= 0
+    if not live.any():
+        return vocab.inside(safe)
+    ids = walk_below(vocab, trie, table, nodes[live], after[live], safe)
+    return None if ids is None else _with_ids(vocab.inside(safe), ids)
+
+
+def _leads_wide(table: np.ndarray, state: int, reads: int) -> bool:
+    """Whether an ASCII byte leads ``state`` (``reads``: its bytes) to another state reading
+    at least half as many ASCII bytes: else its set is itself alone, at best (a string's
+    loop reads its backslash into the escape's eight bytes), found at once."""
+    half = (reads & _ASCII_BYTES).bit_count() // 2
+    row = table[state, :0x80]
+    others = set(row[row >= 0].tolist()) - {state}
+    return any(np.count_nonzero(table[other, :0x80] >= 0) >= half for other in others)
+
+
+def _path_states(
+    vocab: PackedVocab, table: np.ndarray, state: int, nodes: np.ndarray, depths: np.ndarray
+) -> np.ndarray:
+    """The state after each node's path above (its first ``depth - 1`` bytes, read from a
+    token below it) from ``state``, the deepest walked longest (a round a byte)."""
+    steps = depths.astype(np.intp) - 1
+    order = np.argsort(-steps, kind="stable")
+    steps, at = steps[order], vocab.padded_start[vocab.span_start[nodes[order]]]
+    states = np.full(len(nodes), state, dtype=np.intp)
+    walking = np.searchsorted(-steps, -np.arange(int(steps[0]) if len(steps) else 0), "left")
+    for byte, count in enumerate(walking.tolist()):  # count: those with bytes past ``byte``
+        states[:count] = table[states[:count], vocab.padded[at[:count] + byte]]
+    found = np.empty_like(states)
+    found[order] = states
+    return found
 
 
 FEW_FIRST = 256

@@ -1,0 +1,81 @@
+"""A state whose ASCII bytes close a set of states (``packwalk._safe_bytes``: each reads
+each byte of ``B`` back into the set) allows the tokens of ``B`` and those the walk below
+the nodes leaving ``B`` finds (``packwalk.search_words``): a search's loop and the state
+after its needle's first byte, once merged into live blocks (``index._merged_words``,
+where ``index._merges`` merges as the walker would). Each answer is the plain row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsmviz import Vocabulary, build_index
+from fsmviz.tokens import index as index_module
+from fsmviz.tokens.fast import packwalk
+from fsmviz.tokens.fast.packwalk import packed_vocab, search_words
+from fsmviz.tokens.index import packed
+from tests.test_index_rows import plain_row
+
+ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
+MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("f.o", "t.e", "b.r"))
+SEARCHES = (*MERGED, *(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("s[^/]*t", "X_", "[0-9]\\.x")))
+OTHERS = (r"[a-z]*x[a-z]*", r".*\.[jJ][sS][oO][nN]", r'"[^"]*"', r"[A-Z][a-z]+ [a-z]+")
+
+
+def _rows_answered(index, vocab):
+    """How many of the index's first 40 states ``search_words`` answers, each checked
+    against the plain row."""
+    words_of, table, answered = packed_vocab(index.trie, len(vocab)), index.byte_dfa.table, 0
+    for state in index.states[:40]:
+        reads = index._walker._reads_of(state)
+        words = search_words(words_of, index.trie, table, state, reads)
+        if words is None:
+            continue
+        answered += 1
+        tokens, _ = plain_row(index, state)
+        assert np.array_equal(words.view(np.int32), packed(tokens, len(vocab))), state
+    return answered
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", SEARCHES + OTHERS)
+def test_search_words_are_the_plain_rows(bundled_vocab, pattern):
+    index = build_index(pattern + "()" * 5, bundled_vocab)
+    answered = _rows_answered(index, bundled_vocab)
+    assert answered or pattern not in (*MERGED, OTHERS[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", MERGED)
+def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, monkeypatch):
+    answered, search = [], packwalk.search_words
+
+    def counted(*args):
+        found = search(*args)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(index_module, "search_words", counted)
+    index = build_index(pattern + "()" * 6, bundled_vocab)
+    for state in index.states[:40]:
+        tokens, _ = plain_row(index, state)
+        if index.is_accepting(state):
+            tokens = np.append(tokens, bundled_vocab.eos_token_id)
+        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
+    assert index._walker._merged, "not merged"
+    assert any(answered), "no block was answered by search_words"
+
+
+def test_search_words_on_a_toy():
+    """``[a-z]*x[a-z]*`` from its start: ``x`` leads to the state after it, both read the
+    letters; ``x1``'s digit is read by neither, ``x`` and ``ax`` and ``b`` are allowed."""
+    vocab = Vocabulary.from_strings(["ax", "b", "x1", "1", "x"])
+    index = build_index("[a-z]*x[a-z]*", vocab)
+    table, words = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
+    found = search_words(words, index.trie, table, 0, packwalk._row_reads(table, 0))
+    allowed = {vocab.token_bytes(t) for t in np.flatnonzero(np.unpackbits(
+        found.view(np.uint8), bitorder="little"))}  # fmt: skip
+    assert allowed == {b"ax", b"b", b"x"}
+    index2 = build_index("(ab)*", vocab)  # one state reads a, the other b: no set
+    table2 = index2.byte_dfa.table
+    assert search_words(words, index2.trie, table2, 0, packwalk._row_reads(table2, 0)) is None
