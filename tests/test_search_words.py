@@ -79,3 +79,41 @@ def test_search_words_on_a_toy():
     index2 = build_index("(ab)*", vocab)  # one state reads a, the other b: no set
     table2 = index2.byte_dfa.table
     assert search_words(words, index2.trie, table2, 0, packwalk._row_reads(table2, 0)) is None
+
+
+def test_utf8_tokens_a_member_reads_more_of_are_walked():
+    """``ANY*(?:t.e)ANY*``: the state after ``t`` reads a C1 control (``.``), which the
+    strict UTF-8 its set reads back into itself refuses: ``t\\u0085`` is walked from the
+    state (``PackedVocab.refused``) and allowed; ``\\u0085`` alone is not."""
+    strings = ["t\u0085", "\u0085", "té", "é", 'a"', "t\\", "\\n", "ab", "t"]
+    vocab = Vocabulary.from_strings(strings)
+    index = build_index(SEARCHES[1], vocab)
+    table, words_of = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
+    answered = 0
+    for state in index.states:
+        reads = index._walker._reads_of(state)
+        words = search_words(words_of, index.trie, table, state, reads)
+        if words is None:
+            continue
+        answered += 1
+        tokens, _ = plain_row(index, state)
+        assert np.array_equal(words.view(np.int32), packed(tokens, len(vocab))), state
+    assert answered
+    found = search_words(words_of, index.trie, table, 0, index._walker._reads_of(0))
+    taken = {vocab.token_bytes(t) for t in np.flatnonzero(np.unpackbits(
+        found.view(np.uint8), bitorder="little"))}  # fmt: skip
+    assert "t\u0085".encode() in taken and "\u0085".encode() not in taken
+
+
+def test_a_member_reading_no_utf8_keeps_it_out():
+    """``(?:[a-w]|é)*x[a-z]*``: the start reads ``é``, the state after ``x`` no byte past
+    ASCII; the set's UTF-8 is not taken at once (``xé`` is refused), its nodes walked
+    (``é``, ``éx`` allowed)."""
+    vocab = Vocabulary.from_strings(["xé", "é", "ax", "x", "éx"])
+    index = build_index("(?:[a-w]|é)*x[a-z]*", vocab)
+    table, words_of = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
+    found = search_words(words_of, index.trie, table, 0, index._walker._reads_of(0))
+    tokens, _ = plain_row(index, 0)
+    assert np.array_equal(found.view(np.int32), packed(tokens, len(vocab)))
+    allowed = {vocab.token_bytes(int(t)) for t in tokens}
+    assert "xé".encode() not in allowed and {"é".encode(), "éx".encode()} <= allowed

@@ -152,6 +152,7 @@ class PackedVocab:
     # ``_UTF8`` automaton
     utf8_bad: np.ndarray  # [kind, words]: the tokens each ``_UTF8`` kind refuses, read
     # from between characters (a token cut inside a character is fine), packed
+    refused: tuple  # by kind, the same tokens as places in the trie's order (``padded``)
     root_child: np.ndarray  # [256]: the root's child of each byte (-1: none)
     root_span: list[int]  # by byte, how many tokens begin with it
     busy: int  # the bytes more than ``FEW_FIRST`` tokens begin with (256 bits)
@@ -472,7 +473,7 @@ def _build(trie: VocabTrie, num_ids: int) -> PackedVocab:
         padded_start=np.concatenate([[0], np.cumsum(trie.sorted_lengths + 1)[:-1]]),
         lengths=trie.sorted_lengths.astype(np.int64),
         utf8_above=utf8[:, parent[order]],
-        utf8_bad=_packbits(_utf8_refused(trie, utf8, size)),
+        **_refused(trie, utf8, size),
         root_child=root_child,
         **_by_first_byte(trie, root_child),
     )
@@ -496,6 +497,14 @@ def _by_first_byte(trie: VocabTrie, root_child: np.ndarray) -> dict[str, object]
 def _by_word(sets: np.ndarray) -> np.ndarray:
     """Sets of bytes ([n, 4] words) as [4, n]: each word of every set contiguous."""
     return np.ascontiguousarray(sets.T)
+
+
+def _refused(trie: VocabTrie, utf8: np.ndarray, size: int) -> dict[str, object]:
+    """``PackedVocab.utf8_bad`` and ``refused``: the tokens each kind refuses (packed, and
+    as places in the trie's order)."""
+    refused = _utf8_refused(trie, utf8, size)
+    places = tuple(np.flatnonzero(bad[trie.sorted_ids]) for bad in refused)
+    return {"utf8_bad": _packbits(refused), "refused": places}
 
 
 def _utf8_refused(trie: VocabTrie, utf8: np.ndarray, size: int) -> np.ndarray:
@@ -1136,10 +1145,13 @@ def _closed_set(
     return sorted(members)
 
 
-def _reads_into(table: np.ndarray, members: np.ndarray, automaton: np.ndarray) -> bool:
+def _reads_into(
+    table: np.ndarray, members: np.ndarray, automaton: np.ndarray, exact: bool = True
+) -> bool:
     """Whether every state of ``members`` reads the bytes from 0x80 as ``automaton`` does
-    from its state 0, each character ending back among ``members`` (``utf8_loop`` for a
-    set, pairs ``at << 4 | inner`` walked a level at a time)."""
+    from its state 0 (not ``exact``: at least those), each character ending back among
+    ``members`` (``utf8_loop`` for a set, pairs ``at << 4 | inner`` walked a level at a
+    time)."""
     among = np.zeros(len(table) + 1, dtype=bool)
     among[members] = True
     level, seen = members.astype(np.int64) << 4, set()
@@ -1150,7 +1162,7 @@ def _reads_into(table: np.ndarray, members: np.ndarray, automaton: np.ndarray) -
         dead[start, :0x80] = off[start, :0x80]  # the ASCII bytes of a member: checked apart
         back = goes == 0
         back[start, :0x80] = False
-        if (dead != off).any() or not among[rows[back]].all():
+        if (dead & ~off if not exact else dead != off).any() or not among[rows[back]].all():
             return False
         on = ~off & ~back
         on[start, :0x80] = False
@@ -1348,17 +1360,42 @@ def search_words(
     found = _safe_bytes(table, [state], reads & _ASCII_BYTES, 2)
     if found is None:
         return None
-    safe = found[1]
-    leaving = vocab.leaving(safe, vocab.present & ~safe)
+    members, safe = found
+    kind = _utf8_kind(table, np.flatnonzero(members))
+    if kind == _STRICT:  # UTF-8 taken as ASCII is, those it refuses walked from ``state``
+        words = vocab.inside(safe | _HIGH) & ~vocab.utf8_bad[kind - 1]
+        leaving = vocab.leaving(safe | _HIGH, vocab.present & ~safe & _ASCII_BYTES, None, kind)
+        entries = vocab.refused[kind - 1]  # (most die at their first byte: a stray one)
+        entries = entries[table[state, vocab.padded[vocab.padded_start[entries]]] >= 0]
+        own = np.zeros(len(entries), dtype=np.intp)
+        taken = walk_entries(vocab, table, entries, own + state, own) if len(entries) else own
+        words = _with_ids(words, vocab.sorted_ids[taken])
+    else:  # no member reads past ASCII (those tokens die there), or not as UTF-8
+        words = vocab.inside(safe)
+        leaving = vocab.leaving(safe, vocab.present & ~safe & (_ALL if kind else _ASCII_BYTES))
     if leaving is None or len(leaving[0]) > FRONTIER:
         return None
     nodes, depths, bytes_in = leaving
     after = table[_path_states(vocab, table, state, nodes, depths), bytes_in]
     live = after >= 0
     if not live.any():
-        return vocab.inside(safe)
+        return words
     ids = walk_below(vocab, trie, table, nodes[live], after[live], safe)
-    return None if ids is None else _with_ids(vocab.inside(safe), ids)
+    return None if ids is None else _with_ids(words, ids)
+
+
+_STRICT = 2
+"""The strict kind of UTF-8 (no C1 control), as ``Chain.utf8`` numbers it."""
+
+
+def _utf8_kind(table: np.ndarray, members: np.ndarray) -> int:
+    """0 where no state of ``members`` reads a byte from 0x80; ``_STRICT`` where each reads
+    at least every character of that kind back among them (``_reads_into``, not exact:
+    one reading more, as ``.`` reads C1 controls, has the tokens of those walked);
+    else -1."""
+    if not (table[members, 0x80:] >= 0).any():
+        return 0
+    return _STRICT if _reads_into(table, members, _UTF8[_STRICT - 1], exact=False) else -1
 
 
 def _leads_wide(table: np.ndarray, state: int, reads: int) -> bool:
