@@ -153,6 +153,7 @@ def test_a_run_whose_shadow_run_is_skipped_still_names_the_picked_model(offered)
         said.append(update.get(shown.status))
     assert said[-1].startswith("Done on spm: ") and said[-1].endswith("skipped."), said
     from fsmviz.app.grammar_page import GrammarRunInputs, GrammarTab, on_run  # the Grammar tab
+
     tab, mark = GrammarTab(shown, "place", "terminal"), h.StopMark()
     asked = GrammarRunInputs('root ::= "ab" [0-9]', "auto", "A:", 4, 0.0, 0, True, "spm")
     said = [u.get(shown.status) for u in on_run(tab, None, asked, mark)]

@@ -177,11 +177,19 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
     return _table_bytes(dfa, ranges)
 
 
-def _table_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa:
-    """``to_bytes`` through the character table (``_char_table``), in numpy throughout."""
-    chars = _char_table(dfa, ranges)
+def _class_layout(
+    ranges: list[tuple[tuple[int, int], ...]],
+) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """Where a DFA's character classes (``ranges``, one tuple a class) lie: each ASCII
+    character's class (``len(ranges)``, the table's last column, where none holds it) and
+    the ``(lo, hi, class)`` spans beyond ASCII, by first code point.
+
+    >>> table, spans = _class_layout([((0x61, 0x62),), ((0x7E, 0xE9),)])
+    >>> table[0x61].item(), table[0x7E].item(), table[0x30].item(), spans
+    (0, 1, 2, [(128, 233, 1)])
+    """
     ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
-    spans: list[tuple[int, int, int]] = []  # (lo, hi, class) of every range beyond ASCII
+    spans: list[tuple[int, int, int]] = []
     for k, class_ranges in enumerate(ranges):
         for lo, hi in class_ranges:
             if lo <= 0x7F:
@@ -189,6 +197,13 @@ def _table_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa
             if hi > 0x7F:
                 spans.append((max(lo, 0x80), hi, k))
     spans.sort()  # the classes are disjoint: by first code point
+    return ascii_class, spans
+
+
+def _table_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa:
+    """``to_bytes`` through the character table (``_char_table``), in numpy throughout."""
+    chars = _char_table(dfa, ranges)
+    ascii_class, spans = _class_layout(ranges)
     builder = _Builder(dfa.num_states)
     builder.table[:, :0x80] = chars[:, ascii_class]
     if spans:
@@ -254,15 +269,7 @@ def _few_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa:
     >>> bool((_few_bytes(dfa, ranges).table == _table_bytes(dfa, ranges).table).all())
     True
     """
-    ascii_class = np.full(0x80, len(ranges), dtype=np.intp)  # the last column: no class
-    spans: list[tuple[int, int, int]] = []  # (lo, hi, class) of every range beyond ASCII
-    for k, class_ranges in enumerate(ranges):
-        for lo, hi in class_ranges:
-            if lo <= 0x7F:
-                ascii_class[lo : min(hi, 0x7F) + 1] = k
-            if hi > 0x7F:
-                spans.append((max(lo, 0x80), hi, k))
-    spans.sort()  # the classes are disjoint: by first code point
+    ascii_class, spans = _class_layout(ranges)
     table = [[-1] * (len(ranges) + 1) for _ in dfa.moves]  # [state, class], as _char_table
     for row, moves in zip(table, dfa.moves, strict=True):
         for target, classes in moves.items():
