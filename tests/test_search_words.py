@@ -17,7 +17,8 @@ from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
-MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("f.o", "t.e", "b.r"))
+MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("f.o", "t.e", "b.r", ".", "[^ ]"))
+ONE_CLASS = MERGED[3:]  # merged, the start's block is a loop alone (its set ``S``: one block)
 SEARCHES = (*MERGED, *(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("s[^/]*t", "X_", "[0-9]\\.x")))
 OTHERS = (r"[a-z]*x[a-z]*", r".*\.[jJ][sS][oO][nN]", r'"[^"]*"', r"[A-Z][a-z]+ [a-z]+")
 
@@ -64,6 +65,28 @@ def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, m
         assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
     assert index._walker._merged, "not merged"
     assert any(answered), "no block was answered by search_words"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", ONE_CLASS)
+def test_a_loop_alone_is_answered_by_search_words(bundled_vocab, pattern, monkeypatch):
+    """A single class searched in a string: merged, the start's block reads the string's
+    ASCII back into itself alone (the quote and controls lead to the loop after the
+    class): ``search_words`` answers it with ``S`` of one block (the chain path cost
+    ~0.5 ms more), equal to the plain row."""
+    answered, search = [], packwalk.search_words
+
+    def counted(*args):
+        found = search(*args)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(index_module, "search_words", counted)
+    index = build_index(pattern + "()" * 7, bundled_vocab)
+    state = index.states[0]
+    tokens, _ = plain_row(index, state)
+    assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab)))
+    assert answered[:1] == [True], answered
 
 
 def test_search_words_on_a_toy():
