@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 
 from fsmviz import Vocabulary, build_index
+from fsmviz.automaton.bytedfa import to_bytes
+from fsmviz.automaton.dfa import compile_regex
 from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast import packwalk
 from fsmviz.tokens.fast.packwalk import packed_vocab, search_words
+from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -140,3 +143,60 @@ def test_a_member_reading_no_utf8_keeps_it_out():
     assert np.array_equal(found.view(np.int32), packed(tokens, len(vocab)))
     allowed = {vocab.token_bytes(int(t)) for t in tokens}
     assert "xé".encode() not in allowed and {"é".encode(), "éx".encode()} <= allowed
+
+
+UTF8_PATTERNS = (
+    *SEARCHES,
+    *OTHERS,
+    rf"{ANY}*(?:.){ANY}*",
+    rf"{ANY}*(?:[^ ]){ANY}*",
+    r".*",
+    r"[^a]*é",
+    r"(?:é|[a-z])*x",
+    r"[\u0080-\u07FF]*a",
+    r"[\u00A0-\uFFFF]+b",
+    r"(?:[^\u0085]|ab)*",
+    r"\S+ \S+",
+)
+
+
+@pytest.mark.parametrize("pattern", UTF8_PATTERNS)
+def test_reads_strict_is_the_numpy_check(pattern):
+    """``_reads_strict`` (plain Python) answers as ``_reads_into`` (numpy, not exact) for
+    each state alone, each state with its ASCII targets, and each DFA's states by halves,
+    on the byte DFAs and on their live blocks' quotients."""
+    table = to_bytes(compile_regex(pattern)).table
+    tables = [table]
+    found = live_blocks(table, (-1, -1))
+    if found is not None:
+        tables.append(found[1])
+    checked = 0
+    for table in tables:
+        states = range(len(table))
+        sets = [[state] for state in states]
+        sets += [
+            sorted({state, *table[state, :0x80][table[state, :0x80] >= 0].tolist()})
+            for state in states
+        ]
+        sets += [list(states)[: len(table) // 2 + 1], list(states)[len(table) // 2 :]]
+        for members in sets:
+            expected = packwalk._reads_into(
+                table, np.array(members), packwalk._UTF8[1], exact=False
+            )
+            assert packwalk._reads_strict(table, members) == expected, members
+            checked += expected
+    assert checked or ANY not in pattern  # a JSON string reads UTF-8: some set passes
+
+
+def test_reads_strict_needs_every_lead_byte():
+    """A toy: 0 reads two-byte characters (C2-DF into 1, back by a continuation byte) and
+    continuation bytes too, no lead byte from E0: not strict UTF-8 (the missing leads' -1
+    is no state whose row may be read)."""
+    table = np.full((2, 256), -1, dtype=np.int32)
+    table[0, 0xC2:0xE0], table[0, 0x80:0xC0], table[1, 0x80:0xC0] = 1, 0, 0
+    assert not packwalk._reads_into(table, np.array([0]), packwalk._UTF8[1], exact=False)
+    assert not packwalk._reads_strict(table, [0])
+    table[0, 0xE0:0xF5] = 1  # every lead byte read, each into the two-byte state: both agree
+    assert packwalk._reads_strict(table, [0]) == packwalk._reads_into(
+        table, np.array([0]), packwalk._UTF8[1], exact=False
+    )
