@@ -31,7 +31,7 @@ def _closed(index):
     vocab = packed_vocab(index.trie, len(index.vocab))
     walker, table = index._walker, index.byte_dfa.table
     return {
-        state: ascii_closed_words(vocab, table, state, walker._reads_of)
+        state: ascii_closed_words(vocab, table, state, walker.reads_of)
         for state in range(index.byte_dfa.num_states)
     }
 
@@ -94,7 +94,7 @@ ENTERED = {
 def test_entered_closed_words_are_the_plain_rows(bundled_vocab, pattern):
     index = build_index(pattern + "()" * 5, bundled_vocab)
     vocab = packed_vocab(index.trie, len(bundled_vocab))
-    table, reads = index.byte_dfa.table, index._walker._reads_of
+    table, reads = index.byte_dfa.table, index._walker.reads_of
     answered = set()
     for state in range(index.byte_dfa.num_states):
         words = entered_closed_words(vocab, table, state, reads)
@@ -112,6 +112,6 @@ def test_entered_closed_words_on_a_toy_vocabulary(monkeypatch):
     vocab = Vocabulary.from_strings(["ac", "bcc", "a", "ca", "acb"])
     index = build_index("[ab]c+", vocab)
     words = entered_closed_words(
-        packed_vocab(index.trie, 5), index.byte_dfa.table, 0, index._walker._reads_of
+        packed_vocab(index.trie, 5), index.byte_dfa.table, 0, index._walker.reads_of
     )
     assert words.tolist() == packed(np.array([0, 1, 2]), 5).tolist()

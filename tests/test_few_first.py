@@ -30,7 +30,7 @@ def _walked(index):
     vocab = packed_vocab(index.trie, len(index.vocab))
     walker, table = index._walker, index.byte_dfa.table
     return {
-        state: few_first_words(vocab, index.trie, table, state, walker._reads_of(state))
+        state: few_first_words(vocab, index.trie, table, state, walker.reads_of(state))
         for state in range(index.byte_dfa.num_states)
     }
 
@@ -85,7 +85,7 @@ MERGED = (
 
 
 def _few(vocab, walker, table, state):
-    return few_first_words(vocab, walker.trie, table, state, walker._reads_of(state))
+    return few_first_words(vocab, walker.trie, table, state, walker.reads_of(state))
 
 
 @pytest.mark.slow
@@ -100,10 +100,10 @@ def test_merged_blocks_take_their_few_first_words(bundled_vocab, pattern):
         if index.is_accepting(state):
             tokens = np.append(tokens, bundled_vocab.eos_token_id)
         assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
-    merged = index._walker._merged
+    merged = index._walker.merged
     assert merged, "not merged: the test asks nothing of the merged path"
     inner = merged.walker
-    vocab, table = inner._vocab, inner.byte_dfa.table
+    vocab, table = inner.packed_vocab, inner.byte_dfa.table
     blocks = {int(merged.blocks[state]) for state in states}
     few = [b for b in blocks if _few(vocab, inner, table, b) is not None]
     assert few, "no block was answered by its few first tokens"

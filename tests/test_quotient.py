@@ -45,7 +45,7 @@ def test_masks_over_live_blocks_are_the_plain_rows(bundled_vocab, pattern):
     for state in index.states[:40]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
     if pattern in WHOLE:  # the search's start merged the DFA
-        assert isinstance(index._walker._merged, Merged), pattern
+        assert isinstance(index._walker.merged, Merged), pattern
 
 
 @pytest.mark.parametrize("pattern", WHOLE[:4] + DOTS[:1])
@@ -116,7 +116,7 @@ def test_a_small_dfa_merges_the_loops_after_a_needle(bundled_vocab):
     index = build_index(whole_match("f.*o")[1:-1] + "()", bundled_vocab)
     for state in index.states[:12]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), state
-    assert isinstance(index._walker._merged, Merged)
+    assert isinstance(index._walker.merged, Merged)
     assert 0 not in index._rows
 
 

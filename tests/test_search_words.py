@@ -2,7 +2,7 @@
 each byte of ``B`` back into the set) allows the tokens of ``B`` and those the walk below
 the nodes leaving ``B`` finds (``packwalk.search_words``): a search's loop and the state
 after its needle's first byte, once merged into live blocks (``index._merged_words``,
-where ``index._merges`` merges as the walker would). Each answer is the plain row."""
+where ``rowwalk.merge_at`` merges as the walker would). Each answer is the plain row."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _rows_answered(index, vocab):
     against the plain row."""
     words_of, table, answered = packed_vocab(index.trie, len(vocab)), index.byte_dfa.table, 0
     for state in index.states[:40]:
-        reads = index._walker._reads_of(state)
+        reads = index._walker.reads_of(state)
         words = search_words(words_of, index.trie, table, state, reads)
         if words is None:
             continue
@@ -66,7 +66,7 @@ def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, m
         if index.is_accepting(state):
             tokens = np.append(tokens, bundled_vocab.eos_token_id)
         assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
-    assert index._walker._merged, "not merged"
+    assert index._walker.merged, "not merged"
     assert any(answered), "no block was answered by search_words"
 
 
@@ -117,7 +117,7 @@ def test_utf8_tokens_a_member_reads_more_of_are_walked():
     table, words_of = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
     answered = 0
     for state in index.states:
-        reads = index._walker._reads_of(state)
+        reads = index._walker.reads_of(state)
         words = search_words(words_of, index.trie, table, state, reads)
         if words is None:
             continue
@@ -125,7 +125,7 @@ def test_utf8_tokens_a_member_reads_more_of_are_walked():
         tokens, _ = plain_row(index, state)
         assert np.array_equal(words.view(np.int32), packed(tokens, len(vocab))), state
     assert answered
-    found = search_words(words_of, index.trie, table, 0, index._walker._reads_of(0))
+    found = search_words(words_of, index.trie, table, 0, index._walker.reads_of(0))
     taken = {vocab.token_bytes(t) for t in np.flatnonzero(np.unpackbits(
         found.view(np.uint8), bitorder="little"))}  # fmt: skip
     assert "t\u0085".encode() in taken and "\u0085".encode() not in taken
@@ -138,7 +138,7 @@ def test_a_member_reading_no_utf8_keeps_it_out():
     vocab = Vocabulary.from_strings(["xé", "é", "ax", "x", "éx"])
     index = build_index("(?:[a-w]|é)*x[a-z]*", vocab)
     table, words_of = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
-    found = search_words(words_of, index.trie, table, 0, index._walker._reads_of(0))
+    found = search_words(words_of, index.trie, table, 0, index._walker.reads_of(0))
     tokens, _ = plain_row(index, 0)
     assert np.array_equal(found.view(np.int32), packed(tokens, len(vocab)))
     allowed = {vocab.token_bytes(int(t)) for t in tokens}

@@ -71,8 +71,7 @@ from fsmviz.tokens.fast.packwalk import (
     packed_vocab,
     search_words,
 )
-from fsmviz.tokens.fast.rowwalk import RowWalker, looks_closed, merge_pair
-from fsmviz.tokens.fast.rowwalk import merged as merged_blocks
+from fsmviz.tokens.fast.rowwalk import RowWalker, merge_at
 from fsmviz.tokens.fast.successors import (
     WIDE,
     BytePartitions,
@@ -677,14 +676,14 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     ASCII bytes, the tokens of those (``packwalk.ascii_closed_words``, kept for every
     such state); else, where its bytes lead into such states, the tokens of its first
     bytes and theirs (``packwalk.entered_closed_words``); else, where the walker would
-    merge its DFA here (``_merges``), its block's (``_merged_words``); else its chain's
+    merge its DFA here (``rowwalk.merge_at``), its block's (``_merged_words``); else its chain's
     (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
-    if walker._merged:
+    if walker.merged:
         return _merged_words(index, state)
-    words = few_first_words(walker._vocab, index.trie, table, state, walker._reads_of(state))
+    words = few_first_words(walker.packed_vocab, index.trie, table, state, walker.reads_of(state))
     if words is None and (
-        found := ascii_closed_words(walker._vocab, table, state, walker._reads_of)
+        found := ascii_closed_words(walker.packed_vocab, table, state, walker.reads_of)
     ):
         members, words = found
         words = words.view(np.int32)
@@ -692,29 +691,10 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
         for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
             index._bitmasks.setdefault(other, _eos_added(index, other, words))
     if words is None:
-        words = entered_closed_words(walker._vocab, table, state, walker._reads_of)
-    if words is None and _merges(index, state):
+        words = entered_closed_words(walker.packed_vocab, table, state, walker.reads_of)
+    if words is None and merge_at(walker, state):
         return _merged_words(index, state)
     return walker.packed(state) if words is None else words.view(np.int32)
-
-
-def _merges(index: TokenIndex, state: int) -> bool:
-    """Whether the walker merges its DFA into live blocks at ``state``, as its ``packed``
-    would (a wide state whose chain is not closed-looking and shows a search:
-    ``rowwalk.merge_pair``), merged here first so that ``_merged_words`` answers it."""
-    walker, table = index._walker, index.byte_dfa.table
-    if walker._merged is not None or not walker.wide(state) or state in walker._unpacked:
-        return False
-    chain = walker._chain(state)
-    if chain is None or walker._closed.get(state) is not None:
-        return False
-    if looks_closed(chain, walker._reads_of, table):
-        return False
-    pair = merge_pair(chain, walker._reads_of, table)
-    if pair is None:
-        return False
-    walker._merged = merged_blocks(walker, pair)
-    return bool(walker._merged)
 
 
 def _merged_words(index: TokenIndex, state: int) -> np.ndarray | None:
@@ -725,15 +705,15 @@ def _merged_words(index: TokenIndex, state: int) -> np.ndarray | None:
     leave them (``search_words``: a search's loop and the state after its needle's first
     byte), kept for every state of the block; else the block's words (``Merged.packed``,
     kept by block)."""
-    merged = index._walker._merged
+    merged = index._walker.merged
     block, inner = int(merged.blocks[state]), merged.walker
-    if block in merged._words:  # the block's words made before: the others tried
+    if merged.made(block):  # the block's words made before: the others tried
         return merged.packed(state)
     table = inner.byte_dfa.table
-    reads = inner._reads_of(block)
-    words = few_first_words(inner._vocab, inner.trie, table, block, reads)
+    reads = inner.reads_of(block)
+    words = few_first_words(inner.packed_vocab, inner.trie, table, block, reads)
     if words is None:
-        words = search_words(inner._vocab, inner.trie, table, block, reads)
+        words = search_words(inner.packed_vocab, inner.trie, table, block, reads)
     if words is None:
         return merged.packed(state)
     words = words.view(np.int32)

@@ -68,8 +68,7 @@ from fsmviz.tokens.fast.regex_terms import (
     Unsure,
     loop_led,
 )
-from fsmviz.tokens.fast.rowwalk import Steps, small_row
-from fsmviz.tokens.fast.rowwalk import _steps_of as steps_of
+from fsmviz.tokens.fast.rowwalk import Steps, small_row, steps_of
 from fsmviz.tokens.index import build_index, built_index, with_eos
 from fsmviz.tokens.trie import VocabTrie, trie_of
 from fsmviz.tokens.vocab import Vocabulary

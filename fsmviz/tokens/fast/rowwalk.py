@@ -229,9 +229,9 @@ class RowWalker:
         self._mains: dict[int, tuple[int, int]] = {}
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
         self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
-        self._read_blocks: dict[int, np.ndarray] = {}  # of ``_reads_of``: by ``READ_BLOCK``
+        self._read_blocks: dict[int, np.ndarray] = {}  # of ``reads_of``: by ``READ_BLOCK``
         self._closed: dict[int, np.ndarray | None] = {}  # ``packwalk.closed_words``'s words
-        self._merged: Merged | None | bool = None  # ``merged``'s (None: not tried; False: none)
+        self.merged: Merged | None | bool = None  # ``merge``'s (None: not tried; False: none)
 
     def packed(self, state: int) -> np.ndarray | None:
         """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
@@ -244,33 +244,33 @@ class RowWalker:
             return None
         if self._closed.get(state) is not None:  # a set of states alike, met before
             return self._closed[state]
-        if self._merged:  # the live blocks' walker, once a search made it
-            return self._merged.packed(state)
+        if self.merged:  # the live blocks' walker, once a search made it
+            return self.merged.packed(state)
         if not self.wide(state) and not self._opens_wide(state):  # a key, a digit: small
             found = _small_walk(self.trie.lists, self._steps, state)
             if found is not None:
                 return _packed_ids([token for token, _ in found], self.num_ids)
         chain = self._chain(state)
         table = self.byte_dfa.table
-        if chain is not None and looks_closed(chain, self._reads_of, table):  # not its frontier
+        if chain is not None and looks_closed(chain, self.reads_of, table):  # not its frontier
             found = self._closed_words(state)
             if found is not None:
                 return found
-        pair = None if chain is None else merge_pair(chain, self._reads_of, table)
-        if self._merged is None and pair is not None:  # a search, a small DFA's loop
-            self._merged = merged(self, pair)
-            if self._merged:
-                return self._merged.packed(state)
+        pair = None if chain is None else merge_pair(chain, self.reads_of, table)
+        if self.merged is None and pair is not None:  # a search, a small DFA's loop
+            self.merged = merge(self, pair)
+            if self.merged:
+                return self.merged.packed(state)
         if chain is None and self.tried_small(state):
             # its first byte, then the chains of the states after it (a space, a name)
-            chain = Chain((state,), 0, False, self._reads_of(state))
+            chain = Chain((state,), 0, False, self.reads_of(state))
         found = None if chain is None else self._chain_words(chain)
-        reads = self._reads_of(state)
+        reads = self.reads_of(state)
         if found is None and (not chain or chain.allowed) and first_bytes(reads, table, chain):
             # its chain's frontier too large: inside a UTF-8 character (``.*``'s next
             # bytes), few tokens begin with its bytes; after an escape's backslash (its
             # bytes but ``bfnrt/"`` lead back into a string's loop), the loop's
-            found = self._chain_words(Chain((state,), 0, False, self._reads_of(state)))
+            found = self._chain_words(Chain((state,), 0, False, self.reads_of(state)))
         if found is None and self.wide(state):  # a set of states alike (``.*``-led)?
             found = self._closed_words(state)
         if found is None:
@@ -283,7 +283,7 @@ class RowWalker:
     def _chain_words(self, chain: Chain) -> np.ndarray | None:
         """``packwalk.chain_words`` of ``chain`` over this walker's DFA and kept parts."""
         return chain_words(
-            self._vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
+            self.packed_vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
             self._utf8_loop,
         )  # fmt: skip
 
@@ -291,11 +291,11 @@ class RowWalker:
         """Whether ``state`` reads a byte into a wide state below which lie more tokens than
         ``small_row`` would walk (the ``"`` before a string: 21,000 tokens; its failed try
         cost more than the chain's words)."""
-        spans = self._vocab.root_span
+        spans = self.packed_vocab.root_span
         return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state).items())
 
     @cached_property
-    def _vocab(self) -> PackedVocab:
+    def packed_vocab(self) -> PackedVocab:
         """The trie's ``PackedVocab`` (``packed_vocab``), looked up once."""
         return packed_vocab(self.trie, self.num_ids)
 
@@ -303,13 +303,13 @@ class RowWalker:
         """``PackedVocab.inside``, kept by its arguments."""
         found = self._inside.get((allowed, skip))
         if found is None:
-            found = self._inside[allowed, skip] = self._vocab.inside(allowed, skip)
+            found = self._inside[allowed, skip] = self.packed_vocab.inside(allowed, skip)
         return found
 
     def _closed_words(self, state: int) -> np.ndarray | None:
         """``packwalk.closed_words``'s words of ``state``, kept for every state of its set."""
         if state not in self._closed:
-            found = closed_words(self._vocab, self.byte_dfa.table, state)
+            found = closed_words(self.packed_vocab, self.byte_dfa.table, state)
             self._closed[state] = None
             if found is not None:
                 words = found[1].view(np.int32)
@@ -321,7 +321,7 @@ class RowWalker:
         """``packwalk.utf8_loop`` of ``state``, kept."""
         found = self._utf8.get(state)
         if found is None:
-            found = self._utf8[state] = utf8_loop(self.byte_dfa.table, state, self._reads_of)
+            found = self._utf8[state] = utf8_loop(self.byte_dfa.table, state, self.reads_of)
         return found
 
     def _chain(self, state: int) -> Chain | None:
@@ -329,7 +329,7 @@ class RowWalker:
         chain = self._chains.get(state, False)
         if chain is False:
             chain = self._chains[state] = chain_of(
-                state, self._main_class, self._reads_of, int(self.trie.height[0])
+                state, self._main_class, self.reads_of, int(self.trie.height[0])
             )
         return chain
 
@@ -342,12 +342,12 @@ class RowWalker:
         bytes each), from its row (``_row_main_class``), then the states after it guessed
         (~10 µs a state asked one by one, 0.2 ms for a CSV field's 20)."""
         found = self._mains.get(state)
-        if found is None and self._reads_of(state):
-            self._guess_chain(state, _middle_byte(self._reads_of(state)))
+        if found is None and self.reads_of(state):
+            self._guess_chain(state, _middle_byte(self.reads_of(state)))
             found = self._mains.get(state)
         if found is None:
             row = self.byte_dfa.table[state]
-            found = self._mains[state] = _row_main_class(row, self._reads_of(state))
+            found = self._mains[state] = _row_main_class(row, self.reads_of(state))
             bits, target = found
             if target >= 0:
                 self._guess_chain(target, (bits & -bits).bit_length() - 1)
@@ -356,23 +356,23 @@ class RowWalker:
     def _guess_chain(self, state: int, byte: int) -> None:
         """``guess_mains`` into the kept main classes."""
         height = int(self.trie.height[0])
-        guess_mains(self.byte_dfa.table, self._mains, self._reads_of, state, byte, height)
+        guess_mains(self.byte_dfa.table, self._mains, self.reads_of, state, byte, height)
 
     def wide(self, state: int) -> bool:
-        """Whether ``state`` reads at least ``WIDE_STATE`` bytes (``_reads_of``, by state:
+        """Whether ``state`` reads at least ``WIDE_STATE`` bytes (``reads_of``, by state:
         a count over the whole table cost ~0.1-0.2 ms at a new index's first mask)."""
-        return self._reads_of(state).bit_count() >= WIDE_STATE
+        return self.reads_of(state).bit_count() >= WIDE_STATE
 
     def tried_small(self, state: int) -> bool:
         """Whether ``state`` reads fewer than ``SMALL_EDGES`` bytes (``small_row`` first)."""
-        return self._reads_of(state).bit_count() < SMALL_EDGES
+        return self.reads_of(state).bit_count() < SMALL_EDGES
 
     @cached_property
     def chains(self) -> Chains:
         """The chains of ``walk_row``, made at its first row."""
         return Chains(self.byte_dfa.table, int(self.trie.height[0]))
 
-    def _reads_of(self, state: int) -> int:
+    def reads_of(self, state: int) -> int:
         """The bytes ``state`` reads, as an int of 256 bits (packed by ``READ_BLOCK``)."""
         found = self._reads.get(state)
         if found is None:
@@ -399,10 +399,10 @@ class RowWalker:
         )
 
     def _steps(self, state: int) -> Steps:
-        """The row of ``state`` (``_steps_of``), kept (``small_row``'s ``steps``)."""
+        """The row of ``state`` (``steps_of``), kept (``small_row``'s ``steps``)."""
         found = self._edges.get(state)
         if found is None:
-            found = _steps_of(self.byte_dfa.table[state], self._reads_of(state))
+            found = steps_of(self.byte_dfa.table[state], self.reads_of(state))
             self._edges[state] = found
         return found
 
@@ -432,6 +432,10 @@ class Merged:
         self.blocks, self.walker = blocks, walker
         self._words: dict[int, np.ndarray | None] = {}
 
+    def made(self, block: int) -> bool:
+        """Whether ``block``'s words were asked for (``packed``) before."""
+        return block in self._words
+
     def packed(self, state: int) -> np.ndarray | None:
         """``RowWalker.packed`` of ``state``: its block's."""
         block = int(self.blocks[state])
@@ -440,7 +444,7 @@ class Merged:
         return self._words[block]
 
 
-def merged(walker: RowWalker, pair: tuple[int, int]) -> Merged | bool:
+def merge(walker: RowWalker, pair: tuple[int, int]) -> Merged | bool:
     """``walker``'s DFA merged into its live blocks, with a walker of their own (which
     merges no further); False where the states of ``pair`` fall apart."""
     found = live_blocks(walker.byte_dfa.table, pair)
@@ -449,8 +453,28 @@ def merged(walker: RowWalker, pair: tuple[int, int]) -> Merged | bool:
     blocks, table = found
     quotient = ByteDfa(table, np.zeros(len(table), dtype=bool), 0)
     inner = RowWalker(quotient, walker.trie, walker.num_ids)
-    inner._merged = False
+    inner.merged = False
     return Merged(blocks, inner)
+
+
+def merge_at(walker: RowWalker, state: int) -> bool:
+    """Whether ``walker`` merges its DFA into live blocks at ``state``, as its ``packed``
+    would (a wide state whose chain is not closed-looking and shows a search:
+    ``merge_pair``), merged now, so that a caller may answer the state from its block
+    (``fsmviz.tokens.index``'s bitmask) before ``packed`` walks it."""
+    if walker.merged is not None or not walker.wide(state) or state in walker._unpacked:
+        return False
+    chain = walker._chain(state)
+    if chain is None or walker._closed.get(state) is not None:
+        return False
+    table = walker.byte_dfa.table
+    if looks_closed(chain, walker.reads_of, table):
+        return False
+    pair = merge_pair(chain, walker.reads_of, table)
+    if pair is None:
+        return False
+    walker.merged = merge(walker, pair)
+    return bool(walker.merged)
 
 
 def looks_closed(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> bool:
@@ -476,7 +500,7 @@ def merge_pair(
     chain: Chain, reads: Callable[[int], int], table: np.ndarray
 ) -> tuple[int, int] | None:
     """The states whose sharing a block makes merging a DFA into its live blocks worth it
-    where the state of ``chain`` is met (``merged``): a search's loop and its needle's
+    where the state of ``chain`` is met (``merge``): a search's loop and its needle's
     start (``searches``); in a DFA of at most ``SMALL_DFA`` states, the chain's first state
     and its loop where both read the same ASCII bytes (``ANY*(?:[a-z0-9][a-z0-9.]+)ANY*``:
     letters lead from the start into the loop after the needle), or, where an ASCII byte
@@ -667,7 +691,7 @@ FEW_EDGES = 16
 """A state reading at most this many bytes lists its row for ``small_row`` from its targets
 read one by one (~0.1 µs each) rather than from its whole row as a list (~3 µs)."""
 READ_BLOCK = 64
-"""``RowWalker._reads_of`` packs the bytes read of this many states at once (~8 µs), where a
+"""``RowWalker.reads_of`` packs the bytes read of this many states at once (~8 µs), where a
 row packed alone cost ~4 µs, most of it numpy's calls."""
 
 
@@ -690,7 +714,7 @@ def _block_reads(table: np.ndarray, block: int) -> np.ndarray:
     return np.packbits(rows >= 0, axis=1, bitorder="little")
 
 
-def _steps_of(row: np.ndarray, reads: int) -> Steps:
+def steps_of(row: np.ndarray, reads: int) -> Steps:
     """``RowWalker._steps`` of a state: its ``row`` of the table and the bytes it reads
     (256 bits). A narrow state's as a dict of ints, which the garbage collector never
     tracks; a wide one's (``SMALL_EDGES``) as an array of C ints, whose traversal visits
