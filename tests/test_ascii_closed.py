@@ -115,3 +115,53 @@ def test_entered_closed_words_on_a_toy_vocabulary(monkeypatch):
         packed_vocab(index.trie, 5), index.byte_dfa.table, 0, index._walker.reads_of
     )
     assert words.tolist() == packed(np.array([0, 1, 2]), 5).tolist()
+
+
+def _plain_closed_set(table, state, reads, busy):
+    """``_closed_set`` by its definition: every state reachable from ``state`` over its
+    bytes, where all read them (ASCII, wide or busy), at most ``CLOSED``; else None."""
+    bits = reads(state)
+    cols = [byte for byte in range(256) if bits >> byte & 1]
+    if bits >> 0x80 or len(cols) < packwalk.FIRST_BYTES and not bits & busy:
+        return None
+    members, todo = {state}, [state]
+    while todo:
+        row = table[todo.pop()]
+        for target in {int(row[byte]) for byte in cols} - members:
+            if reads(target) != bits:
+                return None
+            members.add(target)
+            todo.append(target)
+    return sorted(members) if len(members) <= packwalk.CLOSED else None
+
+
+COUNTED = (
+    r"sha256-[A-Za-z0-9+/]{43}=",  # a count, then another byte: refused on the lowest byte
+    r"[0-9a-f]{40}",
+    r"[A-Za-z0-9]{1,64}",
+    r"(?:[a-z]{3})+",  # the lowest byte cycles through three states: closed
+    r"[a-z]*z[a-y]",  # the lowest byte loops, but z leads on: refused
+    r"(?:[a-z][a-z0-9]){1,40}",  # two byte sets alternate, counted
+    r"[a-z0-9-]{1,63}\.[a-z]+",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", COUNTED)
+def test_closed_set_is_its_definition(bundled_vocab, pattern):
+    """The lowest byte's walk (``_lowest_closes``) refuses only what the whole walk
+    refuses, and refuses a counted class's states itself (none of their rows read)."""
+    index = build_index(pattern + "()" * 5, bundled_vocab)
+    vocab = packed_vocab(index.trie, len(bundled_vocab))
+    table, reads = index.byte_dfa.table, index._walker.reads_of
+    found = {}
+    for state in range(index.byte_dfa.num_states):
+        got = packwalk._closed_set(vocab, table, state, reads)
+        assert got == _plain_closed_set(table, state, reads, vocab.busy), state
+        found[state] = got
+    wide = [s for s in found if reads(s).bit_count() >= packwalk.FIRST_BYTES]
+    closing = [s for s in wide if packwalk._lowest_closes(table, s, reads(s), reads)]
+    if "{" in pattern and "+" not in pattern:  # no loop: every counted state refused at once
+        assert closing == [s for s in found if found[s] is not None] == []
+    if pattern == r"(?:[a-z]{3})+":  # a loop the lowest byte walks round: found closed
+        assert any(found.values())
