@@ -68,6 +68,7 @@ from fsmviz.tokens.fast.packwalk import (
     ascii_closed_words,
     entered_closed_words,
     few_first_words,
+    looped_words,
     packed_vocab,
     search_words,
 )
@@ -672,16 +673,27 @@ def _packed(index: TokenIndex, state: int) -> np.ndarray:
 def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     """``state``'s words without its row: its block's, once the walker merged the DFA into
     its live blocks (``_merged_words``); else, where few tokens begin with its bytes, their
-    walk's (``packwalk.few_first_words``); else, where the states it reaches all read its
-    ASCII bytes, the tokens of those (``packwalk.ascii_closed_words``, kept for every
-    such state); else, where its bytes lead into such states, the tokens of its first
-    bytes and theirs (``packwalk.entered_closed_words``); else, where the walker would
-    merge its DFA here (``rowwalk.merge_at``), its block's (``_merged_words``); else its chain's
+    walk's (``packwalk.few_first_words``); else, where it loops on some ASCII bytes and
+    every character past ASCII (``[^=]+``), the tokens spelt with those
+    (``packwalk.looped_words``, kept for the loop as well); else, where the states it
+    reaches all read its ASCII bytes, the tokens of those
+    (``packwalk.ascii_closed_words``, kept for every such state); else, where its bytes
+    lead into such states, the tokens of its first bytes and theirs
+    (``packwalk.entered_closed_words``); else, where the walker would merge its DFA here
+    (``rowwalk.merge_at``), its block's (``_merged_words``); else its chain's
     (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
     if walker.merged:
         return _merged_words(index, state)
     words = few_first_words(walker.packed_vocab, index.trie, table, state, walker.reads_of(state))
+    if words is None and (
+        found := looped_words(walker.packed_vocab, table, state, walker.reads_of)
+    ):
+        loop, words = found
+        words = words.view(np.int32)
+        words.flags.writeable = False
+        if len(index._bitmasks) < BITMASKS_KEPT:
+            index._bitmasks.setdefault(loop, _eos_added(index, loop, words))
     if words is None and (
         found := ascii_closed_words(walker.packed_vocab, table, state, walker.reads_of)
     ):
