@@ -26,11 +26,11 @@ SEARCHES = (*MERGED, *(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("s[^/]*t", "X
 OTHERS = (r"[a-z]*x[a-z]*", r".*\.[jJ][sS][oO][nN]", r'"[^"]*"', r"[A-Z][a-z]+ [a-z]+")
 
 
-def _rows_answered(index, vocab):
-    """How many of the index's first 40 states ``search_words`` answers, each checked
-    against the plain row."""
+def _rows_answered(index, vocab, states: int = 40):
+    """How many of the index's first ``states`` states ``search_words`` answers, each
+    checked against the plain row."""
     words_of, table, answered = packed_vocab(index.trie, len(vocab)), index.byte_dfa.table, 0
-    for state in index.states[:40]:
+    for state in index.states[:states]:
         reads = index._walker.reads_of(state)
         words = search_words(words_of, index.trie, table, state, reads)
         if words is None:
@@ -114,16 +114,7 @@ def test_utf8_tokens_a_member_reads_more_of_are_walked():
     vocab = Vocabulary.from_strings(strings)
     index = build_index(SEARCHES[1], vocab)
     table, words_of = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
-    answered = 0
-    for state in index.states:
-        reads = index._walker.reads_of(state)
-        words = search_words(words_of, index.trie, table, state, reads)
-        if words is None:
-            continue
-        answered += 1
-        tokens, _ = plain_row(index, state)
-        assert np.array_equal(words.view(np.int32), packed(tokens, len(vocab))), state
-    assert answered
+    assert _rows_answered(index, vocab, len(index.states))
     found = search_words(words_of, index.trie, table, 0, index._walker.reads_of(0))
     taken = {vocab.token_bytes(t) for t in np.flatnonzero(np.unpackbits(
         found.view(np.uint8), bitorder="little"))}  # fmt: skip
