@@ -177,18 +177,24 @@ ROOT_PATTERNS = [
 ]
 
 
-def counted_root_walks(monkeypatch) -> list[bool]:
-    """Each ``walk_root`` call of ``first_allowed_tokens``: True where it answered."""
+def answers_of(monkeypatch, module, name: str) -> list[bool]:
+    """``module.name`` (a shortcut that answers None where it does not apply) wrapped for
+    the test: each call's answer recorded, True where it answered, in order."""
     answered: list[bool] = []
-    real = derivatives.walk_root
+    real = getattr(module, name)
 
     def counting(*args):
         found = real(*args)
         answered.append(found is not None)
         return found
 
-    monkeypatch.setattr(derivatives, "walk_root", counting)
+    monkeypatch.setattr(module, name, counting)
     return answered
+
+
+def counted_root_walks(monkeypatch) -> list[bool]:
+    """Each ``walk_root`` call of ``first_allowed_tokens``: True where it answered."""
+    return answers_of(monkeypatch, derivatives, "walk_root")
 
 
 @pytest.mark.parametrize("narrow", [0, 64])

@@ -18,6 +18,7 @@ from fsmviz.tokens.fast.packwalk import packed_vocab, search_words
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
+from tests.test_levelwalk import answers_of
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
 MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("f.o", "t.e", "b.r", ".", "[^ ]"))
@@ -41,19 +42,6 @@ def _rows_answered(index, vocab, states: int = 40):
     return answered
 
 
-def _count_answers(monkeypatch) -> list[bool]:
-    """Whether each call of the index's ``search_words`` answered, in order."""
-    answered, search = [], packwalk.search_words
-
-    def counted(*args):
-        found = search(*args)
-        answered.append(found is not None)
-        return found
-
-    monkeypatch.setattr(index_module, "search_words", counted)
-    return answered
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", SEARCHES + OTHERS)
 def test_search_words_are_the_plain_rows(bundled_vocab, pattern):
@@ -65,7 +53,7 @@ def test_search_words_are_the_plain_rows(bundled_vocab, pattern):
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", MERGED)
 def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, monkeypatch):
-    answered = _count_answers(monkeypatch)
+    answered = answers_of(monkeypatch, index_module, "search_words")
     index = build_index(pattern + "()" * 6, bundled_vocab)
     for state in index.states[:40]:
         tokens, _ = plain_row(index, state)
@@ -83,7 +71,7 @@ def test_a_loop_alone_is_answered_by_search_words(bundled_vocab, pattern, monkey
     ASCII back into itself alone (the quote and controls lead to the loop after the
     class): ``search_words`` answers it with ``S`` of one block (the chain path cost
     ~0.5 ms more), equal to the plain row."""
-    answered = _count_answers(monkeypatch)
+    answered = answers_of(monkeypatch, index_module, "search_words")
     index = build_index(pattern + "()" * 7, bundled_vocab)
     state = index.states[0]
     tokens, _ = plain_row(index, state)

@@ -9,6 +9,7 @@ import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.tokens import index as index_module
+from tests.test_levelwalk import answers_of
 
 PATTERNS = [
     r"[^=]+",
@@ -50,15 +51,7 @@ def _toy() -> Vocabulary:
 
 
 def _check(pattern: str, vocab: Vocabulary, monkeypatch) -> None:
-    answered = []
-    looped = index_module.looped_words
-
-    def spy(*args):
-        found = looped(*args)
-        answered.append(found is not None)
-        return found
-
-    monkeypatch.setattr(index_module, "looped_words", spy)
+    answered = answers_of(monkeypatch, index_module, "looped_words")
     built = build_index(pattern, vocab)
     index, plain = (
         index_module.TokenIndex(built.dfa, built.byte_dfa, vocab, built.trie) for _ in range(2)
