@@ -690,18 +690,12 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
         found := looped_words(walker.packed_vocab, table, state, walker.reads_of)
     ):
         loop, words = found
-        words = words.view(np.int32)
-        words.flags.writeable = False
-        if len(index._bitmasks) < BITMASKS_KEPT:
-            index._bitmasks.setdefault(loop, _eos_added(index, loop, words))
+        words = _kept_for(index, [loop], words)
     if words is None and (
         found := ascii_closed_words(walker.packed_vocab, table, state, walker.reads_of)
     ):
         members, words = found
-        words = words.view(np.int32)
-        words.flags.writeable = False
-        for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
-            index._bitmasks.setdefault(other, _eos_added(index, other, words))
+        words = _kept_for(index, members, words)
     if words is None:
         words = entered_closed_words(walker.packed_vocab, table, state, walker.reads_of)
     if words is None and merge_at(walker, state):
@@ -728,10 +722,17 @@ def _merged_words(index: TokenIndex, state: int) -> np.ndarray | None:
         words = search_words(inner.packed_vocab, inner.trie, table, block, reads)
     if words is None:
         return merged.packed(state)
+    return _kept_for(index, np.flatnonzero(merged.blocks == block).tolist(), words)
+
+
+def _kept_for(index: TokenIndex, members: list[int], words: np.ndarray) -> np.ndarray:
+    """``words`` (uint32, from a shortcut that answers a set of states at once) as
+    read-only int32 words, kept as the bitmask of each of ``members`` too (EOS's bit
+    added where it accepts) while fewer than ``BITMASKS_KEPT`` are kept: those states'
+    first masks are lookups."""
     words = words.view(np.int32)
     words.flags.writeable = False
-    members = np.flatnonzero(merged.blocks == block).tolist()
-    for other in members[: BITMASKS_KEPT - len(index._bitmasks)]:
+    for other in members[: max(0, BITMASKS_KEPT - len(index._bitmasks))]:
         index._bitmasks.setdefault(other, _eos_added(index, other, words))
     return words
 
