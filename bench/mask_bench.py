@@ -6,7 +6,7 @@ text is tokenized by the bundled tokenizer and walked token by token. At each st
 
 * **fsmviz** ``index.bitmask(state)``: the packed mask (int32 words), kept per state;
   *new*: the same the first time a state is met, from a fresh pattern string (a wide
-  state's words from its chain, ``fsmviz.tokens.fast.packwalk``, no row made; a narrow
+  state's words from its chain, ``fsmviz.tokens.fast.chains``, no row made; a narrow
   one's small row packed; the rest walked as rows and packed). Its ratio to xgrammar's
   step weighs lazy work against a cache: xgrammar makes its per-state masks while it
   compiles (untimed here), so its step is a fill (2-10 µs but for counted repeats), where
@@ -24,8 +24,8 @@ text is tokenized by the bundled tokenizer and walked token by token. At each st
 * **llguidance** 1.9.1 ``fill_next_token_bitmask`` (``compute_bitmask`` into numpy);
 * *b.med*, *b.max*: the first ``bitmask(state)`` of each distinct state on the path (CPU
   ms, each state's median over 3 fresh indexes): a string's loop takes its UTF-8 tokens as words
-  (``packwalk.utf8_loop``), ``.*``-led states are closed sets allowing the same tokens
-  (``packwalk.closed_words``), the rest as above;
+  (``closedsets.utf8_loop``), ``.*``-led states are closed sets allowing the same tokens
+  (``closedsets.closed_words``), the rest as above;
 * *apply*: fsmviz's ``apply_bitmask`` on a CPU torch row of the model's 49,152 logits
   (unpack the words, one ``masked_fill``), beside xgrammar's
   ``apply_token_bitmask_inplace`` (CPU).

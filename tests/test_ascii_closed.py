@@ -1,5 +1,5 @@
 """A state whose reachable states all read the same ASCII bytes ``B`` (``[a-z0-9_-]+`` from
-its start or its loop) allows exactly the tokens of ``B`` (``packwalk.ascii_closed_words``):
+its start or its loop) allows exactly the tokens of ``B`` (``closedsets.ascii_closed_words``):
 the plain pair walk's row packed, bit for bit, for the state and every state it names; a
 state reaching one that reads other bytes is refused. ``bitmask`` keeps the words for
 every member at once, EOS's bit set where each accepts."""
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from fsmviz import Vocabulary, build_index
-from fsmviz.tokens.fast import packwalk
-from fsmviz.tokens.fast.packwalk import ascii_closed_words, entered_closed_words, packed_vocab
+from fsmviz.tokens.fast import closedsets
+from fsmviz.tokens.fast.closedsets import ascii_closed_words, entered_closed_words
+from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -71,7 +72,7 @@ def test_bitmask_keeps_every_members_words(bundled_vocab):
 
 def test_closed_words_on_a_toy_vocabulary(monkeypatch):
     """``ab`` and ``b`` stay among the states of ``[ab]+``; ``a!`` and ``!`` do not."""
-    monkeypatch.setattr(packwalk, "FIRST_BYTES", 2)
+    monkeypatch.setattr(closedsets, "FIRST_BYTES", 2)
     vocab = Vocabulary.from_strings(["ab", "a!", "b", "!"])
     index = build_index("[ab]+", vocab)
     members, words = _closed(index)[0]
@@ -108,7 +109,7 @@ def test_entered_closed_words_are_the_plain_rows(bundled_vocab, pattern):
 def test_entered_closed_words_on_a_toy_vocabulary(monkeypatch):
     """``[ab]c+``'s start: ``ac``, ``bcc`` and ``a`` live; ``ca`` (no ``c`` first) and
     ``acb`` (a ``b`` in the loop) die."""
-    monkeypatch.setattr(packwalk, "FIRST_BYTES", 1)
+    monkeypatch.setattr(closedsets, "FIRST_BYTES", 1)
     vocab = Vocabulary.from_strings(["ac", "bcc", "a", "ca", "acb"])
     index = build_index("[ab]c+", vocab)
     words = entered_closed_words(
@@ -122,7 +123,7 @@ def _plain_closed_set(table, state, reads, busy):
     bytes, where all read them (ASCII, wide or busy), at most ``CLOSED``; else None."""
     bits = reads(state)
     cols = [byte for byte in range(256) if bits >> byte & 1]
-    if bits >> 0x80 or len(cols) < packwalk.FIRST_BYTES and not bits & busy:
+    if bits >> 0x80 or len(cols) < closedsets.FIRST_BYTES and not bits & busy:
         return None
     members, todo = {state}, [state]
     while todo:
@@ -132,7 +133,7 @@ def _plain_closed_set(table, state, reads, busy):
                 return None
             members.add(target)
             todo.append(target)
-    return sorted(members) if len(members) <= packwalk.CLOSED else None
+    return sorted(members) if len(members) <= closedsets.CLOSED else None
 
 
 COUNTED = (
@@ -156,11 +157,11 @@ def test_closed_set_is_its_definition(bundled_vocab, pattern):
     table, reads = index.byte_dfa.table, index._walker.reads_of
     found = {}
     for state in range(index.byte_dfa.num_states):
-        got = packwalk._closed_set(vocab, table, state, reads)
+        got = closedsets._closed_set(vocab, table, state, reads)
         assert got == _plain_closed_set(table, state, reads, vocab.busy), state
         found[state] = got
-    wide = [s for s in found if reads(s).bit_count() >= packwalk.FIRST_BYTES]
-    closing = [s for s in wide if packwalk._lowest_closes(table, s, reads(s), reads)]
+    wide = [s for s in found if reads(s).bit_count() >= closedsets.FIRST_BYTES]
+    closing = [s for s in wide if closedsets._lowest_closes(table, s, reads(s), reads)]
     if "{" in pattern and "+" not in pattern:  # no loop: every counted state refused at once
         assert closing == [s for s in found if found[s] is not None] == []
     if pattern == r"(?:[a-z]{3})+":  # a loop the lowest byte walks round: found closed

@@ -1,6 +1,6 @@
 """A state from whose bytes few tokens begin (inside a UTF-8 character: the 74 tokens that
 begin with a continuation byte) has its packed mask from those tokens walked one by one
-(``packwalk.few_first_words``): the plain pair walk's row packed, bit for bit; a state
+(``firstbytes.few_first_words``): the plain pair walk's row packed, bit for bit; a state
 reading a byte many tokens begin with, or too few bytes, is left to the other walks."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from fsmviz import Vocabulary, build_index
-from fsmviz.tokens.fast import packwalk
-from fsmviz.tokens.fast.packwalk import few_first_words, packed_vocab
+from fsmviz.tokens.fast import firstbytes, packwalk
+from fsmviz.tokens.fast.firstbytes import few_first_words
+from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -69,12 +70,12 @@ def test_a_state_reading_a_busy_byte_or_few_bytes_is_refused(bundled_vocab):
 def test_few_first_words_on_a_toy_vocabulary(monkeypatch):
     """Five tokens begin with a byte of ``[ab]``: ``a``, ``aa`` and ``ba`` live, ``ab`` and
     ``aaa`` die (the class is read once, then ``a`` at most once); ``c`` is not looked at."""
-    monkeypatch.setattr(packwalk, "FIRST_BYTES", 2)
+    monkeypatch.setattr(firstbytes, "FIRST_BYTES", 2)
     vocab = Vocabulary.from_strings(["a", "aa", "ab", "ba", "c", "aaa"])
     index = build_index("[ab]a?", vocab)
     found = _walked(index)[0]
     assert packed(np.array([0, 1, 3]), len(vocab)).tolist() == found.view(np.int32).tolist()
-    monkeypatch.setattr(packwalk, "FEW_FIRST", 4)  # five tokens begin so: too many
+    monkeypatch.setattr(firstbytes, "FEW_FIRST", 4)  # five tokens begin so: too many
     assert _walked(build_index("[ab]a?()", vocab))[0] is None
 
 

@@ -1,4 +1,4 @@
-"""A state's packed mask made from its chain (``packwalk``: the tokens within the bytes the
+"""A state's packed mask made from its chain (``chains``: the tokens within the bytes the
 chain reads onwards from packed words, the others walked below the frontier) is the plain
 pair walk's row packed, bit for bit, on the real 49k vocabulary; and ``next_state``, which
 then walks one token's bytes instead of making the row, agrees with the row."""
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from fsmviz import build_index
-from fsmviz.tokens.fast.packwalk import closed_words, packed_vocab
+from fsmviz.tokens.fast.closedsets import closed_words
+from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -99,12 +100,12 @@ def test_the_packed_vocabulary_on_a_toy_one():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_walk_entries_is_a_walk_token_by_token(bundled_vocab, seed):
-    """``packwalk.walk_entries`` (longest first, one numpy round a byte, the dead kept dead
+    """``walkbelow.walk_entries`` (longest first, one numpy round a byte, the dead kept dead
     by their sign, the last few walked on in Python) keeps exactly the tokens a plain
     walk of their bytes past ``skip`` keeps alive, from states some of them die in at
     once: random tokens of the real vocabulary, long ones among them, some dying late
     (runs of dashes past a counted repeat's end)."""
-    from fsmviz.tokens.fast.packwalk import walk_entries
+    from fsmviz.tokens.fast.walkbelow import walk_entries
 
     index = build_index(r"([^,\n]{1,20},){3}[^,\n]{1,20}|[a-z #=-]{3,60}\.", bundled_vocab)
     table, trie = index.byte_dfa.table, index.trie
@@ -150,14 +151,15 @@ BUT_ONE = ('"[^"é]*"', '"[^"\u20ac]*"', '"[^"\U0001f600]*"')  # any character b
 
 def test_utf8_loops_on_a_toy_vocabulary(monkeypatch):
     """A loop reading any character (``[^"]``) or any but the C1 controls (a JSON string's)
-    takes its tokens as UTF-8 (``packwalk.utf8_loop``): every bit as the plain walk's, on
+    takes its tokens as UTF-8 (``closedsets.utf8_loop``): every bit as the plain walk's, on
     cut, stray, overlong, surrogate and C1 bytes; a loop of some non-ASCII characters
     (``[a-zé]``) or of any character but one (``[^"é]``: a state inside a character that
     reads fewer bytes than UTF-8's) is not taken so and still agrees."""
     from fsmviz import Vocabulary
-    from fsmviz.tokens.fast import packwalk
+    from fsmviz.tokens.fast import closedsets, firstbytes
 
-    monkeypatch.setattr(packwalk, "FIRST_BYTES", 257)  # a toy's first bytes are all few
+    for module in (firstbytes, closedsets):  # a toy's first bytes are all few
+        monkeypatch.setattr(module, "FIRST_BYTES", 257)
     singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
     table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
@@ -205,7 +207,7 @@ def test_inside_by_blocks_is_inside_by_bytes():
 
 def test_closed_sets_on_a_toy_vocabulary():
     """States that read the same ASCII bytes into each other and UTF-8 back among them
-    (``packwalk.closed_words``: ``.*``-led patterns) allow the same tokens: every bit as the
+    (``closedsets.closed_words``: ``.*``-led patterns) allow the same tokens: every bit as the
     plain walk's, with cut, stray and C1 UTF-8 tokens; a set that reads no byte from 0x80 or
     every byte; a state whose bytes lead to one reading others is not taken."""
     from fsmviz import Vocabulary
@@ -266,23 +268,25 @@ TWO_LEVELS = (
 def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
     """A state whose chain starts past its first byte or two (a capital then lowercase
     letters; a space then a capital) takes those tokens as words below a ``Prefix``
-    (``packwalk._groups``: every group counts as large here): every bit as the plain walk's,
+    (``chains._groups``: every group counts as large here): every bit as the plain walk's,
     with the tokens of the split nodes themselves, tokens leaving the chain two and three
     bytes deep, and non-ASCII bytes below a prefix. With no frontier found
     (``CANDIDATES`` 0), a narrow state is split from the root and the rest walked below.
     ``FEW_NODES`` 16 reads the toy's frontiers and groups in plain Python, 0 by numpy."""
     from fsmviz import Vocabulary
-    from fsmviz.tokens.fast import packwalk
+    from fsmviz.tokens.fast import chains, closedsets, firstbytes, packwalk, walkbelow
 
-    monkeypatch.setattr(packwalk, "TOKEN_WALK", 0)
+    for module in (chains, walkbelow):  # the groups', and the walk below's
+        monkeypatch.setattr(module, "TOKEN_WALK", 0)
     monkeypatch.setattr(packwalk, "CANDIDATES", candidates)
-    monkeypatch.setattr(packwalk, "FEW_NODES", few)
-    monkeypatch.setattr(packwalk, "FIRST_BYTES", 257)  # a toy's first bytes are all few
+    monkeypatch.setattr(chains, "FEW_NODES", few)
+    for module in (firstbytes, closedsets):  # a toy's first bytes are all few
+        monkeypatch.setattr(module, "FIRST_BYTES", 257)
     table = (*(t.encode() for t in WORDS_TOKENS), b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
     packed_vocab(build_index("a", vocab).trie, len(vocab)).forget()  # frontiers kept before
     grouped, split = set(), set()
-    real_groups, real_children = packwalk._groups, packwalk._children
+    real_groups, real_children = chains._groups, chains._children
 
     def groups(*args):
         found = real_groups(*args)
@@ -293,8 +297,8 @@ def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
         split.add(0 if prefix is None else prefix.depth)
         return real_children(trie, root_child, table, prefix, state)
 
-    monkeypatch.setattr(packwalk, "_groups", groups)
-    monkeypatch.setattr(packwalk, "_children", children)
+    monkeypatch.setattr(chains, "_groups", groups)
+    monkeypatch.setattr(chains, "_children", children)
     for pattern in TWO_LEVELS:
         fresh = (2 if candidates else 3) + (0 if few else 2)
         index = build_index(pattern + "()" * fresh, vocab)

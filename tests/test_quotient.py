@@ -2,7 +2,7 @@
 the same tokens, and a search's packed masks made over the blocks' quotient
 (``rowwalk.Merged``) are the plain pair walk's rows packed, bit for bit, on the real 49k
 vocabulary; so are those whose frontier leads into loops taken whole below it
-(``packwalk._below_loops``)."""
+(``chains._below_loops``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from fsmviz import Vocabulary, build_index
 from fsmviz.schema.patterns import whole_match
 from fsmviz.tokens import index as index_module
-from fsmviz.tokens.fast import packwalk, quotient, rowwalk
+from fsmviz.tokens.fast import chains, packwalk, quotient, rowwalk, walkbelow
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
 from fsmviz.tokens.index import packed
@@ -33,7 +33,7 @@ WHOLE = tuple(whole_match(needle)[1:-1] for needle in SEARCHES)
 ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y", "f.*o"))  # a raw
 # quote or backslash read by the needle's states alone (no block of the search); an o
 # before the f, which the loop after it does not read back (walked below the f, not taken)
-below_loops, walk_below = packwalk._below_loops, packwalk.walk_below
+below_loops, walk_below = chains._below_loops, walkbelow.walk_below
 ASCII = (1 << 128) - 1  # the bytes below 0x80, as bits
 DOTS = (".*bar", ".*\\.[xX][mM][lL]", "[cC][aA][nN][oO][eE]_.*")  # inside a character
 
@@ -89,7 +89,7 @@ def test_loops_below_a_frontier_taken_whole_are_the_plain_rows(bundled_vocab, pa
         taken.append(found[0] is not None)
         return found
 
-    monkeypatch.setattr(packwalk, "_below_loops", counted)
+    monkeypatch.setattr(chains, "_below_loops", counted)
     index = build_index(pattern + "()" * 6, bundled_vocab)
     for state in index.states[:40]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
@@ -99,7 +99,7 @@ def test_loops_below_a_frontier_taken_whole_are_the_plain_rows(bundled_vocab, pa
 def test_a_loops_frontier_is_walked_below_the_nodes_taken_alone(monkeypatch):
     """Below an ``e`` the loop ``[a-z]*`` leaves at a digit (``be1``); a digit after
     letters elsewhere (``md5``: no ``e`` before it) is no part of the start's mask."""
-    monkeypatch.setattr(packwalk, "LOOP_TOKENS", 0)  # a toy frontier: three nodes
+    monkeypatch.setattr(chains, "LOOP_TOKENS", 0)  # a toy frontier: three nodes
     vocab = Vocabulary.from_strings(["e", "ae", "be1", "md5", "m", "5", "x"])
     index = build_index("[a-df-q]*e[a-z]*([0-9][a-z]+)*", vocab)
     words = index._walker.packed(0)
@@ -129,13 +129,13 @@ def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, 
 
     def counted(vocab, trie, table, nodes, states, safe=0):
         found = walk_below(vocab, trie, table, nodes, states, safe)
-        many = len(nodes) > 64 and int(vocab.span_size[nodes].sum()) > packwalk.TOKEN_WALK
+        many = len(nodes) > 64 and int(vocab.span_size[nodes].sum()) > walkbelow.TOKEN_WALK
         walked.append(many and found is not None)  # past BELOW at its first level, answered
         return found
 
-    monkeypatch.setattr(packwalk, "BELOW", 64)  # the pair walk stops early: more states try
+    monkeypatch.setattr(walkbelow, "BELOW", 64)  # the pair walk stops early: more states try
     monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
-    monkeypatch.setattr(packwalk, "walk_below", counted)
+    monkeypatch.setattr(chains, "walk_below", counted)
     for needle in ("f.o", "[a-z]+:[^ ]+"):
         index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
         for state in index.states[:16]:
@@ -167,10 +167,10 @@ def test_pairs_told_apart_share_no_block(bundled_vocab, pattern, monkeypatch):
 @pytest.mark.parametrize("pattern", ("\\s*\\d+\\s*", "[^,\\t\\n\\v\\f\\r]+", ".*x[a-z ]*y"))
 def test_long_tokens_jump_through_their_states_loops(bundled_vocab, pattern, monkeypatch):
     """``walk_entries`` moves the tokens still walking past the bytes their state reads
-    back into itself (``packwalk._jump``: runs of spaces under ``\\s*``, a line under
+    back into itself (``walkbelow._jump``: runs of spaces under ``\\s*``, a line under
     ``.*``); every token it keeps is the one a byte-by-byte walk keeps, and the masks are
     the plain rows."""
-    jumped, jump = [], packwalk._jump
+    jumped, jump = [], walkbelow._jump
 
     def counted(table, padded, states, at, left):
         found = jump(table, padded, states, at, left)
@@ -182,11 +182,11 @@ def test_long_tokens_jump_through_their_states_loops(bundled_vocab, pattern, mon
     vocab = packwalk.packed_vocab(index.trie, len(bundled_vocab))
     entries = np.arange(len(vocab.lengths))
     skip = np.zeros_like(entries)
-    monkeypatch.setattr(packwalk, "_jump", counted)
+    monkeypatch.setattr(walkbelow, "_jump", counted)
     for state in index.states[:3]:
         starts = np.full(len(entries), state, dtype=np.int64)
-        got = packwalk.walk_entries(vocab, table, entries, starts, skip)
-        want = packwalk._walk_on(table, vocab.padded, starts, vocab.padded_start, vocab.lengths)
+        got = walkbelow.walk_entries(vocab, table, entries, starts, skip)
+        want = walkbelow._walk_on(table, vocab.padded, starts, vocab.padded_start, vocab.lengths)
         assert sorted(got.tolist()) == np.flatnonzero(want).tolist(), (pattern, state)
         assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
     assert sum(jumped) >= 20, jumped  # runs of spaces, long lines
@@ -220,17 +220,17 @@ def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeyp
     """Below a search's every ``f`` (``ANY*(?:f.o)ANY*``: ~650 pairs, ~3,000 tokens, any
     byte leads on) the tokens are walked at once (``SHALLOW``), not level by level; the
     masks are the plain rows (``_unharmed`` off: it takes most of them unwalked)."""
-    walked, walk_entries = [], packwalk.walk_entries
+    walked, walk_entries = [], walkbelow.walk_entries
 
     def counted(vocab, table, entries, states, skip):
         walked.append(len(entries))
         return walk_entries(vocab, table, entries, states, skip)
 
-    monkeypatch.setattr(packwalk, "BELOW", 10**9)  # no walk at once past BELOW pairs
-    monkeypatch.setattr(packwalk, "SAFE_TOKENS", 10**9)
+    monkeypatch.setattr(walkbelow, "BELOW", 10**9)  # no walk at once past BELOW pairs
+    monkeypatch.setattr(walkbelow, "SAFE_TOKENS", 10**9)
     monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
-    monkeypatch.setattr(packwalk, "walk_entries", counted)
+    monkeypatch.setattr(walkbelow, "walk_entries", counted)
     index = build_index(whole_match("f.o")[1:-1] + "()" * 7, bundled_vocab)
     for state in index.states[:8]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), state
-    assert max(walked) > packwalk.TOKEN_WALK, walked  # with SHALLOW_PAIRS past 645: none
+    assert max(walked) > walkbelow.TOKEN_WALK, walked  # with SHALLOW_PAIRS past 645: none

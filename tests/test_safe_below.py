@@ -1,5 +1,5 @@
 """Below a chain's frontier, tokens whose every byte lies in a set ``B`` that a closed set of
-states ``S`` reads into itself are taken without a walk (``packwalk._unharmed``, from
+states ``S`` reads into itself are taken without a walk (``safebytes._unharmed``, from
 ``_safe_bytes``): a search's every ``f`` leads into the state after it, which with the
 search's loop reads a string's ASCII and ``f`` back among the two. The walk with the
 shortcut equals the plain walk, the shortcut fires, and ``B`` and ``S`` are closed."""
@@ -11,7 +11,7 @@ import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.tokens import index as index_module
-from fsmviz.tokens.fast import packwalk
+from fsmviz.tokens.fast import chains, packwalk, safebytes, walkbelow
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
@@ -27,17 +27,17 @@ SEARCHES = (
 def _walks(monkeypatch, pattern, vocab, suffix):
     """Each ``walk_below`` call's arguments while the first state's bitmask is made (of a
     fresh index: ``suffix`` ``()``s, one a test)."""
-    calls, walk = [], packwalk.walk_below
+    calls, walk = [], walkbelow.walk_below
 
     def kept(*args):
         calls.append(args)
         return walk(*args)
 
-    monkeypatch.setattr(packwalk, "walk_below", kept)
+    monkeypatch.setattr(chains, "walk_below", kept)
     monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
     index = build_index(pattern + "()" * suffix, vocab)
     index.bitmask(index.states[0])
-    monkeypatch.setattr(packwalk, "walk_below", walk)
+    monkeypatch.setattr(chains, "walk_below", walk)
     return index, calls
 
 
@@ -48,15 +48,15 @@ def test_walk_below_with_safe_bytes_is_the_plain_walk(monkeypatch, bundled_vocab
     assert calls
     fired = 0
     for vocab, trie, table, nodes, states, safe in calls:
-        plain = packwalk.walk_below(vocab, trie, table, nodes, states)
-        quick = packwalk.walk_below(vocab, trie, table, nodes, states, safe)
+        plain = walkbelow.walk_below(vocab, trie, table, nodes, states)
+        quick = walkbelow.walk_below(vocab, trie, table, nodes, states, safe)
         assert sorted(plain.tolist()) == sorted(quick.tolist())
         sizes = vocab.span_size[nodes]
-        if int(sizes.sum()) < packwalk.SAFE_TOKENS:
+        if int(sizes.sum()) < walkbelow.SAFE_TOKENS:
             continue
-        entries = packwalk.runs(vocab.span_start[nodes], sizes)
-        start = packwalk._safe_start(trie, table, (nodes, states), safe)
-        sure = packwalk._unharmed(vocab, table, entries, np.repeat(states, sizes), start)
+        entries = walkbelow.runs(vocab.span_start[nodes], sizes)
+        start = safebytes._safe_start(trie, table, (nodes, states), safe)
+        sure = safebytes._unharmed(vocab, table, entries, np.repeat(states, sizes), start)
         fired += int(sure.sum())
         assert set(vocab.sorted_ids[entries[sure]].tolist()) <= set(plain.tolist())
     assert fired > 1_000, "the shortcut took no tokens"
@@ -73,13 +73,13 @@ def test_safe_bytes_are_read_back_into_the_set(monkeypatch, bundled_vocab, patte
     _, calls = _walks(monkeypatch, pattern, bundled_vocab, 4)
     found = 0
     for _, trie, table, nodes, states, safe in calls:
-        start = packwalk._safe_start(trie, table, (nodes, states), safe)
-        result = packwalk._safe_bytes(table, *start)
+        start = safebytes._safe_start(trie, table, (nodes, states), safe)
+        result = safebytes._safe_bytes(table, *start)
         if result is None:
             continue
         members, good = result
         cols = [byte for byte in range(256) if good >> byte & 1]
-        assert len(cols) >= packwalk.MIN_SAFE and max(cols) < 0x80
+        assert len(cols) >= safebytes.MIN_SAFE and max(cols) < 0x80
         inside = np.flatnonzero(members)
         targets = table[inside][:, cols]
         assert (targets >= 0).all() and members[targets].all()
@@ -97,10 +97,10 @@ def test_safe_bytes_narrow_past_a_backslash():
     table[0, ord("f")] = table[1, ord("f")] = 1
     table[[0, 1], ord("\\")], table[2, ord("n")], table[3, ord("a")] = 2, 0, 0
     safe = sum(1 << byte for byte in letters) | 1 << ord("\\")
-    members, good = packwalk._safe_bytes(table, [1], safe)
+    members, good = safebytes._safe_bytes(table, [1], safe)
     assert members.tolist() == [True, True, False, False]
     assert good == safe & ~(1 << ord("\\"))
-    assert packwalk._safe_bytes(table, [3], safe) is None
+    assert safebytes._safe_bytes(table, [3], safe) is None
 
 
 def test_unharmed_takes_tokens_of_safe_bytes_from_the_set_only():
@@ -115,6 +115,6 @@ def test_unharmed_takes_tokens_of_safe_bytes_from_the_set_only():
     entries = np.arange(4)
     tokens = [index.vocab.token_bytes(int(i)) for i in vocab.sorted_ids[entries]]
     for state in (0, 3):
-        sure = packwalk._unharmed(vocab, table, entries, np.full(4, state), start)
+        sure = safebytes._unharmed(vocab, table, entries, np.full(4, state), start)
         taken = {token for token, yes in zip(tokens, sure.tolist(), strict=True) if yes}
         assert taken == ({b"fa", b"ab", b"b"} if state == 0 else set())

@@ -1,6 +1,6 @@
-"""A state whose ASCII bytes close a set of states (``packwalk._safe_bytes``: each reads
+"""A state whose ASCII bytes close a set of states (``safebytes._safe_bytes``: each reads
 each byte of ``B`` back into the set) allows the tokens of ``B`` and those the walk below
-the nodes leaving ``B`` finds (``packwalk.search_words``): a search's loop and the state
+the nodes leaving ``B`` finds (``searchwords.search_words``): a search's loop and the state
 after its needle's first byte, once merged into live blocks (``index._merged_words``,
 where ``rowwalk.merge_at`` merges as the walker would). Each answer is the plain row."""
 
@@ -13,9 +13,10 @@ from fsmviz import Vocabulary, build_index
 from fsmviz.automaton.bytedfa import to_bytes
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.tokens import index as index_module
-from fsmviz.tokens.fast import packwalk
-from fsmviz.tokens.fast.packwalk import packed_vocab, search_words
+from fsmviz.tokens.fast import closedsets, packwalk, searchwords
+from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.fast.quotient import live_blocks
+from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 from tests.test_levelwalk import answers_of
@@ -85,13 +86,13 @@ def test_search_words_on_a_toy():
     vocab = Vocabulary.from_strings(["ax", "b", "x1", "1", "x"])
     index = build_index("[a-z]*x[a-z]*", vocab)
     table, words = index.byte_dfa.table, packed_vocab(index.trie, len(vocab))
-    found = search_words(words, index.trie, table, 0, packwalk._row_reads(table, 0))
+    found = search_words(words, index.trie, table, 0, closedsets._row_reads(table, 0))
     allowed = {vocab.token_bytes(t) for t in np.flatnonzero(np.unpackbits(
         found.view(np.uint8), bitorder="little"))}  # fmt: skip
     assert allowed == {b"ax", b"b", b"x"}
     index2 = build_index("(ab)*", vocab)  # one state reads a, the other b: no set
     table2 = index2.byte_dfa.table
-    assert search_words(words, index2.trie, table2, 0, packwalk._row_reads(table2, 0)) is None
+    assert search_words(words, index2.trie, table2, 0, closedsets._row_reads(table2, 0)) is None
 
 
 def test_utf8_tokens_a_member_reads_more_of_are_walked():
@@ -158,10 +159,10 @@ def test_reads_strict_is_the_numpy_check(pattern):
         ]
         sets += [list(states)[: len(table) // 2 + 1], list(states)[len(table) // 2 :]]
         for members in sets:
-            expected = packwalk._reads_into(
+            expected = closedsets._reads_into(
                 table, np.array(members), packwalk._UTF8[1], exact=False
             )
-            assert packwalk._reads_strict(table, members) == expected, members
+            assert searchwords._reads_strict(table, members) == expected, members
             checked += expected
     assert checked or ANY not in pattern  # a JSON string reads UTF-8: some set passes
 
@@ -172,9 +173,9 @@ def test_reads_strict_needs_every_lead_byte():
     is no state whose row may be read)."""
     table = np.full((2, 256), -1, dtype=np.int32)
     table[0, 0xC2:0xE0], table[0, 0x80:0xC0], table[1, 0x80:0xC0] = 1, 0, 0
-    assert not packwalk._reads_into(table, np.array([0]), packwalk._UTF8[1], exact=False)
-    assert not packwalk._reads_strict(table, [0])
+    assert not closedsets._reads_into(table, np.array([0]), packwalk._UTF8[1], exact=False)
+    assert not searchwords._reads_strict(table, [0])
     table[0, 0xE0:0xF5] = 1  # every lead byte read, each into the two-byte state: both agree
-    assert packwalk._reads_strict(table, [0]) == packwalk._reads_into(
+    assert searchwords._reads_strict(table, [0]) == closedsets._reads_into(
         table, np.array([0]), packwalk._UTF8[1], exact=False
     )

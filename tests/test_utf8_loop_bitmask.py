@@ -1,4 +1,4 @@
-"""``bitmask`` on a loop over every character past ASCII (``packwalk.looped_words``):
+"""``bitmask`` on a loop over every character past ASCII (``closedsets.looped_words``):
 each state's mask is the packed ``allowed_tokens`` of a fresh index (its row's walk), on
 the real vocabulary and on a toy one whose tokens start or end inside a character."""
 

@@ -63,16 +63,12 @@ from fsmviz.cache import BoundedCache, OwnedCache
 from fsmviz.errors import ExplainedError, InputError
 from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
+from fsmviz.tokens.fast.closedsets import ascii_closed_words, entered_closed_words, looped_words
+from fsmviz.tokens.fast.firstbytes import few_first_words
 from fsmviz.tokens.fast.levelwalk import levels_of
-from fsmviz.tokens.fast.packwalk import (
-    ascii_closed_words,
-    entered_closed_words,
-    few_first_words,
-    looped_words,
-    packed_vocab,
-    search_words,
-)
+from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.fast.rowwalk import RowWalker, merge_at
+from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.fast.successors import (
     WIDE,
     BytePartitions,
@@ -673,13 +669,13 @@ def _packed(index: TokenIndex, state: int) -> np.ndarray:
 def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     """``state``'s words without its row: its block's, once the walker merged the DFA into
     its live blocks (``_merged_words``); else, where few tokens begin with its bytes, their
-    walk's (``packwalk.few_first_words``); else, where it loops on some ASCII bytes and
+    walk's (``firstbytes.few_first_words``); else, where it loops on some ASCII bytes and
     every character past ASCII (``[^=]+``), the tokens spelt with those
-    (``packwalk.looped_words``, kept for the loop as well); else, where the states it
+    (``closedsets.looped_words``, kept for the loop as well); else, where the states it
     reaches all read its ASCII bytes, the tokens of those
-    (``packwalk.ascii_closed_words``, kept for every such state); else, where its bytes
+    (``closedsets.ascii_closed_words``, kept for every such state); else, where its bytes
     lead into such states, the tokens of its first bytes and theirs
-    (``packwalk.entered_closed_words``); else, where the walker would merge its DFA here
+    (``closedsets.entered_closed_words``); else, where the walker would merge its DFA here
     (``rowwalk.merge_at``), its block's (``_merged_words``); else its chain's
     (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table

@@ -8,9 +8,14 @@ naive oracle.
   tested against the plain walk in ``tests/test_index_rows.py``); ``classwalk`` the same
   row over the *class trie*, each byte replaced by its class, so tokens a pattern cannot
   tell apart share one path;
-* ``packwalk`` a wide state's packed mask (``TokenIndex.bitmask``) without its row: the
-  tokens within the bytes its chain reads onwards from words packed once per vocabulary,
-  the few others walked (``tests/test_packed_masks.py``);
+* ``packwalk`` a wide state's packed mask (``TokenIndex.bitmask``) without its row, from
+  words packed once per vocabulary; the shortcuts over it: ``chains`` the tokens within
+  the bytes a state's chain reads onwards, the few others walked below its frontier
+  (``walkbelow``, some taken unwalked by ``safebytes``; ``tests/test_packed_masks.py``);
+  ``closedsets`` states whose bytes lead back among themselves
+  (``tests/test_ascii_closed.py``); ``searchwords`` a search's merged blocks
+  (``tests/test_search_words.py``); ``firstbytes`` a state few tokens begin from
+  (``tests/test_few_first.py``);
 * ``quotient`` a byte DFA's states merged where no token tells them apart (a search's
   needle states read as one loop), walked by ``rowwalk.Merged`` (``tests/test_quotient.py``);
 * ``successors`` where a state's tokens can lead, without listing the tokens, by byte

@@ -23,7 +23,7 @@ after a backslash); ``f`` leads on through the needle, another letter back to th
 start, a backslash into an escape state reading ``"\\/bfnrt``, a lead byte of UTF-8
 into a character's states. The needle's four states share a block, their escape states
 another, and each kind of character's inner states one more: the quotient is a JSON
-string's loop, whose frontier is its few backslashes (``packwalk.chain_words``), where
+string's loop, whose frontier is its few backslashes (``chains.chain_words``), where
 the DFA's own chain met every token holding an ``f`` (~700 trie nodes, each walked on).
 """
 

@@ -37,6 +37,7 @@ import numpy as np
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa
 from fsmviz.automaton.dfa import set_bits
+from fsmviz.tokens.fast.chains import Chain, chain_of, chain_words
 from fsmviz.tokens.fast.classwalk import (
     MERGED_CLASSES,
     ClassTable,
@@ -44,15 +45,8 @@ from fsmviz.tokens.fast.classwalk import (
     byte_classes,
     class_row,
 )
-from fsmviz.tokens.fast.packwalk import (
-    Chain,
-    PackedVocab,
-    chain_of,
-    chain_words,
-    closed_words,
-    packed_vocab,
-    utf8_loop,
-)
+from fsmviz.tokens.fast.closedsets import closed_words, utf8_loop
+from fsmviz.tokens.fast.packwalk import PackedVocab, packed_vocab
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
@@ -228,14 +222,14 @@ class RowWalker:
         self._reads: dict[int, int] = {}
         self._mains: dict[int, tuple[int, int]] = {}
         self._unpacked: set[int] = set()  # states whose chain's walk gave up
-        self._utf8: dict[int, int] = {}  # of ``packwalk.utf8_loop``
+        self._utf8: dict[int, int] = {}  # of ``closedsets.utf8_loop``
         self._read_blocks: dict[int, np.ndarray] = {}  # of ``reads_of``: by ``READ_BLOCK``
-        self._closed: dict[int, np.ndarray | None] = {}  # ``packwalk.closed_words``'s words
+        self._closed: dict[int, np.ndarray | None] = {}  # ``closedsets.closed_words``'s words
         self.merged: Merged | None | bool = None  # ``merge``'s (None: not tried; False: none)
 
     def packed(self, state: int) -> np.ndarray | None:
         """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
-        layout), from its chain (``packwalk``: the tokens within the bytes it reads onwards
+        layout), from its chain (``chains``: the tokens within the bytes it reads onwards
         from packed words, the few others walked), without its row; None where the chain
         does not take enough at once: the row walks answer those states. Where a chain
         shows a search (``merge_pair``), the DFA is first merged into its live blocks and
@@ -281,7 +275,7 @@ class RowWalker:
         return words
 
     def _chain_words(self, chain: Chain) -> np.ndarray | None:
-        """``packwalk.chain_words`` of ``chain`` over this walker's DFA and kept parts."""
+        """``chains.chain_words`` of ``chain`` over this walker's DFA and kept parts."""
         return chain_words(
             self.packed_vocab, self.trie, chain, self.byte_dfa.table, self._within, self._chain,
             self._utf8_loop,
@@ -307,7 +301,7 @@ class RowWalker:
         return found
 
     def _closed_words(self, state: int) -> np.ndarray | None:
-        """``packwalk.closed_words``'s words of ``state``, kept for every state of its set."""
+        """``closedsets.closed_words``'s words of ``state``, kept for every state of its set."""
         if state not in self._closed:
             found = closed_words(self.packed_vocab, self.byte_dfa.table, state)
             self._closed[state] = None
@@ -318,14 +312,14 @@ class RowWalker:
         return self._closed[state]
 
     def _utf8_loop(self, state: int) -> int:
-        """``packwalk.utf8_loop`` of ``state``, kept."""
+        """``closedsets.utf8_loop`` of ``state``, kept."""
         found = self._utf8.get(state)
         if found is None:
             found = self._utf8[state] = utf8_loop(self.byte_dfa.table, state, self.reads_of)
         return found
 
     def _chain(self, state: int) -> Chain | None:
-        """The chain of ``state`` (``packwalk.chain_of``), kept."""
+        """The chain of ``state`` (``chains.chain_of``), kept."""
         chain = self._chains.get(state, False)
         if chain is False:
             chain = self._chains[state] = chain_of(
@@ -480,7 +474,7 @@ def merge_at(walker: RowWalker, state: int) -> bool:
 def looks_closed(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> bool:
     """Whether ``chain`` loops on its one state and each ASCII byte leaving it leads to a
     state reading the same ASCII bytes (``.*a``'s state 0: ``a`` leads to a state reading
-    what it reads): likely a closed set (``packwalk.closed_words``), whose frontier (every
+    what it reads): likely a closed set (``closedsets.closed_words``), whose frontier (every
     ``a`` of the vocabulary) is not worth finding first. ``reads(s)``: the bytes ``s``
     reads."""
     if not chain.loops or len(chain.path) != 1 or not chain.leaves & _ASCII:
