@@ -35,6 +35,7 @@ ODD = tuple(whole_match(needle)[1:-1] for needle in ('a"b', "x\\\\y", "f.*o"))  
 # before the f, which the loop after it does not read back (walked below the f, not taken)
 below_loops, walk_below = chains._below_loops, walkbelow.walk_below
 ASCII = (1 << 128) - 1  # the bytes below 0x80, as bits
+COLONS = whole_match("[^: ]+:[^: ]+:[^ ]")[1:-1]  # a needle led by a broad class
 DOTS = (".*bar", ".*\\.[xX][mM][lL]", "[cC][aA][nN][oO][eE]_.*")  # inside a character
 
 
@@ -71,6 +72,46 @@ def test_a_block_splits_by_where_its_bytes_lead():
     assert blocks.tolist() == [0, 1, 0, 2, 3]
     assert quotient[:, ord("a")].tolist() == [1, -1, 3, -1]
     assert quotient[:, ord("b")].tolist() == [-1, 0, -1, -1]
+
+
+def plain_blocks(table: np.ndarray) -> list[int]:
+    """The live blocks by their definition, over all 256 bytes in plain Python: states split
+    by the bytes they read, then by the blocks each byte leads to, until none splits."""
+    rows = table.tolist()
+    blocks = [tuple(target >= 0 for target in row) for row in rows]
+    while True:
+        keys = [
+            (blocks[s], *(blocks[t] if t >= 0 else None for t in row)) for s, row in enumerate(rows)
+        ]
+        numbers: dict[tuple, int] = {}
+        split = [numbers.setdefault(key, len(numbers)) for key in keys]
+        if len(numbers) == len(set(blocks)):
+            return split
+        blocks = split
+
+
+@pytest.mark.parametrize("pattern", (*WHOLE[:3], COLONS, "(ab)+x|[0-9a-f]{2}"))
+def test_live_blocks_are_those_of_the_definition(bundled_vocab, pattern, monkeypatch):
+    """``live_blocks`` reads only the first byte of each run of equal columns
+    (``quotient._run_starts``) and keys rows by hashes: its blocks and quotient are those
+    the definition gives over every byte; a pair of states is refused (None) exactly where
+    the definition parts them (followed pair by pair first in a DFA past ``PAIRS_FIRST``
+    states, ``quotient._apart``)."""
+    monkeypatch.setattr(quotient, "ROUNDS", 1_000)  # the blocks to the end
+    table = build_index(pattern, bundled_vocab).byte_dfa.table
+    want = plain_blocks(table)
+    for other in range(1, min(len(table), 12)):
+        parted = live_blocks(table, (0, other)) is None
+        assert parted == (want[0] != want[other]), (pattern, other)
+    found = live_blocks(table, (-1, -1))
+    if found is None:
+        assert len(set(want)) == len(want), pattern
+        return
+    blocks, quotient_table = found
+    assert blocks.tolist() == want, pattern
+    firsts = [want.index(block) for block in range(len(quotient_table))]
+    labels = np.array(want + [-1])
+    assert np.array_equal(quotient_table, labels[table[firsts]]), pattern
 
 
 LOOPS_BELOW = (  # a frontier whose nodes lead to a loop reading their paths' bytes
@@ -141,9 +182,6 @@ def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, 
         for state in index.states[:16]:
             assert np.array_equal(index.bitmask(state), expected(index, state)), (needle, state)
     assert sum(walked) >= 2, walked  # with ENTRY_WALK 0: none
-
-
-COLONS = whole_match("[^: ]+:[^: ]+:[^ ]")[1:-1]  # a needle led by a broad class
 
 
 @pytest.mark.parametrize("pattern", (*WHOLE[:3], ODD[0], COLONS))

@@ -68,34 +68,39 @@ def live_blocks(
     states = len(table)
     if states > QUOTIENT_STATES or not states:
         return None
-    if states > PAIRS_FIRST and 0 <= pair[0] != pair[1] and _apart(table, *pair):
+    small = table[:, _run_starts(table)]  # each other column repeats the one before it
+    if states > PAIRS_FIRST and 0 <= pair[0] != pair[1] and _apart(small, *pair):
         return None
-    small = table[:, _distinct_columns(table)]  # a column like another splits no more
     blocks, first = _classes(small >= 0)  # by the bytes read
+    labels = np.full(states + 1, -1, dtype=np.intp)  # each state's block, -1 after the last
     for _ in range(ROUNDS):
         if not _together(blocks, pair):
             return None
-        split, split_first = _classes(_sentinel(blocks).take(small), blocks)
+        labels[:states] = blocks
+        mapped = labels.take(small)  # each target's block (-1: no edge, taking the last)
+        split, split_first = _classes(mapped, blocks)
         if len(split_first) == len(first):  # stable: no block split (checked exactly)
-            return _quotient(table, blocks, first)
+            return _quotient(table, mapped, labels, blocks, first)
         blocks, first = split, split_first
     return None
 
 
 PAIRS_FIRST = 64
 """In a DFA of more states than this, the two states of a pair are first followed pair by
-pair (``_apart``): a round of the refinement reads every state (158: ~80 µs), where the
-pairs their bytes lead to are few (``ANY*(?:([^: ]+):([^: ]+)...)ANY*``'s loop and
-needle fell apart in round 4: ~0.35 ms, now ~0.1)."""
+pair (``_apart``, over the runs' columns): a round of the refinement reads every state
+(158: ~80 µs over all 256 columns), where the pairs their bytes lead to are few
+(``ANY*(?:([^: ]+):([^: ]+)...)ANY*``'s loop and needle fell apart in round 4: ~0.35 ms,
+now ~0.1)."""
 PAIR_LEVELS = 6
 """Levels of pairs ``_apart`` follows, at most."""
 
 
 def _apart(table: np.ndarray, one: int, other: int) -> bool:
-    """Whether states ``one`` and ``other`` surely fall apart: a pair of states the same
-    bytes lead them to (level by level, at most ``PAIR_LEVELS``) reads different bytes.
-    States alike lead by each byte to states alike, which read the same bytes; so such a
-    pair is never alike, nor are ``one`` and ``other``. False: not known (none found).
+    """Whether states ``one`` and ``other`` of ``table`` (or of its runs' columns,
+    ``_run_starts``) surely fall apart: a pair of states the same bytes lead them to (level
+    by level, at most ``PAIR_LEVELS``) reads different bytes. States alike lead by each
+    byte to states alike, which read the same bytes; so such a pair is never alike, nor are
+    ``one`` and ``other``. False: not known (none found).
 
     >>> table = np.full((4, 256), -1, dtype=np.int32)
     >>> table[0, ord("a")], table[1, ord("a")], table[2, ord("b")] = 2, 3, 0
@@ -157,26 +162,28 @@ def _classes(rows: np.ndarray, before: np.ndarray | None = None) -> tuple[np.nda
     return np.array(found, dtype=np.intp), first
 
 
-def _distinct_columns(table: np.ndarray) -> np.ndarray:
-    """One byte of each distinct column of ``table`` (columns alike almost surely share
-    a key: ``_KEYS``), where reading all 256 cost a round ~10 times as much."""
-    keys = table.T.astype(np.int64) @ _KEYS[1 : len(table) + 1]
-    return np.unique(keys, return_index=True)[1]
+def _run_starts(table: np.ndarray) -> np.ndarray:
+    """The bytes whose column in ``table`` differs from the one before (byte 0 first):
+    each other column equals its run's first, so these decide the bytes read, the pairs
+    they lead to and a partition's stability exactly (a JSON string's ~20-30 runs; a hash
+    of all 256 columns to find the distinct ones cost ~60-100 µs at a fresh table).
+
+    >>> table = np.full((2, 256), -1, dtype=np.int32)
+    >>> table[0, ord("a") : ord("z") + 1] = 1
+    >>> _run_starts(table).tolist() == [0, ord("a"), ord("z") + 1]
+    True
+    """
+    changes = (table[:, 1:] != table[:, :-1]).any(axis=0)
+    return np.flatnonzero(np.concatenate(([True], changes)))
 
 
 def _quotient(
-    table: np.ndarray, blocks: np.ndarray, first: list[int]
+    table: np.ndarray, mapped: np.ndarray, labels: np.ndarray, blocks: np.ndarray, first: list[int]
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``blocks`` and the quotient's table, where ``blocks`` (``first``: each one's first
-    state) is stable over the whole ``table`` (each state's row, its targets' blocks, -1
-    kept, equal to its block's first state's), checked exactly; else None."""
-    mapped = _sentinel(blocks).take(table)
-    rows = mapped[first]
-    if not np.array_equal(mapped, rows[blocks]):
+    state; ``labels``: the blocks, -1 after the last) is stable, checked exactly on
+    ``mapped`` (each state's targets' blocks by its runs' first bytes, ``_run_starts``:
+    each row equal to its block's first state's, -1 kept); else None."""
+    if not np.array_equal(mapped, mapped[first][blocks]):
         return None  # a collision of keys merged rows that differ
-    return blocks, rows.astype(table.dtype)
-
-
-def _sentinel(blocks: np.ndarray) -> np.ndarray:
-    """``blocks`` with -1 after the last: taken by a state, or by -1 (no edge: the last)."""
-    return np.append(blocks, -1)
+    return blocks, labels.take(table[first]).astype(table.dtype, copy=False)
