@@ -170,3 +170,50 @@ def test_class_tries_are_built_as_defined(bundled_vocab):
     assert len(extra) > 20
     for byte_class in extra:
         _assert_built_as_defined(trie_of(bundled_vocab), np.asarray(byte_class), len(bundled_vocab))
+
+
+def _plain_states(classes, table, state):
+    """Every class node's state by the definition: each level's from its parents' states
+    and its classes, every node computed (the sink's row leads back to the sink)."""
+    rows = table.flat.reshape(-1, table.width) // table.width  # by state, then class
+    states = [np.array([state])]
+    for parents, kinds, _ in classes.levels:
+        states.append(rows[states[-1][parents], kinds])
+    return np.concatenate(states)
+
+
+FEW_LIVE_PATTERNS = (
+    r"(?:[^a-df-zA-DF-Z\s]+(?:[umUM][sS]|[dhmsDHMS])\s?)+",  # ~30 of 3,000 nodes live
+    r"[^@]+@[^@]+",
+    PATTERNS[0],
+    PATTERNS[-1],  # the byte-level class trie
+)
+
+
+@pytest.mark.slow
+def test_class_states_of_few_live_nodes_are_the_plain_ones(bundled_vocab, monkeypatch):
+    """``class_states`` walks a level of few live nodes in Python (``_python_level``) and the
+    tail below few of them too (``_tail_walk`` answering None), else whole levels and the
+    tail in numpy and ``_tail``: every node's state as the definition has it, for every
+    state, and both routes taken."""
+    from fsmviz.tokens.fast import classwalk
+
+    routes = {"python": 0, "python tail": 0}
+
+    def counted(name, real):
+        def call(*args):
+            found = real(*args)
+            routes[name] += found is None if name == "python tail" else 1
+            return found
+
+        return call
+
+    for name, real in (("python", "_python_level"), ("python tail", "_tail_walk")):
+        monkeypatch.setattr(classwalk, real, counted(name, getattr(classwalk, real)))
+    for pattern in FEW_LIVE_PATTERNS:
+        index = build_index(pattern, bundled_vocab)
+        classes, table = index._walker.classes()
+        for state in range(min(index.byte_dfa.num_states, STATES_CHECKED)):
+            found = classwalk.class_states(classes, table, state)
+            assert np.array_equal(found, _plain_states(classes, table, state)), (pattern, state)
+    assert routes["python"] and routes["python tail"], routes

@@ -35,6 +35,7 @@ rest}, so "1" and "12" spell (digit) and (digit, digit), "a1" (other, digit)::
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -57,7 +58,8 @@ NARROW = 64
 """The deepest levels of fewer nodes than this each are walked in Python, a list lookup a
 node (~0.2 µs), where a numpy round costs ~10 µs whatever its size."""
 LISTED = 65_536
-"""A class table of at most this many entries is read as a list by ``_tail``."""
+"""A class table of at most this many entries is read as a list by ``_tail`` and
+``_python_level``."""
 SPARSE = 2_000
 """Rows with fewer tokens than this are spelled out from their live nodes' tokens and
 sorted; longer ones are read off every token id at once."""
@@ -65,6 +67,12 @@ DENSE = 16
 """A long row that allows all but under one token in this many reads its targets by mask
 (~0.03 ms for 49k ids) rather than by index (~0.12 ms); a sparser one by index, where a
 mask's branches mispredict (~0.25 ms for a third of the ids)."""
+FEW_LIVE = 32
+"""A level of at most this many live nodes, few beside its size (``SPARSE_LEVEL``), has
+their children walked in Python (a list lookup a child, ~0.1 µs), where a numpy round
+costs ~10-15 µs however few live: below the loop of
+``[^a-df-zA-DF-Z\\s]+(?:[umUM][sS]|[dhmsDHMS])`` (digits, signs, ``e``: ~1,500 tokens)
+~30 class nodes of a level's 3,000 live, 16 levels deep, and those rounds took ~0.25 ms."""
 TAIL_NODES = 64
 """The deepest levels of fewer byte nodes than this each are merged in Python
 (``_merged_tail``)."""
@@ -106,6 +114,12 @@ class ClassTrie:
         return int(self.level_starts[-1])
 
     @cached_property
+    def lists(self) -> _Lists:
+        """Its nodes as lists (``_Lists``), made when a walk first has few live nodes
+        (21k nodes: ~0.5 ms), or with the byte-level trie (``byte_classes``)."""
+        return _lists_of(self)
+
+    @cached_property
     def as_trie(self) -> VocabTrie:
         """This class trie as a ``VocabTrie`` whose "bytes" are class numbers, for
         ``successors.successor_pairs`` over a table cut to one column a class. Only what
@@ -125,6 +139,34 @@ class ClassTrie:
         if len(np.unique(byte_class)) <= MERGED_CLASSES:
             return class_trie(trie, byte_class, num_ids)[0]
         return _merged(trie, byte_class, num_ids)[0]
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """A class trie's nodes as lists, for the levels ``class_states`` walks in Python:
+    where each node's children begin (node numbers; ``size + 1`` entries, the deepest
+    level's nodes have none), each node's class (the root's 0), and for each node of
+    level ``deep``, how many nodes below it the tail holds."""
+
+    first: list[int]
+    kind: list[int]
+    below: list[int]
+
+
+def _lists_of(classes: ClassTrie) -> _Lists:
+    """``ClassTrie.lists``: the levels' child starts and classes by node number, and the
+    tail's nodes counted up from each node to its parent (a parent comes first)."""
+    starts, size = classes.level_starts, classes.size
+    first = np.full(size + 1, size, dtype=np.intp)
+    kind = np.zeros(size, dtype=np.intp)
+    for k, (_, kinds, child_start) in enumerate(classes.levels):
+        first[starts[k] : starts[k + 1] + 1] = child_start + starts[k + 1]
+        kind[starts[k + 1] : starts[k + 2]] = kinds
+    top = int(starts[classes.deep + 1] - starts[classes.deep])  # level ``deep``'s nodes
+    below = [0] * (top + len(classes.tail_parent))
+    for place in range(len(classes.tail_parent) - 1, -1, -1):
+        below[classes.tail_parent[place]] += below[top + place] + 1
+    return _Lists(first.tolist(), kind.tolist(), below[:top])
 
 
 def _as_trie(classes: ClassTrie) -> VocabTrie:
@@ -412,6 +454,7 @@ def byte_classes(trie: VocabTrie, num_ids: int) -> ClassTrie:
     def build() -> ClassTrie:
         classes = ClassTrie.of(trie, np.arange(256), num_ids)
         classes.node_tokens  # noqa: B018  (sorted now, not at a first short row)
+        classes.lists  # noqa: B018  (and listed, not at a first walk of few live nodes)
         return classes
 
     return _BYTE_CLASSES.get_or_build(trie, num_ids, build)
@@ -423,34 +466,121 @@ _BYTE_CLASSES: OwnedCache[ClassTrie] = OwnedCache(maxsize=2)
 def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarray:
     """The state each class node leaves ``state`` in (``table.sink``: dead), level by level:
     a whole level at once while many of its nodes live, only the children of the live
-    ones when few do (a wide state whose tokens die within a few bytes), and nothing past
-    a level where none does."""
-    dead = table.sink * table.width
+    ones when few do (a wide state whose tokens die within a few bytes), in Python while
+    they are very few (``FEW_LIVE``), and nothing past a level where none does. The
+    levels below ``deep`` are walked whole in Python (``_tail``), or their live nodes
+    alone where few nodes lie below those (``_Lists.below``)."""
+    dead, starts = table.sink * table.width, classes.level_starts
     states = np.array([state * table.width], dtype=np.intp)
-    found = [states]
-    for parents, kinds, child_start in classes.levels[: classes.deep]:
-        alive = states != dead
-        count = np.count_nonzero(alive)
-        if not count:
+    whole = [(0, states)]  # the levels walked whole: (depth, states)
+    walked: tuple[list[int], list[int]] = ([], [])  # the live nodes walked in Python
+    live: tuple[list[int], list[int]] | None = None  # a level's live nodes and states
+    for depth in range(classes.deep):
+        if live is None:
+            alive = states != dead
+            count = int(np.count_nonzero(alive))
+            if not count:
+                break
+            if _few(count, len(states)):
+                at = np.flatnonzero(alive)
+                live = (at + int(starts[depth])).tolist(), states[at].tolist()
+        if live is None:
+            states = _numpy_level(classes.levels[depth], table, states, alive, count)
+            whole.append((depth + 1, states))
+            continue
+        live = _python_level(classes.lists, _getter(table), dead, *live)
+        size = len(classes.levels[depth][0])
+        if not _few(len(live[0]), size):  # many live: back to numpy rounds
+            states = np.full(size, dead, dtype=np.intp)
+            states[np.array(live[0], dtype=np.intp) - int(starts[depth + 1])] = live[1]
+            whole.append((depth + 1, states))
+            live = None
+        elif not live[0]:
             break
-        if count * SPARSE_LEVEL >= len(states):
-            states = table.flat[states[parents] + kinds]
         else:
-            live = np.flatnonzero(alive)
-            counts = child_start[live + 1] - child_start[live]
-            children = runs(child_start[live], counts)
-            reached = np.full(len(parents), dead, dtype=np.intp)
-            reached[children] = table.flat[states[parents[children]] + kinds[children]]
-            states = reached
-        found.append(states)
+            walked[0].extend(live[0])
+            walked[1].extend(live[1])
     else:
         if classes.tail_parent:
-            found.append(_tail(classes, table, states))
-    reached = (np.concatenate(found) // table.width).astype(np.int32)
-    if len(reached) < classes.size:
-        rest = np.full(classes.size - len(reached), table.sink, dtype=np.int32)
-        reached = np.concatenate([reached, rest])
+            tail = _tail_walk(classes, table, states, live, walked)
+            if tail is not None:
+                whole.append((classes.deep + 1, tail))
+    return _reached(classes, table, whole, walked)
+
+
+def _few(live: int, size: int) -> bool:
+    """Whether a level of ``size`` nodes, ``live`` of them live, is walked in Python."""
+    return live <= FEW_LIVE and live * SPARSE_LEVEL < size
+
+
+def _getter(table: ClassTable) -> Callable[[int], int]:
+    """A lookup into ``table.flat``: its list's where small (``LISTED``), else by item."""
+    return table.flat_list.__getitem__ if len(table.flat) <= LISTED else table.flat.item
+
+
+def _numpy_level(
+    level: tuple[np.ndarray, np.ndarray, np.ndarray],
+    table: ClassTable,
+    states: np.ndarray,
+    alive: np.ndarray,
+    count: int,
+) -> np.ndarray:
+    """The states of the next level's nodes from ``states`` (``alive``: which live,
+    ``count`` of them): every node's from its parent's, or where few live, their
+    children's alone (the rest dead)."""
+    parents, kinds, child_start = level
+    if count * SPARSE_LEVEL >= len(states):
+        return table.flat[states[parents] + kinds]
+    live = np.flatnonzero(alive)
+    counts = child_start[live + 1] - child_start[live]
+    children = runs(child_start[live], counts)
+    reached = np.full(len(parents), table.sink * table.width, dtype=np.intp)
+    reached[children] = table.flat[states[parents[children]] + kinds[children]]
     return reached
+
+
+def _python_level(
+    lists: _Lists, get: Callable[[int], int], dead: int, nodes: list[int], states: list[int]
+) -> tuple[list[int], list[int]]:
+    """The live children of ``nodes`` (in order) and their states, from ``states`` (the
+    nodes' own, times the table's width; ``get``: a lookup into its ``flat``)."""
+    first, kind = lists.first, lists.kind
+    found: list[int] = []
+    reached: list[int] = []
+    for node, at in zip(nodes, states, strict=True):
+        for child in range(first[node], first[node + 1]):
+            target = get(at + kind[child])
+            if target != dead:
+                found.append(child)
+                reached.append(target)
+    return found, reached
+
+
+def _tail_walk(
+    classes: ClassTrie,
+    table: ClassTable,
+    states: np.ndarray,
+    live: tuple[list[int], list[int]] | None,
+    walked: tuple[list[int], list[int]],
+) -> np.ndarray | None:
+    """The levels below ``deep``: from ``states`` (level ``deep`` walked whole, ``live``
+    None) or ``live`` (its live nodes), every node's state (``_tail``), or, where the live
+    nodes have under a quarter of the tail below them, theirs alone, added to
+    ``walked`` (None returned)."""
+    dead, top = table.sink * table.width, int(classes.level_starts[classes.deep])
+    if live is not None:
+        lists = classes.lists
+        if 4 * sum(lists.below[node - top] for node in live[0]) < len(classes.tail_parent):
+            get = _getter(table)
+            while live[0]:
+                live = _python_level(lists, get, dead, *live)
+                walked[0].extend(live[0])
+                walked[1].extend(live[1])
+            return None
+        size = int(classes.level_starts[classes.deep + 1]) - top
+        states = np.full(size, dead, dtype=np.intp)
+        states[np.array(live[0], dtype=np.intp) - top] = live[1]
+    return _tail(classes, table, states)
 
 
 def _tail(classes: ClassTrie, table: ClassTable, states: np.ndarray) -> np.ndarray:
@@ -464,6 +594,30 @@ def _tail(classes: ClassTrie, table: ClassTable, states: np.ndarray) -> np.ndarr
     for parent, kind in zip(classes.tail_parent, classes.tail_kind, strict=True):
         known.append(get(known[parent] + kind))
     return np.array(known[len(states) :], dtype=np.intp)
+
+
+def _reached(
+    classes: ClassTrie,
+    table: ClassTable,
+    whole: list[tuple[int, np.ndarray]],
+    walked: tuple[list[int], list[int]],
+) -> np.ndarray:
+    """``class_states``' answer from the levels walked ``whole`` (each its depth and its
+    nodes' states, times the table's width; the tail: all its levels') and the nodes
+    ``walked`` in Python with their states. Where none was walked in Python, the whole
+    levels follow each other from the root."""
+    if not walked[0]:
+        reached = (np.concatenate([states for _, states in whole]) // table.width).astype(np.int32)
+        if len(reached) < classes.size:
+            rest = np.full(classes.size - len(reached), table.sink, dtype=np.int32)
+            reached = np.concatenate([reached, rest])
+        return reached
+    reached = np.full(classes.size, table.sink, dtype=np.int32)
+    for depth, states in whole:
+        first = int(classes.level_starts[depth])
+        reached[first : first + len(states)] = states // table.width
+    reached[walked[0]] = np.array(walked[1], dtype=np.intp) // table.width
+    return reached
 
 
 def class_row(
