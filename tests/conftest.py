@@ -105,6 +105,50 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(f"{item.path.name}:{'+'.join(shared)}"))
 
 
+_LAST_USERS = pytest.StashKey[dict[tuple[int, Path], str]]()
+
+
+def _module_fixtures(item: pytest.Item) -> Iterator[Any]:
+    """The module-scoped fixture definitions ``item`` uses (the ones it resolves to)."""
+    info = getattr(item, "_fixtureinfo", None)  # None: a doctest
+    for definitions in info.name2fixturedefs.values() if info is not None else ():
+        if definitions and definitions[-1].scope == "module":
+            yield definitions[-1]
+
+
+def _last_users(session: pytest.Session) -> dict[tuple[int, Path], str]:
+    """For each module fixture of each file, the node id of the last test (in collection
+    order) that asks for it."""
+    last = session.stash.get(_LAST_USERS, None)
+    if last is None:
+        last = {}
+        for item in session.items:
+            for definition in _module_fixtures(item):
+                last[(id(definition), item.path)] = item.nodeid
+        session.stash[_LAST_USERS] = last
+    return last
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    """End a module fixture once the last test that asks for it is done, not when its
+    worker next moves to another file: under ``--dist loadgroup`` a worker can spend
+    minutes in the rest of a big file (``test_page.py``'s ``ran`` and ``runs_page`` stayed
+    open through its other browser tests, 2-3 minutes), and an open idle page costs
+    Chromium ~1.2 CPU-s per 10 s (an app server, its idle queue). A fixture's tests run in
+    collection order on one worker (its xdist group), so none needs it afterwards; were one
+    to, pytest would only build it again."""
+    result = yield
+    last = _last_users(item.session)
+    for definition in _module_fixtures(item):
+        if (
+            definition.cached_result is not None
+            and last.get((id(definition), item.path)) == item.nodeid
+        ):
+            definition.finish(item._request)  # its finalizers, as at the file's end
+    return result
+
+
 CPU_LOG = "FSMVIZ_CPU_LOG"
 """Set to a file path: each test's CPU seconds (setup, call and teardown together) are
 appended there, one tab-separated line each: node id, then this process's own CPU, the
