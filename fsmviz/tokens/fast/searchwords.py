@@ -29,7 +29,8 @@ def search_words(
     each reads each byte of ``B`` back into the set ``S``); else None.
     The tokens of ``B`` are allowed (``inside(B)``); every other token leaves ``B`` at a
     node whose path above lies in ``B`` (``leaving``): the state there is walked from
-    ``state`` along that path (``_path_states``), and the trie below it (``walk_below``).
+    ``state`` along that path (``_path_states``; where ``S`` is ``state`` alone, the path,
+    read back into ``S``, ends there), and the trie below it (``walk_below``).
 
     A search, merged into its live blocks: ``ANY*(?:t.e)ANY*``'s loop and the state after
     ``t`` (its ``.`` reads a quote and a backslash too) read a string's ASCII but the
@@ -74,7 +75,10 @@ def search_words(
     if leaving is None or len(leaving[0]) > FRONTIER:
         return None
     nodes, depths, bytes_in = leaving
-    after = table[_path_states(vocab, table, state, nodes, depths), bytes_in]
+    if len(ordered) == 1:  # each path above lies in what ``S`` reads back: its one state
+        after = table[state, bytes_in]
+    else:
+        after = table[_path_states(vocab, table, state, nodes, depths), bytes_in]
     live = after >= 0
     if not live.any():
         return words
