@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fsmviz import build_index
-from fsmviz.tokens.fast.closedsets import closed_words
+from fsmviz.tokens.fast.closedsets import _leads_alike, closed_words
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
@@ -209,7 +209,9 @@ def test_closed_sets_on_a_toy_vocabulary():
     """States that read the same ASCII bytes into each other and UTF-8 back among them
     (``closedsets.closed_words``: ``.*``-led patterns) allow the same tokens: every bit as the
     plain walk's, with cut, stray and C1 UTF-8 tokens; a set that reads no byte from 0x80 or
-    every byte; a state whose bytes lead to one reading others is not taken."""
+    every byte; a state whose bytes lead to one reading others is not taken, and with the
+    bytes each state reads given, such a state is refused at once, the others answered
+    alike."""
     from fsmviz import Vocabulary
 
     singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
@@ -231,7 +233,10 @@ def test_closed_sets_on_a_toy_vocabulary():
         for state in range(index.byte_dfa.num_states):
             assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
             found = closed_words(words, index.byte_dfa.table, state)
+            refused = closed_words(words, index.byte_dfa.table, state, index._walker.reads_of)
+            assert (found is None) == (refused is None), (pattern, state)  # refused at once
             if found is not None:
+                assert found[0] == refused[0] and np.array_equal(found[1], refused[1])
                 assert state in found[0]
                 tokens, _ = plain_row(index, state)
                 want = packed(tokens, len(vocab)).view(np.uint32)
@@ -241,6 +246,8 @@ def test_closed_sets_on_a_toy_vocabulary():
     assert closed[".*a"] == [0, 1] and len(closed[r".*(ab|é): [a-z ]+"]) >= 5, closed
     assert closed["[ -~]*x[ -~]*"] and closed["(.|\n)*a\n"], closed
     assert 0 not in closed["[a-z]*x[0-9]+"], closed  # after x: digits too
+    index = build_index("[a-z]*x[0-9]+", vocab)
+    assert not _leads_alike(index.byte_dfa.table, 0, index._walker.reads_of)  # refused at once
     assert 0 not in closed[escape], closed  # after é: digits only
 
 

@@ -303,7 +303,7 @@ class RowWalker:
     def _closed_words(self, state: int) -> np.ndarray | None:
         """``closedsets.closed_words``'s words of ``state``, kept for every state of its set."""
         if state not in self._closed:
-            found = closed_words(self.packed_vocab, self.byte_dfa.table, state)
+            found = closed_words(self.packed_vocab, self.byte_dfa.table, state, self.reads_of)
             self._closed[state] = None
             if found is not None:
                 words = found[1].view(np.int32)
