@@ -111,18 +111,19 @@ def _apart(table: np.ndarray, one: int, other: int) -> bool:
     False
     """
     states = len(table)
-    ones, others = np.array([one]), np.array([other])
+    ones, others = [one], [other]
     seen: set[int] = set()
     for _ in range(PAIR_LEVELS):
-        left, right = table[ones].ravel(), table[others].ravel()
-        if not np.array_equal(left >= 0, right >= 0):
+        left, right = table[ones], table[others]
+        reads = left >= 0
+        if not np.array_equal(reads, right >= 0):
             return True
-        keys = left.astype(np.int64) * states + right
-        new = set(np.unique(keys[(left >= 0) & (left != right)]).tolist()) - seen
+        keys = (left.astype(np.int64) * states + right)[reads & (left != right)]
+        new = set(keys.tolist()) - seen
         if not new:
             return False
         seen |= new
-        ones, others = np.divmod(np.fromiter(new, dtype=np.int64, count=len(new)), states)
+        ones, others = [key // states for key in new], [key % states for key in new]
     return False
 
 
