@@ -191,6 +191,9 @@ def _both_minimisations(pattern: str) -> tuple[object, object] | None:
 
 WIDE_ATOMS = (*ATOMS, *"defghijklmnopq", "[a-f]", "[^c-h]", "[d-q]")
 """More classes than ``dfa.FEW_CLASSES``: ``_subsets`` then splits classes by position."""
+NARROW_ATOMS = (*"abcdefghijklmnopqr", "[ab]", "[d-f]", "[a-s]")
+"""More classes than ``dfa.FEW_CLASSES``, no position accepting more than that many:
+``_subsets`` then asks the classes a state's positions next accept."""
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)
@@ -207,15 +210,6 @@ def test_a_dfa_with_no_states_to_merge_keeps_its_numbers_and_moves_in_class_orde
     if len(ours[1]) == len(moves):
         assert ours[0] == theirs[0]
         assert [list(m.items()) for m in ours[1]] == [list(m.items()) for m in theirs[1]]
-
-
-def test_moves_met_known_target_first_are_put_in_class_order():
-    """``_subsets`` may write a known target before a new one (its many-class split); the
-    kept numbering then still lists moves by smallest class, as ``_renumbered`` would."""
-    moves = [{2: 0b10, 1: 0b01}, {}, {1: 0b01}]
-    accepting, minimal = _minimise({1}, moves, _Clock.after(1.0, "minimising"))
-    assert [list(m.items()) for m in minimal] == [[(1, 1), (2, 2)], [], [(1, 1)]]
-    assert accepting == {1}
 
 
 CHAINS = (r"[nN][oO][nN][eE]", r"\$schema", "ab?c", "(ab)?", "[ab]c|d[ab]", "a|ab|abc")
@@ -404,8 +398,43 @@ def test_the_subsets_are_the_plain_construction_s(data):
     if data.draw(st.booleans()):
         pattern = data.draw(st.sampled_from(SEARCHES))
     else:
-        atoms = data.draw(st.sampled_from([ATOMS, WIDE_ATOMS]))
+        atoms = data.draw(st.sampled_from([ATOMS, WIDE_ATOMS, NARROW_ATOMS]))
         pattern = random_pattern(data.draw, atoms=atoms)
     walked = dfa_module._Walked.of(pattern)
     built = walked.subsets(_Clock.after(10.0, "building"))
-    assert (built.accepting, built.transitions) == _plain_subsets(walked), pattern
+    accepting, plain = _plain_subsets(walked)
+    assert built.accepting == accepting, pattern
+    assert [list(m.items()) for m in built.transitions] == [list(m.items()) for m in plain]
+
+
+CRON = (
+    r"(@(hourly|daily|weekly|monthly|yearly|once))|((((\d+,)+\d+|(\d+|\*)(/|-)\d+|\d+|\*) ?){5,6})"
+)
+"""A corpus pattern (a cron schedule) of 23 classes, each position accepting one: its
+states ask the few classes their positions next accept (``dfa.ASK_PER_POSITION``)."""
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        CRON,
+        "[a-s]x|(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q|r)+[xy]{2,3}",
+        "(d|e|f|g|h|i|j|k|l|m|n|o|p|q|r|s|t)x|a([d-f]|z)+",  # d, e, f: one target after a
+        *SEARCHES,
+    ],
+)
+@pytest.mark.parametrize("few, ask", [(16, 2), (16, 0), (16, 10**9), (0, 2), (10**9, 2)])
+def test_every_way_of_asking_classes_gives_the_plain_subsets_in_class_order(pattern, few, ask):
+    """Each way ``_subsets`` finds a state's moves (every class asked, the classes its
+    positions next accept asked, the classes split by position), forced all one way, gives
+    the plain construction's states, numbers and moves, each state's moves in the order
+    of their smallest class (as the plain one meets them): ``_renumbered`` reads them so."""
+    walked = dfa_module._Walked.of(pattern)
+    with (
+        patch.object(dfa_module, "FEW_CLASSES", few),
+        patch.object(dfa_module, "ASK_PER_POSITION", ask),
+    ):
+        built = walked.subsets(_Clock.after(10.0, "building"))
+    accepting, plain = _plain_subsets(walked)
+    assert built.accepting == accepting
+    assert [list(m.items()) for m in built.transitions] == [list(m.items()) for m in plain]
