@@ -96,13 +96,15 @@ def test_live_blocks_are_those_of_the_definition(bundled_vocab, pattern, monkeyp
     (``quotient._run_starts``) and keys rows by hashes: its blocks and quotient are those
     the definition gives over every byte; a pair of states is refused (None) exactly where
     the definition parts them (followed pair by pair first in a DFA past ``PAIRS_FIRST``
-    states, ``quotient._apart``)."""
+    states, ``quotient._apart``), a state's ``(s, s)`` where it leaves ``s`` alone."""
     monkeypatch.setattr(quotient, "ROUNDS", 1_000)  # the blocks to the end
     table = build_index(pattern, bundled_vocab).byte_dfa.table
     want = plain_blocks(table)
     for other in range(1, min(len(table), 12)):
         parted = live_blocks(table, (0, other)) is None
         assert parted == (want[0] != want[other]), (pattern, other)
+        alone = live_blocks(table, (other, other)) is None
+        assert alone == (want.count(want[other]) == 1), (pattern, other)
     found = live_blocks(table, (-1, -1))
     if found is None:
         assert len(set(want)) == len(want), pattern
@@ -159,6 +161,10 @@ def test_a_small_dfa_merges_the_loops_after_a_needle(bundled_vocab):
         assert np.array_equal(index.bitmask(state), expected(index, state)), state
     assert isinstance(index._walker.merged, Merged)
     assert 0 not in index._rows
+    alone = build_index(whole_match("b.*")[1:-1] + "()", bundled_vocab)  # after b: one state
+    walker, table = alone._walker, alone.byte_dfa.table
+    pair = rowwalk.merge_pair(walker._chain(0), walker.reads_of, table)
+    assert pair == (table[0, ord("b")],) * 2 and live_blocks(table, pair) is None
 
 
 @pytest.mark.slow

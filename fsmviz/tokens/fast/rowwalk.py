@@ -499,8 +499,11 @@ def merge_pair(
     and its loop where both read the same ASCII bytes (``ANY*(?:[a-z0-9][a-z0-9.]+)ANY*``:
     letters lead from the start into the loop after the needle), or, where an ASCII byte
     the chain's loop leaves by leads to a state reading every ASCII byte the loop reads
-    and more, any two (``(-1, -1)``: the loops after that byte may merge,
-    ``ANY*(?:f.*o)ANY*``'s after ``f`` and after ``o``, reading quotes too); else None."""
+    and more, that state with another (``(t, t)``: the loops after that byte may merge,
+    ``ANY*(?:f.*o)ANY*``'s after ``f`` and after ``o``, reading quotes too; where it is
+    alone, ``ANY*(?:b.*)ANY*``'s after ``b``, the blocks are given up as soon as it is, here
+    by its bytes read, where waiting for any two states to part took four rounds); else
+    None."""
     needle = searches(chain, reads, table)
     if needle >= 0:
         return chain.path[-1], needle
@@ -514,7 +517,7 @@ def merge_pair(
         target = table.item(loop, byte)
         more = reads(target) & _ASCII if target >= 0 else 0
         if more != ascii_read and more & ascii_read == ascii_read:  # strictly more
-            return -1, -1
+            return target, target
     return None
 
 
