@@ -1057,6 +1057,11 @@ def test_a_plain_visit_shows_the_default_pattern_drawn_and_diagnosed(fresh: Page
     expect(page.locator("#dfa .dfa-view")).to_have_attribute("data-states", states)
     expect(page.locator("#diagnosis")).to_contain_text("unbounded repeat")
     expect(page.locator("#diagnosis")).not_to_contain_text("No tokenizer")
+    # the shared app has no servers or other models: no model menu, no engine check (from
+    # test_server_page.py, whose app offers both: a page load fewer)
+    expect(page.locator("#regex textarea")).to_be_visible()
+    expect(page.locator("#backend")).to_be_hidden()
+    expect(page.locator("#engine-check")).to_be_hidden()
 
 
 def test_b9_an_empty_pattern_is_explained_and_does_not_run(fresh: Page) -> None:

@@ -1,31 +1,43 @@
-# ruff: noqa: F811  (the fixtures imported from test_e2e are used as arguments)
-"""The page with a server configured (``app.py --server vllm=URL``, the session's real
-vLLM server): the ``backend`` menu offers it by name, a run on it lights the DFA, fills
-the steps, the chart, the doctor and the allowed sets from the replayed ``Step`` records,
-and the ``engine-check`` panel shows the per-step verdict. Neither the page nor its link
-ever shows the server's URL. Without servers (the shared app) the menu is not there.
+"""The page with other models to choose, one app for both kinds (``app.py --server
+vllm=URL --model spm=FOLDER``: one app start fewer than an app each).
+
+- A configured server (the session's real vLLM server): the ``backend`` menu offers it by
+  name, a run on it lights the DFA, fills the steps, the chart, the doctor and the allowed
+  sets from the replayed ``Step`` records, and the ``engine-check`` panel shows the
+  per-step verdict. Neither the page nor its link ever shows the server's URL.
+- A local model (issue 43 point 3): a tiny random-weight model over Llama 2's 32k
+  SentencePiece vocabulary beside the bundled SmolLM2; a visitor picks it, generates, and
+  the page says whose run it is ("Done on spm: ...") and holds that model's tokens (the
+  run's trace.json: the model's name, every token id spelled by *its* tokenizer). The unit
+  tests of the same choice are tests/test_model_menu.py's.
+
+Without servers or models (the shared app) the menu is not there (test_page.py's plain
+visit). Without vLLM here the app offers the model alone and the server's tests skip (the
+``vllm_server`` fixture says why); without the vocabularies, the other way round.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urljoin, urlparse
 
 import pytest
 import regex
 from test_e2e import (  # noqa: F401  (fixtures used by name)
-    CHROMIUM_ARGS,
+    RUN_TIMEOUT,
+    SHADOW_GOING,
+    STATUS_TEXT,
     UI_TIMEOUT,
     Page,
-    app,
-    app_url,
     browser_type_launch_args,
-    dialogs,
+    click_and_wait,
     expect,
     open_app,
     output_text,
     run,
+    set_inputs,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -35,18 +47,56 @@ ANSWER = "(yes|no)"
 ASK = "Is the sky blue? Answer yes or no."
 
 
+MODEL = "spm"
+PATTERN = r"[a-z]{2,5}( [0-9]{1,2})?"
+
+
 @pytest.fixture(scope="module")
-def server_app(vllm_server):
-    """The real app with the real vLLM server configured as ``vllm`` (``--server``), its
-    URL and the server's; one per module (conftest groups these tests on one worker)."""
+def offering_app(request: pytest.FixtureRequest, tmp_path_factory):
+    """The real app offering the session's vLLM server as ``NAME`` and a tiny
+    Llama-2-vocabulary model saved as a folder as ``MODEL``: its URL, the server's URL and
+    the folder (None for what this machine lacks: its tests skip, saying why). One app per
+    module (conftest groups these tests on one worker)."""
+    import vocabs
     from appserver import serve_app
 
     from scripts.pagecapture import HEADLESS_SHELL
 
     if not Path(HEADLESS_SHELL).exists():
         pytest.skip(f"{HEADLESS_SHELL} is not installed")
-    for url in serve_app("server-app", args=("--server", f"{NAME}={vllm_server}")):
-        yield url, vllm_server
+    try:
+        served = request.getfixturevalue("vllm_server")
+        args: tuple[str, ...] = ("--server", f"{NAME}={served}")
+    except pytest.skip.Exception as why:
+        served, args, no_server = None, (), str(why)
+    folder = None
+    if not vocabs.missing():
+        folder = vocabs.model_folder("llama-spm", tmp_path_factory.mktemp("models") / MODEL)
+        args += ("--model", f"{MODEL}={folder}")
+    if served is None and folder is None:
+        pytest.skip(f"{no_server}; {vocabs.missing()}")
+    for url in serve_app("offering-app", args=args):
+        yield url, served, folder
+
+
+@pytest.fixture
+def server_app(offering_app) -> tuple[str, str]:
+    """The app's URL and the server's; skips where vLLM is not here."""
+    url, served, _ = offering_app
+    if served is None:
+        pytest.skip("no vLLM server here (`make vllm`)")
+    return url, served
+
+
+@pytest.fixture
+def menu_app(offering_app) -> tuple[str, Path]:
+    """The app's URL and the offered model's folder; skips without the vocabularies."""
+    import vocabs
+
+    url, _, folder = offering_app
+    if folder is None:
+        pytest.skip(vocabs.missing() or "no model folder")
+    return url, folder
 
 
 def choose_backend(page: Page, name: str) -> None:
@@ -113,7 +163,51 @@ def test_a_link_restores_a_configured_server_and_ignores_anything_else(server_ap
         page.close()
 
 
-def test_without_servers_the_page_offers_no_model_menu(app: Page) -> None:
-    expect(app.locator("#regex textarea")).to_be_visible()
-    expect(app.locator("#backend")).to_be_hidden()
-    expect(app.locator("#engine-check")).to_be_hidden()
+def test_a_picked_model_writes_the_run_in_its_own_tokens_and_the_page_names_it(
+    menu_app, browser
+) -> None:
+    from transformers import AutoTokenizer
+
+    url, folder = menu_app
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        open_app(page, url + "/")
+        menu = page.locator("#backend input")
+        expect(menu).to_have_value("bundled model")  # the app's own model comes first
+        menu.click()
+        page.locator("ul[role=listbox] li", has_text=MODEL).first.click()
+        expect(menu).to_have_value(MODEL)
+        set_inputs(page, PATTERN, "Word:", 6, True)
+        click_and_wait(page, "#run", shadow=False)
+        expect(page.locator("#status")).not_to_contain_text(SHADOW_GOING, timeout=RUN_TIMEOUT)
+        status = page.evaluate(STATUS_TEXT).strip()
+        done = re.fullmatch(rf"Done on {MODEL}: (\d+) tokens? in .*", status)
+        assert done, f"the status does not name the chosen model: {status!r}"
+        text = output_text(page)
+        # the run's trace, as the page offers it: written by the chosen model, in its tokens
+        if not page.locator("#downloads").is_visible():
+            page.get_by_text("Downloads: the trace as JSON and CSV, a regex").click()
+        link = page.locator("#downloads a[href*='trace.json']").first
+        expect(link).to_have_count(1)
+        trace = json.loads(page.request.get(urljoin(url + "/", link.get_attribute("href"))).text())
+    finally:
+        page.close()
+    assert trace["model"] == str(folder) and trace["text"] == text
+    assert len(trace["steps"]) == int(done.group(1))
+    assert regex.fullmatch(PATTERN, text) or trace["stop_reason"] == "max_tokens", trace
+    pieces = AutoTokenizer.from_pretrained(folder).convert_ids_to_tokens(
+        [step["token_id"] for step in trace["steps"]]
+    )  # each id spells, in the chosen model's tokenizer, the bytes the page shows
+    shown = [bytes(step["token_bytes"]) for step in trace["steps"]]
+    assert [spelled(piece) for piece in pieces] == shown
+
+
+def spelled(piece: str) -> bytes:
+    """A SentencePiece token's bytes: ``▁`` a space, ``<0x0A>`` the byte fallback's byte.
+
+    >>> spelled("▁ab"), spelled("<0x38>")
+    (b' ab', b'8')
+    """
+    fallback = re.fullmatch(r"<0x([0-9A-F]{2})>", piece)
+    return bytes([int(fallback.group(1), 16)]) if fallback else piece.replace("▁", " ").encode()
