@@ -207,3 +207,26 @@ def test_shape_groups_are_the_numpy_groups(seed):
     assert [(g.states, g.shape, g.slot_spans) for g in python] == [
         (g.states, g.shape, g.slot_spans) for g in plain
     ]
+
+
+def _plain_edges(dfa: Dfa) -> list[tuple[int, int, int]]:
+    """THE PLAIN DEFINITION of ``bytedfa._edges_by_class``: every (source, class, target),
+    move by move, each move's classes ascending."""
+    return [
+        (source, k, target)
+        for source, moves in enumerate(dfa.moves)
+        for target, classes in moves.items()
+        for k in range(classes.bit_length())
+        if classes >> k & 1
+    ]
+
+
+@pytest.mark.parametrize("classes", [2, 63, 64, 65, 70])
+def test_edges_by_class_are_every_move_s_classes_spelled_out(classes):
+    """Up to 64 classes the moves' bitsets are read as 64-bit integers, past that spelled
+    byte by byte: both list every (source, class, target) of the moves, in order."""
+    letters = [chr(0x4E00 + k) for k in range(classes - 1)]  # a class each, and z
+    dfa = compile_regex(f"({'|'.join(letters)})+z|{letters[0]}{letters[-1]}")
+    assert len(dfa.classes) == classes
+    edges = zip(*(column.tolist() for column in bytedfa._edges_by_class(dfa)), strict=True)
+    assert list(edges) == _plain_edges(dfa)
