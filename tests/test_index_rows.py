@@ -138,3 +138,34 @@ def test_kept_steps_leave_the_collector_nothing_to_visit(bundled_vocab):
         else:
             assert not gc.is_tracked(row) and list(row.items()) == live, state
     assert wide  # the string's loop
+
+
+def test_a_narrow_state_before_a_wide_loop_skips_the_small_walk(bundled_vocab, monkeypatch):
+    """A narrow state whose bytes lead through narrow states into a wide loop, many tokens
+    below the way (``bar`` before a string's loop: ~1,500 tokens below ``a``), is not
+    walked in plain Python (``RowWalker._opens_wide``: that walk would give up); a schema
+    key's letters still are. Either way its words are its allowed tokens."""
+    from fsmviz.tokens.fast import rowwalk
+    from fsmviz.tokens.index import packed
+
+    walked = []
+    real = rowwalk._small_walk
+    monkeypatch.setattr(
+        rowwalk,
+        "_small_walk",
+        lambda trie, steps, state: walked.append(state) or real(trie, steps, state),
+    )
+    for pattern, prefix, skipped in (
+        (r'bar[^"\\]*', b"b", True),
+        (r'\{"name": "[^"\\]*"\}', b'{"', False),
+    ):
+        index = build_index(pattern, bundled_vocab)
+        walker = rowwalk.RowWalker(index.byte_dfa, index.trie, len(bundled_vocab))
+        state = 0
+        for byte in prefix:
+            state = int(index.byte_dfa.table[state, byte])
+        walked.clear()
+        words = walker.packed(state)
+        assert (state not in walked) == skipped, pattern
+        want = packed(index.allowed_tokens(state), len(bundled_vocab))
+        assert words is not None and np.array_equal(words, want), pattern

@@ -282,11 +282,18 @@ class RowWalker:
         )  # fmt: skip
 
     def _opens_wide(self, state: int) -> bool:
-        """Whether ``state`` reads a byte into a wide state below which lie more tokens than
-        ``small_row`` would walk (the ``"`` before a string: 21,000 tokens; its failed try
-        cost more than the chain's words)."""
-        spans = self.packed_vocab.root_span
-        return any(spans[b] > SMALL_WORK and self.wide(t) for b, t in self._steps(state).items())
+        """Whether ``state`` reads a byte into a wide state, more tokens below than
+        ``small_row`` would walk (a string's ``"``: 21,000), or bytes through narrow states
+        into one (``_wide_below``: ``bar`` before a string's loop): its failed try (~0.15
+        ms) cost more than the chain's words."""
+        vocab, lists = self.packed_vocab, self.trie.lists
+        for byte, target in self._steps(state).items():
+            if vocab.root_span[byte] <= SMALL_WORK:
+                continue
+            node = vocab.root_child.item(byte)
+            if self.wide(target) or _wide_below(lists, vocab.span_size, self, node, target):
+                return True
+        return False
 
     @cached_property
     def packed_vocab(self) -> PackedVocab:
@@ -726,6 +733,24 @@ def steps_of(row: np.ndarray, reads: int) -> Steps:
         return {b: row.item(b) for b in set_bits(reads)}
     targets = row.tolist()
     return {b: targets[b] for b in set_bits(reads)}
+
+
+def _wide_below(
+    lists: TrieLists, sizes: np.ndarray, walker: RowWalker, node: int, state: int
+) -> bool:
+    """Whether ``state`` (narrow, at trie node ``node``) reads bytes below ``node`` into a
+    wide state (``walker.wide``), through narrow ones, with more than half ``SMALL_WORK``
+    tokens below each node on the way (``sizes``, by node: a token below costs the small
+    walk ~2 steps, its node visited and its children looked up)."""
+    lo = lists.first_child[node]
+    hi = lo + lists.num_children[node]
+    for byte, target in walker._steps(state).items():
+        child = bisect_left(lists.byte, byte, lo, hi)
+        if child == hi or lists.byte[child] != byte or 2 * sizes.item(child) <= SMALL_WORK:
+            continue
+        if walker.wide(target) or _wide_below(lists, sizes, walker, child, target):
+            return True
+    return False
 
 
 def first_bytes(reads: int, table: np.ndarray, chain: Chain | None) -> bool:
