@@ -54,3 +54,16 @@ def test_columns_too_large_for_exact_sums_are_compared() -> None:
     table[7, 10] = 3
     assert _hashed_columns(table) is None
     assert_follows_definition(ByteColumns.of(table), table)
+
+
+def test_columns_of_a_table_past_the_weights_drawn_once() -> None:
+    """A table whose entries leave less room than the weights drawn once
+    (``_WEIGHT_BOUND``) draws its own, smaller ones: still hashed, still the definition."""
+    from fsmviz.automaton.bytedfa import _WEIGHT_BOUND
+
+    rng = np.random.default_rng(5)
+    table = rng.integers(0, 3, size=(100, 8), dtype=np.int32)[:, rng.integers(0, 8, 256)]
+    table[0, 200] = 2**20  # 100 rows x 2**20: room for weights below ~2**26 only
+    assert _WEIGHT_BOUND > 2**53 // (100 * 2**20)
+    assert _hashed_columns(table) is not None
+    assert_follows_definition(ByteColumns.of(table), table)
