@@ -44,6 +44,7 @@ from fsmviz.tokens.fast.classwalk import (
     ClassTrie,
     byte_classes,
     class_row,
+    class_trie,
 )
 from fsmviz.tokens.fast.closedsets import closed_words, utf8_loop
 from fsmviz.tokens.fast.packwalk import PackedVocab, packed_vocab
@@ -418,8 +419,8 @@ class RowWalker:
                     ClassTable.of(self.byte_dfa.table, None),
                 )
             else:
-                self._classes = (
-                    ClassTrie.of(self.trie, columns.byte_class, self.num_ids),
+                self._classes = (  # ``ClassTrie.of`` but for its count of the classes
+                    class_trie(self.trie, columns.byte_class, self.num_ids)[0],
                     ClassTable.of(self.byte_dfa.table, columns),
                 )
         return self._classes
