@@ -29,7 +29,9 @@ and the 15 slowest tests printed at the end of every run):
   (``--disable-gpu-compositing``, reduced motion). An open idle page costs ~1.2 s per 10 s:
   not app.js's timers (clearing every interval changed nothing, nor did stopping CSS
   animations) but Gradio's own animation tick (~5 frames a second) and headless frames
-  (an ``about:blank`` page costs about half of it): close pages when done.
+  (an ``about:blank`` page costs about half of it): close pages when done. A module
+  fixture's page (or app) is closed once the last test that asks for it is done
+  (``pytest_runtest_teardown`` below), not when its worker next leaves the file.
 - An app server alive beside other tests costs CPU even when nobody uses it: Gradio's queue
   looked for work every millisecond (6-7 % of a core per idle server, more on a loaded
   machine; with ``FSMVIZ_CPU_LOG`` it showed as the app column of plain unit tests, a
