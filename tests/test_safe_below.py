@@ -118,3 +118,31 @@ def test_unharmed_takes_tokens_of_safe_bytes_from_the_set_only():
         sure = safebytes._unharmed(vocab, table, entries, np.full(4, state), start)
         taken = {token for token, yes in zip(tokens, sure.tolist(), strict=True) if yes}
         assert taken == ({b"fa", b"ab", b"b"} if state == 0 else set())
+
+
+@pytest.mark.parametrize("needle", [r"\S@\S", r"[^:]+:[^:]+", r"[^ ]+ [^ ]+"])
+def test_a_few_tokens_below_a_few_hundred_pairs_are_walked_at_once(
+    monkeypatch, bundled_vocab, needle
+):
+    """A search's start whose frontier is ~200 quotes, newlines and UTF-8 lead bytes
+    (~1,100-1,300 tokens, ``SHALLOW`` or fewer a pair): its tokens are walked at once
+    (``SHALLOW_PAIRS``), not a level of pairs first; the masks are the plain rows."""
+    walked, walk_entries = [], walkbelow.walk_entries
+
+    def counted(vocab, table, entries, states, skip):
+        walked.append(len(entries))
+        return walk_entries(vocab, table, entries, states, skip)
+
+    monkeypatch.setattr(walkbelow, "walk_entries", counted)
+    index, calls = _walks(monkeypatch, rf"{ANY}*(?:{needle}){ANY}*", bundled_vocab, 5)
+    many = [
+        int(vocab.span_size[nodes].sum())
+        for vocab, _, _, nodes, _, _ in calls
+        if len(nodes) < 256 and int(vocab.span_size[nodes].sum()) > walkbelow.TOKEN_WALK
+    ]
+    assert many and set(many) <= set(walked), (many, walked)  # each walked whole, at once
+    for state in index.states[:8]:
+        tokens, _ = plain_row(index, state)
+        if index.is_accepting(state):
+            tokens = np.append(tokens, bundled_vocab.eos_token_id)
+        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab)))

@@ -32,12 +32,15 @@ ENTRY_WALK = 8_192
 left, those tokens are walked at once (``walk_entries``) rather than given up."""
 
 
-SHALLOW_PAIRS = 256
+SHALLOW_PAIRS = 128
 SHALLOW = 8
 """``walk_below`` walks the tokens below at least ``SHALLOW_PAIRS`` pairs at once where
 they hold at most ``SHALLOW`` tokens a pair: below a search's every ``f`` (645 pairs,
 3,076 tokens, ``ANY*(?:f.o)ANY*``), a level of pairs cost ~0.1 ms and thinned them little
-(any byte leads on, back into the search's loop at worst)."""
+(any byte leads on, back into the search's loop at worst); below the ~220 quotes, newlines
+and UTF-8 lead bytes of ``ANY*(?:\\S/\\S|\\$\\S+)ANY*``'s start (~1,150 tokens, ~90%
+allowed) a level cost ~40 µs of ~0.2 ms. (With ``TOKEN_WALK`` tokens or fewer the walk is
+at once anyway: fewer than 128 pairs never pass both.)"""
 
 
 def walk_below(
