@@ -169,3 +169,32 @@ def test_a_narrow_state_before_a_wide_loop_skips_the_small_walk(bundled_vocab, m
         assert (state not in walked) == skipped, pattern
         want = packed(index.allowed_tokens(state), len(bundled_vocab))
         assert words is not None and np.array_equal(words, want), pattern
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[^a-df-zA-DF-Z\s]+(?:[umUM][sS]|[dhmsDHMS])",
+        r"[^:]+:[^:]+:[^:]+",
+        r"(?:\w*:)?\w+ [^\n]*",
+    ],
+)
+def test_a_wide_state_asks_merge_pair_once(bundled_vocab, monkeypatch, pattern):
+    """``rowwalk.pair_at``: ``merge_at``, then ``RowWalker.packed`` where no merge
+    happened, ask ``merge_pair`` of a state's chain once between them; every mask is still
+    its allowed tokens."""
+    from fsmviz.tokens.fast import rowwalk
+    from fsmviz.tokens.index import packed
+
+    asked: list[int] = []
+    real = rowwalk.merge_pair
+    monkeypatch.setattr(
+        rowwalk, "merge_pair", lambda chain, *rest: asked.append(id(chain)) or real(chain, *rest)
+    )
+    index = build_index(pattern, bundled_vocab)
+    for state in index.states[:12]:
+        got = index.bitmask(state)  # first: a kept row would answer it
+        want = packed(index.allowed_tokens(state), len(bundled_vocab))
+        assert np.array_equal(got, want), state
+    assert asked, "no wide state asked merge_pair: the test says nothing"
+    assert len(asked) == len(set(asked)), "merge_pair asked twice of one chain"

@@ -226,15 +226,15 @@ class RowWalker:
         self._utf8: dict[int, int] = {}  # of ``closedsets.utf8_loop``
         self._read_blocks: dict[int, np.ndarray] = {}  # of ``reads_of``: by ``READ_BLOCK``
         self._closed: dict[int, np.ndarray | None] = {}  # ``closedsets.closed_words``'s words
+        self._pairs: dict[int, tuple[int, int] | None] = {}  # ``merge_pair``'s (``pair_at``)
         self.merged: Merged | None | bool = None  # ``merge``'s (None: not tried; False: none)
 
     def packed(self, state: int) -> np.ndarray | None:
-        """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s
-        layout), from its chain (``chains``: the tokens within the bytes it reads onwards
-        from packed words, the few others walked), without its row; None where the chain
-        does not take enough at once: the row walks answer those states. Where a chain
-        shows a search (``merge_pair``), the DFA is first merged into its live blocks and
-        every state's words are its block's (``Merged``)."""
+        """The allowed tokens of ``state`` packed (int32 words, ``index.packed``'s layout),
+        from its chain (``chains``: the tokens within the bytes it reads onwards from packed
+        words, the few others walked), without its row; None where the chain does not take
+        enough at once (the row walks answer those). Where a chain shows a search
+        (``merge_pair``), the DFA is first merged into its live blocks (``Merged``)."""
         if state in self._unpacked:
             return None
         if self._closed.get(state) is not None:  # a set of states alike, met before
@@ -251,8 +251,8 @@ class RowWalker:
             found = self._closed_words(state)
             if found is not None:
                 return found
-        pair = None if chain is None else merge_pair(chain, self.reads_of, table)
-        if self.merged is None and pair is not None:  # a search, a small DFA's loop
+        pair = None if chain is None or self.merged is not None else pair_at(self, state, chain)
+        if pair is not None:  # a search, a small DFA's loop
             self.merged = merge(self, pair)
             if self.merged:
                 return self.merged.packed(state)
@@ -336,13 +336,13 @@ class RowWalker:
         return chain
 
     def _main_class(self, state: int) -> tuple[int, int]:
-        """``Chains.main_class`` of ``state`` from its row alone (a chain of a counted
-        repeat asks it of 20 states; the byte classes would cost 0.2-0.8 ms the first
-        time, ``ByteDfa.columns``), kept. On a miss, first guessed with the states after it
-        (``guess_mains`` along the middle byte it reads: where one target takes most of
-        its bytes, likely one of them); where no target does (a capital or a letter: 26
-        bytes each), from its row (``_row_main_class``), then the states after it guessed
-        (~10 µs a state asked one by one, 0.2 ms for a CSV field's 20)."""
+        """``Chains.main_class`` of ``state`` from its row alone (a counted repeat's chain
+        asks it of 20 states; the byte classes cost 0.2-0.8 ms the first time), kept. On a
+        miss, first guessed with the states after it (``guess_mains`` along the middle byte
+        it reads: where one target takes most of its bytes, likely one of them); where no
+        target does (a capital or a letter: 26 bytes each), from its row
+        (``_row_main_class``), then the states after it guessed (~10 µs a state asked one
+        by one, 0.2 ms for a CSV field's 20)."""
         found = self._mains.get(state)
         if found is None and self.reads_of(state):
             self._guess_chain(state, _middle_byte(self.reads_of(state)))
@@ -469,14 +469,21 @@ def merge_at(walker: RowWalker, state: int) -> bool:
     chain = walker._chain(state)
     if chain is None or walker._closed.get(state) is not None:
         return False
-    table = walker.byte_dfa.table
-    if looks_closed(chain, walker.reads_of, table):
+    if looks_closed(chain, walker.reads_of, walker.byte_dfa.table):
         return False
-    pair = merge_pair(chain, walker.reads_of, table)
+    pair = pair_at(walker, state, chain)
     if pair is None:
         return False
     walker.merged = merge(walker, pair)
     return bool(walker.merged)
+
+
+def pair_at(walker: RowWalker, state: int, chain: Chain) -> tuple[int, int] | None:
+    """``merge_pair`` of ``state``'s chain, kept by state: ``merge_at`` asks it first, and
+    where no merge follows, ``RowWalker.packed`` asks again (~0.03 ms each at a wide state)."""
+    if state not in walker._pairs:
+        walker._pairs[state] = merge_pair(chain, walker.reads_of, walker.byte_dfa.table)
+    return walker._pairs[state]
 
 
 def looks_closed(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> bool:
