@@ -278,3 +278,30 @@ def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeyp
     for state in index.states[:8]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), state
     assert max(walked) > walkbelow.TOKEN_WALK, walked  # with SHALLOW_PAIRS past 645: none
+
+
+@pytest.mark.parametrize("needle", ("g.*", "y.*"))
+def test_below_loops_asks_only_states_reading_a_byte_back(bundled_vocab, monkeypatch, needle):
+    """``ANY*(?:g.*)ANY*``'s start: its frontier leads by ``g`` into the loop after it
+    (taken whole, ``_below_loops``) and by a backslash into an escape, which reads no
+    node's byte back into itself: no chain is asked of it. The masks are the plain rows."""
+    asked, taken, below = [], [], chains._below_loops
+
+    def kept(vocab, trie, table, pairs, chain, prefix, chain_at, utf8):
+        def chain_of(state):
+            asked.append((table, pairs, state))
+            return chain_at(state)
+
+        found = below(vocab, trie, table, pairs, chain, prefix, chain_of, utf8)
+        taken.append(found[0] is not None)
+        return found
+
+    monkeypatch.setattr(chains, "_below_loops", kept)
+    monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
+    index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
+    for state in index.states[:12]:
+        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+    assert any(taken), needle
+    for table, (nodes, states), state in asked:
+        mine = states == state
+        assert (table[state, index.trie.byte[nodes[mine]]] == state).any(), (needle, state)
