@@ -34,9 +34,9 @@ def test_one_page_action_builds_the_pattern_s_dfa_once(tmp_path, monkeypatch) ->
     built: list[str] = []
     real = dfa_module._Construction.of
 
-    def counted(pattern: str):
+    def counted(pattern: str, by_future: bool = False):
         built.append(pattern)
-        return real(pattern)
+        return real(pattern, by_future)
 
     with mock.patch.object(dfa_module._Construction, "of", side_effect=counted):
         h.on_pattern(models, PATTERN)  # typed: drawn and diagnosed
