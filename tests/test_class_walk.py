@@ -217,3 +217,32 @@ def test_class_states_of_few_live_nodes_are_the_plain_ones(bundled_vocab, monkey
             found = classwalk.class_states(classes, table, state)
             assert np.array_equal(found, _plain_states(classes, table, state)), (pattern, state)
     assert routes["python"] and routes["python tail"], routes
+
+
+@pytest.mark.slow
+def test_levels_are_listed_as_the_walk_reaches_them(bundled_vocab):
+    """``ClassTrie.lists`` lists a level when a walk of few live nodes first reaches it
+    (a URL's walk needs 8 of its 16 levels walked in numpy), and each listed level, and
+    the tail, names every node's children and their classes as the levels' arrays do."""
+    from fsmviz.tokens.fast import classwalk
+
+    index = build_index(r"https?://.+\.ya?ml", bundled_vocab)
+    classes, table = index._walker.classes()
+    classes.__dict__.pop("lists", None)  # kept with the class trie: list afresh
+    for state in range(min(index.byte_dfa.num_states, STATES_CHECKED)):
+        classwalk.class_states(classes, table, state)
+    lists = classes.lists
+    listed = {depth for depth in range(classes.deep) if lists.made[depth]}
+    assert listed and len(listed) < classes.deep, listed
+    for depth in range(classes.deep):
+        if not lists.made[depth]:
+            lists.fill(depth)
+    lists.fill_tail()
+    starts = classes.level_starts.tolist()
+    for depth, (parents, kinds, _) in enumerate(classes.levels):
+        for at in range(starts[depth + 1] - starts[depth]):
+            node = starts[depth] + at
+            children = list(range(lists.first[node], lists.first[node + 1]))
+            want = np.flatnonzero(parents == at)
+            assert children == (want + starts[depth + 1]).tolist(), (depth, node)
+            assert [lists.kind[child] for child in children] == kinds[want].tolist()

@@ -115,9 +115,10 @@ class ClassTrie:
 
     @cached_property
     def lists(self) -> _Lists:
-        """Its nodes as lists (``_Lists``), made when a walk first has few live nodes
-        (21k nodes: ~0.5 ms), or with the byte-level trie (``byte_classes``)."""
-        return _lists_of(self)
+        """Its levels as lists (``_Lists``), each made when a walk first has few live
+        nodes there: a walk that needs two levels of 31k nodes lists ~600 (all 81 levels
+        at once cost 0.5-1.6 ms, paid by the first state of a pattern with new classes)."""
+        return _Lists(self)
 
     @cached_property
     def as_trie(self) -> VocabTrie:
@@ -141,32 +142,54 @@ class ClassTrie:
         return _merged(trie, byte_class, num_ids)[0]
 
 
-@dataclass(frozen=True)
 class _Lists:
     """A class trie's nodes as lists, for the levels ``class_states`` walks in Python:
-    where each node's children begin (node numbers; ``size + 1`` entries, the deepest
-    level's nodes have none), each node's class (the root's 0), and for each node of
-    level ``deep``, how many nodes below it the tail holds."""
+    where each node's children begin (``first``: node numbers; ``size + 1`` entries) and
+    each node's class (``kind``), both by node number, filled a level at a time when a
+    walk of few live nodes first reaches it (``made``, ``fill``), the tail's all at once
+    (``fill_tail``); and for each node of level ``deep``, how many nodes below it the tail
+    holds (``below``). Read by node number, as one list each, ``_python_level`` costs a
+    lookup a child whatever the level."""
 
-    first: list[int]
-    kind: list[int]
-    below: list[int]
+    def __init__(self, classes: ClassTrie) -> None:
+        self.classes = classes
+        self.first = [0] * (classes.size + 1)
+        self.kind = [0] * classes.size
+        self.made = [False] * (len(classes.levels) + 1)  # by depth; the last: the tail
 
+    def fill(self, depth: int) -> None:
+        """Lists the children of the nodes ``depth`` deep: where each one's begin, their
+        classes."""
+        _, kinds, child_start = self.classes.levels[depth]
+        starts = self.classes.level_starts.tolist()
+        self.first[starts[depth] : starts[depth + 1] + 1] = (
+            child_start + starts[depth + 1]
+        ).tolist()
+        self.kind[starts[depth + 1] : starts[depth + 2]] = kinds.tolist()
+        self.made[depth] = True
 
-def _lists_of(classes: ClassTrie) -> _Lists:
-    """``ClassTrie.lists``: the levels' child starts and classes by node number, and the
-    tail's nodes counted up from each node to its parent (a parent comes first)."""
-    starts, size = classes.level_starts, classes.size
-    first = np.full(size + 1, size, dtype=np.intp)
-    kind = np.zeros(size, dtype=np.intp)
-    for k, (_, kinds, child_start) in enumerate(classes.levels):
-        first[starts[k] : starts[k + 1] + 1] = child_start + starts[k + 1]
-        kind[starts[k + 1] : starts[k + 2]] = kinds
-    top = int(starts[classes.deep + 1] - starts[classes.deep])  # level ``deep``'s nodes
-    below = [0] * (top + len(classes.tail_parent))
-    for place in range(len(classes.tail_parent) - 1, -1, -1):
-        below[classes.tail_parent[place]] += below[top + place] + 1
-    return _Lists(first.tolist(), kind.tolist(), below[:top])
+    def fill_tail(self) -> None:
+        """Lists the children of level ``deep``'s nodes and the tail's, from ``tail_parent``
+        (sorted; it counts node ``at + i`` as ``i``, where level ``deep`` begins at ``at``
+        and the tail at ``low``)."""
+        classes, parents = self.classes, self.classes.tail_parent
+        at, low = (int(start) for start in classes.level_starts[classes.deep :][:2])
+        first = np.full(low - at + len(parents) + 1, low, dtype=np.intp)
+        first[1:] += np.cumsum(np.bincount(parents, minlength=len(first) - 1))
+        self.first[at:] = first.tolist()
+        self.kind[low:] = classes.tail_kind
+        self.made[-1] = True
+
+    @cached_property
+    def below(self) -> list[int]:
+        """For each node of level ``deep``, how many tail nodes lie below it: counted up
+        from each tail node to its parent (a parent comes first)."""
+        classes = self.classes
+        top = int(classes.level_starts[classes.deep + 1] - classes.level_starts[classes.deep])
+        below = [0] * (top + len(classes.tail_parent))
+        for place in range(len(classes.tail_parent) - 1, -1, -1):
+            below[classes.tail_parent[place]] += below[top + place] + 1
+        return below[:top]
 
 
 def _as_trie(classes: ClassTrie) -> VocabTrie:
@@ -454,7 +477,8 @@ def byte_classes(trie: VocabTrie, num_ids: int) -> ClassTrie:
     def build() -> ClassTrie:
         classes = ClassTrie.of(trie, np.arange(256), num_ids)
         classes.node_tokens  # noqa: B018  (sorted now, not at a first short row)
-        classes.lists  # noqa: B018  (and listed, not at a first walk of few live nodes)
+        for depth in range(classes.deep):  # and listed, not at a first walk of few live nodes
+            classes.lists.fill(depth)
         return classes
 
     return _BYTE_CLASSES.get_or_build(trie, num_ids, build)
@@ -488,7 +512,10 @@ def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarra
             states = _numpy_level(classes.levels[depth], table, states, alive, count)
             whole.append((depth + 1, states))
             continue
-        live = _python_level(classes.lists, _getter(table), dead, *live)
+        lists = classes.lists
+        if not lists.made[depth]:
+            lists.fill(depth)
+        live = _python_level(lists, _getter(table), dead, *live)
         size = len(classes.levels[depth][0])
         if not _few(len(live[0]), size):  # many live: back to numpy rounds
             states = np.full(size, dead, dtype=np.intp)
@@ -542,8 +569,9 @@ def _numpy_level(
 def _python_level(
     lists: _Lists, get: Callable[[int], int], dead: int, nodes: list[int], states: list[int]
 ) -> tuple[list[int], list[int]]:
-    """The live children of ``nodes`` (in order) and their states, from ``states`` (the
-    nodes' own, times the table's width; ``get``: a lookup into its ``flat``)."""
+    """The live children of ``nodes`` (in order; their level listed) and their states,
+    from ``states`` (the nodes' own, times the table's width; ``get``: a lookup into its
+    ``flat``)."""
     first, kind = lists.first, lists.kind
     found: list[int] = []
     reached: list[int] = []
@@ -572,6 +600,8 @@ def _tail_walk(
         lists = classes.lists
         if 4 * sum(lists.below[node - top] for node in live[0]) < len(classes.tail_parent):
             get = _getter(table)
+            if not lists.made[-1]:
+                lists.fill_tail()
             while live[0]:
                 live = _python_level(lists, get, dead, *live)
                 walked[0].extend(live[0])
