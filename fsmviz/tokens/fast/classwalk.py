@@ -637,7 +637,7 @@ def _reached(
     ``walked`` in Python with their states. Where none was walked in Python, the whole
     levels follow each other from the root."""
     if not walked[0]:
-        reached = _divided(np.concatenate([states for _, states in whole]), table.width)
+        reached = _divided([states for _, states in whole], table.width)
         if len(reached) < classes.size:
             rest = np.full(classes.size - len(reached), table.sink, dtype=np.int32)
             reached = np.concatenate([reached, rest])
@@ -650,15 +650,18 @@ def _reached(
     return reached
 
 
-def _divided(values: np.ndarray, width: int) -> np.ndarray:
-    """``values // width`` as int32: states times a table's ``width`` are below its size
-    (``len(ClassTable.flat)``, under 2**31: 16 GiB of entries), so they are divided in 32
-    bits, ~2x quicker than in 64 (a 31k-node row: ~17 µs, where ~30).
+def _divided(parts: list[np.ndarray], width: int) -> np.ndarray:
+    """``np.concatenate(parts) // width`` as int32: states times a table's ``width`` are
+    below its size (``len(ClassTable.flat)``, under 2**31: 16 GiB of entries), so they are
+    joined straight into 32 bits and divided there, ~2x quicker than in 64 bits and cast
+    after (a 31k-node row: ~18 µs, where ~35).
 
-    >>> _divided(np.array([0, 46, 69]), 23).tolist()
+    >>> _divided([np.array([0]), np.array([46, 69])], 23).tolist()
     [0, 2, 3]
     """
-    return values.astype(np.int32) // np.int32(width)
+    found = np.concatenate(parts, dtype=np.int32, casting="unsafe")
+    found //= np.int32(width)
+    return found
 
 
 def class_row(
