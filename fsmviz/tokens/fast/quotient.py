@@ -114,11 +114,12 @@ def _apart(table: np.ndarray, one: int, other: int) -> bool:
     ones, others = [one], [other]
     seen: set[int] = set()
     for _ in range(PAIR_LEVELS):
-        left, right = table[ones], table[others]
-        reads = left >= 0
-        if not np.array_equal(reads, right >= 0):
+        rows = table[ones + others]  # one gather; ``left`` above ``right``
+        left, right = rows[: len(ones)], rows[len(ones) :]
+        if ((left >= 0) != (right >= 0)).any():
             return True
-        keys = (left.astype(np.int64) * states + right)[reads & (left != right)]
+        differ = left != right  # (both read the byte: both -1 or neither)
+        keys = left[differ].astype(np.int64) * states + right[differ]
         new = set(keys.tolist()) - seen
         if not new:
             return False
