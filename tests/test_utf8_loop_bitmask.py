@@ -4,11 +4,16 @@ the real vocabulary and on a toy one whose tokens start or end inside a characte
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from fsmviz import Vocabulary, build_index
 from fsmviz.tokens import index as index_module
+from fsmviz.tokens.fast.closedsets import _row_reads, looped_words, utf8_loop
+from fsmviz.tokens.fast.levelwalk import loop_tokens
+from fsmviz.tokens.fast.packwalk import _ASCII_BYTES, packed_vocab
 from tests.test_levelwalk import answers_of
 
 PATTERNS = [
@@ -70,3 +75,27 @@ def test_bitmask_is_allowed_tokens_bundled(pattern, bundled_vocab, monkeypatch):
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_bitmask_is_allowed_tokens_toy(pattern, monkeypatch):
     _check(pattern, _toy(), monkeypatch)
+
+
+@pytest.mark.parametrize("pattern", [r"[^=]+", r".+", r"[^ ]+", r"a[^=]*|é"])
+@pytest.mark.parametrize("which", ["toy", "bundled"])
+def test_looped_words_are_loop_tokens(pattern, which, bundled_vocab):
+    """The twins agree: where ``looped_words`` answers a loop reading every character past
+    ASCII (kind 1), its words are ``levelwalk.loop_tokens`` of the loop's ASCII bytes
+    with ``beyond`` (one reads ``PackedVocab``'s words, the other ``Spelt``'s per token)."""
+    vocab = _toy() if which == "toy" else bundled_vocab
+    built = build_index(pattern, vocab)
+    table, packed = built.byte_dfa.table, packed_vocab(built.trie, len(vocab))
+    reads = partial(_row_reads, table)
+    answered = 0
+    for state in range(len(table)):
+        found = looped_words(packed, table, state, reads)
+        if found is None:
+            continue
+        loop, words = found
+        assert utf8_loop(table, loop, reads) == 1, (pattern, state)
+        ids = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+        expected = loop_tokens(built.trie, reads(loop) & _ASCII_BYTES, True)
+        assert ids.tolist() == expected.tolist(), (pattern, state)
+        answered += 1
+    assert answered, pattern

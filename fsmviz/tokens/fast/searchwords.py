@@ -105,7 +105,13 @@ def _reads_strict(table: np.ndarray, members: list[int]) -> bool:
     ``_reads_as`` walks one state: pairs (DFA state, inner automaton state) from each
     member's lead bytes, a level a continuation byte, each byte of an inner state's range
     read, a character's end among ``members`` (at most ``CLOSED`` pairs). A string's loop
-    makes ~16 pairs: ~30 µs, where a numpy round a level cost ~60."""
+    makes ~16 pairs: ~30 µs, where a numpy round a level cost ~60.
+
+    A twin kept for that speed: ``_reads_into`` stays the definition (``closed_words``
+    needs its ``exact`` check; this one asks only "at least"), and
+    ``test_search_words.test_reads_strict_is_the_numpy_check`` holds the two equal (each
+    state alone, with its ASCII targets, and the DFA's halves, on UTF-8 patterns), and
+    ``test_reads_strict_needs_every_lead_byte`` where a member lacks a lead byte."""
     kind, among, pairs = _KINDS[_STRICT - 1], set(members), set()
     for member in members:
         high = table[member, 0x80:].tolist()
