@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
 
 import numpy as np
@@ -251,11 +251,8 @@ class RowWalker:
             found = self._closed_words(state)
             if found is not None:
                 return found
-        pair = None if chain is None or self.merged is not None else pair_at(self, state, chain)
-        if pair is not None:  # a search, a small DFA's loop
-            self.merged = merge(self, pair)
-            if self.merged:
-                return self.merged.packed(state)
+        if chain is not None and self.merged is None and _merged_at(self, state, chain):
+            return self.merged.packed(state)  # a search, a small DFA's loop
         if chain is None and self.tried_small(state):
             # its first byte, then the chains of the states after it (a space, a name)
             chain = Chain((state,), 0, False, self.reads_of(state))
@@ -471,6 +468,13 @@ def merge_at(walker: RowWalker, state: int) -> bool:
         return False
     if looks_closed(chain, walker.reads_of, walker.byte_dfa.table):
         return False
+    return _merged_at(walker, state, chain)
+
+
+def _merged_at(walker: RowWalker, state: int, chain: Chain) -> bool:
+    """Whether ``walker`` (not merged yet) merges its DFA into live blocks where ``state``'s
+    ``chain`` shows a pair to merge (``pair_at``): merged now (``merge``) where it does;
+    ``merge_at`` and ``RowWalker.packed`` both ask."""
     pair = pair_at(walker, state, chain)
     if pair is None:
         return False
@@ -496,13 +500,22 @@ def looks_closed(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -
         return False
     if (chain.allowed & _ASCII).bit_count() < DOT_ASCII:  # a name's letters: not ``.*``
         return False
-    state = chain.path[0]
-    ascii_read = reads(state) & _ASCII
+    ascii_read = reads(chain.path[0]) & _ASCII
+    return all(read == ascii_read for _, read in _ascii_exits(chain, reads, table))
+
+
+def _ascii_exits(
+    chain: Chain, reads: Callable[[int], int], table: np.ndarray
+) -> Iterator[tuple[int, int]]:
+    """For each ASCII byte that ``chain`` leaves its last state by (its loop, where it
+    loops) and that leads on, in byte order: its target and the ASCII bytes the target
+    reads (``reads(s)``: the bytes ``s`` reads). The step ``looks_closed``, ``searches``
+    and ``merge_pair`` share: each compares those with the ASCII bytes the loop reads."""
+    loop = chain.path[-1]
     for byte in set_bits(chain.leaves & _ASCII):
-        target = table.item(state, byte)
-        if target >= 0 and reads(target) & _ASCII != ascii_read:
-            return False
-    return True
+        target = table.item(loop, byte)
+        if target >= 0:
+            yield target, reads(target) & _ASCII
 
 
 def merge_pair(
@@ -528,9 +541,7 @@ def merge_pair(
     ascii_read = reads(loop) & _ASCII
     if loop != chain.path[0] and reads(chain.path[0]) & _ASCII == ascii_read:
         return chain.path[0], loop  # a search whose needle's bytes are most bytes
-    for byte in set_bits(chain.leaves & _ASCII):
-        target = table.item(loop, byte)
-        more = reads(target) & _ASCII if target >= 0 else 0
+    for target, more in _ascii_exits(chain, reads, table):
         if more != ascii_read and more & ascii_read == ascii_read:  # strictly more
             return target, target
     return None
@@ -550,9 +561,8 @@ def searches(chain: Chain, reads: Callable[[int], int], table: np.ndarray) -> in
         return -1
     loop = chain.path[-1]
     ascii_read = reads(loop) & _ASCII
-    for byte in set_bits(chain.leaves & _ASCII):
-        target = table.item(loop, byte)
-        if target >= 0 and target != loop and reads(target) & _ASCII == ascii_read:
+    for target, read in _ascii_exits(chain, reads, table):
+        if target != loop and read == ascii_read:
             return target
     return -1
 
