@@ -552,6 +552,8 @@ def _empty_rows(sets: np.ndarray) -> np.ndarray:
     empty. The rows' four nonzero flags are read as one 32-bit word: ``any(axis=1)``, a
     reduction along an axis of four, took 3-4 times as long (~19 µs for 900 rows); so
     does ``below[nodes]`` against ``below.take(nodes, axis=0)`` (~15 against ~3 µs).
+    ``levelwalk._Loops.taken`` asks the same of its nodes' bytes that leave their state's
+    loop (there, against an OR of the four words: 2.9 against 4.6 µs for 1,000 rows).
 
     >>> _empty_rows(np.array([[0, 0, 0, 0], [0, 0, 8, 0], [1, 0, 0, 0]], np.uint64)).tolist()
     [True, False, False]
