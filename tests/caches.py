@@ -23,7 +23,7 @@ KEPT = {  # module: its caches of what was read from a vocabulary, a tokenizer o
     trie: ["_TRIES"],
     dawg: ["_DAWGS"],
     packwalk: ["_PACKED"],
-    classwalk: ["_CLASS_TRIES", "_SHAPES", "_BYTE_CLASSES"],
+    classwalk: ["_CLASS_TRIES", "_LAYOUTS", "_SHAPES", "_BYTE_CLASSES"],
     levelwalk: ["_LEVELS"],
     vocab: ["_FROM_TOKENIZER", "_bundled_vocabulary", "_byte_decoder", "_byte_translation"],
     encoding: ["_TOKENIZERS", "byte_tokenizer"],

@@ -246,3 +246,32 @@ def test_levels_are_listed_as_the_walk_reaches_them(bundled_vocab):
             want = np.flatnonzero(parents == at)
             assert children == (want + starts[depth + 1]).tolist(), (depth, node)
             assert [lists.kind[child] for child in children] == kinds[want].tolist()
+
+
+def test_levels_and_class_tries_read_one_trie_layout(bundled_vocab):
+    """``classwalk.trie_layout``: the level walk's ``TrieLevels`` and the class tries'
+    ``_Shape`` hold the same arrays, each as defined: a node's parent is the node whose
+    children run holds it, a level begins at its first node that deep, and a token ends at
+    the node that holds it."""
+    from fsmviz.tokens.fast import classwalk
+    from fsmviz.tokens.fast.levelwalk import levels_of
+    from fsmviz.tokens.trie import trie_of
+
+    trie = trie_of(bundled_vocab)
+    levels, shape = levels_of(trie), classwalk._shape_of(trie)
+    for name in ("parent", "bounds", "node_of"):
+        assert getattr(levels, name) is getattr(shape, name), name
+    nodes = len(trie.byte)
+    for node in range(nodes):
+        first, count = int(trie.first_child[node]), int(trie.num_children[node])
+        assert (levels.parent[first : first + count] == node).all()
+    depths = trie.depth.tolist()
+    for depth, first in enumerate(levels.bounds.tolist()):
+        assert first == nodes or depths[first] == depth
+        assert first == 0 or depths[first - 1] == depth - 1
+    assert len(levels.node_of) == int(trie.token_ids.max()) + 1
+    ends = np.full(len(levels.node_of), nodes)
+    for node in range(nodes):
+        for at in range(int(trie.token_start[node]), int(trie.token_start[node + 1])):
+            ends[trie.token_ids[at]] = node
+    assert (levels.node_of == ends).all()

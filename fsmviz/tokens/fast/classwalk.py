@@ -46,7 +46,15 @@ from fsmviz.automaton.bytedfa import ByteColumns
 from fsmviz.cache import OwnedCache
 from fsmviz.tokens.trie import VocabTrie, _subtrees
 
-__all__ = ["ClassTable", "ClassTrie", "byte_classes", "class_row", "class_trie"]
+__all__ = [
+    "ClassTable",
+    "ClassTrie",
+    "TrieLayout",
+    "byte_classes",
+    "class_row",
+    "class_trie",
+    "trie_layout",
+]
 SPARSE_LEVEL = 8
 """A level whose parents live fewer than one in this many is walked from the live ones'
 children alone."""
@@ -283,8 +291,8 @@ def _merged(trie: VocabTrie, byte_class: np.ndarray, num_ids: int) -> tuple[Clas
     merged[: len(shape.depth)] += level_starts[shape.depth]  # now each byte node's class node
     merged[-1] = level_starts[-1]  # the node of tokens not in the trie
     token_node = np.full(num_ids, level_starts[-1], dtype=np.intp)
-    known = min(num_ids, len(shape.token_end))
-    np.take(merged, shape.token_end[:known], out=token_node[:known])
+    known = min(num_ids, len(shape.node_of))
+    np.take(merged, shape.node_of[:known], out=token_node[:known])
     node_class = merged[:-1].astype(np.int32)
     counts = np.bincount(token_node, minlength=level_starts[-1] + 1)
     node_start = np.zeros(len(counts) + 1, dtype=np.intp)
@@ -364,16 +372,47 @@ def _tail_of(levels: list[tuple[np.ndarray, ...]]) -> tuple[int, list[int], list
 
 
 @dataclass(frozen=True, eq=False)
-class _Shape:
-    """What every class trie of one byte trie needs, built once per trie (``warm``): each
-    node's parent, byte and depth, where each level of nodes begins, the node each token
-    ends at, and the narrow deepest levels as lists (``_merged_tail``)."""
+class TrieLayout:
+    """A byte trie's nodes by level (its layout is breadth-first): ``parent[n]`` (the
+    root's is 0), ``bounds[d]`` the first node ``d`` bytes deep (one entry past the deepest
+    level: the node count), ``node_of[t]`` the node where token id ``t`` ends (the node
+    count where ``t`` is in no node: EOS, special tokens). What both walks over the levels
+    read (``levelwalk.TrieLevels``, ``_Shape`` here), each adding its own: made once per
+    trie (``trie_layout``), their arrays are the same ones."""
 
     parent: np.ndarray
     bounds: np.ndarray
+    node_of: np.ndarray
+
+
+_LAYOUTS: OwnedCache[TrieLayout] = OwnedCache(maxsize=4)
+
+
+def trie_layout(trie: VocabTrie) -> TrieLayout:
+    """``trie``'s ``TrieLayout``, kept for the last few tries (read-only arrays)."""
+
+    def build() -> TrieLayout:
+        nodes = len(trie.byte)
+        parent = np.zeros(nodes, dtype=np.intp)
+        parent[1:] = np.repeat(np.arange(nodes), trie.num_children)  # breadth-first layout
+        bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
+        node_of = np.full(int(trie.token_ids.max(initial=-1)) + 1, nodes, dtype=np.intp)
+        node_of[trie.token_ids] = np.repeat(np.arange(nodes), np.diff(trie.token_start))
+        for array in (parent, bounds, node_of):
+            array.flags.writeable = False
+        return TrieLayout(parent, bounds, node_of)
+
+    return _LAYOUTS.get_or_build(trie, None, build)
+
+
+@dataclass(frozen=True, eq=False)
+class _Shape(TrieLayout):
+    """What every class trie of one byte trie needs, built once per trie (``warm``): its
+    ``TrieLayout``, each node's byte and depth, and the narrow deepest levels as lists
+    (``_merged_tail``)."""
+
     byte: np.ndarray  # each node's byte (intp; the root's 0)
     depth: np.ndarray  # each node's depth (intp)
-    token_end: np.ndarray  # the node each token id ends at (intp; past the last: not in the trie)
     tail_from: int  # the first level merged in Python (``_merged_tail``): those below are narrow
     tail_levels: list[tuple[list[int], list[int]]]  # each one's nodes' parents (as positions
     # in their level) and bytes
@@ -384,10 +423,8 @@ _SHAPES: OwnedCache[_Shape] = OwnedCache(maxsize=4)
 
 def _shape_of(trie: VocabTrie) -> _Shape:
     def build() -> _Shape:
-        nodes = len(trie.byte)
-        parent = np.zeros(nodes, dtype=np.intp)
-        parent[1:] = np.repeat(np.arange(nodes), trie.num_children)  # breadth-first layout
-        bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
+        layout = trie_layout(trie)
+        parent, bounds = layout.parent, layout.bounds
         sizes = np.diff(bounds)
         tail_from = len(bounds) - 1  # the deepest levels of under TAIL_NODES nodes each
         while tail_from > 2 and sizes[tail_from - 1] < TAIL_NODES:
@@ -399,14 +436,12 @@ def _shape_of(trie: VocabTrie) -> _Shape:
             (local[start - lo : end - lo], tail_bytes[start - lo : end - lo])
             for start, end in itertools.pairwise(bounds[tail_from:].tolist())
         ]
-        token_end = np.full(int(trie.token_ids.max(initial=-1)) + 1, nodes, dtype=np.intp)
-        token_end[trie.token_ids] = np.repeat(np.arange(nodes), np.diff(trie.token_start))
         return _Shape(
             parent,
             bounds,
+            layout.node_of,
             np.maximum(trie.byte, 0).astype(np.intp),
             trie.depth.astype(np.intp),
-            token_end,
             tail_from,
             tail_levels,
         )

@@ -40,7 +40,13 @@ from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import to_bytes
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import OwnedCache, bounded
-from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
+from fsmviz.tokens.fast.classwalk import (
+    MERGED_CLASSES,
+    ClassTrie,
+    TrieLayout,
+    class_trie,
+    trie_layout,
+)
 from fsmviz.tokens.fast.dawg import _empty_rows
 from fsmviz.tokens.fast.rowwalk import walk_tokens
 from fsmviz.tokens.trie import VocabTrie
@@ -76,18 +82,13 @@ tells the walk to read the row and compute the node again."""
 
 
 @dataclass(frozen=True, eq=False)
-class TrieLevels:
-    """A trie's nodes by level: ``parent[n]`` (the root's is 0), ``bounds[d]`` the first
-    node ``d`` bytes deep (one entry past the deepest level: the node count),
-    ``node_of[t]`` the node where token id ``t`` ends (the node count where ``t`` is in no
-    node: EOS, special tokens), ``deep`` the depth from which ``walk_bytes`` walks tokens
-    in Python (``DEEP_NODES``), and the trie's ``byte``, ``first_child`` and
-    ``num_children`` as ``intp`` (the walk's indices); ``num_ids`` one past the largest id;
-    ``spelt``, what each token id is spelt with (``Spelt``)."""
+class TrieLevels(TrieLayout):
+    """A trie's nodes by level (its ``TrieLayout``: ``parent``, ``bounds``, ``node_of``),
+    ``deep`` the depth from which ``walk_bytes`` walks tokens in Python (``DEEP_NODES``),
+    and the trie's ``byte``, ``first_child`` and ``num_children`` as ``intp`` (the walk's
+    indices); ``num_ids`` one past the largest id; ``spelt``, what each token id is spelt
+    with (``Spelt``)."""
 
-    parent: np.ndarray
-    bounds: np.ndarray
-    node_of: np.ndarray
     byte: np.ndarray
     first_child: np.ndarray
     num_children: np.ndarray
@@ -97,13 +98,9 @@ class TrieLevels:
 
     @staticmethod
     def of(trie: VocabTrie) -> TrieLevels:
-        nodes = len(trie.byte)
-        parent = np.zeros(nodes, dtype=np.intp)
-        parent[1:] = np.repeat(np.arange(nodes), trie.num_children)  # breadth-first layout
-        bounds = np.searchsorted(trie.depth, np.arange(int(trie.depth.max()) + 2))
-        num_ids = int(trie.token_ids.max(initial=-1)) + 1
-        node_of = np.full(num_ids, nodes, dtype=np.intp)
-        node_of[trie.token_ids] = np.repeat(np.arange(nodes), np.diff(trie.token_start))
+        layout = trie_layout(trie)  # the arrays ``classwalk``'s class tries read too
+        parent, bounds, node_of = layout.parent, layout.bounds, layout.node_of
+        nodes, num_ids = len(parent), len(node_of)
         deep = int(np.count_nonzero(nodes - bounds > DEEP_NODES))
         as_index = [a.astype(np.intp) for a in (trie.byte, trie.first_child, trie.num_children)]
         spelt = Spelt.of(parent, bounds.tolist(), as_index[0], node_of)
