@@ -490,6 +490,12 @@ class ClassTable:
     sink: int
 
     @cached_property
+    def dead(self) -> int:
+        """The sink's offset (``sink`` times ``width``): what a walk holds for a dead node,
+        whose states are offsets into ``flat``."""
+        return self.sink * self.width
+
+    @cached_property
     def flat_list(self) -> list[int]:
         """``flat`` as a list, for the walk's last few nodes (``_tail``)."""
         return self.flat.tolist()
@@ -533,7 +539,7 @@ def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarra
     they are very few (``FEW_LIVE``), and nothing past a level where none does. The
     levels below ``deep`` are walked whole in Python (``_tail``), or their live nodes
     alone where few nodes lie below those (``_Lists.below``)."""
-    dead, starts = table.sink * table.width, classes.level_starts
+    dead, starts = table.dead, classes.level_starts
     states = np.array([state * table.width], dtype=np.intp)
     whole = [(0, states)]  # the levels walked whole: (depth, states)
     walked: tuple[list[int], list[int]] = ([], [])  # the live nodes walked in Python
@@ -604,7 +610,7 @@ def _numpy_level(
     live = np.flatnonzero(alive)
     counts = child_start[live + 1] - child_start[live]
     children = runs(child_start[live], counts)
-    reached = np.full(len(parents), table.sink * table.width, dtype=np.intp)
+    reached = np.full(len(parents), table.dead, dtype=np.intp)
     reached[children] = table.flat[states[parents[children]] + kinds[children]]
     return reached
 
@@ -638,7 +644,7 @@ def _tail_walk(
     None) or ``live`` (its live nodes), every node's state (``_tail``), or, where the live
     nodes have under a quarter of the tail below them, theirs alone, added to
     ``walked`` (None returned)."""
-    dead, top = table.sink * table.width, int(classes.level_starts[classes.deep])
+    dead, top = table.dead, int(classes.level_starts[classes.deep])
     if live is not None:
         lists = classes.lists
         if 4 * sum(lists.below[node - top] for node in live[0]) < len(classes.tail_parent):
@@ -662,7 +668,7 @@ def _tail(classes: ClassTrie, table: ClassTable, states: np.ndarray) -> np.ndarr
     long run of "-" costs more than a list lookup per node. A table past ``LISTED`` entries
     (a schema's ~600 states by 256 bytes) is read item by item rather than made a list at
     its first wide row (~8 ms under load, for ~550 lookups a row)."""
-    get = table.flat_list.__getitem__ if len(table.flat) <= LISTED else table.flat.item
+    get = _getter(table)
     known = states.tolist()
     for parent, kind in zip(classes.tail_parent, classes.tail_kind, strict=True):
         known.append(get(known[parent] + kind))
