@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlparse
 
@@ -99,6 +101,18 @@ def menu_app(offering_app) -> tuple[str, Path]:
     return url, folder
 
 
+@contextmanager
+def opened(browser, **args) -> Iterator[Page]:
+    """A new page (``browser.new_page(**args)``) with the suite's UI timeout, closed
+    however the test ends."""
+    page = browser.new_page(**args)
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        yield page
+    finally:
+        page.close()
+
+
 def choose_backend(page: Page, name: str) -> None:
     page.click("#backend input")
     page.locator("ul[role=listbox] li", has_text=name).first.click()
@@ -109,9 +123,7 @@ def test_a_run_on_the_configured_server_is_drawn_stepped_charted_and_checked(
     server_app, browser
 ) -> None:
     url, served = server_app
-    page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    page.set_default_timeout(UI_TIMEOUT)
-    try:
+    with opened(browser, viewport={"width": 1440, "height": 1000}) as page:
         open_app(page, url + "/")
         expect(page.locator("#backend")).to_be_visible()
         choose_backend(page, NAME)
@@ -146,21 +158,15 @@ def test_a_run_on_the_configured_server_is_drawn_stepped_charted_and_checked(
             page.click(f"{menu} input")
             expect(page.locator("ul[role=listbox] li", has_text=NAME)).to_have_count(1)
             page.keyboard.press("Escape")
-    finally:
-        page.close()
 
 
 def test_a_link_restores_a_configured_server_and_ignores_anything_else(server_app, browser):
     url, served = server_app
-    page = browser.new_page()
-    page.set_default_timeout(UI_TIMEOUT)
-    try:
+    with opened(browser) as page:
         open_app(page, f"{url}/?backend={NAME}")
         expect(page.locator("#backend input")).to_have_value(NAME)
         open_app(page, f"{url}/?backend={served}")  # a URL is not a name: the menu stays
         expect(page.locator("#backend input")).to_have_value(re.compile("^bundled model$"))
-    finally:
-        page.close()
 
 
 def test_a_picked_model_writes_the_run_in_its_own_tokens_and_the_page_names_it(
@@ -169,9 +175,7 @@ def test_a_picked_model_writes_the_run_in_its_own_tokens_and_the_page_names_it(
     from transformers import AutoTokenizer
 
     url, folder = menu_app
-    page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    page.set_default_timeout(UI_TIMEOUT)
-    try:
+    with opened(browser, viewport={"width": 1440, "height": 1000}) as page:
         open_app(page, url + "/")
         menu = page.locator("#backend input")
         expect(menu).to_have_value("bundled model")  # the app's own model comes first
@@ -191,8 +195,6 @@ def test_a_picked_model_writes_the_run_in_its_own_tokens_and_the_page_names_it(
         link = page.locator("#downloads a[href*='trace.json']").first
         expect(link).to_have_count(1)
         trace = json.loads(page.request.get(urljoin(url + "/", link.get_attribute("href"))).text())
-    finally:
-        page.close()
     assert trace["model"] == str(folder) and trace["text"] == text
     assert len(trace["steps"]) == int(done.group(1))
     assert regex.fullmatch(PATTERN, text) or trace["stop_reason"] == "max_tokens", trace
