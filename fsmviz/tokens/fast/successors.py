@@ -58,7 +58,14 @@ from fsmviz.arrays import distinct, numbered, runs
 from fsmviz.automaton.bytedfa import ByteColumns, to_bytes
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.tokens.fast.classwalk import MERGED_CLASSES, ClassTrie, class_trie
-from fsmviz.tokens.fast.levelwalk import SMALLER, _alike, byte_partition, learn, levels_of
+from fsmviz.tokens.fast.levelwalk import (
+    LEARNT_FIRST,
+    SMALLER,
+    _alike,
+    byte_partition,
+    learn,
+    levels_of,
+)
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = [
@@ -536,9 +543,10 @@ def by_classes(trie: VocabTrie, table: np.ndarray) -> tuple[ClassTrie, np.ndarra
     return classes, np.ascontiguousarray(table[:, reps])
 
 
-def warm_classes(trie: VocabTrie, pattern: str = r"[^\n]") -> None:
+def warm_classes(trie: VocabTrie, pattern: str = LEARNT_FIRST) -> None:
     """Build the class trie of ``pattern``'s byte classes ahead (``by_classes``), and
-    take them as learnt for a first allowed set (``levelwalk.learn``): every pattern that
+    take them as learnt for a first allowed set (``levelwalk.learn``; ``LEARNT_FIRST``'s,
+    ``[^\\n]``, are learnt for every trie, and learnt again where dropped): every pattern that
     tells the same bytes apart (``[^\\n]{1,20}``, ``.{0,50}``, ``[^\\n]+``) then walks the
     class trie from its first index and first set on (Gemma 4: 5.2 MB, ~40 ms once; a
     first index 53 -> 12 ms CPU)."""
