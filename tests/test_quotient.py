@@ -133,6 +133,7 @@ def test_loops_below_a_frontier_taken_whole_are_the_plain_rows(bundled_vocab, pa
         return found
 
     monkeypatch.setattr(chains, "_below_loops", counted)
+    monkeypatch.setattr(index_module, "alone_words", lambda *args: None)  # the chain's path
     index = build_index(pattern + "()" * 6, bundled_vocab)
     for state in index.states[:40]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
@@ -298,6 +299,7 @@ def test_below_loops_asks_only_states_reading_a_byte_back(bundled_vocab, monkeyp
 
     monkeypatch.setattr(chains, "_below_loops", kept)
     monkeypatch.setattr(index_module, "search_words", lambda *args: None)  # the chain's path
+    monkeypatch.setattr(index_module, "alone_words", lambda *args: None)
     index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
     for state in index.states[:12]:
         assert np.array_equal(index.bitmask(state), expected(index, state)), state

@@ -67,7 +67,7 @@ from fsmviz.tokens.fast.closedsets import ascii_closed_words, entered_closed_wor
 from fsmviz.tokens.fast.firstbytes import few_first_words
 from fsmviz.tokens.fast.levelwalk import levels_of
 from fsmviz.tokens.fast.packwalk import packed_vocab
-from fsmviz.tokens.fast.rowwalk import RowWalker, merge_at
+from fsmviz.tokens.fast.rowwalk import RowWalker, alone_words, merge_at
 from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.fast.successors import (
     WIDE,
@@ -676,8 +676,12 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     (``closedsets.ascii_closed_words``, kept for every such state); else, where its bytes
     lead into such states, the tokens of its first bytes and theirs
     (``closedsets.entered_closed_words``); else, where the walker would merge its DFA here
-    (``rowwalk.merge_at``), its block's (``_merged_words``); else its chain's
-    (``RowWalker.packed``); None where none applies."""
+    (``rowwalk.merge_at``), its block's (``_merged_words``); else, where that merge was
+    refused as its search's state after the needle's byte is alone
+    (``rowwalk.alone_words``: ``ANY*(?:b.*)ANY*``'s start), the search's words over the
+    DFA itself (``search_words``: the tokens of its ASCII bytes and the walk below the
+    ~100 nodes leaving them, ~0.4 ms where the chain's frontier of every ``b`` cost ~0.8);
+    else its chain's (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
     if walker.merged:
         return _merged_words(index, state)
@@ -696,6 +700,8 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
         words = entered_closed_words(walker.packed_vocab, table, state, walker.reads_of)
     if words is None and merge_at(walker, state):
         return _merged_words(index, state)
+    if words is None:  # the merge refused at ``state``: each state its own block?
+        words = alone_words(walker, state)
     return walker.packed(state) if words is None else words.view(np.int32)
 
 

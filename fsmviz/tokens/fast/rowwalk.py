@@ -49,6 +49,7 @@ from fsmviz.tokens.fast.classwalk import (
 from fsmviz.tokens.fast.closedsets import closed_words, utf8_loop
 from fsmviz.tokens.fast.packwalk import PackedVocab, packed_vocab
 from fsmviz.tokens.fast.quotient import live_blocks
+from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.trie import TrieLists, VocabTrie
 
 __all__ = [
@@ -480,6 +481,34 @@ def _merged_at(walker: RowWalker, state: int, chain: Chain) -> bool:
         return False
     walker.merged = merge(walker, pair)
     return bool(walker.merged)
+
+
+ALONE_TOKENS = 512
+"""``alone_words`` takes a search whose chain leaves its loop by bytes more tokens than
+this hold (3,700 hold a ``b``): below it the chain's frontier costs less than the ~0.4 ms
+of ``search_words`` (at state 0 of ``ANY*(?:X.*)ANY*``, CPU, alternating: ``j`` 350 tokens
+0.72 -> 0.76 ms, ``q`` 472 0.73 -> 0.63, ``x`` 1,017 0.78 -> 0.69, a digit's 1 0.47 -> 0.63)."""
+
+
+def alone_words(walker: RowWalker, state: int) -> np.ndarray | None:
+    """The packed words (uint32) of ``state`` where ``walker``'s merge was tried there and
+    refused because the pair it showed is one state alone (``merge_pair``'s ``(t, t)``:
+    ``ANY*(?:b.*)ANY*``'s loop after ``b`` reads every ASCII byte of the search's loop and
+    more, and no other state shares its block), and more than ``ALONE_TOKENS`` tokens hold
+    a byte its chain leaves by; else None. Every block then being one state, the search's
+    set of states closed under its ASCII bytes is found over the DFA itself
+    (``searchwords.search_words``), as over the quotient where a merge succeeds: ~100
+    nodes leave those bytes (a quote, a backslash, a control), where the chain's frontier
+    is every ``b``, 945 nodes above 3,700 tokens (~0.4 ms where the chain took ~0.8)."""
+    pair = walker._pairs.get(state)
+    if walker.merged is not False or pair is None or pair[0] != pair[1]:
+        return None
+    vocab, chain = walker.packed_vocab, walker._chain(state)
+    held = vocab.shorter[-1] & ~vocab.inside(_ALL_BYTES ^ (chain.leaves & _ASCII))
+    if int(np.bitwise_count(held).sum()) <= ALONE_TOKENS:
+        return None  # a small frontier (``\d.*``'s digits)
+    table = walker.byte_dfa.table
+    return search_words(vocab, walker.trie, table, state, walker.reads_of(state))
 
 
 def pair_at(walker: RowWalker, state: int, chain: Chain) -> tuple[int, int] | None:
