@@ -68,20 +68,24 @@ def live_blocks(
     states = len(table)
     if states > QUOTIENT_STATES or not states:
         return None
-    small = table[:, _run_starts(table)]  # each other column repeats the one before it
+    starts = _run_starts(table)
+    small = table[:, starts]  # each other column repeats the one before it
     if states > PAIRS_FIRST and 0 <= pair[0] != pair[1] and _apart(small, *pair):
         return None
-    blocks, first = _classes(small >= 0)  # by the bytes read
-    labels = np.full(states + 1, -1, dtype=np.intp)  # each state's block, -1 after the last
+    keys = (small >= 0) @ _KEYS[1 : small.shape[1] + 1]  # keyed by the bytes read
+    count = len(set(keys.tolist()))
+    led = np.column_stack((np.arange(states), small))  # each state, then its targets
+    keyed = np.zeros(states + 1, dtype=np.int64)  # each state's key, then no edge's (0)
     for _ in range(ROUNDS):
-        if not _together(blocks, pair):
+        if not _together(keys, count, pair):
             return None
-        labels[:states] = blocks
-        mapped = labels.take(small)  # each target's block (-1: no edge, taking the last)
-        split, split_first = _classes(mapped, blocks)
-        if len(split_first) == len(first):  # stable: no block split (checked exactly)
-            return _quotient(table, mapped, labels, blocks, first)
-        blocks, first = split, split_first
+        keyed[:states] = keys
+        split = keyed.take(led) @ _KEYS[: led.shape[1]]  # its key and its targets' keys
+        split ^= split >> 29  # not linear: else keys of paths in another order cancel out
+        split_count = len(set(split.tolist()))
+        if split_count == count:  # stable: no block split (checked exactly)
+            return _quotient(small, starts, keys, table.dtype)
+        keys, count = split, split_count
     return None
 
 
@@ -132,36 +136,23 @@ _KEYS = np.random.default_rng(20261130).integers(
     1, 1 << 62, size=1 + QUOTIENT_STATES, dtype=np.int64
 )
 """Random weights: a row of ints is keyed by its weighted sum (wrapping), so that equal
-rows share a key; the partition found is checked exactly (``_quotient``), so a collision
-costs a merge, never a wrong answer."""
+rows share a key. A round of ``live_blocks`` keys each state by its key and its targets'
+(a gather and a product, its bits folded: no renumbering of the blocks a round, which cost
+a dict of the states each), and numbers the blocks once the count of keys stops growing;
+that partition is checked exactly (``_quotient``), so a collision costs a merge, never a
+wrong answer (``tests/test_quotient_keys.py``)."""
 
 
-def _together(blocks: np.ndarray, pair: tuple[int, int]) -> bool:
-    """Whether the states of ``pair`` share a block, with another state where they are one
-    (-1: any two states do)."""
+def _together(keys: np.ndarray, count: int, pair: tuple[int, int]) -> bool:
+    """Whether the states of ``pair`` share a key (``count``: how many keys there are),
+    with another state where they are one (-1: any two states do). States of one block
+    share a key, so keys that differ part them exactly."""
     one, other = pair
     if one < 0:
-        return int(blocks.max()) + 1 < len(blocks)
+        return count < len(keys)
     if one != other:
-        return bool(blocks[one] == blocks[other])
-    return int(np.count_nonzero(blocks == blocks[one])) > 1
-
-
-def _classes(rows: np.ndarray, before: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
-    """Each row's class (``before``: a class already, kept apart), numbered as first met,
-    and each class's first row: rows of equal ints share one; rows that differ almost
-    surely do not (``_KEYS``). A dict of the keys (``np.unique`` cost ~15 µs a call)."""
-    keys = rows.astype(np.int64, copy=False) @ _KEYS[1 : rows.shape[1] + 1]
-    if before is not None:
-        keys += before * _KEYS[0]
-    seen: dict[int, int] = {}
-    found, first = [], []
-    for at, key in enumerate(keys.tolist()):
-        number = seen.setdefault(key, len(first))
-        if number == len(first):
-            first.append(at)
-        found.append(number)
-    return np.array(found, dtype=np.intp), first
+        return bool(keys[one] == keys[other])
+    return int(np.count_nonzero(keys == keys[one])) > 1
 
 
 def _run_starts(table: np.ndarray) -> np.ndarray:
@@ -180,12 +171,26 @@ def _run_starts(table: np.ndarray) -> np.ndarray:
 
 
 def _quotient(
-    table: np.ndarray, mapped: np.ndarray, labels: np.ndarray, blocks: np.ndarray, first: list[int]
+    small: np.ndarray, starts: np.ndarray, keys: np.ndarray, dtype: np.dtype
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """``blocks`` and the quotient's table, where ``blocks`` (``first``: each one's first
-    state; ``labels``: the blocks, -1 after the last) is stable, checked exactly on
-    ``mapped`` (each state's targets' blocks by its runs' first bytes, ``_run_starts``:
-    each row equal to its block's first state's, -1 kept); else None."""
-    if not np.array_equal(mapped, mapped[first][blocks]):
+    """Each state's block, numbered as first met, and the quotient's table (of ``dtype``),
+    where the blocks of equal ``keys`` are stable, checked exactly on ``small`` (the
+    columns of the runs' first bytes, ``starts``: ``_run_starts``): each state's targets'
+    blocks, -1 kept, those of its block's first state; else None (two keys collided). The
+    quotient's row of a block is its first state's, each run's column repeated."""
+    seen: dict[int, int] = {}
+    blocks, first = [], []
+    for at, key in enumerate(keys.tolist()):
+        number = seen.setdefault(key, len(first))
+        if number == len(first):
+            first.append(at)
+        blocks.append(number)
+    labels = np.full(len(small) + 1, -1, dtype=np.intp)  # each state's block, -1 after
+    labels[:-1] = blocks
+    mapped = labels.take(small)
+    rows = mapped[first]
+    if (mapped != rows[labels[:-1]]).any():
         return None  # a collision of keys merged rows that differ
-    return blocks, labels.take(table[first]).astype(table.dtype, copy=False)
+    column = np.zeros(256, dtype=np.intp)  # each byte's run
+    column[starts[1:]] = 1
+    return labels[:-1], rows[:, np.cumsum(column, out=column)].astype(dtype)
