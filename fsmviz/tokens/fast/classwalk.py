@@ -35,7 +35,7 @@ rest}, so "1" and "12" spell (digit) and (digit, digit), "a1" (other, digit)::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -67,7 +67,7 @@ NARROW = 64
 node (~0.2 µs), where a numpy round costs ~10 µs whatever its size."""
 LISTED = 65_536
 """A class table of at most this many entries is read as a list by ``_tail`` and
-``_python_level``."""
+``_python_level``; a larger one through a memoryview (``ClassTable.cells``)."""
 SPARSE = 2_000
 """Rows with fewer tokens than this are spelled out from their live nodes' tokens and
 sorted; longer ones are read off every token id at once."""
@@ -496,9 +496,13 @@ class ClassTable:
         return self.sink * self.width
 
     @cached_property
-    def flat_list(self) -> list[int]:
-        """``flat`` as a list, for the walk's last few nodes (``_tail``)."""
-        return self.flat.tolist()
+    def cells(self) -> list[int] | memoryview:
+        """``flat`` entry by entry as Python ints, for the nodes walked in Python
+        (``_python_level``, ``_tail``), indexed in place: a list where it has at most
+        ``LISTED`` entries (~20 ns a lookup), else a memoryview of ``flat`` (~40 ns, nothing
+        copied, where a list of a schema's 150k entries costs ~1.5 ms to make and
+        ``flat.item`` ~100 ns a call; a list's bound ``__getitem__`` cost ~40 ns)."""
+        return self.flat.tolist() if len(self.flat) <= LISTED else memoryview(self.flat)
 
     @staticmethod
     def of(table: np.ndarray, columns: ByteColumns | None) -> ClassTable:
@@ -560,7 +564,7 @@ def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarra
         lists = classes.lists
         if not lists.made[depth]:
             lists.fill(depth)
-        live = _python_level(lists, _getter(table), dead, *live)
+        live = _python_level(lists, table.cells, dead, *live)
         size = len(classes.levels[depth][0])
         if not _few(len(live[0]), size):  # many live: back to numpy rounds
             states = np.full(size, dead, dtype=np.intp)
@@ -583,11 +587,6 @@ def class_states(classes: ClassTrie, table: ClassTable, state: int) -> np.ndarra
 def _few(live: int, size: int) -> bool:
     """Whether a level of ``size`` nodes, ``live`` of them live, is walked in Python."""
     return live <= FEW_LIVE and live * SPARSE_LEVEL < size
-
-
-def _getter(table: ClassTable) -> Callable[[int], int]:
-    """A lookup into ``table.flat``: its list's where small (``LISTED``), else by item."""
-    return table.flat_list.__getitem__ if len(table.flat) <= LISTED else table.flat.item
 
 
 def _numpy_level(
@@ -616,17 +615,17 @@ def _numpy_level(
 
 
 def _python_level(
-    lists: _Lists, get: Callable[[int], int], dead: int, nodes: list[int], states: list[int]
+    lists: _Lists, cells: Sequence[int], dead: int, nodes: list[int], states: list[int]
 ) -> tuple[list[int], list[int]]:
     """The live children of ``nodes`` (in order; their level listed) and their states,
-    from ``states`` (the nodes' own, times the table's width; ``get``: a lookup into its
-    ``flat``)."""
+    from ``states`` (the nodes' own, times the table's width; ``cells``: its ``flat``
+    read entry by entry, ``ClassTable.cells``)."""
     first, kind = lists.first, lists.kind
     found: list[int] = []
     reached: list[int] = []
     for node, at in zip(nodes, states, strict=True):
         for child in range(first[node], first[node + 1]):
-            target = get(at + kind[child])
+            target = cells[at + kind[child]]
             if target != dead:
                 found.append(child)
                 reached.append(target)
@@ -648,11 +647,10 @@ def _tail_walk(
     if live is not None:
         lists = classes.lists
         if 4 * sum(lists.below[node - top] for node in live[0]) < len(classes.tail_parent):
-            get = _getter(table)
             if not lists.made[-1]:
                 lists.fill_tail()
             while live[0]:
-                live = _python_level(lists, get, dead, *live)
+                live = _python_level(lists, table.cells, dead, *live)
                 walked[0].extend(live[0])
                 walked[1].extend(live[1])
             return None
@@ -666,12 +664,12 @@ def _tail(classes: ClassTrie, table: ClassTable, states: np.ndarray) -> np.ndarr
     """The states of the nodes below level ``classes.deep`` (``NARROW``) in Python,
     from ``states``, those of the nodes at that level: one numpy round per level of a
     long run of "-" costs more than a list lookup per node. A table past ``LISTED`` entries
-    (a schema's ~600 states by 256 bytes) is read item by item rather than made a list at
-    its first wide row (~8 ms under load, for ~550 lookups a row)."""
-    get = _getter(table)
+    (a schema's ~600 states by 256 bytes) is read through a memoryview rather than made a
+    list at its first wide row (~8 ms under load, for ~550 lookups a row)."""
+    cells = table.cells
     known = states.tolist()
     for parent, kind in zip(classes.tail_parent, classes.tail_kind, strict=True):
-        known.append(get(known[parent] + kind))
+        known.append(cells[known[parent] + kind])
     return np.array(known[len(states) :], dtype=np.intp)
 
 
@@ -723,11 +721,13 @@ def class_row(
     reached = class_states(classes, table, state)
     live = np.flatnonzero(reached != table.sink)
     sizes = classes.node_start[live + 1] - classes.node_start[live]
-    if int(sizes.sum()) < SPARSE:
+    if int(sizes.sum()) < SPARSE:  # each token at one node: its target put by token id
         tokens = classes.node_tokens[runs(classes.node_start[live], sizes)]
-        targets = np.repeat(reached[live], sizes)
-        order = np.argsort(tokens)
-        return tokens[order].astype(np.int32), targets[order], None
+        by_token = np.empty(len(classes.token_node), dtype=reached.dtype)  # read at tokens
+        by_token[tokens] = np.repeat(reached[live], sizes)
+        tokens = tokens.astype(np.int32)
+        tokens.sort()  # ~1.5k ids: ~40% less than an argsort and two gathers
+        return tokens, by_token[tokens], None
     ends = np.append(reached, np.int32(table.sink))[classes.token_node]
     size = len(ends)
     allowed = np.zeros(-(-size // 32) * 32, dtype=bool)
