@@ -273,13 +273,15 @@ def _clear_of(above: np.ndarray, read: np.ndarray | slice, out: int) -> np.ndarr
     bits) on its path above (``above``: [4, nodes]): a word at a time, those of ``out``
     that hold a byte (where one pass over [n, 4] words and ``any`` cost ~3 times as much).
     """
-    words, clash = above[:, read], None  # a view for a slice, one gather for places
-    for word in range(4):
+    clash = None
+    for word in range(4):  # only the words of ``out`` that hold a byte are read
         bits = out >> (64 * word) & _WORD
         if bits:
-            part = words[word] & np.uint64(bits)
+            part = above[word, read] & np.uint64(bits)  # a view for a slice, else a gather
             clash = part if clash is None else np.bitwise_or(clash, part, out=clash)
-    return np.ones(words.shape[1], dtype=bool) if clash is None else clash == 0
+    if clash is None:
+        return np.ones(len(above[0, read]), dtype=bool)
+    return clash == 0
 
 
 _WORD = (1 << 64) - 1
