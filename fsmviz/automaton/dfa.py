@@ -1341,8 +1341,49 @@ def _alphabet(
     characters with equal signatures form a class. A character listed by one set only
     (nearly all of a wide class like ``[一-龥]``) has that set's signature, so those are
     grouped with whole-set operations; only characters listed by several sets are
-    looked at one by one."""
+    looked at one by one. Where no character is listed twice and no set is negated (a
+    keyword's ``[eE][lL][sS][eE]``, a date's ``\\d`` and ``-``), each set is a class
+    of its own (``_apart_alphabet``)."""
     index, set_ids, seen, shared = _distinct_sets(positions)
+    if not shared and all(chars and not negated for chars, negated in index):
+        return _apart_alphabet(list(index), set_ids, seen)
+    return _signature_alphabet(positions, index, set_ids, seen, shared)
+
+
+def _apart_alphabet(
+    distinct: list[_CharSet], set_ids: list[int], seen: set[str]
+) -> tuple[
+    list[tuple[frozenset[str], bool]], list[tuple[int, ...]], list[int], frozenset[str], list[int]
+]:
+    """``_alphabet`` of sets that are none negated, none empty, no two sharing a character:
+    each set's signature is itself alone, so each is a class, the classes in the order of
+    their smallest characters as ``_signature_alphabet`` sorts them (~5 µs, where the
+    signatures took ~15-30 for a keyword's 4-8 sets).
+
+    >>> sets = [(frozenset("lL"), False), (frozenset("eE"), False)]  # as met in "lel"
+    >>> classes, class_sets, position_classes, _, _ = _apart_alphabet(sets, [0, 1, 0], set())
+    >>> [sorted(chars) for chars, _ in classes], class_sets, position_classes
+    ([['E', 'e'], ['L', 'l']], [(1,), (0,)], [2, 1, 2])
+    """
+    order = sorted(range(len(distinct)), key=lambda i: min(distinct[i][0]))
+    set_classes = [0] * len(distinct)
+    for k, i in enumerate(order):
+        set_classes[i] = 1 << k
+    classes = [(distinct[i][0], False) for i in order]
+    position_classes = [set_classes[i] for i in set_ids]
+    return classes, [(i,) for i in order], position_classes, frozenset(seen), set_ids
+
+
+def _signature_alphabet(
+    positions: _Positions,
+    index: dict[_CharSet, int],
+    set_ids: list[int],
+    seen: set[str],
+    shared: set[str],
+) -> tuple[
+    list[tuple[frozenset[str], bool]], list[tuple[int, ...]], list[int], frozenset[str], list[int]
+]:
+    """``_alphabet`` by signatures, from ``_distinct_sets``' answer for ``positions``."""
     distinct = list(index)
     mentioned = frozenset(seen)
     # A negated set accepts exactly the characters it does not list, so a character's
