@@ -176,23 +176,33 @@ def test_b2_far_down_the_page_a_row_click_keeps_the_window(ran: Page) -> None:
     assert ran.evaluate("scrollY") == before
 
 
-SHADOW_160 = re.compile(r"shadow run(: up to 160 tokens, about|… \d+ of at most 160 tokens)")
-"""The status while a 160-token run's shadow run is announced or streams (never a former
-run's "… the shadow run was skipped")."""
+def shadow_going(budget: int) -> re.Pattern[str]:
+    """The status while a ``budget``-token run's shadow run is announced or streams (never a
+    former run's "… the shadow run was skipped", nor a run's of another budget)."""
+    return re.compile(
+        rf"shadow run(: up to {budget} tokens, about|… \d+ of at most {budget} tokens)"
+    )
+
+
+STREAMED = 64
+"""The budget of the run whose shadow run streams while a step is chosen: the shadow run
+(the raw prompt's continuation, ~100 tokens to its end) stops at 64, a window of seconds on
+a quiet machine for the one click, where ~100 tokens cost the app ~12 CPU-s and Chromium
+~6 (each token a frame) and ~20 had been too few (the click came after the end)."""
 
 
 def steps_can_be_chosen_while_the_shadow_run_streams(app: Page) -> None:
     # Without the chat template the model continues the raw prompt; this one it continues for
-    # about a hundred tokens (a fenced number, then code), long enough to step through while
-    # the shadow run streams. ("Give a phone number" it ended after about twenty: under a
-    # light load the shadow run was over before the step was chosen.)
-    set_inputs(app, PHONE, "Here is a list of one hundred phone numbers:", max_tokens=160,
+    # about a hundred tokens (a fenced number, then code), cut at STREAMED: long enough to
+    # step through while the shadow run streams. ("Give a phone number" it ended after about
+    # twenty: under a light load the shadow run was over before the step was chosen.)
+    set_inputs(app, PHONE, "Here is a list of one hundred phone numbers:", max_tokens=STREAMED,
                chat=False)  # fmt: skip
     app.click("#run")
     expect(app.locator("#stop")).to_be_visible()
     expect(app.locator("#run")).to_be_enabled()  # Generate stays on: it would start over
     # this run's shadow run (the page's former run may have one in its status)
-    expect(app.locator("#status")).to_contain_text(SHADOW_160, timeout=RUN_TIMEOUT)
+    expect(app.locator("#status")).to_contain_text(shadow_going(STREAMED), timeout=RUN_TIMEOUT)
     rows = table_rows(app)
     assert len(rows) >= 8
     assert app.get_attribute("#step input[type=range]", "max") == str(len(rows) - 1)
@@ -915,7 +925,7 @@ def generate_stays_available_and_the_shadow_run_is_announced_and_skippable(app: 
     expect(app.locator("#stop >> visible=true")).to_have_text(
         "Skip shadow run", timeout=RUN_TIMEOUT
     )
-    expect(app.locator("#status")).to_contain_text(SHADOW_160)
+    expect(app.locator("#status")).to_contain_text(shadow_going(160))
     app.click("#stop")
     skipped = re.compile(r"^\s*Done: .* shadow run was skipped")
     expect(app.locator("#status")).to_contain_text(skipped)
