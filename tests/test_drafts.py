@@ -53,11 +53,13 @@ def test_drafts_leave_greedy_output_unchanged(model, seed_cases) -> None:
     """The seed JSON: the model repeats its own indentation and keys, prompt lookup guesses
     them, and the pass that checks a draft gives the same numbers as one token at a time."""
     pattern = seed_cases["regexes"]["pink_floyd_json"]
-    plain = generate(model, pattern, JSON_PROMPT, max_tokens=100)
-    drafted = generate(model, pattern, JSON_PROMPT, max_tokens=100, draft_tokens=8)
+    # 64 tokens: a song of 58 steps, its album the title again, 13 of them drafted (100
+    # tokens wrote two chart fields more, 88 steps and 26 drafts, for ~2.5 CPU-s more)
+    plain = generate(model, pattern, JSON_PROMPT, max_tokens=64)
+    drafted = generate(model, pattern, JSON_PROMPT, max_tokens=64, draft_tokens=8)
     assert drafted.text == plain.text
     assert drafted.matched == plain.matched
-    assert sum(step.drafted for step in drafted.steps) >= 20
+    assert sum(step.drafted for step in drafted.steps) >= 10
     for a, b in zip(plain.steps, drafted.steps, strict=True):
         assert a.token_id == b.token_id
         assert a.valid_mass == pytest.approx(b.valid_mass, abs=1e-3)
