@@ -479,8 +479,31 @@ def _merged_at(walker: RowWalker, state: int, chain: Chain) -> bool:
     pair = pair_at(walker, state, chain)
     if pair is None:
         return False
-    walker.merged = merge(walker, pair)
+    table = walker.byte_dfa.table
+    if pair[0] != pair[1] and parted_by_exits(chain, pair, walker.reads_of, table):
+        walker.merged = False  # as ``merge`` would find, without reading the table
+    else:
+        walker.merged = merge(walker, pair)
     return bool(walker.merged)
+
+
+def parted_by_exits(
+    chain: Chain, pair: tuple[int, int], reads: Callable[[int], int], table: np.ndarray
+) -> bool:
+    """Whether the two states of ``pair`` surely fall apart in the live blocks
+    (``quotient.live_blocks`` refuses them), seen from their bytes read (``reads(s)``) and
+    those of their targets by each ASCII byte ``chain`` leaves by: states alike read the
+    same bytes and lead by each byte to states alike, so a difference parts them. False:
+    not known. ``ANY*(?:[^/]+/.+)ANY*``: after ``[^/]`` and at the start, ``/`` leads to
+    a state reading a newline (``[^/]+/``: ``.`` may follow) and one not (``/`` alone)."""
+    one, other = pair
+    if reads(one) != reads(other):
+        return True
+    for byte in set_bits(chain.leaves & _ASCII):
+        ahead, behind = table.item(one, byte), table.item(other, byte)
+        if ahead != behind and reads(ahead) != reads(behind):
+            return True
+    return False
 
 
 ALONE_TOKENS = 512
