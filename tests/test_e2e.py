@@ -355,9 +355,10 @@ def payloads_in_the_regex_and_prompt_stay_text(app: Page, dialogs: list[str]) ->
         expect(app.locator("#dfa svg.fsm")).to_contain_text(payload)
     assert_nothing_injected(app)
 
-    # the model is forced to write a payload: the output shows it as text
+    # the model is forced to write a payload: the output shows it as text (12 tokens; the
+    # budget is the shadow run's too: 16, where 40 had it write 24 tokens more of prose)
     prompt = "Repeat exactly: " + " ".join(XSS)
-    run(app, regex.escape(XSS[0], special_only=True), prompt, max_tokens=40, shadow=True)
+    run(app, regex.escape(XSS[0], special_only=True), prompt, max_tokens=16, shadow=True)
     assert output_text(app) == XSS[0]
     assert app.locator("#output img, #shadow img, #steps img").count() == 0
     assert_nothing_injected(app)
