@@ -579,8 +579,12 @@ def drawing(page: Page, how: str) -> None:
         expect(page.locator(f"#dfa .dfa-view[data-drawing={how}]")).to_have_count(1)
 
 
-def test_a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Page) -> None:
-    # the page-load event draws the default pattern: typed before it lands, it would be undone
+def a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app: Page) -> None:
+    """(The last of issue 30's scenarios' page, once a page load of its own: the drawing
+    options it sets are left set.) The drawing before it is exact: the page's last pattern,
+    a small one, drawn the default way (on a fresh page the default pattern's, whose
+    page-load event would undo what was typed before it lands)."""
+    app.set_viewport_size({"width": 1280, "height": 720})  # a fresh page's size
     expect(app.locator("#dfa .dfa-view[data-drawing=exact]")).to_have_count(1)
     type_regex(app, COUNTED)
     expect(app.locator("#dfa .dfa-view[data-drawing=compact]")).to_have_count(1)  # auto
@@ -957,12 +961,14 @@ def generate_during_a_run_starts_the_new_run(app: Page) -> None:
 def test_i30_a_new_pattern_clears_the_old_run_then_apply_and_run_compares_before_and_after(
     app: Page,
 ) -> None:
-    """Three scenarios on one page (once a page load each): issue 30's new pattern (first:
+    """Four scenarios on one page (once a page load each): issue 30's new pattern (first:
     it reads the fresh page's examples menu), then Apply & run of a suggested pattern, then
-    of the chat template; each sets every input it runs with."""
+    of the chat template, then a long counted pattern's compact drawing (last: it leaves
+    the drawing options set); each sets every input it runs with."""
     a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app)
     apply_and_run_a_suggested_pattern_compares_before_and_after(app)
     apply_and_run_the_chat_template_keeps_the_run_as_before(app)
+    a_long_counted_pattern_is_drawn_compact_and_lit_inside_its_loop(app)
 
 
 def a_new_pattern_clears_the_old_run_and_the_examples_menu_follows(app: Page) -> None:
