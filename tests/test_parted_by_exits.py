@@ -15,9 +15,11 @@ from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_row
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
-PARTED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in (r"[^|]+\|[^|]+", "[^;]+;.+"))
+PARTED = tuple(  # one byte along (``|``, ``;``), two (``%`` and a control byte)
+    rf"{ANY}*(?:{needle}){ANY}*" for needle in (r"[^|]+\|[^|]+", "[^;]+;.+", r"\S%\S")
+)
 MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("bar", "[^,]", "q-r"))
-FARTHER = rf"{ANY}*(?:\S/\S|\$\S+){ANY}*"  # parts two bytes along: ``live_blocks`` says
+FARTHER = rf"{ANY}*(?:\S+@\S+\.\S+){ANY}*"  # parts past EXIT_LEVELS: ``live_blocks`` says
 
 
 def _masks_are_rows(index, vocab, states: int) -> None:

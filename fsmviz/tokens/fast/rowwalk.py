@@ -475,12 +475,15 @@ def merge_at(walker: RowWalker, state: int) -> bool:
 def _merged_at(walker: RowWalker, state: int, chain: Chain) -> bool:
     """Whether ``walker`` (not merged yet) merges its DFA into live blocks where ``state``'s
     ``chain`` shows a pair to merge (``pair_at``): merged now (``merge``) where it does;
-    ``merge_at`` and ``RowWalker.packed`` both ask."""
+    ``merge_at`` and ``RowWalker.packed`` both ask. A search's pair, its chain's loop and
+    a state an exit of the loop leads to (``searches``), is refused at once where its
+    exits part them (``parted_by_exits``)."""
     pair = pair_at(walker, state, chain)
     if pair is None:
         return False
     table = walker.byte_dfa.table
-    if pair[0] != pair[1] and parted_by_exits(chain, pair, walker.reads_of, table):
+    searched = pair[0] == chain.path[-1] != pair[1]
+    if searched and parted_by_exits(chain, pair, walker.reads_of, table):
         walker.merged = False  # as ``merge`` would find, without reading the table
     else:
         walker.merged = merge(walker, pair)
@@ -491,19 +494,37 @@ def parted_by_exits(
     chain: Chain, pair: tuple[int, int], reads: Callable[[int], int], table: np.ndarray
 ) -> bool:
     """Whether the two states of ``pair`` surely fall apart in the live blocks
-    (``quotient.live_blocks`` refuses them), seen from their bytes read (``reads(s)``) and
-    those of their targets by each ASCII byte ``chain`` leaves by: states alike read the
-    same bytes and lead by each byte to states alike, so a difference parts them. False:
-    not known. ``ANY*(?:[^/]+/.+)ANY*``: after ``[^/]`` and at the start, ``/`` leads to
-    a state reading a newline (``[^/]+/``: ``.`` may follow) and one not (``/`` alone)."""
-    one, other = pair
-    if reads(one) != reads(other):
-        return True
-    for byte in set_bits(chain.leaves & _ASCII):
-        ahead, behind = table.item(one, byte), table.item(other, byte)
-        if ahead != behind and reads(ahead) != reads(behind):
+    (``quotient.live_blocks`` refuses them): states alike read the same bytes
+    (``reads(s)``) and lead by each byte to states alike, so a pair of states that the
+    same bytes lead them to and that reads different bytes parts them. Followed from
+    ``pair`` up to ``EXIT_LEVELS`` bytes deep by the first and last byte of each run of the
+    ASCII bytes ``chain`` leaves by (a search's needle, the controls and space a string's
+    loop leaves by: a few bytes); False: not known. ``ANY*(?:[^/]+/.+)ANY*``: after
+    ``[^/]`` and at the start, ``/`` leads to a state reading a newline (``.`` may
+    follow) and one not; ``ANY*(?:\\S/\\S)ANY*`` parts after ``/`` and ``\\x00``
+    (``\\S`` reads it, a string does not)."""
+    leaves = chain.leaves & _ASCII
+    ends = list(set_bits(leaves & ~((leaves << 1) & (leaves >> 1))))  # of each run
+    pairs, seen = [pair], {pair}
+    for depth in range(EXIT_LEVELS + 1):
+        if any(reads(ahead) != reads(behind) for ahead, behind in pairs):
             return True
+        if depth == EXIT_LEVELS:
+            break
+        following = []
+        for ahead, behind in pairs:
+            for byte in ends:
+                step = table.item(ahead, byte), table.item(behind, byte)
+                if step[0] != step[1] and step not in seen:
+                    seen.add(step)
+                    following.append(step)
+        pairs = following
     return False
+
+
+EXIT_LEVELS = 3
+"""Bytes ``parted_by_exits`` follows a pair, at most: ``ANY*(?:([^: ]+):([^: ]+)...)ANY*``
+parts after ``:``, ``\\x00`` and ``:`` again."""
 
 
 ALONE_TOKENS = 512
