@@ -509,7 +509,7 @@ def parted_by_exits(
     for depth in range(EXIT_LEVELS + 1):
         if any(reads(ahead) != reads(behind) for ahead, behind in pairs):
             return True
-        if depth == EXIT_LEVELS:
+        if depth == EXIT_LEVELS or not pairs:
             break
         following = []
         for ahead, behind in pairs:
