@@ -19,6 +19,7 @@ import test_e2e  # noqa: E402
 from test_schema_grammar_page import TREE  # noqa: E402  (a small recursive schema)
 
 from fsmviz.app.handlers import MAX_PROMPT  # noqa: E402
+from fsmviz.app.schema_page import schema_examples  # noqa: E402
 from fsmviz.schema.convert import regex_from_schema  # noqa: E402
 
 app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
@@ -114,16 +115,18 @@ def test_a_schema_example_runs_in_the_main_view_with_the_json_verdict(page, app_
 
 
 def test_a_typed_schema_outlives_the_menu_a_broken_one_is_refused_and_a_fix_rewrites_it(
-    page, app_url
+    page, app_url, browser
 ):
-    """Four checks that need no run, on one page load (5-6 s of Chromium's CPU each), in
-    this order: the first needs the part as it opens (no example chosen, the default
-    whitespace); the others set all they look at."""
+    """Four checks that need no run, then a schema run's link, on one page load (5-6 s of
+    Chromium's CPU each), in this order: the first needs the part as it opens (no example
+    chosen, the default whitespace); the others set all they look at; the link's comes
+    last (it closes this page for the link's own)."""
     open_part(page, app_url)
     leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page)
     a_broken_schema_is_refused_with_its_pointer(page)
     a_findings_fix_button_rewrites_the_schema_and_its_regex(page)
     which_engine_gets_the_schema_right_is_a_table_on_the_page(page)
+    a_schema_runs_link_restores_the_schema_part(page, app_url, browser)
 
 
 def a_findings_fix_button_rewrites_the_schema_and_its_regex(page):
@@ -179,15 +182,21 @@ def leaving_the_example_menu_without_a_choice_keeps_the_typed_schema(page):
     expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(typed))
 
 
-def test_a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
-    open_part(page, app_url)
+def a_schema_runs_link_restores_the_schema_part(page, app_url, browser):
+    """(After the no-run checks, on their page: the fix's schema, its sentiment first, and
+    whitespace none are there before the example is chosen.)"""
     page.locator("#schema-example input").click()
     page.locator("ul[role=listbox] li", has_text="enum").first.click()
     expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON", timeout=UI_TIMEOUT)
-    page.locator("#schema-whitespace").get_by_text("none", exact=True).click()
+    # the example's own regex (under the whitespace already chosen) before the next input:
+    # a whitespace click while the choice is pending re-uses the schema box as it was
+    enum = schema_examples()["enum"]
     regex = page.locator("#regex textarea")
+    expect(regex).to_have_value(regex_from_schema(enum.schema, whitespace="none"))
+    page.locator("#schema-whitespace").get_by_text("none", exact=True).click()
     expect(regex).to_have_value(re.compile(r'^\\\{"sentiment":'), timeout=UI_TIMEOUT)
     expect(page).to_have_url(re.compile(r"[?&]schema=.*&whitespace=none\b"))
+    expect(page).to_have_url(re.compile(r"[?&]schema=[^&]*stars"))  # the enum's field
     # what the link must restore, read before the page is closed (an idle open page costs
     # CPU while the other one loads and runs)
     url, want = page.url, {
