@@ -6,14 +6,12 @@ answer is the plain row."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fsmviz import build_index
 from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast import rowwalk
-from fsmviz.tokens.index import packed
-from tests.test_index_rows import plain_row
+from tests.test_index_rows import assert_plain_masks
 from tests.test_levelwalk import answers_of
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
@@ -21,21 +19,12 @@ ALONE = (rf"{ANY}*(?:g.*){ANY}*", rf"{ANY}*(?:e.*){ANY}*", r'(?:[^"\\]|\\.)*t[^\
 FEW = (rf"{ANY}*(?:\d.*){ANY}*", rf"{ANY}*(?:j.*){ANY}*")  # 1 and 350 tokens hold the byte
 
 
-def _masks_are_rows(index, vocab, states: int) -> None:
-    """The index's first ``states`` masks are its plain rows (EOS where it accepts)."""
-    for state in index.states[:states]:
-        tokens, _ = plain_row(index, state)
-        if index.is_accepting(state):
-            tokens = np.append(tokens, vocab.eos_token_id)
-        assert np.array_equal(index.bitmask(state), packed(tokens, len(vocab))), state
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", ALONE)
 def test_a_refused_search_start_is_answered_over_the_dfa(bundled_vocab, pattern, monkeypatch):
     answered = answers_of(monkeypatch, index_module, "alone_words")
     index = build_index(pattern + "()" * 3, bundled_vocab)
-    _masks_are_rows(index, bundled_vocab, 12)
+    assert_plain_masks(index, 12)
     assert index._walker.merged is False, "the merge was not refused"
     assert answered[:1] == [True], answered  # the start, by the search's words
 
@@ -46,7 +35,7 @@ def test_a_needle_few_tokens_hold_keeps_the_chain(bundled_vocab, pattern, monkey
     """Where few tokens hold the needle's byte the chain's frontier is small: not taken."""
     answered = answers_of(monkeypatch, index_module, "alone_words")
     index = build_index(pattern + "()" * 3, bundled_vocab)
-    _masks_are_rows(index, bundled_vocab, 4)
+    assert_plain_masks(index, 4)
     assert index._walker.merged is False and not any(answered), answered
 
 

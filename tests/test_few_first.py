@@ -13,7 +13,7 @@ from fsmviz.tokens.fast import firstbytes, packwalk
 from fsmviz.tokens.fast.firstbytes import few_first_words
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
-from tests.test_index_rows import plain_row
+from tests.test_index_rows import plain_mask, plain_row
 
 PATTERNS = (
     r".*\.[jJ][sS][oO][nN]",  # ``.``'s character states, before the needle's loop
@@ -51,10 +51,7 @@ def test_few_first_words_are_the_plain_rows(bundled_vocab, pattern):
         assert not words.flags.writeable
     assert answered, "no state was answered by its few first tokens"
     for state in index.states[:40]:  # and bitmask, which asks it first
-        tokens, _ = plain_row(index, state)
-        if index.is_accepting(state):
-            tokens = np.append(tokens, bundled_vocab.eos_token_id)
-        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab)))
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state))
 
 
 @pytest.mark.slow
@@ -98,10 +95,7 @@ def test_merged_blocks_take_their_few_first_words(bundled_vocab, pattern):
     index = build_index(pattern + "()" * 5, bundled_vocab)
     states = index.states[:40]
     for state in states:
-        tokens, _ = plain_row(index, state)
-        if index.is_accepting(state):
-            tokens = np.append(tokens, bundled_vocab.eos_token_id)
-        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
     merged = index._walker.merged
     assert merged, "not merged: the test asks nothing of the merged path"
     inner = merged.walker

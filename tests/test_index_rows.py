@@ -9,7 +9,7 @@ import pytest
 
 from fsmviz import build_index
 from fsmviz.arrays import runs
-from fsmviz.tokens.index import _walk
+from fsmviz.tokens.index import _walk, packed
 
 WIDE_SEEDS = ("email", "three_letters_digit", "url", "pink_floyd_json")
 EVERYDAY = (
@@ -36,6 +36,21 @@ def plain_row(index, state: int) -> tuple[np.ndarray, np.ndarray]:
     reached = np.repeat(reached, per_node)
     order = np.argsort(tokens)
     return tokens[order], reached[order]
+
+
+def plain_mask(index, state: int) -> np.ndarray:
+    """``index.bitmask(state)`` as the plain pair walk makes it: the plain row's tokens,
+    and EOS's where ``state`` accepts, packed."""
+    tokens, _ = plain_row(index, state)
+    if index.is_accepting(state):
+        tokens = np.append(tokens, index.vocab.eos_token_id)
+    return packed(tokens, len(index.vocab))
+
+
+def assert_plain_masks(index, states: int) -> None:
+    """The index's first ``states`` masks are the plain ones (``plain_mask``)."""
+    for state in index.states[:states]:
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
 
 
 def assert_rows_match(index, states) -> None:

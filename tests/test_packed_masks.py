@@ -12,7 +12,7 @@ from fsmviz import build_index
 from fsmviz.tokens.fast.closedsets import _leads_alike, closed_words
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
-from tests.test_index_rows import plain_row
+from tests.test_index_rows import plain_mask, plain_row
 
 JSON_CHARS = r'([^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*'
 JSON_STRINGS = rf'\{{"a": "{JSON_CHARS}", "b": "{JSON_CHARS}"\}}'
@@ -32,13 +32,6 @@ FALLING_BACK = ()
 STATES = 24
 
 
-def expected(index, state: int) -> np.ndarray:
-    tokens, _ = plain_row(index, state)
-    if index.is_accepting(state):
-        tokens = np.append(tokens, index.vocab.eos_token_id)
-    return packed(tokens, len(index.vocab))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS + FALLING_BACK)
 def test_packed_masks_are_the_plain_rows(bundled_vocab, pattern):
@@ -48,7 +41,7 @@ def test_packed_masks_are_the_plain_rows(bundled_vocab, pattern):
     unrowed = 0
     for state in states:
         words = index.bitmask(state)
-        assert np.array_equal(words, expected(index, state)), (pattern, state)
+        assert np.array_equal(words, plain_mask(index, state)), (pattern, state)
         unrowed += state not in index._rows
     assert unrowed or pattern in FALLING_BACK, "no state's mask came from its chain"
 
@@ -68,7 +61,7 @@ def test_narrow_masks_are_the_plain_rows(bundled_vocab):
     reads = (index.byte_dfa.table >= 0).sum(axis=1)
     assert {1, 11, 16, 36, 53} <= set(reads.tolist())  # each kind of narrow state is met
     for state in range(index.byte_dfa.num_states):
-        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
     assert not index._rows  # none of them made a row: each came from the walks for masks
 
 
@@ -168,7 +161,7 @@ def test_utf8_loops_on_a_toy_vocabulary(monkeypatch):
         index = build_index(pattern, vocab)
         for state in range(index.byte_dfa.num_states):
             words = index.bitmask(state)
-            assert np.array_equal(words, expected(index, state)), (pattern, state)
+            assert np.array_equal(words, plain_mask(index, state)), (pattern, state)
         kinds[pattern] = sorted(set(index._walker._utf8.values()))
         assert index._live is None and not index._rows, pattern  # no row made: no pruning
     assert kinds == {
@@ -231,7 +224,7 @@ def test_closed_sets_on_a_toy_vocabulary():
         words = packed_vocab(index.trie, len(vocab))
         closed[pattern] = []
         for state in range(index.byte_dfa.num_states):
-            assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+            assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (pattern, state)
             found = closed_words(words, index.byte_dfa.table, state)
             refused = closed_words(words, index.byte_dfa.table, state, index._walker.reads_of)
             assert (found is None) == (refused is None), (pattern, state)  # refused at once
@@ -310,7 +303,7 @@ def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
         fresh = (2 if candidates else 3) + (0 if few else 2)
         index = build_index(pattern + "()" * fresh, vocab)
         for state in range(index.byte_dfa.num_states):
-            assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+            assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (pattern, state)
         assert index._live is None, pattern
     if candidates:
         assert grouped == {1, 2} and 1 in split, (grouped, split)

@@ -6,13 +6,11 @@ made, the masks are the plain rows, and it says "parted" only of pairs that
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fsmviz import build_index
 from fsmviz.tokens.fast import quotient, rowwalk
-from fsmviz.tokens.index import packed
-from tests.test_index_rows import plain_row
+from tests.test_index_rows import assert_plain_masks
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
 PARTED = tuple(  # one byte along (``|``, ``;``), two (``%`` and a control byte)
@@ -20,15 +18,6 @@ PARTED = tuple(  # one byte along (``|``, ``;``), two (``%`` and a control byte)
 )
 MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("bar", "[^,]", "q-r"))
 FARTHER = rf"{ANY}*(?:\S+@\S+\.\S+){ANY}*"  # parts past EXIT_LEVELS: ``live_blocks`` says
-
-
-def _masks_are_rows(index, vocab, states: int) -> None:
-    """The index's first ``states`` masks are its plain rows (EOS where it accepts)."""
-    for state in index.states[:states]:
-        tokens, _ = plain_row(index, state)
-        if index.is_accepting(state):
-            tokens = np.append(tokens, vocab.eos_token_id)
-        assert np.array_equal(index.bitmask(state), packed(tokens, len(vocab))), state
 
 
 def _blocks_made(monkeypatch) -> list[bool]:
@@ -49,7 +38,7 @@ def _blocks_made(monkeypatch) -> list[bool]:
 def test_a_pair_parted_one_byte_along_reads_no_blocks(bundled_vocab, pattern, monkeypatch):
     made = _blocks_made(monkeypatch)
     index = build_index(pattern + "()" * 3, bundled_vocab)
-    _masks_are_rows(index, bundled_vocab, 12)
+    assert_plain_masks(index, 12)
     assert index._walker.merged is False, "the merge was not refused"
     assert made == [], made  # refused before the table's blocks were made
     walker = index._walker
@@ -64,7 +53,7 @@ def test_pairs_not_parted_at_the_exits_go_to_the_blocks(bundled_vocab, pattern, 
     ``live_blocks``, which refuses it."""
     made = _blocks_made(monkeypatch)
     index = build_index(pattern + "()" * 3, bundled_vocab)
-    _masks_are_rows(index, bundled_vocab, 6)
+    assert_plain_masks(index, 6)
     assert made == [pattern != FARTHER], made
 
 

@@ -16,8 +16,7 @@ from fsmviz.tokens.fast import chains, packwalk, quotient, rowwalk, walkbelow
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
 from fsmviz.tokens.index import packed
-from tests.test_index_rows import plain_row
-from tests.test_packed_masks import expected
+from tests.test_index_rows import plain_mask, plain_row
 
 SEARCHES = (  # JSON Schema patterns not anchored: a string's characters around a needle
     "foo",
@@ -44,7 +43,7 @@ DOTS = (".*bar", ".*\\.[xX][mM][lL]", "[cC][aA][nN][oO][eE]_.*")  # inside a cha
 def test_masks_over_live_blocks_are_the_plain_rows(bundled_vocab, pattern):
     index = build_index(pattern + "()" * 5, bundled_vocab)  # fresh: no row made yet
     for state in index.states[:40]:
-        assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (pattern, state)
     if pattern in WHOLE:  # the search's start merged the DFA
         assert isinstance(index._walker.merged, Merged), pattern
 
@@ -136,7 +135,7 @@ def test_loops_below_a_frontier_taken_whole_are_the_plain_rows(bundled_vocab, pa
     monkeypatch.setattr(index_module, "alone_words", lambda *args: None)  # the chain's path
     index = build_index(pattern + "()" * 6, bundled_vocab)
     for state in index.states[:40]:
-        assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (pattern, state)
     assert any(taken), pattern
 
 
@@ -159,7 +158,7 @@ def test_a_small_dfa_merges_the_loops_after_a_needle(bundled_vocab):
     subtree at once (``_below_loops``)."""
     index = build_index(whole_match("f.*o")[1:-1] + "()", bundled_vocab)
     for state in index.states[:12]:
-        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
     assert isinstance(index._walker.merged, Merged)
     assert 0 not in index._rows
     alone = build_index(whole_match("b.*")[1:-1] + "()", bundled_vocab)  # after b: one state
@@ -187,7 +186,7 @@ def test_pairs_that_no_longer_thin_out_walk_their_tokens_at_once(bundled_vocab, 
     for needle in ("f.o", "[a-z]+:[^ ]+"):
         index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
         for state in index.states[:16]:
-            assert np.array_equal(index.bitmask(state), expected(index, state)), (needle, state)
+            assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (needle, state)
     assert sum(walked) >= 2, walked  # with ENTRY_WALK 0: none
 
 
@@ -233,7 +232,7 @@ def test_long_tokens_jump_through_their_states_loops(bundled_vocab, pattern, mon
         got = walkbelow.walk_entries(vocab, table, entries, starts, skip)
         want = walkbelow._walk_on(table, vocab.padded, starts, vocab.padded_start, vocab.lengths)
         assert sorted(got.tolist()) == np.flatnonzero(want).tolist(), (pattern, state)
-        assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (pattern, state)
     assert sum(jumped) >= 20, jumped  # runs of spaces, long lines
 
 
@@ -255,7 +254,7 @@ def test_a_backslash_state_walks_from_its_first_bytes(bundled_vocab, needle, mon
     index = build_index(whole_match(needle)[1:-1] + "()" * 5, bundled_vocab)
     for state in index.states[:24]:
         taken = len(walked)
-        assert np.array_equal(index.bitmask(state), expected(index, state)), (needle, state)
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (needle, state)
         if any(walked[taken:]):  # walked from its first bytes: answered there, no row
             assert state not in index._walker._unpacked, (needle, state)
     assert any(walked), needle  # with first_bytes as before (no ASCII byte read): none
@@ -277,7 +276,7 @@ def test_a_few_tokens_below_many_pairs_are_walked_at_once(bundled_vocab, monkeyp
     monkeypatch.setattr(walkbelow, "walk_entries", counted)
     index = build_index(whole_match("f.o")[1:-1] + "()" * 7, bundled_vocab)
     for state in index.states[:8]:
-        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
     assert max(walked) > walkbelow.TOKEN_WALK, walked  # with SHALLOW_PAIRS past 645: none
 
 
@@ -302,7 +301,7 @@ def test_below_loops_asks_only_states_reading_a_byte_back(bundled_vocab, monkeyp
     monkeypatch.setattr(index_module, "alone_words", lambda *args: None)
     index = build_index(whole_match(needle)[1:-1] + "()" * 3, bundled_vocab)
     for state in index.states[:12]:
-        assert np.array_equal(index.bitmask(state), expected(index, state)), state
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
     assert any(taken), needle
     for table, (nodes, states), state in asked:
         mine = states == state

@@ -18,7 +18,7 @@ from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.index import packed
-from tests.test_index_rows import plain_row
+from tests.test_index_rows import plain_mask, plain_row
 from tests.test_levelwalk import answers_of
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
@@ -57,10 +57,7 @@ def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, m
     answered = answers_of(monkeypatch, index_module, "search_words")
     index = build_index(pattern + "()" * 6, bundled_vocab)
     for state in index.states[:40]:
-        tokens, _ = plain_row(index, state)
-        if index.is_accepting(state):
-            tokens = np.append(tokens, bundled_vocab.eos_token_id)
-        assert np.array_equal(index.bitmask(state), packed(tokens, len(bundled_vocab))), state
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
     assert index._walker.merged, "not merged"
     assert any(answered), "no block was answered by search_words"
 

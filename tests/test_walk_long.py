@@ -12,7 +12,7 @@ import pytest
 
 from fsmviz import build_index
 from fsmviz.tokens.fast import walkbelow
-from tests.test_packed_masks import expected
+from tests.test_index_rows import plain_mask
 
 ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
 SEARCHES = (rf"{ANY}*(?:[^x]){ANY}*", rf"{ANY}*(?:[^a-z]){ANY}*", rf"{ANY}*(?:[^_]){ANY}*")
@@ -30,7 +30,7 @@ def test_long_tokens_jumped_first_give_the_plain_rows(monkeypatch, bundled_vocab
     monkeypatch.setattr(walkbelow, "_jump", counted)
     index = build_index(pattern + "()" * 4, bundled_vocab)  # fresh: no row made yet
     for state in index.states[:12]:
-        assert np.array_equal(index.bitmask(state), expected(index, state)), (pattern, state)
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), (pattern, state)
     assert any(jumped), pattern  # the long tokens were jumped before any round
 
 
