@@ -600,10 +600,10 @@ def _numpy_level(
     ``count`` of them): every node's from its parent's, or where few live, their
     children's alone (the rest dead)."""
     parents, kinds, child_start = level
-    if count * SPARSE_LEVEL >= len(states) and len(parents) < IN_PLACE:
-        return table.flat[states[parents] + kinds]
-    if count * SPARSE_LEVEL >= len(states):  # the same in one array
-        found = states.take(parents)
+    if count * SPARSE_LEVEL >= len(states):  # many live: every node's from its parent's
+        if len(parents) < IN_PLACE:
+            return table.flat[states[parents] + kinds]
+        found = states.take(parents)  # the same in one array
         found += kinds
         return table.flat.take(found, out=found, mode="clip")  # each index read, then written
     live = np.flatnonzero(alive)
