@@ -5,13 +5,11 @@ targets are put by token id and read back in sorted order. Both against the plai
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fsmviz import build_index
 from fsmviz.tokens.fast import classwalk
-from tests.test_class_walk import _class_walk
-from tests.test_index_rows import plain_row
+from tests.test_class_walk import _class_walk, assert_class_rows_plain
 
 FEW_LIVE = (
     r"(?:[^a-df-zA-DF-Z\s]+(?:[umUM][sS]|[dhmsDHMS])\s?)+",  # python levels and a tail
@@ -19,19 +17,6 @@ FEW_LIVE = (
     r"[0-9]+(\.[0-9]+)*\s?(kg|lb|oz)",  # not tuned on
 )
 STATES_CHECKED = 24
-
-
-def _rows_equal_the_plain_ones(index, classes, table) -> int:
-    """Asserts every checked state's class row is its plain row; the count of short rows."""
-    short = 0
-    for state in range(min(index.byte_dfa.num_states, STATES_CHECKED)):
-        tokens, targets, words = classwalk.class_row(classes, table, state)
-        expected_tokens, expected_targets = plain_row(index, state)
-        assert tokens.dtype == np.int32 and targets.dtype == np.int32
-        assert np.array_equal(tokens, expected_tokens), state
-        assert np.array_equal(targets, expected_targets), state
-        short += words is None and len(tokens) > 1
-    return short
 
 
 @pytest.mark.slow
@@ -56,6 +41,6 @@ def test_class_rows_read_through_either_cells_are_the_plain_rows(
         index = build_index(pattern, bundled_vocab)
         classes, table = _class_walk(index)
         assert isinstance(table.cells, list if listed else memoryview)
-        short += _rows_equal_the_plain_ones(index, classes, table)
+        short += assert_class_rows_plain(index, classes, table, STATES_CHECKED)
     assert walked and set(walked) == {list if listed else memoryview}
     assert short  # short rows spelled from their nodes' tokens were checked too
