@@ -271,7 +271,7 @@ class TokenIndex:
     @cached_property
     def _walker(self) -> RowWalker:
         """What makes this index's rows and packed masks (``rowwalk.RowWalker``)."""
-        return RowWalker(self.byte_dfa, self.trie, len(self.vocab))
+        return RowWalker(self.byte_dfa, self.trie, len(self.vocab), self.dfa)
 
     def successors(self, state: int) -> np.ndarray:
         """The distinct states the tokens of ``state`` lead to (sorted)."""

@@ -36,7 +36,7 @@ import numpy as np
 
 from fsmviz.arrays import distinct, runs
 from fsmviz.automaton.bytedfa import ByteDfa
-from fsmviz.automaton.dfa import set_bits
+from fsmviz.automaton.dfa import Dfa, set_bits
 from fsmviz.tokens.fast.chains import Chain, chain_of, chain_words
 from fsmviz.tokens.fast.classwalk import (
     MERGED_CLASSES,
@@ -215,8 +215,11 @@ class RowWalker:
     A narrow state whose Python walk grew long walks the byte trie with chains
     (``walk_row``), unless the class trie is built and small (``SMALL_CLASSES``)."""
 
-    def __init__(self, byte_dfa: ByteDfa, trie: VocabTrie, num_ids: int) -> None:
-        self.byte_dfa, self.trie, self.num_ids = byte_dfa, trie, num_ids
+    def __init__(
+        self, byte_dfa: ByteDfa, trie: VocabTrie, num_ids: int, dfa: Dfa | None = None
+    ) -> None:
+        self.byte_dfa, self.trie, self.num_ids, self.dfa = byte_dfa, trie, num_ids, dfa
+        self._ascii: dict[int, int] = {}  # ``char_main_class``'s bytes of sets of classes
         self._classes: tuple[ClassTrie, ClassTable] | None = None
         self._edges: dict[int, Steps] = {}
         self._chains: dict[int, Chain | None] = {}  # of ``packed``
@@ -334,29 +337,17 @@ class RowWalker:
         return chain
 
     def _main_class(self, state: int) -> tuple[int, int]:
-        """``Chains.main_class`` of ``state`` from its row alone (a counted repeat's chain
-        asks it of 20 states; the byte classes cost 0.2-0.8 ms the first time), kept. On a
-        miss, first guessed with the states after it (``guess_mains`` along the middle byte
-        it reads: where one target takes most of its bytes, likely one of them); where no
-        target does (a capital or a letter: 26 bytes each), from its row
-        (``_row_main_class``), then the states after it guessed (~10 µs a state asked one
-        by one, 0.2 ms for a CSV field's 20)."""
+        """``Chains.main_class`` of ``state`` (``main_class``: off the character DFA where
+        its classes are ASCII, else from its row; a counted repeat's chain asks it of 20
+        states; the byte classes cost 0.2-0.8 ms the first time), kept."""
         found = self._mains.get(state)
-        if found is None and self.reads_of(state):
-            self._guess_chain(state, _middle_byte(self.reads_of(state)))
-            found = self._mains.get(state)
         if found is None:
-            row = self.byte_dfa.table[state]
-            found = self._mains[state] = _row_main_class(row, self.reads_of(state))
-            bits, target = found
-            if target >= 0:
-                self._guess_chain(target, (bits & -bits).bit_length() - 1)
+            dfa = self.dfa if state < self.byte_dfa.num_char_states else None
+            height = int(self.trie.height[0])
+            found = main_class(
+                self.byte_dfa.table, self._mains, self.reads_of, state, height, dfa, self._ascii
+            )
         return found
-
-    def _guess_chain(self, state: int, byte: int) -> None:
-        """``guess_mains`` into the kept main classes."""
-        height = int(self.trie.height[0])
-        guess_mains(self.byte_dfa.table, self._mains, self.reads_of, state, byte, height)
 
     def wide(self, state: int) -> bool:
         """Whether ``state`` reads at least ``WIDE_STATE`` bytes (``reads_of``, by state:
@@ -691,6 +682,86 @@ def _packed_ids(tokens: list[int], num_ids: int) -> np.ndarray:
     words = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
     words.flags.writeable = False
     return words
+
+
+def main_class(
+    table: np.ndarray,
+    mains: dict[int, tuple[int, int]],
+    reads: Callable[[int], int],
+    state: int,
+    height: int,
+    dfa: Dfa | None = None,
+    ascii_of: dict[int, int] | None = None,
+) -> tuple[int, int]:
+    """``Chains.main_class`` of ``state`` (``table``'s row ``state``), put in ``mains``.
+    Where ``dfa`` is the character DFA whose byte DFA ``table`` is (``state`` one of its
+    states), read off its moves (``char_main_class``: no numpy round); else first
+    guessed with the states after it (``guess_mains`` along the middle byte it reads:
+    where one target takes most of its bytes, likely one of them); where no target does
+    (a capital or a letter: 26 bytes each), from its row (``_row_main_class``), then the
+    states after it guessed (~10 µs a state asked one by one, 0.2 ms for a CSV field's
+    20). ``reads(s)``: the bytes ``s`` reads (256 bits)."""
+    found = None if dfa is None else char_main_class(dfa, table, state, ascii_of)
+    if found is None and reads(state):
+        guess_mains(table, mains, reads, state, _middle_byte(reads(state)), height)
+        found = mains.get(state)
+    if found is None:
+        found = _row_main_class(table[state], reads(state))
+        bits, target = found
+        if target >= 0:
+            guess_mains(table, mains, reads, target, (bits & -bits).bit_length() - 1, height)
+    mains[state] = found
+    return found
+
+
+def char_main_class(
+    dfa: Dfa, table: np.ndarray, state: int, ascii_of: dict[int, int] | None = None
+) -> tuple[int, int] | None:
+    """``Chains.main_class`` of ``state`` read off the character DFA ``dfa`` (``table``:
+    its byte DFA's): each target's classes (``Dfa.moves``) counted by their characters,
+    the lowest target on a tie, as ``_row_main_class`` counts the row's bytes. A state
+    whose classes are all ASCII reads each class's characters as bytes into the same
+    targets (``to_bytes``); ~2 µs, where a guess round for a counted repeat's chain cost
+    ~60 µs at a new index's first mask. None where a class it reads holds a character
+    past ASCII (its lead bytes lead inside a character: counted in the byte table alone)
+    or where the byte table does not lead there (an edge into a dead end, left out).
+    ``ascii_of``: by a set of classes, their ASCII bytes (-1: one past ASCII), kept.
+
+    >>> from fsmviz.automaton.bytedfa import to_bytes
+    >>> from fsmviz.automaton.dfa import compile_regex
+    >>> dfa = compile_regex("[A-Z][a-z]{1,3}")
+    >>> table = to_bytes(dfa).table
+    >>> bits, target = char_main_class(dfa, table, 1)  # after a capital: the 26 letters
+    >>> bits == sum(1 << b for b in b"abcdefghijklmnopqrstuvwxyz"), target == table.item(1, 97)
+    (True, True)
+    >>> char_main_class(compile_regex("[^a]"), to_bytes(compile_regex("[^a]")).table, 0)
+    """
+    ascii_of = {} if ascii_of is None else ascii_of
+    best, most, main = 0, 0, -1
+    for target, classes in dfa.moves[state].items():
+        bits = ascii_of.get(classes)
+        if bits is None:
+            bits = ascii_of[classes] = _ascii_bytes(dfa, classes)
+        if bits < 0:
+            return None
+        count = bits.bit_count()
+        if count > most or count == most and target < main:
+            best, most, main = bits, count, target
+    if main >= 0 and table.item(state, (best & -best).bit_length() - 1) != main:
+        return None
+    return best, main
+
+
+def _ascii_bytes(dfa: Dfa, classes: int) -> int:
+    """The characters of ``dfa``'s ``classes`` (a set of class numbers, as ``Dfa.moves``
+    keeps them) as bytes (256 bits); -1 where one lies past ASCII."""
+    bits = 0
+    for k in set_bits(classes):
+        for lo, hi in dfa.classes[k].ranges(dfa.mentioned):
+            if hi > 0x7F:
+                return -1
+            bits |= (1 << (hi + 1)) - (1 << lo)
+    return bits
 
 
 GUESSED = 3
