@@ -67,6 +67,7 @@ from fsmviz.tokens.fast.closedsets import ascii_closed_words, entered_closed_wor
 from fsmviz.tokens.fast.firstbytes import few_first_words
 from fsmviz.tokens.fast.levelwalk import levels_of
 from fsmviz.tokens.fast.packwalk import packed_vocab
+from fsmviz.tokens.fast.readwalk import readable_pairs
 from fsmviz.tokens.fast.rowwalk import RowWalker, alone_words, merge_at
 from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.fast.successors import (
@@ -524,6 +525,9 @@ def _successor_pairs(
         deepest = DEEP_ROUNDS if looping >= 2 else None
         walked = None
         if deepest is None or not _runs_past(index.trie, table, todo):
+            read = readable_pairs(index.trie, table, todo, check, deepest)  # IPv6's
+            if read is not None:
+                return read
             walked = _walk(index.trie, table, todo, budget, check, deepest)
         if walked is not None:
             (origin, _, reached), _ = walked
