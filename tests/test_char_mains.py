@@ -72,3 +72,23 @@ def test_counted_chains_take_no_guess_round_and_masks_are_plain(
     walker = index._walker
     assert walker._mains, "no chain asked for main classes"
     assert not [s for s in rounds if s < index.byte_dfa.num_char_states]
+
+
+@pytest.mark.slow
+def test_a_state_reading_past_ascii_is_not_read_off_the_dfa(bundled_vocab, monkeypatch):
+    asked: list[int] = []
+    read_off = rowwalk.char_main_class
+
+    def counted(dfa, table, state, ascii_of=None):
+        asked.append(state)
+        return read_off(dfa, table, state, ascii_of)
+
+    monkeypatch.setattr(rowwalk, "char_main_class", counted)
+    index = build_index(
+        r'\{"note": "(?:[^"\\]|\\.){0,40}", "n": [0-9]{1,3}\}' + "()" * 5, bundled_vocab
+    )
+    assert_plain_masks(index, 40)
+    walker = index._walker
+    assert asked, "no main class read off the DFA"
+    assert not [s for s in asked if walker.reads_of(s) >> 128]
+    assert [s for s in walker._mains if walker.reads_of(s) >> 128]  # those from their rows

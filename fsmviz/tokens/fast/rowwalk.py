@@ -695,13 +695,15 @@ def main_class(
 ) -> tuple[int, int]:
     """``Chains.main_class`` of ``state`` (``table``'s row ``state``), put in ``mains``.
     Where ``dfa`` is the character DFA whose byte DFA ``table`` is (``state`` one of its
-    states), read off its moves (``char_main_class``: no numpy round); else first
-    guessed with the states after it (``guess_mains`` along the middle byte it reads:
-    where one target takes most of its bytes, likely one of them); where no target does
-    (a capital or a letter: 26 bytes each), from its row (``_row_main_class``), then the
-    states after it guessed (~10 µs a state asked one by one, 0.2 ms for a CSV field's
-    20). ``reads(s)``: the bytes ``s`` reads (256 bits)."""
-    found = None if dfa is None else char_main_class(dfa, table, state, ascii_of)
+    states) and ``state`` reads no byte past ASCII, read off its moves
+    (``char_main_class``: no numpy round; a JSON string's ~30 classes cost ~40 µs to find
+    the one past ASCII). Else first guessed with the states after it (``guess_mains``
+    along the middle byte it reads: where one target takes most of its bytes, likely one
+    of them); where no target does (a capital or a letter: 26 bytes each), from its row
+    (``_row_main_class``), then the states after it guessed (~10 µs a state asked one by
+    one, 0.2 ms for a CSV field's 20). ``reads(s)``: the bytes ``s`` reads (256 bits)."""
+    ascii = dfa is not None and not reads(state) >> 128  # else a class reads past ASCII
+    found = char_main_class(dfa, table, state, ascii_of) if ascii else None
     if found is None and reads(state):
         guess_mains(table, mains, reads, state, _middle_byte(reads(state)), height)
         found = mains.get(state)
