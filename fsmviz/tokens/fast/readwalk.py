@@ -70,15 +70,14 @@ def readable_pairs(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``read_walk``'s pairs where they pay (``PAIR_WORK``, ``READ_BYTES``,
     ``READ_DENSITY``), else None."""
-    cells = table[np.asarray(starts)] >= 0
-    read = cells.any(axis=0)
+    cells = (table if len(starts) == len(table) else table[np.asarray(starts)]) >= 0
+    read = cells.any(axis=0)  # (every state, as the index asks: no gather; only a choice)
+    lo = trie.first_child[0]
+    first = np.flatnonzero(read[trie.byte[lo : lo + trie.num_children[0]]])
+    if int(trie.num_children[first + lo].sum()) * len(starts) < PAIR_WORK:
+        return None
     count = np.count_nonzero(read)
     if count > READ_BYTES or np.count_nonzero(cells) < READ_DENSITY * len(starts) * count:
-        return None
-    first = trie.first_child[0] + np.flatnonzero(
-        read[trie.byte[trie.first_child[0] :][: trie.num_children[0]]]
-    )
-    if int(trie.num_children[first].sum()) * len(starts) < PAIR_WORK:
         return None
     return read_walk(trie, table, starts, check, deepest)
 
