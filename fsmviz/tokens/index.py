@@ -490,9 +490,10 @@ def _successor_pairs(
     index: TokenIndex, todo: list[int], check: Callable[[], None] | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every (position in ``todo``, state a token leads to), sorted: the walk chosen as
-    ``PAIR_BUDGET`` and ``SHARING`` say. Beyond ``dawg.MAX_STARTS`` states that do not
-    share, the wide ones (where tokens walk deep: a JSON string's) go over the DAWG
-    and the rest pair by pair (``_apart``)."""
+    ``PAIR_BUDGET`` and ``SHARING`` say. Where many starts read the same few bytes, over
+    the readable part of the trie first (``readwalk``). Beyond ``dawg.MAX_STARTS``
+    states that do not share, the wide ones (where tokens walk deep: a JSON string's) go
+    over the DAWG and the rest pair by pair (``_apart``)."""
     table = index.byte_dfa.table
     edges = edge_counts(table)
     wide = edges >= WIDE
@@ -506,12 +507,17 @@ def _successor_pairs(
         return _shared(index, edges)
 
     few = len(todo) <= dawg.MAX_STARTS
-    if not few and not shared():
-        deep = [k for k, state in enumerate(todo) if wide[state]]
-        if deep and dawg.MAX_STARTS:  # (0: no walk over the DAWG, all pair by pair)
-            return _apart(index, todo, deep, check)
-    looping = _most_self_bytes(table) if few else 0  # once, for the two tests below
+    looping = _most_self_bytes(table) if few else 0  # once, for the tests below
     deep = looping >= WIDE  # over the DAWG, shared or not (``SHARING``)
+    deepest = DEEP_ROUNDS if looping >= 2 else None
+    walks = not deep and (deepest is None or not _runs_past(index.trie, table, todo))
+    read = readable_pairs(index.trie, table, todo, check, deepest) if walks else None
+    if read is not None:  # IPv6's, before the partitions are asked for (``shared``)
+        return read
+    if not few and not shared():
+        wide_at = [k for k, state in enumerate(todo) if wide[state]]
+        if wide_at and dawg.MAX_STARTS:  # (0: no walk over the DAWG, all pair by pair)
+            return _apart(index, todo, wide_at, check)
     bound = None
     if deep and len(table) <= SETTLED_STATES:  # unless no walk is needed (``_settled``)
         adjacency, one_byte = _adjacency(table), index.trie.single_byte_tokens
@@ -520,15 +526,9 @@ def _successor_pairs(
             return settled
         if len(todo) * len(table) <= dawg.MAX_BOUND_CELLS:  # the bound the walk tests
             bound = _byte_bound(adjacency, todo)
-    if not deep:
+    if walks:
         budget = PAIR_BUDGET if few or shared() else None
-        deepest = DEEP_ROUNDS if looping >= 2 else None
-        walked = None
-        if deepest is None or not _runs_past(index.trie, table, todo):
-            read = readable_pairs(index.trie, table, todo, check, deepest)  # IPv6's
-            if read is not None:
-                return read
-            walked = _walk(index.trie, table, todo, budget, check, deepest)
+        walked = _walk(index.trie, table, todo, budget, check, deepest)
         if walked is not None:
             (origin, _, reached), _ = walked
             return distinct_pairs(origin, reached, len(table))
