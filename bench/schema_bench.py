@@ -147,7 +147,21 @@ def first_set_main() -> list[tuple[str, ...]]:
     (~0.7 ms), the sketch's walk (~0.6: a Python step per position, 536 for 1,169), the
     count (~0.45: ~200 sets of several next positions looked at bit by bit), the
     alphabet (~0.2), ``regex_cost`` (~0.2: each distinct leaf's regex built by
-    outlines-core, 13 of them)."""
+    outlines-core, 13 of them).
+
+    Session 37 (the schema side; load 3-8, 40 fresh texts, caches cleared, CPU ms medians):
+    ``compile_schema`` ~3.4-4.2, the first set after it 0.6-1.0: the schema's side is four
+    fifths of the row. The DFA check 2.3 (the sketch's walk 1.3, ``_sharing_classes`` 0.23,
+    ``_surely_fits`` 0.78; 0.96 / 0.15 / 0.42 run warm), the parse 1.0 (0.5 warm),
+    ``regex_cost`` 0.31, outlines-core's regex 0.24 (0.05 back to back: its Rust code runs
+    cold after the rest), ``load_schema`` 0.25 -> 0.19 (``check_bounds`` told from
+    ``document.nodes``, no paths, whether any subschema has two bounds: none of
+    schema22's 24). Tried and dropped, each A/B in one process: ``_surely_fits`` with its
+    one-next positions summed in C (slower), its bit loop on shifted small ints (no
+    change); the walk linking a key's next character without the bit tests (no change),
+    classes in a row walked as one run (``groupby``: slower, runs are short between
+    ``[ ]?``). What is left: per-position Python in the walk and the count (~2 µs a
+    position), no sure bound cheaper than the sketch for a schema's sets of several."""
     import llguidance
     import llguidance.numpy
 
