@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fsmviz.schema.document import SCALARS, SchemaError, nodes, pointer, walk
+from fsmviz.schema.document import SCALARS, SchemaError, pointer, walk
 
 __all__ = [
     "BOUNDS",
@@ -210,13 +210,7 @@ def check_bounds(root: Mapping[str, Any]) -> None:
     fsmviz.schema.document.SchemaError: minimum 5 is above maximum 1, so no number can be \
 written here: write the smaller bound as the minimum ("minimum": 1, "maximum": 5) \
 (at /properties/age in the schema)
-
-    Most schemas have no subschema with two of these keywords: told from ``nodes``
-    (no paths), and only where one has them are the subschemas walked with their paths,
-    in ``walk``'s order (the first refusal, where it is).
     """
-    if all(len(_BOUNDS.intersection(node)) < 2 for node in nodes(root)):
-        return
     for path, node in walk(root):
         if len(_BOUNDS.intersection(node)) < 2:
             continue  # each refusal below compares two of these keywords
