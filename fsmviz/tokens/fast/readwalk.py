@@ -29,7 +29,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fsmviz.arrays import runs
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["CELLS", "PAIR_WORK", "READ_BYTES", "READ_DENSITY", "read_walk", "readable_pairs"]
@@ -98,7 +97,7 @@ def read_walk(
     Each level holds its live nodes and a matrix of states (a row a node, a column a
     start): a child's row is its parent's read through the table at the child's byte (a
     dead entry reads a spare row of -1s past the table's last). Nodes dead for every
-    start are dropped, and so are starts dead at every node."""
+    start are dropped; the rows where tokens end are marked once, at the end."""
     num_states, width = table.shape
     readable = (table >= 0).any(axis=0)
     flat = np.full((num_states + 1) * width, -1, dtype=np.int32)  # the dead row last
@@ -112,36 +111,37 @@ def read_walk(
     nodes = first_child[0] + np.arange(num_children[0], dtype=first_child.dtype)
     nodes = nodes[readable[byte[nodes]]]
     rows = np.ascontiguousarray(table[np.asarray(starts)][:, byte[nodes]].T, dtype=np.int32)
-    column = np.arange(len(starts), dtype=np.int64)  # each matrix column's start
-    found = np.zeros(len(starts) * (num_states + 1), dtype=bool)  # by start, 1 + state
+    ended = []  # each level's rows of the nodes where tokens end
     made, depth = rows.size, 1
-    while len(nodes):
+    while True:
         if check is not None:
             check()
-        if deepest is not None and depth > deepest:
-            return None
-        depth += 1
-        ending = rows[has_token[nodes]]
-        found[(ending + 1 + column * (num_states + 1)).reshape(-1)] = True
-        alive = rows >= 0
-        live = alive.any(axis=1).nonzero()[0]
-        nodes, rows = nodes.take(live), rows[live]
+        ended.append(rows[has_token[nodes]])
+        live = (rows >= 0).any(axis=1).nonzero()[0]
+        if len(live) < len(nodes):
+            nodes, rows = nodes.take(live), rows[live]
         counts = num_children[nodes]
-        made += int(counts.sum())  # the children looked at, then the entries made
+        ends = np.cumsum(counts)  # ``arrays.runs`` inlined: the ends place each child
+        total = int(ends[-1]) if len(ends) else 0
+        made += total  # the children looked at, then the entries made
         if made > CELLS:
             return None
-        children = runs(first_child[nodes], counts)
+        children = np.repeat(first_child[nodes] - (ends - counts), counts)
+        children += np.arange(total, dtype=children.dtype)
         kept = readable[byte[children]].nonzero()[0]
         if not len(kept):
             break
-        parents = np.repeat(np.arange(len(nodes)), counts).take(kept)
+        if deepest is not None and depth >= deepest:
+            return None
+        depth += 1
+        parents = np.searchsorted(ends, kept, side="right")
         nodes = children.take(kept)
-        starts_live = alive[live].any(axis=0)
-        if not starts_live.all():
-            rows, column = rows[:, starts_live], column[starts_live]
-        made += len(nodes) * len(column)
+        made += len(nodes) * len(starts)
         if made > CELLS:
             return None
         rows = flat[rows[parents] * width + byte[nodes][:, None]]
+    found = np.zeros(len(starts) * (num_states + 1), dtype=bool)  # by start, 1 + state
+    spots = np.arange(1, len(found), num_states + 1)  # each start's state 0 (-1: its last)
+    found[(np.concatenate(ended) + spots).reshape(-1)] = True
     origin, state = np.nonzero(found.reshape(len(starts), num_states + 1)[:, 1:])
     return origin.astype(np.int64), state.astype(np.int64)
