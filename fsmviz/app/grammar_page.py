@@ -356,16 +356,21 @@ def _learn() -> _Learn:
 
 
 def _wire_grammar(models: Any, settings: _Settings, learn: _Learn, tab: GrammarTab) -> None:
-    """The grammar box and its format redraw the rules and the doctor; Learn's depth
-    redraws Learn's view."""
+    """The grammar box, its format and the model menu (the doctor reads its tokens) redraw
+    the rules and the doctor; Learn's depth redraws Learn's view.
+
+    The redraw is one event, ``always_last``: one at a time per page, and an edit made
+    while one is under way is drawn once it is done, from the boxes as they are then. As
+    events of their own, a format clicked while an example was on its way (sent with the
+    grammar the example replaced) could come back after the example's grammar was drawn,
+    and draw the old one under it."""
     page = tab.page
     learn.depth.change(learn_html, learn.depth, learn.view, trigger_mode="always_last", **PRIVATE)
     drawn = grammar_edit_outputs(tab)  # the drawing, the doctor, and a stale run cleared
     typed = [settings.box, settings.fmt, settings.max_tokens, page.trace, settings.backend]
     edited = reads(GrammarEdit, partial(on_grammar_edit, tab, models))
-    settings.box.change(edited, typed, drawn, trigger_mode="always_last", **PRIVATE)
-    settings.fmt.input(edited, typed, drawn, **PRIVATE)
-    settings.backend.change(edited, typed, drawn, **PRIVATE)  # the doctor reads its tokens
+    gr.on([settings.box.change, settings.fmt.input, settings.backend.change], edited, typed,
+          drawn, trigger_mode="always_last", **PRIVATE)  # fmt: skip
 
 
 def _wire_runs(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,9 @@ class SchemaPart:
     """The button "Which engine gets it right?"."""
     verdicts: Any = None
     """Its answer: ``engines_html``."""
+    asked: Any = None
+    """gr.State: a new number each time the server puts a schema in the box (an example,
+    a fix); its change uses the box's schema (``wire_schema_part``)."""
 
 
 def build_schema_part() -> SchemaPart:
@@ -144,7 +148,7 @@ def build_schema_part() -> SchemaPart:
     engines = gr.Button("Which engine gets it right?", elem_id="schema-engines-run", size="sm")
     verdicts = gr.HTML("", elem_id="schema-engines")
     return SchemaPart(example, schema_box, whitespace, use, error, findings, pick,
-                      gr.State(()), gr.State(None), engines, verdicts)  # fmt: skip
+                      gr.State(()), gr.State(None), engines, verdicts, gr.State(0))  # fmt: skip
 
 
 def wire_schema_part(
@@ -161,24 +165,28 @@ def wire_schema_part(
     max tokens and is used at once; "Use this schema", a whitespace choice and a fix
     button put the schema's regex in the ``regex`` box; ``note`` says when it holds one.
     ``backend``: the model menu; the schema's findings are in its model's tokens, and
-    diagnosed again when it changes."""
+    diagnosed again when it changes.
+
+    Every use is one event, ``always_last``: one at a time per page, and a use asked
+    while one is under way is sent once it is done, with the page as it is then. An
+    example or a fix only puts its schema in the box, with a new ``asked``, whose change
+    asks for the use. So the last use reads the page last. As events of their own, a
+    whitespace clicked while an example was on its way (sent with the schema the example
+    replaced) could come back after the example's use and put the old schema's regex
+    beside the example's schema."""
     private = {"api_visibility": "private"}
     used = [regex, part.choice, part.found, part.findings, part.error, note]
-    use = partial(on_use, models)
     chosen = [] if backend is None else [backend]  # on_use's last input: the menu's choice
+    gr.on([part.use.click, part.whitespace.input, part.asked.change], partial(on_use, models),
+          [part.schema, part.whitespace, max_tokens, *chosen], used,
+          trigger_mode="always_last", **private)  # fmt: skip
     # ``select``, not ``input``: Gradio's Dropdown fires ``input`` on every blur too, so
     # leaving the menu without a choice would put the example over a schema being typed.
-    part.example.select(
-        on_schema_example, part.example, [part.schema, prompt, max_tokens, chat], **private
-    ).then(use, [part.schema, part.whitespace, max_tokens, *chosen], used, **private)
-    part.use.click(use, [part.schema, part.whitespace, max_tokens, *chosen], used, **private)
-    part.whitespace.input(use, [part.schema, part.whitespace, max_tokens, *chosen], used, **private)
-    part.pick.change(
-        partial(on_fix, models),
-        [part.pick, part.found, part.schema, part.whitespace, max_tokens, *chosen],
-        [part.schema, part.whitespace, *used, part.pick],
-        **private,
-    )
+    part.example.select(on_schema_example, part.example,
+                        [part.schema, prompt, max_tokens, chat, part.asked],
+                        trigger_mode="always_last", **private)  # fmt: skip
+    part.pick.change(on_fix, [part.pick, part.found, part.schema, part.whitespace],
+                     [part.schema, part.whitespace, part.asked, part.pick], **private)  # fmt: skip
     if backend is not None:  # another model: the schema in use diagnosed in its tokens
         again = [part.choice, regex, max_tokens, backend]
         backend.change(partial(on_model_change, models), again, [part.found, part.findings],
@@ -220,10 +228,16 @@ def on_engines(schema: str) -> str:
         return error_html(SchemaError(NESTED_SCHEMA))
 
 
+ASKS = count(1)
+"""The numbers ``asked`` takes, each new: two asks at once (an example, a fix) are two
+changes, where reading the state and adding one could make them one."""
+
+
 def on_schema_example(name: str):
-    """A schema example chosen: its schema, prompt and max tokens (chat template on)."""
+    """A schema example chosen: its schema, prompt and max tokens (chat template on), and
+    a new ask that uses it."""
     item = schema_examples()[name]
-    return item.schema, item.prompt, item.max_tokens, True
+    return item.schema, item.prompt, item.max_tokens, True, next(ASKS)
 
 
 def on_use(models: Any, schema: str, whitespace: str, max_tokens, backend: str | None = None):
@@ -237,12 +251,13 @@ def on_use(models: Any, schema: str, whitespace: str, max_tokens, backend: str |
     return regex, used.choice, used.findings, used.findings_html, "", mode_html(used.choice, regex)
 
 
-def on_fix(models: Any, k, found, schema: str, whitespace: str, max_tokens, backend=None):
-    """A fix button: the finding's rewritten schema (or whitespace) used at once."""
+def on_fix(k, found, schema: str, whitespace: str):
+    """A fix button: the finding's rewritten schema (or whitespace), and a new ask that
+    uses it; the picker back to -1 (nothing, on that change)."""
     fixed = apply_fix(k, found, schema, whitespace)
     if fixed is None:
-        return (gr.skip(),) * 9
-    return (*fixed, *on_use(models, *fixed, max_tokens, backend), -1)
+        return (gr.skip(),) * 4
+    return (*fixed, next(ASKS), -1)
 
 
 def on_model_change(models: Any, choice: SchemaChoice | None, regex: str, max_tokens, backend):

@@ -1,0 +1,180 @@
+"""End-to-end: a click while an example is still on its way does not leave the page with
+what the example replaced. Each race is made certain by holding the browser's requests
+(``Held``): the example's event and the click's are both sent, then let through in the
+order that lost before (the click's, carrying the page as it was, last)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+import test_e2e  # noqa: E402
+from test_schema_e2e import UI_TIMEOUT, fill_schema, open_part  # noqa: E402
+
+from fsmviz.app.examples import grammar_examples  # noqa: E402
+from fsmviz.app.schema_page import schema_examples  # noqa: E402
+from fsmviz.schema.convert import regex_from_schema  # noqa: E402
+
+app_url = test_e2e.app_url  # the browser tests' fixtures: one app, one Chromium
+browser_type_launch_args = test_e2e.browser_type_launch_args
+
+JOIN = "**/gradio_api/queue/join*"
+"""Where the page sends each event (its inputs, as the page holds them at the send)."""
+SETTLED_S = 1.5
+"""Seconds a box must keep its value, nothing pending on the page, to count as settled."""
+
+
+class Held:
+    """Holds the page's event requests whose body (the event, its inputs as the page held
+    them at the send) passes a test, each until ``release``; every other request goes on."""
+
+    def __init__(self, page, **tests) -> None:
+        self.page, self.tests, self.routes = page, tests, {}
+        page.route(JOIN, self._route)
+
+    def _route(self, route) -> None:
+        body = route.request.post_data_json or {}
+        for name, test in self.tests.items():
+            if name not in self.routes and test(body):
+                self.routes[name] = route
+                return
+        route.continue_()
+
+    def wait(self, name: str) -> None:
+        """Until the request ``name`` is held (the page answers routes while it waits)."""
+        deadline = time.monotonic() + UI_TIMEOUT / 1000
+        while name not in self.routes:
+            assert time.monotonic() < deadline, f"no request {name} was sent"
+            self.page.wait_for_timeout(20)
+
+    def release(self, name: str) -> None:
+        self.routes.pop(name).continue_()
+
+    def close(self) -> None:
+        """Stop holding; a request still held is dropped (never heard by the app)."""
+        for route in self.routes.values():
+            route.abort()
+        self.page.unroute(JOIN)
+
+
+def settled(page, component: str, read: str) -> str:
+    """What the script ``read`` returns, once it has kept it ``SETTLED_S`` with no event
+    pending on ``component`` (its Gradio status tracker hidden)."""
+    pending = f"""() => [...document.querySelectorAll('{component} [data-testid=status-tracker]')]
+        .some((t) => !t.matches('.hide'))"""
+    since, last = time.monotonic(), None
+    deadline = since + UI_TIMEOUT / 1000
+    while time.monotonic() < deadline:
+        value = page.evaluate(read)
+        if value != last or page.evaluate(pending):
+            since, last = time.monotonic(), value
+        elif time.monotonic() - since >= SETTLED_S:
+            return value
+        page.wait_for_timeout(50)
+    raise AssertionError(f"{component} never settled (last: {last!r})")
+
+
+def until(page, read: str, value, seconds: float) -> None:
+    """Wait up to ``seconds`` for the script ``read`` to return ``value`` (no failure: the
+    caller asserts what it needs after)."""
+    deadline = time.monotonic() + seconds
+    while page.evaluate(read) != value and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+
+
+REGEX = "() => document.querySelector('#regex textarea').value"
+RULES = """() => [document.querySelectorAll('#rules svg g.cluster').length,
+    document.querySelector('#grammar-error')?.textContent.trim() ?? '']"""
+"""The grammar tab's drawing, as its count of rule boxes, and its error."""
+
+
+def test_a_click_while_an_example_loads_leaves_the_examples_page(page, app_url):
+    """On one page load: the JSON Schema part's whitespace, then the Grammar tab's format."""
+    open_part(page, app_url)
+    a_whitespace_click_while_a_schema_example_loads_uses_the_example(page)
+    a_format_click_while_a_grammar_example_loads_draws_the_example(page)
+
+
+def a_whitespace_click_while_a_schema_example_loads_uses_the_example(page):
+    """A schema in use, then an example chosen and a whitespace clicked at once: the click
+    carries the old schema. Held until the example's schema and regex are in, it came
+    last, and the Regex box went back to the old schema's regex (session 36), the
+    example's schema and prompt left beside it."""
+    marker = f"m{uuid.uuid4().hex[:8]}"  # a schema new to the app
+    old = json.dumps({"type": "object", "properties": {marker: {"type": "integer", "maxDigits": 3}},
+                      "required": [marker]})  # fmt: skip
+    fill_schema(page, old)
+    page.click("#schema-use")
+    expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(old))
+    enum = schema_examples()["enum"]
+    want = regex_from_schema(enum.schema, whitespace="flexible")
+    held = Held(
+        page,
+        example=lambda body: body.get("data") == ["enum"],
+        click=lambda body: (body.get("data") or [])[:2] == [old, "flexible"],
+    )
+    try:
+        page.locator("#schema-example input").click()
+        page.locator("ul[role=listbox] li", has_text="enum").first.click()
+        held.wait("example")
+        page.locator("#schema-whitespace").get_by_text("flexible", exact=True).click()
+        held.wait("click")  # sent with the old schema
+        held.release("example")
+        expect(page.locator("#schema textarea")).to_have_value(enum.schema)
+        until(page, REGEX, want, 3)  # the example's own use, where it is an event apart
+        held.release("click")
+        assert settled(page, "#regex", REGEX) == want
+    finally:
+        held.close()
+    expect(page.locator("#schema textarea")).to_have_value(enum.schema)
+    expect(page.locator("#schema-whitespace input[value=flexible]")).to_be_checked()
+    expect(page.locator("#schema-mode")).to_contain_text("Generate writes JSON")
+
+
+def a_format_click_while_a_grammar_example_loads_draws_the_example(page):
+    """The first example's grammar in the box, then the arithmetic example clicked and the
+    format lark chosen at once: the choice carries the first grammar. Held until the example's
+    grammar is drawn, it came last and drew the first grammar read as lark (an error)
+    beside the arithmetic grammar. (The example's run is held and never heard.)"""
+    page.get_by_role("tab", name="Grammar").click()
+    box = page.locator("#grammar textarea")
+    expect(box).to_be_visible()
+    first = box.input_value()
+    arithmetic = grammar_examples()["arithmetic"]
+    drawn = [5, ""]  # its drawing alone: five boxes, no error
+    button = page.evaluate(
+        """(name) => window.gradio_config.components.find((c) => c.type === 'button'
+            && c.props.value === name).id""",
+        "arithmetic",
+    )
+    held = Held(
+        page,
+        example=lambda body: body.get("trigger_id") == button and not body.get("data"),
+        run=lambda body: body.get("trigger_id") == button and bool(body.get("data")),
+        click=lambda body: (body.get("data") or [])[:2] == [first, "lark"],
+    )
+    try:
+        page.locator(".grammar-example", has_text="arithmetic").click()
+        held.wait("example")
+        # by the keyboard: the example's progress covers its outputs, the format among
+        # them, from the pointer (the model menu, which it does not cover, has one model)
+        page.locator("#grammar-format input[value=lark]").focus()
+        page.keyboard.press("Space")
+        held.wait("click")  # sent with the first example's grammar
+        held.release("example")
+        expect(box).to_have_value(arithmetic.grammar)
+        until(page, RULES, drawn, 3)  # the example's drawing, where it is an event apart
+        held.release("click")
+        assert settled(page, "#rules", RULES) == drawn
+    finally:
+        held.close()
+    expect(box).to_have_value(arithmetic.grammar)
+    expect(page.locator("#grammar-format input[value=gbnf]")).to_be_checked()
