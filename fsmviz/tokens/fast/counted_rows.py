@@ -184,12 +184,15 @@ class Block:
     ``fresh`` holds ``(how, extra)`` of each new state (``_ON``: the next copy,
     ``_SAME``: this one); ``inner`` the positions in ``fresh`` of those whose rows come
     with the block. ``rows`` (the copy's first, then ``inner``'s) hold a new state's
-    position in ``fresh`` where ``new`` is 1, else a fixed state or -1."""
+    position in ``fresh`` where ``new`` is 1, else a fixed state or -1; ``next_at`` the
+    position in ``fresh`` of the next copy between characters (-1: none, as under a set
+    of characters of two bytes or more, and then ``write`` writes one copy at a time)."""
 
     fresh: tuple[tuple[int, object], ...]
     inner: np.ndarray
     rows: np.ndarray
     new: np.ndarray
+    next_at: int
 
     @staticmethod
     def of(near: Rows, regex: int, plan: CountedPlan) -> Block:
@@ -210,18 +213,34 @@ class Block:
                 made.append(one)
                 inner.append(at)
         rows, new = _stacked(tuple(made))
-        return Block(tuple(fresh), np.array(inner, dtype=np.intp), rows, new)
+        next_at = fresh.get((_ON, b""), -1)
+        return Block(tuple(fresh), np.array(inner, dtype=np.intp), rows, new, next_at)
 
-    def write(self, near: Rows, s: int, regex: int, after: int) -> bool:
-        """Write the rows of the counted copy ``s`` (``regex``, next copy
-        ``after``) and of ``inner``, where the states it leads to outside the fixed
-        ones are all new; False (nothing written) where one is known."""
-        first = near.new_states([(after if how == _ON else regex, e) for how, e in self.fresh])
+    def write(self, near: Rows, s: int, copies: list[int]) -> bool:
+        """Write the rows of the counted copies ``copies[:-1]`` (each one's next copy the
+        one after it; the first is state ``s``) and of each one's ``inner``, where the
+        states they lead to outside the fixed ones are all new; False (nothing written)
+        where one is known. The copies' new states are numbered together, a block of
+        ``len(fresh)`` each, so that each copy's state is the one before's next copy
+        (``next_at``): one write for all their rows (the longer tokens' walk,
+        ``levelwalk.walk_long``, meets them all: ``derivatives._Rows.ahead``)."""
+        fresh = self.fresh
+        if self.next_at < 0:
+            copies = copies[:2]
+        keys = [
+            (after if how == _ON else regex, e)
+            for regex, after in zip(copies[:-1], copies[1:], strict=True)
+            for how, e in fresh
+        ]
+        first = near.new_states(keys)
         if first is None:
             return False
-        rows = self.inner + first
-        rows[0] = s
-        near.table[rows] = self.rows + first * self.new
+        offsets = np.arange(first, first + len(keys), len(fresh), dtype=np.int32)  # as the table
+        rows = self.inner + offsets[:, None]
+        rows[0, 0] = s
+        rows[1:, 0] = offsets[:-1] + self.next_at
+        rows = rows.ravel()
+        near.table[rows] = (self.rows + offsets[:, None, None] * self.new).reshape(-1, 256)
         near.made[rows] = True
         return True
 

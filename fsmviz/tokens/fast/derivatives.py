@@ -38,6 +38,13 @@ characters, read off per token (``levelwalk.loop_tokens``: ``[a-z]+``, identifie
 A start that reads a few bytes (a keyword) walks its few tokens in Python
 (``rowwalk.small_row``).
 
+A counted repeat of a set bounded at ``TrieLevels.long`` or more (15 bytes on SmolLM2:
+all but 243 tokens are that short) is let go first (``regex_terms.TreeTerms.relax_from``):
+``[^,\\n]{1,20}`` is read as ``[^,\\n]{1,}``, which allows the same tokens of up to 20
+bytes, in one loop state where each count was a state and a row a level. The few longer
+tokens the relaxed pattern allows are then walked with the pattern as written
+(``levelwalk.walk_long``), its copies' rows written together (``counted_rows``).
+
 >>> from fsmviz import Vocabulary
 >>> vocab = Vocabulary.from_strings(["a", "b", "ab", "ba", "c"], eos_token="</s>")
 >>> [vocab.token_text(int(t)) for t in first_allowed_tokens("a(b|c)*", vocab)]
@@ -55,7 +62,7 @@ from fsmviz.automaton.dfa import set_bits
 from fsmviz.automaton.syntax import ClassKey
 from fsmviz.cache import bounded
 from fsmviz.tokens.fast.counted_rows import CHAR, ENDS, ENTER, STAY, CountedPlan, counted
-from fsmviz.tokens.fast.levelwalk import loop_tokens, walk_bytes, walk_root
+from fsmviz.tokens.fast.levelwalk import levels_of, loop_tokens, walk_bytes, walk_long, walk_root
 from fsmviz.tokens.fast.regex_terms import (
     ALT,
     CAT,
@@ -105,16 +112,31 @@ def first_allowed_tokens(pattern: str, vocab: Vocabulary) -> np.ndarray:
     if built is None:
         trie = trie_of(vocab)
         try:
-            regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
+            relax = levels_of(trie).long.bound
+            regexes, start = _Regexes.of(pattern, trie.single_byte_tokens, relax)
             walked = loop_led(regexes, start)
             tokens = _spelt_loop(regexes, walked, trie)
             if tokens is None:
                 tokens = _NearStart(regexes, walked).first_row(trie)
+            if regexes.relaxed is not None:
+                tokens = _long_ones_walked(tokens, regexes, trie)
         except Unsure:
             built = build_index(pattern, vocab)
         else:
             return with_eos(tokens, vocab.eos_token_id) if regexes.nullable[start] else tokens
     return built.allowed_tokens(built.initial_state)
+
+
+def _long_ones_walked(tokens: np.ndarray, relaxed: _Regexes, trie: VocabTrie) -> np.ndarray:
+    """``tokens``, the first set of the pattern whose counted repeats ``relaxed`` let go
+    (``regex_terms.TreeTerms.relax_from``: exact for the tokens of ``relaxed.relaxed``
+    bytes or fewer, and a superset for the others), less the longer tokens that the
+    pattern as written does not allow (``levelwalk.walk_long``)."""
+    regexes = _Regexes()
+    rows = _Rows(regexes, regexes.convert(relaxed.tree, 0))
+    long = levels_of(trie).long
+    rows.ahead = long.longest  # copies a token can reach
+    return walk_long(long, relaxed.relaxed, rows, tokens)
 
 
 def _spelt_loop(regexes: _Regexes, regex: int, trie: VocabTrie) -> np.ndarray | None:
@@ -179,8 +201,9 @@ class _Regexes(TreeTerms):
     0
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, relax_from: int | None = None) -> None:
+        super().__init__(relax_from)
+        self.tree: object = None
         self._heads: dict[int, tuple[int, ...]] = {NONE: (), EPS: ()}
         self._derived: dict[tuple[int, int], int] = {}  # (regex, signature) -> derivative
         self._signatures: dict[tuple[tuple[int, ...], int, int], int] = {}  # ``signature``
@@ -188,14 +211,18 @@ class _Regexes(TreeTerms):
         self._ascii_heads: dict[int, int] = {}  # regex -> its heads' ASCII (``_may_read``)
 
     @classmethod
-    def of(cls, pattern: str, single_bytes: np.ndarray) -> tuple[_Regexes, int]:
-        """The regexes of ``pattern`` and the whole pattern's. Raises ``RegexError`` as
-        ``compile_regex`` would before building anything, and ``Unsure`` where only the
-        whole index can answer: under ``(?i)``, where a class accepts nothing, and where
-        some class is not ``spellable`` with ``single_bytes``, the bytes that are tokens
-        on their own."""
-        regexes = cls()
+    def of(
+        cls, pattern: str, single_bytes: np.ndarray, relax_from: int | None = None
+    ) -> tuple[_Regexes, int]:
+        """The regexes of ``pattern`` and the whole pattern's (its counted repeats of
+        ``relax_from`` or more let go: ``TreeTerms.relax_from``; ``tree`` keeps the syntax
+        tree). Raises ``RegexError`` as ``compile_regex`` would before building anything,
+        and ``Unsure`` where only the whole index can answer: under ``(?i)``, where a
+        class accepts nothing, and where some class is not ``spellable`` with
+        ``single_bytes``, the bytes that are tokens on their own."""
+        regexes = cls(relax_from)
         tree, keys = regexes.survey(pattern)
+        regexes.tree = tree
         if not regexes.spellable(keys, single_bytes):
             raise Unsure
         return regexes, regexes.convert(tree, 0)
@@ -583,6 +610,7 @@ class _Rows:
         self.made = np.zeros(64, dtype=bool)
         self._layouts: dict[tuple[tuple[int, ...], bytes], _Layout] = {}
         self._plans: dict[tuple[int, bool, int, bytes], CountedPlan] = {}  # per copy kind
+        self.ahead = 0  # counted copies written with the one asked for (``_copies``)
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -652,11 +680,28 @@ class _Rows:
             base, least, most, rest = repeat
             plan = self.plan(regex, partial, repeat)
             after = self.regexes.cat(self.regexes.rep(base, max(least - 1, 0), most - 1), rest)
-            if plan.block is not None and plan.block.write(self, s, regex, after):
+            block = plan.block
+            if block is not None and block.write(self, s, self._copies(plan, regex, after)):
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
         found.append(-1)  # the bytes in no group: one gather of the groups' targets
         self.table[s] = np.array(found, dtype=np.int32)[layout.group_of]
+
+    def _copies(self, plan: CountedPlan, regex: int, after: int) -> list[int]:
+        """The counted copy ``regex``, its next copy ``after``, and up to ``ahead`` copies
+        more that follow it under ``plan`` (each the one before's next): their rows are
+        written in one go (``counted_rows.Block.write``)."""
+        copies = [regex, after]
+        regexes = self.regexes
+        while len(copies) <= self.ahead + 1:
+            repeat = counted(regexes, copies[-1])
+            if repeat is None:
+                break
+            base, least, most, rest = repeat
+            if self._plans.get((base, least > 0, rest, b"")) is not plan:
+                break
+            copies.append(regexes.cat(regexes.rep(base, max(least - 1, 0), most - 1), rest))
+        return copies
 
     def _counted(self, regex: int, partial: bytes) -> tuple[int, int, int, int] | None:
         """``counted(regex)`` where a ``CountedPlan`` is worth it: not for ``X?T`` whose

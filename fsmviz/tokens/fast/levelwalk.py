@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -60,6 +61,7 @@ __all__ = [
     "loop_tokens",
     "walk_bytes",
     "walk_classes",
+    "walk_long",
     "walk_root",
 ]
 
@@ -87,7 +89,8 @@ class TrieLevels(TrieLayout):
     ``deep`` the depth from which ``walk_bytes`` walks tokens in Python (``DEEP_NODES``),
     and the trie's ``byte``, ``first_child`` and ``num_children`` as ``intp`` (the walk's
     indices); ``num_ids`` one past the largest id; ``spelt``, what each token id is spelt
-    with (``Spelt``)."""
+    with (``Spelt``); ``long``, its ``LONG_TOKENS`` longest tokens at most
+    (``LongTokens``)."""
 
     byte: np.ndarray
     first_child: np.ndarray
@@ -95,6 +98,7 @@ class TrieLevels(TrieLayout):
     deep: int
     num_ids: int
     spelt: Spelt
+    long: LongTokens
 
     @staticmethod
     def of(trie: VocabTrie) -> TrieLevels:
@@ -104,7 +108,113 @@ class TrieLevels(TrieLayout):
         deep = int(np.count_nonzero(nodes - bounds > DEEP_NODES))
         as_index = [a.astype(np.intp) for a in (trie.byte, trie.first_child, trie.num_children)]
         spelt = Spelt.of(parent, bounds.tolist(), as_index[0], node_of)
-        return TrieLevels(parent, bounds, node_of, *as_index, deep, num_ids, spelt)
+        long = LongTokens.of(trie)
+        return TrieLevels(parent, bounds, node_of, *as_index, deep, num_ids, spelt, long)
+
+
+LONG_TOKENS = 256
+"""At most this many tokens are longer than ``TrieLevels.long`` (SmolLM2's 49k: 243, past
+15 bytes): the first set relaxes the counted repeats of ``long`` or more
+(``regex_terms.TreeTerms.relax_from``) and walks these tokens with the pattern as
+written (``walk_long``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class LongTokens:
+    """A trie's tokens longer than ``bound`` bytes, ``LONG_TOKENS`` at most (those past
+    the length of the next longest), in the trie's order: their ``ids``, ``lengths``
+    and bytes (``spelt``), and ``padded``, their bytes as rows of a matrix (zeros past
+    the end), where ``shared`` finds what neighbours have in common; ``longest``, the
+    length of the longest."""
+
+    bound: int
+    longest: int
+    ids: np.ndarray
+    lengths: np.ndarray
+    spelt: tuple[bytes, ...]
+    padded: np.ndarray
+
+    @staticmethod
+    def of(trie: VocabTrie) -> LongTokens:
+        lengths = trie.sorted_lengths
+        cut = len(lengths) - 1 - min(LONG_TOKENS, len(lengths) - 1)  # the longest's rank
+        bound = int(np.partition(lengths, cut)[cut]) if len(lengths) else 0
+        entries = np.flatnonzero(lengths > bound)
+        spelt = tuple(trie.sorted_bytes[e] for e in entries.tolist())
+        longest = int(lengths.max(initial=0))
+        padded = np.zeros((len(entries), longest + 1), dtype=np.uint8)
+        for k, data in enumerate(spelt):
+            padded[k, : len(data)] = np.frombuffer(data, dtype=np.uint8)
+        ids = trie.sorted_ids[entries].astype(np.int32)
+        return LongTokens(bound, longest, ids, lengths[entries], spelt, padded)
+
+    def shared(self, picked: np.ndarray) -> list[int]:
+        """How many first bytes each of the tokens ``picked`` (positions here, rising)
+        shares with the one picked before (0 for the first): where their padded rows
+        first differ, at most the shorter's length (a byte 0 of its own is no padding).
+
+        >>> from fsmviz import Vocabulary
+        >>> from fsmviz.tokens.trie import trie_of
+        >>> vocab = Vocabulary.from_strings(["ab", "abc", "ab\\x00", "b"], eos_token="</s>")
+        >>> long = LongTokens.of(trie_of(vocab))
+        >>> long.spelt, long.shared(np.arange(3))
+        ((b'ab', b'ab\\x00', b'abc'), [0, 2, 2])
+        """
+        rows = self.padded[picked]
+        differ = rows[1:] != rows[:-1]
+        differ[:, -1] = True
+        first = np.argmax(differ, axis=1)
+        lengths = self.lengths[picked]
+        np.minimum(first, np.minimum(lengths[1:], lengths[:-1]), out=first)
+        return [0, *first.tolist()]
+
+
+class MadeRows(Protocol):
+    """A table whose rows are made as asked (``derivatives._Rows``): ``table[s, b]`` the
+    state after byte ``b`` from ``s`` (-1: none) once ``made[s]``; ``make_row(s)`` makes
+    it (the arrays may be replaced as they grow)."""
+
+    table: np.ndarray
+    made: np.ndarray
+
+    def make_row(self, s: int) -> None: ...
+
+
+def walk_long(long: LongTokens, longer: int, rows: MadeRows, allowed: np.ndarray) -> np.ndarray:
+    """``allowed`` (token ids, sorted) less its tokens longer than ``longer`` bytes (of
+    ``long``: ``longer`` is ``long.bound`` or more) that are not walkable from the root in
+    state 0 over ``rows``. Those tokens are walked byte by byte in Python, in the trie's
+    order: each from the bytes it shares with the one before (``LongTokens.shared``), or
+    not at all where the one before died among them (a run of spaces dies where the
+    first did)."""
+    picked = np.flatnonzero(long.lengths > longer)
+    ids = long.ids[picked]
+    at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
+    kept = allowed[at] == ids if allowed.size else np.zeros(len(ids), dtype=bool)
+    picked, at = picked[kept], at[kept]  # the others are not allowed already
+    if not picked.size:
+        return allowed
+    spelt, read = long.spelt, set()
+    states, died = [0], 1 << 30  # the states along the last token walked; where it died
+    dead = []
+    for k, (entry, shared) in enumerate(zip(picked.tolist(), long.shared(picked), strict=True)):
+        if shared >= died:
+            dead.append(k)
+            continue
+        del states[shared + 1 :]
+        state, died = states[-1], 1 << 30
+        for byte in spelt[entry][shared:]:
+            if state not in read:
+                if not rows.made[state]:
+                    rows.make_row(state)
+                read.add(state)
+            state = rows.table.item(state, byte)
+            if state < 0:
+                died = len(states)
+                dead.append(k)
+                break
+            states.append(state)
+    return np.delete(allowed, at[dead])
 
 
 ASCII, UTF8, BROKEN = range(3)

@@ -167,8 +167,10 @@ class TreeTerms(Terms):
     as they are needed: a concatenation's rest stays unread (``SEQ``: the parts from one
     on) until ``head`` is asked for its first part."""
 
-    def __init__(self) -> None:
+    def __init__(self, relax_from: int | None = None) -> None:
         super().__init__()
+        self.relax_from = relax_from
+        self.relaxed: int | None = None  # the least bound ``convert`` let go (``relax_from``)
         self._ranges: dict[tuple[frozenset[str], bool], int] = {}
         self._parts: dict[int, tuple] = {}  # id -> the parts of a ``SEQ``
         self._tails: dict[int, tuple[list[bool], list[int]]] = {}  # id -> ``_tails``
@@ -207,7 +209,7 @@ class TreeTerms(Terms):
         found = self._converted.get(key)
         if found is None:
             if kind is Repeated:
-                found = self.rep(self.convert(node.base, flags), node.min, node.max)
+                found = self._repeat(node, flags)
             elif kind is Pattern:
                 if node.added_flags or node.removed_flags:
                     flags = (flags | node.added_flags.value) & ~node.removed_flags.value
@@ -216,6 +218,26 @@ class TreeTerms(Terms):
                 raise RegexError(f"unsupported construct {kind.__name__}", None, None)
             self._converted[key] = found
         return found
+
+    def _repeat(self, node: Repeated, flags: int) -> int:
+        """The regex of a repeat ``X{a,m}``; ``X{a,}`` where ``X`` is a set and ``m`` is
+        ``relax_from`` or more (``relaxed`` then holds the least such ``m``).
+
+        Relaxed so, a pattern allows the same texts of up to ``relaxed`` bytes as begin
+        its matches (the first allowed set's tokens that short): such a text ``w`` reads
+        ``relaxed`` characters at most, so no copy of ``X`` in it can pass its bound;
+        and where ``wv`` matches the relaxed pattern, so does ``wv'`` the pattern itself,
+        ``v'`` being ``v`` with the characters of each repeat past ``max(a, those in w)``
+        left out (``a`` and those in ``w`` are each ``m`` at most). A counted copy is a
+        state per count (``[^,\\n]{1,20}``: 20, each a row a level of the first set's walk
+        meets); relaxed, it is one loop. ``derivatives`` walks the longer tokens with
+        the pattern as written."""
+        base = self.convert(node.base, flags)
+        most, bound = node.max, self.relax_from
+        if most is not None and bound is not None and most >= bound and self.nodes[base][0] == SET:
+            self.relaxed = most if self.relaxed is None else min(self.relaxed, most)
+            most = None
+        return self.rep(base, node.min, most)
 
     def seq(self, parts: tuple, i: int, flags: int) -> int:
         """``parts[i:]`` concatenated, read lazily. Parts that match the empty text only
