@@ -173,7 +173,7 @@ class TreeTerms(Terms):
         self.relaxed: int | None = None  # the least bound ``convert`` let go (``relax_from``)
         self._ranges: dict[tuple[frozenset[str], bool], int] = {}
         self._parts: dict[int, tuple] = {}  # id -> the parts of a ``SEQ``
-        self._tails: dict[int, tuple[list[bool], list[int]]] = {}  # id -> ``_tails``
+        self._tails: dict[int, _Tails] = {}  # id(parts) -> their ``_Tails``
         self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
         self._split: dict[tuple, tuple[int, int]] = {}  # a ``SEQ`` node -> ``head``
 
@@ -249,15 +249,14 @@ class TreeTerms(Terms):
             return self.convert(parts[i], flags) if i < len(parts) else EPS
         tails = self._tails.get(id(parts))
         if tails is None:
-            tails = self._tails[id(parts)] = _tails(parts)
+            tails = self._tails[id(parts)] = _Tails(parts)
             self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
-        nullable, after = tails
-        i = after[i]
-        if after[i + 1] >= len(parts):  # parts[i] alone is left (or none)
+        i = tails.after(i)
+        if i >= len(parts) or tails.after(i + 1) >= len(parts):  # parts[i] alone is left
             return self.convert(parts[i], flags) if i < len(parts) else EPS
         key = (SEQ, id(parts), i, flags)
         found = self._ids.get(key)
-        return found if found is not None else self._make(key, nullable[i])
+        return found if found is not None else self._make(key, tails.nullable(i))
 
     def head(self, node: tuple) -> tuple[int, int]:
         """A ``SEQ`` node's first part and the rest, as regexes (kept)."""
@@ -394,28 +393,47 @@ def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> N
         raise RegexError(f"unsupported construct {kind.__name__}", None, None)
 
 
-def _tails(parts: tuple) -> tuple[list[bool], list[int]]:
-    """Of a concatenation's ``parts``: whether ``parts[i:]`` match the empty text, and
-    the first part from ``i`` on that matches more than the empty text (``len(parts)``
-    where none does), each for ``i`` from 0 to ``len(parts)``.
+class _Tails:
+    """Of a concatenation's ``parts``, read only as far as asked: ``after(i)``, the first
+    part from ``i`` on that matches more than the empty text (``len(parts)`` where none
+    does), and ``nullable(i)``, whether ``parts[i:]`` match the empty text (read up to
+    the first part that does not). A schema's regex is one concatenation of ~440 parts,
+    and its first set reads a few (all of them read cost ~0.1 ms a pattern).
 
     >>> from fsmviz.automaton.syntax import parse
-    >>> _tails(parse("a()b*()")[1].options[0].parts)
+    >>> tails = _Tails(parse("a()b*()")[1].options[0].parts)
+    >>> [tails.nullable(i) for i in range(5)], [tails.after(i) for i in range(5)]
     ([False, True, True, True, True], [0, 2, 2, 4, 4])
     """
-    nullable, after = [True], [len(parts)]
-    known: dict[int, tuple[bool, bool]] = {}  # a part met again (the parser's one ``()``)
-    for i in range(len(parts) - 1, -1, -1):
-        part = parts[i]
-        found = known.get(id(part))
+
+    def __init__(self, parts: tuple) -> None:
+        self.parts = parts
+        self._kinds: dict[int, tuple[bool, bool]] = {}  # id(part): the parser's one ``()``
+        self._solid: dict[int, int] = {}  # i -> the first part from i on not nullable
+
+    def _kind(self, j: int) -> tuple[bool, bool]:
+        """Whether ``parts[j]`` matches the empty text only, and whether it matches it."""
+        part = self.parts[j]
+        found = self._kinds.get(id(part))
         if found is None:
             empty = _empty(part)
-            found = known[id(part)] = empty, empty or _nullable(part)
-        nullable.append(nullable[-1] and found[1])
-        after.append(after[-1] if found[0] else i)
-    nullable.reverse()
-    after.reverse()
-    return nullable, after
+            found = self._kinds[id(part)] = empty, empty or _nullable(part)
+        return found
+
+    def after(self, i: int) -> int:
+        j, end = i, len(self.parts)
+        while j < end and self._kind(j)[0]:
+            j += 1
+        return j
+
+    def nullable(self, i: int) -> bool:
+        found = self._solid.get(i)
+        if found is None:
+            j, end = i, len(self.parts)
+            while j < end and self._kind(j)[1]:
+                j += 1
+            found = self._solid[i] = j
+        return found == len(self.parts)
 
 
 def _empty(node: object) -> bool:
