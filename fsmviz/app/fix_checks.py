@@ -23,7 +23,12 @@ from fsmviz.generation.models import Model
 from fsmviz.generation.trace import Trace
 from fsmviz.html.findings import findings_html
 
-__all__ = ["check_frames", "checks_coming"]
+__all__ = ["CHECK_EVERY", "check_frames", "checks_coming"]
+
+CHECK_EVERY = 1.0
+"""Seconds a check's frame waits for more tokens: its frames only count them on the status
+line, so once a second (``live.FRAME_EVERY``'s 0.25 s sent four times the frames, each
+20-30 ms of the app's event loop and 0.1-0.2 s of the page's, for a number)."""
 
 
 def checks_coming(findings: Sequence[Finding]) -> str:
@@ -55,7 +60,7 @@ def check_frames(
         started = time.perf_counter()
         try:
             run = stream(model, pattern, trace.prompt, options)
-            with closing(ahead(run)) as arrivals:
+            with closing(ahead(run, CHECK_EVERY)) as arrivals:
                 for written in _counted(arrivals):
                     line = progress(
                         what, written, options.max_tokens, time.perf_counter() - started

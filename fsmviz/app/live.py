@@ -130,6 +130,13 @@ a quiet 2-core machine (Gradio redraws each HTML output whole and updates the pr
 every output): at ~10 a second (0.1 s) a streaming page was busy all the time, and
 filling the prompt box or ticking a checkbox during a run took 3-6 s where at 0.3 s it
 took 0.1-0.5 s (Chromium at a load of 3; ten times that on the loaded suite machine)."""
+SHADOW_EVERY = 0.5
+"""Seconds a frame of the shadow run waits for more tokens (``FRAME_EVERY`` is the
+constrained run's). Whatever a frame carries, it costs the app 20-30 ms of Gradio's event
+loop (every output it leaves alone, ~15 of them, is built again as a component: what
+``gr.skip`` costs in Gradio 6) and the page 0.1-0.2 s; the shadow run's box grows beside a
+finished run, so twice a second reads as live, in half the frames (a 64-token email run
+from the page: ~100 frames, a third of them the shadow run's)."""
 
 
 def run_event(status: object, at_once: int) -> dict[str, object]:
@@ -419,7 +426,7 @@ def shadow_frames(
     The grammar tab streams its shadow run with this too."""
     shadow_steps: list[Step] = []
     started = time.perf_counter()
-    with closing(ahead(stream(model, None, prompt, options))) as arrivals:
+    with closing(ahead(stream(model, None, prompt, options), SHADOW_EVERY)) as arrivals:
         for new in arrivals:
             shadow_steps.extend(new)
             elapsed = time.perf_counter() - started
@@ -483,9 +490,11 @@ def shadow_html(steps: Sequence[Step]) -> str:
     return output_html(steps, final=True)
 
 
-def ahead(steps: Stream) -> Iterator[list[Step]]:
+def ahead(steps: Stream, every: float = FRAME_EVERY) -> Iterator[list[Step]]:
     """Iterate ``steps`` on a thread of its own; yield, each time, all the steps that
-    arrived since the last time (at least one). An error in the stream is raised here.
+    arrived since the last time (at least one), waiting up to ``every`` seconds after the
+    first of them for more (see ``FRAME_EVERY``); the stream's end is yielded at once, not
+    after the wait. An error in the stream is raised here.
     Closing this generator stops the stream after its current token."""
     arrived: queue.SimpleQueue[Step | BaseException | None] = queue.SimpleQueue()
     stop = threading.Event()
@@ -506,9 +515,12 @@ def ahead(steps: Stream) -> Iterator[list[Step]]:
     try:
         while True:
             batch = [arrived.get()]
-            time.sleep(FRAME_EVERY)  # let more tokens come: see FRAME_EVERY
-            while not arrived.empty():
-                batch.append(arrived.get())
+            deadline = time.monotonic() + every  # let more tokens come: see FRAME_EVERY
+            while isinstance(batch[-1], Step):  # until then, or until the stream ends
+                try:
+                    batch.append(arrived.get(timeout=max(deadline - time.monotonic(), 0)))
+                except queue.Empty:
+                    break
             for item in batch:
                 if isinstance(item, BaseException):
                     raise item
