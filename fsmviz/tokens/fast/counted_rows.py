@@ -225,8 +225,16 @@ class Block:
         (``next_at``): one write for all their rows (the longer tokens' walk,
         ``levelwalk.walk_long``, meets them all: ``derivatives._Rows.ahead``)."""
         fresh = self.fresh
-        if self.next_at < 0:
-            copies = copies[:2]
+        if self.next_at < 0 or len(copies) == 2:  # one copy: its rows, as one write
+            regex, after = copies[:2]
+            first = near.new_states([(after if how == _ON else regex, e) for how, e in fresh])
+            if first is None:
+                return False
+            rows = self.inner + first
+            rows[0] = s
+            near.table[rows] = self.rows + first * self.new
+            near.made[rows] = True
+            return True
         keys = [
             (after if how == _ON else regex, e)
             for regex, after in zip(copies[:-1], copies[1:], strict=True)

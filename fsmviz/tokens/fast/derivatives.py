@@ -693,7 +693,7 @@ class _Rows:
         written in one go (``counted_rows.Block.write``)."""
         copies = [regex, after]
         regexes = self.regexes
-        while len(copies) <= self.ahead + 1:
+        while len(copies) <= self.ahead + 1:  # none more where ``ahead`` is 0
             repeat = counted(regexes, copies[-1])
             if repeat is None:
                 break

@@ -409,6 +409,7 @@ class _Tails:
     def __init__(self, parts: tuple) -> None:
         self.parts = parts
         self._kinds: dict[int, tuple[bool, bool]] = {}  # id(part): the parser's one ``()``
+        self._after: dict[int, int] = {}  # i -> ``after(i)``
         self._solid: dict[int, int] = {}  # i -> the first part from i on not nullable
 
     def _kind(self, j: int) -> tuple[bool, bool]:
@@ -421,19 +422,21 @@ class _Tails:
         return found
 
     def after(self, i: int) -> int:
-        j, end = i, len(self.parts)
-        while j < end and self._kind(j)[0]:
-            j += 1
-        return j
+        return self._scan(self._after, i, 0)
 
     def nullable(self, i: int) -> bool:
-        found = self._solid.get(i)
+        return self._scan(self._solid, i, 1) == len(self.parts)
+
+    def _scan(self, known: dict[int, int], i: int, kind: int) -> int:
+        """The first part from ``i`` on whose ``_kind`` is False at ``kind`` (kept in
+        ``known``)."""
+        found = known.get(i)
         if found is None:
-            j, end = i, len(self.parts)
-            while j < end and self._kind(j)[1]:
-                j += 1
-            found = self._solid[i] = j
-        return found == len(self.parts)
+            found, end = i, len(self.parts)
+            while found < end and self._kind(found)[kind]:
+                found += 1
+            known[i] = found
+        return found
 
 
 def _empty(node: object) -> bool:
