@@ -18,9 +18,9 @@ record (the JSON while it streams, the findings, the engines' table) are
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from functools import partial
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -228,16 +228,17 @@ def on_engines(schema: str) -> str:
         return error_html(SchemaError(NESTED_SCHEMA))
 
 
-ASKS = count(1)
-"""The numbers ``asked`` takes, each new: two asks at once (an example, a fix) are two
-changes, where reading the state and adding one could make them one."""
+def new_ask() -> int:
+    """A number no ask had before (``SchemaPart.asked``): two asks at once (an example, a
+    fix) are two changes, where reading the state and adding one could make them one."""
+    return uuid.uuid4().int
 
 
 def on_schema_example(name: str):
     """A schema example chosen: its schema, prompt and max tokens (chat template on), and
     a new ask that uses it."""
     item = schema_examples()[name]
-    return item.schema, item.prompt, item.max_tokens, True, next(ASKS)
+    return item.schema, item.prompt, item.max_tokens, True, new_ask()
 
 
 def on_use(models: Any, schema: str, whitespace: str, max_tokens, backend: str | None = None):
@@ -257,7 +258,7 @@ def on_fix(k, found, schema: str, whitespace: str):
     fixed = apply_fix(k, found, schema, whitespace)
     if fixed is None:
         return (gr.skip(),) * 4
-    return (*fixed, next(ASKS), -1)
+    return (*fixed, new_ask(), -1)
 
 
 def on_model_change(models: Any, choice: SchemaChoice | None, regex: str, max_tokens, backend):
