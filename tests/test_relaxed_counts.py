@@ -98,7 +98,7 @@ def test_walk_long_walks_each_long_token_as_alone(pattern, more, bundled_vocab):
     regexes, start = _Regexes.of(pattern, trie.single_byte_tokens)
     rows = _Rows(regexes, start)
     allowed = np.arange(len(bundled_vocab), dtype=np.int32)[::3]  # some, not all
-    kept = levelwalk.walk_long(levelwalk.levels_of(trie).long, longer, rows, allowed)
+    kept = levelwalk.walk_long(levelwalk.levels_of(trie).long, longer, lambda: rows, allowed)
     expected = []
     for token in allowed.tolist():
         data = bundled_vocab.all_token_bytes[token]

@@ -132,10 +132,14 @@ def _long_ones_walked(tokens: np.ndarray, relaxed: _Regexes, trie: VocabTrie) ->
     (``regex_terms.TreeTerms.relax_from``: exact for the tokens of ``relaxed.relaxed``
     bytes or fewer, and a superset for the others), less the longer tokens that the
     pattern as written does not allow (``levelwalk.walk_long``)."""
-    regexes = _Regexes()
-    rows = _Rows(regexes, regexes.convert(relaxed.tree, 0))
     long = levels_of(trie).long
-    rows.ahead = long.longest  # copies a token can reach
+
+    def rows() -> _Rows:
+        regexes = _Regexes()
+        made = _Rows(regexes, regexes.convert(relaxed.tree, 0))
+        made.ahead = long.longest  # copies a token can reach
+        return made
+
     return walk_long(long, relaxed.relaxed, rows, tokens)
 
 

@@ -180,13 +180,15 @@ class MadeRows(Protocol):
     def make_row(self, s: int) -> None: ...
 
 
-def walk_long(long: LongTokens, longer: int, rows: MadeRows, allowed: np.ndarray) -> np.ndarray:
+def walk_long(
+    long: LongTokens, longer: int, made: Callable[[], MadeRows], allowed: np.ndarray
+) -> np.ndarray:
     """``allowed`` (token ids, sorted) less its tokens longer than ``longer`` bytes (of
     ``long``: ``longer`` is ``long.bound`` or more) that are not walkable from the root in
-    state 0 over ``rows``. Those tokens are walked byte by byte in Python, in the trie's
-    order: each from the bytes it shares with the one before (``LongTokens.shared``), or
-    not at all where the one before died among them (a run of spaces dies where the
-    first did)."""
+    state 0 over the rows ``made()`` (asked for only where such a token is allowed).
+    Those tokens are walked byte by byte in Python, in the trie's order: each from the
+    bytes it shares with the one before (``LongTokens.shared``), or not at all where the
+    one before died among them (a run of spaces dies where the first did)."""
     picked = np.flatnonzero(long.lengths > longer)
     ids = long.ids[picked]
     at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
@@ -194,7 +196,7 @@ def walk_long(long: LongTokens, longer: int, rows: MadeRows, allowed: np.ndarray
     picked, at = picked[kept], at[kept]  # the others are not allowed already
     if not picked.size:
         return allowed
-    spelt, read = long.spelt, set()
+    rows, spelt, read = made(), long.spelt, set()
     states, died = [0], 1 << 30  # the states along the last token walked; where it died
     dead = []
     for k, (entry, shared) in enumerate(zip(picked.tolist(), long.shared(picked), strict=True)):
