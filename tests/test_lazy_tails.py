@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fsmviz.automaton.dfa import Concatenation, Pattern, Repeated
 from fsmviz.automaton.syntax import RegexError, parse
+from fsmviz.tokens.fast import regex_terms
 from fsmviz.tokens.fast.regex_terms import _empty, _nullable, _Tails
 
 HERE = Path(__file__).resolve().parent
@@ -26,7 +29,11 @@ def concatenations(node: object):
         yield from concatenations(node.base)
 
 
-def test_tails_read_lazily_are_the_plain_ones():
+@pytest.mark.parametrize("eager", [0, regex_terms.EAGER_TAILS])
+def test_tails_read_lazily_are_the_plain_ones(eager, monkeypatch):
+    """Read as asked (every concatenation, ``eager`` 0) or at once (the short ones), in
+    either order, each tail is as its definition reads it."""
+    monkeypatch.setattr(regex_terms, "EAGER_TAILS", eager)
     from bench.heldout import corpus_patterns
     from bench.mask_patterns import PATTERNS
     from fsmviz.schema.convert import regex_from_schema
@@ -45,8 +52,9 @@ def test_tails_read_lazily_are_the_plain_ones():
             order = list(range(len(parts) + 1))
             for i in order[::-1] if checked % 2 else order:  # asked in either order
                 rest = parts[i:]
-                assert tails.nullable(i) == all(_empty(p) or _nullable(p) for p in rest)
-                assert tails.after(i) == next(
+                nullable = tails.solid[i] == len(parts)
+                assert nullable == all(_empty(p) or _nullable(p) for p in rest)
+                assert tails.after[i] == next(
                     (i + k for k, p in enumerate(rest) if not _empty(p)), len(parts)
                 )
             checked += 1

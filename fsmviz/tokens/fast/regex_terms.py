@@ -251,12 +251,13 @@ class TreeTerms(Terms):
         if tails is None:
             tails = self._tails[id(parts)] = _Tails(parts)
             self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
-        i = tails.after(i)
-        if i >= len(parts) or tails.after(i + 1) >= len(parts):  # parts[i] alone is left
+        after = tails.after
+        i = after[i]
+        if i >= len(parts) or after[i + 1] >= len(parts):  # parts[i] alone is left
             return self.convert(parts[i], flags) if i < len(parts) else EPS
         key = (SEQ, id(parts), i, flags)
         found = self._ids.get(key)
-        return found if found is not None else self._make(key, tails.nullable(i))
+        return found if found is not None else self._make(key, tails.solid[i] == len(parts))
 
     def head(self, node: tuple) -> tuple[int, int]:
         """A ``SEQ`` node's first part and the rest, as regexes (kept)."""
@@ -393,49 +394,69 @@ def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> N
         raise RegexError(f"unsupported construct {kind.__name__}", None, None)
 
 
+EAGER_TAILS = 32
+"""``_Tails`` of this many parts or fewer are read whole when first asked for (a keyword,
+a URL's options): fewer steps than reading each as asked."""
+
+
 class _Tails:
-    """Of a concatenation's ``parts``, read only as far as asked: ``after(i)``, the first
+    """Of a concatenation's ``parts``, read only as far as asked: ``after[i]``, the first
     part from ``i`` on that matches more than the empty text (``len(parts)`` where none
-    does), and ``nullable(i)``, whether ``parts[i:]`` match the empty text (read up to
-    the first part that does not). A schema's regex is one concatenation of ~440 parts,
-    and its first set reads a few (all of them read cost ~0.1 ms a pattern).
+    does), and ``solid[i]``, the first from ``i`` on that does not match the empty text
+    (``parts[i:]`` match it where that is ``len(parts)``). A schema's regex is one
+    concatenation of ~440 parts, and its first set reads a few (all of them read cost
+    ~0.1 ms a pattern); up to ``EAGER_TAILS`` parts, all are read at once.
 
     >>> from fsmviz.automaton.syntax import parse
     >>> tails = _Tails(parse("a()b*()")[1].options[0].parts)
-    >>> [tails.nullable(i) for i in range(5)], [tails.after(i) for i in range(5)]
+    >>> [tails.solid[i] == 4 for i in range(5)], [tails.after[i] for i in range(5)]
     ([False, True, True, True, True], [0, 2, 2, 4, 4])
     """
 
     def __init__(self, parts: tuple) -> None:
-        self.parts = parts
-        self._kinds: dict[int, tuple[bool, bool]] = {}  # id(part): the parser's one ``()``
-        self._after: dict[int, int] = {}  # i -> ``after(i)``
-        self._solid: dict[int, int] = {}  # i -> the first part from i on not nullable
+        kinds = _Kinds(parts)
+        self.after, self.solid = _Scan(kinds, 0), _Scan(kinds, 1)
+        if len(parts) <= EAGER_TAILS:
+            after = solid = len(parts)
+            for i in range(len(parts), -1, -1):
+                if i < len(parts):
+                    empty, nullable = kinds[i]
+                    after, solid = after if empty else i, solid if nullable else i
+                self.after[i], self.solid[i] = after, solid
 
-    def _kind(self, j: int) -> tuple[bool, bool]:
-        """Whether ``parts[j]`` matches the empty text only, and whether it matches it."""
-        part = self.parts[j]
-        found = self._kinds.get(id(part))
+
+class _Kinds(dict):
+    """``kinds[i]``: whether ``parts[i]`` matches the empty text only, and whether it
+    matches it (kept per part: the parser's one ``()`` is many parts)."""
+
+    def __init__(self, parts: tuple) -> None:
+        super().__init__()
+        self.parts = parts
+        self._of: dict[int, tuple[bool, bool]] = {}
+
+    def __missing__(self, i: int) -> tuple[bool, bool]:
+        part = self.parts[i]
+        found = self._of.get(id(part))
         if found is None:
             empty = _empty(part)
-            found = self._kinds[id(part)] = empty, empty or _nullable(part)
+            found = self._of[id(part)] = empty, empty or _nullable(part)
+        self[i] = found
         return found
 
-    def after(self, i: int) -> int:
-        return self._scan(self._after, i, 0)
 
-    def nullable(self, i: int) -> bool:
-        return self._scan(self._solid, i, 1) == len(self.parts)
+class _Scan(dict):
+    """``scan[i]``: the first part from ``i`` on whose ``kinds`` entry is False at
+    ``kind`` (``len(parts)`` where none is), read when first asked for."""
 
-    def _scan(self, known: dict[int, int], i: int, kind: int) -> int:
-        """The first part from ``i`` on whose ``_kind`` is False at ``kind`` (kept in
-        ``known``)."""
-        found = known.get(i)
-        if found is None:
-            found, end = i, len(self.parts)
-            while found < end and self._kind(found)[kind]:
-                found += 1
-            known[i] = found
+    def __init__(self, kinds: _Kinds, kind: int) -> None:
+        super().__init__()
+        self.kinds, self.kind = kinds, kind
+
+    def __missing__(self, i: int) -> int:
+        found, end, kinds, kind = i, len(self.kinds.parts), self.kinds, self.kind
+        while found < end and kinds[found][kind]:
+            found += 1
+        self[i] = found
         return found
 
 
