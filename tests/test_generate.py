@@ -25,7 +25,9 @@ EMAIL = r"[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+[a-zA-Z0-9]"
 EMAIL_PROMPT = "My name is Jerome Swannack, I work at coolcompany.com and my email address is"
 
 # Budgets large enough for the shortest completion of each seed regex.
-BUDGETS = {"pink_floyd_json": 64}  # its shortest text is 21 tokens; the others take 24
+BUDGETS = {"pink_floyd_json": 32}
+"""The seed JSON's shortest text is 21 tokens: at 32 the model closes a title and a year
+itself (32 steps, accepted); 64 let it write a chart field more (50 steps, ~1.2 CPU-s)."""
 SEED_BUDGET = 12
 """The real model's budget for every other seed: the date (10 tokens) and the URL (7) end
 before it, and five runs that ride their loop to the budget (float, pi, paper float, email,
@@ -162,8 +164,8 @@ def test_fast_forward_writes_constant_text_without_sampling(model, seed_cases):
     pattern = seed_cases["regexes"]["pink_floyd_json"]
     fast = seed_trace("pink_floyd_json")  # the seed run (fast-forward is on by default)
     assert fast.options.fast_forward
-    # the run without fast-forward need not be the seed's whole song: 32 tokens of it are a
-    # title and a year, matched (54 steps at 64 tokens cost ~2.5 CPU-s more)
+    # the same 32 tokens without fast-forward: a title and a year, matched (54 steps at 64
+    # tokens cost ~2.5 CPU-s more)
     slow = generate(model, pattern, fast.prompt, max_tokens=32, fast_forward=False)
     assert fast.matched and slow.matched
     assert any(s.forced for s in fast.steps) and not any(s.forced for s in slow.steps)
