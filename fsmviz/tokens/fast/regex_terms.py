@@ -418,10 +418,10 @@ class _Tails:
         self.after, self.solid = _Scan(kinds, 0), _Scan(kinds, 1)
         if len(parts) <= EAGER_TAILS:
             after = solid = len(parts)
-            for i in range(len(parts), -1, -1):
-                if i < len(parts):
-                    empty, nullable = kinds[i]
-                    after, solid = after if empty else i, solid if nullable else i
+            self.after[after] = self.solid[solid] = after
+            for i in range(len(parts) - 1, -1, -1):
+                empty, nullable = _kind(kinds.of, parts[i])
+                after, solid = after if empty else i, solid if nullable else i
                 self.after[i], self.solid[i] = after, solid
 
 
@@ -432,16 +432,21 @@ class _Kinds(dict):
     def __init__(self, parts: tuple) -> None:
         super().__init__()
         self.parts = parts
-        self._of: dict[int, tuple[bool, bool]] = {}
+        self.of: dict[int, tuple[bool, bool]] = {}  # id(part) -> ``_kind``
 
     def __missing__(self, i: int) -> tuple[bool, bool]:
-        part = self.parts[i]
-        found = self._of.get(id(part))
-        if found is None:
-            empty = _empty(part)
-            found = self._of[id(part)] = empty, empty or _nullable(part)
-        self[i] = found
+        found = self[i] = _kind(self.of, self.parts[i])
         return found
+
+
+def _kind(of: dict[int, tuple[bool, bool]], part: object) -> tuple[bool, bool]:
+    """Whether ``part`` matches the empty text only, and whether it matches it (kept in
+    ``of`` by the part's id)."""
+    found = of.get(id(part))
+    if found is None:
+        empty = _empty(part)
+        found = of[id(part)] = empty, empty or _nullable(part)
+    return found
 
 
 class _Scan(dict):
