@@ -1,4 +1,4 @@
-"""``regex_terms._Tails``: a concatenation's tails read only as far as a derivative asks,
+"""``regex_terms._tails``: a concatenation's tails read only as far as a derivative asks,
 held to their plain definition on every concatenation of the bench's and the corpus's
 patterns and of the 22-field schema's regex."""
 
@@ -11,7 +11,7 @@ import pytest
 from fsmviz.automaton.dfa import Concatenation, Pattern, Repeated
 from fsmviz.automaton.syntax import RegexError, parse
 from fsmviz.tokens.fast import regex_terms
-from fsmviz.tokens.fast.regex_terms import _empty, _nullable, _Tails
+from fsmviz.tokens.fast.regex_terms import _empty, _nullable, _tails
 
 HERE = Path(__file__).resolve().parent
 
@@ -48,13 +48,13 @@ def test_tails_read_lazily_are_the_plain_ones(eager, monkeypatch):
         except RegexError:
             continue
         for parts in concatenations(tree):
-            tails = _Tails(parts)
+            after, solid = _tails(parts)
             order = list(range(len(parts) + 1))
             for i in order[::-1] if checked % 2 else order:  # asked in either order
                 rest = parts[i:]
-                nullable = tails.solid[i] == len(parts)
+                nullable = solid[i] == len(parts)
                 assert nullable == all(_empty(p) or _nullable(p) for p in rest)
-                assert tails.after[i] == next(
+                assert after[i] == next(
                     (i + k for k, p in enumerate(rest) if not _empty(p)), len(parts)
                 )
             checked += 1

@@ -173,7 +173,7 @@ class TreeTerms(Terms):
         self.relaxed: int | None = None  # the least bound ``convert`` let go (``relax_from``)
         self._ranges: dict[tuple[frozenset[str], bool], int] = {}
         self._parts: dict[int, tuple] = {}  # id -> the parts of a ``SEQ``
-        self._tails: dict[int, _Tails] = {}  # id(parts) -> their ``_Tails``
+        self._tails: dict[int, tuple] = {}  # id(parts) -> their ``_tails``
         self._converted: dict[tuple[int, int], int] = {}  # (id(node), flags) -> regex
         self._split: dict[tuple, tuple[int, int]] = {}  # a ``SEQ`` node -> ``head``
 
@@ -249,15 +249,15 @@ class TreeTerms(Terms):
             return self.convert(parts[i], flags) if i < len(parts) else EPS
         tails = self._tails.get(id(parts))
         if tails is None:
-            tails = self._tails[id(parts)] = _Tails(parts)
+            tails = self._tails[id(parts)] = _tails(parts)
             self._parts[id(parts)] = parts  # keeps ``id(parts)`` meaning these parts
-        after = tails.after
+        after, solid = tails
         i = after[i]
         if i >= len(parts) or after[i + 1] >= len(parts):  # parts[i] alone is left
             return self.convert(parts[i], flags) if i < len(parts) else EPS
         key = (SEQ, id(parts), i, flags)
         found = self._ids.get(key)
-        return found if found is not None else self._make(key, tails.solid[i] == len(parts))
+        return found if found is not None else self._make(key, solid[i] == len(parts))
 
     def head(self, node: tuple) -> tuple[int, int]:
         """A ``SEQ`` node's first part and the rest, as regexes (kept)."""
@@ -395,34 +395,36 @@ def _survey(node: object, classes: dict[tuple[frozenset[str], bool], None]) -> N
 
 
 EAGER_TAILS = 32
-"""``_Tails`` of this many parts or fewer are read whole when first asked for (a keyword,
-a URL's options): fewer steps than reading each as asked."""
+"""A concatenation of this many parts or fewer has its tails read whole when first asked
+for (``_tails``: a keyword, a URL's options): fewer steps than reading each as asked."""
 
 
-class _Tails:
-    """Of a concatenation's ``parts``, read only as far as asked: ``after[i]``, the first
-    part from ``i`` on that matches more than the empty text (``len(parts)`` where none
-    does), and ``solid[i]``, the first from ``i`` on that does not match the empty text
-    (``parts[i:]`` match it where that is ``len(parts)``). A schema's regex is one
-    concatenation of ~440 parts, and its first set reads a few (all of them read cost
-    ~0.1 ms a pattern); up to ``EAGER_TAILS`` parts, all are read at once.
+def _tails(parts: tuple) -> tuple[list[int] | _Scan, list[int] | _Scan]:
+    """Of a concatenation's ``parts``: ``after[i]``, the first part from ``i`` on that
+    matches more than the empty text (``len(parts)`` where none does), and ``solid[i]``,
+    the first from ``i`` on that does not match the empty text (``parts[i:]`` match it
+    where that is ``len(parts)``), for ``i`` from 0 to ``len(parts)``. Past
+    ``EAGER_TAILS`` parts, read only as far as asked (``_Scan``): a schema's regex is
+    one concatenation of ~440 parts, and its first set reads a few (all of them read
+    cost ~0.1 ms a pattern).
 
     >>> from fsmviz.automaton.syntax import parse
-    >>> tails = _Tails(parse("a()b*()")[1].options[0].parts)
-    >>> [tails.solid[i] == 4 for i in range(5)], [tails.after[i] for i in range(5)]
+    >>> after, solid = _tails(parse("a()b*()")[1].options[0].parts)
+    >>> [solid[i] == 4 for i in range(5)], [after[i] for i in range(5)]
     ([False, True, True, True, True], [0, 2, 2, 4, 4])
     """
-
-    def __init__(self, parts: tuple) -> None:
+    if len(parts) > EAGER_TAILS:
         kinds = _Kinds(parts)
-        self.after, self.solid = _Scan(kinds, 0), _Scan(kinds, 1)
-        if len(parts) <= EAGER_TAILS:
-            after = solid = len(parts)
-            self.after[after] = self.solid[solid] = after
-            for i in range(len(parts) - 1, -1, -1):
-                empty, nullable = _kind(kinds.of, parts[i])
-                after, solid = after if empty else i, solid if nullable else i
-                self.after[i], self.solid[i] = after, solid
+        return _Scan(kinds, 0), _Scan(kinds, 1)
+    after, solid = [len(parts)], [len(parts)]
+    of: dict[int, tuple[bool, bool]] = {}  # a part met again (the parser's one ``()``)
+    for i in range(len(parts) - 1, -1, -1):
+        empty, nullable = _kind(of, parts[i])
+        after.append(after[-1] if empty else i)
+        solid.append(solid[-1] if nullable else i)
+    after.reverse()
+    solid.reverse()
+    return after, solid
 
 
 class _Kinds(dict):
