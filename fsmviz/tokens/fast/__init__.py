@@ -19,7 +19,9 @@ naive oracle.
 * ``quotient`` a byte DFA's states merged where no token tells them apart (a search's
   needle states read as one loop), walked by ``rowwalk.Merged`` (``tests/test_quotient.py``);
 * ``successors`` where a state's tokens can lead, without listing the tokens, by byte
-  classes (``tests/test_index_classes.py``, ``tests/test_index_oracle.py``);
+  classes (``tests/test_index_classes.py``, ``tests/test_index_oracle.py``); ``readwalk``
+  the same pairs where a pattern reads few bytes (IPv6: hex digits and ``:``), every
+  start at once down the trie's branches of readable bytes (``tests/test_read_walk.py``);
 * ``dawg`` the vocabulary as a minimal automaton, for successor sets of wide states
   (``tests/test_dawg.py``);
 * ``derivatives`` the first allowed set without building the whole DFA, by regex
