@@ -19,7 +19,7 @@ expect = playwright_api.expect
 import test_e2e  # noqa: E402
 from test_schema_e2e import UI_TIMEOUT, fill_schema, open_part  # noqa: E402
 
-from fsmviz.app.examples import grammar_examples  # noqa: E402
+from fsmviz.app.examples import examples, grammar_examples  # noqa: E402
 from fsmviz.app.schema_page import schema_examples  # noqa: E402
 from fsmviz.schema.convert import regex_from_schema  # noqa: E402
 
@@ -33,8 +33,9 @@ SETTLED_S = 1.5
 
 
 class Held:
-    """Holds the page's event requests whose body (the event, its inputs as the page held
-    them at the send) passes a test, each until ``release``; every other request goes on."""
+    """Holds the first of the page's event requests whose body (the event, its inputs as
+    the page held them at the send) passes a test, each until ``release``; every other
+    request goes on (a deferred event is sent again with its first trigger's id)."""
 
     def __init__(self, page, **tests) -> None:
         self.page, self.tests, self.routes = page, tests, {}
@@ -45,6 +46,7 @@ class Held:
         for name, test in self.tests.items():
             if name not in self.routes and test(body):
                 self.routes[name] = route
+                self.tests = {k: t for k, t in self.tests.items() if k != name}
                 return
         route.continue_()
 
@@ -91,16 +93,56 @@ def until(page, read: str, value, seconds: float) -> None:
 
 
 REGEX = "() => document.querySelector('#regex textarea').value"
+DRAWN = """() => document.querySelector('#dfa svg.fsm g.graph > text')?.textContent
+    .split('\\u00a0')[0].trim()"""
+"""The pattern the DFA panel draws (its drawing's caption)."""
 RULES = """() => [document.querySelectorAll('#rules svg g.cluster').length,
     document.querySelector('#grammar-error')?.textContent.trim() ?? '']"""
 """The grammar tab's drawing, as its count of rule boxes, and its error."""
 
 
 def test_a_click_while_an_example_loads_leaves_the_examples_page(page, app_url):
-    """On one page load: the JSON Schema part's whitespace, then the Grammar tab's format."""
+    """On one page load: the main view's drawing option, the JSON Schema part's whitespace,
+    then the Grammar tab's format."""
     open_part(page, app_url)
+    a_drawing_option_while_a_regex_example_loads_draws_the_example(page)
     a_whitespace_click_while_a_schema_example_loads_uses_the_example(page)
     a_format_click_while_a_grammar_example_loads_draws_the_example(page)
+
+
+def a_drawing_option_while_a_regex_example_loads_draws_the_example(page):
+    """The first pattern drawn, then the moby_choice example chosen and "Show each state's
+    fewest tokens" ticked at once: the tick carries the first pattern. Held until the
+    example's pattern is in the box, it came last and drew the first pattern (DFA only)
+    beside the example's pattern in the Regex box."""
+    regex = page.locator("#regex textarea")
+    first = regex.input_value()
+    moby = examples()["moby_choice"].pattern
+    box = page.evaluate(
+        "(p) => window.gradio_config.components.find((c) => c.props.elem_id === p).id", "distances"
+    )
+    page.get_by_text("Drawing options").click()
+    held = Held(
+        page,
+        example=lambda body: str((body.get("data") or [""])[0]).startswith("moby_choice"),
+        click=lambda body: body.get("trigger_id") == box,
+    )
+    try:
+        page.locator("#examples input").click()
+        page.locator("ul[role=listbox] li", has_text="moby_choice").first.click()
+        held.wait("example")
+        page.locator("#distances input").check()
+        held.wait("click")  # sent with the first pattern
+        held.release("example")
+        expect(regex).to_have_value(moby)
+        until(page, DRAWN, moby, 3)  # the example's drawing, where it is an event apart
+        held.release("click")
+        assert settled(page, "#dfa", DRAWN) == moby
+    finally:
+        held.close()
+    expect(regex).to_have_value(moby)
+    expect(page.locator("#distances input")).to_be_checked()
+    assert first != moby
 
 
 def a_whitespace_click_while_a_schema_example_loads_uses_the_example(page):

@@ -255,7 +255,12 @@ def on_pattern_edit(
     An edit can be answered after a run of the new pattern began (an example picked,
     Generate pressed at once: drawing a schema's pattern can take longer than its run on
     a loaded machine). That run (the session's ``mark``) owns the page: nothing is
-    cleared or redrawn, or its output would be wiped when the edit's answer came last."""
+    cleared or redrawn, or its output would be wiped when the edit's answer came last.
+
+    The pattern and model answered are the session's ``mark.drawn``: a drawing option's
+    redraw sent with others is stale (``on_distances``)."""
+    if mark is not None:
+        mark.drawn = (drawn.pattern, drawn.backend)
     pattern = drawn.pattern
     if run_began(mark, trace, pattern):
         return left_to_the_run(page, pattern)
@@ -496,11 +501,17 @@ def on_dismiss():
     return "", None
 
 
-def on_distances(models: BackgroundModel, trace: Trace | None, i, drawn: Drawn):
+def on_distances(
+    models: BackgroundModel, trace: Trace | None, i, drawn: Drawn, mark: StopMark | None = None
+):
     """The distances checkbox or the drawing choice (compact / exact) redraws the DFA and
     keeps the run's lit path and step. Nothing on a grammar-path schema: the panel draws
-    the schema's structure, and there is no DFA to redraw."""
-    if drawn.on_grammar_path:
+    the schema's structure, and there is no DFA to redraw. Nothing either when the Regex
+    box's edit already answered another pattern or model (``mark.drawn``): the option was
+    sent with the page as it was before (an example on its way), and its drawing, coming
+    last, would put the old pattern beside the new one."""
+    stale = mark is not None and mark.drawn not in (None, (drawn.pattern, drawn.backend))
+    if drawn.on_grammar_path or stale:
         return gr.skip()
     view = drawn.view(vocabulary_for(models, drawn.backend), diagnosed=False)
     if trace is not None and trace.pattern == drawn.pattern and trace.steps:

@@ -246,6 +246,9 @@ class StopMark:
     pattern: str | None = None
     """The pattern of the last run Generate started: an edit of the Regex box answered
     after that run began does not clear it (``handlers.on_pattern_edit``)."""
+    drawn: tuple[str, str | None] | None = None
+    """The pattern and model the Regex box's edit last answered: a drawing option's redraw
+    sent with others is stale (``handlers.on_distances``)."""
 
     def start(self, pattern: str | None = None) -> int:
         self.run += 1

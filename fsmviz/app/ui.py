@@ -371,7 +371,8 @@ PRIVATE = {"api_visibility": "private"}
 def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
     """The Regex box, the examples menu, the drawing's options, the schema part. ``states``:
     the session's trace and its ``StopMark`` (an edit answered after a run of its pattern
-    began leaves that run alone)."""
+    began leaves that run alone; a drawing option sent before an edit already answered is
+    stale: ``handlers.on_distances``)."""
     trace_state, stop_mark = states
     drawn = drawn_inputs(ins, panel, schema)
     # another model chosen: the doctor reads its vocabulary (``handlers.Drawn.backend``)
@@ -385,10 +386,10 @@ def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
             show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
             **PRIVATE,
         )
-    for redraw in (panel.show_distances, panel.drawing):
+    for redraw in (panel.show_distances, panel.drawing):  # stale ones skip: on_distances
         redraw.change(
             h.reads(h.Drawn, partial(h.on_distances, models), before=2),
-            [trace_state, panel.step, *drawn],
+            [trace_state, panel.step, *drawn, stop_mark],
             panel.dfa,
             trigger_mode="always_last",
             **PRIVATE,
