@@ -154,9 +154,9 @@ def first_set_main() -> list[tuple[str, ...]]:
     fifths of the row. The DFA check 2.3 (the sketch's walk 1.3, ``_sharing_classes`` 0.23,
     ``_surely_fits`` 0.78; 0.96 / 0.15 / 0.42 run warm), the parse 1.0 (0.5 warm),
     ``regex_cost`` 0.31, outlines-core's regex 0.24 (0.05 back to back: its Rust code runs
-    cold after the rest), ``load_schema`` 0.25 (a path-free pre-walk for ``check_bounds`` saved 0.06 ms of it,
-    but wrote the subschemas' keywords a second time beside ``document.children``: not
-    kept). Tried and dropped, each A/B in one process: ``_surely_fits`` with its
+    cold after the rest), ``load_schema`` 0.25 (a path-free pre-walk for ``check_bounds``
+    saved 0.06 ms of it, but wrote the subschemas' keywords a second time beside
+    ``document.children``: not kept). Tried and dropped, each A/B in one process: ``_surely_fits`` with its
     one-next positions summed in C (slower), its bit loop on shifted small ints (no
     change); the walk linking a key's next character without the bit tests (no change),
     classes in a row walked as one run (``groupby``: slower, runs are short between
