@@ -158,10 +158,10 @@ def first_set_main() -> list[tuple[str, ...]]:
     saved 0.06 ms of it, but wrote the subschemas' keywords a second time beside
     ``document.children``: not kept). Tried and dropped, each A/B in one process:
     ``_surely_fits`` with its one-next positions summed in C (slower), its bit loop on
-    shifted small ints (no change); the walk linking a key's next character without the
-    bit tests (no change), classes in a row walked as one run (``groupby``: slower, runs
-    are short between ``[ ]?``). What is left: per-position Python in the walk and the
-    count (~2 µs a position), no sure bound cheaper than the sketch for a schema's sets of several."""
+    shifted small ints (no change); the walk linking a key's next character without the bit
+    tests (no change), classes in a row walked as one run (``groupby``: slower, runs are
+    short between ``[ ]?``). What is left: per-position Python in the walk and the count (~2
+    µs a position), no sure bound cheaper than the sketch for a schema's sets of several."""
     import llguidance
     import llguidance.numpy
 
