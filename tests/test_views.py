@@ -189,6 +189,21 @@ def test_the_drawing_can_show_each_states_fewest_tokens_to_a_match(bundled_vocab
     assert f"({fewest} to go)" in counted.svg
 
 
+def test_an_edit_draws_the_new_pattern_as_the_distances_box_says(bundled_vocab):
+    """An example chosen (or a pattern typed) while "Show each state's fewest tokens" is
+    ticked: the new pattern's drawing shows them, as the ticked box says."""
+    from fsmviz.app import handlers as h
+
+    class Models:
+        def vocabulary(self):
+            return bundled_vocab
+
+    page = h.Page(*(f"part{i}" for i in range(15)))
+    ticked = h.on_pattern_edit(page, Models(), None, h.Drawn("[0-9]{3}-[0-9]{2}", True))
+    unticked = h.on_pattern_edit(page, Models(), None, h.Drawn("[0-9]{3}-[0-9]{2}", False))
+    assert "to go)" in ticked[page.dfa] and "to go)" not in unticked[page.dfa]
+
+
 # --- Apply & run: the fix on the button, the comparison, its chart -------------------------
 
 

@@ -229,11 +229,17 @@ def reads(record: type, handler: Callable[..., Any], before: int = 0) -> Callabl
 
 
 def on_pattern(
-    models: BackgroundModel, pattern: str, drawing: str = "auto", backend: str | None = None
+    models: BackgroundModel,
+    pattern: str,
+    drawing: str = "auto",
+    backend: str | None = None,
+    distances: bool = False,
 ):
-    """A new pattern: its drawing, the doctor's findings (in the tokens of the model the
-    menu chose, ``backend``), or why it cannot be used."""
-    view = pattern_view(pattern, vocabulary_for(models, backend), drawing=drawing)
+    """A new pattern: its drawing (each state's fewest tokens shown where ``distances``:
+    the checkbox), the doctor's findings (in the tokens of the model the menu chose,
+    ``backend``), or why it cannot be used."""
+    vocab = vocabulary_for(models, backend)
+    view = pattern_view(pattern, vocab, distances=distances, drawing=drawing)
     return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
 
 
@@ -268,7 +274,9 @@ def on_pattern_edit(
         chosen = in_use(drawn.schema, pattern)
         dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
-        dfa, diagnosis, error = on_pattern(models, pattern, drawn.drawing, drawn.backend)
+        dfa, diagnosis, error = on_pattern(
+            models, pattern, drawn.drawing, drawn.backend, bool(drawn.distances)
+        )
     if run_began(mark, trace, pattern):  # while this was drawn
         return left_to_the_run(page, pattern)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
