@@ -13,17 +13,22 @@ import numpy as np
 __all__ = ["distinct", "numbered", "runs"]
 
 
-def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def runs(starts: np.ndarray, counts: np.ndarray, ends: np.ndarray | None = None) -> np.ndarray:
     """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every ``i``, one
     after the other: the children of a list of trie nodes (``runs(first_child[nodes],
-    num_children[nodes])``), and any other list of consecutive blocks.
+    num_children[nodes])``), and any other list of consecutive blocks. ``ends``:
+    ``np.cumsum(counts)``, where the caller made it already (a trie walk counts the
+    children it will make, to stop at a budget, before it makes them).
 
     >>> runs(np.array([10, 20, 30]), np.array([2, 0, 3])).tolist()
     [10, 11, 30, 31, 32]
     """
-    ends = np.cumsum(counts, dtype=starts.dtype)  # in the starts' own width (int32 nodes)
+    if ends is None:
+        ends = np.cumsum(counts, dtype=starts.dtype)  # in the starts' own width (int32 nodes)
     total = int(ends[-1]) if len(ends) else 0
-    return np.repeat(starts - (ends - counts), counts) + np.arange(total, dtype=starts.dtype)
+    found = np.repeat(starts - (ends - counts), counts)
+    found += np.arange(total, dtype=found.dtype)
+    return found
 
 
 def distinct(values: np.ndarray) -> np.ndarray:

@@ -56,6 +56,7 @@ from threading import RLock
 
 import numpy as np
 
+from fsmviz.arrays import runs
 from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import Dfa, compile_regex
 from fsmviz.automaton.graph import UNREACHABLE, backward_distances
@@ -1008,10 +1009,8 @@ def _walk(
         made += total
         if (budget is not None and made > budget) or (deepest is not None and rounds > deepest):
             return None
-        # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1 (``arrays.runs``
-        # inlined: its sum is the count just made).
-        children = np.repeat(first_child[nodes] - (ends - counts), counts)
-        children += np.arange(total, dtype=children.dtype)
+        # Children of pair i are first_child[node_i] + 0, 1, ..., counts_i - 1.
+        children = runs(first_child[nodes], counts, ends)
         reached = np.repeat(states * width, counts)
         reached += edge[children]
         reached = flat[reached]

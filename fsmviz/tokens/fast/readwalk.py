@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fsmviz.arrays import runs
 from fsmviz.tokens.trie import VocabTrie
 
 __all__ = ["CELLS", "PAIR_WORK", "READ_BYTES", "READ_DENSITY", "read_walk", "readable_pairs"]
@@ -121,13 +122,12 @@ def read_walk(
         if len(live) < len(nodes):
             nodes, rows = nodes.take(live), rows[live]
         counts = num_children[nodes]
-        ends = np.cumsum(counts)  # ``arrays.runs`` inlined: the ends place each child
+        ends = np.cumsum(counts)  # where each node's children end: their ``parents``
         total = int(ends[-1]) if len(ends) else 0
         made += total  # the children looked at, then the entries made
         if made > CELLS:
             return None
-        children = np.repeat(first_child[nodes] - (ends - counts), counts)
-        children += np.arange(total, dtype=children.dtype)
+        children = runs(first_child[nodes], counts, ends)
         kept = readable[byte[children]].nonzero()[0]
         if not len(kept):
             break

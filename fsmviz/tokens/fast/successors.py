@@ -725,8 +725,7 @@ def _pairs_below(
             break
         if check is not None:
             check()
-        children = np.repeat(first_child[nodes] - (ends - counts), counts)
-        children += np.arange(total, dtype=children.dtype)
+        children = runs(first_child[nodes], counts, ends)
         reached = np.repeat(states * width, counts)
         reached += byte[children]
         reached = flat[reached]
