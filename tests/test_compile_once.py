@@ -39,7 +39,7 @@ def test_one_page_action_builds_the_pattern_s_dfa_once(tmp_path, monkeypatch) ->
         return real(pattern, by_future)
 
     with mock.patch.object(dfa_module._Construction, "of", side_effect=counted):
-        h.on_pattern(models, PATTERN)  # typed: drawn and diagnosed
+        h.on_pattern(models, h.Drawn(PATTERN))  # typed: drawn and diagnosed
         opts = h.options(12, 0.0, 0, True, None)
         frames = list(
             h.run_frames(

@@ -228,19 +228,12 @@ def reads(record: type, handler: Callable[..., Any], before: int = 0) -> Callabl
     return answered
 
 
-def on_pattern(
-    models: BackgroundModel,
-    pattern: str,
-    drawing: str = "auto",
-    backend: str | None = None,
-    distances: bool = False,
-):
-    """A new pattern: its drawing (each state's fewest tokens shown where ``distances``:
-    the checkbox), the doctor's findings (in the tokens of the model the menu chose,
-    ``backend``), or why it cannot be used."""
-    vocab = vocabulary_for(models, backend)
-    view = pattern_view(pattern, vocab, distances=distances, drawing=drawing)
-    return view.dfa_html(), findings_html(view.findings, pattern=pattern), view.error
+def on_pattern(models: BackgroundModel, drawn: Drawn):
+    """A new pattern, as ``drawn`` says (the drawing choice, each state's fewest tokens
+    where the checkbox is ticked): its drawing, the doctor's findings (in the tokens of
+    the model the menu chose, ``drawn.backend``), or why it cannot be used."""
+    view = drawn.view(vocabulary_for(models, drawn.backend))
+    return view.dfa_html(), findings_html(view.findings, pattern=drawn.pattern), view.error
 
 
 def on_pattern_edit(
@@ -274,9 +267,7 @@ def on_pattern_edit(
         chosen = in_use(drawn.schema, pattern)
         dfa, diagnosis, error = grammar_panel(chosen), "", ""  # type: ignore[arg-type]
     else:
-        dfa, diagnosis, error = on_pattern(
-            models, pattern, drawn.drawing, drawn.backend, bool(drawn.distances)
-        )
+        dfa, diagnosis, error = on_pattern(models, drawn)
     if run_began(mark, trace, pattern):  # while this was drawn
         return left_to_the_run(page, pattern)
     updates = {page.dfa: dfa, page.diagnosis: diagnosis, page.error: error}
@@ -573,7 +564,11 @@ def on_load(models: BackgroundModel, request: gr.Request):
     if "schema" in q:  # a schema run's link: the schema's regex, not the regex given
         pattern, schema_part = _linked_schema_part(models, q, pattern, max_tokens)
     linked = q.get("backend")  # the link's model: its findings (an unknown name: ours)
-    drawn = on_pattern(models, pattern, backend=linked) if pattern is not None else (gr.skip(),) * 3
+    drawn = (
+        on_pattern(models, Drawn(pattern, backend=linked))
+        if pattern is not None
+        else (gr.skip(),) * 3
+    )
     decoding = _linked_decoding(q)
     return (
         pattern if pattern is not None else gr.skip(),

@@ -176,7 +176,7 @@ def main_view(
     drawing and the chosen step stay in view together (a phone: inputs, drawing, stepper,
     output, doctor, chart, steps; see static/app.css).
     """
-    first_dfa, first_diagnosis, first_error = h.on_pattern(models, DEFAULT[0])
+    first_dfa, first_diagnosis, first_error = h.on_pattern(models, h.Drawn(DEFAULT[0]))
     with gr.Row(equal_height=False, elem_id="top"):
         with gr.Column(scale=2, min_width=300, elem_id="controls"):
             backend = backend_menu(configure_servers(servers or {}))
