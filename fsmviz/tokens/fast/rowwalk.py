@@ -743,7 +743,7 @@ def char_main_class(
     for target, classes in dfa.moves[state].items():
         bits = ascii_of.get(classes)
         if bits is None:
-            bits = ascii_of[classes] = _ascii_bytes(dfa, classes)
+            bits = ascii_of[classes] = _class_bits(dfa, classes)
         if bits < 0:
             return None
         count = bits.bit_count()
@@ -754,7 +754,7 @@ def char_main_class(
     return best, main
 
 
-def _ascii_bytes(dfa: Dfa, classes: int) -> int:
+def _class_bits(dfa: Dfa, classes: int) -> int:
     """The characters of ``dfa``'s ``classes`` (a set of class numbers, as ``Dfa.moves``
     keeps them) as bytes (256 bits); -1 where one lies past ASCII."""
     bits = 0
