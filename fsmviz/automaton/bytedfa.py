@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
 from operator import itemgetter
@@ -51,6 +51,11 @@ class ByteDfa:
     table: np.ndarray  # int32 [num_states, 256]
     accepting: np.ndarray  # bool [num_states]
     num_char_states: int
+    byte_runs: tuple[tuple[tuple[int, int, int], ...], ...] | None = field(default=None, repr=False)
+    """Each state's edges as ``(first byte, last byte, target)`` runs, where the table was
+    written run by run in Python (``_ascii_bytes``: a small DFA within ASCII), else None.
+    A walk in Python over such a DFA reads these where it would read the table back with
+    numpy (``tokens.index``: a keyword's whole index)."""
 
     @property
     def num_states(self) -> int:
@@ -254,17 +259,20 @@ def _ascii_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa
     True
     """
     table = np.full((dfa.num_states, 256), -1, dtype=np.int32)
+    byte_runs = []
     for source, moves in enumerate(dfa.moves):
-        row = table[source]
+        row, found = table[source], []
         for target, classes in moves.items():
             while classes:
                 k = (classes & -classes).bit_length() - 1
                 classes &= classes - 1
                 for lo, hi in ranges[k]:
                     row[lo : hi + 1] = target
+                    found.append((lo, hi, target))
+        byte_runs.append(tuple(found))
     accepting = np.zeros(dfa.num_states, dtype=bool)
     accepting[list(dfa.accepting)] = True
-    return ByteDfa(table, accepting, dfa.num_states)
+    return ByteDfa(table, accepting, dfa.num_states, tuple(byte_runs))
 
 
 FEW_CELLS = 400

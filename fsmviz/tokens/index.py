@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, partial
 from threading import RLock
@@ -495,11 +495,18 @@ def _successor_pairs(
     the readable part of the trie first (``readwalk``). Beyond ``dawg.MAX_STARTS``
     states that do not share, the wide ones (where tokens walk deep: a JSON string's) go
     over the DAWG and the rest pair by pair (``_apart``)."""
-    table = index.byte_dfa.table
+    table, byte_runs = index.byte_dfa.table, index.byte_dfa.byte_runs
+    narrow = len(todo) <= NARROW_STARTS  # a date's, a keyword's: in Python
+    if narrow and byte_runs is not None:  # its edges read off its runs: no numpy
+        steps = _run_steps(byte_runs)
+        found = None if steps is None else _narrow_pairs(index.trie.lists, steps, todo)
+        if found is not None:
+            return found
+        narrow = False
     edges = edge_counts(table)
     wide = edges >= WIDE
-    if len(todo) <= NARROW_STARTS and not wide.any():  # a date's, a keyword's: in Python
-        found = _narrow_pairs(index.trie.lists, table, todo)
+    if narrow and not wide.any():
+        found = _narrow_pairs(index.trie.lists, _LazySteps(table), todo)
         if found is not None:
             return found
 
@@ -563,8 +570,13 @@ the numpy walk's rounds serve them all at once and cost less (24 starts of an IP
 address: the same; 85 of ``(\\d{3}-){20}\\d{4}``: 1.2 ms, where the walk in Python took 2.0)."""
 
 
+_Steps = Sequence[tuple[list[tuple[int, int]], dict[int, int]]]
+"""Each state's (byte, target) edges, in byte order, as a list and as a dict
+(``_LazySteps``, ``_run_steps``)."""
+
+
 def _narrow_pairs(
-    trie: TrieLists, table: np.ndarray, todo: list[int]
+    trie: TrieLists, steps: _Steps, todo: list[int]
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``_successor_pairs`` by a depth-first walk over (trie node, state) pairs in Python
     (as ``rowwalk.small_row``, keeping only the distinct states reached): a pattern whose
@@ -574,11 +586,11 @@ def _narrow_pairs(
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("(ab)+1?", Vocabulary.from_strings(["a", "b", "ab", "1"]))
-    >>> [a.tolist() for a in _narrow_pairs(index.trie.lists, index.byte_dfa.table, [0, 2])]
+    >>> steps = _LazySteps(index.byte_dfa.table)
+    >>> [a.tolist() for a in _narrow_pairs(index.trie.lists, steps, [0, 2])]
     [[0, 0, 1, 1, 1], [1, 2, 1, 2, 3]]
     """
     first_child, num_children, byte, token_start = trie[:4]
-    steps = _lazy_steps(table)
     origins: list[int] = []
     reached: list[int] = []
     work = 0
@@ -592,7 +604,7 @@ def _narrow_pairs(
             count = num_children[node]
             if not count:
                 continue
-            edges = steps(at)
+            edges = steps[at]
             work += 1 + min(count, len(edges[0]))
             if work > NARROW_WORK:
                 return None
@@ -611,24 +623,42 @@ def _narrow_pairs(
     return np.array(origins, dtype=np.int64), np.array(reached, dtype=np.int64)
 
 
-def _lazy_steps(table: np.ndarray) -> Callable[[int], tuple[list[tuple[int, int]], dict[int, int]]]:
-    """``steps(state)``: the (byte, target) edges of ``state``, as a list and as a dict,
-    made when first asked for (a walk from a few starts meets a few of many states)."""
-    flat, width = table.reshape(-1), table.shape[1]
-    cells = np.flatnonzero(flat >= 0)  # state * width + byte, increasing
-    targets, cells = flat[cells].tolist(), cells.tolist()
-    kept: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
+class _LazySteps(dict[int, tuple[list[tuple[int, int]], dict[int, int]]]):
+    """``steps[state]``: the (byte, target) edges of ``state``, as a list and as a dict,
+    made from ``table`` when first asked for (a walk from a few starts meets a few of many
+    states); a kept state's is a plain dict lookup."""
 
-    def steps(state: int) -> tuple[list[tuple[int, int]], dict[int, int]]:
-        found = kept.get(state)
-        if found is None:
-            base = state * width
-            lo = bisect_left(cells, base)
-            hi = bisect_left(cells, base + width, lo)
-            pairs = [(cell - base, targets[i]) for i, cell in enumerate(cells[lo:hi], lo)]
-            found = kept[state] = (pairs, dict(pairs))
+    def __init__(self, table: np.ndarray) -> None:
+        super().__init__()
+        flat = table.reshape(-1)
+        self.width = table.shape[1]
+        cells = np.flatnonzero(flat >= 0)  # state * width + byte, increasing
+        self.targets, self.cells = flat[cells].tolist(), cells.tolist()
+
+    def __missing__(self, state: int) -> tuple[list[tuple[int, int]], dict[int, int]]:
+        cells, base = self.cells, state * self.width
+        lo = bisect_left(cells, base)
+        hi = bisect_left(cells, base + self.width, lo)
+        pairs = [(cell - base, self.targets[i]) for i, cell in enumerate(cells[lo:hi], lo)]
+        found = self[state] = (pairs, dict(pairs))
         return found
 
+
+def _run_steps(byte_runs: tuple[tuple[tuple[int, int, int], ...], ...]) -> _Steps | None:
+    """Every state's steps (as ``_LazySteps``) read off its runs (``ByteDfa.byte_runs``),
+    or None where some state reads ``WIDE`` bytes or more (not a walk in Python).
+
+    >>> _run_steps((((97, 98, 1), (48, 48, 0)), ()))
+    [([(48, 0), (97, 1), (98, 1)], {48: 0, 97: 1, 98: 1}), ([], {})]
+    >>> _run_steps((((0, WIDE - 1, 0),),)) is None
+    True
+    """
+    steps = []
+    for state_runs in byte_runs:
+        if sum(hi - lo for lo, hi, _ in state_runs) + len(state_runs) >= WIDE:
+            return None
+        pairs = sorted([(b, to) for lo, hi, to in state_runs for b in range(lo, hi + 1)])
+        steps.append((pairs, dict(pairs)))
     return steps
 
 
@@ -929,9 +959,27 @@ def _doubled(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool
     return True
 
 
+def _read_bytes(byte_runs: tuple[tuple[tuple[int, int, int], ...], ...]) -> int:
+    """The bytes some state reads (``ByteDfa.byte_runs``), bit ``b`` for byte ``b``.
+
+    >>> bin(_read_bytes((((1, 2, 0),), ((5, 5, 1),))))
+    '0b100110'
+    """
+    read = 0
+    for state_runs in byte_runs:
+        for lo, hi, _ in state_runs:
+            read |= (2 << hi) - (1 << lo)
+    return read
+
+
 def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool:
     """True when every state that can reach acceptance byte by byte can also do so with
     single-byte tokens, so no state is live in bytes but dead in tokens."""
+    if (
+        byte_dfa.byte_runs is not None
+        and not _read_bytes(byte_dfa.byte_runs) & trie.untokened_bytes
+    ):
+        return True  # a small DFA within ASCII reads no byte that is no token (no numpy)
     table, usable = byte_dfa.table, trie.single_byte_tokens
     missing = np.flatnonzero((table >= 0).any(axis=0) & ~usable)
     if not len(missing) or _doubled(table, usable, missing):
@@ -1073,6 +1121,7 @@ def warm(vocab: Vocabulary) -> None:
     dawg.dawg_of(vocab)  # builds the trie on the way
     levels_of(trie_of(vocab))  # the first allowed set's level walk (``levelwalk``)
     trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
+    trie_of(vocab).untokened_bytes  # noqa: B018  (a small DFA's liveness: ``_read_bytes``)
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
     packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)
     warm_classes(trie_of(vocab))  # ``[^\n]``, ``.``: the class trie (index, first set)

@@ -62,6 +62,13 @@ class VocabTrie:
             self.token_ids.tolist(),
         )
 
+    @cached_property
+    def untokened_bytes(self) -> int:
+        """The bytes that are no token on their own (``~single_byte_tokens``) as one int,
+        bit ``b`` for byte ``b``: whether a small DFA reads any of them is one ``&`` over
+        the bytes it reads (``tokens.index``), where the boolean arrays took numpy calls."""
+        return sum(1 << b for b in np.flatnonzero(~self.single_byte_tokens).tolist())
+
     @staticmethod
     def build(vocab: Vocabulary) -> VocabTrie:
         """The trie of ``vocab``: its tokens sorted by their bytes, laid out level by level
