@@ -308,16 +308,17 @@ LOOPED = [
 @pytest.mark.parametrize("pattern", LOOPED)
 def test_subtrees_in_a_state_s_own_loop_are_taken_whole(pattern, way, bundled_vocab, monkeypatch):
     """A node whose subtree's bytes its state reads back into itself has all its tokens
-    allowed and is walked no further (``_Loops``): some are taken under each pattern,
-    and the first set is the index's."""
+    allowed and is walked no further (``_Loops``): some are taken under each pattern
+    (none where every level is walked whole: taking there spares nothing), and the first
+    set is the index's."""
     for name, value in WAYS[way].items():
         monkeypatch.setattr(levelwalk, name, value)
     monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
     taken: list[int] = []
     real = levelwalk._Loops.taken
 
-    def counting(loops, nodes, states):
-        found = real(loops, nodes, states)
+    def counting(loops, nodes, states, level):
+        found = real(loops, nodes, states, level)
         taken.append(0 if found is None else int(found.sum()))
         return found
 
@@ -326,7 +327,34 @@ def test_subtrees_in_a_state_s_own_loop_are_taken_whole(pattern, way, bundled_vo
     ours = first_allowed_tokens(pattern, bundled_vocab)
     index = build_index(pattern, bundled_vocab)
     np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
-    assert sum(taken) > 0
+    assert (sum(taken) > 0) == (way != "every level whole")
+
+
+@pytest.mark.parametrize("pattern", [*LOOPED, r"([^,\n]{1,20},){3}[^,\n]{1,20}", r"[^,]+,[a-z]+"])
+def test_a_level_is_taken_from_only_where_it_then_stays_sparse(pattern, bundled_vocab, monkeypatch):
+    """Subtrees are taken from a sparse level only where the nodes left are few enough
+    for the level to stay sparse (a level walked whole computes every node anyway): at
+    csv_row's level 1, 53 of 169 nodes could be taken and 116 would be walked whole, so
+    none is. The first set is the index's either way."""
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
+    levels = levels_of(trie_of(bundled_vocab))
+    sizes = np.diff(levels.bounds)
+    left: list[tuple[int, int]] = []  # (nodes left, their level's size) after each taking
+    real = levelwalk._Loops.taken
+
+    def checking(loops, nodes, states, level):
+        found = real(loops, nodes, states, level)
+        if found is not None:
+            depth = int(np.searchsorted(levels.bounds, nodes[0], side="right")) - 1
+            left.append((len(nodes) - int(found.sum()), int(sizes[depth])))
+        return found
+
+    monkeypatch.setattr(levelwalk._Loops, "taken", checking)
+    forget_walks()
+    ours = first_allowed_tokens(pattern, bundled_vocab)
+    index = build_index(pattern, bundled_vocab)
+    np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert all(nodes * levelwalk.SPARSE_LEVEL < size for nodes, size in left), left
 
 
 LOOPS = [r"[a-z]*", r"[^\n]*", r"(?s).*", r"[^ \t\n\v\f\r]*", r"[\x00-\x7f]*", r"[^=]*", r"[.\-_]*"]
