@@ -108,17 +108,24 @@ def test_liveness_shortcut_reads_no_table(bundled_vocab):
 
 @pytest.mark.parametrize("pattern", NARROW + WIDE_ASCII)
 def test_small_route_successors_are_plain(pattern, bundled_vocab, monkeypatch):
-    """Every start's successors are its plain row's distinct targets; where no state is
-    wide the walk goes over the runs, never reading the table back (``_LazySteps``)."""
+    """Every start's successors are its plain row's distinct targets, by the small route
+    (where no state is wide and the starts are few) and by ``_successor_pairs``' others;
+    where the small route answers, the whole index reads no table (``edge_counts``,
+    ``_LazySteps``: called, a TypeError)."""
     index = build_index(pattern + "()" * 3, bundled_vocab)  # a string no test kept
     starts = list(range(index.byte_dfa.num_states))
-    narrow = len(starts) <= index_module.NARROW_STARTS
-    narrow = narrow and _run_steps(index.byte_dfa.byte_runs) is not None
-    if narrow:
-        monkeypatch.setattr(index_module, "_LazySteps", None)  # called: a TypeError
-    found = index_module._successor_pairs(index, starts, None)
-    assert_same_pairs(found, plain_pairs(index, starts))
-    assert narrow == (pattern in NARROW)
+    plain = plain_pairs(index, starts)
+    small = index_module._small_successors(index, starts)
+    assert (small is not None) == (pattern in NARROW)
+    assert_same_pairs(index_module._successor_pairs(index, starts, None), plain)
+    if small is not None:
+        assert_same_pairs(index_module._as_pairs(small), plain)
+        monkeypatch.setattr(index_module, "_LazySteps", None)
+        monkeypatch.setattr(index_module, "edge_counts", None)
+    walked = build_index(pattern + "()" * 4, bundled_vocab)
+    assert walked.states  # the whole index, by the small route where it answers
+    found = [walked.successors(state).tolist() for state in starts]
+    assert found == [plain[1][plain[0] == k].tolist() for k in range(len(starts))]
 
 
 def test_small_route_keeps_a_toy_vocabulary_exact():

@@ -52,6 +52,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, partial
+from itertools import repeat
 from threading import RLock
 
 import numpy as np
@@ -338,21 +339,18 @@ class TokenIndex:
     # --- construction -------------------------------------------------------------------
 
     def _walk_successors(self, states: list[int], deadline: float | None = None) -> None:
-        """Find the successor sets of ``states`` not yet known, in one walk: pair by pair,
-        over node sets, or over the DAWG (``PAIR_BUDGET``, ``SHARING``). Past ``deadline``
-        raises ``IndexTooLarge`` (and keeps the verdict)."""
+        """Find the successor sets of ``states`` not yet known, in one walk: a small DFA's
+        in Python (``_small_successors``), else pair by pair, over node sets, or over the
+        DAWG (``PAIR_BUDGET``, ``SHARING``). Past ``deadline`` raises ``IndexTooLarge``
+        (and keeps the verdict)."""
         with self._lock:
             todo = [s for s in dict.fromkeys(states) if s not in self._successors]
-            if not todo:
-                return
-            check = None if deadline is None else partial(_check_time, self, deadline)
-            found, targets = _successor_pairs(self, todo, check)
-            if self._live is not None:
-                keep = self._live[targets]
-                found, targets = found[keep], targets[keep]
-            bounds = np.searchsorted(found, np.arange(len(todo) + 1)).tolist()
-            for k, state in enumerate(todo):  # slices: np.split is slow for thousands
-                self._successors[state] = targets[bounds[k] : bounds[k + 1]]
+            small = _small_successors(self, todo) if todo else None
+            if small is not None:
+                _keep_lists(self, todo, small)
+            elif todo:
+                check = None if deadline is None else partial(_check_time, self, deadline)
+                _keep_pairs(self, todo, *_successor_pairs(self, todo, check))
 
     def _partitions(self) -> BytePartitions:
         if self._byte_partitions is None:
@@ -495,20 +493,14 @@ def _successor_pairs(
     the readable part of the trie first (``readwalk``). Beyond ``dawg.MAX_STARTS``
     states that do not share, the wide ones (where tokens walk deep: a JSON string's) go
     over the DAWG and the rest pair by pair (``_apart``)."""
-    table, byte_runs = index.byte_dfa.table, index.byte_dfa.byte_runs
-    narrow = len(todo) <= NARROW_STARTS  # a date's, a keyword's: in Python
-    if narrow and byte_runs is not None:  # its edges read off its runs: no numpy
-        steps = _run_steps(byte_runs)
-        found = None if steps is None else _narrow_pairs(index.trie.lists, steps, todo)
-        if found is not None:
-            return found
-        narrow = False
+    table = index.byte_dfa.table
     edges = edge_counts(table)
     wide = edges >= WIDE
-    if narrow and not wide.any():
+    narrow = len(todo) <= NARROW_STARTS and index.byte_dfa.byte_runs is None
+    if narrow and not wide.any():  # a date's past ASCII: in Python (small ones: runs)
         found = _narrow_pairs(index.trie.lists, _LazySteps(table), todo)
         if found is not None:
-            return found
+            return _as_pairs(found)
 
     @cache
     def shared() -> bool:  # computed where it decides the route, once
@@ -575,26 +567,70 @@ _Steps = Sequence[tuple[list[tuple[int, int]], dict[int, int]]]
 (``_LazySteps``, ``_run_steps``)."""
 
 
-def _narrow_pairs(
-    trie: TrieLists, steps: _Steps, todo: list[int]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """``_successor_pairs`` by a depth-first walk over (trie node, state) pairs in Python
-    (as ``rowwalk.small_row``, keeping only the distinct states reached): a pattern whose
-    states each read a few bytes (``yes|no``, a date) has a few dozen live pairs, and
-    numpy's fixed cost per call made that walk ~10 times slower than the pairs. None past
-    ``NARROW_WORK`` steps.
+def _small_successors(index: TokenIndex, todo: list[int]) -> list[list[int]] | None:
+    """Each start's successors, sorted, where the byte DFA is small and within ASCII (its
+    ``byte_runs``), has at most ``NARROW_STARTS`` starts and no wide state: the walk in
+    Python over steps read off the runs (``_run_steps``, ``_narrow_pairs``), with no
+    numpy call from the table to the lists (a keyword's whole index); else None."""
+    byte_runs = index.byte_dfa.byte_runs
+    if byte_runs is None or len(todo) > NARROW_STARTS:
+        return None
+    steps = _run_steps(byte_runs)
+    return None if steps is None else _narrow_pairs(index.trie.lists, steps, todo)
+
+
+def _keep_pairs(index: TokenIndex, todo: list[int], found: np.ndarray, targets: np.ndarray) -> None:
+    """Keep the successor sets of ``todo`` from its pairs (``_successor_pairs``: position
+    in ``todo``, target; sorted), less token-dead states where the index is pruned."""
+    if index._live is not None:
+        keep = index._live[targets]
+        found, targets = found[keep], targets[keep]
+    bounds = np.searchsorted(found, np.arange(len(todo) + 1)).tolist()
+    for k, state in enumerate(todo):  # slices: np.split is slow for thousands
+        index._successors[state] = targets[bounds[k] : bounds[k + 1]]
+
+
+def _keep_lists(index: TokenIndex, todo: list[int], found: list[list[int]]) -> None:
+    """Keep ``found[k]`` as the successor set of ``todo[k]`` (less token-dead states where
+    the index is pruned): slices of one array, where one array a state cost a numpy call
+    each."""
+    if index._live is not None:
+        live = index._live.tolist()
+        found = [[state for state in states if live[state]] for states in found]
+    flat = np.array([state for states in found for state in states], dtype=np.int64)
+    at = 0
+    for state, states in zip(todo, found, strict=True):
+        index._successors[state] = flat[at : at + len(states)]
+        at += len(states)
+
+
+def _as_pairs(found: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each start's successors (``_narrow_pairs``) as ``_successor_pairs`` gives them.
+
+    >>> [a.tolist() for a in _as_pairs([[1, 2], [], [0]])]
+    [[0, 0, 2], [1, 2, 0]]
+    """
+    origins = [k for k, states in enumerate(found) for _ in states]
+    reached = [state for states in found for state in states]
+    return np.array(origins, dtype=np.int64), np.array(reached, dtype=np.int64)
+
+
+def _narrow_pairs(trie: TrieLists, steps: _Steps, todo: list[int]) -> list[list[int]] | None:
+    """Each start's successors, sorted, by a depth-first walk over (trie node, state)
+    pairs in Python (as ``rowwalk.small_row``, keeping only the distinct states reached):
+    a pattern whose states each read a few bytes (``yes|no``, a date) has a few dozen live
+    pairs, and numpy's fixed cost per call made that walk ~10 times slower than the
+    pairs. None past ``NARROW_WORK`` steps.
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("(ab)+1?", Vocabulary.from_strings(["a", "b", "ab", "1"]))
-    >>> steps = _LazySteps(index.byte_dfa.table)
-    >>> [a.tolist() for a in _narrow_pairs(index.trie.lists, steps, [0, 2])]
-    [[0, 0, 1, 1, 1], [1, 2, 1, 2, 3]]
+    >>> _narrow_pairs(index.trie.lists, _LazySteps(index.byte_dfa.table), [0, 2])
+    [[1, 2], [1, 2, 3]]
     """
     first_child, num_children, byte, token_start = trie[:4]
-    origins: list[int] = []
-    reached: list[int] = []
+    per_start: list[list[int]] = []
     work = 0
-    for k, start in enumerate(todo):
+    for start in todo:
         found: set[int] = set()
         stack = [(0, start)]
         while stack:
@@ -618,9 +654,8 @@ def _narrow_pairs(
                 c = bisect_left(byte, b, lo, hi)
                 if c < hi and byte[c] == b:
                     stack.append((c, target))
-        origins += [k] * len(found)
-        reached += sorted(found)
-    return np.array(origins, dtype=np.int64), np.array(reached, dtype=np.int64)
+        per_start.append(sorted(found))
+    return per_start
 
 
 class _LazySteps(dict[int, tuple[list[tuple[int, int]], dict[int, int]]]):
@@ -655,9 +690,17 @@ def _run_steps(byte_runs: tuple[tuple[tuple[int, int, int], ...], ...]) -> _Step
     """
     steps = []
     for state_runs in byte_runs:
-        if sum(hi - lo for lo, hi, _ in state_runs) + len(state_runs) >= WIDE:
+        pairs: list[tuple[int, int]] = []
+        for lo, hi, to in state_runs:
+            if lo == hi:  # a keyword's: one byte a run
+                pairs.append((lo, to))
+            elif len(pairs) + hi - lo >= WIDE - 1:  # wide: not expanded
+                return None
+            else:
+                pairs += zip(range(lo, hi + 1), repeat(to))
+        if len(pairs) >= WIDE:
             return None
-        pairs = sorted([(b, to) for lo, hi, to in state_runs for b in range(lo, hi + 1)])
+        pairs.sort()
         steps.append((pairs, dict(pairs)))
     return steps
 
