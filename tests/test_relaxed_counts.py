@@ -87,6 +87,36 @@ def test_on_a_vocabulary_of_long_tokens_every_one_is_walked():
     assert len(walked) >= 3  # [^,] holds "é", spelt by no token alone: the index answers
 
 
+@pytest.mark.parametrize(
+    "pattern", [*RELAXED[:2], r"\w{1,15}", r"[^,]{1,18},[^,]{1,18}", r"[a-z ]{1,20}"]
+)
+def test_the_python_tail_leaves_the_long_tokens_to_walk_long(pattern, bundled_vocab, monkeypatch):
+    """The level walk's tail in Python (``levelwalk._Walk.tail``), begun early here (its
+    tokens of every length), walks only the tokens of up to the relaxed bound and takes
+    the longer ones unwalked, for ``walk_long`` to walk as written; the first set is
+    still the index's, and some tokens were taken so."""
+    monkeypatch.setattr(levelwalk, "DEEP_NODES", 40_000)
+    monkeypatch.setattr(levelwalk, "TAIL_TOKENS", 4_000)
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
+    monkeypatch.setattr(derivatives, "_spelt_loop", lambda *_: None)
+    monkeypatch.setattr(derivatives._NearStart, "_small_row", lambda *_: None)
+    unwalked: list[int] = []
+    real = levelwalk._Walk.tail
+
+    def counting(walk, nodes, states):
+        found = real(walk, nodes, states)
+        if walk.longer is not None:  # not the index's own walks
+            lengths = walk.trie.sorted_lengths[found]
+            unwalked.append(int(np.count_nonzero(lengths > walk.longer)))
+        return found
+
+    monkeypatch.setattr(levelwalk._Walk, "tail", counting)
+    forget_indexes()
+    ours = first_allowed_tokens(pattern, bundled_vocab)
+    np.testing.assert_array_equal(ours, index_first(pattern, bundled_vocab), pattern)
+    assert sum(unwalked) > 0
+
+
 @pytest.mark.parametrize("more", [0, 5, 20])
 @pytest.mark.parametrize("pattern", [r"([^,\n]{1,12},){3}[^,\n]{1,12}", r"[^\n]{1,30}"])
 def test_walk_long_walks_each_long_token_as_alone(pattern, more, bundled_vocab):

@@ -773,7 +773,7 @@ class _NearStart(_Rows):
         if found is not None:
             return found
         level = walk_root(trie, self.rows)
-        return level if level is not None else walk_bytes(trie, self.rows)
+        return level if level is not None else walk_bytes(trie, self.rows, self.regexes.relaxed)
 
     def _small_row(self, trie: VocabTrie) -> np.ndarray | None:
         """The first set by ``rowwalk.small_row`` (a depth-first walk of (node, state)

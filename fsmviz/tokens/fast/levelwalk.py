@@ -367,11 +367,14 @@ def learn(trie: VocabTrie, byte_class: np.ndarray) -> None:
         _LEARNT.put(trie, "learnt", (*known, byte_class))
 
 
-def walk_bytes(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+def walk_bytes(
+    trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray], longer: int | None = None
+) -> np.ndarray:
     """The token ids (sorted, int32) walkable from the root in state 0: those whose bytes
-    lead from state to state and never to none. ``table(states)`` makes the rows of
-    ``states`` (distinct ids, >= 0) where not made yet and returns the whole transition
-    table: ``table[s, b]`` the state after byte ``b`` from ``s``, -1 for none.
+    lead from state to state and never to none; with ``longer``, those too of more bytes
+    than that which the walk in Python meets, unwalked (``_Walk.tail``). ``table(states)``
+    makes the rows of ``states`` (distinct ids, >= 0) where not made yet and returns the
+    whole transition table: ``table[s, b]`` the state after byte ``b`` from ``s``, -1 for none.
 
     Every node's state is kept (``reached``, -1: dead) and a level is computed from the
     one above in one of two ways: *whole* (``_Walk.whole``), every node from its parent,
@@ -383,7 +386,7 @@ def walk_bytes(trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray]) -> np
     itself is taken whole, its tokens with it, and walked no further (``_Loops``). From
     ``TrieLevels.deep`` down, or where the live nodes hold few tokens, the tokens left
     are walked in Python (``walk_tokens``)."""
-    walk = _Walk(trie, levels_of(trie), _Rows(table))
+    walk = _Walk(trie, levels_of(trie), _Rows(table), longer)
     return walk.tokens(walk.walk())
 
 
@@ -441,10 +444,11 @@ class _Walk:
     """One ``walk_bytes``: ``reached`` holds every node's state (-1 dead, and one entry
     past the last node, for the tokens in none) from the first whole level on (None
     before: a pattern whose tokens die in a few bytes pays nothing per trie node, 600k
-    on Gemma's 262k tokens); ``hits`` the live nodes of the sparse levels."""
+    on Gemma's 262k tokens); ``hits`` the live nodes of the sparse levels; ``longer``
+    (or None) the length past which ``tail`` takes tokens unwalked."""
 
-    def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows):
-        self.trie, self.levels, self.rows = trie, levels, rows
+    def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows, longer: int | None):
+        self.trie, self.levels, self.rows, self.longer = trie, levels, rows, longer
         self.reached: np.ndarray | None = None
         self.hits: list[np.ndarray] = []
         self.loops = _Loops(trie, rows)
@@ -490,7 +494,30 @@ class _Walk:
         if whole:  # the live nodes of the last level walked
             nodes = np.flatnonzero(self.reached[bounds[depth - 1] : lo] >= 0) + bounds[depth - 1]
             states = self.reached[nodes]
-        return walk_tokens(trie, self.rows.step, nodes, states)[0]
+        return self.tail(nodes, states)
+
+    def tail(self, nodes: np.ndarray, states: np.ndarray) -> list[int]:
+        """The tokens at and below the live ``nodes`` (in ``states``) walked in Python
+        (``walk_tokens``), as positions in ``trie.sorted_ids``; those of more than
+        ``longer`` bytes taken unwalked. ``derivatives`` asks so of a pattern whose long
+        counts it let go: those tokens are walked again with the pattern as written
+        (``walk_long``), which needs only a superset of them (csv_row's tail: 44 of
+        its 54 tokens, ~1,400 bytes not walked twice)."""
+        trie = self.trie
+        if self.longer is None:
+            return walk_tokens(trie, self.rows.step, nodes, states)[0]
+        sizes = trie.span_size[nodes]
+        entries = runs(trie.span_start[nodes], sizes)
+        depths, above = np.repeat(trie.depth[nodes], sizes), np.repeat(states, sizes)
+        long = trie.sorted_lengths[entries] > self.longer
+        found = entries[long].tolist()
+        step, spelt = self.rows.step, trie.sorted_bytes
+        for entry, depth, state in zip(
+            entries[~long].tolist(), depths[~long].tolist(), above[~long].tolist(), strict=True
+        ):
+            if step(spelt[entry][depth:], state) >= 0:
+                found.append(entry)
+        return found
 
     def read_ahead(self, lo: int, hi: int) -> None:
         """Read the rows not read yet of the states of the nodes ``lo .. hi - 1``, the
