@@ -194,7 +194,9 @@ def to_bytes(dfa: Dfa) -> ByteDfa:
     ranges = [cls.ranges(dfa.mentioned) for cls in dfa.classes]
     states, classes = dfa.num_states, len(ranges)
     small = states <= SMALL_ASCII_STATES and classes <= SMALL_ASCII
-    if small and all(r[-1][1] <= 0x7F for r in ranges if r):
+    if (small or (states <= SMALL_ASCII_STATES and _few_edges(dfa))) and all(
+        r[-1][1] <= 0x7F for r in ranges if r
+    ):
         return _ascii_bytes(dfa, ranges)
     few = small or (states <= SMALL_ASCII_STATES and states * classes <= FEW_CELLS)
     if few and all(any(not _inside_surrogates(lo, hi) for lo, hi in r) for r in ranges):
@@ -246,6 +248,29 @@ all within ASCII, has its byte table written edge by edge in Python (``_ascii_by
 ``yes|no``'s five states in ~10 µs, where the vectorised path's forty numpy calls took
 ~80 µs. Past ~80 states the numpy calls cost less than the edges (245 states of
 ``(\\d{3}-){60}\\d{4}``: 0.34 ms, where the edges took 0.52)."""
+FEW_ASCII_EDGES = 64
+"""Past ``SMALL_ASCII`` classes a DFA of at most ``SMALL_ASCII_STATES`` states within
+ASCII still goes edge by edge where its (state, class) edges number at most this many
+(``_few_edges``): a keyword alternation's letters split into many classes, each state
+reading one or two (``(extractors|loaders|…|mappers)``: 44 states, 17 classes, 50 edges,
+~57 µs where the vectorised path took ~82), and its table's runs let its whole index walk
+in Python (``ByteDfa.byte_runs``)."""
+
+
+def _few_edges(dfa: Dfa) -> bool:
+    """Whether ``dfa`` has at most ``FEW_ASCII_EDGES`` (state, class) edges: each state's
+    class masks are disjoint, so their sum's set bits count its classes.
+
+    >>> from fsmviz.automaton.dfa import compile_regex
+    >>> _few_edges(compile_regex("(red|green|blue)")), _few_edges(compile_regex("[a-z]{80}"))
+    (True, False)
+    """
+    edges = 0
+    for moves in dfa.moves:
+        edges += sum(moves.values()).bit_count()
+        if edges > FEW_ASCII_EDGES:
+            return False
+    return True
 
 
 def _ascii_bytes(dfa: Dfa, ranges: list[tuple[tuple[int, int], ...]]) -> ByteDfa:

@@ -498,7 +498,7 @@ def _successor_pairs(
     wide = edges >= WIDE
     narrow = len(todo) <= NARROW_STARTS and index.byte_dfa.byte_runs is None
     if narrow and not wide.any():  # a date's past ASCII: in Python (small ones: runs)
-        found = _narrow_pairs(index.trie.lists, _LazySteps(table), todo)
+        found = _narrow_pairs(index.trie.lists, _LazySteps(table), todo, NARROW_WORK)
         if found is not None:
             return _as_pairs(found)
 
@@ -560,6 +560,13 @@ NARROW_STARTS = 20
 """Walks from at most this many starts may go in Python (``_narrow_pairs``): from more,
 the numpy walk's rounds serve them all at once and cost less (24 starts of an IPv4
 address: the same; 85 of ``(\\d{3}-){20}\\d{4}``: 1.2 ms, where the walk in Python took 2.0)."""
+SMALL_WORK = 800
+"""``NARROW_WORK`` of a small DFA within ASCII (``_small_successors``: its steps read off
+its runs, however many its starts, at most ``bytedfa.SMALL_ASCII_STATES``). In bench
+conditions (a peer's compile between builds: cold caches) its walk in Python still costs
+less than the numpy walk at ~700 steps (``[a-f]{4}``: 0.78 of it; 44 starts of a keyword
+alternation, 451 steps: 0.74; durations' 21, 459 steps: 0.85) and more at ~1,500
+(``[0-9\\- ]{10,17}X?``: 1.25)."""
 
 
 _Steps = Sequence[tuple[list[tuple[int, int]], dict[int, int]]]
@@ -569,14 +576,12 @@ _Steps = Sequence[tuple[list[tuple[int, int]], dict[int, int]]]
 
 def _small_successors(index: TokenIndex, todo: list[int]) -> list[list[int]] | None:
     """Each start's successors, sorted, where the byte DFA is small and within ASCII (its
-    ``byte_runs``), has at most ``NARROW_STARTS`` starts and no wide state: the walk in
-    Python over steps read off the runs (``_run_steps``, ``_narrow_pairs``), with no
-    numpy call from the table to the lists (a keyword's whole index); else None."""
+    ``byte_runs``) and has no wide state: the walk in Python over steps read off the runs
+    (``_run_steps``, ``_narrow_pairs`` within ``SMALL_WORK``), with no numpy call from the
+    table to the lists (a keyword's whole index); else None."""
     byte_runs = index.byte_dfa.byte_runs
-    if byte_runs is None or len(todo) > NARROW_STARTS:
-        return None
-    steps = _run_steps(byte_runs)
-    return None if steps is None else _narrow_pairs(index.trie.lists, steps, todo)
+    steps = None if byte_runs is None else _run_steps(byte_runs)
+    return None if steps is None else _narrow_pairs(index.trie.lists, steps, todo, SMALL_WORK)
 
 
 def _keep_pairs(index: TokenIndex, todo: list[int], found: np.ndarray, targets: np.ndarray) -> None:
@@ -615,16 +620,18 @@ def _as_pairs(found: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(origins, dtype=np.int64), np.array(reached, dtype=np.int64)
 
 
-def _narrow_pairs(trie: TrieLists, steps: _Steps, todo: list[int]) -> list[list[int]] | None:
+def _narrow_pairs(
+    trie: TrieLists, steps: _Steps, todo: list[int], most: int
+) -> list[list[int]] | None:
     """Each start's successors, sorted, by a depth-first walk over (trie node, state)
     pairs in Python (as ``rowwalk.small_row``, keeping only the distinct states reached):
     a pattern whose states each read a few bytes (``yes|no``, a date) has a few dozen live
     pairs, and numpy's fixed cost per call made that walk ~10 times slower than the
-    pairs. None past ``NARROW_WORK`` steps.
+    pairs. None past ``most`` steps.
 
     >>> from fsmviz import Vocabulary, build_index
     >>> index = build_index("(ab)+1?", Vocabulary.from_strings(["a", "b", "ab", "1"]))
-    >>> _narrow_pairs(index.trie.lists, _LazySteps(index.byte_dfa.table), [0, 2])
+    >>> _narrow_pairs(index.trie.lists, _LazySteps(index.byte_dfa.table), [0, 2], 300)
     [[1, 2], [1, 2, 3]]
     """
     first_child, num_children, byte, token_start = trie[:4]
@@ -642,7 +649,7 @@ def _narrow_pairs(trie: TrieLists, steps: _Steps, todo: list[int]) -> list[list[
                 continue
             edges = steps[at]
             work += 1 + min(count, len(edges[0]))
-            if work > NARROW_WORK:
+            if work > most:
                 return None
             lo = first_child[node]
             if count <= len(edges[0]):
