@@ -74,6 +74,29 @@ def test_the_level_walk_gives_the_index_s_first_set(pattern, way, bundled_vocab,
     np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
 
 
+@pytest.mark.parametrize("way", ["as is", "every level whole", "Python tail early"])
+@pytest.mark.parametrize("pattern", PATTERNS[:3])
+def test_the_live_flags_are_the_nodes_reached(pattern, way, bundled_vocab, monkeypatch):
+    """``_Walk.alive``, flagged as whole levels count their live nodes, is every node's
+    ``reached >= 0`` by the time the tokens are read off."""
+    for name, value in WAYS[way].items():
+        monkeypatch.setattr(levelwalk, name, value)
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
+    checked: list[int] = []
+    real = levelwalk._Walk.tokens
+
+    def checking(walk, walked):
+        if walk.reached is not None:
+            np.testing.assert_array_equal(walk.alive, walk.reached >= 0)
+            checked.append(int(walk.alive.sum()))
+        return real(walk, walked)
+
+    monkeypatch.setattr(levelwalk._Walk, "tokens", checking)
+    forget_walks()
+    first_allowed_tokens(pattern, bundled_vocab)
+    assert checked and checked[-1] > 0
+
+
 def test_rows_are_read_once_and_only_where_a_node_reaches_them(bundled_vocab, monkeypatch):
     """Each state's row is read once, and under ``[a-z]+ [0-9]{2}\\n`` the walk (whose
     tokens die within a few bytes) reads no row beyond the states tokens reach."""

@@ -444,12 +444,15 @@ class _Walk:
     """One ``walk_bytes``: ``reached`` holds every node's state (-1 dead, and one entry
     past the last node, for the tokens in none) from the first whole level on (None
     before: a pattern whose tokens die in a few bytes pays nothing per trie node, 600k
-    on Gemma's 262k tokens); ``hits`` the live nodes of the sparse levels; ``longer``
-    (or None) the length past which ``tail`` takes tokens unwalked."""
+    on Gemma's 262k tokens) and ``alive`` whether it is >= 0 (flagged as each whole level
+    counts its live nodes, so that ``tokens`` does not compare every node again); ``hits``
+    the live nodes of the sparse levels; ``longer`` (or None) the length past which
+    ``tail`` takes tokens unwalked."""
 
     def __init__(self, trie: VocabTrie, levels: TrieLevels, rows: _Rows, longer: int | None):
         self.trie, self.levels, self.rows, self.longer = trie, levels, rows, longer
         self.reached: np.ndarray | None = None
+        self.alive = np.zeros(0, dtype=bool)
         self.hits: list[np.ndarray] = []
         self.loops = _Loops(trie, rows)
         rows.read_rows(np.zeros(1, dtype=np.intp))
@@ -472,7 +475,7 @@ class _Walk:
                 if not live:
                     return []
                 if live * SPARSE_LEVEL < hi - lo:
-                    whole, nodes = False, np.flatnonzero(self.reached[lo:hi] >= 0) + lo
+                    whole, nodes = False, np.flatnonzero(self.alive[lo:hi]) + lo
                     states = self.reached[nodes]
             elif int(trie.span_size[nodes].sum()) <= TAIL_TOKENS:
                 break
@@ -487,12 +490,14 @@ class _Walk:
                 whole = len(nodes) * SPARSE_LEVEL >= hi - lo
                 if whole and self.reached is None:
                     self.reached = np.full(len(levels.parent) + 1, -1, dtype=np.intp)
+                    self.alive = np.zeros(len(levels.parent) + 1, dtype=bool)
                 if whole:
                     self.reached[nodes] = states
+                    self.alive[nodes] = True
         else:
             return []
         if whole:  # the live nodes of the last level walked
-            nodes = np.flatnonzero(self.reached[bounds[depth - 1] : lo] >= 0) + bounds[depth - 1]
+            nodes = np.flatnonzero(self.alive[bounds[depth - 1] : lo]) + bounds[depth - 1]
             states = self.reached[nodes]
         return self.tail(nodes, states)
 
@@ -544,7 +549,7 @@ class _Walk:
         if level.min() == UNREAD_ROW:
             at = np.flatnonzero(level == UNREAD_ROW) + lo
             level[at - lo] = self.again(reached[levels.parent[at]], levels.byte[at])
-        return int(np.count_nonzero(level >= 0))
+        return int(np.count_nonzero(np.greater_equal(level, 0, out=self.alive[lo:hi])))
 
     def sparse(self, nodes: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The children of the live ``nodes`` (in ``states``) that live, and their states."""
@@ -586,7 +591,7 @@ class _Walk:
         if self.reached is None:
             allowed = np.zeros(self.levels.num_ids, dtype=bool)
         else:
-            allowed = np.greater_equal(self.reached, 0).take(self.levels.node_of)
+            allowed = self.alive.take(self.levels.node_of)
         allowed[found] = True
         return np.flatnonzero(allowed).astype(np.int32)
 
