@@ -96,6 +96,16 @@ REGEX = "() => document.querySelector('#regex textarea').value"
 DRAWN = """() => document.querySelector('#dfa svg.fsm g.graph > text')?.textContent
     .split('\\u00a0')[0].trim()"""
 """The pattern the DFA panel draws (its drawing's caption)."""
+DRAWINGS = """() => { const drawn = []; let last = null;
+    const seen = () => { const svg = document.querySelector('#dfa svg.fsm');
+        const caption = svg?.querySelector('g.graph > text')?.textContent;
+        const now = [caption?.split('\\u00a0')[0].trim(), svg?.querySelectorAll('g.node').length];
+        if (JSON.stringify(now) !== JSON.stringify(last)) { last = now; drawn.push(now); } };
+    seen();
+    new MutationObserver(seen).observe(document.body, { childList: true, subtree: true });
+    window.fsmvizDrawn = drawn; }"""
+"""From now on, each drawing the DFA panel shows, in order, as [its pattern, its count of
+states drawn] (``fsmvizDrawn``; Gradio may patch the drawing in place)."""
 RULES = """() => [document.querySelectorAll('#rules svg g.cluster').length,
     document.querySelector('#grammar-error')?.textContent.trim() ?? '']"""
 """The grammar tab's drawing, as its count of rule boxes, and its error."""
@@ -106,6 +116,7 @@ def test_a_click_while_an_example_loads_leaves_the_examples_page(page, app_url):
     then the Grammar tab's format."""
     open_part(page, app_url)
     a_drawing_option_while_a_regex_example_loads_draws_the_example(page)
+    an_edit_while_a_slow_drawing_option_is_drawn_draws_the_edit(page)
     a_whitespace_click_while_a_schema_example_loads_uses_the_example(page)
     a_format_click_while_a_grammar_example_loads_draws_the_example(page)
 
@@ -143,6 +154,53 @@ def a_drawing_option_while_a_regex_example_loads_draws_the_example(page):
     expect(regex).to_have_value(moby)
     expect(page.locator("#distances input")).to_be_checked()
     assert first != moby
+
+
+SLOW = r"([a-z]{1,4} ){1,12}[a-z]{1,4}\."
+"""A pattern of 66 states whose exact drawing takes Graphviz seconds (3-5 s here, against
+0.05 s for its compact one)."""
+
+
+def an_edit_while_a_slow_drawing_option_is_drawn_draws_the_edit(page):
+    """A pattern drawn compact, then "exact" chosen and, while its slow drawing is still
+    being made on the server, the pattern before it typed back. As events apart, the edit
+    was answered first and the option's drawing (begun before the edit came, so not yet
+    stale) came last: the DFA panel drew the slow pattern beside the typed one. The
+    option's drawing comes either way (first, or last); the test waits for it."""
+    regex = page.locator("#regex textarea")
+    back = regex.input_value()
+    slow = f"{SLOW}{uuid.uuid4().hex[:6]}"  # a drawing new to the app: none cached
+    regex.fill(slow)
+    until(page, DRAWN, slow, UI_TIMEOUT / 1000)
+    page.evaluate(DRAWINGS)
+    radio = page.evaluate(
+        "(p) => window.gradio_config.components.find((c) => c.props.elem_id === p).id", "compact"
+    )
+    held = Held(
+        page,
+        option=lambda body: body.get("trigger_id") == radio,
+        edit=lambda body: back in (body.get("data") or []),
+    )
+    try:
+        page.locator("#compact").get_by_text("exact: every state").click()
+        held.wait("option")  # sent with the slow pattern
+        regex.fill(back)
+        held.release("option")
+        page.wait_for_timeout(500)  # the option's drawing under way on the server
+        held.wait("edit")  # sent at once (events apart), or once the option is answered
+        held.release("edit")
+        page.wait_for_function(  # the option's drawing: the slow pattern, another size
+            "([p, n]) => window.fsmvizDrawn.some(([q, m]) => q === p && m !== n)",
+            arg=page.evaluate("() => window.fsmvizDrawn[0]"),
+            polling=100,  # (its default, each animation frame, never came here)
+        )
+        assert settled(page, "#dfa", DRAWN) == back
+    finally:
+        held.close()
+    expect(regex).to_have_value(back)
+    expect(page.locator("#compact input[value=exact]")).to_be_checked()
+    page.locator("#compact").get_by_text("auto (compact above").click()  # as it was
+    expect(page.locator("#compact input[value=auto]")).to_be_checked()
 
 
 def a_whitespace_click_while_a_schema_example_loads_uses_the_example(page):

@@ -559,6 +559,52 @@ def test_the_regex_box_set_to_the_run_s_own_pattern_keeps_the_run():
     assert 'class="lights"' not in cleared[page.dfa]
 
 
+def test_a_drawing_option_redraws_the_dfa_alone_and_keeps_the_chosen_step():
+    """The Regex box, the model menu and the drawing options are one event (``ui.wire_pattern``),
+    which does not say which fired it: the pattern and model the panel was last drawn for,
+    asked again, is a drawing option. It redraws the DFA alone (the run, its findings and
+    the doctor stay), lit at the chosen step; a step the page sent as null (the slider
+    being reset) is the run's last. Another pattern is an edit, which clears the run."""
+    from fsmviz.app import handlers as h
+
+    class Models:
+        def vocabulary(self):
+            return Vocabulary.from_strings(["a", "b"])
+
+    page = h.Page(*(f"part{i}" for i in range(15)))
+    trace = run_of("[ab]{1,3}", [b"a", b"b", b"a"], chat=False, masses=[0.5, 0.5, 0.5])
+    mark = h.StopMark(drawn=("[ab]{1,3}", None))
+
+    def lit(pattern: str, i: int | None) -> dict:
+        return h.on_pattern_edit(page, Models(), trace, h.Drawn(pattern, True), mark, i)
+
+    where = re.compile(r'class="where">current state (\d+)')
+    at = {}
+    for i in (0, 1, 2, None, 9):
+        redrawn = lit("[ab]{1,3}", i)
+        assert list(redrawn) == [page.dfa], i
+        assert "to go)" in redrawn[page.dfa] and 'class="lights"' in redrawn[page.dfa]
+        at[i] = where.search(redrawn[page.dfa])[1]
+    assert len({at[0], at[1], at[2]}) == 3, at  # lit where each step left the run
+    assert at[None] == at[9] == at[2], at  # none chosen, or past the end: the last
+    edited = lit("[ab]{1,4}", 1)
+    assert edited[page.trace] is None and page.diagnosis in edited
+    assert mark.drawn == ("[ab]{1,4}", None)
+    assert list(lit("[ab]{1,4}", 1)) == [page.dfa]  # drawn: an option now
+
+
+def test_the_step_slider_reads_a_null_step_as_none_and_never_refuses_one():
+    """Gradio's slider refuses a null value, or one outside a range changed since it was
+    sent, with an error; an error ends the page's edit event chain (the edits deferred
+    behind it are never sent), so the Step slider reads them instead."""
+    from fsmviz.app.page import StepSlider
+
+    slider = StepSlider(0, 1, value=0, step=1)
+    assert slider.preprocess(None) is None
+    assert slider.preprocess(7.0) == 7 and slider.preprocess(2.4) == 2
+    assert slider.get_block_name() == "slider"  # drawn by Gradio's own
+
+
 def test_an_edit_answered_after_a_run_of_its_pattern_began_leaves_that_run_alone():
     """CI (session 26): a schema example picked, Generate pressed at once; drawing the
     schema's pattern took longer than its run on the loaded machine, and the edit's answer,
@@ -572,9 +618,10 @@ def test_an_edit_answered_after_a_run_of_its_pattern_began_leaves_that_run_alone
 
     page = h.Page(*(f"part{i}" for i in range(15)))
     old = run_of("[ab]{1,3}", [b"a", b"b"], chat=False, masses=[0.5, 0.5])
-    mark = h.StopMark()
+    mark = h.StopMark(drawn=("[ab]{1,3}", None))  # the panel drew the last run's pattern
     mark.start("[ab]{1,4}")  # Generate on the new pattern, before the edit is answered
     assert h.on_pattern_edit(page, Models(), old, h.Drawn("[ab]{1,4}"), mark) == {}
     mark.start("[ab]{1,3}")  # the last run was of another pattern: cleared as before
+    mark.drawn = ("[ab]{1,3}", None)  # (the same edit again, as if first asked now)
     cleared = h.on_pattern_edit(page, Models(), old, h.Drawn("[ab]{1,4}"), mark)
     assert cleared[page.output] == h.EMPTY_OUTPUT and page.dfa in cleared

@@ -242,6 +242,7 @@ def on_pattern_edit(
     trace: Trace | None,
     drawn: Drawn,
     mark: StopMark | None = None,
+    i: int | None = None,
 ) -> dict:
     """The Regex box edited: the new drawing, findings or error (``on_pattern``); the
     examples menu names the example loaded, if it is one; and a run of another pattern
@@ -256,8 +257,14 @@ def on_pattern_edit(
     a loaded machine). That run (the session's ``mark``) owns the page: nothing is
     cleared or redrawn, or its output would be wiped when the edit's answer came last.
 
-    The pattern and model answered are the session's ``mark.drawn``: a drawing option's
-    redraw sent with others is stale (``on_distances``)."""
+    The Regex box, the model menu and the drawing options are one event (``ui.wire_pattern``:
+    one at a time per page, each sent with the page as it is then), so a drawing option
+    can never come back after an edit with the pattern the edit replaced. The event does
+    not say which of them fired it, so this says: the pattern and model the panel was
+    last drawn for (``mark.drawn``) asked again is a drawing option, which redraws the DFA
+    alone and keeps the run's lit step ``i`` (``on_distances``)."""
+    if mark is not None and mark.drawn == (drawn.pattern, drawn.backend):
+        return {page.dfa: on_distances(models, trace, i, drawn)}
     if mark is not None:
         mark.drawn = (drawn.pattern, drawn.backend)
     pattern = drawn.pattern
@@ -277,7 +284,7 @@ def on_pattern_edit(
         updates.update(cleared(page))
     elif trace is not None and trace.steps and not drawn.on_grammar_path:
         # a run of this pattern (Apply & run's after): lit where it ended
-        updates[page.dfa] = on_distances(models, trace, len(trace.steps) - 1, drawn)
+        updates[page.dfa] = on_distances(models, trace, None, drawn)
         updates.pop(page.diagnosis)  # the run's findings stay
     return updates
 
@@ -500,21 +507,17 @@ def on_dismiss():
     return "", None
 
 
-def on_distances(
-    models: BackgroundModel, trace: Trace | None, i, drawn: Drawn, mark: StopMark | None = None
-):
+def on_distances(models: BackgroundModel, trace: Trace | None, i: int | None, drawn: Drawn):
     """The distances checkbox or the drawing choice (compact / exact) redraws the DFA and
-    keeps the run's lit path and step. Nothing on a grammar-path schema: the panel draws
-    the schema's structure, and there is no DFA to redraw. Nothing either when the Regex
-    box's edit already answered another pattern or model (``mark.drawn``): the option was
-    sent with the page as it was before (an example on its way), and its drawing, coming
-    last, would put the old pattern beside the new one."""
-    stale = mark is not None and mark.drawn not in (None, (drawn.pattern, drawn.backend))
-    if drawn.on_grammar_path or stale:
+    keeps the run's lit path and step ``i`` (None, the Step slider as it is reset: the
+    run's last). Nothing on a grammar-path schema: the panel draws the schema's structure,
+    and there is no DFA to redraw."""
+    if drawn.on_grammar_path:
         return gr.skip()
     view = drawn.view(vocabulary_for(models, drawn.backend), diagnosed=False)
     if trace is not None and trace.pattern == drawn.pattern and trace.steps:
-        upto = min(int(i), len(trace.steps) - 1)
+        last = len(trace.steps) - 1
+        upto = last if i is None else min(max(int(i), 0), last)
         return view.dfa_html(trace.steps, upto=upto, stepping=True)
     return view.dfa_html()
 

@@ -21,13 +21,20 @@ import gradio as gr
 from fsmviz.app import handlers as h
 from fsmviz.app.api import add_api
 from fsmviz.app.audit_page import build_audit_tab
-from fsmviz.app.backend import backend_menu, configure_servers, engine_check_panel, restore_on_load
+from fsmviz.app.backend import (
+    BUNDLED,
+    backend_menu,
+    configure_servers,
+    engine_check_panel,
+    restore_on_load,
+)
 from fsmviz.app.compare_page import build_compare_tab
 from fsmviz.app.decoding_controls import decoding_controls
 from fsmviz.app.grammar_page import build_grammar_tab
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
 from fsmviz.app.live import COMPACT_ABOVE, run_event
+from fsmviz.app.page import StepSlider
 from fsmviz.app.schema_page import build_schema_part, wire_schema_part, with_mode_note
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT
 from fsmviz.generation.models import BackgroundModel
@@ -176,7 +183,8 @@ def main_view(
     drawing and the chosen step stay in view together (a phone: inputs, drawing, stepper,
     output, doctor, chart, steps; see static/app.css).
     """
-    first_dfa, first_diagnosis, first_error = h.on_pattern(models, h.Drawn(DEFAULT[0]))
+    first = h.Drawn(DEFAULT[0], backend=BUNDLED)  # the first paint: the menu's first choice
+    first_dfa, first_diagnosis, first_error = h.on_pattern(models, first)
     with gr.Row(equal_height=False, elem_id="top"):
         with gr.Column(scale=2, min_width=300, elem_id="controls"):
             backend = backend_menu(configure_servers(servers or {}))
@@ -192,7 +200,8 @@ def main_view(
             panel = instrument_column(first_dfa)
     trace_state = gr.State(None, time_to_live=STATE_TTL)
     findings_state = gr.State((), time_to_live=STATE_TTL)
-    stop_mark = gr.State(h.StopMark())  # the session's runs: Generate, Stop, an edit's answer
+    # the session's runs (Generate, Stop, an edit's answer) and what the panel was drawn for
+    stop_mark = gr.State(h.StopMark(drawn=(first.pattern, first.backend)))
 
     page = h.Page(
         panel.dfa, out.output, out.shadow, steps, chart, doctor.diagnosis, ins.error, status,
@@ -346,7 +355,7 @@ def instrument_column(first_dfa: str) -> Components:
     and how the drawing is drawn."""
     dfa = gr.HTML(first_dfa, elem_id="dfa")
     gr.HTML(STEPPER, elem_id="stepper")
-    step = gr.Slider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
+    step = StepSlider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
     allowed = gr.HTML(
         '<p class="empty">Choose a step to see every token it allowed.</p>',
         elem_id="allowed-tokens",
@@ -371,29 +380,25 @@ PRIVATE = {"api_visibility": "private"}
 def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
     """The Regex box, the examples menu, the drawing's options, the schema part. ``states``:
     the session's trace and its ``StopMark`` (an edit answered after a run of its pattern
-    began leaves that run alone; a drawing option sent before an edit already answered is
-    stale: ``handlers.on_distances``)."""
+    began leaves that run alone; the pattern the panel was last drawn for tells a drawing
+    option from an edit: ``handlers.on_pattern_edit``).
+
+    The Regex box, the model menu (the doctor reads its vocabulary) and the drawing options
+    are one ``always_last`` event: one at a time per page, a trigger that comes while one
+    is under way sent once it is done, with the page as it is then. As events apart, an
+    option sent with the pattern an example was replacing could be drawn last, beside the
+    example's pattern in the box (the server answers events apart side by side)."""
     trace_state, stop_mark = states
-    drawn = drawn_inputs(ins, panel, schema)
-    # another model chosen: the doctor reads its vocabulary (``handlers.Drawn.backend``)
     edit = with_mode_note(partial(h.on_pattern_edit, page, models), schema_note)
-    for edited in (ins.regex, ins.backend):
-        edited.change(  # the schema note under the box too: one event an edit
-            h.reads(h.Drawn, edit, before=1),
-            [trace_state, *drawn, stop_mark, schema_note],
-            [*h.pattern_edit_outputs(page), schema_note],
-            trigger_mode="always_last",
-            show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
-            **PRIVATE,
-        )
-    for redraw in (panel.show_distances, panel.drawing):  # stale ones skip: on_distances
-        redraw.change(
-            h.reads(h.Drawn, partial(h.on_distances, models), before=2),
-            [trace_state, panel.step, *drawn, stop_mark],
-            panel.dfa,
-            trigger_mode="always_last",
-            **PRIVATE,
-        )
+    gr.on(  # the schema note under the box too: one event an edit
+        [ins.regex.change, ins.backend.change, panel.show_distances.change, panel.drawing.change],
+        h.reads(h.Drawn, edit, before=1),
+        [trace_state, *drawn_inputs(ins, panel, schema), stop_mark, panel.step, schema_note],
+        [*h.pattern_edit_outputs(page), schema_note],
+        trigger_mode="always_last",
+        show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
+        **PRIVATE,
+    )
     # ``select``: Gradio's Dropdown fires ``input`` on every blur too
     ins.example.select(h.on_example, ins.example, [ins.regex, ins.prompt, ins.chat], **PRIVATE)
     wire_schema_part(schema, models, ins.regex, schema_note, ins.prompt, ins.max_tokens, ins.chat,
