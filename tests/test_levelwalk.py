@@ -97,6 +97,26 @@ def test_the_live_flags_are_the_nodes_reached(pattern, way, bundled_vocab, monke
     assert checked and checked[-1] > 0
 
 
+def test_counted_copies_made_ahead_are_read_with_the_row_asked_for(bundled_vocab, monkeypatch):
+    """Under ``words`` each level meets a new count of ``[A-Za-z]{1,12}``: its copies are
+    written together (``derivatives._Rows.ahead``) and read as they are made
+    (``made_ahead``), so the levels below find their rows read and count their states
+    (``_Walk.read_ahead``) twice, not once a level (9 times); the first set is the
+    index's."""
+    pattern = r"([A-Za-z]{1,12} ){2,10}[A-Za-z]{1,12}\."
+    monkeypatch.setattr(derivatives, "walk_root", lambda *_: None)
+    counts: list[int] = []
+    real = levelwalk._Walk.read_ahead
+    monkeypatch.setattr(
+        levelwalk._Walk, "read_ahead", lambda walk, *a: counts.append(1) or real(walk, *a)
+    )
+    forget_walks()
+    ours = first_allowed_tokens(pattern, bundled_vocab)
+    index = build_index(pattern, bundled_vocab)
+    np.testing.assert_array_equal(ours, index.allowed_tokens(index.initial_state))
+    assert 0 < len(counts) <= 3, counts
+
+
 def test_rows_are_read_once_and_only_where_a_node_reaches_them(bundled_vocab, monkeypatch):
     """Each state's row is read once, and under ``[a-z]+ [0-9]{2}\\n`` the walk (whose
     tokens die within a few bytes) reads no row beyond the states tokens reach."""

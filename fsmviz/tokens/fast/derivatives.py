@@ -615,6 +615,7 @@ class _Rows:
         self._layouts: dict[tuple[tuple[int, ...], bytes], _Layout] = {}
         self._plans: dict[tuple[int, bool, int, bytes], CountedPlan] = {}  # per copy kind
         self.ahead = 0  # counted copies written with the one asked for (``_copies``)
+        self._ahead_written = False  # since ``made_ahead`` last answered
         self.state(start, b"")
 
     def state(self, regex: int, partial: _Partial) -> int:
@@ -685,11 +686,21 @@ class _Rows:
             plan = self.plan(regex, partial, repeat)
             after = self.regexes.cat(self.regexes.rep(base, max(least - 1, 0), most - 1), rest)
             block = plan.block
-            if block is not None and block.write(self, s, self._copies(plan, regex, after)):
+            copies = self._copies(plan, regex, after)
+            if block is not None and block.write(self, s, copies):
+                self._ahead_written |= len(copies) > 2
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
         found.append(-1)  # the bytes in no group: one gather of the groups' targets
         self.table[s] = np.array(found, dtype=np.int32)[layout.group_of]
+
+    def made_ahead(self) -> np.ndarray | None:
+        """The states whose rows are made, where some were made ahead since last asked
+        (counted copies written with the one asked for: ``ahead``); else None."""
+        if not self._ahead_written:
+            return None
+        self._ahead_written = False
+        return np.flatnonzero(self.made[: len(self.states)])
 
     def _copies(self, plan: CountedPlan, regex: int, after: int) -> list[int]:
         """The counted copy ``regex``, its next copy ``after``, and up to ``ahead`` copies
@@ -768,12 +779,18 @@ class _NearStart(_Rows):
         walked in numpy, every node's state from its parent's (``levelwalk.walk_bytes``),
         or, where the start row's classes were learnt (``[^\\n]``'s, by ``warm``), the
         class trie from the root (``levelwalk.walk_root``); first, where the start reads
-        a few bytes, in Python (``_small_row``)."""
+        a few bytes, in Python (``_small_row``). The byte walk has a counted repeat's
+        copies written together, as many as it has whole levels (``ahead``), and reads
+        them as they are made (``made_ahead``): ``words``' 12 copies a field were a
+        row read a level, each with a count of the level's states."""
         found = self._small_row(trie)
         if found is not None:
             return found
         level = walk_root(trie, self.rows)
-        return level if level is not None else walk_bytes(trie, self.rows, self.regexes.relaxed)
+        if level is not None:
+            return level
+        self.ahead = levels_of(trie).deep  # copies the whole levels can meet
+        return walk_bytes(trie, self.rows, self.regexes.relaxed, self.made_ahead)
 
     def _small_row(self, trie: VocabTrie) -> np.ndarray | None:
         """The first set by ``rowwalk.small_row`` (a depth-first walk of (node, state)

@@ -368,11 +368,16 @@ def learn(trie: VocabTrie, byte_class: np.ndarray) -> None:
 
 
 def walk_bytes(
-    trie: VocabTrie, table: Callable[[np.ndarray], np.ndarray], longer: int | None = None
+    trie: VocabTrie,
+    table: Callable[[np.ndarray], np.ndarray],
+    longer: int | None = None,
+    ahead: Callable[[], np.ndarray | None] | None = None,
 ) -> np.ndarray:
     """The token ids (sorted, int32) walkable from the root in state 0: those whose bytes
     lead from state to state and never to none; with ``longer``, those too of more bytes
-    than that which the walk in Python meets, unwalked (``_Walk.tail``). ``table(states)``
+    than that which the walk in Python meets, unwalked (``_Walk.tail``); ``ahead()``, if
+    given, the states whose rows were made beside those asked for, read with them
+    (``_Rows.read_rows``; None: none since last asked). ``table(states)``
     makes the rows of ``states`` (distinct ids, >= 0) where not made yet and returns the
     whole transition table: ``table[s, b]`` the state after byte ``b`` from ``s``, -1 for none.
 
@@ -386,7 +391,7 @@ def walk_bytes(
     itself is taken whole, its tokens with it, and walked no further (``_Loops``). From
     ``TrieLevels.deep`` down, or where the live nodes hold few tokens, the tokens left
     are walked in Python (``walk_tokens``)."""
-    walk = _Walk(trie, levels_of(trie), _Rows(table), longer)
+    walk = _Walk(trie, levels_of(trie), _Rows(table, ahead), longer)
     return walk.tokens(walk.walk())
 
 
@@ -396,18 +401,30 @@ class _Rows:
     read yet; the last row is the dead state's (-1: a dead node's children stay dead, as
     ``(-1 << 8) + b`` reads it). ``lists`` holds rows as lists for the walk in Python."""
 
-    def __init__(self, table: Callable[[np.ndarray], np.ndarray]):
-        self.table = table
+    def __init__(
+        self,
+        table: Callable[[np.ndarray], np.ndarray],
+        ahead: Callable[[], np.ndarray | None] | None = None,
+    ):
+        self.table, self.made_ahead = table, ahead
         self.flat = np.full(256, -1, dtype=np.intp)
         self.read = np.ones(1, dtype=bool)  # per state, and True last: the dead state's
         self.lists: dict[int, list[int]] = {}
         self.ahead = False  # the rows read last lead to states whose rows are not read
 
     def read_rows(self, states: np.ndarray) -> None:
-        """Make and read the rows of ``states`` (distinct, not read yet); the flat table
+        """Make and read the rows of ``states`` (distinct, not read yet), and those made
+        with them (``made_ahead``: a counted repeat's next copies, which the next levels
+        then find read, not counting their states to find them unread); the flat table
         grows to hold their targets (a row's targets may be new states), twice its rows
         at least (the table's own rows are far more: 1,024 for 200 states)."""
-        rows = self.table(states)[states]
+        table = self.table(states)
+        made = None if self.made_ahead is None else self.made_ahead()
+        if made is not None:  # rows made ahead (a counted repeat's copies): read them too
+            if int(made.max()) + 1 >= len(self.read):
+                self._grow(max(int(made.max()) + 1, 2 * len(self.read)))
+            states = np.union1d(states, made[~self.read[made]])
+        rows = table[states]
         need = int(rows.max()) + 1
         if need >= len(self.read):
             self._grow(max(need, 2 * len(self.read), 32))
