@@ -154,3 +154,47 @@ def test_small_route_keeps_a_toy_vocabulary_exact():
     assert index.states == plain.states
     for state in range(index.byte_dfa.num_states):
         assert index.successors(state).tolist() == plain.successors(state).tolist()
+
+
+def _nearest(usable: list[bool], byte: int, step: int) -> int:
+    """The nearest byte from ``byte`` in direction ``step`` that is a token, else the
+    nearest the other way."""
+    for b in range(byte + step, 256 if step > 0 else -1, step):
+        if usable[b]:
+            return b
+    return _nearest(usable, byte, -step)
+
+
+@pytest.mark.parametrize("strings", [None, ["a", "c", "ab", "é"], ["\x7f", "z"]])
+def test_untokened_neighbours_are_the_nearest_tokens(strings, bundled_vocab):
+    vocab = bundled_vocab if strings is None else Vocabulary.from_strings(strings)
+    trie = trie_of(vocab)
+    usable = trie.single_byte_tokens.tolist()
+    lone, below, above = (a.tolist() for a in trie.untokened_neighbours)
+    assert lone == [b for b in range(256) if not usable[b]]
+    assert below == [_nearest(usable, b, -1) for b in lone]
+    assert above == [_nearest(usable, b, 1) for b in lone]
+
+
+LIVENESS = (  # states live in bytes, some through bytes that are no token (SmolLM2)
+    r"\x04abc",
+    r"a\x04?b",
+    r"[\x01-\x05]x",
+    r".*\.py",
+    r"[^\x06]\x06\x13",
+    r"(\x13|\x14)z|\x16",
+    r'"(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*"',
+    r"[\U00040000-\U0004FFFF]x",  # a 4-byte lead byte (F1) that is no token
+    r"[\U00040000-\U0004FFFF]|[\U00010000-\U0001FFFF]",
+)
+
+
+@pytest.mark.parametrize("pattern", LIVENESS)
+def test_liveness_is_its_definition(pattern, bundled_vocab):
+    """``_byte_liveness_is_token_liveness`` says whether the states live in bytes are the
+    states live in single-byte tokens, for any of its shortcuts."""
+    trie = trie_of(bundled_vocab)
+    byte_dfa = to_bytes(compile_regex(pattern))
+    live = byte_dfa.accepting | (byte_dfa.table >= 0).any(axis=1)
+    plain = bool((byte_dfa.live_states(usable_bytes=trie.single_byte_tokens) == live).all())
+    assert _byte_liveness_is_token_liveness(byte_dfa, trie) == plain

@@ -1000,13 +1000,18 @@ def _doubled(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool
         return not (table[:, missing] >= 0).any()
     at = np.searchsorted(present, missing)
     below, above = present[np.maximum(at - 1, 0)], present[np.minimum(at, len(present) - 1)]
-    sub = table[:, missing]
-    alike = (sub < 0) | (sub == table[:, below]) | (sub == table[:, above])
+    alike = _alike(table[:, missing], table[:, below], table[:, above])
     for byte in missing[~alike.all(axis=0)].tolist():
         rows = np.flatnonzero(table[:, byte] >= 0)
         if not (table[rows][:, usable] == table[rows, byte][:, None]).any(axis=1).all():
             return False
     return True
+
+
+def _alike(columns: np.ndarray, below: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """Where a column's entry is no edge or is its neighbour's below or above (so reading
+    the neighbour instead changes no state's liveness)."""
+    return (columns < 0) | (columns == below) | (columns == above)
 
 
 def _read_bytes(byte_runs: tuple[tuple[tuple[int, int, int], ...], ...]) -> int:
@@ -1031,6 +1036,9 @@ def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool
     ):
         return True  # a small DFA within ASCII reads no byte that is no token (no numpy)
     table, usable = byte_dfa.table, trie.single_byte_tokens
+    lone, below, above = trie.untokened_neighbours  # ``_doubled``'s first test, at once
+    if len(below) and _alike(table[:, lone], table[:, below], table[:, above]).all():
+        return True
     missing = np.flatnonzero((table >= 0).any(axis=0) & ~usable)
     if not len(missing) or _doubled(table, usable, missing):
         return True
@@ -1172,6 +1180,7 @@ def warm(vocab: Vocabulary) -> None:
     levels_of(trie_of(vocab))  # the first allowed set's level walk (``levelwalk``)
     trie_of(vocab).lists  # noqa: B018  (narrow rows' walk in Python: ``rowwalk.small_row``)
     trie_of(vocab).untokened_bytes  # noqa: B018  (a small DFA's liveness: ``_read_bytes``)
+    trie_of(vocab).untokened_neighbours  # noqa: B018  (the liveness test's columns)
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
     packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)
     warm_classes(trie_of(vocab))  # ``[^\n]``, ``.``: the class trie (index, first set)

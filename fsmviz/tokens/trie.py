@@ -69,6 +69,27 @@ class VocabTrie:
         the bytes it reads (``tokens.index``), where the boolean arrays took numpy calls."""
         return sum(1 << b for b in np.flatnonzero(~self.single_byte_tokens).tolist())
 
+    @cached_property
+    def untokened_neighbours(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bytes that are no token on their own, and for each the nearest byte below
+        it and above it that is one (the nearest on the other side where there is none;
+        all three empty where no byte is a token): the columns ``tokens.index``'s liveness
+        test compares first (``_doubled``), found once per trie.
+
+        >>> from fsmviz import Vocabulary
+        >>> trie = trie_of(Vocabulary.from_strings(["a", "c", "ab"]))
+        >>> [chr(b) for b in trie.untokened_neighbours[0][97:99].tolist()]  # 0-96: no token
+        ['b', 'd']
+        >>> [(chr(lo), chr(hi)) for lo, hi in zip(*trie.untokened_neighbours[1:])][97:99]
+        [('a', 'c'), ('c', 'c')]
+        """
+        present = np.flatnonzero(self.single_byte_tokens)
+        lone = np.flatnonzero(~self.single_byte_tokens)
+        if not len(present):
+            return lone[:0], lone[:0], lone[:0]
+        at = np.searchsorted(present, lone)
+        return lone, present[np.maximum(at - 1, 0)], present[np.minimum(at, len(present) - 1)]
+
     @staticmethod
     def build(vocab: Vocabulary) -> VocabTrie:
         """The trie of ``vocab``: its tokens sorted by their bytes, laid out level by level
