@@ -185,3 +185,15 @@ def _derived(near: _NearStart, regex: int, partial: bytes, byte: int) -> int:
     if kind == ENDS and after == derivatives.NONE:
         return -1
     return near._ids[after, extra]
+
+
+def test_new_states_numbers_none_where_one_is_known():
+    """``_Rows.new_states`` numbers a block's states one after the other, or none of
+    them where one is known already (then ``Block.write`` writes nothing)."""
+    regexes = _Regexes()
+    a, b = regexes.charset(((97, 97),)), regexes.charset(((98, 98),))
+    rows = _Rows(regexes, a)
+    first = rows.new_states([(b, b""), (b, b"\xc3")])
+    assert first == 1 and rows.states[1:] == [(b, b""), (b, b"\xc3")]
+    assert rows.new_states([(a, b"\xc3"), (b, b"")]) is None
+    assert len(rows.states) == 3 and (a, b"\xc3") not in rows._ids

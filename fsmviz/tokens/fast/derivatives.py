@@ -642,10 +642,8 @@ class _Rows:
         """Number the states ``keys`` (distinct: ``counted_rows.Block.write``) as ``state``
         would one after the other; returns the first one's number, or None (nothing
         numbered) where one of them is known already."""
-        ids = self._ids
-        for key in keys:
-            if key in ids:
-                return None
+        if not self._ids.keys().isdisjoint(keys):
+            return None
         first = len(self.states)
         if first + len(keys) > MAX_DERIVED:
             raise Unsure
