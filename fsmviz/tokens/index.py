@@ -560,13 +560,14 @@ NARROW_STARTS = 20
 """Walks from at most this many starts may go in Python (``_narrow_pairs``): from more,
 the numpy walk's rounds serve them all at once and cost less (24 starts of an IPv4
 address: the same; 85 of ``(\\d{3}-){20}\\d{4}``: 1.2 ms, where the walk in Python took 2.0)."""
-SMALL_WORK = 800
+SMALL_WORK = 500
 """``NARROW_WORK`` of a small DFA within ASCII (``_small_successors``: its steps read off
 its runs, however many its starts, at most ``bytedfa.SMALL_ASCII_STATES``). In bench
-conditions (a peer's compile between builds: cold caches) its walk in Python still costs
-less than the numpy walk at ~700 steps (``[a-f]{4}``: 0.78 of it; 44 starts of a keyword
-alternation, 451 steps: 0.74; durations' 21, 459 steps: 0.85) and more at ~1,500
-(``[0-9\\- ]{10,17}X?``: 1.25)."""
+conditions (a peer's compile between builds: cold caches) its walk in Python costs less
+than the numpy walk at 450-700 steps (44 starts of a keyword alternation, 451 steps: 0.74
+of it; durations' 21, 459: 0.85; ``[a-f]{4}``, 713: 0.78), and a walk that gives up has
+spent its steps for nothing: at 800, ``[0-9\\- ]{10,17}X?`` (1,545 steps) took 1.25-1.40
+times as long; at 500, 1.00."""
 
 
 _Steps = Sequence[tuple[list[tuple[int, int]], dict[int, int]]]
