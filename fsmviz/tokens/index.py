@@ -23,13 +23,16 @@ nodes for a key-value pattern where the byte trie has 100,000), one pass a level
 (``fsmviz.tokens.fast.classwalk``); another walks the byte trie, taking whole subtrees its
 chain lets through (``fsmviz.tokens.fast.rowwalk``).
 
-The whole index (every reachable state, what the safe end and the doctor need) asks less:
-only each state's *successor set*, never its token list. When few (token prefix, state)
-pairs survive (digits: SmolLM2 spells numbers digit by digit) they are walked one by one
-as for a row. Otherwise the walk moves *sets* of trie nodes, split only where a state
-tells bytes apart, and states that tell the same bytes apart (the 50 states of a JSON
-string) share that work (``fsmviz.tokens.fast.successors``); or, where states differ, it walks the
-vocabulary's minimal automaton, whose merged endings make each pair a single step
+The whole index (every reachable state, what the safe end and the doctor need) asks
+less: only each state's *successor set*, never its token list. When few (token prefix,
+state) pairs survive (digits: SmolLM2 spells numbers digit by digit) they are walked one
+by one as for a row; a small DFA within ASCII (a keyword, a date) is walked so from the
+runs its byte table was written from, with no numpy call between its table and its
+successor sets (a keyword's index is mostly fixed costs, paid cold). Otherwise the walk
+moves *sets* of trie nodes, split only where a state tells bytes apart, and states that
+tell the same bytes apart (the 50 states of a JSON string) share that work
+(``fsmviz.tokens.fast.successors``); or, where states differ, it walks the vocabulary's
+minimal automaton, whose merged endings make each pair a single step
 (``fsmviz.tokens.fast.dawg``).
 
 **Never a dead end.** A token is allowed only if acceptance stays reachable afterwards *with
