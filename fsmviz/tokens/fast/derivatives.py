@@ -684,8 +684,8 @@ class _Rows:
             plan = self.plan(regex, partial, repeat)
             after = self.regexes.cat(self.regexes.rep(base, max(least - 1, 0), most - 1), rest)
             block = plan.block
-            copies = self._copies(plan, regex, after)
-            if block is not None and block.write(self, s, copies):
+            copies = None if block is None else self._copies(plan, regex, after)
+            if copies is not None and block.write(self, s, copies):
                 self._ahead_written |= len(copies) > 2
                 return
             layout, found = plan.layout, plan.targets(self, regex, after)
