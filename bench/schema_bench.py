@@ -161,7 +161,25 @@ def first_set_main() -> list[tuple[str, ...]]:
     shifted small ints (no change); the walk linking a key's next character without the bit
     tests (no change), classes in a row walked as one run (``groupby``: slower, runs are
     short between ``[ ]?``). What is left: per-position Python in the walk and the count (~2
-    µs a position), no sure bound cheaper than the sketch for a schema's sets of several."""
+    µs a position), no sure bound cheaper than the sketch for a schema's sets of several.
+
+    Session 38 (issue 48, the DFA check; load 3-16, CPU ms, one process, alternating): two
+    sure bounds tried and dropped, ``dfa.py`` unchanged. (1) Cuts: the top concatenation
+    split at each class no reachable state holds with another position (checked by each
+    segment's own sketch count), the edges the segments' sum; a key's characters cost no
+    walk. On schema22 (2,315 edges told), 25 segment walks (8 of them again, where a
+    ``"`` or a shared prefix, ``"cu``rrency/``"cu``stomer, is no cut) lose the shared
+    groups' single walk: check 2.4 -> 4.9 ms. Cutting out every top-level key character
+    from the whole sketch changed nothing (2.19 -> 2.03 ms): the time is in the values
+    (optional properties' groups: 264 of 536 positions, ~2 µs each), not the keys. (2)
+    ``[ ]?`` left out of the sketch between two classes (34-43 of 536 positions), their
+    edges added back (``k(k+3)/2`` each) where the class before is in no set of several;
+    never below the construction on 71 schemas, corpus and hostile patterns (exact
+    there); without that proviso 5 of 3,000 random patterns were undercounted
+    (``(([ ]?)+ab[ ]?c([ab]){0,3}){0,3}``: 77 < 83).
+    Check 2.30 -> 2.21 and 2.69 -> 2.41 ms median, the row 4.43 -> 4.63 and 4.83 -> 5.78
+    (60 fresh texts each, bench conditions): no robust gain for ~120 lines. The row now,
+    bench conditions, load 4.6: 4.56 ms (DFA check with its parse 2.65)."""
     import llguidance
     import llguidance.numpy
 
