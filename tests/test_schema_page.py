@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -158,6 +159,48 @@ def test_applying_a_fix_by_its_index_puts_its_schema_or_whitespace_in_place():
     assert apply_fix(len(found) - 1, found, "old", "flexible") == ("old", "none")
     assert apply_fix(-1, found, "old", "flexible") is None  # the picker's reset
     assert apply_fix(len(found), found, "old", "flexible") is None
+
+
+def test_a_fix_writes_only_the_part_it_changes():
+    """A fix's answer comes after its click: a whitespace clicked in between stays. The
+    schema's fix wrote back the whitespace it was sent with (and a whitespace fix the schema)."""
+    import gradio as gr
+
+    from fsmviz.app.schema_page import on_fix
+
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    found = schema_findings(schema, "flexible")
+    text, whitespace, asked, pick = on_fix(0, found, "old", "flexible")
+    assert json.loads(text)["properties"]["name"]["maxLength"] == 50
+    assert whitespace == gr.skip() and asked and pick == -1
+    text, whitespace, _, _ = on_fix(len(found) - 1, found, "old", "flexible")
+    assert (text, whitespace) == (gr.skip(), "none")
+
+
+def test_the_use_event_tells_an_ask_from_another_model_by_what_it_answered(bundled_vocab):
+    """One event uses the schema (asked: Use, a whitespace, an example, a fix) and diagnoses
+    it again in another model's tokens; it reads which from the page. Another model alone
+    diagnoses the schema in use, never the box's text (typed, not used); a new ask uses the
+    box; nothing new, nothing (a trigger deferred behind the answer it asked for)."""
+    import gradio as gr
+
+    from fsmviz.app.schema_page import Answered, on_asked
+
+    models = SimpleNamespace(vocabulary=lambda: bundled_vocab)
+    schema = '{"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}'
+    typed = '{"type": "string", "maxLength": 3}'
+    used = on_asked(models, schema, "none", 32, None, "7", Answered(), None, "")
+    regex, choice, found, _, error, _, answered = used
+    assert choice.regex == regex and not error and answered == Answered("7", None)
+    again = on_asked(models, typed, "none", 32, "other", "7", answered, choice, regex)
+    assert again[:2] == (gr.skip(), gr.skip()) and again[2] == found  # the schema in use
+    assert again[-1] == Answered("7", "other")
+    assert (
+        on_asked(models, typed, "none", 32, "other", "7", again[-1], choice, regex)[:6]
+        == (gr.skip(),) * 6
+    )
+    asked = on_asked(models, typed, "none", 32, "other", "8", again[-1], choice, regex)
+    assert json.loads(asked[1].schema) == json.loads(typed) and asked[-1] == Answered("8", "other")
 
 
 def test_a_finding_without_a_fix_applies_nothing():

@@ -44,6 +44,7 @@ from fsmviz.schema.answer import DEFAULT_WHITESPACE, WHITESPACE_CHOICES
 from fsmviz.schema.convert import SchemaError
 
 __all__ = [
+    "Answered",
     "SchemaExample",
     "build_schema_part",
     "schema_examples",
@@ -118,8 +119,21 @@ class SchemaPart:
     verdicts: Any = None
     """Its answer: ``engines_html``."""
     asked: Any = None
-    """gr.State: a new number each time the server puts a schema in the box (an example,
-    a fix); its change uses the box's schema (``wire_schema_part``)."""
+    """Hidden text: a new name each time a use is asked (Use, a whitespace, an example, a
+    fix); its change uses the box's schema (``wire_schema_part``). Held by the page, not
+    a ``gr.State``: an event reads it as the page held it when the event was sent, with
+    the box's schema, where a state is read when the server takes the event up."""
+    answered: Any = None
+    """gr.State: what the last use answered (``Answered``)."""
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What the part's last use (``on_asked``) answered: the ask (``SchemaPart.asked``)
+    and the model menu's choice, whose tokens its findings are in."""
+
+    asked: str = ""
+    backend: str | None = None
 
 
 def build_schema_part() -> SchemaPart:
@@ -148,7 +162,9 @@ def build_schema_part() -> SchemaPart:
     engines = gr.Button("Which engine gets it right?", elem_id="schema-engines-run", size="sm")
     verdicts = gr.HTML("", elem_id="schema-engines")
     return SchemaPart(example, schema_box, whitespace, use, error, findings, pick,
-                      gr.State(()), gr.State(None), engines, verdicts, gr.State(0))  # fmt: skip
+                      gr.State(()), gr.State(None), engines, verdicts,
+                      gr.Textbox("", visible="hidden", label="ask", elem_id="schema-asked"),
+                      gr.State(Answered()))  # fmt: skip
 
 
 def wire_schema_part(
@@ -159,7 +175,7 @@ def wire_schema_part(
     prompt: Any,
     max_tokens: Any,
     chat: Any,
-    backend: Any = None,
+    backend: Any,
 ) -> None:
     """Wire the part to the main view: an example fills the schema box, the prompt and
     max tokens and is used at once; "Use this schema", a whitespace choice and a fix
@@ -167,19 +183,23 @@ def wire_schema_part(
     ``backend``: the model menu; the schema's findings are in its model's tokens, and
     diagnosed again when it changes.
 
-    Every use is one event, ``always_last``: one at a time per page, and a use asked
-    while one is under way is sent once it is done, with the page as it is then. An
-    example or a fix only puts its schema in the box, with a new ``asked``, whose change
-    asks for the use. So the last use reads the page last. As events of their own, a
-    whitespace clicked while an example was on its way (sent with the schema the example
-    replaced) could come back after the example's use and put the old schema's regex
-    beside the example's schema."""
+    Every use, and the diagnosis again in another model's tokens, is one event,
+    ``always_last``: one at a time per page, and one asked while one is under way is sent
+    once it is done, with the page as it is then. So the last reads the page last. Use, a
+    whitespace, an example or a fix only asks (a new ``asked``: an example or a fix puts
+    its schema in the box first), and the event tells an ask from another model by what
+    it last answered (``on_asked``). As events of their own, a whitespace clicked while
+    an example was on its way (sent with the schema the example replaced) could come back
+    after the example's use and put the old schema's regex beside the example's schema;
+    and another model's diagnosis, beside a use under way, could leave the findings in
+    the other model's tokens, or of the schema the use replaced."""
     private = {"api_visibility": "private"}
-    used = [regex, part.choice, part.found, part.findings, part.error, note]
-    chosen = [] if backend is None else [backend]  # on_use's last input: the menu's choice
-    gr.on([part.use.click, part.whitespace.input, part.asked.change], partial(on_use, models),
-          [part.schema, part.whitespace, max_tokens, *chosen], used,
-          trigger_mode="always_last", **private)  # fmt: skip
+    used = [regex, part.choice, part.found, part.findings, part.error, note, part.answered]
+    gr.on([part.use.click, part.whitespace.input], new_ask, None, part.asked,
+          trigger_mode="multiple", **private)  # fmt: skip
+    gr.on([part.asked.change, backend.change], partial(on_asked, models),
+          [part.schema, part.whitespace, max_tokens, backend, part.asked, part.answered,
+           part.choice, regex], used, trigger_mode="always_last", **private)  # fmt: skip
     # ``select``, not ``input``: Gradio's Dropdown fires ``input`` on every blur too, so
     # leaving the menu without a choice would put the example over a schema being typed.
     part.example.select(on_schema_example, part.example,
@@ -187,10 +207,6 @@ def wire_schema_part(
                         trigger_mode="always_last", **private)  # fmt: skip
     part.pick.change(on_fix, [part.pick, part.found, part.schema, part.whitespace],
                      [part.schema, part.whitespace, part.asked, part.pick], **private)  # fmt: skip
-    if backend is not None:  # another model: the schema in use diagnosed in its tokens
-        again = [part.choice, regex, max_tokens, backend]
-        backend.change(partial(on_model_change, models), again, [part.found, part.findings],
-                       trigger_mode="always_last", **private)  # fmt: skip
     # the note follows the Regex box's edits in the drawing's own event (``with_mode_note``)
     if part.engines is not None:  # one at a time: a child process per engine
         part.engines.click(on_engines, part.schema, part.verdicts, concurrency_limit=1,
@@ -228,10 +244,10 @@ def on_engines(schema: str) -> str:
         return error_html(SchemaError(NESTED_SCHEMA))
 
 
-def new_ask() -> int:
-    """A number no ask had before (``SchemaPart.asked``): two asks at once (an example, a
-    fix) are two changes, where reading the state and adding one could make them one."""
-    return uuid.uuid4().int
+def new_ask() -> str:
+    """A name no ask had before (``SchemaPart.asked``): two asks at once (an example, a
+    fix) are two changes, where reading the last and adding one could make them one."""
+    return uuid.uuid4().hex
 
 
 def on_schema_example(name: str):
@@ -254,11 +270,50 @@ def on_use(models: Any, schema: str, whitespace: str, max_tokens, backend: str |
 
 def on_fix(k, found, schema: str, whitespace: str):
     """A fix button: the finding's rewritten schema (or whitespace), and a new ask that
-    uses it; the picker back to -1 (nothing, on that change)."""
+    uses it; the picker back to -1 (nothing, on that change). The part the fix leaves as
+    it was is not written: a whitespace clicked while the fix was on its way stays (the
+    answer would put back the whitespace the fix was sent with)."""
     fixed = apply_fix(k, found, schema, whitespace)
     if fixed is None:
         return (gr.skip(),) * 4
-    return (*fixed, new_ask(), -1)
+    new_schema, new_whitespace = fixed
+    return (
+        new_schema if new_schema != schema else gr.skip(),
+        new_whitespace if new_whitespace != whitespace else gr.skip(),
+        new_ask(),
+        -1,
+    )
+
+
+def asks_for(answered: Answered, now: Answered) -> str:
+    """What the use event is asked for, read from the page (the event does not say which
+    of its triggers fired it, and one sending can stand for several): a new ask, ``use``
+    (the menu's model read with it); else another model, ``diagnose`` the schema in use
+    in its tokens; else ``nothing`` (an ask already answered).
+
+    >>> asks_for(Answered("1", "a"), Answered("2", "a")), asks_for(Answered("1"), Answered("2"))
+    ('use', 'use')
+    >>> asks_for(Answered("1", "a"), Answered("1", "b")), asks_for(Answered("1"), Answered("1"))
+    ('diagnose', 'nothing')
+    """
+    if now.asked != answered.asked:
+        return "use"
+    return "diagnose" if now.backend != answered.backend else "nothing"
+
+
+def on_asked(models: Any, schema: str, whitespace: str, max_tokens, backend: str | None,
+             asked: str, answered: Answered, choice: SchemaChoice | None, regex: str):  # fmt: skip
+    """The use event (``wire_schema_part``): ``on_use`` or ``on_model_change``, as
+    ``asks_for`` says, then what it answered."""
+    now = Answered(asked, backend)
+    wanted = asks_for(answered, now)
+    if wanted == "use":
+        return (*on_use(models, schema, whitespace, max_tokens, backend), now)
+    skip = gr.skip()
+    if wanted == "diagnose":
+        found, shown = on_model_change(models, choice, regex, max_tokens, backend)
+        return skip, skip, found, shown, skip, skip, now
+    return skip, skip, skip, skip, skip, skip, now
 
 
 def on_model_change(models: Any, choice: SchemaChoice | None, regex: str, max_tokens, backend):
