@@ -32,13 +32,13 @@ def test_one_page_action_builds_the_pattern_s_dfa_once(tmp_path, monkeypatch) ->
     models = BackgroundModel(wait=True)
     dfa_module._COMPILED.clear()  # this pattern's DFA only, not every cache
     built: list[str] = []
-    real = dfa_module._Construction.of
+    real = dfa_module._compile  # a DFA built whole (a chain's too: ``_chain``)
 
-    def counted(pattern: str, by_future: bool = False):
+    def counted(pattern: str):
         built.append(pattern)
-        return real(pattern, by_future)
+        return real(pattern)
 
-    with mock.patch.object(dfa_module._Construction, "of", side_effect=counted):
+    with mock.patch.object(dfa_module, "_compile", side_effect=counted):
         h.on_pattern(models, h.Drawn(PATTERN))  # typed: drawn and diagnosed
         opts = h.options(12, 0.0, 0, True, None)
         frames = list(

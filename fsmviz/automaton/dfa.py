@@ -430,7 +430,35 @@ def _finished(pattern: str) -> Dfa:
 
 
 def _compile(pattern: str) -> Dfa:
-    return _minimised(_Construction.of(pattern, by_future=True))
+    walked = _Walked.of(pattern)
+    return _chain(walked) or _minimised(walked.subsets(walked.clock, by_future=True))
+
+
+def _chain(walked: _Walked) -> Dfa | None:
+    """The minimal DFA of positions that follow one another in a line, each accepting
+    some character (a literal, a keyword ``[nN][oO][nN][eE]``, ``a(b){2}``), or None.
+    Position ``i`` alone follows ``i - 1``, the first alone comes first, the last alone
+    is last: so the subsets are the positions one by one, state ``i + 1`` after
+    position ``i`` on its classes, numbered as ``_subsets`` numbers them, and the chain
+    is minimal as it is (``_is_chain``). No subsets and no minimising are run: a
+    keyword's build is a few steps of Python, where they were a third of its compile.
+
+    >>> dfa = _chain(_Walked.of("(?i)ab"))
+    >>> dfa.num_states, dfa.accepting, dfa.moves
+    (3, frozenset({2}), ({1: 1}, {2: 2}, {}))
+    >>> _chain(_Walked.of("ab?")) is None  # b may be last or not: no line
+    True
+    """
+    follow, classes, n = walked.positions.follow, walked.position_classes, len(walked.set_ids)
+    if walked.nullable or walked.first != 1 or walked.last != 1 << n - 1 or follow[-1]:
+        return None
+    for i in range(n - 1):
+        if follow[i] != 2 << i or not classes[i]:
+            return None
+    if not classes[-1]:  # a position that accepts nothing: the DFA is pruned
+        return None
+    moves = tuple([{i + 1: classes[i]} for i in range(n)]) + ({},)
+    return Dfa(walked.core, n + 1, frozenset((n,)), tuple(walked.classes), moves, walked.mentioned)
 
 
 def _minimised(built: _Construction) -> Dfa:
