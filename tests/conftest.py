@@ -26,10 +26,16 @@ and the 15 slowest tests printed at the end of every run):
   ``test_grammar_e2e.py``). Measured per load, Chromium's whole process tree: 5.3 s
   (renderer 2.5, browser 0.6, GPU 0.3, network 0.2), the app's 0.9 s; a second page in the
   same browser context costs the same (no cache win), and no launch flag tried cut it
-  (``--disable-gpu-compositing``, reduced motion). An open idle page costs ~1.2 s per 10 s:
-  not app.js's timers (clearing every interval changed nothing, nor did stopping CSS
-  animations) but Gradio's own animation tick (~5 frames a second) and headless frames
-  (an ``about:blank`` page costs about half of it): close pages when done. A module
+  (``--disable-gpu-compositing``, reduced motion); session 38 read 1.5-2.0 CPU-s of
+  Chromium a load (``goto`` to the model ready, load average 2-3), so most of Chromium's
+  CPU in a test is the frames its runs and edits draw. An open idle page costs ~0.8 s per
+  10 s (``about:blank``: 0), all of it one ``requestAnimationFrame`` loop at 60 a second:
+  Gradio 6.31's page-level loader (a ``StatusTracker`` in ``Index.svelte``) is unmounted
+  while its status is still "pending", and only a status change stops its clock. Dropping
+  that loop's frames left 0.02 s per 10 s; slowing it in every test page saved ~1 CPU-s
+  in 40 (Chromium for test_e2e.py and test_grammar_e2e.py, alternating: 45.3 and 39.6
+  plain, 44.0 and 38.8 slowed): a test's pages are busy most of their lives, and not
+  worth a script that changes what the page runs. Close pages when done. A module
   fixture's page (or app) is closed once the last test that asks for it is done
   (``pytest_runtest_teardown`` below), not when its worker next leaves the file.
 - An app server alive beside other tests costs CPU even when nobody uses it: Gradio's queue
