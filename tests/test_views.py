@@ -593,18 +593,6 @@ def test_a_drawing_option_redraws_the_dfa_alone_and_keeps_the_chosen_step():
     assert list(lit("[ab]{1,4}", 1)) == [page.dfa]  # drawn: an option now
 
 
-def test_the_step_slider_reads_a_null_step_as_none_and_never_refuses_one():
-    """Gradio's slider refuses a null value, or one outside a range changed since it was
-    sent, with an error; an error ends the page's edit event chain (the edits deferred
-    behind it are never sent), so the Step slider reads them instead."""
-    from fsmviz.app.page import StepSlider
-
-    slider = StepSlider(0, 1, value=0, step=1)
-    assert slider.preprocess(None) is None
-    assert slider.preprocess(7.0) == 7 and slider.preprocess(2.4) == 2
-    assert slider.get_block_name() == "slider"  # drawn by Gradio's own
-
-
 def test_an_edit_answered_after_a_run_of_its_pattern_began_leaves_that_run_alone():
     """CI (session 26): a schema example picked, Generate pressed at once; drawing the
     schema's pattern took longer than its run on the loaded machine, and the edit's answer,

@@ -33,7 +33,6 @@ __all__ = [
     "DRAFT_TOKENS",
     "EMPTY_OUTPUT",
     "Page",
-    "StepSlider",
     "StopMark",
     "checked_options",
     "cleared",
@@ -130,19 +129,6 @@ def frame_updates(frame: PageFrame, page: Page) -> dict:
         # A slider needs minimum < maximum: a one-step trace leaves it fixed at 0.
         updates[page.step] = gr.update(maximum=max(last, 1), value=last, interactive=last > 0)
     return updates
-
-
-class StepSlider(gr.Slider):
-    """The Step slider, read as the step chosen or None: while an answer resets it (a new
-    pattern, ``cleared``) the page can send it as null, and out of a range changed since
-    the send. Gradio's slider refuses both with an error, and an error ends an
-    ``always_last`` event's chain: the events deferred behind it are never sent (the
-    Regex box's edits, ``ui.wire_pattern``). The handler clamps the step to its run."""
-
-    is_template = True  # drawn by Gradio's own slider
-
-    def preprocess(self, payload: float | None) -> int | None:
-        return None if payload is None else round(payload)
 
 
 EMPTY_OUTPUT = '<p class="empty">Press Generate: the output appears here.</p>'

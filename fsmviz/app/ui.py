@@ -34,7 +34,6 @@ from fsmviz.app.grammar_page import build_grammar_tab
 from fsmviz.app.handlers import DEFAULT, DEFAULT_MAX_TOKENS, EXAMPLES
 from fsmviz.app.learn import build_learn_tab
 from fsmviz.app.live import COMPACT_ABOVE, run_event
-from fsmviz.app.page import StepSlider
 from fsmviz.app.schema_page import build_schema_part, wire_schema_part, with_mode_note
 from fsmviz.generation.generate import MAX_TOKENS_LIMIT
 from fsmviz.generation.models import BackgroundModel
@@ -355,7 +354,7 @@ def instrument_column(first_dfa: str) -> Components:
     and how the drawing is drawn."""
     dfa = gr.HTML(first_dfa, elem_id="dfa")
     gr.HTML(STEPPER, elem_id="stepper")
-    step = StepSlider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
+    step = gr.Slider(0, 1, value=0, step=1, label="Step", elem_id="step", interactive=False)
     allowed = gr.HTML(
         '<p class="empty">Choose a step to see every token it allowed.</p>',
         elem_id="allowed-tokens",
@@ -387,7 +386,13 @@ def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
     are one ``always_last`` event: one at a time per page, a trigger that comes while one
     is under way sent once it is done, with the page as it is then. As events apart, an
     option sent with the pattern an example was replacing could be drawn last, beside the
-    example's pattern in the box (the server answers events apart side by side)."""
+    example's pattern in the box (the server answers events apart side by side).
+
+    Its values are taken as the page sends them (``preprocess=False``: for these inputs,
+    what Gradio's preprocessing would give, states aside, which it reads anyway), so the
+    Step slider sent as null while an answer resets it is None (``on_distances``: the
+    run's last step). Gradio's slider refuses a null with an error, and an error ends the
+    chain: the edits deferred behind it were never sent (session 37's i30 losses)."""
     trace_state, stop_mark = states
     edit = with_mode_note(partial(h.on_pattern_edit, page, models), schema_note)
     gr.on(  # the schema note under the box too: one event an edit
@@ -397,6 +402,7 @@ def wire_pattern(page, models, ins, panel, states, schema, schema_note) -> None:
         [*h.pattern_edit_outputs(page), schema_note],
         trigger_mode="always_last",
         show_progress_on=page.dfa,  # the drawing is what a long pattern waits for
+        preprocess=False,
         **PRIVATE,
     )
     # ``select``: Gradio's Dropdown fires ``input`` on every blur too
