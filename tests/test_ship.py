@@ -285,3 +285,25 @@ def _record_init(started):
         started.update(kwargs)
 
     return init
+
+
+def test_the_page_subclasses_no_gradio_component():
+    """Gradio writes a ``.pyi`` stub beside the module of every component subclass it
+    creates, at import: a write into the installed package, which fails where the package
+    is read-only. The page sets its components up by their options and events instead."""
+    import importlib
+    import pkgutil
+
+    import gradio as gr
+
+    import fsmviz.app
+
+    for module in pkgutil.walk_packages(fsmviz.app.__path__, "fsmviz.app."):
+        importlib.import_module(module.name)
+    found, kinds = [], [gr.components.Component]
+    while kinds:
+        kind = kinds.pop()
+        kinds += kind.__subclasses__()
+        found += [kind.__qualname__] if kind.__module__.startswith("fsmviz") else []
+    assert found == []
+    assert sorted(str(p.relative_to(ROOT)) for p in (ROOT / "fsmviz").rglob("*.pyi")) == []
