@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -312,56 +311,3 @@ def a_format_click_while_a_grammar_example_loads_draws_the_example(page):
         held.close()
     expect(box).to_have_value(arithmetic.grammar)
     expect(page.locator("#grammar-format input[value=gbnf]")).to_be_checked()
-
-
-MODEL = "spm"
-"""A second model in the menu: a tiny random-weight one over Llama 2's vocabulary."""
-CONTROL = json.dumps({"type": "object", "properties": {"a": {"type": "string",
-                      "pattern": "^x\u0004$"}}, "required": ["a"]})  # fmt: skip
-"""A schema with a dead end in the bundled model's tokens, none in ``MODEL``'s
-(test_model_menu.py)."""
-
-
-@pytest.fixture(scope="module")
-def menu_url(tmp_path_factory) -> Iterator[str]:
-    """An app of its own offering ``MODEL`` beside the bundled one (the shared app has no
-    menu); skips without the vocabularies."""
-    import vocabs
-    from appserver import serve_app
-
-    if vocabs.missing():
-        pytest.skip(vocabs.missing())
-    folder = vocabs.model_folder("llama-spm", tmp_path_factory.mktemp("models") / MODEL)
-    yield from serve_app("races-menu-app", args=("--model", f"{MODEL}={folder}"))
-
-
-def test_another_model_while_a_schema_is_used_diagnoses_that_schema_in_its_tokens(
-    page, app_url, menu_url
-):
-    """A schema in use, then another used and the model menu changed while that use is on
-    its way. As events apart, the menu's diagnosis (sent with the schema in use then) came
-    first and the use (sent with the bundled model) last: the findings in the bundled
-    model's tokens beside the menu's other model; or the other way round, the replaced
-    schema's findings. (``app_url``: Chromium known to be there.)"""
-    open_part(page, menu_url)
-    loose = json.dumps({"type": "object", "properties": {"q": {"type": "string"}}})
-    fill_schema(page, loose)
-    page.click("#schema-use")
-    expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(loose, "space"))
-    fill_schema(page, CONTROL)
-    held = Held(page, use=lambda body: (body.get("data") or [])[:3] == [CONTROL, "space", 32])
-    try:
-        page.click("#schema-use")
-        held.wait("use")  # sent with the bundled model
-        page.click("#backend input")
-        page.locator("ul[role=listbox] li", has_text=MODEL).first.click()
-        expect(page.locator("#backend input")).to_have_value(MODEL)
-        page.wait_for_timeout(3000)  # the menu's own diagnosis, where it is an event apart
-        held.release("use")
-        expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(CONTROL, "space"))
-        kinds = """() => [...document.querySelectorAll('#schema-findings [data-kind]')]
-            .map((f) => f.dataset.kind).sort().join(' ')"""
-        found = settled(page, "#schema-findings", kinds)
-    finally:
-        held.close()
-    assert "dead_end" not in found and "unbounded_string" not in found, found

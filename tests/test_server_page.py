@@ -10,6 +10,8 @@ vllm=URL --model spm=FOLDER``: one app start fewer than an app each).
   the page says whose run it is ("Done on spm: ...") and holds that model's tokens (the
   run's trace.json: the model's name, every token id spelled by *its* tokenizer). The unit
   tests of the same choice are tests/test_model_menu.py's.
+- The menu changed while a schema's use is on its way (a race made certain as in
+  test_page_races.py): the findings are the new schema's, in the chosen model's tokens.
 
 Without servers or models (the shared app) the menu is not there (test_page.py's plain
 visit). Without vLLM here the app offers the model alone and the server's tests skip (the
@@ -213,3 +215,48 @@ def spelled(piece: str) -> bytes:
     """
     fallback = re.fullmatch(r"<0x([0-9A-F]{2})>", piece)
     return bytes([int(fallback.group(1), 16)]) if fallback else piece.replace("▁", " ").encode()
+
+
+CONTROL = json.dumps({"type": "object", "properties": {"a": {"type": "string",
+                      "pattern": "^x\u0004$"}}, "required": ["a"]})  # fmt: skip
+"""A schema with a dead end in the bundled model's tokens, none in ``MODEL``'s
+(test_model_menu.py)."""
+
+
+def test_another_model_while_a_schema_is_used_diagnoses_that_schema_in_its_tokens(
+    menu_app, browser
+) -> None:
+    """A schema in use, then another used and the model menu changed while that use is on
+    its way (a race made certain as in test_page_races.py: the use's request held). As
+    events apart, the menu's diagnosis (sent with the schema in use then) came first and
+    the use (sent with the bundled model) last: the findings in the bundled model's tokens
+    beside the menu's other model; or the other way round, the replaced schema's
+    findings."""
+    from test_page_races import Held, settled
+    from test_schema_e2e import fill_schema, open_part
+
+    from fsmviz.schema.convert import regex_from_schema
+
+    url, _ = menu_app
+    with opened(browser) as page:
+        open_part(page, url)
+        loose = json.dumps({"type": "object", "properties": {"q": {"type": "string"}}})
+        fill_schema(page, loose)
+        page.click("#schema-use")
+        expect(page.locator("#regex textarea")).to_have_value(regex_from_schema(loose, "space"))
+        fill_schema(page, CONTROL)
+        held = Held(page, use=lambda body: (body.get("data") or [])[:3] == [CONTROL, "space", 32])
+        try:
+            page.click("#schema-use")
+            held.wait("use")  # sent with the bundled model
+            choose_backend(page, MODEL)
+            page.wait_for_timeout(3000)  # the menu's own diagnosis, where it is an event apart
+            held.release("use")
+            regex_box = page.locator("#regex textarea")
+            expect(regex_box).to_have_value(regex_from_schema(CONTROL, "space"))
+            kinds = """() => [...document.querySelectorAll('#schema-findings [data-kind]')]
+                .map((f) => f.dataset.kind).sort().join(' ')"""
+            found = settled(page, "#schema-findings", kinds)
+        finally:
+            held.close()
+    assert "dead_end" not in found and "unbounded_string" not in found, found
