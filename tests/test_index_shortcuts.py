@@ -63,7 +63,8 @@ def test_doubled_is_the_byte_by_byte_test(pattern, bundled_vocab):
     table, usable = index.byte_dfa.table, index.trie.single_byte_tokens
     missing = np.flatnonzero((table >= 0).any(axis=0) & ~usable)
     assert len(missing)
-    assert index_module._doubled(table, usable, missing) == _doubled_byte_by_byte(
+    neighbours = index.trie.untokened_neighbours
+    assert index_module._doubled(table, usable, neighbours) == _doubled_byte_by_byte(
         table, usable, missing
     )
 

@@ -979,43 +979,42 @@ def _most_self_bytes(table: np.ndarray) -> int:
     return int((table == np.arange(len(table))[:, None]).sum(axis=1).max(initial=0))
 
 
-def _doubled(table: np.ndarray, usable: np.ndarray, missing: np.ndarray) -> bool:
-    """Whether wherever a byte of ``missing`` has an edge, some usable byte has one to the
-    same target (then leaving those bytes out changes no state's liveness).
+def _doubled(
+    table: np.ndarray, usable: np.ndarray, neighbours: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> bool:
+    """Whether wherever a byte that is no token has an edge, some usable byte has one to
+    the same target (then leaving those bytes out changes no state's liveness).
+    ``neighbours``: those bytes, and each one's nearest usable byte below and above
+    (``VocabTrie.untokened_neighbours``, found once per vocabulary).
 
-    A byte's usable neighbours on either side are tried first, for all bytes at once: the
-    bytes a state treats alike are mostly runs (SmolLM2 lacks "\\xf1" and "\\xf2", and
-    "\\xf3" leads where they do; under ``.`` its missing "\\x04" goes where "\\x03"
-    goes); only the bytes left are compared with every usable byte, one by one.
+    A byte's usable neighbours are tried first, for all bytes at once: the bytes a state
+    treats alike are mostly runs (SmolLM2 lacks "\\xf1" and "\\xf2", and "\\xf3" leads where
+    they do; under ``.`` its missing "\\x04" goes where "\\x03" goes), and a byte no state
+    reads has no edge at all; only the bytes left are compared with every usable byte,
+    one by one.
 
-    >>> usable = np.array([True, False, True, True])  # byte 1 is no token
+    >>> usable = np.array([True, False, True, True])  # byte 1 is no token: between 0 and 2
+    >>> neighbours = (np.array([1]), np.array([0]), np.array([2]))
     >>> table = np.array([[1, 1, 2, -1], [-1, 2, 2, 0]])
-    >>> _doubled(table, usable, np.array([1]))  # as byte 0 in row 0, as byte 2 in row 1
+    >>> _doubled(table, usable, neighbours)  # as byte 0 in row 0, as byte 2 in row 1
     True
     >>> table[1, 1] = 0  # as byte 3 in row 1: found by the comparison with every byte
-    >>> _doubled(table, usable, np.array([1]))
+    >>> _doubled(table, usable, neighbours)
     True
     >>> table[1, 3] = 2  # no usable byte of row 1 leads to 0
-    >>> _doubled(table, usable, np.array([1]))
+    >>> _doubled(table, usable, neighbours)
     False
     """
-    present = np.flatnonzero(usable)
-    if not len(present):
-        return not (table[:, missing] >= 0).any()
-    at = np.searchsorted(present, missing)
-    below, above = present[np.maximum(at - 1, 0)], present[np.minimum(at, len(present) - 1)]
-    alike = _alike(table[:, missing], table[:, below], table[:, above])
-    for byte in missing[~alike.all(axis=0)].tolist():
+    if not usable.any():  # no byte is a token: no edge may be read
+        return not (table >= 0).any()
+    lone, below, above = neighbours
+    columns = table[:, lone]
+    alike = (columns < 0) | (columns == table[:, below]) | (columns == table[:, above])
+    for byte in lone[~alike.all(axis=0)].tolist():
         rows = np.flatnonzero(table[:, byte] >= 0)
         if not (table[rows][:, usable] == table[rows, byte][:, None]).any(axis=1).all():
             return False
     return True
-
-
-def _alike(columns: np.ndarray, below: np.ndarray, above: np.ndarray) -> np.ndarray:
-    """Where a column's entry is no edge or is its neighbour's below or above (so reading
-    the neighbour instead changes no state's liveness)."""
-    return (columns < 0) | (columns == below) | (columns == above)
 
 
 def _read_bytes(byte_runs: tuple[tuple[tuple[int, int, int], ...], ...]) -> int:
@@ -1040,11 +1039,7 @@ def _byte_liveness_is_token_liveness(byte_dfa: ByteDfa, trie: VocabTrie) -> bool
     ):
         return True  # a small DFA within ASCII reads no byte that is no token (no numpy)
     table, usable = byte_dfa.table, trie.single_byte_tokens
-    lone, below, above = trie.untokened_neighbours  # ``_doubled``'s first test, at once
-    if len(below) and _alike(table[:, lone], table[:, below], table[:, above]).all():
-        return True
-    missing = np.flatnonzero((table >= 0).any(axis=0) & ~usable)
-    if not len(missing) or _doubled(table, usable, missing):
+    if _doubled(table, usable, trie.untokened_neighbours):
         return True
     restricted = byte_dfa.live_states(usable_bytes=usable)
     # ``to_bytes`` left only edges into live states: a state is live in bytes exactly when
