@@ -70,6 +70,7 @@ from fsmviz.tokens.fast import dawg
 from fsmviz.tokens.fast.classwalk import byte_classes
 from fsmviz.tokens.fast.closedsets import ascii_closed_words, entered_closed_words, looped_words
 from fsmviz.tokens.fast.firstbytes import few_first_words
+from fsmviz.tokens.fast.knownloops import LoopPairs, known_loops
 from fsmviz.tokens.fast.levelwalk import levels_of
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.fast.readwalk import readable_pairs
@@ -188,6 +189,7 @@ class TokenIndex:
     _too_large: IndexTooLarge | None = field(default=None, repr=False)
     _byte_partitions: BytePartitions | None = field(default=None, repr=False)
     _bitmasks: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _loop_pairs: LoopPairs | None = field(default=None, repr=False)  # ``_loop_words``'
 
     initial_state: int = 0
 
@@ -772,6 +774,9 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     ~100 nodes leaving them, ~0.4 ms where the chain's frontier of every ``b`` cost ~0.8);
     else its chain's (``RowWalker.packed``); None where none applies."""
     walker, table = index._walker, index.byte_dfa.table
+    words = _loop_words(index, state)
+    if words is not None:
+        return words
     if walker.merged:
         return _merged_words(index, state)
     words = few_first_words(walker.packed_vocab, index.trie, table, state, walker.reads_of(state))
@@ -792,6 +797,21 @@ def _unrowed(index: TokenIndex, state: int) -> np.ndarray | None:
     if words is None:  # the merge refused at ``state``: each state its own block?
         words = alone_words(walker, state)
     return walker.packed(state) if words is None else words.view(np.int32)
+
+
+def _loop_words(index: TokenIndex, state: int) -> np.ndarray | None:
+    """``state``'s words where it reads at least what the start of a loop every
+    vocabulary keeps the mask of reads (``knownloops.LoopPairs``: ``ANY*(?:1.0)ANY*``'s
+    start reads what ``ANY*``'s does), else None."""
+    if index._loop_pairs is None:
+        loops = known_loops(index.trie, len(index.vocab))
+        index._loop_pairs = LoopPairs(loops, index.byte_dfa, index._walker.reads_of)
+    words = index._loop_pairs.words(state)
+    if words is None:
+        return None
+    words = words.view(np.int32)
+    words.flags.writeable = False
+    return words
 
 
 def _merged_words(index: TokenIndex, state: int) -> np.ndarray | None:
@@ -1183,4 +1203,5 @@ def warm(vocab: Vocabulary) -> None:
     byte_classes(trie_of(vocab), len(vocab))  # wide rows of patterns with many byte classes
     packed_vocab(trie_of(vocab), len(vocab))  # wide states' packed masks (``bitmask``)
     warm_classes(trie_of(vocab))  # ``[^\n]``, ``.``: the class trie (index, first set)
+    known_loops(trie_of(vocab), len(vocab))  # a search's masks (``bitmask``: ``_loop_words``)
     _long_runs(trie_of(vocab))  # whether a pair walk surely gives up (``_runs_past``)

@@ -15,7 +15,9 @@ naive oracle.
   ``closedsets`` states whose bytes lead back among themselves
   (``tests/test_ascii_closed.py``); ``searchwords`` a search's merged blocks
   (``tests/test_search_words.py``); ``firstbytes`` a state few tokens begin from
-  (``tests/test_few_first.py``);
+  (``tests/test_few_first.py``); ``knownloops`` a state that reads at least what a JSON
+  string's loop or ``.*`` reads, from that loop's mask, made once per vocabulary, and the
+  few tokens it leaves out walked (``tests/test_knownloops.py``);
 * ``quotient`` a byte DFA's states merged where no token tells them apart (a search's
   needle states read as one loop), walked by ``rowwalk.Merged`` (``tests/test_quotient.py``);
 * ``successors`` where a state's tokens can lead, without listing the tokens, by byte
@@ -32,5 +34,6 @@ naive oracle.
   ``levelwalk`` the walk of the first allowed set, the trie read level by level (every
   node's state from its parent's; ``tests/test_levelwalk.py``).
 
-May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules.
+May import: ``fsmviz.tokens``, ``fsmviz.automaton``, the shared modules, and
+``fsmviz.schema.patterns`` for ``ANY`` (a JSON string's character: ``knownloops``' loop).
 """
