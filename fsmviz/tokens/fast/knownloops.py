@@ -212,14 +212,17 @@ class LoopPairs:
         """Pair ``state`` with a loop state it reads at least as much as, a loop's starts
         first, keeping every pair met on the way that answers a state; None where none
         answers ``state``."""
-        got, columns = self.reads(state), self.byte_dfa.columns
-        if len(columns.smallest) * len(self.byte_dfa.table) > PAIRED_CELLS:
-            return None
+        got = self.reads(state)
         for loop in self.loops:
+            candidates = [q for q, read in enumerate(loop.reads) if not read & ~got]
+            if not candidates:  # a key's, a digit's state: found at once
+                continue
+            columns = self.byte_dfa.columns
+            if len(columns.smallest) * len(self.byte_dfa.table) > PAIRED_CELLS:
+                return None
             theirs = loop.byte_class[columns.smallest]  # the loop's class of each of ours
             if not np.array_equal(theirs[columns.byte_class], loop.byte_class):
                 continue  # the loop tells apart bytes we do not: it cannot be paired
-            candidates = [q for q, read in enumerate(loop.reads) if not read & ~got]
             candidates.sort(key=lambda q: q not in loop.left)
             for start in candidates:
                 if self._ours is None:
