@@ -224,10 +224,10 @@ class LoopPairs:
             if not np.array_equal(theirs[columns.byte_class], loop.byte_class):
                 continue  # the loop tells apart bytes we do not: it cannot be paired
             candidates.sort(key=lambda q: q not in loop.left)
+            if self._ours is None:
+                self._ours = self.byte_dfa.table[:, columns.smallest].tolist()
+            rows = loop.table[:, loop.smallest[theirs]].tolist()
             for start in candidates:
-                if self._ours is None:
-                    self._ours = self.byte_dfa.table[:, columns.smallest].tolist()
-                rows = loop.table[:, loop.smallest[theirs]].tolist()
                 found = _pairs(self._ours, rows, state, start)
                 if found is not None:
                     self._keep(loop, found)
@@ -262,12 +262,12 @@ def _pairs(
     seen = set(todo)
     while todo:
         pair = todo.pop()
-        ahead = set()
-        for after, loop_after in zip(ours[pair[0]], theirs[pair[1]], strict=True):
-            if loop_after >= 0:
-                if after < 0:
-                    return None
-                ahead.add((after, loop_after))
+        ahead = set(zip(ours[pair[0]], theirs[pair[1]], strict=True))  # a few distinct
+        for after, loop_after in list(ahead):
+            if loop_after < 0:
+                ahead.discard((after, loop_after))
+            elif after < 0:
+                return None
         found[pair] = ahead
         new = ahead - seen
         seen |= new
