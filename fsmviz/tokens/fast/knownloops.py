@@ -57,9 +57,16 @@ not allowed in it (its ``Left``): those are walked for each state paired with it
 SHALLOW = 8
 """Bytes of left-out tokens ``_walk_left`` reads with numpy, every token at once (a round
 a byte: ~4 µs); the few longer tokens still read past them are walked on in Python."""
-PAIRED_CELLS = 16_384
+PAIRS_MOST = 256
+"""Pairs one pairing may meet (a search's: ~50-100); past it, it gives up: a pairing of
+2,000 pairs costs ~4 ms, more than its states' other walks (a URL's 257 states)."""
+PAIR_BUDGET = 1_024
+"""Pairs an index's failed pairings may meet in all, after which no state is paired (a
+large DFA whose start reads as a loop's but whose states do not: ``[^:]+://…``)."""
+PAIRED_CELLS = 2_560
 """A pattern's byte DFA is paired with a loop only up to this many cells (states × byte
-classes): listing a larger one costs more than its wide states' other walks."""
+classes: an ORCID search's 56 × 32): a pairing meets about as many pairs as there are
+states, ~5 µs each, and a larger DFA's wide states cost less walked otherwise."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,6 +195,7 @@ class LoopPairs:
         self._ours: list[list[int]] | None = None  # the table, a column a byte class
         self._steps: np.ndarray | None = None  # the table for ``_walk_left``
         self._paired: dict[int, tuple[np.ndarray, Left | None]] = {}  # (words, left to walk)
+        self._budget = PAIR_BUDGET  # pairs met by pairings that failed, left
 
     def words(self, state: int) -> np.ndarray | None:
         """The packed words (uint32) of the tokens allowed in ``state`` where it reads what
@@ -214,8 +222,11 @@ class LoopPairs:
         answers ``state``."""
         got = self.reads(state)
         for loop in self.loops:
-            candidates = [q for q, read in enumerate(loop.reads) if not read & ~got]
-            if not candidates:  # a key's, a digit's state: found at once
+            candidates = [  # those that would answer it: a start it reads more than, or alike
+                q for q, read in enumerate(loop.reads)
+                if read == got or q in loop.left and not read & ~got
+            ]  # fmt: skip
+            if not candidates or self._budget <= 0:  # a key's, a digit's state: at once
                 continue
             columns = self.byte_dfa.columns
             if len(columns.smallest) * len(self.byte_dfa.table) > PAIRED_CELLS:
@@ -228,7 +239,9 @@ class LoopPairs:
                 self._ours = self.byte_dfa.table[:, columns.smallest].tolist()
             rows = loop.table[:, loop.smallest[theirs]].tolist()
             for start in candidates:
-                found = _pairs(self._ours, rows, state, start)
+                most = min(PAIRS_MOST, self._budget)
+                found, met = _pairs(self._ours, rows, state, start, most)
+                self._budget -= 0 if found else met
                 if found is not None:
                     self._keep(loop, found)
                     if state in self._paired:
@@ -251,12 +264,13 @@ class LoopPairs:
 
 
 def _pairs(
-    ours: list[list[int]], theirs: list[list[int]], state: int, start: int
-) -> dict[tuple[int, int], set[tuple[int, int]]] | None:
+    ours: list[list[int]], theirs: list[list[int]], state: int, start: int, most: int
+) -> tuple[dict[tuple[int, int], set[tuple[int, int]]] | None, int]:
     """The pairs (our state, loop state) met from ``(state, start)`` along the same byte
     classes (rows of ``ours`` and ``theirs``: one target a class, -1 where none), each with
-    the pairs it leads to; None where a class leads a loop state on and ours nowhere (each
-    of ours reads at least what its loop state reads)."""
+    the pairs it leads to, and how many were met; None where a class leads a loop state on
+    and ours nowhere (each of ours reads at least what its loop state reads), or past
+    ``most`` pairs."""
     found: dict[tuple[int, int], set[tuple[int, int]]] = {}
     todo = [(state, start)]
     seen = set(todo)
@@ -266,13 +280,13 @@ def _pairs(
         for after, loop_after in list(ahead):
             if loop_after < 0:
                 ahead.discard((after, loop_after))
-            elif after < 0:
-                return None
+            elif after < 0 or len(seen) > most:
+                return None, len(seen)
         found[pair] = ahead
         new = ahead - seen
         seen |= new
         todo += new
-    return found
+    return found, len(seen)
 
 
 def _exact(
