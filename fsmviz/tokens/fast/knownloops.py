@@ -19,9 +19,14 @@ what the loop's start reads are the start's, made once per vocabulary (``known_l
 
 Whether a state reads at least what a loop state reads is found by *pairing* them
 (``_pairs``): for each byte class the loop state reads, the state must read it too, and the
-two states it leads to are paired in turn, until no pair is new. A search's ~40 states are
-paired in one pass (~0.1 ms), kept for the index (``LoopPairs``), where merging them into
-blocks and walking the block cost ~1 ms (``rowwalk.merge_at``, ``searchwords``).
+two states it leads to are paired in turn, until no pair is new. Every pair met answers its
+state too: one whose states read the same bytes, all the way down, has the loop state's
+mask (``_exact``: a search's states after a backslash or inside a character); one whose
+states read the same bytes, the loop state's and those of the few tokens it leaves out
+that begin with them (``KnownLoop.own``: 132 for ``ANY*``'s start, 12 after its
+backslash). An ORCID search's 56 states are paired in one pass (~0.2 ms), kept for the
+index (``LoopPairs``), where merging them into blocks and walking the block cost ~1 ms
+(``rowwalk.merge_at``, ``searchwords``).
 
 >>> from fsmviz import Vocabulary, build_index
 >>> from fsmviz.tokens.trie import trie_of
@@ -72,15 +77,14 @@ states, ~5 µs each, and a larger DFA's wide states cost less walked otherwise."
 
 @dataclass(frozen=True, eq=False)
 class Left:
-    """The tokens not allowed in a loop state, longest first: ``ids`` (int64), their
-    ``lengths`` in bytes and their bytes level by level (``data[level, i]``: byte ``level``
-    of token ``i``, 0 past its end); and their trie, for the few still read after some
-    levels (``\\n`` and 60 spaces: a chain of tokens one a byte): the node on each
-    token's path at each level (``nodes[level, i]``, the root 0), each node's
+    """The tokens not allowed in a loop state, longest first: ``ids`` (int64), how many are
+    longer than each number of bytes (``longer``) and their bytes level by level
+    (``data[level, i]``: byte ``level`` of token ``i``, 0 past its end); and their trie,
+    for the few still read after some levels (``\\n`` and 60 spaces: a chain of tokens one
+    a byte): the node on each token's path at each level (``nodes[level, i]``, the root 0), each node's
     ``children`` as (byte, node) and the tokens that end there (``ends``)."""
 
     ids: np.ndarray
-    lengths: np.ndarray
     longer: np.ndarray  # [level]: how many are longer than ``level`` bytes (a prefix)
     data: np.ndarray
     nodes: np.ndarray
@@ -113,7 +117,7 @@ class Left:
             ends[node].append(column)
         longer = (lengths[None, :] > np.arange(len(data) + 1)[:, None]).sum(axis=1)
         return Left(
-            ids, lengths, longer, data, nodes,
+            ids, longer, data, nodes,
             tuple(tuple(c.items()) for c in children), tuple(map(tuple, ends)),
         )  # fmt: skip
 
@@ -176,7 +180,7 @@ def _token_bytes(trie: VocabTrie, num_ids: int) -> tuple[bytes, ...]:
 
 def known_loops(trie: VocabTrie, num_ids: int) -> tuple[KnownLoop, ...]:
     """The loops of ``LOOPS`` over the vocabulary of ``trie`` (made once per trie, in
-    ``tokens.index.warm``: ~0.1 s for 49k tokens)."""
+    ``tokens.index.warm``: ~0.3 s for 49k tokens)."""
     return _LOOPS.get_or_build(
         trie, num_ids, lambda: tuple(KnownLoop.of(p, trie, num_ids) for p in LOOPS)
     )
