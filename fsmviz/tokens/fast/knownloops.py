@@ -81,8 +81,8 @@ class Left:
     longer than each number of bytes (``longer``) and their bytes level by level
     (``data[level, i]``: byte ``level`` of token ``i``, 0 past its end); and their trie,
     for the few still read after some levels (``\\n`` and 60 spaces: a chain of tokens one
-    a byte): the node on each token's path at each level (``nodes[level, i]``, the root 0), each node's
-    ``children`` as (byte, node) and the tokens that end there (``ends``)."""
+    a byte): the node on each token's path at each level (``nodes[level, i]``, the root
+    0), each node's ``children`` as (byte, node) and the tokens that end there (``ends``)."""
 
     ids: np.ndarray
     longer: np.ndarray  # [level]: how many are longer than ``level`` bytes (a prefix)
