@@ -223,6 +223,17 @@ def seed_cases() -> dict[str, Any]:
     return load_seed_cases()
 
 
+@pytest.fixture
+def no_loop_masks(monkeypatch) -> None:
+    """The loop masks (``fsmviz.tokens.fast.knownloops``) turned off: for the tests of the
+    routes under them (a search's merged blocks, its chain, a loop's UTF-8), whose states
+    the loop masks now answer first. A whole file asks with
+    ``pytestmark = pytest.mark.usefixtures("no_loop_masks")``."""
+    from tests.test_knownloops import without_loop_masks
+
+    without_loop_masks(monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def bundled_vocab():
     """The real 49,152-token SmolLM2 vocabulary, loaded once per test session."""

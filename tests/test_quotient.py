@@ -17,14 +17,10 @@ from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.rowwalk import Merged
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_mask, plain_row
-from tests.test_knownloops import without_loop_masks
 
-
-@pytest.fixture(autouse=True)
-def _under_the_loop_masks(monkeypatch):
-    """These are tests of the live blocks' route, under the loop masks (``knownloops``),
-    which answer a search in a string first: the masks are turned off."""
-    without_loop_masks(monkeypatch)
+# Tests of the live blocks' route, under the loop masks (``knownloops``), which answer a
+# search in a string first: the masks are turned off.
+pytestmark = pytest.mark.usefixtures("no_loop_masks")
 
 
 SEARCHES = (  # JSON Schema patterns not anchored: a string's characters around a needle

@@ -14,6 +14,7 @@ from fsmviz.automaton.bytedfa import to_bytes
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast import closedsets, packwalk, searchwords
+from fsmviz.tokens.fast.knownloops import ANY
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.searchwords import search_words
@@ -22,7 +23,6 @@ from tests.test_index_rows import plain_mask, plain_row
 from tests.test_knownloops import without_loop_masks
 from tests.test_levelwalk import answers_of
 
-ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
 MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("f.o", "t.e", "b.r", ".", "[^ ]"))
 ONE_CLASS = MERGED[3:]  # merged, the start's block is a loop alone (its set ``S``: one block)
 SEARCHES = (*MERGED, *(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("s[^/]*t", "X_", "[0-9]\\.x")))

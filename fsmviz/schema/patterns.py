@@ -23,11 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from fsmviz.automaton.syntax import plain_characters
+from fsmviz.tokens.fast.knownloops import ANY
 
 __all__ = ["ANY", "search_patterns", "whole_match"]
-
-ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
-"""One character of a JSON string's text, as outlines-core writes a free string's."""
 
 
 def _alternatives(pattern: str) -> list[str] | None:

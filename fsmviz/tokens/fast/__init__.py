@@ -34,6 +34,5 @@ naive oracle.
   ``levelwalk`` the walk of the first allowed set, the trie read level by level (every
   node's state from its parent's; ``tests/test_levelwalk.py``).
 
-May import: ``fsmviz.tokens``, ``fsmviz.automaton``, the shared modules, and
-``fsmviz.schema.patterns`` for ``ANY`` (a JSON string's character: ``knownloops``' loop).
+May import: ``fsmviz.tokens``, ``fsmviz.automaton`` and the shared modules.
 """

@@ -5,7 +5,7 @@ A token is allowed in a state exactly when its bytes are a string the state can 
 state reads allows every token that one does, and perhaps more. Most wide states of real
 patterns read at least what one of two loops reads:
 
-- ``ANY*``, where ``ANY`` is a JSON string's character (``fsmviz.schema.patterns.ANY``:
+- ``ANY*``, where ``ANY`` is a JSON string's character (``ANY`` below:
   a schema's ``pattern`` not anchored at either side is written ``ANY*…ANY*``). The
   start of ``ANY*(?:1.0)ANY*`` reads any string of ``ANY``, whatever it has read the
   needle may still follow, and more: a ``1``, then a quote (the needle's ``.``);
@@ -49,12 +49,14 @@ import numpy as np
 from fsmviz.automaton.bytedfa import ByteDfa, to_bytes
 from fsmviz.automaton.dfa import compile_regex
 from fsmviz.cache import OwnedCache
-from fsmviz.schema.patterns import ANY
 from fsmviz.tokens.fast.rowwalk import RowWalker
 from fsmviz.tokens.trie import VocabTrie
 
-__all__ = ["LOOPS", "KnownLoop", "LoopPairs", "known_loops"]
+__all__ = ["ANY", "LOOPS", "KnownLoop", "LoopPairs", "known_loops"]
 
+ANY = r'(?:[^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])'
+"""One character of a JSON string's text, as outlines-core writes a free string's (the schema
+layer writes its strings with it: ``fsmviz.schema.patterns``)."""
 LOOPS = (f"{ANY}*", ".*")
 """The loops whose starts' masks every vocabulary keeps (above)."""
 LEFT_MOST = 4_096
