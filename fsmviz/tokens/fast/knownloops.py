@@ -249,21 +249,24 @@ class LoopPairs:
             rows = (loop.table[:, loop.smallest[theirs]] + 1).tolist()
             for start in candidates:
                 most = min(PAIRS_MOST, self._budget)
-                found, met = _pairs(self._ours[width], rows, (state + 1) * width + start + 1, most)
+                first = (state + 1) * width + start + 1
+                found, met, wider = _pairs(self._ours[width], rows, first, most)
                 self._budget -= 0 if found else met
                 if found is not None:
-                    self._keep(loop, found, width)
+                    self._keep(loop, found, wider, width)
                     if state in self._paired:
                         return self._paired[state]
         return None
 
-    def _keep(self, loop: KnownLoop, found: dict[int, set[int]], width: int) -> None:
+    def _keep(
+        self, loop: KnownLoop, found: dict[int, set[int]], wider: set[int], width: int
+    ) -> None:
         """Keep what the pairs ``found`` answer: a state paired exactly (``_exact``) has its
-        loop state's words; one that reads the same bytes as its loop state, those and the
-        loop state's own left-out tokens its walk keeps; one paired with a start, the
-        start's and all its left-out tokens its walk keeps."""
+        loop state's words; one that reads the same bytes as its loop state (not one of
+        ``wider``), those and the loop state's own left-out tokens its walk keeps; one
+        paired with a start, the start's and all its left-out tokens its walk keeps."""
         pairs = {pair: (pair // width - 1, pair % width - 1) for pair in found}
-        alike = {pair for pair, (s, q) in pairs.items() if self.reads(s) == loop.reads[q]}
+        alike = found.keys() - wider
         for pair in _exact(found, alike):
             ours, loop_state = pairs[pair]
             self._paired[ours] = (loop.words[loop_state], None)
@@ -277,17 +280,18 @@ class LoopPairs:
 
 def _pairs(
     ours: list[list[int]], theirs: list[list[int]], first: int, most: int
-) -> tuple[dict[int, set[int]] | None, int]:
+) -> tuple[dict[int, set[int]] | None, int, set[int]]:
     """The pairs (our state, loop state) met from ``first`` along the same byte classes,
-    each with the pairs it leads to, and how many were met; None where a class leads a
-    loop state on and ours nowhere (each of ours reads at least what its loop state
-    reads), or past ``most`` pairs. A pair is one int, ``(ours + 1) * width + theirs + 1``
-    (0 for none): the rows of ``ours`` are its targets so written (a column a byte class),
-    those of ``theirs`` the loop's plus 1, so that a class's pair is their sum and a row's
-    pairs one ``map`` (~1.5 µs where a set of tuples cost ~4)."""
+    each with the pairs it leads to, how many were met, and those whose state reads a
+    class its loop state does not (``wider``: the others read the same bytes); None where
+    a class leads a loop state on and ours nowhere (each of ours reads at least what its
+    loop state reads), or past ``most`` pairs. A pair is one int, ``(ours + 1) * width +
+    theirs + 1`` (0 for none): the rows of ``ours`` are its targets so written (a column a
+    byte class), those of ``theirs`` the loop's plus 1, so that a class's pair is their sum
+    and a row's pairs one ``map`` (~1.5 µs where a set of tuples cost ~4)."""
     width = len(theirs) + 1
     found: dict[int, set[int]] = {}
-    todo, seen = [first], {first}
+    todo, seen, wider = [first], {first}, set()
     while todo:
         pair = todo.pop()
         at, loop_at = divmod(pair, width)
@@ -295,13 +299,15 @@ def _pairs(
         for after in list(ahead):
             if not after % width:  # a class the loop state does not read
                 ahead.discard(after)
+                if after:  # and ours does
+                    wider.add(pair)
             elif after < width or len(seen) > most:  # ours reads it not: no pair
-                return None, len(seen)
+                return None, len(seen), wider
         found[pair] = ahead
         new = ahead - seen
         seen |= new
         todo += new
-    return found, len(seen)
+    return found, len(seen), wider
 
 
 def _exact(found: dict[int, set[int]], alike: set[int]) -> list[int]:
@@ -346,9 +352,10 @@ def _steps_of(table: np.ndarray) -> np.ndarray:
     """``table`` flat for ``_walk_left``: each entry its target x 256, where a row starts,
     and -1 (none) a sink row past the last, whose every entry leads back to it."""
     sink = len(table) * 256
-    steps = np.full((len(table) + 1) * 256, sink, dtype=np.intp)
-    body = table.ravel().astype(np.intp) * 256
-    steps[:sink] = np.where(body < 0, sink, body)
+    steps = np.empty(sink + 256, dtype=np.intp)
+    np.multiply(table.ravel(), 256, out=steps[:sink])
+    steps[:sink][steps[:sink] < 0] = sink
+    steps[sink:] = sink
     return steps
 
 
