@@ -101,3 +101,38 @@ def test_a_state_reading_less_is_not_paired(bundled_vocab, pattern):
     pairs = knownloops.LoopPairs(loops, index.byte_dfa, index._walker.reads_of)
     assert pairs.words(0) is None
     assert np.array_equal(index.bitmask(0), plain_mask(index, 0))
+
+
+def test_a_failed_pairing_fails_the_pairs_leading_to_its_end(bundled_vocab, monkeypatch):
+    """A counted string's states read at least what ``ANY*``'s start reads, and each leads
+    to the last, which reads only the quote: the first pairing fails there and fails every
+    pair it met on the way, so most later pairings are refused before they meet a pair
+    (else each walked on to the end again: 530 pairs met in all where 122 are). Their
+    masks stay plain."""
+    met, pairs = [], knownloops._pairs
+
+    def counted(*args):
+        found = pairs(*args)
+        met.append(found[1])
+        return found
+
+    monkeypatch.setattr(knownloops, "_pairs", counted)
+    index = build_index(r'[^"\n]{0,8}"' + "()" * 5, bundled_vocab)  # 66 states
+    for state in index.states[:30]:
+        assert np.array_equal(index.bitmask(state), plain_mask(index, state)), state
+    assert met[0] > 0 and met.count(0) >= 12, met
+
+
+def test_a_large_dfa_is_refused_before_its_byte_classes(bundled_vocab):
+    """Past ``PAIRED_STATES`` no state is paired, and the refusal comes before the DFA's
+    byte classes are found (a schema's: ~0.3-0.7 ms its first masks did not need)."""
+    pattern = r'([a-z_]{1,12}="[^"\n]{0,20}"(, )?){1,3}' + "()" * 3
+    index = build_index(pattern, bundled_vocab)
+    assert len(index.byte_dfa.table) > knownloops.PAIRED_STATES
+    start = knownloops.known_loops(index.trie, len(bundled_vocab))[0].reads[0]  # ANY*'s
+    table = index.byte_dfa.table  # its states read from the table: ``index.states`` (the
+    # closure) finds the byte classes itself
+    inside = [s for s in range(len(table)) if not start & ~index._walker.reads_of(s)]
+    assert inside  # a string's states: each would be tried with ANY*'s start
+    assert all(index_module._loop_words(index, state) is None for state in inside)
+    assert "columns" not in vars(index.byte_dfa)

@@ -71,10 +71,12 @@ PAIRS_MOST = 256
 PAIR_BUDGET = 1_024
 """Pairs an index's failed pairings may meet in all, after which no state is paired (a
 large DFA whose start reads as a loop's but whose states do not: ``[^:]+://…``)."""
-PAIRED_CELLS = 2_560
-"""A pattern's byte DFA is paired with a loop only up to this many cells (states × byte
-classes: an ORCID search's 56 × 32): a pairing meets about as many pairs as there are
-states, ~5 µs each, and a larger DFA's wide states cost less walked otherwise."""
+PAIRED_STATES = 80
+"""A pattern's byte DFA is paired with a loop only up to this many states (a search's:
+~30-70). A pairing meets about as many pairs as there are states, ~5 µs each, after the
+byte classes are found (~0.15 ms for a search's, ~0.3 for a schema's 112 states); a larger
+DFA's wide states cost less walked otherwise (a URL's 257 states: ~4 ms to pair where the
+other walks took ~1)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,6 +205,7 @@ class LoopPairs:
         self._steps: np.ndarray | None = None  # the table for ``_walk_left``
         self._paired: dict[int, tuple[np.ndarray, Left | None]] = {}  # (words, left to walk)
         self._budget = PAIR_BUDGET  # pairs met by pairings that failed, left
+        self._failed: dict[int, set[int]] = {}  # the pairs known not to pair, by width
 
     def words(self, state: int) -> np.ndarray | None:
         """The packed words (uint32) of the tokens allowed in ``state`` where it reads what
@@ -227,6 +230,8 @@ class LoopPairs:
         """Pair ``state`` with a loop state it reads at least as much as, a loop's starts
         first, keeping every pair met on the way that answers a state; None where none
         answers ``state``."""
+        if len(self.byte_dfa.table) > PAIRED_STATES:
+            return None
         got = self.reads(state)
         for loop in self.loops:
             candidates = [  # those that would answer it: a start it reads more than, or alike
@@ -236,8 +241,6 @@ class LoopPairs:
             if not candidates or self._budget <= 0:  # a key's, a digit's state: at once
                 continue
             columns = self.byte_dfa.columns
-            if len(columns.smallest) * len(self.byte_dfa.table) > PAIRED_CELLS:
-                return None
             theirs = loop.byte_class[columns.smallest]  # the loop's class of each of ours
             if not np.array_equal(theirs[columns.byte_class], loop.byte_class):
                 continue  # the loop tells apart bytes we do not: it cannot be paired
@@ -250,7 +253,8 @@ class LoopPairs:
             for start in candidates:
                 most = min(PAIRS_MOST, self._budget)
                 first = (state + 1) * width + start + 1
-                found, met, wider = _pairs(self._ours[width], rows, first, most)
+                failed = self._failed.setdefault(width, set())
+                found, met, wider = _pairs(self._ours[width], rows, first, most, failed)
                 self._budget -= 0 if found else met
                 if found is not None:
                     self._keep(loop, found, wider, width)
@@ -279,19 +283,25 @@ class LoopPairs:
 
 
 def _pairs(
-    ours: list[list[int]], theirs: list[list[int]], first: int, most: int
+    ours: list[list[int]], theirs: list[list[int]], first: int, most: int, failed: set[int]
 ) -> tuple[dict[int, set[int]] | None, int, set[int]]:
     """The pairs (our state, loop state) met from ``first`` along the same byte classes,
     each with the pairs it leads to, how many were met, and those whose state reads a
     class its loop state does not (``wider``: the others read the same bytes); None where
     a class leads a loop state on and ours nowhere (each of ours reads at least what its
-    loop state reads), or past ``most`` pairs. A pair is one int, ``(ours + 1) * width +
-    theirs + 1`` (0 for none): the rows of ``ours`` are its targets so written (a column a
-    byte class), those of ``theirs`` the loop's plus 1, so that a class's pair is their sum
-    and a row's pairs one ``map`` (~1.5 µs where a set of tuples cost ~4)."""
+    loop state reads) or to a pair of ``failed``, or past ``most`` pairs. A pair that fails
+    fails every pair that leads to it: they join ``failed`` (the states of a counted
+    string, ``[^"]{0,20}``, each lead to the last, which reads no more than a quote: the
+    first pairing fails them all, the next are refused at once). A pair is one int,
+    ``(ours + 1) * width + theirs + 1`` (0 for none): the rows of ``ours`` are its targets
+    so written (a column a byte class), those of ``theirs`` the loop's plus 1, so that a
+    class's pair is their sum and a row's pairs one ``map`` (~1.5 µs where a set of tuples
+    cost ~4)."""
     width = len(theirs) + 1
     found: dict[int, set[int]] = {}
     todo, seen, wider = [first], {first}, set()
+    if first in failed:
+        return None, 0, wider
     while todo:
         pair = todo.pop()
         at, loop_at = divmod(pair, width)
@@ -301,7 +311,10 @@ def _pairs(
                 ahead.discard(after)
                 if after:  # and ours does
                     wider.add(pair)
-            elif after < width or len(seen) > most:  # ours reads it not: no pair
+            elif after < width or after in failed:  # ours reads it not, or it fails
+                failed |= _leading_to(found, {pair})
+                return None, len(seen), wider
+            elif len(seen) > most:
                 return None, len(seen), wider
         found[pair] = ahead
         new = ahead - seen
@@ -310,21 +323,26 @@ def _pairs(
     return found, len(seen), wider
 
 
+def _leading_to(found: dict[int, set[int]], pairs: set[int]) -> set[int]:
+    """``pairs`` and the pairs of ``found`` that lead to one of them, however far."""
+    behind: dict[int, list[int]] = {}
+    for before, ahead in found.items():
+        for after in ahead:
+            behind.setdefault(after, []).append(before)
+    reached, todo = set(pairs), list(pairs)
+    while todo:
+        for before in behind.get(todo.pop(), ()):
+            if before not in reached:
+                reached.add(before)
+                todo.append(before)
+    return reached
+
+
 def _exact(found: dict[int, set[int]], alike: set[int]) -> list[int]:
     """The pairs of ``found`` whose two states read the same strings: those of ``alike``
     (each reads the same bytes) that lead to no pair outside it, however far (a pair
     not alike spoils every pair that leads to it)."""
-    behind: dict[int, list[int]] = {}
-    for pair, ahead in found.items():
-        for after in ahead:
-            behind.setdefault(after, []).append(pair)
-    spoilt = set(found) - alike
-    todo = list(spoilt)
-    while todo:
-        for before in behind.get(todo.pop(), ()):
-            if before not in spoilt:
-                spoilt.add(before)
-                todo.append(before)
+    spoilt = _leading_to(found, found.keys() - alike)
     return [pair for pair in found if pair not in spoilt]
 
 
