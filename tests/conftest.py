@@ -229,9 +229,9 @@ def no_loop_masks(monkeypatch) -> None:
     routes under them (a search's merged blocks, its chain, a loop's UTF-8), whose states
     the loop masks now answer first. A whole file asks with
     ``pytestmark = pytest.mark.usefixtures("no_loop_masks")``."""
-    from tests.test_knownloops import without_loop_masks
+    from fsmviz.tokens import index
 
-    without_loop_masks(monkeypatch)
+    monkeypatch.setattr(index, "_loop_words", lambda index, state: None)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,6 @@ from fsmviz.tokens.fast.firstbytes import few_first_words
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_mask, plain_row
-from tests.test_knownloops import without_loop_masks
 
 PATTERNS = (
     r".*\.[jJ][sS][oO][nN]",  # ``.``'s character states, before the needle's loop
@@ -90,11 +89,10 @@ def _few(vocab, walker, table, state):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", MERGED)
-def test_merged_blocks_take_their_few_first_words(bundled_vocab, pattern, monkeypatch):
+def test_merged_blocks_take_their_few_first_words(bundled_vocab, pattern, no_loop_masks):
     """Once the DFA is merged into live blocks, a block inside a character is walked over
     the quotient (a block's tokens are any member's), kept for its every state (the loop
     masks, which answer these first, turned off)."""
-    without_loop_masks(monkeypatch)
     index = build_index(pattern + "()" * 5, bundled_vocab)
     states = index.states[:40]
     for state in states:

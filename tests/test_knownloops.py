@@ -32,12 +32,6 @@ LESS = (  # the start reads the loop's bytes, a state after it reads fewer
 )
 
 
-def without_loop_masks(monkeypatch) -> None:
-    """Turn the loop masks off: for the tests of the routes under them (a search's merged
-    blocks, a loop's UTF-8), which they now answer first."""
-    monkeypatch.setattr(index_module, "_loop_words", lambda index, state: None)
-
-
 @pytest.mark.parametrize("pattern", PAIRED + UNPAIRED)
 def test_loop_masks_are_the_plain_masks(bundled_vocab, pattern, monkeypatch):
     answered = answers_of(monkeypatch, index_module, "_loop_words")

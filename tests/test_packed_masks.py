@@ -13,7 +13,6 @@ from fsmviz.tokens.fast.closedsets import _leads_alike, closed_words
 from fsmviz.tokens.fast.packwalk import packed_vocab
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_mask, plain_row
-from tests.test_knownloops import without_loop_masks
 
 JSON_CHARS = r'([^"\\\x00-\x1F\x7F-\x9F]|\\["\\/bfnrt])*'
 JSON_STRINGS = rf'\{{"a": "{JSON_CHARS}", "b": "{JSON_CHARS}"\}}'
@@ -143,7 +142,7 @@ UTF8_BYTES = (
 BUT_ONE = ('"[^"é]*"', '"[^"\u20ac]*"', '"[^"\U0001f600]*"')  # any character but one
 
 
-def test_utf8_loops_on_a_toy_vocabulary(monkeypatch):
+def test_utf8_loops_on_a_toy_vocabulary(monkeypatch, no_loop_masks):
     """A loop reading any character (``[^"]``) or any but the C1 controls (a JSON string's)
     takes its tokens as UTF-8 (``closedsets.utf8_loop``): every bit as the plain walk's, on
     cut, stray, overlong, surrogate and C1 bytes; a loop of some non-ASCII characters
@@ -154,7 +153,7 @@ def test_utf8_loops_on_a_toy_vocabulary(monkeypatch):
 
     for module in (firstbytes, closedsets):  # a toy's first bytes are all few
         monkeypatch.setattr(module, "FIRST_BYTES", 257)
-    without_loop_masks(monkeypatch)  # a string's states read as ``ANY*``'s: answered first
+    # (``no_loop_masks``: a string's states read as ``ANY*``'s, answered by the loop masks first)
     singles = (bytes([b]) for b in range(1, 256) if b not in b'"abcdefghijklmnopqrstuvwxyz')
     table = (*(t.encode() for t in UTF8_TOKENS), *UTF8_BYTES, *singles, b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
@@ -267,7 +266,7 @@ TWO_LEVELS = (
 
 @pytest.mark.parametrize("few", [16, 0])
 @pytest.mark.parametrize("candidates", [12_000, 0])
-def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
+def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, no_loop_masks, candidates, few):
     """A state whose chain starts past its first byte or two (a capital then lowercase
     letters; a space then a capital) takes those tokens as words below a ``Prefix``
     (``chains._groups``: every group counts as large here): every bit as the plain walk's,
@@ -284,7 +283,7 @@ def test_two_level_chains_on_a_toy_vocabulary(monkeypatch, candidates, few):
     monkeypatch.setattr(chains, "FEW_NODES", few)
     for module in (firstbytes, closedsets):  # a toy's first bytes are all few
         monkeypatch.setattr(module, "FIRST_BYTES", 257)
-    without_loop_masks(monkeypatch)  # a string's states read as ``ANY*``'s: answered first
+    # (``no_loop_masks``: a string's states read as ``ANY*``'s, answered by the loop masks first)
     table = (*(t.encode() for t in WORDS_TOKENS), b"")
     vocab = Vocabulary("toy", table, len(table) - 1, {len(table) - 1: "<eos>"})
     packed_vocab(build_index("a", vocab).trie, len(vocab)).forget()  # frontiers kept before

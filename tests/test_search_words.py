@@ -20,7 +20,6 @@ from fsmviz.tokens.fast.quotient import live_blocks
 from fsmviz.tokens.fast.searchwords import search_words
 from fsmviz.tokens.index import packed
 from tests.test_index_rows import plain_mask, plain_row
-from tests.test_knownloops import without_loop_masks
 from tests.test_levelwalk import answers_of
 
 MERGED = tuple(rf"{ANY}*(?:{needle}){ANY}*" for needle in ("f.o", "t.e", "b.r", ".", "[^ ]"))
@@ -54,8 +53,9 @@ def test_search_words_are_the_plain_rows(bundled_vocab, pattern):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", MERGED)
-def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, monkeypatch):
-    without_loop_masks(monkeypatch)
+def test_merged_searches_answer_by_their_closed_blocks(
+    bundled_vocab, pattern, monkeypatch, no_loop_masks
+):
     answered = answers_of(monkeypatch, index_module, "search_words")
     index = build_index(pattern + "()" * 6, bundled_vocab)
     for state in index.states[:40]:
@@ -66,12 +66,13 @@ def test_merged_searches_answer_by_their_closed_blocks(bundled_vocab, pattern, m
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", ONE_CLASS)
-def test_a_loop_alone_is_answered_by_search_words(bundled_vocab, pattern, monkeypatch):
+def test_a_loop_alone_is_answered_by_search_words(
+    bundled_vocab, pattern, monkeypatch, no_loop_masks
+):
     """A single class searched in a string: merged, the start's block reads the string's
     ASCII back into itself alone (the quote and controls lead to the loop after the
     class): ``search_words`` answers it with ``S`` of one block (the chain path cost
     ~0.5 ms more), equal to the plain row."""
-    without_loop_masks(monkeypatch)
     answered = answers_of(monkeypatch, index_module, "search_words")
     index = build_index(pattern + "()" * 7, bundled_vocab)
     state = index.states[0]

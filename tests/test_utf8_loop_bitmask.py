@@ -14,7 +14,6 @@ from fsmviz.tokens import index as index_module
 from fsmviz.tokens.fast.closedsets import _row_reads, looped_words, utf8_loop
 from fsmviz.tokens.fast.levelwalk import loop_tokens
 from fsmviz.tokens.fast.packwalk import _ASCII_BYTES, packed_vocab
-from tests.test_knownloops import without_loop_masks
 from tests.test_levelwalk import answers_of
 
 PATTERNS = [
@@ -57,7 +56,8 @@ def _toy() -> Vocabulary:
 
 
 def _check(pattern: str, vocab: Vocabulary, monkeypatch) -> None:
-    without_loop_masks(monkeypatch)  # ``.+``'s loop reads as ``.*``: answered first so
+    # its callers turn the loop masks off (``no_loop_masks``): ``.+``'s loop reads as
+    # ``.*``'s and would be answered by them first
     answered = answers_of(monkeypatch, index_module, "looped_words")
     built = build_index(pattern, vocab)
     index, plain = (
@@ -70,12 +70,12 @@ def _check(pattern: str, vocab: Vocabulary, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_bitmask_is_allowed_tokens_bundled(pattern, bundled_vocab, monkeypatch):
+def test_bitmask_is_allowed_tokens_bundled(pattern, bundled_vocab, monkeypatch, no_loop_masks):
     _check(pattern, bundled_vocab, monkeypatch)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_bitmask_is_allowed_tokens_toy(pattern, monkeypatch):
+def test_bitmask_is_allowed_tokens_toy(pattern, monkeypatch, no_loop_masks):
     _check(pattern, _toy(), monkeypatch)
 
 
