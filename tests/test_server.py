@@ -233,22 +233,32 @@ def test_a_request_the_server_refuses_is_quoted(served):
 
 @pytest.mark.slow
 def test_a_server_slower_than_the_timeout_is_named(served):
-    impatient = dataclasses.replace(served, timeout=0.001)
-    started = time.monotonic()
-    with pytest.raises(ServerError, match="did not answer within"):
-        fsmviz.generate(impatient, r"[0-9]{4}", "A year:", max_tokens=4)
+    """The real server behind a relay that holds each answer 2 s, asked with a 0.2 s
+    timeout: the wait is named, not hung on. (A 1 ms timeout on the bare server was not a
+    slow server: CI's machine answered a 4-token run within it.)"""
+    relay = Relay(served.url, delay=2.0)
+    try:
+        impatient = dataclasses.replace(served, url=relay.url, timeout=0.2)
+        started = time.monotonic()
+        with pytest.raises(ServerError, match="did not answer within 0.2 s"):
+            fsmviz.generate(impatient, r"[0-9]{4}", "A year:", max_tokens=4)
+    finally:
+        relay.close()
     assert time.monotonic() - started < FAULT_SECONDS
 
 
-class CuttingRelay:
-    """A TCP relay in front of the real server that lets its first answer through for
-    ``cut`` bytes, then closes both sides (a network that drops a stream midway); every
-    later connection passes whole."""
+class Relay:
+    """A TCP relay in front of the real server: a network between us and it. With ``cut``
+    it lets the first answer through for ``cut`` bytes, then closes both sides (a network
+    that drops a stream midway; every later connection passes whole); with ``delay`` it
+    holds each piece of every answer that many seconds (a server slower than our
+    patience, every time, however fast the machine)."""
 
-    def __init__(self, target: str, cut: int) -> None:
+    def __init__(self, target: str, cut: int | None = None, delay: float = 0.0) -> None:
         parts = urllib.parse.urlsplit(target)
         self.target = (parts.hostname, parts.port)
         self.cut = cut
+        self.delay = delay
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
         self.first = True
@@ -263,15 +273,17 @@ class CuttingRelay:
             upstream = socket.create_connection(self.target)
             limit, self.first = (self.cut if self.first else None), False
             threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, limit), daemon=True).start()
+            answers = (upstream, client, limit, self.delay)
+            threading.Thread(target=self._pump, args=answers, daemon=True).start()
 
     @staticmethod
-    def _pump(source, sink, limit: int | None) -> None:
+    def _pump(source, sink, limit: int | None, delay: float = 0.0) -> None:
         try:
             while limit is None or limit > 0:
                 data = source.recv(4096 if limit is None else min(4096, limit))
                 if not data:
                     break
+                time.sleep(delay)
                 sink.sendall(data)
                 limit = None if limit is None else limit - len(data)
         except OSError:
@@ -292,7 +304,7 @@ def test_a_stream_dropped_midway_keeps_what_was_written(served, seed_cases):
     """The real server's stream, cut by the network after its first ~2 kB: the tokens
     that came are replayed and kept as a stopped run, the break named, in time."""
     pattern = seed_cases["regexes"]["email"]
-    relay = CuttingRelay(served.url, cut=2_000)
+    relay = Relay(served.url, cut=2_000)
     try:
         started = time.monotonic()
         run = fsmviz.stream(dataclasses.replace(served, url=relay.url), pattern,

@@ -1,7 +1,7 @@
 """The Generate tab on a server, where a run's ground shifts: a stream that breaks off
 midway (issue 45 point 6) is kept as a stopped run, the server named by its name; Apply &
 run after the model menu changed runs "before" again on the chosen server. The real vLLM
-server writes; a relay in front of it (``test_server.CuttingRelay``) cuts the run's stream
+server writes; a relay in front of it (``test_server.Relay``) cuts the run's stream
 after its first 2 kB, as a network that drops it would. At the engine:
 ``test_server.test_a_stream_dropped_midway_keeps_what_was_written``.
 """
@@ -9,7 +9,7 @@ after its first 2 kB, as a network that drops it would. At the engine:
 from __future__ import annotations
 
 import pytest
-from test_server import PROMPTS, CuttingRelay
+from test_server import PROMPTS, Relay
 
 from fsmviz.app import handlers as h
 from fsmviz.app.backend import ServerSource, configure_servers
@@ -25,7 +25,7 @@ EMAIL = r"[a-z0-9._]+@[a-z0-9]+\.com"
 def relayed(vllm_server):
     """The real server offered as ``flaky`` through a relay, connected (whole) once, and
     as ``vllm`` directly; the relay, whose next connection (the run's stream) it cuts."""
-    relay = CuttingRelay(vllm_server, cut=2_000)
+    relay = Relay(vllm_server, cut=2_000)
     relay.first = False  # connecting (/models, /props) passes whole
     configure_servers({NAME: relay.url, "vllm": vllm_server})
     ServerSource(NAME).get(timeout=60)

@@ -26,7 +26,7 @@ import torch
 from test_server import (
     FAULT_SECONDS,
     PROMPTS,
-    CuttingRelay,
+    Relay,
     assert_replayed_exactly,
     local_masses,
 )
@@ -247,7 +247,7 @@ def test_the_pages_allowed_sets_come_from_llama_cpp(served):
 def test_a_llama_cpp_stream_dropped_midway_keeps_what_was_written(served):
     """llama.cpp's stream cut by the network: the tokens that came are replayed and kept
     as a stopped run, the break named, in time."""
-    relay = CuttingRelay(served.url, cut=6_000)
+    relay = Relay(served.url, cut=6_000)
     try:
         started = time.monotonic()
         cut = dataclasses.replace(served, url=relay.url)
