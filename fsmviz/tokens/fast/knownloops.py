@@ -205,7 +205,9 @@ class LoopPairs:
         self._steps: np.ndarray | None = None  # the table for ``_walk_left``
         self._paired: dict[int, tuple[np.ndarray, Left | None]] = {}  # (words, left to walk)
         self._budget = PAIR_BUDGET  # pairs met by pairings that failed, left
-        self._failed: dict[int, set[int]] = {}  # the pairs known not to pair, by width
+        self._failed: dict[KnownLoop, set[int]] = {}  # the pairs known not to pair, by loop
+        # (a pair is one int whose loop state only its loop reads: two loops of one width
+        # write their pairs alike)
 
     def words(self, state: int) -> np.ndarray | None:
         """The packed words (uint32) of the tokens allowed in ``state`` where it reads what
@@ -253,7 +255,7 @@ class LoopPairs:
             for start in candidates:
                 most = min(PAIRS_MOST, self._budget)
                 first = (state + 1) * width + start + 1
-                failed = self._failed.setdefault(width, set())
+                failed = self._failed.setdefault(loop, set())
                 found, met, wider = _pairs(self._ours[width], rows, first, most, failed)
                 self._budget -= 0 if found else met
                 if found is not None:
